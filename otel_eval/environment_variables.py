@@ -1,0 +1,105 @@
+"""Every ``OTEL_EVAL_*`` environment variable, in one place.
+
+Each constant's value is its own name. The processor reads these in
+:meth:`otel_eval.EvaluationSpanProcessor.from_env`; the worker's settings (``otel_eval.worker.settings``) read the
+same names through pydantic-settings with the ``OTEL_EVAL_`` prefix.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+ENV_PREFIX: Final = "OTEL_EVAL_"
+
+OTEL_EVAL_CRITERIA: Final = "OTEL_EVAL_CRITERIA"
+"""ADK EvalConfig JSON (``{"criteria": {...}}`` or just the criteria object), or a path to such a file."""
+
+OTEL_EVAL_EVAL_SET: Final = "OTEL_EVAL_EVAL_SET"
+"""Path to an ADK eval set; live invocations whose user text matches a case also get its reference metrics."""
+
+OTEL_EVAL_SAMPLE_RATE: Final = "OTEL_EVAL_SAMPLE_RATE"
+"""Fraction of traces evaluated, decided deterministically from the trace id. Default 1.0."""
+
+OTEL_EVAL_AGENT_NAMES: Final = "OTEL_EVAL_AGENT_NAMES"
+"""Comma-separated agent names to evaluate; empty means all."""
+
+OTEL_EVAL_ROOT_SPAN_NAMES: Final = "OTEL_EVAL_ROOT_SPAN_NAMES"
+"""Comma-separated root span name prefixes to evaluate; empty means all."""
+
+OTEL_EVAL_MAX_OPEN_TRACES: Final = "OTEL_EVAL_MAX_OPEN_TRACES"
+"""Traces buffered at once before new ones are dropped. Default 2048."""
+
+OTEL_EVAL_MAX_SPANS_PER_TRACE: Final = "OTEL_EVAL_MAX_SPANS_PER_TRACE"
+"""Spans buffered per trace before further spans of it are dropped. Default 2048."""
+
+OTEL_EVAL_MAX_BUFFER_BYTES: Final = "OTEL_EVAL_MAX_BUFFER_BYTES"
+"""Approximate bytes of attribute data buffered over all traces. Default 64 MiB."""
+
+OTEL_EVAL_TRACE_IDLE_TIMEOUT: Final = "OTEL_EVAL_TRACE_IDLE_TIMEOUT"
+"""Seconds after a trace's last span before it is evaluated though its root never ended locally. Default 30."""
+
+OTEL_EVAL_QUEUE_SIZE: Final = "OTEL_EVAL_QUEUE_SIZE"
+"""Evaluation requests waiting for the embedded worker or the Kafka producer. Default 1024."""
+
+OTEL_EVAL_JUDGE_MODEL: Final = "OTEL_EVAL_JUDGE_MODEL"
+"""Default judge model when a criterion names none. Default gemini-2.5-flash."""
+
+OTEL_EVAL_JUDGE_NUM_SAMPLES: Final = "OTEL_EVAL_JUDGE_NUM_SAMPLES"
+"""Override of ``judge_model_options.num_samples`` for every judged metric."""
+
+OTEL_EVAL_JUDGE_MAX_CONCURRENCY: Final = "OTEL_EVAL_JUDGE_MAX_CONCURRENCY"
+"""Judge calls in flight at once, shared by all metrics of the process. Default 8."""
+
+OTEL_EVAL_JUDGE_TIMEOUT: Final = "OTEL_EVAL_JUDGE_TIMEOUT"
+"""Seconds per judge call before it is abandoned (and retried). Default 60."""
+
+OTEL_EVAL_JUDGE_MAX_ATTEMPTS: Final = "OTEL_EVAL_JUDGE_MAX_ATTEMPTS"
+"""Attempts per judge call on 429/5xx/timeouts. Default 5."""
+
+OTEL_EVAL_JUDGE_PRICES: Final = "OTEL_EVAL_JUDGE_PRICES"
+"""JSON price table, USD per million tokens: ``{"model": {"input": 0.3, "output": 2.5}}``."""
+
+OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS: Final = "OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS"
+"""Kafka bootstrap servers. When set, the processor sends requests to Kafka instead of the embedded worker."""
+
+OTEL_EVAL_KAFKA_REQUESTS_TOPIC: Final = "OTEL_EVAL_KAFKA_REQUESTS_TOPIC"
+"""Topic of evaluation requests. Default otel_eval.requests."""
+
+OTEL_EVAL_KAFKA_RESULTS_TOPIC: Final = "OTEL_EVAL_KAFKA_RESULTS_TOPIC"
+"""Topic of evaluation results. Default otel_eval.results."""
+
+OTEL_EVAL_KAFKA_SPANS_TOPIC: Final = "OTEL_EVAL_KAFKA_SPANS_TOPIC"
+"""Topic the Collector's Kafka exporter writes OTLP spans to. Default otlp_spans."""
+
+OTEL_EVAL_KAFKA_DEAD_LETTER_TOPIC: Final = "OTEL_EVAL_KAFKA_DEAD_LETTER_TOPIC"
+"""Topic for messages the worker cannot parse. Default otel_eval.dead_letter."""
+
+OTEL_EVAL_KAFKA_GROUP_ID: Final = "OTEL_EVAL_KAFKA_GROUP_ID"
+"""Consumer group of the workers. Default otel-eval-worker."""
+
+OTEL_EVAL_KAFKA_SECURITY_PROTOCOL: Final = "OTEL_EVAL_KAFKA_SECURITY_PROTOCOL"
+"""PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL."""
+
+OTEL_EVAL_KAFKA_SASL_MECHANISM: Final = "OTEL_EVAL_KAFKA_SASL_MECHANISM"
+"""PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512."""
+
+OTEL_EVAL_KAFKA_SASL_USERNAME: Final = "OTEL_EVAL_KAFKA_SASL_USERNAME"
+"""SASL user name."""
+
+OTEL_EVAL_KAFKA_SASL_PASSWORD: Final = "OTEL_EVAL_KAFKA_SASL_PASSWORD"
+"""SASL password. Never logged."""
+
+OTEL_EVAL_KAFKA_SSL_CAFILE: Final = "OTEL_EVAL_KAFKA_SSL_CAFILE"
+"""CA bundle for TLS."""
+
+OTEL_EVAL_KAFKA_SSL_CERTFILE: Final = "OTEL_EVAL_KAFKA_SSL_CERTFILE"
+"""Client certificate for mutual TLS."""
+
+OTEL_EVAL_KAFKA_SSL_KEYFILE: Final = "OTEL_EVAL_KAFKA_SSL_KEYFILE"
+"""Client key for mutual TLS."""
+
+OTEL_EVAL_WORKER_CONCURRENCY: Final = "OTEL_EVAL_WORKER_CONCURRENCY"
+"""Invocations a worker evaluates at once. Default 16."""
+
+OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT: Final = "OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT"
+"""Seconds the worker drains in-flight work on SIGTERM. Default 30."""

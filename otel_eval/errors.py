@@ -1,0 +1,43 @@
+"""Errors otel-eval raises. Messages name the file, the field and the problem."""
+
+from __future__ import annotations
+
+
+class OtelEvalError(Exception):
+    """Base of every error otel-eval raises on purpose."""
+
+
+class InputError(OtelEvalError, ValueError):
+    """Input that cannot be read: a trace, eval set or config file, or a message."""
+
+
+class TraceFormatError(InputError):
+    """A trace file that is none of the supported formats, or malformed within one."""
+
+
+class ConfigurationError(OtelEvalError, ValueError):
+    """A bad setting, criterion or metric name."""
+
+
+class MetricNotFoundError(ConfigurationError, KeyError):
+    """A metric name that is not registered."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "metric not found"
+
+
+class JudgeError(OtelEvalError):
+    """A judge call that finally failed. ``error_type`` is the value reported as ``error.type``."""
+
+    def __init__(self, message: str, *, error_type: str, retriable: bool = False) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+        self.retriable = retriable
+
+
+class TransportError(OtelEvalError):
+    """A failure to hand an evaluation request or result to its transport."""
+
+    def __init__(self, message: str, *, retriable: bool = True) -> None:
+        super().__init__(message)
+        self.retriable = retriable

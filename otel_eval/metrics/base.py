@@ -1,0 +1,151 @@
+"""The evaluator interface every metric implements, and the metric's self-description.
+
+One module per metric, named as ADK names it; each defines one :class:`Evaluator` subclass with a ``info``
+class attribute. The registry (:mod:`otel_eval.metrics.registry`) lists them explicitly.
+"""
+
+from __future__ import annotations
+
+import abc
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import pydantic
+
+from otel_eval.errors import ConfigurationError
+from otel_eval.model import (
+    BaseCriterion,
+    ConversationScenario,
+    EvalStatus,
+    EvaluationResult,
+    Invocation,
+    PerInvocationResult,
+    TracedInvocation,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class MetricInfo:
+    """What a metric is: shown by ``otel-eval list-metrics`` and used to validate criteria."""
+
+    name: str
+    description: str
+    criterion_type: type[BaseCriterion]
+    min_value: float | None = 0.0
+    max_value: float | None = 1.0
+    requires_reference: bool = False
+    requires_judge: bool = False
+    informational: bool = False
+    """Reports a value with status INFORMATIONAL and takes no threshold (ADK's efficiency metrics)."""
+    version: str = "1"
+    default_threshold: float | None = None
+    """Threshold used when the metric is requested by name only (``-m NAME``)."""
+    labels: tuple[str, str] = ("pass", "fail")
+    """``gen_ai.evaluation.score.label`` values for PASSED and FAILED."""
+
+    @property
+    def value_range(self) -> str:
+        """The range as text, e.g. ``[0, 1]``, or ``>= 0`` for unbounded values."""
+        if self.min_value is None:
+            return "any"
+        if self.max_value is None:
+            return f">= {self.min_value:g}"
+        return f"[{self.min_value:g}, {self.max_value:g}]"
+
+
+class Evaluator(abc.ABC):
+    """Scores a conversation's actual invocations, optionally against expected ones.
+
+    Subclasses set ``info`` and implement :meth:`evaluate`. The criterion arrives already validated as
+    ``info.criterion_type`` in ``self.criterion`` (None for informational metrics without one).
+    """
+
+    info: ClassVar[MetricInfo]
+
+    def __init__(self, criterion: BaseCriterion | None = None, *, judge: Any = None) -> None:
+        info = self.info
+        if info.informational:
+            if criterion is not None and "threshold" in criterion.model_fields_set:
+                raise ConfigurationError(f"metric {info.name!r} is informational and takes no threshold")
+            self.criterion: BaseCriterion | None = None
+        else:
+            if criterion is None:
+                if info.default_threshold is None:
+                    raise ConfigurationError(f"metric {info.name!r} needs a criterion with a threshold")
+                criterion = BaseCriterion(threshold=info.default_threshold)
+            try:
+                self.criterion = criterion.as_type(info.criterion_type)
+            except pydantic.ValidationError as exc:
+                raise ConfigurationError(f"invalid criterion for metric {info.name!r}: {_first_error(exc)}") from exc
+            check_threshold(info, self.criterion.threshold)
+        self.judge = judge
+
+    @property
+    def threshold(self) -> float | None:
+        """The pass threshold, or None for informational metrics."""
+        return None if self.criterion is None else self.criterion.threshold
+
+    @abc.abstractmethod
+    async def evaluate(
+        self,
+        actual: Sequence[TracedInvocation],
+        expected: Sequence[Invocation] | None = None,
+        *,
+        conversation_scenario: ConversationScenario | None = None,
+    ) -> EvaluationResult:
+        """Scores ``actual`` (one conversation, in order). ``expected`` pairs 1:1 with ``actual`` when given.
+
+        Never raises for bad or missing data: returns NOT_EVALUATED with the reason in ``explanation``.
+        """
+
+    def status_of(self, score: float | None) -> EvalStatus:
+        """PASSED when ``score >= threshold``, FAILED below, NOT_EVALUATED for None, INFORMATIONAL if no threshold."""
+        if score is None:
+            return EvalStatus.NOT_EVALUATED
+        if self.criterion is None:
+            return EvalStatus.INFORMATIONAL
+        return EvalStatus.PASSED if score >= self.criterion.threshold else EvalStatus.FAILED
+
+    def not_evaluated(self, reason: str, *, count: int = 0, error_type: str | None = None) -> EvaluationResult:
+        """A NOT_EVALUATED result with ``count`` NOT_EVALUATED per-invocation entries, all carrying ``reason``."""
+        return EvaluationResult(
+            overall_score=None,
+            overall_eval_status=EvalStatus.NOT_EVALUATED,
+            per_invocation_results=[
+                PerInvocationResult(explanation=reason, error_type=error_type) for _ in range(count)
+            ],
+            explanation=reason,
+            error_type=error_type,
+        )
+
+    def mean_result(self, per_invocation: list[PerInvocationResult]) -> EvaluationResult:
+        """Overall = mean of the non-None per-invocation scores (None when there are none), status by threshold."""
+        scores = [r.score for r in per_invocation if r.score is not None]
+        overall = statistics.fmean(scores) if scores else None
+        return EvaluationResult(
+            overall_score=overall,
+            overall_eval_status=self.status_of(overall),
+            per_invocation_results=per_invocation,
+            explanation=None if scores else _first_explanation(per_invocation),
+        )
+
+
+def check_threshold(info: MetricInfo, threshold: float) -> None:
+    """Rejects a threshold outside the metric's value range."""
+    low, high = info.min_value, info.max_value
+    if (low is not None and threshold < low) or (high is not None and threshold > high):
+        raise ConfigurationError(
+            f"threshold {threshold:g} of metric {info.name!r} is outside its range {info.value_range}"
+        )
+
+
+def _first_error(exc: pydantic.ValidationError) -> str:
+    err = exc.errors()[0]
+    location = ".".join(str(part) for part in err["loc"]) or "criterion"
+    return f"{location}: {err['msg']}"
+
+
+def _first_explanation(results: list[PerInvocationResult]) -> str | None:
+    return next((r.explanation for r in results if r.explanation), None)

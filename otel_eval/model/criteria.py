@@ -1,0 +1,145 @@
+"""Metric criteria and the eval config, wire-compatible with ADK 2.13's ``eval_metrics`` / ``eval_config``.
+
+Every criterion accepts snake_case and camelCase keys. ``BaseCriterion`` keeps unknown keys (as ADK does), and
+each metric re-validates the criterion into its own type with :meth:`BaseCriterion.as_type`.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Literal, TypeVar
+
+from google.genai import types as genai_types
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, alias_generators, field_validator
+
+from otel_eval.model._base import EvalBaseModel
+from otel_eval.model.eval_case import Rubric
+
+DEFAULT_JUDGE_MODEL = "gemini-2.5-flash"
+
+CriterionT = TypeVar("CriterionT", bound="BaseCriterion")
+
+
+class JudgeModelOptions(EvalBaseModel):
+    """Which judge model to use and how often to sample it."""
+
+    judge_model: str = Field(default=DEFAULT_JUDGE_MODEL, description="The judge model name.")
+    judge_model_config: genai_types.GenerateContentConfig | None = Field(
+        default=None, description="Generation config for the judge model."
+    )
+    num_samples: int = Field(default=5, ge=1, description="Samples per invocation, aggregated by the metric's vote.")
+    parallelism_limit: int = Field(default=1, ge=1, description="ADK's per-metric parallelism (accepted, unused).")
+
+
+class BaseCriterion(BaseModel):
+    """A threshold plus metric-specific options; unknown keys are kept for the metric to read."""
+
+    model_config = ConfigDict(alias_generator=alias_generators.to_camel, populate_by_name=True, extra="allow")
+
+    threshold: float = Field(description="Scores at or above this pass.")
+    include_intermediate_responses_in_final: bool = Field(
+        default=False, description="Judge intermediate texts together with the final response."
+    )
+
+    def as_type(self, criterion_type: type[CriterionT]) -> CriterionT:
+        """Re-validates this criterion (with its extra keys) as ``criterion_type``, as ADK's evaluators do."""
+        if isinstance(self, criterion_type):
+            return self
+        return criterion_type.model_validate(self.model_dump())
+
+
+class LlmAsAJudgeCriterion(BaseCriterion):
+    """Criterion of an LLM-judged metric."""
+
+    judge_model_options: JudgeModelOptions = Field(default_factory=JudgeModelOptions)
+
+
+class RubricsBasedCriterion(BaseCriterion):
+    """Criterion of a rubric-based metric."""
+
+    judge_model_options: JudgeModelOptions = Field(default_factory=JudgeModelOptions)
+    rubrics: list[Rubric] = Field(default_factory=list)
+
+
+class HallucinationsCriterion(BaseCriterion):
+    """Criterion of ``hallucinations_v1``."""
+
+    judge_model_options: JudgeModelOptions = Field(default_factory=JudgeModelOptions)
+    evaluate_intermediate_nl_responses: bool = Field(
+        default=False, description="Also check texts the agent sent before its final response."
+    )
+
+
+class LlmBackedUserSimulatorCriterion(LlmAsAJudgeCriterion):
+    """Criterion of ``per_turn_user_simulator_quality_v1``."""
+
+    stop_signal: str = Field(default="</finished>", description="The simulator's end-of-conversation signal.")
+
+
+class ToolTrajectoryCriterion(BaseCriterion):
+    """Criterion of ``tool_trajectory_avg_score``."""
+
+    class MatchType(Enum):
+        """How actual tool calls must match the expected ones."""
+
+        EXACT = 0
+        IN_ORDER = 1
+        ANY_ORDER = 2
+
+    match_type: MatchType = Field(default=MatchType.EXACT)
+    ignore_args: bool = Field(default=False, description="Compare tool names only.")
+
+    @field_validator("match_type", mode="before")
+    @classmethod
+    def _coerce_match_type(cls, value: object) -> object:
+        if isinstance(value, str):
+            normalized = value.strip().upper().replace("-", "_").replace(" ", "_")
+            if normalized in cls.MatchType.__members__:
+                return cls.MatchType[normalized]
+        return value
+
+
+MatchMode = Literal["name_only", "name_and_args", "name_and_required_args"]
+ArgumentStrategy = Literal["exact", "casefold_exact", "numeric", "contains"]
+
+
+class ToolParameterMatchCriterion(BaseCriterion):
+    """Criterion of ``tool_parameter_match`` (ADK feature request #5643)."""
+
+    match_mode: MatchMode = Field(default="name_and_required_args", description="How calls are aligned.")
+    default_strategy: ArgumentStrategy = Field(default="exact", description="How an argument value is compared.")
+    per_arg_strategies: dict[str, ArgumentStrategy] | None = Field(default=None, description="Per-argument override.")
+    numeric_tolerance: float = Field(default=0.0, ge=0.0, description="Absolute tolerance of the numeric strategy.")
+    ordered: bool = Field(default=True, description="Align calls in order (else any order).")
+
+
+class ToolTrajectoryF1Criterion(BaseCriterion):
+    """Criterion of ``tool_trajectory_f1`` (ADK proposal #5306)."""
+
+    match_mode: MatchMode = Field(default="name_and_args", description="What makes two calls match.")
+    ordered: bool = Field(default=False, description="Monotonic (in-order) alignment instead of any-order.")
+    required_args: dict[str, list[str]] | None = Field(
+        default=None, description="Tool -> argument keys compared under name_and_required_args (default: all)."
+    )
+
+
+class EvalConfig(BaseModel):
+    """Which metrics to run and their criteria: ``{"criteria": {"metric": 0.8 | {...}}}``."""
+
+    model_config = ConfigDict(alias_generator=alias_generators.to_camel, populate_by_name=True)
+
+    criteria: dict[str, float | SerializeAsAny[BaseCriterion]] = Field(default_factory=dict)
+    custom_metrics: dict[str, Any] | None = Field(default=None, description="Accepted for ADK compatibility.")
+    user_simulator_config: dict[str, Any] | None = Field(default=None, description="Accepted for ADK compatibility.")
+    live_model_config: dict[str, Any] | None = Field(default=None, description="Accepted for ADK compatibility.")
+
+    def criterion_for(self, metric_name: str) -> BaseCriterion:
+        """The criterion of ``metric_name`` as a :class:`BaseCriterion` (a bare number becomes its threshold)."""
+        value = self.criteria[metric_name]
+        if isinstance(value, BaseCriterion):
+            return value
+        return BaseCriterion(threshold=float(value))
+
+
+DEFAULT_EVAL_CONFIG = EvalConfig(criteria={"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8})
+"""ADK's default criteria when no config is given."""

@@ -1,0 +1,63 @@
+"""Spans -> ADK invocations. One module per trace convention, chosen per trace by what its spans carry."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from otel_eval.reconstruct.base import Convention, TraceInvocations
+from otel_eval.traces.span import Span
+
+logger = logging.getLogger(__name__)
+
+UNKNOWN_CONVENTION = "unknown"
+
+
+def conventions() -> list[Convention]:
+    """The conventions in detection order: the most specific first."""
+    found: list[Convention] = []
+    # Each convention module adds exactly one line below, in detection order.
+    return found
+
+
+def group_by_trace(spans: Iterable[Span]) -> dict[str, list[Span]]:
+    """Spans grouped by trace id, each group sorted by start time (ties: end time, then span id)."""
+    traces: dict[str, list[Span]] = defaultdict(list)
+    for span in spans:
+        traces[span.trace_id].append(span)
+    for trace_spans in traces.values():
+        trace_spans.sort(key=lambda s: (s.start_time_ns, s.end_time_ns, s.span_id))
+    return dict(traces)
+
+
+def rebuild_trace(spans: Sequence[Span], available: Sequence[Convention] | None = None) -> TraceInvocations:
+    """Invocations of one trace, by the first convention that recognises its spans. Never raises."""
+    trace_id = spans[0].trace_id if spans else ""
+    for convention in conventions() if available is None else available:
+        try:
+            if not convention.detect(spans):
+                continue
+            return convention.rebuild(spans)
+        except Exception as exc:  # noqa: BLE001 - one broken trace must not stop the others
+            logger.warning("trace %s: %s reconstruction failed: %r", trace_id, convention.name, exc)
+            return TraceInvocations(
+                trace_id=trace_id,
+                convention=convention.name,
+                warnings=[f"trace {trace_id}: {convention.name} reconstruction failed: {exc!r}"],
+            )
+    return TraceInvocations(
+        trace_id=trace_id,
+        convention=UNKNOWN_CONVENTION,
+        warnings=[f"trace {trace_id}: no known agent convention (ADK, GenAI, OpenInference, OpenLLMetry) in its spans"],
+    )
+
+
+def rebuild_traces(spans: Iterable[Span]) -> list[TraceInvocations]:
+    """Invocations of every trace in ``spans``, traces in start-time order."""
+    results = [rebuild_trace(trace_spans) for trace_spans in group_by_trace(spans).values()]
+    results.sort(key=lambda t: (t.start_time_ns, t.trace_id))
+    return results
+
+
+__all__ = ["Convention", "TraceInvocations", "conventions", "group_by_trace", "rebuild_trace", "rebuild_traces"]
