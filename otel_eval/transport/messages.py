@@ -1,0 +1,73 @@
+"""The versioned messages between the processor, the workers and result consumers.
+
+:class:`EvaluationRequest` travels from the agent process to a worker (in-process queue or the
+``otel_eval.requests`` topic); :class:`EvaluationRecord` is one metric's result on one invocation, what the
+emitters turn into telemetry and what goes to the ``otel_eval.results`` topic. Both serialise as JSON with a
+``schema_version``; a reader rejects versions it does not know with a clear error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from otel_eval.model import EvalCase, EvalStatus, TracedInvocation
+
+REQUEST_SCHEMA_VERSION: Literal[1] = 1
+RESULT_SCHEMA_VERSION: Literal[1] = 1
+
+
+class EvaluationRequest(BaseModel):
+    """One conversation turn (or several, for multi-turn metrics) to evaluate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = REQUEST_SCHEMA_VERSION
+    invocations: list[TracedInvocation] = Field(description="The invocations to score, in order (usually one).")
+    criteria: dict[str, Any] | None = Field(
+        default=None, description="ADK criteria (``{metric: threshold | criterion}``); None = the worker's own."
+    )
+    eval_case: EvalCase | None = Field(default=None, description="The golden case matched to this invocation.")
+    eval_set_id: str | None = None
+    created_at: float = Field(default_factory=time.time, description="Unix seconds when the request was made.")
+
+    @property
+    def trace_id(self) -> str:
+        """Trace id of the (first) invocation: the Kafka record key."""
+        return self.invocations[0].trace_id if self.invocations else ""
+
+
+class EvaluationRecord(BaseModel):
+    """One metric's result on one invocation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = RESULT_SCHEMA_VERSION
+    result_id: str = Field(description="Deterministic id: the same evaluation always gets the same id.")
+    trace_id: str
+    span_id: str
+    invocation_id: str = ""
+    metric_name: str
+    metric_version: str = "1"
+    judge_model: str | None = None
+    score: float | None = None
+    eval_status: EvalStatus
+    label: str = Field(description="``gen_ai.evaluation.score.label``: pass, fail, not_evaluated or informational.")
+    threshold: float | None = None
+    explanation: str | None = None
+    error_type: str | None = None
+    agent_name: str | None = None
+    session_id: str | None = None
+    eval_id: str | None = None
+    eval_set_id: str | None = None
+    invocation_end_time_ns: int = Field(default=0, description="When the evaluated invocation ended.")
+    evaluated_at: float = Field(default_factory=time.time, description="Unix seconds when the result was produced.")
+
+
+def result_id(trace_id: str, span_id: str, metric_name: str, metric_version: str, judge_model: str | None) -> str:
+    """The deterministic id of an evaluation, so consumers can de-duplicate redelivered results."""
+    key = "\x00".join((trace_id, span_id, metric_name, metric_version, judge_model or ""))
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
