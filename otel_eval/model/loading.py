@@ -1,0 +1,77 @@
+"""Loading eval sets and eval configs from files, with problems reported by JSON path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pydantic
+
+from otel_eval.errors import InputError
+from otel_eval.model.criteria import EvalConfig
+from otel_eval.model.eval_set import EvalSet
+
+ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
+
+
+def json_path(location: tuple[int | str, ...]) -> str:
+    """A pydantic error location as a JSON path: ``eval_cases[0].conversation[1].user_content``."""
+    path = ""
+    for part in location:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path or "$"
+
+
+def validation_problems(exc: pydantic.ValidationError) -> list[str]:
+    """One ``path: message`` line per problem, skipping pydantic's union-branch noise."""
+    problems: list[str] = []
+    for error in exc.errors(include_url=False):
+        location = tuple(part for part in error["loc"] if not _is_union_branch(part))
+        line = f"{json_path(location)}: {error['msg']}"
+        if line not in problems:
+            problems.append(line)
+    return problems
+
+
+def _is_union_branch(part: int | str) -> bool:
+    # pydantic names union branches in locations ("IntermediateData", "float", "function-after[...]").
+    return isinstance(part, str) and (part[:1].isupper() or "[" in part or part in {"float", "int", "str"})
+
+
+def read_json(path: Path) -> Any:
+    """The parsed JSON of ``path``; InputError naming the file, line and column when it is not JSON."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+
+
+def load_model(path: Path, model: type[ModelT], what: str) -> ModelT:
+    """``path`` validated as ``model``; InputError listing every problem with its JSON path."""
+    payload = read_json(path)
+    try:
+        return model.model_validate(payload)
+    except pydantic.ValidationError as exc:
+        problems = validation_problems(exc)
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise InputError(f"{path}: invalid {what}: {problems[0]}{more}") from exc
+
+
+def load_eval_set(path: str | Path) -> EvalSet:
+    """An ADK eval set file. Raises InputError naming the file, the JSON path and the problem."""
+    return load_model(Path(path), EvalSet, "eval set")
+
+
+def load_eval_config(path: str | Path) -> EvalConfig:
+    """An ADK eval config file (``{"criteria": {...}}``). Raises InputError naming file, path and problem."""
+    return load_model(Path(path), EvalConfig, "eval config")
