@@ -1,0 +1,49 @@
+"""``otel-eval convert`` on recorded traces."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from google.adk.evaluation.eval_case import Invocation as AdkInvocation
+
+from tests.cli.conftest import AGENTEVALS, STRANDS, CliResult
+
+
+def test_json_output_is_adk_invocations_per_trace(cli: Callable[..., CliResult]) -> None:
+    result = cli("convert", AGENTEVALS / "helm.json", "--output", "json")
+    assert result.exit_code == 0, result.stderr
+    traces = result.json()["traces"]
+    assert len(traces) == 1
+    trace = traces[0]
+    assert re.fullmatch(r"[0-9a-f]{32}", trace["trace_id"])
+    assert trace["convention"].startswith("adk")
+    [invocation] = trace["invocations"]
+    parsed = AdkInvocation.model_validate(invocation)  # ADK itself accepts what we print
+    assert [call.name for call in parsed.intermediate_data.tool_uses] == ["helm_list_releases"]  # type: ignore[union-attr]
+    assert "user_content" in invocation and "userContent" not in invocation  # snake_case like ADK
+
+
+def test_traces_come_out_in_start_time_order(cli: Callable[..., CliResult]) -> None:
+    files = [AGENTEVALS / "k8s.json", AGENTEVALS / "helm.json", STRANDS / "adk_live_spans.json"]
+    result = cli("convert", *files, "--output", "json")
+    assert result.exit_code == 0, result.stderr
+    starts = [t["invocations"][0]["creation_timestamp"] for t in result.json()["traces"] if t["invocations"]]
+    assert len(starts) == 3
+    assert starts == sorted(starts)
+
+
+def test_unreadable_file_is_named_and_the_others_still_come_out(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    bad = tmp_path / "notes.txt"
+    bad.write_text("this is not a trace")
+    result = cli("convert", bad, AGENTEVALS / "helm.json", "--output", "json")
+    assert result.exit_code == 2
+    assert "notes.txt" in result.stderr
+    assert len(result.json()["traces"]) == 1
+
+
+def test_table_output_shows_user_text_and_tool_calls(cli: Callable[..., CliResult]) -> None:
+    result = cli("convert", AGENTEVALS / "helm.json")
+    assert result.exit_code == 0, result.stderr
+    assert "helm_list_releases" in result.stdout

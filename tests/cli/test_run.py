@@ -1,0 +1,142 @@
+"""``otel-eval run``: the published agentevals outcomes, exit codes and clear errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from google.adk.evaluation.eval_result import EvalSetResult as AdkEvalSetResult
+
+from tests.cli.conftest import AGENTEVALS, CliResult
+
+EVAL_SET = AGENTEVALS.parent.parent / "evalsets" / "eval_set_helm.json"
+
+
+def _metric(result: CliResult, name: str) -> dict[str, object]:
+    [conversation] = result.json()["results"]
+    return next(m for m in conversation["metrics"] if m["metric_name"] == name)
+
+
+def test_helm_trace_passes_the_helm_trajectory(cli: Callable[..., CliResult]) -> None:
+    result = cli(
+        "run", AGENTEVALS / "helm.json", "--eval-set", EVAL_SET, "-m", "tool_trajectory_avg_score", "--output", "json"
+    )
+    assert result.exit_code == 0, result.stdout + result.stderr
+    metric = _metric(result, "tool_trajectory_avg_score")
+    assert metric["score"] == 1.0
+    assert metric["eval_status"] == "PASSED"
+    assert metric["threshold"] == 1.0
+    assert metric["per_invocation_scores"] == [1.0]
+    [conversation] = result.json()["results"]
+    assert conversation["eval_id"] == "helm_list_releases"
+
+
+def test_k8s_trace_fails_the_helm_trajectory_with_exit_code_1(cli: Callable[..., CliResult]) -> None:
+    result = cli(
+        "run", AGENTEVALS / "k8s.json", "--eval-set", EVAL_SET, "-m", "tool_trajectory_avg_score", "--output", "json"
+    )
+    assert result.exit_code == 1
+    metric = _metric(result, "tool_trajectory_avg_score")
+    assert metric["score"] == 0.0
+    assert metric["eval_status"] == "FAILED"
+
+
+def test_failed_trajectory_table_shows_expected_and_actual_calls(cli: Callable[..., CliResult]) -> None:
+    result = cli("run", AGENTEVALS / "k8s.json", "--eval-set", EVAL_SET, "-m", "tool_trajectory_avg_score")
+    assert result.exit_code == 1
+    assert "FAILED" in result.stdout
+    assert "expected: helm_list_releases" in result.stdout
+    assert "actual:   (no tool calls)" in result.stdout
+
+
+def test_reference_metric_without_eval_set_is_not_evaluated_with_reason(cli: Callable[..., CliResult]) -> None:
+    result = cli("run", AGENTEVALS / "helm.json", "-m", "tool_trajectory_avg_score", "--output", "json")
+    assert result.exit_code == 0
+    metric = _metric(result, "tool_trajectory_avg_score")
+    assert metric["eval_status"] == "NOT_EVALUATED"
+    assert metric["score"] is None
+    assert "eval set" in str(metric["explanation"])
+
+
+def test_default_metrics_include_informational_efficiency(cli: Callable[..., CliResult]) -> None:
+    result = cli("run", AGENTEVALS / "helm.json", "--output", "json")
+    assert result.exit_code == 0, result.stderr
+    tool_calls = _metric(result, "tool_call_count_v1")
+    assert tool_calls["eval_status"] == "INFORMATIONAL"
+    assert tool_calls["score"] == 1.0
+
+
+def test_results_dir_writes_an_adk_evalset_result(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    result = cli(
+        "run",
+        AGENTEVALS / "helm.json",
+        "--eval-set",
+        EVAL_SET,
+        "-m",
+        "tool_trajectory_avg_score",
+        "--results-dir",
+        tmp_path,
+    )
+    assert result.exit_code == 0, result.stderr
+    [path] = tmp_path.glob("*.evalset_result.json")
+    parsed = AdkEvalSetResult.model_validate_json(path.read_text())
+    [case] = parsed.eval_case_results
+    assert case.eval_id == "helm_list_releases"
+    assert case.final_eval_status.value == 1
+    assert case.overall_eval_metric_results[0].score == 1.0
+
+
+def test_unknown_metric_is_a_one_line_error(cli: Callable[..., CliResult]) -> None:
+    result = cli("run", AGENTEVALS / "helm.json", "-m", "tool_trajectory_avg_scor")
+    assert result.exit_code == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "unknown metric 'tool_trajectory_avg_scor'" in line
+    assert "tool_trajectory_avg_score" in line  # the suggestion
+
+
+def test_threshold_outside_range_is_a_one_line_error(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"criteria": {"response_match_score": 1.5}}))
+    result = cli("run", AGENTEVALS / "helm.json", "--config", config)
+    assert result.exit_code == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "1.5" in line and "response_match_score" in line and "range" in line
+
+
+def test_invalid_eval_set_names_file_and_json_path(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    bad = tmp_path / "set.json"
+    bad.write_text(
+        json.dumps({"eval_set_id": "s", "eval_cases": [{"eval_id": "c", "conversation": [{"final_response": {}}]}]})
+    )
+    result = cli("run", AGENTEVALS / "helm.json", "--eval-set", bad)
+    assert result.exit_code == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "set.json" in line
+    assert "eval_cases[0].conversation[0].user_content" in line
+
+
+def test_trace_without_invocations_is_a_clear_error(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    trace = tmp_path / "http_only.json"
+    trace.write_text(
+        json.dumps(
+            [
+                {
+                    "trace_id": "0af7651916cd43dd8448eb211c80319c",
+                    "span_id": "b7ad6b7169203331",
+                    "parent_span_id": None,
+                    "name": "GET /healthz",
+                    "start_time": 1,
+                    "end_time": 2,
+                    "attributes": {"http.method": "GET"},
+                    "scope": {"name": "opentelemetry.instrumentation.fastapi"},
+                    "status": {"code": "UNSET"},
+                    "span_events": [],
+                }
+            ]
+        )
+    )
+    result = cli("run", trace)
+    assert result.exit_code == 2
+    assert "0af7651916cd43dd8448eb211c80319c" in result.stderr
+    assert "no agent invocation" in result.stderr
