@@ -1,0 +1,73 @@
+"""Helpers shared by the benchmarks: timing, machine description, result rows."""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One benchmark figure: ours vs the baseline, and the target the ratio must meet."""
+
+    benchmark: str
+    ours: str
+    baseline: str
+    ratio: float
+    target: str
+    met: bool
+
+
+def machine() -> str:
+    """A one-line description of this machine."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (
+        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} {platform.release()}"
+    )
+
+
+def median_seconds(run: Callable[[], object], repeat: int) -> float:
+    """Median wall time of ``repeat`` calls of ``run``."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def run_command(argv: Sequence[str], *, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Runs ``argv``; raises with its stderr when it exits with a code other than 0 or 1."""
+    completed = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    if completed.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(argv)} exited {completed.returncode}: {completed.stderr[-2000:]}")
+    return completed
+
+
+def print_rows(title: str, rows: Sequence[Row]) -> None:
+    """Prints a small fixed-width table of rows."""
+    print(f"\n## {title}\n")
+    header = f"{'benchmark':<48} {'ours':>14} {'baseline':>14} {'ratio':>8}  target   met"
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        print(
+            f"{row.benchmark:<48} {row.ours:>14} {row.baseline:>14} {row.ratio:>8.2f}  {row.target:<7}  "
+            f"{'yes' if row.met else 'NO'}"
+        )
