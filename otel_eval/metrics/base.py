@@ -7,7 +7,6 @@ class attribute. The registry (:mod:`otel_eval.metrics.registry`) lists them exp
 from __future__ import annotations
 
 import abc
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -121,9 +120,14 @@ class Evaluator(abc.ABC):
         )
 
     def mean_result(self, per_invocation: list[PerInvocationResult]) -> EvaluationResult:
-        """Overall = mean of the non-None per-invocation scores (None when there are none), status by threshold."""
+        """Overall = mean of the non-None per-invocation scores (None when there are none), status by threshold.
+
+        The mean is ``sum / count`` summed left to right, exactly as ADK's evaluators compute it, so overall scores
+        equal ADK's to the last bit (``statistics.fmean`` can differ in the last place and flip a status at the
+        threshold).
+        """
         scores = [r.score for r in per_invocation if r.score is not None]
-        overall = statistics.fmean(scores) if scores else None
+        overall = sum(scores) / len(scores) if scores else None
         return EvaluationResult(
             overall_score=overall,
             overall_eval_status=self.status_of(overall),

@@ -70,5 +70,22 @@ def default_registry() -> MetricRegistry:
 def _builtin_evaluators() -> list[type[Evaluator]]:
     # Imported here so that importing the registry stays cheap and free of cycles.
     # Each metric module adds exactly one line below.
+    from otel_eval.metrics.inference_call_count_v1 import InferenceCallCountV1Evaluator
+    from otel_eval.metrics.invocation_duration_v1 import InvocationDurationV1Evaluator
+    from otel_eval.metrics.response_match_score import ResponseMatchScoreEvaluator
+    from otel_eval.metrics.token_usage_v1 import TokenUsageV1Evaluator
+    from otel_eval.metrics.tool_call_count_v1 import ToolCallCountV1Evaluator
+    from otel_eval.metrics.tool_parameter_match import ToolParameterMatchEvaluator
+    from otel_eval.metrics.tool_trajectory_avg_score import ToolTrajectoryAvgScoreEvaluator
+    from otel_eval.metrics.tool_trajectory_f1 import ToolTrajectoryF1Evaluator
+
     evaluators: list[type[Evaluator]] = []
+    evaluators.append(ToolTrajectoryAvgScoreEvaluator)
+    evaluators.append(ResponseMatchScoreEvaluator)
+    evaluators.append(ToolParameterMatchEvaluator)
+    evaluators.append(ToolTrajectoryF1Evaluator)
+    evaluators.append(ToolCallCountV1Evaluator)
+    evaluators.append(InferenceCallCountV1Evaluator)
+    evaluators.append(TokenUsageV1Evaluator)
+    evaluators.append(InvocationDurationV1Evaluator)
     return evaluators

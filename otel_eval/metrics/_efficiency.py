@@ -1,0 +1,39 @@
+"""What ADK 2.13's informational efficiency metrics share (``google.adk.evaluation._efficiency_evaluators``).
+
+Each reports a value per invocation as its score with status INFORMATIONAL (also when the value is None, meaning not
+available), never passes or fails, takes no threshold (:class:`~otel_eval.metrics.base.Evaluator` rejects one), and
+needs no reference. Values come from the span data of the :class:`~otel_eval.model.TracedInvocation` first, and from
+the ADK invocation's own data (``InvocationEvents``, ``duration``) when the spans did not carry them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from otel_eval.model import EvalStatus, EvaluationResult, PerInvocationResult
+
+
+def informational(score: float | None, *, explanation: str | None = None, **extra: object) -> PerInvocationResult:
+    """A per-invocation INFORMATIONAL result; ``explanation`` says why a None value is not available."""
+    return PerInvocationResult.model_validate(
+        {"score": score, "eval_status": EvalStatus.INFORMATIONAL, "explanation": explanation, **extra}
+    )
+
+
+def mean_of_present(values: Sequence[float | None]) -> float | None:
+    """ADK's overall value: the mean of the non-None values (``sum / count``), None when there are none."""
+    present = [value for value in values if value is not None]
+    return sum(present) / len(present) if present else None
+
+
+def overall(per_invocation: list[PerInvocationResult], score: float | None) -> EvaluationResult:
+    """The INFORMATIONAL overall result (ADK's status even without invocations or values)."""
+    explanation = None
+    if score is None:
+        explanation = next((r.explanation for r in per_invocation if r.explanation), "no invocations")
+    return EvaluationResult(
+        overall_score=score,
+        overall_eval_status=EvalStatus.INFORMATIONAL,
+        per_invocation_results=per_invocation,
+        explanation=explanation,
+    )

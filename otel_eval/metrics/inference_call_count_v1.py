@@ -1,0 +1,62 @@
+"""``inference_call_count_v1``: model (inference) calls per invocation. Informational.
+
+The value is the number of model-call spans the trace shows for the invocation. When the spans show none and the
+invocation carries ADK ``InvocationEvents``, it is ADK 2.13's count: the events with ``usage_metadata`` or
+``model_version``. Otherwise it is None (not available). The overall value is the mean of the available values.
+Lower is better; it never passes or fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from otel_eval.metrics._efficiency import informational, mean_of_present, overall
+from otel_eval.metrics.base import Evaluator, MetricInfo
+from otel_eval.model import (
+    BaseCriterion,
+    ConversationScenario,
+    EvaluationResult,
+    Invocation,
+    InvocationEvents,
+    PerInvocationResult,
+    TracedInvocation,
+)
+
+
+class InferenceCallCountV1Evaluator(Evaluator):
+    """Counts the model calls of each invocation."""
+
+    info: ClassVar[MetricInfo] = MetricInfo(
+        name="inference_call_count_v1",
+        description=(
+            "Inference (model) calls the agent made per invocation, averaged over the conversation. Informational "
+            "efficiency metric (lower is better): reports a value, never passes or fails."
+        ),
+        criterion_type=BaseCriterion,
+        max_value=None,
+        informational=True,
+    )
+
+    async def evaluate(
+        self,
+        actual: Sequence[TracedInvocation],
+        expected: Sequence[Invocation] | None = None,
+        *,
+        conversation_scenario: ConversationScenario | None = None,
+    ) -> EvaluationResult:
+        """The model-call count of each invocation; reference-free, so ``expected`` is ignored."""
+        results = [_count(traced) for traced in actual]
+        return overall(results, mean_of_present([r.score for r in results]))
+
+
+def _count(traced: TracedInvocation) -> PerInvocationResult:
+    if traced.model_call_count > 0:
+        return informational(float(traced.model_call_count))
+    data = traced.invocation.intermediate_data
+    if isinstance(data, InvocationEvents):
+        model_events = [
+            e for e in data.invocation_events if e.usage_metadata is not None or e.model_version is not None
+        ]
+        return informational(float(len(model_events)))
+    return informational(None, explanation="the trace shows no model calls for this invocation")

@@ -1,0 +1,77 @@
+"""``invocation_duration_v1``: wall-clock seconds per invocation, with ADK 2.13's ``DurationDetails``. Informational.
+
+The value is the invocation's total seconds: from the spans, the duration of the invocation's root span, with
+``model_seconds`` (time with a model call in flight) and ``tool_seconds`` (time in tools not awaiting a model) as the
+reconstruction measured them; when the spans carry no timing, the ADK invocation's own ``duration``,
+``model_duration`` and ``tool_duration``. ``framework_seconds`` is ADK's remainder, ``max(total - model - tool, 0)``
+rounded to milliseconds, None when a part is unknown. Unlike ADK (which times only its own eval runs), recorded
+traces have durations too.
+
+The overall value is ADK's: the mean of the available totals, rounded to milliseconds. Lower is better; it never
+passes or fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from otel_eval.metrics._efficiency import informational, mean_of_present, overall
+from otel_eval.metrics.base import Evaluator, MetricInfo
+from otel_eval.model import (
+    BaseCriterion,
+    ConversationScenario,
+    DurationDetails,
+    EvaluationResult,
+    Invocation,
+    PerInvocationResult,
+    TracedInvocation,
+)
+
+
+class InvocationDurationV1Evaluator(Evaluator):
+    """Reports each invocation's duration and where the time went."""
+
+    info: ClassVar[MetricInfo] = MetricInfo(
+        name="invocation_duration_v1",
+        description=(
+            "Wall-clock seconds per invocation, averaged over the conversation, split into model, tool and "
+            "framework time. Informational efficiency metric (lower is better): reports a value, never passes or "
+            "fails."
+        ),
+        criterion_type=BaseCriterion,
+        max_value=None,
+        informational=True,
+    )
+
+    async def evaluate(
+        self,
+        actual: Sequence[TracedInvocation],
+        expected: Sequence[Invocation] | None = None,
+        *,
+        conversation_scenario: ConversationScenario | None = None,
+    ) -> EvaluationResult:
+        """The duration of each invocation; reference-free, so ``expected`` is ignored."""
+        results = [_duration_result(traced) for traced in actual]
+        mean = mean_of_present([r.score for r in results])
+        return overall(results, None if mean is None else round(mean, 3))
+
+
+def _duration_result(traced: TracedInvocation) -> PerInvocationResult:
+    details = duration_details(traced)
+    explanation = None if details.total_seconds is not None else "the invocation carries no timing"
+    return informational(details.total_seconds, explanation=explanation, duration_details=details)
+
+
+def duration_details(traced: TracedInvocation) -> DurationDetails:
+    """The invocation's total, model, tool and framework seconds (see the module docstring)."""
+    total = traced.duration_seconds
+    if total is not None:
+        model, tool = traced.model_seconds, traced.tool_seconds
+    else:
+        invocation = traced.invocation
+        total, model, tool = invocation.duration, invocation.model_duration, invocation.tool_duration
+        if total is None:
+            return DurationDetails()
+    framework = None if model is None or tool is None else round(max(total - model - tool, 0.0), 3)
+    return DurationDetails(total_seconds=total, model_seconds=model, tool_seconds=tool, framework_seconds=framework)
