@@ -40,6 +40,30 @@ LABEL_FAIL: Final = "fail"
 LABEL_NOT_EVALUATED: Final = "not_evaluated"
 LABEL_INFORMATIONAL: Final = "informational"
 
+# Also emitted on evaluation spans and events (processor, worker core and emitters).
+GEN_AI_OPERATION_EVALUATION: Final = "evaluation"  # gen_ai.operation.name of an evaluation span
+OTEL_EVAL_CONVENTION: Final = "otel_eval.convention"  # trace convention the invocation was rebuilt from
+
+# Why a span or an invocation was dropped (``otel_eval.drop.reason``).
+DROP_QUEUE_FULL: Final = "queue_full"  # the processor's span intake queue was full
+DROP_MAX_OPEN_TRACES: Final = "max_open_traces"
+DROP_MAX_SPANS_PER_TRACE: Final = "max_spans_per_trace"
+DROP_MAX_BUFFER_BYTES: Final = "max_buffer_bytes"
+DROP_SHUTDOWN: Final = "shutdown"
+DROP_RECONSTRUCTION_ERROR: Final = "reconstruction_error"
+DROP_TRANSPORT_QUEUE_FULL: Final = "transport_queue_full"
+DROP_TRANSPORT_ERROR: Final = "transport_error"
+DROP_TRANSPORT_MESSAGE_TOO_LARGE: Final = "transport_message_too_large"  # over the Kafka max_request_size
+DROP_TRANSPORT_SERIALIZATION_ERROR: Final = "transport_serialization_error"
+TRANSPORT_KAFKA: Final = "kafka"  # value of otel_eval.transport
+
+# Instrumentation scopes of Kafka clients: spans of these are never buffered (the evaluator's own transport).
+KAFKA_CLIENT_SCOPES: Final[tuple[str, ...]] = (
+    "opentelemetry.instrumentation.aiokafka",
+    "opentelemetry.instrumentation.kafka",
+    "opentelemetry.instrumentation.confluent_kafka",
+)
+
 # --- emitted: instruments -----------------------------------------------------------------------------------------
 # Scope of everything otel-eval emits; also how its own traffic is recognised and never evaluated.
 INSTRUMENTATION_SCOPE: Final = "otel_eval"
@@ -61,6 +85,21 @@ METRIC_BATCH_DURATION: Final = (
     "otel_eval.worker.batch.duration"  # s; prom: otel_eval_worker_batch_duration_seconds_bucket
 )
 METRIC_WORKER_DEAD_LETTERS: Final = "otel_eval.worker.dead_letters"  # prom: otel_eval_worker_dead_letters_total
+METRIC_WORKER_DUPLICATES_SKIPPED: Final = (
+    "otel_eval.worker.duplicates_skipped"  # results not emitted again on redelivery; prom: ..._skipped_total
+)
+METRIC_WORKER_RESULTS_PUBLISHED: Final = "otel_eval.worker.results_published"  # prom: ..._results_published_total
+OTEL_EVAL_SOURCE: Final = "otel_eval.worker.source"  # requests | otlp_spans
+KAFKA_TOPIC: Final = "messaging.destination.name"  # topic attribute of the worker's own metrics
+KAFKA_PARTITION: Final = "messaging.destination.partition.id"
+
+# Kafka headers the worker writes on dead-lettered messages (values UTF-8).
+HEADER_DEAD_LETTER_ERROR: Final = "otel_eval.error"  # what was wrong with the message, one line
+HEADER_DEAD_LETTER_ERROR_TYPE: Final = "otel_eval.error.type"  # exception class name
+HEADER_DEAD_LETTER_TOPIC: Final = "otel_eval.source.topic"
+HEADER_DEAD_LETTER_PARTITION: Final = "otel_eval.source.partition"
+HEADER_DEAD_LETTER_OFFSET: Final = "otel_eval.source.offset"
+METRIC_TRACES_IDLE_FLUSHED: Final = "otel_eval.traces.idle_flushed"  # prom: otel_eval_traces_idle_flushed_total
 
 SCORE_HISTOGRAM_BUCKETS: Final[tuple[float, ...]] = (
     0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0,
@@ -113,3 +152,44 @@ ADK_TOOL_RESPONSE: Final = "gcp.vertex.agent.tool_response"
 OPENINFERENCE_SPAN_KIND: Final = "openinference.span.kind"
 TRACELOOP_SPAN_KIND: Final = "traceloop.span.kind"
 SESSION_ID: Final = "session.id"
+
+# --- read: more GenAI semantic conventions and framework quirks (reconstruct/genai.py) ----------------------------
+GEN_AI_AGENT_SYSTEM_PROMPT: Final = "gen_ai.agent.system_prompt"  # Strands, non-standard
+GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS_LEGACY: Final = "gen_ai.usage.cache_read_input_tokens"  # Strands, OpenLLMetry
+GEN_AI_USAGE_REASONING_TOKENS_LEGACY: Final = "gen_ai.usage.reasoning_tokens"  # OpenLLMetry
+GEN_AI_HANDOFF_FROM_AGENT: Final = "gen_ai.handoff.from_agent"
+GEN_AI_HANDOFF_TO_AGENT: Final = "gen_ai.handoff.to_agent"
+GEN_AI_EVENT_CONTENT: Final = "gen_ai.event.content"  # Azure SDKs: the whole deprecated-event body as JSON
+PYDANTIC_AI_ALL_MESSAGES: Final = "pydantic_ai.all_messages"
+PYDANTIC_AI_FINAL_RESULT: Final = "final_result"
+
+# --- read: OpenInference (reconstruct/openinference.py) -----------------------------------------------------------
+OPENINFERENCE_SCOPE_PREFIX: Final = "openinference.instrumentation"
+INPUT_VALUE: Final = "input.value"
+INPUT_MIME_TYPE: Final = "input.mime_type"
+OUTPUT_VALUE: Final = "output.value"
+OUTPUT_MIME_TYPE: Final = "output.mime_type"
+LLM_INPUT_MESSAGES: Final = "llm.input_messages"  # flattened: llm.input_messages.<i>.message.<field>
+LLM_OUTPUT_MESSAGES: Final = "llm.output_messages"
+LLM_MODEL_NAME: Final = "llm.model_name"
+LLM_TOOLS: Final = "llm.tools"  # flattened: llm.tools.<i>.tool.json_schema
+LLM_TOKEN_COUNT_PROMPT: Final = "llm.token_count.prompt"
+LLM_TOKEN_COUNT_COMPLETION: Final = "llm.token_count.completion"
+LLM_TOKEN_COUNT_CACHE_READ: Final = "llm.token_count.prompt_details.cache_read"
+LLM_TOKEN_COUNT_REASONING: Final = "llm.token_count.completion_details.reasoning"
+TOOL_NAME: Final = "tool.name"
+TOOL_ID: Final = "tool.id"
+TOOL_PARAMETERS: Final = "tool.parameters"
+AGENT_NAME: Final = "agent.name"
+GRAPH_NODE_ID: Final = "graph.node.id"
+
+# --- read: OpenLLMetry / Traceloop (reconstruct/openllmetry.py) ---------------------------------------------------
+GEN_AI_PROMPT: Final = "gen_ai.prompt"  # flattened: gen_ai.prompt.<i>.{role,content,tool_call_id,tool_calls.<j>.*}
+GEN_AI_COMPLETION: Final = "gen_ai.completion"  # flattened: gen_ai.completion.<i>.{role,content,tool_calls.<j>.*}
+LLM_REQUEST_FUNCTIONS: Final = "llm.request.functions"  # flattened: llm.request.functions.<i>.{name,description,...}
+LLM_REQUEST_TYPE: Final = "llm.request.type"
+TRACELOOP_ENTITY_NAME: Final = "traceloop.entity.name"
+TRACELOOP_ENTITY_INPUT: Final = "traceloop.entity.input"
+TRACELOOP_ENTITY_OUTPUT: Final = "traceloop.entity.output"
+TRACELOOP_WORKFLOW_NAME: Final = "traceloop.workflow.name"
+TRACELOOP_ASSOCIATION_SESSION_ID: Final = "traceloop.association.properties.session_id"

@@ -1,0 +1,369 @@
+"""The convention-independent half of reconstruction: model calls and tool runs of one invocation -> an Invocation.
+
+Each convention module finds the invocation roots, reads its own attributes into :class:`ModelCall` and
+:class:`ToolRun` records (top-level ones only: calls inside a tool, e.g. an agent used as a tool, go to
+``nested_model_calls`` and count for usage but not for the trajectory) and hands an :class:`InvocationDraft` to
+:func:`build_invocation`, which applies the ADK rules:
+
+* ``tool_uses`` are the function calls the top-level model calls made, in order (de-duplicated by call id), plus tool
+  runs no model output accounts for (content not captured, code agents), placed by time.
+* ``tool_responses`` follow the order of their calls: the matching tool run's result (matched by call id, else by
+  name in order), else the function response sent back to a later model call with the same call id.
+* ``final_response`` is the agent-level output of the root when it has text, else the text of the last model output
+  without function calls (ADK's ``is_final_response``).
+* ``intermediate_responses`` are the texts (and reasoning, as thought parts) of every other model output, as
+  ``(author, parts)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.genai import types as genai_types
+
+from otel_eval.model import (
+    AgentDetails,
+    AppDetails,
+    IntermediateData,
+    Invocation,
+    TokenUsage,
+    TracedInvocation,
+)
+from otel_eval.traces.span import Span
+
+DEFAULT_AUTHOR = "agent"
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts of one span (None = not reported)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+    def reported(self) -> bool:
+        """Whether any count is present."""
+        return self.input_tokens is not None or self.output_tokens is not None
+
+
+@dataclass(slots=True)
+class ModelCall:
+    """One model call: what was sent (``inputs``) and what came back (``outputs``)."""
+
+    span: Span
+    author: str | None = None
+    inputs: list[genai_types.Content] = field(default_factory=list)
+    outputs: list[genai_types.Content] = field(default_factory=list)
+    model: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    system_instruction: str | None = None
+    tool_declarations: list[dict[str, Any]] = field(default_factory=list)
+    synthetic: bool = False
+    """True when the outputs were read from an agent span (no model span exists); not counted as a model call."""
+
+
+@dataclass(slots=True)
+class ToolRun:
+    """One tool execution span."""
+
+    span: Span
+    name: str | None
+    call_id: str | None = None
+    args: dict[str, Any] | None = None
+    response: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class InvocationDraft:
+    """Everything a convention read for one invocation root."""
+
+    convention: str
+    root: Span
+    session_id: str | None = None
+    agent_name: str | None = None
+    root_input: genai_types.Content | None = None
+    root_output: genai_types.Content | None = None
+    model_calls: list[ModelCall] = field(default_factory=list)
+    nested_model_calls: list[ModelCall] = field(default_factory=list)
+    tool_runs: list[ToolRun] = field(default_factory=list)
+    root_usage: Usage = field(default_factory=Usage)
+    root_model: str | None = None
+    content_captured: bool = True
+    warnings: list[str] = field(default_factory=list)
+
+
+_ROLES = {
+    "user": "user",
+    "human": "user",
+    "assistant": "model",
+    "ai": "model",
+    "model": "model",
+    "bot": "model",
+    "tool": "tool",
+    "function": "tool",
+    "tool-response": "tool",
+    "ipython": "tool",
+    "system": "system",
+    "developer": "system",
+}
+
+
+def normalize_role(role: object) -> str:
+    """A message role as ``user``, ``model``, ``tool`` or ``system`` (other roles lower-cased as they are)."""
+    text = str(role or "").strip().lower()
+    return _ROLES.get(text, text)
+
+
+def text_content(text: str | None, role: str) -> genai_types.Content | None:
+    """A one-part text content, or None for empty text."""
+    if text is None or not text.strip():
+        return None
+    return genai_types.Content(role=role, parts=[genai_types.Part(text=text)])
+
+
+def texts_of(content: genai_types.Content | None, *, thoughts: bool = False) -> list[str]:
+    """The text parts of a content (reasoning parts only when ``thoughts``)."""
+    if content is None or not content.parts:
+        return []
+    return [p.text for p in content.parts if p.text and (thoughts or not p.thought)]
+
+
+def last_user_text(messages: Iterable[genai_types.Content]) -> genai_types.Content | None:
+    """The last user message that carries text (tool results sent as user messages are skipped), text parts only."""
+    found: genai_types.Content | None = None
+    for message in messages:
+        if (message.role or "").lower() not in ("user", "human"):
+            continue
+        parts = [genai_types.Part(text=t) for t in texts_of(message)]
+        if parts and not any(p.function_response for p in message.parts or []):
+            found = genai_types.Content(role="user", parts=parts)
+    return found
+
+
+def _function_calls(contents: Sequence[genai_types.Content]) -> list[genai_types.FunctionCall]:
+    return [p.function_call for c in contents for p in c.parts or [] if p.function_call]
+
+
+def _is_final(outputs: Sequence[genai_types.Content]) -> bool:
+    has_text = any(texts_of(c) for c in outputs)
+    return has_text and not _function_calls(outputs)
+
+
+@dataclass(slots=True)
+class _Step:
+    sort_key: tuple[int, int]
+    call: genai_types.FunctionCall
+    response: genai_types.FunctionResponse | None
+
+
+class _ToolMatcher:
+    def __init__(self, runs: Sequence[ToolRun]) -> None:
+        self.runs = list(runs)
+        self.used: set[int] = set()
+
+    def take(self, call: genai_types.FunctionCall) -> ToolRun | None:
+        if call.id:
+            for index, run in enumerate(self.runs):
+                if index not in self.used and run.call_id == call.id:
+                    self.used.add(index)
+                    return run
+        for index, run in enumerate(self.runs):
+            if index in self.used or run.name != call.name:
+                continue
+            if call.id and run.call_id and run.call_id != call.id:
+                continue
+            self.used.add(index)
+            return run
+        return None
+
+    def leftovers(self) -> list[ToolRun]:
+        return [run for index, run in enumerate(self.runs) if index not in self.used]
+
+
+def _sent_back_responses(calls: Sequence[ModelCall]) -> dict[str, genai_types.FunctionResponse]:
+    found: dict[str, genai_types.FunctionResponse] = {}
+    for call in calls:
+        for message in call.inputs:
+            for part in message.parts or []:
+                response = part.function_response
+                if response is not None and response.id and response.id not in found:
+                    found[response.id] = response
+    return found
+
+
+def _steps(draft: InvocationDraft) -> list[_Step]:
+    matcher = _ToolMatcher(draft.tool_runs)
+    sent_back = _sent_back_responses(draft.model_calls)
+    steps: list[_Step] = []
+    seen_ids: set[str] = set()
+    sequence = 0
+    for model_call in draft.model_calls:
+        for call in _function_calls(model_call.outputs):
+            if call.id and call.id in seen_ids:
+                continue
+            if call.id:
+                seen_ids.add(call.id)
+            run = matcher.take(call)
+            response: genai_types.FunctionResponse | None = None
+            if run is not None and run.response is not None:
+                response = genai_types.FunctionResponse(name=call.name, id=call.id, response=run.response)
+            elif call.id and call.id in sent_back:
+                response = genai_types.FunctionResponse(
+                    name=call.name, id=call.id, response=sent_back[call.id].response
+                )
+            sequence += 1
+            steps.append(_Step((model_call.span.end_time_ns, sequence), call, response))
+    for run in matcher.leftovers():
+        call = genai_types.FunctionCall(name=run.name or "unknown_tool", args=run.args or {}, id=run.call_id)
+        response = None
+        if run.response is not None:
+            response = genai_types.FunctionResponse(name=call.name, id=call.id, response=run.response)
+        elif run.call_id and run.call_id in sent_back:
+            response = genai_types.FunctionResponse(
+                name=call.name, id=call.id, response=sent_back[run.call_id].response
+            )
+        sequence += 1
+        steps.append(_Step((run.span.start_time_ns, sequence), call, response))
+    steps.sort(key=lambda s: s.sort_key)
+    return steps
+
+
+def _final_and_intermediate(
+    draft: InvocationDraft,
+) -> tuple[genai_types.Content | None, list[tuple[str, list[genai_types.Part]]]]:
+    last_final_index: int | None = None
+    for index, model_call in enumerate(draft.model_calls):
+        if _is_final(model_call.outputs):
+            last_final_index = index
+    final: genai_types.Content | None = None
+    root_texts = texts_of(draft.root_output)
+    if root_texts:
+        final = genai_types.Content(role="model", parts=[genai_types.Part(text=t) for t in root_texts])
+    elif last_final_index is not None:
+        texts = [t for c in draft.model_calls[last_final_index].outputs for t in texts_of(c)]
+        final = genai_types.Content(role="model", parts=[genai_types.Part(text=t) for t in texts])
+    final_text = "\n".join(texts_of(final))
+    intermediate: list[tuple[str, list[genai_types.Part]]] = []
+    for index, model_call in enumerate(draft.model_calls):
+        if index == last_final_index:
+            own_text = "\n".join(t for c in model_call.outputs for t in texts_of(c))
+            if not root_texts or own_text.strip() == final_text.strip():
+                continue
+        parts = [
+            genai_types.Part(text=p.text, thought=p.thought or None)
+            for c in model_call.outputs
+            for p in c.parts or []
+            if p.text
+        ]
+        if parts:
+            intermediate.append((model_call.author or draft.agent_name or DEFAULT_AUTHOR, parts))
+    return final, intermediate
+
+
+def _union_ns(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(i for i in intervals if i[1] > i[0]):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _length(intervals: Sequence[tuple[int, int]]) -> int:
+    return sum(end - start for start, end in intervals)
+
+
+def _overlap(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> int:
+    total = 0
+    for a_start, a_end in a:
+        for b_start, b_end in b:
+            total += max(0, min(a_end, b_end) - max(a_start, b_start))
+    return total
+
+
+def _sum(values: Iterable[int | None]) -> int | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+def _token_usage(draft: InvocationDraft, calls: Sequence[ModelCall]) -> TokenUsage:
+    usages = [c.usage for c in calls if c.usage.reported()]
+    if not usages:
+        usages = [draft.root_usage]
+    return TokenUsage(
+        input_tokens=_sum(u.input_tokens for u in usages),
+        output_tokens=_sum(u.output_tokens for u in usages),
+        cached_input_tokens=_sum(u.cached_input_tokens for u in usages),
+        reasoning_tokens=_sum(u.reasoning_tokens for u in usages),
+    )
+
+
+def _app_details(calls: Sequence[ModelCall], default_author: str) -> AppDetails | None:
+    agents: dict[str, AgentDetails] = {}
+    for call in calls:
+        name = call.author or default_author
+        if name in agents or (not call.system_instruction and not call.tool_declarations):
+            continue
+        tools: list[Any] = [{"function_declarations": call.tool_declarations}] if call.tool_declarations else []
+        agents[name] = AgentDetails(name=name, instructions=call.system_instruction or "", tool_declarations=tools)
+    return AppDetails(agent_details=agents) if agents else None
+
+
+def build_invocation(draft: InvocationDraft) -> TracedInvocation:
+    """The ADK invocation and its telemetry facts. Never raises on content: problems end up in ``warnings``."""
+    root = draft.root
+    warnings = list(draft.warnings)
+    user_content = draft.root_input
+    if user_content is None:
+        for model_call in draft.model_calls:
+            user_content = last_user_text(model_call.inputs)
+            if user_content is not None:
+                break
+    steps = _steps(draft)
+    final, intermediate = _final_and_intermediate(draft)
+    if not draft.content_captured:
+        warnings.append(
+            f"trace {root.trace_id} span {root.span_id}: no message content was captured "
+            "(content capture off?); user text, responses and tool arguments are unknown"
+        )
+    elif user_content is None:
+        warnings.append(f"trace {root.trace_id} span {root.span_id}: no user message found")
+    real_calls = [c for c in [*draft.model_calls, *draft.nested_model_calls] if not c.synthetic]
+    model_union = _union_ns((c.span.start_time_ns, c.span.end_time_ns) for c in real_calls)
+    tool_union = _union_ns((r.span.start_time_ns, r.span.end_time_ns) for r in draft.tool_runs)
+    agent_name = draft.agent_name
+    invocation = Invocation(
+        invocation_id=root.span_id,
+        user_content=user_content if user_content is not None else genai_types.Content(parts=[]),
+        final_response=final,
+        intermediate_data=IntermediateData(
+            tool_uses=[s.call for s in steps],
+            tool_responses=[s.response for s in steps if s.response is not None],
+            intermediate_responses=intermediate,
+        ),
+        creation_timestamp=root.start_time_ns / 1e9,
+        app_details=_app_details(draft.model_calls, agent_name or DEFAULT_AUTHOR),
+    )
+    model = next((c.model for c in real_calls if c.model), None) or draft.root_model
+    return TracedInvocation(
+        invocation=invocation,
+        trace_id=root.trace_id,
+        span_id=root.span_id,
+        session_id=draft.session_id,
+        convention=draft.convention,
+        agent_name=agent_name,
+        model=model,
+        start_time_ns=root.start_time_ns,
+        end_time_ns=root.end_time_ns,
+        model_call_count=len(real_calls),
+        token_usage=_token_usage(draft, real_calls),
+        model_seconds=_length(model_union) / 1e9 if model_union else None,
+        tool_seconds=(_length(tool_union) - _overlap(tool_union, model_union)) / 1e9 if tool_union else None,
+        content_captured=draft.content_captured,
+        warnings=warnings,
+    )

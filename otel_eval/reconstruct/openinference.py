@@ -1,0 +1,475 @@
+"""OpenInference traces (Arize ``openinference-instrumentation-*``: LangChain/LangGraph, smolagents, Claude Agent SDK,
+OpenAI Agents SDK, ...) -> ADK invocations.
+
+Spans are typed by ``openinference.span.kind``. An **invocation root** is an ``AGENT`` span, or a ``CHAIN`` span that is
+a LangGraph graph (``LangGraph``) or a root of the trace with model/tool spans below it, that has no such span above it;
+so the OpenAI Agents ``Agent workflow`` span (whose agents hand off to each other) is one invocation, and the LangGraph
+routing nodes that LangChain labels ``AGENT`` inside a graph are not invocations of their own. A trace with no such
+span yields one invocation per root span that is or contains an ``LLM`` span.
+
+Inside an invocation:
+
+* model calls are the ``LLM`` spans (``llm.input_messages.<i>.message.*`` / ``llm.output_messages.<i>.message.*``:
+  ``role``, ``content`` (or ``content.<j>`` strings), ``contents.<j>.message_content.{type,text}`` (``reasoning``
+  becomes a thought part), ``tool_calls.<k>.tool_call.{id,function.name,function.arguments}``, ``tool_call_id``);
+  when there is no ``LLM`` span (the Claude Agent SDK emits none), the root's own ``llm.output_messages`` are read as
+  the model's outputs, one per message;
+* tool runs are the ``TOOL`` spans: ``tool.name``, ``tool.id``, arguments from ``input.value`` (smolagents'
+  ``{"args", "kwargs"}`` wrapper is unwrapped, positional args named from ``tool.parameters``; when ``input.value``
+  is absent, ``tool.parameters`` holds the arguments as the Claude Agent SDK writes them), result from
+  ``output.value`` (a serialised LangChain ``ToolMessage`` is unwrapped to its content); ``handoff to <agent>`` spans
+  are not tool runs (the model's ``transfer_to_<agent>`` call is);
+* the user message is the root's ``input.value`` (plain text, smolagents' ``{"task"}``, LangGraph's
+  ``{"messages"}``), else the last user message of the first model call; the final response is the root's
+  ``output.value`` when it has text, else the last model text (see ``_trajectory``).
+
+**Agents used as tools** (the OpenAI Agents ``ask_<specialist>`` tools, Claude's ``Agent`` tool with its sub-agent):
+the tool call and its result are part of the trajectory, the sub-agent's own model calls and tools are not -- what the
+user saw the top-level agent do, and what ADK does with ``AgentTool``. Their tokens still count in ``token_usage``.
+
+ADOT (CloudWatch) exports of LangChain carry no span kinds: every span is named after the instrumentation scope,
+has no parent, and holds its content in an event body ``{"input": {"messages"}, "output": {"messages"}}``. The kind is
+then inferred from that body (an ``LLMResult`` output: LLM; a ``ToolMessage`` output: TOOL; graph state in and out,
+without ``remaining_steps``: the graph itself, an invocation root), and spans are placed under the root whose time
+range contains them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from google.genai import types as genai_types
+
+from otel_eval import semconv
+from otel_eval.reconstruct import _langchain as lc
+from otel_eval.reconstruct._flattened import has_indexed, indexed, string_list
+from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
+from otel_eval.reconstruct._trajectory import (
+    InvocationDraft,
+    ModelCall,
+    ToolRun,
+    Usage,
+    build_invocation,
+    last_user_text,
+    normalize_role,
+    text_content,
+    texts_of,
+)
+from otel_eval.reconstruct._values import as_text, parse_json, tool_args, tool_response
+from otel_eval.reconstruct.base import Convention, TraceInvocations
+from otel_eval.traces.span import Span
+
+AGENT = "AGENT"
+CHAIN = "CHAIN"
+LLM = "LLM"
+TOOL = "TOOL"
+_LANGGRAPH = "LangGraph"
+_HANDOFF_PREFIX = "handoff to "
+_THOUGHT_TYPES = frozenset({"reasoning", "thinking"})
+_INPUT_KEYS = ("task", "input", "query", "question", "prompt")
+_OUTPUT_KEYS = ("output", "answer", "final_answer", "content")
+
+
+class OpenInferenceConvention(Convention):
+    """OpenInference span kinds and flattened ``llm.*_messages`` attributes."""
+
+    name = "openinference"
+
+    def detect(self, spans: Sequence[Span]) -> bool:
+        """Any span with ``openinference.span.kind``, or from an ``openinference.instrumentation.*`` scope."""
+        return any(
+            semconv.OPENINFERENCE_SPAN_KIND in s.attributes
+            or (s.scope_name or "").startswith(semconv.OPENINFERENCE_SCOPE_PREFIX)
+            for s in spans
+        )
+
+    def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
+        """One invocation per invocation root (see the module docstring)."""
+        tree = SpanTree(spans)
+        trace_id = tree.spans[0].trace_id if tree.spans else ""
+        result = TraceInvocations(trace_id=trace_id, convention=self.name, warnings=list(tree.problems))
+        kinds = {s.span_id: span_kind(s) for s in tree.spans}
+        roots = _invocation_roots(tree, kinds)
+        groups = tree.subtrees(roots)
+        for root in roots:
+            members = groups.get(root.span_id)
+            if members is None:
+                continue
+            draft = _Reader(tree, kinds, root, members).draft()
+            result.invocations.append(build_invocation(draft))
+        result.invocations.sort(key=lambda inv: (inv.start_time_ns, inv.span_id))
+        if not result.invocations:
+            result.warnings.append(f"trace {trace_id}: OpenInference spans but no agent, chain or LLM span to rebuild")
+        return result
+
+
+def span_kind(span: Span) -> str:
+    """The span's OpenInference kind, inferred from an ADOT event body when the attribute is missing."""
+    kind = span.attributes.get(semconv.OPENINFERENCE_SPAN_KIND)
+    if isinstance(kind, str) and kind:
+        return kind.upper()
+    inputs, outputs = body_messages(span)
+    if not inputs and not outputs:
+        return ""
+    out = lc.parsed(outputs[-1].get("content")) if outputs else None
+    if isinstance(out, dict) and "generations" in out:
+        return LLM
+    if lc.tool_message(out) is not None:
+        return TOOL
+    first_in = lc.parsed(inputs[0].get("content")) if inputs else None
+    graph_in = isinstance(first_in, dict) and "messages" in first_in and "remaining_steps" not in first_in
+    if graph_in and isinstance(out, dict) and "messages" in out:
+        return AGENT
+    return CHAIN
+
+
+def body_messages(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(input messages, output messages)`` of the span's event bodies (ADOT log-record content)."""
+    inputs: list[dict[str, Any]] = []
+    outputs: list[dict[str, Any]] = []
+    for event in span.events:
+        body = event.body if event.body is not None else event.attributes.get("body")
+        body, _ = parse_json(body)
+        if not isinstance(body, dict):
+            continue
+        for key, sink in (("input", inputs), ("output", outputs)):
+            section = body.get(key)
+            messages = section.get("messages") if isinstance(section, dict) else None
+            if isinstance(messages, list):
+                sink.extend(m for m in messages if isinstance(m, dict))
+    return inputs, outputs
+
+
+def _invocation_roots(tree: SpanTree, kinds: Mapping[str, str]) -> list[Span]:
+    def has_work_below(span: Span) -> bool:
+        return any(kinds.get(d.span_id) in (LLM, TOOL, AGENT) for d in tree.descendants(span))
+
+    candidates = {
+        s.span_id
+        for s in tree.spans
+        if kinds[s.span_id] == AGENT
+        or (kinds[s.span_id] == CHAIN and (s.name == _LANGGRAPH or (tree.parent(s) is None and has_work_below(s))))
+    }
+    roots = [
+        s for s in tree.spans if s.span_id in candidates and not tree.has_ancestor(s, lambda a: a.span_id in candidates)
+    ]
+    if roots:
+        return roots
+    return [
+        r for r in tree.roots if kinds[r.span_id] == LLM or any(kinds[d.span_id] == LLM for d in tree.descendants(r))
+    ]
+
+
+def _usage(attributes: Mapping[str, Any]) -> Usage:
+    def number(*keys: str) -> int | None:
+        for key in keys:
+            value = attributes.get(key)
+            if isinstance(value, bool):
+                continue
+            if isinstance(value, (int, float)):
+                return int(value)
+        return None
+
+    return Usage(
+        input_tokens=number(semconv.LLM_TOKEN_COUNT_PROMPT, semconv.GEN_AI_USAGE_INPUT_TOKENS),
+        output_tokens=number(semconv.LLM_TOKEN_COUNT_COMPLETION, semconv.GEN_AI_USAGE_OUTPUT_TOKENS),
+        cached_input_tokens=number(semconv.LLM_TOKEN_COUNT_CACHE_READ),
+        reasoning_tokens=number(semconv.LLM_TOKEN_COUNT_REASONING),
+    )
+
+
+def _model_name(attributes: Mapping[str, Any]) -> str | None:
+    for key in (semconv.LLM_MODEL_NAME, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL):
+        value = attributes.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def flat_message(entry: Mapping[str, Any], warnings: list[str], where: str) -> genai_types.Content:
+    """One flattened ``message.*`` entry as a genai ``Content`` (role normalised, tool results as responses)."""
+    role = normalize_role(entry.get("message.role"))
+    parts: list[genai_types.Part] = []
+    contents = indexed(entry, "message.contents")
+    if contents:
+        for item in contents:
+            text = item.get("message_content.text")
+            if isinstance(text, str) and text:
+                thought = str(item.get("message_content.type", "text")).lower() in _THOUGHT_TYPES
+                parts.append(genai_types.Part(text=text, thought=True if thought else None))
+    else:
+        parts.extend(genai_types.Part(text=t) for t in string_list(entry, "message.content") if t)
+    call_id = entry.get("message.tool_call_id")
+    if role == "tool" and isinstance(call_id, str) and call_id:
+        text = "\n".join(p.text for p in parts if p.text)
+        name = entry.get("message.name")
+        parts = [
+            genai_types.Part(
+                function_response=genai_types.FunctionResponse(
+                    id=call_id, name=name if isinstance(name, str) else None, response=tool_response(text)
+                )
+            )
+        ]
+    for call in indexed(entry, "message.tool_calls"):
+        name = call.get("tool_call.function.name")
+        if not isinstance(name, str) or not name:
+            continue
+        raw_id = call.get("tool_call.id")
+        parts.append(
+            genai_types.Part(
+                function_call=genai_types.FunctionCall(
+                    name=name,
+                    args=tool_args(call.get("tool_call.function.arguments"), warnings, where),
+                    id=raw_id if isinstance(raw_id, str) and raw_id else None,
+                )
+            )
+        )
+    return genai_types.Content(role=role, parts=parts)
+
+
+def _tool_declarations(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
+    declarations: list[dict[str, Any]] = []
+    for entry in indexed(attributes, semconv.LLM_TOOLS):
+        schema, _ = parse_json(entry.get("tool.json_schema"))
+        if isinstance(schema, dict) and isinstance(schema.get("function"), dict):
+            schema = schema["function"]
+        if not isinstance(schema, dict) or not isinstance(schema.get("name"), str):
+            continue
+        declaration: dict[str, Any] = {"name": schema["name"]}
+        if isinstance(schema.get("description"), str):
+            declaration["description"] = schema["description"]
+        parameters = schema.get("parameters", schema.get("input_schema"))
+        if isinstance(parameters, dict):
+            declaration["parameters_json_schema"] = parameters
+        declarations.append(declaration)
+    return declarations
+
+
+def _value_text(value: Any, *, role: str, keys: Sequence[str]) -> str | None:
+    """Text of an ``input.value``/``output.value``: plain text, or the right message/field of a JSON value."""
+    parsed_value, ok = parse_json(value)
+    if not ok:
+        return value if isinstance(value, str) and value.strip() else None
+    if isinstance(parsed_value, str):
+        return parsed_value if parsed_value.strip() else None
+    if isinstance(parsed_value, dict):
+        messages = lc.messages_of(parsed_value)
+        if messages:
+            return lc.last_text(messages, role)
+        for key in keys:
+            field = parsed_value.get(key)
+            if isinstance(field, str) and field.strip():
+                return field
+        return None
+    if isinstance(parsed_value, list):
+        items = [m for m in (lc.unwrap(item) for item in parsed_value) if m is not None]
+        return lc.last_text(items, role)
+    return value if isinstance(value, str) and value.strip() else None
+
+
+class _Reader:
+    """Reads one invocation's spans into an :class:`InvocationDraft`."""
+
+    def __init__(self, tree: SpanTree, kinds: Mapping[str, str], root: Span, members: Sequence[Span]) -> None:
+        self.tree = tree
+        self.kinds = kinds
+        self.root = root
+        self.members = members
+        self.member_ids = {s.span_id for s in members}
+        self.warnings: list[str] = []
+
+    def kind(self, span: Span) -> str:
+        return self.kinds.get(span.span_id, "")
+
+    def agent_label(self, span: Span) -> str | None:
+        for key in (semconv.AGENT_NAME, semconv.GEN_AI_AGENT_NAME, semconv.GRAPH_NODE_ID):
+            value = span.attributes.get(key)
+            if isinstance(value, str) and value:
+                return value
+        return None
+
+    def author(self, span: Span) -> str | None:
+        for ancestor in self.tree.ancestors(span):
+            if ancestor.span_id not in self.member_ids:
+                break
+            if self.kind(ancestor) == AGENT:
+                label = self.agent_label(ancestor)
+                if label:
+                    return label
+        return None
+
+    def draft(self) -> InvocationDraft:
+        root = self.root
+        nested = nested_span_ids(
+            self.tree,
+            root,
+            self.members,
+            is_tool=lambda s: self.kind(s) == TOOL,
+            is_agent=lambda s: self.kind(s) == AGENT,
+        )
+        draft = InvocationDraft(convention=OpenInferenceConvention.name, root=root)
+        for span in self.members:
+            kind = self.kind(span)
+            if kind == LLM:
+                call = self.model_call(span)
+                (draft.nested_model_calls if span.span_id in nested else draft.model_calls).append(call)
+            elif kind == TOOL and span.span_id not in nested and span.span_id != root.span_id:
+                run = self.tool_run(span)
+                if run is not None:
+                    draft.tool_runs.append(run)
+        draft.agent_name = (
+            self.agent_label(root)
+            or next((c.author for c in draft.model_calls if c.author), None)
+            or (None if root.name.startswith(semconv.OPENINFERENCE_SCOPE_PREFIX) else root.name)
+        )
+        if not draft.model_calls and has_indexed(root.attributes, semconv.LLM_OUTPUT_MESSAGES):
+            draft.model_calls = [
+                ModelCall(span=root, author=draft.agent_name, outputs=[content], synthetic=True)
+                for content in self.flat_messages(root, semconv.LLM_OUTPUT_MESSAGES)
+            ]
+        if self.kind(root) != LLM:
+            draft.root_input = self.root_text(root, "input")
+            draft.root_output = self.root_text(root, "output")
+        draft.root_usage = _usage(root.attributes)
+        draft.root_model = _model_name(root.attributes)
+        draft.session_id = self.session_id()
+        draft.content_captured = any(self.has_content(s) for s in self.members)
+        draft.warnings = self.warnings
+        return draft
+
+    def session_id(self) -> str | None:
+        for span in [self.root, *self.members]:
+            for key in (semconv.SESSION_ID, semconv.GEN_AI_CONVERSATION_ID):
+                value = span.attributes.get(key)
+                if isinstance(value, str) and value:
+                    return value
+        return None
+
+    def has_content(self, span: Span) -> bool:
+        attributes = span.attributes
+        if semconv.INPUT_VALUE in attributes or semconv.OUTPUT_VALUE in attributes:
+            return True
+        if has_indexed(attributes, semconv.LLM_INPUT_MESSAGES) or has_indexed(attributes, semconv.LLM_OUTPUT_MESSAGES):
+            return True
+        inputs, outputs = body_messages(span)
+        return bool(inputs or outputs)
+
+    def flat_messages(self, span: Span, prefix: str) -> list[genai_types.Content]:
+        where = f"span {span.span_id} ({span.name!r}) {prefix}"
+        return [flat_message(entry, self.warnings, where) for entry in indexed(span.attributes, prefix)]
+
+    def model_call(self, span: Span) -> ModelCall:
+        call = ModelCall(
+            span=span,
+            author=self.author(span),
+            model=_model_name(span.attributes),
+            usage=_usage(span.attributes),
+            tool_declarations=_tool_declarations(span.attributes),
+        )
+        call.inputs = self.flat_messages(span, semconv.LLM_INPUT_MESSAGES)
+        call.outputs = self.flat_messages(span, semconv.LLM_OUTPUT_MESSAGES)
+        if not call.inputs and not call.outputs:
+            self.read_body_model_call(span, call)
+        system = [t for m in call.inputs if m.role == "system" for t in texts_of(m)]
+        call.system_instruction = "\n".join(system) or None
+        return call
+
+    def read_body_model_call(self, span: Span, call: ModelCall) -> None:
+        inputs, outputs = body_messages(span)
+        where = f"span {span.span_id} event body"
+        for message in inputs:
+            content = lc.parsed(message.get("content"))
+            batch = lc.messages_of(content)
+            if batch:
+                call.inputs.extend(
+                    c for c in (text_content(lc.message_text(m), lc.message_role(m)) for m in batch) if c is not None
+                )
+                continue
+            text = as_text(content)
+            role = lc.message_role(message)
+            content_obj = text_content(text, role)
+            if content_obj is not None:
+                call.inputs.append(content_obj)
+        for message in outputs:
+            content = lc.llm_result_content(lc.parsed(message.get("content")), self.warnings, where)
+            if content is None:
+                content = text_content(as_text(message.get("content")), "model")
+            if content is not None:
+                call.outputs.append(content)
+
+    def tool_run(self, span: Span) -> ToolRun | None:
+        attributes = span.attributes
+        name = attributes.get(semconv.TOOL_NAME)
+        if not isinstance(name, str) or not name:
+            if span.name.startswith(_HANDOFF_PREFIX) or span.name.startswith(semconv.OPENINFERENCE_SCOPE_PREFIX):
+                name = None
+            else:
+                name = span.name
+        raw_id = attributes.get(semconv.TOOL_ID)
+        run = ToolRun(span=span, name=name, call_id=raw_id if isinstance(raw_id, str) and raw_id else None)
+        where = f"span {span.span_id} ({span.name!r})"
+        if semconv.INPUT_VALUE in attributes:
+            run.args = self.tool_input(
+                attributes.get(semconv.INPUT_VALUE), attributes.get(semconv.TOOL_PARAMETERS), where
+            )
+        elif semconv.TOOL_PARAMETERS in attributes:
+            run.args = tool_args(attributes.get(semconv.TOOL_PARAMETERS), self.warnings, where)
+        if semconv.OUTPUT_VALUE in attributes:
+            self.set_result(run, attributes.get(semconv.OUTPUT_VALUE))
+        inputs, outputs = body_messages(span)
+        if run.args is None and inputs:
+            run.args = tool_args(inputs[-1].get("content"), self.warnings, where)
+        if run.response is None and outputs:
+            self.set_result(run, outputs[-1].get("content"))
+        if run.response is None and span.status_code == "ERROR":
+            run.response = {"error": span.status_message or "error"}
+        if run.name is None:
+            if span.name.startswith(_HANDOFF_PREFIX):
+                return None
+            run.name = "unknown_tool"
+        return run
+
+    def set_result(self, run: ToolRun, value: Any) -> None:
+        message = lc.tool_message(lc.parsed(value))
+        if message is None:
+            run.response = tool_response(value)
+            return
+        run.response, call_id, name = message
+        run.call_id = run.call_id or call_id
+        run.name = run.name or name
+
+    def tool_input(self, value: Any, parameters: Any, where: str) -> dict[str, Any]:
+        args = tool_args(value, self.warnings, where)
+        if not (set(args) <= {"args", "kwargs", "sanitize_inputs_outputs"} and ({"args", "kwargs"} & set(args))):
+            return args
+        # smolagents: {"args": [...], "kwargs": {...}}; name positional args after the tool's parameters.
+        named: dict[str, Any] = {}
+        positional = args.get("args")
+        schema, _ = parse_json(parameters)
+        if isinstance(positional, list) and positional:
+            names = list(schema) if isinstance(schema, dict) else []
+            if len(names) >= len(positional):
+                named.update(zip(names, positional, strict=False))
+            else:
+                named["args"] = positional
+        keywords = args.get("kwargs")
+        if isinstance(keywords, dict):
+            named.update(keywords)
+        return named
+
+    def root_text(self, span: Span, direction: str) -> genai_types.Content | None:
+        role = "user" if direction == "input" else "model"
+        key = semconv.INPUT_VALUE if direction == "input" else semconv.OUTPUT_VALUE
+        keys = _INPUT_KEYS if direction == "input" else _OUTPUT_KEYS
+        text = _value_text(span.attributes.get(key), role=role, keys=keys)
+        if text is None:
+            inputs, outputs = body_messages(span)
+            messages = inputs if direction == "input" else outputs
+            for message in reversed(messages):
+                text = _value_text(message.get("content"), role=role, keys=keys)
+                if text is not None:
+                    break
+        if text is None and direction == "input":
+            return last_user_text(self.flat_messages(span, semconv.LLM_INPUT_MESSAGES))
+        return text_content(text, role)
