@@ -1,0 +1,465 @@
+"""OpenTelemetry GenAI message JSON -> Google GenAI ``Content`` / ``Tool``.
+
+Shared by every convention that reads chat messages from spans (ADK v2, GenAI semantic conventions, OpenInference,
+OpenLLMetry). Two message shapes are accepted, and may be mixed in one list:
+
+* **parts-based** (GenAI semconv >= 1.37, ADK v2): ``{"role", "parts": [...], "finish_reason"?, "name"?}`` with parts
+  ``{"type": "text", "content"}``, ``{"type": "thinking"|"reasoning", "content"}``,
+  ``{"type": "tool_call", "id", "name", "arguments"}``, ``{"type": "tool_call_response", "id", "response"|"result"}``,
+  ``{"type": "blob", "mime_type", "content"|"data"}`` and ``{"type": "uri"|"file_data", "mime_type", "uri"}``.
+* **content-based** (OpenAI chat style, older GenAI events): ``{"role", "content": str | [{"type": "text", "text"}],
+  "tool_calls": [{"id", "type": "function", "function": {"name", "arguments"}}], "tool_call_id"?, "name"?}``.
+
+Roles become Google GenAI roles: ``assistant``/``model``/``ai`` -> ``model``; ``user``/``human`` and ``tool``/``function``
+(a tool result goes back to the model as a user turn, as ADK does) -> ``user``; ``system``/``developer`` stay
+``system`` so callers can tell instructions from conversation (ADK never puts them in ``contents``).
+
+Public API (all pure, none raises on malformed input; problems are appended to ``warnings`` when given):
+
+* :func:`contents_from_messages` — a message list (or its JSON string) -> ``list[Content]``.
+* :func:`content_from_message` — one message -> ``Content`` (None when it carries nothing usable).
+* :func:`tool_call_names` — call id -> tool name over a message list, to name tool responses that carry only an id.
+* :func:`system_instruction_text` — ``gen_ai.system_instructions`` (parts list, string or messages) -> text.
+* :func:`tools_from_definitions` — ``gen_ai.tool.definitions`` -> genai ``Tool`` list (one function declaration each).
+* :func:`function_response_payload` — any tool result value -> the ``dict`` a ``FunctionResponse.response`` holds.
+* :func:`genai_role` — a message role -> ``user`` / ``model`` / ``system``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import pydantic
+from google.genai import types as genai_types
+
+logger = logging.getLogger(__name__)
+
+_MODEL_ROLES = frozenset({"assistant", "model", "ai", "bot"})
+_USER_ROLES = frozenset({"user", "human", "tool", "function", "ipython"})
+_SYSTEM_ROLES = frozenset({"system", "developer"})
+_THOUGHT_TYPES = frozenset({"thinking", "reasoning", "thought"})
+_TEXT_TYPES = frozenset({"text", "input_text", "output_text"})
+
+
+def genai_role(role: object) -> str:
+    """A message role as a Google GenAI role: ``model``, ``user`` or ``system`` (unknown -> ``user``)."""
+    value = role.strip().lower() if isinstance(role, str) else ""
+    if value in _MODEL_ROLES:
+        return "model"
+    if value in _SYSTEM_ROLES:
+        return "system"
+    return "user"
+
+
+def parse_json_value(value: Any) -> Any:
+    """``value`` parsed when it is a JSON object/array string, else unchanged."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
+            try:
+                return json.loads(text)
+            except json.JSONDecodeError:
+                return value
+    return value
+
+
+def function_response_payload(value: Any) -> dict[str, Any]:
+    """The ``FunctionResponse.response`` dict for a tool result: a dict (or JSON object string) as is, else wrapped.
+
+    Non-dict results are wrapped as ``{"result": value}``, as ADK wraps a function tool's non-dict return value.
+    """
+    parsed = parse_json_value(value)
+    if isinstance(parsed, dict):
+        return parsed
+    return {"result": parsed}
+
+
+def function_call_args(value: Any, warnings: list[str] | None = None, where: str = "") -> dict[str, Any]:
+    """Tool-call arguments (dict or JSON object string) as a dict; anything else is a warning and ``{}``."""
+    if value is None or value == "":
+        return {}
+    parsed = parse_json_value(value)
+    if isinstance(parsed, dict):
+        return parsed
+    _warn(warnings, f"{where}: tool call arguments are not a JSON object: {_preview(value)}")
+    return {}
+
+
+def tool_call_names(messages: Any) -> dict[str, str]:
+    """Tool-call id -> tool name over a message list (both shapes), for naming responses that carry only an id."""
+    names: dict[str, str] = {}
+    for message in _message_list(messages, None, ""):
+        parts = message.get("parts")
+        for part in parts if isinstance(parts, list) else ():
+            if isinstance(part, Mapping) and part.get("type") == "tool_call":
+                call_id, name = part.get("id"), part.get("name")
+                if isinstance(call_id, str) and isinstance(name, str):
+                    names[call_id] = name
+        tool_calls = message.get("tool_calls")
+        if isinstance(tool_calls, list):
+            for call in tool_calls:
+                if not isinstance(call, Mapping):
+                    continue
+                function = call.get("function") if isinstance(call.get("function"), Mapping) else call
+                call_id, name = call.get("id"), function.get("name") if isinstance(function, Mapping) else None
+                if isinstance(call_id, str) and isinstance(name, str):
+                    names[call_id] = name
+    return names
+
+
+def contents_from_messages(
+    messages: Any,
+    warnings: list[str] | None = None,
+    where: str = "messages",
+    *,
+    call_names: Mapping[str, str] | None = None,
+) -> list[genai_types.Content]:
+    """A list of GenAI messages (list or JSON string, either shape) as genai ``Content`` objects, in order.
+
+    Args:
+        messages: The attribute value: a JSON string or an already parsed list (a single message dict is accepted).
+        warnings: Receives one line per problem (not JSON, not a list, malformed message or part).
+        where: Names the source in warnings (e.g. ``"span 1a2b (generate_content x): gen_ai.input.messages"``).
+        call_names: Extra call id -> tool name mappings, to name tool responses whose call is in another message
+            list (e.g. the calls of an earlier output). The calls in ``messages`` itself are always used.
+
+    Returns:
+        One ``Content`` per message that carries at least one usable part. Messages with no usable part are skipped.
+    """
+    items = _message_list(messages, warnings, where)
+    names = dict(call_names or {})
+    names.update(tool_call_names(items))
+    contents: list[genai_types.Content] = []
+    for index, message in enumerate(items):
+        content = content_from_message(message, warnings, f"{where}[{index}]", call_names=names)
+        if content is not None:
+            contents.append(content)
+    return contents
+
+
+def content_from_message(
+    message: Any,
+    warnings: list[str] | None = None,
+    where: str = "message",
+    *,
+    call_names: Mapping[str, str] | None = None,
+) -> genai_types.Content | None:
+    """One GenAI message (either shape) as a genai ``Content``; None when it carries no usable part."""
+    if not isinstance(message, Mapping):
+        _warn(warnings, f"{where}: message is not an object: {_preview(message)}")
+        return None
+    names = call_names or {}
+    raw_role = message.get("role")
+    parts: list[genai_types.Part] = []
+    if isinstance(message.get("parts"), list):
+        for index, raw_part in enumerate(message["parts"]):
+            part = _part_from_semconv(raw_part, names, warnings, f"{where}.parts[{index}]")
+            if part is not None:
+                parts.append(part)
+    else:
+        parts.extend(_parts_from_chat_message(message, names, warnings, where))
+    if not parts:
+        return None
+    return genai_types.Content(role=genai_role(raw_role), parts=parts)
+
+
+def system_instruction_text(value: Any, warnings: list[str] | None = None, where: str = "system instructions") -> str:
+    """System instructions as text: a parts list (``gen_ai.system_instructions``), a string, or system messages.
+
+    Text parts are joined with a newline. Returns ``""`` when there is none.
+    """
+    parsed = parse_json_value(value)
+    if parsed is None:
+        return ""
+    if isinstance(parsed, str):
+        return parsed
+    items = parsed if isinstance(parsed, list) else [parsed]
+    texts: list[str] = []
+    for index, item in enumerate(items):
+        if isinstance(item, str):
+            texts.append(item)
+        elif isinstance(item, Mapping) and ("parts" in item or "role" in item):
+            content = content_from_message(item, warnings, f"{where}[{index}]")
+            if content is not None:
+                texts.extend(p.text for p in content.parts or [] if p.text and not p.thought)
+        elif isinstance(item, Mapping):
+            text = item.get("content", item.get("text"))
+            if isinstance(text, str):
+                texts.append(text)
+            else:
+                _warn(warnings, f"{where}[{index}]: instruction part has no text: {_preview(item)}")
+        else:
+            _warn(warnings, f"{where}[{index}]: unexpected instruction {_preview(item)}")
+    return "\n".join(texts)
+
+
+def tools_from_definitions(
+    value: Any, warnings: list[str] | None = None, where: str = "tool definitions"
+) -> list[genai_types.Tool]:
+    """``gen_ai.tool.definitions`` (GenAI or OpenAI shape, list or JSON string) as genai ``Tool`` objects.
+
+    Function definitions become one ``Tool`` with one ``FunctionDeclaration`` each; their ``parameters`` are kept as
+    a genai ``Schema`` when they are written as one (upper-case types, as ADK dumps ``Schema`` objects), else as
+    ``parameters_json_schema``. Built-in tools (``{"type": "google_search", "name": "google_search"}``) become the
+    matching ``Tool`` field when genai knows it; others are skipped with a warning.
+    """
+    parsed = parse_json_value(value)
+    if parsed is None:
+        return []
+    if not isinstance(parsed, list):
+        _warn(warnings, f"{where}: expected a list of tool definitions, got {_preview(value)}")
+        return []
+    tools: list[genai_types.Tool] = []
+    for index, definition in enumerate(parsed):
+        tool = _tool_from_definition(definition, warnings, f"{where}[{index}]")
+        if tool is not None:
+            tools.append(tool)
+    return tools
+
+
+# --- internals -----------------------------------------------------------------------------------------------------
+
+
+def _message_list(messages: Any, warnings: list[str] | None, where: str) -> list[Mapping[str, Any]]:
+    value = messages
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            _warn(warnings, f"{where}: not valid JSON ({exc}): {_preview(messages)}")
+            return []
+    if isinstance(value, Mapping):
+        inner = value.get("messages")
+        value = inner if isinstance(inner, list) else [value]
+    if not isinstance(value, list):
+        _warn(warnings, f"{where}: expected a list of messages, got {_preview(messages)}")
+        return []
+    items: list[Mapping[str, Any]] = []
+    for index, item in enumerate(value):
+        if isinstance(item, Mapping):
+            items.append(item)
+        else:
+            _warn(warnings, f"{where}[{index}]: message is not an object: {_preview(item)}")
+    return items
+
+
+def _part_from_semconv(
+    raw: Any, call_names: Mapping[str, str], warnings: list[str] | None, where: str
+) -> genai_types.Part | None:
+    if isinstance(raw, str):
+        return genai_types.Part(text=raw)
+    if not isinstance(raw, Mapping):
+        _warn(warnings, f"{where}: part is not an object: {_preview(raw)}")
+        return None
+    kind = raw.get("type")
+    if kind in _TEXT_TYPES or (kind is None and ("content" in raw or "text" in raw)):
+        text = raw.get("content", raw.get("text"))
+        return genai_types.Part(text=text) if isinstance(text, str) else _bad_part(warnings, where, raw)
+    if kind in _THOUGHT_TYPES:
+        text = raw.get("content", raw.get("text"))
+        return genai_types.Part(text=text, thought=True) if isinstance(text, str) else _bad_part(warnings, where, raw)
+    if kind in ("tool_call", "function_call"):
+        name = raw.get("name")
+        if not isinstance(name, str) or not name:
+            return _bad_part(warnings, where, raw)
+        call_id = raw.get("id")
+        return genai_types.Part(
+            function_call=genai_types.FunctionCall(
+                id=call_id if isinstance(call_id, str) else None,
+                name=name,
+                args=function_call_args(raw.get("arguments", raw.get("args")), warnings, where),
+            )
+        )
+    if kind in ("tool_call_response", "function_response"):
+        call_id = raw.get("id")
+        call_id = call_id if isinstance(call_id, str) else None
+        name = raw.get("name")
+        if not isinstance(name, str):
+            name = call_names.get(call_id or "")
+        result = raw["response"] if "response" in raw else raw.get("result")
+        return genai_types.Part(
+            function_response=genai_types.FunctionResponse(
+                id=call_id, name=name, response=function_response_payload(result)
+            )
+        )
+    if kind == "blob":
+        return _blob_part(raw, warnings, where)
+    if kind in ("uri", "file_data", "file"):
+        uri = raw.get("uri", raw.get("file_uri"))
+        mime = raw.get("mime_type")
+        if isinstance(uri, str):
+            return genai_types.Part(
+                file_data=genai_types.FileData(file_uri=uri, mime_type=mime if isinstance(mime, str) else None)
+            )
+        return _bad_part(warnings, where, raw)
+    _warn(warnings, f"{where}: unsupported part type {kind!r}; skipped")
+    return None
+
+
+def _blob_part(raw: Mapping[str, Any], warnings: list[str] | None, where: str) -> genai_types.Part | None:
+    data = raw.get("content", raw.get("data"))
+    mime = raw.get("mime_type")
+    if isinstance(data, str):
+        try:
+            payload = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            payload = data.encode()
+    elif isinstance(data, bytes):
+        payload = data
+    else:
+        return _bad_part(warnings, where, raw)
+    return genai_types.Part(
+        inline_data=genai_types.Blob(data=payload, mime_type=mime if isinstance(mime, str) else None)
+    )
+
+
+def _parts_from_chat_message(
+    message: Mapping[str, Any], call_names: Mapping[str, str], warnings: list[str] | None, where: str
+) -> list[genai_types.Part]:
+    role = message.get("role")
+    role_name = role.strip().lower() if isinstance(role, str) else ""
+    content = message.get("content")
+    if role_name in ("tool", "function") or "tool_call_id" in message:
+        call_id = message.get("tool_call_id", message.get("id"))
+        call_id = call_id if isinstance(call_id, str) else None
+        name = message.get("name")
+        if not isinstance(name, str):
+            name = call_names.get(call_id or "")
+        result = _chat_text(content) if isinstance(content, list) else content
+        return [
+            genai_types.Part(
+                function_response=genai_types.FunctionResponse(
+                    id=call_id, name=name, response=function_response_payload(result)
+                )
+            )
+        ]
+    parts: list[genai_types.Part] = []
+    if isinstance(content, str):
+        if content:
+            parts.append(genai_types.Part(text=content))
+    elif isinstance(content, list):
+        for index, item in enumerate(content):
+            part = _part_from_semconv(item, call_names, warnings, f"{where}.content[{index}]")
+            if part is not None:
+                parts.append(part)
+    elif content is not None:
+        _warn(warnings, f"{where}: unexpected message content {_preview(content)}")
+    tool_calls = message.get("tool_calls")
+    if isinstance(tool_calls, list):
+        for index, call in enumerate(tool_calls):
+            part = _chat_tool_call(call, warnings, f"{where}.tool_calls[{index}]")
+            if part is not None:
+                parts.append(part)
+    elif tool_calls is not None:
+        _warn(warnings, f"{where}: tool_calls is not a list: {_preview(tool_calls)}")
+    return parts
+
+
+def _chat_tool_call(call: Any, warnings: list[str] | None, where: str) -> genai_types.Part | None:
+    if not isinstance(call, Mapping):
+        return _bad_part(warnings, where, call)
+    function = call.get("function")
+    source = function if isinstance(function, Mapping) else call
+    name = source.get("name")
+    if not isinstance(name, str) or not name:
+        return _bad_part(warnings, where, call)
+    call_id = call.get("id")
+    return genai_types.Part(
+        function_call=genai_types.FunctionCall(
+            id=call_id if isinstance(call_id, str) else None,
+            name=name,
+            args=function_call_args(source.get("arguments", source.get("args")), warnings, where),
+        )
+    )
+
+
+def _chat_text(content: list[Any]) -> str:
+    texts = []
+    for item in content:
+        if isinstance(item, str):
+            texts.append(item)
+        elif isinstance(item, Mapping):
+            text = item.get("text", item.get("content"))
+            if isinstance(text, str):
+                texts.append(text)
+    return "\n".join(texts)
+
+
+def _tool_from_definition(definition: Any, warnings: list[str] | None, where: str) -> genai_types.Tool | None:
+    if not isinstance(definition, Mapping):
+        _warn(warnings, f"{where}: tool definition is not an object: {_preview(definition)}")
+        return None
+    function = definition.get("function")
+    source: Mapping[str, Any] = function if isinstance(function, Mapping) else definition
+    kind = definition.get("type", "function")
+    name = source.get("name")
+    if kind == "function" or isinstance(function, Mapping):
+        if not isinstance(name, str) or not name:
+            _warn(warnings, f"{where}: function definition without a name")
+            return None
+        description = source.get("description")
+        declaration = genai_types.FunctionDeclaration(
+            name=name, description=description if isinstance(description, str) else None
+        )
+        parameters = parse_json_value(source.get("parameters"))
+        if isinstance(parameters, Mapping):
+            declaration = _with_parameters(declaration, parameters)
+        return genai_types.Tool(function_declarations=[declaration])
+    if isinstance(kind, str) and kind in genai_types.Tool.model_fields:
+        try:
+            return genai_types.Tool.model_validate({kind: {}})
+        except pydantic.ValidationError:
+            pass
+    _warn(warnings, f"{where}: tool type {kind!r} has no genai equivalent; skipped")
+    return None
+
+
+def _with_parameters(
+    declaration: genai_types.FunctionDeclaration, parameters: Mapping[str, Any]
+) -> genai_types.FunctionDeclaration:
+    if _is_genai_schema(parameters):
+        try:
+            return declaration.model_copy(update={"parameters": genai_types.Schema.model_validate(parameters)})
+        except pydantic.ValidationError:
+            pass
+    return declaration.model_copy(update={"parameters_json_schema": dict(parameters)})
+
+
+def _is_genai_schema(schema: Mapping[str, Any]) -> bool:
+    kind = schema.get("type")
+    return isinstance(kind, str) and kind.isupper()
+
+
+def _bad_part(warnings: list[str] | None, where: str, raw: Any) -> genai_types.Part | None:
+    _warn(warnings, f"{where}: malformed part {_preview(raw)}; skipped")
+    return None
+
+
+def _warn(warnings: list[str] | None, message: str) -> None:
+    if warnings is not None:
+        warnings.append(message)
+    else:
+        logger.debug("%s", message)
+
+
+def _preview(value: Any, limit: int = 120) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
+
+
+__all__ = [
+    "content_from_message",
+    "contents_from_messages",
+    "function_call_args",
+    "function_response_payload",
+    "genai_role",
+    "parse_json_value",
+    "system_instruction_text",
+    "tool_call_names",
+    "tools_from_definitions",
+]
