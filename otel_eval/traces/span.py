@@ -18,6 +18,8 @@ class SpanEvent:
     name: str
     timestamp_ns: int
     attributes: Mapping[str, AttributeValue] = field(default_factory=dict)
+    body: Any = None
+    """The event's body when it came from a log record (ADOT exports put GenAI content there), else None."""
 
 
 @dataclass(slots=True)
