@@ -7,6 +7,7 @@ class attribute. The registry (:mod:`otel_eval.metrics.registry`) lists them exp
 from __future__ import annotations
 
 import abc
+import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -77,7 +78,9 @@ class Evaluator(abc.ABC):
             try:
                 self.criterion = criterion.as_type(info.criterion_type)
             except pydantic.ValidationError as exc:
-                raise ConfigurationError(f"invalid criterion for metric {info.name!r}: {_first_error(exc)}") from exc
+                raise ConfigurationError(
+                    f"invalid criterion for metric {info.name!r}: {_first_error(exc, info.criterion_type)}"
+                ) from exc
             check_threshold(info, self.criterion.threshold)
         self.judge = judge
 
@@ -145,10 +148,25 @@ def check_threshold(info: MetricInfo, threshold: float) -> None:
         )
 
 
-def _first_error(exc: pydantic.ValidationError) -> str:
+def _first_error(exc: pydantic.ValidationError, criterion_type: type[BaseCriterion] | None = None) -> str:
     err = exc.errors()[0]
     location = ".".join(str(part) for part in err["loc"]) or "criterion"
+    enum_type = _enum_field(criterion_type, err["loc"])
+    if enum_type is not None:
+        names = ", ".join(member.name for member in enum_type)
+        return f"{location}: {err.get('input')!r} is not one of {names}"
     return f"{location}: {err['msg']}"
+
+
+def _enum_field(criterion_type: type[BaseCriterion] | None, loc: tuple[int | str, ...]) -> type[enum.Enum] | None:
+    """The Enum type of the top-level criterion field at ``loc`` (by name or alias), if it is one."""
+    if criterion_type is None or len(loc) != 1:
+        return None
+    for name, field in criterion_type.model_fields.items():
+        if loc[0] in (name, field.alias):
+            annotation = field.annotation
+            return annotation if isinstance(annotation, type) and issubclass(annotation, enum.Enum) else None
+    return None
 
 
 def _first_explanation(results: list[PerInvocationResult]) -> str | None:
