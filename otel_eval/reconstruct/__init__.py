@@ -7,6 +7,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from otel_eval.reconstruct.base import Convention, TraceInvocations
+from otel_eval.reconstruct.genai import GenAIConvention
+from otel_eval.reconstruct.openinference import OpenInferenceConvention
+from otel_eval.reconstruct.openllmetry import OpenLLMetryConvention
 from otel_eval.traces.span import Span
 
 logger = logging.getLogger(__name__)
@@ -18,6 +21,9 @@ def conventions() -> list[Convention]:
     """The conventions in detection order: the most specific first."""
     found: list[Convention] = []
     # Each convention module adds exactly one line below, in detection order.
+    found.append(GenAIConvention())
+    found.append(OpenInferenceConvention())
+    found.append(OpenLLMetryConvention())
     return found
 
 

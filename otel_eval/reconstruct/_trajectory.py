@@ -75,6 +75,8 @@ class ToolRun:
     call_id: str | None = None
     args: dict[str, Any] | None = None
     response: dict[str, Any] | None = None
+    error: str | None = None
+    """Why the tool failed (``error.type``, span status), used as ``{"error": ...}`` when no result is recorded."""
 
 
 @dataclass(slots=True)
@@ -94,6 +96,8 @@ class InvocationDraft:
     root_model: str | None = None
     content_captured: bool = True
     warnings: list[str] = field(default_factory=list)
+    end_time_ns: int | None = None
+    """End of the invocation when it is not the root's end (model calls grouped without an agent span)."""
 
 
 _ROLES = {
@@ -195,6 +199,21 @@ def _sent_back_responses(calls: Sequence[ModelCall]) -> dict[str, genai_types.Fu
     return found
 
 
+def _response(
+    call: genai_types.FunctionCall, run: ToolRun | None, sent_back: dict[str, genai_types.FunctionResponse]
+) -> genai_types.FunctionResponse | None:
+    payload: dict[str, Any] | None = None
+    if run is not None and run.response is not None:
+        payload = run.response
+    elif call.id and call.id in sent_back:
+        payload = sent_back[call.id].response
+    elif run is not None and run.error is not None:
+        payload = {"error": run.error}
+    if payload is None:
+        return None
+    return genai_types.FunctionResponse(name=call.name, id=call.id, response=payload)
+
+
 def _steps(draft: InvocationDraft) -> list[_Step]:
     matcher = _ToolMatcher(draft.tool_runs)
     sent_back = _sent_back_responses(draft.model_calls)
@@ -208,26 +227,13 @@ def _steps(draft: InvocationDraft) -> list[_Step]:
             if call.id:
                 seen_ids.add(call.id)
             run = matcher.take(call)
-            response: genai_types.FunctionResponse | None = None
-            if run is not None and run.response is not None:
-                response = genai_types.FunctionResponse(name=call.name, id=call.id, response=run.response)
-            elif call.id and call.id in sent_back:
-                response = genai_types.FunctionResponse(
-                    name=call.name, id=call.id, response=sent_back[call.id].response
-                )
             sequence += 1
+            response = _response(call, run, sent_back)
             steps.append(_Step((model_call.span.end_time_ns, sequence), call, response))
     for run in matcher.leftovers():
         call = genai_types.FunctionCall(name=run.name or "unknown_tool", args=run.args or {}, id=run.call_id)
-        response = None
-        if run.response is not None:
-            response = genai_types.FunctionResponse(name=call.name, id=call.id, response=run.response)
-        elif run.call_id and run.call_id in sent_back:
-            response = genai_types.FunctionResponse(
-                name=call.name, id=call.id, response=sent_back[run.call_id].response
-            )
         sequence += 1
-        steps.append(_Step((run.span.start_time_ns, sequence), call, response))
+        steps.append(_Step((run.span.start_time_ns, sequence), call, _response(call, run, sent_back)))
     steps.sort(key=lambda s: s.sort_key)
     return steps
 
@@ -359,7 +365,7 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
         agent_name=agent_name,
         model=model,
         start_time_ns=root.start_time_ns,
-        end_time_ns=root.end_time_ns,
+        end_time_ns=draft.end_time_ns if draft.end_time_ns is not None else root.end_time_ns,
         model_call_count=len(real_calls),
         token_usage=_token_usage(draft, real_calls),
         model_seconds=_length(model_union) / 1e9 if model_union else None,
@@ -367,3 +373,30 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
         content_captured=draft.content_captured,
         warnings=warnings,
     )
+
+
+def starts_new_turn(call: ModelCall) -> bool:
+    """Whether a model call begins a user turn: its last non-system input message is a user message with text.
+
+    A call whose input ends with tool results (or the model's own tool calls) continues the turn before it. Used to
+    group model calls that have no agent span above them (bare ``openai.chat``/``chat`` spans) into invocations.
+    """
+    for message in reversed(call.inputs):
+        if message.role == "system":
+            continue
+        parts = message.parts or []
+        if any(p.function_response or p.function_call for p in parts):
+            return False
+        return message.role == "user" and bool(texts_of(message))
+    return True
+
+
+def group_into_turns(calls: Sequence[ModelCall]) -> list[list[ModelCall]]:
+    """Consecutive model calls (time order) grouped into user turns (see :func:`starts_new_turn`)."""
+    turns: list[list[ModelCall]] = []
+    for call in calls:
+        if not turns or starts_new_turn(call):
+            turns.append([call])
+        else:
+            turns[-1].append(call)
+    return turns

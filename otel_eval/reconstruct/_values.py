@@ -5,10 +5,12 @@ Choices (the same for every convention):
 * **Arguments** are parsed when they are a JSON string; a JSON object becomes the args dict. A Python-literal dict
   (``{'city': 'Alaska'}``, as some LangChain exporters write) is accepted too. Anything else that is not an object
   (a bare string, a list, malformed JSON) is kept as ``{"input": value}`` and a warning is recorded for malformed JSON.
-* **Results** are parsed when they are JSON: a JSON object is the response dict as-is; any other JSON value (number,
-  list, string, ``null``) is wrapped as ``{"result": value}``, the way ADK wraps a non-dict tool return. Text that is
-  not JSON is kept as ``{"result": text}`` (never dropped, never an error). A list of text blocks
-  (``[{"text": ...}]``, Strands/Bedrock tool results) is joined into one text first.
+* **Results** follow ``_genai_messages.function_response_payload`` (the rule every convention shares): a dict, or a
+  string holding a JSON object, is the response dict as-is; a JSON array string is parsed and wrapped as
+  ``{"result": [...]}``; anything else -- plain text, and scalar-looking text such as ``"294.0"``, which stays a
+  string because the trace cannot tell a number from its text -- is kept as ``{"result": value}``, the way ADK wraps
+  a non-dict tool return (never dropped, never an error). A list of text blocks (``[{"text": ...}]``, Strands/Bedrock
+  tool results, MCP content) is joined into one text first.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from __future__ import annotations
 import ast
 import json
 from typing import Any
+
+from otel_eval.reconstruct._genai_messages import function_response_payload, parse_json_value
 
 _TEXT_BLOCK_KEYS = frozenset({"text", "type"})
 
@@ -69,13 +73,11 @@ def tool_response(value: Any) -> dict[str, Any]:
     text = _joined_text_blocks(value)
     if text is not None:
         value = text
-    parsed, ok = parse_json(value)
-    if ok:
-        if isinstance(parsed, dict):
-            return parsed
-        joined = _joined_text_blocks(parsed)
-        return {"result": joined if joined is not None else parsed}
-    return {"result": value}
+    parsed = parse_json_value(value)
+    joined = _joined_text_blocks(parsed)
+    if joined is not None:
+        return function_response_payload(joined)
+    return function_response_payload(parsed)
 
 
 def _joined_text_blocks(value: Any) -> str | None:

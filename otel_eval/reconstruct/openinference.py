@@ -422,8 +422,8 @@ class _Reader:
             run.args = tool_args(inputs[-1].get("content"), self.warnings, where)
         if run.response is None and outputs:
             self.set_result(run, outputs[-1].get("content"))
-        if run.response is None and span.status_code == "ERROR":
-            run.response = {"error": span.status_message or "error"}
+        if span.status_code == "ERROR":
+            run.error = span.status_message or "error"
         if run.name is None:
             if span.name.startswith(_HANDOFF_PREFIX):
                 return None

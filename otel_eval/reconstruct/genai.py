@@ -1,0 +1,384 @@
+"""OpenTelemetry GenAI semantic-convention traces (Strands, Pydantic AI, OpenAI Agents via the OTel-contrib or
+OpenLLMetry instrumentations, AutoGen, hand-instrumented apps, ...) -> ADK invocations.
+
+**Invocation roots** are agent spans -- ``gen_ai.operation.name`` ``invoke_agent``/``invoke_workflow`` (or another
+``invoke_*``, e.g. Strands' ``invoke_swarm``), span names starting so, or ``traceloop.span.kind`` ``agent``/``workflow``
+-- that have no agent span above them. So an OpenAI Agents ``Agent workflow`` span whose agents hand off to one another
+is one invocation (one user turn), and its agents' model calls and tools are its trajectory in time order. A trace
+without agent spans yields one invocation per user turn of its model calls: a model call whose input ends with tool
+results continues the turn before it.
+
+**Content** is read, per span, from the ``gen_ai.input.messages``/``gen_ai.output.messages`` attributes (JSON strings
+or structured), from ``gen_ai.client.inference.operation.details`` events, or from the deprecated per-message events
+(``gen_ai.user.message`` ... ``gen_ai.choice``, see ``_genai_events``); parts-based and content-based messages are both
+accepted (``_genai_messages``). Model calls are ``chat``/``generate_content``/``text_completion`` spans. Tool runs are
+``execute_tool`` spans: ``gen_ai.tool.name``, ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments`` (parsed to a
+dict) and ``gen_ai.tool.call.result`` (see ``_values`` for how results become response dicts); a failed tool without a
+result (``error.type``, error status) gets the result the model was sent back, else ``{"error": <type>}``.
+
+The user message is the last user text of the root's input messages (or its deprecated ``gen_ai.user.message``
+events), else of the first model call's input. Only that message is taken from the input: the cumulative history a
+later turn re-sends never adds earlier turns' content. The final response is the root's output text when present
+(Pydantic AI's ``final_result`` too), else the last model output without tool calls.
+
+**Handoffs and agents used as tools.** Agents that take over from each other (OpenAI Agents handoffs, ``agent_handoff``
+spans, ``transfer_to_*`` tool calls) are all part of the one invocation: their model calls and tool calls are the
+trajectory, like ADK's sub-agent transfer. An agent used as a tool (``ask_<specialist>``) contributes only the tool
+call and its result: its inner model calls and tools are excluded, as ADK excludes ``AgentTool`` inner calls, because
+the top-level trajectory is what the user saw the agent do. The OpenLLMetry OpenAI-Agents instrumentation starts such
+an agent's span as a sibling of the tool span, not a child; an agent span inside a tool span's time range is treated as
+nested too. Their tokens still count in ``token_usage``.
+
+**Quirks handled.** Pydantic AI: tool results sent back as ``user`` messages with ``tool_call_response`` parts carrying
+``result``; the run's answer in ``final_result``. OpenAI Agents (OTel-contrib/ADOT): output messages holding printed
+``ResponseFunctionToolCall(...)`` text are turned back into tool calls, and chat spans named after the generic
+``OpenAI Agent`` are attributed to the enclosing ``invoke_agent`` span. OpenAI Agents (OpenLLMetry): ``execute_tool``
+spans without call ids are matched to the model's calls by name, in order. AutoGen and other content-free traces
+(capture off): the invocation has ``content_captured=False``, tool names only, and a warning -- no invented text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from google.genai import types as genai_types
+
+from otel_eval import semconv
+from otel_eval.model import TracedInvocation
+from otel_eval.reconstruct import _genai_events as events
+from otel_eval.reconstruct._genai_messages import (
+    contents_from_messages,
+    parse_json_value,
+    system_instruction_text,
+    tools_from_definitions,
+)
+from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
+from otel_eval.reconstruct._trajectory import (
+    InvocationDraft,
+    ModelCall,
+    ToolRun,
+    Usage,
+    build_invocation,
+    group_into_turns,
+    last_user_text,
+    text_content,
+    texts_of,
+)
+from otel_eval.reconstruct._values import tool_args, tool_response
+from otel_eval.reconstruct.base import Convention, TraceInvocations
+from otel_eval.traces.span import Span
+
+MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
+TOOL_OPERATION = "execute_tool"
+_AGENT_PREFIX = "invoke_"
+_TRACELOOP_CONTAINERS = frozenset({"agent", "workflow"})
+_TRACELOOP_TOOL = "tool"
+_KNOWN_OPERATIONS = MODEL_OPERATIONS | {TOOL_OPERATION, "invoke_agent", "invoke_workflow", "create_agent"}
+_GENERIC_AGENT_NAMES = frozenset({"OpenAI Agent"})
+
+
+class GenAIConvention(Convention):
+    """OpenTelemetry GenAI semantic conventions (all message forms), see the module docstring."""
+
+    name = "genai"
+
+    def detect(self, spans: Sequence[Span]) -> bool:
+        """A GenAI operation name or GenAI message content, unless the content is OpenInference's or OpenLLMetry's.
+
+        OpenInference spans sometimes carry ``gen_ai.request.model``/``gen_ai.usage.*`` too, and OpenLLMetry's indexed
+        ``gen_ai.prompt.<i>.*`` share the namespace; neither makes a trace GenAI without an operation name or
+        new-style messages.
+        """
+        operation = content = False
+        for span in spans:
+            attributes = span.attributes
+            op = attributes.get(semconv.GEN_AI_OPERATION_NAME)
+            operation = operation or (isinstance(op, str) and (op in _KNOWN_OPERATIONS or op.startswith(_AGENT_PREFIX)))
+            content = content or (
+                semconv.GEN_AI_INPUT_MESSAGES in attributes
+                or semconv.GEN_AI_OUTPUT_MESSAGES in attributes
+                or events.has_content_events(span)
+            )
+            if operation and content:
+                return True
+        return operation or content
+
+    def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
+        """One invocation per agent root, or per user turn of model calls without an agent span."""
+        tree = SpanTree(spans)
+        trace_id = tree.spans[0].trace_id if tree.spans else ""
+        result = TraceInvocations(trace_id=trace_id, convention=self.name, warnings=list(tree.problems))
+        roots = [s for s in tree.spans if is_agent(s) and not tree.has_ancestor(s, is_agent)]
+        if roots:
+            groups = tree.subtrees(roots)
+            for root in roots:
+                members = groups.get(root.span_id)
+                if members is not None:
+                    result.invocations.append(build_invocation(_Reader(tree, root, members).draft()))
+        else:
+            for root in tree.roots:
+                result.invocations.extend(_turns(tree, root))
+        result.invocations.sort(key=lambda inv: (inv.start_time_ns, inv.span_id))
+        if not result.invocations:
+            names = sorted({s.name for s in tree.spans})[:5]
+            result.warnings.append(f"trace {trace_id}: GenAI spans {names} but no agent invocation or model call")
+        return result
+
+
+def _operation(span: Span) -> str:
+    op = span.attributes.get(semconv.GEN_AI_OPERATION_NAME)
+    if isinstance(op, str) and op and op != "unknown":
+        return op
+    return span.name.split(" ", 1)[0]
+
+
+def _traceloop_kind(span: Span) -> str:
+    kind = span.attributes.get(semconv.TRACELOOP_SPAN_KIND)
+    return kind.lower() if isinstance(kind, str) else ""
+
+
+def is_agent(span: Span) -> bool:
+    """An agent or workflow span (an invocation root when nothing above it is one)."""
+    return _operation(span).startswith(_AGENT_PREFIX) or _traceloop_kind(span) in _TRACELOOP_CONTAINERS
+
+
+def is_model_call(span: Span) -> bool:
+    """An inference span."""
+    return _operation(span) in MODEL_OPERATIONS and _traceloop_kind(span) not in _TRACELOOP_CONTAINERS
+
+
+def is_tool(span: Span) -> bool:
+    """A tool execution span."""
+    return _operation(span) == TOOL_OPERATION or _traceloop_kind(span) == _TRACELOOP_TOOL
+
+
+def _turns(tree: SpanTree, root: Span) -> list[TracedInvocation]:
+    members = [root, *tree.descendants(root)]
+    reader = _Reader(tree, root, members)
+    nested = reader.nested()
+    calls = [reader.model_call(s) for s in members if is_model_call(s) and s.span_id not in nested]
+    if not calls:
+        return []
+    tools = [s for s in members if is_tool(s) and s.span_id not in nested]
+    turns = group_into_turns(calls)
+    invocations = []
+    for index, turn in enumerate(turns):
+        start = turn[0].span.start_time_ns
+        end = turns[index + 1][0].span.start_time_ns if index + 1 < len(turns) else None
+        draft = InvocationDraft(convention=GenAIConvention.name, root=turn[0].span, model_calls=turn)
+        draft.tool_runs = [
+            reader.tool_run(t) for t in tools if t.start_time_ns >= start and (end is None or t.start_time_ns < end)
+        ]
+        draft.end_time_ns = max(c.span.end_time_ns for c in turn)
+        draft.session_id = reader.session_id()
+        draft.agent_name = next((c.author for c in turn if c.author), None)
+        draft.content_captured = any(
+            _has_content(s) for s in [c.span for c in turn] + [r.span for r in draft.tool_runs]
+        )
+        draft.warnings = reader.warnings
+        invocations.append(build_invocation(draft))
+    return invocations
+
+
+def _has_content(span: Span) -> bool:
+    attributes = span.attributes
+    keys = (
+        semconv.GEN_AI_INPUT_MESSAGES,
+        semconv.GEN_AI_OUTPUT_MESSAGES,
+        semconv.GEN_AI_TOOL_CALL_ARGUMENTS,
+        semconv.GEN_AI_TOOL_CALL_RESULT,
+        semconv.PYDANTIC_AI_ALL_MESSAGES,
+        semconv.PYDANTIC_AI_FINAL_RESULT,
+    )
+    return any(key in attributes for key in keys) or events.has_content_events(span)
+
+
+def _usage(attributes: Mapping[str, Any]) -> Usage:
+    def number(*keys: str) -> int | None:
+        for key in keys:
+            value = attributes.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return int(value)
+        return None
+
+    return Usage(
+        input_tokens=number(semconv.GEN_AI_USAGE_INPUT_TOKENS, semconv.GEN_AI_USAGE_PROMPT_TOKENS),
+        output_tokens=number(semconv.GEN_AI_USAGE_OUTPUT_TOKENS, semconv.GEN_AI_USAGE_COMPLETION_TOKENS),
+        cached_input_tokens=number(
+            semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS_LEGACY
+        ),
+        reasoning_tokens=number(
+            semconv.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, semconv.GEN_AI_USAGE_REASONING_TOKENS_LEGACY
+        ),
+    )
+
+
+def _string(attributes: Mapping[str, Any], *keys: str) -> str | None:
+    for key in keys:
+        value = attributes.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+class _Reader:
+    """Reads the spans of one invocation."""
+
+    def __init__(self, tree: SpanTree, root: Span, members: Sequence[Span]) -> None:
+        self.tree = tree
+        self.root = root
+        self.members = members
+        self.member_ids = {s.span_id for s in members}
+        self.warnings: list[str] = []
+
+    def nested(self) -> set[str]:
+        return nested_span_ids(self.tree, self.root, self.members, is_tool=is_tool, is_agent=is_agent)
+
+    def agent_label(self, span: Span) -> str | None:
+        label = _string(span.attributes, semconv.GEN_AI_AGENT_NAME)
+        if label is None and _traceloop_kind(span) == "agent":
+            label = span.name.removesuffix(".agent")
+        return None if label in _GENERIC_AGENT_NAMES else label
+
+    def author(self, span: Span) -> str | None:
+        for ancestor in self.tree.ancestors(span):
+            if ancestor.span_id not in self.member_ids:
+                break
+            if is_agent(ancestor):
+                label = self.agent_label(ancestor)
+                if label:
+                    return label
+        return self.agent_label(span)
+
+    def draft(self) -> InvocationDraft:
+        root = self.root
+        nested = self.nested()
+        draft = InvocationDraft(convention=GenAIConvention.name, root=root)
+        agents: list[Span] = []
+        for span in self.members:
+            if span.span_id == root.span_id:
+                continue
+            if is_model_call(span):
+                call = self.model_call(span)
+                (draft.nested_model_calls if span.span_id in nested else draft.model_calls).append(call)
+            elif span.span_id in nested:
+                continue
+            elif is_tool(span):
+                draft.tool_runs.append(self.tool_run(span))
+            elif is_agent(span):
+                agents.append(span)
+        draft.agent_name = self.agent_label(root) or next(
+            (label for label in (self.agent_label(a) for a in agents) if label), None
+        )
+        draft.agent_name = draft.agent_name or next((c.author for c in draft.model_calls if c.author), None)
+        draft.root_input, draft.root_output = self.agent_io(root)
+        if draft.root_input is None:
+            draft.root_input = next((i for i in (self.agent_io(a)[0] for a in agents) if i is not None), None)
+        draft.root_usage = _usage(root.attributes)
+        draft.root_model = _string(root.attributes, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL)
+        draft.session_id = self.session_id()
+        draft.content_captured = any(_has_content(s) for s in self.members)
+        draft.warnings = self.warnings
+        return draft
+
+    def session_id(self) -> str | None:
+        for span in [self.root, *self.members]:
+            value = _string(span.attributes, semconv.GEN_AI_CONVERSATION_ID, semconv.SESSION_ID)
+            if value:
+                return value
+        return None
+
+    def messages(self, span: Span, key: str) -> list[genai_types.Content]:
+        raw = events.details_messages(span, key)
+        if not raw:
+            return []
+        where = f"span {span.span_id} ({span.name!r}): {key}"
+        contents = contents_from_messages(raw, self.warnings, where)
+        return events.unstringify_tool_calls(contents, self.warnings, where)
+
+    def span_messages(self, span: Span) -> tuple[list[genai_types.Content], list[genai_types.Content]]:
+        inputs = self.messages(span, semconv.GEN_AI_INPUT_MESSAGES)
+        outputs = self.messages(span, semconv.GEN_AI_OUTPUT_MESSAGES)
+        if not inputs and not outputs:
+            inputs, outputs = events.deprecated_messages(span, self.warnings)
+        return inputs, outputs
+
+    def agent_io(self, span: Span) -> tuple[genai_types.Content | None, genai_types.Content | None]:
+        inputs, outputs = self.span_messages(span)
+        user = last_user_text(inputs)
+        texts = [t for c in outputs if c.role == "model" for t in texts_of(c)]
+        final = _string(span.attributes, semconv.PYDANTIC_AI_FINAL_RESULT)
+        if final is None and texts:
+            final = "\n".join(texts)
+        return user, text_content(final, "model")
+
+    def model_call(self, span: Span) -> ModelCall:
+        attributes = span.attributes
+        inputs, outputs = self.span_messages(span)
+        where = f"span {span.span_id} ({span.name!r})"
+        system = system_instruction_text(
+            attributes.get(semconv.GEN_AI_SYSTEM_INSTRUCTIONS), self.warnings, f"{where}: system instructions"
+        )
+        if not system:
+            system = "\n".join(t for m in inputs if m.role == "system" for t in texts_of(m))
+        declarations = [
+            declaration.model_dump(mode="json", exclude_none=True)
+            for tool in tools_from_definitions(
+                attributes.get(semconv.GEN_AI_TOOL_DEFINITIONS), self.warnings, f"{where}: tool definitions"
+            )
+            for declaration in tool.function_declarations or []
+        ]
+        return ModelCall(
+            span=span,
+            author=self.author(span),
+            inputs=inputs,
+            outputs=[c for c in outputs if c.role != "system"],
+            model=_string(attributes, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL),
+            usage=_usage(attributes),
+            system_instruction=system or None,
+            tool_declarations=declarations,
+        )
+
+    def tool_run(self, span: Span) -> ToolRun:
+        attributes = span.attributes
+        where = f"span {span.span_id} ({span.name!r})"
+        name = _string(attributes, semconv.GEN_AI_TOOL_NAME)
+        if name is None:
+            head, _, rest = span.name.partition(" ")
+            name = rest if head == TOOL_OPERATION and rest else span.name.removesuffix(".tool")
+        run = ToolRun(span=span, name=name, call_id=_string(attributes, semconv.GEN_AI_TOOL_CALL_ID))
+        if semconv.GEN_AI_TOOL_CALL_ARGUMENTS in attributes:
+            run.args = tool_args(attributes[semconv.GEN_AI_TOOL_CALL_ARGUMENTS], self.warnings, where)
+        if semconv.GEN_AI_TOOL_CALL_RESULT in attributes:
+            run.response = tool_response(attributes[semconv.GEN_AI_TOOL_CALL_RESULT])
+        self.tool_details(span, run)
+        if run.args is None or run.response is None:
+            args, result, call_id = events.deprecated_tool_io(span, self.warnings)
+            run.args = run.args if run.args is not None else args
+            run.call_id = run.call_id or call_id
+            if run.response is None and result is not None:
+                run.response = tool_response(result)
+        error = _string(attributes, semconv.ERROR_TYPE)
+        if error is None and span.status_code == "ERROR":
+            error = span.status_message or "error"
+        run.error = error
+        return run
+
+    def tool_details(self, span: Span, run: ToolRun) -> None:
+        """Strands (``gen_ai_latest_experimental``): the call and its response as messages in details events."""
+        for key in (semconv.GEN_AI_INPUT_MESSAGES, semconv.GEN_AI_OUTPUT_MESSAGES):
+            for content in self.messages(span, key):
+                for part in content.parts or []:
+                    if part.function_call is not None and run.args is None:
+                        run.args = dict(part.function_call.args or {})
+                        run.call_id = run.call_id or part.function_call.id
+                    if part.function_response is not None and run.response is None:
+                        run.response = tool_response(_unwrapped_result(part.function_response.response))
+
+
+def _unwrapped_result(response: dict[str, Any] | None) -> Any:
+    """A response already wrapped as ``{"result": x}`` by the message converter, unwrapped so text blocks join."""
+    if response is not None and set(response) == {"result"}:
+        return parse_json_value(response["result"])
+    return response

@@ -1,0 +1,373 @@
+"""OpenLLMetry / Traceloop traces (``opentelemetry-instrumentation-openai``, ``-anthropic``, ``-langchain``, ... with
+``gen_ai.prompt.<i>.*`` / ``gen_ai.completion.<i>.*`` and ``traceloop.*`` attributes) -> ADK invocations.
+
+* **Model calls** are spans with indexed prompts or completions (``openai.chat``, ``anthropic.chat``, ...):
+  ``gen_ai.prompt.<i>.{role,content,tool_call_id,tool_calls.<j>.{id,name,arguments}}`` and
+  ``gen_ai.completion.<i>.{role,content,finish_reason,tool_calls.<j>.{id,name,arguments}}`` (also the legacy
+  ``function_call.{name,arguments}``); offered tools from ``llm.request.functions.<i>.{name,description,parameters}``;
+  tokens from ``gen_ai.usage.{input,output}_tokens`` or the deprecated ``prompt_tokens``/``completion_tokens``.
+* **Tool runs** are ``traceloop.span.kind = tool`` spans: arguments from ``traceloop.entity.input`` (the
+  ``{"inputs": ...}`` and ``{"args", "kwargs"}`` wrappers are unwrapped), result from ``traceloop.entity.output``
+  (``{"outputs": ...}`` unwrapped, a LangChain ``ToolMessage`` reduced to its content).
+* **Invocation roots** are ``workflow``/``agent`` spans with no such span above them; their
+  ``traceloop.entity.input``/``output`` are the user message and the final response when they hold text. Without
+  them, each root span holding model calls is a unit, and the model calls of a unit are split into user turns: a call
+  whose input ends with tool results continues the turn before it (so a tool loop of bare ``openai.chat`` spans is one
+  invocation, and the cumulative history a later turn re-sends is not counted twice).
+* Agents used as tools: spans below a tool span are not part of the trajectory (same rule as the other conventions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from google.genai import types as genai_types
+
+from otel_eval import semconv
+from otel_eval.reconstruct import _langchain as lc
+from otel_eval.reconstruct._flattened import has_indexed, indexed
+from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
+from otel_eval.reconstruct._trajectory import (
+    InvocationDraft,
+    ModelCall,
+    ToolRun,
+    Usage,
+    build_invocation,
+    group_into_turns,
+    normalize_role,
+    text_content,
+    texts_of,
+)
+from otel_eval.reconstruct._values import parse_json, tool_args, tool_response
+from otel_eval.reconstruct.base import Convention, TraceInvocations
+from otel_eval.traces.span import Span
+
+WORKFLOW = "workflow"
+AGENT = "agent"
+TOOL = "tool"
+_TEXT_KEYS = ("input", "question", "query", "prompt", "task", "output", "answer", "content", "text")
+
+
+class OpenLLMetryConvention(Convention):
+    """Traceloop's OpenLLMetry: indexed ``gen_ai.prompt``/``gen_ai.completion`` and ``traceloop.*`` spans."""
+
+    name = "openllmetry"
+
+    def detect(self, spans: Sequence[Span]) -> bool:
+        """Indexed prompts/completions or ``traceloop.span.kind``, and no new-style GenAI messages (GenAI's job)."""
+        found = False
+        for span in spans:
+            attributes = span.attributes
+            if semconv.GEN_AI_INPUT_MESSAGES in attributes or semconv.GEN_AI_OUTPUT_MESSAGES in attributes:
+                return False
+            if any(e.name == semconv.GEN_AI_OPERATION_DETAILS_EVENT for e in span.events):
+                return False
+            found = found or (
+                is_model_call(span) or semconv.TRACELOOP_SPAN_KIND in attributes or _has_entity_io(attributes)
+            )
+        return found
+
+    def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
+        """One invocation per workflow/agent root, or per user turn of bare model calls."""
+        tree = SpanTree(spans)
+        trace_id = tree.spans[0].trace_id if tree.spans else ""
+        result = TraceInvocations(trace_id=trace_id, convention=self.name, warnings=list(tree.problems))
+        roots = _agent_roots(tree)
+        if roots:
+            groups = tree.subtrees(roots)
+            for root in roots:
+                members = groups.get(root.span_id)
+                if members is not None:
+                    draft = _Reader(tree, root, members).draft()
+                    result.invocations.append(build_invocation(draft))
+        else:
+            for root in tree.roots:
+                members = [root, *tree.descendants(root)]
+                result.invocations.extend(_bare_turns(tree, root, members))
+        result.invocations.sort(key=lambda inv: (inv.start_time_ns, inv.span_id))
+        if not result.invocations:
+            result.warnings.append(f"trace {trace_id}: OpenLLMetry spans but no workflow, agent or model call")
+        return result
+
+
+def _has_entity_io(attributes: Mapping[str, Any]) -> bool:
+    return semconv.TRACELOOP_ENTITY_INPUT in attributes or semconv.TRACELOOP_ENTITY_OUTPUT in attributes
+
+
+def _kind(span: Span) -> str:
+    value = span.attributes.get(semconv.TRACELOOP_SPAN_KIND)
+    return value.lower() if isinstance(value, str) else ""
+
+
+def is_model_call(span: Span) -> bool:
+    """A span with indexed prompts or completions, or an LLM request type."""
+    attributes = span.attributes
+    if has_indexed(attributes, semconv.GEN_AI_PROMPT) or has_indexed(attributes, semconv.GEN_AI_COMPLETION):
+        return True
+    return attributes.get(semconv.LLM_REQUEST_TYPE) in ("chat", "completion") and _kind(span) == ""
+
+
+def _agent_roots(tree: SpanTree) -> list[Span]:
+    def is_container(span: Span) -> bool:
+        return _kind(span) in (WORKFLOW, AGENT)
+
+    return [s for s in tree.spans if is_container(s) and not tree.has_ancestor(s, is_container)]
+
+
+def _bare_turns(tree: SpanTree, root: Span, members: Sequence[Span]) -> list[Any]:
+    reader = _Reader(tree, root, members)
+    nested = reader.nested()
+    calls = [reader.model_call(s) for s in members if is_model_call(s) and s.span_id not in nested]
+    if not calls:
+        return []
+    tools = [s for s in members if _kind(s) == TOOL and s.span_id not in nested]
+    turns = group_into_turns(calls)
+    invocations = []
+    for index, turn in enumerate(turns):
+        start = turn[0].span.start_time_ns
+        end = turns[index + 1][0].span.start_time_ns if index + 1 < len(turns) else None
+        draft = InvocationDraft(convention=OpenLLMetryConvention.name, root=turn[0].span, model_calls=turn)
+        draft.tool_runs = [
+            reader.tool_run(t) for t in tools if t.start_time_ns >= start and (end is None or t.start_time_ns < end)
+        ]
+        draft.end_time_ns = max(c.span.end_time_ns for c in turn)
+        draft.session_id = reader.session_id()
+        draft.agent_name = next((c.author for c in turn if c.author), None)
+        draft.content_captured = any(reader.has_content(c.span) for c in turn)
+        draft.warnings = reader.warnings
+        invocations.append(build_invocation(draft))
+    return invocations
+
+
+def _usage(attributes: Mapping[str, Any]) -> Usage:
+    def number(*keys: str) -> int | None:
+        for key in keys:
+            value = attributes.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return int(value)
+        return None
+
+    return Usage(
+        input_tokens=number(semconv.GEN_AI_USAGE_INPUT_TOKENS, semconv.GEN_AI_USAGE_PROMPT_TOKENS),
+        output_tokens=number(semconv.GEN_AI_USAGE_OUTPUT_TOKENS, semconv.GEN_AI_USAGE_COMPLETION_TOKENS),
+        cached_input_tokens=number(
+            semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS_LEGACY
+        ),
+        reasoning_tokens=number(
+            semconv.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, semconv.GEN_AI_USAGE_REASONING_TOKENS_LEGACY
+        ),
+    )
+
+
+def indexed_message(entry: Mapping[str, Any], warnings: list[str], where: str) -> genai_types.Content:
+    """One ``gen_ai.prompt.<i>.*`` / ``gen_ai.completion.<i>.*`` entry as a genai ``Content``."""
+    role = normalize_role(entry.get("role") or "assistant")
+    parts: list[genai_types.Part] = []
+    content = entry.get("content")
+    blocks, ok = parse_json(content)
+    if ok and isinstance(blocks, list):
+        text = lc.message_text({"content": blocks})
+        if text:
+            parts.append(genai_types.Part(text=text))
+    elif isinstance(content, str) and content:
+        parts.append(genai_types.Part(text=content))
+    call_id = entry.get("tool_call_id")
+    if role == "tool" and isinstance(call_id, str) and call_id:
+        text = "\n".join(p.text for p in parts if p.text)
+        parts = [
+            genai_types.Part(function_response=genai_types.FunctionResponse(id=call_id, response=tool_response(text)))
+        ]
+    calls = indexed(entry, "tool_calls")
+    if isinstance(entry.get("function_call.name"), str):
+        calls.append({"name": entry["function_call.name"], "arguments": entry.get("function_call.arguments")})
+    for call in calls:
+        name = call.get("name")
+        if not isinstance(name, str) or not name:
+            continue
+        raw_id = call.get("id")
+        parts.append(
+            genai_types.Part(
+                function_call=genai_types.FunctionCall(
+                    name=name,
+                    args=tool_args(call.get("arguments"), warnings, where),
+                    id=raw_id if isinstance(raw_id, str) and raw_id else None,
+                )
+            )
+        )
+    return genai_types.Content(role=role, parts=parts)
+
+
+def _unwrap_entity(value: Any, key: str) -> Any:
+    parsed, ok = parse_json(value)
+    if ok and isinstance(parsed, dict) and key in parsed:
+        return parsed[key]
+    return parsed if ok else value
+
+
+def _entity_text(value: Any, role: str) -> str | None:
+    """Text of a ``traceloop.entity.input``/``output`` value (plain, a messages list/dict, or a known text field)."""
+    inner = _unwrap_entity(_unwrap_entity(value, "inputs"), "outputs")
+    if isinstance(inner, str):
+        return inner if inner.strip() else None
+    if isinstance(inner, dict):
+        messages = lc.messages_of(inner)
+        if messages:
+            return lc.last_text(messages, role)
+        args = inner.get("args")
+        if isinstance(args, list) and args and isinstance(args[0], str):
+            return args[0]
+        for key in _TEXT_KEYS:
+            field = inner.get(key)
+            if isinstance(field, str) and field.strip():
+                return field
+            if isinstance(field, dict):
+                nested = _entity_text(field, role)
+                if nested:
+                    return nested
+    if isinstance(inner, list):
+        messages = [m for m in (lc.unwrap(item) for item in inner) if m is not None]
+        return lc.last_text(messages, role)
+    return None
+
+
+class _Reader:
+    """Reads one invocation's spans."""
+
+    def __init__(self, tree: SpanTree, root: Span, members: Sequence[Span]) -> None:
+        self.tree = tree
+        self.root = root
+        self.members = members
+        self.member_ids = {s.span_id for s in members}
+        self.warnings: list[str] = []
+
+    def nested(self) -> set[str]:
+        return nested_span_ids(
+            self.tree, self.root, self.members, is_tool=lambda s: _kind(s) == TOOL, is_agent=lambda s: _kind(s) == AGENT
+        )
+
+    def author(self, span: Span) -> str | None:
+        for candidate in [span, *self.tree.ancestors(span)]:
+            if candidate.span_id not in self.member_ids:
+                break
+            if candidate is span and _kind(span) != AGENT:
+                continue
+            if _kind(candidate) == AGENT:
+                return _entity_name(candidate)
+        return None
+
+    def draft(self) -> InvocationDraft:
+        root = self.root
+        nested = self.nested()
+        draft = InvocationDraft(convention=OpenLLMetryConvention.name, root=root)
+        for span in self.members:
+            if span.span_id == root.span_id:
+                continue
+            if is_model_call(span):
+                call = self.model_call(span)
+                (draft.nested_model_calls if span.span_id in nested else draft.model_calls).append(call)
+            elif _kind(span) == TOOL and span.span_id not in nested:
+                draft.tool_runs.append(self.tool_run(span))
+        draft.agent_name = _entity_name(root) if _kind(root) == AGENT else None
+        draft.agent_name = draft.agent_name or next((c.author for c in draft.model_calls if c.author), None)
+        draft.agent_name = draft.agent_name or _entity_name(root)
+        draft.root_input = text_content(
+            _entity_text(root.attributes.get(semconv.TRACELOOP_ENTITY_INPUT), "user"), "user"
+        )
+        draft.root_output = text_content(
+            _entity_text(root.attributes.get(semconv.TRACELOOP_ENTITY_OUTPUT), "model"), "model"
+        )
+        draft.root_usage = _usage(root.attributes)
+        draft.session_id = self.session_id()
+        draft.content_captured = any(self.has_content(s) for s in self.members)
+        draft.warnings = self.warnings
+        return draft
+
+    def session_id(self) -> str | None:
+        for span in [self.root, *self.members]:
+            for key in (
+                semconv.TRACELOOP_ASSOCIATION_SESSION_ID,
+                semconv.GEN_AI_CONVERSATION_ID,
+                semconv.SESSION_ID,
+            ):
+                value = span.attributes.get(key)
+                if isinstance(value, str) and value:
+                    return value
+        return None
+
+    def has_content(self, span: Span) -> bool:
+        attributes = span.attributes
+        return (
+            has_indexed(attributes, semconv.GEN_AI_PROMPT)
+            or has_indexed(attributes, semconv.GEN_AI_COMPLETION)
+            or _has_entity_io(attributes)
+        )
+
+    def model_call(self, span: Span) -> ModelCall:
+        where = f"span {span.span_id} ({span.name!r})"
+        attributes = span.attributes
+        inputs = [indexed_message(e, self.warnings, where) for e in indexed(attributes, semconv.GEN_AI_PROMPT)]
+        outputs = [indexed_message(e, self.warnings, where) for e in indexed(attributes, semconv.GEN_AI_COMPLETION)]
+        model = attributes.get(semconv.GEN_AI_REQUEST_MODEL) or attributes.get(semconv.GEN_AI_RESPONSE_MODEL)
+        system = [t for m in inputs if m.role == "system" for t in texts_of(m)]
+        return ModelCall(
+            span=span,
+            author=self.author(span),
+            inputs=inputs,
+            outputs=outputs,
+            model=model if isinstance(model, str) else None,
+            usage=_usage(attributes),
+            system_instruction="\n".join(system) or None,
+            tool_declarations=_functions(attributes),
+        )
+
+    def tool_run(self, span: Span) -> ToolRun:
+        attributes = span.attributes
+        where = f"span {span.span_id} ({span.name!r})"
+        name = attributes.get(semconv.GEN_AI_TOOL_NAME) or attributes.get(semconv.TRACELOOP_ENTITY_NAME)
+        if not isinstance(name, str) or not name:
+            name = span.name.removesuffix(".tool")
+        raw_id = attributes.get(semconv.GEN_AI_TOOL_CALL_ID)
+        run = ToolRun(span=span, name=name, call_id=raw_id if isinstance(raw_id, str) and raw_id else None)
+        if semconv.TRACELOOP_ENTITY_INPUT in attributes:
+            raw = _unwrap_entity(attributes[semconv.TRACELOOP_ENTITY_INPUT], "inputs")
+            args = tool_args(raw, self.warnings, where)
+            keywords = args.get("kwargs")
+            if set(args) <= {"args", "kwargs"} and isinstance(keywords, dict) and not args.get("args"):
+                args = dict(keywords)
+            run.args = args
+        if semconv.TRACELOOP_ENTITY_OUTPUT in attributes:
+            output = _unwrap_entity(attributes[semconv.TRACELOOP_ENTITY_OUTPUT], "outputs")
+            message = lc.tool_message(output)
+            if message is not None:
+                run.response, call_id, _ = message
+                run.call_id = run.call_id or call_id
+            else:
+                run.response = tool_response(output)
+        if span.status_code == "ERROR":
+            run.error = span.status_message or "error"
+        return run
+
+
+def _entity_name(span: Span) -> str | None:
+    for key in (semconv.GEN_AI_AGENT_NAME, semconv.TRACELOOP_ENTITY_NAME, semconv.TRACELOOP_WORKFLOW_NAME):
+        value = span.attributes.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return span.name.removesuffix(".agent").removesuffix(".workflow") or None
+
+
+def _functions(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
+    declarations: list[dict[str, Any]] = []
+    for entry in indexed(attributes, semconv.LLM_REQUEST_FUNCTIONS):
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            continue
+        declaration: dict[str, Any] = {"name": name}
+        if isinstance(entry.get("description"), str):
+            declaration["description"] = entry["description"]
+        parameters, _ = parse_json(entry.get("parameters"))
+        if isinstance(parameters, dict):
+            declaration["parameters_json_schema"] = parameters
+        declarations.append(declaration)
+    return declarations
