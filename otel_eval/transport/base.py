@@ -1,0 +1,53 @@
+"""The interface between the span processor and whatever evaluates its requests, mirroring OTel's ``SpanExporter``.
+
+The processor assembles :class:`~otel_eval.transport.messages.EvaluationRequest` objects on its background thread
+and hands them to an :class:`InvocationExporter`: the embedded in-process worker by default, Kafka when configured,
+an in-memory list in tests.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+from collections.abc import Sequence
+
+from otel_eval.transport.messages import EvaluationRequest
+
+
+class ExportResult(enum.Enum):
+    """Outcome of :meth:`InvocationExporter.export` (as ``SpanExportResult``)."""
+
+    SUCCESS = 0
+    FAILURE = 1
+
+
+class InvocationExporter(abc.ABC):
+    """Ships evaluation requests out of the span processor.
+
+    Implementations must not block for long in :meth:`export` (they are called on the processor's background
+    thread, never on the agent's) and must not raise: failures are reported as :attr:`ExportResult.FAILURE` and
+    counted by the implementation.
+    """
+
+    @abc.abstractmethod
+    def export(self, requests: Sequence[EvaluationRequest]) -> ExportResult:
+        """Hands ``requests`` over for evaluation.
+
+        Args:
+            requests: Requests in the order their invocations finished.
+
+        Returns:
+            SUCCESS when every request was accepted, FAILURE when any was dropped.
+        """
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Waits until accepted requests are delivered (or evaluated, for the embedded worker).
+
+        Returns:
+            False when ``timeout_millis`` passed first.
+        """
+        return True
+
+    def shutdown(self, timeout_millis: int = 30000) -> None:
+        """Stops accepting requests and drains what was accepted, within ``timeout_millis``. Idempotent."""
+        return None
