@@ -38,6 +38,10 @@ OTEL_EVAL_MAX_BUFFER_BYTES: Final = "OTEL_EVAL_MAX_BUFFER_BYTES"
 OTEL_EVAL_TRACE_IDLE_TIMEOUT: Final = "OTEL_EVAL_TRACE_IDLE_TIMEOUT"
 """Seconds after a trace's last span before it is evaluated though its root never ended locally. Default 30."""
 
+OTEL_EVAL_MAX_PENDING_SPANS: Final = "OTEL_EVAL_MAX_PENDING_SPANS"
+"""Ended spans waiting (between ``on_end`` and the processor's background thread) before new ones are dropped.
+Default 8192."""
+
 OTEL_EVAL_QUEUE_SIZE: Final = "OTEL_EVAL_QUEUE_SIZE"
 """Evaluation requests waiting for the embedded worker or the Kafka producer. Default 1024."""
 

@@ -32,6 +32,7 @@ OTEL_EVAL_DROP_REASON: Final = "otel_eval.drop.reason"
 OTEL_EVAL_OUTCOME: Final = "otel_eval.outcome"  # judge call outcome: ok | error | cached
 OTEL_EVAL_TOKEN_TYPE: Final = "otel_eval.token.type"  # input | output
 OTEL_EVAL_TRANSPORT: Final = "otel_eval.transport"  # embedded | kafka
+OTEL_EVAL_QUEUE: Final = "otel_eval.queue"  # which queue the queue-size gauge measures: spans | requests
 OTEL_EVAL_SCORE_ATTRIBUTE_TEMPLATE: Final = "gen_ai.evaluation.{metric}.score"  # enrichment on the agent's root span
 
 # Score labels. A metric may document its own labels; these are the defaults.
@@ -51,6 +52,7 @@ DROP_MAX_SPANS_PER_TRACE: Final = "max_spans_per_trace"
 DROP_MAX_BUFFER_BYTES: Final = "max_buffer_bytes"
 DROP_SHUTDOWN: Final = "shutdown"
 DROP_RECONSTRUCTION_ERROR: Final = "reconstruction_error"
+DROP_EVALUATION_ERROR: Final = "evaluation_error"  # the worker core itself failed on a request
 DROP_TRANSPORT_QUEUE_FULL: Final = "transport_queue_full"
 DROP_TRANSPORT_ERROR: Final = "transport_error"
 DROP_TRANSPORT_MESSAGE_TOO_LARGE: Final = "transport_message_too_large"  # over the Kafka max_request_size
