@@ -102,8 +102,35 @@ OTEL_EVAL_KAFKA_SSL_CERTFILE: Final = "OTEL_EVAL_KAFKA_SSL_CERTFILE"
 OTEL_EVAL_KAFKA_SSL_KEYFILE: Final = "OTEL_EVAL_KAFKA_SSL_KEYFILE"
 """Client key for mutual TLS."""
 
+OTEL_EVAL_KAFKA_SSL_KEY_PASSWORD: Final = "OTEL_EVAL_KAFKA_SSL_KEY_PASSWORD"
+"""Password of the client key. Never logged."""
+
+OTEL_EVAL_KAFKA_COMPRESSION: Final = "OTEL_EVAL_KAFKA_COMPRESSION"
+"""Producer compression: gzip (default), none, snappy, lz4 or zstd (the last three need cramjam)."""
+
+OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS: Final = "OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS"
+"""Consumer-group session timeout of the workers. Default 30000."""
+
 OTEL_EVAL_WORKER_CONCURRENCY: Final = "OTEL_EVAL_WORKER_CONCURRENCY"
 """Invocations a worker evaluates at once. Default 16."""
 
 OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT: Final = "OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT"
 """Seconds the worker drains in-flight work on SIGTERM. Default 30."""
+
+OTEL_EVAL_WORKER_SOURCES: Final = "OTEL_EVAL_WORKER_SOURCES"
+"""Comma-separated topics kinds the worker consumes: ``requests`` (default), ``otlp_spans`` (the Collector path)."""
+
+OTEL_EVAL_WORKER_MAX_BATCH_SIZE: Final = "OTEL_EVAL_WORKER_MAX_BATCH_SIZE"
+"""Records a worker fetches per batch; offsets are committed after each batch. Default 64."""
+
+OTEL_EVAL_WORKER_DEDUP_CACHE_SIZE: Final = "OTEL_EVAL_WORKER_DEDUP_CACHE_SIZE"
+"""Result ids a worker remembers as emitted, to skip them on redelivery. Default 100000."""
+
+OTEL_EVAL_WORKER_DEDUP_READBACK: Final = "OTEL_EVAL_WORKER_DEDUP_READBACK"
+"""Results per partition read back from the results topic when partitions are assigned (0 = off). Default 10000."""
+
+OTEL_EVAL_WORKER_TELEMETRY: Final = "OTEL_EVAL_WORKER_TELEMETRY"
+"""Where the worker's telemetry goes: otlp (default; ``OTEL_EXPORTER_OTLP_*``), console or none."""
+
+OTEL_EVAL_WORKER_FLUSH_TIMEOUT: Final = "OTEL_EVAL_WORKER_FLUSH_TIMEOUT"
+"""Seconds a worker waits for its telemetry to be exported before committing a batch. Default 10."""

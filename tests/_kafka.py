@@ -16,6 +16,7 @@ import importlib.resources
 import os
 import socket
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -48,16 +49,19 @@ def random_topic(prefix: str = "t") -> str:
 class TansuBroker:
     """One tansu broker process on 127.0.0.1 with ``memory://`` storage. Restartable on the same port."""
 
-    def __init__(self, port: int | None = None, log_dir: Path | None = None) -> None:
+    def __init__(
+        self, port: int | None = None, log_dir: Path | None = None, advertised_port: int | None = None
+    ) -> None:
         self.port = port or free_port()
+        self.advertised_port = advertised_port or self.port
         self._log_dir = log_dir
         self._process: subprocess.Popen[bytes] | None = None
         self._log_file: Any = None
 
     @property
     def bootstrap(self) -> str:
-        """``host:port`` for ``bootstrap_servers``."""
-        return f"127.0.0.1:{self.port}"
+        """``host:port`` for ``bootstrap_servers`` (the advertised listener, e.g. a :class:`TcpProxy`)."""
+        return f"127.0.0.1:{self.advertised_port}"
 
     @property
     def running(self) -> bool:
@@ -73,7 +77,7 @@ class TansuBroker:
             "--listener-url",
             url,
             "--advertised-listener-url",
-            url,
+            f"tcp://127.0.0.1:{self.advertised_port}",
             "--storage-engine",
             "memory://tansu/",
         ]
@@ -87,7 +91,7 @@ class TansuBroker:
             if self._process.poll() is not None:
                 raise RuntimeError(f"tansu exited with code {self._process.returncode} on port {self.port}")
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                return
+                return  # the broker's own port; clients may reach it through a proxy
             time.sleep(0.02)
         self.stop()
         raise RuntimeError(f"tansu did not listen on port {self.port} within {timeout} s")
@@ -112,6 +116,70 @@ class TansuBroker:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class TcpProxy:
+    """A loopback TCP proxy that can be cut and restored: the broker stays up, clients lose it (an outage).
+
+    Start the broker with ``advertised_port=proxy.port`` so that every client connection, not only the bootstrap
+    one, goes through the proxy. Runs on its own thread, so sync and async tests can use it alike.
+    """
+
+    def __init__(self, target_port: int, port: int | None = None) -> None:
+        self.target_port = target_port
+        self.port = port or free_port()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="tcp-proxy", daemon=True)
+        self._server: asyncio.base_events.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._thread.start()
+
+    def _call(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=10)
+
+    def restore(self) -> None:
+        """Accepts connections again."""
+        self._call(self._listen())
+
+    def cut(self) -> None:
+        """Stops accepting and closes every open connection."""
+        self._call(self._close())
+
+    def stop(self) -> None:
+        """Cuts and stops the proxy thread."""
+        self.cut()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+
+    async def _listen(self) -> None:
+        if self._server is None:
+            self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port, reuse_address=True)
+
+    async def _close(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+        for writer in list(self._writers):
+            writer.close()
+        self._writers.clear()
+
+    async def _handle(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+        try:
+            upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+        except OSError:
+            client_writer.close()
+            return
+        self._writers.update((client_writer, upstream_writer))
+
+        async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(Exception):
+                while data := await reader.read(65536):
+                    writer.write(data)
+                    await writer.drain()
+            writer.close()
+
+        await asyncio.gather(pipe(client_reader, upstream_writer), pipe(upstream_reader, client_writer))
+        self._writers.difference_update((client_writer, upstream_writer))
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,441 @@
+"""``KafkaInvocationExporter``: the processor's transport to Kafka, an aiokafka producer on its own thread.
+
+The processor calls :meth:`KafkaInvocationExporter.export` from its own thread; the call only appends to a bounded
+buffer and returns. A daemon thread runs an asyncio loop with the producer: it serialises each request as JSON (the
+versioned :class:`~otel_eval.transport.messages.EvaluationRequest`), sends it keyed by trace id with ``acks=all``
+and compression, and keeps it counted against the bound until the broker acknowledged it. When the broker is down
+or slow, requests wait in the buffer (the producer reconnects with backoff and re-sends what timed out); once the
+buffer holds ``max_queue_size`` requests, new ones are dropped and counted by reason on
+``otel_eval.invocations.dropped``. Nothing here blocks or raises into the agent.
+
+Delivery is at-least-once: a request whose acknowledgement was lost is sent again, so a worker may see it twice;
+workers de-duplicate results by their deterministic result id. The idempotent producer is not used: aiokafka only
+speaks ``InitProducerId`` v0, which several Kafka-compatible brokers reject.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from opentelemetry import context as otel_context
+from opentelemetry import metrics
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
+
+from otel_eval import environment_variables as env_vars
+from otel_eval import semconv
+from otel_eval.errors import ConfigurationError
+from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers
+from otel_eval.transport.base import ExportResult, InvocationExporter
+from otel_eval.transport.messages import EvaluationRequest
+from otel_eval.version import __version__
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_REQUESTS_TOPIC: Final = "otel_eval.requests"
+DEFAULT_MAX_QUEUE_SIZE: Final = 1024
+_SEND_CHUNK: Final = 256
+_RECONNECT_BACKOFF_MIN_S: Final = 0.2
+_RECONNECT_BACKOFF_MAX_S: Final = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class ExporterStats:
+    """A snapshot of the exporter's counters (the same numbers go to the ``otel_eval.*`` instruments)."""
+
+    accepted: int
+    """Requests taken into the buffer."""
+    delivered: int
+    """Requests acknowledged by the broker (a re-sent request counts once per acknowledgement)."""
+    pending: int
+    """Requests buffered or in flight, not yet acknowledged: never more than ``max_queue_size``."""
+    dropped: Mapping[str, int] = field(default_factory=dict)
+    """Dropped requests by ``otel_eval.drop.reason``."""
+    retries: int = 0
+    """Sends that failed retriably and were queued again."""
+    connected: bool = False
+    """Whether the producer is started (the broker was reachable at least once since the last failure)."""
+
+    @property
+    def dropped_total(self) -> int:
+        """All drops, whatever the reason."""
+        return sum(self.dropped.values())
+
+
+class KafkaInvocationExporter(InvocationExporter):
+    """Sends evaluation requests to a Kafka topic, keyed by trace id, without ever blocking the caller.
+
+    Args:
+        bootstrap_servers: ``host:port[,host:port...]``.
+        topic: the requests topic.
+        compression: ``gzip`` (default), ``none``, or ``snappy``/``lz4``/``zstd`` (these need ``cramjam``).
+        max_queue_size: requests buffered or in flight at once; beyond it new requests are dropped and counted.
+        security: TLS/SASL settings passed through to aiokafka (passwords are never logged).
+        client_id: the producer's client id.
+        linger_ms: how long the producer waits to fill a batch.
+        request_timeout_ms: how long a send may wait for the broker before it is retried.
+        max_request_size: largest message in bytes; bigger requests are dropped (``message_too_large``).
+        meter_provider: where the drop counter and queue gauge go (default: the global one).
+
+    Raises:
+        ConfigurationError: bad bootstrap servers, compression, bound or security settings.
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str | Sequence[str],
+        *,
+        topic: str = DEFAULT_REQUESTS_TOPIC,
+        compression: str = "gzip",
+        max_queue_size: int = DEFAULT_MAX_QUEUE_SIZE,
+        security: KafkaSecurity | None = None,
+        client_id: str = "otel-eval-exporter",
+        linger_ms: int = 5,
+        request_timeout_ms: int = 30_000,
+        max_request_size: int = 1_048_576,
+        meter_provider: metrics.MeterProvider | None = None,
+    ) -> None:
+        servers = bootstrap_servers if isinstance(bootstrap_servers, str) else ",".join(bootstrap_servers)
+        self._servers = split_servers(servers)
+        if not topic:
+            raise ConfigurationError("KafkaInvocationExporter: topic must not be empty")
+        if max_queue_size < 1:
+            raise ConfigurationError(f"KafkaInvocationExporter: max_queue_size {max_queue_size} must be >= 1")
+        self.topic = topic
+        self.max_queue_size = max_queue_size
+        self._compression = check_compression(compression)
+        self._security = security or KafkaSecurity()
+        self._producer_kwargs: dict[str, Any] = {
+            "client_id": client_id,
+            "acks": "all",
+            "enable_idempotence": False,
+            "compression_type": self._compression,
+            "linger_ms": linger_ms,
+            "request_timeout_ms": request_timeout_ms,
+            "max_request_size": max_request_size,
+            **self._security.client_kwargs(),
+        }
+        self._max_request_size = max_request_size
+
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._queue: deque[EvaluationRequest] = deque()
+        self._in_flight = 0
+        self._accepted = 0
+        self._delivered = 0
+        self._retries = 0
+        self._dropped: Counter[str] = Counter()
+        self._connected = False
+        self._closing = False
+        self._shutdown_done = False
+
+        meter = (meter_provider or metrics.get_meter_provider()).get_meter(semconv.INSTRUMENTATION_SCOPE, __version__)
+        self._drop_counter = meter.create_counter(
+            semconv.METRIC_INVOCATIONS_DROPPED, unit="{invocation}", description="Invocations dropped before evaluation"
+        )
+        meter.create_observable_gauge(
+            semconv.METRIC_QUEUE_SIZE,
+            callbacks=[self._observe_queue],
+            unit="{invocation}",
+            description="Evaluation requests waiting for their transport",
+        )
+
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wakeup: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._thread_main, name="otel-eval-kafka-exporter", daemon=True)
+        self._thread.start()
+        self._ready.wait()
+
+    @classmethod
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, *, meter_provider: metrics.MeterProvider | None = None
+    ) -> KafkaInvocationExporter:
+        """An exporter configured by the ``OTEL_EVAL_KAFKA_*`` and ``OTEL_EVAL_QUEUE_SIZE`` environment variables.
+
+        Raises:
+            ConfigurationError: ``OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS`` is unset, or a value is invalid.
+        """
+        environ = os.environ if environ is None else environ
+        servers = environ.get(env_vars.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS, "")
+        if not servers.strip():
+            raise ConfigurationError(f"{env_vars.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS} is not set")
+        queue_size = environ.get(env_vars.OTEL_EVAL_QUEUE_SIZE, "").strip()
+        try:
+            max_queue_size = int(queue_size) if queue_size else DEFAULT_MAX_QUEUE_SIZE
+        except ValueError:
+            raise ConfigurationError(f"{env_vars.OTEL_EVAL_QUEUE_SIZE}={queue_size!r}: expected an integer") from None
+        return cls(
+            servers,
+            topic=environ.get(env_vars.OTEL_EVAL_KAFKA_REQUESTS_TOPIC, "").strip() or DEFAULT_REQUESTS_TOPIC,
+            compression=environ.get(env_vars.OTEL_EVAL_KAFKA_COMPRESSION, "").strip() or "gzip",
+            max_queue_size=max_queue_size,
+            security=KafkaSecurity.from_env(environ),
+            meter_provider=meter_provider,
+        )
+
+    def __repr__(self) -> str:
+        return f"KafkaInvocationExporter(servers={self._servers!r}, topic={self.topic!r}, security={self._security!r})"
+
+    # --- the caller's side: never blocks for the broker, never raises --------------------------------------------
+
+    def export(self, requests: Sequence[EvaluationRequest]) -> ExportResult:
+        """Buffers ``requests`` for sending. Returns at once; FAILURE when any had to be dropped (counted)."""
+        try:
+            dropped = 0
+            with self._lock:
+                closing = self._closing
+                for request in requests:
+                    if closing or len(self._queue) + self._in_flight >= self.max_queue_size:
+                        dropped += 1
+                    else:
+                        self._queue.append(request)
+                        self._accepted += 1
+                reason = semconv.DROP_SHUTDOWN if closing else semconv.DROP_TRANSPORT_QUEUE_FULL
+                if dropped:
+                    self._dropped[reason] += dropped
+            if dropped:
+                self._count_drop(reason, dropped)
+            if len(requests) > dropped:
+                self._wake()
+            return ExportResult.FAILURE if dropped else ExportResult.SUCCESS
+        except Exception:  # a transport must never raise into the agent
+            logger.exception("KafkaInvocationExporter.export failed")
+            return ExportResult.FAILURE
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """Waits until every buffered request is acknowledged. False when ``timeout_millis`` passed first."""
+        deadline = time.monotonic() + max(0, timeout_millis) / 1000
+        self._wake()
+        with self._idle:
+            while self._queue or self._in_flight:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._idle.wait(remaining)
+        return True
+
+    def shutdown(self, timeout_millis: int = 30_000) -> None:
+        """Stops accepting, sends what is buffered within ``timeout_millis``, then stops the producer. Idempotent.
+
+        Requests still unsent at the deadline are dropped and counted (``shutdown``).
+        """
+        with self._lock:
+            if self._shutdown_done:
+                return
+            self._shutdown_done = True
+        deadline = time.monotonic() + max(0, timeout_millis) / 1000
+        self.force_flush(int(max(0.0, deadline - time.monotonic()) * 1000))
+        with self._lock:
+            self._closing = True
+        self._wake()
+        self._thread.join(max(0.1, deadline - time.monotonic()))
+        if self._thread.is_alive():
+            logger.warning("Kafka exporter thread did not stop within %d ms", timeout_millis)
+
+    def stats(self) -> ExporterStats:
+        """The counters right now."""
+        with self._lock:
+            return ExporterStats(
+                accepted=self._accepted,
+                delivered=self._delivered,
+                pending=len(self._queue) + self._in_flight,
+                dropped=dict(self._dropped),
+                retries=self._retries,
+                connected=self._connected,
+            )
+
+    def _wake(self) -> None:
+        loop, wakeup = self._loop, self._wakeup
+        if loop is not None and wakeup is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed between the check and the call
+                loop.call_soon_threadsafe(wakeup.set)
+
+    def _count_drop(self, reason: str, count: int) -> None:
+        self._drop_counter.add(
+            count, {semconv.OTEL_EVAL_DROP_REASON: reason, semconv.OTEL_EVAL_TRANSPORT: semconv.TRANSPORT_KAFKA}
+        )
+
+    def _observe_queue(self, _options: metrics.CallbackOptions) -> list[metrics.Observation]:
+        with self._lock:
+            pending = len(self._queue) + self._in_flight
+        return [metrics.Observation(pending, {semconv.OTEL_EVAL_TRANSPORT: semconv.TRANSPORT_KAFKA})]
+
+    # --- the sender thread --------------------------------------------------------------------------------------
+
+    def _thread_main(self) -> None:
+        # The producer's own work must never be traced into the agent's telemetry.
+        token = otel_context.attach(otel_context.set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
+        try:
+            asyncio.run(self._sender())
+        except Exception:  # thread boundary: log, then fail what is left so flush() returns
+            logger.exception("Kafka exporter thread crashed")
+        finally:
+            otel_context.detach(token)
+            self._drop_remaining()
+
+    async def _sender(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._wakeup = asyncio.Event()
+        self._ready.set()
+        producer: Any = None
+        backoff = _RECONNECT_BACKOFF_MIN_S
+        try:
+            while True:
+                with self._lock:
+                    closing = self._closing
+                if closing:
+                    break
+                if producer is None:
+                    producer = await self._start_producer()
+                    if producer is None:
+                        await self._sleep_or_wake(backoff)
+                        backoff = min(backoff * 2, _RECONNECT_BACKOFF_MAX_S)
+                        continue
+                    backoff = _RECONNECT_BACKOFF_MIN_S
+                batch = self._take(_SEND_CHUNK)
+                if not batch:
+                    await self._wakeup.wait()
+                    self._wakeup.clear()
+                    continue
+                if not await self._send_batch(producer, batch):
+                    # The broker is unreachable: wait a little before retrying what was re-queued.
+                    await self._sleep_or_wake(backoff)
+                    backoff = min(backoff * 2, _RECONNECT_BACKOFF_MAX_S)
+        finally:
+            if producer is not None:
+                await self._stop_producer(producer)
+
+    async def _start_producer(self) -> Any:
+        from aiokafka import AIOKafkaProducer
+
+        producer = AIOKafkaProducer(bootstrap_servers=self._servers, **self._producer_kwargs)
+        try:
+            await producer.start()
+        except Exception as exc:  # noqa: BLE001 - any start failure means "not reachable yet": retry with backoff
+            logger.warning("Kafka producer cannot connect to %s: %s", self._servers, self._security.describe_error(exc))
+            with contextlib.suppress(Exception):
+                await producer.stop()
+            return None
+        with self._lock:
+            self._connected = True
+        logger.info("Kafka producer connected to %s, topic %s", self._servers, self.topic)
+        return producer
+
+    async def _stop_producer(self, producer: Any) -> None:
+        with self._lock:
+            self._connected = False
+        try:
+            await asyncio.wait_for(producer.stop(), timeout=5.0)
+        except Exception as exc:  # noqa: BLE001 - stopping is best effort: undelivered requests are counted by _drop_remaining
+            logger.warning("Kafka producer did not stop cleanly: %s", self._security.describe_error(exc))
+
+    async def _sleep_or_wake(self, seconds: float) -> None:
+        assert self._wakeup is not None
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._wakeup.wait(), timeout=seconds)
+        self._wakeup.clear()
+
+    def _take(self, limit: int) -> list[EvaluationRequest]:
+        with self._lock:
+            batch = [self._queue.popleft() for _ in range(min(limit, len(self._queue)))]
+            self._in_flight += len(batch)
+        return batch
+
+    async def _send_batch(self, producer: Any, batch: list[EvaluationRequest]) -> bool:
+        """Hands ``batch`` to the producer. False when the broker was unreachable (the rest is re-queued)."""
+        from aiokafka.errors import KafkaError, KafkaTimeoutError
+
+        for index, request in enumerate(batch):
+            try:
+                value = request.model_dump_json().encode()
+            except Exception as exc:  # noqa: BLE001 - one bad request must not stop the others
+                logger.warning("evaluation request of trace %s cannot be serialised: %r", request.trace_id, exc)
+                self._settle(semconv.DROP_TRANSPORT_SERIALIZATION_ERROR)
+                continue
+            if len(value) > self._max_request_size:
+                logger.warning(
+                    "evaluation request of trace %s is %d bytes, over max_request_size %d: dropped",
+                    request.trace_id,
+                    len(value),
+                    self._max_request_size,
+                )
+                self._settle(semconv.DROP_TRANSPORT_MESSAGE_TOO_LARGE)
+                continue
+            try:
+                future = await producer.send(self.topic, value=value, key=request.trace_id.encode() or None)
+            except KafkaError as exc:
+                if exc.retriable or isinstance(exc, KafkaTimeoutError):
+                    logger.warning("Kafka send failed, will retry: %s", self._security.describe_error(exc))
+                    self._requeue(batch[index:])
+                    return False
+                logger.warning("Kafka rejected a request of trace %s: %s", request.trace_id, exc)
+                self._settle(semconv.DROP_TRANSPORT_ERROR)
+                continue
+            future.add_done_callback(lambda fut, req=request: self._on_delivery(fut, req))
+        return True
+
+    def _on_delivery(self, future: asyncio.Future[Any], request: EvaluationRequest) -> None:
+        if future.cancelled():
+            self._requeue([request])
+            return
+        exc = future.exception()
+        if exc is None:
+            self._settle(None)
+            return
+        if _is_retriable(exc):
+            logger.debug("Kafka delivery of trace %s failed, re-queued: %r", request.trace_id, exc)
+            self._requeue([request])
+            self._wake()
+            return
+        logger.warning("Kafka delivery of trace %s failed: %s", request.trace_id, self._security.describe_error(exc))
+        self._settle(semconv.DROP_TRANSPORT_ERROR)
+
+    def _settle(self, drop_reason: str | None) -> None:
+        """One in-flight request is finished: delivered (``None``) or dropped for ``drop_reason``."""
+        with self._lock:
+            self._in_flight -= 1
+            if drop_reason is None:
+                self._delivered += 1
+            else:
+                self._dropped[drop_reason] += 1
+            if not self._queue and not self._in_flight:
+                self._idle.notify_all()
+        if drop_reason is not None:
+            self._count_drop(drop_reason, 1)
+
+    def _requeue(self, requests: Sequence[EvaluationRequest]) -> None:
+        with self._lock:
+            self._in_flight -= len(requests)
+            self._retries += len(requests)
+            self._queue.extendleft(reversed(requests))
+
+    def _drop_remaining(self) -> None:
+        with self._lock:
+            count = len(self._queue) + self._in_flight
+            self._queue.clear()
+            self._in_flight = 0
+            self._closing = True
+            if count:
+                self._dropped[semconv.DROP_SHUTDOWN] += count
+            self._idle.notify_all()
+        if count:
+            logger.warning("Kafka exporter stopped with %d undelivered evaluation requests", count)
+            self._count_drop(semconv.DROP_SHUTDOWN, count)
+
+
+def _is_retriable(exc: BaseException) -> bool:
+    from aiokafka.errors import KafkaTimeoutError
+
+    return bool(getattr(exc, "retriable", False)) or isinstance(exc, (KafkaTimeoutError, asyncio.TimeoutError))
+
+
+__all__ = ["DEFAULT_REQUESTS_TOPIC", "ExporterStats", "KafkaInvocationExporter"]
