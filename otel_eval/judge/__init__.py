@@ -1,1 +1,54 @@
-"""judge."""
+"""The LLM judge: google-genai client with retries, a shared concurrency limit, a cache, accounting and
+injection-safe prompt data blocks.
+
+Typical wiring (the CLI and workers do this)::
+
+    judge = JudgeClient(JudgeSettings.from_env(max_concurrency=16))
+    evaluator = registry.create("hallucinations_v1", criterion, judge=judge)
+    ...
+    print(judge.summary_line())
+
+Evaluators created without a judge use :func:`default_judge` (built from the environment once per process).
+"""
+
+from otel_eval.judge.accounting import JudgeAccounting, JudgeUsage
+from otel_eval.judge.client import JudgeClient, JudgeReply, JudgeRequest, default_judge, set_default_judge
+from otel_eval.judge.prompt_safety import DataBlocks
+from otel_eval.judge.retry import (
+    JUDGE_AUTH,
+    JUDGE_BAD_REQUEST,
+    JUDGE_BAD_RESPONSE,
+    JUDGE_CONNECTION,
+    JUDGE_INJECTION_SUSPECTED,
+    JUDGE_NOT_CONFIGURED,
+    JUDGE_QUOTA_EXHAUSTED,
+    JUDGE_RATE_LIMITED,
+    JUDGE_SERVER_ERROR,
+    JUDGE_TIMEOUT,
+    JUDGE_UNPARSEABLE,
+)
+from otel_eval.judge.settings import JudgeSettings, PriceTable
+
+__all__ = [
+    "JUDGE_AUTH",
+    "JUDGE_BAD_REQUEST",
+    "JUDGE_BAD_RESPONSE",
+    "JUDGE_CONNECTION",
+    "JUDGE_INJECTION_SUSPECTED",
+    "JUDGE_NOT_CONFIGURED",
+    "JUDGE_QUOTA_EXHAUSTED",
+    "JUDGE_RATE_LIMITED",
+    "JUDGE_SERVER_ERROR",
+    "JUDGE_TIMEOUT",
+    "JUDGE_UNPARSEABLE",
+    "DataBlocks",
+    "JudgeAccounting",
+    "JudgeClient",
+    "JudgeReply",
+    "JudgeRequest",
+    "JudgeSettings",
+    "JudgeUsage",
+    "PriceTable",
+    "default_judge",
+    "set_default_judge",
+]

@@ -1,0 +1,416 @@
+"""The judge client: google-genai's async client with timeouts, retries, a shared concurrency limit, a cache and
+per-metric accounting.
+
+Concurrency: one :class:`JudgeClient` holds one limit shared by every metric that uses it. asyncio semaphores are
+bound to an event loop, so the limit is applied per event loop (the CLI and the embedded worker each run one loop;
+the process-wide default client from :func:`default_judge` is shared by all metrics of the process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import threading
+import time
+import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from google import genai
+from google.genai import types as genai_types
+from pydantic import BaseModel
+
+from otel_eval.errors import JudgeError
+from otel_eval.judge.accounting import JudgeAccounting
+from otel_eval.judge.cache import ReplyCache, request_key
+from otel_eval.judge.retry import JUDGE_NOT_CONFIGURED, Backoff, Failure, classify, redact
+from otel_eval.judge.settings import JudgeSettings
+from otel_eval.model import JudgeModelOptions
+
+logger = logging.getLogger(__name__)
+
+ResultT = TypeVar("ResultT")
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeRequest:
+    """One judge request: a single user prompt, an optional system instruction and output schema.
+
+    Attributes:
+        model: Judge model name.
+        prompt: The user-turn prompt text (untrusted parts already rendered as data blocks).
+        system_instruction: Instruction outside the user turn (e.g. that data blocks are data).
+        response_schema: JSON schema (dict) or pydantic model for structured output; None for free text.
+        config: The criterion's ``judge_model_config``, applied under the settings above.
+    """
+
+    model: str
+    prompt: str
+    system_instruction: str | None = None
+    response_schema: dict[str, Any] | type[BaseModel] | None = None
+    config: genai_types.GenerateContentConfig | None = None
+
+    def generate_config(self, timeout_seconds: float) -> genai_types.GenerateContentConfig:
+        """The google-genai config sent: user config, AFC off (as ADK), our instruction/schema, one HTTP attempt."""
+        config = self.config.model_copy(deep=True) if self.config else genai_types.GenerateContentConfig()
+        config.automatic_function_calling = genai_types.AutomaticFunctionCallingConfig(disable=True)
+        if self.system_instruction:
+            config.system_instruction = self.system_instruction
+        if self.response_schema is not None:
+            config.response_mime_type = "application/json"
+            if isinstance(self.response_schema, dict):
+                config.response_json_schema = self.response_schema
+            else:
+                config.response_schema = self.response_schema
+        config.http_options = genai_types.HttpOptions(
+            timeout=max(1, int(timeout_seconds * 1000)),
+            retry_options=genai_types.HttpRetryOptions(attempts=1),  # retries are ours, see JudgeClient
+        )
+        return config
+
+    def contents(self) -> list[genai_types.Content]:
+        """The request contents: one user turn holding the prompt."""
+        return [genai_types.Content(role="user", parts=[genai_types.Part(text=self.prompt)])]
+
+    def cache_identity(self) -> dict[str, Any]:
+        """Everything that makes the request what it is (contents + config), for the cache key."""
+        config = self.generate_config(1.0).model_dump(mode="json", exclude_none=True, exclude={"http_options"})
+        schema = self.response_schema
+        if schema is not None and not isinstance(schema, dict):
+            config["response_schema"] = schema.model_json_schema()
+        return {"contents": [c.model_dump(mode="json", exclude_none=True) for c in self.contents()], "config": config}
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeReply:
+    """What the judge answered.
+
+    Attributes:
+        text: Text parts joined by newlines as ADK reads them (None when the judge sent no text).
+        input_tokens: Prompt tokens reported.
+        output_tokens: Candidate plus thinking tokens reported.
+        block_reason: Why the prompt was blocked, when it was.
+        cached: True when served from the cache (or joined an identical in-flight request).
+    """
+
+    text: str | None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    block_reason: str | None = None
+    cached: bool = False
+
+
+@dataclass
+class _LoopState:
+    semaphore: asyncio.Semaphore
+    in_flight: int = 0
+    max_in_flight: int = 0
+
+
+class JudgeClient:
+    """Sends judge requests through google-genai's async client.
+
+    Args:
+        settings: Timeouts, retries, concurrency, cache, prices, endpoint overrides (default: from the environment).
+        client: A ready ``genai.Client`` (tests, custom auth); else one is made lazily from ``settings`` and
+            google-genai's own environment variables.
+        accounting: Where usage is counted (default: a new one, see :attr:`accounting`).
+    """
+
+    def __init__(
+        self,
+        settings: JudgeSettings | None = None,
+        *,
+        client: genai.Client | None = None,
+        accounting: JudgeAccounting | None = None,
+    ) -> None:
+        self.settings = settings or JudgeSettings.from_env()
+        self.accounting = accounting or JudgeAccounting()
+        self._client = client
+        self._client_lock = threading.Lock()
+        self._cache: ReplyCache[JudgeReply] = ReplyCache(self.settings.cache_size)
+        self._backoff = Backoff(self.settings.initial_backoff_seconds, self.settings.max_backoff_seconds)
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
+        self._loops_lock = threading.Lock()
+        self._fatal: Failure | None = None
+        self.not_configured_reason: str | None = None if client is not None else self._configuration_problem()
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> JudgeClient:
+        """A client from the environment with ``overrides`` of :class:`JudgeSettings` fields (None ignored)."""
+        return cls(JudgeSettings.from_env(**overrides))
+
+    @property
+    def configured(self) -> bool:
+        """Whether credentials are configured (no network call is made to find out)."""
+        return self.not_configured_reason is None
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most judge calls seen in flight at once on any event loop (for tests and benchmarks)."""
+        with self._loops_lock:
+            return max((s.max_in_flight for s in self._loops.values()), default=0)
+
+    def model_for(self, options: JudgeModelOptions | None) -> str:
+        """The judge model: the criterion's ``judge_model`` when it names one, else the settings' default."""
+        if options is not None and "judge_model" in options.model_fields_set:
+            return options.judge_model
+        return self.settings.default_model
+
+    def num_samples_for(self, options: JudgeModelOptions | None, *, default: int | None = None) -> int:
+        """Samples per item: the settings' override, else the criterion's (or ``default`` when it sets none)."""
+        if self.settings.num_samples is not None:
+            return self.settings.num_samples
+        if options is None:
+            return default or 1
+        if default is not None and "num_samples" not in options.model_fields_set:
+            return default
+        return options.num_samples
+
+    def summary_line(self) -> str:
+        """The accounting summary line (calls, cache hits, tokens, cost, fatal problems)."""
+        return self.accounting.summary_line()
+
+    async def generate(self, request: JudgeRequest, *, metric: str, sample: int = 0) -> JudgeReply:
+        """Sends ``request`` (or serves it from the cache) and returns the reply.
+
+        Raises:
+            JudgeError: not configured, fatal (auth/quota, reported once), or retries exhausted; ``error_type`` says.
+        """
+        if self.not_configured_reason is not None:
+            raise JudgeError(self.not_configured_reason, error_type=JUDGE_NOT_CONFIGURED)
+        if self._fatal is not None:
+            self.accounting.record(metric, failures=1)
+            raise self._fatal.to_error()
+        key = request_key(request.model, request.cache_identity(), sample)
+        try:
+            reply, hit = await self._cache.get_or_compute(
+                key, lambda: self._with_retries(lambda: self._generate_once(request, metric), metric)
+            )
+        except JudgeError:
+            self.accounting.record(metric, failures=1)
+            raise
+        if hit:
+            self.accounting.record(metric, cache_hits=1)
+            return JudgeReply(reply.text, reply.input_tokens, reply.output_tokens, reply.block_reason, cached=True)
+        return reply
+
+    async def aclose(self) -> None:
+        """Closes the underlying google-genai client's connections."""
+        client = self._client
+        if client is not None:
+            try:
+                await client.aio.aclose()
+            except Exception:
+                logger.debug("closing the judge client failed", exc_info=True)
+
+    # --- internals -------------------------------------------------------------------------------------------
+
+    @property
+    def uses_vertex(self) -> bool:
+        """Whether the judge talks to Vertex AI (``vertexai=True`` or ``GOOGLE_GENAI_USE_VERTEXAI``)."""
+        if not self.configured:
+            return False
+        try:
+            return bool(self._genai_client()._api_client.vertexai)
+        except JudgeError:
+            return False
+
+    async def evaluate_instances(self, body: dict[str, Any], *, metric: str) -> dict[str, Any]:
+        """POSTs ``body`` to Vertex AI's ``projects/P/locations/L:evaluateInstances`` (Gen AI evaluation service).
+
+        Goes through google-genai's API client (its auth, base URL and headers) with this client's retries,
+        concurrency limit and accounting. Only valid when :attr:`uses_vertex`.
+
+        Raises:
+            JudgeError: as :meth:`generate`.
+        """
+        if self.not_configured_reason is not None:
+            raise JudgeError(self.not_configured_reason, error_type=JUDGE_NOT_CONFIGURED)
+        if self._fatal is not None:
+            self.accounting.record(metric, failures=1)
+            raise self._fatal.to_error()
+        api = self._genai_client().aio._api_client
+        path = f"projects/{api.project}/locations/{api.location}:evaluateInstances"
+        options = genai_types.HttpOptions(
+            timeout=max(1, int(self.settings.timeout_seconds * 1000)),
+            retry_options=genai_types.HttpRetryOptions(attempts=1),
+        )
+
+        async def once() -> dict[str, Any]:
+            response = await api.async_request("post", path, body, options)
+            parsed = json.loads(response.body or "{}")
+            if not isinstance(parsed, dict):
+                raise ValueError("evaluateInstances answered a non-object body")
+            return parsed
+
+        try:
+            return await self._with_retries(lambda: self._limited(once, metric), metric)
+        except JudgeError:
+            self.accounting.record(metric, failures=1)
+            raise
+
+    # --- internals -------------------------------------------------------------------------------------------
+
+    async def _with_retries(self, call: Callable[[], Awaitable[ResultT]], metric: str) -> ResultT:
+        settings = self.settings
+        deadline = time.monotonic() + settings.max_total_seconds
+        attempt = 0
+        while True:
+            attempt += 1
+            if attempt > 1:
+                self.accounting.record(metric, retries=1)
+            try:
+                return await call()
+            except Exception as exc:  # noqa: BLE001 - every failure is classified below
+                failure = classify(exc, secret=self._secret())
+            if failure.fatal:
+                self._set_fatal(failure)
+                raise failure.to_error()
+            if not failure.retriable or attempt >= settings.max_attempts:
+                raise self._final(failure, attempt)
+            delay = self._backoff.delay(attempt, failure.retry_after)
+            if time.monotonic() + delay > deadline:
+                raise self._final(failure, attempt, out_of_time=True)
+            logger.debug("judge attempt %d failed (%s); retrying in %.2fs", attempt, failure.error_type, delay)
+            await asyncio.sleep(delay)
+
+    @staticmethod
+    def _final(failure: Failure, attempts: int, *, out_of_time: bool = False) -> JudgeError:
+        why = "retry time budget spent" if out_of_time else f"after {attempts} attempt(s)"
+        return JudgeError(f"{failure.message} ({why})", error_type=failure.error_type, retriable=failure.retriable)
+
+    async def _limited(self, call: Callable[[], Awaitable[ResultT]], metric: str) -> ResultT:
+        """Runs one HTTP attempt under the shared concurrency limit, with a hard timeout."""
+        state = self._loop_state()
+        async with state.semaphore:
+            state.in_flight += 1
+            state.max_in_flight = max(state.max_in_flight, state.in_flight)
+            self.accounting.record(metric, calls=1)
+            try:
+                # The HTTP timeout fires first; this guards a stuck transport.
+                return await asyncio.wait_for(call(), timeout=self.settings.timeout_seconds + 1.0)
+            finally:
+                state.in_flight -= 1
+
+    async def _generate_once(self, request: JudgeRequest, metric: str) -> JudgeReply:
+        client = self._genai_client()
+        config = request.generate_config(self.settings.timeout_seconds)
+
+        async def call() -> genai_types.GenerateContentResponse:
+            return await client.aio.models.generate_content(
+                model=request.model, contents=request.contents(), config=config
+            )
+
+        response = await self._limited(call, metric)
+        reply = _to_reply(response)
+        cost = self.settings.prices.cost(request.model, reply.input_tokens, reply.output_tokens)
+        self.accounting.record(
+            metric,
+            input_tokens=reply.input_tokens,
+            output_tokens=reply.output_tokens,
+            cost_usd=cost or 0.0,
+            unpriced_calls=0 if cost is not None else 1,
+        )
+        return reply
+
+    def _set_fatal(self, failure: Failure) -> None:
+        if self._fatal is None:
+            self._fatal = failure
+        if self.accounting.report_fatal(failure.message):
+            logger.error("judge disabled for this process: %s", failure.message)
+
+    def _loop_state(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        with self._loops_lock:
+            state = self._loops.get(loop)
+            if state is None:
+                state = _LoopState(asyncio.Semaphore(self.settings.max_concurrency))
+                self._loops[loop] = state
+            return state
+
+    def _secret(self) -> str | None:
+        if self.settings.api_key:
+            return self.settings.api_key
+        client = self._client
+        api_client = getattr(client, "_api_client", None) if client is not None else None
+        key = getattr(api_client, "api_key", None)
+        return key if isinstance(key, str) else None
+
+    def _genai_client(self) -> genai.Client:
+        with self._client_lock:
+            if self._client is None:
+                settings = self.settings
+                http_options = genai_types.HttpOptions(
+                    base_url=settings.base_url,
+                    api_version=settings.api_version,
+                    retry_options=genai_types.HttpRetryOptions(attempts=1),
+                )
+                kwargs: dict[str, Any] = {"http_options": http_options}
+                for name in ("api_key", "vertexai", "project", "location"):
+                    value = getattr(settings, name)
+                    if value is not None:
+                        kwargs[name] = value
+                try:
+                    self._client = genai.Client(**kwargs)
+                except Exception as exc:  # noqa: BLE001 - reported as not configured
+                    self.not_configured_reason = redact(f"judge not configured: {exc}", settings.api_key)
+                    raise JudgeError(self.not_configured_reason, error_type=JUDGE_NOT_CONFIGURED) from None
+            return self._client
+
+    def _configuration_problem(self) -> str | None:
+        settings = self.settings
+        vertex = settings.vertexai
+        if vertex is None:
+            vertex = os.environ.get("GOOGLE_GENAI_USE_VERTEXAI", "").strip().lower() in ("1", "true")
+        has_key = bool(settings.api_key or os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY"))
+        if vertex:
+            if has_key or settings.project or os.environ.get("GOOGLE_CLOUD_PROJECT"):
+                return None
+            return (
+                "judge not configured: GOOGLE_GENAI_USE_VERTEXAI is set but neither GOOGLE_CLOUD_PROJECT "
+                "(with GOOGLE_CLOUD_LOCATION) nor an API key is"
+            )
+        if has_key:
+            return None
+        return (
+            "judge not configured: set GOOGLE_API_KEY or GEMINI_API_KEY (Gemini API), or GOOGLE_GENAI_USE_VERTEXAI=true "
+            "with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION (Vertex AI)"
+        )
+
+
+def _to_reply(response: genai_types.GenerateContentResponse) -> JudgeReply:
+    text: str | None = None
+    candidates = response.candidates or []
+    if candidates and candidates[0].content and candidates[0].content.parts:
+        texts = [part.text for part in candidates[0].content.parts if part.text]
+        text = "\n".join(texts) if texts else None
+    usage = response.usage_metadata
+    input_tokens = (usage.prompt_token_count or 0) if usage else 0
+    output_tokens = ((usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)) if usage else 0
+    feedback = response.prompt_feedback
+    block = str(feedback.block_reason.value) if feedback and feedback.block_reason else None
+    return JudgeReply(text=text, input_tokens=input_tokens, output_tokens=output_tokens, block_reason=block)
+
+
+_default_lock = threading.Lock()
+_default_judge: JudgeClient | None = None
+
+
+def default_judge() -> JudgeClient:
+    """The process-wide judge built from the environment, shared by evaluators created without a judge."""
+    global _default_judge
+    with _default_lock:
+        if _default_judge is None:
+            _default_judge = JudgeClient.from_env()
+        return _default_judge
+
+
+def set_default_judge(judge: JudgeClient | None) -> None:
+    """Replaces (or with None, resets) the process-wide default judge."""
+    global _default_judge
+    with _default_lock:
+        _default_judge = judge

@@ -1,0 +1,153 @@
+"""Which judge failures are retried, and how long to wait: jittered exponential backoff honouring Retry-After.
+
+Retried: HTTP 408/429/5xx (429 only while it is a rate limit, not an exhausted quota), timeouts and connection
+errors. Not retried: 401/403 and invalid API keys, exhausted quotas (both fatal: the client stops calling and
+reports them once), other 4xx, malformed bodies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from google.genai import errors as genai_errors
+
+from otel_eval.errors import JudgeError
+
+# error.type values reported on NOT_EVALUATED results.
+JUDGE_NOT_CONFIGURED = "judge_not_configured"
+JUDGE_TIMEOUT = "judge_timeout"
+JUDGE_RATE_LIMITED = "judge_rate_limited"
+JUDGE_QUOTA_EXHAUSTED = "judge_quota_exhausted"
+JUDGE_SERVER_ERROR = "judge_server_error"
+JUDGE_CONNECTION = "judge_connection_error"
+JUDGE_AUTH = "judge_auth"
+JUDGE_BAD_REQUEST = "judge_bad_request"
+JUDGE_BAD_RESPONSE = "judge_bad_response"
+JUDGE_UNPARSEABLE = "judge_unparseable"
+JUDGE_INJECTION_SUSPECTED = "judge_injection_suspected"
+
+_RETRY_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+_API_KEY_LIKE = re.compile(r"AIza[0-9A-Za-z_\-]{20,}|(?i:key=)[^&\s\"']+")
+_QUOTA_EXHAUSTED_HINTS = ("perday", "per_day", "billing", "insufficient", "exhausted your", "check your plan")
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A classified judge failure."""
+
+    error_type: str
+    message: str
+    retriable: bool
+    fatal: bool = False
+    retry_after: float | None = None
+
+    def to_error(self) -> JudgeError:
+        """The :class:`JudgeError` reported once retries are over."""
+        return JudgeError(self.message, error_type=self.error_type, retriable=self.retriable)
+
+
+def redact(text: str, secret: str | None = None) -> str:
+    """``text`` with the API key (and anything that looks like one) replaced by ``***``."""
+    if secret:
+        text = text.replace(secret, "***")
+    return _API_KEY_LIKE.sub("***", text)
+
+
+def classify(exc: BaseException, *, secret: str | None = None) -> Failure:
+    """Classifies an exception raised by one judge attempt."""
+    if isinstance(exc, JudgeError):
+        return Failure(exc.error_type, str(exc), exc.retriable)
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or "timeout" in type(exc).__name__.lower():
+        return Failure(JUDGE_TIMEOUT, "judge call timed out", retriable=True)
+    if isinstance(exc, genai_errors.APIError):
+        return _classify_api_error(exc, secret)
+    if isinstance(exc, (ConnectionError, OSError)) or _is_transport_error(exc):
+        return Failure(JUDGE_CONNECTION, redact(f"judge connection failed: {type(exc).__name__}: {exc}", secret), True)
+    if isinstance(exc, (ValueError, KeyError, TypeError)):
+        return Failure(JUDGE_BAD_RESPONSE, redact(f"judge answered a malformed body: {exc}", secret), False)
+    return Failure(JUDGE_BAD_RESPONSE, redact(f"judge call failed: {type(exc).__name__}: {exc}", secret), False)
+
+
+def _is_transport_error(exc: BaseException) -> bool:
+    module = type(exc).__module__
+    return module.startswith(("aiohttp", "httpx", "httpcore", "httpx2")) and "Timeout" not in type(exc).__name__
+
+
+def _classify_api_error(exc: genai_errors.APIError, secret: str | None) -> Failure:
+    code = int(exc.code or 0)
+    status = exc.status or ""
+    message = redact(f"judge HTTP {code} {status}: {exc.message or ''}".strip(), secret)
+    details = exc.details if isinstance(exc.details, (dict, list)) else {}
+    text = redact(str(details), secret).lower()
+    if code in (401, 403) or "api_key_invalid" in text or "api key not valid" in text:
+        return Failure(JUDGE_AUTH, f"judge rejected the credentials ({message})", retriable=False, fatal=True)
+    if code == 429:
+        retry_after = _retry_after(exc)
+        if retry_after is None and any(hint in text for hint in _QUOTA_EXHAUSTED_HINTS):
+            return Failure(JUDGE_QUOTA_EXHAUSTED, f"judge quota exhausted ({message})", retriable=False, fatal=True)
+        return Failure(JUDGE_RATE_LIMITED, message, retriable=True, retry_after=retry_after)
+    if code == 408:
+        return Failure(JUDGE_TIMEOUT, message, retriable=True, retry_after=_retry_after(exc))
+    if code >= 500:
+        return Failure(JUDGE_SERVER_ERROR, message, retriable=True, retry_after=_retry_after(exc))
+    return Failure(JUDGE_BAD_REQUEST, message, retriable=False)
+
+
+def _retry_after(exc: genai_errors.APIError) -> float | None:
+    """Seconds from a ``Retry-After`` header, else from a ``google.rpc.RetryInfo`` detail."""
+    headers: Any = getattr(exc.response, "headers", None)
+    if headers is not None:
+        value = headers.get("retry-after") or headers.get("Retry-After")
+        if value:
+            parsed = parse_retry_after(str(value))
+            if parsed is not None:
+                return parsed
+    return _retry_info_delay(exc.details)
+
+
+def parse_retry_after(value: str) -> float | None:
+    """Seconds of a ``Retry-After`` value: delta-seconds or an HTTP date (None if neither)."""
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _retry_info_delay(details: Any) -> float | None:
+    error = details.get("error", details) if isinstance(details, Mapping) else None
+    entries = error.get("details") if isinstance(error, Mapping) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, Mapping) and str(entry.get("@type", "")).endswith("RetryInfo"):
+            match = _RETRY_DELAY.match(str(entry.get("retryDelay", "")))
+            if match:
+                return float(match.group(1))
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """Full-jitter exponential backoff: attempt n waits uniform(0, min(cap, base * 2**(n-1))), or Retry-After."""
+
+    initial_seconds: float
+    max_seconds: float
+
+    def delay(self, attempt: int, retry_after: float | None = None, *, rng: random.Random | None = None) -> float:
+        """Seconds to wait after failed ``attempt`` (1-based). A server's Retry-After wins (plus a little jitter)."""
+        draw: float = (rng or random).random()
+        if retry_after is not None:
+            return retry_after + draw * min(1.0, self.initial_seconds)
+        ceiling = min(self.max_seconds, self.initial_seconds * 2.0 ** (attempt - 1))
+        return draw * ceiling

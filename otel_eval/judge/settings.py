@@ -1,0 +1,164 @@
+"""How the judge is configured: model defaults, timeouts, retries, concurrency, cache, prices, endpoint.
+
+Credentials and the endpoint are google-genai's own configuration, read unchanged: ``GOOGLE_API_KEY`` /
+``GEMINI_API_KEY`` for the Gemini API, ``GOOGLE_GENAI_USE_VERTEXAI`` with ``GOOGLE_CLOUD_PROJECT`` /
+``GOOGLE_CLOUD_LOCATION`` for Vertex AI, and ``GOOGLE_GEMINI_BASE_URL`` / ``GOOGLE_VERTEX_BASE_URL`` for a gateway.
+``base_url`` / ``api_key`` here override them (tests, explicit wiring). Everything else is ``OTEL_EVAL_JUDGE_*``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from otel_eval import environment_variables as env
+from otel_eval.errors import ConfigurationError
+from otel_eval.model import DEFAULT_JUDGE_MODEL
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PRICES_PER_MILLION: dict[str, tuple[float, float]] = {
+    "gemini-2.5-pro": (1.25, 10.0),
+    "gemini-2.5-flash": (0.30, 2.50),
+    "gemini-2.5-flash-lite": (0.10, 0.40),
+    "gemini-2.0-flash": (0.10, 0.40),
+    "gemini-2.0-flash-lite": (0.075, 0.30),
+}
+"""Google's published paid-tier list prices, USD per million (input, output) tokens; override with
+``OTEL_EVAL_JUDGE_PRICES``. Output includes thinking tokens, as Google bills them."""
+
+
+@dataclass(frozen=True, slots=True)
+class PriceTable:
+    """USD per million tokens by model name (input, output). Unknown models cost ``None``."""
+
+    per_million: Mapping[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES_PER_MILLION))
+
+    def cost(self, model: str, input_tokens: int, output_tokens: int) -> float | None:
+        """Cost of one call in USD, or None when the model has no price."""
+        price = self.per_million.get(model.removeprefix("models/"))
+        if price is None:
+            return None
+        return (input_tokens * price[0] + output_tokens * price[1]) / 1_000_000
+
+    @classmethod
+    def parse(cls, text: str, *, source: str = env.OTEL_EVAL_JUDGE_PRICES) -> PriceTable:
+        """Defaults updated by a JSON table ``{"model": {"input": 0.3, "output": 2.5}}`` (or a path to one).
+
+        Raises:
+            ConfigurationError: not JSON, or a model entry without numeric ``input`` and ``output``.
+        """
+        raw = text.strip()
+        if raw and not raw.startswith("{"):
+            try:
+                raw = Path(raw).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise ConfigurationError(f"{source}: cannot read price table file {text!r}: {exc}") from exc
+        try:
+            data = json.loads(raw) if raw else {}
+        except json.JSONDecodeError as exc:
+            raise ConfigurationError(f"{source}: invalid JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ConfigurationError(f"{source}: expected an object of model -> {{input, output}}")
+        table = dict(DEFAULT_PRICES_PER_MILLION)
+        for model, entry in data.items():
+            if not isinstance(entry, dict) or not all(
+                isinstance(entry.get(key), (int, float)) and not isinstance(entry.get(key), bool)
+                for key in ("input", "output")
+            ):
+                raise ConfigurationError(f"{source}: model {model!r}: expected numeric 'input' and 'output' prices")
+            table[str(model)] = (float(entry["input"]), float(entry["output"]))
+        return cls(table)
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeSettings:
+    """Everything the :class:`~otel_eval.judge.JudgeClient` needs besides google-genai's own configuration.
+
+    Attributes:
+        default_model: Judge model for criteria that name none (``judge_model_options`` without ``judge_model``).
+        num_samples: When set, overrides every criterion's ``judge_model_options.num_samples``.
+        max_concurrency: Judge calls in flight at once, shared by every metric using the client (per event loop).
+        timeout_seconds: Per HTTP attempt; a slower answer is abandoned and retried.
+        max_attempts: Attempts per call on 429 / 5xx / timeouts / connection errors.
+        max_total_seconds: Bound on one call including all retries and backoff sleeps.
+        initial_backoff_seconds: First backoff; doubles per attempt, full jitter, capped by ``max_backoff_seconds``.
+        max_backoff_seconds: Cap of one backoff sleep (a longer ``Retry-After`` is honoured up to the total bound).
+        cache_size: Entries of the LRU response cache (0 disables it).
+        prices: Price table for the cost figures.
+        api_key: Explicit API key (else google-genai reads ``GOOGLE_API_KEY`` / ``GEMINI_API_KEY``). Never logged.
+        base_url: Explicit endpoint (else google-genai reads ``GOOGLE_GEMINI_BASE_URL`` / ``GOOGLE_VERTEX_BASE_URL``).
+        api_version: API version path segment (google-genai's default when None).
+        vertexai: Use Vertex AI (else google-genai reads ``GOOGLE_GENAI_USE_VERTEXAI``).
+        project: Vertex AI project (else ``GOOGLE_CLOUD_PROJECT``).
+        location: Vertex AI location (else ``GOOGLE_CLOUD_LOCATION``).
+    """
+
+    default_model: str = DEFAULT_JUDGE_MODEL
+    num_samples: int | None = None
+    max_concurrency: int = 8
+    timeout_seconds: float = 60.0
+    max_attempts: int = 5
+    max_total_seconds: float = 300.0
+    initial_backoff_seconds: float = 1.0
+    max_backoff_seconds: float = 30.0
+    cache_size: int = 4096
+    prices: PriceTable = field(default_factory=PriceTable)
+    api_key: str | None = field(default=None, repr=False)
+    base_url: str | None = None
+    api_version: str | None = None
+    vertexai: bool | None = None
+    project: str | None = None
+    location: str | None = None
+
+    def __post_init__(self) -> None:
+        checks = {
+            "max_concurrency": self.max_concurrency >= 1,
+            "timeout_seconds": self.timeout_seconds > 0,
+            "max_attempts": self.max_attempts >= 1,
+            "max_total_seconds": self.max_total_seconds > 0,
+            "initial_backoff_seconds": self.initial_backoff_seconds >= 0,
+            "max_backoff_seconds": self.max_backoff_seconds >= 0,
+            "cache_size": self.cache_size >= 0,
+            "num_samples": self.num_samples is None or self.num_samples >= 1,
+        }
+        for name, ok in checks.items():
+            if not ok:
+                raise ConfigurationError(f"judge setting {name}={getattr(self, name)!r} is out of range")
+
+    def with_overrides(self, **changes: Any) -> JudgeSettings:
+        """A copy with the non-None ``changes`` applied (e.g. from CLI flags)."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> JudgeSettings:
+        """Settings from ``OTEL_EVAL_JUDGE_*`` variables, then ``overrides`` (None values ignored).
+
+        Raises:
+            ConfigurationError: a variable that does not parse, naming it.
+        """
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        if model := environ.get(env.OTEL_EVAL_JUDGE_MODEL, "").strip():
+            values["default_model"] = model
+        for name, key, kind in (
+            (env.OTEL_EVAL_JUDGE_NUM_SAMPLES, "num_samples", int),
+            (env.OTEL_EVAL_JUDGE_MAX_CONCURRENCY, "max_concurrency", int),
+            (env.OTEL_EVAL_JUDGE_TIMEOUT, "timeout_seconds", float),
+            (env.OTEL_EVAL_JUDGE_MAX_ATTEMPTS, "max_attempts", int),
+        ):
+            raw = environ.get(name, "").strip()
+            if raw:
+                try:
+                    values[key] = kind(raw)
+                except ValueError:
+                    raise ConfigurationError(f"{name}={raw!r}: expected a {kind.__name__}") from None
+        if prices := environ.get(env.OTEL_EVAL_JUDGE_PRICES, "").strip():
+            values["prices"] = PriceTable.parse(prices)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)

@@ -1,0 +1,226 @@
+"""The template every LLM-judged metric follows, mirroring ADK 2.13's ``LlmAsJudge``.
+
+:class:`LlmJudgeEvaluator` resolves the judge, builds requests and turns judge failures into NOT_EVALUATED
+results with an ``error_type``. :class:`SampledJudgeEvaluator` adds ADK's per-invocation fan-out: one prompt per
+invocation, ``num_samples`` judge calls (all run concurrently, bounded by the judge's shared limit), a parse per
+sample, the metric's vote over samples and its aggregation over invocations. A sample whose call finally fails
+makes its invocation NOT_EVALUATED (as in ADK); a sample the metric cannot parse counts as no vote.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from otel_eval.errors import JudgeError
+from otel_eval.judge import (
+    JUDGE_NOT_CONFIGURED,
+    JUDGE_UNPARSEABLE,
+    DataBlocks,
+    JudgeClient,
+    JudgeReply,
+    JudgeRequest,
+    default_judge,
+)
+from otel_eval.metrics.base import Evaluator
+from otel_eval.model import (
+    BaseCriterion,
+    ConversationScenario,
+    EvalStatus,
+    EvaluationResult,
+    Invocation,
+    JudgeModelOptions,
+    PerInvocationResult,
+    RubricScore,
+    TracedInvocation,
+)
+
+logger = logging.getLogger(__name__)
+
+INVALID_INPUT = "invalid_input"
+NO_REFERENCE = "no_reference"
+
+
+@dataclass(frozen=True, slots=True)
+class JudgePrompt:
+    """A built judge prompt and the data blocks its untrusted parts were rendered with."""
+
+    text: str
+    data: DataBlocks
+    response_schema: dict[str, Any] | type[BaseModel] | None = None
+
+
+@dataclass(slots=True)
+class Sample:
+    """One judge sample's verdict (``score`` None when it could not be read; ``error_type`` then says why)."""
+
+    score: float | None
+    rubric_scores: list[RubricScore] | None = None
+    explanation: str | None = None
+    error_type: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class LlmJudgeEvaluator(Evaluator):
+    """Base of the judged metrics: the judge, its options, one request, and failure mapping."""
+
+    def __init__(self, criterion: BaseCriterion | None = None, *, judge: JudgeClient | None = None) -> None:
+        super().__init__(criterion, judge=judge)
+
+    @property
+    def judge_client(self) -> JudgeClient:
+        """The judge given at construction, else the process-wide default built from the environment."""
+        return self.judge if isinstance(self.judge, JudgeClient) else default_judge()
+
+    @property
+    def judge_options(self) -> JudgeModelOptions | None:
+        """The criterion's ``judge_model_options`` (None when the criterion type has none)."""
+        options = getattr(self.criterion, "judge_model_options", None)
+        return options if isinstance(options, JudgeModelOptions) else None
+
+    @property
+    def judge_model(self) -> str:
+        """The judge model this metric uses."""
+        return self.judge_client.model_for(self.judge_options)
+
+    def num_samples(self, *, default: int | None = None) -> int:
+        """Samples per item (settings override, criterion, else ``default``)."""
+        return self.judge_client.num_samples_for(self.judge_options, default=default)
+
+    def judge_unavailable(self, count: int) -> EvaluationResult | None:
+        """NOT_EVALUATED (``judge_not_configured``) for all ``count`` invocations when no judge is configured."""
+        client = self.judge_client
+        if client.configured:
+            return None
+        reason = client.not_configured_reason or "judge not configured"
+        return self.not_evaluated(reason, count=count, error_type=JUDGE_NOT_CONFIGURED)
+
+    async def ask(self, prompt: JudgePrompt, *, sample: int = 0) -> JudgeReply:
+        """Sends ``prompt`` as sample ``sample``. Raises :class:`JudgeError` when the call finally fails."""
+        options = self.judge_options
+        request = JudgeRequest(
+            model=self.judge_model,
+            prompt=prompt.text,
+            system_instruction=prompt.data.system_instruction(),
+            response_schema=prompt.response_schema,
+            config=options.judge_model_config if options else None,
+        )
+        return await self.judge_client.generate(request, metric=self.info.name, sample=sample)
+
+    @staticmethod
+    def reply_problem(reply: JudgeReply, prompt: JudgePrompt) -> Sample | None:
+        """An unparseable sample when the reply has no text, was blocked, or echoes the prompt; else None."""
+        if reply.text is None or not reply.text.strip():
+            why = f"judge blocked the prompt ({reply.block_reason})" if reply.block_reason else "judge sent no text"
+            return Sample(score=None, explanation=why, error_type=JUDGE_UNPARSEABLE)
+        if prompt.data.echoes_prompt(reply.text):
+            return Sample(
+                score=None, explanation="judge repeated the prompt instead of judging", error_type=JUDGE_UNPARSEABLE
+            )
+        return None
+
+
+class SampledJudgeEvaluator(LlmJudgeEvaluator):
+    """ADK's ``LlmAsJudge`` template: prompt per invocation, samples, parse, vote, aggregate."""
+
+    requires_expected: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    def build_prompt(self, actual: Invocation, expected: Invocation | None) -> JudgePrompt:
+        """The judge prompt for one invocation. Raises ValueError for input the metric cannot judge."""
+
+    @abc.abstractmethod
+    def parse(self, text: str, prompt: JudgePrompt) -> Sample:
+        """One sample's verdict from the judge's text."""
+
+    @abc.abstractmethod
+    def aggregate_samples(self, samples: list[Sample]) -> PerInvocationResult:
+        """One invocation's result from its samples (the metric's vote)."""
+
+    @abc.abstractmethod
+    def aggregate_invocations(self, results: list[PerInvocationResult]) -> EvaluationResult:
+        """The overall result from the per-invocation results."""
+
+    def default_samples(self) -> int | None:
+        """Samples when the criterion sets none (None: the criterion's default, ADK's 5)."""
+        return None
+
+    async def evaluate(
+        self,
+        actual: Sequence[TracedInvocation],
+        expected: Sequence[Invocation] | None = None,
+        *,
+        conversation_scenario: ConversationScenario | None = None,
+    ) -> EvaluationResult:
+        """Scores each invocation with ``num_samples`` judge samples; see the class docs."""
+        del conversation_scenario
+        count = len(actual)
+        if self.requires_expected and expected is None:
+            return self.not_evaluated(
+                f"{self.info.name} needs expected invocations", count=count, error_type=NO_REFERENCE
+            )
+        if expected is not None and len(expected) != count:
+            reason = f"{count} actual invocations but {len(expected)} expected ones"
+            return self.not_evaluated(reason, count=count, error_type=INVALID_INPUT)
+        unavailable = self.judge_unavailable(count)
+        if unavailable is not None:
+            return unavailable
+        pairs = [(a.invocation, expected[i] if expected is not None else None) for i, a in enumerate(actual)]
+        try:
+            prompts = [self.build_prompt(a, e) for a, e in pairs]
+        except ValueError as exc:
+            return self.not_evaluated(f"{self.info.name}: {exc}", count=count, error_type=INVALID_INPUT)
+        num_samples = self.num_samples(default=self.default_samples())
+        per_invocation = await asyncio.gather(*(self._judge_invocation(p, num_samples) for p in prompts))
+        if not per_invocation:
+            return EvaluationResult()
+        return self.aggregate_invocations(list(per_invocation))
+
+    async def _judge_invocation(self, prompt: JudgePrompt, num_samples: int) -> PerInvocationResult:
+        outcomes = await asyncio.gather(
+            *(self._one_sample(prompt, index) for index in range(num_samples)), return_exceptions=True
+        )
+        samples: list[Sample] = []
+        for outcome in outcomes:
+            if isinstance(outcome, JudgeError):
+                return PerInvocationResult(
+                    score=None,
+                    eval_status=EvalStatus.NOT_EVALUATED,
+                    explanation=str(outcome),
+                    error_type=outcome.error_type,
+                )
+            if isinstance(outcome, BaseException):
+                raise outcome
+            samples.append(outcome)
+        result = self.aggregate_samples(samples)
+        if result.score is None and result.error_type is None:
+            first_error = next((s for s in samples if s.error_type), None)
+            result.error_type = first_error.error_type if first_error else JUDGE_UNPARSEABLE
+            result.explanation = result.explanation or (first_error.explanation if first_error else None)
+        result.details = {**(result.details or {}), "judge_model": self.judge_model, "samples": len(samples)}
+        return result
+
+    async def _one_sample(self, prompt: JudgePrompt, index: int) -> Sample:
+        reply = await self.ask(prompt, sample=index)
+        problem = self.reply_problem(reply, prompt)
+        if problem is not None:
+            return problem
+        assert reply.text is not None
+        return self.parse(reply.text, prompt)
+
+
+def majority_vote(samples: list[Sample]) -> Sample:
+    """ADK's binary vote: more 1.0 than 0.0 samples -> first 1.0, else (ties included) first 0.0; none -> first."""
+    positives = [s for s in samples if s.score == 1.0]
+    negatives = [s for s in samples if s.score == 0.0]
+    if not positives and not negatives:
+        return samples[0]
+    if len(positives) > len(negatives):
+        return positives[0]
+    return negatives[0]
