@@ -316,19 +316,15 @@ class _Reader:
     def model_call(self, span: Span) -> ModelCall:
         attributes = span.attributes
         inputs, outputs = self.span_messages(span)
-        where = f"span {span.span_id} ({span.name!r})"
-        system = system_instruction_text(
-            attributes.get(semconv.GEN_AI_SYSTEM_INSTRUCTIONS), self.warnings, f"{where}: system instructions"
+        agent = next((a for a in self.tree.ancestors(span) if is_agent(a)), None)
+        system = self.system_instruction(span) or "\n".join(
+            t for m in inputs if m.role == "system" for t in texts_of(m)
         )
-        if not system:
-            system = "\n".join(t for m in inputs if m.role == "system" for t in texts_of(m))
-        declarations = [
-            declaration.model_dump(mode="json", exclude_none=True)
-            for tool in tools_from_definitions(
-                attributes.get(semconv.GEN_AI_TOOL_DEFINITIONS), self.warnings, f"{where}: tool definitions"
-            )
-            for declaration in tool.function_declarations or []
-        ]
+        if not system and agent is not None:
+            system = self.system_instruction(agent)
+        declarations = self.tool_declarations(span)
+        if not declarations and agent is not None:
+            declarations = self.tool_declarations(agent)
         return ModelCall(
             span=span,
             author=self.author(span),
@@ -339,6 +335,24 @@ class _Reader:
             system_instruction=system or None,
             tool_declarations=declarations,
         )
+
+    def system_instruction(self, span: Span) -> str:
+        """``gen_ai.system_instructions`` (or Strands' ``gen_ai.agent.system_prompt``) as text."""
+        where = f"span {span.span_id} ({span.name!r}): system instructions"
+        value = span.attributes.get(semconv.GEN_AI_SYSTEM_INSTRUCTIONS)
+        if value is None:
+            value = span.attributes.get(semconv.GEN_AI_AGENT_SYSTEM_PROMPT)
+        return system_instruction_text(value, self.warnings, where)
+
+    def tool_declarations(self, span: Span) -> list[dict[str, Any]]:
+        """``gen_ai.tool.definitions`` as function-declaration dicts."""
+        where = f"span {span.span_id} ({span.name!r}): tool definitions"
+        tools = tools_from_definitions(span.attributes.get(semconv.GEN_AI_TOOL_DEFINITIONS), self.warnings, where)
+        return [
+            declaration.model_dump(mode="json", exclude_none=True)
+            for tool in tools
+            for declaration in tool.function_declarations or []
+        ]
 
     def tool_run(self, span: Span) -> ToolRun:
         attributes = span.attributes
