@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import binascii
 import hashlib
+import reprlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -61,13 +62,21 @@ class Problems:
         self.warn(where, f"span skipped: {problem}")
 
 
+_REPR = reprlib.Repr()
+_REPR.maxstring = _PREVIEW_CHARS
+_REPR.maxother = _PREVIEW_CHARS
+_REPR.maxlevel = 2
+
+
 def preview(value: Any) -> str:
     """A short ``repr`` of ``value`` for messages (huge attribute values must never be copied into warnings)."""
-    text = repr(value)
+    text = _REPR.repr(value)
     return text if len(text) <= _PREVIEW_CHARS else text[: _PREVIEW_CHARS - 1] + "…"
 
 
 def _hex_from_text(value: str, digits: int) -> str | None:
+    if len(value) > 2 * digits:
+        return None  # longer than hex and than base64 of the right size; also keeps huge values cheap
     if len(value) == digits and _HEX_DIGITS.issuperset(value):
         return value.lower()
     if value and not _HEX_DIGITS.issuperset(value) and _BASE64_CHARS.issuperset(value):
@@ -85,7 +94,7 @@ def _hex_from_text(value: str, digits: int) -> str | None:
 
 
 def normalize_id(value: Any, field_name: str, digits: int) -> str:
-    """A trace (32) or span (16 digits) id as lowercase hex, from hex text, base64 text, bytes or an int.
+    """A trace (32) or span (16 digits) id as lowercase hex, from hex text, base64 text or bytes.
 
     Raises:
         SpanProblem: the value is missing, of the wrong type, not hex/base64 of the right size, or all zeros.
@@ -94,8 +103,6 @@ def normalize_id(value: Any, field_name: str, digits: int) -> str:
         result = _hex_from_text(value.strip(), digits)
     elif isinstance(value, bytes):
         result = value.hex() if len(value) * 2 == digits else None
-    elif isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 16**digits:
-        result = format(value, f"0{digits}x")
     elif value is None:
         raise SpanProblem(field_name, "missing")
     else:

@@ -203,13 +203,18 @@ def any_value(value: Any) -> Any:
                 raise ValueError(f"stringValue is {type(item).__name__}, not a string")
             return item
         if key in ("intValue", "int_value"):
-            if isinstance(item, bool) or not isinstance(item, (int, str)):
+            if isinstance(item, int) and not isinstance(item, bool):
+                return item
+            if not isinstance(item, str) or not item.lstrip("-").isdigit():
                 raise ValueError(f"intValue {preview(item)} is not an integer")
             return int(item)
         if key in ("doubleValue", "double_value"):
-            if isinstance(item, bool) or not isinstance(item, (int, float, str)):
-                raise ValueError(f"doubleValue {preview(item)} is not a number")
-            return float(item)
+            if isinstance(item, (int, float)) and not isinstance(item, bool):
+                return float(item)
+            try:
+                return float(item)  # proto-JSON writes "NaN", "Infinity" and numbers as strings
+            except (TypeError, ValueError):
+                raise ValueError(f"doubleValue {preview(item)} is not a number") from None
         if key in ("boolValue", "bool_value"):
             if not isinstance(item, bool):
                 raise ValueError(f"boolValue {preview(item)} is not a boolean")

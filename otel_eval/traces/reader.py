@@ -75,7 +75,7 @@ def read_trace_bytes(data: bytes, *, source: str) -> TraceReadResult:
         raise TraceFormatError(f"{source}: empty trace file; expected {EXPECTED_FORMATS}")
     problems = Problems(source)
     if not stripped.startswith(_JSON_STARTS):
-        return _read_proto(data, source, problems, reason="not JSON")
+        return _read_proto(data, source, problems, reason="neither JSON nor OTLP protobuf")
     try:
         document = json.loads(stripped)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -83,9 +83,9 @@ def read_trace_bytes(data: bytes, *, source: str) -> TraceReadResult:
         if jsonl is not None:
             return jsonl
         reason = (
-            f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+            f"invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})"
             if isinstance(exc, json.JSONDecodeError)
-            else "not UTF-8 text"
+            else "JSON that is not UTF-8 text"
         )
         return _read_proto(data, source, problems, reason=reason)
     except RecursionError:
@@ -208,23 +208,29 @@ def _read_proto(data: bytes, source: str, problems: Problems, *, reason: str) ->
         message = parse_traces_data(data)
     except ProtoDecodeError:
         message = None
-    if message is None or not message.resource_spans:
-        raise TraceFormatError(f"{source}: {reason}, nor OTLP protobuf; expected {EXPECTED_FORMATS}")
-    spans = spans_from_otlp_proto(message, problems=problems)
-    if not spans and not problems.warnings:
-        raise TraceFormatError(
-            f"{source}: {reason}, and as OTLP protobuf it holds no spans; expected {EXPECTED_FORMATS}"
-        )
+    spans = [] if message is None else spans_from_otlp_proto(message, problems=problems)
+    if not spans:  # random bytes can parse as protobuf; without one valid span it is not a trace
+        raise TraceFormatError(f"{source}: {_not_proto_reason(data, reason)}; expected {EXPECTED_FORMATS}")
     return TraceReadResult(spans=spans, warnings=problems.warnings, format=FORMAT_OTLP_PROTO)
+
+
+def _not_proto_reason(data: bytes, reason: str) -> str:
+    """Why a payload that is not protobuf failed, refined for JSON scalars such as ``42`` or ``"text"``."""
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        return reason
+    return f"unknown trace shape ({_describe(value)})"
 
 
 def _describe(value: Any) -> str:
     if isinstance(value, dict):
         keys = ", ".join(preview(key) for key in list(value)[:8])
-        return f"an object with keys {keys}" if keys else "an empty object"
+        hint = "; this looks like an ADK eval set, not a trace" if "eval_cases" in value or "evalCases" in value else ""
+        return (f"an object with keys {keys}" if keys else "an empty object") + hint
     if isinstance(value, list):
         first = next(iter(value), None)
         return f"a list of {type(first).__name__}" + (
-            f" with keys {', '.join(map(str, list(first)[:8]))}" if isinstance(first, dict) else ""
+            f" with keys {', '.join(preview(key) for key in list(first)[:8])}" if isinstance(first, dict) else ""
         )
     return f"a JSON {type(value).__name__} {preview(value)}"

@@ -1,0 +1,193 @@
+"""Live SDK spans, OTLP protobuf and proto-JSON of the same spans all read into the same ``Span`` objects."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from google.protobuf.json_format import MessageToDict, MessageToJson
+from opentelemetry import trace as trace_api
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, InstrumentationScope, KeyValue, KeyValueList
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource as ProtoResource
+from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Status, TracesData
+from opentelemetry.proto.trace.v1.trace_pb2 import Span as ProtoSpan
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, StatusCode, TraceFlags
+
+from otel_eval.traces import (
+    FORMAT_OTLP_JSON,
+    FORMAT_OTLP_PROTO,
+    Span,
+    read_trace_bytes,
+    spans_from_otlp_proto,
+    spans_from_readable,
+)
+
+REMOTE_TRACE_ID = 0x0AF7651916CD43DD8448EB211C80319C
+REMOTE_PARENT_ID = 0x00F067AA0BA902B7
+
+
+@pytest.fixture
+def recorded() -> Iterator[list[ReadableSpan]]:
+    """Real SDK spans: an agent root continuing a remote parent, an LLM child with an event, an erroring tool."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "weather-agent", "deployment": "test"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("gcp.vertex.agent", "2.13.0")
+    remote = SpanContext(REMOTE_TRACE_ID, REMOTE_PARENT_ID, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    parent_ctx = trace_api.set_span_in_context(NonRecordingSpan(remote))
+    with tracer.start_as_current_span("invoke_agent weather", context=parent_ctx, kind=SpanKind.SERVER) as root:
+        root.set_attribute("gen_ai.agent.name", "weather")
+        with tracer.start_as_current_span("call_llm", kind=SpanKind.CLIENT) as llm:
+            llm.set_attributes(
+                {
+                    "gen_ai.request.model": "gemini-2.5-flash",
+                    "gen_ai.usage.input_tokens": 42,
+                    "temperature": 0.25,
+                    "stream": False,
+                    "gen_ai.response.finish_reasons": ("stop", "length"),
+                }
+            )
+            llm.add_event("gen_ai.choice", {"index": 0, "message": '{"role": "assistant"}'})
+            llm.set_status(StatusCode.OK)
+        with tracer.start_as_current_span("execute_tool get_weather") as tool:
+            tool.set_attribute("gcp.vertex.agent.tool_call_args", '{"city": "Paris"}')
+            tool.set_status(StatusCode.ERROR, "tool failed")
+    yield list(exporter.get_finished_spans())
+    provider.shutdown()
+
+
+def test_spans_from_readable_copies_every_field(recorded: list[ReadableSpan]) -> None:
+    spans = {s.name: s for s in spans_from_readable(recorded)}
+    root, llm, tool = spans["invoke_agent weather"], spans["call_llm"], spans["execute_tool get_weather"]
+
+    assert root.trace_id == format(REMOTE_TRACE_ID, "032x") == "0af7651916cd43dd8448eb211c80319c"
+    assert root.parent_span_id == "00f067aa0ba902b7" and root.parent_is_remote is True
+    assert root.kind == "SERVER" and root.attributes == {"gen_ai.agent.name": "weather"}
+    assert root.resource["service.name"] == "weather-agent" and root.resource["deployment"] == "test"
+    assert (root.scope_name, root.scope_version) == ("gcp.vertex.agent", "2.13.0")
+
+    assert llm.parent_span_id == root.span_id and llm.parent_is_remote is False
+    assert llm.span_id == format(next(s for s in recorded if s.name == "call_llm").context.span_id, "016x")
+    assert llm.kind == "CLIENT" and llm.status_code == "OK"
+    assert llm.attributes["gen_ai.response.finish_reasons"] == ["stop", "length"]
+    assert llm.attributes["gen_ai.usage.input_tokens"] == 42
+    assert [(e.name, dict(e.attributes)) for e in llm.events] == [
+        ("gen_ai.choice", {"index": 0, "message": '{"role": "assistant"}'})
+    ]
+    assert llm.events[0].timestamp_ns >= llm.start_time_ns
+
+    assert tool.kind == "INTERNAL"
+    assert (tool.status_code, tool.status_message) == ("ERROR", "tool failed")
+    assert tool.end_time_ns >= tool.start_time_ns > 0
+    assert tool.resource is root.resource  # converted once per Resource
+
+
+def test_spans_from_readable_skips_what_it_cannot_convert(recorded: list[ReadableSpan]) -> None:
+    broken = ReadableSpan(name="no context", context=None)
+    assert [s.name for s in spans_from_readable([broken, *recorded])] == [s.name for s in recorded]
+
+
+def by_id(spans: list[Span]) -> dict[str, Span]:
+    return {s.span_id: s for s in spans}
+
+
+def test_protobuf_bytes_read_like_the_live_spans(recorded: list[ReadableSpan]) -> None:
+    expected = by_id(spans_from_readable(recorded))
+    request: ExportTraceServiceRequest = encode_spans(recorded)
+
+    for payload in (request.SerializeToString(), TracesData(resource_spans=request.resource_spans).SerializeToString()):
+        result = read_trace_bytes(payload, source="kafka otlp_spans/0@7")
+        assert result.format == FORMAT_OTLP_PROTO
+        assert result.warnings == []
+        assert by_id(result.spans) == expected
+
+    assert by_id(spans_from_otlp_proto(request)) == expected
+
+
+@pytest.mark.parametrize("snake_case", [False, True])
+def test_proto_json_reads_like_the_live_spans(recorded: list[ReadableSpan], snake_case: bool) -> None:
+    """MessageToJson writes ids as base64 and 64-bit ints as strings; both spellings of the field names are read."""
+    request = encode_spans(recorded)
+    payload = (
+        json.dumps(MessageToDict(request, preserving_proto_field_name=True)) if snake_case else MessageToJson(request)
+    )
+    assert ("==" in payload) and ("resource_spans" in payload) is snake_case
+    result = read_trace_bytes(payload.encode(), source="proto.json")
+    assert result.format == FORMAT_OTLP_JSON
+    assert result.warnings == []
+    assert by_id(result.spans) == by_id(spans_from_readable(recorded))
+
+
+def _kv(key: str, value: AnyValue) -> KeyValue:
+    return KeyValue(key=key, value=value)
+
+
+def test_generated_traces_data_every_value_type_and_bad_span() -> None:
+    trace_id = bytes.fromhex("5b8efff798038103d269b633813fc60c")
+    good = ProtoSpan(
+        trace_id=trace_id,
+        span_id=bytes.fromhex("eee19b7ec3c1b174"),
+        parent_span_id=bytes.fromhex("eee19b7ec3c1b173"),
+        flags=0x100,
+        name="generate_content",
+        kind=ProtoSpan.SPAN_KIND_PRODUCER,
+        start_time_unix_nano=1_700_000_000_000_000_001,
+        end_time_unix_nano=1_700_000_000_500_000_000,
+        attributes=[
+            _kv("s", AnyValue(string_value="text")),
+            _kv("i", AnyValue(int_value=-(2**62))),
+            _kv("d", AnyValue(double_value=0.5)),
+            _kv("b", AnyValue(bool_value=True)),
+            _kv("a", AnyValue(array_value=ArrayValue(values=[AnyValue(int_value=1), AnyValue(string_value="x")]))),
+            _kv("m", AnyValue(kvlist_value=KeyValueList(values=[_kv("k", AnyValue(string_value="v"))]))),
+            _kv("raw", AnyValue(bytes_value=b"\x00\x01")),
+            _kv("empty", AnyValue()),
+        ],
+        events=[ProtoSpan.Event(name="exception", time_unix_nano=1_700_000_000_100_000_000, attributes=[])],
+        status=Status(code=Status.STATUS_CODE_ERROR, message="boom"),
+    )
+    bad = ProtoSpan(trace_id=trace_id, span_id=b"\x01\x02", name="short id", start_time_unix_nano=1)
+    data = TracesData(
+        resource_spans=[
+            ResourceSpans(
+                resource=ProtoResource(attributes=[_kv("service.name", AnyValue(string_value="svc"))]),
+                scope_spans=[ScopeSpans(scope=InstrumentationScope(name="my.scope"), spans=[bad, good])],
+            )
+        ]
+    )
+
+    result = read_trace_bytes(data.SerializeToString(), source="gen.pb")
+
+    assert result.format == FORMAT_OTLP_PROTO
+    assert len(result.warnings) == 1
+    assert "gen.pb" in result.warnings[0] and "spans[0]" in result.warnings[0] and "span_id" in result.warnings[0]
+    (span,) = result.spans
+    assert span == Span(
+        trace_id="5b8efff798038103d269b633813fc60c",
+        span_id="eee19b7ec3c1b174",
+        parent_span_id="eee19b7ec3c1b173",
+        name="generate_content",
+        start_time_ns=1_700_000_000_000_000_001,
+        end_time_ns=1_700_000_000_500_000_000,
+        attributes={"s": "text", "i": -(2**62), "d": 0.5, "b": True, "a": [1, "x"], "m": {"k": "v"}, "raw": "AAE="},
+        events=(span.events[0],),
+        scope_name="my.scope",
+        scope_version=None,
+        resource={"service.name": "svc"},
+        kind="PRODUCER",
+        status_code="ERROR",
+        status_message="boom",
+        parent_is_remote=False,
+    )
+    assert (span.events[0].name, span.events[0].timestamp_ns) == ("exception", 1_700_000_000_100_000_000)
+    # The same message as proto-JSON gives the same span (and the same warning).
+    as_json = read_trace_bytes(MessageToJson(data).encode(), source="gen.json")
+    assert as_json.spans == result.spans
+    assert len(as_json.warnings) == 1 and "spanId" in as_json.warnings[0]
