@@ -41,19 +41,11 @@ def event_payload(event: SpanEvent) -> dict[str, Any]:
 
 
 def details_messages(span: Span, key: str) -> list[Any]:
-    """The messages under ``key`` (``gen_ai.input.messages``/``gen_ai.output.messages``) of the span attribute and of
-    every ``gen_ai.client.inference.operation.details`` event, attribute first; JSON strings are parsed."""
-    found: list[Any] = []
-    for source in [span.attributes, *(event_payload(e) for e in span.events if _is_details(e))]:
-        value = source.get(key)
-        if value is None:
-            continue
-        parsed = parse_json_value(value)
-        if isinstance(parsed, list):
-            found.extend(parsed)
-        else:
-            found.append(value)  # left for the converter to report
-    return found
+    """The values under ``key`` (``gen_ai.input.messages``/``gen_ai.output.messages``) of the span attribute and of
+    every ``gen_ai.client.inference.operation.details`` event, attribute first, each as recorded (JSON string or list).
+    """
+    sources = [span.attributes, *(event_payload(e) for e in span.events if _is_details(e))]
+    return [source[key] for source in sources if source.get(key) is not None]
 
 
 def _is_details(event: SpanEvent) -> bool:

@@ -117,8 +117,7 @@ class GenAIConvention(Convention):
                 if members is not None:
                     result.invocations.append(build_invocation(_Reader(tree, root, members).draft()))
         else:
-            for root in tree.roots:
-                result.invocations.extend(_turns(tree, root))
+            result.invocations.extend(_turns(tree))
         result.invocations.sort(key=lambda inv: (inv.start_time_ns, inv.span_id))
         if not result.invocations:
             names = sorted({s.name for s in tree.spans})[:5]
@@ -153,10 +152,13 @@ def is_tool(span: Span) -> bool:
     return _operation(span) == TOOL_OPERATION or _traceloop_kind(span) == _TRACELOOP_TOOL
 
 
-def _turns(tree: SpanTree, root: Span) -> list[TracedInvocation]:
-    members = [root, *tree.descendants(root)]
-    reader = _Reader(tree, root, members)
-    nested = reader.nested()
+def _turns(tree: SpanTree) -> list[TracedInvocation]:
+    """Model calls of a trace without agent spans (a lost parent, or no agent instrumentation), as user turns."""
+    if not tree.spans:
+        return []
+    members = tree.spans
+    reader = _Reader(tree, tree.spans[0], members)
+    nested = {s.span_id for s in members if tree.has_ancestor(s, is_tool)}
     calls = [reader.model_call(s) for s in members if is_model_call(s) and s.span_id not in nested]
     if not calls:
         return []
@@ -290,11 +292,12 @@ class _Reader:
         return None
 
     def messages(self, span: Span, key: str) -> list[genai_types.Content]:
-        raw = events.details_messages(span, key)
-        if not raw:
-            return []
         where = f"span {span.span_id} ({span.name!r}): {key}"
-        contents = contents_from_messages(raw, self.warnings, where)
+        contents = [
+            content
+            for raw in events.details_messages(span, key)
+            for content in contents_from_messages(raw, self.warnings, where)
+        ]
         return events.unstringify_tool_calls(contents, self.warnings, where)
 
     def span_messages(self, span: Span) -> tuple[list[genai_types.Content], list[genai_types.Content]]:

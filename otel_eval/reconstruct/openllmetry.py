@@ -25,6 +25,7 @@ from typing import Any
 from google.genai import types as genai_types
 
 from otel_eval import semconv
+from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct import _langchain as lc
 from otel_eval.reconstruct._flattened import has_indexed, indexed
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
@@ -82,9 +83,7 @@ class OpenLLMetryConvention(Convention):
                     draft = _Reader(tree, root, members).draft()
                     result.invocations.append(build_invocation(draft))
         else:
-            for root in tree.roots:
-                members = [root, *tree.descendants(root)]
-                result.invocations.extend(_bare_turns(tree, root, members))
+            result.invocations.extend(_bare_turns(tree))
         result.invocations.sort(key=lambda inv: (inv.start_time_ns, inv.span_id))
         if not result.invocations:
             result.warnings.append(f"trace {trace_id}: OpenLLMetry spans but no workflow, agent or model call")
@@ -115,9 +114,13 @@ def _agent_roots(tree: SpanTree) -> list[Span]:
     return [s for s in tree.spans if is_container(s) and not tree.has_ancestor(s, is_container)]
 
 
-def _bare_turns(tree: SpanTree, root: Span, members: Sequence[Span]) -> list[Any]:
-    reader = _Reader(tree, root, members)
-    nested = reader.nested()
+def _bare_turns(tree: SpanTree) -> list[TracedInvocation]:
+    """Model calls of a trace without workflow/agent spans, as user turns."""
+    if not tree.spans:
+        return []
+    members = tree.spans
+    reader = _Reader(tree, tree.spans[0], members)
+    nested = {s.span_id for s in members if tree.has_ancestor(s, lambda a: _kind(a) == TOOL)}
     calls = [reader.model_call(s) for s in members if is_model_call(s) and s.span_id not in nested]
     if not calls:
         return []
