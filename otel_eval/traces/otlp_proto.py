@@ -82,12 +82,11 @@ def _span(span: ProtoSpan, resource: dict[str, Any], scope_name: str | None, sco
     trace_id = span.trace_id
     span_id = span.span_id
     parent = span.parent_span_id
-    if len(trace_id) != _TRACE_ID_BYTES or not any(trace_id):
-        return f"field 'trace_id': expected {_TRACE_ID_BYTES} non-zero bytes, got {len(trace_id)} bytes"
-    if len(span_id) != _SPAN_ID_BYTES or not any(span_id):
-        return f"field 'span_id': expected {_SPAN_ID_BYTES} non-zero bytes, got {len(span_id)} bytes"
+    problem = _id_problem(trace_id, _TRACE_ID_BYTES, "trace_id") or _id_problem(span_id, _SPAN_ID_BYTES, "span_id")
+    if problem:
+        return problem
     if parent and len(parent) != _SPAN_ID_BYTES:
-        return f"field 'parent_span_id': expected {_SPAN_ID_BYTES} bytes, got {len(parent)} bytes"
+        return f"field 'parent_span_id': expected {_SPAN_ID_BYTES} bytes, got {len(parent)}"
     start = span.start_time_unix_nano
     end = span.end_time_unix_nano or start
     status = span.status
@@ -112,6 +111,14 @@ def _span(span: ProtoSpan, resource: dict[str, Any], scope_name: str | None, sco
         status_message=status.message or None,
         parent_is_remote=has_parent and span.flags & _FLAGS_REMOTE_PARENT == _FLAGS_REMOTE_PARENT,
     )
+
+
+def _id_problem(value: bytes, size: int, field_name: str) -> str | None:
+    if len(value) != size:
+        return f"field {field_name!r}: expected {size} bytes, got {len(value)}"
+    if not any(value):
+        return f"field {field_name!r}: all-zero id is invalid"
+    return None
 
 
 def _attributes(key_values: Iterable[KeyValue]) -> dict[str, Any]:
