@@ -77,7 +77,9 @@ class JudgeRequest:
 
     def cache_identity(self) -> dict[str, Any]:
         """Everything that makes the request what it is (contents + config), for the cache key."""
-        config = self.generate_config(1.0).model_dump(mode="json", exclude_none=True, exclude={"http_options"})
+        config = self.generate_config(1.0).model_dump(
+            mode="json", exclude_none=True, exclude={"http_options", "response_schema"}
+        )
         schema = self.response_schema
         if schema is not None and not isinstance(schema, dict):
             config["response_schema"] = schema.model_json_schema()

@@ -70,9 +70,16 @@ def default_registry() -> MetricRegistry:
 def _builtin_evaluators() -> list[type[Evaluator]]:
     # Imported here so that importing the registry stays cheap and free of cycles.
     # Each metric module adds exactly one line below.
+    from otel_eval.metrics.final_response_match_v2 import FinalResponseMatchV2Evaluator
+    from otel_eval.metrics.hallucinations_v1 import HallucinationsV1Evaluator
     from otel_eval.metrics.inference_call_count_v1 import InferenceCallCountV1Evaluator
     from otel_eval.metrics.invocation_duration_v1 import InvocationDurationV1Evaluator
+    from otel_eval.metrics.per_turn_user_simulator_quality_v1 import PerTurnUserSimulatorQualityV1
+    from otel_eval.metrics.response_evaluation_score import ResponseEvaluationScoreEvaluator
     from otel_eval.metrics.response_match_score import ResponseMatchScoreEvaluator
+    from otel_eval.metrics.rubric_based_final_response_quality_v1 import RubricBasedFinalResponseQualityV1Evaluator
+    from otel_eval.metrics.rubric_based_tool_use_quality_v1 import RubricBasedToolUseV1Evaluator
+    from otel_eval.metrics.safety_v1 import SafetyEvaluatorV1
     from otel_eval.metrics.token_usage_v1 import TokenUsageV1Evaluator
     from otel_eval.metrics.tool_call_count_v1 import ToolCallCountV1Evaluator
     from otel_eval.metrics.tool_parameter_match import ToolParameterMatchEvaluator
@@ -88,4 +95,11 @@ def _builtin_evaluators() -> list[type[Evaluator]]:
     evaluators.append(InferenceCallCountV1Evaluator)
     evaluators.append(TokenUsageV1Evaluator)
     evaluators.append(InvocationDurationV1Evaluator)
+    evaluators.append(FinalResponseMatchV2Evaluator)
+    evaluators.append(RubricBasedFinalResponseQualityV1Evaluator)
+    evaluators.append(RubricBasedToolUseV1Evaluator)
+    evaluators.append(HallucinationsV1Evaluator)
+    evaluators.append(SafetyEvaluatorV1)
+    evaluators.append(ResponseEvaluationScoreEvaluator)
+    evaluators.append(PerTurnUserSimulatorQualityV1)
     return evaluators
