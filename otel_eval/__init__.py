@@ -1,5 +1,21 @@
 """otel-eval: online evaluation of AI agents from their OpenTelemetry traces."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from otel_eval.version import __version__
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:
+    from otel_eval.processor import EvaluationSpanProcessor
+
+__all__ = ["EvaluationSpanProcessor", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use so that ``import otel_eval`` (and the CLI) stay cheap.
+    if name == "EvaluationSpanProcessor":
+        from otel_eval.processor import EvaluationSpanProcessor
+
+        return EvaluationSpanProcessor
+    raise AttributeError(f"module 'otel_eval' has no attribute {name!r}")

@@ -1,0 +1,29 @@
+"""An OpenTelemetry context whose current span is the evaluated invocation's span, rebuilt from its stored ids."""
+
+from __future__ import annotations
+
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+
+def invocation_span_context(trace_id: str, span_id: str) -> SpanContext | None:
+    """A sampled remote :class:`SpanContext` for hex ids, or None when they do not parse or are zero."""
+    try:
+        span_context = SpanContext(
+            trace_id=int(trace_id, 16),
+            span_id=int(span_id, 16),
+            is_remote=True,
+            trace_flags=TraceFlags(TraceFlags.SAMPLED),
+        )
+    except (TypeError, ValueError):
+        return None
+    return span_context if span_context.is_valid else None
+
+
+def invocation_context(trace_id: str, span_id: str, base: Context | None = None) -> Context | None:
+    """``base`` (default: empty) with the invocation span as current span; None when the ids are unusable."""
+    span_context = invocation_span_context(trace_id, span_id)
+    if span_context is None:
+        return None
+    return trace.set_span_in_context(NonRecordingSpan(span_context), base if base is not None else Context())

@@ -1,0 +1,46 @@
+"""``gen_ai.evaluation.result`` events through the OpenTelemetry Logs API, in the evaluated invocation's context."""
+
+from __future__ import annotations
+
+import logging
+
+from opentelemetry._logs import LoggerProvider, LogRecord, SeverityNumber, get_logger
+
+from otel_eval import semconv
+from otel_eval.emit._context import invocation_context
+from otel_eval.emit.attributes import record_attributes
+from otel_eval.transport.messages import EvaluationRecord
+from otel_eval.version import __version__
+
+logger = logging.getLogger(__name__)
+
+
+class EvaluationEventEmitter:
+    """Emits one ``gen_ai.evaluation.result`` log event per :class:`EvaluationRecord`.
+
+    The event's trace id and span id are those of the evaluated invocation's span, so backends show it on that
+    span; its attributes are :func:`~otel_eval.emit.attributes.record_attributes`.
+
+    Args:
+        logger_provider: Provider to emit through; the global one (resolved lazily) when None.
+    """
+
+    def __init__(self, logger_provider: LoggerProvider | None = None) -> None:
+        self._logger = get_logger(semconv.INSTRUMENTATION_SCOPE, __version__, logger_provider=logger_provider)
+
+    def emit(self, record: EvaluationRecord) -> None:
+        """Emits the event for ``record``."""
+        attributes = record_attributes(record)
+        context = invocation_context(record.trace_id, record.span_id)
+        severity = SeverityNumber.WARN if record.label == semconv.LABEL_FAIL else SeverityNumber.INFO
+        timestamp = int(record.evaluated_at * 1e9)
+        # ``event_name`` (opentelemetry-api >= 1.35; we require >= 1.39) makes this an event, not a plain log.
+        log_record = LogRecord(
+            timestamp=timestamp,
+            context=context,
+            severity_number=severity,
+            severity_text=severity.name,
+            attributes=attributes,
+            event_name=semconv.EVALUATION_RESULT_EVENT,
+        )
+        self._logger.emit(log_record)

@@ -1,0 +1,52 @@
+"""Score metrics: the ``gen_ai.evaluation.score`` histogram and the ``gen_ai.evaluation.results`` counter.
+
+"Hallucination rate" is then a ratio of counter rates, e.g. in PromQL
+``sum(rate(gen_ai_evaluation_results_total{gen_ai_evaluation_name="hallucinations_v1",
+gen_ai_evaluation_score_label="fail"}[10m])) / sum(rate(gen_ai_evaluation_results_total{gen_ai_evaluation_name=
+"hallucinations_v1", gen_ai_evaluation_score_label=~"pass|fail"}[10m]))``.
+"""
+
+from __future__ import annotations
+
+from opentelemetry import metrics
+from opentelemetry.metrics import MeterProvider
+
+from otel_eval import semconv
+from otel_eval.emit._context import invocation_context
+from otel_eval.emit.attributes import metric_attributes
+from otel_eval.transport.messages import EvaluationRecord
+from otel_eval.version import __version__
+
+
+class ScoreMetricsEmitter:
+    """Records each result's score and counts it by metric name, label and agent name.
+
+    Measurements carry the invocation's context, so an exemplar links a histogram bucket to the evaluated trace.
+    The histogram's explicit buckets (:data:`~otel_eval.semconv.SCORE_HISTOGRAM_BUCKETS`) suit 0-1 and 1-5 scores;
+    they are given as the advisory boundaries, so a user View still wins.
+
+    Args:
+        meter_provider: Provider to create instruments with; the global one (resolved lazily) when None.
+    """
+
+    def __init__(self, meter_provider: MeterProvider | None = None) -> None:
+        meter = metrics.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider)
+        self._score = meter.create_histogram(
+            semconv.METRIC_EVALUATION_SCORE,
+            unit="1",
+            description="Evaluation scores of agent invocations, by metric.",
+            explicit_bucket_boundaries_advisory=list(semconv.SCORE_HISTOGRAM_BUCKETS),
+        )
+        self._results = meter.create_counter(
+            semconv.METRIC_EVALUATION_RESULTS,
+            unit="{result}",
+            description="Evaluation results, by metric, label (pass, fail, not_evaluated, informational) and agent.",
+        )
+
+    def emit(self, record: EvaluationRecord) -> None:
+        """Counts ``record`` and records its score (when it has one)."""
+        attributes = metric_attributes(record)
+        context = invocation_context(record.trace_id, record.span_id)
+        self._results.add(1, attributes, context=context)
+        if record.score is not None:
+            self._score.record(record.score, attributes, context=context)

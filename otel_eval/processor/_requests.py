@@ -1,0 +1,65 @@
+"""Finished span subtrees -> evaluation requests (on the processor's background thread)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry.sdk.trace import ReadableSpan
+
+from otel_eval.model import BaseCriterion, EvalSet, TracedInvocation, content_text
+from otel_eval.processor._selection import InvocationFilters
+from otel_eval.reconstruct import rebuild_traces
+from otel_eval.traces import spans_from_readable
+from otel_eval.transport.messages import EvaluationRequest
+from otel_eval.worker.core import find_golden_turn
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestBuilder:
+    """Rebuilds invocations from spans and wraps each one that passes the filters in an :class:`EvaluationRequest`.
+
+    Args:
+        filters: Agent-name filter (the root-span-name filter is applied before rebuilding).
+        criteria: Criteria sent with each request (None: the worker's own).
+        eval_set: Golden cases; an invocation whose user text matches a case's turn carries that case.
+    """
+
+    filters: InvocationFilters
+    criteria: dict[str, BaseCriterion] | None = None
+    eval_set: EvalSet | None = None
+
+    def build(self, spans: Sequence[ReadableSpan]) -> list[EvaluationRequest]:
+        """One request per rebuilt invocation that passes the filters, in start-time order.
+
+        Raises:
+            Exception: whatever conversion or reconstruction raised (the caller counts the trace as dropped).
+        """
+        converted = spans_from_readable(spans)
+        requests = []
+        for trace in rebuild_traces(converted):
+            for warning in trace.warnings:
+                logger.debug("%s", warning)
+            for invocation in trace.invocations:
+                if self.filters.agent_allowed(invocation.agent_name):
+                    requests.append(self._request(invocation))
+        return requests
+
+    def _request(self, invocation: TracedInvocation) -> EvaluationRequest:
+        criteria: dict[str, Any] | None = None
+        if self.criteria is not None:
+            criteria = {name: c.model_dump(mode="json", exclude_unset=True) for name, c in self.criteria.items()}
+        eval_case = None
+        if self.eval_set is not None:
+            found = find_golden_turn(self.eval_set.eval_cases, content_text(invocation.invocation.user_content))
+            eval_case = found[0] if found else None
+        return EvaluationRequest(
+            invocations=[invocation],
+            criteria=criteria,
+            eval_case=eval_case,
+            eval_set_id=self.eval_set.eval_set_id if eval_case is not None and self.eval_set is not None else None,
+        )

@@ -1,0 +1,488 @@
+"""``EvaluationSpanProcessor``: online evaluation of agent invocations, attached to a ``TracerProvider``."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+import weakref
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from opentelemetry._logs import LoggerProvider
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, attach, detach, get_value, set_value
+from opentelemetry.metrics import MeterProvider
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.trace import TracerProvider
+
+from otel_eval import semconv
+from otel_eval.emit import Emitters, RecordSink
+from otel_eval.emit.enrichment import RootSpanEnricher
+from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.metrics import MetricRegistry, default_registry
+from otel_eval.model import EvalConfig, EvalSet
+from otel_eval.model.loading import load_eval_set
+from otel_eval.processor import _settings as defaults
+from otel_eval.processor._buffers import Rejection, TraceBuffers, top_span_names
+from otel_eval.processor._requests import RequestBuilder
+from otel_eval.processor._selection import InvocationFilters, is_local_root, is_own_traffic, sampling_bound
+from otel_eval.processor._settings import ProcessorSettings
+from otel_eval.transport.base import InvocationExporter
+from otel_eval.transport.embedded import EmbeddedInvocationExporter
+from otel_eval.transport.messages import EvaluationRequest
+from otel_eval.worker.core import EvaluationCore, criteria_from
+
+logger = logging.getLogger(__name__)
+
+_LOW_64_BITS = (1 << 64) - 1
+_MAX_SUPPRESSED_MARKS = 4096
+_DEFAULT_ENRICHMENT_WAIT_SECONDS = 5.0
+
+
+class _DuplicateFilter(logging.Filter):
+    """Drops a repeat of the same message within 20 s (as the SDK's export logger does): no log storms."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: tuple[object, ...] | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        current = (record.module, record.levelno, record.msg, time.time() // 20)
+        if current == self._last:
+            return False
+        self._last = current
+        return True
+
+
+logger.addFilter(_DuplicateFilter())
+
+
+class EvaluationSpanProcessor(SpanProcessor):
+    """Evaluates each agent invocation when its spans end, and emits the scores as OpenTelemetry data.
+
+    Add it to the agent's tracer provider (before the exporting processor, so evaluation spans emitted while it
+    drains at shutdown are still exported)::
+
+        provider.add_span_processor(EvaluationSpanProcessor(criteria={"hallucinations_v1": 0.8}))
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+
+    How it works: ``on_end`` appends the ended span to a bounded intake queue and returns (the same work as the
+    SDK's ``BatchSpanProcessor``). A daemon thread ``OtelEvalSpanProcessor`` groups spans by trace; when a
+    *local root* span ends (no parent, or a parent in another process), its subtree is converted, rebuilt into
+    invocations (:func:`otel_eval.reconstruct.rebuild_traces`) and handed to the transport as evaluation
+    requests. A trace whose root never ends here is handed on ``trace_idle_timeout`` seconds after its last span.
+    The transport is the embedded worker (a thread with its own asyncio loop, running
+    :class:`~otel_eval.worker.core.EvaluationCore`) unless ``exporter`` is given (e.g. Kafka).
+
+    Never evaluated: spans of scope ``otel_eval`` (evaluation spans, judge calls), spans started while
+    OpenTelemetry instrumentation is suppressed (the judge's and transports' work runs so), Kafka client spans,
+    and spans the SDK did not sample.
+
+    Limits (each overflow is dropped and counted by ``otel_eval.drop.reason``):
+
+    ======================  ========================================  ======================================
+    limit                   what happens                              counted as
+    ======================  ========================================  ======================================
+    ``max_pending_spans``   new spans are dropped in ``on_end``       ``otel_eval.spans.dropped{queue_full}``
+    ``max_open_traces``     a span of a new trace is dropped, and     ``spans.dropped`` + ``invocations.dropped``
+                            so are its trace's later spans            ``{max_open_traces}``
+    ``max_spans_per_trace`` the whole trace is discarded              ``{max_spans_per_trace}``
+    ``max_buffer_bytes``    the trace of the span that would pass     ``{max_buffer_bytes}``
+                            the (approximate) total is discarded
+    ``max_queue_size``      requests beyond it are dropped            ``invocations.dropped{transport_queue_full}``
+    shutdown                incomplete traces, unevaluated requests   ``{shutdown}``
+    ======================  ========================================  ======================================
+
+    Other counters: ``otel_eval.invocations.sampled`` (handed to the transport), ``otel_eval.invocations.evaluated``,
+    ``otel_eval.evaluation.errors{gen_ai.evaluation.name, error.type}``, ``otel_eval.traces.idle_flushed``, and the
+    gauge ``otel_eval.queue.size{otel_eval.queue=spans|requests}``. :meth:`stats` returns the same counts in-process.
+
+    Args:
+        criteria: ADK criteria (``{metric: threshold | criterion dict}``, ``{"criteria": {...}}`` or an
+            ``EvalConfig``); None runs the efficiency metrics, plus ``hallucinations_v1`` and ``safety_v1`` when
+            judge credentials are configured, plus ADK's reference metrics on invocations matching ``eval_set``.
+        eval_set: Golden cases (an ``EvalSet`` or a path): an invocation whose user text equals a case turn's is
+            also scored with the reference metrics (online reference metrics).
+        sample_rate: Fraction of traces evaluated, decided from the low 64 bits of the trace id as
+            ``TraceIdRatioBased`` does (the same trace gets the same decision in every process).
+        agent_names: Evaluate only invocations of these agents (empty: all).
+        root_span_names: Evaluate only subtrees whose top span name starts with one of these (empty: all).
+        exporter: Transport of the requests; the embedded worker when None.
+        judge: Judge client for judged metrics (embedded mode).
+        registry: Metric registry (embedded mode).
+        tracer_provider: Where evaluation spans go (global when None).
+        meter_provider: Where score and pipeline metrics go (global when None).
+        logger_provider: Where ``gen_ai.evaluation.result`` events go (global when None).
+        max_open_traces: Traces buffered at once.
+        max_spans_per_trace: Spans buffered per trace.
+        max_buffer_bytes: Approximate attribute bytes buffered over all traces.
+        max_pending_spans: Ended spans waiting for the background thread.
+        trace_idle_timeout: Seconds after a trace's last span before it is handed on without its root.
+        max_queue_size: Requests waiting for the embedded worker.
+        concurrency: Requests the embedded worker evaluates at once.
+        enrich: The user's exporting processor to wrap: it receives every span, with each sampled local root span
+            held until its scores arrive (then exported with ``gen_ai.evaluation.<metric>.score`` attributes) or
+            ``enrichment_wait_seconds`` pass (then exported unchanged). Embedded mode only.
+        enrichment_wait_seconds: How long a root span is held for its scores.
+        sinks: Extra callables given each request's records (embedded mode).
+
+    Raises:
+        ConfigurationError: unknown metric or invalid criterion, or an unreadable eval set.
+        ValueError: a limit below 1, or ``sample_rate`` outside [0, 1].
+    """
+
+    def __init__(
+        self,
+        criteria: Mapping[str, Any] | EvalConfig | None = None,
+        *,
+        eval_set: EvalSet | str | Path | None = None,
+        sample_rate: float = defaults.DEFAULT_SAMPLE_RATE,
+        agent_names: Iterable[str] = (),
+        root_span_names: Iterable[str] = (),
+        exporter: InvocationExporter | None = None,
+        judge: Any = None,
+        registry: MetricRegistry | None = None,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
+        logger_provider: LoggerProvider | None = None,
+        max_open_traces: int = defaults.DEFAULT_MAX_OPEN_TRACES,
+        max_spans_per_trace: int = defaults.DEFAULT_MAX_SPANS_PER_TRACE,
+        max_buffer_bytes: int = defaults.DEFAULT_MAX_BUFFER_BYTES,
+        max_pending_spans: int = defaults.DEFAULT_MAX_PENDING_SPANS,
+        trace_idle_timeout: float = defaults.DEFAULT_TRACE_IDLE_TIMEOUT,
+        max_queue_size: int = defaults.DEFAULT_QUEUE_SIZE,
+        concurrency: int = defaults.DEFAULT_CONCURRENCY,
+        enrich: SpanProcessor | None = None,
+        enrichment_wait_seconds: float = _DEFAULT_ENRICHMENT_WAIT_SECONDS,
+        sinks: Sequence[RecordSink] = (),
+    ) -> None:
+        for name, value in (
+            ("max_open_traces", max_open_traces),
+            ("max_spans_per_trace", max_spans_per_trace),
+            ("max_buffer_bytes", max_buffer_bytes),
+            ("max_pending_spans", max_pending_spans),
+            ("max_queue_size", max_queue_size),
+            ("concurrency", concurrency),
+        ):
+            if value < 1:
+                raise ValueError(f"{name} must be at least 1, got {value!r}")
+        if trace_idle_timeout <= 0:
+            raise ValueError(f"trace_idle_timeout must be positive, got {trace_idle_timeout!r}")
+        self._sample_bound = sampling_bound(sample_rate)
+        if isinstance(eval_set, (str, Path)):
+            eval_set = load_eval_set(eval_set)
+        parsed_criteria = criteria_from(criteria)
+        registry = registry or default_registry()
+        self.pipeline = PipelineMetrics(meter_provider, transport="embedded" if exporter is None else "custom")
+        self.core: EvaluationCore | None = None
+        self._enricher: RootSpanEnricher | None = None
+        if exporter is None:
+            emitters = Emitters.create(
+                tracer_provider=tracer_provider,
+                logger_provider=logger_provider,
+                meter_provider=meter_provider,
+                sinks=sinks,
+            )
+            self.core = EvaluationCore(
+                criteria=parsed_criteria, eval_set=eval_set, registry=registry, judge=judge, emitters=emitters,
+                pipeline=self.pipeline,
+            )  # fmt: skip
+            exporter = EmbeddedInvocationExporter(
+                self.core, max_queue_size=max_queue_size, concurrency=concurrency, pipeline=self.pipeline
+            )
+            if enrich is not None:
+                self._enricher = RootSpanEnricher(enrich, wait_seconds=enrichment_wait_seconds)
+                emitters.add_sink(self._enricher.on_records)
+        else:
+            for name in parsed_criteria or {}:
+                registry.get(name)  # unknown metric names fail here, not in a remote worker
+            if enrich is not None:
+                self._enricher = RootSpanEnricher(enrich, wait_seconds=0.0)  # scores never come back here
+        self._exporter = exporter
+        self._builder = RequestBuilder(
+            filters=InvocationFilters.create(agent_names, root_span_names),
+            criteria=parsed_criteria if self.core is None else None,  # the embedded core already has them
+            eval_set=eval_set,
+        )
+        self._limits = (max_open_traces, max_spans_per_trace, max_buffer_bytes)
+        self._max_pending = max_pending_spans
+        self._idle_timeout = trace_idle_timeout
+        self._tick = max(0.05, min(1.0, trace_idle_timeout / 4, enrichment_wait_seconds / 2 or 1.0))
+        self._shutdown = False
+        self.pipeline.register_queue("spans", lambda: len(self._queue))
+        self._start()
+        if hasattr(os, "register_at_fork"):
+            weak_reinit = weakref.WeakMethod(self._at_fork_reinit)
+            os.register_at_fork(after_in_child=lambda: _call_weak(weak_reinit))
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> EvaluationSpanProcessor:
+        """A processor configured by the ``OTEL_EVAL_*`` variables (:mod:`otel_eval.environment_variables`).
+
+        With ``OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS`` set, requests go to Kafka; otherwise to the embedded worker.
+        Keyword ``overrides`` win over the environment (e.g. ``tracer_provider=...``).
+
+        Raises:
+            ConfigurationError: unreadable ``OTEL_EVAL_CRITERIA`` / ``OTEL_EVAL_EVAL_SET``, or bad Kafka settings.
+        """
+        settings = ProcessorSettings.from_env(environ)
+        options: dict[str, Any] = {
+            "criteria": settings.criteria,
+            "eval_set": settings.eval_set,
+            "sample_rate": settings.sample_rate,
+            "agent_names": settings.agent_names,
+            "root_span_names": settings.root_span_names,
+            "max_open_traces": settings.max_open_traces,
+            "max_spans_per_trace": settings.max_spans_per_trace,
+            "max_buffer_bytes": settings.max_buffer_bytes,
+            "max_pending_spans": settings.max_pending_spans,
+            "trace_idle_timeout": settings.trace_idle_timeout,
+            "max_queue_size": settings.max_queue_size,
+            "concurrency": settings.concurrency,
+        }
+        if settings.kafka_bootstrap_servers and "exporter" not in overrides:
+            from otel_eval.transport.kafka import KafkaInvocationExporter
+
+            options["exporter"] = KafkaInvocationExporter.from_env(
+                environ, meter_provider=overrides.get("meter_provider")
+            )
+        options.update(overrides)
+        return cls(**options)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(exporter={type(self._exporter).__name__}, shutdown={self._shutdown})"
+
+    # --- state that a fork must recreate -------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        # A deque is thread safe for append/popleft; on_end only appends, the background thread only pops.
+        self._queue: deque[ReadableSpan] = deque()
+        self._wake = threading.Event()
+        self._suppressed: dict[int, None] = {}
+        self._intake_dropped = 0
+        self._intake_lock = threading.Lock()
+        self._flush_waiters: list[threading.Event] = []
+        self._flush_lock = threading.Lock()
+        max_open_traces, max_spans_per_trace, max_buffer_bytes = self._limits
+        self._buffers = TraceBuffers(
+            max_open_traces=max_open_traces, max_spans_per_trace=max_spans_per_trace, max_bytes=max_buffer_bytes
+        )
+        self._thread = threading.Thread(name="OtelEvalSpanProcessor", target=self._worker, daemon=True)
+        self._thread.start()
+
+    def _at_fork_reinit(self) -> None:
+        if not self._shutdown:
+            self._start()
+
+    # --- the agent's threads: never block, never raise -----------------------------------------------------------
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        """Marks spans started under suppressed instrumentation (the evaluator's own work) to be skipped."""
+        try:
+            if self._enricher is not None:
+                self._enricher.on_start(span, parent_context)
+            if get_value(_SUPPRESS_INSTRUMENTATION_KEY, parent_context):
+                context = span.get_span_context()
+                suppressed = self._suppressed
+                suppressed[context.span_id] = None
+                if len(suppressed) > _MAX_SUPPRESSED_MARKS:  # marks of spans that never ended: forget the oldest
+                    suppressed.pop(next(iter(suppressed)), None)
+        except Exception:  # the agent's thread: log (deduplicated), never raise
+            logger.exception("EvaluationSpanProcessor.on_start failed")
+
+    def on_end(self, span: ReadableSpan) -> None:
+        """Queues a sampled ended span for the background thread; drops and counts it when the queue is full."""
+        try:
+            context = span.context
+            bound = self._sample_bound
+            if (
+                context is not None
+                and context.trace_flags.sampled
+                and (bound is None or (context.trace_id & _LOW_64_BITS) < bound)
+                and not self._shutdown
+            ):
+                queue = self._queue
+                if len(queue) < self._max_pending:
+                    queue.append(span)
+                    parent = span.parent
+                    if parent is None or parent.is_remote:
+                        if self._enricher is not None and not is_own_traffic(span):
+                            self._enricher.on_end(span, hold=True)
+                        if not self._wake.is_set():
+                            self._wake.set()
+                    elif self._enricher is not None:
+                        self._enricher.on_end(span, hold=False)
+                    return
+                with self._intake_lock:
+                    self._intake_dropped += 1
+            if self._enricher is not None:
+                self._enricher.on_end(span, hold=False)
+        except Exception:  # the agent's thread: log (deduplicated), never raise
+            logger.exception("EvaluationSpanProcessor.on_end failed")
+
+    # --- flush and shutdown --------------------------------------------------------------------------------------
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Hands every complete buffered trace to the transport and waits until it is evaluated.
+
+        Incomplete traces (root still open) stay buffered. Returns False when ``timeout_millis`` passed first;
+        the wait never exceeds it.
+        """
+        if self._shutdown:
+            return False
+        deadline = time.monotonic() + max(0, timeout_millis) / 1000
+        done = threading.Event()
+        with self._flush_lock:
+            self._flush_waiters.append(done)
+        self._wake.set()
+        if not done.wait(max(0.0, deadline - time.monotonic())):
+            return False
+        flushed = self._exporter.force_flush(_remaining_millis(deadline))
+        if self._enricher is not None:
+            flushed = self._enricher.force_flush(_remaining_millis(deadline)) and flushed
+        return flushed and time.monotonic() <= deadline
+
+    def shutdown(self, timeout_millis: int = 30000) -> None:
+        """Stops intake, hands on complete traces, drains the transport within ``timeout_millis``. Idempotent."""
+        if self._shutdown:
+            return
+        self._shutdown = True
+        deadline = time.monotonic() + max(0, timeout_millis) / 1000
+        self._wake.set()
+        self._thread.join(max(0.0, deadline - time.monotonic()))
+        try:
+            self._exporter.shutdown(_remaining_millis(deadline))
+        except Exception:  # a broken transport must not break the provider's shutdown
+            logger.exception("the evaluation transport failed to shut down")
+        if self._enricher is not None:
+            self._enricher.shutdown()
+
+    def stats(self) -> dict[str, int]:
+        """Pipeline counts (see the class docs) plus the current buffer occupancy."""
+        counts = self.pipeline.snapshot()
+        counts.update(
+            {
+                "pending_spans": len(self._queue),
+                "open_traces": self._buffers.open_traces,
+                "buffered_spans": self._buffers.total_spans,
+                "buffered_bytes": self._buffers.total_bytes,
+            }
+        )
+        return counts
+
+    # --- the background thread -----------------------------------------------------------------------------------
+
+    def _worker(self) -> None:
+        while True:
+            self._wake.wait(self._tick)
+            self._wake.clear()
+            with self._flush_lock:
+                waiters, self._flush_waiters = self._flush_waiters, []
+            stopping = self._shutdown
+            try:
+                self._process(final=stopping)
+            except Exception:  # the thread boundary: log and carry on
+                logger.exception("EvaluationSpanProcessor background step failed")
+            for waiter in waiters:
+                waiter.set()
+            if stopping:
+                return
+
+    def _process(self, *, final: bool) -> None:
+        now = time.monotonic()
+        drops: Counter[str] = Counter()
+        invocation_drops: Counter[str] = Counter()
+        roots: list[tuple[int, int]] = []
+        queue = self._queue
+        while queue:
+            self._ingest(queue.popleft(), now, roots, drops, invocation_drops)
+        with self._intake_lock:
+            drops[semconv.DROP_QUEUE_FULL] += self._intake_dropped
+            self._intake_dropped = 0
+        batches: list[tuple[tuple[int, int] | None, list[ReadableSpan]]] = [
+            (root, self._buffers.take_subtree(*root)) for root in roots
+        ]
+        idle = self._buffers.take_idle(now, self._idle_timeout)
+        self.pipeline.idle_flushed(len(idle))
+        batches += [(None, spans) for spans in idle]
+        if final:
+            for spans in self._buffers.take_everything():
+                drops[semconv.DROP_SHUTDOWN] += len(spans)
+                invocation_drops[semconv.DROP_SHUTDOWN] += 1
+        for reason, count in drops.items():
+            self.pipeline.spans_dropped(reason, count)
+        for reason, count in invocation_drops.items():
+            self.pipeline.invocations_dropped(reason, count)
+        for root, spans in batches:
+            self._hand_on(root, spans)
+        if self._enricher is not None:
+            self._enricher.release_expired(now)
+
+    def _ingest(
+        self,
+        span: ReadableSpan,
+        now: float,
+        roots: list[tuple[int, int]],
+        drops: Counter[str],
+        invocation_drops: Counter[str],
+    ) -> None:
+        context = span.context
+        if context is None:
+            return
+        suppressed = self._suppressed
+        if suppressed and context.span_id in suppressed:
+            suppressed.pop(context.span_id, None)
+            return  # started under suppressed instrumentation: the evaluator's own work
+        if is_own_traffic(span):
+            return
+        outcome = self._buffers.add(span, context.trace_id, now)
+        root = is_local_root(span)
+        if outcome is None:
+            if root:
+                roots.append((context.trace_id, context.span_id))
+            return
+        if isinstance(outcome, Rejection):
+            logger.warning("evaluation buffers full (%s): a trace was dropped", outcome.reason)
+            drops[outcome.reason] += outcome.spans
+            invocation_drops[outcome.reason] += 1
+        else:
+            drops[outcome] += 1
+        if root:
+            self._buffers.forget_rejection(context.trace_id)
+            if self._enricher is not None:
+                self._enricher.release(context.trace_id, context.span_id)
+
+    def _hand_on(self, root: tuple[int, int] | None, spans: list[ReadableSpan]) -> None:
+        requests: list[EvaluationRequest] = []
+        if spans and self._builder.filters.root_allowed(top_span_names(spans)):
+            try:
+                requests = self._builder.build(spans)
+            except Exception:  # one malformed trace must not stop the others
+                logger.exception("could not rebuild the invocations of a trace")
+                self.pipeline.invocations_dropped(semconv.DROP_RECONSTRUCTION_ERROR)
+        if root is not None and self._enricher is not None:
+            self._enricher.expect(*root, [(r.trace_id, r.invocations[0].span_id) for r in requests])
+        if not requests:
+            return
+        self.pipeline.sampled(len(requests))
+        token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
+        try:
+            self._exporter.export(requests)
+        except Exception:  # exporters should not raise; if one does, count and go on
+            logger.exception("the evaluation transport failed to export")
+            self.pipeline.invocations_dropped(semconv.DROP_TRANSPORT_ERROR, len(requests))
+        finally:
+            detach(token)
+
+
+def _remaining_millis(deadline: float) -> int:
+    return max(0, int((deadline - time.monotonic()) * 1000))
+
+
+def _call_weak(method: weakref.WeakMethod[Callable[[], None]]) -> None:
+    bound = method()
+    if bound is not None:
+        bound()

@@ -1,0 +1,209 @@
+"""The embedded default transport: an in-process worker thread with its own asyncio loop running the worker core.
+
+Used when no Kafka is configured. :meth:`EmbeddedInvocationExporter.export` only appends to a bounded queue (drop
+and count when full) and wakes the worker; the agent's threads never wait for an evaluation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable, Sequence
+
+from otel_eval import semconv
+from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.transport.base import ExportResult, InvocationExporter
+from otel_eval.transport.messages import EvaluationRequest
+from otel_eval.worker.core import EvaluationCore
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_QUEUE_SIZE = 1024
+DEFAULT_CONCURRENCY = 16
+_SHUTDOWN_CANCEL_GRACE_SECONDS = 1.0
+
+
+class EmbeddedInvocationExporter(InvocationExporter):
+    """Evaluates requests on a named daemon thread (``OtelEvalEmbeddedWorker``) with its own asyncio loop.
+
+    Args:
+        core: The worker core that selects, runs and emits the metrics.
+        max_queue_size: Requests waiting for the worker; further ones are dropped and counted as
+            ``otel_eval.invocations.dropped{otel_eval.drop.reason=transport_queue_full}``.
+        concurrency: Requests evaluated at once on the worker's loop.
+        pipeline: Pipeline counters (drops, queue-size gauge ``otel_eval.queue=requests``).
+    """
+
+    def __init__(
+        self,
+        core: EvaluationCore,
+        *,
+        max_queue_size: int = DEFAULT_MAX_QUEUE_SIZE,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        pipeline: PipelineMetrics | None = None,
+    ) -> None:
+        if max_queue_size < 1:
+            raise ValueError("max_queue_size must be at least 1")
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.core = core
+        self._max_queue_size = max_queue_size
+        self._concurrency = concurrency
+        self._pipeline = pipeline
+        self._queue: deque[EvaluationRequest] = deque()
+        self._in_flight = 0
+        self._shutdown = False
+        if pipeline is not None:
+            pipeline.register_queue("requests", lambda: len(self._queue))
+        self._start()
+        if hasattr(os, "register_at_fork"):
+            weak_reinit = weakref.WeakMethod(self._at_fork_reinit)
+            os.register_at_fork(after_in_child=lambda: _call_weak(weak_reinit))
+
+    def _start(self) -> None:
+        self._changed = threading.Condition()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wakeup: asyncio.Event | None = None
+        self._tasks: set[asyncio.Task[object]] = set()
+        self._thread = threading.Thread(name="OtelEvalEmbeddedWorker", target=self._run, daemon=True)
+        self._thread.start()
+
+    def _at_fork_reinit(self) -> None:
+        # The worker thread and its loop do not exist in a forked child: start afresh with an empty queue.
+        self._queue.clear()
+        self._in_flight = 0
+        if not self._shutdown:
+            self._start()
+
+    @property
+    def queue_size(self) -> int:
+        """Requests waiting for the worker (not counting those being evaluated)."""
+        return len(self._queue)
+
+    def export(self, requests: Sequence[EvaluationRequest]) -> ExportResult:
+        """Queues ``requests`` for the worker; drops (and counts) those that do not fit. Never blocks."""
+        if self._shutdown:
+            self._count_dropped(semconv.DROP_SHUTDOWN, len(requests))
+            return ExportResult.FAILURE
+        dropped = 0
+        with self._changed:
+            for request in requests:
+                if len(self._queue) >= self._max_queue_size:
+                    dropped += 1
+                else:
+                    self._queue.append(request)
+        self._wake()
+        if dropped:
+            logger.warning("embedded evaluation queue full, dropped %d request(s)", dropped)
+            self._count_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, dropped)
+            return ExportResult.FAILURE
+        return ExportResult.SUCCESS
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Waits until every queued request is evaluated and emitted. False when ``timeout_millis`` passed first."""
+        deadline = time.monotonic() + max(0, timeout_millis) / 1000
+        with self._changed:
+            while self._queue or self._in_flight:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not self._thread.is_alive():
+                    return False
+                self._changed.wait(remaining)
+        return True
+
+    def shutdown(self, timeout_millis: int = 30000) -> None:
+        """Stops intake, evaluates what is queued within ``timeout_millis``, then cancels the rest. Idempotent."""
+        if self._shutdown:
+            return
+        self._shutdown = True
+        deadline = time.monotonic() + max(0, timeout_millis) / 1000
+        self.force_flush(timeout_millis)
+        with self._changed:
+            abandoned = len(self._queue) + self._in_flight
+            self._queue.clear()
+        if abandoned:
+            logger.warning("embedded worker shut down with %d request(s) not evaluated", abandoned)
+            self._count_dropped(semconv.DROP_SHUTDOWN, abandoned)
+        loop = self._loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop already closed
+                loop.call_soon_threadsafe(self._stop_serving)
+        self._thread.join(max(deadline - time.monotonic(), _SHUTDOWN_CANCEL_GRACE_SECONDS))
+
+    # --- the worker thread ---------------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(self._serve(loop))
+        except Exception:  # the thread boundary: log, never propagate
+            logger.exception("embedded evaluation worker stopped")
+        finally:
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            finally:
+                loop.close()
+            with self._changed:
+                self._changed.notify_all()
+
+    async def _serve(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._wakeup = asyncio.Event()
+        self._loop = loop
+        semaphore = asyncio.Semaphore(self._concurrency)
+        while not self._shutdown or self._queue:
+            self._wakeup.clear()
+            while (request := self._pop()) is not None:
+                await semaphore.acquire()
+                task: asyncio.Task[object] = loop.create_task(self._evaluate(request, semaphore))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+            if self._shutdown:
+                break
+            await self._wakeup.wait()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _pop(self) -> EvaluationRequest | None:
+        with self._changed:
+            if not self._queue:
+                return None
+            self._in_flight += 1
+            return self._queue.popleft()
+
+    async def _evaluate(self, request: EvaluationRequest, semaphore: asyncio.Semaphore) -> object:
+        try:
+            return await self.core.evaluate(request)
+        finally:
+            semaphore.release()
+            with self._changed:
+                self._in_flight -= 1
+                self._changed.notify_all()
+
+    def _stop_serving(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        if self._wakeup is not None:
+            self._wakeup.set()
+
+    def _wake(self) -> None:
+        loop, wakeup = self._loop, self._wakeup
+        if loop is None or wakeup is None:
+            return  # the loop is starting; it checks the queue before its first wait
+        with contextlib.suppress(RuntimeError):  # the loop closed (shutdown raced with export)
+            loop.call_soon_threadsafe(wakeup.set)
+
+    def _count_dropped(self, reason: str, count: int) -> None:
+        if self._pipeline is not None and count:
+            self._pipeline.invocations_dropped(reason, count)
+
+
+def _call_weak(method: weakref.WeakMethod[Callable[[], None]]) -> None:
+    bound = method()
+    if bound is not None:
+        bound()
