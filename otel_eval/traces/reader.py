@@ -8,6 +8,7 @@ a malformed span is skipped and reported in ``TraceReadResult.warnings``.
 
 from __future__ import annotations
 
+import codecs
 import json
 import logging
 from collections.abc import Iterable
@@ -71,6 +72,9 @@ def read_trace_bytes(data: bytes, *, source: str) -> TraceReadResult:
         TraceFormatError: the payload is empty or none of the supported formats.
     """
     stripped = data.strip()
+    if stripped.startswith(codecs.BOM_UTF8):  # editors on Windows write one; json.loads copes with it
+        stripped = stripped[len(codecs.BOM_UTF8) :].lstrip()
+        data = stripped
     if not stripped:
         raise TraceFormatError(f"{source}: empty trace file; expected {EXPECTED_FORMATS}")
     problems = Problems(source)
@@ -101,6 +105,8 @@ def _read_document(document: Any, problems: Problems, source: str) -> tuple[list
         spans, format_name = _dispatch(document, problems, "")
     except SpanProblem as problem:
         raise TraceFormatError(f"{source}: {problem}; expected {EXPECTED_FORMATS}") from None
+    except RecursionError:  # json.loads stops near the limit; converting nested values may need a few frames more
+        raise TraceFormatError(f"{source}: JSON nested too deeply; expected {EXPECTED_FORMATS}") from None
     if format_name is None:
         raise TraceFormatError(f"{source}: unknown trace shape ({_describe(document)}); expected {EXPECTED_FORMATS}")
     return spans, format_name
@@ -191,6 +197,9 @@ def _read_jsonl(data: bytes, problems: Problems) -> TraceReadResult | None:
             line_spans, format_name = _dispatch(value, problems, f"line {number}: ")
         except SpanProblem as problem:
             problems.warn(f"line {number}", f"line skipped: {problem}")
+            continue
+        except RecursionError:
+            problems.warn(f"line {number}", "line skipped: JSON nested too deeply")
             continue
         if format_name is None:
             problems.warn(f"line {number}", f"line skipped: unknown shape ({_describe(value)})")

@@ -280,3 +280,22 @@ def test_fuzzed_truncations_of_a_real_file(data: st.DataObject) -> None:
     if flip < len(mutated):
         mutated[flip] ^= data.draw(st.integers(min_value=1, max_value=255))
     read_never_raises_anything_else(bytes(mutated))
+
+
+def test_nesting_that_json_accepts_but_conversion_cannot_follow_is_a_format_error() -> None:
+    """Reading from deep in a stack: json.loads still parses, but flattening the nested attributes runs out."""
+    head = '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"' + TRACE_ID + '","spanId":"eee19b7ec3c1b174",'
+    head += '"name":"n","startTimeUnixNano":"1","attributes":'
+    depth = 960
+    payload = (head + '{"k":' * depth + "1" + "}" * depth + "}]}]}]}").encode()
+
+    def read_at_depth(frames: int) -> Any:
+        if frames:
+            return read_at_depth(frames - 1)
+        try:
+            return read_trace_bytes(payload, source="nested.json")
+        except TraceFormatError as exc:
+            return exc
+
+    outcomes = {type(read_at_depth(frames)).__name__ for frames in range(40)}
+    assert outcomes == {"TraceReadResult", "TraceFormatError"}  # both sides of the limit, nothing else

@@ -230,3 +230,11 @@ def test_format_is_otlp_json() -> None:
     assert result.format == FORMAT_OTLP_JSON
     assert result.spans == []
     assert result.warnings == ["empty-request.json: (file): no spans"]
+
+
+def test_utf8_byte_order_mark_is_accepted() -> None:
+    result = read_trace_bytes(
+        b"\xef\xbb\xbf" + json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [SPAN]}]}]}).encode(),
+        source="bom.json",
+    )
+    assert [s.span_id for s in result.spans] == ["eee19b7ec3c1b174"]
