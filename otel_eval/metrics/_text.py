@@ -11,22 +11,22 @@ ADK 2.13 (``final_response_match_v1._UnicodeAwareTokenizer``) tokenises as follo
 3. Words made only of ASCII go through rouge-score's ``DefaultTokenizer(use_stemmer=True)`` (Porter stemming of
    words longer than 3 characters); other words are kept unstemmed.
 
-ADK builds a new ``RougeScorer`` (and Porter stemmer) for every invocation and stems every word again; here one scorer
-is shared and each distinct ASCII word is stemmed once (bounded cache), which gives the same tokens much faster.
+ADK builds a new ``RougeScorer`` (and Porter stemmer) for every invocation and stems every word again; here one
+tokenizer is shared, each distinct ASCII word is stemmed once and each distinct character classified once (bounded
+caches), and unigrams are counted in C, which gives the same score much faster.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import threading
 import unicodedata
-from typing import Any
+from collections import Counter
 
-from rouge_score import rouge_scorer, tokenizers
+from rouge_score import scoring, tokenizers
 
-_CJK, _NON_SPACED_MARK, _NON_SPACED_BASE, _WORD, _SEPARATOR = range(5)
 _ASCII_WORD = re.compile(r"[a-z0-9]+")
+_CACHE_LIMIT = 65536
+"""Entries kept per cache (stemmed words, character classes); a full cache is emptied and refilled."""
 
 
 def _is_cjk(code: int) -> bool:
@@ -47,82 +47,83 @@ def _is_non_spaced_script(code: int) -> bool:
     )
 
 
-@functools.lru_cache(maxsize=8192)
-def _char_class(char: str) -> int:
+def _piece(char: str) -> str:
+    """What ADK's tokenizer turns ``char`` into before splitting on whitespace."""
     code = ord(char)
     if _is_cjk(code):
-        return _CJK
+        return f" {char} "  # a word of its own
     is_mark = unicodedata.category(char).startswith("M")
     if _is_non_spaced_script(code):
-        return _NON_SPACED_MARK if is_mark else _NON_SPACED_BASE
+        return char if is_mark else f" {char}"  # a mark joins its base character; a base starts a cluster
     # Combining marks (e.g. Devanagari matras) stay attached to their base character.
-    return _WORD if char.isalnum() or is_mark else _SEPARATOR
+    return char if char.isalnum() or is_mark else " "
 
 
 class UnicodeAwareTokenizer:
-    """The tokeniser of ADK 2.13's ``response_match_score`` (see the module docstring), with stemming."""
+    """The tokeniser of ADK 2.13's ``response_match_score`` (see the module docstring), with stemming.
 
-    def __init__(self, *, cache_size: int = 65536) -> None:
+    Thread-safe: the caches are plain dicts whose entries are computed deterministically, so a race only computes an
+    entry twice.
+    """
+
+    def __init__(self) -> None:
         self._default = tokenizers.DefaultTokenizer(use_stemmer=True)
-        self._ascii_word_tokens = functools.lru_cache(maxsize=cache_size)(self._stem_ascii_word)
-
-    def _stem_ascii_word(self, word: str) -> tuple[str, ...]:
-        return tuple(self._default.tokenize(word))
+        self._stems: dict[str, tuple[str, ...]] = {}
+        self._pieces: dict[str, str] = {}
 
     def clear_cache(self) -> None:
-        """Forgets the stemmed words (benchmarks call this to time a cold start)."""
-        self._ascii_word_tokens.cache_clear()
+        """Forgets the stemmed words and character classes (benchmarks call this to time a cold start)."""
+        self._stems = {}
+        self._pieces = {}
 
     def tokenize(self, text: str) -> list[str]:
         """The tokens of ``text`` exactly as ADK 2.13's ``_UnicodeAwareTokenizer(use_stemmer=True)`` makes them."""
         text = unicodedata.normalize("NFKC", text).lower()
-        words = _ASCII_WORD.findall(text) if text.isascii() else _split_words(text)
+        words = _ASCII_WORD.findall(text) if text.isascii() else self._split_words(text)
+        stems = self._stems
         tokens: list[str] = []
         for word in words:
-            if word.isascii():
-                tokens.extend(self._ascii_word_tokens(word))
-            else:
-                tokens.append(word)
+            if not word.isascii():
+                tokens.append(word)  # non-ASCII words are kept whole and unstemmed, as ADK keeps them
+                continue
+            stemmed = stems.get(word)
+            if stemmed is None:
+                if len(stems) >= _CACHE_LIMIT:
+                    stems.clear()
+                stemmed = stems[word] = tuple(self._default.tokenize(word))
+            tokens.extend(stemmed)
         return tokens
 
-
-def _split_words(text: str) -> list[str]:
-    pieces: list[str] = []
-    for char in text:
-        kind = _char_class(char)
-        if kind in (_WORD, _NON_SPACED_MARK):
-            pieces.append(char)
-        elif kind == _CJK:
-            pieces.append(f" {char} ")
-        elif kind == _NON_SPACED_BASE:
-            pieces.append(f" {char}")
-        else:
-            pieces.append(" ")
-    return "".join(pieces).split()
+    def _split_words(self, text: str) -> list[str]:
+        pieces = self._pieces
+        if len(pieces) >= _CACHE_LIMIT:
+            pieces.clear()
+        parts = []
+        for char in text:
+            piece = pieces.get(char)
+            if piece is None:
+                piece = pieces[char] = _piece(char)
+            parts.append(piece)
+        return "".join(parts).split()
 
 
-_scorer: Any = None
-_tokenizer: UnicodeAwareTokenizer | None = None
-_lock = threading.Lock()
-
-
-def _shared_scorer() -> tuple[Any, UnicodeAwareTokenizer]:
-    global _scorer, _tokenizer
-    if _scorer is None or _tokenizer is None:
-        with _lock:
-            if _scorer is None or _tokenizer is None:
-                _tokenizer = UnicodeAwareTokenizer()
-                _scorer = rouge_scorer.RougeScorer(["rouge1"], tokenizer=_tokenizer)
-    return _scorer, _tokenizer
+_tokenizer = UnicodeAwareTokenizer()
 
 
 def rouge1_fmeasure(candidate: str, reference: str) -> float:
-    """ROUGE-1 F-measure of ``candidate`` against ``reference``; 0.0 when either has no tokens (as ADK)."""
-    scorer, _ = _shared_scorer()
-    return float(scorer.score(reference, candidate)["rouge1"].fmeasure)
+    """ROUGE-1 F-measure of ``candidate`` against ``reference``; 0.0 when either has no tokens (as ADK).
+
+    The arithmetic is rouge-score's (``rouge_scorer._score_ngrams`` on unigrams, then ``scoring.fmeasure``), on
+    unigram counts taken with ``collections.Counter``.
+    """
+    target = Counter(_tokenizer.tokenize(reference))
+    prediction = Counter(_tokenizer.tokenize(candidate))
+    overlap = sum(min(count, prediction[token]) for token, count in target.items())
+    precision = overlap / max(sum(prediction.values()), 1)
+    recall = overlap / max(sum(target.values()), 1)
+    return float(scoring.fmeasure(precision, recall))
 
 
 def clear_caches() -> None:
-    """Empties the stemming cache of the shared scorer."""
-    _, tokenizer = _shared_scorer()
-    tokenizer.clear_cache()
+    """Empties the tokenizer's caches."""
+    _tokenizer.clear_cache()

@@ -90,85 +90,80 @@ class ToolTrajectoryAvgScoreEvaluator(Evaluator):
                 continue
             actual_calls = get_all_tool_calls(traced.invocation.intermediate_data)
             expected_calls = get_all_tool_calls(reference.intermediate_data)
-            matched = trajectory_matches(match_type, actual_calls, expected_calls, ignore_args=ignore_args)
-            score = 1.0 if matched else 0.0
-            status = EvalStatus.PASSED if score >= threshold else EvalStatus.FAILED
-            if status is EvalStatus.PASSED:
-                results.append(PerInvocationResult(score=score, eval_status=status))
-            else:
-                results.append(
-                    PerInvocationResult(
-                        score=score,
-                        eval_status=status,
-                        explanation=mismatch_reason(match_type, actual_calls, expected_calls, ignore_args=ignore_args),
-                        details={
-                            "expected": [call_dict(c) for c in expected_calls],
-                            "actual": [call_dict(c) for c in actual_calls],
-                        },
-                    )
+            actual_keys, expected_keys = call_keys(actual_calls, ignore_args), call_keys(expected_calls, ignore_args)
+            score = 1.0 if _first_mismatch(match_type, actual_keys, expected_keys) is None else 0.0
+            if score >= threshold:
+                results.append(PerInvocationResult(score=score, eval_status=EvalStatus.PASSED))
+                continue
+            results.append(
+                PerInvocationResult(
+                    score=score,
+                    eval_status=EvalStatus.FAILED,
+                    explanation=mismatch_reason(match_type, actual_calls, expected_calls, ignore_args=ignore_args),
+                    details={
+                        "expected": [call_dict(c) for c in expected_calls],
+                        "actual": [call_dict(c) for c in actual_calls],
+                    },
                 )
+            )
         return self.mean_result(results)
+
+
+def call_keys(calls: FunctionCalls, ignore_args: bool) -> list[Any]:
+    """What ADK compares of each call: ``(name, args)`` (tuple equality is ADK's ``name == and args ==``), or name."""
+    if ignore_args:
+        return [call.name for call in calls]
+    return [(call.name, call.args) for call in calls]
 
 
 def trajectory_matches(
     match_type: MatchType, actual: FunctionCalls, expected: FunctionCalls, *, ignore_args: bool
 ) -> bool:
     """Whether ``actual`` matches ``expected`` under ``match_type``, exactly as ADK 2.13 decides it."""
+    return _first_mismatch(match_type, call_keys(actual, ignore_args), call_keys(expected, ignore_args)) is None
+
+
+def _first_mismatch(match_type: MatchType, actual: list[Any], expected: list[Any]) -> int | None:
+    """None on a match, else the position (in the expected calls, or in both for EXACT) where matching failed."""
     if match_type is MatchType.EXACT:
-        return len(actual) == len(expected) and all(
-            _same_call(a, e, ignore_args) for a, e in zip(actual, expected, strict=True)
-        )
+        if actual == expected:
+            return None
+        if len(actual) != len(expected):
+            return min(len(actual), len(expected))
+        return next(i for i, (a, e) in enumerate(zip(actual, expected, strict=True)) if a != e)
     if match_type is MatchType.IN_ORDER:
-        return _first_missing_in_order(actual, expected, ignore_args) is None
-    if match_type is MatchType.ANY_ORDER:
-        return _first_missing_any_order(actual, expected, ignore_args) is None
-    raise ValueError(f"unsupported match type {match_type}")
-
-
-def _same_call(actual: genai_types.FunctionCall, expected: genai_types.FunctionCall, ignore_args: bool) -> bool:
-    return actual.name == expected.name and (ignore_args or actual.args == expected.args)
-
-
-def _first_missing_in_order(actual: FunctionCalls, expected: FunctionCalls, ignore_args: bool) -> int | None:
-    """Index of the first expected call not found in order (ADK's greedy subsequence scan), or None."""
-    index = 0
-    for call in actual:
-        if index == len(expected):
-            break
-        if _same_call(call, expected[index], ignore_args):
-            index += 1
-    return None if index == len(expected) else index
-
-
-def _first_missing_any_order(actual: FunctionCalls, expected: FunctionCalls, ignore_args: bool) -> int | None:
-    """Index of the first expected call without a distinct matching actual call (ADK's greedy scan), or None."""
-    remaining = list(actual)
-    for index, wanted in enumerate(expected):
-        for position, call in enumerate(remaining):
-            if _same_call(call, wanted, ignore_args):
-                del remaining[position]
+        # ADK's greedy subsequence scan: advance through the expected calls as the actual ones match.
+        index = 0
+        for key in actual:
+            if index == len(expected):
                 break
-        else:
-            return index
-    return None
+            if key == expected[index]:
+                index += 1
+        return None if index == len(expected) else index
+    if match_type is MatchType.ANY_ORDER:
+        # ADK's greedy scan: each expected call consumes the first equal remaining actual call.
+        remaining = list(actual)
+        for index, key in enumerate(expected):
+            try:
+                remaining.remove(key)
+            except ValueError:
+                return index
+        return None
+    raise ValueError(f"unsupported match type {match_type}")
 
 
 def mismatch_reason(match_type: MatchType, actual: FunctionCalls, expected: FunctionCalls, *, ignore_args: bool) -> str:
     """One line saying why ``actual`` does not match ``expected``."""
     mode = f"{match_type.name}{' (names only)' if ignore_args else ''}"
+    position = _first_mismatch(match_type, call_keys(actual, ignore_args), call_keys(expected, ignore_args))
+    if position is None:
+        return f"{mode}: no match"
     if match_type is MatchType.EXACT:
         if len(actual) != len(expected):
             return f"{mode}: expected {len(expected)} tool call(s), got {len(actual)}"
-        for position, (a, e) in enumerate(zip(actual, expected, strict=True), start=1):
-            if not _same_call(a, e, ignore_args):
-                return f"{mode}: call {position}: expected {_show(e)}, got {_show(a)}"
-        return f"{mode}: no match"
-    finder = _first_missing_in_order if match_type is MatchType.IN_ORDER else _first_missing_any_order
-    missing = finder(actual, expected, ignore_args)
-    if missing is None:
-        return f"{mode}: no match"
+        return f"{mode}: call {position + 1}: expected {_show(expected[position])}, got {_show(actual[position])}"
     where = "in order " if match_type is MatchType.IN_ORDER else ""
-    return f"{mode}: expected call {missing + 1} {_show(expected[missing])} not found {where}among the actual calls"
+    return f"{mode}: expected call {position + 1} {_show(expected[position])} not found {where}among the actual calls"
 
 
 def _show(call: genai_types.FunctionCall) -> str:

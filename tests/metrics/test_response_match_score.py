@@ -9,6 +9,7 @@ from google.adk.evaluation.eval_metrics import EvalMetric as AdkEvalMetric
 from google.adk.evaluation.final_response_match_v1 import RougeEvaluator, _UnicodeAwareTokenizer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rouge_score import rouge_scorer
 
 from otel_eval.errors import ConfigurationError
 from otel_eval.metrics._text import UnicodeAwareTokenizer, rouge1_fmeasure
@@ -122,6 +123,13 @@ def test_scores_and_statuses_equal_adk(case: tuple[list[Json], list[Json], float
 @given(st.one_of(texts(), st.text()))
 def test_tokens_equal_adk_tokenizer(text: str) -> None:
     assert UnicodeAwareTokenizer().tokenize(text) == _UnicodeAwareTokenizer(use_stemmer=True).tokenize(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts(), texts())
+def test_unigram_arithmetic_equals_rouge_scorer(candidate: str, reference: str) -> None:
+    scorer = rouge_scorer.RougeScorer(["rouge1"], tokenizer=UnicodeAwareTokenizer())
+    assert rouge1_fmeasure(candidate, reference) == scorer.score(reference, candidate)["rouge1"].fmeasure
 
 
 @pytest.mark.parametrize(
