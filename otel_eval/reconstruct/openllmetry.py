@@ -168,19 +168,16 @@ def indexed_message(entry: Mapping[str, Any], warnings: list[str], where: str) -
     role = normalize_role(entry.get("role") or "assistant")
     parts: list[genai_types.Part] = []
     content = entry.get("content")
-    blocks, ok = parse_json(content)
-    if ok and isinstance(blocks, list):
-        text = lc.message_text({"content": blocks})
+    call_id = entry.get("tool_call_id")
+    if role == "tool" and isinstance(call_id, str) and call_id:
+        response = genai_types.FunctionResponse(id=call_id, response=tool_response(content))
+        parts.append(genai_types.Part(function_response=response))
+    elif _is_text_blocks(content):
+        text = lc.message_text({"content": parse_json(content)[0]})
         if text:
             parts.append(genai_types.Part(text=text))
     elif isinstance(content, str) and content:
         parts.append(genai_types.Part(text=content))
-    call_id = entry.get("tool_call_id")
-    if role == "tool" and isinstance(call_id, str) and call_id:
-        text = "\n".join(p.text for p in parts if p.text)
-        parts = [
-            genai_types.Part(function_response=genai_types.FunctionResponse(id=call_id, response=tool_response(text)))
-        ]
     calls = indexed(entry, "tool_calls")
     if isinstance(entry.get("function_call.name"), str):
         calls.append({"name": entry["function_call.name"], "arguments": entry.get("function_call.arguments")})
@@ -199,6 +196,17 @@ def indexed_message(entry: Mapping[str, Any], warnings: list[str], where: str) -
             )
         )
     return genai_types.Content(role=role, parts=parts)
+
+
+def _is_text_blocks(content: Any) -> bool:
+    """Whether a content string is a JSON list of text blocks (multimodal prompts), not just JSON-looking text."""
+    blocks, ok = parse_json(content)
+    return (
+        ok
+        and isinstance(blocks, list)
+        and bool(blocks)
+        and all(isinstance(b, dict) and ("text" in b or b.get("type") in ("text", "image_url")) for b in blocks)
+    )
 
 
 def _unwrap_entity(value: Any, key: str) -> Any:
