@@ -282,9 +282,9 @@ def test_fuzzed_truncations_of_a_real_file(data: st.DataObject) -> None:
     read_never_raises_anything_else(bytes(mutated))
 
 
-def test_nesting_that_json_accepts_but_conversion_cannot_follow_is_a_format_error() -> None:
-    """Near the recursion limit json.loads still parses but flattening the nested attributes runs out of frames;
-    every depth around the limit gives spans or a TraceFormatError, never a RecursionError."""
+def test_nesting_around_the_recursion_limit_gives_spans_or_a_format_error() -> None:
+    """Nested attributes at every depth around the recursion limit (json.loads parses them, then they are flattened)
+    give spans or a TraceFormatError, never a RecursionError."""
     head = '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"' + TRACE_ID + '","spanId":"eee19b7ec3c1b174",'
     head += '"name":"n","startTimeUnixNano":"1","attributes":'
     outcomes = set()
