@@ -6,6 +6,8 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from otel_eval.reconstruct.adk import AdkConvention
+from otel_eval.reconstruct.adk_v2 import AdkV2Convention
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.reconstruct.genai import GenAIConvention
 from otel_eval.reconstruct.openinference import OpenInferenceConvention
@@ -21,6 +23,8 @@ def conventions() -> list[Convention]:
     """The conventions in detection order: the most specific first."""
     found: list[Convention] = []
     # Each convention module adds exactly one line below, in detection order.
+    found.append(AdkConvention())
+    found.append(AdkV2Convention())
     found.append(GenAIConvention())
     found.append(OpenInferenceConvention())
     found.append(OpenLLMetryConvention())

@@ -1,0 +1,401 @@
+"""ADK model calls and tool runs of one invocation -> the session events ADK stored -> the ``Invocation`` ADK builds.
+
+Both ADK conventions read their own attributes into :class:`ModelCall` and :class:`ToolRun` records; this module
+replays them as the session events ADK would have stored (model response event, then one function-response event per
+model turn, parallel responses merged in call order) and applies
+``EvaluationGenerator.convert_events_to_eval_invocations`` (ADK 2.13) to them:
+
+* ``user_content``: the user's message, i.e. the last user-role text content of the first model request;
+* ``final_response``: the content of the last event that ``Event.is_final_response()`` (no function calls or
+  responses), preferring one with text;
+* ``tool_uses`` / ``tool_responses``: every function call / response part of the kept events in order; calls carry
+  the model's own arguments (not the tool span's) and the ``adk-...`` id ADK gave them (from the tool span);
+* ``intermediate_responses``: ``(author, text parts)`` of every other event with text.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.genai import types as genai_types
+
+from otel_eval import semconv
+from otel_eval.model import (
+    AgentDetails,
+    AppDetails,
+    IntermediateData,
+    Invocation,
+    TokenUsage,
+    TracedInvocation,
+)
+from otel_eval.reconstruct._adk_spans import OwnedSpans, SpanIndex, agent_name, is_agent_span, is_run_root
+from otel_eval.traces.span import Span
+
+
+@dataclass(slots=True)
+class ModelCall:
+    """One model call of an ADK agent as the spans recorded it."""
+
+    span: Span
+    author: str | None
+    model: str | None
+    request: list[genai_types.Content] | None
+    """The conversation sent to the model; None when content was not captured."""
+    response: genai_types.Content | None
+    """The model's answer; None when not captured (or the model sent no content)."""
+    captured: bool
+    system_instruction: str | None = None
+    tools: list[genai_types.Tool] | None = None
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    timing_span: Span | None = None
+    """The span timing the wait on the model (``generate_content`` when there is one)."""
+
+
+@dataclass(slots=True)
+class ToolRun:
+    """One tool execution as the spans recorded it."""
+
+    span: Span
+    name: str
+    call_id: str | None
+    args: dict[str, Any] | None
+    """Arguments the tool received; None when not captured."""
+    response: dict[str, Any] | None
+    """``FunctionResponse.response``; None when not captured or the tool produced none (it raised)."""
+    failed: bool = False
+
+
+@dataclass(slots=True)
+class _Event:
+    author: str
+    content: genai_types.Content
+
+
+def usage_of(span: Span) -> TokenUsage:
+    """``gen_ai.usage.*`` token counts of one span."""
+    return TokenUsage(
+        input_tokens=span.int_attr(semconv.GEN_AI_USAGE_INPUT_TOKENS),
+        output_tokens=span.int_attr(semconv.GEN_AI_USAGE_OUTPUT_TOKENS),
+        cached_input_tokens=span.int_attr(semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS),
+        reasoning_tokens=span.int_attr(semconv.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS),
+    )
+
+
+def strip_thought_signatures(value: Any) -> Any:
+    """A genai JSON value without ``thought_signature`` keys (opaque bytes ADK itself strips from traces)."""
+    if isinstance(value, dict):
+        return {
+            k: strip_thought_signatures(v)
+            for k, v in value.items()
+            if k not in ("thought_signature", "thoughtSignature")
+        }
+    if isinstance(value, list):
+        return [strip_thought_signatures(v) for v in value]
+    return value
+
+
+def build_invocation(
+    owned: OwnedSpans,
+    calls: Sequence[ModelCall],
+    tools: Sequence[ToolRun],
+    *,
+    index: SpanIndex,
+    convention: str,
+    all_model_timing: Sequence[Span],
+    all_tool_spans: Sequence[Span],
+    warnings: list[str],
+) -> TracedInvocation:
+    """The ``TracedInvocation`` of one ADK invocation.
+
+    Args:
+        owned: The invocation's spans (root, ids).
+        calls: Its model calls (top-level only; an AgentTool's inner calls are not its own).
+        tools: Its tool runs.
+        index: Parent lookups over the trace.
+        convention: Reported convention name.
+        all_model_timing: Every model-timing span of the trace (inner AgentTool calls count for model time, as in ADK).
+        all_tool_spans: Every tool span of the trace.
+        warnings: Problems met so far for this invocation; more are added.
+    """
+    calls = sorted(calls, key=lambda c: (c.span.start_time_ns, c.span.span_id))
+    tools = sorted(tools, key=lambda t: (t.span.start_time_ns, t.span.span_id))
+    captured = bool(calls) and all(c.captured for c in calls)
+    where = f"invocation {owned.invocation_id or owned.root.span_id}"
+    if calls and not captured:
+        missing = sum(1 for c in calls if not c.captured)
+        warnings.append(
+            f"{where}: message content was not captured on {missing} of {len(calls)} model call(s) "
+            "(ADK content capture off); user text, responses and tool arguments are unknown"
+        )
+    if not calls:
+        warnings.append(f"{where}: no model call span; nothing to rebuild but tool names")
+    if not captured:
+        # Legacy spans write "{}" for content that was not captured: an unknown value, not an empty one.
+        tools = [dataclasses.replace(t, args=t.args or None, response=t.response or None) for t in tools]
+
+    events = _replay_events(calls, tools, captured, warnings, where)
+    final_event = _final_event(events)
+    kept = [e for e in events if _kept(e)]
+    invocation = Invocation(
+        invocation_id=owned.invocation_id,
+        user_content=_user_content(calls, warnings, where) if captured else genai_types.Content(role="user", parts=[]),
+        final_response=final_event.content if final_event is not None else None,
+        intermediate_data=IntermediateData(
+            tool_uses=[p.function_call for e in kept for p in e.content.parts or [] if p.function_call],
+            tool_responses=[p.function_response for e in kept for p in e.content.parts or [] if p.function_response],
+            intermediate_responses=[
+                (e.author, [p for p in e.content.parts or [] if p.text is not None])
+                for e in kept
+                if e is not final_event and any(p.text for p in e.content.parts or [])
+            ],
+        ),
+        creation_timestamp=owned.root.start_time_ns / 1e9,
+        app_details=_app_details(calls),
+    )
+    model_intervals = [(s.start_time_ns, s.end_time_ns) for s in all_model_timing if _inside(index, s, owned.root)]
+    tool_intervals = [(s.start_time_ns, s.end_time_ns) for s in all_tool_spans if _inside(index, s, owned.root)]
+    model_ns = _union_length(model_intervals)
+    tool_ns = _union_length(model_intervals + tool_intervals) - model_ns
+    duration = owned.root.duration_ns / 1e9
+    invocation.duration = round(duration, 3)
+    invocation.model_duration = round(model_ns / 1e9, 3)
+    invocation.tool_duration = round(tool_ns / 1e9, 3)
+    return TracedInvocation(
+        invocation=invocation,
+        trace_id=owned.root.trace_id,
+        span_id=owned.root.span_id,
+        session_id=owned.session_id,
+        convention=convention,
+        agent_name=_root_agent(index, owned, calls),
+        model=next((c.model for c in calls if c.model), None),
+        start_time_ns=owned.root.start_time_ns,
+        end_time_ns=owned.root.end_time_ns,
+        model_call_count=len(calls),
+        token_usage=_sum_usage(c.usage for c in calls),
+        model_seconds=model_ns / 1e9,
+        tool_seconds=tool_ns / 1e9,
+        content_captured=captured,
+        warnings=warnings,
+    )
+
+
+# --- event replay ---------------------------------------------------------------------------------------------------
+
+
+def _replay_events(
+    calls: Sequence[ModelCall], tools: Sequence[ToolRun], captured: bool, warnings: list[str], where: str
+) -> list[_Event]:
+    """The session events ADK stored for these calls and tools, in order."""
+    used: set[str] = set()
+    timeline: list[tuple[int, int, _Event]] = []
+    for order, call in enumerate(calls):
+        author = call.author or "agent"
+        if call.response is None or not call.response.parts:
+            continue
+        content = copy.deepcopy(call.response)
+        function_calls = [p.function_call for p in content.parts or [] if p.function_call]
+        runs = _match_tools(call, function_calls, tools, used)
+        for function_call, run in zip(function_calls, runs, strict=True):
+            if run is not None and function_call.id is None and run.call_id:
+                function_call.id = run.call_id
+        timeline.append((call.span.start_time_ns, 2 * order, _Event(author, content)))
+        responses = [
+            genai_types.Part(
+                function_response=genai_types.FunctionResponse(
+                    id=run.call_id or function_call.id, name=run.name, response=run.response
+                )
+            )
+            for function_call, run in zip(function_calls, runs, strict=True)
+            if run is not None and run.response is not None
+        ]
+        if responses:
+            end = max(run.span.end_time_ns for run in runs if run is not None)
+            timeline.append((end, 2 * order + 1, _Event(author, genai_types.Content(role="user", parts=responses))))
+    unmatched = [t for t in tools if t.span.span_id not in used]
+    if unmatched and captured:
+        names = ", ".join(t.name for t in unmatched)
+        warnings.append(
+            f"{where}: tool span(s) {names} match no function call of a model response; not in ADK's events"
+        )
+    elif unmatched:
+        for run in unmatched:
+            author = run.span.str_attr(semconv.GEN_AI_AGENT_NAME) or "agent"
+            call_part = genai_types.Part(
+                function_call=genai_types.FunctionCall(id=run.call_id, name=run.name, args=run.args or {})
+            )
+            timeline.append(
+                (run.span.start_time_ns, -1, _Event(author, genai_types.Content(role="model", parts=[call_part])))
+            )
+            if run.response is not None:
+                response = genai_types.FunctionResponse(id=run.call_id, name=run.name, response=run.response)
+                part = genai_types.Part(function_response=response)
+                timeline.append(
+                    (run.span.end_time_ns, -1, _Event(author, genai_types.Content(role="user", parts=[part])))
+                )
+    timeline.sort(key=lambda item: (item[0], item[1]))
+    return [event for _, _, event in timeline]
+
+
+def _match_tools(
+    call: ModelCall, function_calls: Sequence[genai_types.FunctionCall], tools: Sequence[ToolRun], used: set[str]
+) -> list[ToolRun | None]:
+    """The tool run of each function call: same id, else same name and arguments, else same name, first unused."""
+    later = [t for t in tools if t.span.start_time_ns >= call.span.start_time_ns and t.span.span_id not in used]
+    matched: list[ToolRun | None] = []
+    for function_call in function_calls:
+        run = _first_matching(later, used, function_call)
+        if run is not None:
+            used.add(run.span.span_id)
+        matched.append(run)
+    return matched
+
+
+def _first_matching(runs: Sequence[ToolRun], used: set[str], function_call: genai_types.FunctionCall) -> ToolRun | None:
+    free = [r for r in runs if r.span.span_id not in used]
+    if function_call.id is not None:
+        by_id = next((r for r in free if r.call_id == function_call.id), None)
+        if by_id is not None:
+            return by_id
+    same_name = [r for r in free if r.name == function_call.name]
+    args = function_call.args or {}
+    return next((r for r in same_name if r.args == args), same_name[0] if same_name else None)
+
+
+def _is_final(event: _Event) -> bool:
+    """``Event.is_final_response()`` for a replayed event (no function calls/responses, no trailing code result)."""
+    parts = event.content.parts or []
+    if any(p.function_call or p.function_response for p in parts):
+        return False
+    return not (parts and parts[-1].code_execution_result is not None)
+
+
+def _final_event(events: Sequence[_Event]) -> _Event | None:
+    final: _Event | None = None
+    for event in events:
+        if not event.content.parts or not _is_final(event):
+            continue
+        final_has_text = final is not None and any(p.text for p in final.content.parts or [])
+        if not final_has_text or any(p.text for p in event.content.parts or []):
+            final = event
+    return final
+
+
+def _kept(event: _Event) -> bool:
+    return any(p.function_call or p.function_response or p.text or p.inline_data for p in event.content.parts or [])
+
+
+def _user_content(calls: Sequence[ModelCall], warnings: list[str], where: str) -> genai_types.Content:
+    """The user's message: the last user-role content (not a tool result) of the first model request."""
+    first = next((c for c in calls if c.request is not None), None)
+    if first is not None and first.request is not None:
+        for content in reversed(first.request):
+            parts = content.parts or []
+            if content.role == "user" and parts and not any(p.function_response for p in parts):
+                return content
+    warnings.append(f"{where}: no user message in the first model request")
+    return genai_types.Content(role="user", parts=[])
+
+
+# --- metadata -------------------------------------------------------------------------------------------------------
+
+
+def _app_details(calls: Sequence[ModelCall]) -> AppDetails | None:
+    """Instructions and tool declarations of each agent, from its first model request (as ADK's interceptor does)."""
+    details: dict[str, AgentDetails] = {}
+    for call in calls:
+        author = call.author or "agent"
+        if author in details or (call.system_instruction is None and call.tools is None):
+            continue
+        details[author] = AgentDetails(
+            name=author,
+            instructions=call.system_instruction or "",
+            tool_declarations=[t.model_dump(mode="json", exclude_none=True) for t in call.tools or []],
+        )
+    return AppDetails(agent_details=details) if details else None
+
+
+def _root_agent(index: SpanIndex, owned: OwnedSpans, calls: Sequence[ModelCall]) -> str | None:
+    root = owned.root
+    if is_run_root(root):
+        workflow = root.str_attr("gen_ai.workflow.name")
+        if workflow:
+            return workflow
+    if is_agent_span(root):
+        return agent_name(root)
+    agents = [
+        s
+        for s in index.by_id.values()
+        if is_agent_span(s)
+        and index.is_descendant(s, root)
+        and not any(is_agent_span(a) for a in _between(index, s, root))
+    ]
+    if agents:
+        return agent_name(min(agents, key=lambda s: (s.start_time_ns, s.span_id)))
+    return next((c.author for c in calls if c.author), None)
+
+
+def _between(index: SpanIndex, span: Span, top: Span) -> list[Span]:
+    chain = []
+    for ancestor in index.ancestors(span):
+        if ancestor.span_id == top.span_id:
+            break
+        chain.append(ancestor)
+    return chain
+
+
+def _inside(index: SpanIndex, span: Span, root: Span) -> bool:
+    if index.is_descendant(span, root):
+        return True
+    return not index.has_parent_chain(span) and root.start_time_ns <= span.start_time_ns <= root.end_time_ns
+
+
+def _union_length(intervals: Sequence[tuple[int, int]]) -> int:
+    total = 0
+    counted_to: int | None = None
+    for start, end in sorted(intervals):
+        if counted_to is not None and end <= counted_to:
+            continue
+        total += end - (start if counted_to is None else max(start, counted_to))
+        counted_to = end
+    return total
+
+
+def _sum_usage(usages: Iterable[TokenUsage]) -> TokenUsage:
+    items = list(usages)
+
+    def total(values: list[int | None]) -> int | None:
+        present = [v for v in values if v is not None]
+        return sum(present) if present else None
+
+    return TokenUsage(
+        input_tokens=total([u.input_tokens for u in items]),
+        output_tokens=total([u.output_tokens for u in items]),
+        cached_input_tokens=total([u.cached_input_tokens for u in items]),
+        reasoning_tokens=total([u.reasoning_tokens for u in items]),
+    )
+
+
+def parse_json_object(span: Span, key: str, warnings: list[str]) -> dict[str, Any] | None:
+    """A JSON-object attribute: None (with a warning) when absent, not JSON or not an object."""
+    raw = span.attr(key)
+    if raw is None:
+        return None
+    if isinstance(raw, dict):
+        return raw
+    if not isinstance(raw, str):
+        warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is {type(raw).__name__}, not JSON")
+        return None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is not valid JSON: {exc}")
+        return None
+    if not isinstance(value, dict):
+        warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is not a JSON object")
+        return None
+    return value

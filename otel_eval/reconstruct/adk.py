@@ -1,0 +1,215 @@
+"""Google ADK, legacy telemetry schema (ADK 1.x, and 2.x with ``ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1``).
+
+Spans: ``invocation`` (the runner turn), ``invoke_agent {name}`` (``agent_run [{name}]`` before ADK 1.16),
+``call_llm`` carrying ``gcp.vertex.agent.llm_request`` (JSON ``{model, config, contents}``, the whole history sent)
+and ``gcp.vertex.agent.llm_response`` (JSON ``LlmResponse``), ``generate_content {model}`` under it, and
+``execute_tool {tool}`` with ``gcp.vertex.agent.tool_call_args`` / ``tool_response`` (plus an ``execute_tool (merged)``
+summary after parallel calls). Both JSON attributes are ``"{}"`` when ADK content capture is off.
+
+Recorded traces may carry other instrumentations' spans around and below (HTTP, a2a, OpenLLMetry ``openai.chat``):
+only ADK's own spans are read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pydantic
+from google.genai import types as genai_types
+
+from otel_eval import semconv
+from otel_eval.reconstruct._adk_events import (
+    ModelCall,
+    ToolRun,
+    build_invocation,
+    parse_json_object,
+    strip_thought_signatures,
+    usage_of,
+)
+from otel_eval.reconstruct._adk_spans import (
+    NOT_SPECIFIED,
+    SpanIndex,
+    agent_name,
+    group_by_invocation,
+    is_agent_span,
+    is_run_root,
+    is_tool_span,
+)
+from otel_eval.reconstruct.adk_v2 import genai_model_content, is_generate_content
+from otel_eval.reconstruct.base import Convention, TraceInvocations
+from otel_eval.traces.span import Span
+
+CONVENTION_NAME = "adk"
+CALL_LLM = "call_llm"
+_NO_RESPONSE = {"result": NOT_SPECIFIED}
+
+
+def is_call_llm(span: Span) -> bool:
+    """A legacy ADK model call span."""
+    return span.name == CALL_LLM or (
+        semconv.ADK_LLM_REQUEST in span.attributes and not span.name.startswith("execute_tool")
+    )
+
+
+class AdkConvention(Convention):
+    """Rebuilds invocations from ADK's legacy spans (``call_llm`` with JSON request/response attributes)."""
+
+    name = CONVENTION_NAME
+
+    def detect(self, spans: Sequence[Span]) -> bool:
+        """ADK legacy: a ``call_llm`` span, or an ``agent_run [..]`` span of very old ADK."""
+        return any(is_call_llm(s) or s.name.startswith("agent_run [") for s in spans)
+
+    def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
+        """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them."""
+        trace_id = spans[0].trace_id if spans else ""
+        result = TraceInvocations(trace_id=trace_id, convention=self.name)
+        index = SpanIndex(spans)
+        model_spans = [s for s in spans if is_call_llm(s)]
+        groups = group_by_invocation(index, spans, model_spans, result.warnings)
+        children = _children_by_parent(spans)
+        timing = [_timing_span(s, children) for s in model_spans]
+        tool_spans = [s for s in spans if is_tool_span(s)]
+        for group in groups:
+            if group.nested:
+                continue
+            warnings: list[str] = []
+            calls = [_model_call(index, s, children, warnings) for s in group.model_spans]
+            tools = [_tool_run(s, warnings) for s in group.tool_spans]
+            result.invocations.append(
+                build_invocation(
+                    group,
+                    calls,
+                    tools,
+                    index=index,
+                    convention=self.name,
+                    all_model_timing=timing,
+                    all_tool_spans=tool_spans,
+                    warnings=warnings,
+                )
+            )
+        if not model_spans and any(is_run_root(s) or is_agent_span(s) for s in spans):
+            result.warnings.append(f"trace {trace_id}: ADK agent spans but no model call span")
+        return result
+
+
+def _children_by_parent(spans: Sequence[Span]) -> dict[str, list[Span]]:
+    children: dict[str, list[Span]] = {}
+    for span in spans:
+        if span.parent_span_id:
+            children.setdefault(span.parent_span_id, []).append(span)
+    return children
+
+
+def _timing_span(call_llm: Span, children: dict[str, list[Span]]) -> Span:
+    """The span timing the wait on the model: the ``generate_content`` child when there is one."""
+    return next((c for c in children.get(call_llm.span_id, []) if is_generate_content(c)), call_llm)
+
+
+def _model_call(index: SpanIndex, span: Span, children: dict[str, list[Span]], warnings: list[str]) -> ModelCall:
+    inference = next((c for c in children.get(span.span_id, []) if is_generate_content(c)), None)
+    request = parse_json_object(span, semconv.ADK_LLM_REQUEST, warnings)
+    response = parse_json_object(span, semconv.ADK_LLM_RESPONSE, warnings)
+    author = (
+        (inference.str_attr(semconv.GEN_AI_AGENT_NAME) if inference is not None else None)
+        or next((agent_name(a) for a in index.ancestors(span) if is_agent_span(a)), None)
+        or _label_agent(request)
+    )
+    model = span.str_attr(semconv.GEN_AI_REQUEST_MODEL) or (request or {}).get("model")
+    call = ModelCall(
+        span=span,
+        author=author,
+        model=model if isinstance(model, str) else None,
+        request=None,
+        response=None,
+        captured=bool(request) and response is not None and response != {},
+        usage=usage_of(span),
+        timing_span=inference or span,
+    )
+    if call.captured and request is not None and response is not None:
+        _read_request(call, request, warnings)
+        call.response = _response_content(span, response, warnings)
+    elif inference is not None:
+        # Legacy content capture off, but the GenAI semconv content of the inference span may be there.
+        genai_model_content(inference, call, warnings)
+    return call
+
+
+def _label_agent(request: dict[str, Any] | None) -> str | None:
+    labels = ((request or {}).get("config") or {}).get("labels")
+    name = labels.get("adk_agent_name") if isinstance(labels, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _read_request(call: ModelCall, request: dict[str, Any], warnings: list[str]) -> None:
+    where = f"span {call.span.span_id} ({call.span.name!r}): {semconv.ADK_LLM_REQUEST}"
+    contents: list[genai_types.Content] = []
+    raw_contents = request.get("contents") or []
+    if not isinstance(raw_contents, list):
+        warnings.append(f"{where}: 'contents' is not a list")
+        raw_contents = []
+    for position, raw in enumerate(raw_contents):
+        try:
+            contents.append(genai_types.Content.model_validate(strip_thought_signatures(raw)))
+        except pydantic.ValidationError as exc:
+            warnings.append(f"{where}: contents[{position}] is not a genai Content: {exc.errors()[0]['msg']}")
+    call.request = contents
+    config = request.get("config") or {}
+    if not isinstance(config, dict):
+        return
+    call.system_instruction = _instruction_text(config.get("system_instruction"))
+    raw_tools = config.get("tools")
+    if isinstance(raw_tools, list):
+        tools: list[genai_types.Tool] = []
+        for position, raw in enumerate(raw_tools):
+            try:
+                tools.append(genai_types.Tool.model_validate(raw))
+            except pydantic.ValidationError as exc:
+                warnings.append(f"{where}: config.tools[{position}] is not a genai Tool: {exc.errors()[0]['msg']}")
+        call.tools = tools
+
+
+def _instruction_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        parts = value.get("parts") or []
+        return "\n".join(p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
+    if isinstance(value, list):
+        return "\n".join(v if isinstance(v, str) else _instruction_text(v) or "" for v in value)
+    return None
+
+
+def _response_content(span: Span, response: dict[str, Any], warnings: list[str]) -> genai_types.Content | None:
+    raw = response.get("content")
+    if raw is None:
+        return None
+    try:
+        return genai_types.Content.model_validate(strip_thought_signatures(raw))
+    except pydantic.ValidationError as exc:
+        warnings.append(
+            f"span {span.span_id} ({span.name!r}): {semconv.ADK_LLM_RESPONSE} content is not a genai Content: "
+            f"{exc.errors()[0]['msg']}"
+        )
+        return None
+
+
+def _tool_run(span: Span, warnings: list[str]) -> ToolRun:
+    name = span.str_attr(semconv.GEN_AI_TOOL_NAME) or span.name.removeprefix("execute_tool").strip()
+    call_id = span.str_attr(semconv.GEN_AI_TOOL_CALL_ID)
+    failed = span.status_code == "ERROR" or span.attr(semconv.ERROR_TYPE) is not None
+    args = parse_json_object(span, semconv.ADK_TOOL_CALL_ARGS, warnings)
+    response = parse_json_object(span, semconv.ADK_TOOL_RESPONSE, warnings)
+    if failed or call_id == NOT_SPECIFIED or response == _NO_RESPONSE:
+        response = None
+    return ToolRun(
+        span=span,
+        name=name,
+        call_id=None if call_id in (None, NOT_SPECIFIED) else call_id,
+        args=args,
+        response=response,
+        failed=failed,
+    )

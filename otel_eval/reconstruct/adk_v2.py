@@ -1,0 +1,193 @@
+"""Google ADK, semconv-aligned telemetry schema v2 (the ADK 2.13 default, ``ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=2``).
+
+Spans: ``invoke_workflow {root_agent}`` (the runner turn), ``invoke_agent {name}``, ``generate_content {model}`` (one
+per model call, carrying ``gcp.vertex.agent.invocation_id`` and, when span content capture is on, the GenAI messages
+``gen_ai.input.messages`` / ``gen_ai.output.messages`` / ``gen_ai.system_instructions``; ``gen_ai.tool.definitions``
+always) and ``execute_tool {tool}`` (``gen_ai.tool.call.arguments`` / ``gen_ai.tool.call.result`` with content).
+There is no ``call_llm`` span. Content capture is off by default
+(``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` must be ``SPAN_ONLY`` or ``SPAN_AND_EVENT``); without it only
+tool names, token counts and timings can be rebuilt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from google.genai import types as genai_types
+
+from otel_eval import semconv
+from otel_eval.reconstruct._adk_events import ModelCall, ToolRun, build_invocation, usage_of
+from otel_eval.reconstruct._adk_spans import (
+    NOT_SPECIFIED,
+    SpanIndex,
+    group_by_invocation,
+    invocation_of,
+    is_run_root,
+    is_tool_span,
+)
+from otel_eval.reconstruct._genai_messages import (
+    contents_from_messages,
+    function_call_args,
+    function_response_payload,
+    parse_json_value,
+    system_instruction_text,
+    tools_from_definitions,
+)
+from otel_eval.reconstruct.base import Convention, TraceInvocations
+from otel_eval.traces.span import Span
+
+CONVENTION_NAME = "adk_v2"
+GENERATE_CONTENT = "generate_content"
+GEN_AI_WORKFLOW_NAME = "gen_ai.workflow.name"
+
+
+def is_generate_content(span: Span) -> bool:
+    """An inference span (``generate_content {model}``)."""
+    operation = span.str_attr(semconv.GEN_AI_OPERATION_NAME)
+    return operation == GENERATE_CONTENT or (operation is None and span.name.startswith(GENERATE_CONTENT))
+
+
+def _is_adk_model_span(span: Span) -> bool:
+    return is_generate_content(span) and invocation_of(span) is not None
+
+
+class AdkV2Convention(Convention):
+    """Rebuilds invocations from ADK's schema-v2 spans (``invoke_workflow``, ``generate_content`` GenAI messages)."""
+
+    name = CONVENTION_NAME
+
+    def detect(self, spans: Sequence[Span]) -> bool:
+        """ADK v2: ``generate_content`` spans carrying ADK's invocation id, or ``invoke_workflow`` spans; no
+        ``call_llm`` (those traces are legacy)."""
+        if any(s.name == "call_llm" for s in spans):
+            return False
+        return any(_is_adk_model_span(s) or (is_run_root(s) and s.name.startswith("invoke_workflow")) for s in spans)
+
+    def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
+        """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them."""
+        trace_id = spans[0].trace_id if spans else ""
+        result = TraceInvocations(trace_id=trace_id, convention=self.name)
+        index = SpanIndex(spans)
+        model_spans = [s for s in spans if _is_adk_model_span(s)]
+        groups = group_by_invocation(index, spans, model_spans, result.warnings)
+        tool_spans = [s for s in spans if is_tool_span(s)]
+        for group in groups:
+            if group.nested:
+                continue
+            warnings: list[str] = []
+            calls = []
+            for span in group.model_spans:
+                call = _new_model_call(span)
+                genai_model_content(span, call, warnings)
+                calls.append(call)
+            tools = [tool_run(s, warnings) for s in group.tool_spans]
+            result.invocations.append(
+                build_invocation(
+                    group,
+                    calls,
+                    tools,
+                    index=index,
+                    convention=self.name,
+                    all_model_timing=model_spans,
+                    all_tool_spans=tool_spans,
+                    warnings=warnings,
+                )
+            )
+        if not model_spans:
+            result.warnings.append(f"trace {trace_id}: ADK workflow spans but no model call span")
+        return result
+
+
+def _new_model_call(span: Span) -> ModelCall:
+    return ModelCall(
+        span=span,
+        author=span.str_attr(semconv.GEN_AI_AGENT_NAME),
+        model=span.str_attr(semconv.GEN_AI_REQUEST_MODEL),
+        request=None,
+        response=None,
+        captured=False,
+        usage=usage_of(span),
+        timing_span=span,
+    )
+
+
+def genai_model_content(span: Span, call: ModelCall, warnings: list[str]) -> None:
+    """Fills ``call`` from the GenAI-semconv attributes of an inference span (request, response, instructions, tools).
+
+    ``call.captured`` becomes True when the span carries input or output messages.
+    """
+    where = f"span {span.span_id} ({span.name!r})"
+    raw_input = span.attr(semconv.GEN_AI_INPUT_MESSAGES)
+    raw_output = span.attr(semconv.GEN_AI_OUTPUT_MESSAGES)
+    if raw_input is not None:
+        call.request = contents_from_messages(raw_input, warnings, f"{where}: {semconv.GEN_AI_INPUT_MESSAGES}")
+    if raw_output is not None:
+        outputs = contents_from_messages(raw_output, warnings, f"{where}: {semconv.GEN_AI_OUTPUT_MESSAGES}")
+        call.response = _without_fallback_ids(_merge_streamed(outputs))
+    call.captured = raw_input is not None or raw_output is not None
+    instructions = span.attr(semconv.GEN_AI_SYSTEM_INSTRUCTIONS)
+    if instructions is not None:
+        call.system_instruction = system_instruction_text(
+            instructions, warnings, f"{where}: {semconv.GEN_AI_SYSTEM_INSTRUCTIONS}"
+        )
+    definitions = span.attr(semconv.GEN_AI_TOOL_DEFINITIONS)
+    if definitions is not None:
+        call.tools = tools_from_definitions(definitions, warnings, f"{where}: {semconv.GEN_AI_TOOL_DEFINITIONS}")
+
+
+def _merge_streamed(outputs: Sequence[genai_types.Content]) -> genai_types.Content | None:
+    """One content from the output messages of one call: a streamed answer is recorded as one message per chunk,
+    which ADK's aggregator joins (consecutive text parts of the same kind merged)."""
+    if not outputs:
+        return None
+    if len(outputs) == 1:
+        return outputs[0]
+    parts: list[genai_types.Part] = []
+    for content in outputs:
+        for part in content.parts or []:
+            previous = parts[-1] if parts else None
+            if (
+                previous is not None
+                and part.text is not None
+                and previous.text is not None
+                and bool(part.thought) == bool(previous.thought)
+            ):
+                parts[-1] = previous.model_copy(update={"text": previous.text + part.text})
+            else:
+                parts.append(part)
+    return genai_types.Content(role="model", parts=parts)
+
+
+def _without_fallback_ids(content: genai_types.Content | None) -> genai_types.Content | None:
+    """Drops the ``{name}_{index}`` ids ADK invents for calls the model sent without one (ADK's events carry the
+    ``adk-...`` id instead, which the tool span names)."""
+    if content is None:
+        return None
+    for position, part in enumerate(content.parts or []):
+        call = part.function_call
+        if call is not None and call.id in (f"{call.name}_{position}", str(position)):
+            call.id = None
+    return content
+
+
+def tool_run(span: Span, warnings: list[str]) -> ToolRun:
+    """A v2 ``execute_tool`` span as a :class:`ToolRun`."""
+    where = f"span {span.span_id} ({span.name!r})"
+    name = span.str_attr(semconv.GEN_AI_TOOL_NAME) or span.name.removeprefix("execute_tool").strip()
+    call_id = span.str_attr(semconv.GEN_AI_TOOL_CALL_ID)
+    failed = span.status_code == "ERROR" or span.attr(semconv.ERROR_TYPE) is not None
+    raw_args = span.attr(semconv.GEN_AI_TOOL_CALL_ARGUMENTS)
+    raw_result = span.attr(semconv.GEN_AI_TOOL_CALL_RESULT)
+    args = None if raw_args is None else function_call_args(raw_args, warnings, f"{where}: arguments")
+    response = None
+    if raw_result is not None and not failed:
+        parsed = parse_json_value(raw_result)
+        response = function_response_payload(parsed)
+    return ToolRun(
+        span=span,
+        name=name,
+        call_id=None if call_id in (None, NOT_SPECIFIED) else call_id,
+        args=args,
+        response=response,
+        failed=failed,
+    )

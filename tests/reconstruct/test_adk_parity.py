@@ -1,0 +1,183 @@
+"""ADK parity, generated live: real google-adk agents run with a scripted model; the invocations rebuilt from their
+spans must equal what ``EvaluationGenerator.convert_events_to_eval_invocations`` builds from their session events.
+
+Both ADK telemetry schemas (1 = legacy ``call_llm`` JSON, 2 = semconv-aligned GenAI messages) and every scenario of
+``tests/reconstruct/adk_agents.py``. ADK 2.13 returns ``InvocationEvents`` and we return ``IntermediateData``, so both
+are compared through ADK's own accessors: user content, final response content, ``get_all_tool_calls`` (name, args),
+``get_all_tool_responses`` (name, response), call/response pairing with ADK's ids (``get_all_tool_calls_with_responses``),
+intermediate texts with their authors, invocation id.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from google.adk.evaluation import eval_case as adk_eval_case
+from google.adk.evaluation.evaluation_generator import EvaluationGenerator
+from google.adk.evaluation.llm_as_judge_utils import get_text_from_content
+
+from otel_eval.model import TracedInvocation
+from otel_eval.reconstruct import rebuild_traces
+from tests.reconstruct.adk_agents import SCENARIOS, AdkRun, ScriptedLlm, adk_telemetry, run_turns
+
+SCHEMAS = {1: "adk", 2: "adk_v2"}
+
+
+@pytest.fixture(autouse=True)
+def _quiet_adk_tool_errors() -> Iterator[None]:
+    # ADK logs the traceback of the tool_error scenario's (expected) exception at ERROR level.
+    logger = logging.getLogger("google_adk")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    yield
+    logger.setLevel(level)
+
+
+def normalise(invocation: adk_eval_case.Invocation) -> dict[str, Any]:
+    """What must be equal, read through ADK's own accessors so that InvocationEvents and IntermediateData compare."""
+    data = invocation.intermediate_data
+    if isinstance(data, adk_eval_case.InvocationEvents):
+        texts = [
+            (event.author, get_text_from_content(event.content))
+            for event in data.invocation_events
+            if get_text_from_content(event.content)
+        ]
+    else:
+        assert data is not None
+        texts = [(author, "\n".join(p.text for p in parts if p.text)) for author, parts in data.intermediate_responses]
+    return {
+        "invocation_id": invocation.invocation_id,
+        "user_content": invocation.user_content.model_dump(exclude_none=True),
+        "final_response": None
+        if invocation.final_response is None
+        else invocation.final_response.model_dump(exclude_none=True),
+        "tool_calls": [(c.name, c.args) for c in adk_eval_case.get_all_tool_calls(data)],
+        "tool_responses": [(r.name, r.response) for r in adk_eval_case.get_all_tool_responses(data)],
+        # Calls pair with responses by id exactly as in ADK, with ADK's own "adk-..." ids (a call whose tool raised
+        # has no response, and its id appears in no span).
+        "answered_calls": [
+            (call.id, call.name, response.id)
+            for call, response in adk_eval_case.get_all_tool_calls_with_responses(data)
+            if response is not None
+        ],
+        "unanswered_calls": [
+            call.name for call, response in adk_eval_case.get_all_tool_calls_with_responses(data) if response is None
+        ],
+        "intermediate_texts": texts,
+    }
+
+
+def as_adk(traced: TracedInvocation) -> adk_eval_case.Invocation:
+    """Our invocation parsed by ADK itself (wire compatibility is part of parity)."""
+    return adk_eval_case.Invocation.model_validate(traced.invocation.model_dump(mode="json"))
+
+
+def rebuilt(run: AdkRun, convention: str) -> list[TracedInvocation]:
+    traces = rebuild_traces(run.spans)
+    assert {t.convention for t in traces} == {convention}
+    return sorted((inv for t in traces for inv in t.invocations), key=lambda inv: inv.start_time_ns)
+
+
+async def _run(name: str, schema: int) -> AdkRun:
+    with adk_telemetry(schema=schema, capture_content=True):
+        return await run_turns(SCENARIOS[name]())
+
+
+@pytest.mark.parametrize("schema", sorted(SCHEMAS))
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+async def test_rebuilt_invocations_equal_adks_own(name: str, schema: int) -> None:
+    run = await _run(name, schema)
+    expected = EvaluationGenerator.convert_events_to_eval_invocations(run.session_events)
+    actual = rebuilt(run, SCHEMAS[schema])
+
+    assert [normalise(as_adk(inv)) for inv in actual] == [normalise(inv) for inv in expected]
+    assert len(actual) == len(run.scenario.turns)
+    for traced in actual:
+        assert traced.content_captured is True
+        assert traced.session_id == run.session_id
+        assert traced.warnings == []
+
+
+@pytest.mark.parametrize("schema", sorted(SCHEMAS))
+async def test_scenarios_exercise_what_they_claim(schema: int) -> None:
+    """Guards the parity test against vacuous scenarios: the ADK side really has these shapes."""
+    shapes = {}
+    for name in ("parallel_tools", "transfer", "agent_tool", "tool_error", "sequential_tools"):
+        run = await _run(name, schema)
+        [expected] = EvaluationGenerator.convert_events_to_eval_invocations(run.session_events)
+        shapes[name] = normalise(expected)
+    assert [c[0] for c in shapes["parallel_tools"]["tool_calls"]] == ["get_weather", "get_weather", "get_time"]
+    assert [c[0] for c in shapes["transfer"]["tool_calls"]] == ["transfer_to_agent", "get_weather"]
+    assert shapes["transfer"]["intermediate_texts"] == [("coordinator", "Handing over to the weather expert.")]
+    # AgentTool: the inner agent's get_time call is not in the parent's trajectory, only the agent-tool call.
+    assert [c[0] for c in shapes["agent_tool"]["tool_calls"]] == ["clock_agent"]
+    assert shapes["tool_error"]["tool_responses"] == [] and shapes["tool_error"]["final_response"] is None
+    assert shapes["tool_error"]["unanswered_calls"] == ["flaky_lookup"]
+    assert all(call_id.startswith("adk-") for call_id, _, _ in shapes["parallel_tools"]["answered_calls"])
+    assert shapes["sequential_tools"]["intermediate_texts"] == [("weather_agent", "Let me check the weather first.")]
+
+
+@pytest.mark.parametrize("schema", sorted(SCHEMAS))
+async def test_metadata_from_the_spans(schema: int) -> None:
+    run = await _run("agent_tool", schema)
+    [traced] = rebuilt(run, SCHEMAS[schema])
+    root = next(s for s in run.spans if s.span_id == traced.span_id)
+
+    assert root.parent_span_id is None and root.name.startswith(("invocation", "invoke_workflow"))
+    assert traced.trace_id == root.trace_id
+    assert traced.agent_name == "assistant"
+    assert traced.model == "scripted-model-1"
+    assert traced.model_call_count == 2  # the inner clock_agent's two calls belong to its own (dropped) run
+    assert traced.token_usage.input_tokens == 20 and traced.token_usage.output_tokens == 10
+    assert (traced.start_time_ns, traced.end_time_ns) == (root.start_time_ns, root.end_time_ns)
+    invocation = traced.invocation
+    assert invocation.duration == round(root.duration_ns / 1e9, 3)
+    assert invocation.creation_timestamp == root.start_time_ns / 1e9
+    assert traced.model_seconds is not None and traced.tool_seconds is not None
+    assert 0 < traced.model_seconds + traced.tool_seconds <= root.duration_ns / 1e9
+
+
+@pytest.mark.parametrize("schema", sorted(SCHEMAS))
+async def test_app_details_are_the_first_request_of_each_agent(schema: int) -> None:
+    scenario = SCENARIOS["transfer"]()
+    with adk_telemetry(schema=schema, capture_content=True):
+        run = await run_turns(scenario)
+    [traced] = rebuilt(run, SCHEMAS[schema])
+    details = traced.invocation.app_details
+    assert details is not None
+    agents = {"coordinator": scenario.agent, "weather_agent": scenario.agent.sub_agents[0]}
+    assert list(details.agent_details) == list(agents)
+    for name, agent in agents.items():
+        model = agent.model
+        assert isinstance(model, ScriptedLlm)
+        first_request = model.requests[0]
+        got = details.agent_details[name]
+        assert got.instructions == first_request.config.system_instruction
+        declared = [
+            d.name for t in first_request.config.tools or [] for d in getattr(t, "function_declarations", None) or []
+        ]
+        got_names = [d["name"] for t in got.tool_declarations for d in t.get("function_declarations", [])]
+        assert got_names == declared and declared
+
+
+@pytest.mark.parametrize("schema", sorted(SCHEMAS))
+async def test_content_capture_off_says_so_and_keeps_tool_names(schema: int) -> None:
+    with adk_telemetry(schema=schema, capture_content=False):
+        run = await run_turns(SCENARIOS["sequential_tools"]())
+    [traced] = rebuilt(run, SCHEMAS[schema])
+
+    assert traced.content_captured is False
+    assert any("not captured" in w for w in traced.warnings)
+    invocation = as_adk(traced)
+    assert invocation.invocation_id == run.session_events[0].invocation_id
+    assert not invocation.user_content.parts  # unknown, never a wrong text
+    assert invocation.final_response is None
+    assert [c.name for c in adk_eval_case.get_all_tool_calls(invocation.intermediate_data)] == [
+        "get_weather",
+        "get_time",
+    ]
+    assert adk_eval_case.get_all_tool_responses(invocation.intermediate_data) == []
+    assert traced.model_call_count == 3 and traced.token_usage.input_tokens == 30
