@@ -20,8 +20,9 @@ def _register() -> None:
     from otel_eval.cli.list_metrics import list_metrics
     from otel_eval.cli.run import run
     from otel_eval.cli.validate import validate
+    from otel_eval.cli.worker import worker
 
-    for command in (convert, golden, validate, run, list_metrics):
+    for command in (convert, golden, validate, run, list_metrics, worker):
         main.add_command(command)
 
 

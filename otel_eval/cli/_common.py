@@ -18,7 +18,9 @@ from otel_eval.reconstruct import TraceInvocations, rebuild_traces
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 
-stdout = Console(soft_wrap=True)
+# Piped output (CI logs, files) is not cut to 80 columns: tables get room for tool calls and explanations.
+_PIPE_WIDTH = 200
+stdout = Console(soft_wrap=True, width=None if sys.stdout.isatty() else _PIPE_WIDTH)
 stderr = Console(stderr=True, soft_wrap=True)
 
 

@@ -14,4 +14,5 @@ class EvalBaseModel(pydantic.BaseModel):
         populate_by_name=True,
         extra="forbid",
         arbitrary_types_allowed=True,
+        loc_by_alias=False,
     )

@@ -34,7 +34,9 @@ class JudgeModelOptions(EvalBaseModel):
 class BaseCriterion(BaseModel):
     """A threshold plus metric-specific options; unknown keys are kept for the metric to read."""
 
-    model_config = ConfigDict(alias_generator=alias_generators.to_camel, populate_by_name=True, extra="allow")
+    model_config = ConfigDict(
+        alias_generator=alias_generators.to_camel, populate_by_name=True, extra="allow", loc_by_alias=False
+    )
 
     threshold: float = Field(description="Scores at or above this pass.")
     include_intermediate_responses_in_final: bool = Field(
@@ -126,7 +128,7 @@ class ToolTrajectoryF1Criterion(BaseCriterion):
 class EvalConfig(BaseModel):
     """Which metrics to run and their criteria: ``{"criteria": {"metric": 0.8 | {...}}}``."""
 
-    model_config = ConfigDict(alias_generator=alias_generators.to_camel, populate_by_name=True)
+    model_config = ConfigDict(alias_generator=alias_generators.to_camel, populate_by_name=True, loc_by_alias=False)
 
     criteria: dict[str, float | SerializeAsAny[BaseCriterion]] = Field(default_factory=dict)
     custom_metrics: dict[str, Any] | None = Field(default=None, description="Accepted for ADK compatibility.")

@@ -56,7 +56,7 @@ def test_reference_metric_without_eval_set_is_not_evaluated_with_reason(cli: Cal
     metric = _metric(result, "tool_trajectory_avg_score")
     assert metric["eval_status"] == "NOT_EVALUATED"
     assert metric["score"] is None
-    assert "eval set" in str(metric["explanation"])
+    assert "--eval-set" in str(metric["explanation"])
 
 
 def test_default_metrics_include_informational_efficiency(cli: Callable[..., CliResult]) -> None:

@@ -1,0 +1,103 @@
+"""``otel-eval worker``: the long-running evaluation service on Kafka (options map one-to-one onto WorkerSettings).
+
+Every option can also be set by its ``OTEL_EVAL_*`` environment variable (an option given on the command line wins);
+the worker's own telemetry goes where the standard ``OTEL_EXPORTER_OTLP_*`` variables say.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+import click
+from pydantic import ValidationError
+
+from otel_eval.cli._common import EXIT_BAD_INPUT, EXIT_FAILED, fail
+from otel_eval.errors import ConfigurationError
+
+_OPTION_TO_SETTING = {
+    "bootstrap_servers": "kafka_bootstrap_servers",
+    "requests_topic": "kafka_requests_topic",
+    "results_topic": "kafka_results_topic",
+    "spans_topic": "kafka_spans_topic",
+    "dead_letter_topic": "kafka_dead_letter_topic",
+    "group_id": "kafka_group_id",
+    "concurrency": "worker_concurrency",
+    "max_batch_size": "worker_max_batch_size",
+    "shutdown_timeout": "worker_shutdown_timeout",
+    "telemetry": "worker_telemetry",
+    "trace_idle_timeout": "trace_idle_timeout",
+    "criteria": "criteria",
+    "eval_set": "eval_set",
+}
+
+
+@click.command("worker")
+@click.option("--bootstrap-servers", help="Kafka host:port[,host:port]. [env OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS]")
+@click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    type=click.Choice(["requests", "otlp_spans"]),
+    help="What to consume (repeatable): evaluation requests, and/or OTLP spans from the Collector. [env OTEL_EVAL_WORKER_SOURCES]",
+)
+@click.option("--requests-topic", help="[env OTEL_EVAL_KAFKA_REQUESTS_TOPIC, default otel_eval.requests]")
+@click.option(
+    "--results-topic", help="Empty to not publish. [env OTEL_EVAL_KAFKA_RESULTS_TOPIC, default otel_eval.results]"
+)
+@click.option("--spans-topic", help="[env OTEL_EVAL_KAFKA_SPANS_TOPIC, default otlp_spans]")
+@click.option("--dead-letter-topic", help="[env OTEL_EVAL_KAFKA_DEAD_LETTER_TOPIC, default otel_eval.dead_letter]")
+@click.option("--group-id", help="Consumer group. [env OTEL_EVAL_KAFKA_GROUP_ID, default otel-eval-worker]")
+@click.option("--concurrency", type=int, help="Invocations evaluated at once. [env OTEL_EVAL_WORKER_CONCURRENCY]")
+@click.option("--max-batch-size", type=int, help="Records per batch. [env OTEL_EVAL_WORKER_MAX_BATCH_SIZE]")
+@click.option(
+    "--shutdown-timeout", type=float, help="Seconds to drain on SIGTERM. [env OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT]"
+)
+@click.option("--trace-idle-timeout", type=float, help="Collector path: seconds of quiet before a trace is evaluated.")
+@click.option("--criteria", help="ADK criteria JSON or a path to it. [env OTEL_EVAL_CRITERIA]")
+@click.option("--eval-set", help="ADK eval set for online reference metrics. [env OTEL_EVAL_EVAL_SET]")
+@click.option(
+    "--telemetry",
+    type=click.Choice(["otlp", "console", "none"]),
+    help="Where scores go: otlp (OTEL_EXPORTER_OTLP_*), console or none. [env OTEL_EVAL_WORKER_TELEMETRY]",
+)
+@click.option(
+    "--log-level", default="INFO", show_default=True, type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"])
+)
+def worker(sources: tuple[str, ...], log_level: str, **options: Any) -> None:
+    """Evaluate invocations from Kafka in a consumer group; emit scores as OpenTelemetry data and publish results."""
+    from otel_eval.worker.service import Worker
+    from otel_eval.worker.settings import WorkerSettings
+    from otel_eval.worker.telemetry import create_telemetry, install_global
+
+    logging.basicConfig(level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    overrides: dict[str, Any] = {_OPTION_TO_SETTING[k]: v for k, v in options.items() if v is not None}
+    if sources:
+        overrides["worker_sources"] = ",".join(sources)
+    try:
+        settings = WorkerSettings(**overrides)
+        settings.security()
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"])
+        fail(f"worker setting {field}: {error['msg']}", EXIT_BAD_INPUT)
+        return
+    except ConfigurationError as exc:
+        fail(str(exc), EXIT_BAD_INPUT)
+        return
+    try:
+        telemetry = create_telemetry(settings.worker_telemetry)
+        install_global(telemetry)
+        service = Worker(settings, telemetry=telemetry)
+    except ConfigurationError as exc:
+        fail(str(exc), EXIT_BAD_INPUT)
+        return
+    try:
+        service.run()
+    except Exception as exc:  # startup failure (broker unreachable, ...): a clear line and an exit code
+        logging.getLogger(__name__).debug("worker failed", exc_info=True)
+        click.echo(f"error: worker failed: {type(exc).__name__}: {settings.security().redact(str(exc))}", err=True)
+        sys.exit(EXIT_FAILED)
+    finally:
+        telemetry.shutdown()
