@@ -12,6 +12,7 @@ only ADK's own spans are read.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -103,8 +104,40 @@ def _children_by_parent(spans: Sequence[Span]) -> dict[str, list[Span]]:
 
 
 def _timing_span(call_llm: Span, children: dict[str, list[Span]]) -> Span:
-    """The span timing the wait on the model: the ``generate_content`` child when there is one."""
-    return next((c for c in children.get(call_llm.span_id, []) if is_generate_content(c)), call_llm)
+    """A span timing the wait on the model: the innermost inference span under ``call_llm`` (ADK's
+    ``generate_content``, or another instrumentation's client span such as OpenLLMetry's ``openai.chat``), ended
+    where the first tool nested in it starts.
+
+    On ADK 1.x ``call_llm`` and ``generate_content`` stay open while the tools they asked for run (the span context
+    leaks out of an async generator), so taken whole they would count tool time as model time.
+    """
+    timing = call_llm
+    while True:
+        kids = children.get(timing.span_id, [])
+        inner = next(
+            (c for c in kids if is_generate_content(c) or c.attr(semconv.GEN_AI_REQUEST_MODEL) is not None), None
+        )
+        if inner is None:
+            break
+        timing = inner
+    tool_starts = [c.start_time_ns for c in _descendants(timing, children) if c.name.startswith("execute_tool")]
+    if tool_starts and min(tool_starts) < timing.end_time_ns:
+        return dataclasses.replace(timing, end_time_ns=max(timing.start_time_ns, min(tool_starts)))
+    return timing
+
+
+def _descendants(span: Span, children: dict[str, list[Span]]) -> list[Span]:
+    found: list[Span] = []
+    pending = list(children.get(span.span_id, []))
+    seen = {span.span_id}
+    while pending:
+        child = pending.pop()
+        if child.span_id in seen:
+            continue
+        seen.add(child.span_id)
+        found.append(child)
+        pending.extend(children.get(child.span_id, []))
+    return found
 
 
 def _model_call(index: SpanIndex, span: Span, children: dict[str, list[Span]], warnings: list[str]) -> ModelCall:
@@ -125,7 +158,6 @@ def _model_call(index: SpanIndex, span: Span, children: dict[str, list[Span]], w
         response=None,
         captured=bool(request) and response is not None and response != {},
         usage=usage_of(span),
-        timing_span=inference or span,
     )
     if call.captured and request is not None and response is not None:
         _read_request(call, request, warnings)
