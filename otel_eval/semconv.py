@@ -91,6 +91,7 @@ METRIC_WORKER_DUPLICATES_SKIPPED: Final = (
     "otel_eval.worker.duplicates_skipped"  # results not emitted again on redelivery; prom: ..._skipped_total
 )
 METRIC_WORKER_RESULTS_PUBLISHED: Final = "otel_eval.worker.results_published"  # prom: ..._results_published_total
+METRIC_WORKER_ERRORS: Final = "otel_eval.worker.errors"  # by error.type; prom: otel_eval_worker_errors_total
 OTEL_EVAL_SOURCE: Final = "otel_eval.worker.source"  # requests | otlp_spans
 KAFKA_TOPIC: Final = "messaging.destination.name"  # topic attribute of the worker's own metrics
 KAFKA_PARTITION: Final = "messaging.destination.partition.id"

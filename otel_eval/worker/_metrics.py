@@ -1,0 +1,107 @@
+"""The worker service's own instruments: consumer lag, batch duration, dead letters, duplicates, published, errors."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterable
+
+from opentelemetry import metrics
+from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
+
+from otel_eval import semconv
+from otel_eval.version import __version__
+
+
+class WorkerMetrics:
+    """Instruments of one worker, with in-process totals (:meth:`snapshot`) for tests and logs."""
+
+    def __init__(self, meter_provider: MeterProvider | None = None) -> None:
+        meter = metrics.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider)
+        self._lock = threading.Lock()
+        self._lag: dict[tuple[str, int], int] = {}
+        self._counts: Counter[str] = Counter()
+        meter.create_observable_gauge(
+            semconv.METRIC_CONSUMER_LAG,
+            callbacks=[self._observe_lag],
+            unit="{message}",
+            description="Messages not yet consumed, per topic partition (high watermark minus position).",
+        )
+        self._batch_duration = meter.create_histogram(
+            semconv.METRIC_BATCH_DURATION,
+            unit="s",
+            description="From fetching a batch to committing its offsets.",
+        )
+        self._dead_letters = meter.create_counter(
+            semconv.METRIC_WORKER_DEAD_LETTERS, unit="{message}", description="Messages sent to the dead-letter topic."
+        )
+        self._duplicates = meter.create_counter(
+            semconv.METRIC_WORKER_DUPLICATES_SKIPPED,
+            unit="{invocation}",
+            description="Redelivered invocations not evaluated again because their results were already emitted.",
+        )
+        self._published = meter.create_counter(
+            semconv.METRIC_WORKER_RESULTS_PUBLISHED, unit="{result}", description="Results published to Kafka."
+        )
+        self._errors = meter.create_counter(
+            semconv.METRIC_WORKER_ERRORS, unit="{error}", description="Worker failures by error.type."
+        )
+
+    def lag(self, topic: str, partition: int, value: int) -> None:
+        """Records the lag of one partition."""
+        with self._lock:
+            self._lag[(topic, partition)] = max(0, value)
+
+    def forget_lag(self, partitions: Iterable[tuple[str, int]]) -> None:
+        """Stops reporting the lag of revoked partitions."""
+        with self._lock:
+            for key in partitions:
+                self._lag.pop(key, None)
+
+    def batch(self, seconds: float, source: str) -> None:
+        """One batch finished."""
+        self._batch_duration.record(seconds, {semconv.OTEL_EVAL_SOURCE: source})
+        self._count("batches", 1)
+
+    def dead_lettered(self, topic: str) -> None:
+        """One message went to the dead-letter topic."""
+        self._dead_letters.add(1, {semconv.KAFKA_TOPIC: topic})
+        self._count("dead_letters", 1)
+
+    def duplicates_skipped(self, count: int) -> None:
+        """Invocations skipped as already evaluated."""
+        if count:
+            self._duplicates.add(count)
+            self._count("duplicates_skipped", count)
+
+    def published(self, count: int) -> None:
+        """Results acknowledged by the results topic."""
+        if count:
+            self._published.add(count)
+            self._count("results_published", count)
+
+    def error(self, error_type: str) -> None:
+        """A worker-level failure (commit, publish, telemetry flush, ...)."""
+        self._errors.add(1, {semconv.ERROR_TYPE: error_type})
+        self._count(f"errors.{error_type}", 1)
+
+    def evaluated(self, count: int) -> None:
+        """Invocations evaluated by this worker (in-process total only; the core counts them as telemetry)."""
+        self._count("evaluated", count)
+
+    def snapshot(self) -> dict[str, int]:
+        """In-process totals."""
+        with self._lock:
+            return dict(self._counts)
+
+    def _count(self, key: str, amount: int) -> None:
+        with self._lock:
+            self._counts[key] += amount
+
+    def _observe_lag(self, _options: CallbackOptions) -> list[Observation]:
+        with self._lock:
+            items = list(self._lag.items())
+        return [
+            Observation(value, {semconv.KAFKA_TOPIC: topic, semconv.KAFKA_PARTITION: str(partition)})
+            for (topic, partition), value in items
+        ]

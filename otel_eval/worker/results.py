@@ -1,0 +1,175 @@
+"""The results topic: publishing each :class:`EvaluationRecord`, and remembering what was already emitted.
+
+Guarantee (documented for users of the worker): delivery is at-least-once, and a redelivered request is not
+evaluated or emitted again when this worker group already emitted its results, as long as
+
+* the results were published to the results topic before the crash (they are published, with ``acks=all``, before
+  the batch's offsets are committed), and are among the last ``worker_dedup_readback`` results of the results
+  partition that corresponds to the request's partition (read back whenever partitions are assigned), or
+* the same worker saw them, within its last ``worker_dedup_cache_size`` results.
+
+A worker killed after its telemetry was exported but before the results were published re-emits that batch on
+redelivery: telemetry may then contain a duplicate, never a gap. Consumers of the results topic de-duplicate
+exactly by ``result_id`` (deterministic from trace id, span id, metric, metric version and judge model).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from otel_eval.transport.messages import EvaluationRecord
+
+logger = logging.getLogger(__name__)
+
+_READBACK_IDLE_MS = 300
+
+
+def invocation_key(trace_id: str, span_id: str) -> str:
+    """The key of one evaluated invocation in the ledger."""
+    return f"{trace_id}/{span_id}"
+
+
+class ResultLedger:
+    """A bounded LRU of emitted result ids, of evaluated invocations and of evaluated traces.
+
+    Args:
+        capacity: entries kept per kind; 0 turns the ledger off (nothing is ever skipped).
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._results: OrderedDict[str, None] = OrderedDict()
+        self._invocations: OrderedDict[str, None] = OrderedDict()
+        self._traces: OrderedDict[str, None] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._results)
+
+    def _remember(self, lru: OrderedDict[str, None], key: str) -> None:
+        if self.capacity <= 0:
+            return
+        lru[key] = None
+        lru.move_to_end(key)
+        while len(lru) > self.capacity:
+            lru.popitem(last=False)
+
+    def add(self, records: Iterable[EvaluationRecord]) -> None:
+        """Remembers ``records`` as emitted (and their invocations and traces as evaluated)."""
+        for record in records:
+            self._remember(self._results, record.result_id)
+            self._remember(self._invocations, invocation_key(record.trace_id, record.span_id))
+            self._remember(self._traces, record.trace_id)
+
+    def add_invocation(self, trace_id: str, span_id: str) -> None:
+        """Remembers an invocation as evaluated even though it produced no record (no metric applied)."""
+        self._remember(self._invocations, invocation_key(trace_id, span_id))
+        self._remember(self._traces, trace_id)
+
+    def has_result(self, result_id: str) -> bool:
+        """Whether ``result_id`` was emitted."""
+        return result_id in self._results
+
+    def has_invocation(self, trace_id: str, span_id: str) -> bool:
+        """Whether the invocation (root span ``span_id`` of ``trace_id``) was evaluated."""
+        return invocation_key(trace_id, span_id) in self._invocations
+
+    def has_trace(self, trace_id: str) -> bool:
+        """Whether any invocation of ``trace_id`` was evaluated."""
+        return trace_id in self._traces
+
+
+def parse_record(value: bytes | None) -> EvaluationRecord | None:
+    """A record from the results topic, or None for anything that is not one (logged at debug level)."""
+    if not value:
+        return None
+    try:
+        return EvaluationRecord.model_validate_json(value)
+    except ValidationError as exc:
+        logger.debug("results topic: skipping a message that is not an EvaluationRecord: %s", exc.errors()[:1])
+        return None
+
+
+class ResultsPublisher:
+    """Publishes records to the results topic, keyed by trace id.
+
+    A record goes to the results partition matching the partition its request came from (modulo the number of
+    results partitions), so a worker that takes over a request partition knows which results partition to read
+    back (:meth:`read_back`).
+
+    Args:
+        producer: a started ``AIOKafkaProducer``.
+        topic: the results topic.
+    """
+
+    def __init__(self, producer: Any, topic: str) -> None:
+        self._producer = producer
+        self.topic = topic
+
+    async def partition_count(self) -> int:
+        """Partitions of the results topic (the topic is created by the broker on first use when allowed)."""
+        partitions = await self._producer.partitions_for(self.topic)
+        return max(1, len(partitions))
+
+    async def publish(self, records: Sequence[tuple[int, EvaluationRecord]]) -> int:
+        """Sends ``(source partition, record)`` pairs and waits for every acknowledgement. Returns the count.
+
+        Raises:
+            aiokafka.errors.KafkaError: a send finally failed (the batch is then not committed, so it is retried).
+        """
+        if not records:
+            return 0
+        count = await self.partition_count()
+        futures = []
+        for source_partition, record in records:
+            futures.append(
+                await self._producer.send(
+                    self.topic,
+                    value=record.model_dump_json().encode(),
+                    key=record.trace_id.encode(),
+                    partition=source_partition % count,
+                )
+            )
+        await asyncio.gather(*futures)
+        return len(futures)
+
+    async def read_back(self, consumer: Any, source_partitions: Iterable[int], limit: int, ledger: ResultLedger) -> int:
+        """Adds the last ``limit`` results of the results partitions matching ``source_partitions`` to ``ledger``.
+
+        ``consumer`` is a started group-less ``AIOKafkaConsumer``. Reads until the end of each partition: past the
+        reported end offset, until a fetch returns nothing (some brokers report the end offset too low).
+
+        Returns:
+            The number of records read.
+        """
+        from aiokafka import TopicPartition
+
+        if limit <= 0:
+            return 0
+        count = await self.partition_count()
+        tps = sorted({TopicPartition(self.topic, p % count) for p in source_partitions})
+        if not tps:
+            return 0
+        consumer.assign(tps)
+        ends = await consumer.end_offsets(tps)
+        begins = await consumer.beginning_offsets(tps)
+        for tp in tps:
+            consumer.seek(tp, max(begins.get(tp, 0), ends.get(tp, 0) - limit))
+        read = 0
+        while True:
+            batch = await consumer.getmany(timeout_ms=_READBACK_IDLE_MS, max_records=1000)
+            if not batch:
+                break
+            for records in batch.values():
+                for message in records:
+                    record = parse_record(message.value)
+                    if record is not None:
+                        ledger.add([record])
+                        read += 1
+        consumer.assign([])
+        return read

@@ -1,0 +1,369 @@
+"""``Worker``: the ``otel-eval worker`` service (startup, main loop, graceful shutdown), shaped like uvicorn's server.
+
+Per batch of fetched messages: parse (unreadable ones go to the dead-letter topic), gather Collector-path spans into
+traces, evaluate the requests with the shared :class:`~otel_eval.worker.core.EvaluationCore` (bounded concurrency),
+export the batch's telemetry, publish the results, and only then commit the offsets (at-least-once). Redelivered
+invocations whose results were already emitted are skipped (see :mod:`otel_eval.worker.results` for the exact
+guarantee). SIGTERM/SIGINT stop intake; the current batch is finished within ``worker_shutdown_timeout`` seconds,
+otherwise it is abandoned uncommitted (and redelivered to another worker).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any, Protocol
+
+from otel_eval.errors import InputError
+from otel_eval.transport.messages import EvaluationRecord, EvaluationRequest
+from otel_eval.worker._metrics import WorkerMetrics
+from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_spans, requests_from_trace
+from otel_eval.worker.consumer import (
+    RebalanceListener,
+    create_consumer,
+    create_producer,
+    create_readback_consumer,
+    parse_request,
+)
+from otel_eval.worker.dead_letter import DeadLetters
+from otel_eval.worker.results import ResultLedger, ResultsPublisher, invocation_key
+from otel_eval.worker.settings import SOURCE_OTLP_SPANS, SOURCE_REQUESTS, WorkerSettings
+from otel_eval.worker.telemetry import WorkerTelemetry
+
+logger = logging.getLogger(__name__)
+
+_POLL_MS = 500
+_RETRY_BACKOFF_S = 1.0
+_HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class RequestEvaluator(Protocol):
+    """What the worker evaluates with: :class:`otel_eval.worker.core.EvaluationCore` (which also emits)."""
+
+    async def evaluate(self, request: EvaluationRequest) -> list[EvaluationRecord]:
+        """Scores and emits ``request``; returns its records. Never raises."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Work:
+    partition: int
+    request: EvaluationRequest
+
+
+class Worker:
+    """One worker process: a member of the consumer group on the requests and/or ``otlp_spans`` topics.
+
+    Args:
+        settings: the worker's settings.
+        core: evaluates and emits requests; built from ``settings`` and ``telemetry`` when None.
+        telemetry: the providers the core emits through (flushed before every commit); none when None.
+    """
+
+    def __init__(
+        self,
+        settings: WorkerSettings,
+        *,
+        core: RequestEvaluator | None = None,
+        telemetry: WorkerTelemetry | None = None,
+    ) -> None:
+        self.settings = settings
+        self.telemetry = telemetry or WorkerTelemetry()
+        self.core = core if core is not None else build_core(settings, self.telemetry)
+        self.metrics = WorkerMetrics(self.telemetry.meter_provider)
+        self.ledger = ResultLedger(settings.worker_dedup_cache_size)
+        self.assembler = TraceAssembler(
+            settings.trace_idle_timeout,
+            max_open_traces=settings.max_open_traces,
+            max_spans_per_trace=settings.max_spans_per_trace,
+        )
+        self.started = asyncio.Event()
+        self.should_exit = False
+        self._exit_event: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._batch_idle: asyncio.Event | None = None
+        self._consumer: Any = None
+        self._producer: Any = None
+        self._readback: Any = None
+        self._publisher: ResultsPublisher | None = None
+        self._dead_letters: DeadLetters | None = None
+        self._positions: dict[Any, int] = {}
+        self._committed: dict[Any, int] = {}
+        self._topics = settings.topics
+
+    # --- lifecycle ---------------------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Runs :meth:`serve` until SIGTERM/SIGINT, in a new event loop."""
+        asyncio.run(self.serve(install_signal_handlers=True))
+
+    async def serve(self, *, install_signal_handlers: bool = False) -> None:
+        """Startup, main loop until :meth:`request_exit` (or a signal), then shutdown."""
+        self._loop = asyncio.get_running_loop()
+        self._exit_event = asyncio.Event()
+        self._batch_idle = asyncio.Event()
+        self._batch_idle.set()
+        signals = self.capture_signals() if install_signal_handlers else contextlib.nullcontext()
+        with signals:
+            await self.startup()
+            main = asyncio.create_task(self.main_loop(), name="otel-eval-worker-main")
+            try:
+                await asyncio.wait(
+                    [main, asyncio.create_task(self._exit_event.wait())], return_when=asyncio.FIRST_COMPLETED
+                )
+                self.should_exit = True
+                await self._drain(main)
+            finally:
+                await self.shutdown()
+
+    def request_exit(self) -> None:
+        """Asks the worker to stop after its current batch. Thread-safe; also what SIGTERM does."""
+        self.should_exit = True
+        loop, event = self._loop, self._exit_event
+        if loop is not None and event is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(event.set)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """Turns SIGINT/SIGTERM into :meth:`request_exit` while serving; restores the previous handlers after."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        original = {sig: signal.signal(sig, self._handle_signal) for sig in _HANDLED_SIGNALS}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+    def _handle_signal(self, sig: int, frame: FrameType | None) -> None:
+        logger.info("received %s: finishing the current batch, then stopping", signal.Signals(sig).name)
+        self.request_exit()
+
+    async def startup(self) -> None:
+        """Starts the producer, the read-back consumer and the group consumer (joining the group)."""
+        settings = self.settings
+        security = settings.security()
+        self._producer = create_producer(settings, security)
+        await self._producer.start()
+        self._dead_letters = DeadLetters(self._producer, settings.kafka_dead_letter_topic)
+        if settings.kafka_results_topic:
+            self._publisher = ResultsPublisher(self._producer, settings.kafka_results_topic)
+            if settings.worker_dedup_readback > 0:
+                self._readback = create_readback_consumer(settings, security)
+                await self._readback.start()
+        listener = RebalanceListener(self._on_revoked, self._on_assigned)
+        self._consumer = create_consumer(settings, security, listener)
+        await self._consumer.start()
+        logger.info(
+            "worker started: group %s, topics %s, bootstrap %s", settings.kafka_group_id, self._topics, settings.servers
+        )
+        self.started.set()
+
+    async def _drain(self, main: asyncio.Task[None]) -> None:
+        timeout = self.settings.worker_shutdown_timeout
+        try:
+            await asyncio.wait_for(asyncio.shield(main), timeout=timeout)
+        except asyncio.TimeoutError:
+            logger.error(
+                "current batch did not finish within %g s: abandoned uncommitted (it will be redelivered)", timeout
+            )
+            main.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await main
+        except Exception:  # the main loop failed: shutdown still runs, the error was logged by main_loop
+            logger.debug("main loop ended with an error", exc_info=True)
+
+    async def shutdown(self) -> None:
+        """Leaves the group and stops every client; flushes the telemetry. Open Collector-path traces are not
+        evaluated: their offsets were not committed, so the next owner of the partition re-reads them."""
+        for name in ("_consumer", "_readback", "_producer"):
+            client = getattr(self, name)
+            setattr(self, name, None)
+            if client is None:
+                continue
+            try:
+                await asyncio.wait_for(client.stop(), timeout=10)
+            except Exception as exc:  # noqa: BLE001 - stopping is best effort; the group expires a dead member anyway
+                logger.warning("stopping %s failed: %r", name.strip("_"), exc)
+        await asyncio.to_thread(self.telemetry.flush, self.settings.worker_flush_timeout)
+        logger.info("worker stopped: %s", self.metrics.snapshot())
+
+    # --- main loop ---------------------------------------------------------------------------------------------
+
+    async def main_loop(self) -> None:
+        """Fetch, process and commit batches until asked to exit."""
+        assert self._consumer is not None and self._batch_idle is not None
+        while not self.should_exit:
+            batch = await self._consumer.getmany(timeout_ms=_POLL_MS, max_records=self.settings.worker_max_batch_size)
+            ready = self.assembler.ready() if SOURCE_OTLP_SPANS in self.settings.sources else []
+            if not batch and not ready:
+                continue
+            self._batch_idle.clear()
+            try:
+                await self._process(batch, ready)
+            except Exception as exc:  # a failed batch is retried from the committed offsets, never skipped
+                logger.exception("batch failed; re-reading from the last committed offsets")
+                self.metrics.error(type(exc).__name__)
+                await self._rewind()
+                await asyncio.sleep(_RETRY_BACKOFF_S)
+            finally:
+                self._batch_idle.set()
+
+    async def _process(self, batch: dict[Any, list[Any]], ready: list[Any]) -> None:
+        started = time.monotonic()
+        work: list[_Work] = []
+        for tp, messages in batch.items():
+            source = self._topics.get(tp.topic, SOURCE_REQUESTS)
+            for message in messages:
+                where = f"{message.topic}/{message.partition}@{message.offset}"
+                try:
+                    if source == SOURCE_OTLP_SPANS:
+                        self.assembler.add(message.partition, message.offset, parse_otlp_spans(message.value, where))
+                    else:
+                        work.append(_Work(message.partition, parse_request(message.value, where)))
+                except InputError as exc:
+                    assert self._dead_letters is not None
+                    await self._dead_letters.send(message, exc)
+                    self.metrics.dead_lettered(message.topic)
+            if messages:
+                self._positions[tp] = messages[-1].offset + 1
+                highwater = self._consumer.highwater(tp)
+                if highwater is not None:
+                    self.metrics.lag(tp.topic, tp.partition, highwater - self._positions[tp])
+        if SOURCE_OTLP_SPANS in self.settings.sources and batch:
+            ready = ready + self.assembler.ready()
+        for trace in ready:
+            if self.ledger.has_trace(trace.trace_id):
+                self.metrics.duplicates_skipped(1)
+                continue
+            work.extend(_Work(trace.partition, request) for request in requests_from_trace(trace))
+        evaluated_keys, records = await self._evaluate(work)
+        if records or evaluated_keys:
+            flushed = await asyncio.to_thread(self.telemetry.flush, self.settings.worker_flush_timeout)
+            if not flushed:
+                logger.warning("telemetry export did not finish within %g s", self.settings.worker_flush_timeout)
+                self.metrics.error("telemetry_flush_timeout")
+        if self._publisher is not None and records:
+            self.metrics.published(await self._publisher.publish(records))
+        self.ledger.add(record for _, record in records)
+        for trace_id, span_id in evaluated_keys:
+            self.ledger.add_invocation(trace_id, span_id)
+        await self._commit()
+        source = SOURCE_OTLP_SPANS if ready else SOURCE_REQUESTS
+        self.metrics.batch(time.monotonic() - started, source)
+
+    async def _evaluate(
+        self, work: Sequence[_Work]
+    ) -> tuple[list[tuple[str, str]], list[tuple[int, EvaluationRecord]]]:
+        semaphore = asyncio.Semaphore(self.settings.worker_concurrency)
+        in_batch: set[str] = set()
+        evaluated: list[tuple[str, str]] = []
+        skipped = 0
+        todo: list[_Work] = []
+        for item in work:
+            keys = [invocation_key(i.trace_id, i.span_id) for i in item.request.invocations]
+            known = all(self.ledger.has_invocation(i.trace_id, i.span_id) for i in item.request.invocations)
+            if not keys or known or all(k in in_batch for k in keys):
+                skipped += len(keys)
+                continue
+            in_batch.update(keys)
+            todo.append(item)
+
+        async def one(item: _Work) -> list[tuple[int, EvaluationRecord]]:
+            async with semaphore:
+                records = await self.core.evaluate(item.request)
+            evaluated.extend((i.trace_id, i.span_id) for i in item.request.invocations)
+            return [(item.partition, r) for r in records if not self.ledger.has_result(r.result_id)]
+
+        results = await asyncio.gather(*(one(item) for item in todo))
+        self.metrics.duplicates_skipped(skipped)
+        self.metrics.evaluated(len(todo))
+        return evaluated, [pair for records in results for pair in records]
+
+    async def _commit(self) -> None:
+        offsets: dict[Any, int] = {}
+        for tp, position in self._positions.items():
+            offset = position
+            if self._topics.get(tp.topic) == SOURCE_OTLP_SPANS:
+                offset = self.assembler.committable(tp.partition, position)
+            if self._committed.get(tp) != offset:
+                offsets[tp] = offset
+        if offsets:
+            await self._consumer.commit(offsets)
+            self._committed.update(offsets)
+
+    async def _rewind(self) -> None:
+        """Seeks every assigned partition back to its committed offset and forgets open traces (re-read)."""
+        assigned = set(self._consumer.assignment())
+        self.assembler.forget({tp.partition for tp in assigned if self._topics.get(tp.topic) == SOURCE_OTLP_SPANS})
+        for tp in assigned:
+            self._positions.pop(tp, None)
+            committed = self._committed.get(tp)
+            if committed is None:
+                committed = await self._consumer.committed(tp)
+            if committed is None:
+                await self._consumer.seek_to_beginning(tp)
+            else:
+                self._consumer.seek(tp, committed)
+
+    # --- rebalances --------------------------------------------------------------------------------------------
+
+    async def _on_revoked(self, revoked: set[Any]) -> None:
+        assert self._batch_idle is not None
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._batch_idle.wait(), timeout=self.settings.kafka_session_timeout_ms / 2000)
+        spans = [tp.partition for tp in revoked if self._topics.get(tp.topic) == SOURCE_OTLP_SPANS]
+        if spans:
+            lost = self.assembler.forget(spans)
+            if lost:
+                logger.info("partitions revoked: %d open traces left to their next owner", lost)
+        for tp in revoked:
+            self._positions.pop(tp, None)
+            self._committed.pop(tp, None)
+        self.metrics.forget_lag((tp.topic, tp.partition) for tp in revoked)
+
+    async def _on_assigned(self, assigned: set[Any]) -> None:
+        logger.info("partitions assigned: %s", sorted((tp.topic, tp.partition) for tp in assigned))
+        if self._publisher is None or self._readback is None or not assigned:
+            return
+        try:
+            read = await self._publisher.read_back(
+                self._readback, {tp.partition for tp in assigned}, self.settings.worker_dedup_readback, self.ledger
+            )
+            logger.info("read back %d recent results for de-duplication", read)
+        except Exception as exc:  # noqa: BLE001 - without read-back, redelivered work is evaluated again (at-least-once)
+            logger.warning("reading back recent results failed: %r", exc)
+            self.metrics.error("readback_failed")
+
+
+def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry) -> RequestEvaluator:
+    """The shared evaluation core, configured from ``settings``, emitting through ``telemetry``'s providers.
+
+    Raises:
+        ConfigurationError: bad criteria or eval set.
+    """
+    from otel_eval.emit import Emitters
+    from otel_eval.emit.pipeline import PipelineMetrics
+    from otel_eval.worker._inputs import load_criteria, load_eval_set
+    from otel_eval.worker.core import EvaluationCore
+
+    emitters = Emitters.create(
+        tracer_provider=telemetry.tracer_provider,
+        logger_provider=telemetry.logger_provider,
+        meter_provider=telemetry.meter_provider,
+    )
+    return EvaluationCore(
+        criteria=load_criteria(settings.criteria),
+        eval_set=load_eval_set(settings.eval_set),
+        emitters=emitters,
+        pipeline=PipelineMetrics(telemetry.meter_provider, transport="kafka"),
+    )

@@ -1,0 +1,135 @@
+"""``WorkerSettings``: every setting of the ``otel-eval worker`` service, from flags or ``OTEL_EVAL_*`` variables.
+
+Field ``x`` is read from ``OTEL_EVAL_X`` (the names are listed in :mod:`otel_eval.environment_variables`). The
+worker's own telemetry is configured by the standard ``OTEL_EXPORTER_OTLP_*`` / ``OTEL_SERVICE_NAME`` variables.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from otel_eval.environment_variables import ENV_PREFIX
+from otel_eval.errors import ConfigurationError
+from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers
+
+SOURCE_REQUESTS: Final = "requests"
+"""Consume :class:`~otel_eval.transport.messages.EvaluationRequest` JSON from the requests topic."""
+SOURCE_OTLP_SPANS: Final = "otlp_spans"
+"""Consume OTLP protobuf spans the Collector's Kafka exporter writes (the Collector path)."""
+SOURCES: Final = (SOURCE_REQUESTS, SOURCE_OTLP_SPANS)
+
+TelemetryMode = Literal["otlp", "console", "none"]
+
+
+class WorkerSettings(BaseSettings):
+    """Settings of one worker process. Constructor arguments win over environment variables.
+
+    Raises:
+        pydantic.ValidationError: a value of the wrong type or out of range (the CLI reports it as a usage error).
+    """
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+
+    kafka_bootstrap_servers: str = Field(default="localhost:9092", description="host:port[,host:port...]")
+    kafka_requests_topic: str = Field(default="otel_eval.requests", description="Evaluation requests (JSON).")
+    kafka_results_topic: str = Field(
+        default="otel_eval.results", description="Where each result is published; empty = do not publish."
+    )
+    kafka_spans_topic: str = Field(default="otlp_spans", description="OTLP spans from the Collector (otlp_proto).")
+    kafka_dead_letter_topic: str = Field(default="otel_eval.dead_letter", description="Messages that cannot be read.")
+    kafka_group_id: str = Field(default="otel-eval-worker", description="Consumer group shared by all workers.")
+    kafka_compression: str = Field(default="gzip", description="Compression of the results and dead letters.")
+    kafka_session_timeout_ms: int = Field(default=30_000, ge=6_000, description="Consumer-group session timeout.")
+    kafka_security_protocol: str = "PLAINTEXT"
+    kafka_sasl_mechanism: str | None = None
+    kafka_sasl_username: str | None = None
+    kafka_sasl_password: SecretStr | None = None
+    kafka_ssl_cafile: str | None = None
+    kafka_ssl_certfile: str | None = None
+    kafka_ssl_keyfile: str | None = None
+    kafka_ssl_key_password: SecretStr | None = None
+
+    worker_sources: str = Field(
+        default=SOURCE_REQUESTS, description="Comma-separated: requests, otlp_spans (the Collector path)."
+    )
+    worker_concurrency: int = Field(default=16, ge=1, description="Invocations evaluated at once.")
+    worker_max_batch_size: int = Field(default=64, ge=1, description="Records per fetched batch (one commit each).")
+    worker_shutdown_timeout: float = Field(default=30.0, ge=0, description="Seconds to drain on SIGTERM.")
+    worker_dedup_cache_size: int = Field(default=100_000, ge=0, description="Emitted result ids remembered.")
+    worker_dedup_readback: int = Field(
+        default=10_000, ge=0, description="Results per partition read back on assignment (0 = off)."
+    )
+    worker_telemetry: TelemetryMode = Field(default="otlp", description="otlp (OTEL_EXPORTER_OTLP_*), console, none.")
+    worker_flush_timeout: float = Field(default=10.0, gt=0, description="Seconds to export a batch's telemetry.")
+
+    trace_idle_timeout: float = Field(
+        default=30.0, gt=0, description="Collector path: seconds after a trace's last span before it is evaluated."
+    )
+    max_open_traces: int = Field(default=2048, ge=1, description="Collector path: traces assembled at once.")
+    max_spans_per_trace: int = Field(default=2048, ge=1, description="Collector path: spans kept per trace.")
+
+    criteria: str | None = Field(default=None, description="ADK EvalConfig/criteria JSON, or a path to such a file.")
+    eval_set: str | None = Field(default=None, description="Path to an ADK eval set for online reference metrics.")
+
+    @field_validator("worker_sources")
+    @classmethod
+    def _check_sources(cls, value: str) -> str:
+        sources = [s.strip().lower() for s in value.split(",") if s.strip()]
+        unknown = [s for s in sources if s not in SOURCES]
+        if not sources or unknown:
+            raise ValueError(f"expected a comma-separated list of {', '.join(SOURCES)}; got {value!r}")
+        return ",".join(dict.fromkeys(sources))
+
+    @field_validator("kafka_bootstrap_servers")
+    @classmethod
+    def _check_servers(cls, value: str) -> str:
+        try:
+            split_servers(value)
+        except ConfigurationError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("kafka_compression")
+    @classmethod
+    def _check_compression(cls, value: str) -> str:
+        try:
+            check_compression(value)
+        except ConfigurationError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The configured sources, in order."""
+        return tuple(self.worker_sources.split(","))
+
+    @property
+    def topics(self) -> dict[str, str]:
+        """Topic -> source kind, for every consumed topic."""
+        by_source = {SOURCE_REQUESTS: self.kafka_requests_topic, SOURCE_OTLP_SPANS: self.kafka_spans_topic}
+        return {by_source[source]: source for source in self.sources}
+
+    @property
+    def servers(self) -> list[str]:
+        """The bootstrap servers as a list."""
+        return split_servers(self.kafka_bootstrap_servers)
+
+    def security(self) -> KafkaSecurity:
+        """TLS/SASL settings for the aiokafka clients.
+
+        Raises:
+            ConfigurationError: inconsistent security settings.
+        """
+        return KafkaSecurity(
+            security_protocol=self.kafka_security_protocol,
+            sasl_mechanism=self.kafka_sasl_mechanism,
+            sasl_username=self.kafka_sasl_username,
+            sasl_password=self.kafka_sasl_password,
+            ssl_cafile=self.kafka_ssl_cafile,
+            ssl_certfile=self.kafka_ssl_certfile,
+            ssl_keyfile=self.kafka_ssl_keyfile,
+            ssl_key_password=self.kafka_ssl_key_password,
+        )

@@ -1,0 +1,132 @@
+"""The worker's OpenTelemetry providers: where evaluation spans, result events and metrics are exported.
+
+``otlp`` uses the standard OTLP exporters, configured by the standard variables (``OTEL_EXPORTER_OTLP_ENDPOINT``,
+``OTEL_EXPORTER_OTLP_{TRACES,LOGS,METRICS}_ENDPOINT``, ``_HEADERS``, ``_TIMEOUT``, ``_COMPRESSION``) and
+``OTEL_EXPORTER_OTLP_PROTOCOL`` (``http/protobuf``, the default, or ``grpc``). The resource comes from
+``OTEL_SERVICE_NAME`` / ``OTEL_RESOURCE_ATTRIBUTES``, with ``service.name=otel-eval-worker`` when neither names one
+(the Collector configs drop this service's traces from evaluation).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any, Final
+
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, ConsoleLogRecordExporter
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import ConsoleMetricExporter, PeriodicExportingMetricReader
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+
+from otel_eval.errors import ConfigurationError
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SERVICE_NAME: Final = "otel-eval-worker"
+_PROTOCOL_VARIABLE: Final = "OTEL_EXPORTER_OTLP_PROTOCOL"
+_SERVICE_NAME_VARIABLE: Final = "OTEL_SERVICE_NAME"
+_RESOURCE_VARIABLE: Final = "OTEL_RESOURCE_ATTRIBUTES"
+
+
+@dataclass(slots=True)
+class WorkerTelemetry:
+    """The providers the worker emits through (None when telemetry is off)."""
+
+    tracer_provider: TracerProvider | None = None
+    logger_provider: LoggerProvider | None = None
+    meter_provider: MeterProvider | None = None
+
+    def flush(self, timeout_seconds: float) -> bool:
+        """Exports the buffered spans and result events. False when the exporters did not finish in time.
+
+        Called before a batch's offsets are committed, so a crash after the commit cannot lose what was emitted.
+        """
+        ok = True
+        timeout_ms = int(timeout_seconds * 1000)
+        if self.tracer_provider is not None:
+            ok = self.tracer_provider.force_flush(timeout_ms) and ok
+        if self.logger_provider is not None:
+            ok = self.logger_provider.force_flush(timeout_ms) and ok
+        return ok
+
+    def shutdown(self) -> None:
+        """Flushes and shuts every provider down (metrics get a final export)."""
+        for provider in (self.tracer_provider, self.logger_provider, self.meter_provider):
+            if provider is None:
+                continue
+            try:
+                provider.shutdown()
+            except Exception:  # shutdown is best effort: one provider must not keep the others from stopping
+                logger.exception("telemetry provider %s did not shut down cleanly", type(provider).__name__)
+
+
+def worker_resource() -> Resource:
+    """The resource of the worker's telemetry."""
+    named = os.environ.get(_SERVICE_NAME_VARIABLE, "").strip() or "service.name=" in os.environ.get(
+        _RESOURCE_VARIABLE, ""
+    )
+    return Resource.create({} if named else {"service.name": DEFAULT_SERVICE_NAME})
+
+
+def create_telemetry(mode: str, *, metric_interval_ms: int = 10_000) -> WorkerTelemetry:
+    """Providers for ``mode``: ``otlp``, ``console`` or ``none``.
+
+    Raises:
+        ConfigurationError: an unknown mode or OTLP protocol.
+    """
+    if mode == "none":
+        return WorkerTelemetry()
+    resource = worker_resource()
+    span_exporter: Any
+    log_exporter: Any
+    metric_exporter: Any
+    if mode == "console":
+        span_exporter, log_exporter, metric_exporter = (
+            ConsoleSpanExporter(),
+            ConsoleLogRecordExporter(),
+            ConsoleMetricExporter(),
+        )
+    elif mode == "otlp":
+        span_exporter, log_exporter, metric_exporter = _otlp_exporters()
+    else:
+        raise ConfigurationError(f"worker telemetry {mode!r}: expected otlp, console or none")
+    tracer_provider = TracerProvider(resource=resource)
+    tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
+    logger_provider = LoggerProvider(resource=resource)
+    logger_provider.add_log_record_processor(BatchLogRecordProcessor(log_exporter))
+    reader = PeriodicExportingMetricReader(metric_exporter, export_interval_millis=metric_interval_ms)
+    meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+    return WorkerTelemetry(tracer_provider, logger_provider, meter_provider)
+
+
+def _otlp_exporters() -> tuple[Any, Any, Any]:
+    protocol = os.environ.get(_PROTOCOL_VARIABLE, "http/protobuf").strip().lower()
+    if protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogExporter
+        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcMetricExporter
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
+
+        return GrpcSpanExporter(), GrpcLogExporter(), GrpcMetricExporter()
+    if protocol == "http/protobuf":
+        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        return OTLPSpanExporter(), OTLPLogExporter(), OTLPMetricExporter()
+    raise ConfigurationError(f"{_PROTOCOL_VARIABLE}={protocol!r}: expected http/protobuf or grpc")
+
+
+def install_global(telemetry: WorkerTelemetry) -> None:
+    """Makes ``telemetry``'s providers the global ones (the worker process owns its telemetry)."""
+    from opentelemetry import _logs, metrics, trace
+
+    if telemetry.tracer_provider is not None:
+        trace.set_tracer_provider(telemetry.tracer_provider)
+    if telemetry.logger_provider is not None:
+        _logs.set_logger_provider(telemetry.logger_provider)
+    if telemetry.meter_provider is not None:
+        metrics.set_meter_provider(telemetry.meter_provider)

@@ -1,0 +1,258 @@
+"""Running workers in tests: in-memory telemetry, an in-process worker, a worker subprocess, an OTLP/HTTP sink."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otel_eval import semconv
+from otel_eval.worker.service import Worker
+from otel_eval.worker.settings import WorkerSettings
+from otel_eval.worker.telemetry import WorkerTelemetry
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Emitted:
+    """One emitted ``gen_ai.evaluation.result`` event, reduced to what tests compare."""
+
+    result_id: str
+    trace_id: str
+    span_id: str
+    metric: str
+    label: str
+    score: float | None
+    error_type: str | None
+
+
+class MemoryTelemetry:
+    """A worker's providers with in-memory exporters (synchronous processors: emitted = exported)."""
+
+    def __init__(self) -> None:
+        self.spans = InMemorySpanExporter()
+        self.logs = InMemoryLogRecordExporter()
+        self.reader = InMemoryMetricReader()
+        tracer_provider = TracerProvider()
+        tracer_provider.add_span_processor(SimpleSpanProcessor(self.spans))
+        logger_provider = LoggerProvider()
+        logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.logs))
+        self.providers = WorkerTelemetry(tracer_provider, logger_provider, MeterProvider(metric_readers=[self.reader]))
+
+    def events(self) -> list[Emitted]:
+        found = []
+        for data in self.logs.get_finished_logs():
+            record = data.log_record
+            if record.event_name != semconv.EVALUATION_RESULT_EVENT:
+                continue
+            attrs = record.attributes or {}
+            found.append(
+                Emitted(
+                    result_id=str(attrs.get(semconv.OTEL_EVAL_RESULT_ID)),
+                    trace_id=format(record.trace_id or 0, "032x"),
+                    span_id=format(record.span_id or 0, "016x"),
+                    metric=str(attrs[semconv.GEN_AI_EVALUATION_NAME]),
+                    label=str(attrs[semconv.GEN_AI_EVALUATION_SCORE_LABEL]),
+                    score=attrs.get(semconv.GEN_AI_EVALUATION_SCORE_VALUE),  # type: ignore[arg-type]
+                    error_type=attrs.get(semconv.ERROR_TYPE),  # type: ignore[arg-type]
+                )
+            )
+        return found
+
+    def evaluation_spans(self) -> list[Any]:
+        prefix = semconv.EVALUATION_SPAN_NAME_PREFIX + " "
+        return [s for s in self.spans.get_finished_spans() if s.name.startswith(prefix)]
+
+    def metric_points(self, name: str) -> list[Any]:
+        data = self.reader.get_metrics_data()
+        points: list[Any] = []
+        for resource_metrics in data.resource_metrics if data else ():
+            for scope_metrics in resource_metrics.scope_metrics:
+                for metric in scope_metrics.metrics:
+                    if metric.name == name:
+                        points.extend(metric.data.data_points)
+        return points
+
+    def shutdown(self) -> None:
+        self.providers.shutdown()
+
+
+def worker_settings(bootstrap: str, **overrides: Any) -> WorkerSettings:
+    """Settings for a test worker: short timeouts, no environment leakage beyond ``OTEL_EVAL_*`` unset here."""
+    values: dict[str, Any] = {
+        "kafka_bootstrap_servers": bootstrap,
+        "kafka_session_timeout_ms": 6_000,
+        "worker_shutdown_timeout": 10.0,
+        "worker_telemetry": "none",
+        "worker_max_batch_size": 8,
+    }
+    values.update(overrides)
+    return WorkerSettings(**values)
+
+
+@contextlib.asynccontextmanager
+async def running_worker(worker: Worker) -> AsyncIterator[Worker]:
+    """Serves ``worker`` as a task (uvicorn's ``run_server`` pattern); stops it gracefully on exit."""
+    task = asyncio.create_task(worker.serve())
+    try:
+        await asyncio.wait_for(worker.started.wait(), timeout=30)
+        yield worker
+    finally:
+        worker.request_exit()
+        await asyncio.wait_for(task, timeout=60)
+
+
+async def wait_for(condition: Callable[[], bool], timeout: float = 60.0, what: str = "condition") -> None:
+    """Polls ``condition`` every 50 ms; fails the test with ``what`` after ``timeout`` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+class OtlpSink:
+    """A loopback OTLP/HTTP (protobuf) receiver: /v1/traces, /v1/logs, /v1/metrics.
+
+    ``hang_traces_after``: answer that many trace exports, then hold every further request open without answering
+    (a stuck backend); those requests are not counted as received.
+    """
+
+    def __init__(self, hang_traces_after: int | None = None) -> None:
+        self.hang_traces_after = hang_traces_after
+        self.trace_requests: list[ExportTraceServiceRequest] = []
+        self.log_requests: list[ExportLogsServiceRequest] = []
+        self.hanging = threading.Event()
+        self._release = threading.Event()
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def start(self) -> OtlpSink:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._release.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def events(self) -> list[Emitted]:
+        found = []
+        with self._lock:
+            requests = list(self.log_requests)
+        for request in requests:
+            for resource_logs in request.resource_logs:
+                for scope_logs in resource_logs.scope_logs:
+                    for record in scope_logs.log_records:
+                        attrs = {kv.key: _any_value(kv.value) for kv in record.attributes}
+                        if record.event_name != semconv.EVALUATION_RESULT_EVENT:
+                            continue
+                        found.append(
+                            Emitted(
+                                result_id=str(attrs.get(semconv.OTEL_EVAL_RESULT_ID)),
+                                trace_id=record.trace_id.hex(),
+                                span_id=record.span_id.hex(),
+                                metric=str(attrs[semconv.GEN_AI_EVALUATION_NAME]),
+                                label=str(attrs[semconv.GEN_AI_EVALUATION_SCORE_LABEL]),
+                                score=attrs.get(semconv.GEN_AI_EVALUATION_SCORE_VALUE),
+                                error_type=attrs.get(semconv.ERROR_TYPE),
+                            )
+                        )
+        return found
+
+    def evaluation_span_count(self) -> int:
+        prefix = semconv.EVALUATION_SPAN_NAME_PREFIX + " "
+        with self._lock:
+            requests = list(self.trace_requests)
+        return sum(
+            1
+            for request in requests
+            for rs in request.resource_spans
+            for ss in rs.scope_spans
+            for span in ss.spans
+            if span.name.startswith(prefix)
+        )
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        sink = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                if self.path == "/v1/traces":
+                    with sink._lock:
+                        stuck = (
+                            sink.hang_traces_after is not None and len(sink.trace_requests) >= sink.hang_traces_after
+                        )
+                        if not stuck:
+                            sink.trace_requests.append(ExportTraceServiceRequest.FromString(body))
+                    if stuck:
+                        sink.hanging.set()
+                        sink._release.wait(120)
+                        return
+                elif self.path == "/v1/logs":
+                    with sink._lock:
+                        sink.log_requests.append(ExportLogsServiceRequest.FromString(body))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        return Handler
+
+
+def _any_value(value: Any) -> Any:
+    kind = value.WhichOneof("value")
+    return getattr(value, kind) if kind else None
+
+
+def start_worker_process(args: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
+    """``otel-eval worker ARGS`` in a new Python process (its output goes to ``log_path``)."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "GOOGLE_", "GEMINI_"))}
+    full_env.update(env)
+    full_env["PYTHONPATH"] = str(REPO)
+    log = log_path.open("wb")
+    return subprocess.Popen(
+        [sys.executable, "-c", "from otel_eval.cli import main; main()", "worker", *args],
+        env=full_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=REPO,
+    )
+
+
+@dataclass
+class Produced:
+    """What a test produced to the requests topic."""
+
+    keys: list[tuple[str, str]] = field(default_factory=list)
+    """(trace id, span id) of every valid request."""
