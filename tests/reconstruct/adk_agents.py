@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from google.adk.agents.llm_agent import LlmAgent
+from google.adk.agents.run_config import RunConfig, StreamingMode
 from google.adk.events.event import Event
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
@@ -35,6 +36,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.tools.agent_tool import AgentTool
+from google.adk.utils.streaming_utils import StreamingResponseAggregator
 from google.genai import types as genai_types
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -76,14 +78,51 @@ class ScriptedLlm(BaseLlm):
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
-        """Yields the next scripted response."""
-        del stream
+        """Yields the next scripted response; when streaming, as word chunks through ADK's own aggregator (the way
+        ADK's Gemini model streams: partial chunks, then the aggregated response)."""
         self._requests.append(llm_request)
         if self._cursor >= len(self.responses):
             raise ScriptExhaustedError(f"scripted model {self.model!r} has only {len(self.responses)} responses")
         response = self.responses[self._cursor]
         self._cursor += 1
-        yield response.model_copy(deep=True)
+        if not stream:
+            yield response.model_copy(deep=True)
+            return
+        aggregator = StreamingResponseAggregator()
+        for chunk in _chunks(response):
+            async for partial in aggregator.process_response(chunk):
+                yield partial
+        aggregated = aggregator.close()
+        if aggregated is not None:
+            yield aggregated
+
+
+def _chunks(response: LlmResponse) -> list[genai_types.GenerateContentResponse]:
+    """The response as a Gemini stream: each text part split into words, other parts whole; finish reason and usage
+    on the last chunk."""
+    pieces: list[genai_types.Part] = []
+    for part in response.content.parts or [] if response.content else []:
+        if part.text:
+            words = part.text.split(" ")
+            pieces += [genai_types.Part(text=w if i == len(words) - 1 else w + " ") for i, w in enumerate(words)]
+        else:
+            pieces.append(part)
+    chunks = []
+    for position, piece in enumerate(pieces):
+        last = position == len(pieces) - 1
+        chunks.append(
+            genai_types.GenerateContentResponse(
+                candidates=[
+                    genai_types.Candidate(
+                        content=genai_types.Content(role="model", parts=[piece]),
+                        finish_reason=response.finish_reason if last else None,
+                    )
+                ],
+                usage_metadata=response.usage_metadata if last else None,
+                model_version=response.model_version,
+            )
+        )
+    return chunks
 
 
 def _usage(prompt: int, output: int) -> genai_types.GenerateContentResponseUsageMetadata:
@@ -343,8 +382,21 @@ class AdkRun:
         return spans_from_readable(self.readable_spans)
 
 
-async def run_turns(scenario: Scenario, *, session_id: str | None = None) -> AdkRun:
+async def run_turns(
+    scenario: Scenario,
+    *,
+    session_id: str | None = None,
+    streaming: bool = False,
+    outer_span: str | None = None,
+) -> AdkRun:
     """Runs every user turn of ``scenario`` in one fresh in-memory session and collects events and spans.
+
+    Args:
+        scenario: The agent and its user turns.
+        session_id: The session id to use (default: a random ``s-...``).
+        streaming: Run with ``StreamingMode.SSE`` (the scripted model then streams word chunks).
+        outer_span: When given, all turns run inside one application span of this name, so they share one trace
+            (by default each ``run_async`` call is its own trace).
 
     A turn expected to fail (``scenario.expect_error``) is recorded in ``errors``; any other exception propagates.
     """
@@ -355,17 +407,26 @@ async def run_turns(scenario: Scenario, *, session_id: str | None = None) -> Adk
     session = await session_service.create_session(
         app_name=APP_NAME, user_id=USER_ID, session_id=session_id or f"s-{uuid.uuid4().hex[:12]}"
     )
+    run_config = RunConfig(streaming_mode=StreamingMode.SSE if streaming else StreamingMode.NONE)
     errors: list[BaseException] = []
+    outer = (
+        trace.get_tracer("tests.reconstruct.adk_agents").start_as_current_span(outer_span)
+        if outer_span
+        else contextlib.nullcontext()
+    )
     try:
-        for turn in scenario.turns:
-            message = genai_types.Content(role="user", parts=[genai_types.Part(text=turn)])
-            try:
-                async for _event in runner.run_async(user_id=USER_ID, session_id=session.id, new_message=message):
-                    pass
-            except Exception as exc:
-                if scenario.expect_error is None or not isinstance(exc, scenario.expect_error):
-                    raise
-                errors.append(exc)
+        with outer:
+            for turn in scenario.turns:
+                message = genai_types.Content(role="user", parts=[genai_types.Part(text=turn)])
+                try:
+                    async for _event in runner.run_async(
+                        user_id=USER_ID, session_id=session.id, new_message=message, run_config=run_config
+                    ):
+                        pass
+                except Exception as exc:
+                    if scenario.expect_error is None or not isinstance(exc, scenario.expect_error):
+                        raise
+                    errors.append(exc)
     finally:
         await runner.close()
     stored = await session_service.get_session(app_name=APP_NAME, user_id=USER_ID, session_id=session.id)

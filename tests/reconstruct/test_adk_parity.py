@@ -181,3 +181,33 @@ async def test_content_capture_off_says_so_and_keeps_tool_names(schema: int) -> 
     ]
     assert adk_eval_case.get_all_tool_responses(invocation.intermediate_data) == []
     assert traced.model_call_count == 3 and traced.token_usage.input_tokens == 30
+
+
+@pytest.mark.parametrize("schema", sorted(SCHEMAS))
+@pytest.mark.parametrize("name", ["sequential_tools", "parallel_tools", "transfer", "multi_turn"])
+async def test_streamed_responses_equal_adks_own(name: str, schema: int) -> None:
+    """SSE streaming: ADK's aggregator joins the word chunks into the event; the spans must rebuild the same."""
+    with adk_telemetry(schema=schema, capture_content=True):
+        run = await run_turns(SCENARIOS[name](), streaming=True)
+    expected = EvaluationGenerator.convert_events_to_eval_invocations(run.session_events)
+    actual = rebuilt(run, SCHEMAS[schema])
+
+    assert [normalise(as_adk(inv)) for inv in actual] == [normalise(inv) for inv in expected]
+    assert all(inv.warnings == [] for inv in actual)
+
+
+@pytest.mark.parametrize("schema", sorted(SCHEMAS))
+async def test_turns_sharing_one_trace_are_separate_invocations(schema: int) -> None:
+    """An application span around all turns puts them in one trace: still one invocation per user turn."""
+    with adk_telemetry(schema=schema, capture_content=True):
+        run = await run_turns(SCENARIOS["multi_turn"](), outer_span="chat_session")
+    traces = rebuild_traces(run.spans)
+    assert len(traces) == 1
+    [trace] = traces
+    expected = EvaluationGenerator.convert_events_to_eval_invocations(run.session_events)
+
+    assert [normalise(as_adk(inv)) for inv in trace.invocations] == [normalise(inv) for inv in expected]
+    roots = {s.span_id: s for s in run.spans}
+    assert len({inv.span_id for inv in trace.invocations}) == 3
+    assert all(roots[inv.span_id].name.startswith(("invocation", "invoke_workflow")) for inv in trace.invocations)
+    assert all(inv.session_id == run.session_id for inv in trace.invocations)
