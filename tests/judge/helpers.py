@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from google.genai import types as genai_types
@@ -50,17 +50,24 @@ def traced(*invocations: Invocation) -> list[TracedInvocation]:
     ]
 
 
-def keyed_sequences(table: dict[str, Sequence[Reply | str]], default: Reply | str | None = None) -> Responder:
+def keyed_sequences(
+    table: dict[str, Sequence[Reply | str]],
+    default: Reply | str | None = None,
+    *,
+    section: Callable[[str], str] | None = None,
+) -> Responder:
     """For the n-th request whose prompt contains a key, the key's n-th reply (the last one repeats).
 
     Keys are tried in order; prompts of our evaluators and of ADK's both contain the evaluated text, so the same
-    table drives both.
+    table drives both. ``section`` narrows the prompt text that keys are looked for in.
     """
     counters: dict[str, int] = {}
     lock = threading.Lock()
 
     def respond(model: str, body: dict[str, Any]) -> Reply | str | None:
         prompt = request_text(body)
+        if section is not None:
+            prompt = section(prompt)
         for key, replies in table.items():
             if key in prompt:
                 with lock:
