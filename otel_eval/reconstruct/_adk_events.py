@@ -52,8 +52,6 @@ class ModelCall:
     system_instruction: str | None = None
     tools: list[genai_types.Tool] | None = None
     usage: TokenUsage = field(default_factory=TokenUsage)
-    timing_span: Span | None = None
-    """The span timing the wait on the model (``generate_content`` when there is one)."""
 
 
 @dataclass(slots=True)
@@ -134,6 +132,8 @@ def build_invocation(
         )
     if not calls:
         warnings.append(f"{where}: no model call span; nothing to rebuild but tool names")
+    if any(c.span.span_id == owned.root.span_id for c in calls):
+        warnings.append(f"{where}: no runner or agent span above the model calls; times are the first model call's")
     if not captured:
         # Legacy spans write "{}" for content that was not captured: an unknown value, not an empty one.
         tools = [dataclasses.replace(t, args=t.args or None, response=t.response or None) for t in tools]
@@ -290,8 +290,13 @@ def _kept(event: _Event) -> bool:
 
 
 def _user_content(calls: Sequence[ModelCall], warnings: list[str], where: str) -> genai_types.Content:
-    """The user's message: the last user-role content (not a tool result) of the first model request."""
-    first = next((c for c in calls if c.request is not None), None)
+    """The user's message: the last user-role content (not a tool result) of the first model request.
+
+    When that request is unreadable, a later request of the same agent serves (its history starts the same way);
+    never another agent's, whose history rewrites earlier agents' turns as user-role "For context:" messages.
+    """
+    author = calls[0].author if calls else None
+    first = next((c for c in calls if c.request is not None and c.author == author), None)
     if first is not None and first.request is not None:
         for content in reversed(first.request):
             parts = content.parts or []

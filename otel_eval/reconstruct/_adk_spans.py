@@ -236,7 +236,9 @@ def _tool_owner(
 
 
 def _owner_by_time(span: Span, groups: Sequence[OwnedSpans]) -> OwnedSpans | None:
+    """The innermost run whose root covers the tool span, else the last top-level run started before it."""
     candidates = [g for g in groups if contains(g.root, span)]
-    if not candidates:
-        return None
-    return min(candidates, key=lambda g: g.root.duration_ns)
+    if candidates:
+        return min(candidates, key=lambda g: g.root.duration_ns)
+    earlier = [g for g in groups if not g.nested and g.model_spans[0].start_time_ns <= span.start_time_ns]
+    return max(earlier, key=lambda g: g.model_spans[0].start_time_ns) if earlier else None

@@ -156,16 +156,25 @@ def _model_call(index: SpanIndex, span: Span, children: dict[str, list[Span]], w
         model=model if isinstance(model, str) else None,
         request=None,
         response=None,
-        captured=bool(request) and response is not None and response != {},
+        captured=not (_placeholder(span, semconv.ADK_LLM_REQUEST) and _placeholder(span, semconv.ADK_LLM_RESPONSE)),
         usage=usage_of(span),
     )
-    if call.captured and request is not None and response is not None:
-        _read_request(call, request, warnings)
-        call.response = _response_content(span, response, warnings)
+    if call.captured:
+        # A malformed attribute was reported by parse_json_object; the other one may still be readable.
+        if request:
+            _read_request(call, request, warnings)
+        if response:
+            call.response = _response_content(span, response, warnings)
     elif inference is not None:
         # Legacy content capture off, but the GenAI semconv content of the inference span may be there.
         genai_model_content(inference, call, warnings)
     return call
+
+
+def _placeholder(span: Span, key: str) -> bool:
+    """Whether a content attribute is absent or ADK's ``"{}"`` placeholder for content it did not capture."""
+    value = span.attr(key)
+    return value is None or value == {} or (isinstance(value, str) and value.strip() == "{}")
 
 
 def _label_agent(request: dict[str, Any] | None) -> str | None:
