@@ -157,10 +157,12 @@ class TravelAgent:
     Args:
         tracer_provider: Provider the agent's spans go to (the global one when None).
         parallel_tools: Run each turn's tool calls on a thread pool, so spans of one trace end on several threads.
+        scope: The instrumentation scope of the agent's spans.
     """
 
     tracer_provider: TracerProvider | None = None
     parallel_tools: bool = False
+    scope: str = AGENT_SCOPE
     _pool: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -169,8 +171,8 @@ class TravelAgent:
 
     @property
     def tracer(self) -> trace.Tracer:
-        """The agent's tracer (scope :data:`AGENT_SCOPE`)."""
-        return trace.get_tracer(AGENT_SCOPE, "1.0", tracer_provider=self.tracer_provider)
+        """The agent's tracer (scope :attr:`scope`)."""
+        return trace.get_tracer(self.scope, "1.0", tracer_provider=self.tracer_provider)
 
     def close(self) -> None:
         """Stops the tool thread pool."""

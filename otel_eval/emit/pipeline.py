@@ -7,6 +7,7 @@ a metric reader.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable
 
@@ -57,7 +58,7 @@ class PipelineMetrics:
         self._queues: dict[str, Callable[[], int]] = {}
         meter.create_observable_gauge(
             semconv.METRIC_QUEUE_SIZE,
-            callbacks=[self._observe_queues],
+            callbacks=[_weak_callback(weakref.ref(self))],
             unit="{item}",
             description="Items waiting in the evaluation pipeline's queues, by queue.",
         )
@@ -123,3 +124,14 @@ class PipelineMetrics:
         """In-process totals, e.g. ``{"spans.dropped.queue_full": 3, "invocations.evaluated": 10}``."""
         with self._lock:
             return dict(self._counts)
+
+
+def _weak_callback(
+    weak_pipeline: weakref.ref[PipelineMetrics],
+) -> Callable[[CallbackOptions], Iterable[Observation]]:
+    # The meter (often the global one) lives forever; it must not keep the pipeline and its queues alive.
+    def observe(options: CallbackOptions) -> Iterable[Observation]:
+        pipeline = weak_pipeline()
+        return pipeline._observe_queues(options) if pipeline is not None else ()
+
+    return observe

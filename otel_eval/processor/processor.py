@@ -30,7 +30,7 @@ from otel_eval.processor._buffers import Rejection, TraceBuffers, top_span_names
 from otel_eval.processor._requests import RequestBuilder
 from otel_eval.processor._selection import InvocationFilters, is_local_root, is_own_traffic, sampling_bound
 from otel_eval.processor._settings import ProcessorSettings
-from otel_eval.transport.base import InvocationExporter
+from otel_eval.transport.base import DuplicateLogFilter, InvocationExporter
 from otel_eval.transport.embedded import EmbeddedInvocationExporter
 from otel_eval.transport.messages import EvaluationRequest
 from otel_eval.worker.core import EvaluationCore, criteria_from
@@ -42,22 +42,7 @@ _MAX_SUPPRESSED_MARKS = 4096
 _DEFAULT_ENRICHMENT_WAIT_SECONDS = 5.0
 
 
-class _DuplicateFilter(logging.Filter):
-    """Drops a repeat of the same message within 20 s (as the SDK's export logger does): no log storms."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._last: tuple[object, ...] | None = None
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        current = (record.module, record.levelno, record.msg, time.time() // 20)
-        if current == self._last:
-            return False
-        self._last = current
-        return True
-
-
-logger.addFilter(_DuplicateFilter())
+logger.addFilter(DuplicateLogFilter())
 
 
 class EvaluationSpanProcessor(SpanProcessor):
@@ -212,7 +197,8 @@ class EvaluationSpanProcessor(SpanProcessor):
         self._idle_timeout = trace_idle_timeout
         self._tick = max(0.05, min(1.0, trace_idle_timeout / 4, enrichment_wait_seconds / 2 or 1.0))
         self._shutdown = False
-        self.pipeline.register_queue("spans", lambda: len(self._queue))
+        weak_self = weakref.ref(self)
+        self.pipeline.register_queue("spans", lambda: _pending_spans(weak_self))
         self._start()
         if hasattr(os, "register_at_fork"):
             weak_reinit = weakref.WeakMethod(self._at_fork_reinit)
@@ -476,6 +462,11 @@ class EvaluationSpanProcessor(SpanProcessor):
             self.pipeline.invocations_dropped(semconv.DROP_TRANSPORT_ERROR, len(requests))
         finally:
             detach(token)
+
+
+def _pending_spans(weak_self: weakref.ref[EvaluationSpanProcessor]) -> int:
+    processor = weak_self()
+    return len(processor._queue) if processor is not None else 0
 
 
 def _remaining_millis(deadline: float) -> int:

@@ -18,15 +18,15 @@ from collections.abc import Callable, Sequence
 
 from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
-from otel_eval.transport.base import ExportResult, InvocationExporter
+from otel_eval.transport.base import DuplicateLogFilter, ExportResult, InvocationExporter
 from otel_eval.transport.messages import EvaluationRequest
 from otel_eval.worker.core import EvaluationCore
 
 logger = logging.getLogger(__name__)
+logger.addFilter(DuplicateLogFilter())
 
 DEFAULT_MAX_QUEUE_SIZE = 1024
 DEFAULT_CONCURRENCY = 16
-_SHUTDOWN_CANCEL_GRACE_SECONDS = 1.0
 
 
 class EmbeddedInvocationExporter(InvocationExporter):
@@ -60,7 +60,8 @@ class EmbeddedInvocationExporter(InvocationExporter):
         self._in_flight = 0
         self._shutdown = False
         if pipeline is not None:
-            pipeline.register_queue("requests", lambda: len(self._queue))
+            weak_self = weakref.ref(self)
+            pipeline.register_queue("requests", lambda: _queued(weak_self))
         self._start()
         if hasattr(os, "register_at_fork"):
             weak_reinit = weakref.WeakMethod(self._at_fork_reinit)
@@ -70,6 +71,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
         self._changed = threading.Condition()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wakeup: asyncio.Event | None = None
+        self._serving: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[object]] = set()
         self._thread = threading.Thread(name="OtelEvalEmbeddedWorker", target=self._run, daemon=True)
         self._thread.start()
@@ -133,7 +135,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
         if loop is not None:
             with contextlib.suppress(RuntimeError):  # the loop already closed
                 loop.call_soon_threadsafe(self._stop_serving)
-        self._thread.join(max(deadline - time.monotonic(), _SHUTDOWN_CANCEL_GRACE_SECONDS))
+        self._thread.join(max(deadline - time.monotonic(), 0.0))
 
     # --- the worker thread ---------------------------------------------------------------------------------------
 
@@ -142,6 +144,8 @@ class EmbeddedInvocationExporter(InvocationExporter):
         asyncio.set_event_loop(loop)
         try:
             loop.run_until_complete(self._serve(loop))
+        except asyncio.CancelledError:
+            pass  # cancelled by shutdown
         except Exception:  # the thread boundary: log, never propagate
             logger.exception("embedded evaluation worker stopped")
         finally:
@@ -154,18 +158,26 @@ class EmbeddedInvocationExporter(InvocationExporter):
 
     async def _serve(self, loop: asyncio.AbstractEventLoop) -> None:
         self._wakeup = asyncio.Event()
+        self._serving = asyncio.current_task()
         self._loop = loop
         semaphore = asyncio.Semaphore(self._concurrency)
-        while not self._shutdown or self._queue:
-            self._wakeup.clear()
-            while (request := self._pop()) is not None:
-                await semaphore.acquire()
-                task: asyncio.Task[object] = loop.create_task(self._evaluate(request, semaphore))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
-            if self._shutdown:
-                break
-            await self._wakeup.wait()
+        try:
+            while not self._shutdown or self._queue:
+                self._wakeup.clear()
+                while (request := self._pop()) is not None:
+                    try:
+                        await semaphore.acquire()
+                    except asyncio.CancelledError:
+                        self._done_with_one()
+                        raise
+                    task: asyncio.Task[object] = loop.create_task(self._evaluate(request, semaphore))
+                    self._tasks.add(task)
+                    task.add_done_callback(self._tasks.discard)
+                if self._shutdown:
+                    break
+                await self._wakeup.wait()
+        except asyncio.CancelledError:
+            pass  # shutdown: the deadline passed with requests still waiting
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
@@ -181,15 +193,19 @@ class EmbeddedInvocationExporter(InvocationExporter):
             return await self.core.evaluate(request)
         finally:
             semaphore.release()
-            with self._changed:
-                self._in_flight -= 1
-                self._changed.notify_all()
+            self._done_with_one()
+
+    def _done_with_one(self) -> None:
+        with self._changed:
+            self._in_flight -= 1
+            self._changed.notify_all()
 
     def _stop_serving(self) -> None:
+        # Cancel what runs; a metric that ignores cancellation keeps only this daemon thread busy, never the caller.
         for task in list(self._tasks):
             task.cancel()
-        if self._wakeup is not None:
-            self._wakeup.set()
+        if self._serving is not None:
+            self._serving.cancel()
 
     def _wake(self) -> None:
         loop, wakeup = self._loop, self._wakeup
@@ -201,6 +217,11 @@ class EmbeddedInvocationExporter(InvocationExporter):
     def _count_dropped(self, reason: str, count: int) -> None:
         if self._pipeline is not None and count:
             self._pipeline.invocations_dropped(reason, count)
+
+
+def _queued(weak_self: weakref.ref[EmbeddedInvocationExporter]) -> int:
+    exporter = weak_self()
+    return exporter.queue_size if exporter is not None else 0
 
 
 def _call_weak(method: weakref.WeakMethod[Callable[[], None]]) -> None:

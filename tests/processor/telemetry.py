@@ -1,0 +1,87 @@
+"""A real OpenTelemetry SDK pipeline (traces, metrics, logs) with in-memory exporters, for processor and emit tests."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otel_eval import semconv
+
+
+@dataclass
+class Telemetry:
+    """Tracer, meter and logger providers whose output stays in memory."""
+
+    spans: InMemorySpanExporter = field(default_factory=InMemorySpanExporter)
+    logs: InMemoryLogRecordExporter = field(default_factory=InMemoryLogRecordExporter)
+    metric_reader: InMemoryMetricReader = field(default_factory=InMemoryMetricReader)
+    tracer_provider: TracerProvider = field(default_factory=TracerProvider)
+
+    def __post_init__(self) -> None:
+        self.meter_provider = MeterProvider(metric_readers=[self.metric_reader])
+        self.logger_provider = LoggerProvider()
+        self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.logs))
+
+    def providers(self) -> dict[str, Any]:
+        """Keyword arguments for EvaluationSpanProcessor / Emitters.create."""
+        return {
+            "tracer_provider": self.tracer_provider,
+            "meter_provider": self.meter_provider,
+            "logger_provider": self.logger_provider,
+        }
+
+    def add_exporting_processor(self) -> None:
+        """The user's exporting processor, added after the evaluation processor as documented."""
+        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.spans))
+
+    def finished_spans(self) -> list[ReadableSpan]:
+        return list(self.spans.get_finished_spans())
+
+    def evaluation_spans(self) -> list[ReadableSpan]:
+        return [s for s in self.finished_spans() if s.name.startswith(semconv.EVALUATION_SPAN_NAME_PREFIX + " ")]
+
+    def result_events(self) -> list[ReadableLogRecord]:
+        return [r for r in self.logs.get_finished_logs() if r.log_record.event_name == semconv.EVALUATION_RESULT_EVENT]
+
+    def metric_points(self, name: str) -> list[Any]:
+        """Data points of instrument ``name`` (from a fresh collection)."""
+        return list(_points(self.metric_reader.get_metrics_data(), name))
+
+    def shutdown(self) -> None:
+        self.tracer_provider.shutdown()
+        self.meter_provider.shutdown()
+        self.logger_provider.shutdown()
+
+
+def _points(data: Any, name: str) -> Iterator[Any]:
+    if data is None:
+        return
+    for resource_metrics in data.resource_metrics:
+        for scope_metrics in resource_metrics.scope_metrics:
+            for metric in scope_metrics.metrics:
+                if metric.name == name:
+                    yield from metric.data.data_points
+
+
+def hex_id(value: int, digits: int) -> str:
+    return format(value, f"0{digits}x")
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
+    """Polls ``condition`` until it holds or ``timeout`` passes (a bound on waiting, not a timing assertion)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return condition()

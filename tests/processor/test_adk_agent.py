@@ -1,0 +1,87 @@
+"""A real google-adk agent (scripted model, real Runner) with the processor on the real global TracerProvider:
+every invocation of both ADK telemetry schemas gets its events, evaluation spans and metric points."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+
+from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval.transport.messages import EvaluationRecord
+from otel_eval.worker.core import EFFICIENCY_METRICS
+from tests.processor.telemetry import Telemetry, hex_id
+from tests.reconstruct.adk_agents import SCENARIOS, adk_telemetry, run_turns, span_exporter
+
+CASES = {"single_tool": 1, "parallel_tools": 3, "transfer": 2, "no_tool": 0}
+"""Scenario -> tool calls of its (single) turn, as ADK counts them (transfer_to_agent included)."""
+
+
+@pytest.fixture
+def global_provider() -> TracerProvider:
+    span_exporter()  # installs the session's SDK provider that ADK's proxy tracer uses
+    provider = trace.get_tracer_provider()
+    assert isinstance(provider, TracerProvider)
+    return provider
+
+
+@pytest.fixture
+def attached(global_provider: TracerProvider, telemetry: Telemetry) -> Iterator[tuple[EvaluationSpanProcessor, list]]:
+    records: list[EvaluationRecord] = []
+    processor = EvaluationSpanProcessor(sinks=[records.extend], **telemetry.providers())
+    global_provider.add_span_processor(processor)
+    telemetry.add_exporting_processor()
+    yield processor, records
+    processor.shutdown()  # a shut-down processor stays registered but ignores every span
+
+
+@pytest.mark.parametrize("schema", [1, 2])
+@pytest.mark.parametrize("scenario", sorted(CASES))
+async def test_every_adk_invocation_is_scored_and_emitted_in_its_trace(
+    attached: tuple[EvaluationSpanProcessor, list[EvaluationRecord]], telemetry: Telemetry, schema: int, scenario: str
+) -> None:
+    processor, records = attached
+    with adk_telemetry(schema=schema):
+        run = await run_turns(SCENARIOS[scenario]())
+    assert processor.force_flush(30_000)
+    adk_spans = {(hex_id(s.context.trace_id, 32), hex_id(s.context.span_id, 16)): s for s in run.readable_spans}
+
+    invocations = {(r.trace_id, r.span_id) for r in records}
+    assert len(invocations) == len(run.scenario.turns) == 1
+    ((trace_id, span_id),) = invocations
+    assert (trace_id, span_id) in adk_spans  # scores point at a real ADK span of the run
+    assert {r.metric_name for r in records} == set(EFFICIENCY_METRICS)
+    assert all(r.agent_name for r in records)
+    tool_calls = next(r.score for r in records if r.metric_name == "tool_call_count_v1")
+    assert tool_calls == CASES[scenario]
+
+    events = telemetry.result_events()
+    assert len(events) == len(records)
+    for event in events:
+        assert hex_id(event.log_record.trace_id, 32) == trace_id
+        assert hex_id(event.log_record.span_id, 16) == span_id
+    evaluation_spans = telemetry.evaluation_spans()
+    assert len(evaluation_spans) == len(records)
+    for span in evaluation_spans:
+        assert hex_id(span.context.trace_id, 32) == trace_id
+        assert span.parent is not None and hex_id(span.parent.span_id, 16) == span_id
+    counted = sum(p.value for p in telemetry.metric_points(semconv.METRIC_EVALUATION_RESULTS))
+    assert counted == len(records)
+
+
+async def test_a_multi_turn_adk_session_gives_one_scored_invocation_per_turn(
+    attached: tuple[EvaluationSpanProcessor, list[EvaluationRecord]], telemetry: Telemetry
+) -> None:
+    processor, records = attached
+    with adk_telemetry(schema=2):
+        run = await run_turns(SCENARIOS["multi_turn"]())
+    assert processor.force_flush(30_000)
+    by_invocation: dict[tuple[str, str], list[EvaluationRecord]] = {}
+    for record in records:
+        by_invocation.setdefault((record.trace_id, record.span_id), []).append(record)
+    assert len(by_invocation) == len(run.scenario.turns) == 3
+    assert {r.session_id for r in records} == {run.session_id}
+    tool_calls = sorted(r.score or 0 for r in records if r.metric_name == "tool_call_count_v1")
+    assert tool_calls == [0.0, 1.0, 1.0]

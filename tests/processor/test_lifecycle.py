@@ -1,0 +1,152 @@
+"""force_flush and shutdown contracts, environment configuration, fork safety and garbage collection."""
+
+from __future__ import annotations
+
+import gc
+import json
+import multiprocessing
+import os
+import weakref
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+
+from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval import environment_variables as env
+from otel_eval.demo import SCENARIOS, TravelAgent, golden_eval_set
+from otel_eval.errors import ConfigurationError
+from otel_eval.transport import InMemoryInvocationExporter
+from otel_eval.transport.embedded import EmbeddedInvocationExporter
+from otel_eval.transport.messages import EvaluationRecord
+from tests.processor.telemetry import Telemetry
+
+
+def test_shutdown_without_flush_evaluates_every_finished_invocation_and_is_idempotent(telemetry: Telemetry) -> None:
+    records: list[EvaluationRecord] = []
+    processor = EvaluationSpanProcessor(sinks=[records.extend], **telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    telemetry.add_exporting_processor()
+    agent = TravelAgent(telemetry.tracer_provider)
+    for scenario in SCENARIOS:
+        agent.run(scenario)
+    telemetry.tracer_provider.shutdown()  # the provider shuts the processor down first: it drains
+    assert len({r.span_id for r in records}) == len(SCENARIOS)
+    assert len(telemetry.evaluation_spans()) == len(records)  # emitted before the exporting processor stopped
+    processor.shutdown()
+    processor.shutdown()
+    assert processor.force_flush() is False
+    assert processor.stats()["invocations.evaluated"] == len(SCENARIOS)
+
+
+def test_force_flush_with_nothing_to_do_returns_true_and_a_zero_deadline_returns_promptly() -> None:
+    provider = TracerProvider()
+    processor = EvaluationSpanProcessor(exporter=InMemoryInvocationExporter())
+    provider.add_span_processor(processor)
+    assert processor.force_flush(5_000) is True
+    assert processor.force_flush(0) in (True, False)  # never blocks past its deadline
+    provider.shutdown()
+
+
+def test_from_env_reads_every_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    eval_set_path = tmp_path / "golden.evalset.json"
+    eval_set_path.write_text(golden_eval_set().model_dump_json())
+    criteria_path = tmp_path / "config.json"
+    criteria_path.write_text(json.dumps({"criteria": {"tool_trajectory_avg_score": 0.5}}))
+    environ = {
+        env.OTEL_EVAL_CRITERIA: str(criteria_path),
+        env.OTEL_EVAL_EVAL_SET: str(eval_set_path),
+        env.OTEL_EVAL_SAMPLE_RATE: "0.25",
+        env.OTEL_EVAL_AGENT_NAMES: "travel_assistant, other ",
+        env.OTEL_EVAL_MAX_OPEN_TRACES: "7",
+        env.OTEL_EVAL_MAX_SPANS_PER_TRACE: "not-a-number",  # logged, default kept
+        env.OTEL_EVAL_TRACE_IDLE_TIMEOUT: "-3",  # out of range: logged, default kept
+    }
+    exporter = InMemoryInvocationExporter()
+    processor = EvaluationSpanProcessor.from_env(environ, exporter=exporter)
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    assert processor._sample_bound == 1 << 62
+    assert processor._limits == (7, 2048, 64 * 1024 * 1024)
+    assert processor._idle_timeout == 30.0
+    assert processor._builder.filters.agent_names == frozenset({"travel_assistant", "other"})
+    TravelAgent(provider).run(SCENARIOS[0])
+    processor.force_flush(5_000)
+    for request in exporter.get_finished_requests():
+        assert request.criteria == {"tool_trajectory_avg_score": {"threshold": 0.5}}
+        assert request.eval_case is not None
+    provider.shutdown()
+
+    embedded = EvaluationSpanProcessor.from_env({env.OTEL_EVAL_CRITERIA: '{"response_match_score": 0.7}'})
+    assert isinstance(embedded._exporter, EmbeddedInvocationExporter)
+    embedded.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        (env.OTEL_EVAL_CRITERIA, "{not json", "OTEL_EVAL_CRITERIA: invalid JSON"),
+        (env.OTEL_EVAL_CRITERIA, "/no/such/criteria.json", "cannot read"),
+        (env.OTEL_EVAL_CRITERIA, '{"criteria": {"no_such_metric": 1}}', "no_such_metric"),
+        (env.OTEL_EVAL_EVAL_SET, "/no/such/set.json", "OTEL_EVAL_EVAL_SET"),
+    ],
+)
+def test_from_env_rejects_unreadable_configuration_naming_the_variable(variable: str, value: str, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        EvaluationSpanProcessor.from_env({variable: value}, exporter=InMemoryInvocationExporter())
+
+
+def _child(
+    processor: EvaluationSpanProcessor, provider: TracerProvider, exporter: InMemoryInvocationExporter, conn: Any
+) -> None:
+    TravelAgent(provider).run(SCENARIOS[1])
+    flushed = processor.force_flush(10_000)
+    conn.send((flushed, len(exporter.get_finished_requests()), os.getpid()))
+    conn.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="fork is POSIX-only")
+def test_a_forked_child_gets_a_working_processor_of_its_own() -> None:
+    exporter = InMemoryInvocationExporter()
+    processor = EvaluationSpanProcessor(exporter=exporter)
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    TravelAgent(provider).run(SCENARIOS[0])
+    assert processor.force_flush(10_000)
+    context = multiprocessing.get_context("fork")
+    parent_conn, child_conn = context.Pipe()
+    child = context.Process(target=_child, args=(processor, provider, exporter, child_conn))
+    child.start()
+    assert parent_conn.poll(30)
+    flushed, requests_in_child, child_pid = parent_conn.recv()
+    child.join(30)
+    assert child.exitcode == 0 and child_pid != os.getpid()
+    assert flushed is True
+    assert requests_in_child == 2  # the parent's request (copied memory) plus the child's own
+    assert len(exporter.get_finished_requests()) == 1  # the parent is unaffected
+    provider.shutdown()
+
+
+def test_a_shut_down_processor_can_be_garbage_collected() -> None:
+    processor = EvaluationSpanProcessor(exporter=InMemoryInvocationExporter())
+    processor.shutdown()
+    reference = weakref.ref(processor)
+    del processor
+    gc.collect()
+    assert reference() is None
+
+
+def test_pipeline_counters_reach_the_meter_provider(telemetry: Telemetry) -> None:
+    processor = EvaluationSpanProcessor(**telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    TravelAgent(telemetry.tracer_provider).run(SCENARIOS[0])
+    assert processor.force_flush(10_000)
+    sampled = telemetry.metric_points(semconv.METRIC_INVOCATIONS_SAMPLED)
+    evaluated = telemetry.metric_points(semconv.METRIC_INVOCATIONS_EVALUATED)
+    assert sum(p.value for p in sampled) == 1 and sum(p.value for p in evaluated) == 1
+    queues = {
+        dict(p.attributes)[semconv.OTEL_EVAL_QUEUE]: p.value for p in telemetry.metric_points(semconv.METRIC_QUEUE_SIZE)
+    }
+    assert queues == {"spans": 0, "requests": 0}
+    processor.shutdown()

@@ -1,0 +1,114 @@
+"""Bounded memory: floods of traces whose roots never end, huge traces and a full intake queue stay within the
+limits, and every drop is counted by reason."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+
+from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval.demo import SCENARIOS, TravelAgent
+from otel_eval.transport import ExportResult, InMemoryInvocationExporter
+from otel_eval.transport.messages import EvaluationRequest
+
+
+@pytest.fixture
+def provider() -> Iterator[TracerProvider]:
+    tracer_provider = TracerProvider()
+    yield tracer_provider
+    tracer_provider.shutdown()
+
+
+def _open_roots(provider: TracerProvider, traces: int, children: int) -> list:
+    """``traces`` traces whose root never ends, each with ``children`` ended child spans."""
+    tracer = provider.get_tracer("flood")
+    roots = []
+    for index in range(traces):
+        root = tracer.start_span(f"never ends {index}")
+        roots.append(root)
+        context = trace.set_span_in_context(root)
+        for child in range(children):
+            tracer.start_span(f"child {child}", context=context, attributes={"payload": "x" * 100}).end()
+    return roots
+
+
+def test_a_flood_of_traces_whose_roots_never_end_keeps_the_buffers_at_their_limits(provider: TracerProvider) -> None:
+    exporter = InMemoryInvocationExporter()
+    processor = EvaluationSpanProcessor(exporter=exporter, max_open_traces=50, trace_idle_timeout=3600)
+    provider.add_span_processor(processor)
+    _open_roots(provider, traces=300, children=4)
+    assert processor.force_flush(10_000)
+    stats = processor.stats()
+    assert stats["open_traces"] == 50
+    assert stats["buffered_spans"] == 50 * 4
+    assert stats[f"invocations.dropped.{semconv.DROP_MAX_OPEN_TRACES}"] == 250
+    assert stats[f"spans.dropped.{semconv.DROP_MAX_OPEN_TRACES}"] == 250 * 4
+    assert exporter.get_finished_requests() == []
+    processor.shutdown()
+    after = processor.stats()
+    assert after["open_traces"] == 0 and after["buffered_spans"] == 0 and after["buffered_bytes"] == 0
+    assert after[f"spans.dropped.{semconv.DROP_SHUTDOWN}"] == 50 * 4
+    assert after[f"invocations.dropped.{semconv.DROP_SHUTDOWN}"] == 50
+
+
+def test_a_trace_over_the_span_limit_is_discarded_whole_and_its_later_spans_dropped(provider: TracerProvider) -> None:
+    exporter = InMemoryInvocationExporter()
+    processor = EvaluationSpanProcessor(exporter=exporter, max_spans_per_trace=5)
+    provider.add_span_processor(processor)
+    _open_roots(provider, traces=1, children=9)
+    TravelAgent(provider).run(SCENARIOS[0])  # 4 spans: under the limit, still evaluated
+    assert processor.force_flush(10_000)
+    stats = processor.stats()
+    assert stats[f"invocations.dropped.{semconv.DROP_MAX_SPANS_PER_TRACE}"] == 1
+    assert stats[f"spans.dropped.{semconv.DROP_MAX_SPANS_PER_TRACE}"] == 9  # 5 buffered + the 6th, then 3 more
+    assert stats["open_traces"] == 0
+    assert len(exporter.get_finished_requests()) == 1
+    processor.shutdown()
+
+
+def test_the_byte_limit_discards_the_trace_that_would_pass_it(provider: TracerProvider) -> None:
+    exporter = InMemoryInvocationExporter()
+    processor = EvaluationSpanProcessor(exporter=exporter, max_buffer_bytes=20_000, trace_idle_timeout=3600)
+    provider.add_span_processor(processor)
+    _open_roots(provider, traces=100, children=2)
+    assert processor.force_flush(10_000)
+    stats = processor.stats()
+    assert 0 < stats["buffered_bytes"] <= 20_000
+    assert stats[f"invocations.dropped.{semconv.DROP_MAX_BUFFER_BYTES}"] > 0
+    dropped = stats[f"spans.dropped.{semconv.DROP_MAX_BUFFER_BYTES}"]
+    assert dropped + stats["buffered_spans"] == 200
+    processor.shutdown()
+
+
+class StalledExporter(InMemoryInvocationExporter):
+    """A transport whose ``export`` waits until released (e.g. a producer stuck on a full socket buffer)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def export(self, requests: Sequence[EvaluationRequest]) -> ExportResult:
+        self.entered.set()
+        self.release.wait(30)
+        return super().export(requests)
+
+
+def test_a_full_intake_queue_drops_and_counts_in_on_end(provider: TracerProvider) -> None:
+    exporter = StalledExporter()
+    processor = EvaluationSpanProcessor(exporter=exporter, max_pending_spans=10, trace_idle_timeout=3600)
+    provider.add_span_processor(processor)
+    TravelAgent(provider).run(SCENARIOS[0])
+    assert exporter.entered.wait(10)  # the background thread is now stuck in the transport
+    _open_roots(provider, traces=1, children=40)  # on_end keeps returning at once
+    exporter.release.set()
+    assert processor.force_flush(10_000)
+    stats = processor.stats()
+    assert stats[f"spans.dropped.{semconv.DROP_QUEUE_FULL}"] == 30
+    assert stats["buffered_spans"] == 10
+    assert len(exporter.get_finished_requests()) == 1
+    processor.shutdown()
