@@ -130,11 +130,7 @@ def prometheus_series_names(name: str, unit: str, kind: Kind) -> set[str]:
 
 def metric_constants() -> dict[str, str]:
     """``METRIC_*`` constant name -> instrument name, from :mod:`otel_eval.semconv`."""
-    return {
-        key: value
-        for key, value in vars(semconv).items()
-        if key.startswith("METRIC_") and isinstance(value, str)
-    }
+    return {key: value for key, value in vars(semconv).items() if key.startswith("METRIC_") and isinstance(value, str)}
 
 
 def _semconv_comments() -> dict[str, str]:

@@ -2,8 +2,9 @@
 
 Not a full parser (promtool checks the syntax); a tokenizer that knows where identifiers mean metric names:
 outside ``{...}`` label matchers, outside ``[...]`` ranges, outside the label lists of ``by``/``without``/
-``on``/``ignoring``/``group_left``/``group_right``, not followed by ``(`` (functions, aggregations) and not a
-keyword. Grafana's ``$__rate_interval``-style variables are replaced by a duration first (:func:`expand_grafana`).
+``on``/``ignoring``/``group_left``/``group_right``, not followed by ``(`` (functions, aggregations), not a keyword
+and not an aggregation followed by its ``by``/``without``. Grafana's ``$__rate_interval``-style variables are
+replaced by a duration first (:func:`expand_grafana`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ from dataclasses import dataclass, field
 KEYWORDS = frozenset(
     {"and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right", "offset", "bool"}
     | {"inf", "nan", "atan2", "start", "end"}
+)
+AGGREGATIONS = frozenset(
+    {"sum", "min", "max", "avg", "group", "stddev", "stdvar", "count", "count_values", "bottomk", "topk", "quantile"}
+    | {"limitk", "limit_ratio"}
 )
 LABEL_LIST_KEYWORDS = frozenset({"by", "without", "on", "ignoring", "group_left", "group_right"})
 
@@ -102,10 +107,20 @@ def selectors(expr: str) -> Selectors:
                 if tokens[index][0] == "ident":
                     result.label_names.add(tokens[index][1])
                 index += 1
-        elif kind == "ident" and text.lower() not in KEYWORDS and following != "(":
+        elif (
+            kind == "ident"
+            and text.lower() not in KEYWORDS
+            and following != "("
+            and not _is_aggregation(text, following)
+        ):
             result.metric_names.add(text)
         index += 1
     return result
+
+
+def _is_aggregation(text: str, following: str) -> bool:
+    """``sum by (job) (...)``: an aggregation whose grouping comes first."""
+    return text.lower() in AGGREGATIONS and following.lower() in ("by", "without")
 
 
 def _read_matchers(tokens: list[tuple[str, str]], index: int, result: Selectors) -> int:
