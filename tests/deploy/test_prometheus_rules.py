@@ -3,6 +3,7 @@ expression reads only metrics otel-eval emits (under their Prometheus names) wit
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -68,15 +69,16 @@ def _seconds(duration: str) -> int:
     return total
 
 
+def _fires_then_resolves(checks: list[tuple[int, bool]]) -> bool:
+    firing = [expected for _, expected in checks]
+    return any(earlier and not later for earlier, later in itertools.pairwise(firing))
+
+
 @pytest.mark.parametrize("alert", [r["alert"] for r in load_rules() if "alert" in r])
 def test_every_alert_is_tested_to_fire_to_resolve_and_to_stay_silent_on_low_volume(alert: str) -> None:
     cases = _test_cases()
     fires = [c["name"] for c in cases if any(firing for _, firing in _alert_checks(c, alert))]
-    resolves = [
-        c["name"]
-        for c in cases
-        if any(a and not b for (_, a), (_, b) in zip(_alert_checks(c, alert), _alert_checks(c, alert)[1:]))
-    ]
+    resolves = [c["name"] for c in cases if _fires_then_resolves(_alert_checks(c, alert))]
     silent_low_volume = [
         c["name"]
         for c in cases
