@@ -72,6 +72,10 @@ class ToolRun:
 class _Event:
     author: str
     content: genai_types.Content
+    runs: list[ToolRun] = field(default_factory=list)
+    """For a function-response event: the tool runs it answers."""
+    skip_summarization: bool = False
+    """ADK ended the agent's turn on this function response (``Event.is_final_response()`` is True)."""
 
 
 def usage_of(span: Span) -> TokenUsage:
@@ -146,8 +150,15 @@ def build_invocation(
         user_content=_user_content(calls, warnings, where) if captured else genai_types.Content(role="user", parts=[]),
         final_response=final_event.content if final_event is not None else None,
         intermediate_data=IntermediateData(
+            # ADK 2.13 drops the final event's content from the intermediate events (unless it calls functions).
             tool_uses=[p.function_call for e in kept for p in e.content.parts or [] if p.function_call],
-            tool_responses=[p.function_response for e in kept for p in e.content.parts or [] if p.function_response],
+            tool_responses=[
+                p.function_response
+                for e in kept
+                if e is not final_event
+                for p in e.content.parts or []
+                if p.function_response
+            ],
             intermediate_responses=[
                 (e.author, [p for p in e.content.parts or [] if p.text is not None])
                 for e in kept
@@ -215,7 +226,9 @@ def _replay_events(
         ]
         if responses:
             end = max(run.span.end_time_ns for run in runs if run is not None)
-            timeline.append((end, 2 * order + 1, _Event(author, genai_types.Content(role="user", parts=responses))))
+            answered = [run for run in runs if run is not None and run.response is not None]
+            event = _Event(author, genai_types.Content(role="user", parts=responses), runs=answered)
+            timeline.append((end, 2 * order + 1, event))
     unmatched = [t for t in tools if t.span.span_id not in used]
     if unmatched and captured:
         names = ", ".join(t.name for t in unmatched)
@@ -238,7 +251,45 @@ def _replay_events(
                     (run.span.end_time_ns, -1, _Event(author, genai_types.Content(role="user", parts=[part])))
                 )
     timeline.sort(key=lambda item: (item[0], item[1]))
-    return [event for _, _, event in timeline]
+    events = [event for _, _, event in timeline]
+    _mark_skip_summarization(events)
+    return events
+
+
+_TRANSFER_TOOL = "transfer_to_agent"
+_TEXT_ECHO_TOOL_TYPES = ("AgentTool", "NodeTool")
+
+
+def _mark_skip_summarization(events: list[_Event]) -> None:
+    """Finds the function responses ADK ended an agent's turn on (``skip_summarization``, e.g. ``exit_loop`` or an
+    ``AgentTool(skip_summarization=True)``): no model call of the same agent follows them, and every tool succeeded.
+
+    ADK makes such an event the final response, and appends the agent tool's result as text to it.
+    """
+    for position, event in enumerate(events):
+        if not event.runs or any(run.failed or run.name == _TRANSFER_TOOL for run in event.runs):
+            continue
+        later_model_calls = [
+            e for e in events[position + 1 :] if e.author == event.author and e.content.role == "model" and not e.runs
+        ]
+        if later_model_calls:
+            continue
+        event.skip_summarization = True
+        for run in event.runs:
+            text = _displayed_result(run)
+            if text is not None and event.content.parts is not None:
+                event.content.parts.append(genai_types.Part(text=text))
+
+
+def _displayed_result(run: ToolRun) -> str | None:
+    """The text ADK adds for an agent tool whose summarization is skipped (``_caller._build_response_event``)."""
+    if run.span.str_attr(semconv.GEN_AI_TOOL_TYPE) not in _TEXT_ECHO_TOOL_TYPES or run.response is None:
+        return None
+    if "error" in run.response or run.response in ({"result": None}, {"result": ""}):
+        return None
+    if set(run.response) == {"result"} and isinstance(run.response["result"], str):
+        return str(run.response["result"])
+    return json.dumps(run.response, ensure_ascii=False, default=str)
 
 
 def _match_tools(
@@ -268,6 +319,8 @@ def _first_matching(runs: Sequence[ToolRun], used: set[str], function_call: gena
 
 def _is_final(event: _Event) -> bool:
     """``Event.is_final_response()`` for a replayed event (no function calls/responses, no trailing code result)."""
+    if event.skip_summarization:
+        return True
     parts = event.content.parts or []
     if any(p.function_call or p.function_response for p in parts):
         return False

@@ -15,7 +15,9 @@ Typical use::
 
 Scenario builders return a fresh :class:`Scenario` (root agent + user turns) on every call: ``single_tool_scenario``,
 ``sequential_tools_scenario``, ``parallel_tools_scenario``, ``no_tool_scenario``, ``transfer_scenario``,
-``agent_tool_scenario``, ``tool_error_scenario``, ``multi_turn_scenario``; :data:`SCENARIOS` maps names to them.
+``agent_tool_scenario``, ``tool_error_scenario``, ``multi_turn_scenario``, ``sequential_agents_scenario``,
+``parallel_agents_scenario``, ``skip_summarization_scenario``, ``exit_loop_scenario``; :data:`SCENARIOS` maps names to
+them. Build your own with :func:`reply` / :func:`call` responses and ``ScriptedLlm(responses=[...])``.
 """
 
 from __future__ import annotations
@@ -27,8 +29,12 @@ from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from google.adk.agents.base_agent import BaseAgent
 from google.adk.agents.llm_agent import LlmAgent
+from google.adk.agents.loop_agent import LoopAgent
+from google.adk.agents.parallel_agent import ParallelAgent
 from google.adk.agents.run_config import RunConfig, StreamingMode
+from google.adk.agents.sequential_agent import SequentialAgent
 from google.adk.events.event import Event
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
@@ -36,6 +42,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.tools.agent_tool import AgentTool
+from google.adk.tools.exit_loop_tool import exit_loop
 from google.adk.utils.streaming_utils import StreamingResponseAggregator
 from google.genai import types as genai_types
 from opentelemetry import trace
@@ -185,7 +192,7 @@ class Scenario:
     """A root agent and the user turns to send it, one ``run_async`` per turn, all in one session."""
 
     name: str
-    agent: LlmAgent
+    agent: BaseAgent
     turns: list[str]
     expect_error: type[BaseException] | None = None
     """A turn is expected to raise this (ADK propagates a tool's exception out of ``run_async``)."""
@@ -300,6 +307,46 @@ def multi_turn_scenario() -> Scenario:
     return Scenario("multi_turn", agent, ["Weather in Paris?", "Thanks!", "And the time there?"])
 
 
+def sequential_agents_scenario() -> Scenario:
+    """A SequentialAgent: a researcher with a tool, then a writer; both answer in text."""
+    researcher = _agent(
+        "researcher", [call(("get_weather", {"city": "Paris"})), reply("Paris is sunny.")], tools=[get_weather]
+    )
+    writer = _agent("writer", [reply("Report: sunny Paris.")])
+    return Scenario("sequential_agents", SequentialAgent(name="pipeline", sub_agents=[researcher, writer]), ["Paris?"])
+
+
+def parallel_agents_scenario() -> Scenario:
+    """A ParallelAgent: two branches, each with its own tool call and answer."""
+    first = _agent(
+        "weather_branch", [call(("get_weather", {"city": "Paris"})), reply("Paris sunny.")], tools=[get_weather]
+    )
+    second = _agent("time_branch", [call(("get_time", {"city": "Rome"})), reply("Rome 10:30.")], tools=[get_time])
+    agent = ParallelAgent(name="fan_out", sub_agents=[first, second])
+    return Scenario("parallel_agents", agent, ["Paris weather and Rome time"])
+
+
+def skip_summarization_scenario() -> Scenario:
+    """An AgentTool with ``skip_summarization``: ADK ends the turn on the tool's response (the final response)."""
+    inner = _agent("clock_agent", [reply("It is 10:30 in Tokyo.")])
+    root = _agent(
+        "assistant",
+        [call(("clock_agent", {"request": "time in Tokyo"}))],
+        tools=[AgentTool(agent=inner, skip_summarization=True)],
+    )
+    return Scenario("skip_summarization", root, ["What time is it in Tokyo?"])
+
+
+def exit_loop_scenario() -> Scenario:
+    """A LoopAgent whose agent calls a tool, then ``exit_loop`` after a text (skip_summarization, no final text)."""
+    looper = _agent(
+        "looper",
+        [call(("get_time", {"city": "Oslo"})), call(("exit_loop", {}), text="Done looping.")],
+        tools=[get_time, exit_loop],
+    )
+    return Scenario("exit_loop", LoopAgent(name="loop", sub_agents=[looper], max_iterations=3), ["loop please"])
+
+
 SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "single_tool": single_tool_scenario,
     "sequential_tools": sequential_tools_scenario,
@@ -309,6 +356,10 @@ SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "agent_tool": agent_tool_scenario,
     "tool_error": tool_error_scenario,
     "multi_turn": multi_turn_scenario,
+    "sequential_agents": sequential_agents_scenario,
+    "parallel_agents": parallel_agents_scenario,
+    "skip_summarization": skip_summarization_scenario,
+    "exit_loop": exit_loop_scenario,
 }
 """Scenario name -> builder (a fresh agent tree each call: scripted models are consumed by a run)."""
 

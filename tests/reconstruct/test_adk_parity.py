@@ -105,7 +105,7 @@ async def test_rebuilt_invocations_equal_adks_own(name: str, schema: int) -> Non
 async def test_scenarios_exercise_what_they_claim(schema: int) -> None:
     """Guards the parity test against vacuous scenarios: the ADK side really has these shapes."""
     shapes = {}
-    for name in ("parallel_tools", "transfer", "agent_tool", "tool_error", "sequential_tools"):
+    for name in ("parallel_tools", "transfer", "agent_tool", "tool_error", "sequential_tools", "skip_summarization"):
         run = await _run(name, schema)
         [expected] = EvaluationGenerator.convert_events_to_eval_invocations(run.session_events)
         shapes[name] = normalise(expected)
@@ -117,6 +117,12 @@ async def test_scenarios_exercise_what_they_claim(schema: int) -> None:
     assert shapes["tool_error"]["tool_responses"] == [] and shapes["tool_error"]["final_response"] is None
     assert shapes["tool_error"]["unanswered_calls"] == ["flaky_lookup"]
     assert all(call_id.startswith("adk-") for call_id, _, _ in shapes["parallel_tools"]["answered_calls"])
+    # skip_summarization: ADK's final response is the function-response event (plus the agent tool's text), and
+    # the final event's content is left out of the intermediate events, so the call has no response there.
+    final = shapes["skip_summarization"]["final_response"]
+    assert final["parts"][0]["function_response"]["name"] == "clock_agent"
+    assert final["parts"][1] == {"text": "It is 10:30 in Tokyo."}
+    assert shapes["skip_summarization"]["unanswered_calls"] == ["clock_agent"]
     assert shapes["sequential_tools"]["intermediate_texts"] == [("weather_agent", "Let me check the weather first.")]
 
 
