@@ -107,7 +107,6 @@ def _new_model_call(span: Span) -> ModelCall:
         response=None,
         captured=False,
         usage=usage_of(span),
-        timing_span=span,
     )
 
 
