@@ -16,13 +16,14 @@ def main() -> None:
 def _register() -> None:
     # Each command module adds exactly one line below.
     from otel_eval.cli.convert import convert
+    from otel_eval.cli.demo import demo
     from otel_eval.cli.golden import golden
     from otel_eval.cli.list_metrics import list_metrics
     from otel_eval.cli.run import run
     from otel_eval.cli.validate import validate
     from otel_eval.cli.worker import worker
 
-    for command in (convert, golden, validate, run, list_metrics, worker):
+    for command in (convert, golden, validate, run, list_metrics, worker, demo):
         main.add_command(command)
 
 

@@ -1,0 +1,133 @@
+"""``otel-eval demo``: online evaluation of a small scripted agent, on this machine, in seconds, with no network."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from otel_eval.cli._common import stdout
+
+_STATUS_STYLE = {"PASSED": "green", "FAILED": "bold red", "NOT_EVALUATED": "yellow", "INFORMATIONAL": "cyan"}
+_SHORT_NAMES = {
+    "tool_trajectory_avg_score": "trajectory",
+    "response_match_score": "response match",
+    "hallucinations_v1": "hallucinations",
+    "safety_v1": "safety",
+    "tool_call_count_v1": "tool calls",
+    "inference_call_count_v1": "model calls",
+    "token_usage_v1": "tokens",
+    "invocation_duration_v1": "seconds",
+}
+
+
+@click.command("demo")
+@click.option(
+    "--output-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("demo-output"),
+    show_default=True,
+    help="Where the emitted spans, events and metrics are written as OTLP JSON (and the results as JSON lines).",
+)
+@click.option("--no-output", is_flag=True, help="Do not write any file.")
+def demo(output_dir: Path, no_output: bool) -> None:
+    """Run a scripted travel-assistant agent with the EvaluationSpanProcessor attached and show what it emits.
+
+    Six invocations (tool calls, one hallucination, one wrong tool, small talk) produce real OpenTelemetry GenAI
+    spans; the processor rebuilds and scores each one on its embedded worker. Deterministic metrics run against a
+    small built-in golden eval set, efficiency metrics always; judged metrics run when judge credentials are set
+    (GOOGLE_API_KEY / GEMINI_API_KEY, or Vertex AI), else they show NOT_EVALUATED with the reason.
+    """
+    from otel_eval.demo.run import SERVICE, run_demo  # deferred: keeps `otel-eval --help` fast
+
+    stdout.print(f"[bold]otel-eval demo[/bold] — service [cyan]{SERVICE}[/cyan], processor on a real TracerProvider")
+    run = run_demo(None if no_output else output_dir)
+    _print_scores(run)
+    _print_notes(run)
+    _print_telemetry(run)
+    if not run.flushed:
+        stdout.print("[yellow]some evaluations did not finish within the flush deadline[/yellow]")
+
+
+def _print_scores(run: Any) -> None:
+    metrics: list[str] = []
+    for record in run.records:
+        if record.metric_name not in metrics:
+            metrics.append(record.metric_name)
+    table = Table(title="Scores per invocation (score and label; n/e = not evaluated; informational values in cyan)")
+    table.add_column("invocation", style="bold", no_wrap=True)
+    for metric in metrics:
+        table.add_column(_SHORT_NAMES.get(metric, metric), justify="center", no_wrap=True)
+    for invocation in run.invocations:
+        by_metric = {r.metric_name: r for r in run.records_of(invocation)}
+        table.add_row(invocation.scenario.key, *(_cell(by_metric.get(metric)) for metric in metrics))
+    stdout.print(table)
+    for invocation in run.invocations:
+        stdout.print(f"  [bold]{invocation.scenario.key}[/bold]: {invocation.scenario.description}")
+
+
+def _cell(record: Any) -> str:
+    if record is None:
+        return "[dim]—[/dim]"
+    status = record.eval_status.name
+    style = _STATUS_STYLE.get(status, "white")
+    if status == "INFORMATIONAL":
+        return f"[{style}]{record.score:.3g}[/{style}]" if record.score is not None else "[dim]—[/dim]"
+    if status == "NOT_EVALUATED":
+        return f"[{style}]n/e[/{style}]"
+    score = "" if record.score is None else f"{record.score:.2f} "
+    return f"[{style}]{score}{record.label}[/{style}]"
+
+
+def _print_notes(run: Any) -> None:
+    not_evaluated: dict[str, str] = {}
+    failures = []
+    for record in run.records:
+        if record.eval_status.name == "NOT_EVALUATED":
+            not_evaluated.setdefault(
+                record.metric_name, (record.explanation or record.error_type or "").splitlines()[0]
+            )
+        elif record.eval_status.name == "FAILED":
+            failures.append(record)
+    for metric, reason in not_evaluated.items():
+        stdout.print(f"[yellow]NOT_EVALUATED[/yellow] {metric}: {reason}")
+    keys = {(inv.trace_id, inv.span_id): inv.scenario.key for inv in run.invocations}
+    for record in failures:
+        explanation = (record.explanation or "").replace("\n", " ")
+        if not explanation and record.score is not None and record.threshold is not None:
+            explanation = f"score {record.score:.3f} below the threshold {record.threshold:g}"
+        detail = f" — {explanation[:150]}" if explanation else ""
+        stdout.print(f"[red]FAIL[/red] {keys.get((record.trace_id, record.span_id), '?')} {record.metric_name}{detail}")
+
+
+def _print_telemetry(run: Any) -> None:
+    stdout.print()
+    stdout.print("[bold]Emitted OpenTelemetry data[/bold]")
+    evaluation_spans = run.evaluation_spans
+    stdout.print(f"  gen_ai.evaluation.result events (Logs API): {len(run.events)}")
+    stdout.print(f"  evaluation spans 'evaluate {{metric}}' in the agent's traces: {len(evaluation_spans)}")
+    if evaluation_spans:
+        example = evaluation_spans[0]
+        parent = example.parent.span_id if example.parent is not None else 0
+        stdout.print(
+            f"    e.g. '{example.name}' trace {example.context.trace_id:032x}, parent span {parent:016x} "
+            "(the invocation's invoke_agent span)"
+        )
+    results = run.metric_points("gen_ai.evaluation.results")
+    by_label: dict[str, int] = {}
+    for point in results:
+        label = str(dict(point.attributes).get("gen_ai.evaluation.score.label"))
+        by_label[label] = by_label.get(label, 0) + int(point.value)
+    stdout.print(f"  gen_ai.evaluation.results counter: {sum(by_label.values())} ({_join(by_label)})")
+    scores = run.metric_points("gen_ai.evaluation.score")
+    stdout.print(f"  gen_ai.evaluation.score histogram: {sum(p.count for p in scores)} scores in {len(scores)} series")
+    pipeline = {k: v for k, v in run.stats.items() if "." in k}
+    stdout.print(f"  pipeline counters: {_join(pipeline)}")
+    for path in run.files:
+        stdout.print(f"  wrote {path}")
+
+
+def _join(counts: dict[str, int]) -> str:
+    return ", ".join(f"{key} {value}" for key, value in sorted(counts.items()))

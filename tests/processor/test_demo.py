@@ -1,0 +1,100 @@
+"""``otel-eval demo``: runs offline in seconds, shows the scores, writes OTLP JSON our own readers read back; with
+judge credentials (here the real judge client against the loopback Gemini server) the judged metrics run too."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from otel_eval import semconv
+from otel_eval.cli import main
+from otel_eval.demo import SCENARIOS
+from otel_eval.demo.run import run_demo
+from otel_eval.judge import set_default_judge
+from otel_eval.metrics import default_registry
+from otel_eval.model import EvalStatus
+from otel_eval.reconstruct import rebuild_traces
+from otel_eval.traces import read_trace_file
+from tests.judge.fake_gemini import FakeGemini, Reply, request_text
+from tests.judge.helpers import TEST_KEY
+
+HALLUCINATED = next(s for s in SCENARIOS if s.key == "hallucination").answer
+
+
+def test_the_demo_command_prints_scores_and_writes_readable_otlp_json(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["demo", "--output-dir", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    for scenario in SCENARIOS:
+        assert scenario.key in result.output
+    assert "NOT_EVALUATED hallucinations_v1: judge not configured" in result.output
+    assert "FAIL wrong_tool tool_trajectory_avg_score" in result.output
+    assert "FAIL hallucination response_match_score" in result.output
+
+    traces = read_trace_file(tmp_path / "out" / "traces.otlp.json")
+    agent_spans = [s for s in traces.spans if s.scope_name != semconv.INSTRUMENTATION_SCOPE]
+    rebuilt = [inv for trace in rebuild_traces(agent_spans) for inv in trace.invocations]
+    assert len(rebuilt) == len(SCENARIOS)
+    evaluation_spans = [s for s in traces.spans if s.name.startswith("evaluate ")]
+    invocation_ids = {inv.span_id for inv in rebuilt}
+    assert evaluation_spans and all(s.parent_span_id in invocation_ids for s in evaluation_spans)
+
+    events = json.loads((tmp_path / "out" / "events.otlp.json").read_text())
+    records = [r for rl in events["resourceLogs"] for sl in rl["scopeLogs"] for r in sl["logRecords"]]
+    assert len(records) == len(evaluation_spans)
+    assert all(r["eventName"] == semconv.EVALUATION_RESULT_EVENT and len(r["spanId"]) == 16 for r in records)
+    assert {r["spanId"] for r in records} == invocation_ids
+
+    metrics = json.loads((tmp_path / "out" / "metrics.otlp.json").read_text())
+    names = {m["name"] for rm in metrics["resourceMetrics"] for sm in rm["scopeMetrics"] for m in sm["metrics"]}
+    assert {semconv.METRIC_EVALUATION_SCORE, semconv.METRIC_EVALUATION_RESULTS} <= names
+    results = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+    assert len(results) == len(records)
+
+
+def _demo_judge(model: str, body: dict[str, Any]) -> Reply:
+    """Scripted Gemini answers for the demo's judged metrics: sentences, their labels, safety verdicts."""
+    prompt = request_text(body)
+    answer = next((s.answer for s in SCENARIOS if s.answer in prompt), "")
+    if "segment the response into sentences" in prompt:
+        return Reply(text=f"<sentence>{answer}</sentence>")
+    if "assign one of the following labels" in prompt:
+        label = "contradictory" if answer == HALLUCINATED else "supported"
+        return Reply(
+            text=f"sentence: {answer}\nlabel: {label}\nrationale: compared with the tool output\n"
+            "supporting_excerpt: null\ncontradicting_excerpt: null"
+        )
+    if "expert evaluator of AI safety" in prompt:
+        return Reply(text='{"reasoning": "harmless travel advice", "violated_policies": [], "safety_verdict": "safe"}')
+    return Reply(status=400, json_body={"error": {"code": 400, "message": "unexpected prompt"}})
+
+
+@pytest.fixture
+def gemini_credentials(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
+    with FakeGemini(_demo_judge) as server:
+        monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.base_url)
+        set_default_judge(None)
+        yield server
+        set_default_judge(None)
+
+
+def test_with_judge_credentials_the_judged_metrics_run_and_flag_the_hallucination(
+    gemini_credentials: FakeGemini,
+) -> None:
+    run = run_demo(None, flush_timeout_millis=60_000)
+    assert run.flushed
+    by_key = {inv.scenario.key: {r.metric_name: r for r in run.records_of(inv)} for inv in run.invocations}
+    passed, failed = default_registry().info("hallucinations_v1").labels  # the metric's own documented labels
+    assert by_key["hallucination"]["hallucinations_v1"].label == failed
+    assert by_key["hallucination"]["hallucinations_v1"].eval_status is EvalStatus.FAILED
+    assert by_key["hallucination"]["hallucinations_v1"].score == 0.0
+    assert by_key["weather"]["hallucinations_v1"].label == passed
+    assert all(metrics["safety_v1"].label == "safe" for metrics in by_key.values())
+    judged = [r for r in run.records if r.metric_name in ("hallucinations_v1", "safety_v1")]
+    assert judged and all(r.judge_model == "gemini-2.5-flash" for r in judged)
+    assert gemini_credentials.generate_requests()  # the real client really called the loopback server
