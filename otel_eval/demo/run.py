@@ -98,7 +98,7 @@ def run_demo(output_dir: Path | None = None, *, judge: Any = None, flush_timeout
     tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)
     metric_reader = InMemoryMetricReader()
     meter_provider = MeterProvider(resource=resource, metric_readers=[metric_reader], shutdown_on_exit=False)
-    log_exporter = InMemoryLogRecordExporter()
+    log_exporter = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]  # SDK __init__ is unannotated
     logger_provider = LoggerProvider(resource=resource, shutdown_on_exit=False)
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(log_exporter))
 
