@@ -1,0 +1,148 @@
+"""The Grafana dashboard: every query is valid PromQL (promtool parses it) and names only metrics otel-eval emits
+or the shipped recording rules record; the panels cover what operators need; provisioning matches compose."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.deploy import prometheus_names
+from tests.deploy.conftest import DASHBOARD_FILES, DEPLOY, load_rules, load_yaml_documents
+from tests.deploy.promql import expand_grafana, selectors
+from tests.deploy.test_prometheus_rules import check_label_values
+
+DASHBOARD = DEPLOY / "grafana" / "dashboards" / "otel-eval.json"
+PROVISIONING = DEPLOY / "grafana" / "provisioning"
+
+
+def _dashboard() -> dict[str, Any]:
+    return json.loads(DASHBOARD.read_text(encoding="utf-8"))
+
+
+def _panels(panels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for panel in panels:
+        found.append(panel)
+        found.extend(_panels(panel.get("panels", [])))
+    return found
+
+
+def _queries(dashboard: dict[str, Any]) -> list[tuple[str, str]]:
+    """(where, PromQL) of every panel target and every query variable (``label_values(expr, label)`` -> expr)."""
+    queries = [
+        (f"panel {panel['title']!r} target {target.get('refId')}", target["expr"])
+        for panel in _panels(dashboard["panels"])
+        for target in panel.get("targets", [])
+        if "expr" in target
+    ]
+    for variable in dashboard["templating"]["list"]:
+        query = variable["query"]["query"] if isinstance(variable["query"], dict) else variable["query"]
+        match = re.fullmatch(r"label_values\((.+),\s*([a-zA-Z_][a-zA-Z0-9_]*)\)", query.strip())
+        assert match, f"variable {variable['name']}: expected label_values(<selector>, <label>), got {query!r}"
+        queries.append((f"variable {variable['name']}", match.group(1)))
+    return queries
+
+
+def test_the_dashboard_is_the_only_one_and_has_a_stable_uid() -> None:
+    assert DASHBOARD_FILES == [DASHBOARD]
+    dashboard = _dashboard()
+    assert dashboard["uid"] == "otel-eval"
+    assert len(_queries(dashboard)) >= 30
+
+
+def test_every_query_names_only_metrics_otel_eval_emits() -> None:
+    emitted = prometheus_names.emitted_prometheus_names()
+    recorded = {rule["record"] for rule in load_rules() if "record" in rule}
+    for where, expr in _queries(_dashboard()):
+        used = selectors(expand_grafana(expr)).metric_names
+        assert used, f"{where}: no metric in {expr!r}"
+        unknown = used - emitted - recorded
+        assert not unknown, f"{where} reads {sorted(unknown)}, which otel-eval does not emit: {expr!r}"
+
+
+def test_every_query_uses_emitted_labels_and_values() -> None:
+    allowed = prometheus_names.emitted_label_names()
+    for where, expr in _queries(_dashboard()):
+        expanded = expand_grafana(expr)
+        unknown = selectors(expanded).label_names - allowed
+        assert not unknown, f"{where} uses labels {sorted(unknown)}: {expr!r}"
+        check_label_values(expanded, where)
+    for variable in _dashboard()["templating"]["list"]:
+        label = re.search(r",\s*([a-zA-Z_][a-zA-Z0-9_]*)\)\s*$", variable["definition"])
+        assert label and label.group(1) in allowed, variable["name"]
+
+
+def test_every_query_is_valid_promql(promtool: str, tmp_path: Path) -> None:
+    """promtool parses each query as a recording rule (Grafana variables expanded to a duration and a name)."""
+    rules = [
+        {"record": f"dashboard:query_{index}", "expr": expand_grafana(expr)}
+        for index, (_, expr) in enumerate(_queries(_dashboard()))
+    ]
+    path = tmp_path / "dashboard_queries.yaml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}), encoding="utf-8")
+    process = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
+    assert process.returncode == 0, (
+        f"promtool check rules on the dashboard's queries:\n{process.stdout}{process.stderr}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("topic", "required_metrics"),
+    [
+        ("scores per metric and agent", {"gen_ai_evaluation_score_sum", "gen_ai_evaluation_score_count"}),
+        ("hallucination rate", {"job_agent:gen_ai_evaluation_hallucination_rate:ratio_rate5m"}),
+        ("pass rates", {"job_agent_evaluation:gen_ai_evaluation_pass_rate:ratio_rate30m"}),
+        ("evaluation throughput", {"job_evaluation:gen_ai_evaluation_results:rate5m"}),
+        ("judge latency", {"otel_eval_judge_duration_seconds_bucket"}),
+        ("judge tokens", {"otel_eval_judge_tokens_total"}),
+        ("judge cost", {"otel_eval_judge_cost_total"}),
+        ("drops", {"otel_eval_invocations_dropped_total", "otel_eval_spans_dropped_total"}),
+        ("consumer lag", {"otel_eval_worker_consumer_lag"}),
+    ],
+)
+def test_the_dashboard_covers(topic: str, required_metrics: set[str]) -> None:
+    used = set().union(*(selectors(expand_grafana(expr)).metric_names for _, expr in _queries(_dashboard())))
+    assert required_metrics <= used, f"no panel shows {topic}: missing {sorted(required_metrics - used)}"
+
+
+def test_scores_are_split_by_metric_and_agent() -> None:
+    panel = next(p for p in _panels(_dashboard()["panels"]) if p["title"] == "Mean score per metric and agent")
+    groups = selectors(expand_grafana(panel["targets"][0]["expr"])).label_names
+    assert {"gen_ai_evaluation_name", "gen_ai_agent_name"} <= groups
+
+
+def test_every_panel_uses_the_provisioned_prometheus_datasource() -> None:
+    datasources = load_yaml_documents(PROVISIONING / "datasources" / "datasources.yaml")[0]["datasources"]
+    prometheus = next(d for d in datasources if d["type"] == "prometheus")
+    assert prometheus["url"] == "http://prometheus:9090"  # the compose service name and port
+    for panel in _panels(_dashboard()["panels"]):
+        if panel["type"] != "row":
+            assert panel["datasource"] == {"type": "prometheus", "uid": prometheus["uid"]}, panel["title"]
+            for target in panel["targets"]:
+                assert target["datasource"]["uid"] == prometheus["uid"], panel["title"]
+
+
+def test_panels_do_not_overlap() -> None:
+    cells: set[tuple[int, int]] = set()
+    for panel in _panels(_dashboard()["panels"]):
+        grid = panel["gridPos"]
+        assert grid["x"] + grid["w"] <= 24, panel["title"]
+        area = {
+            (x, y) for x in range(grid["x"], grid["x"] + grid["w"]) for y in range(grid["y"], grid["y"] + grid["h"])
+        }
+        assert not cells & area, f"panel {panel['title']!r} overlaps another"
+        cells |= area
+
+
+def test_provisioning_points_at_the_mounted_dashboards() -> None:
+    provider = load_yaml_documents(PROVISIONING / "dashboards" / "otel-eval.yaml")[0]["providers"][0]
+    compose = load_yaml_documents(DEPLOY / "docker-compose.yaml")[0]
+    mounts = dict(volume.rsplit(":", 2)[:2] for volume in compose["services"]["grafana"]["volumes"])
+    assert mounts["./grafana/dashboards"] == provider["options"]["path"]
+    assert mounts["./grafana/provisioning"] == "/etc/grafana/provisioning"
