@@ -57,11 +57,15 @@ class AdkV2Convention(Convention):
     name = CONVENTION_NAME
 
     def detect(self, spans: Sequence[Span]) -> bool:
-        """ADK v2: ``generate_content`` spans carrying ADK's invocation id, or ``invoke_workflow`` spans; no
-        ``call_llm`` (those traces are legacy)."""
+        """ADK v2: ``generate_content`` spans carrying ADK's invocation id, or ``invoke_workflow`` roots of ADK's
+        instrumentation scope (a plain GenAI-semconv workflow is not ADK's); no ``call_llm`` (those are legacy)."""
         if any(s.name == "call_llm" for s in spans):
             return False
-        return any(_is_adk_model_span(s) or (is_run_root(s) and s.name.startswith("invoke_workflow")) for s in spans)
+        return any(
+            _is_adk_model_span(s)
+            or (is_run_root(s) and s.name.startswith("invoke_workflow") and s.scope_name == semconv.ADK_SCOPE)
+            for s in spans
+        )
 
     def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
         """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them."""

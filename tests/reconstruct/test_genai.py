@@ -531,9 +531,9 @@ def test_agent_as_tool_inner_calls_are_excluded_and_handoffs_included() -> None:
                 },
             ):
                 pass
-    # Rebuilt by the GenAI convention itself: an ``invoke_workflow`` root is also what ADK v2 writes, and which
-    # convention the dispatcher picks for it is the ADK detector's business.
-    result = rebuild_trace(recorder.spans(), available=[GenAIConvention()])
+    # An ``invoke_workflow`` root is also what ADK v2 writes; without ADK's scope the dispatcher must pick GenAI.
+    result = rebuild_trace(recorder.spans())
+    assert result.convention == "genai"
     (inv,) = result.invocations
     got = trajectory(inv)
     assert got["user"] == "Plan a trip"
