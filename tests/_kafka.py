@@ -211,6 +211,24 @@ async def create_topics(bootstrap: str, names: Sequence[str], partitions: int = 
         await admin.close()
 
 
+async def topic_partitions(bootstrap: str, topic: str, timeout: float = 10.0) -> list[int]:
+    """The partition ids of ``topic`` (admin metadata; the consumer's cached metadata can be stale)."""
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for description in await admin.describe_topics([topic]):
+                if description["topic"] == topic and description["error_code"] == 0 and description["partitions"]:
+                    return sorted(p["partition"] for p in description["partitions"])
+            await asyncio.sleep(0.1)
+        return []
+    finally:
+        await admin.close()
+
+
 async def read_topic(
     bootstrap: str, topic: str, *, expected: int | None = None, timeout: float = 20.0, idle: float = 0.5
 ) -> list[Any]:
@@ -221,19 +239,14 @@ async def read_topic(
     """
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
+    deadline = time.monotonic() + timeout
+    partitions = await topic_partitions(bootstrap, topic, timeout=timeout)
+    records: list[Any] = []
+    if not partitions:
+        return records
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest")
     await consumer.start()
-    records: list[Any] = []
     try:
-        partitions: set[int] | None = None
-        deadline = time.monotonic() + timeout
-        while partitions is None and time.monotonic() < deadline:
-            if topic in await consumer.topics():  # refreshes metadata: the topic may not exist yet
-                partitions = consumer.partitions_for_topic(topic)
-            if partitions is None:
-                await asyncio.sleep(0.1)
-        if partitions is None:
-            return records
         consumer.assign([TopicPartition(topic, p) for p in sorted(partitions)])
         await consumer.seek_to_beginning()
         last = time.monotonic()
