@@ -1,0 +1,234 @@
+"""The Collector path: OTLP protobuf spans from Kafka -> traces (idle timeout) -> the same evaluation as in-process.
+
+Unit tests drive :class:`TraceAssembler` with real SDK spans; the end-to-end test runs OTel SDK -> OTLP/HTTP ->
+rotel (a real collector) -> Kafka (protobuf) -> worker -> emitted scores, and compares them with the in-process
+evaluation of the very same spans.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otel_eval import semconv
+from otel_eval.demo import SCENARIOS, TravelAgent, golden_eval_set
+from otel_eval.emit import Emitters
+from otel_eval.errors import InputError
+from otel_eval.reconstruct import rebuild_traces
+from otel_eval.traces import spans_from_readable
+from otel_eval.transport.messages import EvaluationRequest
+from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_spans, requests_from_trace
+from otel_eval.worker.core import EvaluationCore
+from otel_eval.worker.service import Worker
+from tests._kafka import free_port, random_topic, read_topic
+from tests.worker._harness import MemoryTelemetry, running_worker, wait_for, worker_settings
+
+
+def _agent_spans(runs: int = 2) -> list[ReadableSpan]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    agent = TravelAgent(provider)
+    for index in range(runs):
+        agent.run(SCENARIOS[index % len(SCENARIOS)], conversation_id=f"c{index}")
+    return list(exporter.get_finished_spans())
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_traces_spread_over_messages_are_assembled_after_the_idle_timeout() -> None:
+    spans = _agent_spans(runs=2)
+    traces = sorted({s.context.trace_id for s in spans})
+    assert len(traces) == 2
+    first, second = ([s for s in spans if s.context.trace_id == t] for t in traces)
+    # Message 10 mixes both traces; the first trace's last spans arrive in message 11.
+    clock = FakeClock()
+    assembler = TraceAssembler(idle_timeout=5.0, clock=clock)
+    message_10 = encode_spans(first[:2] + second).SerializeToString()
+    message_11 = encode_spans(first[2:]).SerializeToString()
+    assembler.add(0, 10, parse_otlp_spans(message_10, "t/0@10"))
+    clock.now = 3.0
+    assembler.add(0, 11, parse_otlp_spans(message_11, "t/0@11"))
+    assert assembler.committable(0, 12) == 10  # both traces are open: nothing past their first message
+    clock.now = 6.0
+    ready = assembler.ready()
+    assert [t.trace_id for t in ready] == [format(traces[1], "032x")]  # idle for 6 s; the other only for 3 s
+    assert assembler.committable(0, 12) == 10  # the first trace, still open, started at offset 10
+    clock.now = 8.1
+    (done,) = assembler.ready()
+    assert len(done.spans) == len(first)
+    assert assembler.committable(0, 12) == 12
+    # A message read twice (after a retry) adds nothing.
+    assembler.add(0, 11, parse_otlp_spans(message_11, "t/0@11"))
+    assembler.add(0, 11, parse_otlp_spans(message_11, "t/0@11"))
+    (again,) = assembler.ready(everything=True)
+    assert len(again.spans) == len(first) - 2
+    # The rebuilt invocation is the one the in-process path rebuilds from the same spans.
+    (request,) = requests_from_trace(done)
+    (in_process,) = rebuild_traces(spans_from_readable(first))
+    assert request.invocations == in_process.invocations
+
+
+def test_evaluator_spans_and_their_children_are_ignored() -> None:
+    spans = _agent_spans(runs=1)
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    root = spans[-1]
+    context = trace.set_span_in_context(trace.NonRecordingSpan(root.context))
+    evaluator = provider.get_tracer(semconv.INSTRUMENTATION_SCOPE)
+    judge = provider.get_tracer("google.genai")
+    with (
+        evaluator.start_as_current_span("evaluate hallucinations_v1", context=context),
+        judge.start_as_current_span("generate_content judge"),
+    ):
+        pass
+    assembler = TraceAssembler(idle_timeout=1.0)
+    assembler.add(0, 0, parse_otlp_spans(encode_spans(list(exporter.get_finished_spans())).SerializeToString(), "x"))
+    assert len(assembler) == 0  # only evaluator traffic: the evaluated trace is not re-opened
+    assembler.add(0, 1, parse_otlp_spans(encode_spans(spans).SerializeToString(), "y"))
+    (trace_,) = assembler.ready(everything=True)
+    assert len(trace_.spans) == len(spans)
+
+
+def test_bounds_and_bad_messages() -> None:
+    spans = _agent_spans(runs=3)
+    assembler = TraceAssembler(idle_timeout=60.0, max_open_traces=2, max_spans_per_trace=2)
+    assembler.add(1, 5, spans_from_readable(spans))
+    assert len(assembler) == 2  # the oldest trace was handed on early
+    ready = assembler.ready()
+    assert len(ready) == 1 and len(ready[0].spans) == 2
+    assert assembler.dropped_spans == len(spans) - 6  # two spans kept of each of the three traces
+    assert assembler.forget([1]) == 2 and len(assembler) == 0
+    with pytest.raises(InputError, match="t/3@7: not an OTLP protobuf"):
+        parse_otlp_spans(b"\xff\xff\xff not protobuf", "t/3@7")
+    with pytest.raises(InputError, match="empty message"):
+        parse_otlp_spans(b"", "t/3@8")
+
+
+@contextlib.contextmanager
+def _rotel(bootstrap: str, topic: str, tmp_path: Path) -> Iterator[str]:
+    import rotel
+
+    binary = Path(rotel.__file__).parent / "rotel-agent"
+    http_port, grpc_port = free_port(), free_port()
+    process = subprocess.Popen(
+        [
+            str(binary),
+            "start",
+            "--pid-file",
+            str(tmp_path / "rotel.pid"),
+            "--log-file",
+            str(tmp_path / "rotel.log"),
+            "--otlp-grpc-endpoint",
+            f"127.0.0.1:{grpc_port}",
+            "--otlp-http-endpoint",
+            f"127.0.0.1:{http_port}",
+            "--exporter",
+            "kafka",
+            "--kafka-exporter-brokers",
+            bootstrap,
+            "--kafka-exporter-traces-topic",
+            topic,
+            "--kafka-exporter-format",
+            "protobuf",
+            "--kafka-exporter-acks",
+            "all",
+            "--batch-timeout",
+            "100ms",
+        ],
+        stdout=(tmp_path / "rotel.out").open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        yield f"http://127.0.0.1:{http_port}/v1/traces"
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def _scores(telemetry: MemoryTelemetry) -> set[tuple[str, str, str, str, float | None]]:
+    return {(e.trace_id, e.span_id, e.metric, e.label, e.score) for e in telemetry.events()}
+
+
+@pytest.mark.kafka
+async def test_collector_path_through_rotel_scores_like_the_in_process_path(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    spans_topic = random_topic("otlp_spans")
+    telemetry, reference = MemoryTelemetry(), MemoryTelemetry()
+
+    def core(t: MemoryTelemetry) -> EvaluationCore:
+        p = t.providers
+        emitters = Emitters.create(
+            tracer_provider=p.tracer_provider, logger_provider=p.logger_provider, meter_provider=p.meter_provider
+        )
+        return EvaluationCore(eval_set=golden_eval_set(), emitters=emitters, judge_configured=False)
+
+    worker = Worker(
+        worker_settings(
+            kafka_bootstrap,
+            worker_sources="otlp_spans",
+            kafka_spans_topic=spans_topic,
+            kafka_results_topic="",
+            kafka_group_id=random_topic("group"),
+            trace_idle_timeout=1.0,
+        ),
+        core=core(telemetry),
+        telemetry=telemetry.providers,
+    )
+    with _rotel(kafka_bootstrap, spans_topic, tmp_path) as endpoint:
+        local = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint), schedule_delay_millis=100))
+        provider.add_span_processor(SimpleSpanProcessor(local))
+        agent = TravelAgent(provider)
+        for index, scenario in enumerate(SCENARIOS):
+            agent.run(scenario, conversation_id=f"collector-{index}")
+        assert provider.force_flush(10_000)
+        spans = list(local.get_finished_spans())
+        # rotel wrote the spans as OTLP protobuf messages (one ExportTraceServiceRequest each).
+        messages = await read_topic(kafka_bootstrap, spans_topic, expected=1, timeout=20)
+        assert messages and all(parse_otlp_spans(m.value, "check") for m in messages)
+
+        # The in-process path on the same spans is the reference.
+        requests = [
+            EvaluationRequest(invocations=[invocation])
+            for trace_ in rebuild_traces(spans_from_readable(spans))
+            for invocation in trace_.invocations
+        ]
+        reference_core = core(reference)
+        for request_ in requests:
+            await reference_core.evaluate(request_)
+        expected = _scores(reference)
+        assert len({(t, s) for t, s, *_ in expected}) == len(SCENARIOS)
+
+        async with running_worker(worker):
+            await wait_for(lambda: len(telemetry.events()) >= len(expected), timeout=60, what="collector-path scores")
+            await asyncio.sleep(1.5)  # an idle timeout more: no trace is evaluated twice
+        provider.shutdown()
+    assert _scores(telemetry) == expected
+    assert len(telemetry.events()) == len(reference.events())
+    assert worker.metrics.snapshot().get("dead_letters", 0) == 0
+    telemetry.shutdown()
+    reference.shutdown()
