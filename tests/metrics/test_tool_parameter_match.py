@@ -383,12 +383,12 @@ def test_failed_invocation_explains_and_carries_calls() -> None:
     ("criterion", "message"),
     [
         ({"threshold": 1.01}, "threshold 1.01 of metric 'tool_parameter_match' is outside its range [0, 1]"),
-        ({"threshold": 0.5, "matchMode": "fuzzy"}, "matchMode: Input should be 'name_only', 'name_and_args' or"),
+        ({"threshold": 0.5, "matchMode": "fuzzy"}, "match_mode: Input should be 'name_only', 'name_and_args' or"),
         (
             {"threshold": 0.5, "default_strategy": "regex"},
             "default_strategy: Input should be 'exact', 'casefold_exact'",
         ),
-        ({"threshold": 0.5, "perArgStrategies": {"a": "near"}}, "perArgStrategies.a: Input should be 'exact'"),
+        ({"threshold": 0.5, "perArgStrategies": {"a": "near"}}, "per_arg_strategies.a: Input should be 'exact'"),
         ({"threshold": 0.5, "numeric_tolerance": -1}, "numeric_tolerance: Input should be greater than or equal to 0"),
     ],
 )
