@@ -202,8 +202,18 @@ class Worker:
     async def main_loop(self) -> None:
         """Fetch, process and commit batches until asked to exit."""
         assert self._consumer is not None and self._batch_idle is not None
+        from aiokafka.errors import KafkaError
+
         while not self.should_exit:
-            batch = await self._consumer.getmany(timeout_ms=_POLL_MS, max_records=self.settings.worker_max_batch_size)
+            try:
+                batch = await self._consumer.getmany(
+                    timeout_ms=_POLL_MS, max_records=self.settings.worker_max_batch_size
+                )
+            except KafkaError as exc:  # e.g. a codec this process lacks: report it and keep trying, never skip data
+                logger.error("fetching from Kafka failed: %r", exc)
+                self.metrics.error(type(exc).__name__)
+                await asyncio.sleep(_RETRY_BACKOFF_S)
+                continue
             ready = self.assembler.ready() if SOURCE_OTLP_SPANS in self.settings.sources else []
             if not batch and not ready:
                 continue

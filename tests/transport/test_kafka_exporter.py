@@ -177,3 +177,19 @@ def test_configuration_errors_are_clear() -> None:
         KafkaInvocationExporter("127.0.0.1:1", max_queue_size=0)
     with pytest.raises(ConfigurationError, match="OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS"):
         KafkaInvocationExporter.from_env({})
+
+
+@pytest.mark.parametrize("codec", ["zstd", "lz4", "snappy", "none"])
+async def test_every_codec_round_trips(kafka_bootstrap: str, codec: str) -> None:
+    topic = random_topic(codec)
+    sent = [request(i) for i in range(3)]
+    exporter = KafkaInvocationExporter(kafka_bootstrap, topic=topic, compression=codec)
+    try:
+        assert exporter.export(sent) is ExportResult.SUCCESS
+        assert await asyncio.to_thread(exporter.force_flush, 15_000)
+    finally:
+        await asyncio.to_thread(exporter.shutdown, 5_000)
+    records = await read_topic(kafka_bootstrap, topic, expected=3)
+    assert sorted(EvaluationRequest.model_validate_json(r.value).trace_id for r in records) == sorted(
+        r.trace_id for r in sent
+    )

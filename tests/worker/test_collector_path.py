@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,39 +124,39 @@ def test_bounds_and_bad_messages() -> None:
         parse_otlp_spans(b"", "t/3@8")
 
 
+ROTEL_ENV = Path(__file__).resolve().parents[2] / "collector_config" / "rotel" / "rotel-agent.env"
+
+
+def rotel_env_file() -> dict[str, str]:
+    """The shipped rotel configuration (``KEY=value`` lines)."""
+    values = {}
+    for line in ROTEL_ENV.read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            key, _, value = line.partition("=")
+            values[key.strip()] = value.strip()
+    return values
+
+
 @contextlib.contextmanager
 def _rotel(bootstrap: str, topic: str, tmp_path: Path) -> Iterator[str]:
+    """rotel with the shipped ``collector_config/rotel/rotel-agent.env``, only ports, broker and topic changed."""
     import rotel
 
     binary = Path(rotel.__file__).parent / "rotel-agent"
     http_port, grpc_port = free_port(), free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("ROTEL_")},
+        **rotel_env_file(),
+        "ROTEL_OTLP_GRPC_ENDPOINT": f"127.0.0.1:{grpc_port}",
+        "ROTEL_OTLP_HTTP_ENDPOINT": f"127.0.0.1:{http_port}",
+        "ROTEL_KAFKA_EXPORTER_BROKERS": bootstrap,
+        "ROTEL_KAFKA_EXPORTER_TRACES_TOPIC": topic,
+        "ROTEL_BATCH_TIMEOUT": "100ms",
+        "ROTEL_PID_FILE": str(tmp_path / "rotel.pid"),
+        "ROTEL_LOG_FILE": str(tmp_path / "rotel.log"),
+    }
     process = subprocess.Popen(
-        [
-            str(binary),
-            "start",
-            "--pid-file",
-            str(tmp_path / "rotel.pid"),
-            "--log-file",
-            str(tmp_path / "rotel.log"),
-            "--otlp-grpc-endpoint",
-            f"127.0.0.1:{grpc_port}",
-            "--otlp-http-endpoint",
-            f"127.0.0.1:{http_port}",
-            "--exporter",
-            "kafka",
-            "--kafka-exporter-brokers",
-            bootstrap,
-            "--kafka-exporter-traces-topic",
-            topic,
-            "--kafka-exporter-format",
-            "protobuf",
-            "--kafka-exporter-acks",
-            "all",
-            "--batch-timeout",
-            "100ms",
-        ],
-        stdout=(tmp_path / "rotel.out").open("wb"),
-        stderr=subprocess.STDOUT,
+        [str(binary), "start"], env=env, stdout=(tmp_path / "rotel.out").open("wb"), stderr=subprocess.STDOUT
     )
     try:
         yield f"http://127.0.0.1:{http_port}/v1/traces"

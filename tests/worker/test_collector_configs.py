@@ -1,0 +1,95 @@
+"""The shipped collector configurations: valid YAML, the documented components, pipelines that only use defined
+components, and a rotel file whose every variable is a real ``rotel-agent start`` setting."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.worker.test_collector_path import rotel_env_file
+
+CONFIGS = Path(__file__).resolve().parents[2] / "collector_config"
+
+# Component types of OpenTelemetry Collector Contrib the configurations may use (from the contrib READMEs).
+CONTRIB_COMPONENTS = {
+    "receivers": {"otlp", "kafka"},
+    "processors": {"memory_limiter", "batch", "filter", "tail_sampling", "attributes", "resource"},
+    "exporters": {"otlp", "otlphttp", "kafka", "prometheusremotewrite", "prometheus", "debug", "loadbalancing"},
+}
+
+
+def _load(name: str) -> dict[str, Any]:
+    document = yaml.safe_load((CONFIGS / name).read_text())
+    assert isinstance(document, dict)
+    return document
+
+
+def _check_pipelines(config: dict[str, Any]) -> None:
+    for kind, allowed in CONTRIB_COMPONENTS.items():
+        for name in config.get(kind, {}):
+            assert name.split("/")[0] in allowed, f"{kind}.{name} is not a documented contrib component"
+    pipelines = config["service"]["pipelines"]
+    assert pipelines
+    for pipeline_name, pipeline in pipelines.items():
+        assert pipeline_name.split("/")[0] in {"traces", "logs", "metrics"}
+        for kind in ("receivers", "processors", "exporters"):
+            for component in pipeline.get(kind, []):
+                assert component in config[kind], f"pipeline {pipeline_name} uses undefined {kind[:-1]} {component}"
+        assert pipeline["receivers"] and pipeline["exporters"]
+
+
+def test_agent_to_kafka_config() -> None:
+    config = _load("otelcol-agent-to-kafka.yaml")
+    _check_pipelines(config)
+    assert set(config["receivers"]["otlp"]["protocols"]) == {"grpc", "http"}
+    kafka = config["exporters"]["kafka/evaluation"]
+    assert kafka["traces"] == {"topic": "otlp_spans", "encoding": "otlp_proto"}
+    assert kafka["partition_traces_by_id"] is True
+    assert kafka["producer"]["required_acks"] == -1
+    evaluation = config["service"]["pipelines"]["traces/evaluation"]
+    assert evaluation["exporters"] == ["kafka/evaluation"]
+    # The evaluator's traffic is filtered before tail sampling, and tail sampling never samples it.
+    assert evaluation["processors"].index("filter/evaluator-traffic") < evaluation["processors"].index(
+        "tail_sampling/evaluation"
+    )
+    conditions = config["processors"]["filter/evaluator-traffic"]["traces"]["span"]
+    assert 'instrumentation_scope.name == "otel_eval"' in conditions
+    policies = config["processors"]["tail_sampling/evaluation"]["policies"]
+    (drop,) = [p for p in policies if p["type"] == "drop"]
+    (sub,) = drop["drop"]["drop_sub_policy"]
+    assert sub["string_attribute"] == {"key": "service.name", "values": ["otel-eval-worker"]}
+    # Every trace still goes to the trace backend, unsampled.
+    assert "tail_sampling/evaluation" not in config["service"]["pipelines"]["traces/backend"]["processors"]
+
+
+def test_evaluation_output_config() -> None:
+    config = _load("otelcol-evaluation-output.yaml")
+    _check_pipelines(config)
+    pipelines = config["service"]["pipelines"]
+    assert set(pipelines) == {"traces", "logs", "metrics"}
+    assert all(p["receivers"] == ["otlp"] for p in pipelines.values())
+    assert pipelines["metrics"]["exporters"] == ["prometheusremotewrite"]
+    assert config["exporters"]["otlphttp/loki"]["endpoint"].endswith("/otlp")
+
+
+def test_rotel_env_file_uses_real_rotel_settings() -> None:
+    import rotel
+
+    binary = Path(rotel.__file__).parent / "rotel-agent"
+    help_text = subprocess.run([str(binary), "start", "--help"], capture_output=True, text=True, check=True).stdout
+    values = rotel_env_file()
+    assert values["ROTEL_EXPORTER"] == "kafka"
+    assert values["ROTEL_KAFKA_EXPORTER_FORMAT"] == "protobuf"
+    assert values["ROTEL_KAFKA_EXPORTER_TRACES_TOPIC"] == "otlp_spans"
+    for name in values:
+        assert f"[env: {name}=" in help_text, f"{name} is not a rotel-agent setting"
+
+
+def test_readme_documents_every_file() -> None:
+    readme = (CONFIGS / "README.md").read_text()
+    for path in CONFIGS.rglob("*"):
+        if path.is_file() and path.name != "README.md":
+            assert str(path.relative_to(CONFIGS)) in readme, path
