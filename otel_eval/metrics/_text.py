@@ -21,8 +21,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from typing import Any
 
-from rouge_score import scoring, tokenizers
+from rouge_score import scoring
 
 _ASCII_WORD = re.compile(r"[a-z0-9]+")
 _CACHE_LIMIT = 65536
@@ -67,7 +68,7 @@ class UnicodeAwareTokenizer:
     """
 
     def __init__(self) -> None:
-        self._default = tokenizers.DefaultTokenizer(use_stemmer=True)
+        self._default: Any = None
         self._stems: dict[str, tuple[str, ...]] = {}
         self._pieces: dict[str, str] = {}
 
@@ -90,9 +91,18 @@ class UnicodeAwareTokenizer:
             if stemmed is None:
                 if len(stems) >= _CACHE_LIMIT:
                     stems.clear()
-                stemmed = stems[word] = tuple(self._default.tokenize(word))
+                stemmed = stems[word] = tuple(self._stemming_tokenizer().tokenize(word))
             tokens.extend(stemmed)
         return tokens
+
+    def _stemming_tokenizer(self) -> Any:
+        # rouge-score's tokenizers module imports nltk (with scipy and scikit-learn: ~2 s); load it only when a
+        # response is actually scored, so importing the metrics (and every process that never runs ROUGE) stays fast.
+        if self._default is None:
+            from rouge_score import tokenizers
+
+            self._default = tokenizers.DefaultTokenizer(use_stemmer=True)
+        return self._default
 
     def _split_words(self, text: str) -> list[str]:
         pieces = self._pieces
