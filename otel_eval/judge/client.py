@@ -9,6 +9,7 @@ the process-wide default client from :func:`default_judge` is shared by all metr
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import os
@@ -64,7 +65,7 @@ class JudgeRequest:
             if isinstance(self.response_schema, dict):
                 config.response_json_schema = self.response_schema
             else:
-                config.response_schema = self.response_schema
+                config.response_schema = _gemini_schema(self.response_schema)
         config.http_options = genai_types.HttpOptions(
             timeout=max(1, int(timeout_seconds * 1000)),
             retry_options=genai_types.HttpRetryOptions(attempts=1),  # retries are ours, see JudgeClient
@@ -76,14 +77,32 @@ class JudgeRequest:
         return [genai_types.Content(role="user", parts=[genai_types.Part(text=self.prompt)])]
 
     def cache_identity(self) -> dict[str, Any]:
-        """Everything that makes the request what it is (contents + config), for the cache key."""
-        config = self.generate_config(1.0).model_dump(
-            mode="json", exclude_none=True, exclude={"http_options", "response_schema"}
-        )
+        """Everything that makes the request what it is (prompt, instruction, schema, user config), for the cache key."""
         schema = self.response_schema
-        if schema is not None and not isinstance(schema, dict):
-            config["response_schema"] = schema.model_json_schema()
-        return {"contents": [c.model_dump(mode="json", exclude_none=True) for c in self.contents()], "config": config}
+        return {
+            "prompt": self.prompt,
+            "system_instruction": self.system_instruction,
+            "schema": schema if schema is None or isinstance(schema, dict) else _schema_json(schema),
+            "config": self.config.model_dump(mode="json", exclude_none=True) if self.config else None,
+        }
+
+
+@functools.lru_cache(maxsize=64)
+def _schema_json(model: type[BaseModel]) -> str:
+    return json.dumps(model.model_json_schema(), sort_keys=True)
+
+
+@functools.lru_cache(maxsize=64)
+def _gemini_schema(model: type[BaseModel]) -> genai_types.Schema | type[BaseModel]:
+    """The pydantic model converted to google-genai's ``Schema`` once (google-genai would redo it per request)."""
+    try:
+        from google.genai import _transformers
+
+        schema = _transformers.t_schema(None, model)
+    except Exception:
+        logger.debug("could not pre-convert response schema %s", model.__name__, exc_info=True)
+        return model
+    return schema if isinstance(schema, genai_types.Schema) else model
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +157,7 @@ class JudgeClient:
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
         self._loops_lock = threading.Lock()
         self._fatal: Failure | None = None
+        self._uses_vertex: bool | None = None
         self.not_configured_reason: str | None = None if client is not None else self._configuration_problem()
 
     @classmethod
@@ -214,12 +234,14 @@ class JudgeClient:
     @property
     def uses_vertex(self) -> bool:
         """Whether the judge talks to Vertex AI (``vertexai=True`` or ``GOOGLE_GENAI_USE_VERTEXAI``)."""
-        if not self.configured:
-            return False
-        try:
-            return bool(self._genai_client()._api_client.vertexai)
-        except JudgeError:
-            return False
+        if self._uses_vertex is None:
+            if not self.configured:
+                return False
+            try:
+                self._uses_vertex = bool(self._genai_client()._api_client.vertexai)
+            except JudgeError:
+                return False
+        return self._uses_vertex
 
     async def evaluate_instances(self, body: dict[str, Any], *, metric: str) -> dict[str, Any]:
         """POSTs ``body`` to Vertex AI's ``projects/P/locations/L:evaluateInstances`` (Gen AI evaluation service).
