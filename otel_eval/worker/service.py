@@ -76,8 +76,8 @@ class Worker:
     ) -> None:
         self.settings = settings
         self.telemetry = telemetry or WorkerTelemetry()
-        self.core = core if core is not None else build_core(settings, self.telemetry)
         self.metrics = WorkerMetrics(self.telemetry.meter_provider)
+        self.core = core if core is not None else build_core(settings, self.telemetry, self.metrics)
         self.ledger = ResultLedger(settings.worker_dedup_cache_size)
         self.assembler = TraceAssembler(
             settings.trace_idle_timeout,
@@ -355,14 +355,16 @@ class Worker:
             self.metrics.error("readback_failed")
 
 
-def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry) -> RequestEvaluator:
-    """The shared evaluation core, configured from ``settings``, emitting through ``telemetry``'s providers.
+def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry, metrics: WorkerMetrics) -> RequestEvaluator:
+    """The shared evaluation core, configured from ``settings``, emitting through ``telemetry``'s providers; its
+    judge (the process-wide one, from the environment) reports its calls through ``metrics``.
 
     Raises:
         ConfigurationError: bad criteria or eval set.
     """
     from otel_eval.emit import Emitters
     from otel_eval.emit.pipeline import PipelineMetrics
+    from otel_eval.judge import default_judge
     from otel_eval.worker._inputs import load_criteria, load_eval_set
     from otel_eval.worker.core import EvaluationCore
 
@@ -371,8 +373,11 @@ def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry) -> RequestE
         logger_provider=telemetry.logger_provider,
         meter_provider=telemetry.meter_provider,
     )
+    judge = default_judge()
+    metrics.watch_judge(judge.accounting)
     return EvaluationCore(
         criteria=load_criteria(settings.criteria),
+        judge=judge,
         eval_set=load_eval_set(settings.eval_set),
         emitters=emitters,
         pipeline=PipelineMetrics(telemetry.meter_provider, transport="kafka"),

@@ -106,6 +106,12 @@ async def test_two_workers_evaluate_every_invocation_exactly_once(kafka_bootstra
     assert sum(t.get("results_published", 0) for t in totals) == total
     assert sum(t.get("duplicates_skipped", 0) for t in totals) == 0
     assert exporter.stats().dropped_total == 0
+    # The workers' own metrics: batch durations, and a consumer lag of zero once everything is consumed.
+    batches = [p for t in telemetries for p in t.metric_points(semconv.METRIC_BATCH_DURATION)]
+    assert sum(p.count for p in batches) == sum(t.get("batches", 0) for t in totals) > 0
+    lags = [p for t in telemetries for p in t.metric_points(semconv.METRIC_CONSUMER_LAG)]
+    assert lags and all(p.value == 0 for p in lags)
+    assert {p.attributes[semconv.KAFKA_TOPIC] for p in lags} == {requests_topic}
     for telemetry in telemetries:
         telemetry.shutdown()
 

@@ -127,6 +127,7 @@ async def test_judge_outage_gives_not_evaluated_and_the_worker_keeps_consuming(k
         core=_core(telemetry, criteria={"hallucinations_v1": {"threshold": 0.5}}, judge=judge),
         telemetry=telemetry.providers,
     )
+    worker.metrics.watch_judge(judge.accounting)
     per_request = 1 + len(EFFICIENCY_METRICS)
     try:
         async with running_worker(worker):
@@ -150,6 +151,12 @@ async def test_judge_outage_gives_not_evaluated_and_the_worker_keeps_consuming(k
     assert len(efficiency) == 7 * len(EFFICIENCY_METRICS)
     assert all(e.error_type is None for e in efficiency)
     assert server.generate_requests()  # the judge was really called (it may stop calling a judge that is down)
+    calls = {
+        p.attributes[semconv.OTEL_EVAL_OUTCOME]: p.value
+        for p in telemetry.metric_points(semconv.METRIC_JUDGE_CALLS)
+        if p.attributes[semconv.GEN_AI_EVALUATION_NAME] == "hallucinations_v1"
+    }
+    assert calls.get("error", 0) >= 1 and calls.get("ok", 0) == 0
     published = [
         EvaluationRecord.model_validate_json(r.value) for r in await read_topic(kafka_bootstrap, results_topic)
     ]

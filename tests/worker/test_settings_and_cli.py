@@ -1,0 +1,75 @@
+"""WorkerSettings from flags and OTEL_EVAL_* variables; the ``otel-eval worker`` command's exit codes."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+from pydantic import ValidationError
+
+from otel_eval import environment_variables as env
+from otel_eval.cli import main
+from otel_eval.worker.settings import WorkerSettings
+from tests._kafka import free_port
+
+SECRET = "w0rker-Sasl-Secret"
+
+
+def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS, "k1:9092,k2:9092")
+    monkeypatch.setenv(env.OTEL_EVAL_WORKER_SOURCES, "otlp_spans, requests")
+    monkeypatch.setenv(env.OTEL_EVAL_WORKER_CONCURRENCY, "3")
+    monkeypatch.setenv(env.OTEL_EVAL_TRACE_IDLE_TIMEOUT, "2.5")
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SECURITY_PROTOCOL, "SASL_PLAINTEXT")
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SASL_MECHANISM, "SCRAM-SHA-256")
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SASL_USERNAME, "worker")
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SASL_PASSWORD, SECRET)
+    settings = WorkerSettings()
+    assert settings.servers == ["k1:9092", "k2:9092"]
+    assert settings.sources == ("otlp_spans", "requests")
+    assert settings.topics == {"otlp_spans": "otlp_spans", "otel_eval.requests": "requests"}
+    assert (settings.worker_concurrency, settings.trace_idle_timeout) == (3, 2.5)
+    assert settings.security().client_kwargs()["sasl_plain_password"] == SECRET
+    assert SECRET not in repr(settings) and SECRET not in str(settings.model_dump())
+    # A constructor argument (a command-line flag) wins over the environment.
+    assert WorkerSettings(worker_concurrency=7).worker_concurrency == 7
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("worker_sources", "requests,kafka", "expected a comma-separated list"),
+        ("worker_concurrency", 0, "greater than or equal to 1"),
+        ("kafka_compression", "brotli", "compression 'brotli'"),
+        ("kafka_bootstrap_servers", " , ", "bootstrap servers"),
+    ],
+)
+def test_bad_settings_are_rejected(field: str, value: object, message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        WorkerSettings(**{field: value})
+
+
+def test_cli_reports_bad_settings_with_exit_code_2(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(env.OTEL_EVAL_WORKER_CONCURRENCY, "zero")
+    result = CliRunner().invoke(main, ["worker", "--telemetry", "none"])
+    assert result.exit_code == 2
+    assert "worker_concurrency" in result.output
+    monkeypatch.delenv(env.OTEL_EVAL_WORKER_CONCURRENCY)
+    result = CliRunner().invoke(main, ["worker", "--source", "kafka"])
+    assert result.exit_code == 2
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SECURITY_PROTOCOL, "SASL_SSL")
+    result = CliRunner().invoke(main, ["worker", "--telemetry", "none"])
+    assert result.exit_code == 2
+    assert "needs sasl_username and sasl_password" in result.output
+
+
+def test_cli_exits_1_when_the_broker_is_unreachable_and_never_prints_the_password(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SECURITY_PROTOCOL, "SASL_PLAINTEXT")
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SASL_USERNAME, "worker")
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SASL_PASSWORD, SECRET)
+    port = free_port()  # nothing listens there
+    result = CliRunner().invoke(main, ["worker", "--bootstrap-servers", f"127.0.0.1:{port}", "--telemetry", "none"])
+    assert result.exit_code == 1
+    assert "worker failed" in result.output
+    assert SECRET not in result.output
