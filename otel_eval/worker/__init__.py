@@ -1,1 +1,20 @@
-"""worker."""
+"""The evaluation worker: the shared core (:mod:`.core`) and the ``otel-eval worker`` Kafka service (:mod:`.service`).
+
+Service guarantees, in short (details in :mod:`.results` and :mod:`.collector_path`):
+
+* **At-least-once.** A batch's offsets are committed only after its results were emitted (telemetry exported by
+  the OTLP exporters, which the worker flushes) and published to the results topic with ``acks=all``. A worker that
+  dies mid-batch leaves the batch uncommitted; another member of the group evaluates it.
+* **No duplicate on redelivery, in the common cases.** Invocations whose results the group already published (read
+  back from the results topic when partitions are assigned) or that this worker already evaluated (a bounded LRU)
+  are skipped. The remaining window is a crash between exporting a batch's telemetry and publishing its results:
+  that batch's telemetry is then emitted twice, never lost. Results-topic consumers de-duplicate exactly by
+  ``result_id``.
+* **Poison messages** go to the dead-letter topic with the error in headers; the worker moves on.
+* **Collector path.** ``otlp_spans`` messages are assembled into traces with an idle timeout; offsets are held back
+  to the first message of any still-open trace, so a crash re-reads unfinished traces.
+* **SIGTERM** stops intake and finishes the current batch within ``worker_shutdown_timeout`` seconds.
+
+The brokers' known gaps are avoided by design: no idempotent or transactional producer, no ``latest`` offset resets,
+no reliance on ``end_offsets()`` exactness, generous group timeouts.
+"""
