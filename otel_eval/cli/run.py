@@ -6,7 +6,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.progress import Progress
@@ -28,9 +28,12 @@ from otel_eval.cli._results_dir import write_results
 from otel_eval.conversations import group_conversations, pair_conversations
 from otel_eval.errors import ConfigurationError, InputError
 from otel_eval.metrics import default_registry
-from otel_eval.model import BaseCriterion, EvalConfig, EvalSet, EvalStatus
+from otel_eval.model import EvalConfig, EvalSet, EvalStatus
 from otel_eval.model.loading import load_eval_config, load_eval_set
 from otel_eval.runner import ConversationReport, MetricOutcome, build_plan, evaluate_conversations, select_criteria
+
+if TYPE_CHECKING:
+    from otel_eval.judge.client import JudgeClient
 
 PROGRESS_MIN_CONVERSATIONS = 20
 
@@ -117,7 +120,7 @@ def _print_reasons(outcome: MetricOutcome) -> None:
         if entry.eval_status is not EvalStatus.FAILED:
             continue
         if entry.explanation:
-            stdout.print(f"  [red]{name}[/] invocation {index}: {truncate(entry.explanation, 200)}")
+            stdout.print(f"  [red]{name}[/] invocation {index}: {truncate(entry.explanation, 500)}")
         details = entry.details or {}
         if "expected" in details or "actual" in details:
             stdout.print(f"      expected: {_calls(details.get('expected'))}")
@@ -145,21 +148,15 @@ def _load_inputs(eval_set_path: Path | None, config_path: Path | None) -> tuple[
     return eval_set, config
 
 
-def _apply_judge_options(
-    config: EvalConfig | None, judge_model: str | None, num_samples: int | None
-) -> EvalConfig | None:
-    """Returns ``config`` with judge options overridden on every criterion that has judge options."""
-    if config is None or (judge_model is None and num_samples is None):
+def _apply_judge_model(config: EvalConfig | None, judge_model: str | None) -> EvalConfig | None:
+    """``config`` with ``--judge-model`` replacing the judge model of every criterion that has judge options."""
+    if config is None or judge_model is None:
         return config
     criteria: dict[str, Any] = {}
     for name in config.criteria:
         data = config.criterion_for(name).model_dump()
-        options = dict(data.get("judge_model_options") or {})
-        if judge_model is not None:
-            options["judge_model"] = judge_model
-        if num_samples is not None:
-            options["num_samples"] = num_samples
-        data["judge_model_options"] = options
+        if isinstance(data.get("judge_model_options"), dict):
+            data["judge_model_options"] = {**data["judge_model_options"], "judge_model": judge_model}
         criteria[name] = data
     return EvalConfig.model_validate({"criteria": criteria})
 
@@ -198,19 +195,22 @@ def run(
     Exit code 0 when nothing failed, 1 when a metric FAILED, 2 on bad input.
     """
     eval_set, config = _load_inputs(eval_set_path, config_path)
-    config = _apply_judge_options(config, judge_model, num_samples)
+    config = _apply_judge_model(config, judge_model)
     registry = default_registry()
-    judge = _make_judge(judge_model, max_concurrency)
+    judge_settings = {"default_model": judge_model, "num_samples": num_samples, "max_concurrency": max_concurrency}
+    # Only the default metric choice depends on whether a judge is configured; otherwise build one only if needed.
+    probe = not metrics and not (config and config.criteria) and eval_set is None
+    judge = _make_judge(judge_settings) if probe else None
     try:
         criteria = select_criteria(
             config=config,
             metric_names=metrics,
             have_eval_set=eval_set is not None,
-            judge_configured=judge is not None,
+            judge_configured=judge is not None and judge.configured,
             registry=registry,
         )
-        if judge_model or num_samples:
-            criteria = _judge_defaults(criteria, registry, judge_model, num_samples)
+        if judge is None and any(registry.info(name).requires_judge for name in criteria):
+            judge = _make_judge(judge_settings)
         plan = build_plan(
             criteria, registry=registry, match_type=match_type.upper() if match_type else None, judge=judge
         )
@@ -266,33 +266,17 @@ def _evaluate(
     return plan_runner(conversations, None)
 
 
-def _judge_defaults(
-    criteria: dict[str, Any], registry: Any, judge_model: str | None, num_samples: int | None
-) -> dict[str, Any]:
-    """Metrics requested without a criterion still get the --judge-model / --num-samples overrides."""
-    updated: dict[str, Any] = {}
-    for name, criterion in criteria.items():
-        info = registry.info(name)
-        if criterion is None and info.requires_judge:
-            options: dict[str, Any] = {}
-            if judge_model:
-                options["judge_model"] = judge_model
-            if num_samples:
-                options["num_samples"] = num_samples
-            threshold = info.default_threshold if info.default_threshold is not None else 0.5
-            criterion = BaseCriterion.model_validate({"threshold": threshold, "judge_model_options": options})
-        updated[name] = criterion
-    return updated
-
-
 def _write_results(directory: Path, reports: list[ConversationReport], app: str, eval_set_id: str) -> Path:
     return write_results(directory, reports, app_name=app, eval_set_id=eval_set_id)
 
 
-def _make_judge(judge_model: str | None, max_concurrency: int) -> Any:
-    """The judge client when judge credentials are configured, else None (judged metrics then say why)."""
-    return None
+def _make_judge(settings: dict[str, Any]) -> JudgeClient:
+    """The judge client from google-genai's environment with the CLI's overrides (None values are ignored)."""
+    from otel_eval.judge.client import JudgeClient  # deferred: the judge's HTTP stack is only loaded when used
+
+    return JudgeClient.from_env(**settings)
 
 
-def _print_judge_summary(judge: Any) -> None:
-    return None
+def _print_judge_summary(judge: JudgeClient | None) -> None:
+    if judge is not None:
+        click.echo(judge.summary_line(), err=True)

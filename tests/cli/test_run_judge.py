@@ -1,0 +1,68 @@
+"""``otel-eval run`` with judged metrics, against the loopback Gemini-compatible server via google-genai's env."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from otel_eval.model import content_text
+from otel_eval.reconstruct import rebuild_traces
+from otel_eval.traces import read_trace_file
+from tests.cli.conftest import AGENTEVALS, CliResult
+from tests.judge.fake_gemini import FakeGemini
+from tests.judge.helpers import TEST_KEY, keyed_sequences
+
+pytest_plugins = ("tests.judge.plugin",)
+pytestmark = pytest.mark.usefixtures("clean_genai_env")
+
+HELM = AGENTEVALS / "helm.json"
+
+
+def _final_text() -> str:
+    [trace] = rebuild_traces(read_trace_file(HELM).spans)
+    return content_text(trace.invocations[0].invocation.final_response)
+
+
+def _script_contradicted(server: FakeGemini, final: str) -> None:
+    # Keys are tried in order: the validator prompt carries the sentences in <sentence> tags, the segmenter prompt
+    # carries the raw response. The segmenter answers one sentence per non-empty line, the validator contradicts all.
+    sentences = [line.strip() for line in final.splitlines() if line.strip()]
+    segmented = "\n".join(f"<sentence>{s}</sentence>" for s in sentences)
+    verdicts = "\n\n".join(
+        f"sentence: {s}\nlabel: contradictory\nrationale: the tool said otherwise\n"
+        "supporting_excerpt: null\ncontradicting_excerpt: null"
+        for s in sentences
+    )
+    server.set_responder(
+        keyed_sequences({f"<sentence>{sentences[0]}</sentence>": [verdicts], sentences[0]: [segmented]})
+    )
+
+
+def test_hallucinations_via_gemini_base_url_fails_with_explanation_and_summary(
+    cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake_gemini.base_url)
+    final = _final_text()
+    assert final
+    _script_contradicted(fake_gemini, final)
+    result = cli("run", HELM, "-m", "hallucinations_v1", "--judge-model", "judge-x")
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert "hallucinations_v1" in result.stdout and "FAILED" in result.stdout
+    assert "contradictory: There are two Helm releases" in result.stdout  # the judge's explanation of the failure
+    assert "judge" in result.stderr.lower() and "call" in result.stderr.lower()  # the summary line
+    models = {request.model for request in fake_gemini.generate_requests()}
+    assert models == {"judge-x"}
+    assert TEST_KEY not in result.stdout + result.stderr
+
+
+def test_without_credentials_judged_metric_is_not_evaluated_with_one_reason(cli: Callable[..., CliResult]) -> None:
+    result = cli("run", HELM, "-m", "hallucinations_v1", "--output", "json")
+    assert result.exit_code == 0, result.stderr
+    [conversation] = result.json()["results"]
+    [metric] = conversation["metrics"]
+    assert metric["eval_status"] == "NOT_EVALUATED"
+    assert metric["score"] is None
+    assert metric["error_type"] == "judge_not_configured" or metric["per_invocation_statuses"] == ["NOT_EVALUATED"]
+    assert "GOOGLE_API_KEY" in (metric["explanation"] or "") or "credential" in (metric["explanation"] or "").lower()
