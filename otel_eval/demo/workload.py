@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -158,11 +159,13 @@ class TravelAgent:
         tracer_provider: Provider the agent's spans go to (the global one when None).
         parallel_tools: Run each turn's tool calls on a thread pool, so spans of one trace end on several threads.
         scope: The instrumentation scope of the agent's spans.
+        model_latency_seconds: How long each scripted model call takes in :meth:`run` (a real model's latency).
     """
 
     tracer_provider: TracerProvider | None = None
     parallel_tools: bool = False
     scope: str = AGENT_SCOPE
+    model_latency_seconds: float = 0.0
     _pool: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -233,7 +236,8 @@ class TravelAgent:
                 semconv.GEN_AI_USAGE_OUTPUT_TOKENS: scenario.output_tokens,
             },
         ):
-            pass
+            if self.model_latency_seconds > 0:
+                time.sleep(self.model_latency_seconds)
 
     def _model_then_tools(self, scenario: Scenario, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         calls = [

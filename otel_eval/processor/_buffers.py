@@ -32,8 +32,12 @@ def approximate_size(span: ReadableSpan) -> int:
 def _attributes_size(attributes: Mapping[str, object] | None) -> int:
     if not attributes:
         return 0
+    # The SDK's BoundedAttributes keeps a plain dict; iterating it directly is several times faster than going
+    # through the MutableMapping protocol, and this runs once per buffered span.
+    plain = getattr(attributes, "_dict", None)
+    items = plain.items() if isinstance(plain, dict) else attributes.items()
     size = 0
-    for key, value in attributes.items():
+    for key, value in items:
         size += len(key) + 16
         if isinstance(value, str):
             size += len(value)
@@ -120,6 +124,16 @@ class TraceBuffers:
         if len(self._rejected) > _REJECTED_TRACES_REMEMBERED:
             self._rejected.popitem(last=False)
         return Rejection(trace_id=trace_id, reason=reason, spans=dropped)
+
+    def reject(self, trace_id: int, reason: str) -> Rejection | str:
+        """Discards ``trace_id`` (buffered spans included) for ``reason``, unless it was already discarded.
+
+        Returns the earlier reason (str) when it was, else the :class:`Rejection`.
+        """
+        earlier = self._rejected.get(trace_id)
+        if earlier is not None:
+            return earlier
+        return self._reject(trace_id, reason)
 
     def forget_rejection(self, trace_id: int) -> bool:
         """Ends the drop-on-sight of a discarded trace (its local root ended). Whether it was discarded."""

@@ -40,6 +40,9 @@ logger = logging.getLogger(__name__)
 _LOW_64_BITS = (1 << 64) - 1
 _MAX_SUPPRESSED_MARKS = 4096
 _DEFAULT_ENRICHMENT_WAIT_SECONDS = 5.0
+_SCHEDULE_DELAY_SECONDS = 0.2
+"""The background thread's period: a finished invocation is handed on within this delay (or at a batch)."""
+_WAKE_BATCH_SPANS = 512
 
 
 logger.addFilter(DuplicateLogFilter())
@@ -55,10 +58,11 @@ class EvaluationSpanProcessor(SpanProcessor):
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
 
     How it works: ``on_end`` appends the ended span to a bounded intake queue and returns (the same work as the
-    SDK's ``BatchSpanProcessor``). A daemon thread ``OtelEvalSpanProcessor`` groups spans by trace; when a
-    *local root* span ends (no parent, or a parent in another process), its subtree is converted, rebuilt into
-    invocations (:func:`otel_eval.reconstruct.rebuild_traces`) and handed to the transport as evaluation
-    requests. A trace whose root never ends here is handed on ``trace_idle_timeout`` seconds after its last span.
+    SDK's ``BatchSpanProcessor``). A daemon thread ``OtelEvalSpanProcessor`` (woken every 0.2 s, or early when 512
+    spans wait) groups spans by trace; when a *local root* span ends (no parent, or a parent in another process),
+    its subtree is converted, rebuilt into invocations (:func:`otel_eval.reconstruct.rebuild_traces`) and handed to
+    the transport as evaluation requests. When the transport is full, subtrees are dropped (and counted) before
+    they are rebuilt, so an overloaded evaluator costs the agent almost nothing. A trace whose root never ends here is handed on ``trace_idle_timeout`` seconds after its last span.
     The transport is the embedded worker (a thread with its own asyncio loop, running
     :class:`~otel_eval.worker.core.EvaluationCore`) unless ``exporter`` is given (e.g. Kafka).
 
@@ -195,7 +199,8 @@ class EvaluationSpanProcessor(SpanProcessor):
         self._limits = (max_open_traces, max_spans_per_trace, max_buffer_bytes)
         self._max_pending = max_pending_spans
         self._idle_timeout = trace_idle_timeout
-        self._tick = max(0.05, min(1.0, trace_idle_timeout / 4, enrichment_wait_seconds / 2 or 1.0))
+        self._tick = max(0.01, min(_SCHEDULE_DELAY_SECONDS, trace_idle_timeout / 4, enrichment_wait_seconds / 2 or 1.0))
+        self._wake_threshold = min(_WAKE_BATCH_SPANS, max(1, max_pending_spans // 2))
         self._shutdown = False
         weak_self = weakref.ref(self)
         self.pipeline.register_queue("spans", lambda: _pending_spans(weak_self))
@@ -293,14 +298,14 @@ class EvaluationSpanProcessor(SpanProcessor):
                 queue = self._queue
                 if len(queue) < self._max_pending:
                     queue.append(span)
-                    parent = span.parent
-                    if parent is None or parent.is_remote:
-                        if self._enricher is not None and not is_own_traffic(span):
-                            self._enricher.on_end(span, hold=True)
-                        if not self._wake.is_set():
-                            self._wake.set()
-                    elif self._enricher is not None:
-                        self._enricher.on_end(span, hold=False)
+                    # Like the SDK's batch processor: wake the background thread for a batch, not for every span;
+                    # otherwise it runs on its schedule (a thread switch per invocation would cost the agent more).
+                    if len(queue) >= self._wake_threshold and not self._wake.is_set():
+                        self._wake.set()
+                    if self._enricher is not None:
+                        parent = span.parent
+                        local_root = parent is None or parent.is_remote
+                        self._enricher.on_end(span, hold=local_root and not is_own_traffic(span))
                     return
                 with self._intake_lock:
                     self._intake_dropped += 1
@@ -424,14 +429,18 @@ class EvaluationSpanProcessor(SpanProcessor):
             return  # started under suppressed instrumentation: the evaluator's own work
         if is_own_traffic(span):
             return
-        outcome = self._buffers.add(span, context.trace_id, now)
+        if self._exporter.has_capacity():
+            outcome = self._buffers.add(span, context.trace_id, now)
+        else:
+            # Shed load before spending memory and CPU on a trace the transport would drop: the whole trace goes.
+            outcome = self._buffers.reject(context.trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL)
         root = is_local_root(span)
         if outcome is None:
             if root:
                 roots.append((context.trace_id, context.span_id))
             return
         if isinstance(outcome, Rejection):
-            logger.warning("evaluation buffers full (%s): a trace was dropped", outcome.reason)
+            logger.warning("a trace was dropped before evaluation: %s", outcome.reason)
             drops[outcome.reason] += outcome.spans
             invocation_drops[outcome.reason] += 1
         else:
@@ -443,6 +452,11 @@ class EvaluationSpanProcessor(SpanProcessor):
 
     def _hand_on(self, root: tuple[int, int] | None, spans: list[ReadableSpan]) -> None:
         requests: list[EvaluationRequest] = []
+        if spans and not self._exporter.has_capacity():
+            # Shed load before spending CPU on reconstruction: the transport would drop the requests anyway.
+            self.pipeline.invocations_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL)
+            self.pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, len(spans))
+            spans = []
         if spans and self._builder.filters.root_allowed(top_span_names(spans)):
             try:
                 requests = self._builder.build(spans)

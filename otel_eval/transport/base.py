@@ -42,6 +42,11 @@ class InvocationExporter(abc.ABC):
             SUCCESS when every request was accepted, FAILURE when any was dropped.
         """
 
+    def has_capacity(self) -> bool:
+        """Whether :meth:`export` would accept another request now. The processor checks it before rebuilding a
+        trace, so an overloaded transport sheds load before any reconstruction work is spent on it."""
+        return True
+
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Waits until accepted requests are delivered (or evaluated, for the embedded worker).
 

@@ -88,6 +88,10 @@ class EmbeddedInvocationExporter(InvocationExporter):
         """Requests waiting for the worker (not counting those being evaluated)."""
         return len(self._queue)
 
+    def has_capacity(self) -> bool:
+        """Whether the queue has room for another request."""
+        return not self._shutdown and len(self._queue) < self._max_queue_size
+
     def export(self, requests: Sequence[EvaluationRequest]) -> ExportResult:
         """Queues ``requests`` for the worker; drops (and counts) those that do not fit. Never blocks."""
         if self._shutdown:

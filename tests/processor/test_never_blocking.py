@@ -47,7 +47,7 @@ def test_a_hanging_judge_and_a_full_queue_never_block_or_break_the_agent(
     assert processor.force_flush(200) is False  # the deadline passes: False, not a hang
 
     stats = processor.stats()
-    assert stats["invocations.sampled"] == RUNS
+    assert 1 <= stats["invocations.sampled"] <= 4  # handed to the transport; the rest was shed before rebuilding
     queue_full = stats.get(f"invocations.dropped.{semconv.DROP_TRANSPORT_QUEUE_FULL}", 0)
     assert RUNS - 4 <= queue_full <= RUNS - 1  # at most 1 running + 1 waiting for a slot + 2 queued
     assert "invocations.evaluated" not in stats
@@ -59,4 +59,4 @@ def test_a_hanging_judge_and_a_full_queue_never_block_or_break_the_agent(
     assert queue_full + abandoned == RUNS  # every invocation is either evaluated or counted as dropped
     assert processor.force_flush(100) is False
     agent.run(SCENARIOS[0])  # after shutdown the processor ignores spans; the agent is unaffected
-    assert processor.stats()["invocations.sampled"] == RUNS
+    assert processor.stats()["invocations.sampled"] == stats["invocations.sampled"]
