@@ -18,9 +18,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from google.genai import types as genai_types
 
@@ -33,39 +32,23 @@ from otel_eval.model import (
     TokenUsage,
     TracedInvocation,
 )
-from otel_eval.reconstruct._adk_spans import OwnedSpans, SpanIndex, agent_name, is_agent_span, is_run_root
+from otel_eval.reconstruct._adk_spans import (
+    ModelCall,
+    OwnedSpans,
+    SpanIndex,
+    ToolRun,
+    agent_name,
+    group_by_invocation,
+    is_agent_span,
+    is_run_root,
+    is_tool_span,
+    read_tool_run,
+)
+from otel_eval.reconstruct.base import TraceInvocations
 from otel_eval.traces.span import Span
 
-
-@dataclass(slots=True)
-class ModelCall:
-    """One model call of an ADK agent as the spans recorded it."""
-
-    span: Span
-    author: str | None
-    model: str | None
-    request: list[genai_types.Content] | None
-    """The conversation sent to the model; None when content was not captured."""
-    response: genai_types.Content | None
-    """The model's answer; None when not captured (or the model sent no content)."""
-    captured: bool
-    system_instruction: str | None = None
-    tools: list[genai_types.Tool] | None = None
-    usage: TokenUsage = field(default_factory=TokenUsage)
-
-
-@dataclass(slots=True)
-class ToolRun:
-    """One tool execution as the spans recorded it."""
-
-    span: Span
-    name: str
-    call_id: str | None
-    args: dict[str, Any] | None
-    """Arguments the tool received; None when not captured."""
-    response: dict[str, Any] | None
-    """``FunctionResponse.response``; None when not captured or the tool produced none (it raised)."""
-    failed: bool = False
+ModelCallReader = Callable[[Span, list[str]], ModelCall]
+"""``read(span, warnings)``: one model-call span of a schema as a :class:`ModelCall`."""
 
 
 @dataclass(slots=True)
@@ -78,27 +61,51 @@ class _Event:
     """ADK ended the agent's turn on this function response (``Event.is_final_response()`` is True)."""
 
 
-def usage_of(span: Span) -> TokenUsage:
-    """``gen_ai.usage.*`` token counts of one span."""
-    return TokenUsage(
-        input_tokens=span.int_attr(semconv.GEN_AI_USAGE_INPUT_TOKENS),
-        output_tokens=span.int_attr(semconv.GEN_AI_USAGE_OUTPUT_TOKENS),
-        cached_input_tokens=span.int_attr(semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS),
-        reasoning_tokens=span.int_attr(semconv.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS),
-    )
+def rebuild_invocations(
+    spans: Sequence[Span],
+    model_spans: Sequence[Span],
+    read_model_call: ModelCallReader,
+    *,
+    convention: str,
+    model_timing: Sequence[Span],
+    tool_args_key: str,
+    tool_result_key: str,
+) -> TraceInvocations:
+    """The invocations of one ADK trace, one per ADK invocation id; AgentTool inner runs are dropped as ADK drops them.
 
-
-def strip_thought_signatures(value: Any) -> Any:
-    """A genai JSON value without ``thought_signature`` keys (opaque bytes ADK itself strips from traces)."""
-    if isinstance(value, dict):
-        return {
-            k: strip_thought_signatures(v)
-            for k, v in value.items()
-            if k not in ("thought_signature", "thoughtSignature")
-        }
-    if isinstance(value, list):
-        return [strip_thought_signatures(v) for v in value]
-    return value
+    Args:
+        spans: The trace's spans.
+        model_spans: The spans standing for one model call each (``call_llm``, or v2's ``generate_content``).
+        read_model_call: Reads one of ``model_spans``.
+        convention: Reported convention name.
+        model_timing: The spans timing the wait on the model, for ``model_seconds``.
+        tool_args_key: The tool-span attribute holding the arguments in this schema.
+        tool_result_key: The tool-span attribute holding the result in this schema.
+    """
+    trace_id = spans[0].trace_id if spans else ""
+    result = TraceInvocations(trace_id=trace_id, convention=convention)
+    index = SpanIndex(spans)
+    groups = group_by_invocation(index, spans, model_spans, result.warnings)
+    tool_spans = [s for s in spans if is_tool_span(s)]
+    for group in groups:
+        if group.nested:
+            continue
+        warnings: list[str] = []
+        calls = [read_model_call(s, warnings) for s in group.model_spans]
+        tools = [read_tool_run(s, tool_args_key, tool_result_key, warnings) for s in group.tool_spans]
+        result.invocations.append(
+            build_invocation(
+                group,
+                calls,
+                tools,
+                index=index,
+                convention=convention,
+                all_model_timing=model_timing,
+                all_tool_spans=tool_spans,
+                warnings=warnings,
+            )
+        )
+    return result
 
 
 def build_invocation(
@@ -436,24 +443,3 @@ def _sum_usage(usages: Iterable[TokenUsage]) -> TokenUsage:
         cached_input_tokens=total([u.cached_input_tokens for u in items]),
         reasoning_tokens=total([u.reasoning_tokens for u in items]),
     )
-
-
-def parse_json_object(span: Span, key: str, warnings: list[str]) -> dict[str, Any] | None:
-    """A JSON-object attribute: None (with a warning) when absent, not JSON or not an object."""
-    raw = span.attr(key)
-    if raw is None:
-        return None
-    if isinstance(raw, dict):
-        return raw
-    if not isinstance(raw, str):
-        warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is {type(raw).__name__}, not JSON")
-        return None
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is not valid JSON: {exc}")
-        return None
-    if not isinstance(value, dict):
-        warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is not a JSON object")
-        return None
-    return value

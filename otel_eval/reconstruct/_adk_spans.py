@@ -7,11 +7,17 @@ session ids) and by the span tree only where ids are absent (tool spans carry no
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+from google.genai import types as genai_types
 
 from otel_eval import semconv
+from otel_eval.model import TokenUsage
+from otel_eval.reconstruct._values import tool_call_args, tool_response_payload
 from otel_eval.traces.span import Span
 
 RUN_ROOT_NAMES = ("invocation",)
@@ -23,6 +29,8 @@ MERGED_TOOL_SPAN = "execute_tool (merged)"
 NOT_SPECIFIED = "<not specified>"
 """ADK's placeholder for a tool call id or response it did not have (e.g. the tool raised)."""
 
+_NO_RESPONSE = {"result": NOT_SPECIFIED}
+"""What ADK records as the result of a tool that produced no function response (it raised)."""
 _AGENT_RUN_NAME = re.compile(r"^agent_run \[(?P<name>.+)\]$")
 
 
@@ -70,6 +78,96 @@ def session_of(span: Span) -> str | None:
 def invocation_of(span: Span) -> str | None:
     """The ADK invocation id a span names, if any (model spans only)."""
     return span.str_attr(semconv.ADK_INVOCATION_ID) or None
+
+
+def usage_of(span: Span) -> TokenUsage:
+    """``gen_ai.usage.*`` token counts of one span."""
+    return TokenUsage(
+        input_tokens=span.int_attr(semconv.GEN_AI_USAGE_INPUT_TOKENS),
+        output_tokens=span.int_attr(semconv.GEN_AI_USAGE_OUTPUT_TOKENS),
+        cached_input_tokens=span.int_attr(semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS),
+        reasoning_tokens=span.int_attr(semconv.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS),
+    )
+
+
+def parse_json_object(span: Span, key: str, warnings: list[str]) -> dict[str, Any] | None:
+    """A JSON-object attribute (ADK's ``llm_request``/``llm_response``): None, with a warning, when absent, not JSON
+    or not an object."""
+    raw = span.attr(key)
+    if raw is None:
+        return None
+    if isinstance(raw, dict):
+        return raw
+    if not isinstance(raw, str):
+        warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is {type(raw).__name__}, not JSON")
+        return None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is not valid JSON: {exc}")
+        return None
+    if not isinstance(value, dict):
+        warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is not a JSON object")
+        return None
+    return value
+
+
+@dataclass(slots=True)
+class ModelCall:
+    """One model call of an ADK agent as the spans recorded it."""
+
+    span: Span
+    author: str | None
+    model: str | None
+    request: list[genai_types.Content] | None
+    """The conversation sent to the model; None when content was not captured."""
+    response: genai_types.Content | None
+    """The model's answer; None when not captured (or the model sent no content)."""
+    captured: bool
+    system_instruction: str | None = None
+    tools: list[genai_types.Tool] | None = None
+    usage: TokenUsage = field(default_factory=TokenUsage)
+
+
+@dataclass(slots=True)
+class ToolRun:
+    """One tool execution as the spans recorded it."""
+
+    span: Span
+    name: str
+    call_id: str | None
+    args: dict[str, Any] | None
+    """Arguments the tool received; None when not captured."""
+    response: dict[str, Any] | None
+    """``FunctionResponse.response``; None when not captured or the tool produced none (it raised)."""
+    failed: bool = False
+
+
+def read_tool_run(span: Span, args_key: str, result_key: str, warnings: list[str]) -> ToolRun:
+    """An ``execute_tool`` span (either schema) as a :class:`ToolRun`.
+
+    Arguments and result follow the one rule of :mod:`otel_eval.reconstruct._values`. A failed tool (error status or
+    ``error.type``), or one whose result is ADK's ``<not specified>`` placeholder, has no response: ADK's events hold
+    an error response built elsewhere, not this one.
+    """
+    where = f"span {span.span_id} ({span.name!r})"
+    call_id = span.str_attr(semconv.GEN_AI_TOOL_CALL_ID)
+    failed = span.status_code == "ERROR" or span.attr(semconv.ERROR_TYPE) is not None
+    raw_args = span.attr(args_key)
+    raw_result = span.attr(result_key)
+    response = None
+    if raw_result is not None and not failed:
+        response = tool_response_payload(raw_result, warnings, f"{where}: {result_key}")
+        if response == _NO_RESPONSE:
+            response = None
+    return ToolRun(
+        span=span,
+        name=span.str_attr(semconv.GEN_AI_TOOL_NAME) or span.name.removeprefix("execute_tool").strip(),
+        call_id=None if call_id in (None, NOT_SPECIFIED) else call_id,
+        args=None if raw_args is None else tool_call_args(raw_args, warnings, f"{where}: {args_key}"),
+        response=response,
+        failed=failed,
+    )
 
 
 class SpanIndex:

@@ -20,8 +20,8 @@ from typing import Any
 from google.genai import types as genai_types
 
 from otel_eval import semconv
-from otel_eval.reconstruct._genai_messages import contents_from_messages, parse_json_value
-from otel_eval.reconstruct._values import parse_json, tool_args, tool_response
+from otel_eval.reconstruct._genai_messages import contents_from_messages
+from otel_eval.reconstruct._values import parse_json, parse_json_value, tool_call_args, tool_response_payload
 from otel_eval.traces.span import Span, SpanEvent
 
 SYSTEM_MESSAGE, USER_MESSAGE, ASSISTANT_MESSAGE, TOOL_MESSAGE, CHOICE = semconv.GEN_AI_DEPRECATED_MESSAGE_EVENTS
@@ -102,7 +102,7 @@ def deprecated_tool_io(span: Span, warnings: list[str]) -> tuple[dict[str, Any] 
         if isinstance(raw_id, str) and raw_id:
             call_id = call_id or raw_id
         if event.name == TOOL_MESSAGE and args is None:
-            args = tool_args(payload.get("content"), warnings, f"span {span.span_id} event {event.name}")
+            args = tool_call_args(payload.get("content"), warnings, f"span {span.span_id} event {event.name}")
         elif event.name == CHOICE and result is None:
             result = payload.get("message", payload.get("content"))
     return args, result, call_id
@@ -115,7 +115,7 @@ def _tool_result_content(payload: Mapping[str, Any], warnings: list[str], where:
         return genai_types.Content(role="user", parts=blocks)
     raw_id = payload.get("id", payload.get("tool_call_id"))
     call_id = raw_id if isinstance(raw_id, str) and raw_id else None
-    response = genai_types.FunctionResponse(id=call_id, response=tool_response(payload.get("content")))
+    response = genai_types.FunctionResponse(id=call_id, response=tool_response_payload(payload.get("content")))
     return genai_types.Content(role="user", parts=[genai_types.Part(function_response=response)])
 
 
@@ -161,7 +161,7 @@ def _blocks_to_parts(blocks: list[Any], warnings: list[str], where: str) -> list
                     genai_types.Part(
                         function_call=genai_types.FunctionCall(
                             name=name,
-                            args=tool_args(source.get("input"), warnings, where),
+                            args=tool_call_args(source.get("input"), warnings, where),
                             id=raw_id if isinstance(raw_id, str) else None,
                         )
                     )
@@ -172,7 +172,8 @@ def _blocks_to_parts(blocks: list[Any], warnings: list[str], where: str) -> list
             parts.append(
                 genai_types.Part(
                     function_response=genai_types.FunctionResponse(
-                        id=raw_id if isinstance(raw_id, str) else None, response=tool_response(source.get("content"))
+                        id=raw_id if isinstance(raw_id, str) else None,
+                        response=tool_response_payload(source.get("content")),
                     )
                 )
             )
@@ -216,6 +217,6 @@ def _stringified_call(text: str, warnings: list[str], where: str) -> genai_types
     call_id = fields.get("call_id") or fields.get("id")
     return genai_types.FunctionCall(
         name=name,
-        args=tool_args(fields.get("arguments"), warnings, where),
+        args=tool_call_args(fields.get("arguments"), warnings, where),
         id=call_id if isinstance(call_id, str) else None,
     )

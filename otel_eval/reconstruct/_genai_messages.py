@@ -14,6 +14,8 @@ Roles become Google GenAI roles: ``assistant``/``model``/``ai`` -> ``model``; ``
 (a tool result goes back to the model as a user turn, as ADK does) -> ``user``; ``system``/``developer`` stay
 ``system`` so callers can tell instructions from conversation (ADK never puts them in ``contents``).
 
+Tool-call arguments and tool results follow the one rule of :mod:`otel_eval.reconstruct._values`.
+
 Public API (all pure, none raises on malformed input; problems are appended to ``warnings`` when given):
 
 * :func:`contents_from_messages` — a message list (or its JSON string) -> ``list[Content]``.
@@ -21,7 +23,6 @@ Public API (all pure, none raises on malformed input; problems are appended to `
 * :func:`tool_call_names` — call id -> tool name over a message list, to name tool responses that carry only an id.
 * :func:`system_instruction_text` — ``gen_ai.system_instructions`` (parts list, string or messages) -> text.
 * :func:`tools_from_definitions` — ``gen_ai.tool.definitions`` -> genai ``Tool`` list (one function declaration each).
-* :func:`function_response_payload` — any tool result value -> the ``dict`` a ``FunctionResponse.response`` holds.
 * :func:`genai_role` — a message role -> ``user`` / ``model`` / ``system``.
 """
 
@@ -36,6 +37,8 @@ from typing import Any
 
 import pydantic
 from google.genai import types as genai_types
+
+from otel_eval.reconstruct._values import parse_json_value, tool_call_args, tool_response_payload
 
 logger = logging.getLogger(__name__)
 
@@ -54,40 +57,6 @@ def genai_role(role: object) -> str:
     if value in _SYSTEM_ROLES:
         return "system"
     return "user"
-
-
-def parse_json_value(value: Any) -> Any:
-    """``value`` parsed when it is a JSON object/array string, else unchanged."""
-    if isinstance(value, str):
-        text = value.strip()
-        if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
-            try:
-                return json.loads(text)
-            except json.JSONDecodeError:
-                return value
-    return value
-
-
-def function_response_payload(value: Any) -> dict[str, Any]:
-    """The ``FunctionResponse.response`` dict for a tool result: a dict (or JSON object string) as is, else wrapped.
-
-    Non-dict results are wrapped as ``{"result": value}``, as ADK wraps a function tool's non-dict return value.
-    """
-    parsed = parse_json_value(value)
-    if isinstance(parsed, dict):
-        return parsed
-    return {"result": parsed}
-
-
-def function_call_args(value: Any, warnings: list[str] | None = None, where: str = "") -> dict[str, Any]:
-    """Tool-call arguments (dict or JSON object string) as a dict; anything else is a warning and ``{}``."""
-    if value is None or value == "":
-        return {}
-    parsed = parse_json_value(value)
-    if isinstance(parsed, dict):
-        return parsed
-    _warn(warnings, f"{where}: tool call arguments are not a JSON object: {_preview(value)}")
-    return {}
 
 
 def tool_call_names(messages: Any) -> dict[str, str]:
@@ -272,7 +241,7 @@ def _part_from_semconv(
             function_call=genai_types.FunctionCall(
                 id=call_id if isinstance(call_id, str) else None,
                 name=name,
-                args=function_call_args(raw.get("arguments", raw.get("args")), warnings, where),
+                args=tool_call_args(raw.get("arguments", raw.get("args")), warnings, where),
             )
         )
     if kind in ("tool_call_response", "function_response"):
@@ -284,7 +253,7 @@ def _part_from_semconv(
         result = raw["response"] if "response" in raw else raw.get("result")
         return genai_types.Part(
             function_response=genai_types.FunctionResponse(
-                id=call_id, name=name, response=function_response_payload(result)
+                id=call_id, name=name, response=tool_response_payload(result, warnings, where)
             )
         )
     if kind == "blob":
@@ -334,7 +303,7 @@ def _parts_from_chat_message(
         return [
             genai_types.Part(
                 function_response=genai_types.FunctionResponse(
-                    id=call_id, name=name, response=function_response_payload(result)
+                    id=call_id, name=name, response=tool_response_payload(result, warnings, where)
                 )
             )
         ]
@@ -373,7 +342,7 @@ def _chat_tool_call(call: Any, warnings: list[str] | None, where: str) -> genai_
         function_call=genai_types.FunctionCall(
             id=call_id if isinstance(call_id, str) else None,
             name=name,
-            args=function_call_args(source.get("arguments", source.get("args")), warnings, where),
+            args=tool_call_args(source.get("arguments", source.get("args")), warnings, where),
         )
     )
 
@@ -455,10 +424,7 @@ def _preview(value: Any, limit: int = 120) -> str:
 __all__ = [
     "content_from_message",
     "contents_from_messages",
-    "function_call_args",
-    "function_response_payload",
     "genai_role",
-    "parse_json_value",
     "system_instruction_text",
     "tool_call_names",
     "tools_from_definitions",

@@ -12,7 +12,7 @@ from typing import Any
 from google.genai import types as genai_types
 
 from otel_eval.reconstruct._trajectory import normalize_role
-from otel_eval.reconstruct._values import parse_json, tool_args, tool_response
+from otel_eval.reconstruct._values import parse_json, tool_call_args, tool_response_payload
 
 
 def unwrap(message: Any) -> dict[str, Any] | None:
@@ -88,7 +88,7 @@ def function_calls(message: dict[str, Any], warnings: list[str], where: str) -> 
         calls.append(
             genai_types.FunctionCall(
                 name=name,
-                args=tool_args(args, warnings, where),
+                args=tool_call_args(args, warnings, where),
                 id=call_id if isinstance(call_id, str) and call_id else None,
             )
         )
@@ -129,7 +129,7 @@ def tool_message(value: Any) -> tuple[dict[str, Any], str | None, str | None] | 
     if isinstance(content, list):
         content = message_text(message)
     return (
-        tool_response(content),
+        tool_response_payload(content),
         call_id if isinstance(call_id, str) and call_id else None,
         name if isinstance(name, str) and name else None,
     )

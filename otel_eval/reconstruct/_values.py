@@ -1,27 +1,32 @@
-"""Turning recorded tool arguments and tool results into the dicts ADK's ``FunctionCall``/``FunctionResponse`` hold.
+"""Recorded tool arguments and tool results -> the dicts ADK's ``FunctionCall.args``/``FunctionResponse.response`` hold.
 
-Choices (the same for every convention):
+One rule for every convention (ADK legacy and v2, GenAI, OpenInference, OpenLLMetry, and tool calls inside messages):
+the recorded data is kept, never silently dropped.
 
-* **Arguments** are parsed when they are a JSON string; a JSON object becomes the args dict. A Python-literal dict
-  (``{'city': 'Alaska'}``, as some LangChain exporters write) is accepted too. Anything else that is not an object
-  (a bare string, a list, malformed JSON) is kept as ``{"input": value}`` and a warning is recorded for malformed JSON.
-* **Results** follow ``_genai_messages.function_response_payload`` (the rule every convention shares): a dict, or a
-  string holding a JSON object, is the response dict as-is; a JSON array string is parsed and wrapped as
-  ``{"result": [...]}``; anything else -- plain text, and scalar-looking text such as ``"294.0"``, which stays a
-  string because the trace cannot tell a number from its text -- is kept as ``{"result": value}``, the way ADK wraps
-  a non-dict tool return (never dropped, never an error). A list of text blocks (``[{"text": ...}]``, Strands/Bedrock
-  tool results, MCP content) is joined into one text first.
+* **Arguments** (:func:`tool_call_args`): a dict, or a string holding a JSON object, is the args dict. A Python-literal
+  dict string (``{'city': 'Alaska'}``, as some LangChain exporters write) is accepted too. Nothing (None, blank text,
+  JSON ``null``) is ``{}``. Any other value -- a JSON array or scalar, plain text, text that is not valid JSON, a
+  number -- is kept as ``{"input": value}`` (JSON parsed first).
+* **Results** (:func:`tool_response_payload`): a dict, or a string holding a JSON object, is the response dict as-is;
+  a JSON array string is parsed and wrapped as ``{"result": [...]}``; anything else -- plain text, and scalar-looking
+  text such as ``"294.0"``, which stays a string because the trace cannot tell a number from its text -- is kept as
+  ``{"result": value}``, the way ADK wraps a non-dict tool return. A list of text blocks (``[{"text": ...}]``,
+  Strands/Bedrock tool results, MCP content) is joined into one text first.
+* **Warnings**: text that looks like JSON (:func:`looks_like_json`) but does not parse is kept as text, and a warning
+  naming where it was found is recorded (it was probably truncated or corrupted). Nothing here raises.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import logging
 from typing import Any
 
-from otel_eval.reconstruct._genai_messages import function_response_payload, parse_json_value
+logger = logging.getLogger(__name__)
 
 _TEXT_BLOCK_KEYS = frozenset({"text", "type"})
+_MAX_LITERAL_CHARS = 1_000_000
 
 
 def parse_json(value: Any) -> tuple[Any, bool]:
@@ -37,37 +42,52 @@ def parse_json(value: Any) -> tuple[Any, bool]:
         return value, False
 
 
+def parse_json_value(value: Any) -> Any:
+    """``value`` parsed when it is a JSON object/array string, else unchanged (so ``"294.0"`` stays text)."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
+            try:
+                return json.loads(text)
+            except (json.JSONDecodeError, RecursionError):
+                return value
+    return value
+
+
 def looks_like_json(value: str) -> bool:
-    """Whether a string starts like a JSON object or array (so failing to parse it deserves a warning)."""
-    stripped = value.lstrip()
-    return stripped.startswith(("{", "["))
+    """Whether text reads as a JSON document: it starts with ``{``, or it is bracketed ``[...]``.
+
+    A leading ``[`` alone does not count: prose often starts so (``[INFO] done``, ``[1] first result``).
+    """
+    text = value.strip()
+    return text.startswith("{") or (text.startswith("[") and text.endswith("]"))
 
 
-def tool_args(value: Any, warnings: list[str], where: str) -> dict[str, Any]:
-    """Tool-call arguments as a dict (see the module docstring). Never raises."""
+def tool_call_args(value: Any, warnings: list[str] | None = None, where: str = "tool call") -> dict[str, Any]:
+    """Tool-call arguments as the args dict (see the module docstring). Never raises."""
     if value is None:
         return {}
     if isinstance(value, dict):
         return dict(value)
+    if not isinstance(value, str):
+        return {"input": value}
+    if not value.strip():
+        return {}
     parsed, ok = parse_json(value)
     if ok:
         if isinstance(parsed, dict):
             return parsed
-        if parsed is None:
-            return {}
-        return {"input": parsed}
-    if isinstance(value, str):
-        literal = _python_literal(value)
-        if isinstance(literal, dict):
-            return literal
-        if looks_like_json(value):
-            warnings.append(f"{where}: tool arguments are not valid JSON; kept as text")
-        return {"input": value} if value.strip() else {}
+        return {} if parsed is None else {"input": parsed}
+    literal = _python_literal(value)
+    if isinstance(literal, dict):
+        return literal
+    if looks_like_json(value):
+        _warn(warnings, f"{where}: tool arguments are not valid JSON; kept as text")
     return {"input": value}
 
 
-def tool_response(value: Any) -> dict[str, Any]:
-    """A tool result as a response dict (see the module docstring). Never raises."""
+def tool_response_payload(value: Any, warnings: list[str] | None = None, where: str = "tool result") -> dict[str, Any]:
+    """A tool result as the ``FunctionResponse.response`` dict (see the module docstring). Never raises."""
     if isinstance(value, dict):
         return dict(value)
     text = _joined_text_blocks(value)
@@ -76,8 +96,22 @@ def tool_response(value: Any) -> dict[str, Any]:
     parsed = parse_json_value(value)
     joined = _joined_text_blocks(parsed)
     if joined is not None:
-        return function_response_payload(joined)
-    return function_response_payload(parsed)
+        parsed = parse_json_value(joined)
+    elif parsed is value and isinstance(value, str) and looks_like_json(value):
+        _warn(warnings, f"{where}: tool result is not valid JSON; kept as text")
+    return parsed if isinstance(parsed, dict) else {"result": parsed}
+
+
+def as_text(value: Any) -> str | None:
+    """A value as display text: strings as-is, other JSON values serialised, None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def _joined_text_blocks(value: Any) -> str | None:
@@ -93,7 +127,7 @@ def _joined_text_blocks(value: Any) -> str | None:
 
 def _python_literal(text: str) -> Any:
     stripped = text.strip()
-    if not stripped.startswith("{") or len(stripped) > 1_000_000:
+    if not stripped.startswith("{") or len(stripped) > _MAX_LITERAL_CHARS:
         return None
     try:
         return ast.literal_eval(stripped)
@@ -101,13 +135,8 @@ def _python_literal(text: str) -> Any:
         return None
 
 
-def as_text(value: Any) -> str | None:
-    """A value as display text: strings as-is, other JSON values serialised, None stays None."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
+def _warn(warnings: list[str] | None, message: str) -> None:
+    if warnings is not None:
+        warnings.append(message)
+    else:
+        logger.debug("%s", message)

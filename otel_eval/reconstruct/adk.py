@@ -20,22 +20,15 @@ import pydantic
 from google.genai import types as genai_types
 
 from otel_eval import semconv
-from otel_eval.reconstruct._adk_events import (
-    ModelCall,
-    ToolRun,
-    build_invocation,
-    parse_json_object,
-    strip_thought_signatures,
-    usage_of,
-)
+from otel_eval.reconstruct._adk_events import rebuild_invocations
 from otel_eval.reconstruct._adk_spans import (
-    NOT_SPECIFIED,
+    ModelCall,
     SpanIndex,
     agent_name,
-    group_by_invocation,
     is_agent_span,
     is_run_root,
-    is_tool_span,
+    parse_json_object,
+    usage_of,
 )
 from otel_eval.reconstruct.adk_v2 import genai_model_content, is_generate_content
 from otel_eval.reconstruct.base import Convention, TraceInvocations
@@ -43,7 +36,6 @@ from otel_eval.traces.span import Span
 
 CONVENTION_NAME = "adk"
 CALL_LLM = "call_llm"
-_NO_RESPONSE = {"result": NOT_SPECIFIED}
 
 
 def is_call_llm(span: Span) -> bool:
@@ -64,34 +56,20 @@ class AdkConvention(Convention):
 
     def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
         """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them."""
-        trace_id = spans[0].trace_id if spans else ""
-        result = TraceInvocations(trace_id=trace_id, convention=self.name)
         index = SpanIndex(spans)
-        model_spans = [s for s in spans if is_call_llm(s)]
-        groups = group_by_invocation(index, spans, model_spans, result.warnings)
         children = _children_by_parent(spans)
-        timing = [_timing_span(s, children) for s in model_spans]
-        tool_spans = [s for s in spans if is_tool_span(s)]
-        for group in groups:
-            if group.nested:
-                continue
-            warnings: list[str] = []
-            calls = [_model_call(index, s, children, warnings) for s in group.model_spans]
-            tools = [_tool_run(s, warnings) for s in group.tool_spans]
-            result.invocations.append(
-                build_invocation(
-                    group,
-                    calls,
-                    tools,
-                    index=index,
-                    convention=self.name,
-                    all_model_timing=timing,
-                    all_tool_spans=tool_spans,
-                    warnings=warnings,
-                )
-            )
+        model_spans = [s for s in spans if is_call_llm(s)]
+        result = rebuild_invocations(
+            spans,
+            model_spans,
+            lambda span, warnings: _model_call(index, span, children, warnings),
+            convention=self.name,
+            model_timing=[_timing_span(s, children) for s in model_spans],
+            tool_args_key=semconv.ADK_TOOL_CALL_ARGS,
+            tool_result_key=semconv.ADK_TOOL_RESPONSE,
+        )
         if not model_spans and any(is_run_root(s) or is_agent_span(s) for s in spans):
-            result.warnings.append(f"trace {trace_id}: ADK agent spans but no model call span")
+            result.warnings.append(f"trace {result.trace_id}: ADK agent spans but no model call span")
         return result
 
 
@@ -238,19 +216,14 @@ def _response_content(span: Span, response: dict[str, Any], warnings: list[str])
         return None
 
 
-def _tool_run(span: Span, warnings: list[str]) -> ToolRun:
-    name = span.str_attr(semconv.GEN_AI_TOOL_NAME) or span.name.removeprefix("execute_tool").strip()
-    call_id = span.str_attr(semconv.GEN_AI_TOOL_CALL_ID)
-    failed = span.status_code == "ERROR" or span.attr(semconv.ERROR_TYPE) is not None
-    args = parse_json_object(span, semconv.ADK_TOOL_CALL_ARGS, warnings)
-    response = parse_json_object(span, semconv.ADK_TOOL_RESPONSE, warnings)
-    if failed or call_id == NOT_SPECIFIED or response == _NO_RESPONSE:
-        response = None
-    return ToolRun(
-        span=span,
-        name=name,
-        call_id=None if call_id in (None, NOT_SPECIFIED) else call_id,
-        args=args,
-        response=response,
-        failed=failed,
-    )
+def strip_thought_signatures(value: Any) -> Any:
+    """A genai JSON value without ``thought_signature`` keys (opaque bytes ADK itself strips from traces)."""
+    if isinstance(value, dict):
+        return {
+            k: strip_thought_signatures(v)
+            for k, v in value.items()
+            if k not in ("thought_signature", "thoughtSignature")
+        }
+    if isinstance(value, list):
+        return [strip_thought_signatures(v) for v in value]
+    return value

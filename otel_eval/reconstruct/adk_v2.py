@@ -16,20 +16,10 @@ from collections.abc import Sequence
 from google.genai import types as genai_types
 
 from otel_eval import semconv
-from otel_eval.reconstruct._adk_events import ModelCall, ToolRun, build_invocation, usage_of
-from otel_eval.reconstruct._adk_spans import (
-    NOT_SPECIFIED,
-    SpanIndex,
-    group_by_invocation,
-    invocation_of,
-    is_run_root,
-    is_tool_span,
-)
+from otel_eval.reconstruct._adk_events import rebuild_invocations
+from otel_eval.reconstruct._adk_spans import ModelCall, invocation_of, is_run_root, usage_of
 from otel_eval.reconstruct._genai_messages import (
     contents_from_messages,
-    function_call_args,
-    function_response_payload,
-    parse_json_value,
     system_instruction_text,
     tools_from_definitions,
 )
@@ -69,41 +59,23 @@ class AdkV2Convention(Convention):
 
     def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
         """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them."""
-        trace_id = spans[0].trace_id if spans else ""
-        result = TraceInvocations(trace_id=trace_id, convention=self.name)
-        index = SpanIndex(spans)
         model_spans = [s for s in spans if _is_adk_model_span(s)]
-        groups = group_by_invocation(index, spans, model_spans, result.warnings)
-        tool_spans = [s for s in spans if is_tool_span(s)]
-        for group in groups:
-            if group.nested:
-                continue
-            warnings: list[str] = []
-            calls = []
-            for span in group.model_spans:
-                call = _new_model_call(span)
-                genai_model_content(span, call, warnings)
-                calls.append(call)
-            tools = [tool_run(s, warnings) for s in group.tool_spans]
-            result.invocations.append(
-                build_invocation(
-                    group,
-                    calls,
-                    tools,
-                    index=index,
-                    convention=self.name,
-                    all_model_timing=model_spans,
-                    all_tool_spans=tool_spans,
-                    warnings=warnings,
-                )
-            )
+        result = rebuild_invocations(
+            spans,
+            model_spans,
+            _model_call,
+            convention=self.name,
+            model_timing=model_spans,
+            tool_args_key=semconv.GEN_AI_TOOL_CALL_ARGUMENTS,
+            tool_result_key=semconv.GEN_AI_TOOL_CALL_RESULT,
+        )
         if not model_spans:
-            result.warnings.append(f"trace {trace_id}: ADK workflow spans but no model call span")
+            result.warnings.append(f"trace {result.trace_id}: ADK workflow spans but no model call span")
         return result
 
 
-def _new_model_call(span: Span) -> ModelCall:
-    return ModelCall(
+def _model_call(span: Span, warnings: list[str]) -> ModelCall:
+    call = ModelCall(
         span=span,
         author=span.str_attr(semconv.GEN_AI_AGENT_NAME),
         model=span.str_attr(semconv.GEN_AI_REQUEST_MODEL),
@@ -112,6 +84,8 @@ def _new_model_call(span: Span) -> ModelCall:
         captured=False,
         usage=usage_of(span),
     )
+    genai_model_content(span, call, warnings)
+    return call
 
 
 def genai_model_content(span: Span, call: ModelCall, warnings: list[str]) -> None:
@@ -171,26 +145,3 @@ def _without_fallback_ids(content: genai_types.Content | None) -> genai_types.Co
         if call is not None and call.id in (f"{call.name}_{position}", str(position)):
             call.id = None
     return content
-
-
-def tool_run(span: Span, warnings: list[str]) -> ToolRun:
-    """A v2 ``execute_tool`` span as a :class:`ToolRun`."""
-    where = f"span {span.span_id} ({span.name!r})"
-    name = span.str_attr(semconv.GEN_AI_TOOL_NAME) or span.name.removeprefix("execute_tool").strip()
-    call_id = span.str_attr(semconv.GEN_AI_TOOL_CALL_ID)
-    failed = span.status_code == "ERROR" or span.attr(semconv.ERROR_TYPE) is not None
-    raw_args = span.attr(semconv.GEN_AI_TOOL_CALL_ARGUMENTS)
-    raw_result = span.attr(semconv.GEN_AI_TOOL_CALL_RESULT)
-    args = None if raw_args is None else function_call_args(raw_args, warnings, f"{where}: arguments")
-    response = None
-    if raw_result is not None and not failed:
-        parsed = parse_json_value(raw_result)
-        response = function_response_payload(parsed)
-    return ToolRun(
-        span=span,
-        name=name,
-        call_id=None if call_id in (None, NOT_SPECIFIED) else call_id,
-        args=args,
-        response=response,
-        failed=failed,
-    )

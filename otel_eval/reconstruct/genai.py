@@ -49,7 +49,6 @@ from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct import _genai_events as events
 from otel_eval.reconstruct._genai_messages import (
     contents_from_messages,
-    parse_json_value,
     system_instruction_text,
     tools_from_definitions,
 )
@@ -65,7 +64,7 @@ from otel_eval.reconstruct._trajectory import (
     text_content,
     texts_of,
 )
-from otel_eval.reconstruct._values import tool_args, tool_response
+from otel_eval.reconstruct._values import parse_json_value, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.traces.span import Span
 
@@ -366,16 +365,16 @@ class _Reader:
             name = rest if head == TOOL_OPERATION and rest else span.name.removesuffix(".tool")
         run = ToolRun(span=span, name=name, call_id=_string(attributes, semconv.GEN_AI_TOOL_CALL_ID))
         if semconv.GEN_AI_TOOL_CALL_ARGUMENTS in attributes:
-            run.args = tool_args(attributes[semconv.GEN_AI_TOOL_CALL_ARGUMENTS], self.warnings, where)
+            run.args = tool_call_args(attributes[semconv.GEN_AI_TOOL_CALL_ARGUMENTS], self.warnings, where)
         if semconv.GEN_AI_TOOL_CALL_RESULT in attributes:
-            run.response = tool_response(attributes[semconv.GEN_AI_TOOL_CALL_RESULT])
+            run.response = tool_response_payload(attributes[semconv.GEN_AI_TOOL_CALL_RESULT])
         self.tool_details(span, run)
         if run.args is None or run.response is None:
             args, result, call_id = events.deprecated_tool_io(span, self.warnings)
             run.args = run.args if run.args is not None else args
             run.call_id = run.call_id or call_id
             if run.response is None and result is not None:
-                run.response = tool_response(result)
+                run.response = tool_response_payload(result)
         error = _string(attributes, semconv.ERROR_TYPE)
         if error is None and span.status_code == "ERROR":
             error = span.status_message or "error"
@@ -391,7 +390,7 @@ class _Reader:
                         run.args = dict(part.function_call.args or {})
                         run.call_id = run.call_id or part.function_call.id
                     if part.function_response is not None and run.response is None:
-                        run.response = tool_response(_unwrapped_result(part.function_response.response))
+                        run.response = tool_response_payload(_unwrapped_result(part.function_response.response))
 
 
 def _unwrapped_result(response: dict[str, Any] | None) -> Any:

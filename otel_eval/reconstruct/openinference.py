@@ -56,7 +56,7 @@ from otel_eval.reconstruct._trajectory import (
     text_content,
     texts_of,
 )
-from otel_eval.reconstruct._values import as_text, parse_json, tool_args, tool_response
+from otel_eval.reconstruct._values import as_text, parse_json, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.traces.span import Span
 
@@ -207,7 +207,7 @@ def flat_message(entry: Mapping[str, Any], warnings: list[str], where: str) -> g
         parts = [
             genai_types.Part(
                 function_response=genai_types.FunctionResponse(
-                    id=call_id, name=name if isinstance(name, str) else None, response=tool_response(text)
+                    id=call_id, name=name if isinstance(name, str) else None, response=tool_response_payload(text)
                 )
             )
         ]
@@ -220,7 +220,7 @@ def flat_message(entry: Mapping[str, Any], warnings: list[str], where: str) -> g
             genai_types.Part(
                 function_call=genai_types.FunctionCall(
                     name=name,
-                    args=tool_args(call.get("tool_call.function.arguments"), warnings, where),
+                    args=tool_call_args(call.get("tool_call.function.arguments"), warnings, where),
                     id=raw_id if isinstance(raw_id, str) and raw_id else None,
                 )
             )
@@ -414,12 +414,12 @@ class _Reader:
                 attributes.get(semconv.INPUT_VALUE), attributes.get(semconv.TOOL_PARAMETERS), where
             )
         elif semconv.TOOL_PARAMETERS in attributes:
-            run.args = tool_args(attributes.get(semconv.TOOL_PARAMETERS), self.warnings, where)
+            run.args = tool_call_args(attributes.get(semconv.TOOL_PARAMETERS), self.warnings, where)
         if semconv.OUTPUT_VALUE in attributes:
             self.set_result(run, attributes.get(semconv.OUTPUT_VALUE))
         inputs, outputs = body_messages(span)
         if run.args is None and inputs:
-            run.args = tool_args(inputs[-1].get("content"), self.warnings, where)
+            run.args = tool_call_args(inputs[-1].get("content"), self.warnings, where)
         if run.response is None and outputs:
             self.set_result(run, outputs[-1].get("content"))
         if span.status_code == "ERROR":
@@ -433,14 +433,14 @@ class _Reader:
     def set_result(self, run: ToolRun, value: Any) -> None:
         message = lc.tool_message(lc.parsed(value))
         if message is None:
-            run.response = tool_response(value)
+            run.response = tool_response_payload(value)
             return
         run.response, call_id, name = message
         run.call_id = run.call_id or call_id
         run.name = run.name or name
 
     def tool_input(self, value: Any, parameters: Any, where: str) -> dict[str, Any]:
-        args = tool_args(value, self.warnings, where)
+        args = tool_call_args(value, self.warnings, where)
         if not (set(args) <= {"args", "kwargs", "sanitize_inputs_outputs"} and ({"args", "kwargs"} & set(args))):
             return args
         # smolagents: {"args": [...], "kwargs": {...}}; name positional args after the tool's parameters.

@@ -40,7 +40,7 @@ from otel_eval.reconstruct._trajectory import (
     text_content,
     texts_of,
 )
-from otel_eval.reconstruct._values import parse_json, tool_args, tool_response
+from otel_eval.reconstruct._values import parse_json, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.traces.span import Span
 
@@ -170,7 +170,7 @@ def indexed_message(entry: Mapping[str, Any], warnings: list[str], where: str) -
     content = entry.get("content")
     call_id = entry.get("tool_call_id")
     if role == "tool" and isinstance(call_id, str) and call_id:
-        response = genai_types.FunctionResponse(id=call_id, response=tool_response(content))
+        response = genai_types.FunctionResponse(id=call_id, response=tool_response_payload(content))
         parts.append(genai_types.Part(function_response=response))
     elif _is_text_blocks(content):
         text = lc.message_text({"content": parse_json(content)[0]})
@@ -190,7 +190,7 @@ def indexed_message(entry: Mapping[str, Any], warnings: list[str], where: str) -
             genai_types.Part(
                 function_call=genai_types.FunctionCall(
                     name=name,
-                    args=tool_args(call.get("arguments"), warnings, where),
+                    args=tool_call_args(call.get("arguments"), warnings, where),
                     id=raw_id if isinstance(raw_id, str) and raw_id else None,
                 )
             )
@@ -342,7 +342,7 @@ class _Reader:
         run = ToolRun(span=span, name=name, call_id=raw_id if isinstance(raw_id, str) and raw_id else None)
         if semconv.TRACELOOP_ENTITY_INPUT in attributes:
             raw = _unwrap_entity(attributes[semconv.TRACELOOP_ENTITY_INPUT], "inputs")
-            args = tool_args(raw, self.warnings, where)
+            args = tool_call_args(raw, self.warnings, where)
             keywords = args.get("kwargs")
             if set(args) <= {"args", "kwargs"} and isinstance(keywords, dict) and not args.get("args"):
                 args = dict(keywords)
@@ -354,7 +354,7 @@ class _Reader:
                 run.response, call_id, _ = message
                 run.call_id = run.call_id or call_id
             else:
-                run.response = tool_response(output)
+                run.response = tool_response_payload(output)
         if span.status_code == "ERROR":
             run.error = span.status_message or "error"
         return run

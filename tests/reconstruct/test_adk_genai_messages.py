@@ -11,12 +11,12 @@ from google.genai import types as genai_types
 from otel_eval.reconstruct._genai_messages import (
     content_from_message,
     contents_from_messages,
-    function_response_payload,
     genai_role,
     system_instruction_text,
     tool_call_names,
     tools_from_definitions,
 )
+from otel_eval.reconstruct._values import tool_response_payload
 
 
 def _adk_history() -> list[genai_types.Content]:
@@ -170,5 +170,5 @@ def test_thinking_parts_are_thoughts_and_roles_map() -> None:
         "system",
         "user",
     ]
-    assert function_response_payload("x") == {"result": "x"}
-    assert function_response_payload({"a": 1}) == {"a": 1}
+    assert tool_response_payload("x") == {"result": "x"}
+    assert tool_response_payload({"a": 1}) == {"a": 1}

@@ -101,13 +101,14 @@ def test_response_that_is_not_an_object_or_not_content() -> None:
 def test_attributes_of_the_wrong_type() -> None:
     spans = mutate(base_spans(), "call_llm", setting(semconv.ADK_LLM_REQUEST, 42))
     spans = mutate(spans, TOOL_SPAN, setting(semconv.ADK_TOOL_RESPONSE, ["not", "an", "object"]))
-    spans = mutate(spans, TOOL_SPAN, setting(semconv.ADK_TOOL_CALL_ARGS, 3.5))
+    spans = mutate(spans, TOOL_SPAN, setting(semconv.ADK_TOOL_CALL_ARGS, '{"expression": "15 *'))
     _, traced = rebuilt(spans)
     assert any(semconv.ADK_LLM_REQUEST in w and "int" in w for w in traced.warnings)
-    assert any(semconv.ADK_TOOL_CALL_ARGS in w for w in traced.warnings)
-    # The call's arguments come from the model response, which is intact; the tool's response is unreadable.
+    assert any(semconv.ADK_TOOL_CALL_ARGS in w and "not valid JSON" in w for w in traced.warnings)
+    # The call's arguments come from the model response, which is intact. A result that is not an object is kept,
+    # wrapped the way ADK wraps a non-dict tool return (the rule every convention shares, see _values).
     assert [(c.name, c.args) for c in data(traced).tool_uses] == [("calculator", {"expression": "15 * 37"})]
-    assert data(traced).tool_responses == []
+    assert [r.response for r in data(traced).tool_responses] == [{"result": ["not", "an", "object"]}]
 
 
 def test_missing_parents_fall_back_to_ids_and_time() -> None:
@@ -194,13 +195,13 @@ def _v2_trace(output_messages: Any, tool_arguments: Any) -> list[Span]:
 
 
 def test_v2_malformed_messages_and_arguments() -> None:
-    result = rebuild_trace(_v2_trace("not json at all", "[1, 2]"))
+    result = rebuild_trace(_v2_trace("not json at all", '{"x": [1, 2'))
     assert result.convention == "adk_v2"
     [traced] = result.invocations
     assert content_text(traced.invocation.user_content) == "hi"
     assert traced.invocation.final_response is None
     assert any(semconv.GEN_AI_OUTPUT_MESSAGES in w and "not valid JSON" in w for w in traced.warnings)
-    assert any("not a JSON object" in w for w in traced.warnings)
+    assert any(semconv.GEN_AI_TOOL_CALL_ARGUMENTS in w and "not valid JSON" in w for w in traced.warnings)
 
 
 _GARBAGE = st.one_of(
