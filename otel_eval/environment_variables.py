@@ -111,6 +111,9 @@ OTEL_EVAL_KAFKA_COMPRESSION: Final = "OTEL_EVAL_KAFKA_COMPRESSION"
 OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS: Final = "OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS"
 """Consumer-group session timeout of the workers. Default 30000."""
 
+OTEL_EVAL_KAFKA_REQUEST_TIMEOUT_MS: Final = "OTEL_EVAL_KAFKA_REQUEST_TIMEOUT_MS"
+"""How long the worker's producer waits for the broker before a publish fails and the batch is retried. Default 30000."""
+
 OTEL_EVAL_WORKER_CONCURRENCY: Final = "OTEL_EVAL_WORKER_CONCURRENCY"
 """Invocations a worker evaluates at once. Default 16."""
 

@@ -118,5 +118,6 @@ def create_producer(settings: WorkerSettings, security: KafkaSecurity) -> Any:
         enable_idempotence=False,
         compression_type=check_compression(settings.kafka_compression),
         linger_ms=5,
+        request_timeout_ms=settings.kafka_request_timeout_ms,
         **client_options(settings, security),
     )

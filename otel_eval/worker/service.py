@@ -95,6 +95,8 @@ class Worker:
         self._publisher: ResultsPublisher | None = None
         self._dead_letters: DeadLetters | None = None
         self._positions: dict[Any, int] = {}
+        self._unpublished: dict[str, list[tuple[int, EvaluationRecord]]] = {}
+        """Records emitted in a batch attempt whose publication failed, by invocation: published on the retry."""
         self._committed: dict[Any, int] = {}
         self._topics = settings.topics
 
@@ -223,7 +225,7 @@ class Worker:
             except Exception as exc:  # a failed batch is retried from the committed offsets, never skipped
                 logger.exception("batch failed; re-reading from the last committed offsets")
                 self.metrics.error(type(exc).__name__)
-                await self._rewind()
+                self._rewind()
                 await asyncio.sleep(_RETRY_BACKOFF_S)
             finally:
                 self._batch_idle.set()
@@ -231,6 +233,10 @@ class Worker:
     async def _process(self, batch: dict[Any, list[Any]], ready: list[Any]) -> None:
         started = time.monotonic()
         work: list[_Work] = []
+        for tp, messages in batch.items():
+            if messages:
+                # The first offset read from a partition is its committed offset: the point to rewind to.
+                self._committed.setdefault(tp, messages[0].offset)
         for tp, messages in batch.items():
             source = self._topics.get(tp.topic, SOURCE_REQUESTS)
             for message in messages:
@@ -267,6 +273,7 @@ class Worker:
         self.ledger.add(record for _, record in records)
         for trace_id, span_id in evaluated_keys:
             self.ledger.add_invocation(trace_id, span_id)
+            self._unpublished.pop(invocation_key(trace_id, span_id), None)
         await self._commit()
         source = SOURCE_OTLP_SPANS if ready else SOURCE_REQUESTS
         self.metrics.batch(time.monotonic() - started, source)
@@ -274,30 +281,45 @@ class Worker:
     async def _evaluate(
         self, work: Sequence[_Work]
     ) -> tuple[list[tuple[str, str]], list[tuple[int, EvaluationRecord]]]:
+        """Evaluates the batch's new invocations; returns the invocations handled and the records to publish.
+
+        An invocation evaluated (and emitted) in an earlier attempt of this batch whose results could not be
+        published is not evaluated again: its stored records are published instead.
+        """
         semaphore = asyncio.Semaphore(self.settings.worker_concurrency)
         in_batch: set[str] = set()
         evaluated: list[tuple[str, str]] = []
+        reused: list[tuple[int, EvaluationRecord]] = []
         skipped = 0
         todo: list[_Work] = []
         for item in work:
-            keys = [invocation_key(i.trace_id, i.span_id) for i in item.request.invocations]
-            known = all(self.ledger.has_invocation(i.trace_id, i.span_id) for i in item.request.invocations)
+            invocations = item.request.invocations
+            keys = [invocation_key(i.trace_id, i.span_id) for i in invocations]
+            known = all(self.ledger.has_invocation(i.trace_id, i.span_id) for i in invocations)
             if not keys or known or all(k in in_batch for k in keys):
                 skipped += len(keys)
                 continue
             in_batch.update(keys)
+            if all(k in self._unpublished for k in keys):
+                reused.extend(pair for k in keys for pair in self._unpublished[k])
+                evaluated.extend((i.trace_id, i.span_id) for i in invocations)
+                continue
             todo.append(item)
 
         async def one(item: _Work) -> list[tuple[int, EvaluationRecord]]:
             async with semaphore:
                 records = await self.core.evaluate(item.request)
-            evaluated.extend((i.trace_id, i.span_id) for i in item.request.invocations)
-            return [(item.partition, r) for r in records if not self.ledger.has_result(r.result_id)]
+            pairs = [(item.partition, r) for r in records if not self.ledger.has_result(r.result_id)]
+            for invocation in item.request.invocations:
+                key = invocation_key(invocation.trace_id, invocation.span_id)
+                self._unpublished[key] = [p for p in pairs if invocation_key(p[1].trace_id, p[1].span_id) == key]
+                evaluated.append((invocation.trace_id, invocation.span_id))
+            return pairs
 
         results = await asyncio.gather(*(one(item) for item in todo))
         self.metrics.duplicates_skipped(skipped)
         self.metrics.evaluated(len(todo))
-        return evaluated, [pair for records in results for pair in records]
+        return evaluated, reused + [pair for records in results for pair in records]
 
     async def _commit(self) -> None:
         offsets: dict[Any, int] = {}
@@ -311,18 +333,17 @@ class Worker:
             await self._consumer.commit(offsets)
             self._committed.update(offsets)
 
-    async def _rewind(self) -> None:
-        """Seeks every assigned partition back to its committed offset and forgets open traces (re-read)."""
+    def _rewind(self) -> None:
+        """Seeks every partition read from back to its committed offset and forgets open traces (they are re-read).
+
+        Local only (no broker round trip), so it works while the broker is unreachable.
+        """
         assigned = set(self._consumer.assignment())
         self.assembler.forget({tp.partition for tp in assigned if self._topics.get(tp.topic) == SOURCE_OTLP_SPANS})
         for tp in assigned:
             self._positions.pop(tp, None)
             committed = self._committed.get(tp)
-            if committed is None:
-                committed = await self._consumer.committed(tp)
-            if committed is None:
-                await self._consumer.seek_to_beginning(tp)
-            else:
+            if committed is not None:
                 self._consumer.seek(tp, committed)
 
     # --- rebalances --------------------------------------------------------------------------------------------

@@ -43,6 +43,9 @@ class WorkerSettings(BaseSettings):
     kafka_group_id: str = Field(default="otel-eval-worker", description="Consumer group shared by all workers.")
     kafka_compression: str = Field(default="gzip", description="Compression of the results and dead letters.")
     kafka_session_timeout_ms: int = Field(default=30_000, ge=6_000, description="Consumer-group session timeout.")
+    kafka_request_timeout_ms: int = Field(
+        default=30_000, ge=1_000, description="Producer wait for the broker before a publish fails (batch retried)."
+    )
     kafka_security_protocol: str = "PLAINTEXT"
     kafka_sasl_mechanism: str | None = None
     kafka_sasl_username: str | None = None

@@ -15,7 +15,7 @@ from otel_eval.judge import JUDGE_SERVER_ERROR, JudgeClient, JudgeSettings
 from otel_eval.transport.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.worker.core import EFFICIENCY_METRICS, EvaluationCore
 from otel_eval.worker.service import Worker
-from tests._kafka import create_topics, producer, random_topic, read_topic
+from tests._kafka import TansuBroker, TcpProxy, create_topics, free_port, producer, random_topic, read_topic
 from tests.judge.fake_gemini import FakeGemini, error_reply
 from tests.transport._requests import request
 from tests.worker._harness import (
@@ -264,3 +264,64 @@ async def test_sigterm_drains_and_exits_cleanly(kafka_bootstrap: str, tmp_path: 
     output = log.read_text()
     assert "received SIGTERM" in output
     assert "worker stopped" in output
+
+
+async def test_broker_unreachable_mid_batch_then_back_nothing_lost_nothing_twice(tmp_path: Path) -> None:
+    proxy = TcpProxy(target_port=free_port())
+    broker = TansuBroker(port=proxy.target_port, advertised_port=proxy.port, log_dir=tmp_path)
+    broker.start()
+    proxy.restore()
+    # A slow judge keeps the worker inside its first batch long enough to cut the broker off under it.
+    server = FakeGemini(lambda model, body: error_reply(503, "judge down"), latency=1.0).start()
+    judge = JudgeClient(
+        JudgeSettings(
+            api_key="AIzaSyTEST-not-a-real-key-0000000000000",
+            base_url=server.base_url,
+            timeout_seconds=5.0,
+            max_attempts=1,
+            max_total_seconds=5.0,
+        )
+    )
+    requests_topic, results_topic = random_topic("requests"), random_topic("results")
+    sent = [request(i) for i in range(8)]
+    telemetry = MemoryTelemetry()
+    worker = Worker(
+        worker_settings(
+            broker.bootstrap,
+            kafka_requests_topic=requests_topic,
+            kafka_results_topic=results_topic,
+            kafka_group_id=random_topic("group"),
+            kafka_request_timeout_ms=2_000,
+            kafka_session_timeout_ms=20_000,
+            worker_max_batch_size=4,
+        ),
+        core=_core(telemetry, criteria={"hallucinations_v1": {"threshold": 0.5}}, judge=judge),
+        telemetry=telemetry.providers,
+    )
+    expected = len(sent) * (1 + len(EFFICIENCY_METRICS))
+    try:
+        await create_topics(broker.bootstrap, [requests_topic, results_topic], partitions=1)
+        await _produce(broker.bootstrap, requests_topic, [_json(r) for r in sent])
+        async with running_worker(worker):
+            await wait_for(lambda: bool(server.generate_requests()), what="the first batch to be under evaluation")
+            proxy.cut()
+            await wait_for(
+                lambda: any(k.startswith("errors.") for k in worker.metrics.snapshot()), what="a failed publish"
+            )
+            proxy.restore()
+            await wait_for(lambda: len(telemetry.events()) >= expected, timeout=90, what="every result")
+            await asyncio.sleep(1.5)  # any duplicate would arrive now
+        events = telemetry.events()
+        assert len(events) == len({e.result_id for e in events}) == expected
+        assert {e.trace_id for e in events} == {r.trace_id for r in sent}
+        published = [
+            EvaluationRecord.model_validate_json(r.value) for r in await read_topic(broker.bootstrap, results_topic)
+        ]
+        assert len(published) == len({r.result_id for r in published}) == expected
+        errors = {k: v for k, v in worker.metrics.snapshot().items() if k.startswith("errors.")}
+        assert sum(errors.values()) >= 1  # the batch failed at least once and was retried
+    finally:
+        server.stop()
+        proxy.stop()
+        broker.stop()
+        telemetry.shutdown()
