@@ -21,6 +21,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 
 from otel_eval import environment_variables as env_vars
 from otel_eval import semconv
+from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
 from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers
 from otel_eval.transport.base import ExportResult, InvocationExporter
@@ -45,6 +47,7 @@ DEFAULT_MAX_QUEUE_SIZE: Final = 1024
 _SEND_CHUNK: Final = 256
 _RECONNECT_BACKOFF_MIN_S: Final = 0.2
 _RECONNECT_BACKOFF_MAX_S: Final = 5.0
+_QUEUE_NAME: Final = "requests"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +87,8 @@ class KafkaInvocationExporter(InvocationExporter):
         request_timeout_ms: how long a send may wait for the broker before it is retried.
         max_request_size: largest message in bytes; bigger requests are dropped (``message_too_large``).
         meter_provider: where the drop counter and queue gauge go (default: the global one).
+        pipeline: the processor's pipeline counters; when given, drops and the queue size (``otel_eval.queue=requests``)
+            are reported through it instead of the exporter's own instruments.
 
     Raises:
         ConfigurationError: bad bootstrap servers, compression, bound or security settings.
@@ -102,6 +107,7 @@ class KafkaInvocationExporter(InvocationExporter):
         request_timeout_ms: int = 30_000,
         max_request_size: int = 1_048_576,
         meter_provider: metrics.MeterProvider | None = None,
+        pipeline: PipelineMetrics | None = None,
     ) -> None:
         servers = bootstrap_servers if isinstance(bootstrap_servers, str) else ",".join(bootstrap_servers)
         self._servers = split_servers(servers)
@@ -137,16 +143,25 @@ class KafkaInvocationExporter(InvocationExporter):
         self._closing = False
         self._shutdown_done = False
 
-        meter = (meter_provider or metrics.get_meter_provider()).get_meter(semconv.INSTRUMENTATION_SCOPE, __version__)
-        self._drop_counter = meter.create_counter(
-            semconv.METRIC_INVOCATIONS_DROPPED, unit="{invocation}", description="Invocations dropped before evaluation"
-        )
-        meter.create_observable_gauge(
-            semconv.METRIC_QUEUE_SIZE,
-            callbacks=[self._observe_queue],
-            unit="{invocation}",
-            description="Evaluation requests waiting for their transport",
-        )
+        self._pipeline = pipeline
+        if pipeline is not None:
+            weak_self = weakref.ref(self)
+            pipeline.register_queue(_QUEUE_NAME, lambda: _pending(weak_self))
+        else:
+            meter = (meter_provider or metrics.get_meter_provider()).get_meter(
+                semconv.INSTRUMENTATION_SCOPE, __version__
+            )
+            self._drop_counter = meter.create_counter(
+                semconv.METRIC_INVOCATIONS_DROPPED,
+                unit="{invocation}",
+                description="Invocations dropped before evaluation",
+            )
+            meter.create_observable_gauge(
+                semconv.METRIC_QUEUE_SIZE,
+                callbacks=[self._observe_queue],
+                unit="{item}",
+                description="Evaluation requests waiting for their transport",
+            )
 
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wakeup: asyncio.Event | None = None
@@ -260,6 +275,9 @@ class KafkaInvocationExporter(InvocationExporter):
                 loop.call_soon_threadsafe(wakeup.set)
 
     def _count_drop(self, reason: str, count: int) -> None:
+        if self._pipeline is not None:
+            self._pipeline.invocations_dropped(reason, count)
+            return
         self._drop_counter.add(
             count, {semconv.OTEL_EVAL_DROP_REASON: reason, semconv.OTEL_EVAL_TRANSPORT: semconv.TRANSPORT_KAFKA}
         )
@@ -267,7 +285,14 @@ class KafkaInvocationExporter(InvocationExporter):
     def _observe_queue(self, _options: metrics.CallbackOptions) -> list[metrics.Observation]:
         with self._lock:
             pending = len(self._queue) + self._in_flight
-        return [metrics.Observation(pending, {semconv.OTEL_EVAL_TRANSPORT: semconv.TRANSPORT_KAFKA})]
+        attributes = {semconv.OTEL_EVAL_TRANSPORT: semconv.TRANSPORT_KAFKA, semconv.OTEL_EVAL_QUEUE: _QUEUE_NAME}
+        return [metrics.Observation(pending, attributes)]
+
+    @property
+    def pending(self) -> int:
+        """Requests buffered or in flight."""
+        with self._lock:
+            return len(self._queue) + self._in_flight
 
     # --- the sender thread --------------------------------------------------------------------------------------
 
@@ -430,6 +455,11 @@ class KafkaInvocationExporter(InvocationExporter):
         if count:
             logger.warning("Kafka exporter stopped with %d undelivered evaluation requests", count)
             self._count_drop(semconv.DROP_SHUTDOWN, count)
+
+
+def _pending(ref: weakref.ReferenceType[KafkaInvocationExporter]) -> int:
+    exporter = ref()
+    return exporter.pending if exporter is not None else 0
 
 
 def _is_retriable(exc: BaseException) -> bool:

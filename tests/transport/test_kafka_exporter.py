@@ -11,6 +11,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from otel_eval import semconv
+from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
 from otel_eval.transport.base import ExportResult
 from otel_eval.transport.kafka import KafkaInvocationExporter
@@ -193,3 +194,28 @@ async def test_every_codec_round_trips(kafka_bootstrap: str, codec: str) -> None
     assert sorted(EvaluationRequest.model_validate_json(r.value).trace_id for r in records) == sorted(
         r.trace_id for r in sent
     )
+
+
+def test_drops_and_queue_size_go_through_the_processors_pipeline_counters() -> None:
+    reader = InMemoryMetricReader()
+    pipeline = PipelineMetrics(MeterProvider(metric_readers=[reader]), transport="kafka")
+    broker = TansuBroker()  # never started
+    exporter = KafkaInvocationExporter(broker.bootstrap, max_queue_size=2, request_timeout_ms=500, pipeline=pipeline)
+    try:
+        results = [exporter.export([request(i)]) for i in range(5)]
+        assert results.count(ExportResult.FAILURE) == 3
+        assert pipeline.snapshot()[f"invocations.dropped.{semconv.DROP_TRANSPORT_QUEUE_FULL}"] == 3
+        data = reader.get_metrics_data()
+        gauges = [
+            point
+            for rm in data.resource_metrics
+            for sm in rm.scope_metrics
+            for metric in sm.metrics
+            if metric.name == semconv.METRIC_QUEUE_SIZE
+            for point in metric.data.data_points
+        ]
+        assert [(dict(p.attributes), p.value) for p in gauges] == [
+            ({semconv.OTEL_EVAL_TRANSPORT: "kafka", semconv.OTEL_EVAL_QUEUE: "requests"}, 2)
+        ]
+    finally:
+        exporter.shutdown(200)
