@@ -1,0 +1,94 @@
+"""Root-span enrichment: the processor wraps the user's exporting processor and exports each invocation's root span
+with ``gen_ai.evaluation.<metric>.score`` attributes when the scores arrive in time, unchanged otherwise."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otel_eval import EvaluationSpanProcessor
+from otel_eval.demo import AGENT_NAME, SCENARIOS, TravelAgent
+from otel_eval.emit.enrichment import score_attribute
+from otel_eval.judge import set_default_judge
+from tests.judge.fake_gemini import FakeGemini, hang_reply
+from tests.judge.helpers import make_judge
+from tests.processor.telemetry import wait_until
+
+ROOT = f"invoke_agent {AGENT_NAME}"
+
+
+@pytest.fixture(autouse=True)
+def _no_default_judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
+        monkeypatch.delenv(name, raising=False)
+    set_default_judge(None)
+    yield
+    set_default_judge(None)
+
+
+def _pipeline(**options: object) -> tuple[TracerProvider, InMemorySpanExporter, EvaluationSpanProcessor]:
+    provider = TracerProvider()
+    exported = InMemorySpanExporter()
+    processor = EvaluationSpanProcessor(enrich=SimpleSpanProcessor(exported), tracer_provider=provider, **options)
+    provider.add_span_processor(processor)  # the only processor: it feeds the user's one
+    return provider, exported, processor
+
+
+def _roots(exported: InMemorySpanExporter) -> list:
+    return [s for s in exported.get_finished_spans() if s.name == ROOT]
+
+
+def test_the_root_span_is_exported_with_its_scores() -> None:
+    provider, exported, processor = _pipeline(criteria={"tool_trajectory_avg_score": 1.0}, eval_set=None)
+    TravelAgent(provider).run(SCENARIOS[0])
+    assert [s for s in exported.get_finished_spans() if s.name.startswith("execute_tool")]  # children pass at once
+    assert _roots(exported) == []  # the root waits for its scores
+    assert processor.force_flush(10_000)
+    (root,) = _roots(exported)
+    assert root.attributes[score_attribute("tool_call_count_v1")] == 1.0
+    assert root.attributes[score_attribute("inference_call_count_v1")] == 2.0
+    assert root.attributes[score_attribute("token_usage_v1")] == 300.0
+    assert root.attributes["gen_ai.agent.name"] == AGENT_NAME  # the original attributes are kept
+    evaluation_spans = [s for s in exported.get_finished_spans() if s.name.startswith("evaluate ")]
+    assert evaluation_spans and all(s.parent.span_id == root.context.span_id for s in evaluation_spans)
+    provider.shutdown()
+
+
+def test_scores_arrive_without_a_flush_within_the_wait() -> None:
+    provider, exported, _processor = _pipeline(enrichment_wait_seconds=30)
+    TravelAgent(provider).run(SCENARIOS[1])
+    assert wait_until(lambda: len(_roots(exported)) == 1, timeout=20)
+    assert score_attribute("tool_call_count_v1") in _roots(exported)[0].attributes
+    provider.shutdown()
+
+
+def test_the_root_is_exported_unchanged_when_the_scores_are_late() -> None:
+    with FakeGemini(lambda model, body: hang_reply()) as server:
+        judge = make_judge(server, timeout_seconds=300, max_total_seconds=600, max_attempts=1)
+        provider, exported, processor = _pipeline(
+            criteria={"hallucinations_v1": 0.8}, judge=judge, enrichment_wait_seconds=0.3
+        )
+        TravelAgent(provider).run(SCENARIOS[0])
+        assert wait_until(lambda: len(_roots(exported)) == 1, timeout=20)
+        (root,) = _roots(exported)
+        assert not any(key.startswith("gen_ai.evaluation.") for key in root.attributes)
+        processor.shutdown(timeout_millis=200)
+
+
+def test_a_root_that_is_not_evaluated_passes_through_unchanged() -> None:
+    provider, exported, _processor = _pipeline(agent_names=["another_agent"], enrichment_wait_seconds=30)
+    TravelAgent(provider).run(SCENARIOS[0])
+    assert wait_until(lambda: len(_roots(exported)) == 1, timeout=20)  # long before the 30 s wait
+    assert not any(key.startswith("gen_ai.evaluation.") for key in _roots(exported)[0].attributes)
+    provider.shutdown()
+
+
+def test_unsampled_traces_are_not_held() -> None:
+    provider, exported, _processor = _pipeline(sample_rate=0.0, enrichment_wait_seconds=30)
+    TravelAgent(provider).run(SCENARIOS[0])
+    assert len(_roots(exported)) == 1  # passed straight through in on_end
+    provider.shutdown()
