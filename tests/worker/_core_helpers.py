@@ -75,7 +75,10 @@ class HangingEvaluator(Evaluator):
         conversation_scenario: ConversationScenario | None = None,
     ) -> EvaluationResult:
         type(self).started.set()
-        await asyncio.to_thread(type(self).release.wait, 60)  # a thread waits; the loop stays free
+        # Released from the test's thread (a threading.Event): an asyncio.Event cannot be set across loops, and a
+        # waiting executor thread would outlive a cancelled evaluation and hold up the loop's shutdown.
+        while not type(self).release.is_set():  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
         return self.mean_result([PerInvocationResult(score=1.0, eval_status=self.status_of(1.0)) for _ in actual])
 
 
