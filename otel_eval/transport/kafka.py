@@ -163,12 +163,31 @@ class KafkaInvocationExporter(InvocationExporter):
                 description="Evaluation requests waiting for their transport",
             )
 
+        self._start_sender()
+        if hasattr(os, "register_at_fork"):
+            weak_reinit = weakref.WeakMethod(self._at_fork_reinit)
+            os.register_at_fork(after_in_child=lambda: _call_weak(weak_reinit))
+
+    def _start_sender(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wakeup: asyncio.Event | None = None
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._thread_main, name="otel-eval-kafka-exporter", daemon=True)
         self._thread.start()
         self._ready.wait()
+
+    def _at_fork_reinit(self) -> None:
+        """In a forked child (e.g. a pre-fork web server): fresh locks, an empty buffer and a new sender thread.
+
+        The parent's buffered requests stay the parent's to send; the child must not send them a second time.
+        """
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._queue = deque()
+        self._in_flight = 0
+        self._connected = False
+        if not self._closing:
+            self._start_sender()
 
     @classmethod
     def from_env(
@@ -455,6 +474,12 @@ class KafkaInvocationExporter(InvocationExporter):
         if count:
             logger.warning("Kafka exporter stopped with %d undelivered evaluation requests", count)
             self._count_drop(semconv.DROP_SHUTDOWN, count)
+
+
+def _call_weak(method: weakref.WeakMethod[Any]) -> None:
+    bound = method()
+    if bound is not None:
+        bound()
 
 
 def _pending(ref: weakref.ReferenceType[KafkaInvocationExporter]) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 
 import pytest
@@ -219,3 +220,26 @@ def test_drops_and_queue_size_go_through_the_processors_pipeline_counters() -> N
         ]
     finally:
         exporter.shutdown(200)
+
+
+def test_a_forked_child_gets_its_own_sender(kafka_bootstrap: str) -> None:
+    topic = random_topic("fork")
+    exporter = KafkaInvocationExporter(kafka_bootstrap, topic=topic)
+    parent_request, child_request = request(1), request(2)
+    try:
+        assert exporter.export([parent_request]) is ExportResult.SUCCESS
+        assert exporter.force_flush(15_000)
+        pid = os.fork()
+        if pid == 0:  # the child: a pre-fork server's worker process
+            code = 0
+            try:
+                ok = exporter.export([child_request]) is ExportResult.SUCCESS and exporter.force_flush(15_000)
+                code = 0 if ok else 3
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        exporter.shutdown(5_000)
+    records = asyncio.run(read_topic(kafka_bootstrap, topic))
+    assert sorted(r.key.decode() for r in records) == sorted([parent_request.trace_id, child_request.trace_id])
