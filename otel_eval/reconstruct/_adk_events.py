@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from google.genai import types as genai_types
@@ -29,7 +29,6 @@ from otel_eval.model import (
     AppDetails,
     IntermediateData,
     Invocation,
-    TokenUsage,
     TracedInvocation,
 )
 from otel_eval.reconstruct._adk_spans import (
@@ -44,6 +43,8 @@ from otel_eval.reconstruct._adk_spans import (
     is_tool_span,
     read_tool_run,
 )
+from otel_eval.reconstruct._span_tree import covered_ns
+from otel_eval.reconstruct._trajectory import sum_token_counts
 from otel_eval.reconstruct.base import TraceInvocations
 from otel_eval.traces.span import Span
 
@@ -177,8 +178,8 @@ def build_invocation(
     )
     model_intervals = [(s.start_time_ns, s.end_time_ns) for s in all_model_timing if _inside(index, s, owned.root)]
     tool_intervals = [(s.start_time_ns, s.end_time_ns) for s in all_tool_spans if _inside(index, s, owned.root)]
-    model_ns = _union_length(model_intervals)
-    tool_ns = _union_length(model_intervals + tool_intervals) - model_ns
+    model_ns = covered_ns(model_intervals)
+    tool_ns = covered_ns(model_intervals + tool_intervals) - model_ns
     duration = owned.root.duration_ns / 1e9
     invocation.duration = round(duration, 3)
     invocation.model_duration = round(model_ns / 1e9, 3)
@@ -194,7 +195,7 @@ def build_invocation(
         start_time_ns=owned.root.start_time_ns,
         end_time_ns=owned.root.end_time_ns,
         model_call_count=len(calls),
-        token_usage=_sum_usage(c.usage for c in calls),
+        token_usage=sum_token_counts(c.usage for c in calls),
         model_seconds=model_ns / 1e9,
         tool_seconds=tool_ns / 1e9,
         content_captured=captured,
@@ -417,29 +418,3 @@ def _inside(index: SpanIndex, span: Span, root: Span) -> bool:
     if index.is_descendant(span, root):
         return True
     return not index.has_parent_chain(span) and root.start_time_ns <= span.start_time_ns <= root.end_time_ns
-
-
-def _union_length(intervals: Sequence[tuple[int, int]]) -> int:
-    total = 0
-    counted_to: int | None = None
-    for start, end in sorted(intervals):
-        if counted_to is not None and end <= counted_to:
-            continue
-        total += end - (start if counted_to is None else max(start, counted_to))
-        counted_to = end
-    return total
-
-
-def _sum_usage(usages: Iterable[TokenUsage]) -> TokenUsage:
-    items = list(usages)
-
-    def total(values: list[int | None]) -> int | None:
-        present = [v for v in values if v is not None]
-        return sum(present) if present else None
-
-    return TokenUsage(
-        input_tokens=total([u.input_tokens for u in items]),
-        output_tokens=total([u.output_tokens for u in items]),
-        cached_input_tokens=total([u.cached_input_tokens for u in items]),
-        reasoning_tokens=total([u.reasoning_tokens for u in items]),
-    )

@@ -17,6 +17,7 @@ from google.genai import types as genai_types
 
 from otel_eval import semconv
 from otel_eval.model import TokenUsage
+from otel_eval.reconstruct._span_tree import contains
 from otel_eval.reconstruct._values import tool_call_args, tool_response_payload
 from otel_eval.traces.span import Span
 
@@ -213,11 +214,6 @@ class OwnedSpans:
     session_id: str | None = None
     nested: bool = False
     """True for an AgentTool's inner run: ADK's eval keeps none of it, so neither do we."""
-
-
-def contains(outer: Span, inner: Span) -> bool:
-    """Whether ``inner`` lies within ``outer`` in time."""
-    return outer.start_time_ns <= inner.start_time_ns and inner.end_time_ns <= outer.end_time_ns
 
 
 def group_by_invocation(

@@ -1,9 +1,31 @@
-"""Reading flattened, indexed attributes (``prefix.<i>.rest``), as OpenInference and OpenLLMetry write them."""
+"""Reading span attribute mappings: the first of several keys that is present, and the flattened, indexed attributes
+(``prefix.<i>.rest``) OpenInference and OpenLLMetry write."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
+
+
+def first_str(attributes: Mapping[str, Any], *keys: str) -> str | None:
+    """The value of the first key holding a non-empty string, else None."""
+    for key in keys:
+        value = attributes.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def first_int(attributes: Mapping[str, Any], *keys: str) -> int | None:
+    """The value of the first key holding a finite number (not a bool), as an int, else None."""
+    for key in keys:
+        value = attributes.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and math.isfinite(value):
+            return int(value)
+    return None
 
 
 def indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:

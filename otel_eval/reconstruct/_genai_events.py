@@ -21,6 +21,7 @@ from google.genai import types as genai_types
 
 from otel_eval import semconv
 from otel_eval.reconstruct._genai_messages import contents_from_messages
+from otel_eval.reconstruct._trajectory import function_call_part
 from otel_eval.reconstruct._values import parse_json, parse_json_value, tool_call_args, tool_response_payload
 from otel_eval.traces.span import Span, SpanEvent
 
@@ -154,18 +155,10 @@ def _blocks_to_parts(blocks: list[Any], warnings: list[str], where: str) -> list
         result = block.get("toolResult")
         if isinstance(use, Mapping) or kind == "tool_use":
             source = use if isinstance(use, Mapping) else block
-            name = source.get("name")
-            if isinstance(name, str) and name:
-                raw_id = source.get("toolUseId", source.get("id"))
-                parts.append(
-                    genai_types.Part(
-                        function_call=genai_types.FunctionCall(
-                            name=name,
-                            args=tool_call_args(source.get("input"), warnings, where),
-                            id=raw_id if isinstance(raw_id, str) else None,
-                        )
-                    )
-                )
+            call_id = source.get("toolUseId", source.get("id"))
+            part = function_call_part(source.get("name"), source.get("input"), call_id, warnings, where)
+            if part is not None:
+                parts.append(part)
         elif isinstance(result, Mapping) or kind == "tool_result":
             source = result if isinstance(result, Mapping) else block
             raw_id = source.get("toolUseId", source.get("tool_use_id"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from otel_eval.traces.span import Span
 
@@ -123,6 +123,18 @@ def _tightest_container(span: Span, candidates: Sequence[Span]) -> Span | None:
         if fits and (best is None or candidate.duration_ns < best.duration_ns):
             best = candidate
     return best
+
+
+def covered_ns(intervals: Iterable[tuple[int, int]]) -> int:
+    """Nanoseconds covered by ``(start, end)`` intervals, overlaps counted once; empty or inverted ones add nothing."""
+    total = 0
+    counted_to: int | None = None
+    for start, end in sorted(i for i in intervals if i[1] > i[0]):
+        if counted_to is not None and end <= counted_to:
+            continue
+        total += end - (start if counted_to is None else max(start, counted_to))
+        counted_to = end
+    return total
 
 
 def contains(outer: Span, inner: Span) -> bool:

@@ -17,12 +17,13 @@ Each convention module finds the invocation roots, reads its own attributes into
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from google.genai import types as genai_types
 
+from otel_eval import semconv
 from otel_eval.model import (
     AgentDetails,
     AppDetails,
@@ -31,6 +32,9 @@ from otel_eval.model import (
     TokenUsage,
     TracedInvocation,
 )
+from otel_eval.reconstruct._flattened import first_int
+from otel_eval.reconstruct._span_tree import covered_ns
+from otel_eval.reconstruct._values import nonempty_str, tool_call_args
 from otel_eval.traces.span import Span
 
 DEFAULT_AUTHOR = "agent"
@@ -127,6 +131,35 @@ def text_content(text: str | None, role: str) -> genai_types.Content | None:
     if text is None or not text.strip():
         return None
     return genai_types.Content(role=role, parts=[genai_types.Part(text=text)])
+
+
+def usage_from(attributes: Mapping[str, Any]) -> Usage:
+    """Token counts from the GenAI ``gen_ai.usage.*`` attributes (current names first, then the deprecated ones)."""
+    return Usage(
+        input_tokens=first_int(attributes, semconv.GEN_AI_USAGE_INPUT_TOKENS, semconv.GEN_AI_USAGE_PROMPT_TOKENS),
+        output_tokens=first_int(attributes, semconv.GEN_AI_USAGE_OUTPUT_TOKENS, semconv.GEN_AI_USAGE_COMPLETION_TOKENS),
+        cached_input_tokens=first_int(
+            attributes,
+            semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
+            semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS_LEGACY,
+        ),
+        reasoning_tokens=first_int(
+            attributes, semconv.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, semconv.GEN_AI_USAGE_REASONING_TOKENS_LEGACY
+        ),
+    )
+
+
+def function_call_part(
+    name: Any, arguments: Any, call_id: Any, warnings: list[str], where: str
+) -> genai_types.Part | None:
+    """A function-call part from recorded values (arguments by the rule of ``_values``); None without a tool name."""
+    if not isinstance(name, str) or not name:
+        return None
+    return genai_types.Part(
+        function_call=genai_types.FunctionCall(
+            name=name, args=tool_call_args(arguments, warnings, where), id=nonempty_str(call_id)
+        )
+    )
 
 
 def texts_of(content: genai_types.Content | None, *, thoughts: bool = False) -> list[str]:
@@ -270,43 +303,38 @@ def _final_and_intermediate(
     return final, intermediate
 
 
-def _union_ns(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(i for i in intervals if i[1] > i[0]):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return merged
+class TokenCounts(Protocol):
+    """Token counts of one model call or span (:class:`Usage`, :class:`~otel_eval.model.TokenUsage`)."""
+
+    @property
+    def input_tokens(self) -> int | None: ...
+    @property
+    def output_tokens(self) -> int | None: ...
+    @property
+    def cached_input_tokens(self) -> int | None: ...
+    @property
+    def reasoning_tokens(self) -> int | None: ...
 
 
-def _length(intervals: Sequence[tuple[int, int]]) -> int:
-    return sum(end - start for start, end in intervals)
+def sum_token_counts(counts: Iterable[TokenCounts]) -> TokenUsage:
+    """Each count summed over the items that report it; None where none does."""
+    items = list(counts)
 
+    def total(values: Iterable[int | None]) -> int | None:
+        present = [v for v in values if v is not None]
+        return sum(present) if present else None
 
-def _overlap(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> int:
-    total = 0
-    for a_start, a_end in a:
-        for b_start, b_end in b:
-            total += max(0, min(a_end, b_end) - max(a_start, b_start))
-    return total
-
-
-def _sum(values: Iterable[int | None]) -> int | None:
-    present = [v for v in values if v is not None]
-    return sum(present) if present else None
+    return TokenUsage(
+        input_tokens=total(u.input_tokens for u in items),
+        output_tokens=total(u.output_tokens for u in items),
+        cached_input_tokens=total(u.cached_input_tokens for u in items),
+        reasoning_tokens=total(u.reasoning_tokens for u in items),
+    )
 
 
 def _token_usage(draft: InvocationDraft, calls: Sequence[ModelCall]) -> TokenUsage:
     usages = [c.usage for c in calls if c.usage.reported()]
-    if not usages:
-        usages = [draft.root_usage]
-    return TokenUsage(
-        input_tokens=_sum(u.input_tokens for u in usages),
-        output_tokens=_sum(u.output_tokens for u in usages),
-        cached_input_tokens=_sum(u.cached_input_tokens for u in usages),
-        reasoning_tokens=_sum(u.reasoning_tokens for u in usages),
-    )
+    return sum_token_counts(usages or [draft.root_usage])
 
 
 def _app_details(calls: Sequence[ModelCall], default_author: str) -> AppDetails | None:
@@ -340,8 +368,9 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
     elif user_content is None:
         warnings.append(f"trace {root.trace_id} span {root.span_id}: no user message found")
     real_calls = [c for c in [*draft.model_calls, *draft.nested_model_calls] if not c.synthetic]
-    model_union = _union_ns((c.span.start_time_ns, c.span.end_time_ns) for c in real_calls)
-    tool_union = _union_ns((r.span.start_time_ns, r.span.end_time_ns) for r in draft.tool_runs)
+    model_intervals = [(c.span.start_time_ns, c.span.end_time_ns) for c in real_calls]
+    tool_intervals = [(r.span.start_time_ns, r.span.end_time_ns) for r in draft.tool_runs]
+    model_ns = covered_ns(model_intervals)
     agent_name = draft.agent_name
     invocation = Invocation(
         invocation_id=root.span_id,
@@ -368,35 +397,11 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
         end_time_ns=draft.end_time_ns if draft.end_time_ns is not None else root.end_time_ns,
         model_call_count=len(real_calls),
         token_usage=_token_usage(draft, real_calls),
-        model_seconds=_length(model_union) / 1e9 if model_union else None,
-        tool_seconds=(_length(tool_union) - _overlap(tool_union, model_union)) / 1e9 if tool_union else None,
+        model_seconds=model_ns / 1e9 if model_ns else None,
+        # Time in tools while no model call was in flight.
+        tool_seconds=(covered_ns(model_intervals + tool_intervals) - model_ns) / 1e9
+        if covered_ns(tool_intervals)
+        else None,
         content_captured=draft.content_captured,
         warnings=warnings,
     )
-
-
-def starts_new_turn(call: ModelCall) -> bool:
-    """Whether a model call begins a user turn: its last non-system input message is a user message with text.
-
-    A call whose input ends with tool results (or the model's own tool calls) continues the turn before it. Used to
-    group model calls that have no agent span above them (bare ``openai.chat``/``chat`` spans) into invocations.
-    """
-    for message in reversed(call.inputs):
-        if message.role == "system":
-            continue
-        parts = message.parts or []
-        if any(p.function_response or p.function_call for p in parts):
-            return False
-        return message.role == "user" and bool(texts_of(message))
-    return True
-
-
-def group_into_turns(calls: Sequence[ModelCall]) -> list[list[ModelCall]]:
-    """Consecutive model calls (time order) grouped into user turns (see :func:`starts_new_turn`)."""
-    turns: list[list[ModelCall]] = []
-    for call in calls:
-        if not turns or starts_new_turn(call):
-            turns.append([call])
-        else:
-            turns[-1].append(call)
-    return turns

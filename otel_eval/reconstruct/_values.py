@@ -102,6 +102,11 @@ def tool_response_payload(value: Any, warnings: list[str] | None = None, where: 
     return parsed if isinstance(parsed, dict) else {"result": parsed}
 
 
+def nonempty_str(value: Any) -> str | None:
+    """``value`` when it is a non-empty string (an id, a name), else None."""
+    return value if isinstance(value, str) and value else None
+
+
 def as_text(value: Any) -> str | None:
     """A value as display text: strings as-is, other JSON values serialised, None stays None."""
     if value is None:

@@ -39,30 +39,29 @@ spans without call ids are matched to the model's calls by name, in order. AutoG
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from google.genai import types as genai_types
 
 from otel_eval import semconv
-from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct import _genai_events as events
+from otel_eval.reconstruct._flattened import first_str
 from otel_eval.reconstruct._genai_messages import (
     contents_from_messages,
     system_instruction_text,
     tools_from_definitions,
 )
+from otel_eval.reconstruct._grouping import invocations_of_roots, session_id_of, trace_invocations, turn_invocations
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
 from otel_eval.reconstruct._trajectory import (
     InvocationDraft,
     ModelCall,
     ToolRun,
-    Usage,
-    build_invocation,
-    group_into_turns,
     last_user_text,
     text_content,
     texts_of,
+    usage_from,
 )
 from otel_eval.reconstruct._values import parse_json_value, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations
@@ -106,22 +105,15 @@ class GenAIConvention(Convention):
     def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
         """One invocation per agent root, or per user turn of model calls without an agent span."""
         tree = SpanTree(spans)
-        trace_id = tree.spans[0].trace_id if tree.spans else ""
-        result = TraceInvocations(trace_id=trace_id, convention=self.name, warnings=list(tree.problems))
         roots = [s for s in tree.spans if is_agent(s) and not tree.has_ancestor(s, is_agent)]
         if roots:
-            groups = tree.subtrees(roots)
-            for root in roots:
-                members = groups.get(root.span_id)
-                if members is not None:
-                    result.invocations.append(build_invocation(_Reader(tree, root, members).draft()))
+            invocations = invocations_of_roots(tree, roots, lambda root, members: _Reader(tree, root, members))
         else:
-            result.invocations.extend(_turns(tree))
-        result.invocations.sort(key=lambda inv: (inv.start_time_ns, inv.span_id))
-        if not result.invocations:
-            names = sorted({s.name for s in tree.spans})[:5]
-            result.warnings.append(f"trace {trace_id}: GenAI spans {names} but no agent invocation or model call")
-        return result
+            invocations = turn_invocations(tree, self.name, lambda root, members: _Reader(tree, root, members))
+        names = sorted({s.name for s in tree.spans})[:5]
+        return trace_invocations(
+            tree, self.name, invocations, f"GenAI spans {names} but no agent invocation or model call"
+        )
 
 
 def _operation(span: Span) -> str:
@@ -151,80 +143,18 @@ def is_tool(span: Span) -> bool:
     return _operation(span) == TOOL_OPERATION or _traceloop_kind(span) == _TRACELOOP_TOOL
 
 
-def _turns(tree: SpanTree) -> list[TracedInvocation]:
-    """Model calls of a trace without agent spans (a lost parent, or no agent instrumentation), as user turns."""
-    if not tree.spans:
-        return []
-    members = tree.spans
-    reader = _Reader(tree, tree.spans[0], members)
-    nested = {s.span_id for s in members if tree.has_ancestor(s, is_tool)}
-    calls = [reader.model_call(s) for s in members if is_model_call(s) and s.span_id not in nested]
-    if not calls:
-        return []
-    tools = [s for s in members if is_tool(s) and s.span_id not in nested]
-    turns = group_into_turns(calls)
-    invocations = []
-    for index, turn in enumerate(turns):
-        start = turn[0].span.start_time_ns
-        end = turns[index + 1][0].span.start_time_ns if index + 1 < len(turns) else None
-        draft = InvocationDraft(convention=GenAIConvention.name, root=turn[0].span, model_calls=turn)
-        draft.tool_runs = [
-            reader.tool_run(t) for t in tools if t.start_time_ns >= start and (end is None or t.start_time_ns < end)
-        ]
-        draft.end_time_ns = max(c.span.end_time_ns for c in turn)
-        draft.session_id = reader.session_id()
-        draft.agent_name = next((c.author for c in turn if c.author), None)
-        draft.content_captured = any(
-            _has_content(s) for s in [c.span for c in turn] + [r.span for r in draft.tool_runs]
-        )
-        draft.warnings = reader.warnings
-        invocations.append(build_invocation(draft))
-    return invocations
-
-
-def _has_content(span: Span) -> bool:
-    attributes = span.attributes
-    keys = (
-        semconv.GEN_AI_INPUT_MESSAGES,
-        semconv.GEN_AI_OUTPUT_MESSAGES,
-        semconv.GEN_AI_TOOL_CALL_ARGUMENTS,
-        semconv.GEN_AI_TOOL_CALL_RESULT,
-        semconv.PYDANTIC_AI_ALL_MESSAGES,
-        semconv.PYDANTIC_AI_FINAL_RESULT,
-    )
-    return any(key in attributes for key in keys) or events.has_content_events(span)
-
-
-def _usage(attributes: Mapping[str, Any]) -> Usage:
-    def number(*keys: str) -> int | None:
-        for key in keys:
-            value = attributes.get(key)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                return int(value)
-        return None
-
-    return Usage(
-        input_tokens=number(semconv.GEN_AI_USAGE_INPUT_TOKENS, semconv.GEN_AI_USAGE_PROMPT_TOKENS),
-        output_tokens=number(semconv.GEN_AI_USAGE_OUTPUT_TOKENS, semconv.GEN_AI_USAGE_COMPLETION_TOKENS),
-        cached_input_tokens=number(
-            semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS_LEGACY
-        ),
-        reasoning_tokens=number(
-            semconv.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, semconv.GEN_AI_USAGE_REASONING_TOKENS_LEGACY
-        ),
-    )
-
-
-def _string(attributes: Mapping[str, Any], *keys: str) -> str | None:
-    for key in keys:
-        value = attributes.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
+_CONTENT_KEYS = (
+    semconv.GEN_AI_INPUT_MESSAGES,
+    semconv.GEN_AI_OUTPUT_MESSAGES,
+    semconv.GEN_AI_TOOL_CALL_ARGUMENTS,
+    semconv.GEN_AI_TOOL_CALL_RESULT,
+    semconv.PYDANTIC_AI_ALL_MESSAGES,
+    semconv.PYDANTIC_AI_FINAL_RESULT,
+)
 
 
 class _Reader:
-    """Reads the spans of one invocation."""
+    """Reads the spans of one invocation (a :class:`~otel_eval.reconstruct._grouping.TurnReader`)."""
 
     def __init__(self, tree: SpanTree, root: Span, members: Sequence[Span]) -> None:
         self.tree = tree
@@ -233,11 +163,17 @@ class _Reader:
         self.member_ids = {s.span_id for s in members}
         self.warnings: list[str] = []
 
+    def is_model_call(self, span: Span) -> bool:
+        return is_model_call(span)
+
+    def is_tool(self, span: Span) -> bool:
+        return is_tool(span)
+
     def nested(self) -> set[str]:
         return nested_span_ids(self.tree, self.root, self.members, is_tool=is_tool, is_agent=is_agent)
 
     def agent_label(self, span: Span) -> str | None:
-        label = _string(span.attributes, semconv.GEN_AI_AGENT_NAME)
+        label = first_str(span.attributes, semconv.GEN_AI_AGENT_NAME)
         if label is None and _traceloop_kind(span) == "agent":
             label = span.name.removesuffix(".agent")
         return None if label in _GENERIC_AGENT_NAMES else label
@@ -276,19 +212,18 @@ class _Reader:
         draft.root_input, draft.root_output = self.agent_io(root)
         if draft.root_input is None:
             draft.root_input = next((i for i in (self.agent_io(a)[0] for a in agents) if i is not None), None)
-        draft.root_usage = _usage(root.attributes)
-        draft.root_model = _string(root.attributes, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL)
+        draft.root_usage = usage_from(root.attributes)
+        draft.root_model = first_str(root.attributes, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL)
         draft.session_id = self.session_id()
-        draft.content_captured = any(_has_content(s) for s in self.members)
+        draft.content_captured = any(self.has_content(s) for s in self.members)
         draft.warnings = self.warnings
         return draft
 
     def session_id(self) -> str | None:
-        for span in [self.root, *self.members]:
-            value = _string(span.attributes, semconv.GEN_AI_CONVERSATION_ID, semconv.SESSION_ID)
-            if value:
-                return value
-        return None
+        return session_id_of([self.root, *self.members], (semconv.GEN_AI_CONVERSATION_ID, semconv.SESSION_ID))
+
+    def has_content(self, span: Span) -> bool:
+        return any(key in span.attributes for key in _CONTENT_KEYS) or events.has_content_events(span)
 
     def messages(self, span: Span, key: str) -> list[genai_types.Content]:
         where = f"span {span.span_id} ({span.name!r}): {key}"
@@ -310,7 +245,7 @@ class _Reader:
         inputs, outputs = self.span_messages(span)
         user = last_user_text(inputs)
         texts = [t for c in outputs if c.role == "model" for t in texts_of(c)]
-        final = _string(span.attributes, semconv.PYDANTIC_AI_FINAL_RESULT)
+        final = first_str(span.attributes, semconv.PYDANTIC_AI_FINAL_RESULT)
         if final is None and texts:
             final = "\n".join(texts)
         return user, text_content(final, "model")
@@ -332,8 +267,8 @@ class _Reader:
             author=self.author(span),
             inputs=inputs,
             outputs=[c for c in outputs if c.role != "system"],
-            model=_string(attributes, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL),
-            usage=_usage(attributes),
+            model=first_str(attributes, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL),
+            usage=usage_from(attributes),
             system_instruction=system or None,
             tool_declarations=declarations,
         )
@@ -359,11 +294,11 @@ class _Reader:
     def tool_run(self, span: Span) -> ToolRun:
         attributes = span.attributes
         where = f"span {span.span_id} ({span.name!r})"
-        name = _string(attributes, semconv.GEN_AI_TOOL_NAME)
+        name = first_str(attributes, semconv.GEN_AI_TOOL_NAME)
         if name is None:
             head, _, rest = span.name.partition(" ")
             name = rest if head == TOOL_OPERATION and rest else span.name.removesuffix(".tool")
-        run = ToolRun(span=span, name=name, call_id=_string(attributes, semconv.GEN_AI_TOOL_CALL_ID))
+        run = ToolRun(span=span, name=name, call_id=first_str(attributes, semconv.GEN_AI_TOOL_CALL_ID))
         if semconv.GEN_AI_TOOL_CALL_ARGUMENTS in attributes:
             run.args = tool_call_args(attributes[semconv.GEN_AI_TOOL_CALL_ARGUMENTS], self.warnings, where)
         if semconv.GEN_AI_TOOL_CALL_RESULT in attributes:
@@ -375,7 +310,7 @@ class _Reader:
             run.call_id = run.call_id or call_id
             if run.response is None and result is not None:
                 run.response = tool_response_payload(result)
-        error = _string(attributes, semconv.ERROR_TYPE)
+        error = first_str(attributes, semconv.ERROR_TYPE)
         if error is None and span.status_code == "ERROR":
             error = span.status_message or "error"
         run.error = error

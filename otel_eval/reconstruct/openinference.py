@@ -43,20 +43,21 @@ from google.genai import types as genai_types
 
 from otel_eval import semconv
 from otel_eval.reconstruct import _langchain as lc
-from otel_eval.reconstruct._flattened import has_indexed, indexed, string_list
+from otel_eval.reconstruct._flattened import first_int, first_str, has_indexed, indexed, string_list
+from otel_eval.reconstruct._grouping import invocations_of_roots, session_id_of, trace_invocations
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
 from otel_eval.reconstruct._trajectory import (
     InvocationDraft,
     ModelCall,
     ToolRun,
     Usage,
-    build_invocation,
+    function_call_part,
     last_user_text,
     normalize_role,
     text_content,
     texts_of,
 )
-from otel_eval.reconstruct._values import as_text, parse_json, tool_call_args, tool_response_payload
+from otel_eval.reconstruct._values import as_text, nonempty_str, parse_json, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.traces.span import Span
 
@@ -87,21 +88,13 @@ class OpenInferenceConvention(Convention):
     def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
         """One invocation per invocation root (see the module docstring)."""
         tree = SpanTree(spans)
-        trace_id = tree.spans[0].trace_id if tree.spans else ""
-        result = TraceInvocations(trace_id=trace_id, convention=self.name, warnings=list(tree.problems))
         kinds = {s.span_id: span_kind(s) for s in tree.spans}
-        roots = _invocation_roots(tree, kinds)
-        groups = tree.subtrees(roots)
-        for root in roots:
-            members = groups.get(root.span_id)
-            if members is None:
-                continue
-            draft = _Reader(tree, kinds, root, members).draft()
-            result.invocations.append(build_invocation(draft))
-        result.invocations.sort(key=lambda inv: (inv.start_time_ns, inv.span_id))
-        if not result.invocations:
-            result.warnings.append(f"trace {trace_id}: OpenInference spans but no agent, chain or LLM span to rebuild")
-        return result
+        invocations = invocations_of_roots(
+            tree, _invocation_roots(tree, kinds), lambda root, members: _Reader(tree, kinds, root, members)
+        )
+        return trace_invocations(
+            tree, self.name, invocations, "OpenInference spans but no agent, chain or LLM span to rebuild"
+        )
 
 
 def span_kind(span: Span) -> str:
@@ -162,29 +155,16 @@ def _invocation_roots(tree: SpanTree, kinds: Mapping[str, str]) -> list[Span]:
 
 
 def _usage(attributes: Mapping[str, Any]) -> Usage:
-    def number(*keys: str) -> int | None:
-        for key in keys:
-            value = attributes.get(key)
-            if isinstance(value, bool):
-                continue
-            if isinstance(value, (int, float)):
-                return int(value)
-        return None
-
     return Usage(
-        input_tokens=number(semconv.LLM_TOKEN_COUNT_PROMPT, semconv.GEN_AI_USAGE_INPUT_TOKENS),
-        output_tokens=number(semconv.LLM_TOKEN_COUNT_COMPLETION, semconv.GEN_AI_USAGE_OUTPUT_TOKENS),
-        cached_input_tokens=number(semconv.LLM_TOKEN_COUNT_CACHE_READ),
-        reasoning_tokens=number(semconv.LLM_TOKEN_COUNT_REASONING),
+        input_tokens=first_int(attributes, semconv.LLM_TOKEN_COUNT_PROMPT, semconv.GEN_AI_USAGE_INPUT_TOKENS),
+        output_tokens=first_int(attributes, semconv.LLM_TOKEN_COUNT_COMPLETION, semconv.GEN_AI_USAGE_OUTPUT_TOKENS),
+        cached_input_tokens=first_int(attributes, semconv.LLM_TOKEN_COUNT_CACHE_READ),
+        reasoning_tokens=first_int(attributes, semconv.LLM_TOKEN_COUNT_REASONING),
     )
 
 
 def _model_name(attributes: Mapping[str, Any]) -> str | None:
-    for key in (semconv.LLM_MODEL_NAME, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL):
-        value = attributes.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
+    return first_str(attributes, semconv.LLM_MODEL_NAME, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL)
 
 
 def flat_message(entry: Mapping[str, Any], warnings: list[str], where: str) -> genai_types.Content:
@@ -212,19 +192,15 @@ def flat_message(entry: Mapping[str, Any], warnings: list[str], where: str) -> g
             )
         ]
     for call in indexed(entry, "message.tool_calls"):
-        name = call.get("tool_call.function.name")
-        if not isinstance(name, str) or not name:
-            continue
-        raw_id = call.get("tool_call.id")
-        parts.append(
-            genai_types.Part(
-                function_call=genai_types.FunctionCall(
-                    name=name,
-                    args=tool_call_args(call.get("tool_call.function.arguments"), warnings, where),
-                    id=raw_id if isinstance(raw_id, str) and raw_id else None,
-                )
-            )
+        part = function_call_part(
+            call.get("tool_call.function.name"),
+            call.get("tool_call.function.arguments"),
+            call.get("tool_call.id"),
+            warnings,
+            where,
         )
+        if part is not None:
+            parts.append(part)
     return genai_types.Content(role=role, parts=parts)
 
 
@@ -283,11 +259,7 @@ class _Reader:
         return self.kinds.get(span.span_id, "")
 
     def agent_label(self, span: Span) -> str | None:
-        for key in (semconv.AGENT_NAME, semconv.GEN_AI_AGENT_NAME, semconv.GRAPH_NODE_ID):
-            value = span.attributes.get(key)
-            if isinstance(value, str) and value:
-                return value
-        return None
+        return first_str(span.attributes, semconv.AGENT_NAME, semconv.GEN_AI_AGENT_NAME, semconv.GRAPH_NODE_ID)
 
     def author(self, span: Span) -> str | None:
         for ancestor in self.tree.ancestors(span):
@@ -339,12 +311,7 @@ class _Reader:
         return draft
 
     def session_id(self) -> str | None:
-        for span in [self.root, *self.members]:
-            for key in (semconv.SESSION_ID, semconv.GEN_AI_CONVERSATION_ID):
-                value = span.attributes.get(key)
-                if isinstance(value, str) and value:
-                    return value
-        return None
+        return session_id_of([self.root, *self.members], (semconv.SESSION_ID, semconv.GEN_AI_CONVERSATION_ID))
 
     def has_content(self, span: Span) -> bool:
         attributes = span.attributes
@@ -406,8 +373,7 @@ class _Reader:
                 name = None
             else:
                 name = span.name
-        raw_id = attributes.get(semconv.TOOL_ID)
-        run = ToolRun(span=span, name=name, call_id=raw_id if isinstance(raw_id, str) and raw_id else None)
+        run = ToolRun(span=span, name=name, call_id=nonempty_str(attributes.get(semconv.TOOL_ID)))
         where = f"span {span.span_id} ({span.name!r})"
         if semconv.INPUT_VALUE in attributes:
             run.args = self.tool_input(

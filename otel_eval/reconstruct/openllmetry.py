@@ -25,28 +25,28 @@ from typing import Any
 from google.genai import types as genai_types
 
 from otel_eval import semconv
-from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct import _langchain as lc
-from otel_eval.reconstruct._flattened import has_indexed, indexed
+from otel_eval.reconstruct._flattened import first_str, has_indexed, indexed
+from otel_eval.reconstruct._grouping import invocations_of_roots, session_id_of, trace_invocations, turn_invocations
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
 from otel_eval.reconstruct._trajectory import (
     InvocationDraft,
     ModelCall,
     ToolRun,
-    Usage,
-    build_invocation,
-    group_into_turns,
+    function_call_part,
     normalize_role,
     text_content,
     texts_of,
+    usage_from,
 )
-from otel_eval.reconstruct._values import parse_json, tool_call_args, tool_response_payload
+from otel_eval.reconstruct._values import nonempty_str, parse_json, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.traces.span import Span
 
 WORKFLOW = "workflow"
 AGENT = "agent"
 TOOL = "tool"
+_SESSION_KEYS = (semconv.TRACELOOP_ASSOCIATION_SESSION_ID, semconv.GEN_AI_CONVERSATION_ID, semconv.SESSION_ID)
 _TEXT_KEYS = ("input", "question", "query", "prompt", "task", "output", "answer", "content", "text")
 
 
@@ -72,26 +72,20 @@ class OpenLLMetryConvention(Convention):
     def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
         """One invocation per workflow/agent root, or per user turn of bare model calls."""
         tree = SpanTree(spans)
-        trace_id = tree.spans[0].trace_id if tree.spans else ""
-        result = TraceInvocations(trace_id=trace_id, convention=self.name, warnings=list(tree.problems))
         roots = _agent_roots(tree)
         if roots:
-            groups = tree.subtrees(roots)
-            for root in roots:
-                members = groups.get(root.span_id)
-                if members is not None:
-                    draft = _Reader(tree, root, members).draft()
-                    result.invocations.append(build_invocation(draft))
+            invocations = invocations_of_roots(tree, roots, lambda root, members: _Reader(tree, root, members))
         else:
-            result.invocations.extend(_bare_turns(tree))
-        result.invocations.sort(key=lambda inv: (inv.start_time_ns, inv.span_id))
-        if not result.invocations:
-            result.warnings.append(f"trace {trace_id}: OpenLLMetry spans but no workflow, agent or model call")
-        return result
+            invocations = turn_invocations(tree, self.name, lambda root, members: _Reader(tree, root, members))
+        return trace_invocations(tree, self.name, invocations, "OpenLLMetry spans but no workflow, agent or model call")
 
 
 def _has_entity_io(attributes: Mapping[str, Any]) -> bool:
     return semconv.TRACELOOP_ENTITY_INPUT in attributes or semconv.TRACELOOP_ENTITY_OUTPUT in attributes
+
+
+def _is_agent(span: Span) -> bool:
+    return _kind(span) == AGENT
 
 
 def _kind(span: Span) -> str:
@@ -114,55 +108,6 @@ def _agent_roots(tree: SpanTree) -> list[Span]:
     return [s for s in tree.spans if is_container(s) and not tree.has_ancestor(s, is_container)]
 
 
-def _bare_turns(tree: SpanTree) -> list[TracedInvocation]:
-    """Model calls of a trace without workflow/agent spans, as user turns."""
-    if not tree.spans:
-        return []
-    members = tree.spans
-    reader = _Reader(tree, tree.spans[0], members)
-    nested = {s.span_id for s in members if tree.has_ancestor(s, lambda a: _kind(a) == TOOL)}
-    calls = [reader.model_call(s) for s in members if is_model_call(s) and s.span_id not in nested]
-    if not calls:
-        return []
-    tools = [s for s in members if _kind(s) == TOOL and s.span_id not in nested]
-    turns = group_into_turns(calls)
-    invocations = []
-    for index, turn in enumerate(turns):
-        start = turn[0].span.start_time_ns
-        end = turns[index + 1][0].span.start_time_ns if index + 1 < len(turns) else None
-        draft = InvocationDraft(convention=OpenLLMetryConvention.name, root=turn[0].span, model_calls=turn)
-        draft.tool_runs = [
-            reader.tool_run(t) for t in tools if t.start_time_ns >= start and (end is None or t.start_time_ns < end)
-        ]
-        draft.end_time_ns = max(c.span.end_time_ns for c in turn)
-        draft.session_id = reader.session_id()
-        draft.agent_name = next((c.author for c in turn if c.author), None)
-        draft.content_captured = any(reader.has_content(c.span) for c in turn)
-        draft.warnings = reader.warnings
-        invocations.append(build_invocation(draft))
-    return invocations
-
-
-def _usage(attributes: Mapping[str, Any]) -> Usage:
-    def number(*keys: str) -> int | None:
-        for key in keys:
-            value = attributes.get(key)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                return int(value)
-        return None
-
-    return Usage(
-        input_tokens=number(semconv.GEN_AI_USAGE_INPUT_TOKENS, semconv.GEN_AI_USAGE_PROMPT_TOKENS),
-        output_tokens=number(semconv.GEN_AI_USAGE_OUTPUT_TOKENS, semconv.GEN_AI_USAGE_COMPLETION_TOKENS),
-        cached_input_tokens=number(
-            semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS_LEGACY
-        ),
-        reasoning_tokens=number(
-            semconv.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, semconv.GEN_AI_USAGE_REASONING_TOKENS_LEGACY
-        ),
-    )
-
-
 def indexed_message(entry: Mapping[str, Any], warnings: list[str], where: str) -> genai_types.Content:
     """One ``gen_ai.prompt.<i>.*`` / ``gen_ai.completion.<i>.*`` entry as a genai ``Content``."""
     role = normalize_role(entry.get("role") or "assistant")
@@ -182,19 +127,9 @@ def indexed_message(entry: Mapping[str, Any], warnings: list[str], where: str) -
     if isinstance(entry.get("function_call.name"), str):
         calls.append({"name": entry["function_call.name"], "arguments": entry.get("function_call.arguments")})
     for call in calls:
-        name = call.get("name")
-        if not isinstance(name, str) or not name:
-            continue
-        raw_id = call.get("id")
-        parts.append(
-            genai_types.Part(
-                function_call=genai_types.FunctionCall(
-                    name=name,
-                    args=tool_call_args(call.get("arguments"), warnings, where),
-                    id=raw_id if isinstance(raw_id, str) and raw_id else None,
-                )
-            )
-        )
+        part = function_call_part(call.get("name"), call.get("arguments"), call.get("id"), warnings, where)
+        if part is not None:
+            parts.append(part)
     return genai_types.Content(role=role, parts=parts)
 
 
@@ -252,10 +187,14 @@ class _Reader:
         self.member_ids = {s.span_id for s in members}
         self.warnings: list[str] = []
 
+    def is_model_call(self, span: Span) -> bool:
+        return is_model_call(span)
+
+    def is_tool(self, span: Span) -> bool:
+        return _kind(span) == TOOL
+
     def nested(self) -> set[str]:
-        return nested_span_ids(
-            self.tree, self.root, self.members, is_tool=lambda s: _kind(s) == TOOL, is_agent=lambda s: _kind(s) == AGENT
-        )
+        return nested_span_ids(self.tree, self.root, self.members, is_tool=self.is_tool, is_agent=_is_agent)
 
     def author(self, span: Span) -> str | None:
         for candidate in [span, *self.tree.ancestors(span)]:
@@ -288,23 +227,14 @@ class _Reader:
         draft.root_output = text_content(
             _entity_text(root.attributes.get(semconv.TRACELOOP_ENTITY_OUTPUT), "model"), "model"
         )
-        draft.root_usage = _usage(root.attributes)
+        draft.root_usage = usage_from(root.attributes)
         draft.session_id = self.session_id()
         draft.content_captured = any(self.has_content(s) for s in self.members)
         draft.warnings = self.warnings
         return draft
 
     def session_id(self) -> str | None:
-        for span in [self.root, *self.members]:
-            for key in (
-                semconv.TRACELOOP_ASSOCIATION_SESSION_ID,
-                semconv.GEN_AI_CONVERSATION_ID,
-                semconv.SESSION_ID,
-            ):
-                value = span.attributes.get(key)
-                if isinstance(value, str) and value:
-                    return value
-        return None
+        return session_id_of([self.root, *self.members], _SESSION_KEYS)
 
     def has_content(self, span: Span) -> bool:
         attributes = span.attributes
@@ -319,15 +249,14 @@ class _Reader:
         attributes = span.attributes
         inputs = [indexed_message(e, self.warnings, where) for e in indexed(attributes, semconv.GEN_AI_PROMPT)]
         outputs = [indexed_message(e, self.warnings, where) for e in indexed(attributes, semconv.GEN_AI_COMPLETION)]
-        model = attributes.get(semconv.GEN_AI_REQUEST_MODEL) or attributes.get(semconv.GEN_AI_RESPONSE_MODEL)
         system = [t for m in inputs if m.role == "system" for t in texts_of(m)]
         return ModelCall(
             span=span,
             author=self.author(span),
             inputs=inputs,
             outputs=outputs,
-            model=model if isinstance(model, str) else None,
-            usage=_usage(attributes),
+            model=first_str(attributes, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL),
+            usage=usage_from(attributes),
             system_instruction="\n".join(system) or None,
             tool_declarations=_functions(attributes),
         )
@@ -338,8 +267,7 @@ class _Reader:
         name = attributes.get(semconv.GEN_AI_TOOL_NAME) or attributes.get(semconv.TRACELOOP_ENTITY_NAME)
         if not isinstance(name, str) or not name:
             name = span.name.removesuffix(".tool")
-        raw_id = attributes.get(semconv.GEN_AI_TOOL_CALL_ID)
-        run = ToolRun(span=span, name=name, call_id=raw_id if isinstance(raw_id, str) and raw_id else None)
+        run = ToolRun(span=span, name=name, call_id=nonempty_str(attributes.get(semconv.GEN_AI_TOOL_CALL_ID)))
         if semconv.TRACELOOP_ENTITY_INPUT in attributes:
             raw = _unwrap_entity(attributes[semconv.TRACELOOP_ENTITY_INPUT], "inputs")
             args = tool_call_args(raw, self.warnings, where)
@@ -361,11 +289,10 @@ class _Reader:
 
 
 def _entity_name(span: Span) -> str | None:
-    for key in (semconv.GEN_AI_AGENT_NAME, semconv.TRACELOOP_ENTITY_NAME, semconv.TRACELOOP_WORKFLOW_NAME):
-        value = span.attributes.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return span.name.removesuffix(".agent").removesuffix(".workflow") or None
+    name = first_str(
+        span.attributes, semconv.GEN_AI_AGENT_NAME, semconv.TRACELOOP_ENTITY_NAME, semconv.TRACELOOP_WORKFLOW_NAME
+    )
+    return name or span.name.removesuffix(".agent").removesuffix(".workflow") or None
 
 
 def _functions(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
