@@ -4,13 +4,48 @@ Each reports a value per invocation as its score with status INFORMATIONAL (also
 available), never passes or fails, takes no threshold (:class:`~otel_eval.metrics.base.Evaluator` rejects one), and
 needs no reference. Values come from the span data of the :class:`~otel_eval.model.TracedInvocation` first, and from
 the ADK invocation's own data (``InvocationEvents``, ``duration``) when the spans did not carry them.
+
+A metric subclasses :class:`InformationalEvaluator` and says how to measure one invocation (and, when it is not the
+mean of the available values, how ADK combines them).
 """
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Sequence
 
-from otel_eval.model import EvalStatus, EvaluationResult, PerInvocationResult
+from otel_eval.metrics.base import Evaluator
+from otel_eval.model import (
+    ConversationScenario,
+    EvalStatus,
+    EvaluationResult,
+    Invocation,
+    PerInvocationResult,
+    TracedInvocation,
+)
+
+
+class InformationalEvaluator(Evaluator):
+    """A reference-free metric reporting one INFORMATIONAL value per invocation and an overall value."""
+
+    async def evaluate(
+        self,
+        actual: Sequence[TracedInvocation],
+        expected: Sequence[Invocation] | None = None,
+        *,
+        conversation_scenario: ConversationScenario | None = None,
+    ) -> EvaluationResult:
+        """The value of each invocation and the overall value; reference-free, so ``expected`` is ignored."""
+        results = [self.measure(traced) for traced in actual]
+        return overall(results, self.overall_value([r.score for r in results]))
+
+    @abc.abstractmethod
+    def measure(self, traced: TracedInvocation) -> PerInvocationResult:
+        """The invocation's value (see :func:`informational`)."""
+
+    def overall_value(self, values: Sequence[float | None]) -> float | None:
+        """The overall value from the per-invocation ones: by default ADK's mean of the available values."""
+        return mean_of_present(values)
 
 
 def informational(score: float | None, *, explanation: str | None = None, **extra: object) -> PerInvocationResult:

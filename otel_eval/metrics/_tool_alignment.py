@@ -32,6 +32,23 @@ PairScore = Callable[[int, int], Fraction]
 """``score(expected_index, actual_index)`` in [0, 1] of an eligible pair (unordered alignment's second priority)."""
 
 
+def align(
+    expected: Sequence[genai_types.FunctionCall],
+    actual: Sequence[genai_types.FunctionCall],
+    eligible: Eligible,
+    *,
+    ordered: bool,
+    score: PairScore | None = None,
+) -> list[int | None]:
+    """``result[i]``: the actual call paired with expected call ``i``, or None; :func:`align_ordered` when
+    ``ordered``, else :func:`align_unordered` (which uses ``score`` as its second priority)."""
+    if not expected or not actual:
+        return [None] * len(expected)
+    if ordered:
+        return align_ordered(len(expected), len(actual), eligible)
+    return align_unordered([c.name for c in expected], [c.name for c in actual], eligible, score)
+
+
 def align_ordered(expected_count: int, actual_count: int, eligible: Eligible) -> list[int | None]:
     """The forward-scan alignment: ``result[i]`` is the actual index paired with expected call ``i``, or None."""
     result: list[int | None] = [None] * expected_count

@@ -8,23 +8,14 @@ Lower is better; it never passes or fails.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import ClassVar
 
-from otel_eval.metrics._efficiency import informational, mean_of_present, overall
-from otel_eval.metrics.base import Evaluator, MetricInfo
-from otel_eval.model import (
-    BaseCriterion,
-    ConversationScenario,
-    EvaluationResult,
-    Invocation,
-    InvocationEvents,
-    PerInvocationResult,
-    TracedInvocation,
-)
+from otel_eval.metrics._efficiency import InformationalEvaluator, informational
+from otel_eval.metrics.base import MetricInfo
+from otel_eval.model import BaseCriterion, InvocationEvents, PerInvocationResult, TracedInvocation
 
 
-class InferenceCallCountV1Evaluator(Evaluator):
+class InferenceCallCountV1Evaluator(InformationalEvaluator):
     """Counts the model calls of each invocation."""
 
     info: ClassVar[MetricInfo] = MetricInfo(
@@ -38,25 +29,14 @@ class InferenceCallCountV1Evaluator(Evaluator):
         informational=True,
     )
 
-    async def evaluate(
-        self,
-        actual: Sequence[TracedInvocation],
-        expected: Sequence[Invocation] | None = None,
-        *,
-        conversation_scenario: ConversationScenario | None = None,
-    ) -> EvaluationResult:
-        """The model-call count of each invocation; reference-free, so ``expected`` is ignored."""
-        results = [_count(traced) for traced in actual]
-        return overall(results, mean_of_present([r.score for r in results]))
-
-
-def _count(traced: TracedInvocation) -> PerInvocationResult:
-    if traced.model_call_count > 0:
-        return informational(float(traced.model_call_count))
-    data = traced.invocation.intermediate_data
-    if isinstance(data, InvocationEvents):
-        model_events = [
-            e for e in data.invocation_events if e.usage_metadata is not None or e.model_version is not None
-        ]
-        return informational(float(len(model_events)))
-    return informational(None, explanation="the trace shows no model calls for this invocation")
+    def measure(self, traced: TracedInvocation) -> PerInvocationResult:
+        """The number of model calls of the invocation (see the module docstring)."""
+        if traced.model_call_count > 0:
+            return informational(float(traced.model_call_count))
+        data = traced.invocation.intermediate_data
+        if isinstance(data, InvocationEvents):
+            model_events = [
+                e for e in data.invocation_events if e.usage_metadata is not None or e.model_version is not None
+            ]
+            return informational(float(len(model_events)))
+        return informational(None, explanation="the trace shows no model calls for this invocation")

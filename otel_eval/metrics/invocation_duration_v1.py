@@ -16,20 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from otel_eval.metrics._efficiency import informational, mean_of_present, overall
-from otel_eval.metrics.base import Evaluator, MetricInfo
-from otel_eval.model import (
-    BaseCriterion,
-    ConversationScenario,
-    DurationDetails,
-    EvaluationResult,
-    Invocation,
-    PerInvocationResult,
-    TracedInvocation,
-)
+from otel_eval.metrics._efficiency import InformationalEvaluator, informational, mean_of_present
+from otel_eval.metrics.base import MetricInfo
+from otel_eval.model import BaseCriterion, DurationDetails, PerInvocationResult, TracedInvocation
 
 
-class InvocationDurationV1Evaluator(Evaluator):
+class InvocationDurationV1Evaluator(InformationalEvaluator):
     """Reports each invocation's duration and where the time went."""
 
     info: ClassVar[MetricInfo] = MetricInfo(
@@ -44,23 +36,16 @@ class InvocationDurationV1Evaluator(Evaluator):
         informational=True,
     )
 
-    async def evaluate(
-        self,
-        actual: Sequence[TracedInvocation],
-        expected: Sequence[Invocation] | None = None,
-        *,
-        conversation_scenario: ConversationScenario | None = None,
-    ) -> EvaluationResult:
-        """The duration of each invocation; reference-free, so ``expected`` is ignored."""
-        results = [_duration_result(traced) for traced in actual]
-        mean = mean_of_present([r.score for r in results])
-        return overall(results, None if mean is None else round(mean, 3))
+    def measure(self, traced: TracedInvocation) -> PerInvocationResult:
+        """The invocation's total seconds, with the split in ``duration_details``."""
+        details = duration_details(traced)
+        explanation = None if details.total_seconds is not None else "the invocation carries no timing"
+        return informational(details.total_seconds, explanation=explanation, duration_details=details)
 
-
-def _duration_result(traced: TracedInvocation) -> PerInvocationResult:
-    details = duration_details(traced)
-    explanation = None if details.total_seconds is not None else "the invocation carries no timing"
-    return informational(details.total_seconds, explanation=explanation, duration_details=details)
+    def overall_value(self, values: Sequence[float | None]) -> float | None:
+        """ADK's: the mean of the available totals, rounded to milliseconds."""
+        mean = mean_of_present(values)
+        return None if mean is None else round(mean, 3)
 
 
 def duration_details(traced: TracedInvocation) -> DurationDetails:

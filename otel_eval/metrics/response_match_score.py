@@ -12,24 +12,15 @@ content is NOT_EVALUATED (its response text is unknown, not empty).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import ClassVar
 
-from otel_eval.metrics._reference import unpaired_reference
+from otel_eval.metrics._reference import ReferenceEvaluator, not_captured
 from otel_eval.metrics._text import rouge1_fmeasure
-from otel_eval.metrics.base import Evaluator, MetricInfo
-from otel_eval.model import (
-    BaseCriterion,
-    ConversationScenario,
-    EvaluationResult,
-    Invocation,
-    PerInvocationResult,
-    TracedInvocation,
-    content_text,
-)
+from otel_eval.metrics.base import MetricInfo
+from otel_eval.model import BaseCriterion, Invocation, PerInvocationResult, TracedInvocation, content_text
 
 
-class ResponseMatchScoreEvaluator(Evaluator):
+class ResponseMatchScoreEvaluator(ReferenceEvaluator):
     """ROUGE-1 F-measure of each actual final response against the expected one, averaged."""
 
     info: ClassVar[MetricInfo] = MetricInfo(
@@ -43,30 +34,10 @@ class ResponseMatchScoreEvaluator(Evaluator):
         default_threshold=0.8,
     )
 
-    async def evaluate(
-        self,
-        actual: Sequence[TracedInvocation],
-        expected: Sequence[Invocation] | None = None,
-        *,
-        conversation_scenario: ConversationScenario | None = None,
-    ) -> EvaluationResult:
-        """Scores each actual final response against the expected one at the same position."""
-        problem = unpaired_reference(self, actual, expected)
-        if problem is not None:
-            return problem
-        assert expected is not None  # unpaired_reference returned NOT_EVALUATED otherwise
-        results: list[PerInvocationResult] = []
-        for traced, reference in zip(actual, expected, strict=True):
-            if not traced.content_captured:
-                results.append(
-                    PerInvocationResult(
-                        explanation="the final response was not captured in the trace (message content capture off)",
-                        error_type="content_not_captured",
-                    )
-                )
-                continue
-            score = rouge1_fmeasure(
-                content_text(traced.invocation.final_response), content_text(reference.final_response)
-            )
-            results.append(PerInvocationResult(score=score, eval_status=self.status_of(score)))
-        return self.mean_result(results)
+    def score_invocation(self, traced: TracedInvocation, reference: Invocation) -> PerInvocationResult:
+        """ROUGE-1 F-measure of the actual final response against the expected one."""
+        if not traced.content_captured:
+            return not_captured("the final response was not captured in the trace (message content capture off)")
+        actual_text = content_text(traced.invocation.final_response)
+        score = rouge1_fmeasure(actual_text, content_text(reference.final_response))
+        return PerInvocationResult(score=score, eval_status=self.status_of(score))

@@ -19,13 +19,10 @@ from typing import ClassVar
 
 from google.genai import types as genai_types
 
-from otel_eval.metrics._efficiency import informational, overall
-from otel_eval.metrics.base import Evaluator, MetricInfo
+from otel_eval.metrics._efficiency import InformationalEvaluator, informational
+from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import (
     BaseCriterion,
-    ConversationScenario,
-    EvaluationResult,
-    Invocation,
     InvocationEvents,
     PerInvocationResult,
     TokenUsageDetails,
@@ -33,7 +30,7 @@ from otel_eval.model import (
 )
 
 
-class TokenUsageV1Evaluator(Evaluator):
+class TokenUsageV1Evaluator(InformationalEvaluator):
     """Sums the token usage of each invocation's model calls."""
 
     info: ClassVar[MetricInfo] = MetricInfo(
@@ -48,24 +45,16 @@ class TokenUsageV1Evaluator(Evaluator):
         informational=True,
     )
 
-    async def evaluate(
-        self,
-        actual: Sequence[TracedInvocation],
-        expected: Sequence[Invocation] | None = None,
-        *,
-        conversation_scenario: ConversationScenario | None = None,
-    ) -> EvaluationResult:
-        """The token usage of each invocation; reference-free, so ``expected`` is ignored."""
-        results = [_usage_result(traced) for traced in actual]
-        totals = [r.score for r in results]
-        present = [total for total in totals if total is not None]
-        return overall(results, sum(present) / len(totals) if present else None)
+    def measure(self, traced: TracedInvocation) -> PerInvocationResult:
+        """The invocation's total tokens, with the breakdown in ``token_usage_details``."""
+        details = token_usage_details(traced)
+        explanation = None if details.total_tokens is not None else "no token usage reported for this invocation"
+        return informational(details.total_tokens, explanation=explanation, token_usage_details=details)
 
-
-def _usage_result(traced: TracedInvocation) -> PerInvocationResult:
-    details = token_usage_details(traced)
-    explanation = None if details.total_tokens is not None else "no token usage reported for this invocation"
-    return informational(details.total_tokens, explanation=explanation, token_usage_details=details)
+    def overall_value(self, values: Sequence[float | None]) -> float | None:
+        """ADK's: the sum of the reported totals over the number of all invocations."""
+        present = [total for total in values if total is not None]
+        return sum(present) / len(values) if present else None
 
 
 def token_usage_details(traced: TracedInvocation) -> TokenUsageDetails:

@@ -7,22 +7,14 @@ invocations. Lower is better; it never passes or fails.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import ClassVar
 
-from otel_eval.metrics._efficiency import informational, mean_of_present, overall
-from otel_eval.metrics.base import Evaluator, MetricInfo
-from otel_eval.model import (
-    BaseCriterion,
-    ConversationScenario,
-    EvaluationResult,
-    Invocation,
-    TracedInvocation,
-    get_all_tool_calls,
-)
+from otel_eval.metrics._efficiency import InformationalEvaluator, informational
+from otel_eval.metrics.base import MetricInfo
+from otel_eval.model import BaseCriterion, PerInvocationResult, TracedInvocation, get_all_tool_calls
 
 
-class ToolCallCountV1Evaluator(Evaluator):
+class ToolCallCountV1Evaluator(InformationalEvaluator):
     """Counts the tool calls of each invocation."""
 
     info: ClassVar[MetricInfo] = MetricInfo(
@@ -36,13 +28,6 @@ class ToolCallCountV1Evaluator(Evaluator):
         informational=True,
     )
 
-    async def evaluate(
-        self,
-        actual: Sequence[TracedInvocation],
-        expected: Sequence[Invocation] | None = None,
-        *,
-        conversation_scenario: ConversationScenario | None = None,
-    ) -> EvaluationResult:
-        """The tool-call count of each invocation; reference-free, so ``expected`` is ignored."""
-        results = [informational(float(len(get_all_tool_calls(t.invocation.intermediate_data)))) for t in actual]
-        return overall(results, mean_of_present([r.score for r in results]))
+    def measure(self, traced: TracedInvocation) -> PerInvocationResult:
+        """The number of tool calls in the invocation."""
+        return informational(float(len(get_all_tool_calls(traced.invocation.intermediate_data))))

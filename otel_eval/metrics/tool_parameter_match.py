@@ -25,20 +25,18 @@ different number of them, the metric is NOT_EVALUATED; so is an invocation whose
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, ClassVar
 
 from google.genai import types as genai_types
 
 from otel_eval.metrics._argument_strategies import Matcher, matcher
-from otel_eval.metrics._reference import unpaired_reference
-from otel_eval.metrics._tool_alignment import align_ordered, align_unordered, call_dict, declared_required_params
-from otel_eval.metrics.base import Evaluator, MetricInfo
+from otel_eval.metrics._reference import ReferenceEvaluator, not_captured
+from otel_eval.metrics._tool_alignment import align, call_dict, declared_required_params
+from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import (
     BaseCriterion,
-    ConversationScenario,
-    EvaluationResult,
     Invocation,
     PerInvocationResult,
     ToolParameterMatchCriterion,
@@ -50,7 +48,7 @@ from otel_eval.model.criteria import ArgumentStrategy
 _STRATEGIES: tuple[ArgumentStrategy, ...] = ("exact", "casefold_exact", "numeric", "contains")
 
 
-class ToolParameterMatchEvaluator(Evaluator):
+class ToolParameterMatchEvaluator(ReferenceEvaluator):
     """Mean argument match of deterministically aligned tool calls (see the module docstring)."""
 
     info: ClassVar[MetricInfo] = MetricInfo(
@@ -72,28 +70,13 @@ class ToolParameterMatchEvaluator(Evaluator):
         tolerance = self.criterion.numeric_tolerance
         self._matchers: dict[str, Matcher] = {strategy: matcher(strategy, tolerance) for strategy in _STRATEGIES}
 
-    async def evaluate(
-        self,
-        actual: Sequence[TracedInvocation],
-        expected: Sequence[Invocation] | None = None,
-        *,
-        conversation_scenario: ConversationScenario | None = None,
-    ) -> EvaluationResult:
-        """Scores each invocation's argument match against the expected invocation at the same position."""
-        problem = unpaired_reference(self, actual, expected)
-        if problem is not None:
-            return problem
-        assert expected is not None  # unpaired_reference returned NOT_EVALUATED otherwise
-        return self.mean_result([self._score(t, e) for t, e in zip(actual, expected, strict=True)])
-
-    def _score(self, traced: TracedInvocation, reference: Invocation) -> PerInvocationResult:
+    def score_invocation(self, traced: TracedInvocation, reference: Invocation) -> PerInvocationResult:
+        """The mean argument match over the expected calls (see the module docstring)."""
         expected_calls = get_all_tool_calls(reference.intermediate_data)
         if not expected_calls:
             return PerInvocationResult(explanation="the expected invocation has no tool calls", error_type="no_calls")
         if not traced.content_captured:
-            return PerInvocationResult(
-                explanation="tool arguments were not captured in the trace", error_type="content_not_captured"
-            )
+            return not_captured("tool arguments were not captured in the trace")
         actual_calls = get_all_tool_calls(traced.invocation.intermediate_data)
         required: dict[str, frozenset[str]] = {}
         if self._options.match_mode == "name_and_required_args":
@@ -111,12 +94,7 @@ class ToolParameterMatchEvaluator(Evaluator):
                 return not mismatched
             return not mismatched.intersection(required.get(expected_calls[i].name or "", ()))
 
-        if self._options.ordered:
-            pairs = align_ordered(len(expected_calls), len(actual_calls), eligible)
-        else:
-            pairs = align_unordered(
-                [c.name for c in expected_calls], [c.name for c in actual_calls], eligible, comparison.score
-            )
+        pairs = align(expected_calls, actual_calls, eligible, ordered=self._options.ordered, score=comparison.score)
         call_scores = [Fraction(0) if j is None else comparison.score(i, j) for i, j in enumerate(pairs)]
         score = float(sum(call_scores, Fraction(0)) / len(call_scores))
         status = self.status_of(score)

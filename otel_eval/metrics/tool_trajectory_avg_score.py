@@ -20,19 +20,16 @@ expected and actual calls in ``details`` and a one-line explanation.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from google.genai import types as genai_types
 
-from otel_eval.metrics._reference import unpaired_reference
+from otel_eval.metrics._reference import ReferenceEvaluator, not_captured
 from otel_eval.metrics._tool_alignment import call_dict
-from otel_eval.metrics.base import Evaluator, MetricInfo
+from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import (
     BaseCriterion,
-    ConversationScenario,
     EvalStatus,
-    EvaluationResult,
     Invocation,
     PerInvocationResult,
     ToolTrajectoryCriterion,
@@ -44,7 +41,7 @@ MatchType = ToolTrajectoryCriterion.MatchType
 FunctionCalls = list[genai_types.FunctionCall]
 
 
-class ToolTrajectoryAvgScoreEvaluator(Evaluator):
+class ToolTrajectoryAvgScoreEvaluator(ReferenceEvaluator):
     """Binary per-invocation tool trajectory match (EXACT / IN_ORDER / ANY_ORDER), averaged."""
 
     info: ClassVar[MetricInfo] = MetricInfo(
@@ -65,48 +62,26 @@ class ToolTrajectoryAvgScoreEvaluator(Evaluator):
         self._ignore_args = self.criterion.ignore_args
         self._threshold = self.criterion.threshold
 
-    async def evaluate(
-        self,
-        actual: Sequence[TracedInvocation],
-        expected: Sequence[Invocation] | None = None,
-        *,
-        conversation_scenario: ConversationScenario | None = None,
-    ) -> EvaluationResult:
-        """Scores each actual invocation against the expected one at the same position (see the module docstring)."""
-        problem = unpaired_reference(self, actual, expected)
-        if problem is not None:
-            return problem
-        assert expected is not None  # unpaired_reference returned NOT_EVALUATED otherwise
-        match_type, ignore_args, threshold = self._match_type, self._ignore_args, self._threshold
-        results: list[PerInvocationResult] = []
-        for traced, reference in zip(actual, expected, strict=True):
-            if not traced.content_captured and not ignore_args:
-                results.append(
-                    PerInvocationResult(
-                        explanation="tool arguments were not captured in the trace; set ignore_args to compare names",
-                        error_type="content_not_captured",
-                    )
-                )
-                continue
-            actual_calls = get_all_tool_calls(traced.invocation.intermediate_data)
-            expected_calls = get_all_tool_calls(reference.intermediate_data)
-            actual_keys, expected_keys = call_keys(actual_calls, ignore_args), call_keys(expected_calls, ignore_args)
-            score = 1.0 if _first_mismatch(match_type, actual_keys, expected_keys) is None else 0.0
-            if score >= threshold:
-                results.append(PerInvocationResult(score=score, eval_status=EvalStatus.PASSED))
-                continue
-            results.append(
-                PerInvocationResult(
-                    score=score,
-                    eval_status=EvalStatus.FAILED,
-                    explanation=mismatch_reason(match_type, actual_calls, expected_calls, ignore_args=ignore_args),
-                    details={
-                        "expected": [call_dict(c) for c in expected_calls],
-                        "actual": [call_dict(c) for c in actual_calls],
-                    },
-                )
-            )
-        return self.mean_result(results)
+    def score_invocation(self, traced: TracedInvocation, reference: Invocation) -> PerInvocationResult:
+        """1.0 when the actual tool calls match the expected ones under ``match_type``, else 0.0 with the reason."""
+        match_type, ignore_args = self._match_type, self._ignore_args
+        if not traced.content_captured and not ignore_args:
+            return not_captured("tool arguments were not captured in the trace; set ignore_args to compare names")
+        actual_calls = get_all_tool_calls(traced.invocation.intermediate_data)
+        expected_calls = get_all_tool_calls(reference.intermediate_data)
+        actual_keys, expected_keys = call_keys(actual_calls, ignore_args), call_keys(expected_calls, ignore_args)
+        score = 1.0 if _first_mismatch(match_type, actual_keys, expected_keys) is None else 0.0
+        if score >= self._threshold:
+            return PerInvocationResult(score=score, eval_status=EvalStatus.PASSED)
+        return PerInvocationResult(
+            score=score,
+            eval_status=EvalStatus.FAILED,
+            explanation=mismatch_reason(match_type, actual_calls, expected_calls, ignore_args=ignore_args),
+            details={
+                "expected": [call_dict(c) for c in expected_calls],
+                "actual": [call_dict(c) for c in actual_calls],
+            },
+        )
 
 
 def call_keys(calls: FunctionCalls, ignore_args: bool) -> list[Any]:

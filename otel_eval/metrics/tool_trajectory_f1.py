@@ -25,24 +25,16 @@ invocation whose spans carried no message content, unless ``match_mode`` is ``na
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from google.genai import types as genai_types
 
-from otel_eval.metrics._reference import unpaired_reference
-from otel_eval.metrics._tool_alignment import (
-    Eligible,
-    align_ordered,
-    align_unordered,
-    call_dict,
-    declared_required_params,
-)
-from otel_eval.metrics.base import Evaluator, MetricInfo
+from otel_eval.metrics._reference import ReferenceEvaluator, not_captured
+from otel_eval.metrics._tool_alignment import Eligible, align, call_dict, declared_required_params
+from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import (
     BaseCriterion,
-    ConversationScenario,
-    EvaluationResult,
     Invocation,
     PerInvocationResult,
     ToolTrajectoryF1Criterion,
@@ -53,7 +45,7 @@ from otel_eval.model import (
 _MISSING = object()
 
 
-class ToolTrajectoryF1Evaluator(Evaluator):
+class ToolTrajectoryF1Evaluator(ReferenceEvaluator):
     """F1 of the actual against the expected tool calls under a one-to-one alignment (see the module docstring)."""
 
     info: ClassVar[MetricInfo] = MetricInfo(
@@ -73,38 +65,17 @@ class ToolTrajectoryF1Evaluator(Evaluator):
         assert isinstance(self.criterion, ToolTrajectoryF1Criterion)  # validated by Evaluator.__init__
         self._options = self.criterion
 
-    async def evaluate(
-        self,
-        actual: Sequence[TracedInvocation],
-        expected: Sequence[Invocation] | None = None,
-        *,
-        conversation_scenario: ConversationScenario | None = None,
-    ) -> EvaluationResult:
-        """Scores each invocation's tool-call F1 against the expected invocation at the same position."""
-        problem = unpaired_reference(self, actual, expected)
-        if problem is not None:
-            return problem
-        assert expected is not None  # unpaired_reference returned NOT_EVALUATED otherwise
-        return self.mean_result([self._score(t, e) for t, e in zip(actual, expected, strict=True)])
-
-    def _score(self, traced: TracedInvocation, reference: Invocation) -> PerInvocationResult:
+    def score_invocation(self, traced: TracedInvocation, reference: Invocation) -> PerInvocationResult:
+        """F1 of the actual against the expected tool calls (see the module docstring)."""
         mode = self._options.match_mode
         if not traced.content_captured and mode != "name_only":
-            return PerInvocationResult(
-                explanation="tool arguments were not captured in the trace; use match_mode name_only",
-                error_type="content_not_captured",
-            )
+            return not_captured("tool arguments were not captured in the trace; use match_mode name_only")
         expected_calls = get_all_tool_calls(reference.intermediate_data)
         actual_calls = get_all_tool_calls(traced.invocation.intermediate_data)
         if not expected_calls and not actual_calls:
             return PerInvocationResult(score=1.0, eval_status=self.status_of(1.0))
-        pairs: list[int | None] = [None] * len(expected_calls)
-        if expected_calls and actual_calls:
-            eligible = self._eligibility(expected_calls, actual_calls, [reference, traced.invocation])
-            if self._options.ordered:
-                pairs = align_ordered(len(expected_calls), len(actual_calls), eligible)
-            else:
-                pairs = align_unordered([c.name for c in expected_calls], [c.name for c in actual_calls], eligible)
+        eligible = self._eligibility(expected_calls, actual_calls, [reference, traced.invocation])
+        pairs = align(expected_calls, actual_calls, eligible, ordered=self._options.ordered)
         matched = sum(j is not None for j in pairs)
         expected_count, actual_count = len(expected_calls), len(actual_calls)
         score = 2 * matched / (expected_count + actual_count)
