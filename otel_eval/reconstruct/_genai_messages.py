@@ -38,7 +38,7 @@ from typing import Any
 import pydantic
 from google.genai import types as genai_types
 
-from otel_eval.reconstruct._values import parse_json_value, tool_call_args, tool_response_payload
+from otel_eval.reconstruct._values import parse_json_value, record_warning, tool_call_args, tool_response_payload
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +120,7 @@ def content_from_message(
 ) -> genai_types.Content | None:
     """One GenAI message (either shape) as a genai ``Content``; None when it carries no usable part."""
     if not isinstance(message, Mapping):
-        _warn(warnings, f"{where}: message is not an object: {_preview(message)}")
+        record_warning(warnings, f"{where}: message is not an object: {_preview(message)}")
         return None
     names = call_names or {}
     raw_role = message.get("role")
@@ -161,9 +161,9 @@ def system_instruction_text(value: Any, warnings: list[str] | None = None, where
             if isinstance(text, str):
                 texts.append(text)
             else:
-                _warn(warnings, f"{where}[{index}]: instruction part has no text: {_preview(item)}")
+                record_warning(warnings, f"{where}[{index}]: instruction part has no text: {_preview(item)}")
         else:
-            _warn(warnings, f"{where}[{index}]: unexpected instruction {_preview(item)}")
+            record_warning(warnings, f"{where}[{index}]: unexpected instruction {_preview(item)}")
     return "\n".join(texts)
 
 
@@ -181,7 +181,7 @@ def tools_from_definitions(
     if parsed is None:
         return []
     if not isinstance(parsed, list):
-        _warn(warnings, f"{where}: expected a list of tool definitions, got {_preview(value)}")
+        record_warning(warnings, f"{where}: expected a list of tool definitions, got {_preview(value)}")
         return []
     tools: list[genai_types.Tool] = []
     for index, definition in enumerate(parsed):
@@ -200,20 +200,20 @@ def _message_list(messages: Any, warnings: list[str] | None, where: str) -> list
         try:
             value = json.loads(value)
         except json.JSONDecodeError as exc:
-            _warn(warnings, f"{where}: not valid JSON ({exc}): {_preview(messages)}")
+            record_warning(warnings, f"{where}: not valid JSON ({exc}): {_preview(messages)}")
             return []
     if isinstance(value, Mapping):
         inner = value.get("messages")
         value = inner if isinstance(inner, list) else [value]
     if not isinstance(value, list):
-        _warn(warnings, f"{where}: expected a list of messages, got {_preview(messages)}")
+        record_warning(warnings, f"{where}: expected a list of messages, got {_preview(messages)}")
         return []
     items: list[Mapping[str, Any]] = []
     for index, item in enumerate(value):
         if isinstance(item, Mapping):
             items.append(item)
         else:
-            _warn(warnings, f"{where}[{index}]: message is not an object: {_preview(item)}")
+            record_warning(warnings, f"{where}[{index}]: message is not an object: {_preview(item)}")
     return items
 
 
@@ -223,7 +223,7 @@ def _part_from_semconv(
     if isinstance(raw, str):
         return genai_types.Part(text=raw)
     if not isinstance(raw, Mapping):
-        _warn(warnings, f"{where}: part is not an object: {_preview(raw)}")
+        record_warning(warnings, f"{where}: part is not an object: {_preview(raw)}")
         return None
     kind = raw.get("type")
     if kind in _TEXT_TYPES or (kind is None and ("content" in raw or "text" in raw)):
@@ -266,7 +266,7 @@ def _part_from_semconv(
                 file_data=genai_types.FileData(file_uri=uri, mime_type=mime if isinstance(mime, str) else None)
             )
         return _bad_part(warnings, where, raw)
-    _warn(warnings, f"{where}: unsupported part type {kind!r}; skipped")
+    record_warning(warnings, f"{where}: unsupported part type {kind!r}; skipped")
     return None
 
 
@@ -317,7 +317,7 @@ def _parts_from_chat_message(
             if part is not None:
                 parts.append(part)
     elif content is not None:
-        _warn(warnings, f"{where}: unexpected message content {_preview(content)}")
+        record_warning(warnings, f"{where}: unexpected message content {_preview(content)}")
     tool_calls = message.get("tool_calls")
     if isinstance(tool_calls, list):
         for index, call in enumerate(tool_calls):
@@ -325,7 +325,7 @@ def _parts_from_chat_message(
             if part is not None:
                 parts.append(part)
     elif tool_calls is not None:
-        _warn(warnings, f"{where}: tool_calls is not a list: {_preview(tool_calls)}")
+        record_warning(warnings, f"{where}: tool_calls is not a list: {_preview(tool_calls)}")
     return parts
 
 
@@ -361,7 +361,7 @@ def _chat_text(content: list[Any]) -> str:
 
 def _tool_from_definition(definition: Any, warnings: list[str] | None, where: str) -> genai_types.Tool | None:
     if not isinstance(definition, Mapping):
-        _warn(warnings, f"{where}: tool definition is not an object: {_preview(definition)}")
+        record_warning(warnings, f"{where}: tool definition is not an object: {_preview(definition)}")
         return None
     function = definition.get("function")
     source: Mapping[str, Any] = function if isinstance(function, Mapping) else definition
@@ -369,7 +369,7 @@ def _tool_from_definition(definition: Any, warnings: list[str] | None, where: st
     name = source.get("name")
     if kind == "function" or isinstance(function, Mapping):
         if not isinstance(name, str) or not name:
-            _warn(warnings, f"{where}: function definition without a name")
+            record_warning(warnings, f"{where}: function definition without a name")
             return None
         description = source.get("description")
         declaration = genai_types.FunctionDeclaration(
@@ -384,7 +384,7 @@ def _tool_from_definition(definition: Any, warnings: list[str] | None, where: st
             return genai_types.Tool.model_validate({kind: {}})
         except pydantic.ValidationError:
             pass
-    _warn(warnings, f"{where}: tool type {kind!r} has no genai equivalent; skipped")
+    record_warning(warnings, f"{where}: tool type {kind!r} has no genai equivalent; skipped")
     return None
 
 
@@ -405,15 +405,8 @@ def _is_genai_schema(schema: Mapping[str, Any]) -> bool:
 
 
 def _bad_part(warnings: list[str] | None, where: str, raw: Any) -> genai_types.Part | None:
-    _warn(warnings, f"{where}: malformed part {_preview(raw)}; skipped")
+    record_warning(warnings, f"{where}: malformed part {_preview(raw)}; skipped")
     return None
-
-
-def _warn(warnings: list[str] | None, message: str) -> None:
-    if warnings is not None:
-        warnings.append(message)
-    else:
-        logger.debug("%s", message)
 
 
 def _preview(value: Any, limit: int = 120) -> str:

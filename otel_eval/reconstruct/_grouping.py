@@ -22,6 +22,18 @@ from otel_eval.reconstruct.base import TraceInvocations
 from otel_eval.traces.span import Span
 
 
+class InvocationReader:
+    """Base of a convention's reader: the spans of one invocation (its root and the spans under it, time order) and
+    the warnings met while reading them."""
+
+    def __init__(self, tree: SpanTree, root: Span, members: Sequence[Span]) -> None:
+        self.tree = tree
+        self.root = root
+        self.members = members
+        self.member_ids = {s.span_id for s in members}
+        self.warnings: list[str] = []
+
+
 class RootReader(Protocol):
     """Reads one invocation root and the spans under it."""
 

@@ -82,7 +82,7 @@ def tool_call_args(value: Any, warnings: list[str] | None = None, where: str = "
     if isinstance(literal, dict):
         return literal
     if looks_like_json(value):
-        _warn(warnings, f"{where}: tool arguments are not valid JSON; kept as text")
+        record_warning(warnings, f"{where}: tool arguments are not valid JSON; kept as text")
     return {"input": value}
 
 
@@ -98,7 +98,7 @@ def tool_response_payload(value: Any, warnings: list[str] | None = None, where: 
     if joined is not None:
         parsed = parse_json_value(joined)
     elif parsed is value and isinstance(value, str) and looks_like_json(value):
-        _warn(warnings, f"{where}: tool result is not valid JSON; kept as text")
+        record_warning(warnings, f"{where}: tool result is not valid JSON; kept as text")
     return parsed if isinstance(parsed, dict) else {"result": parsed}
 
 
@@ -140,7 +140,8 @@ def _python_literal(text: str) -> Any:
         return None
 
 
-def _warn(warnings: list[str] | None, message: str) -> None:
+def record_warning(warnings: list[str] | None, message: str) -> None:
+    """Appends ``message`` to ``warnings``, or logs it at debug level when the caller keeps no warnings."""
     if warnings is not None:
         warnings.append(message)
     else:

@@ -52,7 +52,13 @@ from otel_eval.reconstruct._genai_messages import (
     system_instruction_text,
     tools_from_definitions,
 )
-from otel_eval.reconstruct._grouping import invocations_of_roots, session_id_of, trace_invocations, turn_invocations
+from otel_eval.reconstruct._grouping import (
+    InvocationReader,
+    invocations_of_roots,
+    session_id_of,
+    trace_invocations,
+    turn_invocations,
+)
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
 from otel_eval.reconstruct._trajectory import (
     InvocationDraft,
@@ -153,15 +159,8 @@ _CONTENT_KEYS = (
 )
 
 
-class _Reader:
+class _Reader(InvocationReader):
     """Reads the spans of one invocation (a :class:`~otel_eval.reconstruct._grouping.TurnReader`)."""
-
-    def __init__(self, tree: SpanTree, root: Span, members: Sequence[Span]) -> None:
-        self.tree = tree
-        self.root = root
-        self.members = members
-        self.member_ids = {s.span_id for s in members}
-        self.warnings: list[str] = []
 
     def is_model_call(self, span: Span) -> bool:
         return is_model_call(span)

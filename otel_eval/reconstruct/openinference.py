@@ -44,7 +44,7 @@ from google.genai import types as genai_types
 from otel_eval import semconv
 from otel_eval.reconstruct import _langchain as lc
 from otel_eval.reconstruct._flattened import first_int, first_str, has_indexed, indexed, string_list
-from otel_eval.reconstruct._grouping import invocations_of_roots, session_id_of, trace_invocations
+from otel_eval.reconstruct._grouping import InvocationReader, invocations_of_roots, session_id_of, trace_invocations
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
 from otel_eval.reconstruct._trajectory import (
     InvocationDraft,
@@ -244,16 +244,12 @@ def _value_text(value: Any, *, role: str, keys: Sequence[str]) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-class _Reader:
+class _Reader(InvocationReader):
     """Reads one invocation's spans into an :class:`InvocationDraft`."""
 
     def __init__(self, tree: SpanTree, kinds: Mapping[str, str], root: Span, members: Sequence[Span]) -> None:
-        self.tree = tree
+        super().__init__(tree, root, members)
         self.kinds = kinds
-        self.root = root
-        self.members = members
-        self.member_ids = {s.span_id for s in members}
-        self.warnings: list[str] = []
 
     def kind(self, span: Span) -> str:
         return self.kinds.get(span.span_id, "")

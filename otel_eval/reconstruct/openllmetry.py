@@ -27,7 +27,13 @@ from google.genai import types as genai_types
 from otel_eval import semconv
 from otel_eval.reconstruct import _langchain as lc
 from otel_eval.reconstruct._flattened import first_str, has_indexed, indexed
-from otel_eval.reconstruct._grouping import invocations_of_roots, session_id_of, trace_invocations, turn_invocations
+from otel_eval.reconstruct._grouping import (
+    InvocationReader,
+    invocations_of_roots,
+    session_id_of,
+    trace_invocations,
+    turn_invocations,
+)
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
 from otel_eval.reconstruct._trajectory import (
     InvocationDraft,
@@ -177,15 +183,8 @@ def _entity_text(value: Any, role: str) -> str | None:
     return None
 
 
-class _Reader:
+class _Reader(InvocationReader):
     """Reads one invocation's spans."""
-
-    def __init__(self, tree: SpanTree, root: Span, members: Sequence[Span]) -> None:
-        self.tree = tree
-        self.root = root
-        self.members = members
-        self.member_ids = {s.span_id for s in members}
-        self.warnings: list[str] = []
 
     def is_model_call(self, span: Span) -> bool:
         return is_model_call(span)
