@@ -89,6 +89,8 @@ class Worker:
         self._exit_event: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._batch_idle: asyncio.Event | None = None
+        self._readback_done = asyncio.Event()
+        self._readback_done.set()
         self._consumer: Any = None
         self._producer: Any = None
         self._readback: Any = None
@@ -219,6 +221,8 @@ class Worker:
             ready = self.assembler.ready() if SOURCE_OTLP_SPANS in self.settings.sources else []
             if not batch and not ready:
                 continue
+            # Records of newly assigned partitions wait for the read-back of their recent results (de-duplication).
+            await self._readback_done.wait()
             self._batch_idle.clear()
             try:
                 await self._process(batch, ready)
@@ -366,6 +370,7 @@ class Worker:
         logger.info("partitions assigned: %s", sorted((tp.topic, tp.partition) for tp in assigned))
         if self._publisher is None or self._readback is None or not assigned:
             return
+        self._readback_done.clear()
         try:
             read = await self._publisher.read_back(
                 self._readback, {tp.partition for tp in assigned}, self.settings.worker_dedup_readback, self.ledger
@@ -374,6 +379,8 @@ class Worker:
         except Exception as exc:  # noqa: BLE001 - without read-back, redelivered work is evaluated again (at-least-once)
             logger.warning("reading back recent results failed: %r", exc)
             self.metrics.error("readback_failed")
+        finally:
+            self._readback_done.set()
 
 
 def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry, metrics: WorkerMetrics) -> RequestEvaluator:
