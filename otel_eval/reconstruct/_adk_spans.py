@@ -19,6 +19,7 @@ from otel_eval import semconv
 from otel_eval.model import TokenUsage
 from otel_eval.reconstruct._span_tree import contains
 from otel_eval.reconstruct._values import tool_call_args, tool_response_payload
+from otel_eval.traces import _json as fast_json
 from otel_eval.traces.span import Span
 
 RUN_ROOT_NAMES = ("invocation",)
@@ -103,7 +104,7 @@ def parse_json_object(span: Span, key: str, warnings: list[str]) -> dict[str, An
         warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is {type(raw).__name__}, not JSON")
         return None
     try:
-        value = json.loads(raw)
+        value = fast_json.loads(raw)
     except json.JSONDecodeError as exc:
         warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is not valid JSON: {exc}")
         return None

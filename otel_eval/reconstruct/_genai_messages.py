@@ -39,6 +39,7 @@ import pydantic
 from google.genai import types as genai_types
 
 from otel_eval.reconstruct._values import parse_json_value, record_warning, tool_call_args, tool_response_payload
+from otel_eval.traces import _json as fast_json
 
 logger = logging.getLogger(__name__)
 
@@ -198,7 +199,7 @@ def _message_list(messages: Any, warnings: list[str] | None, where: str) -> list
     value = messages
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = fast_json.loads(value)
         except json.JSONDecodeError as exc:
             record_warning(warnings, f"{where}: not valid JSON ({exc}): {_preview(messages)}")
             return []

@@ -23,6 +23,8 @@ import json
 import logging
 from typing import Any
 
+from otel_eval.traces import _json as fast_json
+
 logger = logging.getLogger(__name__)
 
 _TEXT_BLOCK_KEYS = frozenset({"text", "type"})
@@ -37,7 +39,7 @@ def parse_json(value: Any) -> tuple[Any, bool]:
     if not text:
         return value, False
     try:
-        return json.loads(text), True
+        return fast_json.loads(text), True
     except (json.JSONDecodeError, RecursionError):
         return value, False
 
@@ -48,7 +50,7 @@ def parse_json_value(value: Any) -> Any:
         text = value.strip()
         if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
             try:
-                return json.loads(text)
+                return fast_json.loads(text)
             except (json.JSONDecodeError, RecursionError):
                 return value
     return value

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from otel_eval.errors import TraceFormatError
+from otel_eval.traces import _json as fast_json
 from otel_eval.traces._normalize import Problems, SpanProblem, preview
 from otel_eval.traces.formats import (
     EXPECTED_FORMATS,
@@ -81,7 +82,7 @@ def read_trace_bytes(data: bytes, *, source: str) -> TraceReadResult:
     if not stripped.startswith(_JSON_STARTS):
         return _read_proto(data, source, problems, reason="neither JSON nor OTLP protobuf")
     try:
-        document = json.loads(stripped)
+        document = fast_json.loads(stripped)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         jsonl = _read_jsonl(stripped, problems)
         if jsonl is not None:
@@ -186,7 +187,7 @@ def _read_jsonl(data: bytes, problems: Problems) -> TraceReadResult | None:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = fast_json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
             if not parsed_any:
                 return None
