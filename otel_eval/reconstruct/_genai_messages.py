@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import logging
 from collections.abc import Mapping
@@ -48,6 +49,7 @@ _USER_ROLES = frozenset({"user", "human", "tool", "function", "ipython"})
 _SYSTEM_ROLES = frozenset({"system", "developer"})
 _THOUGHT_TYPES = frozenset({"thinking", "reasoning", "thought"})
 _TEXT_TYPES = frozenset({"text", "input_text", "output_text"})
+_TOOLS_CACHE_SIZE = 64
 
 
 def genai_role(role: object) -> str:
@@ -177,7 +179,27 @@ def tools_from_definitions(
     a genai ``Schema`` when they are written as one (upper-case types, as ADK dumps ``Schema`` objects), else as
     ``parameters_json_schema``. Built-in tools (``{"type": "google_search", "name": "google_search"}``) become the
     matching ``Tool`` field when genai knows it; others are skipped with a warning.
+
+    Definitions recorded as JSON text (ADK v2 writes them on every model call, the same each time) are converted once
+    and cached; the cached ``Tool`` objects are shared, so callers must not mutate them.
     """
+    if isinstance(value, str):
+        tools, problems = _tools_from_definitions_text(value)
+        for problem in problems:
+            record_warning(warnings, where + problem)
+        return list(tools)
+    return _tools_from_definitions(value, warnings, where)
+
+
+@functools.lru_cache(maxsize=_TOOLS_CACHE_SIZE)
+def _tools_from_definitions_text(text: str) -> tuple[tuple[genai_types.Tool, ...], tuple[str, ...]]:
+    """Tools of a JSON text, and the problems met, each written relative to the caller's ``where``."""
+    problems: list[str] = []
+    tools = _tools_from_definitions(text, problems, "")
+    return tuple(tools), tuple(problems)
+
+
+def _tools_from_definitions(value: Any, warnings: list[str] | None, where: str) -> list[genai_types.Tool]:
     parsed = parse_json_value(value)
     if parsed is None:
         return []

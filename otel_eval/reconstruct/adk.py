@@ -13,6 +13,8 @@ only ADK's own spans are read.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +38,7 @@ from otel_eval.traces.span import Span
 
 CONVENTION_NAME = "adk"
 CALL_LLM = "call_llm"
+_TOOLS_CACHE_SIZE = 64
 
 
 def is_call_llm(span: Span) -> bool:
@@ -180,13 +183,43 @@ def _read_request(call: ModelCall, request: dict[str, Any], warnings: list[str])
     call.system_instruction = _instruction_text(config.get("system_instruction"))
     raw_tools = config.get("tools")
     if isinstance(raw_tools, list):
-        tools: list[genai_types.Tool] = []
-        for position, raw in enumerate(raw_tools):
-            try:
-                tools.append(genai_types.Tool.model_validate(raw))
-            except pydantic.ValidationError as exc:
-                warnings.append(f"{where}: config.tools[{position}] is not a genai Tool: {exc.errors()[0]['msg']}")
-        call.tools = tools
+        tools, problems = _genai_tools(raw_tools)
+        warnings.extend(f"{where}: {problem}" for problem in problems)
+        call.tools = list(tools)
+
+
+_Tools = tuple[tuple[genai_types.Tool, ...], tuple[str, ...]]
+"""Validated tools and one problem line per entry that is not a genai ``Tool``."""
+
+
+def _genai_tools(raw_tools: list[Any]) -> _Tools:
+    """``config.tools`` as genai ``Tool`` objects.
+
+    Validating tool declarations (large schemas, and genai's slow per-model checks) is most of the cost of reading a
+    ``call_llm`` span, and an agent sends the same declarations on every call: the result is cached by their JSON.
+    The cached ``Tool`` objects are shared, so they must not be mutated (they are only dumped, into ``app_details``).
+    """
+    try:
+        key = json.dumps(raw_tools, separators=(",", ":"), allow_nan=True)
+    except (TypeError, ValueError):
+        return _validate_tools(raw_tools)
+    return _validate_tools_json(key)
+
+
+@functools.lru_cache(maxsize=_TOOLS_CACHE_SIZE)
+def _validate_tools_json(key: str) -> _Tools:
+    return _validate_tools(json.loads(key))
+
+
+def _validate_tools(raw_tools: list[Any]) -> _Tools:
+    tools: list[genai_types.Tool] = []
+    problems: list[str] = []
+    for position, raw in enumerate(raw_tools):
+        try:
+            tools.append(genai_types.Tool.model_validate(raw))
+        except pydantic.ValidationError as exc:
+            problems.append(f"config.tools[{position}] is not a genai Tool: {exc.errors()[0]['msg']}")
+    return tuple(tools), tuple(problems)
 
 
 def _instruction_text(value: Any) -> str | None:

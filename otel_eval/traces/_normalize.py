@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import binascii
+import functools
 import hashlib
 import reprlib
 from dataclasses import dataclass, field
@@ -12,6 +13,8 @@ from typing import Any
 TRACE_ID_HEX_DIGITS = 32
 SPAN_ID_HEX_DIGITS = 16
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+_LOWER_HEX_DIGITS = frozenset("0123456789abcdef")
+_ID_CACHE_SIZE = 4096
 _BASE64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_")
 _PREVIEW_CHARS = 60
 
@@ -74,6 +77,14 @@ def preview(value: Any) -> str:
     return text if len(text) <= _PREVIEW_CHARS else text[: _PREVIEW_CHARS - 1] + "…"
 
 
+@functools.lru_cache(maxsize=_ID_CACHE_SIZE)
+def _id_from_text(value: str, digits: int) -> str | None:
+    # Cached: every span of a trace repeats its trace id, and every parent id is another span's id.
+    if len(value) == digits and _LOWER_HEX_DIGITS.issuperset(value):
+        return value  # the common case, already normalised
+    return _hex_from_text(value.strip(), digits)
+
+
 def _hex_from_text(value: str, digits: int) -> str | None:
     if len(value) > 2 * digits:
         return None  # longer than hex and than base64 of the right size; also keeps huge values cheap
@@ -100,7 +111,7 @@ def normalize_id(value: Any, field_name: str, digits: int) -> str:
         SpanProblem: the value is missing, of the wrong type, not hex/base64 of the right size, or all zeros.
     """
     if isinstance(value, str):
-        result = _hex_from_text(value.strip(), digits)
+        result = _id_from_text(value, digits)
     elif isinstance(value, bytes):
         result = value.hex() if len(value) * 2 == digits else None
     elif value is None:

@@ -24,6 +24,7 @@ from otel_eval.traces._normalize import (
 from otel_eval.traces.span import Span, SpanEvent
 
 _MICROS = 1000
+_CONVERTED_KINDS = frozenset({"int64", "int", "float64", "float", "bool"})
 _FIELD_TAGS = frozenset(
     {
         "span.kind",
@@ -163,12 +164,15 @@ def _key_values(tags: Any, problems: Problems, where: str) -> dict[str, Any]:
         if not isinstance(key, str):
             problems.warn(f"{where}[{index}]", f"tag skipped: expected {{key, type, value}}, got {preview(tag)}")
             continue
-        try:
-            result[key] = _tag_value(tag.get("type"), tag.get("value"))
-        except (TypeError, ValueError):
-            problems.warn(
-                f"{where}[{index}]", f"tag {key!r} skipped: bad {tag.get('type')} value {preview(tag.get('value'))}"
-            )
+        kind = tag.get("type")
+        value = tag.get("value")
+        if isinstance(kind, str) and kind in _CONVERTED_KINDS:  # strings and binary values are kept as they are
+            try:
+                value = _tag_value(kind, value)
+            except (TypeError, ValueError):
+                problems.warn(f"{where}[{index}]", f"tag {key!r} skipped: bad {kind} value {preview(value)}")
+                continue
+        result[key] = value
     return result
 
 
