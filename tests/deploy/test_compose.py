@@ -13,7 +13,7 @@ from typing import Any
 from tests.deploy.conftest import COMPOSE_FILE, DEPLOY, REPO, load_yaml_documents
 from tests.deploy.test_k8s import known_environment_variables
 
-COLLECTOR_CONFIGS = ("otelcol-agent.yaml", "otelcol-eval-output.yaml")
+COLLECTOR_CONFIGS = ("otelcol-agent-to-kafka.yaml", "otelcol-evaluation-output.yaml")
 
 
 def _compose() -> dict[str, Any]:
@@ -82,6 +82,22 @@ def test_collectors_mount_collector_config_and_name_its_files() -> None:
         source, target = service["volumes"][0].split(":")[:2]
         assert (COMPOSE_FILE.parent / source).resolve() == REPO / "collector_config"
         assert service["command"] == [f"--config={target}/{config}"]
+        assert (REPO / "collector_config" / config).is_file()
+
+
+def test_collector_endpoints_point_at_compose_services() -> None:
+    """Every ``${env:NAME:-default}`` endpoint in the mounted configs is set by compose to a service it runs."""
+    services = _services()
+    for name, config in zip(("otel-collector", "otel-collector-eval"), COLLECTOR_CONFIGS, strict=True):
+        text = (REPO / "collector_config" / config).read_text(encoding="utf-8")
+        variables = set(re.findall(r"\$\{env:([A-Z_]+):-", text))
+        environment = services[name].get("environment", {})
+        assert variables and variables <= set(environment), (
+            f"{name}: compose sets {sorted(environment)}, needs {sorted(variables)}"
+        )
+        for variable in variables:
+            host = re.sub(r"^https?://", "", environment[variable]).split(":")[0]
+            assert host in services, f"{name}: {variable} points at {host!r}, which compose does not run"
 
 
 def test_prometheus_receives_otlp_and_loads_the_rules() -> None:

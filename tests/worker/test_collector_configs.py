@@ -72,7 +72,8 @@ def test_evaluation_output_config() -> None:
     assert set(pipelines) == {"traces", "logs", "metrics"}
     assert all(p["receivers"] == ["otlp"] for p in pipelines.values())
     assert pipelines["metrics"]["exporters"] == ["prometheusremotewrite"]
-    assert config["exporters"]["otlphttp/loki"]["endpoint"].endswith("/otlp")
+    endpoint = config["exporters"]["otlphttp/loki"]["endpoint"]
+    assert endpoint.startswith("${env:LOGS_BACKEND_OTLP_ENDPOINT:-") and endpoint.endswith("/otlp}")
 
 
 def test_rotel_env_file_uses_real_rotel_settings() -> None:
