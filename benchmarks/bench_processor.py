@@ -1,7 +1,8 @@
 """EvaluationSpanProcessor overhead, each figure against a baseline measured in the same run.
 
-1. ``on_end`` cost per span: the processor (embedded default: rebuilds and scores every invocation) vs the SDK's
-   ``BatchSpanProcessor`` with a no-op exporter, on the same kind of freshly recorded spans. Target: ratio <= 1.0.
+1. ``on_end`` cost per span in the agent's thread (thread CPU time): the processor (embedded default: rebuilds and
+   scores every invocation) vs the SDK's ``BatchSpanProcessor`` with a no-op exporter, on the same kind of freshly
+   recorded spans, both with a queue no run fills. Target: ratio <= 1.0.
 2. Agent throughput with vs without the processor, the exporting ``BatchSpanProcessor`` (no-op exporter) present in
    both runs. Target >= 0.95 for:
    - a real google-adk agent (``LlmAgent`` + ``Runner``, one tool call) whose scripted model takes 20 ms per call;
@@ -87,11 +88,17 @@ def fresh_spans(invocations: int) -> list[ReadableSpan]:
 
 
 def per_span_seconds(processor: SpanProcessor, spans: list[ReadableSpan]) -> float:
+    """CPU seconds per ``on_end`` call in the calling (agent's) thread.
+
+    Thread CPU time, not wall time: both processors' background threads run meanwhile and take the GIL now and
+    then (the SDK's exports batches, ours rebuilds and scores invocations); that cost is what the throughput rows
+    below measure. Here only what the agent's thread itself pays per span is compared.
+    """
     on_end = processor.on_end
-    started = time.perf_counter()
+    started = time.thread_time()
     for span in spans:
         on_end(span)
-    return (time.perf_counter() - started) / len(spans)
+    return (time.thread_time() - started) / len(spans)
 
 
 def bench_on_end(invocations: int, repeat: int) -> Row:
@@ -109,7 +116,9 @@ def bench_on_end(invocations: int, repeat: int) -> Row:
     ours.shutdown()
     batch_ns, our_ns = statistics.median(batch_times) * 1e9, statistics.median(our_times) * 1e9
     ratio = our_ns / batch_ns
-    print(f"on_end per span: ours {our_ns:.0f} ns, BatchSpanProcessor {batch_ns:.0f} ns (median of {repeat})")
+    print(
+        f"on_end per span (thread CPU): ours {our_ns:.0f} ns, BatchSpanProcessor {batch_ns:.0f} ns (median of {repeat})"
+    )
     return Row(
         "on_end per span vs BatchSpanProcessor", f"{our_ns:.0f} ns", f"{batch_ns:.0f} ns", ratio, "<= 1.0", ratio <= 1.0
     )

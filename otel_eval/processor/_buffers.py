@@ -87,6 +87,10 @@ class TraceBuffers:
         """Traces currently buffered."""
         return len(self._traces)
 
+    def open_trace_ids(self) -> list[int]:
+        """Ids of the traces currently buffered."""
+        return list(self._traces)
+
     def add(self, span: ReadableSpan, trace_id: int, now: float) -> Rejection | str | None:
         """Buffers ``span``.
 

@@ -7,18 +7,17 @@ import os
 import threading
 import time
 import weakref
-from collections import Counter, deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from opentelemetry._logs import LoggerProvider
-from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, attach, detach, get_value, set_value
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, get_value
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import TracerProvider
 
-from otel_eval import semconv
 from otel_eval.emit import Emitters, RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
@@ -26,19 +25,20 @@ from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.model import EvalConfig, EvalSet
 from otel_eval.model.loading import load_eval_set
 from otel_eval.processor import _settings as defaults
-from otel_eval.processor._buffers import Rejection, TraceBuffers, top_span_names
+from otel_eval.processor._assembler import SpanAssembler
+from otel_eval.processor._buffers import TraceBuffers
 from otel_eval.processor._requests import RequestBuilder
-from otel_eval.processor._selection import InvocationFilters, is_local_root, is_own_traffic, sampling_bound
+from otel_eval.processor._selection import InvocationFilters, is_own_traffic, sampling_bound
 from otel_eval.processor._settings import ProcessorSettings
 from otel_eval.transport.base import DuplicateLogFilter, InvocationExporter
 from otel_eval.transport.embedded import EmbeddedInvocationExporter
-from otel_eval.transport.messages import EvaluationRequest
 from otel_eval.worker.core import EvaluationCore, criteria_from
 
 logger = logging.getLogger(__name__)
 
 _LOW_64_BITS = (1 << 64) - 1
 _MAX_SUPPRESSED_MARKS = 4096
+_MAX_SHED_TRACES = 65536
 _DEFAULT_ENRICHMENT_WAIT_SECONDS = 5.0
 _SCHEDULE_DELAY_SECONDS = 0.2
 """The background thread's period: a finished invocation is handed on within this delay (or at a batch)."""
@@ -61,8 +61,9 @@ class EvaluationSpanProcessor(SpanProcessor):
     SDK's ``BatchSpanProcessor``). A daemon thread ``OtelEvalSpanProcessor`` (woken every 0.2 s, or early when 512
     spans wait) groups spans by trace; when a *local root* span ends (no parent, or a parent in another process),
     its subtree is converted, rebuilt into invocations (:func:`otel_eval.reconstruct.rebuild_traces`) and handed to
-    the transport as evaluation requests. When the transport is full, subtrees are dropped (and counted) before
-    they are rebuilt, so an overloaded evaluator costs the agent almost nothing. A trace whose root never ends here is handed on ``trace_idle_timeout`` seconds after its last span.
+    the transport as evaluation requests. While the transport is full (e.g. the judge hangs), ``on_end`` sheds
+    spans at once and their traces are dropped whole (never rebuilt into partial invocations), so an overloaded
+    evaluator costs the agent almost nothing. A trace whose root never ends here is handed on ``trace_idle_timeout`` seconds after its last span.
     The transport is the embedded worker (a thread with its own asyncio loop, running
     :class:`~otel_eval.worker.core.EvaluationCore`) unless ``exporter`` is given (e.g. Kafka).
 
@@ -81,7 +82,8 @@ class EvaluationSpanProcessor(SpanProcessor):
     ``max_spans_per_trace`` the whole trace is discarded              ``{max_spans_per_trace}``
     ``max_buffer_bytes``    the trace of the span that would pass     ``{max_buffer_bytes}``
                             the (approximate) total is discarded
-    ``max_queue_size``      requests beyond it are dropped            ``invocations.dropped{transport_queue_full}``
+    ``max_queue_size``      requests beyond it are dropped; while     ``invocations.dropped{transport_queue_full}``
+                            full, spans are shed in ``on_end``        ``spans.dropped{transport_queue_full}``
     shutdown                incomplete traces, unevaluated requests   ``{shutdown}``
     ======================  ========================================  ======================================
 
@@ -257,9 +259,21 @@ class EvaluationSpanProcessor(SpanProcessor):
         self._intake_lock = threading.Lock()
         self._flush_waiters: list[threading.Event] = []
         self._flush_lock = threading.Lock()
+        self._shedding = False
+        self._shed_lock = threading.Lock()
+        self._shed_spans = 0
+        self._shed_traces: dict[int, None] = {}
         max_open_traces, max_spans_per_trace, max_buffer_bytes = self._limits
-        self._buffers = TraceBuffers(
-            max_open_traces=max_open_traces, max_spans_per_trace=max_spans_per_trace, max_bytes=max_buffer_bytes
+        self._assembler = SpanAssembler(
+            buffers=TraceBuffers(
+                max_open_traces=max_open_traces, max_spans_per_trace=max_spans_per_trace, max_bytes=max_buffer_bytes
+            ),
+            builder=self._builder,
+            exporter=self._exporter,
+            pipeline=self.pipeline,
+            idle_timeout=self._idle_timeout,
+            suppressed=self._suppressed,
+            enricher=self._enricher,
         )
         self._thread = threading.Thread(name="OtelEvalSpanProcessor", target=self._worker, daemon=True)
         self._thread.start()
@@ -295,6 +309,10 @@ class EvaluationSpanProcessor(SpanProcessor):
                 and (bound is None or (context.trace_id & _LOW_64_BITS) < bound)
                 and not self._shutdown
             ):
+                if self._shedding and self._shed(context.trace_id):
+                    if self._enricher is not None:
+                        self._enricher.on_end(span, hold=False)
+                    return
                 queue = self._queue
                 if len(queue) < self._max_pending:
                     queue.append(span)
@@ -313,6 +331,16 @@ class EvaluationSpanProcessor(SpanProcessor):
                 self._enricher.on_end(span, hold=False)
         except Exception:  # the agent's thread: log (deduplicated), never raise
             logger.exception("EvaluationSpanProcessor.on_end failed")
+
+    def _shed(self, trace_id: int) -> bool:
+        """Drops a span while the transport is full (remembering its trace). False when shedding just stopped."""
+        with self._shed_lock:
+            if not self._shedding:
+                return False
+            self._shed_spans += 1
+            if len(self._shed_traces) < _MAX_SHED_TRACES:
+                self._shed_traces[trace_id] = None
+            return True
 
     # --- flush and shutdown --------------------------------------------------------------------------------------
 
@@ -357,9 +385,9 @@ class EvaluationSpanProcessor(SpanProcessor):
         counts.update(
             {
                 "pending_spans": len(self._queue),
-                "open_traces": self._buffers.open_traces,
-                "buffered_spans": self._buffers.total_spans,
-                "buffered_bytes": self._buffers.total_bytes,
+                "open_traces": self._assembler.buffers.open_traces,
+                "buffered_spans": self._assembler.buffers.total_spans,
+                "buffered_bytes": self._assembler.buffers.total_bytes,
             }
         )
         return counts
@@ -374,7 +402,7 @@ class EvaluationSpanProcessor(SpanProcessor):
                 waiters, self._flush_waiters = self._flush_waiters, []
             stopping = self._shutdown
             try:
-                self._process(final=stopping)
+                self._step(final=stopping)
             except Exception:  # the thread boundary: log and carry on
                 logger.exception("EvaluationSpanProcessor background step failed")
             for waiter in waiters:
@@ -382,100 +410,34 @@ class EvaluationSpanProcessor(SpanProcessor):
             if stopping:
                 return
 
-    def _process(self, *, final: bool) -> None:
-        now = time.monotonic()
-        drops: Counter[str] = Counter()
-        invocation_drops: Counter[str] = Counter()
-        roots: list[tuple[int, int]] = []
-        queue = self._queue
-        while queue:
-            self._ingest(queue.popleft(), now, roots, drops, invocation_drops)
+    def _step(self, *, final: bool) -> None:
         with self._intake_lock:
-            drops[semconv.DROP_QUEUE_FULL] += self._intake_dropped
-            self._intake_dropped = 0
-        batches: list[tuple[tuple[int, int] | None, list[ReadableSpan]]] = [
-            (root, self._buffers.take_subtree(*root)) for root in roots
-        ]
-        idle = self._buffers.take_idle(now, self._idle_timeout)
-        self.pipeline.idle_flushed(len(idle))
-        batches += [(None, spans) for spans in idle]
-        if final:
-            for spans in self._buffers.take_everything():
-                drops[semconv.DROP_SHUTDOWN] += len(spans)
-                invocation_drops[semconv.DROP_SHUTDOWN] += 1
-        for reason, count in drops.items():
-            self.pipeline.spans_dropped(reason, count)
-        for reason, count in invocation_drops.items():
-            self.pipeline.invocations_dropped(reason, count)
-        for root, spans in batches:
-            self._hand_on(root, spans)
-        if self._enricher is not None:
-            self._enricher.release_expired(now)
+            dropped_at_intake, self._intake_dropped = self._intake_dropped, 0
+        shed = self._update_shedding()
+        self._assembler.step(_drain(self._queue), final=final, dropped_at_intake=dropped_at_intake, shed=shed)
 
-    def _ingest(
-        self,
-        span: ReadableSpan,
-        now: float,
-        roots: list[tuple[int, int]],
-        drops: Counter[str],
-        invocation_drops: Counter[str],
-    ) -> None:
-        context = span.context
-        if context is None:
-            return
-        suppressed = self._suppressed
-        if suppressed and context.span_id in suppressed:
-            suppressed.pop(context.span_id, None)
-            return  # started under suppressed instrumentation: the evaluator's own work
-        if is_own_traffic(span):
-            return
-        if self._exporter.has_capacity():
-            outcome = self._buffers.add(span, context.trace_id, now)
-        else:
-            # Shed load before spending memory and CPU on a trace the transport would drop: the whole trace goes.
-            outcome = self._buffers.reject(context.trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL)
-        root = is_local_root(span)
-        if outcome is None:
-            if root:
-                roots.append((context.trace_id, context.span_id))
-            return
-        if isinstance(outcome, Rejection):
-            logger.warning("a trace was dropped before evaluation: %s", outcome.reason)
-            drops[outcome.reason] += outcome.spans
-            invocation_drops[outcome.reason] += 1
-        else:
-            drops[outcome] += 1
-        if root:
-            self._buffers.forget_rejection(context.trace_id)
-            if self._enricher is not None:
-                self._enricher.release(context.trace_id, context.span_id)
+    def _update_shedding(self) -> tuple[int, list[int]]:
+        """Starts shedding in ``on_end`` when the transport is full, stops when it has room again (or at shutdown).
 
-    def _hand_on(self, root: tuple[int, int] | None, spans: list[ReadableSpan]) -> None:
-        requests: list[EvaluationRequest] = []
-        if spans and not self._exporter.has_capacity():
-            # Shed load before spending CPU on reconstruction: the transport would drop the requests anyway.
-            self.pipeline.invocations_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL)
-            self.pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, len(spans))
-            spans = []
-        if spans and self._builder.filters.root_allowed(top_span_names(spans)):
-            try:
-                requests = self._builder.build(spans)
-            except Exception:  # one malformed trace must not stop the others
-                logger.exception("could not rebuild the invocations of a trace")
-                self.pipeline.invocations_dropped(semconv.DROP_RECONSTRUCTION_ERROR)
-        if root is not None and self._enricher is not None:
-            self._enricher.expect(*root, [(r.trace_id, r.invocations[0].span_id) for r in requests])
-        if not requests:
-            return
-        self.pipeline.sampled(len(requests))
-        token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
-        try:
-            self._exporter.export(requests)
-        except Exception:  # exporters should not raise; if one does, count and go on
-            logger.exception("the evaluation transport failed to export")
-            self.pipeline.invocations_dropped(semconv.DROP_TRANSPORT_ERROR, len(requests))
-        finally:
-            detach(token)
+        Returns the spans shed since the last step and the ids of their traces, which the assembler drops whole
+        (their other spans would rebuild into partial invocations).
+        """
+        full = not self._exporter.has_capacity() and not self._shutdown
+        if full and not self._shedding:
+            with self._shed_lock:
+                self._shedding = True
+            self._assembler.shed_open_traces()  # their later spans are being shed: drop them whole now
+        with self._shed_lock:
+            spans, self._shed_spans = self._shed_spans, 0
+            traces, self._shed_traces = list(self._shed_traces), {}
+            if self._shedding and not full:
+                self._shedding = False
+        return spans, traces
+
+
+def _drain(queue: deque[ReadableSpan]) -> Iterator[ReadableSpan]:
+    while queue:
+        yield queue.popleft()
 
 
 def _pending_spans(weak_self: weakref.ref[EvaluationSpanProcessor]) -> int:

@@ -112,3 +112,50 @@ def test_a_full_intake_queue_drops_and_counts_in_on_end(provider: TracerProvider
     assert stats["buffered_spans"] == 10
     assert len(exporter.get_finished_requests()) == 1
     processor.shutdown()
+
+
+class GatedExporter(InMemoryInvocationExporter):
+    """A transport whose capacity the test switches off and on (a full, then drained, evaluation queue)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open = True
+
+    def has_capacity(self) -> bool:
+        return self.open
+
+
+def test_while_the_transport_is_full_spans_are_shed_in_on_end_and_straddling_traces_dropped_whole(
+    provider: TracerProvider,
+) -> None:
+    exporter = GatedExporter()
+    processor = EvaluationSpanProcessor(exporter=exporter, trace_idle_timeout=3600)
+    provider.add_span_processor(processor)
+    tracer = provider.get_tracer("web.server")
+    straddling = tracer.start_span("POST /chat")  # its agent run starts before, and ends after, the overload
+    with trace.use_span(straddling, end_on_exit=False):
+        TravelAgent(provider).run(SCENARIOS[0])
+    assert processor.force_flush(10_000)
+    assert processor.stats()["open_traces"] == 1
+
+    exporter.open = False
+    assert processor.force_flush(10_000)  # the background thread sees the full transport: shedding starts
+    assert processor._shedding
+    TravelAgent(provider).run(SCENARIOS[1])  # shed entirely in on_end
+    with trace.use_span(straddling, end_on_exit=False):
+        tracer.start_span("late child").end()
+    assert processor.force_flush(10_000)
+    assert processor.stats()["pending_spans"] == 0
+
+    exporter.open = True
+    assert processor.force_flush(10_000)  # shedding stops
+    straddling.end()
+    TravelAgent(provider).run(SCENARIOS[2])
+    assert processor.force_flush(10_000)
+    texts = [r.invocations[0].invocation.user_content.parts[0].text for r in exporter.get_finished_requests()]
+    assert texts == [SCENARIOS[2].user_text]  # neither the shed run nor the straddling (partial) one
+    stats = processor.stats()
+    assert stats[f"invocations.dropped.{semconv.DROP_TRANSPORT_QUEUE_FULL}"] == 2
+    assert stats[f"spans.dropped.{semconv.DROP_TRANSPORT_QUEUE_FULL}"] == 4 + 1 + 4 + 1  # A's 4, late, B's 4, root
+    assert stats["open_traces"] == 0
+    processor.shutdown()
