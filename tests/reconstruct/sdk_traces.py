@@ -15,6 +15,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from otel_eval.model import TracedInvocation, content_text
+from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import Span, spans_from_readable
 
 
@@ -66,3 +68,30 @@ class TraceRecorder:
         """The finished spans in the internal form; spans named in ``drop`` are left out (to lose a parent)."""
         finished = [s for s in self.exporter.get_finished_spans() if s.name not in (drop or set())]
         return spans_from_readable(finished)
+
+
+def rebuilt_invocations(spans: list[Span], convention: str) -> list[TracedInvocation]:
+    """The invocations of a one-trace recording, asserting the convention it was read as."""
+    traces = rebuild_traces(spans)
+    assert [t.convention for t in traces] == [convention]
+    return traces[0].invocations
+
+
+def only_invocation(spans: list[Span], convention: str) -> TracedInvocation:
+    """The single invocation of a one-trace recording (see :func:`rebuilt_invocations`)."""
+    invocations = rebuilt_invocations(spans, convention)
+    assert len(invocations) == 1, invocations
+    return invocations[0]
+
+
+def trajectory(inv: TracedInvocation) -> dict[str, Any]:
+    """What the convention tests compare: user text, tool calls and responses, intermediate and final texts."""
+    data = inv.invocation.intermediate_data
+    assert data is not None and hasattr(data, "tool_uses")
+    return {
+        "user": content_text(inv.invocation.user_content),
+        "calls": [(c.name, c.args, c.id) for c in data.tool_uses],
+        "responses": [(r.name, r.response, r.id) for r in data.tool_responses],
+        "intermediate": [(a, [p.text for p in parts]) for a, parts in data.intermediate_responses],
+        "final": content_text(inv.invocation.final_response),
+    }

@@ -7,13 +7,14 @@ from typing import Any
 import pytest
 
 from otel_eval.conversations import group_conversations
-from otel_eval.model import TracedInvocation, content_text
+from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct import rebuild_trace, rebuild_traces
 from otel_eval.reconstruct.genai import GenAIConvention
 from otel_eval.reconstruct.openinference import OpenInferenceConvention
 from otel_eval.reconstruct.openllmetry import OpenLLMetryConvention
 from otel_eval.traces import Span
-from tests.reconstruct.sdk_traces import TraceRecorder, as_json
+from tests.reconstruct import sdk_traces
+from tests.reconstruct.sdk_traces import TraceRecorder, as_json, trajectory
 
 USER = "What's the weather in Paris?"
 ANSWER = "It is sunny and 21°C in Paris."
@@ -124,22 +125,7 @@ def record_deprecated_events_run(recorder: TraceRecorder) -> None:
 
 
 def only_invocation(spans: list[Span]) -> TracedInvocation:
-    traces = rebuild_traces(spans)
-    assert [t.convention for t in traces] == ["genai"]
-    assert len(traces[0].invocations) == 1, traces[0].warnings
-    return traces[0].invocations[0]
-
-
-def trajectory(inv: TracedInvocation) -> dict[str, Any]:
-    data = inv.invocation.intermediate_data
-    assert data is not None and hasattr(data, "tool_uses")
-    return {
-        "user": content_text(inv.invocation.user_content),
-        "calls": [(c.name, c.args, c.id) for c in data.tool_uses],
-        "responses": [(r.name, r.response, r.id) for r in data.tool_responses],
-        "intermediate": [(a, [p.text for p in parts]) for a, parts in data.intermediate_responses],
-        "final": content_text(inv.invocation.final_response),
-    }
+    return sdk_traces.only_invocation(spans, "genai")
 
 
 EXPECTED = {

@@ -6,31 +6,16 @@ from typing import Any
 
 from opentelemetry.trace import Status, StatusCode
 
-from otel_eval.model import TracedInvocation, content_text
-from otel_eval.reconstruct import rebuild_traces
+from otel_eval.model import TracedInvocation
 from otel_eval.traces import Span
-from tests.reconstruct.sdk_traces import TraceRecorder, as_json
+from tests.reconstruct import sdk_traces
+from tests.reconstruct.sdk_traces import TraceRecorder, as_json, trajectory
 
 KIND = "openinference.span.kind"
 
 
 def only_invocation(spans: list[Span]) -> TracedInvocation:
-    traces = rebuild_traces(spans)
-    assert [t.convention for t in traces] == ["openinference"]
-    assert len(traces[0].invocations) == 1, traces[0].warnings
-    return traces[0].invocations[0]
-
-
-def trajectory(inv: TracedInvocation) -> dict[str, Any]:
-    data = inv.invocation.intermediate_data
-    assert data is not None and hasattr(data, "tool_uses")
-    return {
-        "user": content_text(inv.invocation.user_content),
-        "calls": [(c.name, c.args, c.id) for c in data.tool_uses],
-        "responses": [(r.name, r.response, r.id) for r in data.tool_responses],
-        "intermediate": [(a, [p.text for p in parts]) for a, parts in data.intermediate_responses],
-        "final": content_text(inv.invocation.final_response),
-    }
+    return sdk_traces.only_invocation(spans, "openinference")
 
 
 def llm_attributes(messages: dict[str, Any], **extra: Any) -> dict[str, Any]:

@@ -4,27 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from otel_eval.model import TracedInvocation, content_text
-from otel_eval.reconstruct import rebuild_traces
+from otel_eval.model import TracedInvocation
 from otel_eval.traces import Span
-from tests.reconstruct.sdk_traces import TraceRecorder, as_json
+from tests.reconstruct.sdk_traces import TraceRecorder, as_json, rebuilt_invocations, trajectory
 
 
 def invocations(spans: list[Span]) -> list[TracedInvocation]:
-    traces = rebuild_traces(spans)
-    assert [t.convention for t in traces] == ["openllmetry"]
-    return traces[0].invocations
-
-
-def trajectory(inv: TracedInvocation) -> dict[str, Any]:
-    data = inv.invocation.intermediate_data
-    assert data is not None and hasattr(data, "tool_uses")
-    return {
-        "user": content_text(inv.invocation.user_content),
-        "calls": [(c.name, c.args, c.id) for c in data.tool_uses],
-        "responses": [(r.name, r.response, r.id) for r in data.tool_responses],
-        "final": content_text(inv.invocation.final_response),
-    }
+    return rebuilt_invocations(spans, "openllmetry")
 
 
 def openai_chat(prompts: list[dict[str, Any]], completion: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -73,6 +59,7 @@ def test_bare_openai_chat_tool_loop_is_one_turn() -> None:
         "user": "list all Helm releases",
         "calls": [("helm_list_releases", {"all_namespaces": "true"}, "call_P09")],
         "responses": [("helm_list_releases", {"result": [{"name": "web", "ns": "a"}]}, "call_P09")],
+        "intermediate": [],
         "final": "There is one release: web.",
     }
     assert (inv.token_usage.input_tokens, inv.token_usage.output_tokens) == (250, 22)
@@ -131,6 +118,7 @@ def test_workflow_with_traceloop_entities_and_a_tool_span() -> None:
         "user": "Is web healthy?",
         "calls": [("check", {"name": "web"}, "t1")],
         "responses": [("check", {"status": "ok"}, "t1")],
+        "intermediate": [],
         "final": "web is healthy.",
     }
     assert inv.session_id == "sess-9"
