@@ -18,6 +18,7 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import TracerProvider
 
+from otel_eval import semconv
 from otel_eval.emit import Emitters, RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
@@ -119,6 +120,8 @@ class EvaluationSpanProcessor(SpanProcessor):
             ``enrichment_wait_seconds`` pass (then exported unchanged). Embedded mode only.
         enrichment_wait_seconds: How long a root span is held for its scores.
         sinks: Extra callables given each request's records (embedded mode).
+        pipeline: The pipeline counters to report through, when the exporter already shares them (``from_env``
+            builds one for the Kafka exporter and the processor, so each instrument exists once).
 
     Raises:
         ConfigurationError: unknown metric or invalid criterion, or an unreadable eval set.
@@ -149,6 +152,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         enrich: SpanProcessor | None = None,
         enrichment_wait_seconds: float = _DEFAULT_ENRICHMENT_WAIT_SECONDS,
         sinks: Sequence[RecordSink] = (),
+        pipeline: PipelineMetrics | None = None,
     ) -> None:
         for name, value in (
             ("max_open_traces", max_open_traces),
@@ -167,7 +171,9 @@ class EvaluationSpanProcessor(SpanProcessor):
             eval_set = load_eval_set(eval_set)
         parsed_criteria = criteria_from(criteria)
         registry = registry or default_registry()
-        self.pipeline = PipelineMetrics(meter_provider, transport="embedded" if exporter is None else "custom")
+        self.pipeline = pipeline or PipelineMetrics(
+            meter_provider, transport="embedded" if exporter is None else "custom"
+        )
         self.core: EvaluationCore | None = None
         self._enricher: RootSpanEnricher | None = None
         if exporter is None:
@@ -239,9 +245,11 @@ class EvaluationSpanProcessor(SpanProcessor):
         if settings.kafka_bootstrap_servers and "exporter" not in overrides:
             from otel_eval.transport.kafka import KafkaInvocationExporter
 
+            pipeline = PipelineMetrics(overrides.get("meter_provider"), transport=semconv.TRANSPORT_KAFKA)
             options["exporter"] = KafkaInvocationExporter.from_env(
-                environ, meter_provider=overrides.get("meter_provider")
+                environ, meter_provider=overrides.get("meter_provider"), pipeline=pipeline
             )
+            options["pipeline"] = pipeline
         options.update(overrides)
         return cls(**options)
 

@@ -191,7 +191,11 @@ class KafkaInvocationExporter(InvocationExporter):
 
     @classmethod
     def from_env(
-        cls, environ: Mapping[str, str] | None = None, *, meter_provider: metrics.MeterProvider | None = None
+        cls,
+        environ: Mapping[str, str] | None = None,
+        *,
+        meter_provider: metrics.MeterProvider | None = None,
+        pipeline: PipelineMetrics | None = None,
     ) -> KafkaInvocationExporter:
         """An exporter configured by the ``OTEL_EVAL_KAFKA_*`` and ``OTEL_EVAL_QUEUE_SIZE`` environment variables.
 
@@ -214,6 +218,7 @@ class KafkaInvocationExporter(InvocationExporter):
             max_queue_size=max_queue_size,
             security=KafkaSecurity.from_env(environ),
             meter_provider=meter_provider,
+            pipeline=pipeline,
         )
 
     def __repr__(self) -> str:

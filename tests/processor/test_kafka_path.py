@@ -29,6 +29,7 @@ async def test_from_env_sends_requests_to_kafka(kafka_bootstrap: str) -> None:
     }
     processor = EvaluationSpanProcessor.from_env(environ)
     assert isinstance(processor._exporter, KafkaInvocationExporter)
+    assert processor._exporter._pipeline is processor.pipeline  # one set of pipeline instruments, not two
     provider = TracerProvider()
     provider.add_span_processor(processor)
     agent = TravelAgent(provider)
