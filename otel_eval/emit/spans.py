@@ -10,7 +10,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
 
 from otel_eval import semconv
-from otel_eval.emit._context import invocation_context
+from otel_eval.emit._context import evaluation_tracer, invocation_context
 from otel_eval.emit.attributes import record_attributes
 from otel_eval.transport.messages import EvaluationRecord
 from otel_eval.version import __version__
@@ -56,15 +56,18 @@ class EvaluationSpanEmitter:
         When the ids do not parse, the span is a new root (the result is still visible, just not in the trace).
         """
         context = invocation_context(trace_id, span_id)
-        with self._tracer.start_as_current_span(
-            evaluation_span_name(metric_name),
-            context=context,
-            kind=SpanKind.INTERNAL,
-            attributes={
-                semconv.GEN_AI_OPERATION_NAME: semconv.GEN_AI_OPERATION_EVALUATION,
-                semconv.GEN_AI_EVALUATION_NAME: metric_name,
-            },
-        ) as span:
+        with (
+            self._tracer.start_as_current_span(
+                evaluation_span_name(metric_name),
+                context=context,
+                kind=SpanKind.INTERNAL,
+                attributes={
+                    semconv.GEN_AI_OPERATION_NAME: semconv.GEN_AI_OPERATION_EVALUATION,
+                    semconv.GEN_AI_EVALUATION_NAME: metric_name,
+                },
+            ) as span,
+            evaluation_tracer(self._tracer),
+        ):
             yield EvaluationSpan(span)
 
     def emit(self, record: EvaluationRecord) -> None:

@@ -29,6 +29,7 @@ from otel_eval.judge.accounting import JudgeAccounting
 from otel_eval.judge.cache import ReplyCache, request_key
 from otel_eval.judge.retry import JUDGE_NOT_CONFIGURED, Backoff, Failure, classify, redact
 from otel_eval.judge.settings import JudgeSettings
+from otel_eval.judge.tracing import finish_judge_call_span, judge_call_span
 from otel_eval.model import JudgeModelOptions
 
 logger = logging.getLogger(__name__)
@@ -208,13 +209,21 @@ class JudgeClient:
             self.accounting.record(metric, failures=1)
             raise self._fatal.to_error()
         key = request_key(request.model, request.cache_identity(), sample)
-        try:
-            reply, hit = await self._cache.get_or_compute(
-                key, lambda: self._with_retries(lambda: self._generate_once(request, metric), metric)
+        with judge_call_span(request.model, vertex=self.uses_vertex, metric=metric) as span:
+            try:
+                reply, hit = await self._cache.get_or_compute(
+                    key, lambda: self._with_retries(lambda: self._generate_once(request, metric), metric)
+                )
+            except JudgeError as exc:
+                self.accounting.record(metric, failures=1)
+                finish_judge_call_span(span, outcome="error", error_type=exc.error_type)
+                raise
+            finish_judge_call_span(
+                span,
+                outcome="cached" if hit else "ok",
+                input_tokens=None if hit else reply.input_tokens,
+                output_tokens=None if hit else reply.output_tokens,
             )
-        except JudgeError:
-            self.accounting.record(metric, failures=1)
-            raise
         if hit:
             self.accounting.record(metric, cache_hits=1)
             return JudgeReply(reply.text, reply.input_tokens, reply.output_tokens, reply.block_reason, cached=True)

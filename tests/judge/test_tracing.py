@@ -1,0 +1,69 @@
+"""Judge calls appear as ``generate_content {model}`` CLIENT spans under the evaluation span being run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry.trace import SpanKind, StatusCode
+
+from otel_eval import semconv
+from otel_eval.emit import EvaluationSpanEmitter
+from otel_eval.errors import JudgeError
+from otel_eval.judge.client import JudgeRequest
+from tests.judge.fake_gemini import FakeGemini, error_reply, text_reply
+from tests.judge.helpers import make_judge
+from tests.processor.telemetry import Telemetry
+
+pytest_plugins = ("tests.judge.plugin",)
+pytestmark = pytest.mark.usefixtures("clean_genai_env")
+
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+SPAN_ID = "00f067aa0ba902b7"
+
+
+@pytest.fixture
+def telemetry() -> Iterator[Telemetry]:
+    pipeline = Telemetry()
+    pipeline.add_exporting_processor()
+    yield pipeline
+    pipeline.shutdown()
+
+
+async def test_judge_calls_are_children_of_the_evaluation_span(telemetry: Telemetry, fake_gemini: FakeGemini) -> None:
+    fake_gemini.set_responder(lambda model, body: text_reply("valid"))
+    judge = make_judge(fake_gemini)
+    request = JudgeRequest(model="judge-m", prompt="Is it valid?")
+    with EvaluationSpanEmitter(telemetry.tracer_provider).evaluation_span("final_response_match_v2", TRACE_ID, SPAN_ID):
+        await judge.generate(request, metric="final_response_match_v2")
+        await judge.generate(request, metric="final_response_match_v2")  # identical: served from the cache
+    spans = telemetry.finished_spans()
+    [evaluation] = [s for s in spans if s.name == "evaluate final_response_match_v2"]
+    calls = [s for s in spans if s.name == "generate_content judge-m"]
+    assert [c.attributes[semconv.OTEL_EVAL_OUTCOME] for c in calls] == ["ok", "cached"]
+    for call in calls:
+        assert call.kind is SpanKind.CLIENT
+        assert call.parent is not None and call.parent.span_id == evaluation.context.span_id
+        assert format(call.context.trace_id, "032x") == TRACE_ID
+        assert call.instrumentation_scope.name == semconv.INSTRUMENTATION_SCOPE
+        assert call.attributes[semconv.GEN_AI_REQUEST_MODEL] == "judge-m"
+    assert calls[0].attributes[semconv.GEN_AI_USAGE_INPUT_TOKENS] >= 0
+    assert len(fake_gemini.generate_requests()) == 1
+
+
+async def test_a_failed_judge_call_span_carries_error_type(telemetry: Telemetry, fake_gemini: FakeGemini) -> None:
+    fake_gemini.set_responder(lambda model, body: error_reply(500))
+    judge = make_judge(fake_gemini, max_attempts=2)
+    emitter = EvaluationSpanEmitter(telemetry.tracer_provider)
+    with emitter.evaluation_span("safety_v1", TRACE_ID, SPAN_ID), pytest.raises(JudgeError) as raised:
+        await judge.generate(JudgeRequest(model="judge-m", prompt="safe?"), metric="safety_v1")
+    [call] = [s for s in telemetry.finished_spans() if s.name == "generate_content judge-m"]
+    assert call.status.status_code is StatusCode.ERROR
+    assert call.attributes[semconv.ERROR_TYPE] == raised.value.error_type
+    assert call.attributes[semconv.OTEL_EVAL_OUTCOME] == "error"
+
+
+async def test_outside_an_evaluation_span_no_span_is_made(telemetry: Telemetry, fake_gemini: FakeGemini) -> None:
+    fake_gemini.set_responder(lambda model, body: text_reply("ok"))
+    await make_judge(fake_gemini).generate(JudgeRequest(model="judge-m", prompt="x"), metric="m")
+    assert telemetry.finished_spans() == []
