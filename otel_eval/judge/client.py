@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from google import genai
 from google.genai import types as genai_types
+from opentelemetry.metrics import MeterProvider
 from pydantic import BaseModel
 
 from otel_eval.errors import JudgeError
@@ -29,6 +30,7 @@ from otel_eval.judge.accounting import JudgeAccounting
 from otel_eval.judge.cache import ReplyCache, request_key
 from otel_eval.judge.retry import JUDGE_NOT_CONFIGURED, Backoff, Failure, classify, redact
 from otel_eval.judge.settings import JudgeSettings
+from otel_eval.judge.telemetry import OUTCOME_CACHED, OUTCOME_ERROR, OUTCOME_OK, JudgeInstruments
 from otel_eval.judge.tracing import finish_judge_call_span, judge_call_span
 from otel_eval.model import JudgeModelOptions
 
@@ -140,6 +142,7 @@ class JudgeClient:
         client: A ready ``genai.Client`` (tests, custom auth); else one is made lazily from ``settings`` and
             google-genai's own environment variables.
         accounting: Where usage is counted (default: a new one, see :attr:`accounting`).
+        meter_provider: Where the judge's calls, tokens, cost and latency are reported (global when None).
     """
 
     def __init__(
@@ -148,6 +151,7 @@ class JudgeClient:
         *,
         client: genai.Client | None = None,
         accounting: JudgeAccounting | None = None,
+        meter_provider: MeterProvider | None = None,
     ) -> None:
         self.settings = settings or JudgeSettings.from_env()
         self.accounting = accounting or JudgeAccounting()
@@ -160,6 +164,11 @@ class JudgeClient:
         self._fatal: Failure | None = None
         self._uses_vertex: bool | None = None
         self.not_configured_reason: str | None = None if client is not None else self._configuration_problem()
+        self.instruments = JudgeInstruments(meter_provider)
+
+    def use_meter_provider(self, meter_provider: MeterProvider | None) -> None:
+        """Reports the judge's calls, tokens, cost and latency on ``meter_provider`` from now on."""
+        self.instruments = JudgeInstruments(meter_provider)
 
     @classmethod
     def from_env(cls, **overrides: Any) -> JudgeClient:
@@ -209,6 +218,7 @@ class JudgeClient:
             self.accounting.record(metric, failures=1)
             raise self._fatal.to_error()
         key = request_key(request.model, request.cache_identity(), sample)
+        started = time.perf_counter()
         with judge_call_span(request.model, vertex=self.uses_vertex, metric=metric) as span:
             try:
                 reply, hit = await self._cache.get_or_compute(
@@ -216,13 +226,26 @@ class JudgeClient:
                 )
             except JudgeError as exc:
                 self.accounting.record(metric, failures=1)
-                finish_judge_call_span(span, outcome="error", error_type=exc.error_type)
+                finish_judge_call_span(span, outcome=OUTCOME_ERROR, error_type=exc.error_type)
+                self.instruments.record(
+                    metric=metric, model=request.model, outcome=OUTCOME_ERROR, seconds=time.perf_counter() - started
+                )
                 raise
+            outcome = OUTCOME_CACHED if hit else OUTCOME_OK
             finish_judge_call_span(
                 span,
-                outcome="cached" if hit else "ok",
+                outcome=outcome,
                 input_tokens=None if hit else reply.input_tokens,
                 output_tokens=None if hit else reply.output_tokens,
+            )
+            self.instruments.record(
+                metric=metric,
+                model=request.model,
+                outcome=outcome,
+                seconds=time.perf_counter() - started,
+                input_tokens=reply.input_tokens,
+                output_tokens=reply.output_tokens,
+                cost_usd=self.settings.prices.cost(request.model, reply.input_tokens, reply.output_tokens),
             )
         if hit:
             self.accounting.record(metric, cache_hits=1)

@@ -177,6 +177,9 @@ class EvaluationSpanProcessor(SpanProcessor):
         self.core: EvaluationCore | None = None
         self._enricher: RootSpanEnricher | None = None
         if exporter is None:
+            use_meter_provider = getattr(judge, "use_meter_provider", None)
+            if use_meter_provider is not None and meter_provider is not None:
+                use_meter_provider(meter_provider)  # judge calls, tokens and cost next to the scores
             emitters = Emitters.create(
                 tracer_provider=tracer_provider,
                 logger_provider=logger_provider,

@@ -1,12 +1,11 @@
-"""The worker service's own instruments: consumer lag, batch duration, judge calls, dead letters, duplicates,
-published results, errors."""
+"""The worker service's own instruments: consumer lag, batch duration, dead letters, duplicates, published results,
+errors. (The judge reports its own calls, tokens, cost and latency: ``otel_eval.judge.telemetry``.)"""
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
 
 from opentelemetry import metrics
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
@@ -48,17 +47,6 @@ class WorkerMetrics:
         self._errors = meter.create_counter(
             semconv.METRIC_WORKER_ERRORS, unit="{error}", description="Worker failures by error.type."
         )
-        self._judges: list[Any] = []
-        meter.create_observable_counter(
-            semconv.METRIC_JUDGE_CALLS,
-            callbacks=[self._observe_judge_calls],
-            unit="{call}",
-            description="Judge calls of this worker by metric and outcome (ok, error, cached).",
-        )
-
-    def watch_judge(self, accounting: Any) -> None:
-        """Reports the judge calls counted by ``accounting`` (a :class:`otel_eval.judge.JudgeAccounting`)."""
-        self._judges.append(accounting)
 
     def lag(self, topic: str, partition: int, value: int) -> None:
         """Records the lag of one partition."""
@@ -110,18 +98,6 @@ class WorkerMetrics:
     def _count(self, key: str, amount: int) -> None:
         with self._lock:
             self._counts[key] += amount
-
-    def _observe_judge_calls(self, _options: CallbackOptions) -> list[Observation]:
-        totals: Counter[tuple[str, str]] = Counter()
-        for accounting in self._judges:
-            for metric, usage in accounting.by_metric().items():
-                totals[(metric, "ok")] += max(0, usage.calls - usage.failures)
-                totals[(metric, "error")] += usage.failures
-                totals[(metric, "cached")] += usage.cache_hits
-        return [
-            Observation(value, {semconv.GEN_AI_EVALUATION_NAME: metric, semconv.OTEL_EVAL_OUTCOME: outcome})
-            for (metric, outcome), value in totals.items()
-        ]
 
     def _observe_lag(self, _options: CallbackOptions) -> list[Observation]:
         with self._lock:

@@ -402,7 +402,7 @@ def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry, metrics: Wo
         meter_provider=telemetry.meter_provider,
     )
     judge = default_judge()
-    metrics.watch_judge(judge.accounting)
+    judge.use_meter_provider(telemetry.meter_provider)
     return EvaluationCore(
         criteria=load_criteria(settings.criteria),
         judge=judge,

@@ -127,7 +127,7 @@ async def test_judge_outage_gives_not_evaluated_and_the_worker_keeps_consuming(k
         core=_core(telemetry, criteria={"hallucinations_v1": {"threshold": 0.5}}, judge=judge),
         telemetry=telemetry.providers,
     )
-    worker.metrics.watch_judge(judge.accounting)
+    judge.use_meter_provider(telemetry.providers.meter_provider)
     per_request = 1 + len(EFFICIENCY_METRICS)
     try:
         async with running_worker(worker):

@@ -1,4 +1,5 @@
-"""Judge calls appear as ``generate_content {model}`` CLIENT spans under the evaluation span being run."""
+"""Judge telemetry: ``generate_content {model}`` CLIENT spans under the evaluation span, and the judge's calls, tokens,
+cost and latency instruments."""
 
 from __future__ import annotations
 
@@ -67,3 +68,41 @@ async def test_outside_an_evaluation_span_no_span_is_made(telemetry: Telemetry, 
     fake_gemini.set_responder(lambda model, body: text_reply("ok"))
     await make_judge(fake_gemini).generate(JudgeRequest(model="judge-m", prompt="x"), metric="m")
     assert telemetry.finished_spans() == []
+
+
+async def test_judge_instruments_count_calls_tokens_cost_and_latency(
+    telemetry: Telemetry, fake_gemini: FakeGemini
+) -> None:
+    fake_gemini.set_responder(lambda model, body: text_reply("valid"))
+    judge = make_judge(fake_gemini)
+    judge.use_meter_provider(telemetry.meter_provider)
+    priced = JudgeRequest(model="gemini-2.5-flash", prompt="Is it valid?")
+    await judge.generate(priced, metric="final_response_match_v2")
+    await judge.generate(priced, metric="final_response_match_v2")  # cached
+    fake_gemini.set_responder(lambda model, body: error_reply(500))
+    with pytest.raises(JudgeError):
+        await judge.generate(JudgeRequest(model="gemini-2.5-flash", prompt="other"), metric="safety_v1")
+
+    calls = {
+        (p.attributes[semconv.GEN_AI_EVALUATION_NAME], p.attributes[semconv.OTEL_EVAL_OUTCOME]): p.value
+        for p in telemetry.metric_points(semconv.METRIC_JUDGE_CALLS)
+    }
+    assert calls == {
+        ("final_response_match_v2", "ok"): 1,
+        ("final_response_match_v2", "cached"): 1,
+        ("safety_v1", "error"): 1,
+    }
+    points = telemetry.metric_points(semconv.METRIC_JUDGE_CALLS)
+    assert {p.attributes[semconv.OTEL_EVAL_JUDGE_MODEL] for p in points} == {"gemini-2.5-flash"}
+    usage = judge.accounting.by_metric()["final_response_match_v2"]
+    tokens = {
+        p.attributes[semconv.OTEL_EVAL_TOKEN_TYPE]: p.value
+        for p in telemetry.metric_points(semconv.METRIC_JUDGE_TOKENS)
+    }
+    assert tokens == {"input": usage.input_tokens, "output": usage.output_tokens}  # the cached call adds none
+    [cost] = telemetry.metric_points(semconv.METRIC_JUDGE_COST)
+    assert cost.value == pytest.approx(usage.cost_usd) and cost.value > 0
+    durations = {
+        p.attributes[semconv.OTEL_EVAL_OUTCOME]: p.count for p in telemetry.metric_points(semconv.METRIC_JUDGE_DURATION)
+    }
+    assert durations == {"ok": 1, "error": 1}

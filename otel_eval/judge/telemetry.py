@@ -1,0 +1,67 @@
+"""The judge's own instruments: calls, tokens, cost and latency, by metric, judge model and outcome.
+
+Prometheus names (after the OTLP translation): ``otel_eval_judge_calls_total``, ``otel_eval_judge_tokens_total``,
+``otel_eval_judge_cost_total`` (USD) and ``otel_eval_judge_duration_seconds``; the shipped alert rules and dashboard
+query these.
+"""
+
+from __future__ import annotations
+
+from opentelemetry import metrics
+from opentelemetry.metrics import MeterProvider
+
+from otel_eval import semconv
+from otel_eval.version import __version__
+
+OUTCOME_OK = "ok"
+OUTCOME_CACHED = "cached"
+OUTCOME_ERROR = "error"
+
+_DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0, 120.0)
+
+
+class JudgeInstruments:
+    """Records one judge request's outcome (after its retries) on ``meter_provider`` (the global one when None)."""
+
+    def __init__(self, meter_provider: MeterProvider | None = None) -> None:
+        meter = metrics.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider)
+        self._calls = meter.create_counter(
+            semconv.METRIC_JUDGE_CALLS, unit="{call}", description="Judge requests by metric, model and outcome."
+        )
+        self._tokens = meter.create_counter(
+            semconv.METRIC_JUDGE_TOKENS, unit="{token}", description="Judge tokens by metric, model and token type."
+        )
+        # Braces keep the unit out of the Prometheus name: otel_eval_judge_cost_total, not ..._USD_total.
+        self._cost = meter.create_counter(
+            semconv.METRIC_JUDGE_COST, unit="{USD}", description="Judge cost in US dollars (priced models only)."
+        )
+        self._duration = meter.create_histogram(
+            semconv.METRIC_JUDGE_DURATION,
+            unit="s",
+            description="Judge request latency, retries and back-off included.",
+            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
+        )
+
+    def record(
+        self,
+        *,
+        metric: str,
+        model: str,
+        outcome: str,
+        seconds: float,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        cost_usd: float | None = None,
+    ) -> None:
+        """One judge request: its outcome (ok, cached or error), latency, tokens and cost."""
+        attributes = {semconv.GEN_AI_EVALUATION_NAME: metric, semconv.OTEL_EVAL_JUDGE_MODEL: model}
+        self._calls.add(1, {**attributes, semconv.OTEL_EVAL_OUTCOME: outcome})
+        if outcome == OUTCOME_CACHED:
+            return  # a cache hit costs no tokens and no judge time
+        self._duration.record(seconds, {**attributes, semconv.OTEL_EVAL_OUTCOME: outcome})
+        if input_tokens:
+            self._tokens.add(input_tokens, {**attributes, semconv.OTEL_EVAL_TOKEN_TYPE: "input"})
+        if output_tokens:
+            self._tokens.add(output_tokens, {**attributes, semconv.OTEL_EVAL_TOKEN_TYPE: "output"})
+        if cost_usd:
+            self._cost.add(cost_usd, attributes)
