@@ -165,8 +165,8 @@ async def _hallucination_calls() -> tuple[float, float, float, float]:
     return our_calls / n, adk_calls / n, ours.overall_score or 0.0, adk_result.overall_score or 0.0
 
 
-def main() -> None:
-    """Runs both benchmarks and prints the table."""
+def main(argv: list[str] | None = None) -> list[Row]:
+    """Runs both benchmarks, prints the table and returns its rows."""
     print(f"# judge benchmark on {machine()}")
     achieved, ideal = asyncio.run(_throughput())
     achieved_high, ideal_high = asyncio.run(_throughput(HIGH_CONCURRENCY))
@@ -201,6 +201,7 @@ def main() -> None:
     ]
     print_rows("judge", rows)
     print(f"\nhallucinations_v1 overall score: ours {our_score:.3f}, ADK {adk_score:.3f}")
+    return rows
 
 
 if __name__ == "__main__":

@@ -142,11 +142,12 @@ def _pairs(args: argparse.Namespace) -> list[tuple[str, Callable[[], Evaluator],
     return pairs
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> list[Row]:
+    """Times both sides, prints the table and returns its rows."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--conversations", type=int, default=500, help="conversations of 2 invocations (default 500)")
     parser.add_argument("--repeat", type=int, default=5, help="timed repeats per side, median taken (default 5)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     data = generate(args.conversations)
     ours, adk = _ours(data), _adk(data)
     invocations = 2 * args.conversations
@@ -178,6 +179,7 @@ def main() -> None:
         "result objects; otel-eval also builds a one-line explanation and the expected/actual calls for every failed "
         "invocation, which ADK's evaluator does not."
     )
+    return rows
 
 
 def _row(name: str, ours_seconds: float, adk_seconds: float, invocations: int) -> Row:
