@@ -479,3 +479,37 @@ def test_module_never_imports_google_genai_until_a_rare_field_needs_it() -> None
     report = json.loads(result.stdout)
     assert report["before"] == []  # neither google-genai nor otel_eval (whose model package still imports genai)
     assert report["after"] is True
+
+
+_OFFLINE_RUN = """
+import contextlib, io, json, sys
+from otel_eval.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+    main(["run", *sys.argv[1:], "--output", "json"], standalone_mode=False)
+results = json.loads(out.getvalue())["results"]
+print(json.dumps({"results": len(results), "genai": sorted(m for m in sys.modules if m.startswith("google.genai"))}))
+"""
+
+
+def test_offline_run_never_imports_google_genai() -> None:
+    """``otel-eval run`` with deterministic metrics rebuilds, scores and prints without loading google-genai."""
+    data = Path(__file__).resolve().parents[1] / "data"
+    traces = data / "traces" / "agentevals"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _OFFLINE_RUN,
+            str(traces / "helm.json"),
+            "--eval-set",
+            str(data / "evalsets" / "eval_set_helm.json"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["results"] >= 1
+    assert report["genai"] == []
