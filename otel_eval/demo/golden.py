@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from google.genai import types as genai_types
-
 from otel_eval.model import EvalCase, EvalSet, IntermediateData, Invocation
+from otel_eval.model import genai as genai_types
 
 EVAL_SET_ID = "travel_assistant_golden"
 

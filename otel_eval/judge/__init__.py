@@ -11,8 +11,12 @@ Typical wiring (the CLI and workers do this)::
 Evaluators created without a judge use :func:`default_judge` (built from the environment once per process).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from otel_eval.judge.accounting import JudgeAccounting, JudgeUsage
-from otel_eval.judge.client import JudgeClient, JudgeReply, JudgeRequest, default_judge, set_default_judge
 from otel_eval.judge.prompt_safety import DataBlocks
 from otel_eval.judge.retry import (
     JUDGE_AUTH,
@@ -28,6 +32,20 @@ from otel_eval.judge.retry import (
     JUDGE_UNPARSEABLE,
 )
 from otel_eval.judge.settings import JudgeSettings, PriceTable
+
+if TYPE_CHECKING:
+    from otel_eval.judge.client import JudgeClient, JudgeReply, JudgeRequest, default_judge, set_default_judge
+
+# The client imports google-genai (about half a second); it is loaded on first use of one of these names, so that
+# importing the metrics (and every run without a judged metric) does not pay for it.
+_CLIENT_NAMES = frozenset({"JudgeClient", "JudgeReply", "JudgeRequest", "default_judge", "set_default_judge"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CLIENT_NAMES:
+        return getattr(importlib.import_module("otel_eval.judge.client"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "JUDGE_AUTH",

@@ -14,11 +14,12 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from google.genai import errors as genai_errors
+from typing import TYPE_CHECKING, Any
 
 from otel_eval.errors import JudgeError
+
+if TYPE_CHECKING:
+    from google.genai import errors as genai_errors
 
 # error.type values reported on NOT_EVALUATED results.
 JUDGE_NOT_CONFIGURED = "judge_not_configured"
@@ -66,6 +67,8 @@ def classify(exc: BaseException, *, secret: str | None = None) -> Failure:
         return Failure(exc.error_type, str(exc), exc.retriable)
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or "timeout" in type(exc).__name__.lower():
         return Failure(JUDGE_TIMEOUT, "judge call timed out", retriable=True)
+    from google.genai import errors as genai_errors  # loaded with the client; keeps this module light
+
     if isinstance(exc, genai_errors.APIError):
         return _classify_api_error(exc, secret)
     if isinstance(exc, (ConnectionError, OSError)) or _is_transport_error(exc):

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from google.genai import types as genai_types
-
 from otel_eval.model import (
     AppDetails,
     IntermediateData,
@@ -18,6 +16,7 @@ from otel_eval.model import (
     get_all_tool_calls,
     get_all_tool_responses,
 )
+from otel_eval.model import genai as genai_types
 from otel_eval.model._base import EvalBaseModel
 
 NO_TOOLS = "Agent has no tools."

@@ -14,20 +14,12 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
 from otel_eval.errors import JudgeError
-from otel_eval.judge import (
-    JUDGE_NOT_CONFIGURED,
-    JUDGE_UNPARSEABLE,
-    DataBlocks,
-    JudgeClient,
-    JudgeReply,
-    JudgeRequest,
-    default_judge,
-)
+from otel_eval.judge import JUDGE_NOT_CONFIGURED, JUDGE_UNPARSEABLE, DataBlocks
 from otel_eval.metrics.base import Evaluator
 from otel_eval.model import (
     BaseCriterion,
@@ -40,6 +32,9 @@ from otel_eval.model import (
     RubricScore,
     TracedInvocation,
 )
+
+if TYPE_CHECKING:
+    from otel_eval.judge.client import JudgeClient, JudgeReply
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +71,8 @@ class LlmJudgeEvaluator(Evaluator):
     @property
     def judge_client(self) -> JudgeClient:
         """The judge given at construction, else the process-wide default built from the environment."""
+        from otel_eval.judge.client import JudgeClient, default_judge  # deferred: loads google-genai
+
         return self.judge if isinstance(self.judge, JudgeClient) else default_judge()
 
     @property
@@ -103,6 +100,8 @@ class LlmJudgeEvaluator(Evaluator):
 
     async def ask(self, prompt: JudgePrompt, *, sample: int = 0) -> JudgeReply:
         """Sends ``prompt`` as sample ``sample``. Raises :class:`JudgeError` when the call finally fails."""
+        from otel_eval.judge.client import JudgeRequest  # deferred: loads google-genai
+
         options = self.judge_options
         request = JudgeRequest(
             model=self.judge_model,

@@ -22,9 +22,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from google.genai import types as genai_types
-
 from otel_eval.model import Invocation
+from otel_eval.model import genai as genai_types
 
 Eligible = Callable[[int, int], bool]
 """``eligible(expected_index, actual_index)``: whether the two calls may be paired."""

@@ -14,8 +14,6 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from google.genai import types as genai_types
-
 from otel_eval.errors import JudgeError
 from otel_eval.judge import JUDGE_INJECTION_SUSPECTED, JUDGE_UNPARSEABLE, DataBlocks
 from otel_eval.metrics._judge_context import content_text
@@ -42,6 +40,7 @@ from otel_eval.model import (
     PerInvocationResult,
     TracedInvocation,
 )
+from otel_eval.model import genai as genai_types
 from otel_eval.model.eval_case import UserPersona
 
 _VARIABLE = re.compile(r"\{\{\s*([\w.]+)\s*\}\}")

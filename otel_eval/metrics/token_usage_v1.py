@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from google.genai import types as genai_types
-
 from otel_eval.metrics._efficiency import InformationalEvaluator, informational
 from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import (
@@ -28,6 +26,7 @@ from otel_eval.model import (
     TokenUsageDetails,
     TracedInvocation,
 )
+from otel_eval.model import genai as genai_types
 
 
 class TokenUsageV1Evaluator(InformationalEvaluator):

@@ -29,8 +29,6 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from google.genai import types as genai_types
-
 from otel_eval.metrics._argument_strategies import Matcher, matcher
 from otel_eval.metrics._reference import ReferenceEvaluator, not_captured
 from otel_eval.metrics._tool_alignment import align, call_dict, declared_required_params
@@ -43,6 +41,7 @@ from otel_eval.model import (
     TracedInvocation,
     get_all_tool_calls,
 )
+from otel_eval.model import genai as genai_types
 from otel_eval.model.criteria import ArgumentStrategy
 
 _STRATEGIES: tuple[ArgumentStrategy, ...] = ("exact", "casefold_exact", "numeric", "contains")

@@ -22,8 +22,6 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from google.genai import types as genai_types
-
 from otel_eval.metrics._reference import ReferenceEvaluator, not_captured
 from otel_eval.metrics._tool_alignment import call_dict
 from otel_eval.metrics.base import MetricInfo
@@ -36,6 +34,7 @@ from otel_eval.model import (
     TracedInvocation,
     get_all_tool_calls,
 )
+from otel_eval.model import genai as genai_types
 
 MatchType = ToolTrajectoryCriterion.MatchType
 FunctionCalls = list[genai_types.FunctionCall]

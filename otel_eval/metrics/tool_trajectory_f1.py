@@ -28,8 +28,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from google.genai import types as genai_types
-
 from otel_eval.metrics._reference import ReferenceEvaluator, not_captured
 from otel_eval.metrics._tool_alignment import Eligible, align, call_dict, declared_required_params
 from otel_eval.metrics.base import MetricInfo
@@ -41,6 +39,7 @@ from otel_eval.model import (
     TracedInvocation,
     get_all_tool_calls,
 )
+from otel_eval.model import genai as genai_types
 
 _MISSING = object()
 

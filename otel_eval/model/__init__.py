@@ -1,7 +1,5 @@
 """Pydantic models wire-compatible with Google ADK 2.13 eval JSON, plus :class:`TracedInvocation`."""
 
-from google.genai.types import Content, FunctionCall, FunctionResponse, Part
-
 from otel_eval.model.criteria import (
     DEFAULT_EVAL_CONFIG,
     DEFAULT_JUDGE_MODEL,
@@ -35,6 +33,7 @@ from otel_eval.model.eval_case import (
     get_all_tool_responses,
 )
 from otel_eval.model.eval_set import EvalSet
+from otel_eval.model.genai import Content, FunctionCall, FunctionResponse, Part
 from otel_eval.model.results import (
     DurationDetails,
     EvalCaseResult,

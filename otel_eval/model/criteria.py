@@ -9,9 +9,9 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Literal, TypeVar
 
-from google.genai import types as genai_types
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, alias_generators, field_validator
 
+from otel_eval.model import genai as genai_types
 from otel_eval.model._base import EvalBaseModel
 from otel_eval.model.eval_case import Rubric
 

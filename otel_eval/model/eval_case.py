@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any, TypeAlias
 
 import pydantic
-from google.genai import types as genai_types
 from pydantic import Field, field_validator, model_validator
 
+from otel_eval.model import genai as genai_types
 from otel_eval.model._base import EvalBaseModel
 
 PREBUILT_PERSONA_IDS: frozenset[str] = frozenset({"EXPERT", "NOVICE", "EVALUATOR"})

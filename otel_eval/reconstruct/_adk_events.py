@@ -21,8 +21,6 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from google.genai import types as genai_types
-
 from otel_eval import semconv
 from otel_eval.model import (
     AgentDetails,
@@ -31,6 +29,7 @@ from otel_eval.model import (
     Invocation,
     TracedInvocation,
 )
+from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._adk_spans import (
     ModelCall,
     OwnedSpans,

@@ -13,10 +13,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from google.genai import types as genai_types
-
 from otel_eval import semconv
 from otel_eval.model import TokenUsage
+from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._span_tree import contains
 from otel_eval.reconstruct._values import tool_call_args, tool_response_payload
 from otel_eval.traces import _json as fast_json

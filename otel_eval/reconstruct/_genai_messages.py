@@ -37,8 +37,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import pydantic
-from google.genai import types as genai_types
 
+from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._values import parse_json_value, record_warning, tool_call_args, tool_response_payload
 from otel_eval.traces import _json as fast_json
 

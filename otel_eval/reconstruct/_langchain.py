@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from google.genai import types as genai_types
-
+from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._trajectory import normalize_role
 from otel_eval.reconstruct._values import parse_json, tool_call_args, tool_response_payload
 

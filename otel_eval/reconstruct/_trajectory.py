@@ -21,8 +21,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from google.genai import types as genai_types
-
 from otel_eval import semconv
 from otel_eval.model import (
     AgentDetails,
@@ -32,6 +30,7 @@ from otel_eval.model import (
     TokenUsage,
     TracedInvocation,
 )
+from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._flattened import first_int
 from otel_eval.reconstruct._span_tree import covered_ns
 from otel_eval.reconstruct._values import nonempty_str, tool_call_args

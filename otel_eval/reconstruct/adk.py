@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import pydantic
-from google.genai import types as genai_types
 
 from otel_eval import semconv
+from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._adk_events import rebuild_invocations
 from otel_eval.reconstruct._adk_spans import (
     ModelCall,

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from google.genai import types as genai_types
-
 from otel_eval import semconv
+from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._adk_events import rebuild_invocations
 from otel_eval.reconstruct._adk_spans import ModelCall, invocation_of, is_run_root, usage_of
 from otel_eval.reconstruct._genai_messages import (

@@ -42,9 +42,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from google.genai import types as genai_types
-
 from otel_eval import semconv
+from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct import _genai_events as events
 from otel_eval.reconstruct._flattened import first_str
 from otel_eval.reconstruct._genai_messages import (

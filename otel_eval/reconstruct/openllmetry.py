@@ -22,9 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from google.genai import types as genai_types
-
 from otel_eval import semconv
+from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct import _langchain as lc
 from otel_eval.reconstruct._flattened import first_str, has_indexed, indexed
 from otel_eval.reconstruct._grouping import (

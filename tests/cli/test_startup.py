@@ -1,0 +1,23 @@
+"""The command line and the metric registry load without google-genai's client and without nltk.
+
+Both cost seconds at import (google.genai.types defines hundreds of models; rouge-score's tokenizer pulls nltk with
+scipy and scikit-learn); they are loaded only when a judged metric or ROUGE actually runs.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+
+def test_cli_and_registry_import_without_heavy_dependencies() -> None:
+    code = (
+        "import json, sys\n"
+        "import otel_eval.cli\n"
+        "from otel_eval.metrics import default_registry\n"
+        "default_registry()\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('nltk', 'scipy') or m.startswith('google.genai'))))\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(completed.stdout) == []
