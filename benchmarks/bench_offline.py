@@ -49,11 +49,14 @@ def scaled_copies(directory: Path, copies: int) -> list[Path]:
     paths = []
     for name in TRACE_FILES:
         text = (SAMPLES / name).read_text()
-        trace_ids = _trace_ids(json.loads(text))
+        payload = json.loads(text)
+        trace_ids, session_ids = _trace_ids(payload), _session_ids(payload)
         for index in range(copies):
             copy = text
             for old in trace_ids:
                 copy = copy.replace(old, uuid.uuid4().hex if len(old) == 32 else _b64_id())
+            for old in session_ids:  # each copy is its own conversation, as each recorded run was
+                copy = copy.replace(old, f"session-{uuid.uuid4().hex}")
             path = directory / f"{index:03d}_{name}"
             path.write_text(copy)
             paths.append(path)
@@ -62,6 +65,27 @@ def scaled_copies(directory: Path, copies: int) -> list[Path]:
 
 def _b64_id() -> str:
     return base64.b64encode(uuid.uuid4().bytes).decode()
+
+
+_SESSION_KEYS = ("gen_ai.conversation.id", "gcp.vertex.agent.session_id", "session.id")
+
+
+def _session_ids(payload: object) -> set[str]:
+    """Values of session-id attributes anywhere in a Jaeger (``key``/``value`` tags) or OTLP JSON document."""
+    ids: set[str] = set()
+    if isinstance(payload, dict):
+        if payload.get("key") in _SESSION_KEYS:
+            value = payload.get("value")
+            if isinstance(value, dict):
+                value = value.get("stringValue")
+            if isinstance(value, str) and value:
+                ids.add(value)
+        for item in payload.values():
+            ids |= _session_ids(item)
+    elif isinstance(payload, list):
+        for item in payload:
+            ids |= _session_ids(item)
+    return ids
 
 
 def _trace_ids(payload: object) -> set[str]:
