@@ -15,7 +15,14 @@ from typing import Any
 
 from otel_eval.conversations import Conversation, with_case_rubrics
 from otel_eval.errors import ConfigurationError
-from otel_eval.metrics import Evaluator, MetricInfo, MetricRegistry, default_registry
+from otel_eval.metrics import (
+    EFFICIENCY_METRICS,
+    REFERENCE_FREE_JUDGE_METRICS,
+    Evaluator,
+    MetricInfo,
+    MetricRegistry,
+    default_registry,
+)
 from otel_eval.model import (
     DEFAULT_EVAL_CONFIG,
     BaseCriterion,
@@ -27,17 +34,6 @@ from otel_eval.model import (
 )
 
 logger = logging.getLogger(__name__)
-
-EFFICIENCY_METRICS: tuple[str, ...] = (
-    "tool_call_count_v1",
-    "inference_call_count_v1",
-    "token_usage_v1",
-    "invocation_duration_v1",
-)
-"""Informational metrics ADK appends to every evaluation."""
-
-REFERENCE_FREE_JUDGE_METRICS: tuple[str, ...] = ("hallucinations_v1", "safety_v1")
-"""Judged metrics run by default when a judge is configured and no eval set is given."""
 
 TRAJECTORY_METRIC = "tool_trajectory_avg_score"
 

@@ -12,6 +12,17 @@ from otel_eval.model import BaseCriterion
 
 logger = logging.getLogger(__name__)
 
+EFFICIENCY_METRICS: tuple[str, ...] = (
+    "tool_call_count_v1",
+    "inference_call_count_v1",
+    "token_usage_v1",
+    "invocation_duration_v1",
+)
+"""ADK's informational efficiency metrics, added to every evaluation (offline and online)."""
+
+REFERENCE_FREE_JUDGE_METRICS: tuple[str, ...] = ("hallucinations_v1", "safety_v1")
+"""Judged metrics run by default, without an eval set, when judge credentials are configured."""
+
 
 class MetricRegistry:
     """Maps metric names to evaluator classes. :meth:`create` returns a fresh evaluator per call."""

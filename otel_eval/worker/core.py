@@ -32,7 +32,13 @@ from otel_eval.emit import Emitters
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.spans import EvaluationSpan
 from otel_eval.errors import ConfigurationError
-from otel_eval.metrics import Evaluator, MetricRegistry, default_registry
+from otel_eval.metrics import (
+    EFFICIENCY_METRICS,
+    REFERENCE_FREE_JUDGE_METRICS,
+    Evaluator,
+    MetricRegistry,
+    default_registry,
+)
 from otel_eval.model import (
     DEFAULT_EVAL_CONFIG,
     BaseCriterion,
@@ -49,17 +55,6 @@ from otel_eval.model import (
 from otel_eval.transport.messages import EvaluationRecord, EvaluationRequest, result_id
 
 logger = logging.getLogger(__name__)
-
-EFFICIENCY_METRICS: tuple[str, ...] = (
-    "tool_call_count_v1",
-    "inference_call_count_v1",
-    "token_usage_v1",
-    "invocation_duration_v1",
-)
-"""ADK's informational metrics, run on every invocation."""
-
-REFERENCE_FREE_JUDGE_METRICS: tuple[str, ...] = ("hallucinations_v1", "safety_v1")
-"""Judged metrics run by default when judge credentials are configured."""
 
 _MAX_EXPLANATION_CHARS = 4000
 

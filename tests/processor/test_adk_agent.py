@@ -10,8 +10,8 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 
 from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.transport.messages import EvaluationRecord
-from otel_eval.worker.core import EFFICIENCY_METRICS
 from tests.processor.telemetry import Telemetry, hex_id
 from tests.reconstruct.adk_agents import SCENARIOS, adk_telemetry, run_turns, span_exporter
 

@@ -11,11 +11,12 @@ from opentelemetry.trace import SpanKind
 from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval.conversations import Conversation
 from otel_eval.demo import AGENT_NAME, EVAL_SET_ID, SCENARIOS, TravelAgent, golden_eval_set
+from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.runner import build_plan, evaluate_conversation
 from otel_eval.traces import spans_from_readable
 from otel_eval.transport.messages import EvaluationRecord
-from otel_eval.worker.core import EFFICIENCY_METRICS, criteria_from, find_golden_turn
+from otel_eval.worker.core import criteria_from, find_golden_turn
 from tests.processor.telemetry import Telemetry, hex_id
 
 CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": {"threshold": 0.6}}
