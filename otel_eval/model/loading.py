@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import pydantic
 
-from otel_eval.errors import InputError
+from otel_eval.errors import ConfigurationError, InputError
 from otel_eval.model.criteria import EvalConfig
 from otel_eval.model.eval_set import EvalSet
 
@@ -75,3 +75,43 @@ def load_eval_set(path: str | Path) -> EvalSet:
 def load_eval_config(path: str | Path) -> EvalConfig:
     """An ADK eval config file (``{"criteria": {...}}``). Raises InputError naming file, path and problem."""
     return load_model(Path(path), EvalConfig, "eval config")
+
+
+def criteria_setting(raw: str | None, *, setting: str) -> dict[str, Any] | None:
+    """ADK criteria from a setting: JSON (``{"criteria": {...}}`` or the criteria object) or a path to such a file.
+
+    Returns the criteria object (metric -> threshold or criterion), or None when ``raw`` is empty.
+
+    Raises:
+        ConfigurationError: an unreadable file, invalid JSON or not an object; the message names ``setting``.
+    """
+    text = (raw or "").strip()
+    if not text:
+        return None
+    source = setting
+    if not text.startswith("{"):
+        source = f"{setting} file {text}"
+        try:
+            text = Path(text).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigurationError(f"{source}: cannot read: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"{source}: expected a JSON object of metric -> threshold or criterion")
+    criteria = data.get("criteria", data)
+    if not isinstance(criteria, dict):
+        raise ConfigurationError(f"{source}: 'criteria' must be an object of metric -> threshold or criterion")
+    return criteria
+
+
+def eval_set_setting(path: str | None, *, setting: str) -> EvalSet | None:
+    """The eval set a setting names (None when unset). Raises ConfigurationError naming ``setting`` and the problem."""
+    if not path:
+        return None
+    try:
+        return load_eval_set(path)
+    except InputError as exc:
+        raise ConfigurationError(f"{setting}: {exc}") from None

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 
 from otel_eval import environment_variables as env
-from otel_eval.errors import ConfigurationError, InputError
 from otel_eval.model import EvalSet
-from otel_eval.model.loading import load_eval_set
+from otel_eval.model.loading import criteria_setting, eval_set_setting
 
 logger = logging.getLogger(__name__)
 
@@ -58,8 +55,8 @@ class ProcessorSettings:
         environ = os.environ if environ is None else environ
         eval_set_path = environ.get(env.OTEL_EVAL_EVAL_SET, "").strip()
         return cls(
-            criteria=_criteria(environ.get(env.OTEL_EVAL_CRITERIA, "")),
-            eval_set=_eval_set(eval_set_path) if eval_set_path else None,
+            criteria=criteria_setting(environ.get(env.OTEL_EVAL_CRITERIA), setting=env.OTEL_EVAL_CRITERIA),
+            eval_set=eval_set_setting(eval_set_path, setting=env.OTEL_EVAL_EVAL_SET),
             sample_rate=_number(environ, env.OTEL_EVAL_SAMPLE_RATE, float, DEFAULT_SAMPLE_RATE, lambda v: 0 <= v <= 1),
             agent_names=_names(environ.get(env.OTEL_EVAL_AGENT_NAMES, "")),
             root_span_names=_names(environ.get(env.OTEL_EVAL_ROOT_SPAN_NAMES, "")),
@@ -105,36 +102,5 @@ def _number(
     return value
 
 
-def _eval_set(path: str) -> EvalSet:
-    try:
-        return load_eval_set(path)
-    except InputError as exc:
-        raise ConfigurationError(f"{env.OTEL_EVAL_EVAL_SET}: {exc}") from exc
-
-
 def _names(raw: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in raw.split(",") if name.strip())
-
-
-def _criteria(raw: str) -> dict[str, Any] | None:
-    """``OTEL_EVAL_CRITERIA``: JSON (``{"criteria": {...}}`` or the criteria object) or a path to such a file."""
-    text = raw.strip()
-    if not text:
-        return None
-    source = env.OTEL_EVAL_CRITERIA
-    if not text.startswith("{"):
-        source = f"{env.OTEL_EVAL_CRITERIA} file {text}"
-        try:
-            text = Path(text).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigurationError(f"{source}: cannot read: {exc.strerror or exc}") from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigurationError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
-    if not isinstance(data, dict):
-        raise ConfigurationError(f"{source}: expected a JSON object of metric -> threshold or criterion")
-    criteria = data.get("criteria", data)
-    if not isinstance(criteria, dict):
-        raise ConfigurationError(f"{source}: 'criteria' must be an object of metric -> threshold or criterion")
-    return criteria

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Protocol
 
+from otel_eval import environment_variables as env
 from otel_eval.errors import InputError
 from otel_eval.transport.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.worker._metrics import WorkerMetrics
@@ -393,7 +394,7 @@ def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry, metrics: Wo
     from otel_eval.emit import Emitters
     from otel_eval.emit.pipeline import PipelineMetrics
     from otel_eval.judge import default_judge
-    from otel_eval.worker._inputs import load_criteria, load_eval_set
+    from otel_eval.model.loading import criteria_setting, eval_set_setting
     from otel_eval.worker.core import EvaluationCore
 
     emitters = Emitters.create(
@@ -404,9 +405,9 @@ def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry, metrics: Wo
     judge = default_judge()
     judge.use_meter_provider(telemetry.meter_provider)
     return EvaluationCore(
-        criteria=load_criteria(settings.criteria),
+        criteria=criteria_setting(settings.criteria, setting=f"{env.OTEL_EVAL_CRITERIA} / --criteria"),
         judge=judge,
-        eval_set=load_eval_set(settings.eval_set),
+        eval_set=eval_set_setting(settings.eval_set, setting=f"{env.OTEL_EVAL_EVAL_SET} / --eval-set"),
         emitters=emitters,
         pipeline=PipelineMetrics(telemetry.meter_provider, transport="kafka"),
     )

@@ -1,0 +1,46 @@
+"""``criteria_setting`` and ``eval_set_setting``: the criteria/eval-set settings shared by the processor and worker."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from otel_eval.errors import ConfigurationError
+from otel_eval.model.loading import criteria_setting, eval_set_setting
+
+EVAL_SET = Path(__file__).resolve().parents[1] / "data" / "evalsets" / "eval_set_helm.json"
+
+
+def test_criteria_from_json_object_config_or_file(tmp_path: Path) -> None:
+    criteria = {"tool_trajectory_avg_score": 1.0}
+    assert criteria_setting(json.dumps(criteria), setting="S") == criteria
+    assert criteria_setting(json.dumps({"criteria": criteria}), setting="S") == criteria
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"criteria": criteria}))
+    assert criteria_setting(str(path), setting="S") == criteria
+    assert criteria_setting("  ", setting="S") is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ('{"criteria": ', "S: invalid JSON at line 1"),
+        ('{"criteria": [1]}', "S: 'criteria' must be an object"),
+        ("/no/such/config.json", "S file /no/such/config.json: cannot read"),
+    ],
+)
+def test_bad_criteria_name_the_setting_and_the_problem(raw: str, message: str) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        criteria_setting(raw, setting="S")
+    assert str(raised.value).startswith(message)
+
+
+def test_eval_set_setting(tmp_path: Path) -> None:
+    assert eval_set_setting(str(EVAL_SET), setting="E").eval_set_id  # type: ignore[union-attr]
+    assert eval_set_setting(None, setting="E") is None
+    bad = tmp_path / "set.json"
+    bad.write_text(json.dumps({"eval_set_id": "s"}))
+    with pytest.raises(ConfigurationError, match=r"^E: .*set\.json: invalid eval set: eval_cases: Field required"):
+        eval_set_setting(str(bad), setting="E")
