@@ -17,6 +17,7 @@ from otel_eval.conversations import Conversation, with_case_rubrics
 from otel_eval.errors import ConfigurationError
 from otel_eval.metrics import (
     EFFICIENCY_METRICS,
+    NO_REFERENCE,
     REFERENCE_FREE_JUDGE_METRICS,
     Evaluator,
     MetricInfo,
@@ -160,7 +161,7 @@ async def evaluate_conversation(conversation: Conversation, plan: MetricPlan) ->
         evaluator = metric.evaluator
         if metric.info.requires_reference and expected is None and scenario is None:
             reason = conversation.pairing_note or "no reference: pass --eval-set with a matching eval case"
-            result = evaluator.not_evaluated(reason, count=len(actual), error_type="no_reference")
+            result = evaluator.not_evaluated(reason, count=len(actual), error_type=NO_REFERENCE)
         else:
             try:
                 result = await evaluator.evaluate(actual, expected, conversation_scenario=scenario)

@@ -1,5 +1,6 @@
 """Metrics: one module per metric, named as ADK names it, and an explicit registry."""
 
+from otel_eval.metrics._reference import NO_REFERENCE
 from otel_eval.metrics.base import Evaluator, MetricInfo
 from otel_eval.metrics.registry import (
     EFFICIENCY_METRICS,
@@ -10,6 +11,7 @@ from otel_eval.metrics.registry import (
 
 __all__ = [
     "EFFICIENCY_METRICS",
+    "NO_REFERENCE",
     "REFERENCE_FREE_JUDGE_METRICS",
     "Evaluator",
     "MetricInfo",

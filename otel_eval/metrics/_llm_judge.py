@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from otel_eval.errors import JudgeError
 from otel_eval.judge import JUDGE_NOT_CONFIGURED, JUDGE_UNPARSEABLE, DataBlocks
+from otel_eval.metrics._reference import unpaired_reference
 from otel_eval.metrics.base import Evaluator
 from otel_eval.model import (
     BaseCriterion,
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 INVALID_INPUT = "invalid_input"
-NO_REFERENCE = "no_reference"
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,13 +160,10 @@ class SampledJudgeEvaluator(LlmJudgeEvaluator):
         """Scores each invocation with ``num_samples`` judge samples; see the class docs."""
         del conversation_scenario
         count = len(actual)
-        if self.requires_expected and expected is None:
-            return self.not_evaluated(
-                f"{self.info.name} needs expected invocations", count=count, error_type=NO_REFERENCE
-            )
-        if expected is not None and len(expected) != count:
-            reason = f"{count} actual invocations but {len(expected)} expected ones"
-            return self.not_evaluated(reason, count=count, error_type=INVALID_INPUT)
+        if self.requires_expected or expected is not None:
+            unpaired = unpaired_reference(self, actual, expected)
+            if unpaired is not None:
+                return unpaired
         unavailable = self.judge_unavailable(count)
         if unavailable is not None:
             return unavailable

@@ -21,7 +21,8 @@ from otel_eval.errors import JudgeError
 from otel_eval.judge import JUDGE_INJECTION_SUSPECTED, JUDGE_UNPARSEABLE, DataBlocks
 from otel_eval.metrics._judge_context import content_text, hallucination_context
 from otel_eval.metrics._judge_prompts_hallucinations import SEGMENTER_PROMPT, VALIDATOR_PROMPT
-from otel_eval.metrics._llm_judge import INVALID_INPUT, JudgePrompt, LlmJudgeEvaluator
+from otel_eval.metrics._llm_judge import JudgePrompt, LlmJudgeEvaluator
+from otel_eval.metrics._reference import unpaired_reference
 from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import (
     ConversationScenario,
@@ -162,9 +163,10 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
         """Scores every invocation; see the module docs."""
         del conversation_scenario
         count = len(actual)
-        if expected is not None and len(expected) != count:
-            reason = f"{count} actual invocations but {len(expected)} expected ones"
-            return self.not_evaluated(reason, count=count, error_type=INVALID_INPUT)
+        if expected is not None:  # reference-free, but an expected list given must pair one to one
+            unpaired = unpaired_reference(self, actual, expected)
+            if unpaired is not None:
+                return unpaired
         unavailable = self.judge_unavailable(count)
         if unavailable is not None:
             return unavailable

@@ -24,12 +24,12 @@ from otel_eval.metrics._judge_prompts_user_simulator import (
 )
 from otel_eval.metrics._llm_judge import (
     INVALID_INPUT,
-    NO_REFERENCE,
     JudgePrompt,
     LlmJudgeEvaluator,
     Sample,
     majority_vote,
 )
+from otel_eval.metrics._reference import NO_REFERENCE
 from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import (
     ConversationScenario,

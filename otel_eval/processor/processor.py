@@ -29,7 +29,7 @@ from otel_eval.processor import _settings as defaults
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import TraceBuffers
 from otel_eval.processor._requests import RequestBuilder
-from otel_eval.processor._selection import InvocationFilters, is_own_traffic, sampling_bound
+from otel_eval.processor._selection import InvocationFilters, is_local_root, is_own_traffic, sampling_bound
 from otel_eval.processor._settings import ProcessorSettings
 from otel_eval.transport.base import DuplicateLogFilter, InvocationExporter
 from otel_eval.transport.embedded import EmbeddedInvocationExporter
@@ -332,9 +332,7 @@ class EvaluationSpanProcessor(SpanProcessor):
                     if len(queue) >= self._wake_threshold and not self._wake.is_set():
                         self._wake.set()
                     if self._enricher is not None:
-                        parent = span.parent
-                        local_root = parent is None or parent.is_remote
-                        self._enricher.on_end(span, hold=local_root and not is_own_traffic(span))
+                        self._enricher.on_end(span, hold=is_local_root(span) and not is_own_traffic(span))
                     return
                 with self._intake_lock:
                     self._intake_dropped += 1
