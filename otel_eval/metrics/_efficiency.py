@@ -17,10 +17,12 @@ from collections.abc import Sequence
 from otel_eval.metrics.base import Evaluator
 from otel_eval.model import (
     ConversationScenario,
+    DurationDetails,
     EvalStatus,
     EvaluationResult,
     Invocation,
     PerInvocationResult,
+    TokenUsageDetails,
     TracedInvocation,
 )
 
@@ -48,10 +50,20 @@ class InformationalEvaluator(Evaluator):
         return mean_of_present(values)
 
 
-def informational(score: float | None, *, explanation: str | None = None, **extra: object) -> PerInvocationResult:
+def informational(
+    score: float | None,
+    *,
+    explanation: str | None = None,
+    token_usage_details: TokenUsageDetails | None = None,
+    duration_details: DurationDetails | None = None,
+) -> PerInvocationResult:
     """A per-invocation INFORMATIONAL result; ``explanation`` says why a None value is not available."""
-    return PerInvocationResult.model_validate(
-        {"score": score, "eval_status": EvalStatus.INFORMATIONAL, "explanation": explanation, **extra}
+    return PerInvocationResult(
+        score=score,
+        eval_status=EvalStatus.INFORMATIONAL,
+        explanation=explanation,
+        token_usage_details=token_usage_details,
+        duration_details=duration_details,
     )
 
 

@@ -63,19 +63,20 @@ class ToolTrajectoryAvgScoreEvaluator(ReferenceEvaluator):
 
     def score_invocation(self, traced: TracedInvocation, reference: Invocation) -> PerInvocationResult:
         """1.0 when the actual tool calls match the expected ones under ``match_type``, else 0.0 with the reason."""
-        match_type, ignore_args = self._match_type, self._ignore_args
-        if not traced.content_captured and not ignore_args:
+        ignore_args = self._ignore_args
+        if not (ignore_args or traced.content_captured):
             return not_captured("tool arguments were not captured in the trace; set ignore_args to compare names")
         actual_calls = get_all_tool_calls(traced.invocation.intermediate_data)
         expected_calls = get_all_tool_calls(reference.intermediate_data)
-        actual_keys, expected_keys = call_keys(actual_calls, ignore_args), call_keys(expected_calls, ignore_args)
-        score = 1.0 if _first_mismatch(match_type, actual_keys, expected_keys) is None else 0.0
-        if score >= self._threshold:
-            return PerInvocationResult(score=score, eval_status=EvalStatus.PASSED)
+        position = first_mismatch(self._match_type, actual_calls, expected_calls, ignore_args=ignore_args)
+        if position is None:
+            return PerInvocationResult(score=1.0, eval_status=EvalStatus.PASSED)  # 1.0 meets every threshold
+        if self._threshold <= 0.0:
+            return PerInvocationResult(score=0.0, eval_status=EvalStatus.PASSED)
         return PerInvocationResult(
-            score=score,
+            score=0.0,
             eval_status=EvalStatus.FAILED,
-            explanation=mismatch_reason(match_type, actual_calls, expected_calls, ignore_args=ignore_args),
+            explanation=_reason(self._match_type, actual_calls, expected_calls, position, ignore_args=ignore_args),
             details={
                 "expected": [call_dict(c) for c in expected_calls],
                 "actual": [call_dict(c) for c in actual_calls],
@@ -83,55 +84,54 @@ class ToolTrajectoryAvgScoreEvaluator(ReferenceEvaluator):
         )
 
 
-def call_keys(calls: FunctionCalls, ignore_args: bool) -> list[Any]:
-    """What ADK compares of each call: ``(name, args)`` (tuple equality is ADK's ``name == and args ==``), or name."""
-    if ignore_args:
-        return [call.name for call in calls]
-    return [(call.name, call.args) for call in calls]
-
-
-def trajectory_matches(
+def first_mismatch(
     match_type: MatchType, actual: FunctionCalls, expected: FunctionCalls, *, ignore_args: bool
-) -> bool:
-    """Whether ``actual`` matches ``expected`` under ``match_type``, exactly as ADK 2.13 decides it."""
-    return _first_mismatch(match_type, call_keys(actual, ignore_args), call_keys(expected, ignore_args)) is None
+) -> int | None:
+    """None when ``actual`` matches ``expected`` under ``match_type`` exactly as ADK 2.13 decides it, else the position
+    (in the expected calls, or in both for EXACT) where matching failed.
 
-
-def _first_mismatch(match_type: MatchType, actual: list[Any], expected: list[Any]) -> int | None:
-    """None on a match, else the position (in the expected calls, or in both for EXACT) where matching failed."""
+    Two calls are equal when ADK's ``name ==`` and (unless ``ignore_args``) ``args ==`` hold; tuple equality of
+    ``(name, args)`` is that test.
+    """
     if match_type is MatchType.EXACT:
-        if actual == expected:
-            return None
         if len(actual) != len(expected):
             return min(len(actual), len(expected))
-        return next(i for i, (a, e) in enumerate(zip(actual, expected, strict=True)) if a != e)
+        for index, (got, wanted) in enumerate(zip(actual, expected, strict=True)):
+            if got.name != wanted.name or not (ignore_args or got.args == wanted.args):
+                return index
+        return None
+    actual_keys, expected_keys = _keys(actual, ignore_args), _keys(expected, ignore_args)
     if match_type is MatchType.IN_ORDER:
         # ADK's greedy subsequence scan: advance through the expected calls as the actual ones match.
         index = 0
-        for key in actual:
-            if index == len(expected):
+        for key in actual_keys:
+            if index == len(expected_keys):
                 break
-            if key == expected[index]:
+            if key == expected_keys[index]:
                 index += 1
-        return None if index == len(expected) else index
+        return None if index == len(expected_keys) else index
     if match_type is MatchType.ANY_ORDER:
         # ADK's greedy scan: each expected call consumes the first equal remaining actual call.
-        remaining = list(actual)
-        for index, key in enumerate(expected):
+        for index, key in enumerate(expected_keys):
             try:
-                remaining.remove(key)
+                actual_keys.remove(key)
             except ValueError:
                 return index
         return None
     raise ValueError(f"unsupported match type {match_type}")
 
 
-def mismatch_reason(match_type: MatchType, actual: FunctionCalls, expected: FunctionCalls, *, ignore_args: bool) -> str:
-    """One line saying why ``actual`` does not match ``expected``."""
+def _keys(calls: FunctionCalls, ignore_args: bool) -> list[Any]:
+    if ignore_args:
+        return [call.name for call in calls]
+    return [(call.name, call.args) for call in calls]
+
+
+def _reason(
+    match_type: MatchType, actual: FunctionCalls, expected: FunctionCalls, position: int, *, ignore_args: bool
+) -> str:
+    """One line saying why ``actual`` does not match ``expected`` (``position`` from :func:`first_mismatch`)."""
     mode = f"{match_type.name}{' (names only)' if ignore_args else ''}"
-    position = _first_mismatch(match_type, call_keys(actual, ignore_args), call_keys(expected, ignore_args))
-    if position is None:
-        return f"{mode}: no match"
     if match_type is MatchType.EXACT:
         if len(actual) != len(expected):
             return f"{mode}: expected {len(expected)} tool call(s), got {len(actual)}"
@@ -140,9 +140,13 @@ def mismatch_reason(match_type: MatchType, actual: FunctionCalls, expected: Func
     return f"{mode}: expected call {position + 1} {_show(expected[position])} not found {where}among the actual calls"
 
 
+_ARGS_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+"""Built once: ``json.dumps`` with options builds a new encoder per call, which costs more than the encoding."""
+
+
 def _show(call: genai_types.FunctionCall) -> str:
     try:
-        args = json.dumps(call.args, ensure_ascii=False, sort_keys=True, default=str)
+        args = _ARGS_ENCODER.encode(call.args)
     except (TypeError, ValueError):
         args = repr(call.args)
     return f"{call.name}({args})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -43,27 +44,38 @@ class DurationDetails(EvalBaseModel):
     framework_seconds: float | None = None
 
 
-class PerInvocationResult(BaseModel):
-    """A metric's result on one invocation."""
+@dataclass(slots=True, kw_only=True)
+class PerInvocationResult:
+    """A metric's result on one invocation.
+
+    A plain slotted dataclass, not a pydantic model: metrics build one per invocation on the hot path and it is never
+    validated or serialised directly (the ADK wire form is :class:`EvalMetricResultPerInvocation`).
+    """
 
     score: float | None = None
     eval_status: EvalStatus = EvalStatus.NOT_EVALUATED
-    explanation: str | None = Field(default=None, description="Why: judge rationale, mismatch or skip reason.")
-    error_type: str | None = Field(default=None, description="Set when the invocation could not be evaluated.")
+    explanation: str | None = None
+    """Why: judge rationale, mismatch or skip reason."""
+    error_type: str | None = None
+    """Set when the invocation could not be evaluated."""
     rubric_scores: list[RubricScore] | None = None
     token_usage_details: TokenUsageDetails | None = None
     duration_details: DurationDetails | None = None
-    details: dict[str, Any] | None = Field(default=None, description="Metric-specific data (e.g. expected/actual).")
+    details: dict[str, Any] | None = None
+    """Metric-specific data (e.g. expected/actual)."""
 
 
-class EvaluationResult(BaseModel):
-    """A metric's result on a conversation: the overall score and each invocation's."""
+@dataclass(slots=True, kw_only=True)
+class EvaluationResult:
+    """A metric's result on a conversation: the overall score and each invocation's (a slotted dataclass, like
+    :class:`PerInvocationResult`)."""
 
     overall_score: float | None = None
     overall_eval_status: EvalStatus = EvalStatus.NOT_EVALUATED
-    per_invocation_results: list[PerInvocationResult] = Field(default_factory=list)
+    per_invocation_results: list[PerInvocationResult] = field(default_factory=list)
     overall_rubric_scores: list[RubricScore] | None = None
-    explanation: str | None = Field(default=None, description="Reason for NOT_EVALUATED, or a summary.")
+    explanation: str | None = None
+    """Reason for NOT_EVALUATED, or a summary."""
     error_type: str | None = None
 
 
