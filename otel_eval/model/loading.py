@@ -11,6 +11,7 @@ import pydantic
 from otel_eval.errors import ConfigurationError, InputError
 from otel_eval.model.criteria import EvalConfig
 from otel_eval.model.eval_set import EvalSet
+from otel_eval.model.legacy_eval_set import convert_legacy_eval_data, is_legacy_eval_data
 
 ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
 
@@ -56,25 +57,39 @@ def read_json(path: Path) -> Any:
         raise InputError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
 
 
-def load_model(path: Path, model: type[ModelT], what: str) -> ModelT:
-    """``path`` validated as ``model``; InputError listing every problem with its JSON path."""
-    payload = read_json(path)
+def validated(path: Path, payload: Any, model: type[ModelT], what: str) -> ModelT:
+    """``payload`` (read from ``path``) validated as ``model``; InputError naming the first problem's JSON path."""
     try:
         return model.model_validate(payload)
     except pydantic.ValidationError as exc:
-        problems = validation_problems(exc)
-        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise InputError(f"{path}: invalid {what}: {problems[0]}{more}") from exc
+        raise _invalid(path, exc, what) from exc
+
+
+def _invalid(path: Path, exc: pydantic.ValidationError, what: str) -> InputError:
+    problems = validation_problems(exc)
+    more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+    return InputError(f"{path}: invalid {what}: {problems[0]}{more}")
 
 
 def load_eval_set(path: str | Path) -> EvalSet:
-    """An ADK eval set file. Raises InputError naming the file, the JSON path and the problem."""
-    return load_model(Path(path), EvalSet, "eval set")
+    """An ADK eval set file, or ADK's older ``*.test.json`` eval data (converted as ADK converts it).
+
+    Raises InputError naming the file, the JSON path and the problem.
+    """
+    path = Path(path)
+    payload = read_json(path)
+    if not is_legacy_eval_data(payload):
+        return validated(path, payload, EvalSet, "eval set")
+    try:
+        return convert_legacy_eval_data(payload, eval_set_id=path.name.removesuffix(".json").removesuffix(".test"))
+    except pydantic.ValidationError as exc:
+        raise _invalid(path, exc, "eval data (ADK's older list format)") from exc
 
 
 def load_eval_config(path: str | Path) -> EvalConfig:
     """An ADK eval config file (``{"criteria": {...}}``). Raises InputError naming file, path and problem."""
-    return load_model(Path(path), EvalConfig, "eval config")
+    path = Path(path)
+    return validated(path, read_json(path), EvalConfig, "eval config")
 
 
 def criteria_setting(raw: str | None, *, setting: str) -> dict[str, Any] | None:

@@ -42,6 +42,28 @@ def test_k8s_trace_fails_the_helm_trajectory_with_exit_code_1(cli: Callable[...,
     assert metric["eval_status"] == "FAILED"
 
 
+def test_adks_older_test_json_format_is_accepted(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    [case] = json.loads(EVAL_SET.read_text())["eval_cases"]
+    [turn] = case["conversation"]
+    legacy = [
+        {
+            "query": turn["user_content"]["parts"][0]["text"],
+            "expected_tool_use": [
+                {"tool_name": use["name"], "tool_input": use["args"]} for use in turn["intermediate_data"]["tool_uses"]
+            ],
+            "reference": turn["final_response"]["parts"][0]["text"],
+        }
+    ]
+    eval_data = tmp_path / "helm.test.json"
+    eval_data.write_text(json.dumps(legacy))
+    for trace, status in (("helm.json", "PASSED"), ("k8s.json", "FAILED")):
+        result = cli(
+            "run", AGENTEVALS / trace, "--eval-set", eval_data, "-m", "tool_trajectory_avg_score", "--output", "json"
+        )
+        assert _metric(result, "tool_trajectory_avg_score")["eval_status"] == status, result.stdout + result.stderr
+        assert result.json()["results"][0]["eval_id"] == "helm"
+
+
 def test_failed_trajectory_table_shows_expected_and_actual_calls(cli: Callable[..., CliResult]) -> None:
     result = cli("run", AGENTEVALS / "k8s.json", "--eval-set", EVAL_SET, "-m", "tool_trajectory_avg_score")
     assert result.exit_code == 1
