@@ -52,6 +52,17 @@ def median_seconds(run: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
+def interleaved_medians(first: Callable[[], object], second: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Median wall times of ``first`` and ``second``, timed alternately so that drift in machine load hits both."""
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(repeat):
+        for run, samples in ((first, times[0]), (second, times[1])):
+            start = time.perf_counter()
+            run()
+            samples.append(time.perf_counter() - start)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
 def run_command(argv: Sequence[str], *, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Runs ``argv``; raises with its stderr when it exits with a code other than 0 or 1."""
     completed = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
