@@ -42,25 +42,15 @@ def machine() -> str:
     )
 
 
-def median_seconds(run: Callable[[], object], repeat: int) -> float:
-    """Median wall time of ``repeat`` calls of ``run``."""
-    times = []
+def interleaved_medians(runs: Sequence[Callable[[], object]], repeat: int) -> list[float]:
+    """Median wall time of each of ``runs``, timed in turn ``repeat`` times so that drift in machine load hits all."""
+    times: list[list[float]] = [[] for _ in runs]
     for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def interleaved_medians(first: Callable[[], object], second: Callable[[], object], repeat: int) -> tuple[float, float]:
-    """Median wall times of ``first`` and ``second``, timed alternately so that drift in machine load hits both."""
-    times: tuple[list[float], list[float]] = ([], [])
-    for _ in range(repeat):
-        for run, samples in ((first, times[0]), (second, times[1])):
+        for run, samples in zip(runs, times, strict=True):
             start = time.perf_counter()
             run()
             samples.append(time.perf_counter() - start)
-    return statistics.median(times[0]), statistics.median(times[1])
+    return [statistics.median(samples) for samples in times]
 
 
 def run_command(argv: Sequence[str], *, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

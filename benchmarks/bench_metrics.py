@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
             _run_ours(evaluator, ours)
 
         ours_seconds, adk_seconds = interleaved_medians(
-            run_ours, lambda evaluator=adk_evaluator: _run_adk(evaluator, adk), args.repeat
+            [run_ours, lambda evaluator=adk_evaluator: _run_adk(evaluator, adk)], args.repeat
         )
         if name in DEFAULT_CRITERIA:
             default_criteria[0] += ours_seconds

@@ -2,26 +2,44 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 
 from otel_eval.errors import InputError
 from otel_eval.reconstruct import TraceInvocations, rebuild_traces
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 
 # Piped output (CI logs, files) is not cut to 80 columns: tables get room for tool calls and explanations.
 _PIPE_WIDTH = 200
-stdout = Console(soft_wrap=True, width=None if sys.stdout.isatty() else _PIPE_WIDTH)
-stderr = Console(stderr=True, soft_wrap=True)
+
+
+# The consoles are made on first use: importing rich costs ~30 ms that `--output json` runs never need.
+@functools.cache
+def stdout() -> Console:
+    """The rich console on stdout (tables, reasons)."""
+    from rich.console import Console
+
+    return Console(soft_wrap=True, width=None if sys.stdout.isatty() else _PIPE_WIDTH)
+
+
+@functools.cache
+def stderr() -> Console:
+    """The rich console on stderr (progress)."""
+    from rich.console import Console
+
+    return Console(stderr=True, soft_wrap=True)
 
 
 @dataclass(slots=True)

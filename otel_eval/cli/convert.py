@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 
 from otel_eval.cli._common import EXIT_BAD_INPUT, load_traces, print_json, report_problems, stdout, truncate
 from otel_eval.model import TracedInvocation, content_text, get_all_tool_calls
@@ -50,6 +49,8 @@ def convert(trace_files: tuple[Path, ...], output: str, verbose: bool) -> None:
             }
         )
     else:
+        from rich.table import Table  # deferred: rich is only loaded when a table is printed
+
         table = Table("trace", "convention", "user", "tool calls", "final response", title="Rebuilt invocations")
         for trace in loaded.traces:
             if not trace.invocations:
@@ -66,6 +67,6 @@ def convert(trace_files: tuple[Path, ...], output: str, verbose: bool) -> None:
                     truncate(calls, 60),
                     truncate(content_text(inv.invocation.final_response), 60),
                 )
-        stdout.print(table)
+        stdout().print(table)
     if loaded.errors:
         raise SystemExit(EXIT_BAD_INPUT)

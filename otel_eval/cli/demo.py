@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 
 from otel_eval.cli._common import stdout
 
@@ -42,13 +41,13 @@ def demo(output_dir: Path, no_output: bool) -> None:
     """
     from otel_eval.demo.run import SERVICE, run_demo  # deferred: keeps `otel-eval --help` fast
 
-    stdout.print(f"[bold]otel-eval demo[/bold] — service [cyan]{SERVICE}[/cyan], processor on a real TracerProvider")
+    stdout().print(f"[bold]otel-eval demo[/bold] — service [cyan]{SERVICE}[/cyan], processor on a real TracerProvider")
     run = run_demo(None if no_output else output_dir)
     _print_scores(run)
     _print_notes(run)
     _print_telemetry(run)
     if not run.flushed:
-        stdout.print("[yellow]some evaluations did not finish within the flush deadline[/yellow]")
+        stdout().print("[yellow]some evaluations did not finish within the flush deadline[/yellow]")
 
 
 def _print_scores(run: Any) -> None:
@@ -56,6 +55,8 @@ def _print_scores(run: Any) -> None:
     for record in run.records:
         if record.metric_name not in metrics:
             metrics.append(record.metric_name)
+    from rich.table import Table  # deferred: rich is only loaded when a table is printed
+
     table = Table(title="Scores per invocation (score and label; n/e = not evaluated; informational values in cyan)")
     table.add_column("invocation", style="bold", no_wrap=True)
     for metric in metrics:
@@ -63,9 +64,9 @@ def _print_scores(run: Any) -> None:
     for invocation in run.invocations:
         by_metric = {r.metric_name: r for r in run.records_of(invocation)}
         table.add_row(invocation.scenario.key, *(_cell(by_metric.get(metric)) for metric in metrics))
-    stdout.print(table)
+    stdout().print(table)
     for invocation in run.invocations:
-        stdout.print(f"  [bold]{invocation.scenario.key}[/bold]: {invocation.scenario.description}")
+        stdout().print(f"  [bold]{invocation.scenario.key}[/bold]: {invocation.scenario.description}")
 
 
 def _cell(record: Any) -> str:
@@ -92,26 +93,28 @@ def _print_notes(run: Any) -> None:
         elif record.eval_status.name == "FAILED":
             failures.append(record)
     for metric, reason in not_evaluated.items():
-        stdout.print(f"[yellow]NOT_EVALUATED[/yellow] {metric}: {reason}")
+        stdout().print(f"[yellow]NOT_EVALUATED[/yellow] {metric}: {reason}")
     keys = {(inv.trace_id, inv.span_id): inv.scenario.key for inv in run.invocations}
     for record in failures:
         explanation = (record.explanation or "").replace("\n", " ")
         if not explanation and record.score is not None and record.threshold is not None:
             explanation = f"score {record.score:.3f} below the threshold {record.threshold:g}"
         detail = f" — {explanation[:150]}" if explanation else ""
-        stdout.print(f"[red]FAIL[/red] {keys.get((record.trace_id, record.span_id), '?')} {record.metric_name}{detail}")
+        stdout().print(
+            f"[red]FAIL[/red] {keys.get((record.trace_id, record.span_id), '?')} {record.metric_name}{detail}"
+        )
 
 
 def _print_telemetry(run: Any) -> None:
-    stdout.print()
-    stdout.print("[bold]Emitted OpenTelemetry data[/bold]")
+    stdout().print()
+    stdout().print("[bold]Emitted OpenTelemetry data[/bold]")
     evaluation_spans = run.evaluation_spans
-    stdout.print(f"  gen_ai.evaluation.result events (Logs API): {len(run.events)}")
-    stdout.print(f"  evaluation spans 'evaluate {{metric}}' in the agent's traces: {len(evaluation_spans)}")
+    stdout().print(f"  gen_ai.evaluation.result events (Logs API): {len(run.events)}")
+    stdout().print(f"  evaluation spans 'evaluate {{metric}}' in the agent's traces: {len(evaluation_spans)}")
     if evaluation_spans:
         example = evaluation_spans[0]
         parent = example.parent.span_id if example.parent is not None else 0
-        stdout.print(
+        stdout().print(
             f"    e.g. '{example.name}' trace {example.context.trace_id:032x}, parent span {parent:016x} "
             "(the invocation's invoke_agent span)"
         )
@@ -120,13 +123,15 @@ def _print_telemetry(run: Any) -> None:
     for point in results:
         label = str(dict(point.attributes).get("gen_ai.evaluation.score.label"))
         by_label[label] = by_label.get(label, 0) + int(point.value)
-    stdout.print(f"  gen_ai.evaluation.results counter: {sum(by_label.values())} ({_join(by_label)})")
+    stdout().print(f"  gen_ai.evaluation.results counter: {sum(by_label.values())} ({_join(by_label)})")
     scores = run.metric_points("gen_ai.evaluation.score")
-    stdout.print(f"  gen_ai.evaluation.score histogram: {sum(p.count for p in scores)} scores in {len(scores)} series")
+    stdout().print(
+        f"  gen_ai.evaluation.score histogram: {sum(p.count for p in scores)} scores in {len(scores)} series"
+    )
     pipeline = {k: v for k, v in run.stats.items() if "." in k}
-    stdout.print(f"  pipeline counters: {_join(pipeline)}")
+    stdout().print(f"  pipeline counters: {_join(pipeline)}")
     for path in run.files:
-        stdout.print(f"  wrote {path}")
+        stdout().print(f"  wrote {path}")
 
 
 def _join(counts: dict[str, int]) -> str:

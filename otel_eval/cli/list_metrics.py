@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import click
-from rich.table import Table
 
 from otel_eval.cli._common import print_json, stdout
 from otel_eval.metrics import default_registry
@@ -35,6 +34,8 @@ def list_metrics(output: str) -> None:
             }
         )
         return
+    from rich.table import Table  # deferred: rich is only loaded when a table is printed
+
     table = Table("metric", "range", "reference", "judge", "description")
     for info in infos:
         table.add_row(
@@ -44,4 +45,4 @@ def list_metrics(output: str) -> None:
             "yes" if info.requires_judge else "no",
             info.description,
         )
-    stdout.print(table)
+    stdout().print(table)

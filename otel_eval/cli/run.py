@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.progress import Progress
-from rich.table import Table
 
 from otel_eval.cli._common import (
     EXIT_BAD_INPUT,
@@ -81,6 +79,8 @@ _STATUS_STYLE = {
 
 def print_report(report: ConversationReport) -> None:
     """A readable table for one conversation, with the reasons of failures and skipped metrics under it."""
+    from rich.table import Table  # deferred: rich is only loaded when a table is printed
+
     conversation = report.conversation
     who = f"session {conversation.session_id}" if conversation.session_id else f"trace {conversation.trace_ids[0]}"
     case = f", eval case {conversation.eval_case.eval_id}" if conversation.eval_case else ""
@@ -103,7 +103,7 @@ def print_report(report: ConversationReport) -> None:
             _score(outcome.threshold),
             " ".join(_score(entry.score) for entry in result.per_invocation_results),
         )
-    stdout.print(table)
+    stdout().print(table)
     for outcome in report.outcomes:
         _print_reasons(outcome)
 
@@ -114,17 +114,17 @@ def _print_reasons(outcome: MetricOutcome) -> None:
         return
     name = outcome.metric.name
     if result.overall_eval_status is EvalStatus.NOT_EVALUATED and result.explanation:
-        stdout.print(f"  [yellow]{name}[/]: not evaluated: {truncate(result.explanation, 160)}")
+        stdout().print(f"  [yellow]{name}[/]: not evaluated: {truncate(result.explanation, 160)}")
         return
     for index, entry in enumerate(result.per_invocation_results, start=1):
         if entry.eval_status is not EvalStatus.FAILED:
             continue
         if entry.explanation:
-            stdout.print(f"  [red]{name}[/] invocation {index}: {truncate(entry.explanation, 500)}")
+            stdout().print(f"  [red]{name}[/] invocation {index}: {truncate(entry.explanation, 500)}")
         details = entry.details or {}
         if "expected" in details or "actual" in details:
-            stdout.print(f"      expected: {_calls(details.get('expected'))}")
-            stdout.print(f"      actual:   {_calls(details.get('actual'))}")
+            stdout().print(f"      expected: {_calls(details.get('expected'))}")
+            stdout().print(f"      actual:   {_calls(details.get('actual'))}")
 
 
 def _calls(calls: Any) -> str:
@@ -259,8 +259,10 @@ def _evaluate(
             click.echo("error: the trace files hold no spans", err=True)
         return []
     pair_conversations(conversations, eval_set, eval_id)
-    if len(conversations) >= PROGRESS_MIN_CONVERSATIONS and stderr.is_terminal:
-        with Progress(console=stderr, transient=True) as progress:
+    if len(conversations) >= PROGRESS_MIN_CONVERSATIONS and stderr().is_terminal:
+        from rich.progress import Progress  # deferred: rich is only loaded when a progress bar is shown
+
+        with Progress(console=stderr(), transient=True) as progress:
             task = progress.add_task("evaluating", total=len(conversations))
             return plan_runner(conversations, lambda: progress.advance(task))
     return plan_runner(conversations, None)
