@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 PROGRESS_MIN_CONVERSATIONS = 20
 
+ADK_CONFIG_FILE_NAME = "test_config.json"
+"""The eval config ADK's ``AgentEvaluator`` reads from the eval set's directory."""
+
 
 def report_json(report: ConversationReport) -> dict[str, Any]:
     """One conversation's results in the ``--output json`` shape."""
@@ -139,6 +142,11 @@ def _calls(calls: Any) -> str:
 
 
 def _load_inputs(eval_set_path: Path | None, config_path: Path | None) -> tuple[EvalSet | None, EvalConfig | None]:
+    if config_path is None and eval_set_path is not None:
+        beside = eval_set_path.parent / ADK_CONFIG_FILE_NAME
+        if beside.is_file():  # ADK's AgentEvaluator reads the criteria from there too
+            click.echo(f"note: criteria from {beside}", err=True)
+            config_path = beside
     try:
         eval_set = load_eval_set(eval_set_path) if eval_set_path else None
         config = load_eval_config(config_path) if config_path else None
@@ -164,7 +172,12 @@ def _apply_judge_model(config: EvalConfig | None, judge_model: str | None) -> Ev
 @click.command()
 @click.argument("trace_files", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--eval-set", "eval_set_path", type=click.Path(path_type=Path, dir_okay=False), help="ADK eval set.")
-@click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False), help="ADK eval config.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help=f"ADK eval config (default: {ADK_CONFIG_FILE_NAME} beside the eval set, if there is one, as in ADK).",
+)
 @click.option("-m", "--metric", "metrics", multiple=True, help="Metric to run (repeatable); see list-metrics.")
 @click.option("--match-type", type=click.Choice(["EXACT", "IN_ORDER", "ANY_ORDER"], case_sensitive=False))
 @click.option("--eval-id", help="Pair every conversation with this eval case.")

@@ -162,3 +162,21 @@ def test_trace_without_invocations_is_a_clear_error(cli: Callable[..., CliResult
     assert result.exit_code == 2
     assert "0af7651916cd43dd8448eb211c80319c" in result.stderr
     assert "no agent invocation" in result.stderr
+
+
+def test_test_config_beside_the_eval_set_gives_the_criteria_as_in_adk(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    eval_set = tmp_path / "helm.evalset.json"
+    eval_set.write_text(EVAL_SET.read_text())
+    (tmp_path / "test_config.json").write_text(json.dumps({"criteria": {"response_match_score": 0.95}}))
+    result = cli("run", AGENTEVALS / "helm.json", "--eval-set", eval_set, "--output", "json")
+    [conversation] = result.json()["results"]
+    assert [m["metric_name"] for m in conversation["metrics"] if m["threshold"] is not None] == ["response_match_score"]
+    assert _metric(result, "response_match_score")["threshold"] == 0.95
+    assert f"criteria from {tmp_path / 'test_config.json'}" in result.stderr
+    explicit = tmp_path / "other.json"
+    explicit.write_text(json.dumps({"criteria": {"tool_trajectory_avg_score": 1.0}}))
+    result = cli("run", AGENTEVALS / "helm.json", "--eval-set", eval_set, "--config", explicit, "--output", "json")
+    assert _metric(result, "tool_trajectory_avg_score")["eval_status"] == "PASSED"
+    assert all(m["metric_name"] != "response_match_score" for m in result.json()["results"][0]["metrics"])
