@@ -131,14 +131,10 @@ def _print_reasons(outcome: MetricOutcome) -> None:
 
 
 def _calls(calls: Any) -> str:
+    """The ``FunctionCall`` list a tool metric puts in ``details["expected"]`` / ``details["actual"]``, on one line."""
     if not calls:
         return "(no tool calls)"
-    if isinstance(calls, list):
-        return ", ".join(
-            f"{c.get('name')}({json.dumps(c.get('args') or {}, ensure_ascii=False)})" if isinstance(c, dict) else str(c)
-            for c in calls
-        )
-    return str(calls)
+    return ", ".join(f"{call.name}({json.dumps(call.args or {}, ensure_ascii=False, default=str)})" for call in calls)
 
 
 def _load_inputs(eval_set_path: Path | None, config_path: Path | None) -> tuple[EvalSet | None, EvalConfig | None]:

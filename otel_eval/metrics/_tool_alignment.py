@@ -158,11 +158,6 @@ def _hungarian_max(weights: list[list[int]]) -> list[tuple[int, int]]:
     return sorted((c, r) for r, c in pairs) if transposed else sorted(pairs)
 
 
-def call_dict(call: genai_types.FunctionCall) -> dict[str, Any]:
-    """A tool call as ``{"name": ..., "args": ...}`` for result details."""
-    return {"name": call.name, "args": call.args}
-
-
 def declared_required_params(invocations: Iterable[Invocation | None]) -> dict[str, frozenset[str]]:
     """Tool name -> the parameters its declaration marks required, from the first invocation with ``app_details``.
 

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 from otel_eval.metrics._argument_strategies import Matcher, matcher
 from otel_eval.metrics._reference import ReferenceEvaluator, not_captured
-from otel_eval.metrics._tool_alignment import align, call_dict, declared_required_params
+from otel_eval.metrics._tool_alignment import align, declared_required_params
 from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import (
     BaseCriterion,
@@ -102,8 +102,8 @@ class ToolParameterMatchEvaluator(ReferenceEvaluator):
             eval_status=status,
             explanation=None if score == 1.0 else _explain(expected_calls, pairs, comparison),
             details={
-                "expected": [call_dict(c) for c in expected_calls],
-                "actual": [call_dict(c) for c in actual_calls],
+                "expected": expected_calls,
+                "actual": actual_calls,
                 "pairs": pairs,
                 "call_scores": [float(s) for s in call_scores],
             },

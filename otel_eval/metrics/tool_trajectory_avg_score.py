@@ -23,7 +23,6 @@ import json
 from typing import Any, ClassVar
 
 from otel_eval.metrics._reference import ReferenceEvaluator, not_captured
-from otel_eval.metrics._tool_alignment import call_dict
 from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import (
     BaseCriterion,
@@ -78,8 +77,8 @@ class ToolTrajectoryAvgScoreEvaluator(ReferenceEvaluator):
             eval_status=EvalStatus.FAILED,
             explanation=_reason(self._match_type, actual_calls, expected_calls, position, ignore_args=ignore_args),
             details={
-                "expected": [call_dict(c) for c in expected_calls],
-                "actual": [call_dict(c) for c in actual_calls],
+                "expected": expected_calls,
+                "actual": actual_calls,
             },
         )
 

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from otel_eval.metrics._reference import ReferenceEvaluator, not_captured
-from otel_eval.metrics._tool_alignment import Eligible, align, call_dict, declared_required_params
+from otel_eval.metrics._tool_alignment import Eligible, align, declared_required_params
 from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import (
     BaseCriterion,
@@ -91,8 +91,8 @@ class ToolTrajectoryF1Evaluator(ReferenceEvaluator):
                 "precision": precision,
                 "recall": recall,
                 "matched": matched,
-                "expected": [call_dict(c) for c in expected_calls],
-                "actual": [call_dict(c) for c in actual_calls],
+                "expected": expected_calls,
+                "actual": actual_calls,
                 "pairs": pairs,
             },
         )

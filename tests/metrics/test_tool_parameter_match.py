@@ -376,7 +376,11 @@ def test_failed_invocation_explains_and_carries_calls() -> None:
     )
     assert entry.details is not None
     assert entry.details["call_scores"] == [0.5, 0.0]
-    assert entry.details["expected"][1] == {"name": "pay", "args": {"eur": 10}}
+    assert [(c.name, c.args) for c in entry.details["expected"]] == [
+        (HOTEL, {"city": "Paris", "rooms": 2}),
+        ("pay", {"eur": 10}),
+    ]
+    assert [(c.name, c.args) for c in entry.details["actual"]] == [(HOTEL, {"city": "Paris", "rooms": 3})]
 
 
 @pytest.mark.parametrize(

@@ -143,9 +143,10 @@ def test_overall_is_the_mean_and_failed_invocations_carry_calls() -> None:
     assert evaluator(METRIC).threshold == 1.0  # the default when requested by name
     passed, failed = result.per_invocation_results
     assert passed.details is None and passed.explanation is None
-    assert failed.details == {
-        "expected": [{"name": "b", "args": {"q": "y"}}],
-        "actual": [{"name": "b", "args": {"q": "x"}}],
+    assert failed.details is not None
+    assert {side: [(c.name, c.args) for c in calls] for side, calls in failed.details.items()} == {
+        "expected": [("b", {"q": "y"})],
+        "actual": [("b", {"q": "x"})],
     }
     assert failed.explanation == 'EXACT: call 1: expected b({"q": "y"}), got b({"q": "x"})'
 
