@@ -23,6 +23,10 @@ import unicodedata
 from collections import Counter
 from typing import Any
 
+from rouge_score import tokenize as rouge_tokenize
+
+from otel_eval.metrics._porter import porter_stemmer
+
 _ASCII_WORD = re.compile(r"[a-z0-9]+")
 _CACHE_LIMIT = 65536
 """Entries kept per cache (stemmed words, character classes); a full cache is emptied and refilled."""
@@ -66,7 +70,7 @@ class UnicodeAwareTokenizer:
     """
 
     def __init__(self) -> None:
-        self._default: Any = None
+        self._stemmer: Any = None
         self._stems: dict[str, tuple[str, ...]] = {}
         self._pieces: dict[str, str] = {}
 
@@ -89,18 +93,16 @@ class UnicodeAwareTokenizer:
             if stemmed is None:
                 if len(stems) >= _CACHE_LIMIT:
                     stems.clear()
-                stemmed = stems[word] = tuple(self._stemming_tokenizer().tokenize(word))
+                stemmed = stems[word] = self._stem_word(word)
             tokens.extend(stemmed)
         return tokens
 
-    def _stemming_tokenizer(self) -> Any:
-        # rouge-score's tokenizers module imports nltk (with scipy and scikit-learn: ~2 s); load it only when a
-        # response is actually scored, so importing the metrics (and every process that never runs ROUGE) stays fast.
-        if self._default is None:
-            from rouge_score import tokenizers
-
-            self._default = tokenizers.DefaultTokenizer(use_stemmer=True)
-        return self._default
+    def _stem_word(self, word: str) -> tuple[str, ...]:
+        # rouge-score's DefaultTokenizer(use_stemmer=True).tokenize, with nltk's Porter stemmer loaded on its own
+        # (see _porter) when a response is first scored, so that importing the metrics stays fast.
+        if self._stemmer is None:
+            self._stemmer = porter_stemmer()
+        return tuple(rouge_tokenize.tokenize(word, self._stemmer))
 
     def _split_words(self, text: str) -> list[str]:
         pieces = self._pieces
