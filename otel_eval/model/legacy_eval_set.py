@@ -50,11 +50,6 @@ _CASES = pydantic.TypeAdapter(list[_LegacyCase])
 _TURNS = pydantic.TypeAdapter(list[_LegacyTurn])
 
 
-def is_legacy_eval_data(payload: Any) -> bool:
-    """Whether ``payload`` is in the older format (a JSON array; an :class:`EvalSet` is an object)."""
-    return isinstance(payload, list)
-
-
 def convert_legacy_eval_data(payload: list[Any], *, eval_set_id: str) -> EvalSet:
     """The :class:`EvalSet` ADK builds from older-format ``payload``.
 

@@ -11,7 +11,6 @@ import pydantic
 from otel_eval.errors import ConfigurationError, InputError
 from otel_eval.model.criteria import EvalConfig
 from otel_eval.model.eval_set import EvalSet
-from otel_eval.model.legacy_eval_set import convert_legacy_eval_data, is_legacy_eval_data
 
 ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
 
@@ -78,8 +77,10 @@ def load_eval_set(path: str | Path) -> EvalSet:
     """
     path = Path(path)
     payload = read_json(path)
-    if not is_legacy_eval_data(payload):
+    if not isinstance(payload, list):  # an EvalSet is an object; the older format is an array
         return validated(path, payload, EvalSet, "eval set")
+    from otel_eval.model.legacy_eval_set import convert_legacy_eval_data  # deferred: rarely needed
+
     try:
         return convert_legacy_eval_data(payload, eval_set_id=path.name.removesuffix(".json").removesuffix(".test"))
     except pydantic.ValidationError as exc:
