@@ -160,6 +160,13 @@ def _key_values(tags: Any, problems: Problems, where: str) -> dict[str, Any]:
         problems.warn(where, f"tags skipped: expected a list, got {type(tags).__name__}")
         return result
     for index, tag in enumerate(tags):
+        try:  # the common case: a well-formed string tag, kept as it is
+            key, kind, value = tag["key"], tag["type"], tag["value"]
+            if kind == "string" and type(key) is str:
+                result[key] = value
+                continue
+        except (TypeError, KeyError):
+            pass
         key = tag.get("key") if isinstance(tag, dict) else None
         if not isinstance(key, str):
             problems.warn(f"{where}[{index}]", f"tag skipped: expected {{key, type, value}}, got {preview(tag)}")
