@@ -12,6 +12,7 @@ anywhere in the process is unaffected. Should that fail (a future nltk whose ste
 from __future__ import annotations
 
 import builtins
+import contextlib
 import importlib.util
 import logging
 import sys
@@ -94,8 +95,8 @@ class _IsolatedNltk:
             return self.module(_NLTK)  # ``import nltk.x`` binds ``nltk``
         for item in fromlist:
             if not hasattr(leaf, item) and hasattr(leaf, "__path__"):
-                try:
-                    self.module(f"{name}.{item}")  # ``from nltk import redos``: a submodule
-                except ImportError:
-                    pass  # not a submodule: ``from`` raises "cannot import name", as Python's own import does
+                # ``from nltk import redos`` names a submodule; for a name that is none, ``from`` raises "cannot
+                # import name", as Python's own import does.
+                with contextlib.suppress(ImportError):
+                    self.module(f"{name}.{item}")
         return leaf
