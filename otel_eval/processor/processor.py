@@ -177,9 +177,8 @@ class EvaluationSpanProcessor(SpanProcessor):
         self.core: EvaluationCore | None = None
         self._enricher: RootSpanEnricher | None = None
         if exporter is None:
-            use_meter_provider = getattr(judge, "use_meter_provider", None)
-            if use_meter_provider is not None and meter_provider is not None:
-                use_meter_provider(meter_provider)  # judge calls, tokens and cost next to the scores
+            if meter_provider is not None:
+                judge = _judge_reporting_to(judge, meter_provider)
             emitters = Emitters.create(
                 tracer_provider=tracer_provider,
                 logger_provider=logger_provider,
@@ -442,6 +441,22 @@ class EvaluationSpanProcessor(SpanProcessor):
             if self._shedding and not full:
                 self._shedding = False
         return spans, traces
+
+
+def _judge_reporting_to(judge: Any, meter_provider: MeterProvider) -> Any:
+    """The judge whose calls, tokens and cost go to ``meter_provider``, next to the scores.
+
+    Without a judge, this processor gets its own client from the environment instead of the process-wide default,
+    whose instruments may already report to another provider (the global one, or another processor's).
+    """
+    if judge is None:
+        from otel_eval.judge.client import JudgeClient  # deferred: loads google-genai
+
+        return JudgeClient(meter_provider=meter_provider)
+    use_meter_provider = getattr(judge, "use_meter_provider", None)
+    if use_meter_provider is not None:
+        use_meter_provider(meter_provider)
+    return judge
 
 
 def _drain(queue: deque[ReadableSpan]) -> Iterator[ReadableSpan]:
