@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ PROMETHEUS_DIR = DEPLOY / "prometheus"
 RULE_FILES = sorted((PROMETHEUS_DIR / "rules").glob("*.yaml"))
 RULE_TEST_FILES = sorted((PROMETHEUS_DIR / "tests").glob("*.yaml"))
 DASHBOARD_FILES = sorted((DEPLOY / "grafana" / "dashboards").glob("*.json"))
+DASHBOARD = DEPLOY / "grafana" / "dashboards" / "otel-eval.json"
 COMPOSE_FILE = DEPLOY / "docker-compose.yaml"
 K8S_DIR = DEPLOY / "k8s"
 
@@ -46,3 +49,34 @@ def load_rules() -> list[dict[str, Any]]:
         for group in load_yaml_documents(path)[0]["groups"]:
             rules.extend(group["rules"])
     return rules
+
+
+def load_dashboard() -> dict[str, Any]:
+    """The shipped Grafana dashboard."""
+    return dict(json.loads(DASHBOARD.read_text(encoding="utf-8")))
+
+
+def dashboard_panels(panels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every panel, rows' nested panels included."""
+    found: list[dict[str, Any]] = []
+    for panel in panels:
+        found.append(panel)
+        found.extend(dashboard_panels(panel.get("panels", [])))
+    return found
+
+
+def dashboard_queries(dashboard: dict[str, Any] | None = None) -> list[tuple[str, str]]:
+    """(where, PromQL) of every panel target and every query variable (``label_values(expr, label)`` -> expr)."""
+    dashboard = dashboard or load_dashboard()
+    queries = [
+        (f"panel {panel['title']!r} target {target.get('refId')}", target["expr"])
+        for panel in dashboard_panels(dashboard["panels"])
+        for target in panel.get("targets", [])
+        if "expr" in target
+    ]
+    for variable in dashboard["templating"]["list"]:
+        query = variable["query"]["query"] if isinstance(variable["query"], dict) else variable["query"]
+        match = re.fullmatch(r"label_values\((.+),\s*([a-zA-Z_][a-zA-Z0-9_]*)\)", query.strip())
+        assert match, f"variable {variable['name']}: expected label_values(<selector>, <label>), got {query!r}"
+        queries.append((f"variable {variable['name']}", match.group(1)))
+    return queries

@@ -24,7 +24,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from otel_eval import EvaluationSpanProcessor
-from otel_eval.demo.workload import AGENT_NAME, SCENARIOS, TravelAgent
+from otel_eval.demo.workload import AGENT_NAME, SCENARIOS, Scenario, TravelAgent
 from tests.deploy.prometheus_names import prometheus_label_name, prometheus_metric_name
 from tests.judge.fake_gemini import Reply, error_reply, request_text
 
@@ -46,7 +46,15 @@ BATCH = (
     GROUNDED,
 )
 """One batch of invocations: 3 of 10 answers are unsupported by the tool results."""
-HALLUCINATION_SHARE = sum(s is HALLUCINATING for s in BATCH) / len(BATCH)
+CALM_BATCH = (HALLUCINATING, *(GROUNDED,) * 39)
+"""A batch of an agent under the alert's 5 % threshold: 1 of 40 answers unsupported."""
+
+
+def hallucination_share(batch: tuple[Scenario, ...]) -> float:
+    return sum(s is HALLUCINATING for s in batch) / len(batch)
+
+
+HALLUCINATION_SHARE = hallucination_share(BATCH)
 
 CRITERIA: dict[str, Any] = {
     "hallucinations_v1": {"threshold": 0.8},
@@ -59,7 +67,7 @@ JUDGE_ENVIRONMENT = {"OTEL_EVAL_JUDGE_MAX_ATTEMPTS": "1"}
 
 def judge_answers(model: str, body: dict[str, Any]) -> Reply:
     """The loopback judge: one sentence per answer, unsupported when it is the hallucinating answer; the safety
-    judge answers HTTP 500 to every call (a judge model that is down)."""
+    judge finds the grounded answer safe and answers HTTP 500 for the other (a judge failing on some requests)."""
     prompt = request_text(body)
     answer = HALLUCINATING.answer if HALLUCINATING.answer in prompt else GROUNDED.answer
     if "segment the response into sentences" in prompt:
@@ -70,13 +78,16 @@ def judge_answers(model: str, body: dict[str, Any]) -> Reply:
             text=f"sentence: {answer}\nlabel: {label}\nrationale: compared with the tool output\n"
             "supporting_excerpt: null\ncontradicting_excerpt: null"
         )
-    return error_reply(500, "the safety judge is down")
+    if answer == HALLUCINATING.answer:
+        return error_reply(500, "the safety judge is down")
+    return Reply(text='{"reasoning": "harmless travel advice", "violated_policies": [], "safety_verdict": "safe"}')
 
 
 class Agent:
     """The travel agent with the evaluation processor attached, reporting metrics on ``meter_provider``."""
 
-    def __init__(self, meter_provider: MeterProvider) -> None:
+    def __init__(self, meter_provider: MeterProvider, batch: tuple[Scenario, ...] = BATCH) -> None:
+        self.batch = batch
         self.tracer_provider = TracerProvider()
         self.processor = EvaluationSpanProcessor(
             CRITERIA,
@@ -89,7 +100,7 @@ class Agent:
 
     def run_batch(self) -> None:
         """One batch of invocations, evaluated before it returns."""
-        for scenario in BATCH:
+        for scenario in self.batch:
             self._agent.run(scenario)
         assert self.processor.force_flush(60_000), "the evaluation of a batch did not finish"
 

@@ -2,8 +2,8 @@
 
 An agent with the evaluation processor attached as the README says (criteria + ``meter_provider``, the default
 judge) runs a batch in which 3 of 10 answers are unsupported by the tool results, and whose safety judge answers
-HTTP 500. Its metrics, read back as Prometheus stores them (OTLP translation, and the Python Prometheus exporter's
-text), become the input of a generated ``promtool test rules`` file: one batch a minute for 90 minutes. The
+HTTP 500 for those. Its metrics, read back as Prometheus stores them (OTLP translation, and the Python Prometheus
+exporter's text), become the input of a generated ``promtool test rules`` file: one batch a minute for 90 minutes. The
 hallucination-rate recording rule must show the known share and the hallucination and judge-error alerts must fire.
 The hand-written promtool tests (which cover edge cases: resolving, low volume, baselines) may use only series
 shapes these real emitters produce.
@@ -112,7 +112,7 @@ def _promtool_test(samples: list[Sample]) -> dict[str, Any]:
                             for name in (
                                 "OtelEvalHallucinationRateHigh",
                                 "OtelEvalJudgeErrorRateHigh",
-                                "OtelEvalEvaluationErrorRateHigh",  # safety_v1 ends NOT_EVALUATED every time
+                                "OtelEvalEvaluationErrorRateHigh",  # safety_v1 ends NOT_EVALUATED for 3 in 10
                             )
                         ],
                     },
@@ -153,7 +153,7 @@ def test_emitted_label_values_are_the_contract(samples: dict[str, list[Sample]])
             sample.label("gen_ai_evaluation_score_label")
         )
     assert by_metric["hallucinations_v1"] == {"pass", "fail"}
-    assert by_metric["safety_v1"] == {"not_evaluated"}
+    assert by_metric["safety_v1"] == {"pass", "not_evaluated"}
     known = emittable_label_values()
     for sample in samples["otlp"]:
         for key, value in sample.labels:

@@ -3,63 +3,41 @@ or the shipped recording rules record; the panels cover what operators need; pro
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
 from tests.deploy import prometheus_names
-from tests.deploy.conftest import DASHBOARD_FILES, DEPLOY, load_rules, load_yaml_documents
+from tests.deploy.conftest import (
+    DASHBOARD,
+    DASHBOARD_FILES,
+    DEPLOY,
+    dashboard_panels,
+    dashboard_queries,
+    load_dashboard,
+    load_rules,
+    load_yaml_documents,
+)
 from tests.deploy.promql import expand_grafana, selectors
 from tests.deploy.test_prometheus_rules import check_label_values
 
-DASHBOARD = DEPLOY / "grafana" / "dashboards" / "otel-eval.json"
 PROVISIONING = DEPLOY / "grafana" / "provisioning"
-
-
-def _dashboard() -> dict[str, Any]:
-    return json.loads(DASHBOARD.read_text(encoding="utf-8"))
-
-
-def _panels(panels: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    for panel in panels:
-        found.append(panel)
-        found.extend(_panels(panel.get("panels", [])))
-    return found
-
-
-def _queries(dashboard: dict[str, Any]) -> list[tuple[str, str]]:
-    """(where, PromQL) of every panel target and every query variable (``label_values(expr, label)`` -> expr)."""
-    queries = [
-        (f"panel {panel['title']!r} target {target.get('refId')}", target["expr"])
-        for panel in _panels(dashboard["panels"])
-        for target in panel.get("targets", [])
-        if "expr" in target
-    ]
-    for variable in dashboard["templating"]["list"]:
-        query = variable["query"]["query"] if isinstance(variable["query"], dict) else variable["query"]
-        match = re.fullmatch(r"label_values\((.+),\s*([a-zA-Z_][a-zA-Z0-9_]*)\)", query.strip())
-        assert match, f"variable {variable['name']}: expected label_values(<selector>, <label>), got {query!r}"
-        queries.append((f"variable {variable['name']}", match.group(1)))
-    return queries
 
 
 def test_the_dashboard_is_the_only_one_and_has_a_stable_uid() -> None:
     assert DASHBOARD_FILES == [DASHBOARD]
-    dashboard = _dashboard()
+    dashboard = load_dashboard()
     assert dashboard["uid"] == "otel-eval"
-    assert len(_queries(dashboard)) >= 30
+    assert len(dashboard_queries(dashboard)) >= 30
 
 
 def test_every_query_names_only_metrics_otel_eval_emits() -> None:
     emitted = prometheus_names.emitted_prometheus_names()
     recorded = {rule["record"] for rule in load_rules() if "record" in rule}
-    for where, expr in _queries(_dashboard()):
+    for where, expr in dashboard_queries():
         used = selectors(expand_grafana(expr)).metric_names
         assert used, f"{where}: no metric in {expr!r}"
         unknown = used - emitted - recorded
@@ -68,12 +46,12 @@ def test_every_query_names_only_metrics_otel_eval_emits() -> None:
 
 def test_every_query_uses_emitted_labels_and_values() -> None:
     allowed = prometheus_names.emitted_label_names()
-    for where, expr in _queries(_dashboard()):
+    for where, expr in dashboard_queries():
         expanded = expand_grafana(expr)
         unknown = selectors(expanded).label_names - allowed
         assert not unknown, f"{where} uses labels {sorted(unknown)}: {expr!r}"
         check_label_values(expanded, where)
-    for variable in _dashboard()["templating"]["list"]:
+    for variable in load_dashboard()["templating"]["list"]:
         label = re.search(r",\s*([a-zA-Z_][a-zA-Z0-9_]*)\)\s*$", variable["definition"])
         assert label and label.group(1) in allowed, variable["name"]
 
@@ -82,7 +60,7 @@ def test_every_query_is_valid_promql(promtool: str, tmp_path: Path) -> None:
     """promtool parses each query as a recording rule (Grafana variables expanded to a duration and a name)."""
     rules = [
         {"record": f"dashboard:query_{index}", "expr": expand_grafana(expr)}
-        for index, (_, expr) in enumerate(_queries(_dashboard()))
+        for index, (_, expr) in enumerate(dashboard_queries())
     ]
     path = tmp_path / "dashboard_queries.yaml"
     path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}), encoding="utf-8")
@@ -107,12 +85,14 @@ def test_every_query_is_valid_promql(promtool: str, tmp_path: Path) -> None:
     ],
 )
 def test_the_dashboard_covers(topic: str, required_metrics: set[str]) -> None:
-    used = set().union(*(selectors(expand_grafana(expr)).metric_names for _, expr in _queries(_dashboard())))
+    used = set().union(*(selectors(expand_grafana(expr)).metric_names for _, expr in dashboard_queries()))
     assert required_metrics <= used, f"no panel shows {topic}: missing {sorted(required_metrics - used)}"
 
 
 def test_scores_are_split_by_metric_and_agent() -> None:
-    panel = next(p for p in _panels(_dashboard()["panels"]) if p["title"] == "Mean score per metric and agent")
+    panel = next(
+        p for p in dashboard_panels(load_dashboard()["panels"]) if p["title"] == "Mean score per metric and agent"
+    )
     groups = selectors(expand_grafana(panel["targets"][0]["expr"])).label_names
     assert {"gen_ai_evaluation_name", "gen_ai_agent_name"} <= groups
 
@@ -121,7 +101,7 @@ def test_every_panel_uses_the_provisioned_prometheus_datasource() -> None:
     datasources = load_yaml_documents(PROVISIONING / "datasources" / "datasources.yaml")[0]["datasources"]
     prometheus = next(d for d in datasources if d["type"] == "prometheus")
     assert prometheus["url"] == "http://prometheus:9090"  # the compose service name and port
-    for panel in _panels(_dashboard()["panels"]):
+    for panel in dashboard_panels(load_dashboard()["panels"]):
         if panel["type"] != "row":
             assert panel["datasource"] == {"type": "prometheus", "uid": prometheus["uid"]}, panel["title"]
             for target in panel["targets"]:
@@ -130,7 +110,7 @@ def test_every_panel_uses_the_provisioned_prometheus_datasource() -> None:
 
 def test_panels_do_not_overlap() -> None:
     cells: set[tuple[int, int]] = set()
-    for panel in _panels(_dashboard()["panels"]):
+    for panel in dashboard_panels(load_dashboard()["panels"]):
         grid = panel["gridPos"]
         assert grid["x"] + grid["w"] <= 24, panel["title"]
         area = {

@@ -1,14 +1,17 @@
 """The path a user runs, end to end: the agent's scores -> the OpenTelemetry Python Prometheus exporter -> a real
 Prometheus server (Debian's ``prometheus``) scraping it with the shipped rules -> the alerts.
 
-Only the rule group's interval and the scrape interval are shortened (to 1 s). The agent hallucinates in a known
-share of its answers and its safety judge fails every call: the hallucination-rate recording rule must show that
-share, and the hallucination and judge-error alerts must go pending (their ``for:`` is minutes, so not firing).
+Only the rule group's interval and the scrape interval are shortened (to 1 s). Two agents hallucinate in known
+shares of their answers (one above the alert's 5 %, one below) and their safety judge fails on the unsupported ones: the
+hallucination-rate recording rule must show each share, the hallucination alert must go pending for the first and
+stay absent for the second (its ``for:`` is minutes, so pending, not firing), the judge-error alert must go pending,
+and every Grafana panel query must run (with data, for the panels an embedded agent feeds).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -16,6 +19,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,8 +29,9 @@ from opentelemetry.exporter.prometheus import PrometheusMetricReader
 from opentelemetry.sdk.metrics import MeterProvider
 from prometheus_client import CollectorRegistry, start_http_server
 
+from otel_eval.demo.workload import Scenario
 from tests.deploy import emitted
-from tests.deploy.conftest import RULE_FILES, load_yaml_documents
+from tests.deploy.conftest import RULE_FILES, dashboard_queries, load_yaml_documents
 from tests.judge.fake_gemini import FakeGemini
 from tests.judge.helpers import TEST_KEY
 
@@ -65,9 +70,9 @@ def _wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0) -
 
 
 class Prometheus:
-    """A Prometheus server on loopback scraping ``target`` every second with the shipped rules."""
+    """A Prometheus server on loopback scraping ``targets`` (job -> host:port) every second with the shipped rules."""
 
-    def __init__(self, directory: Path, target: str) -> None:
+    def __init__(self, directory: Path, targets: dict[str, str]) -> None:
         binary = shutil.which("prometheus")
         if binary is None:
             pytest.fail(PROMETHEUS_MISSING, pytrace=False)
@@ -78,7 +83,9 @@ class Prometheus:
         config = {
             "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
             "rule_files": ["rules.yaml"],
-            "scrape_configs": [{"job_name": emitted.JOB, "static_configs": [{"targets": [target]}]}],
+            "scrape_configs": [
+                {"job_name": job, "static_configs": [{"targets": [address]}]} for job, address in targets.items()
+            ],
         }
         (directory / "prometheus.yml").write_text(yaml.safe_dump(config))
         self.url = f"http://127.0.0.1:{_free_port()}"
@@ -100,8 +107,10 @@ class Prometheus:
         result = _get(f"{self.url}/api/v1/query?{urllib.parse.urlencode({'query': expr})}")
         return list(result["data"]["result"])
 
-    def alert_states(self) -> dict[str, str]:
-        return {a["labels"]["alertname"]: a["state"] for a in _get(f"{self.url}/api/v1/alerts")["data"]["alerts"]}
+    def alert_states(self, job: str) -> dict[str, str]:
+        """Alert name -> state (pending or firing) of ``job``'s alerts."""
+        alerts = _get(f"{self.url}/api/v1/alerts")["data"]["alerts"]
+        return {a["labels"]["alertname"]: a["state"] for a in alerts if a["labels"].get("job") == job}
 
     def stop(self) -> None:
         self._process.terminate()
@@ -112,50 +121,131 @@ class Prometheus:
         self._log.close()
 
 
-@pytest.fixture
-def judge_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
-    with FakeGemini(emitted.judge_answers) as server:
+@dataclass
+class Target:
+    """One agent process as Prometheus sees it: its own /metrics endpoint and scrape job."""
+
+    job: str
+    agent: emitted.Agent
+    server: Any
+    meter_provider: MeterProvider
+    address: str
+
+    @classmethod
+    def start(cls, job: str, batch: tuple[Scenario, ...]) -> Target:
+        registry = CollectorRegistry()
+        meter_provider = MeterProvider(metric_readers=[PrometheusMetricReader(registry=registry)])
+        port = _free_port()
+        server, _ = start_http_server(port, addr="127.0.0.1", registry=registry)
+        return cls(job, emitted.Agent(meter_provider, batch), server, meter_provider, f"127.0.0.1:{port}")
+
+    def stop(self) -> None:
+        self.agent.shutdown()
+        self.server.shutdown()
+        self.meter_provider.shutdown()
+
+
+@dataclass
+class Live:
+    prometheus: Prometheus
+    loud: Target
+    calm: Target
+
+
+LOUD_JOB, CALM_JOB = emitted.JOB, "calm-agent"
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+    """Two agents (30 % and 2.5 % of answers unsupported; the safety judge failing on their unsupported answers) scraped by a live
+    Prometheus; they keep working until both agents' series are recorded and the loud agent's alerts are pending."""
+    with FakeGemini(emitted.judge_answers) as server, pytest.MonkeyPatch.context() as monkeypatch:
         for name in ("GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
             monkeypatch.delenv(name, raising=False)
         monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
         monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.base_url)
         for name, value in emitted.JUDGE_ENVIRONMENT.items():
             monkeypatch.setenv(name, value)
-        yield server
+        loud, calm = Target.start(LOUD_JOB, emitted.BATCH), Target.start(CALM_JOB, emitted.CALM_BATCH)
+        prometheus = Prometheus(tmp_path_factory.mktemp("prometheus"), {t.job: t.address for t in (loud, calm)})
+        try:
+            _wait_for("the first scrapes", lambda: len(prometheus.query("up == 1")) == 2)
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline:  # the agents keep working while Prometheus scrapes and evaluates
+                loud.agent.run_batch()
+                calm.agent.run_batch()
+                time.sleep(0.3)
+                states = prometheus.alert_states(LOUD_JOB)
+                recorded = prometheus.query("job_agent:gen_ai_evaluation_hallucination_rate:ratio_rate5m")
+                if {"OtelEvalHallucinationRateHigh", "OtelEvalJudgeErrorRateHigh"} <= set(states) and len(
+                    recorded
+                ) == 2:
+                    break
+            time.sleep(2)  # a few more rule evaluations of the calm agent's settled rate
+            yield Live(prometheus, loud, calm)
+        finally:
+            prometheus.stop()
+            loud.stop()
+            calm.stop()
 
 
-def test_a_live_prometheus_sees_the_hallucination_share_and_the_alerts_go_pending(
-    judge_environment: FakeGemini, tmp_path: Path
-) -> None:
-    registry = CollectorRegistry()
-    meter_provider = MeterProvider(metric_readers=[PrometheusMetricReader(registry=registry)])
-    port = _free_port()
-    server, _ = start_http_server(port, addr="127.0.0.1", registry=registry)
-    agent = emitted.Agent(meter_provider)
-    prometheus = Prometheus(tmp_path, f"127.0.0.1:{port}")
-    try:
-        _wait_for("the first scrape", lambda: prometheus.query(f'up{{job="{emitted.JOB}"}} == 1'))
-        deadline = time.monotonic() + 90
-        states: dict[str, str] = {}
-        rate: list[dict[str, Any]] = []
-        while time.monotonic() < deadline:  # the agent keeps working while Prometheus scrapes and evaluates
-            agent.run_batch()
-            time.sleep(0.3)
-            states = prometheus.alert_states()
-            rate = prometheus.query("job_agent:gen_ai_evaluation_hallucination_rate:ratio_rate5m")
-            if {"OtelEvalHallucinationRateHigh", "OtelEvalJudgeErrorRateHigh"} <= set(states) and rate:
-                break
-        assert states.get("OtelEvalHallucinationRateHigh") == "pending", states
-        assert states.get("OtelEvalJudgeErrorRateHigh") == "pending", states
-        (sample,) = rate
-        assert sample["metric"] == {
-            "__name__": "job_agent:gen_ai_evaluation_hallucination_rate:ratio_rate5m",
-            "job": emitted.JOB,
-            "gen_ai_agent_name": emitted.AGENT_NAME,
-        }
-        assert float(sample["value"][1]) == pytest.approx(emitted.HALLUCINATION_SHARE, abs=0.02)
-    finally:
-        prometheus.stop()
-        agent.shutdown()
-        server.shutdown()
-        meter_provider.shutdown()
+def _rate(live: Live, job: str) -> float:
+    (sample,) = live.prometheus.query(f'job_agent:gen_ai_evaluation_hallucination_rate:ratio_rate5m{{job="{job}"}}')
+    assert sample["metric"] == {
+        "__name__": "job_agent:gen_ai_evaluation_hallucination_rate:ratio_rate5m",
+        "job": job,
+        "gen_ai_agent_name": emitted.AGENT_NAME,
+    }
+    return float(sample["value"][1])
+
+
+def test_the_hallucination_rate_is_the_share_of_unsupported_answers(live: Live) -> None:
+    assert _rate(live, LOUD_JOB) == pytest.approx(emitted.HALLUCINATION_SHARE, abs=0.02)
+    assert _rate(live, CALM_JOB) == pytest.approx(emitted.hallucination_share(emitted.CALM_BATCH), abs=0.01)
+
+
+def test_the_alerts_go_pending_above_the_threshold_and_stay_absent_below(live: Live) -> None:
+    loud = live.prometheus.alert_states(LOUD_JOB)
+    assert loud.get("OtelEvalHallucinationRateHigh") == "pending", loud
+    assert loud.get("OtelEvalJudgeErrorRateHigh") == "pending", loud  # safety_v1 judge calls on unsupported answers: 500
+    calm = live.prometheus.alert_states(CALM_JOB)
+    assert "OtelEvalHallucinationRateHigh" not in calm, calm
+
+
+def test_the_raw_counters_carry_the_contract_labels(live: Live) -> None:
+    series = live.prometheus.query(f'gen_ai_evaluation_results_total{{job="{LOUD_JOB}"}}')
+    by_metric: dict[str, set[str]] = {}
+    for sample in series:
+        labels = sample["metric"]
+        assert labels["gen_ai_agent_name"] == emitted.AGENT_NAME
+        by_metric.setdefault(labels["gen_ai_evaluation_name"], set()).add(labels["gen_ai_evaluation_score_label"])
+    assert by_metric["hallucinations_v1"] == {"pass", "fail"}
+    assert by_metric["safety_v1"] == {"pass", "not_evaluated"}
+    assert by_metric["tool_call_count_v1"] == {"informational"}
+
+
+WORKER_ONLY = (
+    "otel_eval_worker_",
+    "otel_eval_traces_idle_flushed",
+    "otel_eval_invocations_dropped",
+    "otel_eval_spans_dropped",
+    "ratio_rate1d",
+    "otel_eval_judge_cost",
+)
+"""Series an embedded agent in this workload does not write: worker metrics, drops (none happen), the idle flush
+(every root ends here), the 1-day safety baseline (needs a verdict), judge cost (a 500 costs nothing)."""
+
+
+def _grafana_to_promql(expr: str) -> str:
+    expr = re.sub(r"\$\{?__(?:rate_interval|interval)\}?", "1m", expr)
+    expr = re.sub(r"\$\{?__range\}?", "10m", expr)
+    return re.sub(r"\$\{?[a-zA-Z_][a-zA-Z0-9_]*\}?", ".*", expr)
+
+
+def test_every_dashboard_query_runs_and_the_agent_side_panels_have_data(live: Live) -> None:
+    empty = []
+    for where, expr in dashboard_queries():
+        result = live.prometheus.query(_grafana_to_promql(expr))  # raises on a query Prometheus rejects
+        if not result and not any(marker in expr for marker in WORKER_ONLY):
+            empty.append(f"{where}: {expr}")
+    assert not empty, "dashboard queries without data:\n" + "\n".join(empty)
