@@ -133,7 +133,14 @@ OTEL_EVAL_WORKER_DEDUP_READBACK: Final = "OTEL_EVAL_WORKER_DEDUP_READBACK"
 """Results per partition read back from the results topic when partitions are assigned (0 = off). Default 10000."""
 
 OTEL_EVAL_WORKER_TELEMETRY: Final = "OTEL_EVAL_WORKER_TELEMETRY"
-"""Where the worker's telemetry goes: otlp (default; ``OTEL_EXPORTER_OTLP_*``), console or none."""
+"""Where the worker's telemetry goes: otlp (default; ``OTEL_EXPORTER_OTLP_*``), prometheus (metrics served on
+``/metrics``; spans and events over OTLP when an ``OTEL_EXPORTER_OTLP_*ENDPOINT`` is set), console or none."""
+
+OTEL_EVAL_WORKER_METRICS_HOST: Final = "OTEL_EVAL_WORKER_METRICS_HOST"
+"""Address the worker's HTTP endpoints (``/healthz``, ``/readyz``, ``/metrics``) listen on. Default ``0.0.0.0``."""
+
+OTEL_EVAL_WORKER_METRICS_PORT: Final = "OTEL_EVAL_WORKER_METRICS_PORT"
+"""Port of the worker's HTTP endpoints. Default 9464 (the OpenTelemetry Prometheus exporter's); 0 turns them off."""
 
 OTEL_EVAL_WORKER_FLUSH_TIMEOUT: Final = "OTEL_EVAL_WORKER_FLUSH_TIMEOUT"
 """Seconds a worker waits for its telemetry to be exported before committing a batch. Default 10."""

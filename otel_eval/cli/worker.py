@@ -27,6 +27,8 @@ _OPTION_TO_SETTING = {
     "max_batch_size": "worker_max_batch_size",
     "shutdown_timeout": "worker_shutdown_timeout",
     "telemetry": "worker_telemetry",
+    "metrics_host": "worker_metrics_host",
+    "metrics_port": "worker_metrics_port",
     "trace_idle_timeout": "trace_idle_timeout",
     "criteria": "criteria",
     "eval_set": "eval_set",
@@ -59,8 +61,18 @@ _OPTION_TO_SETTING = {
 @click.option("--eval-set", help="ADK eval set for online reference metrics. [env OTEL_EVAL_EVAL_SET]")
 @click.option(
     "--telemetry",
-    type=click.Choice(["otlp", "console", "none"]),
-    help="Where scores go: otlp (OTEL_EXPORTER_OTLP_*), console or none. [env OTEL_EVAL_WORKER_TELEMETRY]",
+    type=click.Choice(["otlp", "prometheus", "console", "none"]),
+    help="Where scores go: otlp (OTEL_EXPORTER_OTLP_*), prometheus (metrics on /metrics), console or none. "
+    "[env OTEL_EVAL_WORKER_TELEMETRY]",
+)
+@click.option(
+    "--metrics-host",
+    help="Address of /healthz, /readyz, /metrics. [env OTEL_EVAL_WORKER_METRICS_HOST, default 0.0.0.0]",
+)
+@click.option(
+    "--metrics-port",
+    type=int,
+    help="Port of /healthz, /readyz, /metrics; 0 turns them off. [env OTEL_EVAL_WORKER_METRICS_PORT, default 9464]",
 )
 @click.option(
     "--log-level", default="INFO", show_default=True, type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"])

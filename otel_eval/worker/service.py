@@ -34,6 +34,7 @@ from otel_eval.worker.consumer import (
     parse_request,
 )
 from otel_eval.worker.dead_letter import DeadLetters
+from otel_eval.worker.health import HEARTBEAT_SECONDS, HealthServer, WorkerHealth
 from otel_eval.worker.results import ResultLedger, ResultsPublisher, invocation_key
 from otel_eval.worker.settings import SOURCE_OTLP_SPANS, SOURCE_REQUESTS, WorkerSettings
 from otel_eval.worker.telemetry import WorkerTelemetry
@@ -86,6 +87,8 @@ class Worker:
             max_spans_per_trace=settings.max_spans_per_trace,
         )
         self.started = asyncio.Event()
+        self.health = WorkerHealth()
+        self._http: HealthServer | None = None
         self.should_exit = False
         self._exit_event: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -116,17 +119,38 @@ class Worker:
         self._batch_idle = asyncio.Event()
         self._batch_idle.set()
         signals = self.capture_signals() if install_signal_handlers else contextlib.nullcontext()
-        with signals:
-            await self.startup()
-            main = asyncio.create_task(self.main_loop(), name="otel-eval-worker-main")
-            try:
-                await asyncio.wait(
-                    [main, asyncio.create_task(self._exit_event.wait())], return_when=asyncio.FIRST_COMPLETED
-                )
-                self.should_exit = True
-                await self._drain(main)
-            finally:
-                await self.shutdown()
+        self._start_http()
+        heartbeat = asyncio.create_task(self._heartbeat(), name="otel-eval-worker-heartbeat")
+        try:
+            with signals:
+                await self.startup()
+                main = asyncio.create_task(self.main_loop(), name="otel-eval-worker-main")
+                try:
+                    await asyncio.wait(
+                        [main, asyncio.create_task(self._exit_event.wait())], return_when=asyncio.FIRST_COMPLETED
+                    )
+                    self.should_exit = True
+                    await self._drain(main)
+                finally:
+                    await self.shutdown()
+        finally:
+            heartbeat.cancel()
+            if self._http is not None:
+                self._http.stop()
+                self._http = None
+
+    def _start_http(self) -> None:
+        """``/healthz``, ``/readyz`` and ``/metrics`` (see :mod:`otel_eval.worker.health`), unless the port is 0."""
+        port = self.settings.worker_metrics_port
+        if port:
+            self._http = HealthServer(
+                self.health, self.settings.worker_metrics_host, port, metrics_text=self.telemetry.metrics_text
+            ).start()
+
+    async def _heartbeat(self) -> None:
+        while True:
+            self.health.beat()
+            await asyncio.sleep(HEARTBEAT_SECONDS)
 
     def request_exit(self) -> None:
         """Asks the worker to stop after its current batch. Thread-safe; also what SIGTERM does."""
@@ -171,6 +195,7 @@ class Worker:
         logger.info(
             "worker started: group %s, topics %s, bootstrap %s", settings.kafka_group_id, self._topics, settings.servers
         )
+        self.health.started = True
         self.started.set()
 
     async def _drain(self, main: asyncio.Task[None]) -> None:
@@ -190,6 +215,7 @@ class Worker:
     async def shutdown(self) -> None:
         """Leaves the group and stops every client; flushes the telemetry. Open Collector-path traces are not
         evaluated: their offsets were not committed, so the next owner of the partition re-reads them."""
+        self.health.group_member = False  # /readyz: draining, route nothing new here
         for name in ("_consumer", "_readback", "_producer"):
             client = getattr(self, name)
             setattr(self, name, None)
@@ -217,8 +243,10 @@ class Worker:
             except KafkaError as exc:  # e.g. a codec this process lacks: report it and keep trying, never skip data
                 logger.error("fetching from Kafka failed: %r", exc)
                 self.metrics.error(type(exc).__name__)
+                self.health.fetch_error = type(exc).__name__
                 await asyncio.sleep(_RETRY_BACKOFF_S)
                 continue
+            self.health.fetch_error = None
             ready = self.assembler.ready() if SOURCE_OTLP_SPANS in self.settings.sources else []
             if not batch and not ready:
                 continue
@@ -270,6 +298,7 @@ class Worker:
         evaluated_keys, records = await self._evaluate(work)
         if records or evaluated_keys:
             flushed = await asyncio.to_thread(self.telemetry.flush, self.settings.worker_flush_timeout)
+            self.health.telemetry_error = None if flushed else "telemetry_flush_timeout"
             if not flushed:
                 logger.warning("telemetry export did not finish within %g s", self.settings.worker_flush_timeout)
                 self.metrics.error("telemetry_flush_timeout")
@@ -355,6 +384,7 @@ class Worker:
 
     async def _on_revoked(self, revoked: set[Any]) -> None:
         assert self._batch_idle is not None
+        self.health.group_member = False
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._batch_idle.wait(), timeout=self.settings.kafka_session_timeout_ms / 2000)
         spans = [tp.partition for tp in revoked if self._topics.get(tp.topic) == SOURCE_OTLP_SPANS]
@@ -369,6 +399,7 @@ class Worker:
 
     async def _on_assigned(self, assigned: set[Any]) -> None:
         logger.info("partitions assigned: %s", sorted((tp.topic, tp.partition) for tp in assigned))
+        self.health.group_member = True
         if self._publisher is None or self._readback is None or not assigned:
             return
         self._readback_done.clear()

@@ -21,7 +21,7 @@ SOURCE_OTLP_SPANS: Final = "otlp_spans"
 """Consume OTLP protobuf spans the Collector's Kafka exporter writes (the Collector path)."""
 SOURCES: Final = (SOURCE_REQUESTS, SOURCE_OTLP_SPANS)
 
-TelemetryMode = Literal["otlp", "console", "none"]
+TelemetryMode = Literal["otlp", "prometheus", "console", "none"]
 
 
 class WorkerSettings(BaseSettings):
@@ -65,7 +65,12 @@ class WorkerSettings(BaseSettings):
     worker_dedup_readback: int = Field(
         default=10_000, ge=0, description="Results per partition read back on assignment (0 = off)."
     )
-    worker_telemetry: TelemetryMode = Field(default="otlp", description="otlp (OTEL_EXPORTER_OTLP_*), console, none.")
+    worker_telemetry: TelemetryMode = Field(
+        default="otlp", description="otlp (OTEL_EXPORTER_OTLP_*), prometheus (/metrics), console, none."
+    )
+    # All interfaces: a pod's probes and scrapes come from outside it.
+    worker_metrics_host: str = Field(default="0.0.0.0", description="Address of /healthz, /readyz and /metrics.")
+    worker_metrics_port: int = Field(default=9464, ge=0, le=65535, description="Port of /healthz, /readyz, /metrics.")
     worker_flush_timeout: float = Field(default=10.0, gt=0, description="Seconds to export a batch's telemetry.")
 
     trace_idle_timeout: float = Field(

@@ -2,7 +2,9 @@
 
 ``otlp`` uses the standard OTLP exporters, configured by the standard variables (``OTEL_EXPORTER_OTLP_ENDPOINT``,
 ``OTEL_EXPORTER_OTLP_{TRACES,LOGS,METRICS}_ENDPOINT``, ``_HEADERS``, ``_TIMEOUT``, ``_COMPRESSION``) and
-``OTEL_EXPORTER_OTLP_PROTOCOL`` (``http/protobuf``, the default, or ``grpc``). The resource comes from
+``OTEL_EXPORTER_OTLP_PROTOCOL`` (``http/protobuf``, the default, or ``grpc``). ``prometheus`` serves the metrics
+for a Prometheus scrape (the OpenTelemetry Python Prometheus exporter, ``otel-eval[prometheus]``; the worker serves
+them on ``/metrics``) and sends spans and events over OTLP only when an OTLP endpoint variable is set. The resource comes from
 ``OTEL_SERVICE_NAME`` / ``OTEL_RESOURCE_ATTRIBUTES``, with ``service.name=otel-eval-worker`` when neither names one
 (the Collector configs drop this service's traces from evaluation).
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -30,15 +33,22 @@ DEFAULT_SERVICE_NAME: Final = "otel-eval-worker"
 _PROTOCOL_VARIABLE: Final = "OTEL_EXPORTER_OTLP_PROTOCOL"
 _SERVICE_NAME_VARIABLE: Final = "OTEL_SERVICE_NAME"
 _RESOURCE_VARIABLE: Final = "OTEL_RESOURCE_ATTRIBUTES"
+_OTLP_ENDPOINT_VARIABLES: Final = (
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT",
+)
 
 
 @dataclass(slots=True)
 class WorkerTelemetry:
-    """The providers the worker emits through (None when telemetry is off)."""
+    """The providers the worker emits through (None when telemetry is off), and the Prometheus text of its metrics
+    in ``prometheus`` mode."""
 
     tracer_provider: TracerProvider | None = None
     logger_provider: LoggerProvider | None = None
     meter_provider: MeterProvider | None = None
+    metrics_text: Callable[[], bytes] | None = None
 
     def flush(self, timeout_seconds: float) -> bool:
         """Exports the buffered spans and result events. False when the exporters did not finish in time.
@@ -73,13 +83,15 @@ def worker_resource() -> Resource:
 
 
 def create_telemetry(mode: str, *, metric_interval_ms: int = 10_000) -> WorkerTelemetry:
-    """Providers for ``mode``: ``otlp``, ``console`` or ``none``.
+    """Providers for ``mode``: ``otlp``, ``prometheus``, ``console`` or ``none``.
 
     Raises:
-        ConfigurationError: an unknown mode or OTLP protocol.
+        ConfigurationError: an unknown mode or OTLP protocol, or ``prometheus`` without its exporter installed.
     """
     if mode == "none":
         return WorkerTelemetry()
+    if mode == "prometheus":
+        return _prometheus_telemetry()
     resource = worker_resource()
     span_exporter: Any
     log_exporter: Any
@@ -93,14 +105,38 @@ def create_telemetry(mode: str, *, metric_interval_ms: int = 10_000) -> WorkerTe
     elif mode == "otlp":
         span_exporter, log_exporter, metric_exporter = _otlp_exporters()
     else:
-        raise ConfigurationError(f"worker telemetry {mode!r}: expected otlp, console or none")
+        raise ConfigurationError(f"worker telemetry {mode!r}: expected otlp, prometheus, console or none")
+    tracer_provider, logger_provider = _trace_and_log_providers(resource, span_exporter, log_exporter)
+    reader = PeriodicExportingMetricReader(metric_exporter, export_interval_millis=metric_interval_ms)
+    meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+    return WorkerTelemetry(tracer_provider, logger_provider, meter_provider)
+
+
+def _trace_and_log_providers(resource: Resource, span_exporter: Any, log_exporter: Any) -> tuple[Any, Any]:
     tracer_provider = TracerProvider(resource=resource)
     tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
     logger_provider = LoggerProvider(resource=resource)
     logger_provider.add_log_record_processor(BatchLogRecordProcessor(log_exporter))
-    reader = PeriodicExportingMetricReader(metric_exporter, export_interval_millis=metric_interval_ms)
-    meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
-    return WorkerTelemetry(tracer_provider, logger_provider, meter_provider)
+    return tracer_provider, logger_provider
+
+
+def _prometheus_telemetry() -> WorkerTelemetry:
+    try:
+        from opentelemetry.exporter.prometheus import PrometheusMetricReader
+        from prometheus_client import CollectorRegistry, generate_latest
+    except ImportError as exc:
+        raise ConfigurationError(
+            "worker telemetry 'prometheus' needs the OpenTelemetry Prometheus exporter: "
+            "pip install 'otel-eval[prometheus]'"
+        ) from exc
+    resource = worker_resource()
+    registry = CollectorRegistry()
+    meter_provider = MeterProvider(resource=resource, metric_readers=[PrometheusMetricReader(registry=registry)])
+    tracer_provider = logger_provider = None
+    if any(os.environ.get(name, "").strip() for name in _OTLP_ENDPOINT_VARIABLES):
+        span_exporter, log_exporter, _ = _otlp_exporters()
+        tracer_provider, logger_provider = _trace_and_log_providers(resource, span_exporter, log_exporter)
+    return WorkerTelemetry(tracer_provider, logger_provider, meter_provider, lambda: generate_latest(registry))
 
 
 def _otlp_exporters() -> tuple[Any, Any, Any]:

@@ -3,15 +3,10 @@ The probe commands run for real against a loopback port."""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 from typing import Any
 
-import pytest
-
 from otel_eval import environment_variables
+from otel_eval.worker.health import HealthServer, WorkerHealth
 from otel_eval.worker.settings import WorkerSettings
 from tests.deploy import prometheus_names
 from tests.deploy.conftest import K8S_DIR, load_yaml_documents
@@ -122,23 +117,25 @@ def test_the_hpa_alternative_scales_on_the_emitted_lag_metric() -> None:
     assert metric["external"]["metric"]["name"] == "otel_eval_worker_consumer_lag"
 
 
-def _probe_command(probe: str) -> list[str]:
-    command: list[str] = _worker_container()[probe]["exec"]["command"]
-    assert command[0] == "python"
-    return [sys.executable, *command[1:]]
+def _probe(probe: str) -> tuple[str, int]:
+    """(path, port number) of an httpGet probe of the worker container."""
+    container = _worker_container()
+    get = container[probe]["httpGet"]
+    ports = {port["name"]: port["containerPort"] for port in container["ports"]}
+    return get["path"], ports.get(get["port"], get["port"])
 
 
-@pytest.mark.parametrize("probe", ["readinessProbe", "startupProbe"])
-def test_readiness_probe_passes_only_when_kafka_accepts_connections(probe: str) -> None:
-    with socket.socket() as listening:
-        listening.bind(("127.0.0.1", 0))
-        listening.listen()
-        port = listening.getsockname()[1]
-        env = {**os.environ, "OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS": f"127.0.0.1:{port},other:9092"}
-        assert subprocess.run(_probe_command(probe), env=env, timeout=30).returncode == 0
-    env = {**os.environ, "OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS": f"127.0.0.1:{port}"}  # closed now
-    assert subprocess.run(_probe_command(probe), env=env, capture_output=True, timeout=30).returncode != 0
+def test_the_probes_use_the_workers_health_endpoints_on_its_http_port() -> None:
+    assert _probe("livenessProbe")[0] == "/healthz"
+    assert _probe("readinessProbe")[0] == _probe("startupProbe")[0] == "/readyz"
+    port = int(_configmap()["data"].get("OTEL_EVAL_WORKER_METRICS_PORT", WorkerSettings().worker_metrics_port))
+    assert {_probe(p)[1] for p in ("livenessProbe", "readinessProbe", "startupProbe")} == {port}
 
 
-def test_liveness_probe_passes_while_pid_1_runs() -> None:
-    assert subprocess.run(_probe_command("livenessProbe"), timeout=30).returncode == 0
+def test_the_probe_paths_are_served_by_the_worker() -> None:
+    health = WorkerHealth()
+    server = HealthServer(health, "127.0.0.1", 0)
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        status, _, _ = server.respond(_probe(probe)[0])
+        assert status != 404, probe
+    server.stop()

@@ -104,6 +104,7 @@ def worker_settings(bootstrap: str, **overrides: Any) -> WorkerSettings:
         "worker_shutdown_timeout": 10.0,
         "worker_telemetry": "none",
         "worker_max_batch_size": 8,
+        "worker_metrics_port": 0,  # no HTTP endpoints: several test workers run in one process
     }
     values.update(overrides)
     return WorkerSettings(**values)
@@ -238,6 +239,7 @@ def _any_value(value: Any) -> Any:
 def start_worker_process(args: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
     """``otel-eval worker ARGS`` in a new Python process (its output goes to ``log_path``)."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "GOOGLE_", "GEMINI_"))}
+    full_env["OTEL_EVAL_WORKER_METRICS_PORT"] = "0"  # several test workers run on one machine
     full_env.update(env)
     full_env["PYTHONPATH"] = str(REPO)
     log = log_path.open("wb")

@@ -1,0 +1,115 @@
+"""The worker's HTTP endpoints: /healthz follows the event loop, /readyz the broker, group and telemetry, and
+/metrics serves the worker's metrics for a Prometheus scrape (``--telemetry prometheus``), on a real broker."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from otel_eval.metrics import EFFICIENCY_METRICS
+from otel_eval.worker.health import LOOP_STALL_SECONDS, HealthServer, WorkerHealth
+from tests._kafka import free_port, producer, random_topic, read_topic
+from tests.transport._requests import request
+from tests.worker._harness import start_worker_process
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def test_liveness_fails_when_the_event_loop_stops_beating() -> None:
+    clock = Clock()
+    health = WorkerHealth(clock)
+    assert health.liveness() == []
+    clock.now += LOOP_STALL_SECONDS + 1
+    assert health.liveness() == [f"event loop unresponsive for {LOOP_STALL_SECONDS + 1:.0f} s"]
+    health.beat()
+    assert health.liveness() == []
+
+
+def test_readiness_names_every_failing_check() -> None:
+    health = WorkerHealth()
+    assert health.readiness() == ["not connected to the broker yet"]
+    health.started = True
+    assert health.readiness() == ["not a member of the consumer group (joining or rebalancing)"]
+    health.group_member = True
+    assert health.readiness() == []
+    health.fetch_error, health.telemetry_error = "KafkaConnectionError", "telemetry_flush_timeout"
+    assert health.readiness() == [
+        "last fetch from the broker failed: KafkaConnectionError",
+        "last telemetry export failed: telemetry_flush_timeout",
+    ]
+
+
+def test_the_endpoints_answer_over_http() -> None:
+    health = WorkerHealth()
+    server = HealthServer(health, "127.0.0.1", 0).start()
+    base = f"http://127.0.0.1:{server.port}"
+    try:
+        assert _get(f"{base}/healthz") == (200, "ok\n")
+        assert _get(f"{base}/readyz") == (503, "not connected to the broker yet\n")
+        health.started = health.group_member = True
+        assert _get(f"{base}/readyz") == (200, "ok\n")
+        assert _get(f"{base}/metrics")[0] == 404  # not in prometheus mode
+    finally:
+        server.stop()
+    with_metrics = HealthServer(health, "127.0.0.1", 0, metrics_text=lambda: b"x_total 1\n").start()
+    try:
+        assert _get(f"http://127.0.0.1:{with_metrics.port}/metrics") == (200, "x_total 1\n")
+    finally:
+        with_metrics.stop()
+
+
+async def test_a_prometheus_mode_worker_serves_health_readiness_and_its_metrics(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    requests_topic, results_topic = random_topic("requests"), random_topic("results")
+    sent = [request(i) for i in range(3)]
+    async with producer(kafka_bootstrap, acks="all") as prod:
+        for item in sent:
+            await prod.send(requests_topic, value=item.model_dump_json().encode(), key=item.trace_id.encode())
+        await prod.flush()
+    port = free_port()
+    args = ["--bootstrap-servers", kafka_bootstrap, "--requests-topic", requests_topic]
+    args += ["--results-topic", results_topic, "--group-id", random_topic("group"), "--telemetry", "prometheus"]
+    args += ["--metrics-host", "127.0.0.1", "--metrics-port", str(port)]
+    process = start_worker_process(args, {"OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS": "6000"}, tmp_path / "worker.log")
+    base = f"http://127.0.0.1:{port}"
+    try:
+        await read_topic(kafka_bootstrap, results_topic, expected=len(sent) * len(EFFICIENCY_METRICS), timeout=60)
+        assert await asyncio.to_thread(_get, f"{base}/healthz") == (200, "ok\n")
+        assert await asyncio.to_thread(_get, f"{base}/readyz") == (200, "ok\n")
+        status, text = await asyncio.to_thread(_get, f"{base}/metrics")
+        assert status == 200
+        samples = {s.name: s for family in text_string_to_metric_families(text) for s in family.samples}
+        assert samples["otel_eval_invocations_evaluated_total"].value == len(sent)
+        assert samples["otel_eval_worker_results_published_total"].value == len(sent) * len(EFFICIENCY_METRICS)
+        assert "otel_eval_worker_batch_duration_seconds_bucket" in samples
+        results = [s for f in text_string_to_metric_families(text) for s in f.samples]
+        assert sum(s.value for s in results if s.name == "gen_ai_evaluation_results_total") == len(sent) * len(
+            EFFICIENCY_METRICS
+        )
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(process.wait, 30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    log = (tmp_path / "worker.log").read_text()
+    assert f"serving /healthz, /readyz, /metrics on port {port}" in log
