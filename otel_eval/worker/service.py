@@ -78,7 +78,7 @@ class Worker:
         self.settings = settings
         self.telemetry = telemetry or WorkerTelemetry()
         self.metrics = WorkerMetrics(self.telemetry.meter_provider)
-        self.core = core if core is not None else build_core(settings, self.telemetry, self.metrics)
+        self.core = core if core is not None else build_core(settings, self.telemetry)
         self.ledger = ResultLedger(settings.worker_dedup_cache_size)
         self.assembler = TraceAssembler(
             settings.trace_idle_timeout,
@@ -384,9 +384,9 @@ class Worker:
             self._readback_done.set()
 
 
-def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry, metrics: WorkerMetrics) -> RequestEvaluator:
+def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry) -> RequestEvaluator:
     """The shared evaluation core, configured from ``settings``, emitting through ``telemetry``'s providers; its
-    judge (the process-wide one, from the environment) reports its calls through ``metrics``.
+    judge is the process-wide one (from the environment), reporting its calls through ``telemetry``'s meter provider.
 
     Raises:
         ConfigurationError: bad criteria or eval set.
