@@ -22,6 +22,7 @@ import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, detach, set_value
@@ -52,6 +53,7 @@ from otel_eval.model import (
     case_status,
     content_text,
 )
+from otel_eval.worker.deadline import in_daemon_thread
 
 logger = logging.getLogger(__name__)
 
@@ -334,9 +336,13 @@ async def score_metric(
     actual: Sequence[TracedInvocation],
     *,
     timeout: float | None = None,
+    off_loop: bool = False,
 ) -> EvaluationResult:
     """``metric`` on ``actual`` (the conversation's invocations with the case's rubrics). Never raises: a metric
-    that cannot run, lacks its reference, raises or outlasts ``timeout`` seconds is NOT_EVALUATED with the reason."""
+    that cannot run, lacks its reference, raises or outlasts ``timeout`` seconds is NOT_EVALUATED with the reason.
+
+    With ``off_loop`` a metric that calls no judge (CPU-bound) runs on a worker thread, not on the event loop.
+    """
     evaluator = metric.evaluator
     if evaluator is None:
         return _not_evaluated(metric.problem or "metric cannot run", metric.problem_type or "configuration", actual)
@@ -347,10 +353,12 @@ async def score_metric(
     # skipped by the EvaluationSpanProcessor: the evaluator never evaluates itself.
     token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
     try:
-        return await asyncio.wait_for(
-            evaluator.evaluate(actual, conversation.expected, conversation_scenario=conversation.scenario),
-            timeout=timeout,
-        )
+        run = evaluator.evaluate(actual, conversation.expected, conversation_scenario=conversation.scenario)
+        if off_loop and not evaluator.info.requires_judge:
+            # CPU-bound: on its own thread. Past the timeout it is abandoned (NOT_EVALUATED) and ends on its own.
+            thread = in_daemon_thread(partial(asyncio.run, run), name=f"otel-eval-metric-{metric.name}")
+            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(thread)), timeout=timeout)
+        return await asyncio.wait_for(run, timeout=timeout)
     except asyncio.TimeoutError:
         reason = f"metric {metric.name} took longer than {timeout:g} s"
         return evaluator.not_evaluated(reason, count=len(actual), error_type="timeout")

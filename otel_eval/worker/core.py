@@ -162,11 +162,11 @@ class EvaluationCore:
         spans = self.emitters.spans
         timeout = self._metric_timeout
         if spans is None:
-            result = await score_metric(metric, conversation, actual, timeout=timeout)
+            result = await score_metric(metric, conversation, actual, timeout=timeout, off_loop=True)
             records = context.records(metric, result)
         else:
             with spans.evaluation_span(metric.name, first.trace_id, first.span_id) as span:
-                result = await score_metric(metric, conversation, actual, timeout=timeout)
+                result = await score_metric(metric, conversation, actual, timeout=timeout, off_loop=True)
                 records = context.records(metric, result)
                 _finish(span, records[0])
             for record in records[1:]:

@@ -1,0 +1,120 @@
+"""Running CPU-bound steps (decoding, rebuilding, deterministic metrics) off the caller's thread, with a deadline.
+
+Spans are untrusted: one record can take arbitrarily long to decode or rebuild. The event loop of a worker (or the
+processor's background thread) must not run such a step itself, or its consumer heartbeats (or the traces behind it)
+stop. :class:`DeadlineExecutor` runs each step on its own daemon thread and gives up waiting after ``timeout`` seconds.
+
+A Python thread cannot be killed. A step past its deadline keeps running on its thread until it ends by itself
+(every walk over a span tree is linear, so it does end); the caller abandons that thread and goes on with the next
+step on a new one, so the steps behind it are not delayed. Abandoned threads still share the GIL (the caller slows
+down; it is not stopped), and being daemons they never hold up the process's exit. At most ``max_abandoned`` of them may be alive at once: past that the executor reports itself
+:attr:`~DeadlineExecutor.exhausted`, and the worker stops so that its supervisor restarts the process (the records
+already given up on were dead-lettered and committed, so the restart does not meet them again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from otel_eval.errors import OtelEvalError
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DEFAULT_MAX_ABANDONED = 4
+
+
+class RecordTimeoutError(OtelEvalError):
+    """A record's CPU-bound step did not finish within its deadline (the record is dead-lettered or dropped)."""
+
+
+def in_daemon_thread(fn: Callable[[], T], *, name: str) -> concurrent.futures.Future[T]:
+    """Starts ``fn()`` on a new daemon thread (in a copy of the current context); its future holds the outcome.
+
+    Daemon, so that a step that never ends cannot keep the process from exiting (executor threads are joined at exit).
+    """
+    future: concurrent.futures.Future[T] = concurrent.futures.Future()
+    context = contextvars.copy_context()
+
+    def target() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            result = context.run(fn)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
+
+    threading.Thread(target=target, name=name, daemon=True).start()
+    return future
+
+
+class DeadlineExecutor:
+    """Runs CPU-bound steps one at a time, each on its own daemon thread with a deadline.
+
+    Args:
+        timeout: Seconds a step may take.
+        name: Thread name.
+        max_abandoned: Abandoned threads that may still be running before :attr:`exhausted` turns true.
+    """
+
+    def __init__(self, timeout: float, *, name: str, max_abandoned: int = DEFAULT_MAX_ABANDONED) -> None:
+        self.timeout = timeout
+        self._name = name
+        self._max_abandoned = max_abandoned
+        self._lock = threading.Lock()
+        self._abandoned: list[concurrent.futures.Future[Any]] = []
+        self.timeouts = 0
+
+    @property
+    def abandoned_running(self) -> int:
+        """Abandoned steps still running on their threads."""
+        with self._lock:
+            self._abandoned = [f for f in self._abandoned if not f.done()]
+            return len(self._abandoned)
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether more than ``max_abandoned`` abandoned steps are still running (the process should restart)."""
+        return self.abandoned_running > self._max_abandoned
+
+    def run(self, what: str, fn: Callable[[], T]) -> T:
+        """``fn()`` on its own thread, waiting at most :attr:`timeout` seconds. For synchronous callers.
+
+        Raises:
+            RecordTimeoutError: ``fn`` did not finish in time (its thread is abandoned).
+            Exception: whatever ``fn`` raised.
+        """
+        future = in_daemon_thread(fn, name=self._name)
+        try:
+            return future.result(timeout=self.timeout)
+        except concurrent.futures.TimeoutError:
+            raise self._abandon(future, what) from None
+
+    async def run_async(self, what: str, fn: Callable[[], T]) -> T:
+        """``fn()`` on its own thread, awaited at most :attr:`timeout` seconds; the event loop keeps running.
+
+        Raises:
+            RecordTimeoutError: ``fn`` did not finish in time (its thread is abandoned).
+            Exception: whatever ``fn`` raised.
+        """
+        future = in_daemon_thread(fn, name=self._name)
+        try:
+            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout=self.timeout)
+        except asyncio.TimeoutError:
+            raise self._abandon(future, what) from None
+
+    def _abandon(self, future: concurrent.futures.Future[Any], what: str) -> RecordTimeoutError:
+        with self._lock:
+            self._abandoned.append(future)
+            self.timeouts += 1
+        logger.error("%s took longer than %g s: given up (its thread is left to finish on its own)", what, self.timeout)
+        return RecordTimeoutError(f"{what} took longer than {self.timeout:g} s")
