@@ -105,6 +105,7 @@ HEADER_DEAD_LETTER_ERROR_TYPE: Final = "otel_eval.error.type"  # exception class
 HEADER_DEAD_LETTER_TOPIC: Final = "otel_eval.source.topic"
 HEADER_DEAD_LETTER_PARTITION: Final = "otel_eval.source.partition"
 HEADER_DEAD_LETTER_OFFSET: Final = "otel_eval.source.offset"
+HEADER_DEAD_LETTER_VALUE_BYTES: Final = "otel_eval.source.value_bytes"  # set when the value was too large to copy
 METRIC_TRACES_IDLE_FLUSHED: Final = "otel_eval.traces.idle_flushed"  # prom: otel_eval_traces_idle_flushed_total
 
 SCORE_HISTOGRAM_BUCKETS: Final[tuple[float, ...]] = (
