@@ -99,12 +99,9 @@ def _offline(spans: list[Any], eval_set: EvalSet, criteria: dict[str, Any]) -> d
         (folder / "trace.json").write_text(json.dumps(MessageToDict(encode_spans(spans))))
         (folder / "set.evalset.json").write_text(eval_set.model_dump_json())
         (folder / "config.json").write_text(json.dumps({"criteria": criteria}))
-        result = CliRunner().invoke(
-            main,
-            ["run", str(folder / "trace.json"), "--eval-set", str(folder / "set.evalset.json")]
-            + ["--config", str(folder / "config.json"), "--output", "json"],
-            catch_exceptions=False,
-        )
+        args = ["run", folder / "trace.json", "--eval-set", folder / "set.evalset.json"]
+        args += ["--config", folder / "config.json", "--output", "json"]
+        result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
     assert result.exit_code in (0, 1), result.stderr
     found = {}
     for conversation in json.loads(result.stdout)["results"]:
