@@ -53,11 +53,14 @@ from otel_eval.model import (
     case_status,
     content_text,
 )
-from otel_eval.worker.deadline import in_daemon_thread
+from otel_eval.worker.deadline import DaemonThreadPool, run_coroutine
 
 logger = logging.getLogger(__name__)
 
 TRAJECTORY_METRIC = "tool_trajectory_avg_score"
+
+_METRIC_THREADS = DaemonThreadPool(4, name="otel-eval-metric")
+"""Where the workers run metrics that call no judge (CPU-bound), off their event loops."""
 
 _CONFIG_KEYS = {"criteria", "custom_metrics", "user_simulator_config", "live_model_config"}
 
@@ -355,9 +358,9 @@ async def score_metric(
     try:
         run = evaluator.evaluate(actual, conversation.expected, conversation_scenario=conversation.scenario)
         if off_loop and not evaluator.info.requires_judge:
-            # CPU-bound: on its own thread. Past the timeout it is abandoned (NOT_EVALUATED) and ends on its own.
-            thread = in_daemon_thread(partial(asyncio.run, run), name=f"otel-eval-metric-{metric.name}")
-            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(thread)), timeout=timeout)
+            # CPU-bound: on a metric thread. Past the timeout it is abandoned (NOT_EVALUATED) and ends on its own.
+            done = _METRIC_THREADS.submit(partial(run_coroutine, run))
+            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(done)), timeout=timeout)
         return await asyncio.wait_for(run, timeout=timeout)
     except asyncio.TimeoutError:
         reason = f"metric {metric.name} took longer than {timeout:g} s"
