@@ -1,11 +1,11 @@
-"""Grouping rebuilt invocations into conversations, and pairing a conversation with its golden eval case."""
+"""Grouping rebuilt invocations into conversations (pairing them with eval cases is :mod:`otel_eval.evaluation`'s)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from otel_eval.model import EvalCase, EvalSet, Invocation, Rubric, TracedInvocation, content_text
+from otel_eval.model import ConversationScenario, EvalCase, Invocation, Rubric, TracedInvocation, content_text
 
 
 @dataclass(slots=True)
@@ -15,6 +15,8 @@ class Conversation:
     invocations: list[TracedInvocation]
     session_id: str | None = None
     eval_case: EvalCase | None = None
+    expected: list[Invocation] | None = None
+    """The paired case's expected invocations (None: no case, or a case with only a conversation scenario)."""
     pairing_note: str | None = field(default=None)
     """Why no eval case was paired, when an eval set was given but none matched."""
 
@@ -29,9 +31,9 @@ class Conversation:
         return content_text(self.invocations[0].invocation.user_content) if self.invocations else ""
 
     @property
-    def expected(self) -> list[Invocation] | None:
-        """The paired case's conversation, or None."""
-        return None if self.eval_case is None else self.eval_case.conversation
+    def scenario(self) -> ConversationScenario | None:
+        """The paired case's conversation scenario (user-simulator cases), or None."""
+        return None if self.eval_case is None else self.eval_case.conversation_scenario
 
 
 def group_conversations(invocations: Iterable[TracedInvocation]) -> list[Conversation]:
@@ -48,48 +50,12 @@ def group_conversations(invocations: Iterable[TracedInvocation]) -> list[Convers
     return conversations
 
 
-def _normalise(text: str) -> str:
-    return text.strip().casefold()
-
-
-def find_eval_case(eval_set: EvalSet, first_user_text: str, eval_id: str | None = None) -> tuple[EvalCase | None, str]:
-    """The case for a conversation: ``eval_id`` when given, the only case, else the case whose first user text equals
-    the conversation's (ignoring case and surrounding space). Returns the case (or None) and a note saying how."""
-    cases = eval_set.eval_cases
-    if eval_id is not None:
-        for case in cases:
-            if case.eval_id == eval_id:
-                return case, f"eval case {eval_id!r} chosen by --eval-id"
-        return None, f"eval set {eval_set.eval_set_id!r} has no case {eval_id!r}"
-    if len(cases) == 1:
-        return cases[0], "the eval set's only case"
-    wanted = _normalise(first_user_text)
-    for case in cases:
-        if case.conversation and _normalise(content_text(case.conversation[0].user_content)) == wanted:
-            return case, "matched on the first user message"
-        if case.conversation_scenario and _normalise(case.conversation_scenario.starting_prompt) == wanted:
-            return case, "matched on the scenario's starting prompt"
-    return None, f"no case of eval set {eval_set.eval_set_id!r} starts with the user message {first_user_text[:60]!r}"
-
-
-def pair_conversations(
-    conversations: Sequence[Conversation], eval_set: EvalSet | None, eval_id: str | None = None
-) -> None:
-    """Sets ``eval_case`` (or ``pairing_note``) on each conversation."""
-    if eval_set is None:
-        return
-    for conversation in conversations:
-        case, note = find_eval_case(eval_set, conversation.first_user_text, eval_id)
-        conversation.eval_case = case
-        conversation.pairing_note = None if case else note
-
-
 def with_case_rubrics(conversation: Conversation) -> list[TracedInvocation]:
     """Actual invocations with the case's and the expected invocations' rubrics copied on, as ADK's eval service does."""
     case = conversation.eval_case
     if case is None:
         return conversation.invocations
-    expected = case.conversation or []
+    expected = conversation.expected or []
     result = []
     for index, traced in enumerate(conversation.invocations):
         rubrics: list[Rubric] = list(traced.invocation.rubrics or [])

@@ -123,6 +123,10 @@ OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT: Final = "OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT"
 OTEL_EVAL_WORKER_SOURCES: Final = "OTEL_EVAL_WORKER_SOURCES"
 """Comma-separated topics kinds the worker consumes: ``requests`` (default), ``otlp_spans`` (the Collector path)."""
 
+OTEL_EVAL_WORKER_RECORD_TIMEOUT: Final = "OTEL_EVAL_WORKER_RECORD_TIMEOUT"
+"""Seconds a worker may spend decoding or rebuilding one record off its event loop before the record is
+dead-lettered (reason in the headers) and the partition moves on. Default 30."""
+
 OTEL_EVAL_WORKER_MAX_BATCH_SIZE: Final = "OTEL_EVAL_WORKER_MAX_BATCH_SIZE"
 """Records a worker fetches per batch; offsets are committed after each batch. Default 64."""
 

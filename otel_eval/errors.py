@@ -33,11 +33,3 @@ class JudgeError(OtelEvalError):
         super().__init__(message)
         self.error_type = error_type
         self.retriable = retriable
-
-
-class TransportError(OtelEvalError):
-    """A failure to hand an evaluation request or result to its transport."""
-
-    def __init__(self, message: str, *, retriable: bool = True) -> None:
-        super().__init__(message)
-        self.retriable = retriable

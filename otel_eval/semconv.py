@@ -57,6 +57,9 @@ DROP_MAX_SPANS_PER_TRACE: Final = "max_spans_per_trace"
 DROP_MAX_BUFFER_BYTES: Final = "max_buffer_bytes"
 DROP_SHUTDOWN: Final = "shutdown"
 DROP_RECONSTRUCTION_ERROR: Final = "reconstruction_error"
+DROP_REBUILD_TIMEOUT: Final = "rebuild_timeout"  # rebuilding a trace's invocations took past its deadline
+DROP_RECORD_TIMEOUT: Final = "record_timeout"  # the worker gave up decoding or rebuilding a record (dead-lettered)
+DROP_UNREADABLE: Final = "unreadable"  # the worker could not parse a record (dead-lettered)
 DROP_EVALUATION_ERROR: Final = "evaluation_error"  # the worker core itself failed on a request
 DROP_TRANSPORT_QUEUE_FULL: Final = "transport_queue_full"
 DROP_TRANSPORT_ERROR: Final = "transport_error"
@@ -107,6 +110,7 @@ HEADER_DEAD_LETTER_ERROR_TYPE: Final = "otel_eval.error.type"  # exception class
 HEADER_DEAD_LETTER_TOPIC: Final = "otel_eval.source.topic"
 HEADER_DEAD_LETTER_PARTITION: Final = "otel_eval.source.partition"
 HEADER_DEAD_LETTER_OFFSET: Final = "otel_eval.source.offset"
+HEADER_DEAD_LETTER_VALUE_BYTES: Final = "otel_eval.source.value_bytes"  # set when the value was too large to copy
 METRIC_TRACES_IDLE_FLUSHED: Final = "otel_eval.traces.idle_flushed"  # prom: otel_eval_traces_idle_flushed_total
 
 SCORE_HISTOGRAM_BUCKETS: Final[tuple[float, ...]] = (

@@ -7,6 +7,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from otel_eval.evaluation import ConversationReport, MetricOutcome
 from otel_eval.model import (
     EvalCaseResult,
     EvalMetricResult,
@@ -16,7 +17,6 @@ from otel_eval.model import (
     EvaluationResult,
     PerInvocationResult,
 )
-from otel_eval.runner import ConversationReport, MetricOutcome
 
 
 def _metric_result(outcome: MetricOutcome, score: float | None, status: object, source: object) -> EvalMetricResult:
@@ -29,8 +29,8 @@ def _metric_result(outcome: MetricOutcome, score: float | None, status: object, 
     return EvalMetricResult.model_validate(
         {
             "metric_name": outcome.metric.name,
-            "threshold": evaluator.threshold,
-            "criterion": evaluator.criterion,
+            "threshold": outcome.threshold,
+            "criterion": evaluator.criterion if evaluator is not None else None,
             "score": score,
             "eval_status": status,
             "details": details,

@@ -23,12 +23,20 @@ from otel_eval.cli._common import (
     truncate,
 )
 from otel_eval.cli._results_dir import write_results
-from otel_eval.conversations import group_conversations, pair_conversations
+from otel_eval.conversations import group_conversations
 from otel_eval.errors import ConfigurationError, InputError
+from otel_eval.evaluation import (
+    ConversationReport,
+    MetricOutcome,
+    build_plan,
+    criteria_from,
+    evaluate_conversations,
+    pair_conversations,
+    select_criteria,
+)
 from otel_eval.metrics import default_registry
 from otel_eval.model import EvalConfig, EvalSet, EvalStatus
 from otel_eval.model.loading import load_eval_config, load_eval_set
-from otel_eval.runner import ConversationReport, MetricOutcome, build_plan, evaluate_conversations, select_criteria
 
 if TYPE_CHECKING:
     from otel_eval.judge.client import JudgeClient
@@ -211,11 +219,12 @@ def run(
     probe = not metrics and not (config and config.criteria) and eval_set is None
     judge = _make_judge(judge_settings) if probe else None
     try:
+        # Offline an eval set means ADK's defaults (as ADK's AgentEvaluator); judged defaults only without one.
         criteria = select_criteria(
-            config=config,
+            criteria_from(config) if config is not None and config.criteria else None,
             metric_names=metrics,
-            have_eval_set=eval_set is not None,
-            judge_configured=judge is not None and judge.configured,
+            with_reference=eval_set is not None,
+            with_judge=eval_set is None and judge is not None and judge.configured,
             registry=registry,
         )
         if judge is None and any(registry.info(name).requires_judge for name in criteria):
@@ -268,6 +277,9 @@ def _evaluate(
             click.echo("error: the trace files hold no spans", err=True)
         return []
     pair_conversations(conversations, eval_set, eval_id)
+    if eval_set is None:
+        for conversation in conversations:
+            conversation.pairing_note = "no reference: pass --eval-set with a matching eval case"
     if len(conversations) >= PROGRESS_MIN_CONVERSATIONS and stderr().is_terminal:
         from rich.progress import Progress  # deferred: rich is only loaded when a progress bar is shown
 

@@ -12,6 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, detach, set_value
 from opentelemetry.sdk.trace import ReadableSpan
@@ -24,9 +25,13 @@ from otel_eval.processor._requests import RequestBuilder
 from otel_eval.processor._selection import is_local_root, is_own_traffic
 from otel_eval.transport.base import DuplicateLogFilter, InvocationExporter
 from otel_eval.transport.messages import EvaluationRequest
+from otel_eval.worker.deadline import DeadlineExecutor, RecordTimeoutError
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
+
+DEFAULT_REBUILD_TIMEOUT = 30.0
+"""Seconds one trace's invocations may take to rebuild before the trace is dropped."""
 
 RootKey = tuple[int, int]
 """(trace id, span id) of a local root span."""
@@ -49,6 +54,9 @@ class SpanAssembler:
         idle_timeout: Seconds after a trace's last span before it is handed on without its root.
         suppressed: Span ids started under suppressed instrumentation (written by ``on_start``), skipped here.
         enricher: Root-span enrichment, when the processor wraps the user's exporting processor.
+        rebuild_timeout: Seconds one trace's rebuild may take. It runs on its own thread; past the deadline the trace
+            is dropped (``rebuild_timeout``) and its thread abandoned to finish on its own (threads cannot be killed;
+            see :mod:`otel_eval.worker.deadline`), so the traces behind it are not delayed.
     """
 
     def __init__(
@@ -61,6 +69,7 @@ class SpanAssembler:
         idle_timeout: float,
         suppressed: dict[int, None],
         enricher: RootSpanEnricher | None,
+        rebuild_timeout: float = DEFAULT_REBUILD_TIMEOUT,
     ) -> None:
         self.buffers = buffers
         self._builder = builder
@@ -69,6 +78,7 @@ class SpanAssembler:
         self._idle_timeout = idle_timeout
         self._suppressed = suppressed
         self._enricher = enricher
+        self.rebuild = DeadlineExecutor(rebuild_timeout, name="otel-eval-rebuild")
 
     def step(
         self,
@@ -171,7 +181,12 @@ class SpanAssembler:
             spans = []
         if spans and self._builder.filters.root_allowed(top_span_names(spans)):
             try:
-                requests = self._builder.build(spans)
+                requests = self.rebuild.run(
+                    f"rebuilding a trace of {len(spans)} spans", partial(self._builder.build, spans)
+                )
+            except RecordTimeoutError:  # a pathological trace: dropped, and the traces behind it go on at once
+                self._pipeline.invocations_dropped(semconv.DROP_REBUILD_TIMEOUT)
+                self._pipeline.spans_dropped(semconv.DROP_REBUILD_TIMEOUT, len(spans))
             except Exception:  # one malformed trace must not stop the others
                 logger.exception("could not rebuild the invocations of a trace")
                 self._pipeline.invocations_dropped(semconv.DROP_RECONSTRUCTION_ERROR)

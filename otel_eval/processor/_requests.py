@@ -9,12 +9,12 @@ from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
 
-from otel_eval.model import BaseCriterion, EvalSet, TracedInvocation, content_text
+from otel_eval.evaluation import pair_invocations
+from otel_eval.model import BaseCriterion, EvalSet, TracedInvocation
 from otel_eval.processor._selection import InvocationFilters
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import spans_from_readable
 from otel_eval.transport.messages import EvaluationRequest
-from otel_eval.worker.core import find_golden_turn
 
 logger = logging.getLogger(__name__)
 
@@ -26,7 +26,8 @@ class RequestBuilder:
     Args:
         filters: Agent-name filter (the root-span-name filter is applied before rebuilding).
         criteria: Criteria sent with each request (None: the worker's own).
-        eval_set: Golden cases; an invocation whose user text matches a case's turn carries that case.
+        eval_set: Golden cases; an invocation that pairs with a case (:func:`otel_eval.evaluation.pair_invocations`)
+            carries that case.
     """
 
     filters: InvocationFilters
@@ -53,10 +54,7 @@ class RequestBuilder:
         criteria: dict[str, Any] | None = None
         if self.criteria is not None:
             criteria = {name: c.model_dump(mode="json", exclude_unset=True) for name, c in self.criteria.items()}
-        eval_case = None
-        if self.eval_set is not None:
-            found = find_golden_turn(self.eval_set.eval_cases, content_text(invocation.invocation.user_content))
-            eval_case = found[0] if found else None
+        eval_case = pair_invocations([invocation], self.eval_set).case
         return EvaluationRequest(
             invocations=[invocation],
             criteria=criteria,

@@ -22,6 +22,7 @@ from otel_eval import semconv
 from otel_eval.emit import Emitters, RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.evaluation import criteria_from
 from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.model import EvalConfig, EvalSet
 from otel_eval.model.loading import load_eval_set
@@ -33,7 +34,7 @@ from otel_eval.processor._selection import InvocationFilters, is_local_root, is_
 from otel_eval.processor._settings import ProcessorSettings
 from otel_eval.transport.base import DuplicateLogFilter, InvocationExporter
 from otel_eval.transport.embedded import EmbeddedInvocationExporter
-from otel_eval.worker.core import EvaluationCore, criteria_from
+from otel_eval.worker.core import EvaluationCore
 
 logger = logging.getLogger(__name__)
 

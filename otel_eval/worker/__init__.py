@@ -10,7 +10,9 @@ Service guarantees, in short (details in :mod:`.results` and :mod:`.collector_pa
   are skipped. The remaining window is a crash between exporting a batch's telemetry and publishing its results:
   that batch's telemetry is then emitted twice, never lost. Results-topic consumers de-duplicate exactly by
   ``result_id``.
-* **Poison messages** go to the dead-letter topic with the error in headers; the worker moves on.
+* **Poison messages** go to the dead-letter topic with the error in headers; the worker moves on. So do records whose
+  decoding, parsing or rebuilding (run off the event loop) outlasts ``worker_record_timeout``
+  (:mod:`.deadline`): heartbeats go on meanwhile, so a hostile trace never stalls the group.
 * **Collector path.** ``otlp_spans`` messages are assembled into traces with an idle timeout; offsets are held back
   to the first message of any still-open trace, so a crash re-reads unfinished traces.
 * **SIGTERM** stops intake and finishes the current batch within ``worker_shutdown_timeout`` seconds.

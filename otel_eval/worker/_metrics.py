@@ -64,10 +64,11 @@ class WorkerMetrics:
         self._batch_duration.record(seconds, {semconv.OTEL_EVAL_SOURCE: source})
         self._count("batches", 1)
 
-    def dead_lettered(self, topic: str) -> None:
-        """One message went to the dead-letter topic."""
-        self._dead_letters.add(1, {semconv.KAFKA_TOPIC: topic})
+    def dead_lettered(self, topic: str, reason: str = semconv.DROP_UNREADABLE) -> None:
+        """One message went to the dead-letter topic, for ``reason`` (unreadable, or past its deadline)."""
+        self._dead_letters.add(1, {semconv.KAFKA_TOPIC: topic, semconv.OTEL_EVAL_DROP_REASON: reason})
         self._count("dead_letters", 1)
+        self._count(f"dead_letters.{reason}", 1)
 
     def duplicates_skipped(self, count: int) -> None:
         """Invocations skipped as already evaluated."""

@@ -19,6 +19,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from otel_eval import semconv
 from otel_eval.errors import InputError
@@ -49,18 +50,25 @@ def parse_otlp_spans(value: bytes | None, source: str) -> list[Span]:
 
 
 def without_evaluator_spans(spans: Sequence[Span]) -> list[Span]:
-    """``spans`` minus otel-eval's own (scope ``otel_eval``) and their descendants among ``spans``."""
-    own = {s.span_id for s in spans if s.scope_name == semconv.INSTRUMENTATION_SCOPE}
+    """``spans`` minus otel-eval's own (scope ``otel_eval``) and their descendants among ``spans``.
+
+    Linear in the number of spans and safe with cycles in parent links: each span is visited once from its parent.
+    """
+    own = [s.span_id for s in spans if s.scope_name == semconv.INSTRUMENTATION_SCOPE]
     if not own:
         return list(spans)
-    changed = True
-    while changed:
-        changed = False
-        for span in spans:
-            if span.span_id not in own and span.parent_span_id in own:
-                own.add(span.span_id)
-                changed = True
-    return [s for s in spans if s.span_id not in own]
+    children: dict[str, list[str]] = {}
+    for span in spans:
+        if span.parent_span_id:
+            children.setdefault(span.parent_span_id, []).append(span.span_id)
+    dropped = set(own)
+    stack = list(own)
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            if child not in dropped:
+                dropped.add(child)
+                stack.append(child)
+    return [s for s in spans if s.span_id not in dropped]
 
 
 @dataclass(slots=True)
@@ -75,6 +83,9 @@ class AssembledTrace:
     dropped_spans: int = 0
     span_ids: set[str] = field(default_factory=set)
     """Spans already gathered: a message read twice (after a retry) adds nothing."""
+    messages: dict[tuple[int, int], Any] = field(default_factory=dict)
+    """(partition, offset) -> the Kafka record that carried spans of this trace (dead-lettered if it cannot be
+    rebuilt in time)."""
 
     @property
     def partition(self) -> int:
@@ -111,8 +122,8 @@ class TraceAssembler:
     def __len__(self) -> int:
         return len(self._open)
 
-    def add(self, partition: int, offset: int, spans: Iterable[Span]) -> None:
-        """Adds the spans of the message at ``partition``/``offset``."""
+    def add(self, partition: int, offset: int, spans: Iterable[Span], message: Any = None) -> None:
+        """Adds the spans of the message at ``partition``/``offset`` (``message``: the Kafka record itself)."""
         now = self._clock()
         for span in without_evaluator_spans(list(spans)):
             trace = self._open.get(span.trace_id)
@@ -124,6 +135,8 @@ class TraceAssembler:
                 trace = self._open[span.trace_id] = AssembledTrace(trace_id=span.trace_id)
             trace.last_seen = now
             trace.first_offsets.setdefault(partition, offset)
+            if message is not None:
+                trace.messages.setdefault((partition, offset), message)
             if span.span_id in trace.span_ids:
                 continue
             if len(trace.spans) >= self.max_spans_per_trace:

@@ -3,16 +3,12 @@
 The embedded worker (in the agent's process) and the Kafka worker service run this same code, so nothing about
 metric selection, scoring or emission differs between the two modes.
 
-Metric selection for a request, in order:
-
-1. the request's own ``criteria``, else the core's configured criteria (ADK ``EvalConfig`` form), else the
-   defaults: ADK's reference metrics (``tool_trajectory_avg_score`` 1.0, ``response_match_score`` 0.8) when the
-   invocation matches a golden eval case, plus ``hallucinations_v1`` and ``safety_v1`` when judge credentials are
-   configured;
-2. ADK's informational efficiency metrics are always added;
-3. metrics that need a reference run only on invocations matched to a golden eval case (the request's
-   ``eval_case`` or a case of the core's eval set whose turn has the same user text); on other invocations they are
-   skipped, not reported, so live traffic outside the eval set does not flood the results with ``not_evaluated``.
+Criteria selection, the metric plan, golden-case pairing and scoring are :mod:`otel_eval.evaluation`'s, the same code
+``otel-eval run`` uses. For a request: its own ``criteria``, else the core's configured criteria, else the defaults
+(ADK's reference metrics when an eval case pairs, plus ``hallucinations_v1`` and ``safety_v1`` when judge credentials
+are configured), with ADK's informational efficiency metrics always added. The request's ``eval_case`` is its chosen
+case; otherwise the core's eval set pairs by the pairing rule. Metrics that need a reference are skipped (not
+reported) on requests no case pairs with.
 """
 
 from __future__ import annotations
@@ -20,11 +16,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-
-from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, detach, set_value
 
 from otel_eval import semconv
 from otel_eval.conversations import Conversation, with_case_rubrics
@@ -32,26 +26,25 @@ from otel_eval.emit import Emitters
 from otel_eval.emit.attributes import score_label, score_verdict
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.spans import EvaluationSpan
-from otel_eval.errors import ConfigurationError
-from otel_eval.metrics import (
-    EFFICIENCY_METRICS,
-    REFERENCE_FREE_JUDGE_METRICS,
-    Evaluator,
-    MetricRegistry,
-    default_registry,
+from otel_eval.evaluation import (
+    MetricPlan,
+    PlannedMetric,
+    build_plan,
+    criteria_from,
+    lacks_reference,
+    pair_invocations,
+    score_metric,
+    select_criteria,
 )
+from otel_eval.metrics import Evaluator, MetricRegistry, default_registry
 from otel_eval.model import (
-    DEFAULT_EVAL_CONFIG,
     BaseCriterion,
-    EvalCase,
     EvalConfig,
     EvalSet,
     EvalStatus,
     EvaluationResult,
-    Invocation,
     PerInvocationResult,
     TracedInvocation,
-    content_text,
 )
 from otel_eval.transport.messages import EvaluationRecord, EvaluationRequest, result_id
 
@@ -67,71 +60,6 @@ def judge_is_configured(judge: Any = None) -> bool:
 
         judge = default_judge()
     return bool(getattr(judge, "configured", False))
-
-
-def criteria_from(value: Mapping[str, Any] | EvalConfig | None) -> dict[str, BaseCriterion] | None:
-    """ADK criteria (``{metric: threshold | criterion}``, ``{"criteria": {...}}`` or an ``EvalConfig``), parsed.
-
-    Raises:
-        ConfigurationError: not an ADK criteria mapping.
-    """
-    if value is None:
-        return None
-    if isinstance(value, EvalConfig):
-        config = value
-    else:
-        data = dict(value)
-        if set(data) <= {"criteria", "custom_metrics", "user_simulator_config", "live_model_config"} and isinstance(
-            data.get("criteria"), Mapping
-        ):
-            data = dict(data["criteria"])
-        try:
-            config = EvalConfig.model_validate({"criteria": data})
-        except ValueError as exc:
-            raise ConfigurationError(f"criteria: {exc}") from exc
-    return {name: config.criterion_for(name) for name in config.criteria}
-
-
-def _normalise(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
-def find_golden_turn(eval_cases: Sequence[EvalCase], user_text: str) -> tuple[EvalCase, int] | None:
-    """The first case turn whose user text equals ``user_text`` (ignoring case and whitespace runs), or None."""
-    wanted = _normalise(user_text)
-    if not wanted:
-        return None
-    for case in eval_cases:
-        for index, turn in enumerate(case.conversation or []):
-            if _normalise(content_text(turn.user_content)) == wanted:
-                return case, index
-    return None
-
-
-def _pair_by_user_text(
-    eval_cases: Sequence[EvalCase], invocations: Sequence[TracedInvocation]
-) -> tuple[EvalCase, list[Invocation]] | None:
-    """The case whose turns have every invocation's user text, with the matching turns; None otherwise."""
-    case: EvalCase | None = None
-    expected: list[Invocation] = []
-    for traced in invocations:
-        search = eval_cases if case is None else [case]
-        found = find_golden_turn(search, content_text(traced.invocation.user_content))
-        if found is None:
-            return None
-        case = found[0]
-        expected.append((case.conversation or [])[found[1]])
-    return (case, expected) if case is not None else None
-
-
-@dataclass(frozen=True, slots=True)
-class _Metric:
-    """A metric to run: its evaluator, or why it cannot run."""
-
-    name: str
-    evaluator: Evaluator | None
-    problem: str | None = None
-    problem_type: str | None = None
 
 
 class EvaluationCore:
@@ -172,23 +100,9 @@ class EvaluationCore:
         self.emitters = emitters if emitters is not None else Emitters.create()
         self._pipeline = pipeline
         self._metric_timeout = metric_timeout_seconds
-        self._plans: dict[str, list[_Metric]] = {}
+        self._plans: dict[str, MetricPlan] = {}
         if self._criteria is not None:
-            for metric in self._plan(self._criteria, with_reference=True):
-                if metric.evaluator is None:
-                    raise ConfigurationError(metric.problem or f"metric {metric.name!r} cannot run")
-
-    @property
-    def eval_set(self) -> EvalSet | None:
-        """The golden cases used for online reference metrics."""
-        return self._eval_set
-
-    def match_eval_case(self, invocation: TracedInvocation) -> EvalCase | None:
-        """The eval-set case with a turn whose user text equals ``invocation``'s, or None."""
-        if self._eval_set is None:
-            return None
-        found = find_golden_turn(self._eval_set.eval_cases, content_text(invocation.invocation.user_content))
-        return found[0] if found else None
+            build_plan(self._criteria, registry=self._registry, judge=self._judge)  # bad criteria fail here
 
     async def evaluate(self, request: EvaluationRequest) -> list[EvaluationRecord]:
         """Scores ``request``, emits every record, and returns them. Never raises."""
@@ -204,43 +118,25 @@ class EvaluationCore:
         invocations = list(request.invocations)
         if not invocations:
             return []
-        eval_case, expected = self._expected_for(request, invocations)
+        pairing = pair_invocations(invocations, self._eval_set, chosen=request.eval_case)
+        conversation = Conversation(invocations=invocations, eval_case=pairing.case, expected=pairing.expected)
         criteria = criteria_from(request.criteria) if request.criteria is not None else self._criteria
-        metrics = self._metrics_for(criteria, with_reference=expected is not None)
-        actual = with_case_rubrics(Conversation(invocations=invocations, eval_case=eval_case))
-        scenario = eval_case.conversation_scenario if eval_case is not None else None
-        eval_set_id = request.eval_set_id or (self._eval_set.eval_set_id if self._eval_set and eval_case else None)
+        plan = self._plan_for(criteria, with_reference=pairing.case is not None)
+        actual = with_case_rubrics(conversation)
+        case = pairing.case
+        eval_set_id = request.eval_set_id or (self._eval_set.eval_set_id if self._eval_set and case else None)
         context = _RecordContext(
-            invocations=invocations,
-            eval_id=eval_case.eval_id if eval_case else None,
-            eval_set_id=eval_set_id,
+            invocations=invocations, eval_id=case.eval_id if case else None, eval_set_id=eval_set_id
         )
-        results = await asyncio.gather(
-            *(self._run_metric(metric, actual, expected, scenario, context) for metric in metrics)
-        )
+        metrics = [m for m in plan.metrics if not lacks_reference(m, conversation)]
+        results = await asyncio.gather(*(self._run_metric(m, conversation, actual, context) for m in metrics))
         records = [record for metric_records in results for record in metric_records]
         self.emitters.deliver(records)
         if self._pipeline is not None:
             self._pipeline.evaluated(len(invocations))
         return records
 
-    def _expected_for(
-        self, request: EvaluationRequest, invocations: list[TracedInvocation]
-    ) -> tuple[EvalCase | None, list[Invocation] | None]:
-        """The golden case and each invocation's expected turn; (case, None) when they cannot all be paired."""
-        if request.eval_case is not None:
-            case = request.eval_case
-            paired = _pair_by_user_text([case], invocations)
-            if paired is not None:
-                return paired
-            turns = case.conversation or []
-            # The sender chose this case; with as many turns as invocations they pair by position.
-            return case, (list(turns) if turns and len(turns) == len(invocations) else None)
-        if self._eval_set is None:
-            return None, None
-        return _pair_by_user_text(self._eval_set.eval_cases, invocations) or (None, None)
-
-    def _metrics_for(self, criteria: dict[str, BaseCriterion] | None, *, with_reference: bool) -> list[_Metric]:
+    def _plan_for(self, criteria: dict[str, BaseCriterion] | None, *, with_reference: bool) -> MetricPlan:
         key = json.dumps(
             None if criteria is None else {name: c.model_dump(mode="json") for name, c in criteria.items()},
             sort_keys=True,
@@ -248,48 +144,30 @@ class EvaluationCore:
         key = f"{with_reference}:{key}"
         plan = self._plans.get(key)
         if plan is None:
-            selected: dict[str, BaseCriterion | None] = dict(criteria) if criteria is not None else {}
-            if criteria is None:
-                if with_reference:
-                    selected = {name: DEFAULT_EVAL_CONFIG.criterion_for(name) for name in DEFAULT_EVAL_CONFIG.criteria}
-                if self._judge_configured:
-                    selected.update({name: None for name in REFERENCE_FREE_JUDGE_METRICS if name in self._registry})
-            plan = self._plan(selected, with_reference=with_reference)
+            selected = select_criteria(
+                criteria, with_reference=with_reference, with_judge=self._judge_configured, registry=self._registry
+            )
+            plan = build_plan(selected, registry=self._registry, judge=self._judge, strict=False)
             if len(self._plans) < 256:
                 self._plans[key] = plan
         return plan
 
-    def _plan(self, criteria: Mapping[str, BaseCriterion | None], *, with_reference: bool) -> list[_Metric]:
-        selected: dict[str, BaseCriterion | None] = dict(criteria)
-        for name in EFFICIENCY_METRICS:
-            if name in self._registry:
-                selected.setdefault(name, None)
-        plan = []
-        for name, criterion in selected.items():
-            try:
-                if self._registry.info(name).requires_reference and not with_reference:
-                    continue
-                plan.append(_Metric(name, self._registry.create(name, criterion, judge=self._judge)))
-            except ConfigurationError as exc:
-                plan.append(_Metric(name, None, str(exc), type(exc).__name__))
-        return plan
-
     async def _run_metric(
         self,
-        metric: _Metric,
+        metric: PlannedMetric,
+        conversation: Conversation,
         actual: list[TracedInvocation],
-        expected: list[Invocation] | None,
-        scenario: Any,
         context: _RecordContext,
     ) -> list[EvaluationRecord]:
         first = context.invocations[0]
         spans = self.emitters.spans
+        timeout = self._metric_timeout
         if spans is None:
-            result = await self._score(metric, actual, expected, scenario)
+            result = await score_metric(metric, conversation, actual, timeout=timeout, off_loop=True)
             records = context.records(metric, result)
         else:
             with spans.evaluation_span(metric.name, first.trace_id, first.span_id) as span:
-                result = await self._score(metric, actual, expected, scenario)
+                result = await score_metric(metric, conversation, actual, timeout=timeout, off_loop=True)
                 records = context.records(metric, result)
                 _finish(span, records[0])
             for record in records[1:]:
@@ -300,30 +178,6 @@ class EvaluationCore:
                 self._pipeline.errored(record.metric_name, record.error_type)
         return records
 
-    async def _score(
-        self, metric: _Metric, actual: list[TracedInvocation], expected: list[Invocation] | None, scenario: Any
-    ) -> EvaluationResult:
-        evaluator = metric.evaluator
-        if evaluator is None:
-            return _not_evaluated(metric.problem or "metric cannot run", metric.problem_type or "configuration", actual)
-        # The judge's HTTP calls must not be traced by instrumentations, and any span made under this context is
-        # skipped by the EvaluationSpanProcessor: the evaluator never evaluates itself.
-        token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
-        try:
-            return await asyncio.wait_for(
-                evaluator.evaluate(actual, expected, conversation_scenario=scenario), timeout=self._metric_timeout
-            )
-        except asyncio.TimeoutError:
-            reason = f"metric {metric.name} took longer than {self._metric_timeout:g} s"
-            return evaluator.not_evaluated(reason, count=len(actual), error_type="timeout")
-        except Exception as exc:  # one failing metric yields NOT_EVALUATED, the others still run
-            logger.exception("metric %s failed on trace %s", metric.name, actual[0].trace_id)
-            return evaluator.not_evaluated(
-                f"metric failed: {type(exc).__name__}: {exc}", count=len(actual), error_type=type(exc).__name__
-            )
-        finally:
-            detach(token)
-
 
 @dataclass(slots=True)
 class _RecordContext:
@@ -333,7 +187,7 @@ class _RecordContext:
     eval_id: str | None
     eval_set_id: str | None
 
-    def records(self, metric: _Metric, result: EvaluationResult) -> list[EvaluationRecord]:
+    def records(self, metric: PlannedMetric, result: EvaluationResult) -> list[EvaluationRecord]:
         """One record per invocation, from its per-invocation result (the overall result when there is none)."""
         evaluator = metric.evaluator
         info = evaluator.info if evaluator is not None else None
@@ -398,12 +252,3 @@ def _truncate(text: str | None) -> str | None:
     if text is None or len(text) <= _MAX_EXPLANATION_CHARS:
         return text
     return text[: _MAX_EXPLANATION_CHARS - 1] + "…"
-
-
-def _not_evaluated(reason: str, error_type: str, actual: Sequence[TracedInvocation]) -> EvaluationResult:
-    return EvaluationResult(
-        overall_eval_status=EvalStatus.NOT_EVALUATED,
-        per_invocation_results=[PerInvocationResult(explanation=reason, error_type=error_type) for _ in actual],
-        explanation=reason,
-        error_type=error_type,
-    )

@@ -21,7 +21,8 @@ class DeadLetters:
 
     Headers: ``otel_eval.error`` (one line: what is wrong), ``otel_eval.error.type`` (exception class),
     ``otel_eval.source.topic`` / ``.partition`` / ``.offset`` (where the message came from), after the message's own
-    headers.
+    headers. A value over the producer's ``max_request_size`` is left out (``otel_eval.source.value_bytes`` gives its
+    size; the source topic still holds it).
 
     Args:
         producer: a started ``AIOKafkaProducer``.
@@ -51,8 +52,18 @@ class DeadLetters:
         logger.warning(
             "dead-lettering %s/%d@%d to %s: %s", message.topic, message.partition, message.offset, self.topic, reason
         )
-        future = await self._producer.send(
-            self.topic, value=message.value or b"", key=message.key, headers=headers, timestamp_ms=message.timestamp
-        )
+        from aiokafka.errors import MessageSizeTooLargeError
+
+        value = message.value or b""
+        try:
+            future = await self._producer.send(
+                self.topic, value=value, key=message.key, headers=headers, timestamp_ms=message.timestamp
+            )
+        except MessageSizeTooLargeError:
+            # Too large to copy: the headers say where the original is (its source topic still holds it).
+            headers.append((semconv.HEADER_DEAD_LETTER_VALUE_BYTES, _header(len(value))))
+            future = await self._producer.send(
+                self.topic, value=b"", key=message.key, headers=headers, timestamp_ms=message.timestamp
+            )
         await future
         self.count += 1

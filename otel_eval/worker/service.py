@@ -1,7 +1,8 @@
 """``Worker``: the ``otel-eval worker`` service (startup, main loop, graceful shutdown), shaped like uvicorn's server.
 
 Per batch of fetched messages: parse (unreadable ones go to the dead-letter topic), gather Collector-path spans into
-traces, evaluate the requests with the shared :class:`~otel_eval.worker.core.EvaluationCore` (bounded concurrency),
+traces (decoding, parsing and rebuilding run off the event loop, each record within ``worker_record_timeout``: a
+record past it is dead-lettered too, and the partition moves on, see :mod:`otel_eval.worker.deadline`), evaluate the requests with the shared :class:`~otel_eval.worker.core.EvaluationCore` (bounded concurrency),
 export the batch's telemetry, publish the results, and only then commit the offsets (at-least-once). Redelivered
 invocations whose results were already emitted are skipped (see :mod:`otel_eval.worker.results` for the exact
 guarantee). SIGTERM/SIGINT stop intake; the current batch is finished within ``worker_shutdown_timeout`` seconds,
@@ -18,10 +19,12 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from types import FrameType
 from typing import Any, Protocol
 
 from otel_eval import environment_variables as env
+from otel_eval import semconv
 from otel_eval.errors import InputError
 from otel_eval.transport.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.worker._metrics import WorkerMetrics
@@ -34,6 +37,7 @@ from otel_eval.worker.consumer import (
     parse_request,
 )
 from otel_eval.worker.dead_letter import DeadLetters
+from otel_eval.worker.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval.worker.health import HEARTBEAT_SECONDS, HealthServer, WorkerHealth
 from otel_eval.worker.results import ResultLedger, ResultsPublisher, invocation_key
 from otel_eval.worker.settings import SOURCE_OTLP_SPANS, SOURCE_REQUESTS, WorkerSettings
@@ -79,8 +83,10 @@ class Worker:
         self.settings = settings
         self.telemetry = telemetry or WorkerTelemetry()
         self.metrics = WorkerMetrics(self.telemetry.meter_provider)
-        self.core = core if core is not None else build_core(settings, self.telemetry, self.metrics)
+        self.core = core if core is not None else build_core(settings, self.telemetry)
         self.ledger = ResultLedger(settings.worker_dedup_cache_size)
+        self.cpu = DeadlineExecutor(settings.worker_record_timeout, name="otel-eval-worker-cpu")
+        """Decoding and rebuilding run here, off the event loop, each record within ``worker_record_timeout``."""
         self.assembler = TraceAssembler(
             settings.trace_idle_timeout,
             max_open_traces=settings.max_open_traces,
@@ -276,13 +282,17 @@ class Worker:
                 where = f"{message.topic}/{message.partition}@{message.offset}"
                 try:
                     if source == SOURCE_OTLP_SPANS:
-                        self.assembler.add(message.partition, message.offset, parse_otlp_spans(message.value, where))
+                        spans = await self.cpu.run_async(
+                            f"decoding {where}", partial(parse_otlp_spans, message.value, where)
+                        )
+                        self.assembler.add(message.partition, message.offset, spans, message)
                     else:
-                        work.append(_Work(message.partition, parse_request(message.value, where)))
-                except InputError as exc:
-                    assert self._dead_letters is not None
-                    await self._dead_letters.send(message, exc)
-                    self.metrics.dead_lettered(message.topic)
+                        request = await self.cpu.run_async(
+                            f"parsing {where}", partial(parse_request, message.value, where)
+                        )
+                        work.append(_Work(message.partition, request))
+                except (InputError, RecordTimeoutError) as exc:
+                    await self._dead_letter([message], exc)
             if messages:
                 self._positions[tp] = messages[-1].offset + 1
                 highwater = self._consumer.highwater(tp)
@@ -294,7 +304,13 @@ class Worker:
             if self.ledger.has_trace(trace.trace_id):
                 self.metrics.duplicates_skipped(1)
                 continue
-            work.extend(_Work(trace.partition, request) for request in requests_from_trace(trace))
+            what = f"rebuilding trace {trace.trace_id} ({len(trace.spans)} spans)"
+            try:
+                requests = await self.cpu.run_async(what, partial(requests_from_trace, trace))
+            except RecordTimeoutError as exc:
+                await self._dead_letter(list(trace.messages.values()), exc)
+                continue
+            work.extend(_Work(trace.partition, request) for request in requests)
         evaluated_keys, records = await self._evaluate(work)
         if records or evaluated_keys:
             flushed = await asyncio.to_thread(self.telemetry.flush, self.settings.worker_flush_timeout)
@@ -311,6 +327,25 @@ class Worker:
         await self._commit()
         source = SOURCE_OTLP_SPANS if ready else SOURCE_REQUESTS
         self.metrics.batch(time.monotonic() - started, source)
+
+    async def _dead_letter(self, messages: Sequence[Any], error: Exception) -> None:
+        """Sends ``messages`` to the dead-letter topic with ``error`` as the reason, and counts them.
+
+        After too many records past their deadline whose threads still run, the worker asks to stop (see
+        :mod:`otel_eval.worker.deadline`): these records are committed as dead-lettered, so a restart moves on.
+        """
+        assert self._dead_letters is not None
+        reason = semconv.DROP_RECORD_TIMEOUT if isinstance(error, RecordTimeoutError) else semconv.DROP_UNREADABLE
+        for message in messages:
+            await self._dead_letters.send(message, error)
+            self.metrics.dead_lettered(message.topic, reason)
+        if isinstance(error, RecordTimeoutError) and self.cpu.exhausted:
+            logger.error(
+                "%d records past their deadline are still being processed: stopping so the process can be restarted",
+                self.cpu.abandoned_running,
+            )
+            self.metrics.error("record_threads_exhausted")
+            self.request_exit()
 
     async def _evaluate(
         self, work: Sequence[_Work]
@@ -415,9 +450,9 @@ class Worker:
             self._readback_done.set()
 
 
-def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry, metrics: WorkerMetrics) -> RequestEvaluator:
+def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry) -> RequestEvaluator:
     """The shared evaluation core, configured from ``settings``, emitting through ``telemetry``'s providers; its
-    judge (the process-wide one, from the environment) reports its calls through ``metrics``.
+    judge is the process-wide one (from the environment), reporting its calls through ``telemetry``'s meter provider.
 
     Raises:
         ConfigurationError: bad criteria or eval set.

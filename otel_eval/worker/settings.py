@@ -61,6 +61,9 @@ class WorkerSettings(BaseSettings):
     worker_concurrency: int = Field(default=16, ge=1, description="Invocations evaluated at once.")
     worker_max_batch_size: int = Field(default=64, ge=1, description="Records per fetched batch (one commit each).")
     worker_shutdown_timeout: float = Field(default=30.0, ge=0, description="Seconds to drain on SIGTERM.")
+    worker_record_timeout: float = Field(
+        default=30.0, gt=0, description="Seconds to decode or rebuild one record before it is dead-lettered."
+    )
     worker_dedup_cache_size: int = Field(default=100_000, ge=0, description="Emitted result ids remembered.")
     worker_dedup_readback: int = Field(
         default=10_000, ge=0, description="Results per partition read back on assignment (0 = off)."

@@ -177,11 +177,15 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
                 time.sleep(0.3)
                 states = prometheus.alert_states(LOUD_JOB)
                 recorded = prometheus.query("job_agent:gen_ai_evaluation_hallucination_rate:ratio_rate5m")
-                if {"OtelEvalHallucinationRateHigh", "OtelEvalJudgeErrorRateHigh"} <= set(states) and len(
-                    recorded
-                ) == 2:
+                # Twice the alerts' volume guards: increase() estimates decay once the agents stop.
+                volume = prometheus.query(
+                    f'job_model:otel_eval_judge_calls:increase10m{{job="{LOUD_JOB}"}} >= 40'
+                    " and on (job) job_agent:gen_ai_evaluation_hallucination_results:increase1h >= 60"
+                )
+                alerts = {"OtelEvalHallucinationRateHigh", "OtelEvalJudgeErrorRateHigh"} <= set(states)
+                if alerts and volume and len(recorded) == 2:
                     break
-            time.sleep(2)  # a few more rule evaluations of the calm agent's settled rate
+            time.sleep(1)  # a few more rule evaluations of the calm agent's settled rate
             yield Live(prometheus, loud, calm)
         finally:
             prometheus.stop()

@@ -11,12 +11,11 @@ from opentelemetry.trace import SpanKind
 from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval.conversations import Conversation
 from otel_eval.demo import AGENT_NAME, EVAL_SET_ID, SCENARIOS, TravelAgent, golden_eval_set
+from otel_eval.evaluation import build_plan, criteria_from, evaluate_conversation, find_golden_turn, pair_invocations
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.reconstruct import rebuild_traces
-from otel_eval.runner import build_plan, evaluate_conversation
 from otel_eval.traces import spans_from_readable
 from otel_eval.transport.messages import EvaluationRecord
-from otel_eval.worker.core import criteria_from, find_golden_turn
 from tests.processor.telemetry import Telemetry, hex_id
 
 CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": {"threshold": 0.6}}
@@ -126,11 +125,11 @@ async def test_online_scores_equal_the_offline_runner_on_the_same_spans(telemetr
     compared = 0
     for trace in rebuild_traces(spans_from_readable(agent_spans)):
         for invocation in trace.invocations:
-            found = find_golden_turn(golden.eval_cases, invocation.invocation.user_content.parts[0].text or "")
-            conversation = Conversation(invocations=[invocation], eval_case=found[0] if found else None)
+            pairing = pair_invocations([invocation], golden)
+            conversation = Conversation([invocation], eval_case=pairing.case, expected=pairing.expected)
             report = await evaluate_conversation(conversation, plan)
             for outcome in report.outcomes:
-                if outcome.metric.info.requires_reference and found is None:
+                if outcome.metric.requires_reference and pairing.case is None:
                     continue
                 online = next(
                     r for r in records if r.span_id == invocation.span_id and r.metric_name == outcome.metric.name

@@ -1,0 +1,168 @@
+"""Running CPU-bound steps (decoding, rebuilding, deterministic metrics) off the caller's thread, with a deadline.
+
+Spans are untrusted: one record can take arbitrarily long to decode or rebuild. The event loop of a worker (or the
+processor's background thread) must not run such a step itself, or its consumer heartbeats (or the traces behind it)
+stop. :class:`DeadlineExecutor` runs each step on its own daemon thread and gives up waiting after ``timeout`` seconds.
+
+A Python thread cannot be killed. A step past its deadline keeps running on its thread until it ends by itself
+(every walk over a span tree is linear, so it does end); the caller abandons that thread and goes on with the next
+step on a new one, so the steps behind it are not delayed. Abandoned threads still share the GIL (the caller slows
+down; it is not stopped), and being daemons they never hold up the process's exit. At most ``max_abandoned`` of them may be alive at once: past that the executor reports itself
+:attr:`~DeadlineExecutor.exhausted`, and the worker stops so that its supervisor restarts the process (the records
+already given up on were dead-lettered and committed, so the restart does not meet them again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import logging
+import queue
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+from otel_eval.errors import OtelEvalError
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DEFAULT_MAX_ABANDONED = 4
+
+
+class RecordTimeoutError(OtelEvalError):
+    """A record's CPU-bound step did not finish within its deadline (the record is dead-lettered or dropped)."""
+
+
+def in_daemon_thread(fn: Callable[[], T], *, name: str) -> concurrent.futures.Future[T]:
+    """Starts ``fn()`` on a new daemon thread (in a copy of the current context); its future holds the outcome.
+
+    Daemon, so that a step that never ends cannot keep the process from exiting (executor threads are joined at exit).
+    """
+    future: concurrent.futures.Future[T] = concurrent.futures.Future()
+    context = contextvars.copy_context()
+
+    def target() -> None:
+        if future.set_running_or_notify_cancel():
+            _settle(future, context, fn)
+
+    threading.Thread(target=target, name=name, daemon=True).start()
+    return future
+
+
+class DaemonThreadPool:
+    """``workers`` daemon threads running submitted callables in order, each in a copy of the submitter's context.
+
+    Unlike ``concurrent.futures.ThreadPoolExecutor`` (whose threads are joined at exit), a callable that never ends
+    cannot keep the process from exiting; it only occupies its thread. Each thread keeps one event loop for
+    :func:`run_coroutine`.
+    """
+
+    def __init__(self, workers: int, *, name: str) -> None:
+        self._queue: queue.SimpleQueue[tuple[concurrent.futures.Future[Any], contextvars.Context, Callable[[], Any]]]
+        self._queue = queue.SimpleQueue()
+        self._workers = workers
+        self._name = name
+        self._started = 0
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[[], T]) -> concurrent.futures.Future[T]:
+        """Queues ``fn()``; its future holds the outcome."""
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._queue.put((future, contextvars.copy_context(), fn))
+        with self._lock:
+            if self._started < self._workers:
+                self._started += 1
+                threading.Thread(target=self._work, name=f"{self._name}-{self._started}", daemon=True).start()
+        return future
+
+    def _work(self) -> None:
+        while True:
+            future, context, fn = self._queue.get()
+            if future.set_running_or_notify_cancel():
+                _settle(future, context, fn)
+
+
+_thread_loops = threading.local()
+
+
+def run_coroutine(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Runs ``coroutine`` to completion on this thread's own event loop (made once per thread, kept)."""
+    loop: asyncio.AbstractEventLoop | None = getattr(_thread_loops, "loop", None)
+    if loop is None:
+        loop = _thread_loops.loop = asyncio.new_event_loop()
+    return loop.run_until_complete(coroutine)
+
+
+def _settle(future: concurrent.futures.Future[T], context: contextvars.Context, fn: Callable[[], T]) -> None:
+    try:
+        result = context.run(fn)
+    except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+        future.set_exception(exc)
+    else:
+        future.set_result(result)
+
+
+class DeadlineExecutor:
+    """Runs CPU-bound steps one at a time, each on its own daemon thread with a deadline.
+
+    Args:
+        timeout: Seconds a step may take.
+        name: Thread name.
+        max_abandoned: Abandoned threads that may still be running before :attr:`exhausted` turns true.
+    """
+
+    def __init__(self, timeout: float, *, name: str, max_abandoned: int = DEFAULT_MAX_ABANDONED) -> None:
+        self.timeout = timeout
+        self._name = name
+        self._max_abandoned = max_abandoned
+        self._lock = threading.Lock()
+        self._abandoned: list[concurrent.futures.Future[Any]] = []
+        self.timeouts = 0
+
+    @property
+    def abandoned_running(self) -> int:
+        """Abandoned steps still running on their threads."""
+        with self._lock:
+            self._abandoned = [f for f in self._abandoned if not f.done()]
+            return len(self._abandoned)
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether more than ``max_abandoned`` abandoned steps are still running (the process should restart)."""
+        return self.abandoned_running > self._max_abandoned
+
+    def run(self, what: str, fn: Callable[[], T]) -> T:
+        """``fn()`` on its own thread, waiting at most :attr:`timeout` seconds. For synchronous callers.
+
+        Raises:
+            RecordTimeoutError: ``fn`` did not finish in time (its thread is abandoned).
+            Exception: whatever ``fn`` raised.
+        """
+        future = in_daemon_thread(fn, name=self._name)
+        try:
+            return future.result(timeout=self.timeout)
+        except concurrent.futures.TimeoutError:
+            raise self._abandon(future, what) from None
+
+    async def run_async(self, what: str, fn: Callable[[], T]) -> T:
+        """``fn()`` on its own thread, awaited at most :attr:`timeout` seconds; the event loop keeps running.
+
+        Raises:
+            RecordTimeoutError: ``fn`` did not finish in time (its thread is abandoned).
+            Exception: whatever ``fn`` raised.
+        """
+        future = in_daemon_thread(fn, name=self._name)
+        try:
+            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout=self.timeout)
+        except asyncio.TimeoutError:
+            raise self._abandon(future, what) from None
+
+    def _abandon(self, future: concurrent.futures.Future[Any], what: str) -> RecordTimeoutError:
+        with self._lock:
+            self._abandoned.append(future)
+            self.timeouts += 1
+        logger.error("%s took longer than %g s: given up (its thread is left to finish on its own)", what, self.timeout)
+        return RecordTimeoutError(f"{what} took longer than {self.timeout:g} s")
