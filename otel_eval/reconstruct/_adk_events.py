@@ -33,7 +33,6 @@ from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._adk_spans import (
     ModelCall,
     OwnedSpans,
-    SpanIndex,
     ToolRun,
     agent_name,
     group_by_invocation,
@@ -42,7 +41,8 @@ from otel_eval.reconstruct._adk_spans import (
     is_tool_span,
     read_tool_run,
 )
-from otel_eval.reconstruct._span_tree import covered_ns
+from otel_eval.reconstruct._containment import tightest_containers
+from otel_eval.reconstruct._span_tree import SpanTree, covered_ns
 from otel_eval.reconstruct._trajectory import sum_token_counts
 from otel_eval.reconstruct.base import TraceInvocations
 from otel_eval.traces.span import Span
@@ -62,7 +62,7 @@ class _Event:
 
 
 def rebuild_invocations(
-    spans: Sequence[Span],
+    tree: SpanTree,
     model_spans: Sequence[Span],
     read_model_call: ModelCallReader,
     *,
@@ -74,7 +74,7 @@ def rebuild_invocations(
     """The invocations of one ADK trace, one per ADK invocation id; AgentTool inner runs are dropped as ADK drops them.
 
     Args:
-        spans: The trace's spans.
+        tree: The trace's spans.
         model_spans: The spans standing for one model call each (``call_llm``, or v2's ``generate_content``).
         read_model_call: Reads one of ``model_spans``.
         convention: Reported convention name.
@@ -82,28 +82,19 @@ def rebuild_invocations(
         tool_args_key: The tool-span attribute holding the arguments in this schema.
         tool_result_key: The tool-span attribute holding the result in this schema.
     """
-    trace_id = spans[0].trace_id if spans else ""
-    result = TraceInvocations(trace_id=trace_id, convention=convention)
-    index = SpanIndex(spans)
-    groups = group_by_invocation(index, spans, model_spans, result.warnings)
-    tool_spans = [s for s in spans if is_tool_span(s)]
-    for group in groups:
-        if group.nested:
-            continue
+    trace_id = tree.spans[0].trace_id if tree.spans else ""
+    result = TraceInvocations(trace_id=trace_id, convention=convention, warnings=list(tree.problems))
+    kept = {s.span_id for s in tree.spans}
+    model_spans = [s for s in model_spans if tree.by_id.get(s.span_id) is s]  # duplicates dropped by the tree
+    groups = group_by_invocation(tree, model_spans, result.warnings)
+    top_level = [g for g in groups if not g.nested]
+    timing = _RunTiming(tree, top_level, [s for s in model_timing if s.span_id in kept])
+    for group in top_level:
         warnings: list[str] = []
         calls = [read_model_call(s, warnings) for s in group.model_spans]
         tools = [read_tool_run(s, tool_args_key, tool_result_key, warnings) for s in group.tool_spans]
         result.invocations.append(
-            build_invocation(
-                group,
-                calls,
-                tools,
-                index=index,
-                convention=convention,
-                all_model_timing=model_timing,
-                all_tool_spans=tool_spans,
-                warnings=warnings,
-            )
+            build_invocation(group, calls, tools, tree=tree, convention=convention, timing=timing, warnings=warnings)
         )
     return result
 
@@ -113,10 +104,9 @@ def build_invocation(
     calls: Sequence[ModelCall],
     tools: Sequence[ToolRun],
     *,
-    index: SpanIndex,
+    tree: SpanTree,
     convention: str,
-    all_model_timing: Sequence[Span],
-    all_tool_spans: Sequence[Span],
+    timing: _RunTiming,
     warnings: list[str],
 ) -> TracedInvocation:
     """The ``TracedInvocation`` of one ADK invocation.
@@ -125,10 +115,9 @@ def build_invocation(
         owned: The invocation's spans (root, ids).
         calls: Its model calls (top-level only; an AgentTool's inner calls are not its own).
         tools: Its tool runs.
-        index: Parent lookups over the trace.
+        tree: The trace's spans.
         convention: Reported convention name.
-        all_model_timing: Every model-timing span of the trace (inner AgentTool calls count for model time, as in ADK).
-        all_tool_spans: Every tool span of the trace.
+        timing: Model and tool time per run root.
         warnings: Problems met so far for this invocation; more are added.
     """
     calls = sorted(calls, key=lambda c: (c.span.start_time_ns, c.span.span_id))
@@ -175,10 +164,7 @@ def build_invocation(
         creation_timestamp=owned.root.start_time_ns / 1e9,
         app_details=_app_details(calls),
     )
-    model_intervals = [(s.start_time_ns, s.end_time_ns) for s in all_model_timing if _inside(index, s, owned.root)]
-    tool_intervals = [(s.start_time_ns, s.end_time_ns) for s in all_tool_spans if _inside(index, s, owned.root)]
-    model_ns = covered_ns(model_intervals)
-    tool_ns = covered_ns(model_intervals + tool_intervals) - model_ns
+    model_ns, tool_ns = timing.of(owned.root)
     duration = owned.root.duration_ns / 1e9
     invocation.duration = round(duration, 3)
     invocation.model_duration = round(model_ns / 1e9, 3)
@@ -189,7 +175,7 @@ def build_invocation(
         span_id=owned.root.span_id,
         session_id=owned.session_id,
         convention=convention,
-        agent_name=_root_agent(index, owned, calls),
+        agent_name=_root_agent(tree, owned, calls),
         model=next((c.model for c in calls if c.model), None),
         start_time_ns=owned.root.start_time_ns,
         end_time_ns=owned.root.end_time_ns,
@@ -384,7 +370,7 @@ def _app_details(calls: Sequence[ModelCall]) -> AppDetails | None:
     return AppDetails(agent_details=details) if details else None
 
 
-def _root_agent(index: SpanIndex, owned: OwnedSpans, calls: Sequence[ModelCall]) -> str | None:
+def _root_agent(tree: SpanTree, owned: OwnedSpans, calls: Sequence[ModelCall]) -> str | None:
     root = owned.root
     if is_run_root(root):
         workflow = root.str_attr("gen_ai.workflow.name")
@@ -392,28 +378,49 @@ def _root_agent(index: SpanIndex, owned: OwnedSpans, calls: Sequence[ModelCall])
             return workflow
     if is_agent_span(root):
         return agent_name(root)
-    agents = [
-        s
-        for s in index.by_id.values()
-        if is_agent_span(s)
-        and index.is_descendant(s, root)
-        and not any(is_agent_span(a) for a in _between(index, s, root))
-    ]
-    if agents:
-        return agent_name(min(agents, key=lambda s: (s.start_time_ns, s.span_id)))
+    # The earliest agent span below the root with no agent span between them.
+    below = {s.span_id for s in tree.subtree(root)[1:]}
+    agent_above = tree.nearest(is_agent_span, within=below)
+    top_agents = [tree.by_id[i] for i in below if i not in agent_above and is_agent_span(tree.by_id[i])]
+    if top_agents:
+        return agent_name(min(top_agents, key=lambda s: (s.start_time_ns, s.span_id)))
     return next((c.author for c in calls if c.author), None)
 
 
-def _between(index: SpanIndex, span: Span, top: Span) -> list[Span]:
-    chain = []
-    for ancestor in index.ancestors(span):
-        if ancestor.span_id == top.span_id:
-            break
-        chain.append(ancestor)
-    return chain
+class _RunTiming:
+    """Model and tool time of each run (ADK's ``model_duration``/``tool_duration``), every span counted in one run.
 
+    A timing span belongs to the nearest run root at or above it (inner AgentTool runs count for the run that called
+    them, as in ADK); a span whose parent is lost, to the shortest run root whose time range holds its start.
+    """
 
-def _inside(index: SpanIndex, span: Span, root: Span) -> bool:
-    if index.is_descendant(span, root):
-        return True
-    return not index.has_parent_chain(span) and root.start_time_ns <= span.start_time_ns <= root.end_time_ns
+    def __init__(self, tree: SpanTree, runs: Sequence[OwnedSpans], model_timing: Sequence[Span]) -> None:
+        roots = {g.root.span_id for g in runs}
+        root_above = tree.nearest(lambda s: s.span_id in roots)
+        candidates = [tree.by_id[i] for i in roots if i in tree.by_id]
+        self._intervals: dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {r: ([], []) for r in roots}
+        tools = [s for s in tree.spans if is_tool_span(s)]
+        spans = [(s, 0) for s in model_timing] + [(s, 1) for s in tools]
+        lost = [(s, kind) for s, kind in spans if not tree.has_parent_chain(s) and s.span_id not in roots]
+        starts = [dataclasses.replace(s, end_time_ns=s.start_time_ns) for s, _ in lost]
+        by_time = {
+            (s.span_id, kind): candidates[i].span_id
+            for (s, kind), i in zip(lost, tightest_containers(candidates, starts), strict=True)
+            if i is not None
+        }
+        for span, kind in spans:
+            if span.span_id in roots:
+                root_id: str | None = span.span_id
+            elif (span.span_id, kind) in by_time:
+                root_id = by_time[(span.span_id, kind)]
+            else:
+                above = root_above.get(span.span_id)
+                root_id = None if above is None else above.span_id
+            if root_id is not None:
+                self._intervals[root_id][kind].append((span.start_time_ns, span.end_time_ns))
+
+    def of(self, root: Span) -> tuple[int, int]:
+        """Nanoseconds in model calls, and in tools while no model call ran, under ``root``."""
+        model, tools = self._intervals.get(root.span_id, ([], []))
+        model_ns = covered_ns(model)
+        return model_ns, covered_ns(model + tools) - model_ns
