@@ -18,8 +18,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from otel_eval import semconv
 from otel_eval.model import (
@@ -42,10 +43,14 @@ from otel_eval.reconstruct._adk_spans import (
     read_tool_run,
 )
 from otel_eval.reconstruct._containment import tightest_containers
+from otel_eval.reconstruct._first_unused import FirstUnused
 from otel_eval.reconstruct._span_tree import SpanTree, covered_ns
 from otel_eval.reconstruct._trajectory import sum_token_counts
 from otel_eval.reconstruct.base import TraceInvocations
 from otel_eval.traces.span import Span
+
+_LISTED = 10
+"""How many tool names a warning lists before "and N more"."""
 
 ModelCallReader = Callable[[Span, list[str]], ModelCall]
 """``read(span, warnings)``: one model-call span of a schema as a :class:`ModelCall`."""
@@ -195,7 +200,7 @@ def _replay_events(
     calls: Sequence[ModelCall], tools: Sequence[ToolRun], captured: bool, warnings: list[str], where: str
 ) -> list[_Event]:
     """The session events ADK stored for these calls and tools, in order."""
-    used: set[str] = set()
+    runs_left = _tool_queues(tools)
     timeline: list[tuple[int, int, _Event]] = []
     for order, call in enumerate(calls):
         author = call.author or "agent"
@@ -203,7 +208,7 @@ def _replay_events(
             continue
         content = copy.deepcopy(call.response)
         function_calls = [p.function_call for p in content.parts or [] if p.function_call]
-        runs = _match_tools(call, function_calls, tools, used)
+        runs = _match_tools(call, function_calls, runs_left)
         for function_call, run in zip(function_calls, runs, strict=True):
             if run is not None and function_call.id is None and run.call_id:
                 function_call.id = run.call_id
@@ -222,9 +227,11 @@ def _replay_events(
             answered = [run for run in runs if run is not None and run.response is not None]
             event = _Event(author, genai_types.Content(role="user", parts=responses), runs=answered)
             timeline.append((end, 2 * order + 1, event))
-    unmatched = [t for t in tools if t.span.span_id not in used]
+    unmatched = runs_left.leftovers()
     if unmatched and captured:
-        names = ", ".join(t.name for t in unmatched)
+        names = ", ".join(t.name for t in unmatched[:_LISTED]) + (
+            f" and {len(unmatched) - _LISTED} more" if len(unmatched) > _LISTED else ""
+        )
         warnings.append(
             f"{where}: tool span(s) {names} match no function call of a model response; not in ADK's events"
         )
@@ -259,13 +266,16 @@ def _mark_skip_summarization(events: list[_Event]) -> None:
 
     ADK makes such an event the final response, and appends the agent tool's result as text to it.
     """
-    for position, event in enumerate(events):
+    # One pass from the end: the authors with a model call still to come.
+    calling_later: set[str] = set()
+    answered_last: list[_Event] = []
+    for event in reversed(events):
+        if event.content.role == "model" and not event.runs:
+            calling_later.add(event.author)
+        elif event.author not in calling_later:
+            answered_last.append(event)
+    for event in reversed(answered_last):
         if not event.runs or any(run.failed or run.name == _TRANSFER_TOOL for run in event.runs):
-            continue
-        later_model_calls = [
-            e for e in events[position + 1 :] if e.author == event.author and e.content.role == "model" and not e.runs
-        ]
-        if later_model_calls:
             continue
         event.skip_summarization = True
         for run in event.runs:
@@ -285,29 +295,42 @@ def _displayed_result(run: ToolRun) -> str | None:
     return json.dumps(run.response, ensure_ascii=False, default=str)
 
 
+def _tool_queues(tools: Sequence[ToolRun]) -> FirstUnused[ToolRun]:
+    def keys(run: ToolRun) -> list[Hashable]:
+        found: list[Hashable] = [("name", run.name), ("args", run.name, _args_key(run.args))]
+        return [("id", run.call_id), *found] if run.call_id is not None else found
+
+    return FirstUnused(tools, keys)
+
+
+def _args_key(args: dict[str, Any] | None) -> str:
+    try:
+        return json.dumps(args, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return repr(args)
+
+
 def _match_tools(
-    call: ModelCall, function_calls: Sequence[genai_types.FunctionCall], tools: Sequence[ToolRun], used: set[str]
+    call: ModelCall, function_calls: Sequence[genai_types.FunctionCall], runs: FirstUnused[ToolRun]
 ) -> list[ToolRun | None]:
-    """The tool run of each function call: same id, else same name and arguments, else same name, first unused."""
-    later = [t for t in tools if t.span.start_time_ns >= call.span.start_time_ns and t.span.span_id not in used]
+    """The tool run of each function call among the unused runs started since the model call (calls are matched in
+    start-time order): same id, else same name and arguments, else same name, first unused."""
+
+    def expired(run: ToolRun) -> bool:
+        return run.span.start_time_ns < call.span.start_time_ns
+
     matched: list[ToolRun | None] = []
     for function_call in function_calls:
-        run = _first_matching(later, used, function_call)
+        run = None
+        if function_call.id is not None:
+            run = runs.first(("id", function_call.id), expired)
+        if run is None:
+            args_key = ("args", function_call.name, _args_key(function_call.args or {}))
+            run = runs.first(args_key, expired) or runs.first(("name", function_call.name), expired)
         if run is not None:
-            used.add(run.span.span_id)
+            runs.take(run)
         matched.append(run)
     return matched
-
-
-def _first_matching(runs: Sequence[ToolRun], used: set[str], function_call: genai_types.FunctionCall) -> ToolRun | None:
-    free = [r for r in runs if r.span.span_id not in used]
-    if function_call.id is not None:
-        by_id = next((r for r in free if r.call_id == function_call.id), None)
-        if by_id is not None:
-            return by_id
-    same_name = [r for r in free if r.name == function_call.name]
-    args = function_call.args or {}
-    return next((r for r in same_name if r.args == args), same_name[0] if same_name else None)
 
 
 def _is_final(event: _Event) -> bool:
