@@ -85,10 +85,13 @@ def tightest_containers(candidates: Sequence[Span], queries: Sequence[Span]) -> 
 
 def containers_outside_subtree(tree: SpanTree, containers: Sequence[Span], spans: Sequence[Span]) -> list[Span]:
     """The spans of ``spans`` that lie within the time range of one of ``containers`` that is not below them in the
-    tree (every span must be in ``tree``)."""
-    size = len(tree.order)
+    tree (every span must be in ``tree``). O(k log k) for k containers and spans, whatever the size of the tree."""
+    if not containers or not spans:
+        return []
+    places = sorted(tree.bounds(c)[0] for c in containers)  # where each container sits in the tree's pre-order
+    size = len(places)
     before: _PrefixBest[int] = _PrefixBest(size, lambda a, b: a > b)  # latest end among containers left of a subtree
-    after: _PrefixBest[int] = _PrefixBest(size, lambda a, b: a > b)  # ... and right of it (positions mirrored)
+    after: _PrefixBest[int] = _PrefixBest(size, lambda a, b: a > b)  # ... and right of it (ranks mirrored)
     events = [(c.start_time_ns, 0, i) for i, c in enumerate(containers)]
     events += [(s.start_time_ns, 1, i) for i, s in enumerate(spans)]
     events.sort()
@@ -96,13 +99,15 @@ def containers_outside_subtree(tree: SpanTree, containers: Sequence[Span], spans
     for _, is_span, index in events:
         if not is_span:
             container = containers[index]
-            position, _ = tree.bounds(container)
-            before.offer(position, container.end_time_ns)
-            after.offer(size - 1 - position, container.end_time_ns)
+            rank = bisect.bisect_left(places, tree.bounds(container)[0])
+            before.offer(rank, container.end_time_ns)
+            after.offer(size - 1 - rank, container.end_time_ns)
             continue
         span = spans[index]
         start, end = tree.bounds(span)
-        latest = max(before.best(start) or -1, after.best(size - end) or -1)
+        left = bisect.bisect_left(places, start)  # containers placed before the span's subtree
+        right = size - bisect.bisect_left(places, end)  # ... and after it
+        latest = max(before.best(left) or -1, after.best(right) or -1)
         if latest >= span.end_time_ns:
             found.append(span)
     order = {s.span_id: i for i, s in enumerate(spans)}

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import TypeVar
 
+from otel_eval.reconstruct._containment import containers_outside_subtree, tightest_containers
 from otel_eval.traces.span import Span
 
 T = TypeVar("T")
@@ -196,8 +197,6 @@ class SpanTree:
         A span under no given root (a lost parent, or a trace whose spans carry no parent links at all) joins the
         tightest given root whose time range contains it; spans that fit no root are left out.
         """
-        from otel_eval.reconstruct._containment import tightest_containers
-
         members: dict[str, list[Span]] = {}
         claimed: set[str] = set()
         for root in roots:
@@ -251,8 +250,6 @@ def nested_span_ids(
     via OpenLLMetry) start an agent-as-tool's agent span as a *sibling* of the tool span rather than its child; such an
     agent span is recognised by lying within a top-level tool span's time range, and it is nested with everything below.
     """
-    from otel_eval.reconstruct._containment import containers_outside_subtree
-
     member_ids = {s.span_id for s in members}
     tool_above = tree.nearest(is_tool, within=member_ids - {root.span_id})
     nested = {s.span_id for s in members if s.span_id in tool_above and s.span_id != root.span_id}
