@@ -142,7 +142,7 @@ class ToolRun:
     args: dict[str, Any] | None
     """Arguments the tool received; None when not captured."""
     response: dict[str, Any] | None
-    """``FunctionResponse.response``; None when not captured or the tool produced none (it raised)."""
+    """``FunctionResponse.response``; None when not captured or the tool produced none (it raised, unhandled)."""
     failed: bool = False
 
 
@@ -150,8 +150,9 @@ def read_tool_run(span: Span, args_key: str, result_key: str, warnings: list[str
     """An ``execute_tool`` span (either schema) as a :class:`ToolRun`.
 
     Arguments and result follow the one rule of :mod:`otel_eval.reconstruct._values`. A failed tool (error status or
-    ``error.type``), or one whose result is ADK's ``<not specified>`` placeholder, has no response: ADK's events hold
-    an error response built elsewhere, not this one.
+    ``error.type``) keeps the response it recorded: that is the function response ADK's events hold when an
+    ``on_tool_error_callback`` turned the exception into one. A tool whose exception was not handled records ADK's
+    ``<not specified>`` placeholder (or nothing), and has no response, as in ADK's events.
     """
     where = f"span {span.span_id} ({span.name!r})"
     call_id = span.str_attr(semconv.GEN_AI_TOOL_CALL_ID)
@@ -159,7 +160,7 @@ def read_tool_run(span: Span, args_key: str, result_key: str, warnings: list[str
     raw_args = span.attr(args_key)
     raw_result = span.attr(result_key)
     response = None
-    if raw_result is not None and not failed:
+    if raw_result is not None:
         response = tool_response_payload(raw_result, warnings, f"{where}: {result_key}")
         if response == _NO_RESPONSE:
             response = None

@@ -121,7 +121,7 @@ def _genai_tool(name: str, call_id: str, result: Any) -> tuple[str, dict[str, An
 
 
 def _genai_model(text: str | None, call: str | None, call_id: str) -> tuple[str, dict[str, Any]]:
-    name, attributes = _adk_v2_model(text, call, call_id)
+    _, attributes = _adk_v2_model(text, call, call_id)
     attributes["gen_ai.operation.name"] = "chat"
     del attributes["gcp.vertex.agent.invocation_id"]
     return "chat m-1", attributes
