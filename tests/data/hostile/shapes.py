@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 BASE_NS = 1_700_000_000_000_000_000
+"""Time zero of every shape; span times are whole microseconds after it (Jaeger keeps microseconds only)."""
 GOOD_TRACE = "a" * 32
 HOSTILE_TRACE = "b" * 32
 SESSION = "hostile-session"
@@ -37,8 +38,9 @@ class RawSpan:
     span_id: str
     parent: str | None
     name: str
-    start_ns: int
-    end_ns: int
+    start_us: int
+    """Microseconds after :data:`BASE_NS`."""
+    end_us: int
     attributes: dict[str, Any] = field(default_factory=dict)
     trace_id: str = HOSTILE_TRACE
     scope: str = "hostile-generator"
@@ -261,7 +263,7 @@ def good_invocation(convention: str, trace_id: str = GOOD_TRACE, salt: int = 0xA
     vocabulary = VOCABULARIES[convention]
     root_name, root_attributes, scope = vocabulary.root()
     ids = [span_id(i, salt) for i in range(5)]
-    t = BASE_NS
+    t = 0
     spans = [RawSpan(ids[0], None, root_name, t, t + 100, root_attributes, scope=scope)]
     agent_name, agent_attributes = vocabulary.agent()
     if convention == "genai":  # a nested invoke_agent would not be the root's own agent span
@@ -294,7 +296,7 @@ def cycle(convention: str, size: int) -> list[RawSpan]:
     for position in range(size):
         name, attributes = node(convention, _kind_at(position), position)
         parent = span_id((position - 1) % size)
-        spans.append(RawSpan(span_id(position), parent, name, BASE_NS + position, BASE_NS + 10 * size, attributes))
+        spans.append(RawSpan(span_id(position), parent, name, position, 10 * size, attributes))
     return spans
 
 
@@ -310,7 +312,7 @@ def duplicates(convention: str, size: int) -> list[RawSpan]:
     """An intact invocation with every span twice, plus a different span reusing the root's id."""
     spans = good_invocation(convention, HOSTILE_TRACE, salt=0xB)
     name, attributes = node(convention, "model", 1)
-    impostor = RawSpan(spans[0].span_id, spans[1].span_id, name, BASE_NS + 50, BASE_NS + 60, attributes)
+    impostor = RawSpan(spans[0].span_id, spans[1].span_id, name, 50, 60, attributes)
     return [*spans, *(replace(s) for s in spans), impostor]
 
 
@@ -319,7 +321,7 @@ def orphans(convention: str, size: int) -> list[RawSpan]:
     spans = good_invocation(convention, HOSTILE_TRACE, salt=0xB)[1:]
     for position in range(size):
         name, attributes = node(convention, _kind_at(position), position)
-        start = BASE_NS + 200 + 2 * position
+        start = 0 + 200 + 2 * position
         spans.append(RawSpan(span_id(position, 0xC), span_id(position, 0xD), name, start, start + 1, attributes))
     return spans
 
@@ -327,7 +329,7 @@ def orphans(convention: str, size: int) -> list[RawSpan]:
 def deep_chain(convention: str, size: int) -> list[RawSpan]:
     """A root with one chain ``size`` deep below it (model, tool, agent, other, ...), each span inside its parent."""
     root_name, root_attributes, scope = VOCABULARIES[convention].root()
-    spans = [RawSpan(span_id(0), None, root_name, BASE_NS, BASE_NS + 4 * size + 2, root_attributes, scope=scope)]
+    spans = [RawSpan(span_id(0), None, root_name, 0, 4 * size + 2, root_attributes, scope=scope)]
     for position in range(1, size):
         name, attributes = node(convention, _kind_at(position), position)
         spans.append(
@@ -335,8 +337,8 @@ def deep_chain(convention: str, size: int) -> list[RawSpan]:
                 span_id(position),
                 span_id(position - 1),
                 name,
-                BASE_NS + position,
-                BASE_NS + 4 * size - position,
+                position,
+                4 * size - position,
                 attributes,
                 scope=scope,
             )
@@ -347,10 +349,10 @@ def deep_chain(convention: str, size: int) -> list[RawSpan]:
 def wide_fanout(convention: str, size: int) -> list[RawSpan]:
     """A root with ``size - 1`` children side by side (model, tool, agent, other, ...)."""
     root_name, root_attributes, scope = VOCABULARIES[convention].root()
-    spans = [RawSpan(span_id(0), None, root_name, BASE_NS, BASE_NS + 4 * size + 2, root_attributes, scope=scope)]
+    spans = [RawSpan(span_id(0), None, root_name, 0, 4 * size + 2, root_attributes, scope=scope)]
     for position in range(1, size):
         name, attributes = node(convention, _kind_at(position), position)
-        start = BASE_NS + 4 * position
+        start = 0 + 4 * position
         spans.append(RawSpan(span_id(position), span_id(0), name, start, start + 3, attributes, scope=scope))
     return spans
 
@@ -413,6 +415,10 @@ def hostile_document(convention: str, shape: str, size: int) -> list[RawSpan]:
 # --- encoders -------------------------------------------------------------------------------------------------------
 
 
+def _ns(microseconds: int) -> int:
+    return BASE_NS + microseconds * 1000
+
+
 def _any_value(value: Any) -> dict[str, Any]:
     if isinstance(value, bool):
         return {"boolValue": value}
@@ -440,8 +446,8 @@ def otlp_json(spans: Sequence[RawSpan]) -> dict[str, Any]:
                 "parentSpanId": span.parent or "",
                 "name": span.name,
                 "kind": 1,
-                "startTimeUnixNano": str(span.start_ns),
-                "endTimeUnixNano": str(span.end_ns),
+                "startTimeUnixNano": str(_ns(span.start_us)),
+                "endTimeUnixNano": str(_ns(span.end_us)),
                 "attributes": [{"key": k, "value": _any_value(v)} for k, v in span.attributes.items()],
                 "status": {"code": 2 if span.error else 0},
             }
@@ -495,8 +501,8 @@ def jaeger_json(spans: Sequence[RawSpan]) -> dict[str, Any]:
                 "references": [{"refType": "CHILD_OF", "traceID": span.trace_id, "spanID": span.parent}]
                 if span.parent
                 else [],
-                "startTime": span.start_ns // 1000,
-                "duration": max(0, span.end_ns - span.start_ns) // 1000,
+                "startTime": BASE_NS // 1000 + span.start_us,
+                "duration": max(0, span.end_us - span.start_us),
                 "tags": tags,
                 "processID": "p1",
             }
@@ -517,8 +523,8 @@ def span_dicts(spans: Sequence[RawSpan]) -> list[dict[str, Any]]:
             "span_id": span.span_id,
             "parent_span_id": span.parent,
             "name": span.name,
-            "start_time": span.start_ns,
-            "end_time": span.end_ns,
+            "start_time": _ns(span.start_us),
+            "end_time": _ns(span.end_us),
             "attributes": dict(span.attributes),
             "scope": {"name": span.scope},
             "status": {"code": "ERROR" if span.error else "UNSET"},
@@ -545,8 +551,8 @@ def readable_spans(spans: Sequence[RawSpan]) -> list[Any]:
                 context=context,
                 parent=parent,
                 attributes=dict(span.attributes),
-                start_time=span.start_ns,
-                end_time=span.end_ns,
+                start_time=_ns(span.start_us),
+                end_time=_ns(span.end_us),
                 status=Status(StatusCode.ERROR if span.error else StatusCode.UNSET),
                 instrumentation_scope=InstrumentationScope(span.scope),
             )
