@@ -42,24 +42,6 @@ READERS: dict[str, Callable[[list[RawSpan]], list[Span]]] = {
 }
 
 
-def direct_spans(raw: list[RawSpan]) -> list[Span]:
-    """The internal spans of a shape without a reader (the large shapes: reconstruction alone is under test)."""
-    return [
-        Span(
-            trace_id=s.trace_id,
-            span_id=s.span_id,
-            parent_span_id=s.parent,
-            name=s.name,
-            start_time_ns=shapes.BASE_NS + 1000 * s.start_us,
-            end_time_ns=shapes.BASE_NS + 1000 * s.end_us,
-            attributes=s.attributes,
-            scope_name=s.scope,
-            status_code="ERROR" if s.error else "UNSET",
-        )
-        for s in raw
-    ]
-
-
 def by_trace(traces: list[TraceInvocations]) -> dict[str, TraceInvocations]:
     return {t.trace_id: t for t in traces}
 
@@ -142,7 +124,7 @@ def test_full_size_shapes_finish(shape: str, convention: str) -> None:
     """100,000 spans in one chain or side by side: no recursion limit, no quadratic walk (a quadratic walk over
     100,000 spans takes hours; the time ratio against 10,000 spans is in ``benchmarks/bench_hostile.py``)."""
     raw = shapes.hostile_document(convention, shape, LARGE_SIZES[shape])
-    traces = rebuild_traces(direct_spans(raw))
+    traces = rebuild_traces(shapes.internal_spans(raw))
     assert_good_invocation_rebuilt(traces, convention)
     assert_no_convention_failed(traces)
 
@@ -151,7 +133,7 @@ def test_full_size_shapes_finish(shape: str, convention: str) -> None:
 def test_a_100k_parent_cycle_finishes_and_is_cut_once() -> None:
     """The shape that used to spin forever (ADK's model timing walked parent links without a visited set)."""
     raw = shapes.hostile_document("adk", "cycle", LARGE_SIZES["cycle"])
-    traces = rebuild_traces(direct_spans(raw))
+    traces = rebuild_traces(shapes.internal_spans(raw))
     assert_good_invocation_rebuilt(traces, "adk")
     hostile = by_trace(traces)[HOSTILE_TRACE]
     assert [w for w in hostile.warnings if "cycle" in w] == [

@@ -8,7 +8,7 @@ own (:func:`good_invocation`), which must still be rebuilt.
 Shapes (:data:`SHAPES`): a span that is its own parent, parent cycles of length 2 and ``size``, duplicate span ids,
 spans whose parent is missing, one chain ``size`` deep, ``size`` siblings under one root, attributes of ``size`` bytes,
 and attributes of the wrong types. Encoders: :func:`otlp_json`, :func:`otlp_proto`, :func:`jaeger_json`,
-:func:`span_dicts`, :func:`readable_spans`.
+:func:`span_dicts`, :func:`readable_spans`, and :func:`internal_spans` (no reader).
 """
 
 from __future__ import annotations
@@ -530,6 +530,26 @@ def span_dicts(spans: Sequence[RawSpan]) -> list[dict[str, Any]]:
             "status": {"code": "ERROR" if span.error else "UNSET"},
         }
         for span in spans
+    ]
+
+
+def internal_spans(spans: Sequence[RawSpan]) -> list[Any]:
+    """otel_eval's own :class:`~otel_eval.traces.Span` objects, no reader involved (to time reconstruction alone)."""
+    from otel_eval.traces import Span
+
+    return [
+        Span(
+            trace_id=s.trace_id,
+            span_id=s.span_id,
+            parent_span_id=s.parent,
+            name=s.name,
+            start_time_ns=_ns(s.start_us),
+            end_time_ns=_ns(s.end_us),
+            attributes=s.attributes,
+            scope_name=s.scope,
+            status_code="ERROR" if s.error else "UNSET",
+        )
+        for s in spans
     ]
 
 
