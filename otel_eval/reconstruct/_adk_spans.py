@@ -109,6 +109,9 @@ def parse_json_object(span: Span, key: str, warnings: list[str]) -> dict[str, An
     except json.JSONDecodeError as exc:
         warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is not valid JSON: {exc}")
         return None
+    except RecursionError:
+        warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is JSON nested too deeply")
+        return None
     if not isinstance(value, dict):
         warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is not a JSON object")
         return None

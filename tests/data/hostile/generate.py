@@ -26,6 +26,7 @@ CORPUS_SIZES = {
     "wide_fanout": 64,
     "huge_attributes": 4096,
     "garbage_types": 0,
+    "deep_json": 2000,
 }
 """Size of each shape in the committed corpus (spans, or bytes for ``huge_attributes``)."""
 LARGE_SIZES = {"deep_chain": 100_000, "wide_fanout": 100_000, "huge_attributes": 20_000_000, "cycle": 100_000}

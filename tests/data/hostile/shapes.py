@@ -7,8 +7,9 @@ own (:func:`good_invocation`), which must still be rebuilt.
 
 Shapes (:data:`SHAPES`): a span that is its own parent, parent cycles of length 2 and ``size``, duplicate span ids,
 spans whose parent is missing, one chain ``size`` deep, ``size`` siblings under one root, attributes of ``size`` bytes,
-and attributes of the wrong types. Encoders: :func:`otlp_json`, :func:`otlp_proto`, :func:`jaeger_json`,
-:func:`span_dicts`, :func:`readable_spans`, and :func:`internal_spans` (no reader).
+attributes of the wrong types, and JSON attributes nested ``size`` levels deep. Encoders: :func:`otlp_json`,
+:func:`otlp_proto`, :func:`jaeger_json`, :func:`span_dicts`, :func:`readable_spans`, and :func:`internal_spans` (no
+reader).
 """
 
 from __future__ import annotations
@@ -393,6 +394,20 @@ def garbage_types(convention: str, size: int) -> list[RawSpan]:
     return [*spans, *copies]
 
 
+def deep_json(convention: str, size: int) -> list[RawSpan]:
+    """An intact invocation whose every string attribute below the root is JSON nested ``size`` levels deep."""
+    spans = good_invocation(convention, HOSTILE_TRACE, salt=0xB)
+    nested = '[{"parts":' * size + "[]" + "}]" * size
+    for span in spans[1:]:
+        span.attributes = {
+            key: nested if isinstance(value, str) and key.endswith(_CONTENT_SUFFIXES) else value
+            for key, value in span.attributes.items()
+        }
+    return spans
+
+
+_CONTENT_SUFFIXES = ("messages", "llm_request", "llm_response", "content", "arguments", "result", "input", "output")
+
 SHAPES: dict[str, Callable[[str, int], list[RawSpan]]] = {
     "self_parent": self_parent,
     "two_cycle": two_cycle,
@@ -403,6 +418,7 @@ SHAPES: dict[str, Callable[[str, int], list[RawSpan]]] = {
     "wide_fanout": wide_fanout,
     "huge_attributes": huge_attributes,
     "garbage_types": garbage_types,
+    "deep_json": deep_json,
 }
 """Shape name -> ``build(convention, size)``."""
 
