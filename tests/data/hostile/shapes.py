@@ -130,22 +130,50 @@ def _genai_model(text: str | None, call: str | None, call_id: str) -> tuple[str,
     return "chat m-1", attributes
 
 
-def _oi_model(text: str | None, call: str | None, call_id: str) -> tuple[str, dict[str, Any]]:
-    attributes: dict[str, Any] = {
+def _flat_model(
+    name: str, attributes: dict[str, Any], text_key: str, id_key: str, call_prefix: str
+) -> Callable[[str | None, str | None, str], tuple[str, dict[str, Any]]]:
+    """A model-call writer for a convention with flattened message attributes (OpenInference, OpenLLMetry)."""
+
+    def model(text: str | None, call: str | None, call_id: str) -> tuple[str, dict[str, Any]]:
+        found = dict(attributes)
+        if text:
+            found[text_key] = text
+        if call:
+            found[id_key] = call_id
+            found[f"{call_prefix}.name"] = call
+            found[f"{call_prefix}.arguments"] = json.dumps({"city": "Paris"})
+        return name, found
+
+    return model
+
+
+_oi_model = _flat_model(
+    "ChatModel",
+    {
         "openinference.span.kind": "LLM",
         "llm.model_name": "m-1",
         "llm.input_messages.0.message.role": "user",
         "llm.input_messages.0.message.content": USER_TEXT,
         "llm.output_messages.0.message.role": "assistant",
-    }
-    if text:
-        attributes["llm.output_messages.0.message.content"] = text
-    if call:
-        prefix = "llm.output_messages.0.message.tool_calls.0.tool_call"
-        attributes[f"{prefix}.id"] = call_id
-        attributes[f"{prefix}.function.name"] = call
-        attributes[f"{prefix}.function.arguments"] = json.dumps({"city": "Paris"})
-    return "ChatModel", attributes
+    },
+    "llm.output_messages.0.message.content",
+    "llm.output_messages.0.message.tool_calls.0.tool_call.id",
+    "llm.output_messages.0.message.tool_calls.0.tool_call.function",
+)
+_ol_model = _flat_model(
+    "openai.chat",
+    {
+        "llm.request.type": "chat",
+        "gen_ai.request.model": "m-1",
+        "gen_ai.prompt.0.role": "user",
+        "gen_ai.prompt.0.content": USER_TEXT,
+        "gen_ai.completion.0.role": "assistant",
+    },
+    "gen_ai.completion.0.content",
+    "gen_ai.completion.0.tool_calls.0.id",
+    "gen_ai.completion.0.tool_calls.0",
+)
 
 
 def _oi_tool(name: str, call_id: str, result: Any) -> tuple[str, dict[str, Any]]:
@@ -156,23 +184,6 @@ def _oi_tool(name: str, call_id: str, result: Any) -> tuple[str, dict[str, Any]]
         "input.value": json.dumps({"city": "Paris"}),
         "output.value": json.dumps(result),
     }
-
-
-def _ol_model(text: str | None, call: str | None, call_id: str) -> tuple[str, dict[str, Any]]:
-    attributes: dict[str, Any] = {
-        "llm.request.type": "chat",
-        "gen_ai.request.model": "m-1",
-        "gen_ai.prompt.0.role": "user",
-        "gen_ai.prompt.0.content": USER_TEXT,
-        "gen_ai.completion.0.role": "assistant",
-    }
-    if text:
-        attributes["gen_ai.completion.0.content"] = text
-    if call:
-        attributes["gen_ai.completion.0.tool_calls.0.id"] = call_id
-        attributes["gen_ai.completion.0.tool_calls.0.name"] = call
-        attributes["gen_ai.completion.0.tool_calls.0.arguments"] = json.dumps({"city": "Paris"})
-    return "openai.chat", attributes
 
 
 def _ol_tool(name: str, call_id: str, result: Any) -> tuple[str, dict[str, Any]]:
