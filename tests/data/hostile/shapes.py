@@ -211,10 +211,7 @@ VOCABULARIES: dict[str, Vocabulary] = {
         ),
         agent=lambda: ("invoke_agent weather_agent", {"gen_ai.agent.name": "weather_agent"}),
         model=_adk_v2_model,
-        tool=lambda name, call_id, result: (
-            f"execute_tool {name}",
-            {**_genai_tool(name, call_id, result)[1], "gen_ai.operation.name": "execute_tool"},
-        ),
+        tool=_genai_tool,
     ),
     "genai": Vocabulary(
         root=lambda: (
@@ -333,40 +330,31 @@ def orphans(convention: str, size: int) -> list[RawSpan]:
     spans = good_invocation(convention, HOSTILE_TRACE, salt=0xB)[1:]
     for position in range(size):
         name, attributes = node(convention, _kind_at(position), position)
-        start = 0 + 200 + 2 * position
+        start = 200 + 2 * position
         spans.append(RawSpan(span_id(position, 0xC), span_id(position, 0xD), name, start, start + 1, attributes))
+    return spans
+
+
+def _under_root(convention: str, size: int, place: Callable[[int], tuple[str, int, int]]) -> list[RawSpan]:
+    """A run root and ``size - 1`` spans (model, tool, agent, other, ...), span ``i`` at ``place(i)``: its parent id,
+    start and end."""
+    root_name, root_attributes, scope = VOCABULARIES[convention].root()
+    spans = [RawSpan(span_id(0), None, root_name, 0, 4 * size + 2, root_attributes, scope=scope)]
+    for position in range(1, size):
+        name, attributes = node(convention, _kind_at(position), position)
+        parent, start, end = place(position)
+        spans.append(RawSpan(span_id(position), parent, name, start, end, attributes, scope=scope))
     return spans
 
 
 def deep_chain(convention: str, size: int) -> list[RawSpan]:
     """A root with one chain ``size`` deep below it (model, tool, agent, other, ...), each span inside its parent."""
-    root_name, root_attributes, scope = VOCABULARIES[convention].root()
-    spans = [RawSpan(span_id(0), None, root_name, 0, 4 * size + 2, root_attributes, scope=scope)]
-    for position in range(1, size):
-        name, attributes = node(convention, _kind_at(position), position)
-        spans.append(
-            RawSpan(
-                span_id(position),
-                span_id(position - 1),
-                name,
-                position,
-                4 * size - position,
-                attributes,
-                scope=scope,
-            )
-        )
-    return spans
+    return _under_root(convention, size, lambda i: (span_id(i - 1), i, 4 * size - i))
 
 
 def wide_fanout(convention: str, size: int) -> list[RawSpan]:
     """A root with ``size - 1`` children side by side (model, tool, agent, other, ...)."""
-    root_name, root_attributes, scope = VOCABULARIES[convention].root()
-    spans = [RawSpan(span_id(0), None, root_name, 0, 4 * size + 2, root_attributes, scope=scope)]
-    for position in range(1, size):
-        name, attributes = node(convention, _kind_at(position), position)
-        start = 0 + 4 * position
-        spans.append(RawSpan(span_id(position), span_id(0), name, start, start + 3, attributes, scope=scope))
-    return spans
+    return _under_root(convention, size, lambda i: (span_id(0), 4 * i, 4 * i + 3))
 
 
 def huge_attributes(convention: str, size: int) -> list[RawSpan]:
