@@ -5,14 +5,14 @@ a warning naming the span (``problems``): a span id seen twice keeps its first s
 and drops the others; a span that is its own parent, or whose parent links close a cycle, becomes a root where the
 cycle closes; spans whose parent is missing become roots (silently: partial exports are common). After that the parent
 links form a forest, visited once in pre-order (``order``). Questions about ancestors are answered by one pass over that
-order (:meth:`SpanTree.fold_down`, :meth:`SpanTree.nearest`) and ancestry tests in O(1) (:meth:`SpanTree.is_ancestor`),
-never by walking up from every span, which is quadratic on a deep chain. Nothing here recurses or raises on malformed
-links.
+order (:meth:`SpanTree.fold_down`, :meth:`SpanTree.nearest`) and subtrees are slices of it (:meth:`SpanTree.bounds`),
+never by walking up from every span, which is quadratic on a deep chain (so the tree offers no ancestor iterator).
+Nothing here recurses or raises on malformed links.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import TypeVar
 
 from otel_eval.reconstruct._containment import containers_outside_subtree, tightest_containers
@@ -119,19 +119,6 @@ class SpanTree:
         """Direct children in start-time order."""
         return self._children.get(span.span_id, [])
 
-    def ancestors(self, span: Span) -> Iterator[Span]:
-        """Parent, grandparent, ... up to the root: O(depth), so for one span, never inside a loop over spans."""
-        current = self.parent(span)
-        while current is not None:
-            yield current
-            current = self.parent(current)
-
-    def is_ancestor(self, ancestor: Span, span: Span) -> bool:
-        """Whether ``ancestor`` is strictly above ``span``, in O(1)."""
-        start = self._position.get(ancestor.span_id)
-        at = self._position.get(span.span_id)
-        return start is not None and at is not None and start < at < self._end[ancestor.span_id]
-
     def bounds(self, span: Span) -> tuple[int, int]:
         """Where ``span``'s subtree lies in ``order``: ``order[start:end]``, the span itself first.
 
@@ -144,10 +131,6 @@ class SpanTree:
         """``span`` and every span below it, parents before children."""
         start = self._position.get(span.span_id)
         return [] if start is None else self.order[start : self._end[span.span_id]]
-
-    def descendants(self, span: Span) -> list[Span]:
-        """All spans below ``span`` (not itself), in start-time order."""
-        return sorted(self.subtree(span)[1:], key=time_order)
 
     def fold_down(self, step: Callable[[T, Span], T], initial: T) -> dict[str, T]:
         """A value per span computed from its parent's: ``value[root] = initial``, ``value[child] = step(value[parent],
@@ -181,10 +164,6 @@ class SpanTree:
             elif parent_id in found:
                 found[span.span_id] = found[parent_id]
         return found
-
-    def has_ancestor(self, span: Span, predicate: Callable[[Span], bool]) -> bool:
-        """Whether any ancestor satisfies ``predicate``: O(depth), for one span; use :meth:`nearest` for many."""
-        return any(predicate(a) for a in self.ancestors(span))
 
     def tops(self, spans: Iterable[Span], predicate: Callable[[Span], bool]) -> list[Span]:
         """The spans of ``spans`` (time order kept) that satisfy ``predicate`` with no ancestor that does."""
