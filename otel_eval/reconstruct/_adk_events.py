@@ -18,8 +18,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from otel_eval import semconv
 from otel_eval.model import (
@@ -33,7 +34,6 @@ from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._adk_spans import (
     ModelCall,
     OwnedSpans,
-    SpanIndex,
     ToolRun,
     agent_name,
     group_by_invocation,
@@ -42,10 +42,15 @@ from otel_eval.reconstruct._adk_spans import (
     is_tool_span,
     read_tool_run,
 )
-from otel_eval.reconstruct._span_tree import covered_ns
+from otel_eval.reconstruct._containment import tightest_containers
+from otel_eval.reconstruct._first_unused import FirstUnused
+from otel_eval.reconstruct._span_tree import SpanTree, covered_ns
 from otel_eval.reconstruct._trajectory import sum_token_counts
 from otel_eval.reconstruct.base import TraceInvocations
 from otel_eval.traces.span import Span
+
+_LISTED = 10
+"""How many tool names a warning lists before "and N more"."""
 
 ModelCallReader = Callable[[Span, list[str]], ModelCall]
 """``read(span, warnings)``: one model-call span of a schema as a :class:`ModelCall`."""
@@ -62,7 +67,7 @@ class _Event:
 
 
 def rebuild_invocations(
-    spans: Sequence[Span],
+    tree: SpanTree,
     model_spans: Sequence[Span],
     read_model_call: ModelCallReader,
     *,
@@ -74,7 +79,7 @@ def rebuild_invocations(
     """The invocations of one ADK trace, one per ADK invocation id; AgentTool inner runs are dropped as ADK drops them.
 
     Args:
-        spans: The trace's spans.
+        tree: The trace's spans.
         model_spans: The spans standing for one model call each (``call_llm``, or v2's ``generate_content``).
         read_model_call: Reads one of ``model_spans``.
         convention: Reported convention name.
@@ -82,28 +87,19 @@ def rebuild_invocations(
         tool_args_key: The tool-span attribute holding the arguments in this schema.
         tool_result_key: The tool-span attribute holding the result in this schema.
     """
-    trace_id = spans[0].trace_id if spans else ""
-    result = TraceInvocations(trace_id=trace_id, convention=convention)
-    index = SpanIndex(spans)
-    groups = group_by_invocation(index, spans, model_spans, result.warnings)
-    tool_spans = [s for s in spans if is_tool_span(s)]
-    for group in groups:
-        if group.nested:
-            continue
+    trace_id = tree.spans[0].trace_id if tree.spans else ""
+    result = TraceInvocations(trace_id=trace_id, convention=convention, warnings=list(tree.problems))
+    kept = {s.span_id for s in tree.spans}
+    model_spans = [s for s in model_spans if tree.by_id.get(s.span_id) is s]  # duplicates dropped by the tree
+    groups = group_by_invocation(tree, model_spans, result.warnings)
+    top_level = [g for g in groups if not g.nested]
+    timing = _RunTiming(tree, top_level, [s for s in model_timing if s.span_id in kept])
+    for group in top_level:
         warnings: list[str] = []
         calls = [read_model_call(s, warnings) for s in group.model_spans]
         tools = [read_tool_run(s, tool_args_key, tool_result_key, warnings) for s in group.tool_spans]
         result.invocations.append(
-            build_invocation(
-                group,
-                calls,
-                tools,
-                index=index,
-                convention=convention,
-                all_model_timing=model_timing,
-                all_tool_spans=tool_spans,
-                warnings=warnings,
-            )
+            build_invocation(group, calls, tools, tree=tree, convention=convention, timing=timing, warnings=warnings)
         )
     return result
 
@@ -113,10 +109,9 @@ def build_invocation(
     calls: Sequence[ModelCall],
     tools: Sequence[ToolRun],
     *,
-    index: SpanIndex,
+    tree: SpanTree,
     convention: str,
-    all_model_timing: Sequence[Span],
-    all_tool_spans: Sequence[Span],
+    timing: _RunTiming,
     warnings: list[str],
 ) -> TracedInvocation:
     """The ``TracedInvocation`` of one ADK invocation.
@@ -125,10 +120,9 @@ def build_invocation(
         owned: The invocation's spans (root, ids).
         calls: Its model calls (top-level only; an AgentTool's inner calls are not its own).
         tools: Its tool runs.
-        index: Parent lookups over the trace.
+        tree: The trace's spans.
         convention: Reported convention name.
-        all_model_timing: Every model-timing span of the trace (inner AgentTool calls count for model time, as in ADK).
-        all_tool_spans: Every tool span of the trace.
+        timing: Model and tool time per run root.
         warnings: Problems met so far for this invocation; more are added.
     """
     calls = sorted(calls, key=lambda c: (c.span.start_time_ns, c.span.span_id))
@@ -175,10 +169,7 @@ def build_invocation(
         creation_timestamp=owned.root.start_time_ns / 1e9,
         app_details=_app_details(calls),
     )
-    model_intervals = [(s.start_time_ns, s.end_time_ns) for s in all_model_timing if _inside(index, s, owned.root)]
-    tool_intervals = [(s.start_time_ns, s.end_time_ns) for s in all_tool_spans if _inside(index, s, owned.root)]
-    model_ns = covered_ns(model_intervals)
-    tool_ns = covered_ns(model_intervals + tool_intervals) - model_ns
+    model_ns, tool_ns = timing.of(owned.root)
     duration = owned.root.duration_ns / 1e9
     invocation.duration = round(duration, 3)
     invocation.model_duration = round(model_ns / 1e9, 3)
@@ -189,7 +180,7 @@ def build_invocation(
         span_id=owned.root.span_id,
         session_id=owned.session_id,
         convention=convention,
-        agent_name=_root_agent(index, owned, calls),
+        agent_name=_root_agent(tree, owned, calls),
         model=next((c.model for c in calls if c.model), None),
         start_time_ns=owned.root.start_time_ns,
         end_time_ns=owned.root.end_time_ns,
@@ -209,7 +200,7 @@ def _replay_events(
     calls: Sequence[ModelCall], tools: Sequence[ToolRun], captured: bool, warnings: list[str], where: str
 ) -> list[_Event]:
     """The session events ADK stored for these calls and tools, in order."""
-    used: set[str] = set()
+    runs_left = _tool_queues(tools)
     timeline: list[tuple[int, int, _Event]] = []
     for order, call in enumerate(calls):
         author = call.author or "agent"
@@ -217,7 +208,7 @@ def _replay_events(
             continue
         content = copy.deepcopy(call.response)
         function_calls = [p.function_call for p in content.parts or [] if p.function_call]
-        runs = _match_tools(call, function_calls, tools, used)
+        runs = _match_tools(call, function_calls, runs_left)
         for function_call, run in zip(function_calls, runs, strict=True):
             if run is not None and function_call.id is None and run.call_id:
                 function_call.id = run.call_id
@@ -236,9 +227,11 @@ def _replay_events(
             answered = [run for run in runs if run is not None and run.response is not None]
             event = _Event(author, genai_types.Content(role="user", parts=responses), runs=answered)
             timeline.append((end, 2 * order + 1, event))
-    unmatched = [t for t in tools if t.span.span_id not in used]
+    unmatched = runs_left.leftovers()
     if unmatched and captured:
-        names = ", ".join(t.name for t in unmatched)
+        names = ", ".join(t.name for t in unmatched[:_LISTED]) + (
+            f" and {len(unmatched) - _LISTED} more" if len(unmatched) > _LISTED else ""
+        )
         warnings.append(
             f"{where}: tool span(s) {names} match no function call of a model response; not in ADK's events"
         )
@@ -273,13 +266,16 @@ def _mark_skip_summarization(events: list[_Event]) -> None:
 
     ADK makes such an event the final response, and appends the agent tool's result as text to it.
     """
-    for position, event in enumerate(events):
+    # One pass from the end: the authors with a model call still to come.
+    calling_later: set[str] = set()
+    answered_last: list[_Event] = []
+    for event in reversed(events):
+        if event.content.role == "model" and not event.runs:
+            calling_later.add(event.author)
+        elif event.author not in calling_later:
+            answered_last.append(event)
+    for event in reversed(answered_last):
         if not event.runs or any(run.failed or run.name == _TRANSFER_TOOL for run in event.runs):
-            continue
-        later_model_calls = [
-            e for e in events[position + 1 :] if e.author == event.author and e.content.role == "model" and not e.runs
-        ]
-        if later_model_calls:
             continue
         event.skip_summarization = True
         for run in event.runs:
@@ -299,29 +295,42 @@ def _displayed_result(run: ToolRun) -> str | None:
     return json.dumps(run.response, ensure_ascii=False, default=str)
 
 
+def _tool_queues(tools: Sequence[ToolRun]) -> FirstUnused[ToolRun]:
+    def keys(run: ToolRun) -> list[Hashable]:
+        found: list[Hashable] = [("name", run.name), ("args", run.name, _args_key(run.args))]
+        return [("id", run.call_id), *found] if run.call_id is not None else found
+
+    return FirstUnused(tools, keys)
+
+
+def _args_key(args: dict[str, Any] | None) -> str:
+    try:
+        return json.dumps(args, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return repr(args)
+
+
 def _match_tools(
-    call: ModelCall, function_calls: Sequence[genai_types.FunctionCall], tools: Sequence[ToolRun], used: set[str]
+    call: ModelCall, function_calls: Sequence[genai_types.FunctionCall], runs: FirstUnused[ToolRun]
 ) -> list[ToolRun | None]:
-    """The tool run of each function call: same id, else same name and arguments, else same name, first unused."""
-    later = [t for t in tools if t.span.start_time_ns >= call.span.start_time_ns and t.span.span_id not in used]
+    """The tool run of each function call among the unused runs started since the model call (calls are matched in
+    start-time order): same id, else same name and arguments, else same name, first unused."""
+
+    def expired(run: ToolRun) -> bool:
+        return run.span.start_time_ns < call.span.start_time_ns
+
     matched: list[ToolRun | None] = []
     for function_call in function_calls:
-        run = _first_matching(later, used, function_call)
+        run = None
+        if function_call.id is not None:
+            run = runs.first(("id", function_call.id), expired)
+        if run is None:
+            args_key = ("args", function_call.name, _args_key(function_call.args or {}))
+            run = runs.first(args_key, expired) or runs.first(("name", function_call.name), expired)
         if run is not None:
-            used.add(run.span.span_id)
+            runs.take(run)
         matched.append(run)
     return matched
-
-
-def _first_matching(runs: Sequence[ToolRun], used: set[str], function_call: genai_types.FunctionCall) -> ToolRun | None:
-    free = [r for r in runs if r.span.span_id not in used]
-    if function_call.id is not None:
-        by_id = next((r for r in free if r.call_id == function_call.id), None)
-        if by_id is not None:
-            return by_id
-    same_name = [r for r in free if r.name == function_call.name]
-    args = function_call.args or {}
-    return next((r for r in same_name if r.args == args), same_name[0] if same_name else None)
 
 
 def _is_final(event: _Event) -> bool:
@@ -384,7 +393,7 @@ def _app_details(calls: Sequence[ModelCall]) -> AppDetails | None:
     return AppDetails(agent_details=details) if details else None
 
 
-def _root_agent(index: SpanIndex, owned: OwnedSpans, calls: Sequence[ModelCall]) -> str | None:
+def _root_agent(tree: SpanTree, owned: OwnedSpans, calls: Sequence[ModelCall]) -> str | None:
     root = owned.root
     if is_run_root(root):
         workflow = root.str_attr("gen_ai.workflow.name")
@@ -392,28 +401,49 @@ def _root_agent(index: SpanIndex, owned: OwnedSpans, calls: Sequence[ModelCall])
             return workflow
     if is_agent_span(root):
         return agent_name(root)
-    agents = [
-        s
-        for s in index.by_id.values()
-        if is_agent_span(s)
-        and index.is_descendant(s, root)
-        and not any(is_agent_span(a) for a in _between(index, s, root))
-    ]
-    if agents:
-        return agent_name(min(agents, key=lambda s: (s.start_time_ns, s.span_id)))
+    # The earliest agent span below the root with no agent span between them.
+    below = {s.span_id for s in tree.subtree(root)[1:]}
+    agent_above = tree.nearest(is_agent_span, within=below)
+    top_agents = [tree.by_id[i] for i in below if i not in agent_above and is_agent_span(tree.by_id[i])]
+    if top_agents:
+        return agent_name(min(top_agents, key=lambda s: (s.start_time_ns, s.span_id)))
     return next((c.author for c in calls if c.author), None)
 
 
-def _between(index: SpanIndex, span: Span, top: Span) -> list[Span]:
-    chain = []
-    for ancestor in index.ancestors(span):
-        if ancestor.span_id == top.span_id:
-            break
-        chain.append(ancestor)
-    return chain
+class _RunTiming:
+    """Model and tool time of each run (ADK's ``model_duration``/``tool_duration``), every span counted in one run.
 
+    A timing span belongs to the nearest run root at or above it (inner AgentTool runs count for the run that called
+    them, as in ADK); a span whose parent is lost, to the shortest run root whose time range holds its start.
+    """
 
-def _inside(index: SpanIndex, span: Span, root: Span) -> bool:
-    if index.is_descendant(span, root):
-        return True
-    return not index.has_parent_chain(span) and root.start_time_ns <= span.start_time_ns <= root.end_time_ns
+    def __init__(self, tree: SpanTree, runs: Sequence[OwnedSpans], model_timing: Sequence[Span]) -> None:
+        roots = {g.root.span_id for g in runs}
+        root_above = tree.nearest(lambda s: s.span_id in roots)
+        candidates = [tree.by_id[i] for i in roots if i in tree.by_id]
+        self._intervals: dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {r: ([], []) for r in roots}
+        tools = [s for s in tree.spans if is_tool_span(s)]
+        spans = [(s, 0) for s in model_timing] + [(s, 1) for s in tools]
+        lost = [(s, kind) for s, kind in spans if not tree.has_parent_chain(s) and s.span_id not in roots]
+        starts = [dataclasses.replace(s, end_time_ns=s.start_time_ns) for s, _ in lost]
+        by_time = {
+            (s.span_id, kind): candidates[i].span_id
+            for (s, kind), i in zip(lost, tightest_containers(candidates, starts), strict=True)
+            if i is not None
+        }
+        for span, kind in spans:
+            if span.span_id in roots:
+                root_id: str | None = span.span_id
+            elif (span.span_id, kind) in by_time:
+                root_id = by_time[(span.span_id, kind)]
+            else:
+                above = root_above.get(span.span_id)
+                root_id = None if above is None else above.span_id
+            if root_id is not None:
+                self._intervals[root_id][kind].append((span.start_time_ns, span.end_time_ns))
+
+    def of(self, root: Span) -> tuple[int, int]:
+        """Nanoseconds in model calls, and in tools while no model call ran, under ``root``."""
+        model, tools = self._intervals.get(root.span_id, ([], []))
+        model_ns = covered_ns(model)
+        return model_ns, covered_ns(model + tools) - model_ns

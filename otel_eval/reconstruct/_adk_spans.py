@@ -7,16 +7,18 @@ session ids) and by the span tree only where ids are absent (tool spans carry no
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from otel_eval import semconv
 from otel_eval.model import TokenUsage
 from otel_eval.model import genai as genai_types
-from otel_eval.reconstruct._span_tree import contains
+from otel_eval.reconstruct._containment import containing_range, tightest_containers
+from otel_eval.reconstruct._span_tree import SpanTree
 from otel_eval.reconstruct._values import tool_call_args, tool_response_payload
 from otel_eval.traces import _json as fast_json
 from otel_eval.traces.span import Span
@@ -107,6 +109,9 @@ def parse_json_object(span: Span, key: str, warnings: list[str]) -> dict[str, An
     except json.JSONDecodeError as exc:
         warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is not valid JSON: {exc}")
         return None
+    except RecursionError:
+        warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is JSON nested too deeply")
+        return None
     if not isinstance(value, dict):
         warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is not a JSON object")
         return None
@@ -140,7 +145,7 @@ class ToolRun:
     args: dict[str, Any] | None
     """Arguments the tool received; None when not captured."""
     response: dict[str, Any] | None
-    """``FunctionResponse.response``; None when not captured or the tool produced none (it raised)."""
+    """``FunctionResponse.response``; None when not captured or the tool produced none (it raised, unhandled)."""
     failed: bool = False
 
 
@@ -148,8 +153,9 @@ def read_tool_run(span: Span, args_key: str, result_key: str, warnings: list[str
     """An ``execute_tool`` span (either schema) as a :class:`ToolRun`.
 
     Arguments and result follow the one rule of :mod:`otel_eval.reconstruct._values`. A failed tool (error status or
-    ``error.type``), or one whose result is ADK's ``<not specified>`` placeholder, has no response: ADK's events hold
-    an error response built elsewhere, not this one.
+    ``error.type``) keeps the response it recorded: that is the function response ADK's events hold when an
+    ``on_tool_error_callback`` turned the exception into one. A tool whose exception was not handled records ADK's
+    ``<not specified>`` placeholder (or nothing), and has no response, as in ADK's events.
     """
     where = f"span {span.span_id} ({span.name!r})"
     call_id = span.str_attr(semconv.GEN_AI_TOOL_CALL_ID)
@@ -157,7 +163,7 @@ def read_tool_run(span: Span, args_key: str, result_key: str, warnings: list[str
     raw_args = span.attr(args_key)
     raw_result = span.attr(result_key)
     response = None
-    if raw_result is not None and not failed:
+    if raw_result is not None:
         response = tool_response_payload(raw_result, warnings, f"{where}: {result_key}")
         if response == _NO_RESPONSE:
             response = None
@@ -169,38 +175,6 @@ def read_tool_run(span: Span, args_key: str, result_key: str, warnings: list[str
         response=response,
         failed=failed,
     )
-
-
-class SpanIndex:
-    """Parent lookups over one trace, safe against cycles and missing parents."""
-
-    def __init__(self, spans: Sequence[Span]) -> None:
-        self.by_id: dict[str, Span] = {}
-        for span in spans:
-            self.by_id.setdefault(span.span_id, span)
-
-    def parent(self, span: Span) -> Span | None:
-        """The parent span when it is in the trace."""
-        if not span.parent_span_id or span.parent_span_id == span.span_id:
-            return None
-        return self.by_id.get(span.parent_span_id)
-
-    def ancestors(self, span: Span) -> Iterator[Span]:
-        """Parent, grandparent, ... (stops at a missing parent or a cycle)."""
-        seen = {span.span_id}
-        current = self.parent(span)
-        while current is not None and current.span_id not in seen:
-            seen.add(current.span_id)
-            yield current
-            current = self.parent(current)
-
-    def has_parent_chain(self, span: Span) -> bool:
-        """Whether the span's parent (if it names one) is in the trace."""
-        return not span.parent_span_id or self.parent(span) is not None
-
-    def is_descendant(self, span: Span, ancestor: Span) -> bool:
-        """Whether ``ancestor`` is above ``span`` in the tree."""
-        return any(a.span_id == ancestor.span_id for a in self.ancestors(span))
 
 
 @dataclass(slots=True)
@@ -216,19 +190,20 @@ class OwnedSpans:
     """True for an AgentTool's inner run: ADK's eval keeps none of it, so neither do we."""
 
 
-def group_by_invocation(
-    index: SpanIndex, spans: Sequence[Span], model_spans: Sequence[Span], warnings: list[str]
-) -> list[OwnedSpans]:
+def group_by_invocation(tree: SpanTree, model_spans: Sequence[Span], warnings: list[str]) -> list[OwnedSpans]:
     """Model and tool spans grouped per ADK invocation id, with the invocation's root span and nesting.
 
     ``model_spans`` are the spans that stand for one model call each (``call_llm`` for the legacy schema,
     ``generate_content`` for v2). Returned in start-time order, nested (AgentTool) invocations included and flagged.
     """
+    no_top: _RunTop = (None, None)
+    tops = tree.fold_down(_run_top_step, no_top)
     groups: dict[str, OwnedSpans] = {}
     for span in sorted(model_spans, key=lambda s: (s.start_time_ns, s.span_id)):
+        top_root, top_agent = tops.get(span.span_id, no_top)
+        top = top_root or top_agent or span
         invocation_id = invocation_of(span)
         if invocation_id is None:
-            top = _top_of_run(index, span)
             invocation_id = ""
             key = f"root:{top.span_id}"
             warnings.append(f"span {span.span_id} ({span.name!r}): no {semconv.ADK_INVOCATION_ID}; grouped by its root")
@@ -236,103 +211,157 @@ def group_by_invocation(
             key = invocation_id
         group = groups.get(key)
         if group is None:
-            group = OwnedSpans(invocation_id=invocation_id, root=_top_of_run(index, span), session_id=session_of(span))
+            group = OwnedSpans(invocation_id=invocation_id, root=top, session_id=session_of(span))
             groups[key] = group
         group.model_spans.append(span)
         if group.session_id is None:
             group.session_id = session_of(span)
     ordered = sorted(groups.values(), key=lambda g: (g.model_spans[0].start_time_ns, g.root.span_id))
+    above = tree.fold_down(_ids_above_step, _IdsAbove())
+    broken = [g for g in ordered if _nested_by_ids(g, above.get(g.model_spans[0].span_id, _IdsAbove())) is None]
+    inside_tools = _inside_other_runs_tools(tree, [g.model_spans[0] for g in broken], ordered)
     for group in ordered:
-        group.nested = _is_nested(index, group, ordered)
-    _assign_tool_spans(index, spans, ordered, warnings)
+        verdict = _nested_by_ids(group, above.get(group.model_spans[0].span_id, _IdsAbove()))
+        if verdict is None:
+            verdict = not tree.has_parent_chain(group.root) and group.model_spans[0].span_id in inside_tools
+        group.nested = verdict
+    _assign_tool_spans(tree, ordered, warnings)
     return ordered
 
 
-def _top_of_run(index: SpanIndex, span: Span) -> Span:
-    """The invocation's root above a model span: the outermost run root (``invocation`` / ``invoke_workflow``) reached
-    without leaving the run through a tool span, else the outermost agent span, else the span itself."""
-    top_root: Span | None = None
-    top_agent: Span | None = None
-    for ancestor in index.ancestors(span):
-        if ancestor.name.startswith(TOOL_PREFIX):
-            break
-        if is_run_root(ancestor):
-            top_root = ancestor
-        elif is_agent_span(ancestor):
-            top_agent = ancestor
-    return top_root or top_agent or span
+_RunTop = tuple[Span | None, Span | None]
+"""The outermost run root and the outermost agent span above a span, reached without leaving the run through a tool."""
 
 
-def _is_nested(index: SpanIndex, group: OwnedSpans, groups: Sequence[OwnedSpans]) -> bool:
-    """An AgentTool's inner run: above it is a span of another session or invocation, or a tool span."""
-    first = group.model_spans[0]
-    for ancestor in index.ancestors(first):
-        other_invocation = invocation_of(ancestor)
-        if other_invocation is not None and other_invocation != group.invocation_id:
-            return True
-        other_session = session_of(ancestor)
-        if other_session is not None and group.session_id is not None and other_session != group.session_id:
-            return True
-        if ancestor.name.startswith(TOOL_PREFIX):
-            return True
-    if index.has_parent_chain(group.root):
-        return False
-    # The tree is broken above this run: fall back to time, a model call inside another run's tool span is nested.
-    return any(
-        other is not group and any(contains(tool, first) for tool in _tool_spans_in_time(other, index))
-        for other in groups
+def _run_top_step(above_parent: _RunTop, parent: Span) -> _RunTop:
+    """A model span's invocation root is the outermost run root (``invocation`` / ``invoke_workflow``) above it, else
+    the outermost agent span, else itself; the search stops at a tool span (an AgentTool's inner run is its own)."""
+    if parent.name.startswith(TOOL_PREFIX):
+        return (None, None)
+    top_root, top_agent = above_parent
+    if top_root is None and is_run_root(parent):
+        top_root = parent
+    elif top_agent is None and not is_run_root(parent) and is_agent_span(parent):
+        top_agent = parent
+    return (top_root, top_agent)
+
+
+@dataclass(frozen=True, slots=True)
+class _IdsAbove:
+    """What the ancestors of a span say: one invocation/session id (or several different ones), a tool span."""
+
+    invocation: str | None = None
+    invocations_differ: bool = False
+    session: str | None = None
+    sessions_differ: bool = False
+    tool: bool = False
+
+
+def _merge_id(known: str | None, differ: bool, new: str | None) -> tuple[str | None, bool]:
+    if new is None or differ:
+        return known, differ
+    if known is None:
+        return new, False
+    return known, known != new
+
+
+def _ids_above_step(above_parent: _IdsAbove, parent: Span) -> _IdsAbove:
+    invocation, invocations_differ = _merge_id(
+        above_parent.invocation, above_parent.invocations_differ, invocation_of(parent)
+    )
+    session, sessions_differ = _merge_id(above_parent.session, above_parent.sessions_differ, session_of(parent))
+    return _IdsAbove(
+        invocation,
+        invocations_differ,
+        session,
+        sessions_differ,
+        above_parent.tool or parent.name.startswith(TOOL_PREFIX),
     )
 
 
-def _tool_spans_in_time(group: OwnedSpans, index: SpanIndex) -> list[Span]:
-    return [s for s in index.by_id.values() if s.name.startswith(TOOL_PREFIX) and contains(group.root, s)]
+def _nested_by_ids(group: OwnedSpans, above: _IdsAbove) -> bool | None:
+    """An AgentTool's inner run: above it is a span of another session or invocation, or a tool span. None when the
+    tree does not tell (no such span above it)."""
+    other_invocation = above.invocations_differ or (
+        above.invocation is not None and above.invocation != group.invocation_id
+    )
+    other_session = group.session_id is not None and (
+        above.sessions_differ or (above.session is not None and above.session != group.session_id)
+    )
+    return True if other_invocation or other_session or above.tool else None
 
 
-def _assign_tool_spans(
-    index: SpanIndex, spans: Sequence[Span], groups: Sequence[OwnedSpans], warnings: list[str]
-) -> None:
+def _inside_other_runs_tools(tree: SpanTree, firsts: Sequence[Span], groups: Sequence[OwnedSpans]) -> set[str]:
+    """Ids of the spans of ``firsts`` that lie, in time, within a tool span that lies within another run's root.
+
+    Where the tree is broken above a run, this is how an AgentTool's inner run is still recognised as nested.
+    """
+    if not firsts:
+        return set()
+    roots = list({g.root.span_id: g.root for g in groups}.values())
+    root_index = {root.span_id: i for i, root in enumerate(roots)}
+    tools = [s for s in tree.spans if s.name.startswith(TOOL_PREFIX)]
+    # For every tool, the lowest and highest run root (by index) containing it: two different ones, or just one.
+    around_tools = containing_range(roots, list(range(len(roots))), tools)
+    in_several = [t for t, found in zip(tools, around_tools, strict=True) if found is not None and found[0] != found[1]]
+    in_one = [(t, found[0]) for t, found in zip(tools, around_tools, strict=True) if found and found[0] == found[1]]
+    # A first model span inside a tool of several runs is inside another run's tool; inside tools of one run each,
+    # it is when those runs are not all its own.
+    inside = {
+        first.span_id
+        for first, found in zip(firsts, containing_range(in_several, [0] * len(in_several), firsts), strict=True)
+        if found is not None
+    }
+    own_root = {g.model_spans[0].span_id: root_index[g.root.span_id] for g in groups}
+    single = containing_range([t for t, _ in in_one], [root for _, root in in_one], firsts)
+    for first, found in zip(firsts, single, strict=True):
+        if found is not None and (found[0] != found[1] or found[0] != own_root[first.span_id]):
+            inside.add(first.span_id)
+    return inside
+
+
+def _assign_tool_spans(tree: SpanTree, groups: Sequence[OwnedSpans], warnings: list[str]) -> None:
+    """Gives every tool span to its run: the nearest span above it that names an invocation id of a run, or is the
+    agent span of one of its model calls, or is a run's root; by time when the tree is broken above it."""
     by_invocation = {g.invocation_id: g for g in groups if g.invocation_id}
     by_root = {g.root.span_id: g for g in groups}
+    agent_above = tree.nearest(is_agent_span)
     agent_owner: dict[str, OwnedSpans] = {}
     for group in groups:
         for model_span in group.model_spans:
-            agent = next((a for a in index.ancestors(model_span) if is_agent_span(a)), None)
+            agent = agent_above.get(model_span.span_id)
             if agent is not None:
                 agent_owner.setdefault(agent.span_id, group)
-    for span in sorted(spans, key=lambda s: (s.start_time_ns, s.span_id)):
-        if not is_tool_span(span):
-            continue
-        owner = _tool_owner(index, span, by_invocation, by_root, agent_owner)
-        if owner is None:
-            owner = _owner_by_time(span, groups)
-            if owner is not None:
-                warnings.append(f"span {span.span_id} ({span.name!r}): parent not in trace; placed by time")
+
+    def owner_of(span: Span) -> OwnedSpans | None:
+        invocation_id = invocation_of(span)
+        if invocation_id is not None and invocation_id in by_invocation:
+            return by_invocation[invocation_id]
+        return agent_owner.get(span.span_id) or by_root.get(span.span_id)
+
+    owning = tree.nearest(lambda span: owner_of(span) is not None)
+    tools = sorted((s for s in tree.spans if is_tool_span(s)), key=lambda s: (s.start_time_ns, s.span_id))
+    lost = [t for t in tools if t.span_id not in owning]
+    by_time = dict(zip((t.span_id for t in lost), _owners_by_time(lost, groups), strict=True))
+    for span in tools:
+        above = owning.get(span.span_id)
+        owner = owner_of(above) if above is not None else by_time[span.span_id]
+        if above is None and owner is not None:
+            warnings.append(f"span {span.span_id} ({span.name!r}): parent not in trace; placed by time")
         if owner is not None:
             owner.tool_spans.append(span)
 
 
-def _tool_owner(
-    index: SpanIndex,
-    span: Span,
-    by_invocation: dict[str, OwnedSpans],
-    by_root: dict[str, OwnedSpans],
-    agent_owner: dict[str, OwnedSpans],
-) -> OwnedSpans | None:
-    for ancestor in index.ancestors(span):
-        invocation_id = invocation_of(ancestor)
-        if invocation_id is not None and invocation_id in by_invocation:
-            return by_invocation[invocation_id]
-        if ancestor.span_id in agent_owner:
-            return agent_owner[ancestor.span_id]
-        if ancestor.span_id in by_root:
-            return by_root[ancestor.span_id]
-    return None
-
-
-def _owner_by_time(span: Span, groups: Sequence[OwnedSpans]) -> OwnedSpans | None:
-    """The innermost run whose root covers the tool span, else the last top-level run started before it."""
-    candidates = [g for g in groups if contains(g.root, span)]
-    if candidates:
-        return min(candidates, key=lambda g: g.root.duration_ns)
-    earlier = [g for g in groups if not g.nested and g.model_spans[0].start_time_ns <= span.start_time_ns]
-    return max(earlier, key=lambda g: g.model_spans[0].start_time_ns) if earlier else None
+def _owners_by_time(spans: Sequence[Span], groups: Sequence[OwnedSpans]) -> list[OwnedSpans | None]:
+    """For each tool span, the innermost run whose root covers it, else the last top-level run started before it."""
+    covering = tightest_containers([g.root for g in groups], spans)
+    top_level = [g for g in groups if not g.nested]  # in start-time order of their first model span
+    starts = [g.model_spans[0].start_time_ns for g in top_level]
+    owners: list[OwnedSpans | None] = []
+    for span, index in zip(spans, covering, strict=True):
+        if index is not None:
+            owners.append(groups[index])
+            continue
+        last = bisect.bisect_right(starts, span.start_time_ns) - 1
+        owners.append(top_level[bisect.bisect_left(starts, starts[last])] if last >= 0 else None)
+    return owners

@@ -225,6 +225,9 @@ def _message_list(messages: Any, warnings: list[str] | None, where: str) -> list
         except json.JSONDecodeError as exc:
             record_warning(warnings, f"{where}: not valid JSON ({exc}): {_preview(messages)}")
             return []
+        except RecursionError:
+            record_warning(warnings, f"{where}: JSON nested too deeply: {_preview(messages)}")
+            return []
     if isinstance(value, Mapping):
         inner = value.get("messages")
         value = inner if isinstance(inner, list) else [value]

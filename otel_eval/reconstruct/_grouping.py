@@ -12,6 +12,7 @@ knows its own attributes; the grouping, ordering and empty-trace warning here ar
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
@@ -86,18 +87,21 @@ def turn_invocations(
     if not tree.spans:
         return []
     reader = new_reader(tree.spans[0], tree.spans)
-    nested = {s.span_id for s in tree.spans if tree.has_ancestor(s, reader.is_tool)}
+    nested = tree.nearest(reader.is_tool)
     calls = [reader.model_call(s) for s in tree.spans if reader.is_model_call(s) and s.span_id not in nested]
     tools = [s for s in tree.spans if reader.is_tool(s) and s.span_id not in nested]
+    tool_starts = [t.start_time_ns for t in tools]  # tree.spans is in start-time order
     turns = group_into_turns(calls)
     invocations = []
     for index, turn in enumerate(turns):
-        start = turn[0].span.start_time_ns
-        end = turns[index + 1][0].span.start_time_ns if index + 1 < len(turns) else None
+        first = bisect.bisect_left(tool_starts, turn[0].span.start_time_ns)
+        last = (
+            bisect.bisect_left(tool_starts, turns[index + 1][0].span.start_time_ns)
+            if index + 1 < len(turns)
+            else len(tools)
+        )
         draft = InvocationDraft(convention=convention, root=turn[0].span, model_calls=turn)
-        draft.tool_runs = [
-            reader.tool_run(t) for t in tools if t.start_time_ns >= start and (end is None or t.start_time_ns < end)
-        ]
+        draft.tool_runs = [reader.tool_run(t) for t in tools[first:last]]
         draft.end_time_ns = max(c.span.end_time_ns for c in turn)
         draft.session_id = reader.session_id()
         draft.agent_name = next((c.author for c in turn if c.author), None)

@@ -1,85 +1,174 @@
-"""Parent/child navigation over the spans of one trace, safe against missing parents and parent cycles."""
+"""The one parent/child view of a trace every convention reads through: deduplicated, acyclic, and linear to walk.
+
+Spans are untrusted, so :class:`SpanTree` repairs what it is given before anything walks it, deterministically and with
+a warning naming the span (``problems``): a span id seen twice keeps its first span (by start time, end time, name)
+and drops the others; a span that is its own parent, or whose parent links close a cycle, becomes a root where the
+cycle closes; spans whose parent is missing become roots (silently: partial exports are common). After that the parent
+links form a forest, visited once in pre-order (``order``). Questions about ancestors are answered by one pass over that
+order (:meth:`SpanTree.fold_down`, :meth:`SpanTree.nearest`) and subtrees are slices of it (:meth:`SpanTree.bounds`),
+never by walking up from every span, which is quadratic on a deep chain (so the tree offers no ancestor iterator).
+Nothing here recurses or raises on malformed links.
+"""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import TypeVar
 
+from otel_eval.reconstruct._containment import containers_outside_subtree, tightest_containers
 from otel_eval.traces.span import Span
+
+T = TypeVar("T")
+
+_MAX_PROBLEMS_PER_KIND = 5
+
+
+def time_order(span: Span) -> tuple[int, int, str]:
+    """The order spans are kept in: start time, then end time, then span id."""
+    return (span.start_time_ns, span.end_time_ns, span.span_id)
 
 
 class SpanTree:
-    """The spans of one trace as a forest.
+    """The spans of one trace as a forest (see the module docstring for how broken links are repaired).
 
-    A span whose parent is not in the trace (or that sits on a parent cycle) is a root. Children are kept in start-time
-    order. Nothing here raises on malformed links: a cycle is cut where it closes, and it is reported in ``problems``.
+    Children are kept in start-time order. ``spans`` holds every kept span in start-time order, ``order`` the same
+    spans with every parent before its children, ``roots`` the spans without a parent in the tree.
     """
 
     def __init__(self, spans: Sequence[Span]) -> None:
-        self.spans: list[Span] = sorted(spans, key=lambda s: (s.start_time_ns, s.end_time_ns, s.span_id))
-        self.by_id: dict[str, Span] = {}
-        for span in self.spans:
-            self.by_id.setdefault(span.span_id, span)
         self.problems: list[str] = []
+        self._counts: dict[str, int] = {}
+        ranked = sorted(spans, key=lambda s: (*time_order(s), s.name, s.parent_span_id or ""))
+        self.by_id: dict[str, Span] = {}
+        for span in ranked:
+            kept = self.by_id.setdefault(span.span_id, span)
+            if kept is not span:
+                self._report("duplicate", f"span {span.span_id}: span id used more than once; kept {kept.name!r}")
+        self.spans: list[Span] = [s for s in ranked if self.by_id[s.span_id] is s]
         self._parent: dict[str, str] = {}
         for span in self.spans:
             parent = span.parent_span_id
-            if parent and parent != span.span_id and parent in self.by_id:
+            if parent == span.span_id:
+                self._report("self", f"span {span.span_id}: is its own parent; treated as a root")
+            elif parent and parent in self.by_id:
                 self._parent[span.span_id] = parent
         self._cut_cycles()
-        self._children: dict[str, list[Span]] = defaultdict(list)
+        self._children: dict[str, list[Span]] = {}
         for span in self.spans:
-            parent = self._parent.get(span.span_id)
-            if parent is not None:
-                self._children[parent].append(span)
+            parent_id = self._parent.get(span.span_id)
+            if parent_id is not None:
+                self._children.setdefault(parent_id, []).append(span)
         self.roots: list[Span] = [s for s in self.spans if s.span_id not in self._parent]
+        self.order: list[Span] = []
+        self._end: dict[str, int] = {}
+        self._position: dict[str, int] = {}
+        self._visit()
+        self._summarise_problems()
+
+    def _report(self, kind: str, message: str) -> None:
+        count = self._counts.get(kind, 0) + 1
+        self._counts[kind] = count
+        if count <= _MAX_PROBLEMS_PER_KIND:
+            self.problems.append(message)
+
+    def _summarise_problems(self) -> None:
+        labels = {"duplicate": "duplicate span ids", "self": "self-parented spans", "cycle": "parent cycles"}
+        for kind, count in self._counts.items():
+            if count > _MAX_PROBLEMS_PER_KIND:
+                self.problems.append(f"... and {count - _MAX_PROBLEMS_PER_KIND} more {labels[kind]}")
 
     def _cut_cycles(self) -> None:
         state: dict[str, int] = {}  # 1 = on the current path, 2 = done
         for span in self.spans:
             path: list[str] = []
             current: str | None = span.span_id
-            while current is not None and state.get(current) is None:
+            while current is not None and current not in state:
                 state[current] = 1
                 path.append(current)
                 current = self._parent.get(current)
-            if current is not None and state.get(current) == 1:
+            if current is not None and state[current] == 1:
                 # ``current`` closes a cycle: make it a root so every span stays reachable.
-                self.problems.append(f"span {current}: parent links form a cycle; treated as a root")
+                self._report("cycle", f"span {current}: parent links form a cycle; treated as a root")
                 del self._parent[current]
             for span_id in path:
                 state[span_id] = 2
 
+    def _visit(self) -> None:
+        """Pre-order over the forest, without recursion: ``_position`` and ``_end`` bound each subtree."""
+        stack: list[tuple[Span, bool]] = [(root, False) for root in reversed(self.roots)]
+        while stack:
+            span, done = stack.pop()
+            if done:
+                self._end[span.span_id] = len(self.order)
+                continue
+            self._position[span.span_id] = len(self.order)
+            self.order.append(span)
+            stack.append((span, True))
+            stack.extend((child, False) for child in reversed(self._children.get(span.span_id, ())))
+
     def parent(self, span: Span) -> Span | None:
-        """The parent span, when it is in the trace."""
+        """The parent span, when it is in the trace (and not cut off as the closing link of a cycle)."""
         parent_id = self._parent.get(span.span_id)
         return None if parent_id is None else self.by_id[parent_id]
+
+    def has_parent_chain(self, span: Span) -> bool:
+        """Whether the span names no parent, or its parent is in the tree (False for lost and cut links)."""
+        return not span.parent_span_id or span.span_id in self._parent
 
     def children(self, span: Span) -> list[Span]:
         """Direct children in start-time order."""
         return self._children.get(span.span_id, [])
 
-    def ancestors(self, span: Span) -> Iterator[Span]:
-        """Parent, grandparent, ... up to the root."""
-        current = self.parent(span)
-        while current is not None:
-            yield current
-            current = self.parent(current)
+    def bounds(self, span: Span) -> tuple[int, int]:
+        """Where ``span``'s subtree lies in ``order``: ``order[start:end]``, the span itself first.
 
-    def descendants(self, span: Span) -> list[Span]:
-        """All spans below ``span`` (not itself), in start-time order."""
-        found: list[Span] = []
-        stack = list(reversed(self.children(span)))
-        while stack:
-            current = stack.pop()
-            found.append(current)
-            stack.extend(reversed(self.children(current)))
-        found.sort(key=lambda s: (s.start_time_ns, s.end_time_ns, s.span_id))
+        Raises:
+            KeyError: the span is not in the tree.
+        """
+        return self._position[span.span_id], self._end[span.span_id]
+
+    def subtree(self, span: Span) -> list[Span]:
+        """``span`` and every span below it, parents before children."""
+        start = self._position.get(span.span_id)
+        return [] if start is None else self.order[start : self._end[span.span_id]]
+
+    def fold_down(self, step: Callable[[T, Span], T], initial: T) -> dict[str, T]:
+        """A value per span computed from its parent's: ``value[root] = initial``, ``value[child] = step(value[parent],
+        parent)``. One pass in pre-order: this is how "walk up from every span" questions are answered linearly."""
+        values: dict[str, T] = {}
+        for span in self.order:
+            parent_id = self._parent.get(span.span_id)
+            values[span.span_id] = initial if parent_id is None else step(values[parent_id], self.by_id[parent_id])
+        return values
+
+    def nearest(self, predicate: Callable[[Span], bool], within: Collection[str] | None = None) -> dict[str, Span]:
+        """Span id -> its nearest strict ancestor satisfying ``predicate`` (spans without one are absent).
+
+        With ``within`` (span ids), only ancestors in it are looked at and the search stops at the first parent that
+        is not in it; only spans in ``within`` get an answer. Linear in the spans looked at.
+        """
+        found: dict[str, Span] = {}
+        if within is None:
+            spans: Iterable[Span] = self.order
+        else:
+            spans = sorted(
+                (self.by_id[i] for i in within if i in self._position), key=lambda s: self._position[s.span_id]
+            )
+        for span in spans:
+            parent_id = self._parent.get(span.span_id)
+            if parent_id is None or (within is not None and parent_id not in within):
+                continue
+            parent = self.by_id[parent_id]
+            if predicate(parent):
+                found[span.span_id] = parent
+            elif parent_id in found:
+                found[span.span_id] = found[parent_id]
         return found
 
-    def has_ancestor(self, span: Span, predicate: Callable[[Span], bool]) -> bool:
-        """Whether any ancestor satisfies ``predicate``."""
-        return any(predicate(a) for a in self.ancestors(span))
+    def tops(self, spans: Iterable[Span], predicate: Callable[[Span], bool]) -> list[Span]:
+        """The spans of ``spans`` (time order kept) that satisfy ``predicate`` with no ancestor that does."""
+        above = self.nearest(predicate)
+        return [s for s in spans if predicate(s) and s.span_id not in above]
 
     def subtrees(self, roots: Sequence[Span]) -> dict[str, list[Span]]:
         """Root span id -> the root and the spans under it, in start-time order.
@@ -90,39 +179,20 @@ class SpanTree:
         members: dict[str, list[Span]] = {}
         claimed: set[str] = set()
         for root in roots:
-            if root.span_id in claimed:
+            if root.span_id in claimed or root.span_id not in self._position:
                 continue
-            group = [root, *(d for d in self.descendants(root) if d.span_id not in claimed)]
+            group = [s for s in self.subtree(root) if s.span_id not in claimed]
             claimed.update(s.span_id for s in group)
             members[root.span_id] = group
-        for span in self.spans:
-            if span.span_id in claimed:
-                continue
-            top = span
-            for ancestor in self.ancestors(span):
-                top = ancestor
-            if top.span_id in claimed:
-                continue
-            container = _tightest_container(top, [r for r in roots if r.span_id in members])
-            if container is None:
-                continue
-            extra = [top, *self.descendants(top)]
-            claimed.update(s.span_id for s in extra)
-            members[container.span_id].extend(extra)
+        # Every unclaimed span sits in the subtree of an unclaimed tree root: place whole such trees by time.
+        loose = [r for r in self.roots if r.span_id not in claimed]
+        candidates = [r for r in roots if r.span_id in members]
+        for top, container in zip(loose, tightest_containers(candidates, loose), strict=True):
+            if container is not None:
+                members[candidates[container].span_id].extend(self.subtree(top))
         for group in members.values():
-            group.sort(key=lambda s: (s.start_time_ns, s.end_time_ns, s.span_id))
+            group.sort(key=time_order)
         return members
-
-
-def _tightest_container(span: Span, candidates: Sequence[Span]) -> Span | None:
-    best: Span | None = None
-    for candidate in candidates:
-        if candidate.span_id == span.span_id:
-            continue
-        fits = candidate.start_time_ns <= span.start_time_ns and span.end_time_ns <= candidate.end_time_ns
-        if fits and (best is None or candidate.duration_ns < best.duration_ns):
-            best = candidate
-    return best
 
 
 def covered_ns(intervals: Iterable[tuple[int, int]]) -> int:
@@ -160,25 +230,13 @@ def nested_span_ids(
     agent span is recognised by lying within a top-level tool span's time range, and it is nested with everything below.
     """
     member_ids = {s.span_id for s in members}
-    nested: set[str] = set()
-    for span in members:
-        if span.span_id == root.span_id:
-            continue
-        for ancestor in tree.ancestors(span):
-            if ancestor.span_id == root.span_id or ancestor.span_id not in member_ids:
-                break
-            if is_tool(ancestor):
-                nested.add(span.span_id)
-                break
+    tool_above = tree.nearest(is_tool, within=member_ids - {root.span_id})
+    nested = {s.span_id for s in members if s.span_id in tool_above and s.span_id != root.span_id}
     top_tools = [s for s in members if is_tool(s) and s.span_id not in nested]
-    for span in members:
-        if span.span_id in nested or span.span_id == root.span_id or not is_agent(span):
+    agents = [s for s in members if s.span_id not in nested and s.span_id != root.span_id and is_agent(s)]
+    for agent in containers_outside_subtree(tree, top_tools, agents):
+        if agent.span_id in nested:
             continue
-        if any(contains(tool, span) and not _is_ancestor(tree, span, tool) for tool in top_tools):
-            nested.add(span.span_id)
-            nested.update(d.span_id for d in tree.descendants(span) if d.span_id in member_ids)
+        nested.add(agent.span_id)
+        nested.update(d.span_id for d in tree.subtree(agent) if d.span_id in member_ids)
     return nested
-
-
-def _is_ancestor(tree: SpanTree, candidate: Span, span: Span) -> bool:
-    return any(a.span_id == candidate.span_id for a in tree.ancestors(span))

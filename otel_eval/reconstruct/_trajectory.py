@@ -17,7 +17,7 @@ Each convention module finds the invocation roots, reads its own attributes into
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -31,6 +31,7 @@ from otel_eval.model import (
     TracedInvocation,
 )
 from otel_eval.model import genai as genai_types
+from otel_eval.reconstruct._first_unused import FirstUnused
 from otel_eval.reconstruct._flattened import first_int
 from otel_eval.reconstruct._span_tree import covered_ns
 from otel_eval.reconstruct._values import nonempty_str, tool_call_args
@@ -196,28 +197,29 @@ class _Step:
     response: genai_types.FunctionResponse | None
 
 
-class _ToolMatcher:
-    def __init__(self, runs: Sequence[ToolRun]) -> None:
-        self.runs = list(runs)
-        self.used: set[int] = set()
+def _tool_matcher(runs: Sequence[ToolRun]) -> FirstUnused[ToolRun]:
+    """Runs by call id, by name, and by name among the runs without a call id."""
 
-    def take(self, call: genai_types.FunctionCall) -> ToolRun | None:
-        if call.id:
-            for index, run in enumerate(self.runs):
-                if index not in self.used and run.call_id == call.id:
-                    self.used.add(index)
-                    return run
-        for index, run in enumerate(self.runs):
-            if index in self.used or run.name != call.name:
-                continue
-            if call.id and run.call_id and run.call_id != call.id:
-                continue
-            self.used.add(index)
-            return run
-        return None
+    def keys(run: ToolRun) -> list[Hashable]:
+        found: list[Hashable] = [("name", run.name)]
+        if run.call_id:
+            found.append(("id", run.call_id))
+        else:
+            found.append(("name without id", run.name))
+        return found
 
-    def leftovers(self) -> list[ToolRun]:
-        return [run for index, run in enumerate(self.runs) if index not in self.used]
+    return FirstUnused(runs, keys)
+
+
+def _take(runs: FirstUnused[ToolRun], call: genai_types.FunctionCall) -> ToolRun | None:
+    """The run of a function call: same call id, else the first unused run of that name (one without a call id when
+    the call has one: a run with a different id answers another call)."""
+    run = runs.first(("id", call.id)) if call.id else None
+    if run is None:
+        run = runs.first(("name without id", call.name) if call.id else ("name", call.name))
+    if run is not None:
+        runs.take(run)
+    return run
 
 
 def _sent_back_responses(calls: Sequence[ModelCall]) -> dict[str, genai_types.FunctionResponse]:
@@ -247,7 +249,7 @@ def _response(
 
 
 def _steps(draft: InvocationDraft) -> list[_Step]:
-    matcher = _ToolMatcher(draft.tool_runs)
+    matcher = _tool_matcher(draft.tool_runs)
     sent_back = _sent_back_responses(draft.model_calls)
     steps: list[_Step] = []
     seen_ids: set[str] = set()
@@ -258,7 +260,7 @@ def _steps(draft: InvocationDraft) -> list[_Step]:
                 continue
             if call.id:
                 seen_ids.add(call.id)
-            run = matcher.take(call)
+            run = _take(matcher, call)
             sequence += 1
             response = _response(call, run, sent_back)
             steps.append(_Step((model_call.span.end_time_ns, sequence), call, response))

@@ -25,13 +25,13 @@ from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._adk_events import rebuild_invocations
 from otel_eval.reconstruct._adk_spans import (
     ModelCall,
-    SpanIndex,
     agent_name,
     is_agent_span,
     is_run_root,
     parse_json_object,
     usage_of,
 )
+from otel_eval.reconstruct._span_tree import SpanTree
 from otel_eval.reconstruct.adk_v2 import genai_model_content, is_generate_content
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.traces.span import Span
@@ -59,15 +59,16 @@ class AdkConvention(Convention):
 
     def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
         """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them."""
-        index = SpanIndex(spans)
-        children = _children_by_parent(spans)
-        model_spans = [s for s in spans if is_call_llm(s)]
+        tree = SpanTree(spans)
+        model_spans = [s for s in tree.spans if is_call_llm(s)]
+        agent_above = tree.nearest(is_agent_span)
+        timing = _ModelTiming(tree)
         result = rebuild_invocations(
-            spans,
+            tree,
             model_spans,
-            lambda span, warnings: _model_call(index, span, children, warnings),
+            lambda span, warnings: _model_call(tree, span, agent_above.get(span.span_id), warnings),
             convention=self.name,
-            model_timing=[_timing_span(s, children) for s in model_spans],
+            model_timing=[timing.of(s) for s in model_spans],
             tool_args_key=semconv.ADK_TOOL_CALL_ARGS,
             tool_result_key=semconv.ADK_TOOL_RESPONSE,
         )
@@ -76,58 +77,48 @@ class AdkConvention(Convention):
         return result
 
 
-def _children_by_parent(spans: Sequence[Span]) -> dict[str, list[Span]]:
-    children: dict[str, list[Span]] = {}
-    for span in spans:
-        if span.parent_span_id:
-            children.setdefault(span.parent_span_id, []).append(span)
-    return children
+def _is_inference(span: Span) -> bool:
+    return is_generate_content(span) or span.attr(semconv.GEN_AI_REQUEST_MODEL) is not None
 
 
-def _timing_span(call_llm: Span, children: dict[str, list[Span]]) -> Span:
-    """A span timing the wait on the model: the innermost inference span under ``call_llm`` (ADK's
-    ``generate_content``, or another instrumentation's client span such as OpenLLMetry's ``openai.chat``), ended
-    where the first tool nested in it starts.
+class _ModelTiming:
+    """The span timing the wait on the model for each ``call_llm``: the innermost inference span under it (ADK's
+    ``generate_content``, or another instrumentation's client span such as OpenLLMetry's ``openai.chat``), ended where
+    the first tool nested in it starts.
 
     On ADK 1.x ``call_llm`` and ``generate_content`` stay open while the tools they asked for run (the span context
-    leaks out of an async generator), so taken whole they would count tool time as model time.
+    leaks out of an async generator), so taken whole they would count tool time as model time. Both facts are
+    computed for every span in one pass from the leaves up.
     """
-    timing = call_llm
-    while True:
-        kids = children.get(timing.span_id, [])
-        inner = next(
-            (c for c in kids if is_generate_content(c) or c.attr(semconv.GEN_AI_REQUEST_MODEL) is not None), None
-        )
-        if inner is None:
-            break
-        timing = inner
-    tool_starts = [c.start_time_ns for c in _descendants(timing, children) if c.name.startswith("execute_tool")]
-    if tool_starts and min(tool_starts) < timing.end_time_ns:
-        return dataclasses.replace(timing, end_time_ns=max(timing.start_time_ns, min(tool_starts)))
-    return timing
+
+    def __init__(self, tree: SpanTree) -> None:
+        self._innermost: dict[str, Span] = {}
+        self._first_tool: dict[str, int] = {}
+        for span in reversed(tree.order):
+            kids = tree.children(span)
+            inner = next((c for c in kids if _is_inference(c)), None)
+            self._innermost[span.span_id] = span if inner is None else self._innermost[inner.span_id]
+            starts = [c.start_time_ns for c in kids if c.name.startswith("execute_tool")]
+            starts += [self._first_tool[c.span_id] for c in kids if c.span_id in self._first_tool]
+            if starts:
+                self._first_tool[span.span_id] = min(starts)
+
+    def of(self, call_llm: Span) -> Span:
+        """The timing span of one ``call_llm`` span."""
+        timing = self._innermost.get(call_llm.span_id, call_llm)
+        first_tool = self._first_tool.get(timing.span_id)
+        if first_tool is not None and first_tool < timing.end_time_ns:
+            return dataclasses.replace(timing, end_time_ns=max(timing.start_time_ns, first_tool))
+        return timing
 
 
-def _descendants(span: Span, children: dict[str, list[Span]]) -> list[Span]:
-    found: list[Span] = []
-    pending = list(children.get(span.span_id, []))
-    seen = {span.span_id}
-    while pending:
-        child = pending.pop()
-        if child.span_id in seen:
-            continue
-        seen.add(child.span_id)
-        found.append(child)
-        pending.extend(children.get(child.span_id, []))
-    return found
-
-
-def _model_call(index: SpanIndex, span: Span, children: dict[str, list[Span]], warnings: list[str]) -> ModelCall:
-    inference = next((c for c in children.get(span.span_id, []) if is_generate_content(c)), None)
+def _model_call(tree: SpanTree, span: Span, agent: Span | None, warnings: list[str]) -> ModelCall:
+    inference = next((c for c in tree.children(span) if is_generate_content(c)), None)
     request = parse_json_object(span, semconv.ADK_LLM_REQUEST, warnings)
     response = parse_json_object(span, semconv.ADK_LLM_RESPONSE, warnings)
     author = (
         (inference.str_attr(semconv.GEN_AI_AGENT_NAME) if inference is not None else None)
-        or next((agent_name(a) for a in index.ancestors(span) if is_agent_span(a)), None)
+        or (agent_name(agent) if agent is not None else None)
         or _label_agent(request)
     )
     model = span.str_attr(semconv.GEN_AI_REQUEST_MODEL) or (request or {}).get("model")

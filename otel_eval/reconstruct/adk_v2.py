@@ -22,6 +22,7 @@ from otel_eval.reconstruct._genai_messages import (
     system_instruction_text,
     tools_from_definitions,
 )
+from otel_eval.reconstruct._span_tree import SpanTree
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.traces.span import Span
 
@@ -58,9 +59,10 @@ class AdkV2Convention(Convention):
 
     def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
         """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them."""
-        model_spans = [s for s in spans if _is_adk_model_span(s)]
+        tree = SpanTree(spans)
+        model_spans = [s for s in tree.spans if _is_adk_model_span(s)]
         result = rebuild_invocations(
-            spans,
+            tree,
             model_spans,
             _model_call,
             convention=self.name,

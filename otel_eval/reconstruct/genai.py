@@ -39,6 +39,7 @@ spans without call ids are matched to the model's calls by name, in order. AutoG
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -110,7 +111,7 @@ class GenAIConvention(Convention):
     def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
         """One invocation per agent root, or per user turn of model calls without an agent span."""
         tree = SpanTree(spans)
-        roots = [s for s in tree.spans if is_agent(s) and not tree.has_ancestor(s, is_agent)]
+        roots = tree.tops(tree.spans, is_agent)
         if roots:
             invocations = invocations_of_roots(tree, roots, lambda root, members: _Reader(tree, root, members))
         else:
@@ -176,15 +177,17 @@ class _Reader(InvocationReader):
             label = span.name.removesuffix(".agent")
         return None if label in _GENERIC_AGENT_NAMES else label
 
+    @functools.cached_property
+    def labelled_agent_above(self) -> dict[str, Span]:
+        return self.tree.nearest(lambda a: is_agent(a) and bool(self.agent_label(a)), within=self.member_ids)
+
+    @functools.cached_property
+    def agent_above(self) -> dict[str, Span]:
+        return self.tree.nearest(is_agent, within=self.member_ids)
+
     def author(self, span: Span) -> str | None:
-        for ancestor in self.tree.ancestors(span):
-            if ancestor.span_id not in self.member_ids:
-                break
-            if is_agent(ancestor):
-                label = self.agent_label(ancestor)
-                if label:
-                    return label
-        return self.agent_label(span)
+        agent = self.labelled_agent_above.get(span.span_id)
+        return self.agent_label(agent if agent is not None else span)
 
     def draft(self) -> InvocationDraft:
         root = self.root
@@ -251,7 +254,7 @@ class _Reader(InvocationReader):
     def model_call(self, span: Span) -> ModelCall:
         attributes = span.attributes
         inputs, outputs = self.span_messages(span)
-        agent = next((a for a in self.tree.ancestors(span) if is_agent(a)), None)
+        agent = self.agent_above.get(span.span_id)
         system = self.system_instruction(span) or "\n".join(
             t for m in inputs if m.role == "system" for t in texts_of(m)
         )

@@ -36,6 +36,7 @@ range contains them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -134,8 +135,9 @@ def body_messages(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]
 
 
 def _invocation_roots(tree: SpanTree, kinds: Mapping[str, str]) -> list[Span]:
+    # Only tree roots look below themselves, and their subtrees are disjoint: linear in all.
     def has_work_below(span: Span) -> bool:
-        return any(kinds.get(d.span_id) in (LLM, TOOL, AGENT) for d in tree.descendants(span))
+        return any(kinds.get(d.span_id) in (LLM, TOOL, AGENT) for d in tree.subtree(span)[1:])
 
     candidates = {
         s.span_id
@@ -143,14 +145,10 @@ def _invocation_roots(tree: SpanTree, kinds: Mapping[str, str]) -> list[Span]:
         if kinds[s.span_id] == AGENT
         or (kinds[s.span_id] == CHAIN and (s.name == _LANGGRAPH or (tree.parent(s) is None and has_work_below(s))))
     }
-    roots = [
-        s for s in tree.spans if s.span_id in candidates and not tree.has_ancestor(s, lambda a: a.span_id in candidates)
-    ]
+    roots = tree.tops(tree.spans, lambda s: s.span_id in candidates)
     if roots:
         return roots
-    return [
-        r for r in tree.roots if kinds[r.span_id] == LLM or any(kinds[d.span_id] == LLM for d in tree.descendants(r))
-    ]
+    return [r for r in tree.roots if kinds[r.span_id] == LLM or any(kinds[d.span_id] == LLM for d in tree.subtree(r))]
 
 
 def _usage(attributes: Mapping[str, Any]) -> Usage:
@@ -256,15 +254,13 @@ class _Reader(InvocationReader):
     def agent_label(self, span: Span) -> str | None:
         return first_str(span.attributes, semconv.AGENT_NAME, semconv.GEN_AI_AGENT_NAME, semconv.GRAPH_NODE_ID)
 
+    @functools.cached_property
+    def labelled_agent_above(self) -> dict[str, Span]:
+        return self.tree.nearest(lambda a: self.kind(a) == AGENT and bool(self.agent_label(a)), within=self.member_ids)
+
     def author(self, span: Span) -> str | None:
-        for ancestor in self.tree.ancestors(span):
-            if ancestor.span_id not in self.member_ids:
-                break
-            if self.kind(ancestor) == AGENT:
-                label = self.agent_label(ancestor)
-                if label:
-                    return label
-        return None
+        agent = self.labelled_agent_above.get(span.span_id)
+        return None if agent is None else self.agent_label(agent)
 
     def draft(self) -> InvocationDraft:
         root = self.root

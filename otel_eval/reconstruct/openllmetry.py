@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -110,7 +111,7 @@ def _agent_roots(tree: SpanTree) -> list[Span]:
     def is_container(span: Span) -> bool:
         return _kind(span) in (WORKFLOW, AGENT)
 
-    return [s for s in tree.spans if is_container(s) and not tree.has_ancestor(s, is_container)]
+    return tree.tops(tree.spans, is_container)
 
 
 def indexed_message(entry: Mapping[str, Any], warnings: list[str], where: str) -> genai_types.Content:
@@ -194,15 +195,15 @@ class _Reader(InvocationReader):
     def nested(self) -> set[str]:
         return nested_span_ids(self.tree, self.root, self.members, is_tool=self.is_tool, is_agent=_is_agent)
 
+    @functools.cached_property
+    def agent_above(self) -> dict[str, Span]:
+        return self.tree.nearest(_is_agent, within=self.member_ids)
+
     def author(self, span: Span) -> str | None:
-        for candidate in [span, *self.tree.ancestors(span)]:
-            if candidate.span_id not in self.member_ids:
-                break
-            if candidate is span and _kind(span) != AGENT:
-                continue
-            if _kind(candidate) == AGENT:
-                return _entity_name(candidate)
-        return None
+        if _is_agent(span):
+            return _entity_name(span)
+        agent = self.agent_above.get(span.span_id)
+        return None if agent is None else _entity_name(agent)
 
     def draft(self) -> InvocationDraft:
         root = self.root

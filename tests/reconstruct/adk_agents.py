@@ -15,7 +15,7 @@ Typical use::
 
 Scenario builders return a fresh :class:`Scenario` (root agent + user turns) on every call: ``single_tool_scenario``,
 ``sequential_tools_scenario``, ``parallel_tools_scenario``, ``no_tool_scenario``, ``transfer_scenario``,
-``agent_tool_scenario``, ``tool_error_scenario``, ``multi_turn_scenario``, ``sequential_agents_scenario``,
+``agent_tool_scenario``, ``tool_error_scenario``, ``tool_error_handled_scenario``, ``multi_turn_scenario``, ``sequential_agents_scenario``,
 ``parallel_agents_scenario``, ``skip_summarization_scenario``, ``exit_loop_scenario``; :data:`SCENARIOS` maps names to
 them. Build your own with :func:`reply` / :func:`call` responses and ``ScriptedLlm(responses=[...])``.
 """
@@ -291,6 +291,22 @@ def tool_error_scenario() -> Scenario:
     return Scenario("tool_error", agent, ["Look up otel"], expect_error=ToolFailedError)
 
 
+def handled_tool_error(tool: Any, args: dict[str, Any], tool_context: Any, error: Exception) -> dict[str, Any]:
+    """An ``on_tool_error_callback``: the tool's exception becomes the function response the model sees."""
+    return {"error": f"{type(error).__name__}: {error}", "retryable": False}
+
+
+def tool_error_handled_scenario() -> Scenario:
+    """A tool raises and ``on_tool_error_callback`` turns the exception into a response; the model answers from it."""
+    agent = _agent(
+        "lookup_agent",
+        [call(("flaky_lookup", {"query": "otel"})), reply("The lookup backend is unavailable, sorry.")],
+        tools=[flaky_lookup],
+        on_tool_error_callback=handled_tool_error,
+    )
+    return Scenario("tool_error_handled", agent, ["Look up otel"])
+
+
 def multi_turn_scenario() -> Scenario:
     """Three user turns in one session: a tool turn, a direct answer, another tool turn."""
     agent = _agent(
@@ -355,6 +371,7 @@ SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "transfer": transfer_scenario,
     "agent_tool": agent_tool_scenario,
     "tool_error": tool_error_scenario,
+    "tool_error_handled": tool_error_handled_scenario,
     "multi_turn": multi_turn_scenario,
     "sequential_agents": sequential_agents_scenario,
     "parallel_agents": parallel_agents_scenario,

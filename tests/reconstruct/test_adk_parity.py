@@ -105,7 +105,8 @@ async def test_rebuilt_invocations_equal_adks_own(name: str, schema: int) -> Non
 async def test_scenarios_exercise_what_they_claim(schema: int) -> None:
     """Guards the parity test against vacuous scenarios: the ADK side really has these shapes."""
     shapes = {}
-    for name in ("parallel_tools", "transfer", "agent_tool", "tool_error", "sequential_tools", "skip_summarization"):
+    names = ("parallel_tools", "transfer", "agent_tool", "tool_error", "tool_error_handled", "sequential_tools")
+    for name in (*names, "skip_summarization"):
         run = await _run(name, schema)
         [expected] = EvaluationGenerator.convert_events_to_eval_invocations(run.session_events)
         shapes[name] = normalise(expected)
@@ -116,6 +117,10 @@ async def test_scenarios_exercise_what_they_claim(schema: int) -> None:
     assert [c[0] for c in shapes["agent_tool"]["tool_calls"]] == ["clock_agent"]
     assert shapes["tool_error"]["tool_responses"] == [] and shapes["tool_error"]["final_response"] is None
     assert shapes["tool_error"]["unanswered_calls"] == ["flaky_lookup"]
+    # on_tool_error_callback: ADK's events hold the callback's dict as the function response of the failed tool.
+    assert shapes["tool_error_handled"]["tool_responses"] == [
+        ("flaky_lookup", {"error": "ToolFailedError: lookup backend unavailable for 'otel'", "retryable": False})
+    ]
     assert all(call_id.startswith("adk-") for call_id, _, _ in shapes["parallel_tools"]["answered_calls"])
     # skip_summarization: ADK's final response is the function-response event (plus the agent tool's text), and
     # the final event's content is left out of the intermediate events, so the call has no response there.

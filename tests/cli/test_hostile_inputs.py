@@ -1,0 +1,90 @@
+"""``otel-eval convert`` and ``run`` on hostile traces (``tests/data/hostile/``): every shape finishes in seconds with
+exit 0 (what was repaired is a warning) or 2 (a clear error naming the file), never a traceback. ``run`` may also
+exit 1, the verdict of a metric that FAILED on a damaged invocation: the test checks it is exactly that."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import CliResult
+from tests.data.hostile import shapes
+from tests.data.hostile.generate import CORPUS_SIZES, HERE, LARGE_SIZES, corpus_name
+
+CORPUS = [HERE / corpus_name(shape, convention) for shape in CORPUS_SIZES for convention in shapes.CONVENTIONS]
+
+
+@pytest.fixture(scope="module")
+def eval_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One case: the intact invocation every hostile file holds."""
+    turn = {
+        "invocation_id": "weather-1",
+        "user_content": {"role": "user", "parts": [{"text": shapes.USER_TEXT}]},
+        "final_response": {"role": "model", "parts": [{"text": shapes.FINAL_TEXT}]},
+        "intermediate_data": {"tool_uses": [{"name": "get_weather", "args": {"city": "Paris"}}]},
+    }
+    path = tmp_path_factory.mktemp("hostile") / "weather.evalset.json"
+    path.write_text(
+        json.dumps({"eval_set_id": "hostile", "eval_cases": [{"eval_id": "weather", "conversation": [turn]}]})
+    )
+    return path
+
+
+def _no_traceback(result: CliResult) -> None:
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_convert_rebuilds_the_intact_invocation(cli: Callable[..., CliResult], path: Path) -> None:
+    result = cli("convert", path, "--output", "json")
+    assert result.exit_code == 0, result.stderr
+    _no_traceback(result)
+    traces = {t["trace_id"]: t for t in result.json()["traces"]}
+    [good] = traces[shapes.GOOD_TRACE]["invocations"]
+    assert [u["name"] for u in good["intermediate_data"]["tool_uses"]] == ["get_weather"]
+    assert shapes.HOSTILE_TRACE in traces
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_run_evaluates_and_exits_with_its_verdict(cli: Callable[..., CliResult], path: Path, eval_set: Path) -> None:
+    result = cli("run", path, "--eval-set", eval_set, "-m", "tool_trajectory_avg_score", "--output", "json")
+    _no_traceback(result)
+    statuses = [m["eval_status"] for r in result.json()["results"] for m in r["metrics"]]
+    assert statuses
+    assert result.exit_code == (1 if "FAILED" in statuses else 0), (statuses, result.stderr)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("shape", ["deep_chain", "wide_fanout", "huge_attributes"])
+def test_full_size_shapes_convert(cli: Callable[..., CliResult], tmp_path: Path, shape: str) -> None:
+    path = tmp_path / f"{shape}.json"
+    path.write_text(json.dumps(shapes.otlp_json(shapes.hostile_document("adk_v2", shape, LARGE_SIZES[shape]))))
+    result = cli("convert", path, "--output", "json")
+    assert result.exit_code == 0, result.stderr[-2000:]
+    _no_traceback(result)
+    traces = {t["trace_id"]: t for t in result.json()["traces"]}
+    assert len(traces[shapes.GOOD_TRACE]["invocations"]) == 1
+
+
+@pytest.mark.timeout(30)
+def test_json_nested_too_deeply_is_a_clear_error(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    """An attribute nested 100,000 levels deep: the file is rejected by name, the next file still converts."""
+    document = shapes.otlp_json(shapes.good_invocation("genai"))
+    text = json.dumps(document).replace(
+        '"attributes": [', '"attributes": [{"key": "deep", "value": ' + "[" * 100_000 + "]" * 100_000 + "},", 1
+    )
+    deep = tmp_path / "deep_nesting.json"
+    deep.write_text(text)
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(document))
+    result = cli("convert", deep, good, "--output", "json")
+    assert result.exit_code == 2
+    _no_traceback(result)
+    assert "deep_nesting.json" in result.stderr and "nested too deeply" in result.stderr
+    [trace] = result.json()["traces"]
+    assert len(trace["invocations"]) == 1
