@@ -28,6 +28,7 @@ from otel_eval.model.loading import load_eval_set
 from otel_eval.processor import _settings as defaults
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import TraceBuffers
+from otel_eval.processor._outputs import output_sinks
 from otel_eval.processor._requests import RequestBuilder
 from otel_eval.processor._selection import InvocationFilters, is_local_root, is_own_traffic, sampling_bound
 from otel_eval.processor._settings import ProcessorSettings
@@ -119,7 +120,8 @@ class EvaluationSpanProcessor(SpanProcessor):
             held until its scores arrive (then exported with ``gen_ai.evaluation.<metric>.score`` attributes) or
             ``enrichment_wait_seconds`` pass (then exported unchanged). Embedded mode only.
         enrichment_wait_seconds: How long a root span is held for its scores.
-        sinks: Extra callables given each request's records (embedded mode).
+        sinks: Extra callables given each request's records (embedded mode), e.g.
+            :class:`~otel_eval.emit.console.ConsoleRecordSink` (also added when ``OTEL_EVAL_CONSOLE=true``).
         pipeline: The pipeline counters to report through, when the exporter already shares them (``from_env``
             builds one for the Kafka exporter and the processor, so each instrument exists once).
 
@@ -180,6 +182,13 @@ class EvaluationSpanProcessor(SpanProcessor):
             use_meter_provider = getattr(judge, "use_meter_provider", None)
             if use_meter_provider is not None and meter_provider is not None:
                 use_meter_provider(meter_provider)  # judge calls, tokens and cost next to the scores
+            sinks = output_sinks(
+                sinks,
+                tracer_provider=tracer_provider,
+                meter_provider=meter_provider,
+                logger_provider=logger_provider,
+                enriching=enrich is not None,
+            )
             emitters = Emitters.create(
                 tracer_provider=tracer_provider,
                 logger_provider=logger_provider,
