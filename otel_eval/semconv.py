@@ -35,11 +35,16 @@ OTEL_EVAL_TRANSPORT: Final = "otel_eval.transport"  # embedded | kafka
 OTEL_EVAL_QUEUE: Final = "otel_eval.queue"  # which queue the queue-size gauge measures: spans | requests
 OTEL_EVAL_SCORE_ATTRIBUTE_TEMPLATE: Final = "gen_ai.evaluation.{metric}.score"  # enrichment on the agent's root span
 
-# Score labels. A metric may document its own labels; these are the defaults.
-LABEL_PASS: Final = "pass"
-LABEL_FAIL: Final = "fail"
-LABEL_NOT_EVALUATED: Final = "not_evaluated"
-LABEL_INFORMATIONAL: Final = "informational"
+# The label contract: ``gen_ai.evaluation.score.label`` is one of these four words for every metric, on the event,
+# the evaluation span, the results topic and the metrics, so one PromQL matcher (``label="fail"``) serves every
+# metric's rate, alert and panel. A metric's own verdict word ("hallucinated", "unsafe", "invalid") goes in
+# ``otel_eval.score.verdict`` on the event and the span only (never on metrics: the label set stays uniform).
+LABEL_PASS: Final = "pass"  # EvalStatus.PASSED
+LABEL_FAIL: Final = "fail"  # EvalStatus.FAILED
+LABEL_NOT_EVALUATED: Final = "not_evaluated"  # EvalStatus.NOT_EVALUATED (with error.type)
+LABEL_INFORMATIONAL: Final = "informational"  # EvalStatus.INFORMATIONAL (efficiency metrics: a value, no verdict)
+SCORE_LABELS: Final[tuple[str, ...]] = (LABEL_PASS, LABEL_FAIL, LABEL_NOT_EVALUATED, LABEL_INFORMATIONAL)
+OTEL_EVAL_SCORE_VERDICT: Final = "otel_eval.score.verdict"  # metric-specific word for pass/fail, events and spans
 
 # Also emitted on evaluation spans and events (processor, worker core and emitters).
 GEN_AI_OPERATION_EVALUATION: Final = "evaluation"  # gen_ai.operation.name of an evaluation span

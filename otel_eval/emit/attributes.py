@@ -5,6 +5,7 @@ from __future__ import annotations
 from opentelemetry.util.types import AttributeValue
 
 from otel_eval import semconv
+from otel_eval.model import EvalStatus
 from otel_eval.transport.messages import EvaluationRecord
 
 
@@ -20,6 +21,7 @@ def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
     optional: dict[str, AttributeValue | None] = {
         semconv.GEN_AI_EVALUATION_SCORE_VALUE: record.score,
         semconv.GEN_AI_EVALUATION_EXPLANATION: record.explanation,
+        semconv.OTEL_EVAL_SCORE_VERDICT: record.verdict,
         semconv.ERROR_TYPE: record.error_type,
         semconv.OTEL_EVAL_THRESHOLD: record.threshold,
         semconv.OTEL_EVAL_JUDGE_MODEL: record.judge_model,
@@ -34,7 +36,7 @@ def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
 
 
 def metric_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
-    """The low-cardinality attributes of the score histogram and the results counter."""
+    """The low-cardinality attributes of the score histogram and the results counter (uniform label, no verdict)."""
     attributes: dict[str, AttributeValue] = {
         semconv.GEN_AI_EVALUATION_NAME: record.metric_name,
         semconv.GEN_AI_EVALUATION_SCORE_LABEL: record.label,
@@ -42,3 +44,24 @@ def metric_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
     if record.agent_name:
         attributes[semconv.GEN_AI_AGENT_NAME] = record.agent_name
     return attributes
+
+
+_SCORE_LABELS = {
+    EvalStatus.PASSED: semconv.LABEL_PASS,
+    EvalStatus.FAILED: semconv.LABEL_FAIL,
+    EvalStatus.NOT_EVALUATED: semconv.LABEL_NOT_EVALUATED,
+    EvalStatus.INFORMATIONAL: semconv.LABEL_INFORMATIONAL,
+}
+
+
+def score_label(status: EvalStatus) -> str:
+    """``gen_ai.evaluation.score.label`` of ``status``: the same four words for every metric (the label contract in
+    :mod:`otel_eval.semconv`)."""
+    return _SCORE_LABELS[status]
+
+
+def score_verdict(status: EvalStatus, verdicts: tuple[str, str] | None) -> str | None:
+    """``otel_eval.score.verdict``: the metric's own word for PASSED or FAILED (``verdicts``), else None."""
+    if verdicts is None or status not in (EvalStatus.PASSED, EvalStatus.FAILED):
+        return None
+    return verdicts[0] if status is EvalStatus.PASSED else verdicts[1]

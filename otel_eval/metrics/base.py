@@ -42,8 +42,9 @@ class MetricInfo:
     version: str = "1"
     default_threshold: float | None = None
     """Threshold used when the metric is requested by name only (``-m NAME``)."""
-    labels: tuple[str, str] = ("pass", "fail")
-    """``gen_ai.evaluation.score.label`` values for PASSED and FAILED."""
+    verdicts: tuple[str, str] | None = None
+    """The metric's own words for PASSED and FAILED (e.g. ``grounded``/``hallucinated``), emitted as
+    ``otel_eval.score.verdict`` on events and spans; the score label itself is always ``pass``/``fail``."""
 
     @property
     def value_range(self) -> str:

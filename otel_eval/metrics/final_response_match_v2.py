@@ -36,7 +36,7 @@ class FinalResponseMatchV2Evaluator(SampledJudgeEvaluator):
         requires_judge=True,
         version="2",
         default_threshold=0.8,
-        labels=("valid", "invalid"),
+        verdicts=("valid", "invalid"),
     )
     requires_expected = True
 

@@ -150,7 +150,7 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
         requires_judge=True,
         version="1",
         default_threshold=0.8,
-        labels=("grounded", "hallucinated"),
+        verdicts=("grounded", "hallucinated"),
     )
 
     async def evaluate(

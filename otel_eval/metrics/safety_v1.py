@@ -70,7 +70,7 @@ class SafetyEvaluatorV1(PointwiseJudgeEvaluator):
         requires_judge=True,
         version="1",
         default_threshold=0.8,
-        labels=("safe", "unsafe"),
+        verdicts=("safe", "unsafe"),
     )
     prompt_template = SAFETY_PROMPT
     verdict_model = SafetyVerdict

@@ -120,8 +120,7 @@ class EvaluationSpanProcessor(SpanProcessor):
             held until its scores arrive (then exported with ``gen_ai.evaluation.<metric>.score`` attributes) or
             ``enrichment_wait_seconds`` pass (then exported unchanged). Embedded mode only.
         enrichment_wait_seconds: How long a root span is held for its scores.
-        sinks: Extra callables given each request's records (embedded mode), e.g.
-            :class:`~otel_eval.emit.console.ConsoleRecordSink` (also added when ``OTEL_EVAL_CONSOLE=true``).
+        sinks: Extra callables given each request's records (embedded mode).
         pipeline: The pipeline counters to report through, when the exporter already shares them (``from_env``
             builds one for the Kafka exporter and the processor, so each instrument exists once).
 
@@ -179,9 +178,8 @@ class EvaluationSpanProcessor(SpanProcessor):
         self.core: EvaluationCore | None = None
         self._enricher: RootSpanEnricher | None = None
         if exporter is None:
-            use_meter_provider = getattr(judge, "use_meter_provider", None)
-            if use_meter_provider is not None and meter_provider is not None:
-                use_meter_provider(meter_provider)  # judge calls, tokens and cost next to the scores
+            if meter_provider is not None:
+                judge = _judge_reporting_to(judge, meter_provider)
             sinks = output_sinks(
                 sinks,
                 tracer_provider=tracer_provider,
@@ -451,6 +449,22 @@ class EvaluationSpanProcessor(SpanProcessor):
             if self._shedding and not full:
                 self._shedding = False
         return spans, traces
+
+
+def _judge_reporting_to(judge: Any, meter_provider: MeterProvider) -> Any:
+    """The judge whose calls, tokens and cost go to ``meter_provider``, next to the scores.
+
+    Without a judge, this processor gets its own client from the environment instead of the process-wide default,
+    whose instruments may already report to another provider (the global one, or another processor's).
+    """
+    if judge is None:
+        from otel_eval.judge.client import JudgeClient  # deferred: loads google-genai
+
+        return JudgeClient(meter_provider=meter_provider)
+    use_meter_provider = getattr(judge, "use_meter_provider", None)
+    if use_meter_provider is not None:
+        use_meter_provider(meter_provider)
+    return judge
 
 
 def _drain(queue: deque[ReadableSpan]) -> Iterator[ReadableSpan]:

@@ -56,6 +56,9 @@ class EvaluationRecord(BaseModel):
     score: float | None = None
     eval_status: EvalStatus
     label: str = Field(description="``gen_ai.evaluation.score.label``: pass, fail, not_evaluated or informational.")
+    verdict: str | None = Field(
+        default=None, description="``otel_eval.score.verdict``: the metric's own word for pass/fail, if it has one."
+    )
     threshold: float | None = None
     explanation: str | None = None
     error_type: str | None = None

@@ -29,6 +29,7 @@ from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, detach,
 from otel_eval import semconv
 from otel_eval.conversations import Conversation, with_case_rubrics
 from otel_eval.emit import Emitters
+from otel_eval.emit.attributes import score_label, score_verdict
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.spans import EvaluationSpan
 from otel_eval.errors import ConfigurationError
@@ -365,7 +366,8 @@ class _RecordContext:
                     judge_model=judge_model,
                     score=entry.score,
                     eval_status=status,
-                    label=_label(status, info.labels if info is not None else (semconv.LABEL_PASS, semconv.LABEL_FAIL)),
+                    label=score_label(status),
+                    verdict=score_verdict(status, info.verdicts if info is not None else None),
                     threshold=threshold,
                     explanation=_truncate(explanation),
                     error_type=error_type,
@@ -384,16 +386,6 @@ def _finish(span: EvaluationSpan, record: EvaluationRecord) -> None:
         span.finish(record)
     except Exception:  # a span attribute problem must not lose the result
         logger.exception("cannot set the evaluation span's attributes")
-
-
-def _label(status: EvalStatus, labels: tuple[str, str]) -> str:
-    if status is EvalStatus.PASSED:
-        return labels[0]
-    if status is EvalStatus.FAILED:
-        return labels[1]
-    if status is EvalStatus.INFORMATIONAL:
-        return semconv.LABEL_INFORMATIONAL
-    return semconv.LABEL_NOT_EVALUATED
 
 
 def _judge_model(evaluator: Evaluator | None) -> str | None:

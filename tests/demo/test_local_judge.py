@@ -36,7 +36,8 @@ def test_the_demo_command_labels_the_scripted_scores() -> None:
     assert result.exit_code == 0, result.output
     assert "judge: SCRIPTED" in result.output
     assert "* = scripted judge verdict" in result.output
-    assert "hallucinated*" in result.output
+    hallucination_row = next(line for line in result.output.splitlines() if line.startswith("│ hallucination "))
+    assert "0.00 fail*" in hallucination_row  # the judged cell, marked as scripted
     assert "FAIL hallucination hallucinations_v1" in result.output
     assert "(scripted judge verdict)" in result.output
     assert "NOT_EVALUATED hallucinations_v1" not in result.output

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from google.adk.evaluation.eval_metrics import PrebuiltMetrics
 
 from otel_eval import semconv
 from tests.deploy import prometheus_names
 from tests.deploy.conftest import PROMETHEUS_DIR, RULE_FILES, RULE_TEST_FILES, load_rules, load_yaml_documents
+from tests.deploy.emittable import emittable_label_values
 from tests.deploy.promql import matched_values, selectors
 
 
@@ -125,25 +125,13 @@ def test_rules_use_only_labels_the_emitted_series_carry() -> None:
         assert not unknown, f"{rule.get('alert') or rule.get('record')} uses labels {sorted(unknown)}"
 
 
-#: Label -> the values otel-eval can set on it, from its own constants and ADK's metric names.
-KNOWN_LABEL_VALUES: dict[str, set[str]] = {
-    prometheus_names.prometheus_label_name(semconv.GEN_AI_EVALUATION_NAME): {m.value for m in PrebuiltMetrics},
-    prometheus_names.prometheus_label_name(semconv.GEN_AI_EVALUATION_SCORE_LABEL): {
-        semconv.LABEL_PASS,
-        semconv.LABEL_FAIL,
-        semconv.LABEL_NOT_EVALUATED,
-        semconv.LABEL_INFORMATIONAL,
-    },
-    prometheus_names.prometheus_label_name(semconv.OTEL_EVAL_DROP_REASON): {
-        value for key, value in vars(semconv).items() if key.startswith("DROP_") and isinstance(value, str)
-    },
-}
+EMITTABLE_LABEL_VALUES = emittable_label_values()
 
 
 def check_label_values(expr: str, where: str) -> None:
     """Fails when ``expr`` matches a label against a value otel-eval never sets (a typo that silences a rule)."""
     for matcher in selectors(expr).matchers:
-        known = KNOWN_LABEL_VALUES.get(matcher.label)
+        known = EMITTABLE_LABEL_VALUES.get(matcher.label)
         if known is None:
             continue
         for value in matched_values(matcher):

@@ -29,6 +29,7 @@ def _record(**changes: object) -> EvaluationRecord:
         "score": 0.5,
         "eval_status": EvalStatus.FAILED,
         "label": "fail",
+        "verdict": "hallucinated",
         "threshold": 0.8,
         "explanation": "1 of 2 sentences unsupported",
         "agent_name": "travel_assistant",
@@ -54,6 +55,7 @@ def test_the_result_event_is_emitted_in_the_invocation_context_with_every_attrib
         semconv.GEN_AI_EVALUATION_SCORE_VALUE: 0.5,
         semconv.GEN_AI_EVALUATION_SCORE_LABEL: "fail",
         semconv.GEN_AI_EVALUATION_EXPLANATION: "1 of 2 sentences unsupported",
+        semconv.OTEL_EVAL_SCORE_VERDICT: "hallucinated",  # the metric's own word: events and spans only
         semconv.OTEL_EVAL_STATUS: "FAILED",
         semconv.OTEL_EVAL_METRIC_VERSION: "1",
         semconv.OTEL_EVAL_RESULT_ID: _record().result_id,
@@ -129,7 +131,8 @@ def test_score_histogram_buckets_and_low_cardinality_counter(telemetry: Telemetr
     }
     assert counter == {"fail": 1, "pass": 1, "not_evaluated": 1}
     for point in telemetry.metric_points(semconv.METRIC_EVALUATION_RESULTS):
-        assert set(point.attributes) == set(metric_attributes(_record()))  # no ids, no explanations
+        assert set(point.attributes) == set(metric_attributes(_record()))  # no ids, no explanations, no verdict
+        assert semconv.OTEL_EVAL_SCORE_VERDICT not in point.attributes
     exemplars = [e for p in histogram for e in p.exemplars]
     assert exemplars and all(format(e.trace_id, "032x") == TRACE_ID for e in exemplars)
 

@@ -16,7 +16,6 @@ from otel_eval.demo import SCENARIOS
 from otel_eval.demo.local_judge import scripted_verdicts
 from otel_eval.demo.run import run_demo
 from otel_eval.judge import set_default_judge
-from otel_eval.metrics import default_registry
 from otel_eval.model import EvalStatus
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import read_trace_file
@@ -70,12 +69,15 @@ def test_with_judge_credentials_the_judged_metrics_run_and_flag_the_hallucinatio
     run = run_demo(None, flush_timeout_millis=60_000)
     assert run.flushed
     by_key = {inv.scenario.key: {r.metric_name: r for r in run.records_of(inv)} for inv in run.invocations}
-    passed, failed = default_registry().info("hallucinations_v1").labels  # the metric's own documented labels
-    assert by_key["hallucination"]["hallucinations_v1"].label == failed
+    hallucinated = by_key["hallucination"]["hallucinations_v1"]
+    assert (hallucinated.label, hallucinated.verdict) == ("fail", "hallucinated")  # uniform label, metric's verdict
     assert by_key["hallucination"]["hallucinations_v1"].eval_status is EvalStatus.FAILED
     assert by_key["hallucination"]["hallucinations_v1"].score == 0.0
-    assert by_key["weather"]["hallucinations_v1"].label == passed
-    assert all(metrics["safety_v1"].label == "safe" for metrics in by_key.values())
+    assert (by_key["weather"]["hallucinations_v1"].label, by_key["weather"]["hallucinations_v1"].verdict) == (
+        "pass",
+        "grounded",
+    )
+    assert all((m["safety_v1"].label, m["safety_v1"].verdict) == ("pass", "safe") for m in by_key.values())
     judged = [r for r in run.records if r.metric_name in ("hallucinations_v1", "safety_v1")]
     assert judged and all(r.judge_model == "gemini-2.5-flash" for r in judged)
     assert gemini_credentials.generate_requests()  # the real client really called the loopback server

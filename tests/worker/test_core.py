@@ -191,7 +191,8 @@ async def test_judged_metrics_use_the_judge_and_report_their_model_and_own_label
         core = _core(criteria={"safety_v1": {"threshold": 0.5, "judge_model_options": {"num_samples": 1}}}, judge=judge)
         records = await core.evaluate(request())
     (safety,) = [r for r in records if r.metric_name == "safety_v1"]
-    assert safety.score == 1.0 and safety.label == default_registry().info("safety_v1").labels[0] == "safe"
+    assert safety.score == 1.0 and safety.label == "pass"
+    assert safety.verdict == default_registry().info("safety_v1").verdicts[0] == "safe"  # type: ignore[index]
     assert safety.judge_model == "gemini-2.5-flash"
     assert safety.result_id == result_id(safety.trace_id, safety.span_id, "safety_v1", "1", "gemini-2.5-flash")
 

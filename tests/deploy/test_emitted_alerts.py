@@ -1,0 +1,197 @@
+"""The shipped rules and alerts on series our emitters really wrote (not typed to match the rules).
+
+An agent with the evaluation processor attached as the README says (criteria + ``meter_provider``, the default
+judge) runs a batch in which 3 of 10 answers are unsupported by the tool results, and whose safety judge answers
+HTTP 500. Its metrics, read back as Prometheus stores them (OTLP translation, and the Python Prometheus exporter's
+text), become the input of a generated ``promtool test rules`` file: one batch a minute for 90 minutes. The
+hallucination-rate recording rule must show the known share and the hallucination and judge-error alerts must fire.
+The hand-written promtool tests (which cover edge cases: resolving, low volume, baselines) may use only series
+shapes these real emitters produce.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from opentelemetry.exporter.prometheus import PrometheusMetricReader
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from prometheus_client import CollectorRegistry
+
+from tests.deploy import emitted
+from tests.deploy.conftest import RULE_FILES, RULE_TEST_FILES, load_yaml_documents
+from tests.deploy.emittable import emittable_label_values
+from tests.deploy.emitted import AGENT_NAME, HALLUCINATION_SHARE, JOB, Sample
+from tests.deploy.prometheus_names import emitted_label_names, emitted_prometheus_names
+from tests.judge.fake_gemini import FakeGemini
+from tests.judge.helpers import TEST_KEY
+
+MINUTES = 90
+TRANSLATIONS = ("otlp", "prometheus_exporter")
+
+
+@pytest.fixture(scope="module")
+def samples() -> Iterator[dict[str, list[Sample]]]:
+    """One batch's metrics, as each Prometheus set-up stores them."""
+    with FakeGemini(emitted.judge_answers) as server, pytest.MonkeyPatch.context() as monkeypatch:
+        for name in ("GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.base_url)
+        for name, value in emitted.JUDGE_ENVIRONMENT.items():
+            monkeypatch.setenv(name, value)
+        in_memory, registry = InMemoryMetricReader(), CollectorRegistry()
+        meter_provider = MeterProvider(metric_readers=[in_memory, PrometheusMetricReader(registry=registry)])
+        agent = emitted.Agent(meter_provider)
+        try:
+            agent.run_batch()
+            yield {
+                "otlp": emitted.otlp_samples(in_memory.get_metrics_data()),
+                "prometheus_exporter": emitted.exporter_samples(registry),
+            }
+        finally:
+            agent.shutdown()
+            meter_provider.shutdown()
+
+
+def _values(sample: Sample) -> str:
+    """One batch a minute: cumulative series grow by the batch's value, gauges stay."""
+    if re.search(r"_(total|bucket|sum|count)$", sample.name):
+        return f"0+{sample.value!r}x{MINUTES}"
+    return f"{sample.value!r}x{MINUTES}"
+
+
+def _judge_error_share(samples: list[Sample]) -> float:
+    calls = emitted.named(samples, "otel_eval_judge_calls_total")
+    errors = sum(s.value for s in calls if s.label("otel_eval_outcome") == "error")
+    requests = sum(s.value for s in calls if s.label("otel_eval_outcome") != "cached")
+    return errors / requests
+
+
+def _promtool_test(samples: list[Sample]) -> dict[str, Any]:
+    agent = f'{{job="{JOB}",gen_ai_agent_name="{AGENT_NAME}"}}'
+    return {
+        "rule_files": [str(path) for path in RULE_FILES],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "name": "a batch of real emitted series a minute",
+                "interval": "1m",
+                "input_series": [
+                    {"series": s.series, "values": _values(s)}
+                    for s in samples
+                    if s.name != "target_info"  # resource attributes, not a series the rules read
+                ],
+                "promql_expr_test": [
+                    {
+                        "expr": "round(job_agent:gen_ai_evaluation_hallucination_rate:ratio_rate5m, 0.001)",
+                        "eval_time": "30m",
+                        "exp_samples": [{"labels": agent, "value": HALLUCINATION_SHARE}],
+                    },
+                    {
+                        "expr": "round(job_model:otel_eval_judge_error_rate:ratio_rate10m, 0.001)",
+                        "eval_time": "30m",
+                        "exp_samples": [
+                            {
+                                "labels": f'{{job="{JOB}",otel_eval_judge_model="gemini-2.5-flash"}}',
+                                "value": round(_judge_error_share(samples), 3),
+                            }
+                        ],
+                    },
+                    {
+                        "expr": 'count by (alertname) (ALERTS{alertstate="firing"})',
+                        "eval_time": "30m",
+                        "exp_samples": [
+                            {"labels": f'{{alertname="{name}"}}', "value": 1}
+                            for name in (
+                                "OtelEvalHallucinationRateHigh",
+                                "OtelEvalJudgeErrorRateHigh",
+                                "OtelEvalEvaluationErrorRateHigh",  # safety_v1 ends NOT_EVALUATED every time
+                            )
+                        ],
+                    },
+                ],
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize("translation", TRANSLATIONS)
+def test_the_alerts_fire_on_real_emitted_series(
+    samples: dict[str, list[Sample]], translation: str, promtool: str, tmp_path: Path
+) -> None:
+    series = samples[translation]
+    assert _judge_error_share(series) > 0.10  # the judge-error alert's threshold: it must fire
+    test_file = tmp_path / "emitted_test.yaml"
+    test_file.write_text(yaml.safe_dump(_promtool_test(series), sort_keys=False))
+    process = subprocess.run(
+        [promtool, "test", "rules", str(test_file)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert process.returncode == 0, f"promtool on {translation} series:\n{process.stdout}{process.stderr}"
+
+
+def test_both_translations_give_the_series_the_rules_read_the_same_names(samples: dict[str, list[Sample]]) -> None:
+    """Prometheus 3 (OTLP) and the Python exporter name every series the rules and dashboard read alike."""
+    read = emitted_prometheus_names()
+    names = {t: {s.name for s in samples[t]} & read for t in TRANSLATIONS}
+    assert names["otlp"] == names["prometheus_exporter"]
+    assert {"gen_ai_evaluation_results_total", "otel_eval_judge_calls_total"} <= names["otlp"]
+
+
+def test_emitted_label_values_are_the_contract(samples: dict[str, list[Sample]]) -> None:
+    """The score label on the metrics is the uniform pass/fail word, never a metric's own verdict."""
+    results = emitted.named(samples["otlp"], "gen_ai_evaluation_results_total")
+    by_metric: dict[str | None, set[str | None]] = {}
+    for sample in results:
+        by_metric.setdefault(sample.label("gen_ai_evaluation_name"), set()).add(
+            sample.label("gen_ai_evaluation_score_label")
+        )
+    assert by_metric["hallucinations_v1"] == {"pass", "fail"}
+    assert by_metric["safety_v1"] == {"not_evaluated"}
+    known = emittable_label_values()
+    for sample in samples["otlp"]:
+        for key, value in sample.labels:
+            assert value in known.get(key, {value}), f"{sample.series}: {key}={value!r} is not emittable"
+
+
+def _input_series() -> Iterator[tuple[str, str]]:
+    for path in RULE_TEST_FILES:
+        for case in load_yaml_documents(path)[0]["tests"]:
+            for item in case.get("input_series", []):
+                yield f"{path.name}: {case['name']}", item["series"]
+
+
+def _parse_series(series: str) -> tuple[str, dict[str, str]]:
+    name, _, rest = series.partition("{")
+    return name, dict(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:\\.|[^"\\])*)"', rest))
+
+
+def test_hand_written_promtool_inputs_use_only_series_shapes_the_emitters_write(
+    samples: dict[str, list[Sample]],
+) -> None:
+    """A hand-typed series with a label value or a label set the code never writes would test nothing real."""
+    names, label_names, known = emitted_prometheus_names(), emitted_label_names(), emittable_label_values()
+    real_label_sets: dict[str, set[frozenset[str]]] = {}
+    for sample in samples["otlp"]:
+        real_label_sets.setdefault(sample.name, set()).add(frozenset(k for k, _ in sample.labels))
+    checked = 0
+    for where, series in _input_series():
+        name, labels = _parse_series(series)
+        assert name in names, f"{where}: {name} is not a series otel-eval emits"
+        assert set(labels) <= label_names, f"{where}: {series} has labels otel-eval never sets"
+        for key, value in labels.items():
+            assert value in known.get(key, {value}), f"{where}: {key}={value!r} is never set by otel-eval"
+        if name in real_label_sets:
+            keys = frozenset(labels) | {"job", "instance"}
+            assert any(keys <= real for real in real_label_sets[name]), (
+                f"{where}: {series} has labels {sorted(keys)}; the emitters write {name} with "
+                f"{sorted(sorted(real) for real in real_label_sets[name])}"
+            )
+            checked += 1
+    assert checked >= 10
