@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from otel_eval.cli._common import stdout
+from otel_eval.judge.retry import JUDGE_NOT_CONFIGURED
 
 _STATUS_STYLE = {"PASSED": "green", "FAILED": "bold red", "NOT_EVALUATED": "yellow", "INFORMATIONAL": "cyan"}
 _SHORT_NAMES = {
@@ -126,6 +127,8 @@ def _print_notes(run: Any) -> None:
             failures.append(record)
     for metric, reason in not_evaluated.items():
         stdout().print(f"[yellow]NOT_EVALUATED[/yellow] {metric}: {reason}")
+    if any(r.error_type == JUDGE_NOT_CONFIGURED for r in run.records):
+        stdout().print("  (no key? `otel-eval demo --judge local` runs the judged metrics on scripted verdicts)")
     keys = {(inv.trace_id, inv.span_id): inv.scenario.key for inv in run.invocations}
     for record in failures:
         explanation = (record.explanation or "").replace("\n", " ")

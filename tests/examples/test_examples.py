@@ -101,6 +101,14 @@ class _OtlpReceiver:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
 
+def _leaves(requests: list[Any], *levels: str) -> list[Any]:
+    """The innermost items of OTLP export requests, e.g. every span: ``resource_spans`` → ``scope_spans`` → ``spans``."""
+    items = requests
+    for level in levels:
+        items = [child for item in items for child in getattr(item, level)]
+    return items
+
+
 @pytest.fixture
 def otlp_receiver() -> Iterator[_OtlpReceiver]:
     receiver = _OtlpReceiver()
@@ -116,21 +124,12 @@ def test_the_otlp_set_up_delivers_events_spans_and_metrics(otlp_receiver: _OtlpR
 
     events = [
         record
-        for request in received["/v1/logs"]
-        for resource_logs in request.resource_logs
-        for scope_logs in resource_logs.scope_logs
-        for record in scope_logs.log_records
+        for record in _leaves(received["/v1/logs"], "resource_logs", "scope_logs", "log_records")
         if record.event_name == "gen_ai.evaluation.result"
     ]
     assert len(events) == 3 * len(EFFICIENCY_METRICS)
 
-    spans = [
-        span
-        for request in received["/v1/traces"]
-        for resource_spans in request.resource_spans
-        for scope_spans in resource_spans.scope_spans
-        for span in scope_spans.spans
-    ]
+    spans = _leaves(received["/v1/traces"], "resource_spans", "scope_spans", "spans")
     roots = [s for s in spans if s.name == "invoke_agent WeatherAssistant"]
     evaluation_spans = [s for s in spans if s.name.startswith("evaluate ")]
     assert len(roots) == 3 and len(evaluation_spans) == len(events)
@@ -140,10 +139,6 @@ def test_the_otlp_set_up_delivers_events_spans_and_metrics(otlp_receiver: _OtlpR
         assert "gen_ai.evaluation.tool_call_count_v1.score" in keys, keys
 
     metric_names = {
-        metric.name
-        for request in received["/v1/metrics"]
-        for resource_metrics in request.resource_metrics
-        for scope_metrics in resource_metrics.scope_metrics
-        for metric in scope_metrics.metrics
+        metric.name for metric in _leaves(received["/v1/metrics"], "resource_metrics", "scope_metrics", "metrics")
     }
     assert {"gen_ai.evaluation.score", "gen_ai.evaluation.results"} <= metric_names
