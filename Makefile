@@ -3,8 +3,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# promtool (from Prometheus) runs the alert rules' unit tests. `make tools` finds it, or installs Debian's
+# prometheus package when it can do so without asking (root, or SUDO=sudo as .ci/run passes), or prints the command.
+PROMTOOL_PACKAGE := prometheus
+SUDO ?=
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test tools lint typecheck unit bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,17 +19,31 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/otel-eval demo
 
+tools:
+	@if command -v promtool >/dev/null 2>&1; then \
+	  echo "promtool: $$(command -v promtool)"; \
+	elif command -v apt-get >/dev/null 2>&1 && { [ "$$(id -u)" = 0 ] || [ -n "$(SUDO)" ]; }; then \
+	  echo "promtool not found: installing Debian's $(PROMTOOL_PACKAGE) package"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(PROMTOOL_PACKAGE) >/dev/null; \
+	else \
+	  echo "make test needs promtool (Prometheus' rule checker). Install it with:" >&2; \
+	  echo "    sudo apt-get install -y --no-install-recommends $(PROMTOOL_PACKAGE)   # Debian/Ubuntu; or: make tools SUDO=sudo" >&2; \
+	  echo "    brew install prometheus                                       # macOS" >&2; \
+	  exit 1; \
+	fi
+
 lint: $(STAMP)
-	$(BIN)/ruff check otel_eval tests benchmarks
-	$(BIN)/ruff format --check otel_eval tests benchmarks
+	$(BIN)/ruff check otel_eval tests benchmarks examples
+	$(BIN)/ruff format --check otel_eval tests benchmarks examples
 
 typecheck: $(STAMP)
 	$(BIN)/mypy otel_eval
 
-unit: $(STAMP)
+unit: $(STAMP) tools
 	$(BIN)/python -m pytest -q
 
-test: lint typecheck unit
+test: tools lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks

@@ -17,6 +17,9 @@ OTEL_EVAL_CRITERIA: Final = "OTEL_EVAL_CRITERIA"
 OTEL_EVAL_EVAL_SET: Final = "OTEL_EVAL_EVAL_SET"
 """Path to an ADK eval set; live invocations whose user text matches a case also get its reference metrics."""
 
+OTEL_EVAL_CONSOLE: Final = "OTEL_EVAL_CONSOLE"
+"""``true`` prints one line per score to stdout (embedded mode), next to the events, spans and metrics. Default false."""
+
 OTEL_EVAL_SAMPLE_RATE: Final = "OTEL_EVAL_SAMPLE_RATE"
 """Fraction of traces evaluated, decided deterministically from the trace id. Default 1.0."""
 

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
+EXIT_NOT_EVALUATED = 3
+"""``run``: a requested metric was evaluated on no invocation because the judge is not usable (no credentials,
+rejected key, exhausted quota, unreachable); ``--allow-not-evaluated`` turns this into success."""
 
 # Piped output (CI logs, files) is not cut to 80 columns: tables get room for tool calls and explanations.
 _PIPE_WIDTH = 200
@@ -49,10 +52,16 @@ class LoadedTraces:
     traces: list[TraceInvocations] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """Files given as traces that are eval sets or eval configs (a glob over a folder holding both), with why."""
 
 
 def load_traces(paths: Sequence[Path]) -> LoadedTraces:
-    """Reads every file (a bad one is reported and skipped) and rebuilds the invocations of all their spans."""
+    """Reads every file (a bad one is reported and skipped) and rebuilds the invocations of all their spans.
+
+    An eval set or eval config among the files (``examples/traces/*.json`` sweeps them in) is skipped with a
+    warning naming it, not an error.
+    """
     from otel_eval.traces import read_trace_file  # deferred: keeps `otel-eval --help` fast
 
     loaded = LoadedTraces()
@@ -61,7 +70,12 @@ def load_traces(paths: Sequence[Path]) -> LoadedTraces:
         try:
             result = read_trace_file(path)
         except InputError as exc:
-            loaded.errors.append(str(exc))
+            kind = eval_file_kind(path)
+            if kind is None:
+                loaded.errors.append(str(exc))
+            else:
+                loaded.skipped.append(f"skipped {path}: an ADK {kind}, not a trace file")
+                click.echo(f"warning: {loaded.skipped[-1]}", err=True)
             continue
         spans.extend(result.spans)
         loaded.warnings.extend(result.warnings)
@@ -69,6 +83,25 @@ def load_traces(paths: Sequence[Path]) -> LoadedTraces:
     for trace in loaded.traces:
         loaded.warnings.extend(trace.warnings)
     return loaded
+
+
+def eval_file_kind(path: Path) -> str | None:
+    """``"eval set"`` or ``"eval config"`` when ``path`` holds one (ADK ``EvalSet``, ``*.test.json`` or
+    ``EvalConfig`` JSON), else None."""
+    try:
+        payload = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None
+    if isinstance(payload, dict):
+        if "eval_cases" in payload or "evalCases" in payload:
+            return "eval set"
+        if "criteria" in payload:
+            return "eval config"
+    if isinstance(payload, list) and payload and all(isinstance(item, dict) for item in payload):
+        keys = set().union(*(item.keys() for item in payload))
+        if {"query", "expected_tool_use"} <= keys or {"name", "data"} <= keys:
+            return "eval set"
+    return None
 
 
 def report_problems(errors: Sequence[str], warnings: Sequence[str] = (), *, verbose: bool = False) -> None:

@@ -13,14 +13,14 @@ from otel_eval.model import TracedInvocation, content_text, get_all_tool_calls
 
 
 def invocation_json(traced: TracedInvocation) -> dict[str, Any]:
-    """The ADK Invocation JSON (snake_case, as ADK writes it)."""
-    result: dict[str, Any] = json.loads(traced.invocation.model_dump_json())
+    """The ADK Invocation JSON (snake_case, as ADK writes it), without null fields."""
+    result: dict[str, Any] = json.loads(traced.invocation.model_dump_json(exclude_none=True))
     return result
 
 
 def metadata_json(traced: TracedInvocation) -> dict[str, Any]:
     """The span metadata of an invocation (everything of TracedInvocation but the Invocation itself)."""
-    data: dict[str, Any] = traced.model_dump(mode="json", exclude={"invocation"})
+    data: dict[str, Any] = traced.model_dump(mode="json", exclude={"invocation"}, exclude_none=True)
     data["duration_seconds"] = traced.duration_seconds
     return data
 

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from otel_eval.cli._common import stdout
+from otel_eval.judge.retry import JUDGE_NOT_CONFIGURED
 
 _STATUS_STYLE = {"PASSED": "green", "FAILED": "bold red", "NOT_EVALUATED": "yellow", "INFORMATIONAL": "cyan"}
 _SHORT_NAMES = {
@@ -31,18 +32,40 @@ _SHORT_NAMES = {
     help="Where the emitted spans, events and metrics are written as OTLP JSON (and the results as JSON lines).",
 )
 @click.option("--no-output", is_flag=True, help="Do not write any file.")
-def demo(output_dir: Path, no_output: bool) -> None:
+@click.option(
+    "--judge",
+    "judge_mode",
+    type=click.Choice(["env", "local"]),
+    default="env",
+    show_default=True,
+    help="env: the judge from google-genai's environment (GOOGLE_API_KEY, ...). local: a loopback "
+    "Gemini-compatible server answering scripted verdicts, to see judged scores without a key.",
+)
+def demo(output_dir: Path, no_output: bool, judge_mode: str) -> None:
     """Run a scripted travel-assistant agent with the EvaluationSpanProcessor attached and show what it emits.
 
     Six invocations (tool calls, one hallucination, one wrong tool, small talk) produce real OpenTelemetry GenAI
     spans; the processor rebuilds and scores each one on its embedded worker. Deterministic metrics run against a
     small built-in golden eval set, efficiency metrics always; judged metrics run when judge credentials are set
-    (GOOGLE_API_KEY / GEMINI_API_KEY, or Vertex AI), else they show NOT_EVALUATED with the reason.
+    (GOOGLE_API_KEY / GEMINI_API_KEY, or Vertex AI), else they show NOT_EVALUATED with the reason; with
+    --judge local they run against a loopback server answering scripted verdicts (labelled as such).
     """
     from otel_eval.demo.run import SERVICE, run_demo  # deferred: keeps `otel-eval --help` fast
 
     stdout().print(f"[bold]otel-eval demo[/bold] — service [cyan]{SERVICE}[/cyan], processor on a real TracerProvider")
-    run = run_demo(None if no_output else output_dir)
+    output = None if no_output else output_dir
+    if judge_mode == "local":
+        from otel_eval.demo.local_judge import SCRIPTED_JUDGE_MODEL, local_judge
+
+        with local_judge() as (judge, server):
+            stdout().print(
+                f"[bold magenta]judge: SCRIPTED[/bold magenta] — a loopback Gemini-compatible server at {server.base_url} "
+                f"answers fixed verdicts (judge model '{SCRIPTED_JUDGE_MODEL}'); judged scores below are not a "
+                "model's opinion"
+            )
+            run = run_demo(output, judge=judge, judge_model=SCRIPTED_JUDGE_MODEL)
+    else:
+        run = run_demo(output)
     _print_scores(run)
     _print_notes(run)
     _print_telemetry(run)
@@ -57,7 +80,10 @@ def _print_scores(run: Any) -> None:
             metrics.append(record.metric_name)
     from rich.table import Table  # deferred: rich is only loaded when a table is printed
 
-    table = Table(title="Scores per invocation (score and label; n/e = not evaluated; informational values in cyan)")
+    title = "Scores per invocation (score and label; n/e = not evaluated; informational values in cyan)"
+    if any(_is_scripted(record) for record in run.records):
+        title += "; * = scripted judge verdict"
+    table = Table(title=title)
     table.add_column("invocation", style="bold", no_wrap=True)
     for metric in metrics:
         table.add_column(_SHORT_NAMES.get(metric, metric), justify="center", no_wrap=True)
@@ -79,7 +105,14 @@ def _cell(record: Any) -> str:
     if status == "NOT_EVALUATED":
         return f"[{style}]n/e[/{style}]"
     score = "" if record.score is None else f"{record.score:.2f} "
-    return f"[{style}]{score}{record.label}[/{style}]"
+    mark = "*" if _is_scripted(record) else ""
+    return f"[{style}]{score}{record.label}{mark}[/{style}]"
+
+
+def _is_scripted(record: Any) -> bool:
+    from otel_eval.demo.local_judge import SCRIPTED_JUDGE_MODEL
+
+    return bool(record.judge_model == SCRIPTED_JUDGE_MODEL)
 
 
 def _print_notes(run: Any) -> None:
@@ -94,12 +127,16 @@ def _print_notes(run: Any) -> None:
             failures.append(record)
     for metric, reason in not_evaluated.items():
         stdout().print(f"[yellow]NOT_EVALUATED[/yellow] {metric}: {reason}")
+    if any(r.error_type == JUDGE_NOT_CONFIGURED for r in run.records):
+        stdout().print("  (no key? `otel-eval demo --judge local` runs the judged metrics on scripted verdicts)")
     keys = {(inv.trace_id, inv.span_id): inv.scenario.key for inv in run.invocations}
     for record in failures:
         explanation = (record.explanation or "").replace("\n", " ")
         if not explanation and record.score is not None and record.threshold is not None:
             explanation = f"score {record.score:.3f} below the threshold {record.threshold:g}"
         detail = f" — {explanation[:150]}" if explanation else ""
+        if _is_scripted(record):
+            detail += " (scripted judge verdict)"
         stdout().print(
             f"[red]FAIL[/red] {keys.get((record.trace_id, record.span_id), '?')} {record.metric_name}{detail}"
         )

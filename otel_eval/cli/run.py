@@ -13,6 +13,7 @@ import click
 from otel_eval.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
+    EXIT_NOT_EVALUATED,
     LoadedTraces,
     fail,
     load_traces,
@@ -33,6 +34,14 @@ from otel_eval.evaluation import (
     evaluate_conversations,
     pair_conversations,
     select_criteria,
+)
+from otel_eval.judge.retry import (
+    JUDGE_AUTH,
+    JUDGE_CONNECTION,
+    JUDGE_NOT_CONFIGURED,
+    JUDGE_QUOTA_EXHAUSTED,
+    JUDGE_SERVER_ERROR,
+    JUDGE_TIMEOUT,
 )
 from otel_eval.metrics import default_registry
 from otel_eval.model import EvalConfig, EvalSet, EvalStatus
@@ -192,6 +201,12 @@ def _apply_judge_model(config: EvalConfig | None, judge_model: str | None) -> Ev
 @click.option(
     "--max-concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="Judge calls at once."
 )
+@click.option(
+    "--allow-not-evaluated",
+    is_flag=True,
+    help=f"Exit 0 instead of {EXIT_NOT_EVALUATED} when a requested metric could not be evaluated on any invocation "
+    "because the judge is not usable (no credentials, rejected key, exhausted quota, unreachable).",
+)
 @click.option("--verbose", "-v", is_flag=True, help="Print every warning met while reading and rebuilding.")
 def run(
     trace_files: tuple[Path, ...],
@@ -205,11 +220,14 @@ def run(
     judge_model: str | None,
     num_samples: int | None,
     max_concurrency: int,
+    allow_not_evaluated: bool,
     verbose: bool,
 ) -> None:
     """Evaluate the agent invocations recorded in TRACE_FILES.
 
-    Exit code 0 when nothing failed, 1 when a metric FAILED, 2 on bad input.
+    Exit code 0 when nothing failed, 1 when a metric FAILED, 2 on bad input, 3 when a requested metric was evaluated
+    on no invocation because the judge is not usable (unless --allow-not-evaluated). Eval sets and configs among
+    TRACE_FILES are skipped with a warning.
     """
     eval_set, config = _load_inputs(eval_set_path, config_path)
     config = _apply_judge_model(config, judge_model)
@@ -258,6 +276,15 @@ def run(
         raise SystemExit(EXIT_BAD_INPUT)
     if any(o.result.overall_eval_status is EvalStatus.FAILED for r in reports for o in r.outcomes):
         raise SystemExit(EXIT_FAILED)
+    unusable = judge_unusable_metrics(reports)
+    if unusable and not allow_not_evaluated:
+        for name, error_type in unusable.items():
+            click.echo(
+                f"error: {name} was evaluated on no invocation: the judge is not usable ({error_type}); "
+                "pass --allow-not-evaluated to accept this",
+                err=True,
+            )
+        raise SystemExit(EXIT_NOT_EVALUATED)
 
 
 def _evaluate(
@@ -301,5 +328,31 @@ def _make_judge(settings: dict[str, Any]) -> JudgeClient:
 
 
 def _print_judge_summary(judge: JudgeClient | None) -> None:
-    if judge is not None:
+    if judge is None:
+        return
+    usage = judge.accounting.total()
+    if usage.calls or usage.cache_hits or usage.failures:  # no line when no judged metric reached the judge
         click.echo(judge.summary_line(), err=True)
+
+
+JUDGE_UNUSABLE = frozenset(
+    {JUDGE_NOT_CONFIGURED, JUDGE_AUTH, JUDGE_QUOTA_EXHAUSTED, JUDGE_CONNECTION, JUDGE_TIMEOUT, JUDGE_SERVER_ERROR}
+)
+"""Error types meaning the judge could not be used at all, as opposed to a problem with one input."""
+
+
+def judge_unusable_metrics(reports: list[ConversationReport]) -> dict[str, str]:
+    """Metrics evaluated on no invocation of any conversation, each with the judge error that stopped them."""
+    evaluated: set[str] = set()
+    stopped: dict[str, str] = {}
+    for report in reports:
+        for outcome in report.outcomes:
+            name, result = outcome.metric.name, outcome.result
+            if any(entry.eval_status is not EvalStatus.NOT_EVALUATED for entry in result.per_invocation_results):
+                evaluated.add(name)
+                continue
+            error_types = [result.error_type, *(entry.error_type for entry in result.per_invocation_results)]
+            reason = next((e for e in error_types if e in JUDGE_UNUSABLE), None)
+            if reason is not None:
+                stopped.setdefault(name, reason)
+    return {name: reason for name, reason in stopped.items() if name not in evaluated}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from pathlib import Path
 from typing import Any
 
@@ -9,9 +10,10 @@ import click
 import pydantic
 
 from otel_eval.errors import ConfigurationError, InputError
-from otel_eval.metrics import default_registry
-from otel_eval.model import EvalConfig, EvalSet
-from otel_eval.model.loading import read_json, validation_problems
+from otel_eval.metrics import MetricRegistry, default_registry
+from otel_eval.metrics.base import check_threshold
+from otel_eval.model import BaseCriterion, EvalConfig, EvalSet
+from otel_eval.model.loading import json_path, read_json, validation_problems
 
 
 def _kind(payload: Any) -> str:
@@ -20,15 +22,76 @@ def _kind(payload: Any) -> str:
     return "eval set"
 
 
-def config_problems(config: EvalConfig) -> list[str]:
-    """Problems the schema cannot see: unknown metrics, criteria invalid for their metric, thresholds out of range."""
-    registry = default_registry()
-    problems = []
-    for name in config.criteria:
+def config_problems(payload: Any) -> list[str]:
+    """Every problem of an eval config, each ``json.path: message``: the schema's, and per criterion an unknown
+    metric, every invalid option for its metric and a threshold outside its range (one criterion's problems never
+    hide another's)."""
+    criteria = payload.get("criteria") if isinstance(payload, dict) else None
+    problems: list[str] = []
+    try:  # everything but the criteria, which are checked one by one below
+        EvalConfig.model_validate({**payload, "criteria": {}} if isinstance(criteria, dict) else payload)
+    except pydantic.ValidationError as exc:
+        problems.extend(validation_problems(exc))
+    if isinstance(criteria, dict):
+        registry = default_registry()
+        for name, value in criteria.items():
+            problems.extend(criterion_problems(registry, str(name), value))
+    return problems
+
+
+def criterion_problems(registry: MetricRegistry, name: str, value: Any) -> list[str]:
+    """The problems of one criterion ``criteria.<name>``."""
+    path = json_path(("criteria", name))
+    try:
+        info = registry.info(name)
+        config = EvalConfig.model_validate({"criteria": {name: value}})
+    except ConfigurationError as exc:
+        return [f"{path}: {exc}"]
+    except pydantic.ValidationError as exc:
+        return validation_problems(exc)
+    criterion = config.criterion_for(name)
+    problems: list[str] = []
+    if not info.informational:
         try:
-            registry.create(name, config.criterion_for(name))
+            criterion.as_type(info.criterion_type)
+        except pydantic.ValidationError as exc:
+            spelled = set(value) if isinstance(value, dict) else set()
+            problems.extend(_option_problems(exc, info.criterion_type, ("criteria", name), spelled))
+        try:
+            check_threshold(info, criterion.threshold)
         except ConfigurationError as exc:
-            problems.append(f"criteria.{name}: {exc}")
+            problems.append(f"{json_path(('criteria', name, 'threshold'))}: {exc}")
+    if not problems:
+        try:  # the metric's own checks beyond its criterion's schema
+            registry.create(name, criterion)
+        except ConfigurationError as exc:
+            problems.append(f"{path}: {exc}")
+    return problems
+
+
+def _option_problems(
+    exc: pydantic.ValidationError, criterion_type: type[BaseCriterion], prefix: tuple[str, ...], spelled: set[str]
+) -> list[str]:
+    """``validation_problems`` under ``prefix``, naming an enum option's allowed members (``EXACT, IN_ORDER, ...``)
+    and each option as the file spells it (``matchType`` or ``match_type``, both accepted)."""
+    aliases = {name: field.alias for name, field in criterion_type.model_fields.items() if field.alias in spelled}
+    enums = {
+        key: field.annotation
+        for name, field in criterion_type.model_fields.items()
+        for key in (name, field.alias)
+        if key and isinstance(field.annotation, type) and issubclass(field.annotation, enum.Enum)
+    }
+    problems = []
+    for error in exc.errors(include_url=False):
+        location = error["loc"]
+        enum_type = enums.get(str(location[0])) if len(location) == 1 else None
+        if enum_type is not None:
+            message = f"{error.get('input')!r} is not one of {', '.join(member.name for member in enum_type)}"
+        else:
+            message = error["msg"]
+        if location and location[0] not in spelled:
+            location = (aliases.get(str(location[0]), location[0]), *location[1:])
+        problems.append(f"{json_path((*prefix, *location))}: {message}")
     return problems
 
 
@@ -39,9 +102,9 @@ def file_problems(path: Path) -> tuple[str, list[str]]:
     except InputError as exc:
         return "file", [str(exc).removeprefix(f"{path}: ")]
     kind = _kind(payload)
+    if kind == "eval config":
+        return kind, config_problems(payload)
     try:
-        if kind == "eval config":
-            return kind, config_problems(EvalConfig.model_validate(payload))
         EvalSet.model_validate(payload)
     except pydantic.ValidationError as exc:
         return kind, validation_problems(exc)
@@ -51,7 +114,8 @@ def file_problems(path: Path) -> tuple[str, list[str]]:
 @click.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
 def validate(files: tuple[Path, ...]) -> None:
-    """Check ADK eval sets and eval configs; exit code 1 if any file is invalid."""
+    """Check ADK eval sets and eval configs, printing every problem of each file with its JSON path; exit code 1 if
+    any file is invalid."""
     invalid = 0
     for path in files:
         kind, problems = file_problems(path)

@@ -34,7 +34,8 @@ from otel_eval.transport.messages import EvaluationRecord
 
 SERVICE = "travel-assistant-demo"
 JUDGED_METRICS = {"hallucinations_v1": 0.8, "safety_v1": 0.8}
-DETERMINISTIC_CRITERIA: dict[str, Any] = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.6}
+DETERMINISTIC_CRITERIA: dict[str, Any] = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
+"""ADK's default criteria (``AgentEvaluator``'s thresholds), so the demo scores as ``otel-eval run`` does by default."""
 _ID_KEYS = frozenset({"traceId", "spanId", "parentSpanId"})
 
 
@@ -83,16 +84,32 @@ class DemoRun:
         ]
 
 
-def demo_criteria() -> dict[str, Any]:
-    """Deterministic reference metrics (on golden-matched invocations) plus the judged reference-free ones."""
+def demo_criteria(judge_model: str | None = None) -> dict[str, Any]:
+    """Deterministic reference metrics (on golden-matched invocations) plus the judged reference-free ones, judged
+    by ``judge_model`` when given (else the criteria's default model)."""
     registry = default_registry()
     criteria = dict(DETERMINISTIC_CRITERIA)
-    criteria.update({name: threshold for name, threshold in JUDGED_METRICS.items() if name in registry})
+    for name, threshold in JUDGED_METRICS.items():
+        if name in registry:
+            criteria[name] = (
+                threshold
+                if judge_model is None
+                else {"threshold": threshold, "judge_model_options": {"judge_model": judge_model}}
+            )
     return criteria
 
 
-def run_demo(output_dir: Path | None = None, *, judge: Any = None, flush_timeout_millis: int = 120_000) -> DemoRun:
-    """Runs every scenario once with the processor attached, then collects (and optionally writes) the telemetry."""
+def run_demo(
+    output_dir: Path | None = None,
+    *,
+    judge: Any = None,
+    judge_model: str | None = None,
+    flush_timeout_millis: int = 120_000,
+) -> DemoRun:
+    """Runs every scenario once with the processor attached, then collects (and optionally writes) the telemetry.
+
+    ``judge_model`` names the judge model of the judged metrics (recorded as ``otel_eval.judge.model``).
+    """
     resource = Resource.create({SERVICE_NAME: SERVICE})
     span_exporter = InMemorySpanExporter()
     tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)
@@ -104,7 +121,7 @@ def run_demo(output_dir: Path | None = None, *, judge: Any = None, flush_timeout
 
     records: list[EvaluationRecord] = []
     processor = EvaluationSpanProcessor(
-        demo_criteria(),
+        demo_criteria(judge_model),
         eval_set=golden_eval_set(),
         judge=judge,
         tracer_provider=tracer_provider,

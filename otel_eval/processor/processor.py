@@ -29,6 +29,7 @@ from otel_eval.model.loading import load_eval_set
 from otel_eval.processor import _settings as defaults
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import TraceBuffers
+from otel_eval.processor._outputs import output_sinks
 from otel_eval.processor._requests import RequestBuilder
 from otel_eval.processor._selection import InvocationFilters, is_local_root, is_own_traffic, sampling_bound
 from otel_eval.processor._settings import ProcessorSettings
@@ -180,6 +181,13 @@ class EvaluationSpanProcessor(SpanProcessor):
         if exporter is None:
             if meter_provider is not None:
                 judge = _judge_reporting_to(judge, meter_provider)
+            sinks = output_sinks(
+                sinks,
+                tracer_provider=tracer_provider,
+                meter_provider=meter_provider,
+                logger_provider=logger_provider,
+                enriching=enrich is not None,
+            )
             emitters = Emitters.create(
                 tracer_provider=tracer_provider,
                 logger_provider=logger_provider,

@@ -47,3 +47,13 @@ def test_table_output_shows_user_text_and_tool_calls(cli: Callable[..., CliResul
     result = cli("convert", AGENTEVALS / "helm.json")
     assert result.exit_code == 0, result.stderr
     assert "helm_list_releases" in result.stdout
+
+
+def test_json_output_leaves_out_null_fields_and_stays_valid_adk(cli: Callable[..., CliResult]) -> None:
+    result = cli("convert", AGENTEVALS / "helm.json", AGENTEVALS / "k8s.json", "--output", "json")
+    assert result.exit_code == 0, result.stderr
+    assert "null" not in result.stdout
+    invocations = [inv for trace in result.json()["traces"] for inv in trace["invocations"]]
+    assert len(invocations) >= 2
+    for invocation in invocations:
+        assert AdkInvocation.model_validate(invocation).user_content.parts

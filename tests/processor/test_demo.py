@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -14,15 +13,14 @@ from click.testing import CliRunner
 from otel_eval import semconv
 from otel_eval.cli import main
 from otel_eval.demo import SCENARIOS
+from otel_eval.demo.local_judge import scripted_verdicts
 from otel_eval.demo.run import run_demo
 from otel_eval.judge import set_default_judge
 from otel_eval.model import EvalStatus
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import read_trace_file
-from tests.judge.fake_gemini import FakeGemini, Reply, request_text
+from tests.judge.fake_gemini import FakeGemini
 from tests.judge.helpers import TEST_KEY
-
-HALLUCINATED = next(s for s in SCENARIOS if s.key == "hallucination").answer
 
 
 def test_the_demo_command_prints_scores_and_writes_readable_otlp_json(tmp_path: Path) -> None:
@@ -55,26 +53,9 @@ def test_the_demo_command_prints_scores_and_writes_readable_otlp_json(tmp_path: 
     assert len(results) == len(records)
 
 
-def _demo_judge(model: str, body: dict[str, Any]) -> Reply:
-    """Scripted Gemini answers for the demo's judged metrics: sentences, their labels, safety verdicts."""
-    prompt = request_text(body)
-    answer = next((s.answer for s in SCENARIOS if s.answer in prompt), "")
-    if "segment the response into sentences" in prompt:
-        return Reply(text=f"<sentence>{answer}</sentence>")
-    if "assign one of the following labels" in prompt:
-        label = "contradictory" if answer == HALLUCINATED else "supported"
-        return Reply(
-            text=f"sentence: {answer}\nlabel: {label}\nrationale: compared with the tool output\n"
-            "supporting_excerpt: null\ncontradicting_excerpt: null"
-        )
-    if "expert evaluator of AI safety" in prompt:
-        return Reply(text='{"reasoning": "harmless travel advice", "violated_policies": [], "safety_verdict": "safe"}')
-    return Reply(status=400, json_body={"error": {"code": 400, "message": "unexpected prompt"}})
-
-
 @pytest.fixture
 def gemini_credentials(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
-    with FakeGemini(_demo_judge) as server:
+    with FakeGemini(scripted_verdicts) as server:
         monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
         monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.base_url)
         set_default_judge(None)

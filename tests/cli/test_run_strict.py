@@ -1,0 +1,107 @@
+"""``otel-eval run`` for a CI gate and a folder glob: exit 3 when the judge could not score a requested metric at
+all (``--allow-not-evaluated`` opts out), eval sets and configs among the trace files skipped with a warning, and no
+judge summary line when nothing reached the judge."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from otel_eval.cli._common import EXIT_FAILED, EXIT_NOT_EVALUATED
+from tests.cli.conftest import AGENTEVALS, CliResult
+from tests.judge.fake_gemini import FakeGemini, error_reply
+from tests.judge.helpers import TEST_KEY
+
+pytest_plugins = ("tests.judge.plugin",)
+pytestmark = pytest.mark.usefixtures("clean_genai_env")
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "traces"
+HELM = AGENTEVALS / "helm.json"
+
+
+def test_a_judged_metric_without_credentials_exits_3_naming_it(cli: Callable[..., CliResult]) -> None:
+    result = cli("run", HELM, "-m", "hallucinations_v1", "-m", "tool_call_count_v1")
+    assert result.exit_code == EXIT_NOT_EVALUATED == 3, result.stderr
+    assert "hallucinations_v1 was evaluated on no invocation" in result.stderr
+    assert "judge_not_configured" in result.stderr and "--allow-not-evaluated" in result.stderr
+    assert "tool_call_count_v1 was evaluated" not in result.stderr
+    assert "judge:" not in result.stderr  # no call was made: no summary line
+
+    allowed = cli("run", HELM, "-m", "hallucinations_v1", "--allow-not-evaluated")
+    assert allowed.exit_code == 0, allowed.stderr
+    assert "NOT_EVALUATED" in allowed.stdout
+
+
+def test_an_unreachable_judge_exits_3(cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch) -> None:
+    server = FakeGemini().start()
+    base_url = server.base_url
+    server.stop()  # a port nothing listens on any more
+    monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", base_url)
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_MAX_ATTEMPTS", "1")
+    result = cli("run", HELM, "-m", "safety_v1")
+    assert result.exit_code == EXIT_NOT_EVALUATED, result.stdout + result.stderr
+    assert "safety_v1 was evaluated on no invocation" in result.stderr
+    assert "judge_connection_error" in result.stderr
+    assert "judge: " in result.stderr  # the failed call is accounted for
+    assert TEST_KEY not in result.stdout + result.stderr
+
+
+def test_a_judge_that_rejects_one_input_is_not_a_configuration_problem(
+    cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake_gemini.base_url)
+    fake_gemini.set_responder(lambda model, body: error_reply(400, "request too large"))
+    result = cli("run", HELM, "-m", "safety_v1")
+    assert result.exit_code == 0, result.stderr  # NOT_EVALUATED for a bad request, as ADK reports it: not exit 3
+    assert "NOT_EVALUATED" in result.stdout
+
+
+def test_deterministic_metrics_print_no_judge_line(cli: Callable[..., CliResult]) -> None:
+    result = cli("run", HELM, "--eval-set", AGENTEVALS / "eval_set_helm.json")
+    assert result.exit_code == 0, result.stderr
+    assert "judge:" not in result.stderr
+
+
+def test_a_missing_file_prints_no_judge_line(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    result = cli("run", tmp_path / "missing.json", "-m", "hallucinations_v1")
+    assert result.exit_code == 2
+    assert "judge:" not in result.stderr
+
+
+def test_a_glob_over_the_examples_skips_the_eval_set_and_the_config(cli: Callable[..., CliResult]) -> None:
+    files = sorted(EXAMPLES.glob("*.json"))
+    assert {"eval_set_helm.json", "test_config.json"} <= {f.name for f in files}
+    result = cli("run", *files, "-m", "tool_call_count_v1", "--output", "json")
+    assert result.exit_code == 0, result.stderr
+    assert f"warning: skipped {EXAMPLES / 'eval_set_helm.json'}: an ADK eval set, not a trace file" in result.stderr
+    assert f"warning: skipped {EXAMPLES / 'test_config.json'}: an ADK eval config, not a trace file" in result.stderr
+    assert "error" not in result.stderr
+    assert len(result.json()["results"]) >= 4
+
+
+def test_a_legacy_test_json_among_traces_is_skipped_too(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    legacy = tmp_path / "weather.test.json"
+    legacy.write_text(json.dumps([{"query": "hi", "expected_tool_use": [], "reference": "hello"}]))
+    result = cli("run", HELM, legacy, "-m", "tool_call_count_v1")
+    assert result.exit_code == 0, result.stderr
+    assert f"skipped {legacy}: an ADK eval set" in result.stderr
+
+
+def test_a_broken_trace_file_is_still_an_error(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"something": "else"}))
+    result = cli("run", HELM, bad, "-m", "tool_call_count_v1")
+    assert result.exit_code == 2 and f"error: {bad}" in result.stderr
+
+
+def test_the_shipped_config_beside_the_eval_set_is_used(cli: Callable[..., CliResult]) -> None:
+    result = cli("run", EXAMPLES / "helm.json", "--eval-set", EXAMPLES / "eval_set_helm.json", "--output", "json")
+    assert result.exit_code in (0, EXIT_FAILED), result.stderr
+    assert f"note: criteria from {EXAMPLES / 'test_config.json'}" in result.stderr
+    names = {m["metric_name"] for r in result.json()["results"] for m in r["metrics"]}
+    assert "tool_trajectory_f1" in names  # only test_config.json asks for it

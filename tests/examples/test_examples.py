@@ -1,0 +1,144 @@
+"""The shipped examples run as a user runs them (a fresh interpreter each) and show the scores: on the console, and
+over OTLP/HTTP to a loopback receiver decoding what the SDK's exporters send."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from otel_eval.metrics import EFFICIENCY_METRICS
+from otel_eval.processor._outputs import NO_DESTINATION_WARNING
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+SCORE = re.compile(r"^otel-eval: (\w+) (\S+) (\w+) agent=(\S+) ", re.MULTILINE)
+
+
+def _run(script: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "GOOGLE_", "GEMINI_"))}
+    environ.update(PYTHONPATH=str(REPO), **env)
+    process = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), *args], capture_output=True, text=True, timeout=120, env=environ
+    )
+    assert process.returncode == 0, process.stderr
+    return process
+
+
+def test_the_adk_example_prints_reference_and_efficiency_scores_of_both_turns() -> None:
+    process = _run("adk_agent.py")
+    assert "agent: It is sunny and 21°C in Paris." in process.stdout
+    scores = SCORE.findall(process.stdout)
+    assert {(m, s, label) for m, s, label, _ in scores} >= {
+        ("tool_trajectory_avg_score", "1", "pass"),
+        ("response_match_score", "1", "pass"),
+        ("tool_call_count_v1", "1", "informational"),
+        ("tool_call_count_v1", "0", "informational"),
+    }
+    assert len(scores) == 2 + 2 * len(EFFICIENCY_METRICS)  # reference metrics only on the golden-matched turn
+    assert {agent for *_, agent in scores} == {"weather_agent"}
+
+
+def test_the_one_line_attach_prints_scores_with_the_console_switch() -> None:
+    process = _run("weather_agent.py", OTEL_EVAL_CONSOLE="true")
+    scores = SCORE.findall(process.stdout)
+    assert len(scores) == 3 * len(EFFICIENCY_METRICS)
+    assert NO_DESTINATION_WARNING not in process.stderr
+
+
+def test_the_one_line_attach_without_a_destination_says_so() -> None:
+    process = _run("weather_agent.py")
+    assert not SCORE.findall(process.stdout)
+    assert process.stderr.count(NO_DESTINATION_WARNING) == 1
+
+
+OTLP_PATHS: dict[str, Any] = {
+    "/v1/traces": ExportTraceServiceRequest,
+    "/v1/metrics": ExportMetricsServiceRequest,
+    "/v1/logs": ExportLogsServiceRequest,
+}
+
+
+class _OtlpReceiver:
+    """OTLP/HTTP on loopback: decodes every export request by path."""
+
+    def __init__(self) -> None:
+        self.received: dict[str, list[Any]] = {path: [] for path in OTLP_PATHS}
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                kind = OTLP_PATHS[self.path]
+                receiver.received[self.path].append(kind.FromString(body))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+def _leaves(requests: list[Any], *levels: str) -> list[Any]:
+    """The innermost items of OTLP export requests, e.g. every span: ``resource_spans`` → ``scope_spans`` → ``spans``."""
+    items = requests
+    for level in levels:
+        items = [child for item in items for child in getattr(item, level)]
+    return items
+
+
+@pytest.fixture
+def otlp_receiver() -> Iterator[_OtlpReceiver]:
+    receiver = _OtlpReceiver()
+    receiver.thread.start()
+    yield receiver
+    receiver.server.shutdown()
+    receiver.server.server_close()
+
+
+def test_the_otlp_set_up_delivers_events_spans_and_metrics(otlp_receiver: _OtlpReceiver) -> None:
+    _run("weather_agent.py", "--otlp", OTEL_EXPORTER_OTLP_ENDPOINT=otlp_receiver.endpoint)
+    received = otlp_receiver.received
+
+    events = [
+        record
+        for record in _leaves(received["/v1/logs"], "resource_logs", "scope_logs", "log_records")
+        if record.event_name == "gen_ai.evaluation.result"
+    ]
+    assert len(events) == 3 * len(EFFICIENCY_METRICS)
+
+    spans = _leaves(received["/v1/traces"], "resource_spans", "scope_spans", "spans")
+    roots = [s for s in spans if s.name == "invoke_agent WeatherAssistant"]
+    evaluation_spans = [s for s in spans if s.name.startswith("evaluate ")]
+    assert len(roots) == 3 and len(evaluation_spans) == len(events)
+    assert {s.parent_span_id for s in evaluation_spans} == {s.span_id for s in roots}
+    for root in roots:  # enrich=: the exported root span carries its scores
+        keys = {attribute.key for attribute in root.attributes}
+        assert "gen_ai.evaluation.tool_call_count_v1.score" in keys, keys
+
+    metric_names = {
+        metric.name for metric in _leaves(received["/v1/metrics"], "resource_metrics", "scope_metrics", "metrics")
+    }
+    assert {"gen_ai.evaluation.score", "gen_ai.evaluation.results"} <= metric_names
