@@ -29,8 +29,8 @@ from otel_eval import semconv
 from otel_eval.demo.golden import golden_eval_set
 from otel_eval.demo.workload import AGENT_NAME, SCENARIOS, Scenario, TravelAgent
 from otel_eval.metrics import default_registry
+from otel_eval.model.messages import EvaluationRecord
 from otel_eval.processor import EvaluationSpanProcessor
-from otel_eval.transport.messages import EvaluationRecord
 
 SERVICE = "travel-assistant-demo"
 JUDGED_METRICS = {"hallucinations_v1": 0.8, "safety_v1": 0.8}

@@ -1,6 +1,6 @@
 """Scores -> OpenTelemetry: ``gen_ai.evaluation.result`` events, evaluation spans in the agent's trace, metrics.
 
-:class:`Emitters` bundles what the worker core emits each :class:`~otel_eval.transport.messages.EvaluationRecord`
+:class:`Emitters` bundles what the worker core emits each :class:`~otel_eval.model.messages.EvaluationRecord`
 through. Every emitter uses the global tracer/logger/meter provider unless one is passed in.
 """
 
@@ -18,7 +18,7 @@ from otel_eval.emit.events import EvaluationEventEmitter
 from otel_eval.emit.metrics import ScoreMetricsEmitter
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.spans import EvaluationSpan, EvaluationSpanEmitter
-from otel_eval.transport.messages import EvaluationRecord
+from otel_eval.model.messages import EvaluationRecord
 
 logger = logging.getLogger(__name__)
 

@@ -1,14 +1,10 @@
-"""Contexts for emission: the evaluated invocation's span rebuilt from its stored ids, and the evaluation tracer."""
+"""Contexts for emission: the evaluated invocation's span rebuilt from its stored ids."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, Tracer
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 
 def invocation_span_context(trace_id: str, span_id: str) -> SpanContext | None:
@@ -31,22 +27,3 @@ def invocation_context(trace_id: str, span_id: str, base: Context | None = None)
     if span_context is None:
         return None
     return trace.set_span_in_context(NonRecordingSpan(span_context), base if base is not None else Context())
-
-
-_evaluation_tracer: ContextVar[Tracer | None] = ContextVar("otel_eval_evaluation_tracer", default=None)
-
-
-@contextmanager
-def evaluation_tracer(tracer: Tracer) -> Iterator[None]:
-    """Makes ``tracer`` (the one evaluation spans are made with) current for the body, so the judge's spans are made on
-    the same provider as the evaluation span they are children of."""
-    token = _evaluation_tracer.set(tracer)
-    try:
-        yield
-    finally:
-        _evaluation_tracer.reset(token)
-
-
-def current_evaluation_tracer() -> Tracer | None:
-    """The tracer of the evaluation span being run, or None outside one."""
-    return _evaluation_tracer.get()

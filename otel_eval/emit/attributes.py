@@ -6,7 +6,7 @@ from opentelemetry.util.types import AttributeValue
 
 from otel_eval import semconv
 from otel_eval.model import EvalStatus
-from otel_eval.transport.messages import EvaluationRecord
+from otel_eval.model.messages import EvaluationRecord
 
 
 def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:

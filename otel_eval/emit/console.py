@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import IO
 
 from otel_eval.model import EvalStatus
-from otel_eval.transport.messages import EvaluationRecord
+from otel_eval.model.messages import EvaluationRecord
 
 _EXPLANATION_WIDTH = 160
 

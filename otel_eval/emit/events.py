@@ -9,7 +9,7 @@ from opentelemetry._logs import LoggerProvider, LogRecord, SeverityNumber, get_l
 from otel_eval import semconv
 from otel_eval.emit._context import invocation_context
 from otel_eval.emit.attributes import record_attributes
-from otel_eval.transport.messages import EvaluationRecord
+from otel_eval.model.messages import EvaluationRecord
 from otel_eval.version import __version__
 
 logger = logging.getLogger(__name__)

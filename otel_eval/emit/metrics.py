@@ -14,7 +14,7 @@ from opentelemetry.metrics import MeterProvider
 from otel_eval import semconv
 from otel_eval.emit._context import invocation_context
 from otel_eval.emit.attributes import metric_attributes
-from otel_eval.transport.messages import EvaluationRecord
+from otel_eval.model.messages import EvaluationRecord
 from otel_eval.version import __version__
 
 

@@ -10,9 +10,10 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
 
 from otel_eval import semconv
-from otel_eval.emit._context import evaluation_tracer, invocation_context
+from otel_eval.emit._context import invocation_context
 from otel_eval.emit.attributes import record_attributes
-from otel_eval.transport.messages import EvaluationRecord
+from otel_eval.judge.tracing import evaluation_tracer
+from otel_eval.model.messages import EvaluationRecord
 from otel_eval.version import __version__
 
 logger = logging.getLogger(__name__)

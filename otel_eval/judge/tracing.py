@@ -4,14 +4,32 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
-from opentelemetry.trace import Span, SpanKind, StatusCode
+from opentelemetry.trace import Span, SpanKind, StatusCode, Tracer
 
 from otel_eval import semconv
-from otel_eval.emit._context import current_evaluation_tracer
 
 GEMINI_PROVIDER = "gcp.gemini"
 VERTEX_PROVIDER = "gcp.vertex_ai"
+
+_evaluation_tracer: ContextVar[Tracer | None] = ContextVar("otel_eval_evaluation_tracer", default=None)
+
+
+@contextmanager
+def evaluation_tracer(tracer: Tracer) -> Iterator[None]:
+    """Makes ``tracer`` (the one evaluation spans are made with) current for the body, so the judge's spans are made on
+    the same provider as the evaluation span they are children of (the emitter of evaluation spans sets it)."""
+    token = _evaluation_tracer.set(tracer)
+    try:
+        yield
+    finally:
+        _evaluation_tracer.reset(token)
+
+
+def current_evaluation_tracer() -> Tracer | None:
+    """The tracer of the evaluation span being run, or None outside one."""
+    return _evaluation_tracer.get()
 
 
 @contextmanager

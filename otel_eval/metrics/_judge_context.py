@@ -8,6 +8,7 @@ from typing import Any
 
 from otel_eval.model import (
     AppDetails,
+    EvalBaseModel,
     IntermediateData,
     IntermediateDataType,
     Invocation,
@@ -17,7 +18,6 @@ from otel_eval.model import (
     get_all_tool_responses,
 )
 from otel_eval.model import genai as genai_types
-from otel_eval.model._base import EvalBaseModel
 
 NO_TOOLS = "Agent has no tools."
 NO_STEPS = "No intermediate steps were taken."

@@ -1,5 +1,6 @@
 """Pydantic models wire-compatible with Google ADK 2.13 eval JSON, plus :class:`TracedInvocation`."""
 
+from otel_eval.model._base import EvalBaseModel
 from otel_eval.model.criteria import (
     DEFAULT_EVAL_CONFIG,
     DEFAULT_JUDGE_MODEL,
@@ -59,6 +60,7 @@ __all__ = [
     "Content",
     "ConversationScenario",
     "DurationDetails",
+    "EvalBaseModel",
     "EvalCase",
     "EvalCaseResult",
     "EvalConfig",

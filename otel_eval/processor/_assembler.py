@@ -20,11 +20,11 @@ from opentelemetry.sdk.trace import ReadableSpan
 from otel_eval import semconv
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._buffers import Rejection, TraceBuffers, top_span_names
 from otel_eval.processor._requests import RequestBuilder
 from otel_eval.processor._selection import is_local_root, is_own_traffic
 from otel_eval.transport.base import DuplicateLogFilter, InvocationExporter
-from otel_eval.transport.messages import EvaluationRequest
 from otel_eval.worker.deadline import DeadlineExecutor, RecordTimeoutError
 
 logger = logging.getLogger(__name__)

@@ -11,10 +11,10 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from otel_eval.evaluation import pair_invocations
 from otel_eval.model import BaseCriterion, EvalSet, TracedInvocation
+from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._selection import InvocationFilters
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import spans_from_readable
-from otel_eval.transport.messages import EvaluationRequest
 
 logger = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._containment import containing_range, tightest_containers
 from otel_eval.reconstruct._span_tree import SpanTree
 from otel_eval.reconstruct._values import tool_call_args, tool_response_payload
-from otel_eval.traces import _json as fast_json
+from otel_eval.traces import json_loads
 from otel_eval.traces.span import Span
 
 RUN_ROOT_NAMES = ("invocation",)
@@ -105,7 +105,7 @@ def parse_json_object(span: Span, key: str, warnings: list[str]) -> dict[str, An
         warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is {type(raw).__name__}, not JSON")
         return None
     try:
-        value = fast_json.loads(raw)
+        value = json_loads(raw)
     except json.JSONDecodeError as exc:
         warnings.append(f"span {span.span_id} ({span.name!r}): attribute {key!r} is not valid JSON: {exc}")
         return None

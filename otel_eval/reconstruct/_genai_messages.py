@@ -40,7 +40,7 @@ import pydantic
 
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._values import parse_json_value, record_warning, tool_call_args, tool_response_payload
-from otel_eval.traces import _json as fast_json
+from otel_eval.traces import json_loads
 
 logger = logging.getLogger(__name__)
 
@@ -221,7 +221,7 @@ def _message_list(messages: Any, warnings: list[str] | None, where: str) -> list
     value = messages
     if isinstance(value, str):
         try:
-            value = fast_json.loads(value)
+            value = json_loads(value)
         except json.JSONDecodeError as exc:
             record_warning(warnings, f"{where}: not valid JSON ({exc}): {_preview(messages)}")
             return []

@@ -23,7 +23,7 @@ import json
 import logging
 from typing import Any
 
-from otel_eval.traces import _json as fast_json
+from otel_eval.traces import json_loads
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def parse_json(value: Any) -> tuple[Any, bool]:
     if not text:
         return value, False
     try:
-        return fast_json.loads(text), True
+        return json_loads(text), True
     except (json.JSONDecodeError, RecursionError):
         return value, False
 
@@ -50,7 +50,7 @@ def parse_json_value(value: Any) -> Any:
         text = value.strip()
         if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
             try:
-                return fast_json.loads(text)
+                return json_loads(text)
             except (json.JSONDecodeError, RecursionError):
                 return value
     return value

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from otel_eval.traces._json import loads as json_loads
 from otel_eval.traces.formats import (
     FORMAT_JAEGER_JSON,
     FORMAT_OTLP_JSON,
@@ -37,6 +38,7 @@ __all__ = [
     "Span",
     "SpanEvent",
     "TraceReadResult",
+    "json_loads",
     "read_trace_bytes",
     "read_trace_file",
     "read_trace_files",

@@ -1,6 +1,15 @@
 """Transports of evaluation requests: the embedded in-process worker (default), Kafka, and in-memory for tests."""
 
-from otel_eval.transport.base import ExportResult, InvocationExporter
+from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers
+from otel_eval.transport.base import ExportResult, InvocationExporter, RequestEvaluator
 from otel_eval.transport.in_memory import InMemoryInvocationExporter
 
-__all__ = ["ExportResult", "InMemoryInvocationExporter", "InvocationExporter"]
+__all__ = [
+    "ExportResult",
+    "InMemoryInvocationExporter",
+    "InvocationExporter",
+    "KafkaSecurity",
+    "RequestEvaluator",
+    "check_compression",
+    "split_servers",
+]

@@ -1,6 +1,6 @@
 """The interface between the span processor and whatever evaluates its requests, mirroring OTel's ``SpanExporter``.
 
-The processor assembles :class:`~otel_eval.transport.messages.EvaluationRequest` objects on its background thread
+The processor assembles :class:`~otel_eval.model.messages.EvaluationRequest` objects on its background thread
 and hands them to an :class:`InvocationExporter`: the embedded in-process worker by default, Kafka when configured,
 an in-memory list in tests.
 """
@@ -12,8 +12,18 @@ import enum
 import logging
 import time
 from collections.abc import Sequence
+from typing import Protocol
 
-from otel_eval.transport.messages import EvaluationRequest
+from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
+
+
+class RequestEvaluator(Protocol):
+    """What evaluates a request once it has been transported: the evaluation core of the embedded worker and of the
+    Kafka worker (:class:`otel_eval.worker.core.EvaluationCore`), which also emits the results."""
+
+    async def evaluate(self, request: EvaluationRequest) -> list[EvaluationRecord]:
+        """Scores and emits ``request``; returns its records. Never raises."""
+        ...
 
 
 class ExportResult(enum.Enum):

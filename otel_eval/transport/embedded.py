@@ -18,9 +18,8 @@ from collections.abc import Callable, Sequence
 
 from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
-from otel_eval.transport.base import DuplicateLogFilter, ExportResult, InvocationExporter
-from otel_eval.transport.messages import EvaluationRequest
-from otel_eval.worker.core import EvaluationCore
+from otel_eval.model.messages import EvaluationRequest
+from otel_eval.transport.base import DuplicateLogFilter, ExportResult, InvocationExporter, RequestEvaluator
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
@@ -33,7 +32,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
     """Evaluates requests on a named daemon thread (``OtelEvalEmbeddedWorker``) with its own asyncio loop.
 
     Args:
-        core: The worker core that selects, runs and emits the metrics.
+        core: What evaluates and emits each request (the processor passes the shared evaluation core).
         max_queue_size: Requests waiting for the worker; further ones are dropped and counted as
             ``otel_eval.invocations.dropped{otel_eval.drop.reason=transport_queue_full}``.
         concurrency: Requests evaluated at once on the worker's loop.
@@ -42,7 +41,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
 
     def __init__(
         self,
-        core: EvaluationCore,
+        core: RequestEvaluator,
         *,
         max_queue_size: int = DEFAULT_MAX_QUEUE_SIZE,
         concurrency: int = DEFAULT_CONCURRENCY,

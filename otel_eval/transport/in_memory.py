@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
+from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport.base import ExportResult, InvocationExporter
-from otel_eval.transport.messages import EvaluationRequest
 
 
 class InMemoryInvocationExporter(InvocationExporter):

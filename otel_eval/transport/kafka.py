@@ -2,7 +2,7 @@
 
 The processor calls :meth:`KafkaInvocationExporter.export` from its own thread; the call only appends to a bounded
 buffer and returns. A daemon thread runs an asyncio loop with the producer: it serialises each request as JSON (the
-versioned :class:`~otel_eval.transport.messages.EvaluationRequest`), sends it keyed by trace id with ``acks=all``
+versioned :class:`~otel_eval.model.messages.EvaluationRequest`), sends it keyed by trace id with ``acks=all``
 and compression, and keeps it counted against the bound until the broker acknowledged it. When the broker is down
 or slow, requests wait in the buffer (the producer reconnects with backoff and re-sends what timed out); once the
 buffer holds ``max_queue_size`` requests, new ones are dropped and counted by reason on
@@ -35,9 +35,9 @@ from otel_eval import environment_variables as env_vars
 from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
+from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers
 from otel_eval.transport.base import ExportResult, InvocationExporter
-from otel_eval.transport.messages import EvaluationRequest
 from otel_eval.version import __version__
 
 logger = logging.getLogger(__name__)

@@ -23,9 +23,9 @@ from typing import Any
 
 from otel_eval import semconv
 from otel_eval.errors import InputError
+from otel_eval.model.messages import EvaluationRequest
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import Span, spans_from_otlp_proto
-from otel_eval.transport.messages import EvaluationRequest
 
 logger = logging.getLogger(__name__)
 

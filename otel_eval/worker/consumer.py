@@ -16,8 +16,8 @@ from aiokafka.abc import ConsumerRebalanceListener
 from pydantic import ValidationError
 
 from otel_eval.errors import InputError
-from otel_eval.transport._kafka_config import KafkaSecurity
-from otel_eval.transport.messages import REQUEST_SCHEMA_VERSION, EvaluationRequest
+from otel_eval.model.messages import REQUEST_SCHEMA_VERSION, EvaluationRequest
+from otel_eval.transport import KafkaSecurity
 from otel_eval.worker.settings import WorkerSettings
 
 logger = logging.getLogger(__name__)
@@ -111,7 +111,7 @@ def create_producer(settings: WorkerSettings, security: KafkaSecurity) -> Any:
     """The producer for results and dead letters (not started): ``acks=all``, no idempotence (see the exporter)."""
     from aiokafka import AIOKafkaProducer
 
-    from otel_eval.transport._kafka_config import check_compression
+    from otel_eval.transport import check_compression
 
     return AIOKafkaProducer(
         client_id=f"{settings.kafka_group_id}-producer",

@@ -46,7 +46,7 @@ from otel_eval.model import (
     PerInvocationResult,
     TracedInvocation,
 )
-from otel_eval.transport.messages import EvaluationRecord, EvaluationRequest, result_id
+from otel_eval.model.messages import EvaluationRecord, EvaluationRequest, result_id
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from otel_eval.transport.messages import EvaluationRecord
+from otel_eval.model.messages import EvaluationRecord
 
 logger = logging.getLogger(__name__)
 

@@ -21,12 +21,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from types import FrameType
-from typing import Any, Protocol
+from typing import Any
 
 from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.errors import InputError
-from otel_eval.transport.messages import EvaluationRecord, EvaluationRequest
+from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
+from otel_eval.transport import RequestEvaluator
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_spans, requests_from_trace
 from otel_eval.worker.consumer import (
@@ -48,14 +49,6 @@ logger = logging.getLogger(__name__)
 _POLL_MS = 500
 _RETRY_BACKOFF_S = 1.0
 _HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-class RequestEvaluator(Protocol):
-    """What the worker evaluates with: :class:`otel_eval.worker.core.EvaluationCore` (which also emits)."""
-
-    async def evaluate(self, request: EvaluationRequest) -> list[EvaluationRecord]:
-        """Scores and emits ``request``; returns its records. Never raises."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,10 +13,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from otel_eval.environment_variables import ENV_PREFIX
 from otel_eval.errors import ConfigurationError
-from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers
+from otel_eval.transport import KafkaSecurity, check_compression, split_servers
 
 SOURCE_REQUESTS: Final = "requests"
-"""Consume :class:`~otel_eval.transport.messages.EvaluationRequest` JSON from the requests topic."""
+"""Consume :class:`~otel_eval.model.messages.EvaluationRequest` JSON from the requests topic."""
 SOURCE_OTLP_SPANS: Final = "otlp_spans"
 """Consume OTLP protobuf spans the Collector's Kafka exporter writes (the Collector path)."""
 SOURCES: Final = (SOURCE_REQUESTS, SOURCE_OTLP_SPANS)

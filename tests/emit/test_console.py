@@ -13,7 +13,7 @@ from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.emit.console import ConsoleRecordSink, format_record
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.model import EvalStatus
-from otel_eval.transport.messages import EvaluationRecord
+from otel_eval.model.messages import EvaluationRecord
 
 pytest_plugins = ("tests.judge.plugin",)
 pytestmark = pytest.mark.usefixtures("clean_genai_env")  # no judge: the reference-free default is the efficiency set

@@ -11,7 +11,7 @@ from otel_eval import semconv
 from otel_eval.emit import Emitters, EvaluationEventEmitter, EvaluationSpanEmitter, ScoreMetricsEmitter
 from otel_eval.emit.attributes import metric_attributes, record_attributes
 from otel_eval.model import EvalStatus
-from otel_eval.transport.messages import EvaluationRecord, result_id
+from otel_eval.model.messages import EvaluationRecord, result_id
 from tests.processor.telemetry import Telemetry
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"

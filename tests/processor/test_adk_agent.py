@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval.metrics import EFFICIENCY_METRICS
-from otel_eval.transport.messages import EvaluationRecord
+from otel_eval.model.messages import EvaluationRecord
 from tests.processor.telemetry import Telemetry, hex_id
 from tests.reconstruct.adk_agents import SCENARIOS, adk_telemetry, run_turns, span_exporter
 

@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from otel_eval import EvaluationSpanProcessor
 from otel_eval.demo import AGENT_NAME, SCENARIOS, TravelAgent
 from otel_eval.metrics import EFFICIENCY_METRICS
-from otel_eval.transport.messages import EvaluationRecord
+from otel_eval.model.messages import EvaluationRecord
 from tests.processor.telemetry import Telemetry, hex_id
 
 THREADS = 4

@@ -13,9 +13,9 @@ from otel_eval.conversations import Conversation
 from otel_eval.demo import AGENT_NAME, EVAL_SET_ID, SCENARIOS, TravelAgent, golden_eval_set
 from otel_eval.evaluation import build_plan, criteria_from, evaluate_conversation, find_golden_turn, pair_invocations
 from otel_eval.metrics import EFFICIENCY_METRICS
+from otel_eval.model.messages import EvaluationRecord
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import spans_from_readable
-from otel_eval.transport.messages import EvaluationRecord
 from tests.processor.telemetry import Telemetry, hex_id
 
 CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": {"threshold": 0.6}}

@@ -12,8 +12,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from otel_eval import EvaluationSpanProcessor
 from otel_eval import environment_variables as env
 from otel_eval.demo import SCENARIOS, TravelAgent
+from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport.kafka import KafkaInvocationExporter
-from otel_eval.transport.messages import EvaluationRequest
 from tests._kafka import create_topics, random_topic, read_topic
 
 pytestmark = pytest.mark.kafka

@@ -12,8 +12,8 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval.demo import SCENARIOS, TravelAgent
+from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport import ExportResult, InMemoryInvocationExporter
-from otel_eval.transport.messages import EvaluationRequest
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from opentelemetry import trace
 from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.metrics import EFFICIENCY_METRICS
-from otel_eval.transport.messages import EvaluationRecord
+from otel_eval.model.messages import EvaluationRecord
 from tests.processor.telemetry import Telemetry, hex_id
 
 CHAIN = 60_000

@@ -7,7 +7,7 @@ import uuid
 from google.genai import types as genai_types
 
 from otel_eval.model import IntermediateData, Invocation, TracedInvocation
-from otel_eval.transport.messages import EvaluationRequest
+from otel_eval.model.messages import EvaluationRequest
 
 
 def traced_invocation(

@@ -14,9 +14,9 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
+from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport.base import ExportResult
 from otel_eval.transport.kafka import KafkaInvocationExporter
-from otel_eval.transport.messages import EvaluationRequest
 from tests._kafka import TansuBroker, TcpProxy, create_topics, free_port, random_topic, read_topic
 from tests.transport._requests import request
 

@@ -20,7 +20,7 @@ from otel_eval.model import (
     TokenUsage,
     TracedInvocation,
 )
-from otel_eval.transport.messages import EvaluationRequest
+from otel_eval.model.messages import EvaluationRequest
 
 
 def traced(

@@ -26,9 +26,9 @@ from otel_eval import semconv
 from otel_eval.demo import SCENARIOS, TravelAgent, golden_eval_set
 from otel_eval.emit import Emitters
 from otel_eval.errors import InputError
+from otel_eval.model.messages import EvaluationRequest
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import spans_from_readable
-from otel_eval.transport.messages import EvaluationRequest
 from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_spans, requests_from_trace
 from otel_eval.worker.core import EvaluationCore
 from otel_eval.worker.service import Worker

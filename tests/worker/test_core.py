@@ -18,7 +18,7 @@ from otel_eval.evaluation import criteria_from, find_golden_turn
 from otel_eval.judge import set_default_judge
 from otel_eval.metrics import EFFICIENCY_METRICS, default_registry
 from otel_eval.model import EvalStatus
-from otel_eval.transport.messages import EvaluationRecord, result_id
+from otel_eval.model.messages import EvaluationRecord, result_id
 from otel_eval.worker.core import EvaluationCore
 from tests.judge.fake_gemini import FakeGemini, Reply
 from tests.judge.helpers import make_judge

@@ -13,7 +13,7 @@ from otel_eval import semconv
 from otel_eval.emit import Emitters
 from otel_eval.judge import JUDGE_SERVER_ERROR, JudgeClient, JudgeSettings
 from otel_eval.metrics import EFFICIENCY_METRICS
-from otel_eval.transport.messages import EvaluationRecord, EvaluationRequest
+from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.worker.core import EvaluationCore
 from otel_eval.worker.service import Worker
 from tests._kafka import TansuBroker, TcpProxy, create_topics, free_port, producer, random_topic, read_topic
