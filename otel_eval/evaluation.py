@@ -29,6 +29,7 @@ from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, detach,
 
 from otel_eval.conversations import Conversation, with_case_rubrics
 from otel_eval.errors import ConfigurationError
+from otel_eval.judge import Judge
 from otel_eval.metrics import (
     EFFICIENCY_METRICS,
     NO_REFERENCE,
@@ -171,7 +172,7 @@ def build_plan(
     *,
     registry: MetricRegistry | None = None,
     match_type: str | None = None,
-    judge: Any = None,
+    judge: Judge | None = None,
     strict: bool = True,
 ) -> MetricPlan:
     """Validated evaluators for ``criteria``; ``match_type`` overrides the trajectory metric's match type.

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from otel_eval.judge.accounting import JudgeAccounting, JudgeUsage
 from otel_eval.judge.prompt_safety import DataBlocks
+from otel_eval.judge.protocol import Judge
 from otel_eval.judge.retry import (
     JUDGE_AUTH,
     JUDGE_BAD_REQUEST,
@@ -60,6 +61,7 @@ __all__ = [
     "JUDGE_TIMEOUT",
     "JUDGE_UNPARSEABLE",
     "DataBlocks",
+    "Judge",
     "JudgeAccounting",
     "JudgeClient",
     "JudgeReply",

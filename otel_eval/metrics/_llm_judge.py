@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel
 
 from otel_eval.errors import JudgeError
-from otel_eval.judge import JUDGE_NOT_CONFIGURED, JUDGE_UNPARSEABLE, DataBlocks
+from otel_eval.judge import JUDGE_NOT_CONFIGURED, JUDGE_UNPARSEABLE, DataBlocks, Judge
 from otel_eval.metrics._reference import unpaired_reference
 from otel_eval.metrics.base import Evaluator
 from otel_eval.model import (
@@ -35,7 +35,7 @@ from otel_eval.model import (
 )
 
 if TYPE_CHECKING:
-    from otel_eval.judge.client import JudgeClient, JudgeReply
+    from otel_eval.judge.client import JudgeReply
 
 logger = logging.getLogger(__name__)
 
@@ -65,15 +65,17 @@ class Sample:
 class LlmJudgeEvaluator(Evaluator):
     """Base of the judged metrics: the judge, its options, one request, and failure mapping."""
 
-    def __init__(self, criterion: BaseCriterion | None = None, *, judge: JudgeClient | None = None) -> None:
+    def __init__(self, criterion: BaseCriterion | None = None, *, judge: Judge | None = None) -> None:
         super().__init__(criterion, judge=judge)
 
     @property
-    def judge_client(self) -> JudgeClient:
+    def judge_client(self) -> Judge:
         """The judge given at construction, else the process-wide default built from the environment."""
-        from otel_eval.judge.client import JudgeClient, default_judge  # deferred: loads google-genai
+        if self.judge is not None:
+            return self.judge
+        from otel_eval.judge.client import default_judge  # deferred: loads google-genai
 
-        return self.judge if isinstance(self.judge, JudgeClient) else default_judge()
+        return default_judge()
 
     @property
     def judge_options(self) -> JudgeModelOptions | None:

@@ -10,11 +10,12 @@ import abc
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import pydantic
 
 from otel_eval.errors import ConfigurationError
+from otel_eval.judge.protocol import Judge
 from otel_eval.model import (
     BaseCriterion,
     ConversationScenario,
@@ -65,7 +66,7 @@ class Evaluator(abc.ABC):
 
     info: ClassVar[MetricInfo]
 
-    def __init__(self, criterion: BaseCriterion | None = None, *, judge: Any = None) -> None:
+    def __init__(self, criterion: BaseCriterion | None = None, *, judge: Judge | None = None) -> None:
         info = self.info
         if info.informational:
             if criterion is not None and "threshold" in criterion.model_fields_set:
@@ -83,6 +84,8 @@ class Evaluator(abc.ABC):
                     f"invalid criterion for metric {info.name!r}: {_first_error(exc, info.criterion_type)}"
                 ) from exc
             check_threshold(info, self.criterion.threshold)
+        if judge is not None and not isinstance(judge, Judge):
+            raise TypeError(f"judge must implement otel_eval.judge.Judge, got {type(judge).__name__}")
         self.judge = judge
 
     @property

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import difflib
 import logging
-from typing import Any
 
 from otel_eval.errors import MetricNotFoundError
+from otel_eval.judge import Judge
 from otel_eval.metrics.base import Evaluator, MetricInfo
 from otel_eval.model import BaseCriterion
 
@@ -54,7 +54,7 @@ class MetricRegistry:
         """The :class:`MetricInfo` of ``name``."""
         return self.get(name).info
 
-    def create(self, name: str, criterion: BaseCriterion | None = None, *, judge: Any = None) -> Evaluator:
+    def create(self, name: str, criterion: BaseCriterion | None = None, *, judge: Judge | None = None) -> Evaluator:
         """A new evaluator of ``name`` with ``criterion`` (validated; ConfigurationError when invalid)."""
         return self.get(name)(criterion, judge=judge)
 

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from otel_eval.judge import Judge
 from otel_eval.metrics._argument_strategies import Matcher, matcher
 from otel_eval.metrics._reference import ReferenceEvaluator, not_captured
 from otel_eval.metrics._tool_alignment import align, declared_required_params
@@ -62,7 +63,7 @@ class ToolParameterMatchEvaluator(ReferenceEvaluator):
         default_threshold=1.0,
     )
 
-    def __init__(self, criterion: BaseCriterion | None = None, *, judge: Any = None) -> None:
+    def __init__(self, criterion: BaseCriterion | None = None, *, judge: Judge | None = None) -> None:
         super().__init__(criterion, judge=judge)
         assert isinstance(self.criterion, ToolParameterMatchCriterion)  # validated by Evaluator.__init__
         self._options = self.criterion

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
+from otel_eval.judge import Judge
 from otel_eval.metrics._reference import ReferenceEvaluator, not_captured
 from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import (
@@ -53,7 +54,7 @@ class ToolTrajectoryAvgScoreEvaluator(ReferenceEvaluator):
         default_threshold=1.0,
     )
 
-    def __init__(self, criterion: BaseCriterion | None = None, *, judge: Any = None) -> None:
+    def __init__(self, criterion: BaseCriterion | None = None, *, judge: Judge | None = None) -> None:
         super().__init__(criterion, judge=judge)
         assert isinstance(self.criterion, ToolTrajectoryCriterion)  # validated by Evaluator.__init__
         self._match_type = self.criterion.match_type

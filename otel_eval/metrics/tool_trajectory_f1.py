@@ -26,8 +26,9 @@ invocation whose spans carried no message content, unless ``match_mode`` is ``na
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from otel_eval.judge import Judge
 from otel_eval.metrics._reference import ReferenceEvaluator, not_captured
 from otel_eval.metrics._tool_alignment import Eligible, align, declared_required_params
 from otel_eval.metrics.base import MetricInfo
@@ -59,7 +60,7 @@ class ToolTrajectoryF1Evaluator(ReferenceEvaluator):
         default_threshold=1.0,
     )
 
-    def __init__(self, criterion: BaseCriterion | None = None, *, judge: Any = None) -> None:
+    def __init__(self, criterion: BaseCriterion | None = None, *, judge: Judge | None = None) -> None:
         super().__init__(criterion, judge=judge)
         assert isinstance(self.criterion, ToolTrajectoryF1Criterion)  # validated by Evaluator.__init__
         self._options = self.criterion

@@ -23,6 +23,7 @@ from otel_eval.emit import Emitters, RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation import criteria_from
+from otel_eval.judge import Judge
 from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.model import EvalConfig, EvalSet
 from otel_eval.model.loading import load_eval_set
@@ -139,7 +140,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         agent_names: Iterable[str] = (),
         root_span_names: Iterable[str] = (),
         exporter: InvocationExporter | None = None,
-        judge: Any = None,
+        judge: Judge | None = None,
         registry: MetricRegistry | None = None,
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
@@ -452,7 +453,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         return spans, traces
 
 
-def _judge_reporting_to(judge: Any, meter_provider: MeterProvider) -> Any:
+def _judge_reporting_to(judge: Judge | None, meter_provider: MeterProvider) -> Judge:
     """The judge whose calls, tokens and cost go to ``meter_provider``, next to the scores.
 
     Without a judge, this processor gets its own client from the environment instead of the process-wide default,
@@ -462,9 +463,7 @@ def _judge_reporting_to(judge: Any, meter_provider: MeterProvider) -> Any:
         from otel_eval.judge.client import JudgeClient  # deferred: loads google-genai
 
         return JudgeClient(meter_provider=meter_provider)
-    use_meter_provider = getattr(judge, "use_meter_provider", None)
-    if use_meter_provider is not None:
-        use_meter_provider(meter_provider)
+    judge.use_meter_provider(meter_provider)
     return judge
 
 

@@ -36,6 +36,7 @@ from otel_eval.evaluation import (
     score_metric,
     select_criteria,
 )
+from otel_eval.judge import Judge
 from otel_eval.metrics import Evaluator, MetricRegistry, default_registry
 from otel_eval.model import (
     BaseCriterion,
@@ -53,13 +54,13 @@ logger = logging.getLogger(__name__)
 _MAX_EXPLANATION_CHARS = 4000
 
 
-def judge_is_configured(judge: Any = None) -> bool:
+def judge_is_configured(judge: Judge | None = None) -> bool:
     """Whether ``judge`` (else the process-wide default judge from the environment) has credentials."""
     if judge is None:
         from otel_eval.judge import default_judge
 
         judge = default_judge()
-    return bool(getattr(judge, "configured", False))
+    return judge.configured
 
 
 class EvaluationCore:
@@ -86,7 +87,7 @@ class EvaluationCore:
         criteria: Mapping[str, Any] | EvalConfig | None = None,
         eval_set: EvalSet | None = None,
         registry: MetricRegistry | None = None,
-        judge: Any = None,
+        judge: Judge | None = None,
         judge_configured: bool | None = None,
         emitters: Emitters | None = None,
         pipeline: PipelineMetrics | None = None,

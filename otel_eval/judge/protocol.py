@@ -1,0 +1,56 @@
+"""What a judged metric needs from a judge: the :class:`Judge` protocol that :class:`~otel_eval.judge.JudgeClient`
+implements. Metrics, the evaluation core, the worker and the processor depend on this, never on the client's class,
+so a judge is checked by type (``mypy``) rather than probed with ``getattr``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+
+    from otel_eval.judge.client import JudgeReply, JudgeRequest
+    from otel_eval.model import JudgeModelOptions
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """An LLM judge: generates verdicts for judge requests, with its configuration and accounting."""
+
+    not_configured_reason: str | None
+    """Why the judge cannot be used (no credentials, key rejected), or None when it can."""
+
+    @property
+    def configured(self) -> bool:
+        """Whether credentials are configured (known without a network call)."""
+        ...
+
+    @property
+    def uses_vertex(self) -> bool:
+        """Whether the judge calls Vertex AI (which also offers its own evaluation service)."""
+        ...
+
+    def model_for(self, options: JudgeModelOptions | None) -> str:
+        """The judge model for a criterion's judge options."""
+        ...
+
+    def num_samples_for(self, options: JudgeModelOptions | None, *, default: int | None = None) -> int:
+        """Samples per judged item for a criterion's judge options."""
+        ...
+
+    def use_meter_provider(self, meter_provider: MeterProvider | None) -> None:
+        """Reports the judge's calls, tokens, cost and latency on ``meter_provider`` from now on."""
+        ...
+
+    async def generate(self, request: JudgeRequest, *, metric: str, sample: int = 0) -> JudgeReply:
+        """One judge call (with its retries, cache and accounting) for ``metric``."""
+        ...
+
+    async def evaluate_instances(self, body: dict[str, Any], *, metric: str) -> dict[str, Any]:
+        """One call of Vertex AI's evaluation service."""
+        ...
+
+    def summary_line(self) -> str:
+        """Calls, cache hits, tokens and cost so far, in one line."""
+        ...
