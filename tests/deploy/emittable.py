@@ -12,6 +12,7 @@ from otel_eval.judge.telemetry import OUTCOME_CACHED, OUTCOME_ERROR, OUTCOME_OK
 from otel_eval.metrics import default_registry
 from otel_eval.model import EvalStatus
 from tests.deploy.prometheus_names import prometheus_label_name
+from tests.deploy.promql import matched_values, selectors
 
 
 def emittable_label_values() -> dict[str, set[str]]:
@@ -24,3 +25,17 @@ def emittable_label_values() -> dict[str, set[str]]:
             value for key, value in vars(semconv).items() if key.startswith("DROP_") and isinstance(value, str)
         },
     }
+
+
+EMITTABLE_LABEL_VALUES = emittable_label_values()
+
+
+def check_label_values(expr: str, where: str) -> None:
+    """Fails when ``expr`` matches a label against a value otel-eval never sets (a typo that silences a rule)."""
+    for matcher in selectors(expr).matchers:
+        known = EMITTABLE_LABEL_VALUES.get(matcher.label)
+        if known is None:
+            continue
+        for value in matched_values(matcher):
+            if not value.startswith("var_"):
+                assert value in known, f"{where}: {matcher.label}{matcher.op}{matcher.value!r}: {value!r} is never set"

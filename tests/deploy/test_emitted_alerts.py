@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,8 @@ from tests.deploy.conftest import RULE_FILES, RULE_TEST_FILES, load_yaml_documen
 from tests.deploy.emittable import emittable_label_values
 from tests.deploy.emitted import AGENT_NAME, HALLUCINATION_SHARE, JOB, Sample
 from tests.deploy.prometheus_names import emitted_label_names, emitted_prometheus_names
+from tests.environment import clean_judge_environment, use_loopback_judge
 from tests.judge.fake_gemini import FakeGemini
-from tests.judge.helpers import TEST_KEY
 
 MINUTES = 90
 TRANSLATIONS = ("otlp", "prometheus_exporter")
@@ -39,13 +40,9 @@ TRANSLATIONS = ("otlp", "prometheus_exporter")
 @pytest.fixture(scope="module")
 def samples() -> Iterator[dict[str, list[Sample]]]:
     """One batch's metrics, as each Prometheus set-up stores them."""
-    with FakeGemini(emitted.judge_answers) as server, pytest.MonkeyPatch.context() as monkeypatch:
-        for name in ("GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
-            monkeypatch.delenv(name, raising=False)
-        monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
-        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.base_url)
-        for name, value in emitted.JUDGE_ENVIRONMENT.items():
-            monkeypatch.setenv(name, value)
+    with FakeGemini(emitted.judge_answers) as server, pytest.MonkeyPatch.context() as monkeypatch, ExitStack() as stack:
+        stack.enter_context(clean_judge_environment(monkeypatch))
+        use_loopback_judge(monkeypatch, server.base_url, emitted.JUDGE_ENVIRONMENT)
         in_memory, registry = InMemoryMetricReader(), CollectorRegistry()
         meter_provider = MeterProvider(metric_readers=[in_memory, PrometheusMetricReader(registry=registry)])
         agent = emitted.Agent(meter_provider)

@@ -21,8 +21,8 @@ from tests.deploy.conftest import (
     load_rules,
     load_yaml_documents,
 )
+from tests.deploy.emittable import check_label_values
 from tests.deploy.promql import expand_grafana, selectors
-from tests.deploy.test_prometheus_rules import check_label_values
 
 PROVISIONING = DEPLOY / "grafana" / "provisioning"
 

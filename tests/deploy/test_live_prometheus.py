@@ -19,6 +19,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -33,8 +34,8 @@ from otel_eval.demo.workload import Scenario
 from tests._kafka import TansuBroker, free_port, producer, random_topic
 from tests.deploy import emitted
 from tests.deploy.conftest import RULE_FILES, dashboard_queries, load_yaml_documents
+from tests.environment import clean_judge_environment, use_loopback_judge
 from tests.judge.fake_gemini import FakeGemini
-from tests.judge.helpers import TEST_KEY
 from tests.transport._requests import request
 from tests.worker._harness import start_worker_process
 
@@ -176,13 +177,9 @@ def live(tmp_path_factory: pytest.TempPathFactory, kafka_broker: TansuBroker) ->
     """Two agents (30 % and 2.5 % of answers unsupported; the safety judge failing on their unsupported answers) and
     a Kafka worker scraped by a live Prometheus; the agents keep working until both agents' series are recorded, the
     loud agent's alerts are pending and the worker's batches are scraped."""
-    with FakeGemini(emitted.judge_answers) as server, pytest.MonkeyPatch.context() as monkeypatch:
-        for name in ("GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
-            monkeypatch.delenv(name, raising=False)
-        monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
-        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.base_url)
-        for name, value in emitted.JUDGE_ENVIRONMENT.items():
-            monkeypatch.setenv(name, value)
+    with FakeGemini(emitted.judge_answers) as server, pytest.MonkeyPatch.context() as monkeypatch, ExitStack() as stack:
+        stack.enter_context(clean_judge_environment(monkeypatch))
+        use_loopback_judge(monkeypatch, server.base_url, emitted.JUDGE_ENVIRONMENT)
         directory = tmp_path_factory.mktemp("prometheus")
         worker, worker_address = _start_worker(kafka_broker.bootstrap, directory / "worker.log")
         loud, calm = Target.start(LOUD_JOB, emitted.BATCH), Target.start(CALM_JOB, emitted.CALM_BATCH)

@@ -13,8 +13,8 @@ import pytest
 from otel_eval import semconv
 from tests.deploy import prometheus_names
 from tests.deploy.conftest import PROMETHEUS_DIR, RULE_FILES, RULE_TEST_FILES, load_rules, load_yaml_documents
-from tests.deploy.emittable import emittable_label_values
-from tests.deploy.promql import matched_values, selectors
+from tests.deploy.emittable import check_label_values
+from tests.deploy.promql import selectors
 
 
 def _run(promtool: str, *args: str | Path, cwd: Path) -> None:
@@ -123,20 +123,6 @@ def test_rules_use_only_labels_the_emitted_series_carry() -> None:
     for rule in load_rules():
         unknown = selectors(rule["expr"]).label_names - allowed
         assert not unknown, f"{rule.get('alert') or rule.get('record')} uses labels {sorted(unknown)}"
-
-
-EMITTABLE_LABEL_VALUES = emittable_label_values()
-
-
-def check_label_values(expr: str, where: str) -> None:
-    """Fails when ``expr`` matches a label against a value otel-eval never sets (a typo that silences a rule)."""
-    for matcher in selectors(expr).matchers:
-        known = EMITTABLE_LABEL_VALUES.get(matcher.label)
-        if known is None:
-            continue
-        for value in matched_values(matcher):
-            if not value.startswith("var_"):
-                assert value in known, f"{where}: {matcher.label}{matcher.op}{matcher.value!r}: {value!r} is never set"
 
 
 def test_rules_match_only_label_values_otel_eval_sets() -> None:

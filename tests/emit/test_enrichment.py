@@ -3,8 +3,6 @@ with ``gen_ai.evaluation.<metric>.score`` attributes when the scores arrive in t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -13,21 +11,16 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_eval import EvaluationSpanProcessor
 from otel_eval.demo import AGENT_NAME, SCENARIOS, TravelAgent
 from otel_eval.emit.enrichment import score_attribute
-from otel_eval.judge import set_default_judge
 from tests.judge.fake_gemini import FakeGemini, hang_reply
 from tests.judge.helpers import make_judge
-from tests.processor.telemetry import wait_until
+from tests.waiting import wait_until
 
 ROOT = f"invoke_agent {AGENT_NAME}"
 
 
 @pytest.fixture(autouse=True)
-def _no_default_judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
-        monkeypatch.delenv(name, raising=False)
-    set_default_judge(None)
-    yield
-    set_default_judge(None)
+def _no_default_judge(clean_genai_env: None) -> None:
+    """No judge credentials: judged default metrics are off."""
 
 
 def _pipeline(**options: object) -> tuple[TracerProvider, InMemorySpanExporter, EvaluationSpanProcessor]:

@@ -2,9 +2,9 @@
 
 import pytest
 
-from tests.judge.plugin import adk_env, clean_genai_env, fake_gemini
+from tests.judge.plugin import adk_env, fake_gemini
 
-__all__ = ["adk_env", "clean_genai_env", "fake_gemini"]
+__all__ = ["adk_env", "fake_gemini"]
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,6 @@ As a pytest fixture, ``from tests.judge.fake_gemini import fake_gemini`` (in a c
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -93,13 +92,3 @@ def fake_gemini() -> Iterator[FakeGemini]:
         yield server
     finally:
         server.stop()
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
-    """Polls ``condition`` every 10 ms until true or ``timeout`` seconds pass."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.01)
-    return condition()

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,13 +74,3 @@ def _points(data: Any, name: str) -> Iterator[Any]:
 
 def hex_id(value: int, digits: int) -> str:
     return format(value, f"0{digits}x")
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
-    """Polls ``condition`` until it holds or ``timeout`` passes (a bound on waiting, not a timing assertion)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.01)
-    return condition()

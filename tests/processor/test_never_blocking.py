@@ -12,7 +12,8 @@ from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval.demo import AGENT_NAME, SCENARIOS, TravelAgent
 from tests.judge.fake_gemini import FakeGemini, hang_reply
 from tests.judge.helpers import make_judge
-from tests.processor.telemetry import Telemetry, wait_until
+from tests.processor.telemetry import Telemetry
+from tests.waiting import wait_until
 
 RUNS = 30
 

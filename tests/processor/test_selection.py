@@ -18,7 +18,8 @@ from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.model import content_text
 from otel_eval.processor._selection import sampling_bound
 from otel_eval.transport import InMemoryInvocationExporter
-from tests.processor.telemetry import hex_id, wait_until
+from tests.processor.telemetry import hex_id
+from tests.waiting import wait_until
 
 WEATHER, CURRENCY = SCENARIOS[0], SCENARIOS[1]
 REMOTE_TRACE_ID = 0x0AF7651916CD43DD8448EB211C80319C

@@ -15,7 +15,6 @@ from otel_eval.emit import Emitters
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation import criteria_from, find_golden_turn
-from otel_eval.judge import set_default_judge
 from otel_eval.metrics import EFFICIENCY_METRICS, default_registry
 from otel_eval.model import EvalStatus
 from otel_eval.model.messages import EvaluationRecord, result_id
@@ -29,12 +28,8 @@ REFERENCE = ("tool_trajectory_avg_score", "response_match_score")
 
 
 @pytest.fixture(autouse=True)
-def _no_default_judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GEMINI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    set_default_judge(None)
-    yield
-    set_default_judge(None)
+def _no_default_judge(clean_genai_env: None) -> None:
+    """No judge credentials: judged default metrics are off."""
 
 
 @pytest.fixture
