@@ -55,6 +55,14 @@ class PointwiseJudgeEvaluator(SampledJudgeEvaluator):
         """One judge call per invocation, like ADK's single Vertex call."""
         return 1
 
+    def score_inputs(self) -> dict[str, Any]:
+        """The judged-metric inputs with this metric's template; on Vertex AI, its evaluation service judges."""
+        return {
+            **super().score_inputs(),
+            "prompt_templates": [self.prompt_template],
+            "vertex_evaluation_service": self.judge_client.uses_vertex,
+        }
+
     def build_prompt(self, actual: Invocation, expected: Invocation | None) -> JudgePrompt:
         """The template with the user prompt and the response as data blocks."""
         prompt = content_text(actual.user_content) or ""

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from otel_eval.errors import JudgeError
 from otel_eval.judge import JUDGE_NOT_CONFIGURED, JUDGE_UNPARSEABLE, DataBlocks, Judge
+from otel_eval.judge.prompt_safety import DATA_INSTRUCTION
 from otel_eval.metrics._reference import unpaired_reference
 from otel_eval.metrics.base import Evaluator
 from otel_eval.model import (
@@ -63,7 +64,14 @@ class Sample:
 
 
 class LlmJudgeEvaluator(Evaluator):
-    """Base of the judged metrics: the judge, its options, one request, and failure mapping."""
+    """Base of the judged metrics: the judge, its options, one request, and failure mapping.
+
+    Subclasses list their prompt templates in ``prompt_templates`` (part of the provenance version) and set
+    ``sampled`` False when they ignore ``num_samples`` (one call per judged item, as ADK's hallucination metric).
+    """
+
+    prompt_templates: ClassVar[tuple[str, ...]] = ()
+    sampled: ClassVar[bool] = True
 
     def __init__(self, criterion: BaseCriterion | None = None, *, judge: Judge | None = None) -> None:
         super().__init__(criterion, judge=judge)
@@ -91,6 +99,21 @@ class LlmJudgeEvaluator(Evaluator):
     def num_samples(self, *, default: int | None = None) -> int:
         """Samples per item (settings override, criterion, else ``default``)."""
         return self.judge_client.num_samples_for(self.judge_options, default=default)
+
+    def default_samples(self) -> int | None:
+        """Samples when the criterion sets none (None: the criterion's default, ADK's 5)."""
+        return None
+
+    def score_inputs(self) -> dict[str, Any]:
+        """The criterion and metric version, plus the judge model, the prompt templates, the data-block
+        instruction and (sampled metrics) the sample count: a change of any of them is a new evaluator version."""
+        return {
+            **super().score_inputs(),
+            "judge_model": self.judge_model,
+            "prompt_templates": list(self.prompt_templates),
+            "data_instruction": DATA_INSTRUCTION,
+            "num_samples": self.num_samples(default=self.default_samples()) if self.sampled else None,
+        }
 
     def judge_unavailable(self, count: int) -> EvaluationResult | None:
         """NOT_EVALUATED (``judge_not_configured``) for all ``count`` invocations when no judge is configured."""
@@ -147,10 +170,6 @@ class SampledJudgeEvaluator(LlmJudgeEvaluator):
     @abc.abstractmethod
     def aggregate_invocations(self, results: list[PerInvocationResult]) -> EvaluationResult:
         """The overall result from the per-invocation results."""
-
-    def default_samples(self) -> int | None:
-        """Samples when the criterion sets none (None: the criterion's default, ADK's 5)."""
-        return None
 
     async def evaluate(
         self,

@@ -152,6 +152,8 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
         default_threshold=0.8,
         verdicts=("grounded", "hallucinated"),
     )
+    prompt_templates = (SEGMENTER_PROMPT, VALIDATOR_PROMPT)
+    sampled = False  # one call per segmenter and validator step, as ADK: num_samples does not change the score
 
     async def evaluate(
         self,

@@ -116,6 +116,7 @@ class PerTurnUserSimulatorQualityV1(LlmJudgeEvaluator):
         version="1",
         default_threshold=0.8,
     )
+    prompt_templates = (USER_SIMULATOR_PROMPT_TEMPLATE, USER_SIMULATOR_PERSONA_PROMPT_TEMPLATE)
 
     async def evaluate(
         self,
