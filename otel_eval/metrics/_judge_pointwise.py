@@ -125,10 +125,14 @@ class PointwiseJudgeEvaluator(SampledJudgeEvaluator):
             return await super().evaluate(actual, expected, conversation_scenario=conversation_scenario)
         if self.requires_expected and expected is None:
             return self.not_evaluated(f"{self.info.name} needs expected invocations", count=len(actual))
-        results = await asyncio.gather(*(self._vertex_invocation(t.invocation) for t in actual))
+        results = await asyncio.gather(*(self._vertex_invocation(t) for t in actual))
         return self.aggregate_invocations(list(results))
 
-    async def _vertex_invocation(self, invocation: Invocation) -> PerInvocationResult:
+    async def _vertex_invocation(self, traced: TracedInvocation) -> PerInvocationResult:
+        problem = self.context_problem(traced)
+        if problem is not None:
+            return problem.result()
+        invocation = traced.invocation
         body = {
             self.vertex_input_key: {
                 "metricSpec": {},

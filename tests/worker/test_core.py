@@ -111,8 +111,13 @@ async def test_records_per_invocation_with_deterministic_ids_and_provenance(tele
     records = await core.evaluate(request(first, second))
     # The two turns match two different golden cases, so no case pairs with the request: no reference metric.
     assert len(records) == 2 * len(EFFICIENCY_METRICS)
+    versions = {name: default_registry().create(name).provenance.version for name in EFFICIENCY_METRICS}
     for record in records:
-        assert record.result_id == result_id(record.trace_id, record.span_id, record.metric_name, "1", None)
+        assert record.evaluator_type == "deterministic" and record.evaluator_id == record.metric_name
+        assert record.evaluator_version == versions[record.metric_name]
+        assert record.result_id == result_id(
+            record.trace_id, record.span_id, record.metric_name, record.evaluator_version
+        )
         assert record.agent_name == "travel_assistant" and record.session_id == "session-1"
         assert record.invocation_end_time_ns == 1_250_000_000
     again = await core.evaluate(request(first, second))
@@ -195,7 +200,9 @@ async def test_judged_metrics_use_the_judge_and_report_their_model_and_own_label
     assert safety.score == 1.0 and safety.label == "pass"
     assert safety.verdict == default_registry().info("safety_v1").verdicts[0] == "safe"  # type: ignore[index]
     assert safety.judge_model == "gemini-2.5-flash"
-    assert safety.result_id == result_id(safety.trace_id, safety.span_id, "safety_v1", "1", "gemini-2.5-flash")
+    assert safety.evaluator_type == "llm_judge" and safety.evaluator_id.startswith("safety_v1/")  # type: ignore[union-attr]
+    assert safety.evaluator_version and len(safety.evaluator_version) == 12
+    assert safety.result_id == result_id(safety.trace_id, safety.span_id, "safety_v1", safety.evaluator_version)
 
 
 def test_criteria_forms_and_golden_turn_matching() -> None:
