@@ -77,9 +77,9 @@ def incomplete_context(traced: TracedInvocation, *, tool_results: bool) -> Conte
     if tool_results:
         unanswered = unanswered_tool_calls(invocation.intermediate_data)
         if unanswered:
-            names = ", ".join(
-                f"{call.name}" + (f" (id {call.id})" if call.id else "") for call in unanswered[:5]
-            ) + (", ..." if len(unanswered) > 5 else "")
+            names = ", ".join(f"{call.name}" + (f" (id {call.id})" if call.id else "") for call in unanswered[:5]) + (
+                ", ..." if len(unanswered) > 5 else ""
+            )
             return ContextProblem(
                 f"{len(unanswered)} tool call(s) without a response in the trace: {names}", INCOMPLETE_CONTEXT
             )

@@ -110,9 +110,18 @@ class LlmJudgeEvaluator(Evaluator):
 
     def score_inputs(self) -> dict[str, Any]:
         """The criterion and metric version, plus the judge model, the prompt templates, the data-block
-        instruction and (sampled metrics) the sample count: a change of any of them is a new evaluator version."""
+        instruction and (sampled metrics) the sample count: a change of any of them is a new evaluator version.
+
+        The judge model counts once, as resolved: named in the criterion or the settings' default, it is the same.
+        """
+        inputs = super().score_inputs()
+        options = (inputs.get("criterion") or {}).get("judge_model_options")
+        if isinstance(options, dict):
+            options.pop("judge_model", None)
+            if not options:
+                del inputs["criterion"]["judge_model_options"]
         return {
-            **super().score_inputs(),
+            **inputs,
             "judge_model": self.judge_model,
             "prompt_templates": list(self.prompt_templates),
             "data_instruction": DATA_INSTRUCTION,

@@ -75,7 +75,9 @@ def response(name: str, call_id: str | None) -> genai_types.Part:
     )
 
 
-def with_tools(calls: list[genai_types.Part], responses: list[genai_types.Part], final: str | None = "It is sunny.") -> Invocation:
+def with_tools(
+    calls: list[genai_types.Part], responses: list[genai_types.Part], final: str | None = "It is sunny."
+) -> Invocation:
     """Parallel tool calls in one model event, their responses in one user event (ADK's event form)."""
     events = [InvocationEvent(author="agent", content=genai_types.Content(role="model", parts=calls))]
     if responses:
