@@ -35,6 +35,19 @@ OTEL_EVAL_TRANSPORT: Final = "otel_eval.transport"  # embedded | kafka
 OTEL_EVAL_QUEUE: Final = "otel_eval.queue"  # which queue the queue-size gauge measures: spans | requests
 OTEL_EVAL_SCORE_ATTRIBUTE_TEMPLATE: Final = "gen_ai.evaluation.{metric}.score"  # enrichment on the agent's root span
 
+# Evaluator provenance: which evaluator, of which kind and which version produced a result, on the event, the
+# evaluation span and the results topic; only the version goes on the metrics (``otel_eval_evaluator_version``, one
+# value per evaluator configuration), so a rate can be split by it and an evaluator change told from a regression.
+# semantic-conventions-genai PR #359 proposes ``gen_ai.evaluation.evaluator.id`` / ``.type`` / ``.version`` (and
+# ``gen_ai.evaluation.reference_set.id``); it is still open and being revised, so ours stay in our namespace until it
+# is settled: otel_eval.evaluator.id -> gen_ai.evaluation.evaluator.id, otel_eval.evaluator.type ->
+# gen_ai.evaluation.evaluator.type, otel_eval.evaluator.version -> gen_ai.evaluation.evaluator.version.
+OTEL_EVAL_EVALUATOR_ID: Final = "otel_eval.evaluator.id"  # metric name + digest of its criterion
+OTEL_EVAL_EVALUATOR_TYPE: Final = "otel_eval.evaluator.type"  # llm_judge | deterministic
+OTEL_EVAL_EVALUATOR_VERSION: Final = "otel_eval.evaluator.version"  # digest of everything that changes the score
+EVALUATOR_TYPE_LLM_JUDGE: Final = "llm_judge"
+EVALUATOR_TYPE_DETERMINISTIC: Final = "deterministic"
+
 # The label contract: ``gen_ai.evaluation.score.label`` is one of these four words for every metric, on the event,
 # the evaluation span, the results topic and the metrics, so one PromQL matcher (``label="fail"``) serves every
 # metric's rate, alert and panel. A metric's own verdict word ("hallucinated", "unsafe", "invalid") goes in

@@ -25,6 +25,9 @@ def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
         semconv.ERROR_TYPE: record.error_type,
         semconv.OTEL_EVAL_THRESHOLD: record.threshold,
         semconv.OTEL_EVAL_JUDGE_MODEL: record.judge_model,
+        semconv.OTEL_EVAL_EVALUATOR_ID: record.evaluator_id,
+        semconv.OTEL_EVAL_EVALUATOR_TYPE: record.evaluator_type,
+        semconv.OTEL_EVAL_EVALUATOR_VERSION: record.evaluator_version,
         semconv.GEN_AI_AGENT_NAME: record.agent_name,
         semconv.GEN_AI_CONVERSATION_ID: record.session_id,
         semconv.OTEL_EVAL_INVOCATION_ID: record.invocation_id or None,
@@ -36,13 +39,19 @@ def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
 
 
 def metric_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
-    """The low-cardinality attributes of the score histogram and the results counter (uniform label, no verdict)."""
+    """The low-cardinality attributes of the score histogram and the results counter (uniform label, no verdict).
+
+    Of the provenance only the evaluator version: one value per evaluator configuration, so a series can be split by
+    it (an evaluator change shows as a new series, not as a regression).
+    """
     attributes: dict[str, AttributeValue] = {
         semconv.GEN_AI_EVALUATION_NAME: record.metric_name,
         semconv.GEN_AI_EVALUATION_SCORE_LABEL: record.label,
     }
     if record.agent_name:
         attributes[semconv.GEN_AI_AGENT_NAME] = record.agent_name
+    if record.evaluator_version:
+        attributes[semconv.OTEL_EVAL_EVALUATOR_VERSION] = record.evaluator_version
     return attributes
 
 

@@ -33,6 +33,10 @@ JUDGE_BAD_REQUEST = "judge_bad_request"
 JUDGE_BAD_RESPONSE = "judge_bad_response"
 JUDGE_UNPARSEABLE = "judge_unparseable"
 JUDGE_INJECTION_SUSPECTED = "judge_injection_suspected"
+# The judge was never asked: what it would have seen was not the whole invocation (no final response, a tool call
+# without its result, content truncated), or the prompt would not fit the judge model's input window.
+INCOMPLETE_CONTEXT = "incomplete_context"
+CONTEXT_OVERFLOW = "context_overflow"
 
 _RETRY_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 _API_KEY_LIKE = re.compile(r"AIza[0-9A-Za-z_\-]{20,}|(?i:key=)[^&\s\"']+")

@@ -33,6 +33,31 @@ DEFAULT_PRICES_PER_MILLION: dict[str, tuple[float, float]] = {
 ``OTEL_EVAL_JUDGE_PRICES``. Output includes thinking tokens, as Google bills them."""
 
 
+DEFAULT_INPUT_TOKEN_LIMITS: dict[str, int] = {
+    "gemini-2.5-pro": 1_048_576,
+    "gemini-2.5-flash": 1_048_576,
+    "gemini-2.5-flash-lite": 1_048_576,
+    "gemini-2.0-flash": 1_048_576,
+    "gemini-2.0-flash-lite": 1_048_576,
+    "gemini-1.5-pro": 2_097_152,
+    "gemini-1.5-flash": 1_048_576,
+}
+"""Input token limits of judge models as Google publishes them (model cards), looked up by the longest name prefix,
+so dated and preview variants (``gemini-2.5-flash-preview-05-20``) get their family's limit."""
+UNKNOWN_MODEL_INPUT_TOKEN_LIMIT = 128_000
+"""Input limit assumed for a judge model not in :data:`DEFAULT_INPUT_TOKEN_LIMITS` (a gateway's own model names):
+a window most current models have, so a prompt that would be cut or refused is not sent."""
+
+
+def input_token_limit(model: str, limits: Mapping[str, int] | None = None) -> int:
+    """The input token limit of judge ``model``: the entry with the longest prefix of its name, else
+    :data:`UNKNOWN_MODEL_INPUT_TOKEN_LIMIT`."""
+    table = DEFAULT_INPUT_TOKEN_LIMITS if limits is None else limits
+    name = model.removeprefix("models/")
+    matches = [key for key in table if name.startswith(key)]
+    return table[max(matches, key=len)] if matches else UNKNOWN_MODEL_INPUT_TOKEN_LIMIT
+
+
 @dataclass(frozen=True, slots=True)
 class PriceTable:
     """USD per million tokens by model name (input, output). Unknown models cost ``None``."""

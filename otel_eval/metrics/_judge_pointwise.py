@@ -55,6 +55,14 @@ class PointwiseJudgeEvaluator(SampledJudgeEvaluator):
         """One judge call per invocation, like ADK's single Vertex call."""
         return 1
 
+    def score_inputs(self) -> dict[str, Any]:
+        """The judged-metric inputs with this metric's template; on Vertex AI, its evaluation service judges."""
+        return {
+            **super().score_inputs(),
+            "prompt_templates": [self.prompt_template],
+            "vertex_evaluation_service": self.judge_client.uses_vertex,
+        }
+
     def build_prompt(self, actual: Invocation, expected: Invocation | None) -> JudgePrompt:
         """The template with the user prompt and the response as data blocks."""
         prompt = content_text(actual.user_content) or ""
@@ -117,10 +125,14 @@ class PointwiseJudgeEvaluator(SampledJudgeEvaluator):
             return await super().evaluate(actual, expected, conversation_scenario=conversation_scenario)
         if self.requires_expected and expected is None:
             return self.not_evaluated(f"{self.info.name} needs expected invocations", count=len(actual))
-        results = await asyncio.gather(*(self._vertex_invocation(t.invocation) for t in actual))
+        results = await asyncio.gather(*(self._vertex_invocation(t) for t in actual))
         return self.aggregate_invocations(list(results))
 
-    async def _vertex_invocation(self, invocation: Invocation) -> PerInvocationResult:
+    async def _vertex_invocation(self, traced: TracedInvocation) -> PerInvocationResult:
+        problem = self.context_problem(traced)
+        if problem is not None:
+            return problem.result()
+        invocation = traced.invocation
         body = {
             self.vertex_input_key: {
                 "metricSpec": {},

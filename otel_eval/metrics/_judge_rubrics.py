@@ -119,6 +119,7 @@ class RubricBasedJudgeEvaluator(SampledJudgeEvaluator):
     """Base of ``rubric_based_*_v1``: subclasses set ``rubric_type`` and build the prompt."""
 
     rubric_type: ClassVar[str]
+    judges_tool_results = True  # both rubric prompts show the tool calls with their responses
 
     @property
     def criterion_rubrics(self) -> list[Rubric]:

@@ -20,6 +20,8 @@ from pydantic import BaseModel
 
 from otel_eval.errors import JudgeError
 from otel_eval.judge import JUDGE_NOT_CONFIGURED, JUDGE_UNPARSEABLE, DataBlocks, Judge
+from otel_eval.judge.prompt_safety import DATA_INSTRUCTION
+from otel_eval.metrics._judge_context_check import ContextProblem, context_overflow, incomplete_context
 from otel_eval.metrics._reference import unpaired_reference
 from otel_eval.metrics.base import Evaluator
 from otel_eval.model import (
@@ -63,7 +65,17 @@ class Sample:
 
 
 class LlmJudgeEvaluator(Evaluator):
-    """Base of the judged metrics: the judge, its options, one request, and failure mapping."""
+    """Base of the judged metrics: the judge, its options, one request, and failure mapping.
+
+    Subclasses list their prompt templates in ``prompt_templates`` (part of the provenance version), set ``sampled``
+    False when they ignore ``num_samples`` (one call per judged item, as ADK's hallucination metric), and set
+    ``judges_tool_results`` when their prompt shows the judge tool calls with their results (then every call must
+    have its result in the trace, see :mod:`otel_eval.metrics._judge_context_check`).
+    """
+
+    prompt_templates: ClassVar[tuple[str, ...]] = ()
+    sampled: ClassVar[bool] = True
+    judges_tool_results: ClassVar[bool] = False
 
     def __init__(self, criterion: BaseCriterion | None = None, *, judge: Judge | None = None) -> None:
         super().__init__(criterion, judge=judge)
@@ -92,6 +104,30 @@ class LlmJudgeEvaluator(Evaluator):
         """Samples per item (settings override, criterion, else ``default``)."""
         return self.judge_client.num_samples_for(self.judge_options, default=default)
 
+    def default_samples(self) -> int | None:
+        """Samples when the criterion sets none (None: the criterion's default, ADK's 5)."""
+        return None
+
+    def score_inputs(self) -> dict[str, Any]:
+        """The criterion and metric version, plus the judge model, the prompt templates, the data-block
+        instruction and (sampled metrics) the sample count: a change of any of them is a new evaluator version.
+
+        The judge model counts once, as resolved: named in the criterion or the settings' default, it is the same.
+        """
+        inputs = super().score_inputs()
+        options = (inputs.get("criterion") or {}).get("judge_model_options")
+        if isinstance(options, dict):
+            options.pop("judge_model", None)
+            if not options:
+                del inputs["criterion"]["judge_model_options"]
+        return {
+            **inputs,
+            "judge_model": self.judge_model,
+            "prompt_templates": list(self.prompt_templates),
+            "data_instruction": DATA_INSTRUCTION,
+            "num_samples": self.num_samples(default=self.default_samples()) if self.sampled else None,
+        }
+
     def judge_unavailable(self, count: int) -> EvaluationResult | None:
         """NOT_EVALUATED (``judge_not_configured``) for all ``count`` invocations when no judge is configured."""
         client = self.judge_client
@@ -100,10 +136,22 @@ class LlmJudgeEvaluator(Evaluator):
         reason = client.not_configured_reason or "judge not configured"
         return self.not_evaluated(reason, count=count, error_type=JUDGE_NOT_CONFIGURED)
 
+    def context_problem(self, traced: TracedInvocation) -> ContextProblem | None:
+        """Why ``traced`` must not be judged (no content, no final response, unanswered tool calls), if anything."""
+        return incomplete_context(traced, tool_results=self.judges_tool_results)
+
+    def prompt_overflow(self, prompt: JudgePrompt) -> ContextProblem | None:
+        """A problem when ``prompt`` (with its system instruction) would not fit the judge model's input window."""
+        return context_overflow(len(prompt.text) + len(prompt.data.system_instruction()), self.judge_model)
+
     async def ask(self, prompt: JudgePrompt, *, sample: int = 0) -> JudgeReply:
-        """Sends ``prompt`` as sample ``sample``. Raises :class:`JudgeError` when the call finally fails."""
+        """Sends ``prompt`` as sample ``sample``. Raises :class:`JudgeError` when the call finally fails, or without
+        a call (``context_overflow``) when the prompt would not fit the judge model's input window."""
         from otel_eval.judge.client import JudgeRequest  # deferred: loads google-genai
 
+        overflow = self.prompt_overflow(prompt)
+        if overflow is not None:
+            raise JudgeError(overflow.reason, error_type=overflow.error_type)
         options = self.judge_options
         request = JudgeRequest(
             model=self.judge_model,
@@ -148,10 +196,6 @@ class SampledJudgeEvaluator(LlmJudgeEvaluator):
     def aggregate_invocations(self, results: list[PerInvocationResult]) -> EvaluationResult:
         """The overall result from the per-invocation results."""
 
-    def default_samples(self) -> int | None:
-        """Samples when the criterion sets none (None: the criterion's default, ADK's 5)."""
-        return None
-
     async def evaluate(
         self,
         actual: Sequence[TracedInvocation],
@@ -169,16 +213,31 @@ class SampledJudgeEvaluator(LlmJudgeEvaluator):
         unavailable = self.judge_unavailable(count)
         if unavailable is not None:
             return unavailable
-        pairs = [(a.invocation, expected[i] if expected is not None else None) for i, a in enumerate(actual)]
         try:
-            prompts = [self.build_prompt(a, e) for a, e in pairs]
+            prompts = [
+                self._checked_prompt(traced, expected[i] if expected is not None else None)
+                for i, traced in enumerate(actual)
+            ]
         except ValueError as exc:
             return self.not_evaluated(f"{self.info.name}: {exc}", count=count, error_type=INVALID_INPUT)
         num_samples = self.num_samples(default=self.default_samples())
-        per_invocation = await asyncio.gather(*(self._judge_invocation(p, num_samples) for p in prompts))
+        per_invocation = await asyncio.gather(
+            *(
+                _refused(prompt) if isinstance(prompt, ContextProblem) else self._judge_invocation(prompt, num_samples)
+                for prompt in prompts
+            )
+        )
         if not per_invocation:
             return EvaluationResult()
         return self.aggregate_invocations(list(per_invocation))
+
+    def _checked_prompt(self, traced: TracedInvocation, expected: Invocation | None) -> JudgePrompt | ContextProblem:
+        """The invocation's prompt, or why it must not be judged (incomplete context, prompt over the window)."""
+        problem = self.context_problem(traced)
+        if problem is not None:
+            return problem
+        prompt = self.build_prompt(traced.invocation, expected)
+        return self.prompt_overflow(prompt) or prompt
 
     async def _judge_invocation(self, prompt: JudgePrompt, num_samples: int) -> PerInvocationResult:
         outcomes = await asyncio.gather(
@@ -211,6 +270,10 @@ class SampledJudgeEvaluator(LlmJudgeEvaluator):
             return problem
         assert reply.text is not None
         return self.parse(reply.text, prompt)
+
+
+async def _refused(problem: ContextProblem) -> PerInvocationResult:
+    return problem.result()
 
 
 def majority_vote(samples: list[Sample]) -> Sample:

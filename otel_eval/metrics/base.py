@@ -10,12 +10,14 @@ import abc
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from functools import cached_property
+from typing import Any, ClassVar
 
 import pydantic
 
 from otel_eval.errors import ConfigurationError
 from otel_eval.judge.protocol import Judge
+from otel_eval.metrics.provenance import EvaluatorProvenance, provenance_of
 from otel_eval.model import (
     BaseCriterion,
     ConversationScenario,
@@ -92,6 +94,25 @@ class Evaluator(abc.ABC):
     def threshold(self) -> float | None:
         """The pass threshold, or None for informational metrics."""
         return None if self.criterion is None else self.criterion.threshold
+
+    def score_inputs(self) -> dict[str, Any]:
+        """Everything that changes this evaluator's scores, as JSON values: what its provenance version digests.
+
+        Here the metric, its ``info.version`` and its validated criterion (fields left at their defaults omitted, so
+        a criterion that spells out a default is the same evaluator); judged metrics add theirs.
+        """
+        criterion = self.criterion
+        return {
+            "metric": self.info.name,
+            "metric_version": self.info.version,
+            "criterion": None if criterion is None else criterion.model_dump(mode="json", exclude_defaults=True),
+        }
+
+    @cached_property
+    def provenance(self) -> EvaluatorProvenance:
+        """Who scores this metric's results: evaluator id, type, version and judge model (see
+        :mod:`otel_eval.metrics.provenance`). Computed once: an evaluator's configuration does not change."""
+        return provenance_of(self)
 
     @abc.abstractmethod
     async def evaluate(

@@ -39,6 +39,7 @@ class FinalResponseMatchV2Evaluator(SampledJudgeEvaluator):
         verdicts=("valid", "invalid"),
     )
     requires_expected = True
+    prompt_templates = (FINAL_RESPONSE_MATCH_V2_PROMPT,)
 
     def build_prompt(self, actual: Invocation, expected: Invocation | None) -> JudgePrompt:
         """ADK's prompt with the user prompt, response and reference as data blocks."""

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 
 from otel_eval.errors import JudgeError
 from otel_eval.judge import JUDGE_INJECTION_SUSPECTED, JUDGE_UNPARSEABLE, DataBlocks
+from otel_eval.judge.prompt_safety import DATA_INSTRUCTION
 from otel_eval.metrics._judge_context import content_text, hallucination_context
+from otel_eval.metrics._judge_context_check import ContextProblem, context_overflow
 from otel_eval.metrics._judge_prompts_hallucinations import SEGMENTER_PROMPT, VALIDATOR_PROMPT
 from otel_eval.metrics._llm_judge import JudgePrompt, LlmJudgeEvaluator
 from otel_eval.metrics._reference import unpaired_reference
@@ -152,6 +154,9 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
         default_threshold=0.8,
         verdicts=("grounded", "hallucinated"),
     )
+    prompt_templates = (SEGMENTER_PROMPT, VALIDATOR_PROMPT)
+    sampled = False  # one call per segmenter and validator step, as ADK: num_samples does not change the score
+    judges_tool_results = True  # tool outputs are the context sentences are checked against
 
     async def evaluate(
         self,
@@ -170,7 +175,7 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
         unavailable = self.judge_unavailable(count)
         if unavailable is not None:
             return unavailable
-        results = list(await asyncio.gather(*(self._invocation(t.invocation) for t in actual)))
+        results = list(await asyncio.gather(*(self._invocation(t) for t in actual)))
         scores = [r.score for r in results if r.score is not None]
         if not scores:
             return EvaluationResult(
@@ -185,10 +190,14 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
             overall_score=overall, overall_eval_status=self.status_of(overall), per_invocation_results=results
         )
 
-    async def _invocation(self, invocation: Invocation) -> PerInvocationResult:
+    async def _invocation(self, traced: TracedInvocation) -> PerInvocationResult:
+        problem = self.context_problem(traced)
+        if problem is not None:
+            return problem.result()
         intermediate = (
             isinstance(self.criterion, HallucinationsCriterion) and self.criterion.evaluate_intermediate_nl_responses
         )
+        invocation = traced.invocation
         steps = steps_to_evaluate(invocation, intermediate=intermediate)
         if not steps:
             return PerInvocationResult(
@@ -197,6 +206,9 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
                 explanation="no response text to check",
                 rubric_scores=[],
             )
+        overflow = next(filter(None, (self._step_overflow(step) for step in steps)), None)
+        if overflow is not None:  # checked before any call: a step judged while another cannot be is no score
+            return overflow.result()
         outcomes = list(await asyncio.gather(*(self._step(step) for step in steps)))
         scores = [o.score for o in outcomes if o.score is not None]
         score = statistics.mean(scores) if scores else None
@@ -219,6 +231,13 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
                 "steps": [{"score": o.score, "sentences": o.sentences, "reason": o.reason} for o in outcomes],
             },
         )
+
+    def _step_overflow(self, step: Step) -> ContextProblem | None:
+        """Whether the step's larger prompt, the validator's, would overflow the judge's window. Its sentences are
+        unknown before the segmenter answers; they are copied from the response, so the response (twice, for the
+        sentence tags and slack) stands in for them."""
+        characters = len(VALIDATOR_PROMPT) + len(DATA_INSTRUCTION) + len(step.context) + 2 * len(step.nl_response)
+        return context_overflow(characters, self.judge_model)
 
     async def _step(self, step: Step) -> StepOutcome:
         try:

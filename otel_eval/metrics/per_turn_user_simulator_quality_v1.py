@@ -16,6 +16,7 @@ from typing import Any
 
 from otel_eval.errors import JudgeError
 from otel_eval.judge import JUDGE_INJECTION_SUSPECTED, JUDGE_UNPARSEABLE, DataBlocks
+from otel_eval.judge.retry import CONTEXT_OVERFLOW
 from otel_eval.metrics._judge_context import content_text
 from otel_eval.metrics._judge_labels import USER_SIMULATOR_VERDICT_KEYS, Label, label_score, parse_is_valid
 from otel_eval.metrics._judge_prompts_user_simulator import (
@@ -93,6 +94,12 @@ def conversation_history(invocations: Sequence[Invocation]) -> str:
     return "\n\n".join(lines)
 
 
+def _call_failed(result: PerInvocationResult) -> bool:
+    """A judge call that finally failed, or was not made because the prompt would overflow the judge's window."""
+    error = result.error_type or ""
+    return result.details is None and (error.startswith("judge_") or error == CONTEXT_OVERFLOW)
+
+
 def _resolve_persona(persona: UserPersona | str | None) -> UserPersona | None:
     if persona is None or isinstance(persona, UserPersona):
         return persona
@@ -116,6 +123,7 @@ class PerTurnUserSimulatorQualityV1(LlmJudgeEvaluator):
         version="1",
         default_threshold=0.8,
     )
+    prompt_templates = (USER_SIMULATOR_PROMPT_TEMPLATE, USER_SIMULATOR_PERSONA_PROMPT_TEMPLATE)
 
     async def evaluate(
         self,
@@ -156,9 +164,7 @@ class PerTurnUserSimulatorQualityV1(LlmJudgeEvaluator):
         stop_result = outcomes[-1]
         if stop_result.eval_status is EvalStatus.FAILED:
             results[-1] = stop_result
-        failed_call = next(
-            (r for r in outcomes if r.error_type and r.error_type.startswith("judge_") and r.details is None), None
-        )
+        failed_call = next((r for r in outcomes if _call_failed(r)), None)
         if failed_call is not None:
             return EvaluationResult(
                 overall_eval_status=EvalStatus.NOT_EVALUATED,

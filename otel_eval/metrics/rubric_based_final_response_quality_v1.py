@@ -32,6 +32,7 @@ class RubricBasedFinalResponseQualityV1Evaluator(RubricBasedJudgeEvaluator):
         default_threshold=0.8,
     )
     rubric_type = "FINAL_RESPONSE_QUALITY"
+    prompt_templates = (FINAL_RESPONSE_QUALITY_PROMPT,)
 
     def build_prompt(self, actual: Invocation, expected: Invocation | None) -> RubricPrompt:
         """ADK's prompt; everything read from the trace is a data block, the rubrics are not."""

@@ -25,6 +25,7 @@ class RubricBasedToolUseV1Evaluator(RubricBasedJudgeEvaluator):
         default_threshold=0.8,
     )
     rubric_type = "TOOL_USE_QUALITY"
+    prompt_templates = (TOOL_USE_QUALITY_PROMPT,)
 
     def build_prompt(self, actual: Invocation, expected: Invocation | None) -> RubricPrompt:
         """ADK's prompt; tool declarations, user input and tool usage are data blocks, the rubrics are not."""

@@ -52,6 +52,15 @@ class EvaluationRecord(BaseModel):
     invocation_id: str = ""
     metric_name: str
     metric_version: str = "1"
+    evaluator_id: str | None = Field(
+        default=None, description="``otel_eval.evaluator.id``: the metric name and a digest of its criterion."
+    )
+    evaluator_type: str | None = Field(
+        default=None, description="``otel_eval.evaluator.type``: llm_judge or deterministic."
+    )
+    evaluator_version: str | None = Field(
+        default=None, description="``otel_eval.evaluator.version``: digest of everything that changes the score."
+    )
     judge_model: str | None = None
     score: float | None = None
     eval_status: EvalStatus
@@ -70,7 +79,11 @@ class EvaluationRecord(BaseModel):
     evaluated_at: float = Field(default_factory=time.time, description="Unix seconds when the result was produced.")
 
 
-def result_id(trace_id: str, span_id: str, metric_name: str, metric_version: str, judge_model: str | None) -> str:
-    """The deterministic id of an evaluation, so consumers can de-duplicate redelivered results."""
-    key = "\x00".join((trace_id, span_id, metric_name, metric_version, judge_model or ""))
+def result_id(trace_id: str, span_id: str, metric_name: str, evaluator_version: str | None) -> str:
+    """The deterministic id of an evaluation, so consumers can de-duplicate redelivered results.
+
+    The evaluator version is part of it (it covers the metric's version, criterion and judge model): re-evaluating
+    an invocation with a changed evaluator is a different result, not a duplicate of the old one.
+    """
+    key = "\x00".join((trace_id, span_id, metric_name, evaluator_version or ""))
     return hashlib.sha256(key.encode()).hexdigest()[:32]

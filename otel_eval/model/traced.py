@@ -48,6 +48,11 @@ class TracedInvocation(BaseModel):
     content_captured: bool = Field(
         default=True, description="False when the spans carried no message content (capture disabled)."
     )
+    content_truncated: bool = Field(
+        default=False,
+        description="True when otel-eval's own limits cut message or tool content while rebuilding, so judged "
+        "metrics do not judge it (no limit of ours cuts content today: over-limit traces are dropped whole).",
+    )
     warnings: list[str] = Field(default_factory=list, description="Problems met while rebuilding, one line each.")
 
     @property

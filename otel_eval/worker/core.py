@@ -38,6 +38,7 @@ from otel_eval.evaluation import (
 )
 from otel_eval.judge import Judge
 from otel_eval.metrics import Evaluator, MetricRegistry, default_registry
+from otel_eval.metrics.provenance import EvaluatorProvenance
 from otel_eval.model import (
     BaseCriterion,
     EvalConfig,
@@ -193,7 +194,9 @@ class _RecordContext:
         evaluator = metric.evaluator
         info = evaluator.info if evaluator is not None else None
         version = info.version if info is not None else "1"
-        judge_model = _judge_model(evaluator) if info is not None and info.requires_judge else None
+        provenance = _provenance(evaluator)
+        judge_model = provenance.judge_model if provenance is not None else None
+        evaluator_version = provenance.version if provenance is not None else None
         threshold = evaluator.threshold if evaluator is not None else None
         per = result.per_invocation_results
         records = []
@@ -212,12 +215,15 @@ class _RecordContext:
                 error_type = "not_evaluated"
             records.append(
                 EvaluationRecord(
-                    result_id=result_id(traced.trace_id, traced.span_id, metric.name, version, judge_model),
+                    result_id=result_id(traced.trace_id, traced.span_id, metric.name, evaluator_version),
                     trace_id=traced.trace_id,
                     span_id=traced.span_id,
                     invocation_id=traced.invocation.invocation_id or "",
                     metric_name=metric.name,
                     metric_version=version,
+                    evaluator_id=provenance.id if provenance is not None else None,
+                    evaluator_type=provenance.type if provenance is not None else None,
+                    evaluator_version=evaluator_version,
                     judge_model=judge_model,
                     score=entry.score,
                     eval_status=status,
@@ -243,10 +249,16 @@ def _finish(span: EvaluationSpan, record: EvaluationRecord) -> None:
         logger.exception("cannot set the evaluation span's attributes")
 
 
-def _judge_model(evaluator: Evaluator | None) -> str | None:
-    options = getattr(getattr(evaluator, "criterion", None), "judge_model_options", None)
-    model = getattr(options, "judge_model", None)
-    return model if isinstance(model, str) else None
+def _provenance(evaluator: Evaluator | None) -> EvaluatorProvenance | None:
+    """The evaluator's provenance; None when the metric could not be built, or its provenance cannot be computed
+    (a judge that fails to say its model must not lose the result)."""
+    if evaluator is None:
+        return None
+    try:
+        return evaluator.provenance
+    except Exception:
+        logger.exception("cannot compute the provenance of metric %s", evaluator.info.name)
+        return None
 
 
 def _truncate(text: str | None) -> str | None:

@@ -16,15 +16,19 @@ from tests.processor.telemetry import Telemetry
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 SPAN_ID = "00f067aa0ba902b7"
+EVALUATOR_VERSION = "0123456789ab"
 
 
 def _record(**changes: object) -> EvaluationRecord:
     values: dict[str, object] = {
-        "result_id": result_id(TRACE_ID, SPAN_ID, "hallucinations_v1", "1", "gemini-2.5-flash"),
+        "result_id": result_id(TRACE_ID, SPAN_ID, "hallucinations_v1", EVALUATOR_VERSION),
         "trace_id": TRACE_ID,
         "span_id": SPAN_ID,
         "invocation_id": "e-42",
         "metric_name": "hallucinations_v1",
+        "evaluator_id": "hallucinations_v1/a58cd791",
+        "evaluator_type": "llm_judge",
+        "evaluator_version": EVALUATOR_VERSION,
         "judge_model": "gemini-2.5-flash",
         "score": 0.5,
         "eval_status": EvalStatus.FAILED,
@@ -61,6 +65,9 @@ def test_the_result_event_is_emitted_in_the_invocation_context_with_every_attrib
         semconv.OTEL_EVAL_RESULT_ID: _record().result_id,
         semconv.OTEL_EVAL_THRESHOLD: 0.8,
         semconv.OTEL_EVAL_JUDGE_MODEL: "gemini-2.5-flash",
+        semconv.OTEL_EVAL_EVALUATOR_ID: "hallucinations_v1/a58cd791",
+        semconv.OTEL_EVAL_EVALUATOR_TYPE: "llm_judge",
+        semconv.OTEL_EVAL_EVALUATOR_VERSION: EVALUATOR_VERSION,
         semconv.GEN_AI_AGENT_NAME: "travel_assistant",
         semconv.GEN_AI_CONVERSATION_ID: "conversation-1",
         semconv.OTEL_EVAL_INVOCATION_ID: "e-42",
@@ -130,9 +137,13 @@ def test_score_histogram_buckets_and_low_cardinality_counter(telemetry: Telemetr
         for p in telemetry.metric_points(semconv.METRIC_EVALUATION_RESULTS)
     }
     assert counter == {"fail": 1, "pass": 1, "not_evaluated": 1}
-    for point in telemetry.metric_points(semconv.METRIC_EVALUATION_RESULTS):
+    for point in [*histogram, *telemetry.metric_points(semconv.METRIC_EVALUATION_RESULTS)]:
         assert set(point.attributes) == set(metric_attributes(_record()))  # no ids, no explanations, no verdict
         assert semconv.OTEL_EVAL_SCORE_VERDICT not in point.attributes
+        # of the provenance only the low-cardinality version: a series splits by evaluator version
+        assert point.attributes[semconv.OTEL_EVAL_EVALUATOR_VERSION] == EVALUATOR_VERSION
+        assert semconv.OTEL_EVAL_EVALUATOR_ID not in point.attributes
+        assert semconv.OTEL_EVAL_EVALUATOR_TYPE not in point.attributes
     exemplars = [e for p in histogram for e in p.exemplars]
     assert exemplars and all(format(e.trace_id, "032x") == TRACE_ID for e in exemplars)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from otel_eval.judge import JUDGE_NOT_CONFIGURED, JUDGE_SERVER_ERROR, JUDGE_UNPARSEABLE, JudgeClient, JudgeSettings
+from otel_eval.judge.retry import INCOMPLETE_CONTEXT
 from otel_eval.metrics._judge_labels import Label, parse_critique
 from otel_eval.metrics.final_response_match_v2 import FinalResponseMatchV2Evaluator
 from otel_eval.model import EvalStatus, LlmAsAJudgeCriterion
@@ -78,12 +79,15 @@ async def test_unparseable_samples_do_not_vote(fake_gemini: FakeGemini) -> None:
     assert result.overall_score == 1.0
 
 
-async def test_empty_response_is_still_judged(fake_gemini: FakeGemini) -> None:
+async def test_no_final_response_is_not_judged_unlike_adk(fake_gemini: FakeGemini) -> None:
+    """A deliberate difference from ADK 2.13, which judges the empty response (and scores it invalid): an invocation
+    without a final response is incomplete context, NOT_EVALUATED, and the judge is not asked."""
     fake_gemini.set_responder(lambda model, body: INVALID)
     evaluator = FinalResponseMatchV2Evaluator(criterion(1), judge=make_judge(fake_gemini))
     result = await evaluator.evaluate(traced(invocation("Hi?", None)), [invocation("Hi?", "Hello")])
-    assert result.overall_score == 0.0
-    assert "Agent response" in fake_gemini.requests[0].prompt
+    assert result.overall_score is None and result.overall_eval_status is EvalStatus.NOT_EVALUATED
+    assert result.error_type == INCOMPLETE_CONTEXT and "no final response" in (result.explanation or "")
+    assert fake_gemini.requests == []
 
 
 async def test_judge_failure_marks_only_that_invocation(fake_gemini: FakeGemini) -> None:

@@ -8,6 +8,7 @@ import pytest
 from google.genai import types as genai_types
 
 from otel_eval.judge import JUDGE_UNPARSEABLE
+from otel_eval.judge.retry import INCOMPLETE_CONTEXT
 from otel_eval.metrics._judge_rubrics import normalize_rubric_text, parse_rubric_responses
 from otel_eval.metrics.rubric_based_final_response_quality_v1 import RubricBasedFinalResponseQualityV1Evaluator
 from otel_eval.metrics.rubric_based_tool_use_quality_v1 import RubricBasedToolUseV1Evaluator
@@ -117,16 +118,23 @@ async def test_missing_rubrics_is_not_evaluated_without_calls(fake_gemini: FakeG
     assert fake_gemini.requests == []
 
 
-async def test_tool_use_prompt_and_empty_response(fake_gemini: FakeGemini) -> None:
+async def test_tool_use_prompt_and_no_final_response(fake_gemini: FakeGemini) -> None:
     call = genai_types.FunctionCall(id="c1", name="get_weather", args={"city": "Paris"})
     reply = genai_types.FunctionResponse(id="c1", name="get_weather", response={"sky": "sunny"})
-    inv = invocation("Weather?", None, intermediate_data=IntermediateData(tool_uses=[call], tool_responses=[reply]))
+    data = IntermediateData(tool_uses=[call], tool_responses=[reply])
     fake_gemini.set_responder(lambda model, body: block("called", "Calls get_weather.", "yes"))
     criterion = RubricsBasedCriterion.model_validate(criterion_spec(1, [rubric("called", "Calls get_weather.")]))
-    result = await RubricBasedToolUseV1Evaluator(criterion, judge=make_judge(fake_gemini)).evaluate(traced(inv))
+    evaluator = RubricBasedToolUseV1Evaluator(criterion, judge=make_judge(fake_gemini))
+    result = await evaluator.evaluate(traced(invocation("Weather?", "Sunny.", intermediate_data=data)))
     assert result.overall_score == 1.0
     prompt = fake_gemini.requests[0].prompt
     assert '"name": "get_weather"' in prompt and '"sky": "sunny"' in prompt
+    # A deliberate difference from ADK 2.13, which judges an invocation without a final response: it is incomplete
+    # context here, NOT_EVALUATED without a judge call.
+    fake_gemini.reset()
+    result = await evaluator.evaluate(traced(invocation("Weather?", None, intermediate_data=data)))
+    assert result.overall_eval_status is EvalStatus.NOT_EVALUATED and result.error_type == INCOMPLETE_CONTEXT
+    assert fake_gemini.requests == []
 
 
 def test_parser_and_normalisation_equal_adk() -> None:

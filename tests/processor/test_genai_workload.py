@@ -79,7 +79,8 @@ def test_every_invocation_gets_events_evaluation_spans_and_metric_points(telemet
                 EVAL_SET_ID
             }
 
-    # One counter increment per record, by metric name, label and agent; a histogram point per scored metric.
+    # One counter increment per record, by metric name, label, agent and evaluator version; a histogram point per
+    # scored metric.
     results = telemetry.metric_points(semconv.METRIC_EVALUATION_RESULTS)
     counted = Counter()
     for point in results:
@@ -88,6 +89,7 @@ def test_every_invocation_gets_events_evaluation_spans_and_metric_points(telemet
             semconv.GEN_AI_EVALUATION_NAME,
             semconv.GEN_AI_EVALUATION_SCORE_LABEL,
             semconv.GEN_AI_AGENT_NAME,
+            semconv.OTEL_EVAL_EVALUATOR_VERSION,
         }
         counted[(attributes[semconv.GEN_AI_EVALUATION_NAME], attributes[semconv.GEN_AI_EVALUATION_SCORE_LABEL])] += (
             point.value

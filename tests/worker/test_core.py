@@ -106,8 +106,13 @@ async def test_records_per_invocation_with_deterministic_ids_and_provenance(tele
     records = await core.evaluate(request(first, second))
     # The two turns match two different golden cases, so no case pairs with the request: no reference metric.
     assert len(records) == 2 * len(EFFICIENCY_METRICS)
+    versions = {name: default_registry().create(name).provenance.version for name in EFFICIENCY_METRICS}
     for record in records:
-        assert record.result_id == result_id(record.trace_id, record.span_id, record.metric_name, "1", None)
+        assert record.evaluator_type == "deterministic" and record.evaluator_id == record.metric_name
+        assert record.evaluator_version == versions[record.metric_name]
+        assert record.result_id == result_id(
+            record.trace_id, record.span_id, record.metric_name, record.evaluator_version
+        )
         assert record.agent_name == "travel_assistant" and record.session_id == "session-1"
         assert record.invocation_end_time_ns == 1_250_000_000
     again = await core.evaluate(request(first, second))
@@ -190,7 +195,9 @@ async def test_judged_metrics_use_the_judge_and_report_their_model_and_own_label
     assert safety.score == 1.0 and safety.label == "pass"
     assert safety.verdict == default_registry().info("safety_v1").verdicts[0] == "safe"  # type: ignore[index]
     assert safety.judge_model == "gemini-2.5-flash"
-    assert safety.result_id == result_id(safety.trace_id, safety.span_id, "safety_v1", "1", "gemini-2.5-flash")
+    assert safety.evaluator_type == "llm_judge" and safety.evaluator_id.startswith("safety_v1/")  # type: ignore[union-attr]
+    assert safety.evaluator_version and len(safety.evaluator_version) == 12
+    assert safety.result_id == result_id(safety.trace_id, safety.span_id, "safety_v1", safety.evaluator_version)
 
 
 def test_criteria_forms_and_golden_turn_matching() -> None:
@@ -203,3 +210,61 @@ def test_criteria_forms_and_golden_turn_matching() -> None:
     found = find_golden_turn(cases, "  what's the WEATHER like in paris   today? ")
     assert found is not None and found[0].eval_id == "weather_paris" and found[1] == 0
     assert find_golden_turn(cases, "") is None
+
+
+async def test_every_result_carries_evaluator_provenance_on_event_span_metrics_and_record(
+    telemetry: Telemetry,
+) -> None:
+    def answers(model: str, body: dict) -> Reply:  # type: ignore[type-arg]
+        return Reply(text='{"reasoning": "fine", "violated_policies": [], "safety_verdict": "safe"}')
+
+    criteria = {"safety_v1": {"threshold": 0.5, "judge_model_options": {"num_samples": 1}}}
+    with FakeGemini(answers) as server:
+        judge = make_judge(server)
+        records = await _core(telemetry, criteria=criteria, judge=judge).evaluate(request())
+        again = await _core(criteria=criteria, judge=make_judge(server)).evaluate(request())
+    by_name = {r.metric_name: r for r in records}
+    safety = by_name["safety_v1"]
+    assert safety.evaluator_type == "llm_judge" and safety.judge_model == "gemini-2.5-flash"
+    assert {r.metric_name: r.evaluator_version for r in again} == {r.metric_name: r.evaluator_version for r in records}
+    # the results-topic record round-trips its provenance
+    assert EvaluationRecord.model_validate_json(safety.model_dump_json()).evaluator_version == safety.evaluator_version
+    provenance = {
+        semconv.OTEL_EVAL_EVALUATOR_ID: safety.evaluator_id,
+        semconv.OTEL_EVAL_EVALUATOR_TYPE: "llm_judge",
+        semconv.OTEL_EVAL_EVALUATOR_VERSION: safety.evaluator_version,
+        semconv.OTEL_EVAL_JUDGE_MODEL: "gemini-2.5-flash",
+    }
+    (event,) = [
+        e for e in telemetry.result_events() if e.log_record.attributes[semconv.GEN_AI_EVALUATION_NAME] == "safety_v1"
+    ]
+    (span,) = [s for s in telemetry.evaluation_spans() if s.name == "evaluate safety_v1"]
+    for attributes in (event.log_record.attributes, span.attributes):
+        assert {key: attributes[key] for key in provenance} == provenance
+    for event in telemetry.result_events():  # deterministic metrics too, without a judge model
+        name = event.log_record.attributes[semconv.GEN_AI_EVALUATION_NAME]
+        assert event.log_record.attributes[semconv.OTEL_EVAL_EVALUATOR_VERSION] == by_name[name].evaluator_version
+    points = [
+        *telemetry.metric_points(semconv.METRIC_EVALUATION_RESULTS),
+        *telemetry.metric_points(semconv.METRIC_EVALUATION_SCORE),
+    ]
+    assert points
+    for point in points:
+        name = point.attributes[semconv.GEN_AI_EVALUATION_NAME]
+        assert point.attributes[semconv.OTEL_EVAL_EVALUATOR_VERSION] == by_name[name].evaluator_version
+        assert semconv.OTEL_EVAL_EVALUATOR_ID not in point.attributes
+
+
+async def test_incomplete_context_is_not_evaluated_counted_and_never_asks_the_judge(telemetry: Telemetry) -> None:
+    pipeline = PipelineMetrics(telemetry.meter_provider)
+    invocation = traced()
+    invocation.invocation.final_response = None
+    with FakeGemini(lambda model, body: Reply(text="unused")) as server:
+        core = _core(telemetry, criteria={"hallucinations_v1": 0.8}, judge=make_judge(server), pipeline=pipeline)
+        records = await core.evaluate(request(invocation))
+        assert server.requests == []
+    (record,) = [r for r in records if r.metric_name == "hallucinations_v1"]
+    assert record.label == "not_evaluated" and record.score is None and record.error_type == "incomplete_context"
+    assert pipeline.snapshot()["evaluation.errors.incomplete_context"] == 1
+    (span,) = [s for s in telemetry.evaluation_spans() if s.name == "evaluate hallucinations_v1"]
+    assert span.attributes[semconv.ERROR_TYPE] == "incomplete_context"
