@@ -210,8 +210,9 @@ def _dump(value: Any, indent: int | None = 1) -> str:
 
 
 class ChatCompletionsServer:
-    """``POST /v1/chat/completions`` on 127.0.0.1 answered from a :class:`Script` (non-streaming), so the real OpenAI
-    client (and the models built on it) run offline. The requests received are kept in ``requests``."""
+    """OpenAI's ``POST /v1/chat/completions`` and ``POST /v1/responses`` and Gemini's ``:generateContent`` on
+    127.0.0.1, answered from a :class:`Script` (non-streaming), so the real OpenAI and google-genai clients (and the
+    models built on them) run offline. The requests received are kept in ``requests``."""
 
     def __init__(self, script: Script) -> None:
         self.script = script
@@ -223,7 +224,13 @@ class ChatCompletionsServer:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 server.requests.append(body)
-                payload = json.dumps(server.completion(body)).encode()
+                if self.path.endswith(":generateContent"):
+                    answer = server.gemini
+                elif self.path.endswith("/responses"):
+                    answer = server.response
+                else:
+                    answer = server.completion
+                payload = json.dumps(answer(body)).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -237,8 +244,12 @@ class ChatCompletionsServer:
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
+    def root(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        return f"{self.root}/v1"
 
     def __enter__(self) -> ChatCompletionsServer:
         self.thread.start()
@@ -267,4 +278,52 @@ class ChatCompletionsServer:
             "model": request.get("model", MODEL),
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48},
+        }
+
+    def response(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A Responses API answer (the OpenAI Agents SDK's default model)."""
+        step = self.script.next()
+        output: list[dict[str, Any]]
+        if isinstance(step, str):
+            text = {"type": "output_text", "text": step, "annotations": []}
+            output = [
+                {"type": "message", "id": f"msg_{self.script.position}", "role": "assistant", "status": "completed"}
+                | {"content": [text]}
+            ]
+        else:
+            output = [
+                {"type": "function_call", "id": f"fc_{call_id}", "call_id": call_id, "name": name}
+                | {"arguments": json.dumps(args), "status": "completed"}
+                for name, args, call_id in step
+            ]
+        return {
+            "id": f"resp_{self.script.position}",
+            "object": "response",
+            "created_at": 1_700_000_000,
+            "model": request.get("model", MODEL),
+            "status": "completed",
+            "output": output,
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "usage": {
+                "input_tokens": 40,
+                "output_tokens": 8,
+                "total_tokens": 48,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens_details": {"reasoning_tokens": 0},
+            },
+        }
+
+    def gemini(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A Gemini ``generateContent`` answer."""
+        step = self.script.next()
+        if isinstance(step, str):
+            parts: list[dict[str, Any]] = [{"text": step}]
+        else:
+            parts = [{"functionCall": {"id": call_id, "name": name, "args": args}} for name, args, call_id in step]
+        return {
+            "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 40, "candidatesTokenCount": 8, "totalTokenCount": 48},
+            "modelVersion": MODEL,
         }

@@ -13,7 +13,6 @@ from _common import (
     INSTRUCTIONS,
     MODEL,
     SCENARIOS,
-    TOOL_SCHEMAS,
     TOOLS,
     ChatCompletionsServer,
     Scenario,
@@ -78,7 +77,7 @@ def _pydantic_ai(version: int) -> Runner:
 
 def _openai_agents(instrumentation: str) -> Runner:
     def run(scenario: Scenario, script: Script, provider: TracerProvider) -> Any:
-        from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, set_trace_processors
+        from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_trace_processors
         from openai import AsyncOpenAI
 
         set_trace_processors([])  # no export to OpenAI's tracing backend: the instrumentation's processor only
@@ -93,7 +92,7 @@ def _openai_agents(instrumentation: str) -> Runner:
             agent = Agent(
                 name="weather_agent",
                 instructions=INSTRUCTIONS,
-                model=OpenAIChatCompletionsModel(MODEL, client),
+                model=OpenAIResponsesModel(MODEL, client),  # the SDK's default model class
                 tools=[function_tool(tool) for tool in TOOLS.values()],
             )
 
@@ -240,42 +239,29 @@ def _smolagents(scenario: Scenario, script: Script, provider: TracerProvider) ->
     return record
 
 
-# --- the OpenAI client under opentelemetry-instrumentation-openai-v2 (GenAI semantic conventions) ---------------
+# --- the google-genai client under opentelemetry-instrumentation-google-genai (GenAI semantic conventions) ------
 
 
-def _openai_v2(scenario: Scenario, script: Script, provider: TracerProvider) -> Any:
-    from openai import OpenAI
-    from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+def _google_genai(scenario: Scenario, script: Script, provider: TracerProvider) -> Any:
+    from google import genai
+    from google.genai import types
+    from opentelemetry.instrumentation.google_genai import GoogleGenAiSdkInstrumentor
 
-    OpenAIInstrumentor().instrument(tracer_provider=provider)
+    GoogleGenAiSdkInstrumentor().instrument(tracer_provider=provider)
     tracer = provider.get_tracer("weather-app")
-    tools = [
-        {"type": "function", "function": {"name": name, "description": fn.__doc__, "parameters": TOOL_SCHEMAS[name]}}
-        for name, fn in TOOLS.items()
-    ]
     record = []
-    messages: list[dict[str, Any]] = [{"role": "system", "content": INSTRUCTIONS}]
     with ChatCompletionsServer(script) as server:
-        client = OpenAI(base_url=server.base_url, api_key="not-a-key")
+        client = genai.Client(api_key="not-a-key", http_options=types.HttpOptions(base_url=server.root))
+        # The SDK's automatic function calling runs the tools; a tool's exception goes back as {"error": ...}.
+        config = types.GenerateContentConfig(system_instruction=INSTRUCTIONS, tools=list(TOOLS.values()))
+        chat = client.chats.create(model=MODEL, config=config)
         for turn in scenario.turns:
-            before = len(messages)
-            messages.append({"role": "user", "content": turn.user})
+            before = len(chat.get_history())
             # The application's own span around one user turn; the model calls are the instrumentation's.
             with tracer.start_as_current_span("weather turn"):
-                while True:
-                    response = client.chat.completions.create(model=MODEL, messages=messages, tools=tools)  # type: ignore[arg-type]
-                    message = response.choices[0].message
-                    messages.append(message.model_dump(exclude_none=True))
-                    if not message.tool_calls:
-                        break
-                    for call in message.tool_calls:
-                        try:
-                            output = json.dumps(TOOLS[call.function.name](**json.loads(call.function.arguments)))
-                        except RuntimeError as exc:
-                            output = f"Error: {exc}"
-                        messages.append({"role": "tool", "tool_call_id": call.id, "content": output})
-            record.append(messages[before:])
-    OpenAIInstrumentor().uninstrument()
+                chat.send_message(turn.user)
+            record.append([c.model_dump(mode="json", exclude_none=True) for c in chat.get_history()[before:]])
+    GoogleGenAiSdkInstrumentor().uninstrument()
     return record
 
 
@@ -306,7 +292,7 @@ PRODUCERS: dict[str, tuple[Runner, str, tuple[str, ...], dict[str, str]]] = {
     ),
     "langgraph_openllmetry": (
         _langgraph("openllmetry"),
-        "openllmetry",
+        "genai",
         ("langgraph", "langchain-core", "opentelemetry-instrumentation-langchain"),
         {"TRACELOOP_TRACE_CONTENT": "true"},
     ),
@@ -316,10 +302,10 @@ PRODUCERS: dict[str, tuple[Runner, str, tuple[str, ...], dict[str, str]]] = {
         ("smolagents", "openinference-instrumentation-smolagents"),
         {},
     ),
-    "openai_v2": (
-        _openai_v2,
+    "google_genai": (
+        _google_genai,
         "genai",
-        ("openai", "opentelemetry-instrumentation-openai-v2"),
+        ("google-genai", "opentelemetry-instrumentation-google-genai"),
         {
             "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
             "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",

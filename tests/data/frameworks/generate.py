@@ -2,7 +2,7 @@
 
 Every run is real framework and instrumentation code; only the model is scripted (Pydantic AI's ``FunctionModel``, a
 LangChain chat model answering from the script, a smolagents ``Model`` subclass, and for the OpenAI Agents SDK and the
-plain OpenAI client the real OpenAI client talking to a scripted chat-completions server on 127.0.0.1). Each run's
+plain OpenAI client the real OpenAI client talking to a scripted OpenAI-compatible server on 127.0.0.1). Each run's
 spans go through the real OpenTelemetry SDK to ``<producer>/<scenario>.otlp.json.gz``; the framework's own record of the
 run (its message history, as the framework serialises it) to ``<producer>/<scenario>.record.json``, with the
 installed versions. ``tests/reconstruct/test_frameworks.py`` compares the two.
