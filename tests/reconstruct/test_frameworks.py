@@ -27,6 +27,7 @@ import pytest
 
 from otel_eval.model import IntermediateData, TracedInvocation, content_text
 from otel_eval.reconstruct import rebuild_traces
+from otel_eval.reconstruct._values import tool_call_args, tool_response_payload
 from otel_eval.traces import read_trace_bytes
 
 FRAMEWORKS = Path(__file__).resolve().parents[1] / "data" / "frameworks"
@@ -196,3 +197,70 @@ def test_rebuilt_invocations_equal_the_framework_record(record_path: Path) -> No
     assert [rebuilt_turn(i) for i in invocations] == expected
     assert warnings == []
     assert all(i.content_captured for i in invocations)
+
+
+def test_readme_table_lists_every_producer_with_the_versions_tested() -> None:
+    text = README.read_text(encoding="utf-8")
+    table = text[text.index("**Supported frameworks.**") : text.index("- **Google ADK**")]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "`" in line]
+    for path in FIXTURES:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        tested = {name: version for name, version in record["versions"].items() if name != "opentelemetry-sdk"}
+        assert any(all(f"`{name}` {version}" in row for name, version in tested.items()) for row in rows), (
+            f"no README row names {tested} ({path.parent.name})"
+        )
+    assert len(rows) == len({p.parent.name for p in FIXTURES} - {"pydantic_ai_v6"}) + 1  # + ADK; formats 5/6 share
+
+
+# --- envelopes no current producer emits (hand-typed, each a variant of a recorded one) ----------------------------
+
+
+def tool_result(value: Any) -> tuple[dict[str, Any], list[str]]:
+    warnings: list[str] = []
+    return tool_response_payload(value, warnings, "span x"), warnings
+
+
+def test_tool_message_in_either_serialisation_is_its_content() -> None:
+    dumpd = {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "ToolMessage"]}
+    dumpd["kwargs"] = {"content": '{"city": "Paris"}', "type": "tool", "tool_call_id": "call_1"}
+    as_dict = {"type": "tool", "data": {"content": "14:05", "tool_call_id": "call_1", "status": "success"}}
+    assert tool_result(json.dumps(dumpd)) == ({"city": "Paris"}, [])
+    assert tool_result({"output": dumpd, "kwargs": {"name": "get_weather"}}) == ({"city": "Paris"}, [])
+    assert tool_result(as_dict) == ({"result": "14:05"}, [])
+    assert tool_result({"messages": [as_dict]}) == ({"result": "14:05"}, [])
+
+
+def test_callback_argument_envelope_is_its_inputs_or_its_text() -> None:
+    warnings: list[str] = []
+    assert tool_call_args({"input_str": "{'city': 'Paris'}", "inputs": {"city": "Paris"}}, warnings) == {
+        "city": "Paris"
+    }
+    assert tool_call_args(json.dumps({"input_str": "{'city': 'Rome'}", "tags": []}), warnings) == {"city": "Rome"}
+    assert warnings == []
+
+
+def test_unknown_envelopes_are_kept_with_a_warning() -> None:
+    document = {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "document", "Document"]}
+    document["kwargs"] = {"page_content": "Paris"}
+    response, warnings = tool_result(json.dumps(document))
+    assert response == document
+    assert warnings == [
+        "span x: the value looks like a LangChain serialised object "
+        "['langchain', 'schema', 'document', 'Document'], which is not unwrapped; kept as recorded"
+    ]
+    args_warnings: list[str] = []
+    assert tool_call_args({"input_str": "Paris", "serialized": {}}, args_warnings, "span y") == {
+        "input_str": "Paris",
+        "serialized": {},
+    }
+    assert args_warnings == [
+        "span y: the value looks like a callback envelope with input_str, which is not unwrapped; kept as recorded"
+    ]
+
+
+def test_python_repr_result_is_the_dict_it_prints() -> None:
+    assert tool_result("{'city': 'Paris', 'temperature_c': 18}") == ({"city": "Paris", "temperature_c": 18}, [])
+    assert tool_result("{'city': broken") == (
+        {"result": "{'city': broken"},
+        ["span x: tool result is not valid JSON; kept as text"],
+    )
