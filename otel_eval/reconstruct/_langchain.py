@@ -10,16 +10,21 @@ from __future__ import annotations
 from typing import Any
 
 from otel_eval.model import genai as genai_types
+from otel_eval.reconstruct import _envelopes as envelopes
 from otel_eval.reconstruct._trajectory import normalize_role
 from otel_eval.reconstruct._values import parse_json, tool_call_args, tool_response_payload
 
 
 def unwrap(message: Any) -> dict[str, Any] | None:
-    """The message dict itself (``kwargs`` of a serialised LangChain object), or None."""
+    """The message dict itself (``kwargs`` or ``data`` of a serialised LangChain message, see ``_envelopes``), or
+    None."""
     if not isinstance(message, dict):
         return None
-    inner = message.get("kwargs")
-    return inner if isinstance(inner, dict) else message
+    inner = envelopes.langchain_message(message)
+    if inner is not None:
+        return inner
+    kwargs = message.get("kwargs")
+    return kwargs if isinstance(kwargs, dict) else message
 
 
 def message_text(message: dict[str, Any]) -> str:
@@ -116,11 +121,10 @@ def llm_result_content(value: Any, warnings: list[str], where: str) -> genai_typ
 
 
 def tool_message(value: Any) -> tuple[dict[str, Any], str | None, str | None] | None:
-    """``(response, tool_call_id, tool_name)`` of a serialised ``ToolMessage``, or None when ``value`` is not one."""
-    message = unwrap(value)
+    """``(response, tool_call_id, tool_name)`` of a serialised ``ToolMessage`` (any envelope of ``_envelopes``), or
+    None when ``value`` is not one."""
+    message = envelopes.tool_message(value)
     if message is None or "content" not in message:
-        return None
-    if "tool_call_id" not in message and message.get("type") != "tool":
         return None
     call_id = message.get("tool_call_id")
     name = message.get("name")

@@ -223,13 +223,30 @@ def _take(runs: FirstUnused[ToolRun], call: genai_types.FunctionCall) -> ToolRun
 
 
 def _sent_back_responses(calls: Sequence[ModelCall]) -> dict[str, genai_types.FunctionResponse]:
+    """The function responses sent back to the model, by the id of the call they answer: the response's own id when
+    it is one of the calls of the model message before it, else that message's next unanswered call (the responses
+    follow the calls in order; google-genai's automatic function calling sends them without the call id)."""
     found: dict[str, genai_types.FunctionResponse] = {}
     for call in calls:
+        pending: list[str] = []
         for message in call.inputs:
-            for part in message.parts or []:
+            parts = message.parts or []
+            made = [p.function_call.id for p in parts if p.function_call and p.function_call.id]
+            if made:
+                pending = made
+            for part in parts:
                 response = part.function_response
-                if response is not None and response.id and response.id not in found:
-                    found[response.id] = response
+                if response is None:
+                    continue
+                call_id: str | None
+                if response.id in pending or (not pending and response.id):
+                    call_id = response.id
+                else:
+                    call_id = pending[0] if pending else None
+                if call_id is not None and call_id in pending:
+                    pending.remove(call_id)
+                if call_id and call_id not in found:
+                    found[call_id] = response
     return found
 
 

@@ -3,12 +3,16 @@
 One rule for every convention (ADK legacy and v2, GenAI, OpenInference, OpenLLMetry, and tool calls inside messages):
 the recorded data is kept, never silently dropped.
 
+* **Envelopes first**: a framework's wrapper around the value (a LangChain ``ToolMessage``, OpenLLMetry's callback
+  envelopes) is unwrapped to the value, by the rules of ``_envelopes``; one that looks like an envelope no rule knows
+  is kept with a warning.
 * **Arguments** (:func:`tool_call_args`): a dict, or a string holding a JSON object, is the args dict. A Python-literal
   dict string (``{'city': 'Alaska'}``, as some LangChain exporters write) is accepted too. Nothing (None, blank text,
   JSON ``null``) is ``{}``. Any other value -- a JSON array or scalar, plain text, text that is not valid JSON, a
   number -- is kept as ``{"input": value}`` (JSON parsed first).
 * **Results** (:func:`tool_response_payload`): a dict, or a string holding a JSON object, is the response dict as-is;
-  a JSON array string is parsed and wrapped as ``{"result": [...]}``; anything else -- plain text, and scalar-looking
+  a Python-literal dict string (``{'city': 'Paris'}``, the OpenAI Agents SDK's ``str()`` of a dict result) is that
+  dict; a JSON array string is parsed and wrapped as ``{"result": [...]}``; anything else -- plain text, and scalar-looking
   text such as ``"294.0"``, which stays a string because the trace cannot tell a number from its text -- is kept as
   ``{"result": value}``, the way ADK wraps a non-dict tool return. A list of text blocks (``[{"text": ...}]``,
   Strands/Bedrock tool results, MCP content) is joined into one text first.
@@ -23,6 +27,7 @@ import json
 import logging
 from typing import Any
 
+from otel_eval.reconstruct import _envelopes
 from otel_eval.traces import json_loads
 
 logger = logging.getLogger(__name__)
@@ -70,7 +75,7 @@ def tool_call_args(value: Any, warnings: list[str] | None = None, where: str = "
     if value is None:
         return {}
     if isinstance(value, dict):
-        return dict(value)
+        return _unwrapped_args(value, warnings, where)
     if not isinstance(value, str):
         return {"input": value}
     if not value.strip():
@@ -78,7 +83,7 @@ def tool_call_args(value: Any, warnings: list[str] | None = None, where: str = "
     parsed, ok = parse_json(value)
     if ok:
         if isinstance(parsed, dict):
-            return parsed
+            return _unwrapped_args(parsed, warnings, where)
         return {} if parsed is None else {"input": parsed}
     literal = _python_literal(value)
     if isinstance(literal, dict):
@@ -88,9 +93,27 @@ def tool_call_args(value: Any, warnings: list[str] | None = None, where: str = "
     return {"input": value}
 
 
+def _unwrapped_args(args: dict[str, Any], warnings: list[str] | None, where: str) -> dict[str, Any]:
+    inner = _envelopes.tool_arguments(args)
+    if inner is not args:
+        return tool_call_args(inner, warnings, where)
+    _warn_unknown_envelope(args, warnings, where)
+    return dict(args)
+
+
+def _warn_unknown_envelope(value: Any, warnings: list[str] | None, where: str) -> None:
+    why = _envelopes.unknown_envelope(value)
+    if why is not None:
+        record_warning(warnings, f"{where}: the value looks like {why}, which is not unwrapped; kept as recorded")
+
+
 def tool_response_payload(value: Any, warnings: list[str] | None = None, where: str = "tool result") -> dict[str, Any]:
     """A tool result as the ``FunctionResponse.response`` dict (see the module docstring). Never raises."""
+    message = _envelopes.tool_message(parse_json_value(value))
+    if message is not None:
+        value = message.get("content")
     if isinstance(value, dict):
+        _warn_unknown_envelope(value, warnings, where)
         return dict(value)
     text = _joined_text_blocks(value)
     if text is not None:
@@ -100,8 +123,14 @@ def tool_response_payload(value: Any, warnings: list[str] | None = None, where: 
     if joined is not None:
         parsed = parse_json_value(joined)
     elif parsed is value and isinstance(value, str) and looks_like_json(value):
+        literal = _python_literal(value)
+        if isinstance(literal, dict):
+            return literal
         record_warning(warnings, f"{where}: tool result is not valid JSON; kept as text")
-    return parsed if isinstance(parsed, dict) else {"result": parsed}
+    if isinstance(parsed, dict):
+        _warn_unknown_envelope(parsed, warnings, where)
+        return parsed
+    return {"result": parsed}
 
 
 def nonempty_str(value: Any) -> str | None:

@@ -13,7 +13,8 @@ or structured), from ``gen_ai.client.inference.operation.details`` events, or fr
 (``gen_ai.user.message`` ... ``gen_ai.choice``, see ``_genai_events``); parts-based and content-based messages are both
 accepted (``_genai_messages``). Model calls are ``chat``/``generate_content``/``text_completion`` spans. Tool runs are
 ``execute_tool`` spans: ``gen_ai.tool.name``, ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments`` (parsed to a
-dict) and ``gen_ai.tool.call.result`` (see ``_values`` for how results become response dicts); a failed tool without a
+dict) and ``gen_ai.tool.call.result`` (see ``_values`` for how results become response dicts, and ``_envelopes`` for the
+framework wrappers unwrapped first, e.g. OpenLLMetry's LangChain callback envelopes); a failed tool without a
 result (``error.type``, error status) gets the result the model was sent back, else ``{"error": <type>}``.
 
 The user message is the last user text of the root's input messages (or its deprecated ``gen_ai.user.message``

@@ -1,4 +1,10 @@
-"""GenAI semantic-convention reconstruction on traces recorded through the real OpenTelemetry SDK."""
+"""GenAI semantic-convention reconstruction on hand-typed attributes recorded through the real OpenTelemetry SDK.
+
+The attributes here are typed by the tests, for shapes the recorded producers in ``tests/data/frameworks`` do not emit
+(deprecated per-message events, operation-details events, other emitters' quirks, capture off); what Pydantic AI,
+OpenLLMetry's LangChain and OpenAI Agents instrumentations and ``opentelemetry-instrumentation-google-genai`` really
+emit is proven in ``test_frameworks.py``.
+"""
 
 from __future__ import annotations
 

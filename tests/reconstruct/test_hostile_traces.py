@@ -166,14 +166,15 @@ def test_attributes_of_tens_of_megabytes(reader: str) -> None:
 
 # --- generated shapes -----------------------------------------------------------------------------------------------
 
+_INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)  # an OTLP intValue: wider ones cannot be encoded
 _GARBAGE = st.one_of(
-    st.integers(),
+    _INT64,
     st.floats(allow_nan=False),
     st.booleans(),
     st.text(max_size=20),
     st.sampled_from(["{not json", "[1,", "null", "{}", "[]", '{"role": 7}', '[{"parts": "x"}]']),
-    st.lists(st.one_of(st.integers(), st.text(max_size=5)), max_size=4),
-    st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
+    st.lists(st.one_of(_INT64, st.text(max_size=5)), max_size=4),
+    st.dictionaries(st.text(max_size=5), _INT64, max_size=3),
 )
 
 

@@ -1,4 +1,9 @@
-"""OpenInference reconstruction on traces recorded through the real OpenTelemetry SDK."""
+"""OpenInference reconstruction on hand-typed attributes recorded through the real OpenTelemetry SDK.
+
+The attributes here are typed by the tests, for shapes the recorded producers in ``tests/data/frameworks`` do not emit
+(other frameworks' layouts, ADOT exports, edge cases); what ``openinference-instrumentation-langchain``,
+``-openai-agents`` and ``-smolagents`` really emit is proven in ``test_frameworks.py``.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,11 @@
-"""OpenLLMetry reconstruction on traces recorded through the real OpenTelemetry SDK."""
+"""OpenLLMetry reconstruction on hand-typed attributes recorded through the real OpenTelemetry SDK.
+
+The attributes here are typed by the tests: the indexed ``gen_ai.prompt.<i>.*`` / ``gen_ai.completion.<i>.*`` and
+``traceloop.entity.*`` shapes of older OpenLLMetry releases and of its plain-client instrumentations, which none of
+the current framework instrumentations recorded in ``tests/data/frameworks`` emits (OpenLLMetry's LangChain and OpenAI
+Agents instrumentations now write GenAI messages, read as ``genai``). What the current instrumentations really emit
+is proven in ``test_frameworks.py``.
+"""
 
 from __future__ import annotations
 
