@@ -243,7 +243,7 @@ class SpanAssembler:
             expired.append(root)
         for root in expired:
             self._unwait(root)
-            self.open_spans.abandon(*root)
+            self.open_spans.abandon(*root, now)
         self._incomplete.add(len(expired))
         return expired
 

@@ -6,8 +6,8 @@ invocation is over. The rule:
 * a local root's subtree is *complete* when the root and every span started under it in this process have ended;
 * a root that ends with descendants still open (an async tool, a background task) waits for them, at most
   ``trace_idle_timeout`` seconds after its own end; then it is handed on without them, counted as
-  ``otel_eval.invocations.incomplete``, and each of those spans is dropped when it ends
-  (``otel_eval.spans.dropped{otel_eval.drop.reason=incomplete}``).
+  ``otel_eval.invocations.incomplete``, and each of those spans is dropped when it ends (within another
+  ``trace_idle_timeout``; ``otel_eval.spans.dropped{otel_eval.drop.reason=incomplete}``).
 
 Used by the processor's background thread only (no locking). Memory is bounded like the span buffers: at most
 ``max_traces`` traces and ``max_spans_per_trace`` spans per trace are tracked (beyond, a span is simply not tracked
@@ -102,12 +102,14 @@ class OpenSpans:
         trace = self._traces.get(trace_id)
         return trace.open.get(root_id, 0) if trace is not None else 0
 
-    def abandon(self, trace_id: int, root_id: int) -> int:
-        """``root_id`` was handed on incomplete: its open spans are dropped when they end. Returns how many."""
+    def abandon(self, trace_id: int, root_id: int, now: float) -> int:
+        """``root_id`` was handed on incomplete: its open spans are dropped when they end (if they end within
+        another idle timeout). Returns how many."""
         trace = self._traces.get(trace_id)
         if trace is None or root_id not in trace.open:
             return 0
         trace.abandoned.add(root_id)
+        trace.last_seen = now
         return trace.open[root_id]
 
     def forget(self, trace_id: int) -> None:
