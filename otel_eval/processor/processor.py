@@ -18,7 +18,6 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import TracerProvider
 
-from otel_eval import semconv
 from otel_eval.emit import Emitters, RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
@@ -33,7 +32,7 @@ from otel_eval.processor._completion import IncompleteCounter, OpenSpans
 from otel_eval.processor._outputs import output_sinks
 from otel_eval.processor._requests import RequestBuilder
 from otel_eval.processor._selection import InvocationFilters, is_local_root, is_own_traffic, sampling_bound
-from otel_eval.processor._settings import ProcessorSettings
+from otel_eval.processor._settings import processor_options
 from otel_eval.transport.base import DuplicateLogFilter, InvocationExporter
 from otel_eval.transport.embedded import EmbeddedInvocationExporter
 from otel_eval.worker.core import EvaluationCore
@@ -257,29 +256,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         Raises:
             ConfigurationError: unreadable ``OTEL_EVAL_CRITERIA`` / ``OTEL_EVAL_EVAL_SET``, or bad Kafka settings.
         """
-        settings = ProcessorSettings.from_env(environ)
-        options: dict[str, Any] = {
-            "criteria": settings.criteria,
-            "eval_set": settings.eval_set,
-            "sample_rate": settings.sample_rate,
-            "agent_names": settings.agent_names,
-            "root_span_names": settings.root_span_names,
-            "max_open_traces": settings.max_open_traces,
-            "max_spans_per_trace": settings.max_spans_per_trace,
-            "max_buffer_bytes": settings.max_buffer_bytes,
-            "max_pending_spans": settings.max_pending_spans,
-            "trace_idle_timeout": settings.trace_idle_timeout,
-            "max_queue_size": settings.max_queue_size,
-            "concurrency": settings.concurrency,
-        }
-        if settings.kafka_bootstrap_servers and "exporter" not in overrides:
-            from otel_eval.transport.kafka import KafkaInvocationExporter
-
-            pipeline = PipelineMetrics(overrides.get("meter_provider"), transport=semconv.TRANSPORT_KAFKA)
-            options["exporter"] = KafkaInvocationExporter.from_env(
-                environ, meter_provider=overrides.get("meter_provider"), pipeline=pipeline
-            )
-            options["pipeline"] = pipeline
+        options = processor_options(environ, overrides)
         options.update(overrides)
         return cls(**options)
 
