@@ -34,8 +34,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from benchmarks._common import ROOT, Row, machine, print_rows
 from otel_eval import EvaluationSpanProcessor
 from otel_eval.demo import SCENARIOS, TravelAgent
-from otel_eval.transport.kafka import KafkaInvocationExporter
 from otel_eval.model.messages import EvaluationRecord
+from otel_eval.transport.kafka import KafkaInvocationExporter
 
 sys.path.insert(0, str(ROOT))
 from tests._kafka import TansuBroker, create_topics, producer, random_topic

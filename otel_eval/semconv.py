@@ -78,6 +78,7 @@ DROP_TRANSPORT_QUEUE_FULL: Final = "transport_queue_full"
 DROP_TRANSPORT_ERROR: Final = "transport_error"
 DROP_TRANSPORT_MESSAGE_TOO_LARGE: Final = "transport_message_too_large"  # over the Kafka max_request_size
 DROP_TRANSPORT_SERIALIZATION_ERROR: Final = "transport_serialization_error"
+DROP_INCOMPLETE: Final = "incomplete"  # a span still open when its local root was handed on at the idle timeout
 TRANSPORT_KAFKA: Final = "kafka"  # value of otel_eval.transport
 
 # Instrumentation scopes of Kafka clients: spans of these are never buffered (the evaluator's own transport).
@@ -125,6 +126,9 @@ HEADER_DEAD_LETTER_PARTITION: Final = "otel_eval.source.partition"
 HEADER_DEAD_LETTER_OFFSET: Final = "otel_eval.source.offset"
 HEADER_DEAD_LETTER_VALUE_BYTES: Final = "otel_eval.source.value_bytes"  # set when the value was too large to copy
 METRIC_TRACES_IDLE_FLUSHED: Final = "otel_eval.traces.idle_flushed"  # prom: otel_eval_traces_idle_flushed_total
+METRIC_INVOCATIONS_INCOMPLETE: Final = (
+    "otel_eval.invocations.incomplete"  # root handed on with spans under it still open; prom: ..._incomplete_total
+)
 
 SCORE_HISTOGRAM_BUCKETS: Final[tuple[float, ...]] = (
     0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0,

@@ -1,8 +1,9 @@
 """The processor's background side: ended spans -> per-trace buffers -> finished subtrees -> evaluation requests.
 
 Used by the ``OtelEvalSpanProcessor`` thread only, so it needs no locking. One :meth:`SpanAssembler.step` takes the
-spans that ended since the last step, completes every subtree whose local root ended, hands traces that went idle
-on, and exports the resulting requests under suppressed instrumentation.
+spans that started and ended since the last step, completes every subtree whose local root and descendants have all
+ended (:mod:`otel_eval.processor._completion`), hands roots that waited too long and traces that went idle on, and
+exports the resulting requests under suppressed instrumentation.
 """
 
 from __future__ import annotations
@@ -15,15 +16,16 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, detach, set_value
-from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace import ReadableSpan, Span
 
 from otel_eval import semconv
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._buffers import Rejection, TraceBuffers, top_span_names
+from otel_eval.processor._completion import UNDER_ABANDONED, IncompleteCounter, OpenSpans
 from otel_eval.processor._requests import RequestBuilder
-from otel_eval.processor._selection import is_local_root, is_own_traffic
+from otel_eval.processor._selection import is_local_root, is_own_traffic, is_sampled
 from otel_eval.transport.base import DuplicateLogFilter, InvocationExporter
 from otel_eval.worker.deadline import DeadlineExecutor, RecordTimeoutError
 
@@ -32,6 +34,8 @@ logger.addFilter(DuplicateLogFilter())
 
 DEFAULT_REBUILD_TIMEOUT = 30.0
 """Seconds one trace's invocations may take to rebuild before the trace is dropped."""
+_SWEEP_SECONDS = 0.1
+"""At most this often, the idle sweeps walk every buffered and tracked trace (steps run at every root end)."""
 
 RootKey = tuple[int, int]
 """(trace id, span id) of a local root span."""
@@ -51,9 +55,15 @@ class SpanAssembler:
         builder: Rebuilds invocations and wraps them in requests.
         exporter: The transport.
         pipeline: Drop, sampled and idle counters.
-        idle_timeout: Seconds after a trace's last span before it is handed on without its root.
+        idle_timeout: Seconds after a trace's last span before it is handed on without its root, and at most
+            seconds a local root waits for its open descendants.
         suppressed: Span ids started under suppressed instrumentation (written by ``on_start``), skipped here.
         enricher: Root-span enrichment, when the processor wraps the user's exporting processor.
+        open_spans: Open-span bookkeeping (completion without guessing).
+        waiting: Ids of traces with a root waiting for open descendants, kept here for ``on_end`` (which wakes the
+            thread when a span of such a trace ends).
+        incomplete: Counts roots handed on with descendants still open.
+        sample_bound: The processor's sampling bound (:func:`~otel_eval.processor._selection.sampling_bound`).
         rebuild_timeout: Seconds one trace's rebuild may take. It runs on its own thread; past the deadline the trace
             is dropped (``rebuild_timeout``) and its thread abandoned to finish on its own (threads cannot be killed;
             see :mod:`otel_eval.worker.deadline`), so the traces behind it are not delayed.
@@ -69,6 +79,10 @@ class SpanAssembler:
         idle_timeout: float,
         suppressed: dict[int, None],
         enricher: RootSpanEnricher | None,
+        open_spans: OpenSpans,
+        waiting: dict[int, int],
+        incomplete: IncompleteCounter,
+        sample_bound: int | None = None,
         rebuild_timeout: float = DEFAULT_REBUILD_TIMEOUT,
     ) -> None:
         self.buffers = buffers
@@ -78,6 +92,12 @@ class SpanAssembler:
         self._idle_timeout = idle_timeout
         self._suppressed = suppressed
         self._enricher = enricher
+        self.open_spans = open_spans
+        self._waiting = waiting
+        self._incomplete = incomplete
+        self._sample_bound = sample_bound
+        self._pending: dict[RootKey, float] = {}  # root -> when it stops waiting; in deadline order
+        self._next_sweep = 0.0
         self.rebuild = DeadlineExecutor(rebuild_timeout, name="otel-eval-rebuild")
 
     def step(
@@ -87,6 +107,7 @@ class SpanAssembler:
         final: bool,
         dropped_at_intake: int,
         shed: tuple[int, Iterable[int]],
+        starts: Iterable[Span] = (),
     ) -> None:
         """Ingests ``spans``, hands on finished and idle subtrees; with ``final`` drops what is still incomplete.
 
@@ -96,6 +117,7 @@ class SpanAssembler:
             dropped_at_intake: Spans ``on_end`` dropped on a full intake queue since the last step.
             shed: Spans ``on_end`` dropped while the transport was full, and the ids of their traces: each such
                 trace is dropped whole (counted once), or its other spans would rebuild into a partial invocation.
+            starts: Spans that started since the last step (at least those of ``spans``), in start order.
         """
         now = time.monotonic()
         counts = _StepCounts()
@@ -104,15 +126,21 @@ class SpanAssembler:
         counts.spans[semconv.DROP_TRANSPORT_QUEUE_FULL] += shed_spans
         for trace_id in shed_traces:
             self._count(self.buffers.reject(trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL), counts, first_drop=0)
+        for started in starts:
+            self._track(started, now)
         roots: list[RootKey] = []
         for span in spans:
             self._ingest(span, now, roots, counts)
+        roots += self._stop_waiting(now, final=final)
         batches: list[tuple[RootKey | None, list[ReadableSpan]]] = [
             (root, self.buffers.take_subtree(*root)) for root in roots
         ]
-        idle = self.buffers.take_idle(now, self._idle_timeout)
-        self._pipeline.idle_flushed(len(idle))
-        batches += [(None, trace_spans) for trace_spans in idle]
+        if now >= self._next_sweep or final:
+            self._next_sweep = now + min(_SWEEP_SECONDS, self._idle_timeout / 4)
+            idle = self.buffers.take_idle(now, self._idle_timeout)
+            self._pipeline.idle_flushed(len(idle))
+            batches += [(None, trace_spans) for trace_spans in idle]
+            self.open_spans.forget_idle(now, self._idle_timeout)
         if final:
             for trace_spans in self.buffers.take_everything():
                 counts.spans[semconv.DROP_SHUTDOWN] += len(trace_spans)
@@ -127,6 +155,11 @@ class SpanAssembler:
         if self._enricher is not None:
             self._enricher.release_expired(now)
 
+    @property
+    def waiting_roots(self) -> int:
+        """Local roots that ended and wait for open descendants."""
+        return len(self._pending)
+
     def shed_open_traces(self) -> None:
         """The transport is full and ``on_end`` starts shedding: every partly buffered trace is dropped now."""
         counts = _StepCounts()
@@ -136,6 +169,20 @@ class SpanAssembler:
             self._pipeline.spans_dropped(reason, count)
         for reason, count in counts.invocations.items():
             self._pipeline.invocations_dropped(reason, count)
+
+    def _track(self, span: Span, now: float) -> None:
+        context = span.context
+        if (
+            context is None
+            or not context.trace_flags.sampled
+            or not is_sampled(context.trace_id, self._sample_bound)
+            or context.span_id in self._suppressed
+            or is_own_traffic(span)
+        ):
+            return
+        parent = span.parent
+        local_parent = parent.span_id if parent is not None and not parent.is_remote else None
+        self.open_spans.started(context.trace_id, context.span_id, local_parent, now)
 
     def _ingest(self, span: ReadableSpan, now: float, roots: list[RootKey], counts: _StepCounts) -> None:
         context = span.context
@@ -147,21 +194,58 @@ class SpanAssembler:
             return  # started under suppressed instrumentation: the evaluator's own work
         if is_own_traffic(span):
             return
+        trace_id = context.trace_id
+        under = self.open_spans.ended(trace_id, context.span_id, now)
+        if under == UNDER_ABANDONED:
+            counts.spans[semconv.DROP_INCOMPLETE] += 1  # its root was handed on without it
+            return
         if self._exporter.has_capacity():
-            outcome = self.buffers.add(span, context.trace_id, now)
+            outcome = self.buffers.add(span, trace_id, now)
         else:
             # Shed load before spending memory and CPU on a trace the transport would drop: the whole trace goes.
-            outcome = self.buffers.reject(context.trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL)
+            outcome = self.buffers.reject(trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL)
         root = is_local_root(span)
-        if outcome is None:
+        if outcome is not None:
+            self._count(outcome, counts, first_drop=1)
             if root:
-                roots.append((context.trace_id, context.span_id))
+                self.buffers.forget_rejection(trace_id)
+                if self._enricher is not None:
+                    self._enricher.release(trace_id, context.span_id)
+                return
+        elif root:
+            if self.open_spans.open_under(trace_id, context.span_id):
+                self._wait((trace_id, context.span_id), now + self._idle_timeout)
+            else:
+                roots.append((trace_id, context.span_id))
             return
-        self._count(outcome, counts, first_drop=1)
-        if root:
-            self.buffers.forget_rejection(context.trace_id)
-            if self._enricher is not None:
-                self._enricher.release(context.trace_id, context.span_id)
+        if under is not None and (trace_id, under) in self._pending and not self.open_spans.open_under(trace_id, under):
+            self._unwait((trace_id, under))
+            roots.append((trace_id, under))  # the last open descendant of a waiting root ended
+
+    def _wait(self, root: RootKey, deadline: float) -> None:
+        self._pending[root] = deadline
+        self._waiting[root[0]] = self._waiting.get(root[0], 0) + 1
+
+    def _unwait(self, root: RootKey) -> None:
+        del self._pending[root]
+        left = self._waiting.get(root[0], 1) - 1
+        if left > 0:
+            self._waiting[root[0]] = left
+        else:
+            self._waiting.pop(root[0], None)
+
+    def _stop_waiting(self, now: float, *, final: bool) -> list[RootKey]:
+        """Roots that waited ``idle_timeout`` for open descendants (all of them at shutdown): handed on without them."""
+        expired = []
+        for root, deadline in self._pending.items():
+            if deadline > now and not final:
+                break  # deadlines are in insertion order (one timeout for all)
+            expired.append(root)
+        for root in expired:
+            self._unwait(root)
+            self.open_spans.abandon(*root, now)
+        self._incomplete.add(len(expired))
+        return expired
 
     @staticmethod
     def _count(outcome: Rejection | str, counts: _StepCounts, *, first_drop: int) -> None:

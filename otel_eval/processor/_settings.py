@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from otel_eval import environment_variables as env
+from otel_eval import semconv
+from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.model import EvalSet
 from otel_eval.model.loading import criteria_setting, eval_set_setting
 
@@ -75,6 +77,41 @@ class ProcessorSettings:
             concurrency=_number(environ, env.OTEL_EVAL_WORKER_CONCURRENCY, int, DEFAULT_CONCURRENCY, _positive),
             kafka_bootstrap_servers=environ.get(env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS, "").strip() or None,
         )
+
+
+def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments of ``EvaluationSpanProcessor`` from the environment (``overrides`` are merged by the caller).
+
+    With ``OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS`` set (and no ``exporter`` override), includes a Kafka exporter and the
+    pipeline counters it shares with the processor.
+
+    Raises:
+        ConfigurationError: unreadable ``OTEL_EVAL_CRITERIA`` / ``OTEL_EVAL_EVAL_SET``, or bad Kafka settings.
+    """
+    settings = ProcessorSettings.from_env(environ)
+    options: dict[str, Any] = {
+        "criteria": settings.criteria,
+        "eval_set": settings.eval_set,
+        "sample_rate": settings.sample_rate,
+        "agent_names": settings.agent_names,
+        "root_span_names": settings.root_span_names,
+        "max_open_traces": settings.max_open_traces,
+        "max_spans_per_trace": settings.max_spans_per_trace,
+        "max_buffer_bytes": settings.max_buffer_bytes,
+        "max_pending_spans": settings.max_pending_spans,
+        "trace_idle_timeout": settings.trace_idle_timeout,
+        "max_queue_size": settings.max_queue_size,
+        "concurrency": settings.concurrency,
+    }
+    if settings.kafka_bootstrap_servers and "exporter" not in overrides:
+        from otel_eval.transport.kafka import KafkaInvocationExporter
+
+        pipeline = PipelineMetrics(overrides.get("meter_provider"), transport=semconv.TRANSPORT_KAFKA)
+        options["exporter"] = KafkaInvocationExporter.from_env(
+            environ, meter_provider=overrides.get("meter_provider"), pipeline=pipeline
+        )
+        options["pipeline"] = pipeline
+    return options
 
 
 def _positive(value: float) -> bool:

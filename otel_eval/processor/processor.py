@@ -10,7 +10,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from opentelemetry._logs import LoggerProvider
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, get_value
@@ -18,7 +18,6 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import TracerProvider
 
-from otel_eval import semconv
 from otel_eval.emit import Emitters, RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
@@ -30,10 +29,11 @@ from otel_eval.model.loading import load_eval_set
 from otel_eval.processor import _settings as defaults
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import TraceBuffers
+from otel_eval.processor._completion import IncompleteCounter, OpenSpans
 from otel_eval.processor._outputs import output_sinks
 from otel_eval.processor._requests import RequestBuilder
 from otel_eval.processor._selection import InvocationFilters, is_local_root, is_own_traffic, sampling_bound
-from otel_eval.processor._settings import ProcessorSettings
+from otel_eval.processor._settings import processor_options
 from otel_eval.transport.base import DuplicateLogFilter, InvocationExporter
 from otel_eval.transport.embedded import EmbeddedInvocationExporter
 from otel_eval.worker.core import EvaluationCore
@@ -45,8 +45,10 @@ _MAX_SUPPRESSED_MARKS = 4096
 _MAX_SHED_TRACES = 65536
 _DEFAULT_ENRICHMENT_WAIT_SECONDS = 5.0
 _SCHEDULE_DELAY_SECONDS = 0.2
-"""The background thread's period: a finished invocation is handed on within this delay (or at a batch)."""
+"""The background thread's period for idle sweeps; a local root's end wakes it at once."""
 _WAKE_BATCH_SPANS = 512
+
+SpanT = TypeVar("SpanT", ReadableSpan, Span)
 
 
 logger.addFilter(DuplicateLogFilter())
@@ -61,15 +63,26 @@ class EvaluationSpanProcessor(SpanProcessor):
         provider.add_span_processor(EvaluationSpanProcessor(criteria={"hallucinations_v1": 0.8}))
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
 
-    How it works: ``on_end`` appends the ended span to a bounded intake queue and returns (the same work as the
-    SDK's ``BatchSpanProcessor``). A daemon thread ``OtelEvalSpanProcessor`` (woken every 0.2 s, or early when 512
-    spans wait) groups spans by trace; when a *local root* span ends (no parent, or a parent in another process),
-    its subtree is converted, rebuilt into invocations (:func:`otel_eval.reconstruct.rebuild_traces`) and handed to
-    the transport as evaluation requests. While the transport is full (e.g. the judge hangs), ``on_end`` sheds
-    spans at once and their traces are dropped whole (never rebuilt into partial invocations), so an overloaded
-    evaluator costs the agent almost nothing. A trace whose root never ends here is handed on ``trace_idle_timeout`` seconds after its last span.
-    The transport is the embedded worker (a thread with its own asyncio loop, running
-    :class:`~otel_eval.worker.core.EvaluationCore`) unless ``exporter`` is given (e.g. Kafka).
+    How it works: ``on_start`` and ``on_end`` append the span to a bounded queue and return (``on_end`` does the
+    same work as the SDK's ``BatchSpanProcessor``). A daemon thread ``OtelEvalSpanProcessor`` groups ended spans by
+    trace. It is woken when a *local root* span ends (no parent, or a parent in another process): at most one
+    wake-up per invocation, never one per span; otherwise every 0.2 s or when 512 spans wait. Roots that end
+    together are handled in one pass.
+
+    When is an invocation complete? The processor sees every span start, so it knows which spans are still open
+    in this process, without timers: a local root's subtree is handed on as soon as the root *and every span
+    started under it here* have ended. A root that ends with descendants still open (an async tool, a background
+    task) waits for them, at most ``trace_idle_timeout`` seconds after its end; then it is handed on without them,
+    counted by ``otel_eval.invocations.incomplete``, and those spans are dropped when they end
+    (``otel_eval.spans.dropped{incomplete}``). A trace whose root never ends here is handed on
+    ``trace_idle_timeout`` seconds after its last span.
+
+    A complete subtree is converted, rebuilt into invocations (:func:`otel_eval.reconstruct.rebuild_traces`) and
+    handed to the transport as evaluation requests. While the transport is full (e.g. the judge hangs), ``on_end``
+    sheds spans at once and their traces are dropped whole (never rebuilt into partial invocations), so an
+    overloaded evaluator costs the agent almost nothing. The transport is the embedded worker (a thread with its own
+    asyncio loop, running :class:`~otel_eval.worker.core.EvaluationCore`; it starts on a request at once) unless
+    ``exporter`` is given (e.g. Kafka).
 
     Never evaluated: spans of scope ``otel_eval`` (evaluation spans, judge calls), spans started while
     OpenTelemetry instrumentation is suppressed (the judge's and transports' work runs so), Kafka client spans,
@@ -82,7 +95,8 @@ class EvaluationSpanProcessor(SpanProcessor):
     ======================  ========================================  ======================================
     ``max_pending_spans``   new spans are dropped in ``on_end``       ``otel_eval.spans.dropped{queue_full}``
     ``max_open_traces``     a span of a new trace is dropped, and     ``spans.dropped`` + ``invocations.dropped``
-                            so are its trace's later spans            ``{max_open_traces}``
+                            so are its trace's later spans (open      ``{max_open_traces}``
+                            spans of more traces are not tracked)
     ``max_spans_per_trace`` the whole trace is discarded              ``{max_spans_per_trace}``
     ``max_buffer_bytes``    the trace of the span that would pass     ``{max_buffer_bytes}``
                             the (approximate) total is discarded
@@ -92,7 +106,8 @@ class EvaluationSpanProcessor(SpanProcessor):
     ======================  ========================================  ======================================
 
     Other counters: ``otel_eval.invocations.sampled`` (handed to the transport), ``otel_eval.invocations.evaluated``,
-    ``otel_eval.evaluation.errors{gen_ai.evaluation.name, error.type}``, ``otel_eval.traces.idle_flushed``, and the
+    ``otel_eval.evaluation.errors{gen_ai.evaluation.name, error.type}``, ``otel_eval.traces.idle_flushed``,
+    ``otel_eval.invocations.incomplete``, and the
     gauge ``otel_eval.queue.size{otel_eval.queue=spans|requests}``. :meth:`stats` returns the same counts in-process.
 
     Args:
@@ -115,7 +130,8 @@ class EvaluationSpanProcessor(SpanProcessor):
         max_spans_per_trace: Spans buffered per trace.
         max_buffer_bytes: Approximate attribute bytes buffered over all traces.
         max_pending_spans: Ended spans waiting for the background thread.
-        trace_idle_timeout: Seconds after a trace's last span before it is handed on without its root.
+        trace_idle_timeout: Seconds after a trace's last span before it is handed on without its root; also the
+            longest a local root waits for its open descendants.
         max_queue_size: Requests waiting for the embedded worker.
         concurrency: Requests the embedded worker evaluates at once.
         enrich: The user's exporting processor to wrap: it receives every span, with each sampled local root span
@@ -222,6 +238,8 @@ class EvaluationSpanProcessor(SpanProcessor):
         self._tick = max(0.01, min(_SCHEDULE_DELAY_SECONDS, trace_idle_timeout / 4, enrichment_wait_seconds / 2 or 1.0))
         self._wake_threshold = min(_WAKE_BATCH_SPANS, max(1, max_pending_spans // 2))
         self._shutdown = False
+        self._incomplete = IncompleteCounter(meter_provider)
+        self._wakeups = 0
         weak_self = weakref.ref(self)
         self.pipeline.register_queue("spans", lambda: _pending_spans(weak_self))
         self._start()
@@ -239,29 +257,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         Raises:
             ConfigurationError: unreadable ``OTEL_EVAL_CRITERIA`` / ``OTEL_EVAL_EVAL_SET``, or bad Kafka settings.
         """
-        settings = ProcessorSettings.from_env(environ)
-        options: dict[str, Any] = {
-            "criteria": settings.criteria,
-            "eval_set": settings.eval_set,
-            "sample_rate": settings.sample_rate,
-            "agent_names": settings.agent_names,
-            "root_span_names": settings.root_span_names,
-            "max_open_traces": settings.max_open_traces,
-            "max_spans_per_trace": settings.max_spans_per_trace,
-            "max_buffer_bytes": settings.max_buffer_bytes,
-            "max_pending_spans": settings.max_pending_spans,
-            "trace_idle_timeout": settings.trace_idle_timeout,
-            "max_queue_size": settings.max_queue_size,
-            "concurrency": settings.concurrency,
-        }
-        if settings.kafka_bootstrap_servers and "exporter" not in overrides:
-            from otel_eval.transport.kafka import KafkaInvocationExporter
-
-            pipeline = PipelineMetrics(overrides.get("meter_provider"), transport=semconv.TRANSPORT_KAFKA)
-            options["exporter"] = KafkaInvocationExporter.from_env(
-                environ, meter_provider=overrides.get("meter_provider"), pipeline=pipeline
-            )
-            options["pipeline"] = pipeline
+        options = processor_options(environ, overrides)
         options.update(overrides)
         return cls(**options)
 
@@ -271,8 +267,10 @@ class EvaluationSpanProcessor(SpanProcessor):
     # --- state that a fork must recreate -------------------------------------------------------------------------
 
     def _start(self) -> None:
-        # A deque is thread safe for append/popleft; on_end only appends, the background thread only pops.
+        # A deque is thread safe for append/popleft; on_start/on_end only append, the background thread only pops.
         self._queue: deque[ReadableSpan] = deque()
+        self._starts: deque[Span] = deque()
+        self._waiting: dict[int, int] = {}  # traces with a root waiting for open spans (written by the thread only)
         self._wake = threading.Event()
         self._suppressed: dict[int, None] = {}
         self._intake_dropped = 0
@@ -294,6 +292,10 @@ class EvaluationSpanProcessor(SpanProcessor):
             idle_timeout=self._idle_timeout,
             suppressed=self._suppressed,
             enricher=self._enricher,
+            open_spans=OpenSpans(max_traces=max_open_traces, max_spans_per_trace=max_spans_per_trace),
+            waiting=self._waiting,
+            incomplete=self._incomplete,
+            sample_bound=self._sample_bound,
         )
         self._thread = threading.Thread(name="OtelEvalSpanProcessor", target=self._worker, daemon=True)
         self._thread.start()
@@ -305,7 +307,8 @@ class EvaluationSpanProcessor(SpanProcessor):
     # --- the agent's threads: never block, never raise -----------------------------------------------------------
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        """Marks spans started under suppressed instrumentation (the evaluator's own work) to be skipped."""
+        """Queues the start for the open-span bookkeeping; marks spans started under suppressed instrumentation
+        (the evaluator's own work) to be skipped."""
         try:
             if self._enricher is not None:
                 self._enricher.on_start(span, parent_context)
@@ -315,6 +318,8 @@ class EvaluationSpanProcessor(SpanProcessor):
                 suppressed[context.span_id] = None
                 if len(suppressed) > _MAX_SUPPRESSED_MARKS:  # marks of spans that never ended: forget the oldest
                     suppressed.pop(next(iter(suppressed)), None)
+            elif len(self._starts) < self._max_pending:  # beyond: untracked, its root completes when it ends
+                self._starts.append(span)
         except Exception:  # the agent's thread: log (deduplicated), never raise
             logger.exception("EvaluationSpanProcessor.on_start failed")
 
@@ -329,17 +334,29 @@ class EvaluationSpanProcessor(SpanProcessor):
                 and (bound is None or (context.trace_id & _LOW_64_BITS) < bound)
                 and not self._shutdown
             ):
-                if self._shedding and self._shed(context.trace_id):
+                # Own spans (evaluation spans are children of the invocation) never count as a shed agent trace.
+                if self._shedding and not is_own_traffic(span) and self._shed(context.trace_id):
                     if self._enricher is not None:
                         self._enricher.on_end(span, hold=False)
                     return
                 queue = self._queue
                 if len(queue) < self._max_pending:
                     queue.append(span)
-                    # Like the SDK's batch processor: wake the background thread for a batch, not for every span;
-                    # otherwise it runs on its schedule (a thread switch per invocation would cost the agent more).
-                    if len(queue) >= self._wake_threshold and not self._wake.is_set():
-                        self._wake.set()
+                    # Wake the background thread when an invocation may be complete (a local root ended, or a span
+                    # of a trace whose root waits for it) or a batch waits; never per span, and never twice.
+                    wake = self._wake
+                    if not wake.is_set():
+                        parent = span.parent
+                        if (
+                            (
+                                (parent is None or parent.is_remote)
+                                and context.span_id not in self._suppressed
+                                and not is_own_traffic(span)
+                            )
+                            or len(queue) >= self._wake_threshold
+                            or context.trace_id in self._waiting
+                        ):
+                            wake.set()
                     if self._enricher is not None:
                         self._enricher.on_end(span, hold=is_local_root(span) and not is_own_traffic(span))
                     return
@@ -402,6 +419,9 @@ class EvaluationSpanProcessor(SpanProcessor):
         counts = self.pipeline.snapshot()
         counts.update(
             {
+                "invocations.incomplete": self._incomplete.total,
+                "wakeups": self._wakeups,
+                "waiting_roots": self._assembler.waiting_roots,
                 "pending_spans": len(self._queue),
                 "open_traces": self._assembler.buffers.open_traces,
                 "buffered_spans": self._assembler.buffers.total_spans,
@@ -414,7 +434,8 @@ class EvaluationSpanProcessor(SpanProcessor):
 
     def _worker(self) -> None:
         while True:
-            self._wake.wait(self._tick)
+            if self._wake.wait(self._tick):
+                self._wakeups += 1
             self._wake.clear()
             with self._flush_lock:
                 waiters, self._flush_waiters = self._flush_waiters, []
@@ -432,7 +453,12 @@ class EvaluationSpanProcessor(SpanProcessor):
         with self._intake_lock:
             dropped_at_intake, self._intake_dropped = self._intake_dropped, 0
         shed = self._update_shedding()
-        self._assembler.step(_drain(self._queue), final=final, dropped_at_intake=dropped_at_intake, shed=shed)
+        # Every span counted here started before it ended: so its start is among the starts drained after counting.
+        ended = len(self._queue)
+        starts = _drain(self._starts, len(self._starts))
+        self._assembler.step(
+            _drain(self._queue, ended), final=final, dropped_at_intake=dropped_at_intake, shed=shed, starts=starts
+        )
 
     def _update_shedding(self) -> tuple[int, list[int]]:
         """Starts shedding in ``on_end`` when the transport is full, stops when it has room again (or at shutdown).
@@ -467,8 +493,8 @@ def _judge_reporting_to(judge: Judge | None, meter_provider: MeterProvider) -> J
     return judge
 
 
-def _drain(queue: deque[ReadableSpan]) -> Iterator[ReadableSpan]:
-    while queue:
+def _drain(queue: deque[SpanT], count: int) -> Iterator[SpanT]:
+    for _ in range(min(count, len(queue))):
         yield queue.popleft()
 
 

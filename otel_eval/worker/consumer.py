@@ -88,7 +88,7 @@ def create_consumer(settings: WorkerSettings, security: KafkaSecurity, listener:
         heartbeat_interval_ms=max(1000, session // 10),
         rebalance_timeout_ms=max(session, 60_000),
         max_poll_interval_ms=max(300_000, int(settings.worker_shutdown_timeout * 1000) * 2),
-        fetch_max_wait_ms=100,  # an idle worker answers new requests within ~0.1 s (default 0.5 s)
+        fetch_max_wait_ms=settings.kafka_fetch_max_wait_ms,  # how soon an idle worker sees a new request
         **client_options(settings, security),
     )
     consumer.subscribe(topics=list(settings.topics), listener=listener)

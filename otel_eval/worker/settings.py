@@ -46,6 +46,11 @@ class WorkerSettings(BaseSettings):
     kafka_request_timeout_ms: int = Field(
         default=30_000, ge=1_000, description="Producer wait for the broker before a publish fails (batch retried)."
     )
+    kafka_fetch_max_wait_ms: int = Field(
+        default=20,
+        ge=0,
+        description="Longest the broker holds a fetch open waiting for new requests (latency; 500 for throughput).",
+    )
     kafka_security_protocol: str = "PLAINTEXT"
     kafka_sasl_mechanism: str | None = None
     kafka_sasl_username: str | None = None

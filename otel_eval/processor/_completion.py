@@ -1,0 +1,149 @@
+"""Exact completion of local roots: the spans of each trace still open in this process, by the local root they are under.
+
+The processor sees every span start (``on_start``) and end (``on_end``), so it needs no timer to decide that an
+invocation is over. The rule:
+
+* a local root's subtree is *complete* when the root and every span started under it in this process have ended;
+* a root that ends with descendants still open (an async tool, a background task) waits for them, at most
+  ``trace_idle_timeout`` seconds after its own end; then it is handed on without them, counted as
+  ``otel_eval.invocations.incomplete``, and each of those spans is dropped when it ends (within another
+  ``trace_idle_timeout``; ``otel_eval.spans.dropped{otel_eval.drop.reason=incomplete}``).
+
+Used by the processor's background thread only (no locking). Memory is bounded like the span buffers: at most
+``max_traces`` traces and ``max_spans_per_trace`` spans per trace are tracked (beyond, a span is simply not tracked
+and its root completes when it ends, as without tracking), and a trace with no start or end for ``idle_timeout``
+seconds is forgotten.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Final
+
+from opentelemetry import metrics
+from opentelemetry.metrics import MeterProvider
+
+from otel_eval import semconv
+from otel_eval.version import __version__
+
+UNDER_ABANDONED: Final = -1
+"""Returned by :meth:`OpenSpans.ended` for a span whose root was already handed on incomplete."""
+
+
+@dataclass(slots=True)
+class _Trace:
+    root_of: dict[int, int] = field(default_factory=dict)
+    """Span id -> id of the local root it started under, for every span started while the trace is tracked."""
+    open: Counter[int] = field(default_factory=Counter)
+    """Local root id -> spans under it (itself included) that started and have not ended."""
+    abandoned: set[int] = field(default_factory=set)
+    """Roots handed on while spans under them were still open."""
+    last_seen: float = 0.0
+
+
+class OpenSpans:
+    """Open spans per trace and local root.
+
+    Args:
+        max_traces: Traces tracked at once.
+        max_spans_per_trace: Spans tracked per trace.
+    """
+
+    def __init__(self, *, max_traces: int, max_spans_per_trace: int) -> None:
+        self._max_traces = max_traces
+        self._max_spans = max_spans_per_trace
+        self._traces: dict[int, _Trace] = {}
+
+    @property
+    def tracked_traces(self) -> int:
+        """Traces with open spans (or spans under an abandoned root) tracked now."""
+        return len(self._traces)
+
+    def started(self, trace_id: int, span_id: int, local_parent_id: int | None, now: float) -> None:
+        """A span started; ``local_parent_id`` is its parent's id when the parent is in this process."""
+        trace = self._traces.get(trace_id)
+        if trace is None:
+            if len(self._traces) >= self._max_traces:
+                return
+            trace = self._traces[trace_id] = _Trace()
+        if len(trace.root_of) >= self._max_spans:
+            return
+        # A parent that started before tracking began stands for its own root: if it is the root, that is exact.
+        root = span_id if local_parent_id is None else trace.root_of.get(local_parent_id, local_parent_id)
+        trace.root_of[span_id] = root
+        trace.open[root] += 1
+        trace.last_seen = now
+
+    def ended(self, trace_id: int, span_id: int, now: float) -> int | None:
+        """A span ended. Returns the id of the local root it started under, :data:`UNDER_ABANDONED`, or None when
+        the span was not tracked."""
+        trace = self._traces.get(trace_id)
+        if trace is None:
+            return None
+        root = trace.root_of.get(span_id)
+        if root is None:
+            return None
+        trace.last_seen = now
+        remaining = trace.open[root] - 1
+        abandoned = root in trace.abandoned
+        if remaining > 0:
+            trace.open[root] = remaining
+        else:
+            del trace.open[root]
+            trace.abandoned.discard(root)
+            if not trace.open:
+                del self._traces[trace_id]  # nothing open: the trace's bookkeeping is done
+        return UNDER_ABANDONED if abandoned else root
+
+    def open_under(self, trace_id: int, root_id: int) -> int:
+        """Spans under ``root_id`` still open."""
+        trace = self._traces.get(trace_id)
+        return trace.open.get(root_id, 0) if trace is not None else 0
+
+    def abandon(self, trace_id: int, root_id: int, now: float) -> int:
+        """``root_id`` was handed on incomplete: its open spans are dropped when they end (if they end within
+        another idle timeout). Returns how many."""
+        trace = self._traces.get(trace_id)
+        if trace is None or root_id not in trace.open:
+            return 0
+        trace.abandoned.add(root_id)
+        trace.last_seen = now
+        return trace.open[root_id]
+
+    def forget(self, trace_id: int) -> None:
+        """Stops tracking ``trace_id`` (dropped whole, or handed on at shutdown)."""
+        self._traces.pop(trace_id, None)
+
+    def forget_idle(self, now: float, idle_seconds: float) -> None:
+        """Forgets traces without a start or end for ``idle_seconds`` (spans that never end must not hold memory)."""
+        idle = [trace_id for trace_id, trace in self._traces.items() if now - trace.last_seen >= idle_seconds]
+        for trace_id in idle:
+            del self._traces[trace_id]
+
+
+class IncompleteCounter:
+    """``otel_eval.invocations.incomplete``: local roots handed on while spans under them were still open.
+
+    Args:
+        meter_provider: Where the counter goes (the global provider when None).
+    """
+
+    def __init__(self, meter_provider: MeterProvider | None = None) -> None:
+        meter = metrics.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider)
+        self._counter = meter.create_counter(
+            semconv.METRIC_INVOCATIONS_INCOMPLETE,
+            unit="{invocation}",
+            description="Invocations handed on at the idle timeout with spans under their root still open.",
+        )
+        self._lock = threading.Lock()
+        self.total = 0
+        """In-process total (:meth:`EvaluationSpanProcessor.stats` reports it as ``invocations.incomplete``)."""
+
+    def add(self, count: int) -> None:
+        """``count`` more roots were handed on incomplete."""
+        if count:
+            self._counter.add(count)
+            with self._lock:
+                self.total += count

@@ -1,0 +1,158 @@
+"""Exact completion: a local root is handed on when every span started under it here has ended, waits (bounded by the
+idle timeout) for descendants still open, and the background thread is woken by a root's end, not its tick.
+
+Real SDK spans; requests are read from an InMemoryInvocationExporter."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import Span
+
+from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval.demo import SCENARIOS, TravelAgent
+from otel_eval.model import content_text
+from otel_eval.model.eval_case import get_all_tool_calls
+from otel_eval.model.messages import EvaluationRequest
+from otel_eval.processor._completion import OpenSpans
+from otel_eval.transport import InMemoryInvocationExporter
+from tests.processor.telemetry import wait_until
+
+USER_TEXT = "Weather in Paris, and email it to me"
+
+
+@pytest.fixture
+def exporter() -> InMemoryInvocationExporter:
+    return InMemoryInvocationExporter()
+
+
+@pytest.fixture
+def provider() -> Iterator[TracerProvider]:
+    tracer_provider = TracerProvider()
+    yield tracer_provider
+    tracer_provider.shutdown()
+
+
+def _attach(
+    provider: TracerProvider, exporter: InMemoryInvocationExporter, **options: object
+) -> EvaluationSpanProcessor:
+    processor = EvaluationSpanProcessor(exporter=exporter, **options)
+    provider.add_span_processor(processor)
+    return processor
+
+
+def _message(role: str, text: str) -> str:
+    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
+
+
+def _invocation_with_background_tool(provider: TracerProvider) -> tuple[Span, Span]:
+    """An ``invoke_agent`` root that ends while its ``execute_tool`` child (an async tool) is still running.
+
+    Returns the ended root and the open tool span."""
+    tracer = provider.get_tracer("travel.agent")
+    root = tracer.start_span(
+        "invoke_agent travel_assistant",
+        attributes={
+            semconv.GEN_AI_OPERATION_NAME: "invoke_agent",
+            semconv.GEN_AI_AGENT_NAME: "travel_assistant",
+            semconv.GEN_AI_INPUT_MESSAGES: _message("user", USER_TEXT),
+            semconv.GEN_AI_OUTPUT_MESSAGES: _message("assistant", "Sunny; the email is on its way."),
+        },
+    )
+    with trace.use_span(root, end_on_exit=False):
+        tool = tracer.start_span(
+            "execute_tool send_email",
+            attributes={
+                semconv.GEN_AI_OPERATION_NAME: "execute_tool",
+                semconv.GEN_AI_TOOL_NAME: "send_email",
+                semconv.GEN_AI_TOOL_CALL_ID: "call_0",
+                semconv.GEN_AI_TOOL_CALL_ARGUMENTS: json.dumps({"to": "me"}),
+            },
+        )
+    root.end()
+    return root, tool
+
+
+def _tool_names(request: EvaluationRequest) -> list[str | None]:
+    return [call.name for call in get_all_tool_calls(request.invocations[0].invocation.intermediate_data)]
+
+
+def test_a_child_ending_after_its_root_is_in_the_evaluated_invocation(
+    provider: TracerProvider, exporter: InMemoryInvocationExporter
+) -> None:
+    processor = _attach(provider, exporter)
+    _root, tool = _invocation_with_background_tool(provider)
+
+    assert processor.force_flush(10_000)
+    assert exporter.get_finished_requests() == []  # the root ended, but a span under it is still open
+    assert processor.stats()["waiting_roots"] == 1
+
+    tool.set_attribute(semconv.GEN_AI_TOOL_CALL_RESULT, json.dumps({"sent": True}))
+    tool.end()
+    assert wait_until(lambda: len(exporter.get_finished_requests()) == 1)
+    (request,) = exporter.get_finished_requests()
+    assert content_text(request.invocations[0].invocation.user_content) == USER_TEXT
+    assert _tool_names(request) == ["send_email"]  # the late child is part of the invocation
+    stats = processor.stats()
+    assert stats["waiting_roots"] == 0
+    assert stats["invocations.incomplete"] == 0
+    processor.shutdown()
+
+
+def test_a_child_that_never_ends_is_handed_on_at_the_idle_timeout_and_counted(
+    provider: TracerProvider, exporter: InMemoryInvocationExporter
+) -> None:
+    processor = _attach(provider, exporter, trace_idle_timeout=1.0)
+    _root, tool = _invocation_with_background_tool(provider)
+
+    assert wait_until(lambda: len(exporter.get_finished_requests()) == 1)
+    (request,) = exporter.get_finished_requests()
+    assert content_text(request.invocations[0].invocation.user_content) == USER_TEXT
+    assert _tool_names(request) == []  # handed on without the span that was still open
+    stats = processor.stats()
+    assert stats["invocations.incomplete"] == 1
+    assert stats["waiting_roots"] == 0
+
+    tool.end()  # ends after its invocation was handed on: dropped and counted, never a second, partial invocation
+    assert wait_until(lambda: processor.stats().get(f"spans.dropped.{semconv.DROP_INCOMPLETE}", 0) == 1)
+    assert processor.force_flush(10_000)
+    assert len(exporter.get_finished_requests()) == 1
+    assert processor.stats()["open_traces"] == 0
+    processor.shutdown()
+
+
+def test_a_root_ending_wakes_the_background_thread_once_per_invocation(
+    provider: TracerProvider, exporter: InMemoryInvocationExporter
+) -> None:
+    # A tick far longer than the test: every request can only have been handed on by a wake-up at a root's end.
+    processor = _attach(provider, exporter, trace_idle_timeout=3600.0)
+    processor._tick = 3600.0
+    processor._wake.set()  # the thread is waiting with the default tick: let it pick up the long one
+    assert wait_until(lambda: not processor._wake.is_set())
+    wakeups = processor.stats()["wakeups"]
+    agent = TravelAgent(provider)
+    runs = 5
+    for index in range(runs):
+        agent.run(SCENARIOS[index % len(SCENARIOS)])
+        assert wait_until(lambda expected=index + 1: len(exporter.get_finished_requests()) == expected)
+    woken = processor.stats()["wakeups"] - wakeups
+    # One wake-up per invocation: not one per span (each run ends 4+ spans), and not zero (the tick never fired).
+    assert woken == runs
+    processor.shutdown()
+
+
+def test_the_open_span_bookkeeping_is_bounded() -> None:
+    open_spans = OpenSpans(max_traces=2, max_spans_per_trace=3)
+    for trace_id in (1, 2, 3):
+        open_spans.started(trace_id, 10, None, now=0.0)
+    assert open_spans.tracked_traces == 2  # the third trace is not tracked: its root completes when it ends
+    for span_id in (11, 12, 13):
+        open_spans.started(1, span_id, 10, now=0.0)
+    assert open_spans.open_under(1, 10) == 3  # the root and two children; the fourth span is over the bound
+    assert open_spans.ended(1, 13, now=0.0) is None  # never tracked
+    open_spans.forget_idle(now=10.0, idle_seconds=5.0)
+    assert open_spans.tracked_traces == 0  # spans that never end do not hold memory past the idle timeout
