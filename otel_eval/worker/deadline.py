@@ -15,6 +15,7 @@ already given up on were dead-lettered and committed, so the restart does not me
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import contextvars
 import logging
@@ -93,7 +94,15 @@ def run_coroutine(coroutine: Coroutine[Any, Any, T]) -> T:
     loop: asyncio.AbstractEventLoop | None = getattr(_thread_loops, "loop", None)
     if loop is None:
         loop = _thread_loops.loop = asyncio.new_event_loop()
+        # Closed at exit while the interpreter is whole: a loop left to its finaliser at interpreter teardown finds
+        # its self-pipe already closed and prints a traceback into the user's output.
+        atexit.register(_close_idle, loop)
     return loop.run_until_complete(coroutine)
+
+
+def _close_idle(loop: asyncio.AbstractEventLoop) -> None:
+    if not loop.is_running() and not loop.is_closed():
+        loop.close()
 
 
 def _settle(future: concurrent.futures.Future[T], context: contextvars.Context, fn: Callable[[], T]) -> None:

@@ -20,7 +20,7 @@ from otel_eval.model.eval_case import get_all_tool_calls
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._completion import OpenSpans
 from otel_eval.transport import InMemoryInvocationExporter
-from tests.processor.telemetry import wait_until
+from tests.waiting import wait_until
 
 USER_TEXT = "Weather in Paris, and email it to me"
 
