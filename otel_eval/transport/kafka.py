@@ -472,7 +472,10 @@ class KafkaInvocationExporter(InvocationExporter):
         """One metadata request to the brokers: whether they answer (and the outage state updated)."""
         try:
             await asyncio.wait_for(producer.client.fetch_all_metadata(), timeout=_PROBE_TIMEOUT_S)
-        except (Exception, asyncio.TimeoutError) as exc:  # noqa: BLE001 - any failure means "not reachable"
+        except asyncio.TimeoutError:
+            self._unreachable(f"no answer to a metadata request within {_PROBE_TIMEOUT_S:g} s")
+            return False
+        except Exception as exc:  # noqa: BLE001 - any failure means "not reachable"
             self._unreachable(exc)
             return False
         self._reachable()
@@ -497,8 +500,8 @@ class KafkaInvocationExporter(InvocationExporter):
         else:
             self._attempt_counter.add(1, {semconv.OTEL_EVAL_TRANSPORT: semconv.TRANSPORT_KAFKA})
 
-    def _unreachable(self, exc: BaseException) -> None:
-        error = self._security.describe_error(exc)
+    def _unreachable(self, exc: BaseException | str) -> None:
+        error = exc if isinstance(exc, str) else self._security.describe_error(exc)
         self._attempt_failed(error)
         self._outage.unreachable(error)
         logger.debug("Kafka broker did not answer: %s", error)
