@@ -13,7 +13,15 @@ import traceback
 
 from benchmarks._common import Row, machine, print_rows
 
-BENCHMARKS = ("bench_metrics", "bench_offline", "bench_processor", "bench_judge", "bench_kafka", "bench_hostile")
+BENCHMARKS = (
+    "bench_metrics",
+    "bench_offline",
+    "bench_processor",
+    "bench_judge",
+    "bench_kafka",
+    "bench_hostile",
+    "bench_outage",
+)
 
 
 def main(argv: list[str]) -> int:
