@@ -75,11 +75,6 @@ def release_client_logs(loop: asyncio.AbstractEventLoop) -> None:
         _sinks.pop(loop, None)
 
 
-def is_failure(record: logging.LogRecord) -> bool:
-    """Whether an aiokafka record reports a failed attempt (WARNING or worse)."""
-    return record.levelno >= logging.WARNING
-
-
 class OutageMonitor:
     """The reachability of one client's brokers, and the few log lines that report it.
 
@@ -88,6 +83,8 @@ class OutageMonitor:
         servers: the bootstrap servers (``host:port``: no credentials are ever part of them).
         logger: where the lines go.
         counts: the owner's counts for the summary line (e.g. requests held and dropped), read when it is written.
+        on_attempt: called after each failed attempt is counted (the owner's counter, waking its probe).
+        redact: scrubs secrets from the text of aiokafka's records before they are kept.
         summary_interval: seconds between summary lines while unreachable.
         clock: monotonic seconds.
     """
@@ -99,6 +96,8 @@ class OutageMonitor:
         logger: logging.Logger,
         *,
         counts: Callable[[], Mapping[str, int]] | None = None,
+        on_attempt: Callable[[], None] | None = None,
+        redact: Callable[[str], str] = str,
         summary_interval: float = SUMMARY_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -106,6 +105,8 @@ class OutageMonitor:
         self._servers = ",".join(servers)
         self._logger = logger
         self._counts = counts or dict
+        self._on_attempt = on_attempt
+        self._redact = redact
         self._summary_interval = summary_interval
         self._clock = clock
         self._lock = threading.Lock()
@@ -115,6 +116,8 @@ class OutageMonitor:
         self._outage_attempts = 0
         self._last_error = ""
         self._outages = 0
+        self.suspect = False
+        """A failed attempt was seen and no answer since: the owner should check with a probe."""
 
     @property
     def unavailable(self) -> bool:
@@ -144,9 +147,27 @@ class OutageMonitor:
                 self._outage_attempts += 1
             if error:
                 self._last_error = error
+        self.suspect = True
+        if self._on_attempt is not None:
+            self._on_attempt()
+
+    def client_record(self, record: logging.LogRecord) -> bool:
+        """One aiokafka record of the owner's clients (see :func:`quiet_client_logs`): a failed attempt when it is a
+        WARNING or worse; its text goes to the owner's logger at DEBUG. Returns whether it made the monitor
+        suspect (it was not before)."""
+        message = self._redact(record.getMessage())
+        was_suspect = self.suspect
+        if record.levelno >= logging.WARNING:
+            self.attempt_failed(message)
+        if self._logger.isEnabledFor(logging.DEBUG):
+            self._logger.debug("aiokafka %s: %s", record.levelname, message)
+        return self.suspect and not was_suspect
 
     def unreachable(self, error: str) -> None:
-        """The broker did not answer an operation that needed it: logs the WARNING once per outage."""
+        """A failed attempt, by an operation that needed the broker (a probe): starts the outage, logging the
+        WARNING once per outage."""
+        self.attempt_failed(error)
+        self._logger.debug("Kafka broker did not answer: %s", error)
         with self._lock:
             if self._since is not None:
                 return
@@ -164,6 +185,7 @@ class OutageMonitor:
 
     def reachable(self) -> None:
         """The broker answered: logs the INFO once when it ends an outage."""
+        self.suspect = False
         with self._lock:
             since, self._since = self._since, None
             attempts = self._outage_attempts
@@ -262,7 +284,6 @@ async def _close_now(client: Any) -> None:
 __all__ = [
     "SUMMARY_INTERVAL_S",
     "OutageMonitor",
-    "is_failure",
     "quiet_client_logs",
     "release_client_logs",
     "stop_client",

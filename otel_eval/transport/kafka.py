@@ -43,7 +43,7 @@ from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
 from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers
-from otel_eval.transport._kafka_outage import OutageMonitor, is_failure, quiet_client_logs, stop_client
+from otel_eval.transport._kafka_outage import OutageMonitor, quiet_client_logs, stop_client
 from otel_eval.transport.base import ExportResult, InvocationExporter
 from otel_eval.transport.messages import EvaluationRequest
 from otel_eval.version import __version__
@@ -207,7 +207,14 @@ class KafkaInvocationExporter(InvocationExporter):
             os.register_at_fork(after_in_child=lambda: _call_weak(weak_reinit))
 
     def _new_monitor(self) -> OutageMonitor:
-        return OutageMonitor(f"Kafka exporter (topic {self.topic})", self._servers, logger, counts=self._held_counts)
+        return OutageMonitor(
+            f"Kafka exporter (topic {self.topic})",
+            self._servers,
+            logger,
+            counts=self._held_counts,
+            on_attempt=self._count_attempt,
+            redact=self._security.redact,
+        )
 
     def _held_counts(self) -> dict[str, int]:
         with self._lock:
@@ -220,7 +227,6 @@ class KafkaInvocationExporter(InvocationExporter):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wakeup: asyncio.Event | None = None
         self._main: asyncio.Task[None] | None = None
-        self._suspect = False
         self._next_probe = 0.0
         self._stop_budget = _STOP_RESERVE_S
         self._ready = threading.Event()
@@ -429,7 +435,7 @@ class KafkaInvocationExporter(InvocationExporter):
                 if batch:
                     if await self._send_batch(producer, batch):
                         continue
-                elif not (self._outage.unavailable or self._suspect):
+                elif not (self._outage.unavailable or self._outage.suspect):
                     await self._sleep_or_wake(None)
                     continue
                 # A send failed, or the broker is unreachable, or aiokafka reported errors: check with a metadata
@@ -464,7 +470,7 @@ class KafkaInvocationExporter(InvocationExporter):
             raise
         with self._lock:
             self._connected = True
-        self._reachable()
+        self._outage.reachable()
         logger.debug("Kafka producer connected to %s, topic %s", self._servers, self.topic)
         return producer
 
@@ -478,37 +484,22 @@ class KafkaInvocationExporter(InvocationExporter):
         except Exception as exc:  # noqa: BLE001 - any failure means "not reachable"
             self._unreachable(exc)
             return False
-        self._reachable()
+        self._outage.reachable()
         return True
 
     def _on_client_record(self, record: logging.LogRecord) -> None:
         """An aiokafka record of this exporter's producer (on the sender loop): counted, kept at DEBUG."""
-        message = self._security.redact(record.getMessage())
-        if is_failure(record):
-            self._attempt_failed(message)
-            if not self._suspect:
-                self._suspect = True
-                if self._wakeup is not None:
-                    self._wakeup.set()
-        if logger.isEnabledFor(logging.DEBUG):
-            logger.debug("aiokafka %s: %s", record.levelname, message)
+        if self._outage.client_record(record) and self._wakeup is not None:
+            self._wakeup.set()  # check the broker now
 
-    def _attempt_failed(self, error: str) -> None:
-        self._outage.attempt_failed(error)
+    def _count_attempt(self) -> None:
         if self._pipeline is not None:
             self._pipeline.transport_failed_attempts(1)
         else:
             self._attempt_counter.add(1, {semconv.OTEL_EVAL_TRANSPORT: semconv.TRANSPORT_KAFKA})
 
     def _unreachable(self, exc: BaseException | str) -> None:
-        error = exc if isinstance(exc, str) else self._security.describe_error(exc)
-        self._attempt_failed(error)
-        self._outage.unreachable(error)
-        logger.debug("Kafka broker did not answer: %s", error)
-
-    def _reachable(self) -> None:
-        self._suspect = False
-        self._outage.reachable()
+        self._outage.unreachable(exc if isinstance(exc, str) else self._security.describe_error(exc))
 
     async def _sleep_or_wake(self, seconds: float | None) -> None:
         """Waits for :meth:`_wake` or ``seconds`` (forever when None)."""
@@ -564,7 +555,7 @@ class KafkaInvocationExporter(InvocationExporter):
         if exc is None:
             self._last_ack = time.monotonic()
             self._settle(None)
-            self._reachable()
+            self._outage.reachable()
             return
         if _is_retriable(exc):
             logger.debug("Kafka delivery of trace %s failed, re-queued: %r", request.trace_id, exc)

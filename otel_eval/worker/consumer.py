@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from otel_eval.errors import InputError
 from otel_eval.transport._kafka_config import KafkaSecurity
-from otel_eval.transport._kafka_outage import OutageMonitor, is_failure
+from otel_eval.transport._kafka_outage import OutageMonitor
 from otel_eval.transport.messages import REQUEST_SCHEMA_VERSION, EvaluationRequest
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker.health import HEARTBEAT_SECONDS, WorkerHealth
@@ -166,7 +166,9 @@ class BrokerWatch:
         self._security = security
         self._metrics = metrics
         self._health = health
-        self.outage = OutageMonitor("worker", servers, logger, counts=self._counts)
+        self.outage = OutageMonitor(
+            "worker", servers, logger, counts=self._counts, on_attempt=self._on_attempt, redact=security.redact
+        )
         metrics.watch_outage(self.outage.outage_seconds)
         self._next_probe = 0.0
         self._last_probe = 0.0
@@ -180,20 +182,15 @@ class BrokerWatch:
 
     def on_client_record(self, record: logging.LogRecord) -> None:
         """An aiokafka record of the worker's clients: counted when it reports a failure, kept at DEBUG."""
-        message = self._security.redact(record.getMessage())
-        if is_failure(record):
-            self._failed_attempt(message)
-        if logger.isEnabledFor(logging.DEBUG):
-            logger.debug("aiokafka %s: %s", record.levelname, message)
+        self.outage.client_record(record)
 
     def failed(self, exc: BaseException) -> None:
         """An operation of the worker failed for want of the broker: counted; the next probe decides."""
         message = self._security.describe_error(exc)
-        self._failed_attempt(message)
+        self.outage.attempt_failed(message)
         logger.debug("Kafka operation failed: %s", message)
 
-    def _failed_attempt(self, message: str) -> None:
-        self.outage.attempt_failed(message)
+    def _on_attempt(self) -> None:
         self._metrics.transport_failed_attempts(1)
         if not self.outage.unavailable:  # probe soon, but not more than every other second
             self._next_probe = max(min(self._next_probe, time.monotonic()), self._last_probe + 2 * _PROBE_BACKOFF_MIN_S)
@@ -213,7 +210,6 @@ class BrokerWatch:
                 await asyncio.wait_for(client.topics(), timeout=_PROBE_TIMEOUT_S)
             except (Exception, asyncio.TimeoutError) as exc:  # noqa: BLE001 - any failure: not reachable
                 error = _probe_error(exc, self._security)
-                self._failed_attempt(error)
                 self.outage.unreachable(error)
                 self._health.fetch_error = f"Kafka broker unreachable: {error}"
                 self._next_probe = time.monotonic() + backoff

@@ -263,7 +263,6 @@ def test_the_outage_monitor_logs_one_warning_a_summary_a_minute_and_one_info() -
     )
     for second in range(0, 150):
         now[0] = 100.0 + second
-        monitor.attempt_failed("KafkaConnectionError('refused')")
         monitor.unreachable("KafkaConnectionError('refused')")
         monitor.tick()
     assert monitor.outage_seconds() == 149
