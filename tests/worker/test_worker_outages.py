@@ -59,10 +59,10 @@ def _outage_lines(log: str, mark: int) -> list[str]:
 
 
 def _assert_clean_exit_log(log: str) -> None:
-    assert "Traceback" not in log
-    assert "Unclosed AIOKafka" not in log
-    assert " ERROR " not in log
-    assert " aiokafka" not in log  # the worker's clients never write to the log above DEBUG
+    assert "Traceback" not in log, log[-4000:]
+    assert "Unclosed AIOKafka" not in log, log[-4000:]
+    assert " ERROR " not in log, log[-4000:]
+    assert " aiokafka" not in log, log[-4000:]  # the worker's clients never write to the log above DEBUG
 
 
 @pytest.mark.parametrize("fault", ["refused", "hung"])
