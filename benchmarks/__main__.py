@@ -21,6 +21,7 @@ BENCHMARKS = (
     "bench_judge",
     "bench_kafka",
     "bench_hostile",
+    "bench_outage",
 )
 
 

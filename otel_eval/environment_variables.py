@@ -69,6 +69,10 @@ OTEL_EVAL_JUDGE_PRICES: Final = "OTEL_EVAL_JUDGE_PRICES"
 OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS: Final = "OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS"
 """Kafka bootstrap servers. When set, the processor sends requests to Kafka instead of the embedded worker."""
 
+OTEL_EVAL_KAFKA_DELIVERY_TIMEOUT_MS: Final = "OTEL_EVAL_KAFKA_DELIVERY_TIMEOUT_MS"
+"""How long the processor's Kafka exporter waits, at flush and shutdown, while the broker acknowledges nothing;
+then shutdown drops what is left (counted, reason shutdown). Default 5000."""
+
 OTEL_EVAL_KAFKA_REQUESTS_TOPIC: Final = "OTEL_EVAL_KAFKA_REQUESTS_TOPIC"
 """Topic of evaluation requests. Default otel_eval.requests."""
 

@@ -114,6 +114,11 @@ METRIC_WORKER_DUPLICATES_SKIPPED: Final = (
 )
 METRIC_WORKER_RESULTS_PUBLISHED: Final = "otel_eval.worker.results_published"  # prom: ..._results_published_total
 METRIC_WORKER_ERRORS: Final = "otel_eval.worker.errors"  # by error.type; prom: otel_eval_worker_errors_total
+# Broker outages, from the Kafka exporter (agent) and the worker, by otel_eval.transport.
+METRIC_TRANSPORT_FAILED_ATTEMPTS: Final = (
+    "otel_eval.transport.failed_attempts"  # prom: otel_eval_transport_failed_attempts_total
+)
+METRIC_TRANSPORT_OUTAGE_DURATION: Final = "otel_eval.transport.outage.duration"  # gauge, s; 0 while reachable; prom: otel_eval_transport_outage_duration_seconds
 OTEL_EVAL_SOURCE: Final = "otel_eval.worker.source"  # requests | otlp_spans
 KAFKA_TOPIC: Final = "messaging.destination.name"  # topic attribute of the worker's own metrics
 KAFKA_PARTITION: Final = "messaging.destination.partition.id"

@@ -16,6 +16,11 @@ from pydantic import ValidationError
 from otel_eval.cli._common import EXIT_BAD_INPUT, EXIT_FAILED, fail
 from otel_eval.errors import ConfigurationError
 
+EXIT_ABANDONED = 75
+"""The worker stopped with fetched records it had not committed (EX_TEMPFAIL): nothing is lost, the consumer group
+redelivers them to another worker (a batch that did not finish within --shutdown-timeout, or whose commit failed
+because the broker was unreachable)."""
+
 _OPTION_TO_SETTING = {
     "bootstrap_servers": "kafka_bootstrap_servers",
     "requests_topic": "kafka_requests_topic",
@@ -54,7 +59,10 @@ _OPTION_TO_SETTING = {
 @click.option("--concurrency", type=int, help="Invocations evaluated at once. [env OTEL_EVAL_WORKER_CONCURRENCY]")
 @click.option("--max-batch-size", type=int, help="Records per batch. [env OTEL_EVAL_WORKER_MAX_BATCH_SIZE]")
 @click.option(
-    "--shutdown-timeout", type=float, help="Seconds to drain on SIGTERM. [env OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT]"
+    "--shutdown-timeout",
+    type=float,
+    help="Seconds from SIGTERM/SIGINT to exit (drain the batch, stop the Kafka clients): exit 0 when drained, "
+    f"{EXIT_ABANDONED} when fetched records were left uncommitted. [env OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT]",
 )
 @click.option("--trace-idle-timeout", type=float, help="Collector path: seconds of quiet before a trace is evaluated.")
 @click.option("--criteria", help="ADK criteria JSON or a path to it. [env OTEL_EVAL_CRITERIA]")
@@ -107,6 +115,8 @@ def worker(sources: tuple[str, ...], log_level: str, **options: Any) -> None:
         return
     try:
         service.run()
+        if service.abandoned_uncommitted:
+            sys.exit(EXIT_ABANDONED)
     except Exception as exc:  # startup failure (broker unreachable, ...): a clear line and an exit code
         logging.getLogger(__name__).debug("worker failed", exc_info=True)
         click.echo(f"error: worker failed: {type(exc).__name__}: {settings.security().redact(str(exc))}", err=True)

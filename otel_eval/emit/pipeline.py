@@ -55,6 +55,11 @@ class PipelineMetrics:
             unit="{trace}",
             description="Traces evaluated after the idle timeout because their root span never ended locally.",
         )
+        self._failed_attempts = meter.create_counter(
+            semconv.METRIC_TRANSPORT_FAILED_ATTEMPTS,
+            unit="{attempt}",
+            description="Failed attempts to reach the transport's broker (connections, metadata, sends).",
+        )
         self._queues: dict[str, Callable[[], int]] = {}
         meter.create_observable_gauge(
             semconv.METRIC_QUEUE_SIZE,
@@ -103,6 +108,12 @@ class PipelineMetrics:
         if count:
             self._idle_flushed.add(count)
             self._count("traces.idle_flushed", count)
+
+    def transport_failed_attempts(self, count: int = 1) -> None:
+        """Failed attempts of the transport to reach its broker (see :mod:`otel_eval.transport.kafka`)."""
+        if count:
+            self._failed_attempts.add(count, {semconv.OTEL_EVAL_TRANSPORT: self._transport})
+            self._count("transport.failed_attempts", count)
 
     def register_queue(self, name: str, size: Callable[[], int]) -> None:
         """Reports ``size()`` as the queue-size gauge with ``otel_eval.queue.name``-like attribute ``name``."""

@@ -1,6 +1,7 @@
 """Transports of evaluation requests: the embedded in-process worker (default), Kafka, and in-memory for tests."""
 
 from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers
+from otel_eval.transport._kafka_outage import OutageMonitor, quiet_client_logs, release_client_logs, stop_client
 from otel_eval.transport.base import ExportResult, InvocationExporter, RequestEvaluator
 from otel_eval.transport.in_memory import InMemoryInvocationExporter
 
@@ -9,7 +10,11 @@ __all__ = [
     "InMemoryInvocationExporter",
     "InvocationExporter",
     "KafkaSecurity",
+    "OutageMonitor",
     "RequestEvaluator",
     "check_compression",
+    "quiet_client_logs",
+    "release_client_logs",
     "split_servers",
+    "stop_client",
 ]

@@ -8,6 +8,13 @@ or slow, requests wait in the buffer (the producer reconnects with backoff and r
 buffer holds ``max_queue_size`` requests, new ones are dropped and counted by reason on
 ``otel_eval.invocations.dropped``. Nothing here blocks or raises into the agent.
 
+During an outage the log stays quiet (see :mod:`otel_eval.transport._kafka_outage`): one WARNING when the broker
+becomes unreachable, a summary at most once a minute, one INFO when it is back; aiokafka's per-attempt errors of this
+producer go to this module's logger at DEBUG and are counted on ``otel_eval.transport.failed_attempts``.
+:meth:`~KafkaInvocationExporter.force_flush` and :meth:`~KafkaInvocationExporter.shutdown` give up once the broker
+has acknowledged nothing for ``delivery_timeout_ms`` (``OTEL_EVAL_KAFKA_DELIVERY_TIMEOUT_MS``, default 5 s); at
+shutdown what is left is dropped and counted (``shutdown``), and the producer is closed without waiting for it.
+
 Delivery is at-least-once: a request whose acknowledgement was lost is sent again, so a worker may see it twice;
 workers de-duplicate results by their deterministic result id. The idempotent producer is not used: aiokafka only
 speaks ``InitProducerId`` v0, which several Kafka-compatible brokers reject.
@@ -37,6 +44,7 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers
+from otel_eval.transport._kafka_outage import OutageMonitor, quiet_client_logs, stop_client
 from otel_eval.transport.base import ExportResult, InvocationExporter
 from otel_eval.version import __version__
 
@@ -46,10 +54,13 @@ DEFAULT_REQUESTS_TOPIC: Final = "otel_eval.requests"
 DEFAULT_MAX_QUEUE_SIZE: Final = 1024
 DEFAULT_LINGER_MS: Final = 0
 """Send each request at once (latency); ``OTEL_EVAL_KAFKA_LINGER_MS`` (e.g. 50) batches more for throughput."""
+DEFAULT_DELIVERY_TIMEOUT_MS: Final = 5_000
 _SEND_CHUNK: Final = 256
 _RECONNECT_BACKOFF_MIN_S: Final = 0.2
 _RECONNECT_BACKOFF_MAX_S: Final = 5.0
 _QUEUE_NAME: Final = "requests"
+_PROBE_TIMEOUT_S: Final = 5.0
+_STOP_RESERVE_S: Final = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +79,10 @@ class ExporterStats:
     """Sends that failed retriably and were queued again."""
     connected: bool = False
     """Whether the producer is started (the broker was reachable at least once since the last failure)."""
+    unavailable: bool = False
+    """Whether the broker is unreachable now (an outage is under way)."""
+    failed_attempts: int = 0
+    """Failed attempts to reach the broker (connections, metadata and send requests) since the start."""
 
     @property
     def dropped_total(self) -> int:
@@ -88,6 +103,8 @@ class KafkaInvocationExporter(InvocationExporter):
         linger_ms: how long the producer waits to fill a batch: 0 (default) for latency, tens of ms for throughput.
         request_timeout_ms: how long a send may wait for the broker before it is retried.
         max_request_size: largest message in bytes; bigger requests are dropped (``message_too_large``).
+        delivery_timeout_ms: how long :meth:`force_flush` and :meth:`shutdown` wait while the broker acknowledges
+            nothing (an outage) before giving up; with the broker unreachable, ``shutdown`` returns within it.
         meter_provider: where the drop counter and queue gauge go (default: the global one).
         pipeline: the processor's pipeline counters; when given, drops and the queue size (``otel_eval.queue=requests``)
             are reported through it instead of the exporter's own instruments.
@@ -108,6 +125,7 @@ class KafkaInvocationExporter(InvocationExporter):
         linger_ms: int = DEFAULT_LINGER_MS,
         request_timeout_ms: int = 30_000,
         max_request_size: int = 1_048_576,
+        delivery_timeout_ms: int = DEFAULT_DELIVERY_TIMEOUT_MS,
         meter_provider: metrics.MeterProvider | None = None,
         pipeline: PipelineMetrics | None = None,
     ) -> None:
@@ -117,6 +135,9 @@ class KafkaInvocationExporter(InvocationExporter):
             raise ConfigurationError("KafkaInvocationExporter: topic must not be empty")
         if max_queue_size < 1:
             raise ConfigurationError(f"KafkaInvocationExporter: max_queue_size {max_queue_size} must be >= 1")
+        if delivery_timeout_ms < 1:
+            raise ConfigurationError(f"KafkaInvocationExporter: delivery_timeout_ms {delivery_timeout_ms} must be >= 1")
+        self.delivery_timeout = delivery_timeout_ms / 1000
         self.topic = topic
         self.max_queue_size = max_queue_size
         self._compression = check_compression(compression)
@@ -129,6 +150,7 @@ class KafkaInvocationExporter(InvocationExporter):
             "linger_ms": linger_ms,
             "request_timeout_ms": request_timeout_ms,
             "max_request_size": max_request_size,
+            "retry_backoff_ms": 500,  # aiokafka retries metadata every 100 ms by default: 10 failures/s in an outage
             **self._security.client_kwargs(),
         }
         self._max_request_size = max_request_size
@@ -144,6 +166,8 @@ class KafkaInvocationExporter(InvocationExporter):
         self._connected = False
         self._closing = False
         self._shutdown_done = False
+        self._last_ack = time.monotonic()
+        self._outage = self._new_monitor()
 
         self._pipeline = pipeline
         if pipeline is not None:
@@ -164,15 +188,49 @@ class KafkaInvocationExporter(InvocationExporter):
                 unit="{item}",
                 description="Evaluation requests waiting for their transport",
             )
+            self._attempt_counter = meter.create_counter(
+                semconv.METRIC_TRANSPORT_FAILED_ATTEMPTS,
+                unit="{attempt}",
+                description="Failed attempts to reach the transport's broker (connections, metadata, sends)",
+            )
+        weak_outage = weakref.ref(self)
+        (meter_provider or metrics.get_meter_provider()).get_meter(
+            semconv.INSTRUMENTATION_SCOPE, __version__
+        ).create_observable_gauge(
+            semconv.METRIC_TRANSPORT_OUTAGE_DURATION,
+            callbacks=[lambda options: _observe_outage(weak_outage)],
+            unit="s",
+            description="Seconds since the transport's broker became unreachable; 0 while it is reachable",
+        )
 
         self._start_sender()
         if hasattr(os, "register_at_fork"):
             weak_reinit = weakref.WeakMethod(self._at_fork_reinit)
             os.register_at_fork(after_in_child=lambda: _call_weak(weak_reinit))
 
+    def _new_monitor(self) -> OutageMonitor:
+        return OutageMonitor(
+            f"Kafka exporter (topic {self.topic})",
+            self._servers,
+            logger,
+            counts=self._held_counts,
+            on_attempt=self._count_attempt,
+            redact=self._security.redact,
+        )
+
+    def _held_counts(self) -> dict[str, int]:
+        with self._lock:
+            return {
+                "requests held": len(self._queue) + self._in_flight,
+                "requests dropped": sum(self._dropped.values()),
+            }
+
     def _start_sender(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wakeup: asyncio.Event | None = None
+        self._main: asyncio.Task[None] | None = None
+        self._next_probe = 0.0
+        self._stop_budget = _STOP_RESERVE_S
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._thread_main, name="otel-eval-kafka-exporter", daemon=True)
         self._thread.start()
@@ -188,6 +246,7 @@ class KafkaInvocationExporter(InvocationExporter):
         self._queue = deque()
         self._in_flight = 0
         self._connected = False
+        self._outage = self._new_monitor()
         if not self._closing:
             self._start_sender()
 
@@ -209,16 +268,24 @@ class KafkaInvocationExporter(InvocationExporter):
         if not servers.strip():
             raise ConfigurationError(f"{env_vars.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS} is not set")
         queue_size = environ.get(env_vars.OTEL_EVAL_QUEUE_SIZE, "").strip()
+        delivery = environ.get(env_vars.OTEL_EVAL_KAFKA_DELIVERY_TIMEOUT_MS, "").strip()
         try:
             max_queue_size = int(queue_size) if queue_size else DEFAULT_MAX_QUEUE_SIZE
         except ValueError:
             raise ConfigurationError(f"{env_vars.OTEL_EVAL_QUEUE_SIZE}={queue_size!r}: expected an integer") from None
+        try:
+            delivery_timeout_ms = int(delivery) if delivery else DEFAULT_DELIVERY_TIMEOUT_MS
+        except ValueError:
+            raise ConfigurationError(
+                f"{env_vars.OTEL_EVAL_KAFKA_DELIVERY_TIMEOUT_MS}={delivery!r}: expected an integer (milliseconds)"
+            ) from None
         return cls(
             servers,
             topic=environ.get(env_vars.OTEL_EVAL_KAFKA_REQUESTS_TOPIC, "").strip() or DEFAULT_REQUESTS_TOPIC,
             compression=environ.get(env_vars.OTEL_EVAL_KAFKA_COMPRESSION, "").strip() or "gzip",
             max_queue_size=max_queue_size,
             linger_ms=_linger_ms(environ),
+            delivery_timeout_ms=delivery_timeout_ms,
             security=KafkaSecurity.from_env(environ),
             meter_provider=meter_provider,
             pipeline=pipeline,
@@ -254,32 +321,45 @@ class KafkaInvocationExporter(InvocationExporter):
             return ExportResult.FAILURE
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        """Waits until every buffered request is acknowledged. False when ``timeout_millis`` passed first."""
-        deadline = time.monotonic() + max(0, timeout_millis) / 1000
+        """Waits until every buffered request is acknowledged. False when ``timeout_millis`` passed first, or when
+        the broker acknowledged nothing for ``delivery_timeout_ms`` (the requests stay buffered)."""
+        return self._wait_delivered(time.monotonic() + max(0, timeout_millis) / 1000, self.delivery_timeout)
+
+    def _wait_delivered(self, deadline: float, stall: float) -> bool:
+        started = time.monotonic()
         self._wake()
         with self._idle:
             while self._queue or self._in_flight:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                now = time.monotonic()
+                give_up = min(deadline, max(started, self._last_ack) + stall)
+                if now >= give_up:
                     return False
-                self._idle.wait(remaining)
+                self._idle.wait(give_up - now)
         return True
 
     def shutdown(self, timeout_millis: int = 30_000) -> None:
-        """Stops accepting, sends what is buffered within ``timeout_millis``, then stops the producer. Idempotent.
+        """Stops accepting, sends what is buffered, then stops the producer, all within ``timeout_millis``, and
+        within ``delivery_timeout_ms`` when the broker acknowledges nothing. Idempotent.
 
-        Requests still unsent at the deadline are dropped and counted (``shutdown``).
+        Requests still unsent at the end are dropped and counted (``shutdown``).
         """
         with self._lock:
             if self._shutdown_done:
                 return
             self._shutdown_done = True
-        deadline = time.monotonic() + max(0, timeout_millis) / 1000
-        self.force_flush(int(max(0.0, deadline - time.monotonic()) * 1000))
+        started = time.monotonic()
+        deadline = started + max(0, timeout_millis) / 1000
+        # The producer's stop gets a share of the time: it must not wait for a broker that does not answer.
+        reserve = min(_STOP_RESERVE_S, self.delivery_timeout / 4, max(0, timeout_millis) / 4000)
+        self._wait_delivered(deadline - reserve, max(0.0, self.delivery_timeout - reserve))
         with self._lock:
             self._closing = True
-        self._wake()
-        self._thread.join(max(0.1, deadline - time.monotonic()))
+        self._stop_budget = max(0.0, min(reserve, deadline - time.monotonic()) - 0.05)
+        loop, main = self._loop, self._main
+        if loop is not None and main is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(main.cancel)
+        self._thread.join(max(0.05, deadline - time.monotonic()))
         if self._thread.is_alive():
             logger.warning("Kafka exporter thread did not stop within %d ms", timeout_millis)
 
@@ -293,6 +373,8 @@ class KafkaInvocationExporter(InvocationExporter):
                 dropped=dict(self._dropped),
                 retries=self._retries,
                 connected=self._connected,
+                unavailable=self._outage.unavailable,
+                failed_attempts=self._outage.attempts,
             )
 
     def _wake(self) -> None:
@@ -337,15 +419,14 @@ class KafkaInvocationExporter(InvocationExporter):
     async def _sender(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._wakeup = asyncio.Event()
+        self._main = asyncio.current_task()
+        quiet_client_logs(self._loop, self._on_client_record)
         self._ready.set()
         producer: Any = None
         backoff = _RECONNECT_BACKOFF_MIN_S
         try:
-            while True:
-                with self._lock:
-                    closing = self._closing
-                if closing:
-                    break
+            while not self._closing:
+                self._outage.tick()
                 if producer is None:
                     producer = await self._start_producer()
                     if producer is None:
@@ -354,17 +435,28 @@ class KafkaInvocationExporter(InvocationExporter):
                         continue
                     backoff = _RECONNECT_BACKOFF_MIN_S
                 batch = self._take(_SEND_CHUNK)
-                if not batch:
-                    await self._wakeup.wait()
-                    self._wakeup.clear()
+                if batch:
+                    if await self._send_batch(producer, batch):
+                        continue
+                elif not (self._outage.unavailable or self._outage.suspect):
+                    await self._sleep_or_wake(None)
                     continue
-                if not await self._send_batch(producer, batch):
-                    # The broker is unreachable: wait a little before retrying what was re-queued.
-                    await self._sleep_or_wake(backoff)
-                    backoff = min(backoff * 2, _RECONNECT_BACKOFF_MAX_S)
+                # A send failed, or the broker is unreachable, or aiokafka reported errors: check with a metadata
+                # request (at most once per backoff) before going on.
+                if time.monotonic() >= self._next_probe:
+                    if await self._probe(producer) and not batch:
+                        backoff = _RECONNECT_BACKOFF_MIN_S
+                        continue
+                    self._next_probe = time.monotonic() + backoff
+                await self._sleep_or_wake(backoff)
+                backoff = min(backoff * 2, _RECONNECT_BACKOFF_MAX_S)
+        except asyncio.CancelledError:  # shutdown() cancels this task to stop waiting for the broker
+            pass
         finally:
             if producer is not None:
-                await self._stop_producer(producer)
+                with self._lock:
+                    self._connected = False
+                await stop_client(producer, self._stop_budget, describe=self._security.describe_error)
 
     async def _start_producer(self) -> Any:
         from aiokafka import AIOKafkaProducer
@@ -373,24 +465,47 @@ class KafkaInvocationExporter(InvocationExporter):
         try:
             await producer.start()
         except Exception as exc:  # noqa: BLE001 - any start failure means "not reachable yet": retry with backoff
-            logger.warning("Kafka producer cannot connect to %s: %s", self._servers, self._security.describe_error(exc))
-            with contextlib.suppress(Exception):
-                await producer.stop()
+            self._unreachable(exc)
+            await stop_client(producer, _PROBE_TIMEOUT_S, describe=self._security.describe_error)
             return None
+        except asyncio.CancelledError:
+            await stop_client(producer, self._stop_budget, describe=self._security.describe_error)
+            raise
         with self._lock:
             self._connected = True
-        logger.info("Kafka producer connected to %s, topic %s", self._servers, self.topic)
+        self._outage.reachable()
+        logger.debug("Kafka producer connected to %s, topic %s", self._servers, self.topic)
         return producer
 
-    async def _stop_producer(self, producer: Any) -> None:
-        with self._lock:
-            self._connected = False
+    async def _probe(self, producer: Any) -> bool:
+        """One metadata request to the brokers: whether they answer (and the outage state updated)."""
         try:
-            await asyncio.wait_for(producer.stop(), timeout=5.0)
-        except Exception as exc:  # noqa: BLE001 - stopping is best effort: undelivered requests are counted by _drop_remaining
-            logger.warning("Kafka producer did not stop cleanly: %s", self._security.describe_error(exc))
+            await asyncio.wait_for(producer.client.fetch_all_metadata(), timeout=_PROBE_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            self._unreachable(f"no answer to a metadata request within {_PROBE_TIMEOUT_S:g} s")
+            return False
+        except Exception as exc:  # noqa: BLE001 - any failure means "not reachable"
+            self._unreachable(exc)
+            return False
+        self._outage.reachable()
+        return True
 
-    async def _sleep_or_wake(self, seconds: float) -> None:
+    def _on_client_record(self, record: logging.LogRecord) -> None:
+        """An aiokafka record of this exporter's producer (on the sender loop): counted, kept at DEBUG."""
+        if self._outage.client_record(record) and self._wakeup is not None:
+            self._wakeup.set()  # check the broker now
+
+    def _count_attempt(self) -> None:
+        if self._pipeline is not None:
+            self._pipeline.transport_failed_attempts(1)
+        else:
+            self._attempt_counter.add(1, {semconv.OTEL_EVAL_TRANSPORT: semconv.TRANSPORT_KAFKA})
+
+    def _unreachable(self, exc: BaseException | str) -> None:
+        self._outage.unreachable(exc if isinstance(exc, str) else self._security.describe_error(exc))
+
+    async def _sleep_or_wake(self, seconds: float | None) -> None:
+        """Waits for :meth:`_wake` or ``seconds`` (forever when None)."""
         assert self._wakeup is not None
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._wakeup.wait(), timeout=seconds)
@@ -426,8 +541,8 @@ class KafkaInvocationExporter(InvocationExporter):
                 future = await producer.send(self.topic, value=value, key=request.trace_id.encode() or None)
             except KafkaError as exc:
                 if exc.retriable or isinstance(exc, KafkaTimeoutError):
-                    logger.warning("Kafka send failed, will retry: %s", self._security.describe_error(exc))
                     self._requeue(batch[index:])
+                    self._unreachable(exc)
                     return False
                 logger.warning("Kafka rejected a request of trace %s: %s", request.trace_id, exc)
                 self._settle(semconv.DROP_TRANSPORT_ERROR)
@@ -441,11 +556,14 @@ class KafkaInvocationExporter(InvocationExporter):
             return
         exc = future.exception()
         if exc is None:
+            self._last_ack = time.monotonic()
             self._settle(None)
+            self._outage.reachable()
             return
         if _is_retriable(exc):
             logger.debug("Kafka delivery of trace %s failed, re-queued: %r", request.trace_id, exc)
             self._requeue([request])
+            self._unreachable(exc)
             self._wake()
             return
         logger.warning("Kafka delivery of trace %s failed: %s", request.trace_id, self._security.describe_error(exc))
@@ -480,7 +598,8 @@ class KafkaInvocationExporter(InvocationExporter):
                 self._dropped[semconv.DROP_SHUTDOWN] += count
             self._idle.notify_all()
         if count:
-            logger.warning("Kafka exporter stopped with %d undelivered evaluation requests", count)
+            why = " (the broker was unreachable)" if self._outage.unavailable else ""
+            logger.warning("Kafka exporter stopped: %d undelivered evaluation requests dropped%s", count, why)
             self._count_drop(semconv.DROP_SHUTDOWN, count)
 
 
@@ -493,6 +612,14 @@ def _call_weak(method: weakref.WeakMethod[Any]) -> None:
 def _pending(ref: weakref.ReferenceType[KafkaInvocationExporter]) -> int:
     exporter = ref()
     return exporter.pending if exporter is not None else 0
+
+
+def _observe_outage(ref: weakref.ReferenceType[KafkaInvocationExporter]) -> list[metrics.Observation]:
+    exporter = ref()
+    if exporter is None:
+        return []
+    attributes = {semconv.OTEL_EVAL_TRANSPORT: semconv.TRANSPORT_KAFKA}
+    return [metrics.Observation(exporter._outage.outage_seconds(), attributes)]
 
 
 def _is_retriable(exc: BaseException) -> bool:

@@ -1,11 +1,11 @@
 """The worker service's own instruments: consumer lag, batch duration, dead letters, duplicates, published results,
-errors. (The judge reports its own calls, tokens, cost and latency: ``otel_eval.judge.telemetry``.)"""
+errors, broker outages. (The judge reports its own calls, tokens, cost and latency: ``otel_eval.judge.telemetry``.)"""
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from opentelemetry import metrics
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
@@ -47,6 +47,18 @@ class WorkerMetrics:
         self._errors = meter.create_counter(
             semconv.METRIC_WORKER_ERRORS, unit="{error}", description="Worker failures by error.type."
         )
+        self._failed_attempts = meter.create_counter(
+            semconv.METRIC_TRANSPORT_FAILED_ATTEMPTS,
+            unit="{attempt}",
+            description="Failed attempts to reach the transport's broker (connections, metadata, sends).",
+        )
+        self._outage_seconds: Callable[[], float] = lambda: 0.0
+        meter.create_observable_gauge(
+            semconv.METRIC_TRANSPORT_OUTAGE_DURATION,
+            callbacks=[self._observe_outage],
+            unit="s",
+            description="Seconds since the transport's broker became unreachable; 0 while it is reachable.",
+        )
 
     def lag(self, topic: str, partition: int, value: int) -> None:
         """Records the lag of one partition."""
@@ -87,6 +99,16 @@ class WorkerMetrics:
         self._errors.add(1, {semconv.ERROR_TYPE: error_type})
         self._count(f"errors.{error_type}", 1)
 
+    def transport_failed_attempts(self, count: int) -> None:
+        """Failed attempts of the worker's Kafka clients to reach the broker."""
+        if count:
+            self._failed_attempts.add(count, {semconv.OTEL_EVAL_TRANSPORT: semconv.TRANSPORT_KAFKA})
+            self._count("transport.failed_attempts", count)
+
+    def watch_outage(self, outage_seconds: Callable[[], float]) -> None:
+        """Reports ``outage_seconds()`` as the outage-duration gauge."""
+        self._outage_seconds = outage_seconds
+
     def evaluated(self, count: int) -> None:
         """Invocations evaluated by this worker (in-process total only; the core counts them as telemetry)."""
         self._count("evaluated", count)
@@ -99,6 +121,9 @@ class WorkerMetrics:
     def _count(self, key: str, amount: int) -> None:
         with self._lock:
             self._counts[key] += amount
+
+    def _observe_outage(self, _options: CallbackOptions) -> list[Observation]:
+        return [Observation(self._outage_seconds(), {semconv.OTEL_EVAL_TRANSPORT: semconv.TRANSPORT_KAFKA})]
 
     def _observe_lag(self, _options: CallbackOptions) -> list[Observation]:
         with self._lock:

@@ -1,4 +1,5 @@
-"""The worker's Kafka clients: the group consumer (manual commits), its rebalance listener, and message parsing.
+"""The worker's Kafka clients: the group consumer (manual commits), its rebalance listener, message parsing, and
+the watch over the broker during outages.
 
 The consumer never commits on its own (``enable_auto_commit=False``): the service commits a batch's offsets after the
 batch's results were emitted and published. New groups start from the earliest offset, so no request is skipped;
@@ -7,22 +8,33 @@ group timeouts are generous because joins and rebalances can take several second
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Final
 
 from aiokafka.abc import ConsumerRebalanceListener
 from pydantic import ValidationError
 
 from otel_eval.errors import InputError
 from otel_eval.model.messages import REQUEST_SCHEMA_VERSION, EvaluationRequest
-from otel_eval.transport import KafkaSecurity
+from otel_eval.transport import KafkaSecurity, OutageMonitor
+from otel_eval.worker._metrics import WorkerMetrics
+from otel_eval.worker.health import HEARTBEAT_SECONDS, WorkerHealth
 from otel_eval.worker.settings import WorkerSettings
 
 logger = logging.getLogger(__name__)
 
 PartitionsCallback = Callable[[set[Any]], Awaitable[None]]
+
+_PROBE_TIMEOUT_S: Final = 5.0
+_PROBE_BACKOFF_MIN_S: Final = 1.0
+_PROBE_BACKOFF_MAX_S: Final = 10.0
+_PROBE_IDLE_S: Final = 10.0
+"""A hung broker (it accepts connections and answers nothing) makes aiokafka report nothing for its request timeout:
+the watch also probes this often when nothing looks wrong."""
 
 
 def parse_request(value: bytes | None, source: str) -> EvaluationRequest:
@@ -71,7 +83,8 @@ class RebalanceListener(ConsumerRebalanceListener):  # type: ignore[misc]  # aio
 
 def client_options(settings: WorkerSettings, security: KafkaSecurity) -> dict[str, Any]:
     """Options every Kafka client of the worker shares."""
-    return {"bootstrap_servers": settings.servers, **security.client_kwargs()}
+    # aiokafka retries metadata and fetches every 100 ms by default: 10 failed attempts a second in an outage.
+    return {"bootstrap_servers": settings.servers, "retry_backoff_ms": 500, **security.client_kwargs()}
 
 
 def create_consumer(settings: WorkerSettings, security: KafkaSecurity, listener: RebalanceListener) -> Any:
@@ -122,3 +135,87 @@ def create_producer(settings: WorkerSettings, security: KafkaSecurity) -> Any:
         request_timeout_ms=settings.kafka_request_timeout_ms,
         **client_options(settings, security),
     )
+
+
+def _probe_error(exc: BaseException, security: KafkaSecurity) -> str:
+    if isinstance(exc, asyncio.TimeoutError):
+        return f"no answer to a metadata request within {_PROBE_TIMEOUT_S:g} s"
+    return security.describe_error(exc)
+
+
+def for_want_of_the_broker(exc: BaseException) -> bool:
+    """Whether a Kafka error means the broker did not answer (retriable, timed out, connection lost)."""
+    from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
+
+    return bool(getattr(exc, "retriable", False)) or isinstance(exc, (KafkaTimeoutError, KafkaConnectionError))
+
+
+class BrokerWatch:
+    """Whether the worker's broker answers, decided by metadata requests, and the few log lines that say so.
+
+    aiokafka's records of the worker's clients (see :func:`~otel_eval.transport._kafka_outage.quiet_client_logs`) and
+    the worker's failed Kafka operations are counted (``otel_eval.transport.failed_attempts``) and make the watch
+    probe soon; an unanswered probe starts an outage (one WARNING, ``/readyz`` failing, the outage-duration gauge
+    rising), an answered one ends it (one INFO).
+    """
+
+    def __init__(
+        self, servers: list[str], security: KafkaSecurity, metrics: WorkerMetrics, health: WorkerHealth
+    ) -> None:
+        self._security = security
+        self._metrics = metrics
+        self._health = health
+        self.outage = OutageMonitor(
+            "worker", servers, logger, counts=self._counts, on_attempt=self._on_attempt, redact=security.redact
+        )
+        metrics.watch_outage(self.outage.outage_seconds)
+        self._next_probe = 0.0
+        self._last_probe = 0.0
+
+    def _counts(self) -> dict[str, int]:
+        counts = self._metrics.snapshot()
+        return {
+            "batches retried": sum(v for k, v in counts.items() if k.startswith("errors.")),
+            "invocations evaluated": counts.get("evaluated", 0),
+        }
+
+    def on_client_record(self, record: logging.LogRecord) -> None:
+        """An aiokafka record of the worker's clients: counted when it reports a failure, kept at DEBUG."""
+        self.outage.client_record(record)
+
+    def failed(self, exc: BaseException) -> None:
+        """An operation of the worker failed for want of the broker: counted; the next probe decides."""
+        message = self._security.describe_error(exc)
+        self.outage.attempt_failed(message)
+        logger.debug("Kafka operation failed: %s", message)
+
+    def _on_attempt(self) -> None:
+        self._metrics.transport_failed_attempts(1)
+        if not self.outage.unavailable:  # probe soon, but not more than every other second
+            self._next_probe = max(min(self._next_probe, time.monotonic()), self._last_probe + 2 * _PROBE_BACKOFF_MIN_S)
+
+    async def watch(self, consumer: Callable[[], Any]) -> None:
+        """Probes the broker through ``consumer()`` (when started) and writes the outage summary. Runs until
+        cancelled."""
+        backoff = _PROBE_BACKOFF_MIN_S
+        while True:
+            await asyncio.sleep(HEARTBEAT_SECONDS)
+            self.outage.tick()
+            client = consumer()
+            if client is None or not self._health.started or time.monotonic() < self._next_probe:
+                continue
+            self._last_probe = time.monotonic()
+            try:
+                await asyncio.wait_for(client.topics(), timeout=_PROBE_TIMEOUT_S)
+            except (Exception, asyncio.TimeoutError) as exc:  # noqa: BLE001 - any failure: not reachable
+                error = _probe_error(exc, self._security)
+                self.outage.unreachable(error)
+                self._health.fetch_error = f"Kafka broker unreachable: {error}"
+                self._next_probe = time.monotonic() + backoff
+                backoff = min(backoff * 2, _PROBE_BACKOFF_MAX_S)
+                continue
+            backoff = _PROBE_BACKOFF_MIN_S
+            self._next_probe = time.monotonic() + _PROBE_IDLE_S
+            if self.outage.unavailable:
+                self.outage.reachable()
+                self._health.fetch_error = None

@@ -5,8 +5,14 @@ traces (decoding, parsing and rebuilding run off the event loop, each record wit
 record past it is dead-lettered too, and the partition moves on, see :mod:`otel_eval.worker.deadline`), evaluate the requests with the shared :class:`~otel_eval.worker.core.EvaluationCore` (bounded concurrency),
 export the batch's telemetry, publish the results, and only then commit the offsets (at-least-once). Redelivered
 invocations whose results were already emitted are skipped (see :mod:`otel_eval.worker.results` for the exact
-guarantee). SIGTERM/SIGINT stop intake; the current batch is finished within ``worker_shutdown_timeout`` seconds,
-otherwise it is abandoned uncommitted (and redelivered to another worker).
+guarantee). SIGTERM/SIGINT stop intake; the process is done within ``worker_shutdown_timeout`` seconds: the current
+batch is finished in the first part of it, otherwise abandoned uncommitted (:attr:`Worker.abandoned_uncommitted`; the
+group redelivers it), and the Kafka clients are stopped in the rest, closed without waiting for a broker that does not
+answer.
+
+During a broker outage the worker keeps running and resumes by itself: aiokafka's per-attempt errors of the worker's
+clients are counted and kept at DEBUG, a metadata probe confirms the outage (one WARNING, a summary a minute, one INFO
+when the broker is back, see :mod:`otel_eval.transport._kafka_outage`), and ``/readyz`` fails meanwhile.
 """
 
 from __future__ import annotations
@@ -27,14 +33,16 @@ from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.errors import InputError
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
-from otel_eval.transport import RequestEvaluator
+from otel_eval.transport import RequestEvaluator, quiet_client_logs, release_client_logs, stop_client
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_spans, requests_from_trace
 from otel_eval.worker.consumer import (
+    BrokerWatch,
     RebalanceListener,
     create_consumer,
     create_producer,
     create_readback_consumer,
+    for_want_of_the_broker,
     parse_request,
 )
 from otel_eval.worker.dead_letter import DeadLetters
@@ -48,6 +56,8 @@ logger = logging.getLogger(__name__)
 
 _POLL_MS = 500
 _RETRY_BACKOFF_S = 1.0
+_CLIENT_STOP_SHARE = 0.6
+"""Of the time left at shutdown, the share the Kafka clients get to stop gracefully (the rest: telemetry)."""
 _HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -104,6 +114,14 @@ class Worker:
         """Records emitted in a batch attempt whose publication failed, by invocation: published on the retry."""
         self._committed: dict[Any, int] = {}
         self._topics = settings.topics
+        self._security = settings.security()
+        self.broker = BrokerWatch(settings.servers, self._security, self.metrics, self.health)
+        """Whether the broker is reachable, and the few log lines that say so."""
+        self._uncommitted = False
+        self.abandoned_uncommitted = False
+        """After :meth:`serve`: whether the worker stopped with fetched records it had not committed (a batch it
+        could not finish in time, or whose commit failed); the consumer group redelivers them."""
+        self._exit_deadline: float | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------------------------
 
@@ -117,26 +135,52 @@ class Worker:
         self._exit_event = asyncio.Event()
         self._batch_idle = asyncio.Event()
         self._batch_idle.set()
+        quiet_client_logs(self._loop, self.broker.on_client_record)
         signals = self.capture_signals() if install_signal_handlers else contextlib.nullcontext()
         self._start_http()
-        heartbeat = asyncio.create_task(self._heartbeat(), name="otel-eval-worker-heartbeat")
+        background = [
+            asyncio.create_task(self._heartbeat(), name="otel-eval-worker-heartbeat"),
+            asyncio.create_task(self.broker.watch(lambda: self._consumer), name="otel-eval-worker-broker-watch"),
+        ]
+        exit_requested = asyncio.create_task(self._exit_event.wait())
         try:
             with signals:
-                await self.startup()
-                main = asyncio.create_task(self.main_loop(), name="otel-eval-worker-main")
                 try:
-                    await asyncio.wait(
-                        [main, asyncio.create_task(self._exit_event.wait())], return_when=asyncio.FIRST_COMPLETED
-                    )
-                    self.should_exit = True
-                    await self._drain(main)
+                    if await self._until_exit(asyncio.create_task(self.startup()), exit_requested):
+                        main = asyncio.create_task(self.main_loop(), name="otel-eval-worker-main")
+                        await asyncio.wait([main, exit_requested], return_when=asyncio.FIRST_COMPLETED)
+                        self._start_exit_clock()
+                        await self._drain(main)
                 finally:
+                    self._start_exit_clock()
+                    self.abandoned_uncommitted = self._uncommitted
                     await self.shutdown()
         finally:
-            heartbeat.cancel()
+            for task in [*background, exit_requested]:
+                task.cancel()
+            release_client_logs(self._loop)
             if self._http is not None:
                 self._http.stop()
                 self._http = None
+
+    async def _until_exit(self, startup: asyncio.Task[None], exit_requested: asyncio.Task[Any]) -> bool:
+        """Whether ``startup`` finished before an exit was requested (its error is raised); cancels it otherwise."""
+        await asyncio.wait([startup, exit_requested], return_when=asyncio.FIRST_COMPLETED)
+        if startup.done():
+            startup.result()
+            return True
+        startup.cancel()
+        await asyncio.wait([startup])
+        return False
+
+    def _start_exit_clock(self) -> None:
+        self.should_exit = True
+        if self._exit_deadline is None:
+            self._exit_deadline = time.monotonic() + self.settings.worker_shutdown_timeout
+
+    def _time_left(self) -> float:
+        deadline = self._exit_deadline
+        return self.settings.worker_shutdown_timeout if deadline is None else max(0.0, deadline - time.monotonic())
 
     def _start_http(self) -> None:
         """``/healthz``, ``/readyz`` and ``/metrics`` (see :mod:`otel_eval.worker.health`), unless the port is 0."""
@@ -198,12 +242,13 @@ class Worker:
         self.started.set()
 
     async def _drain(self, main: asyncio.Task[None]) -> None:
-        timeout = self.settings.worker_shutdown_timeout
+        """Lets the current batch finish within the first part of the exit time; abandons it uncommitted after."""
+        timeout = self._time_left() * (1 - _CLIENT_STOP_SHARE / 2)
         try:
             await asyncio.wait_for(asyncio.shield(main), timeout=timeout)
         except asyncio.TimeoutError:
-            logger.error(
-                "current batch did not finish within %g s: abandoned uncommitted (it will be redelivered)", timeout
+            logger.warning(
+                "current batch did not finish within %.1f s: abandoned uncommitted (the group redelivers it)", timeout
             )
             main.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -212,20 +257,22 @@ class Worker:
             logger.debug("main loop ended with an error", exc_info=True)
 
     async def shutdown(self) -> None:
-        """Leaves the group and stops every client; flushes the telemetry. Open Collector-path traces are not
+        """Leaves the group and stops every client, then flushes the telemetry, within the time left to exit.
+
+        A client whose broker does not answer is closed without waiting for it. Open Collector-path traces are not
         evaluated: their offsets were not committed, so the next owner of the partition re-reads them."""
         self.health.group_member = False  # /readyz: draining, route nothing new here
-        for name in ("_consumer", "_readback", "_producer"):
-            client = getattr(self, name)
-            setattr(self, name, None)
-            if client is None:
-                continue
-            try:
-                await asyncio.wait_for(client.stop(), timeout=10)
-            except Exception as exc:  # noqa: BLE001 - stopping is best effort; the group expires a dead member anyway
-                logger.warning("stopping %s failed: %r", name.strip("_"), exc)
-        await asyncio.to_thread(self.telemetry.flush, self.settings.worker_flush_timeout)
-        logger.info("worker stopped: %s", self.metrics.snapshot())
+        clients = [getattr(self, name) for name in ("_consumer", "_readback", "_producer")]
+        self._consumer = self._readback = self._producer = None
+        budget = self._time_left() * _CLIENT_STOP_SHARE
+        stops = [stop_client(c, budget, describe=self._security.describe_error) for c in clients if c is not None]
+        if not all(await asyncio.gather(*stops)):
+            logger.debug("a Kafka client was closed without a graceful stop (the broker did not answer)")
+        await asyncio.to_thread(
+            self.telemetry.flush, max(0.1, min(self.settings.worker_flush_timeout, self._time_left()))
+        )
+        abandoned = "; fetched records left uncommitted for the group" if self._uncommitted else ""
+        logger.info("worker stopped%s: %s", abandoned, self.metrics.snapshot())
 
     # --- main loop ---------------------------------------------------------------------------------------------
 
@@ -240,22 +287,36 @@ class Worker:
                     timeout_ms=_POLL_MS, max_records=self.settings.worker_max_batch_size
                 )
             except KafkaError as exc:  # e.g. a codec this process lacks: report it and keep trying, never skip data
-                logger.error("fetching from Kafka failed: %r", exc)
+                if for_want_of_the_broker(exc):
+                    self.broker.failed(exc)
+                else:
+                    logger.error("fetching from Kafka failed: %s", self._security.describe_error(exc))
                 self.metrics.error(type(exc).__name__)
                 self.health.fetch_error = type(exc).__name__
                 await asyncio.sleep(_RETRY_BACKOFF_S)
                 continue
-            self.health.fetch_error = None
+            if not self.broker.outage.unavailable:
+                self.health.fetch_error = None
             ready = self.assembler.ready() if SOURCE_OTLP_SPANS in self.settings.sources else []
             if not batch and not ready:
                 continue
             # Records of newly assigned partitions wait for the read-back of their recent results (de-duplication).
             await self._readback_done.wait()
             self._batch_idle.clear()
+            self._uncommitted = True
             try:
                 await self._process(batch, ready)
+                self._uncommitted = False
             except Exception as exc:  # a failed batch is retried from the committed offsets, never skipped
-                logger.exception("batch failed; re-reading from the last committed offsets")
+                if isinstance(exc, KafkaError) and for_want_of_the_broker(exc):
+                    self.broker.failed(exc)  # an outage: the watcher reports it once, not each retry
+                elif isinstance(exc, KafkaError):
+                    logger.warning(
+                        "batch failed: %s; re-reading from the last committed offsets",
+                        self._security.describe_error(exc),
+                    )
+                else:
+                    logger.exception("batch failed; re-reading from the last committed offsets")
                 self.metrics.error(type(exc).__name__)
                 self._rewind()
                 await asyncio.sleep(_RETRY_BACKOFF_S)
