@@ -46,6 +46,17 @@ def random_topic(prefix: str = "t") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
+def stop_process(process: subprocess.Popen[Any] | None) -> None:
+    """SIGTERM, then SIGKILL after 5 s; nothing when it already ended (or never started)."""
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
 class TansuBroker:
     """One tansu broker process on 127.0.0.1 with ``memory://`` storage. Restartable on the same port."""
 
@@ -99,13 +110,7 @@ class TansuBroker:
     def stop(self) -> None:
         """Stops the broker (SIGTERM, then SIGKILL after 5 s). Its in-memory data is gone."""
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
+        stop_process(process)
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None

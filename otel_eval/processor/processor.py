@@ -345,18 +345,12 @@ class EvaluationSpanProcessor(SpanProcessor):
                     # Wake the background thread when an invocation may be complete (a local root ended, or a span
                     # of a trace whose root waits for it) or a batch waits; never per span, and never twice.
                     wake = self._wake
-                    if not wake.is_set():
-                        parent = span.parent
-                        if (
-                            (
-                                (parent is None or parent.is_remote)
-                                and context.span_id not in self._suppressed
-                                and not is_own_traffic(span)
-                            )
-                            or len(queue) >= self._wake_threshold
-                            or context.trace_id in self._waiting
-                        ):
-                            wake.set()
+                    if not wake.is_set() and (
+                        (is_local_root(span) and context.span_id not in self._suppressed and not is_own_traffic(span))
+                        or len(queue) >= self._wake_threshold
+                        or context.trace_id in self._waiting
+                    ):
+                        wake.set()
                     if self._enricher is not None:
                         self._enricher.on_end(span, hold=is_local_root(span) and not is_own_traffic(span))
                     return

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
 
+from otel_eval.transport import InMemoryInvocationExporter
 from tests.processor.telemetry import Telemetry
 
 
@@ -19,3 +21,16 @@ def telemetry() -> Iterator[Telemetry]:
     pipeline = Telemetry()
     yield pipeline
     pipeline.shutdown()
+
+
+@pytest.fixture
+def exporter() -> InMemoryInvocationExporter:
+    """Where the processor under test hands its requests (nothing is evaluated)."""
+    return InMemoryInvocationExporter()
+
+
+@pytest.fixture
+def provider() -> Iterator[TracerProvider]:
+    tracer_provider = TracerProvider()
+    yield tracer_provider
+    tracer_provider.shutdown()

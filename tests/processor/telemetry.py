@@ -14,7 +14,8 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_eval import semconv
+from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval.transport import InvocationExporter
 
 
 @dataclass
@@ -74,3 +75,10 @@ def _points(data: Any, name: str) -> Iterator[Any]:
 
 def hex_id(value: int, digits: int) -> str:
     return format(value, f"0{digits}x")
+
+
+def attach(provider: TracerProvider, exporter: InvocationExporter, **options: object) -> EvaluationSpanProcessor:
+    """An ``EvaluationSpanProcessor`` handing its requests to ``exporter``, added to ``provider``."""
+    processor = EvaluationSpanProcessor(exporter=exporter, **options)  # type: ignore[arg-type]
+    provider.add_span_processor(processor)
+    return processor

@@ -6,43 +6,22 @@ Real SDK spans; requests are read from an InMemoryInvocationExporter."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
-import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Span
 
-from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval import semconv
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.model import content_text
 from otel_eval.model.eval_case import get_all_tool_calls
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._completion import OpenSpans
 from otel_eval.transport import InMemoryInvocationExporter
+from tests.processor.telemetry import attach
 from tests.waiting import wait_until
 
 USER_TEXT = "Weather in Paris, and email it to me"
-
-
-@pytest.fixture
-def exporter() -> InMemoryInvocationExporter:
-    return InMemoryInvocationExporter()
-
-
-@pytest.fixture
-def provider() -> Iterator[TracerProvider]:
-    tracer_provider = TracerProvider()
-    yield tracer_provider
-    tracer_provider.shutdown()
-
-
-def _attach(
-    provider: TracerProvider, exporter: InMemoryInvocationExporter, **options: object
-) -> EvaluationSpanProcessor:
-    processor = EvaluationSpanProcessor(exporter=exporter, **options)
-    provider.add_span_processor(processor)
-    return processor
 
 
 def _message(role: str, text: str) -> str:
@@ -84,7 +63,7 @@ def _tool_names(request: EvaluationRequest) -> list[str | None]:
 def test_a_child_ending_after_its_root_is_in_the_evaluated_invocation(
     provider: TracerProvider, exporter: InMemoryInvocationExporter
 ) -> None:
-    processor = _attach(provider, exporter)
+    processor = attach(provider, exporter)
     _root, tool = _invocation_with_background_tool(provider)
 
     assert processor.force_flush(10_000)
@@ -106,7 +85,7 @@ def test_a_child_ending_after_its_root_is_in_the_evaluated_invocation(
 def test_a_child_that_never_ends_is_handed_on_at_the_idle_timeout_and_counted(
     provider: TracerProvider, exporter: InMemoryInvocationExporter
 ) -> None:
-    processor = _attach(provider, exporter, trace_idle_timeout=1.0)
+    processor = attach(provider, exporter, trace_idle_timeout=1.0)
     _root, tool = _invocation_with_background_tool(provider)
 
     assert wait_until(lambda: len(exporter.get_finished_requests()) == 1)
@@ -129,7 +108,7 @@ def test_a_root_ending_wakes_the_background_thread_once_per_invocation(
     provider: TracerProvider, exporter: InMemoryInvocationExporter
 ) -> None:
     # A tick far longer than the test: every request can only have been handed on by a wake-up at a root's end.
-    processor = _attach(provider, exporter, trace_idle_timeout=3600.0)
+    processor = attach(provider, exporter, trace_idle_timeout=3600.0)
     processor._tick = 3600.0
     processor._wake.set()  # the thread is waiting with the default tick: let it pick up the long one
     assert wait_until(lambda: not processor._wake.is_set())

@@ -3,8 +3,6 @@ the evaluator's own traffic. Requests are read from an InMemoryInvocationExporte
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -18,32 +16,12 @@ from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.model import content_text
 from otel_eval.processor._selection import sampling_bound
 from otel_eval.transport import InMemoryInvocationExporter
-from tests.processor.telemetry import hex_id
+from tests.processor.telemetry import attach, hex_id
 from tests.waiting import wait_until
 
 WEATHER, CURRENCY = SCENARIOS[0], SCENARIOS[1]
 REMOTE_TRACE_ID = 0x0AF7651916CD43DD8448EB211C80319C
 REMOTE_SPAN_ID = 0x00F067AA0BA902B7
-
-
-@pytest.fixture
-def exporter() -> InMemoryInvocationExporter:
-    return InMemoryInvocationExporter()
-
-
-@pytest.fixture
-def provider() -> Iterator[TracerProvider]:
-    tracer_provider = TracerProvider()
-    yield tracer_provider
-    tracer_provider.shutdown()
-
-
-def _attach(
-    provider: TracerProvider, exporter: InMemoryInvocationExporter, **options: object
-) -> EvaluationSpanProcessor:
-    processor = EvaluationSpanProcessor(exporter=exporter, **options)
-    provider.add_span_processor(processor)
-    return processor
 
 
 def _remote_parent() -> otel_context.Context:
@@ -60,7 +38,7 @@ def _user_texts(exporter: InMemoryInvocationExporter) -> list[str]:
 def test_invocations_under_a_remote_parent_complete_when_their_local_root_ends(
     provider: TracerProvider, exporter: InMemoryInvocationExporter
 ) -> None:
-    processor = _attach(provider, exporter)
+    processor = attach(provider, exporter)
     agent = TravelAgent(provider)
     token = otel_context.attach(_remote_parent())
     try:
@@ -79,7 +57,7 @@ def test_invocations_under_a_remote_parent_complete_when_their_local_root_ends(
 def test_a_trace_whose_root_never_ends_locally_is_handed_on_after_the_idle_timeout(
     provider: TracerProvider, exporter: InMemoryInvocationExporter
 ) -> None:
-    processor = _attach(provider, exporter, trace_idle_timeout=0.2)
+    processor = attach(provider, exporter, trace_idle_timeout=0.2)
     tracer = provider.get_tracer("web.server")
     request_span = tracer.start_span("POST /chat")  # the root stays open: the agent runs inside it
     with trace.use_span(request_span, end_on_exit=False):
@@ -97,16 +75,16 @@ def test_a_trace_whose_root_never_ends_locally_is_handed_on_after_the_idle_timeo
 def test_filters_by_agent_name_and_root_span_name(
     provider: TracerProvider, exporter: InMemoryInvocationExporter
 ) -> None:
-    by_agent = _attach(provider, exporter, agent_names=["someone_else"])
+    by_agent = attach(provider, exporter, agent_names=["someone_else"])
     TravelAgent(provider).run(WEATHER)
     assert by_agent.force_flush(10_000)
     assert exporter.get_finished_requests() == []
     by_agent.shutdown()
 
     kept = InMemoryInvocationExporter()
-    by_root = _attach(provider, kept, agent_names=["travel_assistant"], root_span_names=["invoke_agent"])
+    by_root = attach(provider, kept, agent_names=["travel_assistant"], root_span_names=["invoke_agent"])
     skipped = InMemoryInvocationExporter()
-    other_root = _attach(provider, skipped, root_span_names=["POST "])
+    other_root = attach(provider, skipped, root_span_names=["POST "])
     TravelAgent(provider).run(WEATHER)
     assert by_root.force_flush(10_000) and other_root.force_flush(10_000)
     assert _user_texts(kept) == [WEATHER.user_text]
@@ -119,7 +97,7 @@ def test_filters_by_agent_name_and_root_span_name(
 def test_spans_of_the_evaluator_and_of_kafka_clients_are_never_evaluated(
     provider: TracerProvider, exporter: InMemoryInvocationExporter, scope: str
 ) -> None:
-    processor = _attach(provider, exporter)
+    processor = attach(provider, exporter)
     TravelAgent(provider, scope=scope).run(WEATHER)
     TravelAgent(provider).run(CURRENCY)
     assert processor.force_flush(10_000)
@@ -131,7 +109,7 @@ def test_spans_of_the_evaluator_and_of_kafka_clients_are_never_evaluated(
 def test_spans_started_under_suppressed_instrumentation_are_never_evaluated(
     provider: TracerProvider, exporter: InMemoryInvocationExporter
 ) -> None:
-    processor = _attach(provider, exporter)
+    processor = attach(provider, exporter)
     token = otel_context.attach(otel_context.set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
     try:
         TravelAgent(provider).run(WEATHER)  # e.g. a judge or exporter call traced by the SDK anyway
@@ -146,7 +124,7 @@ def test_spans_started_under_suppressed_instrumentation_are_never_evaluated(
 
 def test_spans_the_sdk_did_not_sample_are_ignored(exporter: InMemoryInvocationExporter) -> None:
     provider = TracerProvider(sampler=ALWAYS_OFF)
-    processor = _attach(provider, exporter)
+    processor = attach(provider, exporter)
     TravelAgent(provider).run(WEATHER)
     assert processor.force_flush(10_000)
     assert exporter.get_finished_requests() == []
@@ -177,7 +155,7 @@ def test_requests_carry_the_criteria_and_the_golden_case_for_a_remote_worker(
 ) -> None:
     from otel_eval.demo import golden_eval_set
 
-    processor = _attach(
+    processor = attach(
         provider, exporter, eval_set=golden_eval_set(), criteria={"criteria": {"tool_trajectory_avg_score": 0.9}}
     )
     TravelAgent(provider).run(WEATHER)

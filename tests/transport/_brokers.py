@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tests._kafka import TansuBroker, free_port, tansu_binary
+from tests._kafka import TansuBroker, free_port, stop_process, tansu_binary
 
 BUCKET = "tansu"
 
@@ -59,13 +59,7 @@ class MotoS3:
 
     def stop(self) -> None:
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
+        stop_process(process)
 
 
 class DurableTansu(TansuBroker):
