@@ -239,7 +239,11 @@ def run(
     eval_set, config = _load_inputs(eval_set_path, config_path)
     config = _apply_judge_model(config, judge_model)
     registry = default_registry()
-    judge_settings: dict[str, Any] = {"default_model": judge_model, "num_samples": num_samples, "max_concurrency": max_concurrency}
+    judge_settings: dict[str, Any] = {
+        "default_model": judge_model,
+        "num_samples": num_samples,
+        "max_concurrency": max_concurrency,
+    }
     # Only the default metric choice depends on whether a judge is configured; otherwise build one only if needed.
     probe = not metrics and not (config and config.criteria) and eval_set is None
     try:

@@ -143,7 +143,7 @@ def _coverage(sentences: list[str], response: str) -> float:
     return min(1.0, copied / len(whole))
 
 
-def _call_sizes(step: Step) -> tuple[int, int]:
+def call_sizes(step: Step) -> tuple[int, int]:
     """Estimated characters of the step's segmenter and validator prompts. The validator's sentences are unknown
     before the segmenter answers; they are copied from the response, so the response (twice, for the sentence tags
     and slack) stands in for them."""
@@ -220,7 +220,7 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
         if overflow is not None:  # checked before any call: a step judged while another cannot be is no score
             return overflow.result()
         # The budget admits the whole invocation (every step's segmenter and validator call) or none of it.
-        admission = self.admit([traced], [size for step in steps for size in _call_sizes(step)])
+        admission = self.admit([traced], [size for step in steps for size in call_sizes(step)])
         if isinstance(admission, ContextProblem):
             return admission.result()
         with spending(admission):
@@ -249,7 +249,7 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
 
     def _step_overflow(self, step: Step) -> ContextProblem | None:
         """Whether the step's larger prompt, the validator's, would overflow the judge's window."""
-        return context_overflow(_call_sizes(step)[1], self.judge_model)
+        return context_overflow(call_sizes(step)[1], self.judge_model)
 
     async def _step(self, step: Step) -> StepOutcome:
         try:
