@@ -343,7 +343,7 @@ def _print_judge_summary(judge: JudgeClient | None) -> None:
     if judge is None:
         return
     usage = judge.accounting.total()
-    if usage.calls or usage.cache_hits or usage.failures:  # no line when no judged metric reached the judge
+    if usage.calls or usage.cache_hits or usage.failures or judge.accounting.budget_refusals:
         click.echo(judge.summary_line(), err=True)
 
 
