@@ -9,9 +9,11 @@ import math
 from collections.abc import Iterator
 
 import pytest
+from click.testing import CliRunner
 from google.genai import types as genai_types
 
 from otel_eval import semconv
+from otel_eval.cli import main
 from otel_eval.conversations import Conversation
 from otel_eval.emit import Emitters
 from otel_eval.emit.pipeline import PipelineMetrics
@@ -144,3 +146,10 @@ async def test_the_worker_core_reports_budget_refusals_as_not_evaluated_and_coun
     assert pipeline.snapshot()[f"evaluation.errors.{semconv.ERROR_TYPE_BUDGET_EXHAUSTED}"] == len(refused)
     assert all(any(r.metric_name == DETERMINISTIC for r in batch) for batch in batches)
     assert calls_by_answer(fake_gemini) == {answer(int(i.removeprefix("inv-"))): (1, 1) for i in passed}
+
+
+def test_a_bad_budget_stops_the_worker_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_BUDGET", "hallucinations_v1=1,=2")
+    result = CliRunner().invoke(main, ["worker", "--telemetry", "none"])
+    assert result.exit_code == 2
+    assert "OTEL_EVAL_JUDGE_BUDGET='hallucinations_v1=1,=2': entry '=2' has no metric name" in result.output
