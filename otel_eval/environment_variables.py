@@ -66,6 +66,17 @@ OTEL_EVAL_JUDGE_MAX_ATTEMPTS: Final = "OTEL_EVAL_JUDGE_MAX_ATTEMPTS"
 OTEL_EVAL_JUDGE_PRICES: Final = "OTEL_EVAL_JUDGE_PRICES"
 """JSON price table, USD per million tokens: ``{"model": {"input": 0.3, "output": 2.5}}``."""
 
+OTEL_EVAL_JUDGE_BUDGET: Final = "OTEL_EVAL_JUDGE_BUDGET"
+"""Judge spend limit, USD per hour per process: ``2.5`` (all judged metrics together), or per metric,
+``hallucinations_v1=1.0,safety_v1=0.5,*=2`` (``*``: the metrics not named, together). Unset: no limit."""
+
+OTEL_EVAL_PRIORITY_FEEDBACK_ATTRIBUTE: Final = "OTEL_EVAL_PRIORITY_FEEDBACK_ATTRIBUTE"
+"""Root-span attribute holding the user's feedback on an invocation. Default ``user.feedback``."""
+
+OTEL_EVAL_PRIORITY_FEEDBACK_VALUES: Final = "OTEL_EVAL_PRIORITY_FEEDBACK_VALUES"
+"""Comma-separated values of that attribute that mark negative feedback (case-insensitive). Default
+``negative,thumbs_down,dislike,-1``."""
+
 OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS: Final = "OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS"
 """Kafka bootstrap servers. When set, the processor sends requests to Kafka instead of the embedded worker."""
 

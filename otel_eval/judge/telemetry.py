@@ -1,7 +1,8 @@
 """The judge's own instruments: calls, tokens, cost and latency, by metric, judge model and outcome.
 
 Prometheus names (after the OTLP translation): ``otel_eval_judge_calls_total``, ``otel_eval_judge_tokens_total``,
-``otel_eval_judge_cost_total`` (USD) and ``otel_eval_judge_duration_seconds``; the shipped alert rules and dashboard
+``otel_eval_judge_cost_total`` (USD), ``otel_eval_judge_duration_seconds`` and
+``otel_eval_judge_budget_refusals_total`` (evaluations the judge budget refused); the shipped alert rules and dashboard
 query these.
 """
 
@@ -35,6 +36,11 @@ class JudgeInstruments:
         self._cost = meter.create_counter(
             semconv.METRIC_JUDGE_COST, unit="{USD}", description="Judge cost in US dollars (priced models only)."
         )
+        self._refusals = meter.create_counter(
+            semconv.METRIC_JUDGE_BUDGET_REFUSALS,
+            unit="{evaluation}",
+            description="Judged evaluations the judge budget refused (no call made), by metric and model.",
+        )
         self._duration = meter.create_histogram(
             semconv.METRIC_JUDGE_DURATION,
             unit="s",
@@ -65,3 +71,7 @@ class JudgeInstruments:
             self._tokens.add(output_tokens, {**attributes, semconv.OTEL_EVAL_TOKEN_TYPE: "output"})
         if cost_usd:
             self._cost.add(cost_usd, attributes)
+
+    def refused(self, *, metric: str, model: str) -> None:
+        """One evaluation (all its calls) the judge budget refused."""
+        self._refusals.add(1, {semconv.GEN_AI_EVALUATION_NAME: metric, semconv.OTEL_EVAL_JUDGE_MODEL: model})
