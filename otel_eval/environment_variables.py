@@ -2,12 +2,19 @@
 
 Each constant's value is its own name. The processor reads these in
 :meth:`otel_eval.EvaluationSpanProcessor.from_env`; the worker's settings (``otel_eval.worker.settings``) read the
-same names through pydantic-settings with the ``OTEL_EVAL_`` prefix.
+same names through pydantic-settings with the ``OTEL_EVAL_`` prefix. A bad value fails at start-up, naming the
+variable and the problem (:func:`number_setting` here, pydantic-settings in the worker); it is never replaced by a
+default.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable, Mapping
+from typing import Final, TypeVar
+
+from otel_eval.errors import ConfigurationError
+
+NumberT = TypeVar("NumberT", int, float)
 
 ENV_PREFIX: Final = "OTEL_EVAL_"
 
@@ -163,3 +170,48 @@ OTEL_EVAL_WORKER_METRICS_PORT: Final = "OTEL_EVAL_WORKER_METRICS_PORT"
 
 OTEL_EVAL_WORKER_FLUSH_TIMEOUT: Final = "OTEL_EVAL_WORKER_FLUSH_TIMEOUT"
 """Seconds a worker waits for its telemetry to be exported before committing a batch. Default 10."""
+
+# --- defaults read by more than one component (processor, transports, worker): each defined here only ----------------
+
+DEFAULT_QUEUE_SIZE: Final = 1024
+"""Default of :data:`OTEL_EVAL_QUEUE_SIZE` (the embedded worker's and the Kafka exporter's request queue)."""
+
+DEFAULT_CONCURRENCY: Final = 16
+"""Default of :data:`OTEL_EVAL_WORKER_CONCURRENCY` (the embedded worker and the ``otel-eval worker`` service)."""
+
+DEFAULT_MAX_OPEN_TRACES: Final = 2048
+"""Default of :data:`OTEL_EVAL_MAX_OPEN_TRACES` (the processor and the worker's Collector path)."""
+
+DEFAULT_MAX_SPANS_PER_TRACE: Final = 2048
+"""Default of :data:`OTEL_EVAL_MAX_SPANS_PER_TRACE` (the processor and the worker's Collector path)."""
+
+DEFAULT_TRACE_IDLE_TIMEOUT: Final = 30.0
+"""Default of :data:`OTEL_EVAL_TRACE_IDLE_TIMEOUT` (the processor and the worker's Collector path)."""
+
+DEFAULT_KAFKA_REQUESTS_TOPIC: Final = "otel_eval.requests"
+"""Default of :data:`OTEL_EVAL_KAFKA_REQUESTS_TOPIC` (the processor's Kafka exporter and the worker)."""
+
+DEFAULT_KAFKA_COMPRESSION: Final = "gzip"
+"""Default of :data:`OTEL_EVAL_KAFKA_COMPRESSION` (the processor's Kafka exporter and the worker's producer)."""
+
+
+def number_setting(
+    environ: Mapping[str, str], name: str, default: NumberT, *, valid: Callable[[NumberT], bool], expected: str
+) -> NumberT:
+    """The number in variable ``name`` (of the type of ``default``), or ``default`` when it is unset or blank.
+
+    Raises:
+        ConfigurationError: the value is not such a number, or ``valid`` rejects it; the message names the variable,
+            the value and ``expected`` (e.g. ``"an integer >= 1"``).
+    """
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    kind: Callable[[str], NumberT] = type(default)
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ConfigurationError(f"{name}={raw!r}: expected {expected}") from None
+    if not valid(value):
+        raise ConfigurationError(f"{name}={raw!r}: expected {expected}")
+    return value

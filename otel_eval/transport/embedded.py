@@ -18,14 +18,12 @@ from collections.abc import Callable, Sequence
 
 from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.environment_variables import DEFAULT_CONCURRENCY, DEFAULT_QUEUE_SIZE
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport.base import DuplicateLogFilter, ExportResult, InvocationExporter, RequestEvaluator
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
-
-DEFAULT_MAX_QUEUE_SIZE = 1024
-DEFAULT_CONCURRENCY = 16
 
 
 class EmbeddedInvocationExporter(InvocationExporter):
@@ -43,7 +41,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
         self,
         core: RequestEvaluator,
         *,
-        max_queue_size: int = DEFAULT_MAX_QUEUE_SIZE,
+        max_queue_size: int = DEFAULT_QUEUE_SIZE,
         concurrency: int = DEFAULT_CONCURRENCY,
         pipeline: PipelineMetrics | None = None,
     ) -> None:

@@ -60,8 +60,7 @@ def test_from_env_reads_every_setting(tmp_path: Path, monkeypatch: pytest.Monkey
         env.OTEL_EVAL_SAMPLE_RATE: "0.25",
         env.OTEL_EVAL_AGENT_NAMES: "travel_assistant, other ",
         env.OTEL_EVAL_MAX_OPEN_TRACES: "7",
-        env.OTEL_EVAL_MAX_SPANS_PER_TRACE: "not-a-number",  # logged, default kept
-        env.OTEL_EVAL_TRACE_IDLE_TIMEOUT: "-3",  # out of range: logged, default kept
+        env.OTEL_EVAL_MAX_SPANS_PER_TRACE: " ",  # blank: the default
     }
     exporter = InMemoryInvocationExporter()
     processor = EvaluationSpanProcessor.from_env(environ, exporter=exporter)
@@ -90,9 +89,17 @@ def test_from_env_reads_every_setting(tmp_path: Path, monkeypatch: pytest.Monkey
         (env.OTEL_EVAL_CRITERIA, "/no/such/criteria.json", "cannot read"),
         (env.OTEL_EVAL_CRITERIA, '{"criteria": {"no_such_metric": 1}}', "no_such_metric"),
         (env.OTEL_EVAL_EVAL_SET, "/no/such/set.json", "OTEL_EVAL_EVAL_SET"),
+        (env.OTEL_EVAL_MAX_SPANS_PER_TRACE, "not-a-number", r"OTEL_EVAL_MAX_SPANS_PER_TRACE='not-a-number': expected"),
+        (
+            env.OTEL_EVAL_TRACE_IDLE_TIMEOUT,
+            "-3",
+            r"OTEL_EVAL_TRACE_IDLE_TIMEOUT='-3': expected seconds \(a number > 0\)",
+        ),
+        (env.OTEL_EVAL_SAMPLE_RATE, "1.5", r"OTEL_EVAL_SAMPLE_RATE='1.5': expected a number in \[0, 1\]"),
+        (env.OTEL_EVAL_QUEUE_SIZE, "0", r"OTEL_EVAL_QUEUE_SIZE='0': expected an integer >= 1"),
     ],
 )
-def test_from_env_rejects_unreadable_configuration_naming_the_variable(variable: str, value: str, message: str) -> None:
+def test_from_env_rejects_a_bad_value_at_start_up_naming_the_variable(variable: str, value: str, message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         EvaluationSpanProcessor.from_env({variable: value}, exporter=InMemoryInvocationExporter())
 
@@ -151,3 +158,10 @@ def test_pipeline_counters_reach_the_meter_provider(telemetry: Telemetry) -> Non
     }
     assert queues == {"spans": 0, "requests": 0}
     processor.shutdown()
+
+
+def test_embedded_settings_next_to_an_exporter_or_unknown_keywords_are_refused_by_name() -> None:
+    with pytest.raises(TypeError, match=r"logger_provider, sinks: settings of the embedded worker.*InMemory"):
+        EvaluationSpanProcessor(exporter=InMemoryInvocationExporter(), sinks=[print], logger_provider=None)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument.*max_queue"):
+        EvaluationSpanProcessor(max_queue=3)  # type: ignore[call-arg]
