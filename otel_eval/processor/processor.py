@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -20,6 +19,7 @@ from otel_eval import environment_variables as env
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation import criteria_from
+from otel_eval.forking import reinit_after_fork
 from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.model import EvalConfig, EvalSet
 from otel_eval.model.loading import load_eval_set
@@ -177,9 +177,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         weak_self = weakref.ref(self)
         self.pipeline.register_queue("spans", lambda: _pending_spans(weak_self))
         self._start()
-        if hasattr(os, "register_at_fork"):
-            weak_reinit = weakref.WeakMethod(self._at_fork_reinit)
-            os.register_at_fork(after_in_child=lambda: _call_weak(weak_reinit))
+        reinit_after_fork(self._at_fork_reinit)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> EvaluationSpanProcessor:
@@ -325,7 +323,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         except Exception:  # a broken transport must not break the provider's shutdown
             logger.exception("the evaluation transport failed to shut down")
         if self._enricher is not None:
-            self._enricher.shutdown()
+            self._enricher.shutdown(_remaining_millis(deadline))
 
     def stats(self) -> dict[str, int]:
         """Pipeline counts (see the class docs) plus the current buffer occupancy."""
@@ -397,9 +395,3 @@ def _pending_spans(weak_self: weakref.ref[EvaluationSpanProcessor]) -> int:
 
 def _remaining_millis(deadline: float) -> int:
     return max(0, int((deadline - time.monotonic()) * 1000))
-
-
-def _call_weak(method: weakref.WeakMethod[Callable[[], None]]) -> None:
-    bound = method()
-    if bound is not None:
-        bound()

@@ -42,6 +42,7 @@ from otel_eval import environment_variables as env_vars
 from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
+from otel_eval.forking import reinit_after_fork
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers
 from otel_eval.transport._kafka_outage import OutageMonitor, quiet_client_logs, stop_client
@@ -202,9 +203,7 @@ class KafkaInvocationExporter(InvocationExporter):
         )
 
         self._start_sender()
-        if hasattr(os, "register_at_fork"):
-            weak_reinit = weakref.WeakMethod(self._at_fork_reinit)
-            os.register_at_fork(after_in_child=lambda: _call_weak(weak_reinit))
+        reinit_after_fork(self._at_fork_reinit)
 
     def _new_monitor(self) -> OutageMonitor:
         return OutageMonitor(
@@ -230,7 +229,7 @@ class KafkaInvocationExporter(InvocationExporter):
         self._next_probe = 0.0
         self._stop_budget = _STOP_RESERVE_S
         self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._thread_main, name="otel-eval-kafka-exporter", daemon=True)
+        self._thread = threading.Thread(target=self._thread_main, name="OtelEvalKafkaExporter", daemon=True)
         self._thread.start()
         self._ready.wait()
 
@@ -610,12 +609,6 @@ class KafkaInvocationExporter(InvocationExporter):
             why = " (the broker was unreachable)" if self._outage.unavailable else ""
             logger.warning("Kafka exporter stopped: %d undelivered evaluation requests dropped%s", count, why)
             self._count_drop(semconv.DROP_SHUTDOWN, count)
-
-
-def _call_weak(method: weakref.WeakMethod[Any]) -> None:
-    bound = method()
-    if bound is not None:
-        bound()
 
 
 def _pending(ref: weakref.ReferenceType[KafkaInvocationExporter]) -> int:
