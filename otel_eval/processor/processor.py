@@ -183,11 +183,12 @@ class EvaluationSpanProcessor(SpanProcessor):
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> EvaluationSpanProcessor:
         """A processor configured by the ``OTEL_EVAL_*`` variables (:mod:`otel_eval.environment_variables`).
 
-        With ``OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS`` set, requests go to Kafka; otherwise to the embedded worker.
-        Keyword ``overrides`` win over the environment (e.g. ``tracer_provider=...``).
+        With ``OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS`` set, requests go to Kafka (and the embedded worker's overrides,
+        such as ``logger_provider=``, are left out); otherwise to the embedded worker. Keyword ``overrides`` win over
+        the environment (e.g. ``tracer_provider=...``).
 
         Raises:
-            ConfigurationError: unreadable ``OTEL_EVAL_CRITERIA`` / ``OTEL_EVAL_EVAL_SET``, or bad Kafka settings.
+            ConfigurationError: a bad ``OTEL_EVAL_*`` value (naming the variable), or bad Kafka settings.
         """
         return cls(**processor_options(environ, overrides))
 
