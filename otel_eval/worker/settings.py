@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from otel_eval.environment_variables import (
@@ -115,20 +115,12 @@ class WorkerSettings(BaseSettings):
             raise ValueError(f"expected a comma-separated list of {', '.join(SOURCES)}; got {value!r}")
         return ",".join(dict.fromkeys(sources))
 
-    @field_validator("kafka_bootstrap_servers")
+    @field_validator("kafka_bootstrap_servers", "kafka_compression")
     @classmethod
-    def _check_servers(cls, value: str) -> str:
+    def _check_kafka(cls, value: str, info: ValidationInfo) -> str:
+        check = split_servers if info.field_name == "kafka_bootstrap_servers" else check_compression
         try:
-            split_servers(value)
-        except ConfigurationError as exc:
-            raise ValueError(str(exc)) from None
-        return value
-
-    @field_validator("kafka_compression")
-    @classmethod
-    def _check_compression(cls, value: str) -> str:
-        try:
-            check_compression(value)
+            check(value)
         except ConfigurationError as exc:
             raise ValueError(str(exc)) from None
         return value
