@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval import environment_variables as env
@@ -133,6 +135,31 @@ def test_a_forked_child_gets_a_working_processor_of_its_own() -> None:
     assert requests_in_child == 2  # the parent's request (copied memory) plus the child's own
     assert len(exporter.get_finished_requests()) == 1  # the parent is unaffected
     provider.shutdown()
+
+
+def _count_in_child(processor: EvaluationSpanProcessor, conn: Any) -> None:
+    processor.pipeline.sampled(1)
+    assert processor._enricher is not None
+    processor._enricher.release_expired()
+    conn.send(processor.pipeline.snapshot().get("invocations.sampled"))
+    conn.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="fork is POSIX-only")
+def test_a_fork_while_the_pipeline_and_enricher_locks_are_held_leaves_them_usable_in_the_child() -> None:
+    enrich = SimpleSpanProcessor(InMemorySpanExporter())
+    processor = EvaluationSpanProcessor(exporter=InMemoryInvocationExporter(), enrich=enrich)
+    assert processor._enricher is not None
+    context = multiprocessing.get_context("fork")
+    parent_conn, child_conn = context.Pipe()
+    with processor.pipeline._lock, processor._enricher._lock:  # as if another thread held them at the fork
+        child = context.Process(target=_count_in_child, args=(processor, child_conn))
+        child.start()
+    assert parent_conn.poll(30)  # a lock copied held would leave the child waiting forever
+    assert parent_conn.recv() == 1
+    child.join(30)
+    assert child.exitcode == 0
+    processor.shutdown()
 
 
 def test_a_shut_down_processor_can_be_garbage_collected() -> None:
