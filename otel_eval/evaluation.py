@@ -61,7 +61,7 @@ logger = logging.getLogger(__name__)
 
 TRAJECTORY_METRIC = "tool_trajectory_avg_score"
 
-_METRIC_THREADS = DaemonThreadPool(4, name="otel-eval-metric")
+_METRIC_THREADS = DaemonThreadPool(4, name="OtelEvalMetric")
 """Where the workers run metrics that call no judge (CPU-bound), off their event loops."""
 
 _CONFIG_KEYS = {"criteria", "custom_metrics", "user_simulator_config", "live_model_config"}

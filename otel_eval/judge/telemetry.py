@@ -8,11 +8,10 @@ query these.
 
 from __future__ import annotations
 
-from opentelemetry import metrics
 from opentelemetry.metrics import MeterProvider
 
 from otel_eval import semconv
-from otel_eval.version import __version__
+from otel_eval.instruments import InstrumentHolder
 
 OUTCOME_OK = "ok"
 OUTCOME_CACHED = "cached"
@@ -21,25 +20,24 @@ OUTCOME_ERROR = "error"
 _DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0, 120.0)
 
 
-class JudgeInstruments:
+class JudgeInstruments(InstrumentHolder):
     """Records one judge request's outcome (after its retries) on ``meter_provider`` (the global one when None)."""
 
     def __init__(self, meter_provider: MeterProvider | None = None) -> None:
-        meter = metrics.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider)
-        self._calls = meter.create_counter(
-            semconv.METRIC_JUDGE_CALLS, unit="{call}", description="Judge requests by metric, model and outcome."
+        super().__init__(meter_provider)
+        meter = self.meter
+        self._calls = self._counter(
+            semconv.METRIC_JUDGE_CALLS, "{call}", "Judge requests by metric, model and outcome."
         )
-        self._tokens = meter.create_counter(
-            semconv.METRIC_JUDGE_TOKENS, unit="{token}", description="Judge tokens by metric, model and token type."
+        self._tokens = self._counter(
+            semconv.METRIC_JUDGE_TOKENS, "{token}", "Judge tokens by metric, model and token type."
         )
         # Braces keep the unit out of the Prometheus name: otel_eval_judge_cost_total, not ..._USD_total.
-        self._cost = meter.create_counter(
-            semconv.METRIC_JUDGE_COST, unit="{USD}", description="Judge cost in US dollars (priced models only)."
-        )
-        self._refusals = meter.create_counter(
+        self._cost = self._counter(semconv.METRIC_JUDGE_COST, "{USD}", "Judge cost in US dollars (priced models only).")
+        self._refusals = self._counter(
             semconv.METRIC_JUDGE_BUDGET_REFUSALS,
-            unit="{evaluation}",
-            description="Judged evaluations the judge budget refused (no call made), by metric and model.",
+            "{evaluation}",
+            "Judged evaluations the judge budget refused (no call made), by metric and model.",
         )
         self._duration = meter.create_histogram(
             semconv.METRIC_JUDGE_DURATION,
