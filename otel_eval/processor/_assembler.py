@@ -24,6 +24,7 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._buffers import Rejection, TraceBuffers, top_span_names
 from otel_eval.processor._completion import UNDER_ABANDONED, IncompleteCounter, OpenSpans
+from otel_eval.processor._priority import SamplePriority
 from otel_eval.processor._requests import RequestBuilder
 from otel_eval.processor._selection import is_local_root, is_own_traffic, is_sampled
 from otel_eval.transport.base import DuplicateLogFilter, InvocationExporter
@@ -64,6 +65,9 @@ class SpanAssembler:
             thread when a span of such a trace ends).
         incomplete: Counts roots handed on with descendants still open.
         sample_bound: The processor's sampling bound (:func:`~otel_eval.processor._selection.sampling_bound`).
+        priority: When set, spans of left-out traces arrive too (buffered under the same limits); each left-out
+            local root is evaluated if ``priority`` rescues it, else its buffered subtree is discarded, and a
+            left-out trace that goes idle without its root is discarded (see :mod:`otel_eval.processor._priority`).
         rebuild_timeout: Seconds one trace's rebuild may take. It runs on its own thread; past the deadline the trace
             is dropped (``rebuild_timeout``) and its thread abandoned to finish on its own (threads cannot be killed;
             see :mod:`otel_eval.worker.deadline`), so the traces behind it are not delayed.
@@ -83,6 +87,7 @@ class SpanAssembler:
         waiting: dict[int, int],
         incomplete: IncompleteCounter,
         sample_bound: int | None = None,
+        priority: SamplePriority | None = None,
         rebuild_timeout: float = DEFAULT_REBUILD_TIMEOUT,
     ) -> None:
         self.buffers = buffers
@@ -96,6 +101,8 @@ class SpanAssembler:
         self._waiting = waiting
         self._incomplete = incomplete
         self._sample_bound = sample_bound
+        self._priority = priority if sample_bound is not None else None
+        self._track_bound = None if self._priority is not None else sample_bound
         self._pending: dict[RootKey, float] = {}  # root -> when it stops waiting; in deadline order
         self._next_sweep = 0.0
         self.rebuild = DeadlineExecutor(rebuild_timeout, name="OtelEvalRebuild")
@@ -139,7 +146,7 @@ class SpanAssembler:
             self._next_sweep = now + min(_SWEEP_SECONDS, self._idle_timeout / 4)
             idle = self.buffers.take_idle(now, self._idle_timeout)
             self._pipeline.idle_flushed(len(idle))
-            batches += [(None, trace_spans) for trace_spans in idle]
+            batches += [(None, trace_spans) for trace_spans in idle if self._in_sample(trace_spans)]
             self.open_spans.forget_idle(now, self._idle_timeout)
         if final:
             for trace_spans in self.buffers.take_everything():
@@ -175,7 +182,7 @@ class SpanAssembler:
         if (
             context is None
             or not context.trace_flags.sampled
-            or not is_sampled(context.trace_id, self._sample_bound)
+            or not is_sampled(context.trace_id, self._track_bound)
             or context.span_id in self._suppressed
             or is_own_traffic(span)
         ):
@@ -213,6 +220,12 @@ class SpanAssembler:
                     self._enricher.release(trace_id, context.span_id)
                 return
         elif root:
+            if self._priority is not None and not is_sampled(trace_id, self._sample_bound):
+                if not self._priority.decide(span):  # left out, and neither errored nor negative feedback
+                    self.buffers.take_subtree(trace_id, context.span_id)
+                    if self._enricher is not None:
+                        self._enricher.release(trace_id, context.span_id)
+                    return
             if self.open_spans.open_under(trace_id, context.span_id):
                 self._wait((trace_id, context.span_id), now + self._idle_timeout)
             else:
@@ -221,6 +234,13 @@ class SpanAssembler:
         if under is not None and (trace_id, under) in self._pending and not self.open_spans.open_under(trace_id, under):
             self._unwait((trace_id, under))
             roots.append((trace_id, under))  # the last open descendant of a waiting root ended
+
+    def _in_sample(self, spans: list[ReadableSpan]) -> bool:
+        """Whether an idle trace's spans are evaluated: a left-out trace (priority sampling) waits for its root."""
+        if self._priority is None or not spans:
+            return True
+        context = spans[0].context
+        return context is not None and is_sampled(context.trace_id, self._sample_bound)
 
     def _wait(self, root: RootKey, deadline: float) -> None:
         self._pending[root] = deadline
