@@ -100,8 +100,10 @@ INSTRUMENTATION_SCOPE: Final = "otel_eval"
 METRIC_EVALUATION_SCORE: Final = "gen_ai.evaluation.score"  # histogram; prom: gen_ai_evaluation_score_bucket
 METRIC_EVALUATION_RESULTS: Final = "gen_ai.evaluation.results"  # counter; prom: gen_ai_evaluation_results_total
 METRIC_INVOCATIONS_SAMPLED: Final = "otel_eval.invocations.sampled"  # prom: otel_eval_invocations_sampled_total
-# Local roots left out by the trace-id sampling decision: not rescued (dropped, not loss), or rescued by priority.
-METRIC_INVOCATIONS_SAMPLED_OUT: Final = "otel_eval.invocations.sampled_out"  # prom: otel_eval_invocations_sampled_out_total
+# Local roots left out by the trace-id sampling decision: not rescued (not a loss), or rescued by priority.
+METRIC_INVOCATIONS_SAMPLED_OUT: Final = (
+    "otel_eval.invocations.sampled_out"  # prom: otel_eval_invocations_sampled_out_total
+)
 METRIC_INVOCATIONS_PRIORITY_SAMPLED: Final = (
     "otel_eval.invocations.priority_sampled"  # prom: otel_eval_invocations_priority_sampled_total
 )

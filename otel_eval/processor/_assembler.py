@@ -150,6 +150,8 @@ class SpanAssembler:
             self.open_spans.forget_idle(now, self._idle_timeout)
         if final:
             for trace_spans in self.buffers.take_everything():
+                if not self._in_sample(trace_spans):
+                    continue  # left out by its trace id, root not ended: undecided, not a loss
                 counts.spans[semconv.DROP_SHUTDOWN] += len(trace_spans)
                 counts.invocations[semconv.DROP_SHUTDOWN] += 1
         for reason, count in counts.spans.items():
@@ -220,12 +222,13 @@ class SpanAssembler:
                     self._enricher.release(trace_id, context.span_id)
                 return
         elif root:
-            if self._priority is not None and not is_sampled(trace_id, self._sample_bound):
-                if not self._priority.decide(span):  # left out, and neither errored nor negative feedback
-                    self.buffers.take_subtree(trace_id, context.span_id)
-                    if self._enricher is not None:
-                        self._enricher.release(trace_id, context.span_id)
-                    return
+            priority = self._priority
+            if priority is not None and not is_sampled(trace_id, self._sample_bound) and not priority.decide(span):
+                # Left out by its trace id, and neither errored nor negative feedback: discarded.
+                self.buffers.take_subtree(trace_id, context.span_id)
+                if self._enricher is not None:
+                    self._enricher.release(trace_id, context.span_id)
+                return
             if self.open_spans.open_under(trace_id, context.span_id):
                 self._wait((trace_id, context.span_id), now + self._idle_timeout)
             else:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -143,9 +144,7 @@ def test_the_switch_is_read_from_the_environment_and_a_bad_value_fails_at_start_
         ProcessorSettings.from_env({"OTEL_EVAL_SAMPLE_PRIORITY": "maybe"})
 
 
-def test_the_root_is_the_local_root_not_a_child(
-    provider: TracerProvider, exporter: InMemoryInvocationExporter
-) -> None:
+def test_the_root_is_the_local_root_not_a_child(provider: TracerProvider, exporter: InMemoryInvocationExporter) -> None:
     """A failed tool call inside an invocation that recovered does not rescue it: only the root's status counts."""
     processor = attach(provider, exporter, sample_rate=0.0)
     tracer = provider.get_tracer("web.server")
@@ -157,3 +156,17 @@ def test_the_root_is_the_local_root_not_a_child(
     assert exporter.get_finished_requests() == []
     assert processor.stats()["invocations.sampled_out"] == 1
     processor.shutdown()
+
+
+def test_a_left_out_trace_still_open_at_shutdown_is_not_counted_as_lost(
+    provider: TracerProvider, exporter: InMemoryInvocationExporter
+) -> None:
+    processor = attach(provider, exporter, sample_rate=0.0)
+    root = provider.get_tracer("web.server").start_span("POST /chat")
+    with trace.use_span(root, end_on_exit=False):
+        TravelAgent(provider).run(PLAIN)
+    assert processor.force_flush(10_000)
+    assert processor.stats()["open_traces"] == 1  # buffered until its root ends: it may still end in error
+    processor.shutdown()
+    assert {key: n for key, n in processor.stats().items() if key.startswith("invocations.") and n} == {}
+    root.end()
