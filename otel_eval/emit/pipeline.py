@@ -42,6 +42,11 @@ class PipelineMetrics:
             unit="{span}",
             description="Ended spans the processor did not buffer, by otel_eval.drop.reason.",
         )
+        self._log_records_dropped = meter.create_counter(
+            semconv.METRIC_LOG_RECORDS_DROPPED,
+            unit="{log_record}",
+            description="GenAI content log records not joined to their trace, by otel_eval.drop.reason.",
+        )
         self._evaluated = meter.create_counter(
             semconv.METRIC_INVOCATIONS_EVALUATED, unit="{invocation}", description="Invocations evaluated."
         )
@@ -91,6 +96,12 @@ class PipelineMetrics:
         if count:
             self._spans_dropped.add(count, {semconv.OTEL_EVAL_DROP_REASON: reason})
             self._count(f"spans.dropped.{reason}", count)
+
+    def log_records_dropped(self, reason: str, count: int = 1) -> None:
+        """GenAI content log records dropped for ``reason`` (``late``, ``no_trace``, a limit, ``shutdown``)."""
+        if count:
+            self._log_records_dropped.add(count, {semconv.OTEL_EVAL_DROP_REASON: reason})
+            self._count(f"log_records.dropped.{reason}", count)
 
     def evaluated(self, count: int = 1) -> None:
         """Invocations whose evaluation finished (whatever the scores)."""

@@ -31,6 +31,7 @@ from otel_eval.model import (
     TracedInvocation,
 )
 from otel_eval.model import genai as genai_types
+from otel_eval.reconstruct._adk_history import fill_from_history
 from otel_eval.reconstruct._adk_spans import (
     ModelCall,
     OwnedSpans,
@@ -42,7 +43,6 @@ from otel_eval.reconstruct._adk_spans import (
     is_tool_span,
     read_tool_run,
 )
-from otel_eval.reconstruct._adk_history import fill_from_history
 from otel_eval.reconstruct._containment import tightest_containers
 from otel_eval.reconstruct._first_unused import FirstUnused
 from otel_eval.reconstruct._span_tree import SpanTree, covered_ns

@@ -12,13 +12,15 @@ an event. Without content only tool names, token counts and timings can be rebui
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from typing import Any
 
 from otel_eval import semconv
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._adk_events import rebuild_invocations
-from otel_eval.reconstruct._genai_events import content_value
 from otel_eval.reconstruct._adk_spans import ModelCall, invocation_of, is_run_root, usage_of
+from otel_eval.reconstruct._genai_events import content_value, details_value
 from otel_eval.reconstruct._genai_messages import (
     contents_from_messages,
     system_instruction_text,
@@ -112,9 +114,23 @@ def genai_model_content(span: Span, call: ModelCall, warnings: list[str]) -> Non
         call.system_instruction = system_instruction_text(
             instructions, warnings, f"{where}: {semconv.GEN_AI_SYSTEM_INSTRUCTIONS}"
         )
-    definitions = content_value(span, semconv.GEN_AI_TOOL_DEFINITIONS)
+    definitions = _richer(
+        span.attr(semconv.GEN_AI_TOOL_DEFINITIONS), details_value(span, semconv.GEN_AI_TOOL_DEFINITIONS)
+    )
     if definitions is not None:
         call.tools = tools_from_definitions(definitions, warnings, f"{where}: {semconv.GEN_AI_TOOL_DEFINITIONS}")
+
+
+def _richer(on_span: Any, on_event: Any) -> Any:
+    """ADK records the tool definitions on both the span and the log record, with their parameters only on the side
+    that gets content (the span for ``SPAN_ONLY``, the log record for ``EVENT_ONLY``): the longer one is that side."""
+    if on_span is None or on_event is None:
+        return on_event if on_span is None else on_span
+    return on_event if len(_text(on_event)) > len(_text(on_span)) else on_span
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
 def _merge_streamed(outputs: Sequence[genai_types.Content]) -> genai_types.Content | None:
