@@ -39,9 +39,7 @@ def _quiet_adk() -> Iterator[None]:
     logger.setLevel(level)
 
 
-async def _record(mode: str, folder: Path) -> list[dict[str, Any]]:
-    """Runs every scenario with ``mode``; writes ``traces.pb``, ``logs.pb`` and ``logs.json``; returns eval cases
-    holding ADK's own invocations."""
+async def _runs(mode: str) -> tuple[list[Any], list[Any], list[dict[str, Any]]]:
     spans, logs, cases = [], [], []
     with adk_telemetry(schema=2, capture_mode=mode):
         for name in NAMES:
@@ -50,6 +48,13 @@ async def _record(mode: str, folder: Path) -> list[dict[str, Any]]:
             logs.extend(run.log_records)
             actual = EvaluationGenerator.convert_events_to_eval_invocations(run.session_events)
             cases.append({"eval_id": name, "conversation": [i.model_dump(mode="json") for i in actual]})
+    return spans, logs, cases
+
+
+def _record(mode: str, folder: Path) -> list[dict[str, Any]]:
+    """Runs every scenario with ``mode``; writes ``traces.pb``, ``logs.pb`` and ``logs.json``; returns eval cases
+    holding ADK's own invocations."""
+    spans, logs, cases = asyncio.run(_runs(mode))  # the commands run their own event loop: the agents run first
     folder.mkdir()
     (folder / "traces.pb").write_bytes(encode_spans(spans).SerializeToString())
     (folder / "logs.pb").write_bytes(encode_logs(logs).SerializeToString())
@@ -72,8 +77,8 @@ def _comparable(converted: dict[str, Any]) -> list[Any]:
 def test_log_files_beside_trace_files_give_the_span_only_invocations_and_scores(
     cli: Callable[..., CliResult], tmp_path: Path
 ) -> None:
-    cases = asyncio.run(_record("SPAN_ONLY", tmp_path / "span_only"))
-    asyncio.run(_record("EVENT_ONLY", tmp_path / "event_only"))
+    cases = _record("SPAN_ONLY", tmp_path / "span_only")
+    _record("EVENT_ONLY", tmp_path / "event_only")
     span_only, event_only = tmp_path / "span_only", tmp_path / "event_only"
 
     expected = cli("convert", span_only / "traces.pb", "--output", "json")

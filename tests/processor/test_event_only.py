@@ -40,9 +40,7 @@ def providers() -> tuple[TracerProvider, LoggerProvider]:
     return tracer_provider, global_logger_provider()
 
 
-def attach_both(
-    providers: tuple[TracerProvider, LoggerProvider], **options: Any
-) -> Iterator[EvaluationSpanProcessor]:
+def attach_both(providers: tuple[TracerProvider, LoggerProvider], **options: Any) -> Iterator[EvaluationSpanProcessor]:
     tracer_provider, logger_provider = providers
     processor = EvaluationSpanProcessor(**options)
     tracer_provider.add_span_processor(processor)
