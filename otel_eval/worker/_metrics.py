@@ -36,6 +36,11 @@ class WorkerMetrics:
         self._dead_letters = meter.create_counter(
             semconv.METRIC_WORKER_DEAD_LETTERS, unit="{message}", description="Messages sent to the dead-letter topic."
         )
+        self._log_records_dropped = meter.create_counter(
+            semconv.METRIC_LOG_RECORDS_DROPPED,
+            unit="{log_record}",
+            description="GenAI content log records not joined to their trace, by otel_eval.drop.reason.",
+        )
         self._duplicates = meter.create_counter(
             semconv.METRIC_WORKER_DUPLICATES_SKIPPED,
             unit="{invocation}",
@@ -81,6 +86,12 @@ class WorkerMetrics:
         self._dead_letters.add(1, {semconv.KAFKA_TOPIC: topic, semconv.OTEL_EVAL_DROP_REASON: reason})
         self._count("dead_letters", 1)
         self._count(f"dead_letters.{reason}", 1)
+
+    def log_records_dropped(self, reason: str, count: int) -> None:
+        """GenAI content log records (``otlp_logs``) not joined to a trace, by reason (``late``, ``no_trace``, ...)."""
+        if count:
+            self._log_records_dropped.add(count, {semconv.OTEL_EVAL_DROP_REASON: reason})
+            self._count(f"log_records.dropped.{reason}", count)
 
     def duplicates_skipped(self, count: int) -> None:
         """Invocations skipped as already evaluated."""
