@@ -9,6 +9,8 @@ content record without a valid trace id and span id is skipped with a warning na
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from otel_eval.traces._normalize import SPAN_ID_HEX_DIGITS, TRACE_ID_HEX_DIGITS, Problems, SpanProblem, normalize_id
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
 
 _SCOPE_LOGS_KEYS = ("scopeLogs", "scope_logs", "instrumentationLibraryLogs", "instrumentation_library_logs")
 _RECORD_KEYS = ("logRecords", "log_records")
+logger = logging.getLogger(__name__)
 _TRACE_ID_BYTES = 16
 _SPAN_ID_BYTES = 8
 
@@ -116,10 +119,27 @@ def parse_logs_data(data: bytes) -> LogsData:
     return message
 
 
-def log_records_from_otlp_proto(message: HasResourceLogs, problems: Problems) -> list[SpanLogRecord]:
-    """The content log records of an OTLP protobuf ``LogsData`` / ``ExportLogsServiceRequest``."""
+def log_records_from_otlp_proto(
+    message: HasResourceLogs, problems: Problems | None = None, *, source: str = "otlp-proto"
+) -> list[SpanLogRecord]:
+    """The content log records of an OTLP protobuf ``LogsData`` / ``ExportLogsServiceRequest``; a malformed one is
+    skipped with a warning (into ``problems``, else logged naming ``source``)."""
     from otel_eval.traces.otlp_proto import attributes_from_proto, value_from_proto
 
+    sink = problems if problems is not None else Problems(source)
+    records = _records_from_proto(message, sink, attributes_from_proto, value_from_proto)
+    if problems is None:
+        for warning in sink.warnings:
+            logger.warning("%s", warning)
+    return records
+
+
+def _records_from_proto(
+    message: HasResourceLogs,
+    problems: Problems,
+    attributes_from_proto: Callable[[Any], dict[str, Any]],
+    value_from_proto: Callable[[Any], Any],
+) -> list[SpanLogRecord]:
     records: list[SpanLogRecord] = []
     for r_index, resource_logs in enumerate(message.resource_logs):
         for s_index, scope_logs in enumerate(resource_logs.scope_logs):

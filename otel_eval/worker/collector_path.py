@@ -67,7 +67,6 @@ def parse_otlp_logs(value: bytes | None, source: str) -> list[SpanLogRecord]:
     Raises:
         InputError: the bytes are not an OTLP protobuf logs message (the message is dead-lettered).
     """
-    from otel_eval.traces._normalize import Problems
     from otel_eval.traces.otlp_logs import log_records_from_otlp_proto, parse_logs_data
     from otel_eval.traces.otlp_proto import ProtoDecodeError
 
@@ -79,11 +78,7 @@ def parse_otlp_logs(value: bytes | None, source: str) -> list[SpanLogRecord]:
         raise InputError(f"{source}: not an OTLP protobuf logs message (otlp_proto): {exc}") from None
     if not message.resource_logs:
         raise InputError(f"{source}: {len(value)} bytes decode to an OTLP message without resource_logs")
-    problems = Problems(source)
-    records = log_records_from_otlp_proto(message, problems)
-    for warning in problems.warnings:
-        logger.warning("%s", warning)
-    return records
+    return log_records_from_otlp_proto(message, source=source)
 
 
 def without_evaluator_spans(spans: Sequence[Span]) -> list[Span]:

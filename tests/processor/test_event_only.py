@@ -151,3 +151,41 @@ async def test_log_records_whose_span_was_handed_on_are_counted_late(
     counts = processor.stats()  # after shutdown
     assert counts.get("log_records.dropped.late") == 1
     assert counts.get("log_records.dropped.shutdown") == 1  # the orphan's span never ended: dropped at shutdown
+
+
+def test_log_records_are_bounded_and_every_drop_is_counted_by_reason() -> None:
+    from opentelemetry._logs import LogRecord
+    from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+    from tests.waiting import wait_until
+
+    tracer_provider, logger_provider = TracerProvider(), LoggerProvider()
+    processor = EvaluationSpanProcessor(
+        exporter=InMemoryInvocationExporter(), max_buffer_bytes=2_000, trace_idle_timeout=0.2
+    )
+    tracer_provider.add_span_processor(processor)
+    logger_provider.add_log_record_processor(processor.log_record_processor)
+    otel_logger = logger_provider.get_logger("tests.bounds")
+
+    def emit(trace_id: int, content: str, *, sampled: bool = True) -> None:
+        flags = TraceFlags(TraceFlags.SAMPLED if sampled else TraceFlags.DEFAULT)
+        span = NonRecordingSpan(SpanContext(trace_id, 7, is_remote=False, trace_flags=flags))
+        attributes = {"gen_ai.input.messages": content}
+        otel_logger.emit(
+            LogRecord(
+                event_name=semconv.GEN_AI_OPERATION_DETAILS_EVENT,
+                attributes=attributes,
+                context=trace.set_span_in_context(span),
+            )
+        )
+
+    emit(1, "x" * 100)  # kept, then dropped: no span of trace 1 ever comes
+    emit(2, "x" * 5_000)  # over the byte budget on its own
+    emit(3, "x", sampled=False)  # not sampled: not the evaluator's, ignored
+    assert wait_until(lambda: processor.stats().get("log_records.dropped.no_trace") == 1)
+    counts = processor.stats()
+    processor.shutdown()
+    tracer_provider.shutdown()
+    logger_provider.shutdown()
+    assert counts.get("log_records.dropped.max_buffer_bytes") == 1
+    assert sum(v for k, v in counts.items() if k.startswith("log_records.dropped")) == 2
