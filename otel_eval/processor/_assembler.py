@@ -147,7 +147,7 @@ class SpanAssembler:
             self._pipeline.idle_flushed(len(idle))
             batches += [(None, trace_spans) for trace_spans in idle]
             self.open_spans.forget_idle(now, self._idle_timeout)
-            if self.logs is not None:
+            if self.logs is not None and self.logs.buffered_traces:
                 live = set(self.buffers.open_trace_ids())
                 self.logs.sweep(now, self._idle_timeout, lambda t: t in live or self.open_spans.tracks(t))
         if final:

@@ -124,6 +124,11 @@ class LogJoin:
         self.total_bytes = 0
 
     @property
+    def buffered_traces(self) -> int:
+        """Traces with records kept now."""
+        return len(self._traces)
+
+    @property
     def buffered_records(self) -> int:
         """Records kept now."""
         return sum(len(trace.records) for trace in self._traces.values())
