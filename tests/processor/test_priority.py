@@ -170,3 +170,37 @@ def test_a_left_out_trace_still_open_at_shutdown_is_not_counted_as_lost(
     processor.shutdown()
     assert {key: n for key, n in processor.stats().items() if key.startswith("invocations.") and n} == {}
     root.end()
+
+
+def test_a_rescued_trace_keeps_its_content_log_records_and_a_discarded_one_leaves_none_behind(
+    provider: TracerProvider, exporter: InMemoryInvocationExporter
+) -> None:
+    """``EVENT_ONLY`` content: the log records of left-out traces are kept until their root decides."""
+    import json
+
+    from opentelemetry._logs import LogRecord
+    from opentelemetry.sdk._logs import LoggerProvider
+
+    processor = attach(provider, exporter, sample_rate=0.0)
+    logger_provider = LoggerProvider()
+    logger_provider.add_log_record_processor(processor.log_record_processor)
+    tracer, otel_logger = provider.get_tracer("agent"), logger_provider.get_logger("agent")
+
+    def invocation(user_text: str, *, error: bool) -> None:
+        agent = {semconv.GEN_AI_OPERATION_NAME: "invoke_agent", semconv.GEN_AI_AGENT_NAME: "helper"}
+        with tracer.start_as_current_span("invoke_agent helper", attributes=agent) as root:
+            with tracer.start_as_current_span("chat m", attributes={semconv.GEN_AI_OPERATION_NAME: "chat"}):
+                message = [{"role": "user", "parts": [{"type": "text", "content": user_text}]}]
+                attributes = {"gen_ai.input.messages": json.dumps(message)}
+                otel_logger.emit(LogRecord(event_name=semconv.GEN_AI_OPERATION_DETAILS_EVENT, attributes=attributes))
+            if error:
+                root.set_status(Status(StatusCode.ERROR))
+
+    invocation("only on a log record", error=True)
+    invocation("left out", error=False)
+    assert processor.force_flush(10_000)
+    assert _user_texts(exporter) == {"only on a log record"}
+    assert processor._assembler.logs is not None and processor._assembler.logs.buffered_records == 0
+    assert {key: n for key, n in processor.stats().items() if "dropped" in key and n} == {}
+    processor.shutdown()
+    logger_provider.shutdown()
