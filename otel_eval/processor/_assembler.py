@@ -150,9 +150,9 @@ class SpanAssembler:
         ]
         if now >= self._next_sweep or final:
             self._next_sweep = now + min(_SWEEP_SECONDS, self._idle_timeout / 4)
-            idle = self.buffers.take_idle(now, self._idle_timeout)
+            idle = [spans for spans in self.buffers.take_idle(now, self._idle_timeout) if self._in_sample(spans)]
             self._pipeline.idle_flushed(len(idle))
-            batches += [(None, trace_spans) for trace_spans in idle if self._in_sample(trace_spans)]
+            batches += [(None, trace_spans) for trace_spans in idle]
             self.open_spans.forget_idle(now, self._idle_timeout)
             if self.logs is not None and self.logs.buffered_traces:
                 live = set(self.buffers.open_trace_ids())

@@ -204,3 +204,24 @@ def test_a_rescued_trace_keeps_its_content_log_records_and_a_discarded_one_leave
     assert {key: n for key, n in processor.stats().items() if "dropped" in key and n} == {}
     processor.shutdown()
     logger_provider.shutdown()
+
+
+def test_a_left_out_trace_that_goes_idle_without_its_root_is_discarded_uncounted(
+    provider: TracerProvider, exporter: InMemoryInvocationExporter
+) -> None:
+    from tests.waiting import wait_until
+
+    processor = attach(provider, exporter, sample_rate=0.0, trace_idle_timeout=0.1)
+    root = provider.get_tracer("web.server").start_span("POST /chat")  # stays open past the idle timeout
+    with trace.use_span(root, end_on_exit=False):
+        TravelAgent(provider).run(PLAIN)
+    assert processor.force_flush(10_000)
+    assert processor.stats()["open_traces"] == 1
+    assert wait_until(lambda: processor.stats()["open_traces"] == 0)
+    root.set_status(Status(StatusCode.ERROR))
+    root.end()  # decided now, from the root alone: rescued, though its idle spans are gone
+    assert processor.force_flush(10_000)
+    stats = processor.stats()
+    assert stats.get("traces.idle_flushed", 0) == 0 and stats["invocations.priority_sampled.error"] == 1
+    assert {key: n for key, n in stats.items() if "dropped" in key and n} == {}
+    processor.shutdown()
