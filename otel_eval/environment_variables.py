@@ -31,6 +31,11 @@ OTEL_EVAL_CONSOLE: Final = "OTEL_EVAL_CONSOLE"
 OTEL_EVAL_SAMPLE_RATE: Final = "OTEL_EVAL_SAMPLE_RATE"
 """Fraction of traces evaluated, decided deterministically from the trace id. Default 1.0."""
 
+OTEL_EVAL_SAMPLE_PRIORITY: Final = "OTEL_EVAL_SAMPLE_PRIORITY"
+"""``true``/``false``: with a sample rate below 1, still evaluate a left-out trace whose local root ended in error or
+carries negative feedback (``OTEL_EVAL_PRIORITY_FEEDBACK_*``); ``false`` is pure head sampling."""
+DEFAULT_SAMPLE_PRIORITY: Final = True
+
 OTEL_EVAL_AGENT_NAMES: Final = "OTEL_EVAL_AGENT_NAMES"
 """Comma-separated agent names to evaluate; empty means all."""
 
@@ -215,3 +220,24 @@ def number_setting(
     if not valid(value):
         raise ConfigurationError(f"{name}={raw!r}: expected {expected}")
     return value
+
+
+_TRUE = ("true", "1", "yes", "on")
+_FALSE = ("false", "0", "no", "off")
+
+
+def flag_setting(environ: Mapping[str, str], name: str, default: bool) -> bool:
+    """The boolean in variable ``name`` (``true``/``false``, ``1``/``0``, ``yes``/``no``, ``on``/``off``), or
+    ``default`` when it is unset or blank.
+
+    Raises:
+        ConfigurationError: any other value; the message names the variable and the value.
+    """
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    if raw.lower() in _TRUE:
+        return True
+    if raw.lower() in _FALSE:
+        return False
+    raise ConfigurationError(f"{name}={raw!r}: expected true or false")

@@ -29,6 +29,7 @@ OTEL_EVAL_EVAL_SET_ID: Final = "otel_eval.eval_set_id"
 OTEL_EVAL_RESULT_ID: Final = "otel_eval.result.id"
 OTEL_EVAL_INVOCATION_ID: Final = "otel_eval.invocation.id"
 OTEL_EVAL_DROP_REASON: Final = "otel_eval.drop.reason"
+OTEL_EVAL_PRIORITY_REASON: Final = "otel_eval.priority.reason"  # why a sampled-out trace was evaluated anyway
 OTEL_EVAL_OUTCOME: Final = "otel_eval.outcome"  # judge call outcome: ok | error | cached
 OTEL_EVAL_TOKEN_TYPE: Final = "otel_eval.token.type"  # input | output
 OTEL_EVAL_TRANSPORT: Final = "otel_eval.transport"  # embedded | kafka
@@ -101,6 +102,15 @@ INSTRUMENTATION_SCOPE: Final = "otel_eval"
 METRIC_EVALUATION_SCORE: Final = "gen_ai.evaluation.score"  # histogram; prom: gen_ai_evaluation_score_bucket
 METRIC_EVALUATION_RESULTS: Final = "gen_ai.evaluation.results"  # counter; prom: gen_ai_evaluation_results_total
 METRIC_INVOCATIONS_SAMPLED: Final = "otel_eval.invocations.sampled"  # prom: otel_eval_invocations_sampled_total
+# Local roots left out by the trace-id sampling decision: not rescued (not a loss), or rescued by priority.
+METRIC_INVOCATIONS_SAMPLED_OUT: Final = (
+    "otel_eval.invocations.sampled_out"  # prom: otel_eval_invocations_sampled_out_total
+)
+METRIC_INVOCATIONS_PRIORITY_SAMPLED: Final = (
+    "otel_eval.invocations.priority_sampled"  # prom: otel_eval_invocations_priority_sampled_total
+)
+PRIORITY_REASON_ERROR: Final = "error"  # otel_eval.priority.reason: the local root's status is ERROR
+PRIORITY_REASON_NEGATIVE_FEEDBACK: Final = "negative_feedback"  # its feedback attribute is a negative value
 METRIC_INVOCATIONS_DROPPED: Final = "otel_eval.invocations.dropped"  # prom: otel_eval_invocations_dropped_total
 METRIC_INVOCATIONS_EVALUATED: Final = "otel_eval.invocations.evaluated"  # prom: otel_eval_invocations_evaluated_total
 METRIC_EVALUATION_ERRORS: Final = "otel_eval.evaluation.errors"  # prom: otel_eval_evaluation_errors_total

@@ -44,9 +44,11 @@ class PriorityPolicy:
 
     def is_priority(self, traced: TracedInvocation, *, failed_deterministic: bool) -> bool:
         """Whether ``traced`` is judged first."""
-        if failed_deterministic or traced.ended_in_error:
-            return True
-        return traced.feedback is not None and traced.feedback.strip().lower() in self.negative_feedback
+        return failed_deterministic or traced.ended_in_error or self.is_negative(traced.feedback)
+
+    def is_negative(self, feedback: str | None) -> bool:
+        """Whether the feedback text (see :func:`otel_eval.reconstruct.signals.feedback_text`) is negative."""
+        return feedback is not None and feedback.strip().lower() in self.negative_feedback
 
 
 def invocation_key(traced: TracedInvocation) -> tuple[str, str]:

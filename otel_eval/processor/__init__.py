@@ -25,6 +25,10 @@ Never evaluated: spans of scope ``otel_eval`` (evaluation spans, judge calls), s
 OpenTelemetry instrumentation is suppressed (the judge's and transports' work runs so), Kafka client spans,
 and spans the SDK did not sample.
 
+Sampling (``sample_rate``) is decided from the trace id. With ``sample_priority`` (the default), a left-out trace
+is buffered too and evaluated anyway when its local root ended in error or carries negative feedback
+(:mod:`otel_eval.processor._priority`); otherwise it is discarded when its root ends.
+
 Limits (each overflow is dropped and counted by ``otel_eval.drop.reason``):
 
 ======================  ========================================  ======================================
@@ -44,7 +48,8 @@ shutdown                incomplete traces, unevaluated requests   ``{shutdown}``
 
 Other counters: ``otel_eval.invocations.sampled`` (handed to the transport), ``otel_eval.invocations.evaluated``,
 ``otel_eval.evaluation.errors{gen_ai.evaluation.name, error.type}``, ``otel_eval.traces.idle_flushed``,
-``otel_eval.invocations.incomplete``, and the
+``otel_eval.invocations.incomplete``, ``otel_eval.invocations.priority_sampled{otel_eval.priority.reason}`` and
+``otel_eval.invocations.sampled_out`` (priority sampling), and the
 gauge ``otel_eval.queue.size{otel_eval.queue=spans|requests}``. :meth:`EvaluationSpanProcessor.stats` returns the same counts in-process.
 """
 

@@ -25,6 +25,7 @@ from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._buffers import Rejection, TraceBuffers, top_span_names
 from otel_eval.processor._completion import UNDER_ABANDONED, IncompleteCounter, OpenSpans
 from otel_eval.processor._logs import LogJoin
+from otel_eval.processor._priority import SamplePriority
 from otel_eval.processor._requests import RequestBuilder
 from otel_eval.processor._selection import is_local_root, is_own_traffic, is_sampled
 from otel_eval.transport.base import DuplicateLogFilter, InvocationExporter
@@ -65,6 +66,9 @@ class SpanAssembler:
             thread when a span of such a trace ends).
         incomplete: Counts roots handed on with descendants still open.
         sample_bound: The processor's sampling bound (:func:`~otel_eval.processor._selection.sampling_bound`).
+        priority: When set, spans of left-out traces arrive too (buffered under the same limits); each left-out
+            local root is evaluated if ``priority`` rescues it, else its buffered subtree is discarded, and a
+            left-out trace that goes idle without its root is discarded (see :mod:`otel_eval.processor._priority`).
         rebuild_timeout: Seconds one trace's rebuild may take. It runs on its own thread; past the deadline the trace
             is dropped (``rebuild_timeout``) and its thread abandoned to finish on its own (threads cannot be killed;
             see :mod:`otel_eval.worker.deadline`), so the traces behind it are not delayed.
@@ -85,6 +89,7 @@ class SpanAssembler:
         waiting: dict[int, int],
         incomplete: IncompleteCounter,
         sample_bound: int | None = None,
+        priority: SamplePriority | None = None,
         rebuild_timeout: float = DEFAULT_REBUILD_TIMEOUT,
         logs: LogJoin | None = None,
     ) -> None:
@@ -99,6 +104,8 @@ class SpanAssembler:
         self._waiting = waiting
         self._incomplete = incomplete
         self._sample_bound = sample_bound
+        self._priority = priority if sample_bound is not None else None
+        self._track_bound = None if self._priority is not None else sample_bound
         self._pending: dict[RootKey, float] = {}  # root -> when it stops waiting; in deadline order
         self._next_sweep = 0.0
         self.rebuild = DeadlineExecutor(rebuild_timeout, name="OtelEvalRebuild")
@@ -143,7 +150,7 @@ class SpanAssembler:
         ]
         if now >= self._next_sweep or final:
             self._next_sweep = now + min(_SWEEP_SECONDS, self._idle_timeout / 4)
-            idle = self.buffers.take_idle(now, self._idle_timeout)
+            idle = [spans for spans in self.buffers.take_idle(now, self._idle_timeout) if self._in_sample(spans)]
             self._pipeline.idle_flushed(len(idle))
             batches += [(None, trace_spans) for trace_spans in idle]
             self.open_spans.forget_idle(now, self._idle_timeout)
@@ -152,6 +159,8 @@ class SpanAssembler:
                 self.logs.sweep(now, self._idle_timeout, lambda t: t in live or self.open_spans.tracks(t))
         if final:
             for trace_spans in self.buffers.take_everything():
+                if not self._in_sample(trace_spans):
+                    continue  # left out by its trace id, root not ended: undecided, not a loss
                 counts.spans[semconv.DROP_SHUTDOWN] += len(trace_spans)
                 counts.invocations[semconv.DROP_SHUTDOWN] += 1
         for reason, count in counts.spans.items():
@@ -186,7 +195,7 @@ class SpanAssembler:
         if (
             context is None
             or not context.trace_flags.sampled
-            or not is_sampled(context.trace_id, self._sample_bound)
+            or not is_sampled(context.trace_id, self._track_bound)
             or context.span_id in self._suppressed
             or is_own_traffic(span)
         ):
@@ -224,6 +233,13 @@ class SpanAssembler:
                     self._enricher.release(trace_id, context.span_id)
                 return
         elif root:
+            priority = self._priority
+            if priority is not None and not is_sampled(trace_id, self._sample_bound) and not priority.decide(span):
+                # Left out by its trace id, and neither errored nor negative feedback: discarded.
+                self._discard(self.buffers.take_subtree(trace_id, context.span_id))
+                if self._enricher is not None:
+                    self._enricher.release(trace_id, context.span_id)
+                return
             if self.open_spans.open_under(trace_id, context.span_id):
                 self._wait((trace_id, context.span_id), now + self._idle_timeout)
             else:
@@ -232,6 +248,21 @@ class SpanAssembler:
         if under is not None and (trace_id, under) in self._pending and not self.open_spans.open_under(trace_id, under):
             self._unwait((trace_id, under))
             roots.append((trace_id, under))  # the last open descendant of a waiting root ended
+
+    def _in_sample(self, spans: list[ReadableSpan]) -> bool:
+        """Whether an idle trace's spans are evaluated; a left-out trace's (priority sampling) are discarded."""
+        if self._priority is None or not spans:
+            return True
+        context = spans[0].context
+        if context is not None and is_sampled(context.trace_id, self._sample_bound):
+            return True
+        self._discard(spans)
+        return False
+
+    def _discard(self, spans: list[ReadableSpan]) -> None:
+        """Forgets a left-out subtree, with its log records (not a loss: not counted as dropped)."""
+        if self.logs is not None:
+            self.logs.take(spans)
 
     def _wait(self, root: RootKey, deadline: float) -> None:
         self._pending[root] = deadline

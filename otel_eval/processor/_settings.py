@@ -14,7 +14,7 @@ from typing import Any
 from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
-from otel_eval.environment_variables import number_setting
+from otel_eval.environment_variables import flag_setting, number_setting
 from otel_eval.model import EvalSet
 from otel_eval.model.loading import criteria_setting, eval_set_setting
 from otel_eval.worker.embedded import EMBEDDED_OPTIONS
@@ -33,6 +33,7 @@ class ProcessorSettings:
     criteria: dict[str, Any] | None = None
     eval_set: EvalSet | None = None
     sample_rate: float = DEFAULT_SAMPLE_RATE
+    sample_priority: bool = env.DEFAULT_SAMPLE_PRIORITY
     agent_names: tuple[str, ...] = ()
     root_span_names: tuple[str, ...] = ()
     max_open_traces: int = env.DEFAULT_MAX_OPEN_TRACES
@@ -61,6 +62,7 @@ class ProcessorSettings:
             sample_rate=number_setting(
                 environ, env.OTEL_EVAL_SAMPLE_RATE, DEFAULT_SAMPLE_RATE, valid=_fraction, expected="a number in [0, 1]"
             ),
+            sample_priority=flag_setting(environ, env.OTEL_EVAL_SAMPLE_PRIORITY, env.DEFAULT_SAMPLE_PRIORITY),
             agent_names=_names(environ.get(env.OTEL_EVAL_AGENT_NAMES, "")),
             root_span_names=_names(environ.get(env.OTEL_EVAL_ROOT_SPAN_NAMES, "")),
             max_open_traces=_count(environ, env.OTEL_EVAL_MAX_OPEN_TRACES, env.DEFAULT_MAX_OPEN_TRACES),
@@ -95,6 +97,7 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
         "criteria": settings.criteria,
         "eval_set": settings.eval_set,
         "sample_rate": settings.sample_rate,
+        "sample_priority": settings.sample_priority,
         "agent_names": settings.agent_names,
         "root_span_names": settings.root_span_names,
         "max_open_traces": settings.max_open_traces,

@@ -28,6 +28,7 @@ from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import TraceBuffers
 from otel_eval.processor._completion import IncompleteCounter, OpenSpans
 from otel_eval.processor._logs import EvaluationLogRecordProcessor, LogJoin
+from otel_eval.processor._priority import SamplePriority
 from otel_eval.processor._requests import RequestBuilder
 from otel_eval.processor._selection import InvocationFilters, is_local_root, is_own_traffic, sampling_bound
 from otel_eval.processor._settings import processor_options
@@ -74,6 +75,9 @@ class EvaluationSpanProcessor(SpanProcessor):
             also scored with the reference metrics (online reference metrics).
         sample_rate: Fraction of traces evaluated, decided from the low 64 bits of the trace id as
             ``TraceIdRatioBased`` does (the same trace gets the same decision in every process).
+        sample_priority: With ``sample_rate`` below 1, also evaluate a left-out trace whose local root span ended
+            in error or carries negative feedback (:mod:`otel_eval.processor._priority`); left-out traces are then
+            buffered until their root ends. False: pure head sampling.
         agent_names: Evaluate only invocations of these agents (empty: all).
         root_span_names: Evaluate only subtrees whose top span name starts with one of these (empty: all).
         exporter: Transport of the requests (e.g. :class:`~otel_eval.transport.kafka.KafkaInvocationExporter`);
@@ -108,6 +112,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         *,
         eval_set: EvalSet | str | Path | None = None,
         sample_rate: float = defaults.DEFAULT_SAMPLE_RATE,
+        sample_priority: bool = env.DEFAULT_SAMPLE_PRIORITY,
         agent_names: Iterable[str] = (),
         root_span_names: Iterable[str] = (),
         exporter: InvocationExporter | None = None,
@@ -141,6 +146,8 @@ class EvaluationSpanProcessor(SpanProcessor):
                 f"is given ({type(exporter).__name__}); configure the evaluating side instead"
             )
         self._sample_bound = sampling_bound(sample_rate)
+        self._priority = SamplePriority(meter_provider) if sample_priority and self._sample_bound is not None else None
+        self._intake_bound = None if self._priority is not None else self._sample_bound  # what on_end lets through
         if isinstance(eval_set, (str, Path)):
             eval_set = load_eval_set(eval_set)
         parsed_criteria = criteria_from(criteria)
@@ -176,7 +183,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         self._incomplete = IncompleteCounter(meter_provider)
         self._wakeups = 0
         self.log_record_processor = EvaluationLogRecordProcessor(
-            max_pending=max_pending_spans, sample_bound=self._sample_bound
+            max_pending=max_pending_spans, sample_bound=self._intake_bound
         )
         """Add to the ``LoggerProvider`` when the instrumentation puts message content on log records
         (``EVENT_ONLY``): they are joined to their spans before the rebuild (:mod:`otel_eval.processor._logs`)."""
@@ -230,6 +237,7 @@ class EvaluationSpanProcessor(SpanProcessor):
             waiting=self._waiting,
             incomplete=self._incomplete,
             sample_bound=self._sample_bound,
+            priority=self._priority,
             logs=LogJoin(
                 self.log_record_processor, self.pipeline, max_traces=max_open_traces, max_bytes=max_buffer_bytes
             ),
@@ -264,7 +272,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         """Queues a sampled ended span for the background thread; drops and counts it when the queue is full."""
         try:
             context = span.context
-            bound = self._sample_bound
+            bound = self._intake_bound
             if (
                 context is not None
                 and context.trace_flags.sampled
@@ -339,6 +347,8 @@ class EvaluationSpanProcessor(SpanProcessor):
     def stats(self) -> dict[str, int]:
         """Pipeline counts (see the class docs) plus the current buffer occupancy."""
         counts = self.pipeline.snapshot()
+        if self._priority is not None:
+            counts.update(self._priority.snapshot())
         counts.update(
             {
                 "invocations.incomplete": self._incomplete.total,

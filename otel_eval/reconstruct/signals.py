@@ -28,7 +28,11 @@ def ended_in_error(root: Span) -> bool:
 
 def feedback(root: Span) -> str | None:
     """The root span's feedback attribute as text (bounded), or None when it has none."""
-    value = root.attributes.get(feedback_attribute())
+    return feedback_text(root.attributes.get(feedback_attribute()))
+
+
+def feedback_text(value: object) -> str | None:
+    """A feedback attribute's value as text (bounded); None for a missing or a sequence value."""
     if value is None or isinstance(value, (list, tuple)):
         return None
     return str(value)[:_MAX_FEEDBACK_CHARS]
