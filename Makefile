@@ -40,8 +40,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy otel_eval
 
+# Three processes on two cores: the Kafka outage and fault tests mostly wait. A file's tests stay in one process.
 unit: $(STAMP) tools
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 3 --dist loadfile
 
 test: tools lint typecheck unit
 

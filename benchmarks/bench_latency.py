@@ -132,7 +132,7 @@ async def over_kafka(bootstrap: str, invocations: int, pace: float, tmp: Path) -
     async with WorkerGroup(bootstrap, 1, tmp) as group:
         exporter = KafkaInvocationExporter(bootstrap, topic=group.requests_topic)  # default (latency) settings
         provider = TracerProvider()
-        processor = EvaluationSpanProcessor(exporter=exporter, tracer_provider=provider)
+        processor = EvaluationSpanProcessor(exporter=exporter)
         provider.add_span_processor(processor)
         agent = TravelAgent(provider)
         await asyncio.to_thread(_paced, agent, WARM_UP, pace)

@@ -2,12 +2,20 @@
 
 Each constant's value is its own name. The processor reads these in
 :meth:`otel_eval.EvaluationSpanProcessor.from_env`; the worker's settings (``otel_eval.worker.settings``) read the
-same names through pydantic-settings with the ``OTEL_EVAL_`` prefix.
+same names through pydantic-settings with the ``OTEL_EVAL_`` prefix. A ``DEFAULT_*`` constant after a variable is
+its default where more than one component reads it (defined here only). A bad value fails at start-up, naming the
+variable and the problem (:func:`number_setting` here, pydantic-settings in the worker); it is never replaced by a
+default.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable, Mapping
+from typing import Final, TypeVar
+
+from otel_eval.errors import ConfigurationError
+
+NumberT = TypeVar("NumberT", int, float)
 
 ENV_PREFIX: Final = "OTEL_EVAL_"
 
@@ -31,15 +39,18 @@ OTEL_EVAL_ROOT_SPAN_NAMES: Final = "OTEL_EVAL_ROOT_SPAN_NAMES"
 
 OTEL_EVAL_MAX_OPEN_TRACES: Final = "OTEL_EVAL_MAX_OPEN_TRACES"
 """Traces buffered at once before new ones are dropped. Default 2048."""
+DEFAULT_MAX_OPEN_TRACES: Final = 2048
 
 OTEL_EVAL_MAX_SPANS_PER_TRACE: Final = "OTEL_EVAL_MAX_SPANS_PER_TRACE"
 """Spans buffered per trace before further spans of it are dropped. Default 2048."""
+DEFAULT_MAX_SPANS_PER_TRACE: Final = 2048
 
 OTEL_EVAL_MAX_BUFFER_BYTES: Final = "OTEL_EVAL_MAX_BUFFER_BYTES"
 """Approximate bytes of attribute data buffered over all traces. Default 64 MiB."""
 
 OTEL_EVAL_TRACE_IDLE_TIMEOUT: Final = "OTEL_EVAL_TRACE_IDLE_TIMEOUT"
 """Seconds after a trace's last span before it is evaluated though its root never ended locally. Default 30."""
+DEFAULT_TRACE_IDLE_TIMEOUT: Final = 30.0
 
 OTEL_EVAL_MAX_PENDING_SPANS: Final = "OTEL_EVAL_MAX_PENDING_SPANS"
 """Ended spans waiting (between ``on_end`` and the processor's background thread) before new ones are dropped.
@@ -47,6 +58,7 @@ Default 8192."""
 
 OTEL_EVAL_QUEUE_SIZE: Final = "OTEL_EVAL_QUEUE_SIZE"
 """Evaluation requests waiting for the embedded worker or the Kafka producer. Default 1024."""
+DEFAULT_QUEUE_SIZE: Final = 1024
 
 OTEL_EVAL_JUDGE_MODEL: Final = "OTEL_EVAL_JUDGE_MODEL"
 """Default judge model when a criterion names none. Default gemini-2.5-flash."""
@@ -66,6 +78,17 @@ OTEL_EVAL_JUDGE_MAX_ATTEMPTS: Final = "OTEL_EVAL_JUDGE_MAX_ATTEMPTS"
 OTEL_EVAL_JUDGE_PRICES: Final = "OTEL_EVAL_JUDGE_PRICES"
 """JSON price table, USD per million tokens: ``{"model": {"input": 0.3, "output": 2.5}}``."""
 
+OTEL_EVAL_JUDGE_BUDGET: Final = "OTEL_EVAL_JUDGE_BUDGET"
+"""Judge spend limit, USD per hour per process: ``2.5`` (all judged metrics together), or per metric,
+``hallucinations_v1=1.0,safety_v1=0.5,*=2`` (``*``: the metrics not named, together). Unset: no limit."""
+
+OTEL_EVAL_PRIORITY_FEEDBACK_ATTRIBUTE: Final = "OTEL_EVAL_PRIORITY_FEEDBACK_ATTRIBUTE"
+"""Root-span attribute holding the user's feedback on an invocation. Default ``user.feedback``."""
+
+OTEL_EVAL_PRIORITY_FEEDBACK_VALUES: Final = "OTEL_EVAL_PRIORITY_FEEDBACK_VALUES"
+"""Comma-separated values of that attribute that mark negative feedback (case-insensitive). Default
+``negative,thumbs_down,dislike,-1``."""
+
 OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS: Final = "OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS"
 """Kafka bootstrap servers. When set, the processor sends requests to Kafka instead of the embedded worker."""
 
@@ -75,6 +98,7 @@ then shutdown drops what is left (counted, reason shutdown). Default 5000."""
 
 OTEL_EVAL_KAFKA_REQUESTS_TOPIC: Final = "OTEL_EVAL_KAFKA_REQUESTS_TOPIC"
 """Topic of evaluation requests. Default otel_eval.requests."""
+DEFAULT_KAFKA_REQUESTS_TOPIC: Final = "otel_eval.requests"
 
 OTEL_EVAL_KAFKA_RESULTS_TOPIC: Final = "OTEL_EVAL_KAFKA_RESULTS_TOPIC"
 """Topic of evaluation results. Default otel_eval.results."""
@@ -114,6 +138,7 @@ OTEL_EVAL_KAFKA_SSL_KEY_PASSWORD: Final = "OTEL_EVAL_KAFKA_SSL_KEY_PASSWORD"
 
 OTEL_EVAL_KAFKA_COMPRESSION: Final = "OTEL_EVAL_KAFKA_COMPRESSION"
 """Producer compression: gzip (default), none, snappy, lz4 or zstd (the last three need cramjam)."""
+DEFAULT_KAFKA_COMPRESSION: Final = "gzip"
 
 OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS: Final = "OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS"
 """Consumer-group session timeout of the workers. Default 30000."""
@@ -131,6 +156,7 @@ does not answer a waiting fetch early, like tansu, adds up to this to each score
 
 OTEL_EVAL_WORKER_CONCURRENCY: Final = "OTEL_EVAL_WORKER_CONCURRENCY"
 """Invocations a worker evaluates at once. Default 16."""
+DEFAULT_CONCURRENCY: Final = 16
 
 OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT: Final = "OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT"
 """Seconds the worker drains in-flight work on SIGTERM. Default 30."""
@@ -163,3 +189,25 @@ OTEL_EVAL_WORKER_METRICS_PORT: Final = "OTEL_EVAL_WORKER_METRICS_PORT"
 
 OTEL_EVAL_WORKER_FLUSH_TIMEOUT: Final = "OTEL_EVAL_WORKER_FLUSH_TIMEOUT"
 """Seconds a worker waits for its telemetry to be exported before committing a batch. Default 10."""
+
+
+def number_setting(
+    environ: Mapping[str, str], name: str, default: NumberT, *, valid: Callable[[NumberT], bool], expected: str
+) -> NumberT:
+    """The number in variable ``name`` (of the type of ``default``), or ``default`` when it is unset or blank.
+
+    Raises:
+        ConfigurationError: the value is not such a number, or ``valid`` rejects it; the message names the variable,
+            the value and ``expected`` (e.g. ``"an integer >= 1"``).
+    """
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    kind: Callable[[str], NumberT] = type(default)
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ConfigurationError(f"{name}={raw!r}: expected {expected}") from None
+    if not valid(value):
+        raise ConfigurationError(f"{name}={raw!r}: expected {expected}")
+    return value

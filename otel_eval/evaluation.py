@@ -30,6 +30,7 @@ from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, detach,
 from otel_eval.conversations import Conversation, with_case_rubrics
 from otel_eval.errors import ConfigurationError
 from otel_eval.judge import Judge
+from otel_eval.judge.priority import prioritising, priority_invocations
 from otel_eval.metrics import (
     EFFICIENCY_METRICS,
     NO_REFERENCE,
@@ -60,7 +61,7 @@ logger = logging.getLogger(__name__)
 
 TRAJECTORY_METRIC = "tool_trajectory_avg_score"
 
-_METRIC_THREADS = DaemonThreadPool(4, name="otel-eval-metric")
+_METRIC_THREADS = DaemonThreadPool(4, name="OtelEvalMetric")
 """Where the workers run metrics that call no judge (CPU-bound), off their event loops."""
 
 _CONFIG_KEYS = {"criteria", "custom_metrics", "user_simulator_config", "live_model_config"}
@@ -375,13 +376,26 @@ async def score_metric(
         detach(token)
 
 
+def calls_judge(metric: PlannedMetric) -> bool:
+    """Whether ``metric`` calls the judge (runs after the deterministic ones, under the judge budget)."""
+    return metric.info is not None and metric.info.requires_judge
+
+
 async def evaluate_conversation(conversation: Conversation, plan: MetricPlan) -> ConversationReport:
-    """Every planned metric on ``conversation`` (see :func:`score_metric`); nothing escapes."""
+    """Every planned metric on ``conversation`` (see :func:`score_metric`); nothing escapes.
+
+    The deterministic metrics run first: their failures mark the invocations the judge budget judges first
+    (:mod:`otel_eval.judge.priority`). Outcomes are in plan order.
+    """
     actual = with_case_rubrics(conversation)
-    report = ConversationReport(conversation=conversation)
-    for metric in plan.metrics:
-        report.outcomes.append(MetricOutcome(metric, await score_metric(metric, conversation, actual)))
-    return report
+    results = {}
+    for metric in (m for m in plan.metrics if not calls_judge(m)):
+        results[metric.name] = await score_metric(metric, conversation, actual)
+    with prioritising(priority_invocations(actual, results.values())):
+        for metric in (m for m in plan.metrics if calls_judge(m)):
+            results[metric.name] = await score_metric(metric, conversation, actual)
+    outcomes = [MetricOutcome(metric, results[metric.name]) for metric in plan.metrics]
+    return ConversationReport(conversation=conversation, outcomes=outcomes)
 
 
 async def evaluate_conversations(

@@ -64,6 +64,10 @@ GEN_AI_OPERATION_EVALUATION: Final = "evaluation"  # gen_ai.operation.name of an
 OTEL_EVAL_CONVENTION: Final = "otel_eval.convention"  # trace convention the invocation was rebuilt from
 
 # Why a span or an invocation was dropped (``otel_eval.drop.reason``).
+# ``error.type`` of a judged metric refused by the judge budget (``OTEL_EVAL_JUDGE_BUDGET``): NOT_EVALUATED, counted in
+# otel_eval_evaluation_errors_total and otel_eval_judge_budget_refusals_total.
+ERROR_TYPE_BUDGET_EXHAUSTED: Final = "budget_exhausted"
+
 DROP_QUEUE_FULL: Final = "queue_full"  # the processor's span intake queue was full
 DROP_MAX_OPEN_TRACES: Final = "max_open_traces"
 DROP_MAX_SPANS_PER_TRACE: Final = "max_spans_per_trace"
@@ -103,6 +107,9 @@ METRIC_QUEUE_SIZE: Final = "otel_eval.queue.size"  # gauge; prom: otel_eval_queu
 METRIC_JUDGE_CALLS: Final = "otel_eval.judge.calls"  # prom: otel_eval_judge_calls_total
 METRIC_JUDGE_TOKENS: Final = "otel_eval.judge.tokens"  # prom: otel_eval_judge_tokens_total
 METRIC_JUDGE_COST: Final = "otel_eval.judge.cost"  # USD; prom: otel_eval_judge_cost_total
+METRIC_JUDGE_BUDGET_REFUSALS: Final = (
+    "otel_eval.judge.budget.refusals"  # invocations refused by the budget; prom: otel_eval_judge_budget_refusals_total
+)
 METRIC_JUDGE_DURATION: Final = "otel_eval.judge.duration"  # s; prom: otel_eval_judge_duration_seconds_bucket
 METRIC_CONSUMER_LAG: Final = "otel_eval.worker.consumer_lag"  # gauge; prom: otel_eval_worker_consumer_lag
 METRIC_BATCH_DURATION: Final = (

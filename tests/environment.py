@@ -3,12 +3,15 @@ test that wants the judge points google-genai's own variables at the loopback Ge
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 import pytest
 
+from otel_eval import environment_variables
 from otel_eval.judge import set_default_judge
+from otel_eval.worker.settings import WorkerSettings
 from tests.judge.helpers import TEST_KEY
 
 GENAI_ENVIRONMENT = (
@@ -25,10 +28,19 @@ GENAI_ENVIRONMENT = (
 """Every variable google-genai reads to find credentials and an endpoint."""
 
 
+def known_environment_variables() -> set[str]:
+    """``OTEL_EVAL_*`` names otel-eval reads: environment_variables.py and the worker's pydantic settings."""
+    names = {value for key, value in vars(environment_variables).items() if key.startswith("OTEL_EVAL_")}
+    prefix = WorkerSettings.model_config.get("env_prefix", "")
+    names |= {f"{prefix}{field}".upper() for field in WorkerSettings.model_fields}
+    return names
+
+
 @contextmanager
 def clean_judge_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No Google credentials or endpoint, and no default judge, for the duration."""
-    for name in GENAI_ENVIRONMENT:
+    """No Google credentials or endpoint, no ``OTEL_EVAL_*`` setting of the machine, and no default judge, for the
+    duration."""
+    for name in (*GENAI_ENVIRONMENT, *(n for n in os.environ if n.startswith(environment_variables.ENV_PREFIX))):
         monkeypatch.delenv(name, raising=False)
     set_default_judge(None)
     try:

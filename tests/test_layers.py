@@ -21,6 +21,8 @@ LAYERS: dict[str, int] = {
     "errors": 0,
     "semconv": 0,
     "environment_variables": 0,
+    "forking": 0,
+    "instruments": 0,
     "model": 1,
     "traces": 2,
     "reconstruct": 3,

@@ -35,6 +35,7 @@ from otel_eval.evaluation import (
     pair_conversations,
     select_criteria,
 )
+from otel_eval.judge.budget import BudgetSpec
 from otel_eval.judge.retry import (
     JUDGE_AUTH,
     JUDGE_CONNECTION,
@@ -202,6 +203,11 @@ def _apply_judge_model(config: EvalConfig | None, judge_model: str | None) -> Ev
     "--max-concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="Judge calls at once."
 )
 @click.option(
+    "--budget",
+    help="Judge spend limit, USD per hour: '2.5' for all judged metrics, or per metric "
+    "'hallucinations_v1=1.0,safety_v1=0.5,*=2' (overrides OTEL_EVAL_JUDGE_BUDGET).",
+)
+@click.option(
     "--allow-not-evaluated",
     is_flag=True,
     help=f"Exit 0 instead of {EXIT_NOT_EVALUATED} when a requested metric could not be evaluated on any invocation "
@@ -220,6 +226,7 @@ def run(
     judge_model: str | None,
     num_samples: int | None,
     max_concurrency: int,
+    budget: str | None,
     allow_not_evaluated: bool,
     verbose: bool,
 ) -> None:
@@ -232,11 +239,16 @@ def run(
     eval_set, config = _load_inputs(eval_set_path, config_path)
     config = _apply_judge_model(config, judge_model)
     registry = default_registry()
-    judge_settings = {"default_model": judge_model, "num_samples": num_samples, "max_concurrency": max_concurrency}
+    judge_settings: dict[str, Any] = {
+        "default_model": judge_model,
+        "num_samples": num_samples,
+        "max_concurrency": max_concurrency,
+    }
     # Only the default metric choice depends on whether a judge is configured; otherwise build one only if needed.
     probe = not metrics and not (config and config.criteria) and eval_set is None
-    judge = _make_judge(judge_settings) if probe else None
     try:
+        judge_settings["budget"] = BudgetSpec.parse(budget, source="--budget") if budget is not None else None
+        judge = _make_judge(judge_settings) if probe else None
         # Offline an eval set means ADK's defaults (as ADK's AgentEvaluator); judged defaults only without one.
         criteria = select_criteria(
             criteria_from(config) if config is not None and config.criteria else None,
@@ -331,7 +343,7 @@ def _print_judge_summary(judge: JudgeClient | None) -> None:
     if judge is None:
         return
     usage = judge.accounting.total()
-    if usage.calls or usage.cache_hits or usage.failures:  # no line when no judged metric reached the judge
+    if usage.calls or usage.cache_hits or usage.failures or judge.accounting.budget_refusals:
         click.echo(judge.summary_line(), err=True)
 
 

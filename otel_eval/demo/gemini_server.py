@@ -168,7 +168,7 @@ class LoopbackGemini:
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.02}, name="loopback-gemini", daemon=True
+            target=server.serve_forever, kwargs={"poll_interval": 0.02}, name="OtelEvalLoopbackGemini", daemon=True
         )
         self._thread.start()
         return self

@@ -170,7 +170,7 @@ class TravelAgent:
 
     def __post_init__(self) -> None:
         if self.parallel_tools:
-            self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="travel-tool")
+            self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="OtelEvalDemoTool")
 
     @property
     def tracer(self) -> trace.Tracer:

@@ -19,6 +19,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.util.types import AttributeValue
 
 from otel_eval import semconv
+from otel_eval.forking import reinit_after_fork
 from otel_eval.model.messages import EvaluationRecord
 
 logger = logging.getLogger(__name__)
@@ -78,6 +79,10 @@ class RootSpanEnricher:
         self._held: dict[tuple[int, int], _Held] = {}
         self._by_invocation: dict[tuple[str, str], tuple[int, int]] = {}
         self._lock = threading.Lock()
+        reinit_after_fork(self._at_fork_reinit)
+
+    def _at_fork_reinit(self) -> None:
+        self._lock = threading.Lock()  # a fork while another thread held it would leave it held in the child
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         """Passes the start through."""
@@ -163,10 +168,16 @@ class RootSpanEnricher:
         self.release_expired(float("inf"))
         return self.wrapped.force_flush(timeout_millis)
 
-    def shutdown(self) -> None:
-        """Exports every held root, then shuts the wrapped processor down."""
+    def shutdown(self, timeout_millis: int = 30000) -> None:
+        """Exports every held root, then shuts the wrapped processor down, waiting for it at most ``timeout_millis``.
+
+        The wrapped processor's own shutdown takes no timeout (an unreachable collector can hold it for its export
+        timeout), so it runs on a daemon thread (``OtelEvalEnricherShutdown``) that is left to finish past that.
+        """
         self.release_expired(float("inf"))
-        self.wrapped.shutdown()
+        thread = threading.Thread(target=self.wrapped.shutdown, name="OtelEvalEnricherShutdown", daemon=True)
+        thread.start()
+        thread.join(max(0, timeout_millis) / 1000)
 
     def _forget(self, held: _Held) -> None:
         for invocation in held.waiting_for or ():

@@ -53,6 +53,7 @@ class JudgeAccounting:
 
     _by_metric: dict[str, JudgeUsage] = field(default_factory=dict)
     _fatal: list[str] = field(default_factory=list)
+    _refused: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def record(self, metric: str, **increments: float) -> None:
@@ -61,6 +62,17 @@ class JudgeAccounting:
             usage = self._by_metric.setdefault(metric, JudgeUsage())
             for name, amount in increments.items():
                 setattr(usage, name, getattr(usage, name) + amount)
+
+    def record_refusal(self) -> None:
+        """Counts one evaluation the judge budget refused."""
+        with self._lock:
+            self._refused += 1
+
+    @property
+    def budget_refusals(self) -> int:
+        """Evaluations the judge budget refused so far."""
+        with self._lock:
+            return self._refused
 
     def report_fatal(self, message: str) -> bool:
         """Records a fatal judge problem (auth, quota) once; True if it was new."""
@@ -99,6 +111,8 @@ class JudgeAccounting:
             f"{total.failures} failures, {total.total_tokens:,} tokens ({total.input_tokens:,} in, "
             f"{total.output_tokens:,} out), {cost}"
         )
+        if self.budget_refusals:
+            line += f"; {self.budget_refusals} evaluation(s) refused by the judge budget"
         fatal = self.fatal_errors
         if fatal:
             line += "; " + "; ".join(fatal)

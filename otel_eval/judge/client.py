@@ -16,7 +16,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -25,8 +25,18 @@ from google.genai import types as genai_types
 from opentelemetry.metrics import MeterProvider
 from pydantic import BaseModel
 
+from otel_eval import semconv
 from otel_eval.errors import JudgeError
 from otel_eval.judge.accounting import JudgeAccounting
+from otel_eval.judge.budget import (
+    Admission,
+    CallEstimate,
+    JudgeBudget,
+    Refusal,
+    charge_current,
+    current_admission,
+    spending,
+)
 from otel_eval.judge.cache import ReplyCache, request_key
 from otel_eval.judge.retry import JUDGE_NOT_CONFIGURED, Backoff, Failure, classify, redact
 from otel_eval.judge.settings import JudgeSettings
@@ -165,6 +175,10 @@ class JudgeClient:
         self._uses_vertex: bool | None = None
         self.not_configured_reason: str | None = None if client is not None else self._configuration_problem()
         self.instruments = JudgeInstruments(meter_provider)
+        self.budget: JudgeBudget | None = None
+        if self.settings.budget is not None:
+            self.budget = JudgeBudget(self.settings.budget, self.settings.prices)
+            self.budget.check_priced(self.settings.default_model)
 
     def use_meter_provider(self, meter_provider: MeterProvider | None) -> None:
         """Reports the judge's calls, tokens, cost and latency on ``meter_provider`` from now on."""
@@ -206,14 +220,40 @@ class JudgeClient:
         """The accounting summary line (calls, cache hits, tokens, cost, fatal problems)."""
         return self.accounting.summary_line()
 
+    def admit(
+        self, metric: str, calls: Sequence[CallEstimate], *, priority: bool = False
+    ) -> Admission | Refusal | None:
+        """Asks the judge budget for one evaluation's ``calls``: None (no budget for ``metric``), an admission to
+        run them under (:func:`~otel_eval.judge.budget.spending`), or a refusal (counted in the accounting and as
+        ``otel_eval.judge.budget.refusals``)."""
+        if self.budget is None:
+            return None
+        outcome = self.budget.admit(metric, calls, priority=priority)
+        if isinstance(outcome, Refusal):
+            self.accounting.record_refusal()
+            self.instruments.refused(metric=metric, model=calls[0].model if calls else self.settings.default_model)
+        return outcome
+
     async def generate(self, request: JudgeRequest, *, metric: str, sample: int = 0) -> JudgeReply:
         """Sends ``request`` (or serves it from the cache) and returns the reply.
 
+        Under a judge budget, a call made outside an admission (a metric that does not ask for its whole evaluation
+        up front) is admitted on its own.
+
         Raises:
-            JudgeError: not configured, fatal (auth/quota, reported once), or retries exhausted; ``error_type`` says.
+            JudgeError: not configured, fatal (auth/quota, reported once), retries exhausted, or refused by the judge
+                budget (``budget_exhausted``); ``error_type`` says.
         """
         if self.not_configured_reason is not None:
             raise JudgeError(self.not_configured_reason, error_type=JUDGE_NOT_CONFIGURED)
+        if self.budget is not None and current_admission() is None:
+            characters = len(request.prompt) + len(request.system_instruction or "")
+            admission = self.admit(metric, [CallEstimate(request.model, characters)])
+            if isinstance(admission, Refusal):
+                raise JudgeError(admission.reason, error_type=semconv.ERROR_TYPE_BUDGET_EXHAUSTED)
+            if admission is not None:
+                with spending(admission):
+                    return await self.generate(request, metric=metric, sample=sample)
         if self._fatal is not None:
             self.accounting.record(metric, failures=1)
             raise self._fatal.to_error()
@@ -364,6 +404,7 @@ class JudgeClient:
         response = await self._limited(call, metric)
         reply = _to_reply(response)
         cost = self.settings.prices.cost(request.model, reply.input_tokens, reply.output_tokens)
+        charge_current(cost or 0.0)
         self.accounting.record(
             metric,
             input_tokens=reply.input_tokens,

@@ -5,11 +5,13 @@ so a judge is checked by type (``mypy``) rather than probed with ``getattr``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
 
+    from otel_eval.judge.budget import Admission, CallEstimate, Refusal
     from otel_eval.judge.client import JudgeReply, JudgeRequest
     from otel_eval.model import JudgeModelOptions
 
@@ -41,6 +43,13 @@ class Judge(Protocol):
 
     def use_meter_provider(self, meter_provider: MeterProvider | None) -> None:
         """Reports the judge's calls, tokens, cost and latency on ``meter_provider`` from now on."""
+        ...
+
+    def admit(
+        self, metric: str, calls: Sequence[CallEstimate], *, priority: bool = False
+    ) -> Admission | Refusal | None:
+        """Asks the judge budget for one evaluation's ``calls``: None (no budget for ``metric``), an admission to
+        run them under, or a refusal (counted). See :mod:`otel_eval.judge.budget`."""
         ...
 
     async def generate(self, request: JudgeRequest, *, metric: str, sample: int = 0) -> JudgeReply:

@@ -18,6 +18,7 @@ from typing import Any
 
 from otel_eval import environment_variables as env
 from otel_eval.errors import ConfigurationError
+from otel_eval.judge.budget import BudgetSpec
 from otel_eval.model import DEFAULT_JUDGE_MODEL
 
 logger = logging.getLogger(__name__)
@@ -115,7 +116,8 @@ class JudgeSettings:
         initial_backoff_seconds: First backoff; doubles per attempt, full jitter, capped by ``max_backoff_seconds``.
         max_backoff_seconds: Cap of one backoff sleep (a longer ``Retry-After`` is honoured up to the total bound).
         cache_size: Entries of the LRU response cache (0 disables it).
-        prices: Price table for the cost figures.
+        prices: Price table for the cost figures (and the budget).
+        budget: Judge spend limit, USD per hour per process (see :mod:`otel_eval.judge.budget`); None: no limit.
         api_key: Explicit API key (else google-genai reads ``GOOGLE_API_KEY`` / ``GEMINI_API_KEY``). Never logged.
         base_url: Explicit endpoint (else google-genai reads ``GOOGLE_GEMINI_BASE_URL`` / ``GOOGLE_VERTEX_BASE_URL``).
         api_version: API version path segment (google-genai's default when None).
@@ -134,6 +136,7 @@ class JudgeSettings:
     max_backoff_seconds: float = 30.0
     cache_size: int = 4096
     prices: PriceTable = field(default_factory=PriceTable)
+    budget: BudgetSpec | None = None
     api_key: str | None = field(default=None, repr=False)
     base_url: str | None = None
     api_version: str | None = None
@@ -185,5 +188,6 @@ class JudgeSettings:
                     raise ConfigurationError(f"{name}={raw!r}: expected a {kind.__name__}") from None
         if prices := environ.get(env.OTEL_EVAL_JUDGE_PRICES, "").strip():
             values["prices"] = PriceTable.parse(prices)
+        values["budget"] = BudgetSpec.parse(environ.get(env.OTEL_EVAL_JUDGE_BUDGET, ""))
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)

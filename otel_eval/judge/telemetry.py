@@ -1,17 +1,17 @@
 """The judge's own instruments: calls, tokens, cost and latency, by metric, judge model and outcome.
 
 Prometheus names (after the OTLP translation): ``otel_eval_judge_calls_total``, ``otel_eval_judge_tokens_total``,
-``otel_eval_judge_cost_total`` (USD) and ``otel_eval_judge_duration_seconds``; the shipped alert rules and dashboard
+``otel_eval_judge_cost_total`` (USD), ``otel_eval_judge_duration_seconds`` and
+``otel_eval_judge_budget_refusals_total`` (evaluations the judge budget refused); the shipped alert rules and dashboard
 query these.
 """
 
 from __future__ import annotations
 
-from opentelemetry import metrics
 from opentelemetry.metrics import MeterProvider
 
 from otel_eval import semconv
-from otel_eval.version import __version__
+from otel_eval.instruments import InstrumentHolder
 
 OUTCOME_OK = "ok"
 OUTCOME_CACHED = "cached"
@@ -20,20 +20,24 @@ OUTCOME_ERROR = "error"
 _DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0, 120.0)
 
 
-class JudgeInstruments:
+class JudgeInstruments(InstrumentHolder):
     """Records one judge request's outcome (after its retries) on ``meter_provider`` (the global one when None)."""
 
     def __init__(self, meter_provider: MeterProvider | None = None) -> None:
-        meter = metrics.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider)
-        self._calls = meter.create_counter(
-            semconv.METRIC_JUDGE_CALLS, unit="{call}", description="Judge requests by metric, model and outcome."
+        super().__init__(meter_provider)
+        meter = self.meter
+        self._calls = self._counter(
+            semconv.METRIC_JUDGE_CALLS, "{call}", "Judge requests by metric, model and outcome."
         )
-        self._tokens = meter.create_counter(
-            semconv.METRIC_JUDGE_TOKENS, unit="{token}", description="Judge tokens by metric, model and token type."
+        self._tokens = self._counter(
+            semconv.METRIC_JUDGE_TOKENS, "{token}", "Judge tokens by metric, model and token type."
         )
         # Braces keep the unit out of the Prometheus name: otel_eval_judge_cost_total, not ..._USD_total.
-        self._cost = meter.create_counter(
-            semconv.METRIC_JUDGE_COST, unit="{USD}", description="Judge cost in US dollars (priced models only)."
+        self._cost = self._counter(semconv.METRIC_JUDGE_COST, "{USD}", "Judge cost in US dollars (priced models only).")
+        self._refusals = self._counter(
+            semconv.METRIC_JUDGE_BUDGET_REFUSALS,
+            "{evaluation}",
+            "Judged evaluations the judge budget refused (no call made), by metric and model.",
         )
         self._duration = meter.create_histogram(
             semconv.METRIC_JUDGE_DURATION,
@@ -65,3 +69,7 @@ class JudgeInstruments:
             self._tokens.add(output_tokens, {**attributes, semconv.OTEL_EVAL_TOKEN_TYPE: "output"})
         if cost_usd:
             self._cost.add(cost_usd, attributes)
+
+    def refused(self, *, metric: str, model: str) -> None:
+        """One evaluation (all its calls) the judge budget refused."""
+        self._refusals.add(1, {semconv.GEN_AI_EVALUATION_NAME: metric, semconv.OTEL_EVAL_JUDGE_MODEL: model})

@@ -10,10 +10,10 @@ model's input window (estimated from its length). A problem makes the invocation
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass
 
+from otel_eval.judge.budget import estimate_tokens
 from otel_eval.judge.retry import CONTEXT_OVERFLOW, INCOMPLETE_CONTEXT
 from otel_eval.judge.settings import input_token_limit
 from otel_eval.metrics._judge_context import content_text
@@ -27,9 +27,6 @@ from otel_eval.model import (
     get_all_tool_responses,
 )
 from otel_eval.model import genai as genai_types
-
-CHARS_PER_TOKEN = 4
-"""Characters per token of the estimate (English text and JSON average about four)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,11 +81,6 @@ def incomplete_context(traced: TracedInvocation, *, tool_results: bool) -> Conte
                 f"{len(unanswered)} tool call(s) without a response in the trace: {names}", INCOMPLETE_CONTEXT
             )
     return None
-
-
-def estimate_tokens(characters: int) -> int:
-    """Tokens of a prompt of ``characters`` characters, estimated (:data:`CHARS_PER_TOKEN`)."""
-    return math.ceil(characters / CHARS_PER_TOKEN)
 
 
 def context_overflow(characters: int, model: str) -> ContextProblem | None:

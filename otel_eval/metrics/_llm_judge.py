@@ -18,8 +18,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
+from otel_eval import semconv
 from otel_eval.errors import JudgeError
 from otel_eval.judge import JUDGE_NOT_CONFIGURED, JUDGE_UNPARSEABLE, DataBlocks, Judge
+from otel_eval.judge.budget import Admission, CallEstimate, Refusal, spending
+from otel_eval.judge.priority import is_priority
 from otel_eval.judge.prompt_safety import DATA_INSTRUCTION
 from otel_eval.metrics._judge_context_check import ContextProblem, context_overflow, incomplete_context
 from otel_eval.metrics._reference import unpaired_reference
@@ -142,7 +145,19 @@ class LlmJudgeEvaluator(Evaluator):
 
     def prompt_overflow(self, prompt: JudgePrompt) -> ContextProblem | None:
         """A problem when ``prompt`` (with its system instruction) would not fit the judge model's input window."""
-        return context_overflow(len(prompt.text) + len(prompt.data.system_instruction()), self.judge_model)
+        return context_overflow(prompt_characters(prompt), self.judge_model)
+
+    def admit(self, judged: Sequence[TracedInvocation], calls: Sequence[int]) -> Admission | ContextProblem | None:
+        """Asks the judge budget for one whole evaluation of ``judged`` (priority when any of them is): ``calls``
+        are the prompt sizes, in characters, of every call it will make. None: no budget applies; a problem
+        (``budget_exhausted``): refused, make no call; else run the calls under ``spending(admission)``."""
+        estimates = [CallEstimate(self.judge_model, characters) for characters in calls]
+        outcome = self.judge_client.admit(
+            self.info.name, estimates, priority=any(is_priority(traced) for traced in judged)
+        )
+        if isinstance(outcome, Refusal):
+            return ContextProblem(outcome.reason, semconv.ERROR_TYPE_BUDGET_EXHAUSTED)
+        return outcome
 
     async def ask(self, prompt: JudgePrompt, *, sample: int = 0) -> JudgeReply:
         """Sends ``prompt`` as sample ``sample``. Raises :class:`JudgeError` when the call finally fails, or without
@@ -223,8 +238,10 @@ class SampledJudgeEvaluator(LlmJudgeEvaluator):
         num_samples = self.num_samples(default=self.default_samples())
         per_invocation = await asyncio.gather(
             *(
-                _refused(prompt) if isinstance(prompt, ContextProblem) else self._judge_invocation(prompt, num_samples)
-                for prompt in prompts
+                _refused(prompt)
+                if isinstance(prompt, ContextProblem)
+                else self._admitted_invocation(traced, prompt, num_samples)
+                for traced, prompt in zip(actual, prompts, strict=True)
             )
         )
         if not per_invocation:
@@ -238,6 +255,16 @@ class SampledJudgeEvaluator(LlmJudgeEvaluator):
             return problem
         prompt = self.build_prompt(traced.invocation, expected)
         return self.prompt_overflow(prompt) or prompt
+
+    async def _admitted_invocation(
+        self, traced: TracedInvocation, prompt: JudgePrompt, num_samples: int
+    ) -> PerInvocationResult:
+        """The invocation judged when the budget admits all its samples; else NOT_EVALUATED, no call made."""
+        admission = self.admit([traced], [prompt_characters(prompt)] * num_samples)
+        if isinstance(admission, ContextProblem):
+            return admission.result()
+        with spending(admission):
+            return await self._judge_invocation(prompt, num_samples)
 
     async def _judge_invocation(self, prompt: JudgePrompt, num_samples: int) -> PerInvocationResult:
         outcomes = await asyncio.gather(
@@ -270,6 +297,11 @@ class SampledJudgeEvaluator(LlmJudgeEvaluator):
             return problem
         assert reply.text is not None
         return self.parse(reply.text, prompt)
+
+
+def prompt_characters(prompt: JudgePrompt) -> int:
+    """Characters the judge reads for ``prompt``: its text and its system instruction."""
+    return len(prompt.text) + len(prompt.data.system_instruction())
 
 
 async def _refused(problem: ContextProblem) -> PerInvocationResult:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from otel_eval.errors import JudgeError
 from otel_eval.judge import JUDGE_INJECTION_SUSPECTED, JUDGE_UNPARSEABLE, DataBlocks
+from otel_eval.judge.budget import spending
 from otel_eval.judge.prompt_safety import DATA_INSTRUCTION
 from otel_eval.metrics._judge_context import content_text, hallucination_context
 from otel_eval.metrics._judge_context_check import ContextProblem, context_overflow
@@ -142,6 +143,15 @@ def _coverage(sentences: list[str], response: str) -> float:
     return min(1.0, copied / len(whole))
 
 
+def call_sizes(step: Step) -> tuple[int, int]:
+    """Estimated characters of the step's segmenter and validator prompts. The validator's sentences are unknown
+    before the segmenter answers; they are copied from the response, so the response (twice, for the sentence tags
+    and slack) stands in for them."""
+    segmenter = len(SEGMENTER_PROMPT) + len(DATA_INSTRUCTION) + len(step.nl_response)
+    validator = len(VALIDATOR_PROMPT) + len(DATA_INSTRUCTION) + len(step.context) + 2 * len(step.nl_response)
+    return segmenter, validator
+
+
 class HallucinationsV1Evaluator(LlmJudgeEvaluator):
     """Sentence-level groundedness of the agent's texts in its context."""
 
@@ -209,7 +219,12 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
         overflow = next(filter(None, (self._step_overflow(step) for step in steps)), None)
         if overflow is not None:  # checked before any call: a step judged while another cannot be is no score
             return overflow.result()
-        outcomes = list(await asyncio.gather(*(self._step(step) for step in steps)))
+        # The budget admits the whole invocation (every step's segmenter and validator call) or none of it.
+        admission = self.admit([traced], [size for step in steps for size in call_sizes(step)])
+        if isinstance(admission, ContextProblem):
+            return admission.result()
+        with spending(admission):
+            outcomes = list(await asyncio.gather(*(self._step(step) for step in steps)))
         scores = [o.score for o in outcomes if o.score is not None]
         score = statistics.mean(scores) if scores else None
         flagged = [
@@ -233,11 +248,8 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
         )
 
     def _step_overflow(self, step: Step) -> ContextProblem | None:
-        """Whether the step's larger prompt, the validator's, would overflow the judge's window. Its sentences are
-        unknown before the segmenter answers; they are copied from the response, so the response (twice, for the
-        sentence tags and slack) stands in for them."""
-        characters = len(VALIDATOR_PROMPT) + len(DATA_INSTRUCTION) + len(step.context) + 2 * len(step.nl_response)
-        return context_overflow(characters, self.judge_model)
+        """Whether the step's larger prompt, the validator's, would overflow the judge's window."""
+        return context_overflow(call_sizes(step)[1], self.judge_model)
 
     async def _step(self, step: Step) -> StepOutcome:
         try:

@@ -16,8 +16,10 @@ from typing import Any
 
 from otel_eval.errors import JudgeError
 from otel_eval.judge import JUDGE_INJECTION_SUSPECTED, JUDGE_UNPARSEABLE, DataBlocks
+from otel_eval.judge.budget import spending
 from otel_eval.judge.retry import CONTEXT_OVERFLOW
 from otel_eval.metrics._judge_context import content_text
+from otel_eval.metrics._judge_context_check import ContextProblem
 from otel_eval.metrics._judge_labels import USER_SIMULATOR_VERDICT_KEYS, Label, label_score, parse_is_valid
 from otel_eval.metrics._judge_prompts_user_simulator import (
     USER_SIMULATOR_PERSONA_PROMPT_TEMPLATE,
@@ -29,6 +31,7 @@ from otel_eval.metrics._llm_judge import (
     LlmJudgeEvaluator,
     Sample,
     majority_vote,
+    prompt_characters,
 )
 from otel_eval.metrics._reference import NO_REFERENCE
 from otel_eval.metrics.base import MetricInfo
@@ -157,9 +160,14 @@ class PerTurnUserSimulatorQualityV1(LlmJudgeEvaluator):
         )
         judged = [(invocations[i], invocations[:i]) for i in range(1, len(invocations))]
         judged.append((stop_turn, invocations))
-        outcomes = await asyncio.gather(
-            *(self._judge_turn(turn, history, conversation_scenario, persona) for turn, history in judged)
-        )
+        prompts = [self._turn_prompt(turn, history, conversation_scenario, persona) for turn, history in judged]
+        # The budget admits the whole conversation (every turn's samples) or none of it: the score needs all turns.
+        samples = self.num_samples()
+        admission = self.admit(actual, [prompt_characters(p) for p in prompts for _ in range(samples)])
+        if isinstance(admission, ContextProblem):
+            return self.not_evaluated(admission.reason, count=count, error_type=admission.error_type)
+        with spending(admission):
+            outcomes = await asyncio.gather(*(self._judge_turn(prompt) for prompt in prompts))
         results = [self._first_turn(invocations[0], conversation_scenario), *outcomes[:-1]]
         stop_result = outcomes[-1]
         if stop_result.eval_status is EvalStatus.FAILED:
@@ -191,13 +199,13 @@ class PerTurnUserSimulatorQualityV1(LlmJudgeEvaluator):
         explanation = None if score else "the first user turn is not the scenario's starting_prompt"
         return PerInvocationResult(score=score, eval_status=self.status_of(score), explanation=explanation)
 
-    async def _judge_turn(
+    def _turn_prompt(
         self,
         turn: Invocation,
         history: Sequence[Invocation],
         scenario: ConversationScenario,
         persona: UserPersona | None,
-    ) -> PerInvocationResult:
+    ) -> JudgePrompt:
         history_text = conversation_history(history)
         generated = content_text(turn.user_content) or ""
         data = DataBlocks(history_text, generated)
@@ -208,7 +216,9 @@ class PerTurnUserSimulatorQualityV1(LlmJudgeEvaluator):
             stop_signal=self._stop_signal,
             persona=persona,
         )
-        prompt = JudgePrompt(text=text, data=data)
+        return JudgePrompt(text=text, data=data)
+
+    async def _judge_turn(self, prompt: JudgePrompt) -> PerInvocationResult:
         try:
             samples = await asyncio.gather(*(self._sample(prompt, i) for i in range(self.num_samples())))
         except JudgeError as exc:

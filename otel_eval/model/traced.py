@@ -54,6 +54,12 @@ class TracedInvocation(BaseModel):
         "metrics do not judge it (no limit of ours cuts content today: over-limit traces are dropped whole).",
     )
     warnings: list[str] = Field(default_factory=list, description="Problems met while rebuilding, one line each.")
+    ended_in_error: bool = Field(default=False, description="True when the invocation's root span has status ERROR.")
+    feedback: str | None = Field(
+        default=None,
+        description="The user's feedback on the invocation: the root span's feedback attribute "
+        "(OTEL_EVAL_PRIORITY_FEEDBACK_ATTRIBUTE, default user.feedback) as text, when it has one.",
+    )
 
     @property
     def duration_seconds(self) -> float | None:

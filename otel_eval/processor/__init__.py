@@ -1,4 +1,52 @@
-"""The span processor that evaluates agent invocations online: :class:`EvaluationSpanProcessor`."""
+"""The span processor that evaluates agent invocations online: :class:`EvaluationSpanProcessor`.
+
+How it works: ``on_start`` and ``on_end`` append the span to a bounded queue and return (``on_end`` does the
+same work as the SDK's ``BatchSpanProcessor``). A daemon thread ``OtelEvalSpanProcessor`` groups ended spans by
+trace. It is woken when a *local root* span ends (no parent, or a parent in another process): at most one
+wake-up per invocation, never one per span; otherwise every 0.2 s or when 512 spans wait. Roots that end
+together are handled in one pass.
+
+When is an invocation complete? The processor sees every span start, so it knows which spans are still open
+in this process, without timers: a local root's subtree is handed on as soon as the root *and every span
+started under it here* have ended. A root that ends with descendants still open (an async tool, a background
+task) waits for them, at most ``trace_idle_timeout`` seconds after its end; then it is handed on without them,
+counted by ``otel_eval.invocations.incomplete``, and those spans are dropped when they end
+(``otel_eval.spans.dropped{incomplete}``). A trace whose root never ends here is handed on
+``trace_idle_timeout`` seconds after its last span.
+
+A complete subtree is converted, rebuilt into invocations (:func:`otel_eval.reconstruct.rebuild_traces`) and
+handed to the transport as evaluation requests. While the transport is full (e.g. the judge hangs), ``on_end``
+sheds spans at once and their traces are dropped whole (never rebuilt into partial invocations), so an
+overloaded evaluator costs the agent almost nothing. The transport is the embedded worker (a thread with its own
+asyncio loop, running :class:`~otel_eval.worker.core.EvaluationCore`, built by :mod:`otel_eval.worker.embedded`) unless
+``exporter`` is given (e.g. Kafka).
+
+Never evaluated: spans of scope ``otel_eval`` (evaluation spans, judge calls), spans started while
+OpenTelemetry instrumentation is suppressed (the judge's and transports' work runs so), Kafka client spans,
+and spans the SDK did not sample.
+
+Limits (each overflow is dropped and counted by ``otel_eval.drop.reason``):
+
+======================  ========================================  ======================================
+limit                   what happens                              counted as
+======================  ========================================  ======================================
+``max_pending_spans``   new spans are dropped in ``on_end``       ``otel_eval.spans.dropped{queue_full}``
+``max_open_traces``     a span of a new trace is dropped, and     ``spans.dropped`` + ``invocations.dropped``
+                        so are its trace's later spans (open      ``{max_open_traces}``
+                        spans of more traces are not tracked)
+``max_spans_per_trace`` the whole trace is discarded              ``{max_spans_per_trace}``
+``max_buffer_bytes``    the trace of the span that would pass     ``{max_buffer_bytes}``
+                        the (approximate) total is discarded
+``max_queue_size``      requests beyond it are dropped; while     ``invocations.dropped{transport_queue_full}``
+                        full, spans are shed in ``on_end``        ``spans.dropped{transport_queue_full}``
+shutdown                incomplete traces, unevaluated requests   ``{shutdown}``
+======================  ========================================  ======================================
+
+Other counters: ``otel_eval.invocations.sampled`` (handed to the transport), ``otel_eval.invocations.evaluated``,
+``otel_eval.evaluation.errors{gen_ai.evaluation.name, error.type}``, ``otel_eval.traces.idle_flushed``,
+``otel_eval.invocations.incomplete``, and the
+gauge ``otel_eval.queue.size{otel_eval.queue=spans|requests}``. :meth:`EvaluationSpanProcessor.stats` returns the same counts in-process.
+"""
 
 from otel_eval.processor.processor import EvaluationSpanProcessor
 

@@ -98,7 +98,7 @@ class SpanAssembler:
         self._sample_bound = sample_bound
         self._pending: dict[RootKey, float] = {}  # root -> when it stops waiting; in deadline order
         self._next_sweep = 0.0
-        self.rebuild = DeadlineExecutor(rebuild_timeout, name="otel-eval-rebuild")
+        self.rebuild = DeadlineExecutor(rebuild_timeout, name="OtelEvalRebuild")
 
     def step(
         self,

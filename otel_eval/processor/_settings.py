@@ -1,31 +1,29 @@
-"""The processor's ``OTEL_EVAL_*`` settings: parsed, logged and defaulted like the SDK's ``OTEL_BSP_*`` ones."""
+"""The processor's ``OTEL_EVAL_*`` settings. A bad value fails at start-up, naming the variable and the problem.
+
+Defaults shared with the transports and the worker are defined in :mod:`otel_eval.environment_variables`.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.environment_variables import number_setting
 from otel_eval.model import EvalSet
 from otel_eval.model.loading import criteria_setting, eval_set_setting
+from otel_eval.worker.embedded import EMBEDDED_OPTIONS
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_SAMPLE_RATE = 1.0
-DEFAULT_MAX_OPEN_TRACES = 2048
-DEFAULT_MAX_SPANS_PER_TRACE = 2048
 DEFAULT_MAX_BUFFER_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_PENDING_SPANS = 8192
-DEFAULT_TRACE_IDLE_TIMEOUT = 30.0
-DEFAULT_QUEUE_SIZE = 1024
-DEFAULT_CONCURRENCY = 16
-
-NumberT = TypeVar("NumberT", int, float)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,56 +35,60 @@ class ProcessorSettings:
     sample_rate: float = DEFAULT_SAMPLE_RATE
     agent_names: tuple[str, ...] = ()
     root_span_names: tuple[str, ...] = ()
-    max_open_traces: int = DEFAULT_MAX_OPEN_TRACES
-    max_spans_per_trace: int = DEFAULT_MAX_SPANS_PER_TRACE
+    max_open_traces: int = env.DEFAULT_MAX_OPEN_TRACES
+    max_spans_per_trace: int = env.DEFAULT_MAX_SPANS_PER_TRACE
     max_buffer_bytes: int = DEFAULT_MAX_BUFFER_BYTES
     max_pending_spans: int = DEFAULT_MAX_PENDING_SPANS
-    trace_idle_timeout: float = DEFAULT_TRACE_IDLE_TIMEOUT
-    max_queue_size: int = DEFAULT_QUEUE_SIZE
-    concurrency: int = DEFAULT_CONCURRENCY
+    trace_idle_timeout: float = env.DEFAULT_TRACE_IDLE_TIMEOUT
+    max_queue_size: int = env.DEFAULT_QUEUE_SIZE
+    concurrency: int = env.DEFAULT_CONCURRENCY
     kafka_bootstrap_servers: str | None = field(default=None)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ProcessorSettings:
-        """Settings from ``OTEL_EVAL_*``. A bad number is logged and replaced by its default.
+        """Settings from ``OTEL_EVAL_*``.
 
         Raises:
-            ConfigurationError: ``OTEL_EVAL_CRITERIA`` or ``OTEL_EVAL_EVAL_SET`` cannot be read (evaluating other
-                metrics than configured would be worse than failing at startup).
+            ConfigurationError: a number that is not one or is out of range, or ``OTEL_EVAL_CRITERIA`` /
+                ``OTEL_EVAL_EVAL_SET`` cannot be read (evaluating otherwise than configured would be worse than
+                failing at start-up).
         """
         environ = os.environ if environ is None else environ
         eval_set_path = environ.get(env.OTEL_EVAL_EVAL_SET, "").strip()
         return cls(
             criteria=criteria_setting(environ.get(env.OTEL_EVAL_CRITERIA), setting=env.OTEL_EVAL_CRITERIA),
             eval_set=eval_set_setting(eval_set_path, setting=env.OTEL_EVAL_EVAL_SET),
-            sample_rate=_number(environ, env.OTEL_EVAL_SAMPLE_RATE, float, DEFAULT_SAMPLE_RATE, lambda v: 0 <= v <= 1),
+            sample_rate=number_setting(
+                environ, env.OTEL_EVAL_SAMPLE_RATE, DEFAULT_SAMPLE_RATE, valid=_fraction, expected="a number in [0, 1]"
+            ),
             agent_names=_names(environ.get(env.OTEL_EVAL_AGENT_NAMES, "")),
             root_span_names=_names(environ.get(env.OTEL_EVAL_ROOT_SPAN_NAMES, "")),
-            max_open_traces=_number(environ, env.OTEL_EVAL_MAX_OPEN_TRACES, int, DEFAULT_MAX_OPEN_TRACES, _positive),
-            max_spans_per_trace=_number(
-                environ, env.OTEL_EVAL_MAX_SPANS_PER_TRACE, int, DEFAULT_MAX_SPANS_PER_TRACE, _positive
+            max_open_traces=_count(environ, env.OTEL_EVAL_MAX_OPEN_TRACES, env.DEFAULT_MAX_OPEN_TRACES),
+            max_spans_per_trace=_count(environ, env.OTEL_EVAL_MAX_SPANS_PER_TRACE, env.DEFAULT_MAX_SPANS_PER_TRACE),
+            max_buffer_bytes=_count(environ, env.OTEL_EVAL_MAX_BUFFER_BYTES, DEFAULT_MAX_BUFFER_BYTES),
+            max_pending_spans=_count(environ, env.OTEL_EVAL_MAX_PENDING_SPANS, DEFAULT_MAX_PENDING_SPANS),
+            trace_idle_timeout=number_setting(
+                environ,
+                env.OTEL_EVAL_TRACE_IDLE_TIMEOUT,
+                env.DEFAULT_TRACE_IDLE_TIMEOUT,
+                valid=_positive,
+                expected="seconds (a number > 0)",
             ),
-            max_buffer_bytes=_number(environ, env.OTEL_EVAL_MAX_BUFFER_BYTES, int, DEFAULT_MAX_BUFFER_BYTES, _positive),
-            max_pending_spans=_number(
-                environ, env.OTEL_EVAL_MAX_PENDING_SPANS, int, DEFAULT_MAX_PENDING_SPANS, _positive
-            ),
-            trace_idle_timeout=_number(
-                environ, env.OTEL_EVAL_TRACE_IDLE_TIMEOUT, float, DEFAULT_TRACE_IDLE_TIMEOUT, _positive
-            ),
-            max_queue_size=_number(environ, env.OTEL_EVAL_QUEUE_SIZE, int, DEFAULT_QUEUE_SIZE, _positive),
-            concurrency=_number(environ, env.OTEL_EVAL_WORKER_CONCURRENCY, int, DEFAULT_CONCURRENCY, _positive),
+            max_queue_size=_count(environ, env.OTEL_EVAL_QUEUE_SIZE, env.DEFAULT_QUEUE_SIZE),
+            concurrency=_count(environ, env.OTEL_EVAL_WORKER_CONCURRENCY, env.DEFAULT_CONCURRENCY),
             kafka_bootstrap_servers=environ.get(env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS, "").strip() or None,
         )
 
 
 def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """Keyword arguments of ``EvaluationSpanProcessor`` from the environment (``overrides`` are merged by the caller).
+    """Keyword arguments of ``EvaluationSpanProcessor``: the environment's, then ``overrides``.
 
     With ``OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS`` set (and no ``exporter`` override), includes a Kafka exporter and the
-    pipeline counters it shares with the processor.
+    pipeline counters it shares with the processor; the embedded worker's overrides (``judge=``, ``sinks=``, ...)
+    then do not apply (the workers evaluate) and are left out, so the same line serves both set-ups.
 
     Raises:
-        ConfigurationError: unreadable ``OTEL_EVAL_CRITERIA`` / ``OTEL_EVAL_EVAL_SET``, or bad Kafka settings.
+        ConfigurationError: a bad ``OTEL_EVAL_*`` value, or bad Kafka settings.
     """
     settings = ProcessorSettings.from_env(environ)
     options: dict[str, Any] = {
@@ -100,43 +102,37 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
         "max_buffer_bytes": settings.max_buffer_bytes,
         "max_pending_spans": settings.max_pending_spans,
         "trace_idle_timeout": settings.trace_idle_timeout,
-        "max_queue_size": settings.max_queue_size,
-        "concurrency": settings.concurrency,
     }
-    if settings.kafka_bootstrap_servers and "exporter" not in overrides:
-        from otel_eval.transport.kafka import KafkaInvocationExporter
+    if "exporter" in overrides or not settings.kafka_bootstrap_servers:
+        if "exporter" not in overrides:
+            options.update(max_queue_size=settings.max_queue_size, concurrency=settings.concurrency)
+        options.update(overrides)
+        return options
+    from otel_eval.transport.kafka import KafkaInvocationExporter
 
-        pipeline = PipelineMetrics(overrides.get("meter_provider"), transport=semconv.TRANSPORT_KAFKA)
-        options["exporter"] = KafkaInvocationExporter.from_env(
-            environ, meter_provider=overrides.get("meter_provider"), pipeline=pipeline
-        )
-        options["pipeline"] = pipeline
+    ignored = sorted(set(overrides) & EMBEDDED_OPTIONS)
+    if ignored:
+        logger.info("%s is set: the workers evaluate, so %s are not used here", env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS,
+                    ", ".join(f"{name}=" for name in ignored))  # fmt: skip
+    pipeline = PipelineMetrics(overrides.get("meter_provider"), transport=semconv.TRANSPORT_KAFKA)
+    options["exporter"] = KafkaInvocationExporter.from_env(
+        environ, meter_provider=overrides.get("meter_provider"), pipeline=pipeline
+    )
+    options["pipeline"] = pipeline
+    options.update((name, value) for name, value in overrides.items() if name not in EMBEDDED_OPTIONS)
     return options
+
+
+def _count(environ: Mapping[str, str], name: str, default: int) -> int:
+    return number_setting(environ, name, default, valid=_positive, expected="an integer >= 1")
 
 
 def _positive(value: float) -> bool:
     return value > 0
 
 
-def _number(
-    environ: Mapping[str, str],
-    name: str,
-    kind: Callable[[str], NumberT],
-    default: NumberT,
-    valid: Callable[[Any], bool],
-) -> NumberT:
-    raw = environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = kind(raw)
-    except ValueError:
-        logger.warning("%s=%r is not a valid number; using the default %s", name, raw, default)
-        return default
-    if not valid(value):
-        logger.warning("%s=%r is out of range; using the default %s", name, raw, default)
-        return default
-    return value
+def _fraction(value: float) -> bool:
+    return 0 <= value <= 1
 
 
 def _names(raw: str) -> tuple[str, ...]:

@@ -3,26 +3,23 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from opentelemetry._logs import LoggerProvider
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, get_value
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
-from opentelemetry.trace import TracerProvider
 
-from otel_eval.emit import Emitters, RecordSink
+from otel_eval import environment_variables as env
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation import criteria_from
-from otel_eval.judge import Judge
+from otel_eval.forking import reinit_after_fork
 from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.model import EvalConfig, EvalSet
 from otel_eval.model.loading import load_eval_set
@@ -30,19 +27,20 @@ from otel_eval.processor import _settings as defaults
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import TraceBuffers
 from otel_eval.processor._completion import IncompleteCounter, OpenSpans
-from otel_eval.processor._outputs import output_sinks
 from otel_eval.processor._requests import RequestBuilder
 from otel_eval.processor._selection import InvocationFilters, is_local_root, is_own_traffic, sampling_bound
 from otel_eval.processor._settings import processor_options
+from otel_eval.processor._shedding import Shedder
 from otel_eval.transport.base import DuplicateLogFilter, InvocationExporter
-from otel_eval.transport.embedded import EmbeddedInvocationExporter
-from otel_eval.worker.core import EvaluationCore
+from otel_eval.worker.embedded import EMBEDDED_OPTIONS, EmbeddedOptions, embedded_exporter
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 logger = logging.getLogger(__name__)
 
 _LOW_64_BITS = (1 << 64) - 1
 _MAX_SUPPRESSED_MARKS = 4096
-_MAX_SHED_TRACES = 65536
 _DEFAULT_ENRICHMENT_WAIT_SECONDS = 5.0
 _SCHEDULE_DELAY_SECONDS = 0.2
 """The background thread's period for idle sweeps; a local root's end wakes it at once."""
@@ -63,52 +61,9 @@ class EvaluationSpanProcessor(SpanProcessor):
         provider.add_span_processor(EvaluationSpanProcessor(criteria={"hallucinations_v1": 0.8}))
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
 
-    How it works: ``on_start`` and ``on_end`` append the span to a bounded queue and return (``on_end`` does the
-    same work as the SDK's ``BatchSpanProcessor``). A daemon thread ``OtelEvalSpanProcessor`` groups ended spans by
-    trace. It is woken when a *local root* span ends (no parent, or a parent in another process): at most one
-    wake-up per invocation, never one per span; otherwise every 0.2 s or when 512 spans wait. Roots that end
-    together are handled in one pass.
-
-    When is an invocation complete? The processor sees every span start, so it knows which spans are still open
-    in this process, without timers: a local root's subtree is handed on as soon as the root *and every span
-    started under it here* have ended. A root that ends with descendants still open (an async tool, a background
-    task) waits for them, at most ``trace_idle_timeout`` seconds after its end; then it is handed on without them,
-    counted by ``otel_eval.invocations.incomplete``, and those spans are dropped when they end
-    (``otel_eval.spans.dropped{incomplete}``). A trace whose root never ends here is handed on
-    ``trace_idle_timeout`` seconds after its last span.
-
-    A complete subtree is converted, rebuilt into invocations (:func:`otel_eval.reconstruct.rebuild_traces`) and
-    handed to the transport as evaluation requests. While the transport is full (e.g. the judge hangs), ``on_end``
-    sheds spans at once and their traces are dropped whole (never rebuilt into partial invocations), so an
-    overloaded evaluator costs the agent almost nothing. The transport is the embedded worker (a thread with its own
-    asyncio loop, running :class:`~otel_eval.worker.core.EvaluationCore`; it starts on a request at once) unless
-    ``exporter`` is given (e.g. Kafka).
-
-    Never evaluated: spans of scope ``otel_eval`` (evaluation spans, judge calls), spans started while
-    OpenTelemetry instrumentation is suppressed (the judge's and transports' work runs so), Kafka client spans,
-    and spans the SDK did not sample.
-
-    Limits (each overflow is dropped and counted by ``otel_eval.drop.reason``):
-
-    ======================  ========================================  ======================================
-    limit                   what happens                              counted as
-    ======================  ========================================  ======================================
-    ``max_pending_spans``   new spans are dropped in ``on_end``       ``otel_eval.spans.dropped{queue_full}``
-    ``max_open_traces``     a span of a new trace is dropped, and     ``spans.dropped`` + ``invocations.dropped``
-                            so are its trace's later spans (open      ``{max_open_traces}``
-                            spans of more traces are not tracked)
-    ``max_spans_per_trace`` the whole trace is discarded              ``{max_spans_per_trace}``
-    ``max_buffer_bytes``    the trace of the span that would pass     ``{max_buffer_bytes}``
-                            the (approximate) total is discarded
-    ``max_queue_size``      requests beyond it are dropped; while     ``invocations.dropped{transport_queue_full}``
-                            full, spans are shed in ``on_end``        ``spans.dropped{transport_queue_full}``
-    shutdown                incomplete traces, unevaluated requests   ``{shutdown}``
-    ======================  ========================================  ======================================
-
-    Other counters: ``otel_eval.invocations.sampled`` (handed to the transport), ``otel_eval.invocations.evaluated``,
-    ``otel_eval.evaluation.errors{gen_ai.evaluation.name, error.type}``, ``otel_eval.traces.idle_flushed``,
-    ``otel_eval.invocations.incomplete``, and the
-    gauge ``otel_eval.queue.size{otel_eval.queue=spans|requests}``. :meth:`stats` returns the same counts in-process.
+    ``on_start`` and ``on_end`` only append to bounded queues and return; a daemon thread (``OtelEvalSpanProcessor``)
+    hands each complete invocation to the transport. How completeness is decided, the limits and the counters are
+    described in :mod:`otel_eval.processor`; :meth:`stats` returns the same counts in-process.
 
     Args:
         criteria: ADK criteria (``{metric: threshold | criterion dict}``, ``{"criteria": {...}}`` or an
@@ -120,31 +75,30 @@ class EvaluationSpanProcessor(SpanProcessor):
             ``TraceIdRatioBased`` does (the same trace gets the same decision in every process).
         agent_names: Evaluate only invocations of these agents (empty: all).
         root_span_names: Evaluate only subtrees whose top span name starts with one of these (empty: all).
-        exporter: Transport of the requests; the embedded worker when None.
-        judge: Judge client for judged metrics (embedded mode).
-        registry: Metric registry (embedded mode).
-        tracer_provider: Where evaluation spans go (global when None).
-        meter_provider: Where score and pipeline metrics go (global when None).
-        logger_provider: Where ``gen_ai.evaluation.result`` events go (global when None).
+        exporter: Transport of the requests (e.g. :class:`~otel_eval.transport.kafka.KafkaInvocationExporter`);
+            when None, an embedded worker built by :func:`otel_eval.worker.embedded.embedded_exporter`.
+        registry: Metrics the criteria may name (checked here, at start-up); the embedded worker evaluates with it.
+        meter_provider: Where the pipeline counters go, and in embedded mode the score metrics and the judge's usage
+            (global when None).
         max_open_traces: Traces buffered at once.
         max_spans_per_trace: Spans buffered per trace.
         max_buffer_bytes: Approximate attribute bytes buffered over all traces.
         max_pending_spans: Ended spans waiting for the background thread.
         trace_idle_timeout: Seconds after a trace's last span before it is handed on without its root; also the
             longest a local root waits for its open descendants.
-        max_queue_size: Requests waiting for the embedded worker.
-        concurrency: Requests the embedded worker evaluates at once.
         enrich: The user's exporting processor to wrap: it receives every span, with each sampled local root span
             held until its scores arrive (then exported with ``gen_ai.evaluation.<metric>.score`` attributes) or
-            ``enrichment_wait_seconds`` pass (then exported unchanged). Embedded mode only.
+            ``enrichment_wait_seconds`` pass (then exported unchanged). Scores arrive in embedded mode only.
         enrichment_wait_seconds: How long a root span is held for its scores.
-        sinks: Extra callables given each request's records (embedded mode).
         pipeline: The pipeline counters to report through, when the exporter already shares them (``from_env``
             builds one for the Kafka exporter and the processor, so each instrument exists once).
+        **embedded: The embedded worker's settings (:class:`~otel_eval.worker.embedded.EmbeddedOptions`):
+            ``judge``, ``tracer_provider``, ``logger_provider``, ``sinks``, ``max_queue_size``, ``concurrency``.
 
     Raises:
         ConfigurationError: unknown metric or invalid criterion, or an unreadable eval set.
         ValueError: a limit below 1, or ``sample_rate`` outside [0, 1].
+        TypeError: embedded settings given together with an ``exporter`` (which does not evaluate here).
     """
 
     def __init__(
@@ -156,81 +110,61 @@ class EvaluationSpanProcessor(SpanProcessor):
         agent_names: Iterable[str] = (),
         root_span_names: Iterable[str] = (),
         exporter: InvocationExporter | None = None,
-        judge: Judge | None = None,
         registry: MetricRegistry | None = None,
-        tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
-        logger_provider: LoggerProvider | None = None,
-        max_open_traces: int = defaults.DEFAULT_MAX_OPEN_TRACES,
-        max_spans_per_trace: int = defaults.DEFAULT_MAX_SPANS_PER_TRACE,
+        max_open_traces: int = env.DEFAULT_MAX_OPEN_TRACES,
+        max_spans_per_trace: int = env.DEFAULT_MAX_SPANS_PER_TRACE,
         max_buffer_bytes: int = defaults.DEFAULT_MAX_BUFFER_BYTES,
         max_pending_spans: int = defaults.DEFAULT_MAX_PENDING_SPANS,
-        trace_idle_timeout: float = defaults.DEFAULT_TRACE_IDLE_TIMEOUT,
-        max_queue_size: int = defaults.DEFAULT_QUEUE_SIZE,
-        concurrency: int = defaults.DEFAULT_CONCURRENCY,
+        trace_idle_timeout: float = env.DEFAULT_TRACE_IDLE_TIMEOUT,
         enrich: SpanProcessor | None = None,
         enrichment_wait_seconds: float = _DEFAULT_ENRICHMENT_WAIT_SECONDS,
-        sinks: Sequence[RecordSink] = (),
         pipeline: PipelineMetrics | None = None,
+        **embedded: Unpack[EmbeddedOptions],
     ) -> None:
-        for name, value in (
-            ("max_open_traces", max_open_traces),
-            ("max_spans_per_trace", max_spans_per_trace),
-            ("max_buffer_bytes", max_buffer_bytes),
-            ("max_pending_spans", max_pending_spans),
-            ("max_queue_size", max_queue_size),
-            ("concurrency", concurrency),
-        ):
+        limits = {"max_open_traces": max_open_traces, "max_spans_per_trace": max_spans_per_trace}
+        limits.update(max_buffer_bytes=max_buffer_bytes, max_pending_spans=max_pending_spans)
+        for name, value in limits.items():
             if value < 1:
                 raise ValueError(f"{name} must be at least 1, got {value!r}")
         if trace_idle_timeout <= 0:
             raise ValueError(f"trace_idle_timeout must be positive, got {trace_idle_timeout!r}")
+        unknown = set(embedded) - EMBEDDED_OPTIONS
+        if unknown:
+            raise TypeError(
+                f"EvaluationSpanProcessor() got unexpected keyword argument(s): {', '.join(sorted(unknown))}"
+            )
+        if exporter is not None and embedded:
+            raise TypeError(
+                f"{', '.join(sorted(embedded))}: settings of the embedded worker, which does not run when an exporter "
+                f"is given ({type(exporter).__name__}); configure the evaluating side instead"
+            )
         self._sample_bound = sampling_bound(sample_rate)
         if isinstance(eval_set, (str, Path)):
             eval_set = load_eval_set(eval_set)
         parsed_criteria = criteria_from(criteria)
-        registry = registry or default_registry()
         self.pipeline = pipeline or PipelineMetrics(
             meter_provider, transport="embedded" if exporter is None else "custom"
         )
-        self.core: EvaluationCore | None = None
         self._enricher: RootSpanEnricher | None = None
+        if enrich is not None:  # with another exporter the scores never come back here: nothing to wait for
+            wait_seconds = enrichment_wait_seconds if exporter is None else 0.0
+            self._enricher = RootSpanEnricher(enrich, wait_seconds=wait_seconds)
         if exporter is None:
-            if meter_provider is not None:
-                judge = _judge_reporting_to(judge, meter_provider)
-            sinks = output_sinks(
-                sinks,
-                tracer_provider=tracer_provider,
-                meter_provider=meter_provider,
-                logger_provider=logger_provider,
-                enriching=enrich is not None,
-            )
-            emitters = Emitters.create(
-                tracer_provider=tracer_provider,
-                logger_provider=logger_provider,
-                meter_provider=meter_provider,
-                sinks=sinks,
-            )
-            self.core = EvaluationCore(
-                criteria=parsed_criteria, eval_set=eval_set, registry=registry, judge=judge, emitters=emitters,
-                pipeline=self.pipeline,
+            if self._enricher is not None:
+                embedded["sinks"] = [*embedded.get("sinks", ()), self._enricher.on_records]
+            exporter = embedded_exporter(
+                parsed_criteria, eval_set=eval_set, registry=registry, meter_provider=meter_provider,
+                pipeline=self.pipeline, **embedded,
             )  # fmt: skip
-            exporter = EmbeddedInvocationExporter(
-                self.core, max_queue_size=max_queue_size, concurrency=concurrency, pipeline=self.pipeline
-            )
-            if enrich is not None:
-                self._enricher = RootSpanEnricher(enrich, wait_seconds=enrichment_wait_seconds)
-                emitters.add_sink(self._enricher.on_records)
+            parsed_criteria = None  # the embedded core has them; requests need not carry them
         else:
+            registry = registry or default_registry()
             for name in parsed_criteria or {}:
                 registry.get(name)  # unknown metric names fail here, not in a remote worker
-            if enrich is not None:
-                self._enricher = RootSpanEnricher(enrich, wait_seconds=0.0)  # scores never come back here
         self._exporter = exporter
         self._builder = RequestBuilder(
-            filters=InvocationFilters.create(agent_names, root_span_names),
-            criteria=parsed_criteria if self.core is None else None,  # the embedded core already has them
-            eval_set=eval_set,
+            filters=InvocationFilters.create(agent_names, root_span_names), criteria=parsed_criteria, eval_set=eval_set
         )
         self._limits = (max_open_traces, max_spans_per_trace, max_buffer_bytes)
         self._max_pending = max_pending_spans
@@ -243,23 +177,20 @@ class EvaluationSpanProcessor(SpanProcessor):
         weak_self = weakref.ref(self)
         self.pipeline.register_queue("spans", lambda: _pending_spans(weak_self))
         self._start()
-        if hasattr(os, "register_at_fork"):
-            weak_reinit = weakref.WeakMethod(self._at_fork_reinit)
-            os.register_at_fork(after_in_child=lambda: _call_weak(weak_reinit))
+        reinit_after_fork(self._at_fork_reinit)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> EvaluationSpanProcessor:
         """A processor configured by the ``OTEL_EVAL_*`` variables (:mod:`otel_eval.environment_variables`).
 
-        With ``OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS`` set, requests go to Kafka; otherwise to the embedded worker.
-        Keyword ``overrides`` win over the environment (e.g. ``tracer_provider=...``).
+        With ``OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS`` set, requests go to Kafka (and the embedded worker's overrides,
+        such as ``logger_provider=``, are left out); otherwise to the embedded worker. Keyword ``overrides`` win over
+        the environment (e.g. ``tracer_provider=...``).
 
         Raises:
-            ConfigurationError: unreadable ``OTEL_EVAL_CRITERIA`` / ``OTEL_EVAL_EVAL_SET``, or bad Kafka settings.
+            ConfigurationError: a bad ``OTEL_EVAL_*`` value (naming the variable), or bad Kafka settings.
         """
-        options = processor_options(environ, overrides)
-        options.update(overrides)
-        return cls(**options)
+        return cls(**processor_options(environ, overrides))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(exporter={type(self._exporter).__name__}, shutdown={self._shutdown})"
@@ -277,10 +208,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         self._intake_lock = threading.Lock()
         self._flush_waiters: list[threading.Event] = []
         self._flush_lock = threading.Lock()
-        self._shedding = False
-        self._shed_lock = threading.Lock()
-        self._shed_spans = 0
-        self._shed_traces: dict[int, None] = {}
+        self._shedder = Shedder()
         max_open_traces, max_spans_per_trace, max_buffer_bytes = self._limits
         self._assembler = SpanAssembler(
             buffers=TraceBuffers(
@@ -335,7 +263,7 @@ class EvaluationSpanProcessor(SpanProcessor):
                 and not self._shutdown
             ):
                 # Own spans (evaluation spans are children of the invocation) never count as a shed agent trace.
-                if self._shedding and not is_own_traffic(span) and self._shed(context.trace_id):
+                if self._shedder.active and not is_own_traffic(span) and self._shedder.shed(context.trace_id):
                     if self._enricher is not None:
                         self._enricher.on_end(span, hold=False)
                     return
@@ -360,16 +288,6 @@ class EvaluationSpanProcessor(SpanProcessor):
                 self._enricher.on_end(span, hold=False)
         except Exception:  # the agent's thread: log (deduplicated), never raise
             logger.exception("EvaluationSpanProcessor.on_end failed")
-
-    def _shed(self, trace_id: int) -> bool:
-        """Drops a span while the transport is full (remembering its trace). False when shedding just stopped."""
-        with self._shed_lock:
-            if not self._shedding:
-                return False
-            self._shed_spans += 1
-            if len(self._shed_traces) < _MAX_SHED_TRACES:
-                self._shed_traces[trace_id] = None
-            return True
 
     # --- flush and shutdown --------------------------------------------------------------------------------------
 
@@ -406,7 +324,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         except Exception:  # a broken transport must not break the provider's shutdown
             logger.exception("the evaluation transport failed to shut down")
         if self._enricher is not None:
-            self._enricher.shutdown()
+            self._enricher.shutdown(_remaining_millis(deadline))
 
     def stats(self) -> dict[str, int]:
         """Pipeline counts (see the class docs) plus the current buffer occupancy."""
@@ -461,30 +379,9 @@ class EvaluationSpanProcessor(SpanProcessor):
         (their other spans would rebuild into partial invocations).
         """
         full = not self._exporter.has_capacity() and not self._shutdown
-        if full and not self._shedding:
-            with self._shed_lock:
-                self._shedding = True
+        if full and self._shedder.start():
             self._assembler.shed_open_traces()  # their later spans are being shed: drop them whole now
-        with self._shed_lock:
-            spans, self._shed_spans = self._shed_spans, 0
-            traces, self._shed_traces = list(self._shed_traces), {}
-            if self._shedding and not full:
-                self._shedding = False
-        return spans, traces
-
-
-def _judge_reporting_to(judge: Judge | None, meter_provider: MeterProvider) -> Judge:
-    """The judge whose calls, tokens and cost go to ``meter_provider``, next to the scores.
-
-    Without a judge, this processor gets its own client from the environment instead of the process-wide default,
-    whose instruments may already report to another provider (the global one, or another processor's).
-    """
-    if judge is None:
-        from otel_eval.judge.client import JudgeClient  # deferred: loads google-genai
-
-        return JudgeClient(meter_provider=meter_provider)
-    judge.use_meter_provider(meter_provider)
-    return judge
+        return self._shedder.take(full=full)
 
 
 def _drain(queue: deque[SpanT], count: int) -> Iterator[SpanT]:
@@ -499,9 +396,3 @@ def _pending_spans(weak_self: weakref.ref[EvaluationSpanProcessor]) -> int:
 
 def _remaining_millis(deadline: float) -> int:
     return max(0, int((deadline - time.monotonic()) * 1000))
-
-
-def _call_weak(method: weakref.WeakMethod[Callable[[], None]]) -> None:
-    bound = method()
-    if bound is not None:
-        bound()

@@ -46,6 +46,7 @@ from otel_eval.reconstruct._first_unused import FirstUnused
 from otel_eval.reconstruct._span_tree import SpanTree, covered_ns
 from otel_eval.reconstruct._trajectory import sum_token_counts
 from otel_eval.reconstruct.base import TraceInvocations
+from otel_eval.reconstruct.signals import ended_in_error, feedback
 from otel_eval.traces.span import Span
 
 _LISTED = 10
@@ -189,6 +190,8 @@ def build_invocation(
         tool_seconds=tool_ns / 1e9,
         content_captured=captured,
         warnings=warnings,
+        ended_in_error=ended_in_error(owned.root),
+        feedback=feedback(owned.root),
     )
 
 

@@ -35,6 +35,7 @@ from otel_eval.reconstruct._first_unused import FirstUnused
 from otel_eval.reconstruct._flattened import first_int
 from otel_eval.reconstruct._span_tree import covered_ns
 from otel_eval.reconstruct._values import nonempty_str, tool_call_args
+from otel_eval.reconstruct.signals import ended_in_error, feedback
 from otel_eval.traces.span import Span
 
 DEFAULT_AUTHOR = "agent"
@@ -422,4 +423,6 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
         else None,
         content_captured=draft.content_captured,
         warnings=warnings,
+        ended_in_error=ended_in_error(root),
+        feedback=feedback(root),
     )

@@ -9,23 +9,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.environment_variables import DEFAULT_CONCURRENCY, DEFAULT_QUEUE_SIZE
+from otel_eval.forking import reinit_after_fork
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport.base import DuplicateLogFilter, ExportResult, InvocationExporter, RequestEvaluator
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
-
-DEFAULT_MAX_QUEUE_SIZE = 1024
-DEFAULT_CONCURRENCY = 16
 
 
 class EmbeddedInvocationExporter(InvocationExporter):
@@ -43,7 +41,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
         self,
         core: RequestEvaluator,
         *,
-        max_queue_size: int = DEFAULT_MAX_QUEUE_SIZE,
+        max_queue_size: int = DEFAULT_QUEUE_SIZE,
         concurrency: int = DEFAULT_CONCURRENCY,
         pipeline: PipelineMetrics | None = None,
     ) -> None:
@@ -62,9 +60,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
             weak_self = weakref.ref(self)
             pipeline.register_queue("requests", lambda: _queued(weak_self))
         self._start()
-        if hasattr(os, "register_at_fork"):
-            weak_reinit = weakref.WeakMethod(self._at_fork_reinit)
-            os.register_at_fork(after_in_child=lambda: _call_weak(weak_reinit))
+        reinit_after_fork(self._at_fork_reinit)
 
     def _start(self) -> None:
         self._changed = threading.Condition()
@@ -225,9 +221,3 @@ class EmbeddedInvocationExporter(InvocationExporter):
 def _queued(weak_self: weakref.ref[EmbeddedInvocationExporter]) -> int:
     exporter = weak_self()
     return exporter.queue_size if exporter is not None else 0
-
-
-def _call_weak(method: weakref.WeakMethod[Callable[[], None]]) -> None:
-    bound = method()
-    if bound is not None:
-        bound()

@@ -42,6 +42,7 @@ from otel_eval import environment_variables as env_vars
 from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
+from otel_eval.forking import reinit_after_fork
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers
 from otel_eval.transport._kafka_outage import OutageMonitor, quiet_client_logs, stop_client
@@ -50,8 +51,6 @@ from otel_eval.version import __version__
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_REQUESTS_TOPIC: Final = "otel_eval.requests"
-DEFAULT_MAX_QUEUE_SIZE: Final = 1024
 DEFAULT_LINGER_MS: Final = 0
 """Send each request at once (latency); ``OTEL_EVAL_KAFKA_LINGER_MS`` (e.g. 50) batches more for throughput."""
 DEFAULT_DELIVERY_TIMEOUT_MS: Final = 5_000
@@ -117,9 +116,9 @@ class KafkaInvocationExporter(InvocationExporter):
         self,
         bootstrap_servers: str | Sequence[str],
         *,
-        topic: str = DEFAULT_REQUESTS_TOPIC,
-        compression: str = "gzip",
-        max_queue_size: int = DEFAULT_MAX_QUEUE_SIZE,
+        topic: str = env_vars.DEFAULT_KAFKA_REQUESTS_TOPIC,
+        compression: str = env_vars.DEFAULT_KAFKA_COMPRESSION,
+        max_queue_size: int = env_vars.DEFAULT_QUEUE_SIZE,
         security: KafkaSecurity | None = None,
         client_id: str = "otel-eval-exporter",
         linger_ms: int = DEFAULT_LINGER_MS,
@@ -204,9 +203,7 @@ class KafkaInvocationExporter(InvocationExporter):
         )
 
         self._start_sender()
-        if hasattr(os, "register_at_fork"):
-            weak_reinit = weakref.WeakMethod(self._at_fork_reinit)
-            os.register_at_fork(after_in_child=lambda: _call_weak(weak_reinit))
+        reinit_after_fork(self._at_fork_reinit)
 
     def _new_monitor(self) -> OutageMonitor:
         return OutageMonitor(
@@ -232,7 +229,7 @@ class KafkaInvocationExporter(InvocationExporter):
         self._next_probe = 0.0
         self._stop_budget = _STOP_RESERVE_S
         self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._thread_main, name="otel-eval-kafka-exporter", daemon=True)
+        self._thread = threading.Thread(target=self._thread_main, name="OtelEvalKafkaExporter", daemon=True)
         self._thread.start()
         self._ready.wait()
 
@@ -267,24 +264,35 @@ class KafkaInvocationExporter(InvocationExporter):
         servers = environ.get(env_vars.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS, "")
         if not servers.strip():
             raise ConfigurationError(f"{env_vars.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS} is not set")
-        queue_size = environ.get(env_vars.OTEL_EVAL_QUEUE_SIZE, "").strip()
-        delivery = environ.get(env_vars.OTEL_EVAL_KAFKA_DELIVERY_TIMEOUT_MS, "").strip()
-        try:
-            max_queue_size = int(queue_size) if queue_size else DEFAULT_MAX_QUEUE_SIZE
-        except ValueError:
-            raise ConfigurationError(f"{env_vars.OTEL_EVAL_QUEUE_SIZE}={queue_size!r}: expected an integer") from None
-        try:
-            delivery_timeout_ms = int(delivery) if delivery else DEFAULT_DELIVERY_TIMEOUT_MS
-        except ValueError:
-            raise ConfigurationError(
-                f"{env_vars.OTEL_EVAL_KAFKA_DELIVERY_TIMEOUT_MS}={delivery!r}: expected an integer (milliseconds)"
-            ) from None
+        max_queue_size = env_vars.number_setting(
+            environ,
+            env_vars.OTEL_EVAL_QUEUE_SIZE,
+            env_vars.DEFAULT_QUEUE_SIZE,
+            valid=_positive,
+            expected="an integer >= 1",
+        )
+        delivery_timeout_ms = env_vars.number_setting(
+            environ,
+            env_vars.OTEL_EVAL_KAFKA_DELIVERY_TIMEOUT_MS,
+            DEFAULT_DELIVERY_TIMEOUT_MS,
+            valid=_not_negative,
+            expected="milliseconds (an integer >= 0)",
+        )
+        linger_ms = env_vars.number_setting(
+            environ,
+            env_vars.OTEL_EVAL_KAFKA_LINGER_MS,
+            DEFAULT_LINGER_MS,
+            valid=_not_negative,
+            expected="milliseconds (an integer >= 0)",
+        )
         return cls(
             servers,
-            topic=environ.get(env_vars.OTEL_EVAL_KAFKA_REQUESTS_TOPIC, "").strip() or DEFAULT_REQUESTS_TOPIC,
-            compression=environ.get(env_vars.OTEL_EVAL_KAFKA_COMPRESSION, "").strip() or "gzip",
+            topic=environ.get(env_vars.OTEL_EVAL_KAFKA_REQUESTS_TOPIC, "").strip()
+            or env_vars.DEFAULT_KAFKA_REQUESTS_TOPIC,
+            compression=environ.get(env_vars.OTEL_EVAL_KAFKA_COMPRESSION, "").strip()
+            or env_vars.DEFAULT_KAFKA_COMPRESSION,
             max_queue_size=max_queue_size,
-            linger_ms=_linger_ms(environ),
+            linger_ms=linger_ms,
             delivery_timeout_ms=delivery_timeout_ms,
             security=KafkaSecurity.from_env(environ),
             meter_provider=meter_provider,
@@ -603,12 +611,6 @@ class KafkaInvocationExporter(InvocationExporter):
             self._count_drop(semconv.DROP_SHUTDOWN, count)
 
 
-def _call_weak(method: weakref.WeakMethod[Any]) -> None:
-    bound = method()
-    if bound is not None:
-        bound()
-
-
 def _pending(ref: weakref.ReferenceType[KafkaInvocationExporter]) -> int:
     exporter = ref()
     return exporter.pending if exporter is not None else 0
@@ -628,15 +630,12 @@ def _is_retriable(exc: BaseException) -> bool:
     return bool(getattr(exc, "retriable", False)) or isinstance(exc, (KafkaTimeoutError, asyncio.TimeoutError))
 
 
-__all__ = ["DEFAULT_REQUESTS_TOPIC", "ExporterStats", "KafkaInvocationExporter"]
+__all__ = ["ExporterStats", "KafkaInvocationExporter"]
 
 
-def _linger_ms(environ: Mapping[str, str]) -> int:
-    raw = environ.get(env_vars.OTEL_EVAL_KAFKA_LINGER_MS, "").strip()
-    if raw.isdigit():
-        return int(raw)
-    if raw:
-        raise ConfigurationError(
-            f"{env_vars.OTEL_EVAL_KAFKA_LINGER_MS}={raw!r}: expected milliseconds (an integer >= 0)"
-        )
-    return DEFAULT_LINGER_MS
+def _positive(value: int) -> bool:
+    return value >= 1
+
+
+def _not_negative(value: int) -> bool:
+    return value >= 0

@@ -3,59 +3,47 @@ errors, broker outages. (The judge reports its own calls, tokens, cost and laten
 
 from __future__ import annotations
 
-import threading
-from collections import Counter
 from collections.abc import Callable, Iterable
 
-from opentelemetry import metrics
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 
 from otel_eval import semconv
-from otel_eval.version import __version__
+from otel_eval.instruments import InstrumentHolder, weak_callback
 
 
-class WorkerMetrics:
+class WorkerMetrics(InstrumentHolder):
     """Instruments of one worker, with in-process totals (:meth:`snapshot`) for tests and logs."""
 
     def __init__(self, meter_provider: MeterProvider | None = None) -> None:
-        meter = metrics.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider)
-        self._lock = threading.Lock()
+        super().__init__(meter_provider)
+        meter = self.meter
         self._lag: dict[tuple[str, int], int] = {}
-        self._counts: Counter[str] = Counter()
         meter.create_observable_gauge(
             semconv.METRIC_CONSUMER_LAG,
-            callbacks=[self._observe_lag],
+            callbacks=[weak_callback(self, WorkerMetrics._observe_lag)],
             unit="{message}",
             description="Messages not yet consumed, per topic partition (high watermark minus position).",
         )
         self._batch_duration = meter.create_histogram(
-            semconv.METRIC_BATCH_DURATION,
-            unit="s",
-            description="From fetching a batch to committing its offsets.",
+            semconv.METRIC_BATCH_DURATION, unit="s", description="From fetching a batch to committing its offsets."
         )
-        self._dead_letters = meter.create_counter(
-            semconv.METRIC_WORKER_DEAD_LETTERS, unit="{message}", description="Messages sent to the dead-letter topic."
-        )
-        self._duplicates = meter.create_counter(
+        self._duplicates = self._counter(
             semconv.METRIC_WORKER_DUPLICATES_SKIPPED,
-            unit="{invocation}",
-            description="Redelivered invocations not evaluated again because their results were already emitted.",
+            "{invocation}",
+            "Redelivered invocations skipped: already emitted.",
         )
-        self._published = meter.create_counter(
-            semconv.METRIC_WORKER_RESULTS_PUBLISHED, unit="{result}", description="Results published to Kafka."
+        self._dead_letters = self._counter(
+            semconv.METRIC_WORKER_DEAD_LETTERS, "{message}", "Messages sent to the dead-letter topic."
         )
-        self._errors = meter.create_counter(
-            semconv.METRIC_WORKER_ERRORS, unit="{error}", description="Worker failures by error.type."
-        )
-        self._failed_attempts = meter.create_counter(
-            semconv.METRIC_TRANSPORT_FAILED_ATTEMPTS,
-            unit="{attempt}",
-            description="Failed attempts to reach the transport's broker (connections, metadata, sends).",
+        self._errors = self._counter(semconv.METRIC_WORKER_ERRORS, "{error}", "Worker failures by error.type.")
+        self._failed_attempts = self._failed_attempts_counter()
+        self._published = self._counter(
+            semconv.METRIC_WORKER_RESULTS_PUBLISHED, "{result}", "Results published to Kafka."
         )
         self._outage_seconds: Callable[[], float] = lambda: 0.0
         meter.create_observable_gauge(
             semconv.METRIC_TRANSPORT_OUTAGE_DURATION,
-            callbacks=[self._observe_outage],
+            callbacks=[weak_callback(self, WorkerMetrics._observe_outage)],
             unit="s",
             description="Seconds since the transport's broker became unreachable; 0 while it is reachable.",
         )
@@ -78,32 +66,27 @@ class WorkerMetrics:
 
     def dead_lettered(self, topic: str, reason: str = semconv.DROP_UNREADABLE) -> None:
         """One message went to the dead-letter topic, for ``reason`` (unreadable, or past its deadline)."""
-        self._dead_letters.add(1, {semconv.KAFKA_TOPIC: topic, semconv.OTEL_EVAL_DROP_REASON: reason})
-        self._count("dead_letters", 1)
+        self._add(
+            self._dead_letters, "dead_letters", 1, {semconv.KAFKA_TOPIC: topic, semconv.OTEL_EVAL_DROP_REASON: reason}
+        )
         self._count(f"dead_letters.{reason}", 1)
 
     def duplicates_skipped(self, count: int) -> None:
         """Invocations skipped as already evaluated."""
-        if count:
-            self._duplicates.add(count)
-            self._count("duplicates_skipped", count)
+        self._add(self._duplicates, "duplicates_skipped", count)
 
     def published(self, count: int) -> None:
         """Results acknowledged by the results topic."""
-        if count:
-            self._published.add(count)
-            self._count("results_published", count)
+        self._add(self._published, "results_published", count)
 
     def error(self, error_type: str) -> None:
         """A worker-level failure (commit, publish, telemetry flush, ...)."""
-        self._errors.add(1, {semconv.ERROR_TYPE: error_type})
-        self._count(f"errors.{error_type}", 1)
+        self._add(self._errors, f"errors.{error_type}", 1, {semconv.ERROR_TYPE: error_type})
 
     def transport_failed_attempts(self, count: int) -> None:
         """Failed attempts of the worker's Kafka clients to reach the broker."""
-        if count:
-            self._failed_attempts.add(count, {semconv.OTEL_EVAL_TRANSPORT: semconv.TRANSPORT_KAFKA})
-            self._count("transport.failed_attempts", count)
+        attributes = {semconv.OTEL_EVAL_TRANSPORT: semconv.TRANSPORT_KAFKA}
+        self._add(self._failed_attempts, "transport.failed_attempts", count, attributes)
 
     def watch_outage(self, outage_seconds: Callable[[], float]) -> None:
         """Reports ``outage_seconds()`` as the outage-duration gauge."""
@@ -112,15 +95,6 @@ class WorkerMetrics:
     def evaluated(self, count: int) -> None:
         """Invocations evaluated by this worker (in-process total only; the core counts them as telemetry)."""
         self._count("evaluated", count)
-
-    def snapshot(self) -> dict[str, int]:
-        """In-process totals."""
-        with self._lock:
-            return dict(self._counts)
-
-    def _count(self, key: str, amount: int) -> None:
-        with self._lock:
-            self._counts[key] += amount
 
     def _observe_outage(self, _options: CallbackOptions) -> list[Observation]:
         return [Observation(self._outage_seconds(), {semconv.OTEL_EVAL_TRANSPORT: semconv.TRANSPORT_KAFKA})]

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.errors import InputError
 from otel_eval.model.messages import EvaluationRequest
@@ -107,8 +108,8 @@ class TraceAssembler:
         self,
         idle_timeout: float,
         *,
-        max_open_traces: int = 2048,
-        max_spans_per_trace: int = 2048,
+        max_open_traces: int = env.DEFAULT_MAX_OPEN_TRACES,
+        max_spans_per_trace: int = env.DEFAULT_MAX_SPANS_PER_TRACE,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.idle_timeout = idle_timeout

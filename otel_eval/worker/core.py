@@ -30,6 +30,7 @@ from otel_eval.evaluation import (
     MetricPlan,
     PlannedMetric,
     build_plan,
+    calls_judge,
     criteria_from,
     lacks_reference,
     pair_invocations,
@@ -37,6 +38,7 @@ from otel_eval.evaluation import (
     select_criteria,
 )
 from otel_eval.judge import Judge
+from otel_eval.judge.priority import prioritising, priority_invocations
 from otel_eval.metrics import Evaluator, MetricRegistry, default_registry
 from otel_eval.metrics.provenance import EvaluatorProvenance
 from otel_eval.model import (
@@ -131,8 +133,16 @@ class EvaluationCore:
             invocations=invocations, eval_id=case.eval_id if case else None, eval_set_id=eval_set_id
         )
         metrics = [m for m in plan.metrics if not lacks_reference(m, conversation)]
-        results = await asyncio.gather(*(self._run_metric(m, conversation, actual, context) for m in metrics))
-        records = [record for metric_records in results for record in metric_records]
+        # Deterministic metrics first: their failures mark the invocations the judge budget judges first.
+        deterministic = [m for m in metrics if not calls_judge(m)]
+        done = await asyncio.gather(*(self._run_metric(m, conversation, actual, context) for m in deterministic))
+        by_metric = {m.name: records for m, records in zip(deterministic, done, strict=True)}
+        failed = [_status_result(records) for records in by_metric.values()]
+        with prioritising(priority_invocations(actual, failed)):
+            judged = [m for m in metrics if calls_judge(m)]
+            results = await asyncio.gather(*(self._run_metric(m, conversation, actual, context) for m in judged))
+        by_metric.update((m.name, records) for m, records in zip(judged, results, strict=True))
+        records = [record for metric in metrics for record in by_metric[metric.name]]
         self.emitters.deliver(records)
         if self._pipeline is not None:
             self._pipeline.evaluated(len(invocations))
@@ -240,6 +250,11 @@ class _RecordContext:
                 )
             )
         return records
+
+
+def _status_result(records: list[EvaluationRecord]) -> EvaluationResult:
+    """A metric's per-invocation statuses, from its records (one per invocation, in order)."""
+    return EvaluationResult(per_invocation_results=[PerInvocationResult(eval_status=r.eval_status) for r in records])
 
 
 def _finish(span: EvaluationSpan, record: EvaluationRecord) -> None:

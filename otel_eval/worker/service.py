@@ -88,7 +88,7 @@ class Worker:
         self.metrics = WorkerMetrics(self.telemetry.meter_provider)
         self.core = core if core is not None else build_core(settings, self.telemetry)
         self.ledger = ResultLedger(settings.worker_dedup_cache_size)
-        self.cpu = DeadlineExecutor(settings.worker_record_timeout, name="otel-eval-worker-cpu")
+        self.cpu = DeadlineExecutor(settings.worker_record_timeout, name="OtelEvalWorkerCpu")
         """Decoding and rebuilding run here, off the event loop, each record within ``worker_record_timeout``."""
         self.assembler = TraceAssembler(
             settings.trace_idle_timeout,

@@ -8,10 +8,18 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from otel_eval.environment_variables import ENV_PREFIX
+from otel_eval.environment_variables import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_KAFKA_COMPRESSION,
+    DEFAULT_KAFKA_REQUESTS_TOPIC,
+    DEFAULT_MAX_OPEN_TRACES,
+    DEFAULT_MAX_SPANS_PER_TRACE,
+    DEFAULT_TRACE_IDLE_TIMEOUT,
+    ENV_PREFIX,
+)
 from otel_eval.errors import ConfigurationError
 from otel_eval.transport import KafkaSecurity, check_compression, split_servers
 
@@ -34,14 +42,16 @@ class WorkerSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
 
     kafka_bootstrap_servers: str = Field(default="localhost:9092", description="host:port[,host:port...]")
-    kafka_requests_topic: str = Field(default="otel_eval.requests", description="Evaluation requests (JSON).")
+    kafka_requests_topic: str = Field(default=DEFAULT_KAFKA_REQUESTS_TOPIC, description="Evaluation requests (JSON).")
     kafka_results_topic: str = Field(
         default="otel_eval.results", description="Where each result is published; empty = do not publish."
     )
     kafka_spans_topic: str = Field(default="otlp_spans", description="OTLP spans from the Collector (otlp_proto).")
     kafka_dead_letter_topic: str = Field(default="otel_eval.dead_letter", description="Messages that cannot be read.")
     kafka_group_id: str = Field(default="otel-eval-worker", description="Consumer group shared by all workers.")
-    kafka_compression: str = Field(default="gzip", description="Compression of the results and dead letters.")
+    kafka_compression: str = Field(
+        default=DEFAULT_KAFKA_COMPRESSION, description="Compression of the results and dead letters."
+    )
     kafka_session_timeout_ms: int = Field(default=30_000, ge=6_000, description="Consumer-group session timeout.")
     kafka_request_timeout_ms: int = Field(
         default=30_000, ge=1_000, description="Producer wait for the broker before a publish fails (batch retried)."
@@ -63,7 +73,7 @@ class WorkerSettings(BaseSettings):
     worker_sources: str = Field(
         default=SOURCE_REQUESTS, description="Comma-separated: requests, otlp_spans (the Collector path)."
     )
-    worker_concurrency: int = Field(default=16, ge=1, description="Invocations evaluated at once.")
+    worker_concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1, description="Invocations evaluated at once.")
     worker_max_batch_size: int = Field(default=64, ge=1, description="Records per fetched batch (one commit each).")
     worker_shutdown_timeout: float = Field(default=30.0, ge=0, description="Seconds to drain on SIGTERM.")
     worker_record_timeout: float = Field(
@@ -82,10 +92,16 @@ class WorkerSettings(BaseSettings):
     worker_flush_timeout: float = Field(default=10.0, gt=0, description="Seconds to export a batch's telemetry.")
 
     trace_idle_timeout: float = Field(
-        default=30.0, gt=0, description="Collector path: seconds after a trace's last span before it is evaluated."
+        default=DEFAULT_TRACE_IDLE_TIMEOUT,
+        gt=0,
+        description="Collector path: seconds after a trace's last span before it is evaluated.",
     )
-    max_open_traces: int = Field(default=2048, ge=1, description="Collector path: traces assembled at once.")
-    max_spans_per_trace: int = Field(default=2048, ge=1, description="Collector path: spans kept per trace.")
+    max_open_traces: int = Field(
+        default=DEFAULT_MAX_OPEN_TRACES, ge=1, description="Collector path: traces assembled at once."
+    )
+    max_spans_per_trace: int = Field(
+        default=DEFAULT_MAX_SPANS_PER_TRACE, ge=1, description="Collector path: spans kept per trace."
+    )
 
     criteria: str | None = Field(default=None, description="ADK EvalConfig/criteria JSON, or a path to such a file.")
     eval_set: str | None = Field(default=None, description="Path to an ADK eval set for online reference metrics.")
@@ -99,20 +115,12 @@ class WorkerSettings(BaseSettings):
             raise ValueError(f"expected a comma-separated list of {', '.join(SOURCES)}; got {value!r}")
         return ",".join(dict.fromkeys(sources))
 
-    @field_validator("kafka_bootstrap_servers")
+    @field_validator("kafka_bootstrap_servers", "kafka_compression")
     @classmethod
-    def _check_servers(cls, value: str) -> str:
+    def _check_kafka(cls, value: str, info: ValidationInfo) -> str:
+        check = split_servers if info.field_name == "kafka_bootstrap_servers" else check_compression
         try:
-            split_servers(value)
-        except ConfigurationError as exc:
-            raise ValueError(str(exc)) from None
-        return value
-
-    @field_validator("kafka_compression")
-    @classmethod
-    def _check_compression(cls, value: str) -> str:
-        try:
-            check_compression(value)
+            check(value)
         except ConfigurationError as exc:
             raise ValueError(str(exc)) from None
         return value

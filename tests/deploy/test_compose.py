@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.deploy.conftest import COMPOSE_FILE, DEPLOY, REPO, load_yaml_documents
-from tests.deploy.test_k8s import known_environment_variables
+from tests.environment import known_environment_variables
 
 COLLECTOR_CONFIGS = ("otelcol-agent-to-kafka.yaml", "otelcol-evaluation-output.yaml")
 

@@ -6,7 +6,8 @@ HTTP 500 for those. Its metrics, read back as Prometheus stores them (OTLP trans
 exporter's text), become the input of a generated ``promtool test rules`` file: one batch a minute for 90 minutes. The
 hallucination-rate recording rule must show the known share and the hallucination and judge-error alerts must fire.
 The hand-written promtool tests (which cover edge cases: resolving, low volume, baselines) may use only series
-shapes these real emitters produce.
+shapes these real emitters produce. A second batch runs with a judge budget that covers no ``hallucinations_v1``
+evaluation: the budget alert must fire on its refusals, and they must not count as evaluation errors.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from tests.environment import clean_judge_environment, use_loopback_judge
 from tests.judge.fake_gemini import FakeGemini
 
 MINUTES = 90
+BUDGET_ENVIRONMENT = {"OTEL_EVAL_JUDGE_BUDGET": "hallucinations_v1=0,*=100"}
+"""hallucinations_v1 gets no budget (every evaluation refused); safety_v1 draws from a bucket that covers it."""
 TRANSLATIONS = ("otlp", "prometheus_exporter")
 
 
@@ -52,6 +55,23 @@ def samples() -> Iterator[dict[str, list[Sample]]]:
                 "otlp": emitted.otlp_samples(in_memory.get_metrics_data()),
                 "prometheus_exporter": emitted.exporter_samples(registry),
             }
+        finally:
+            agent.shutdown()
+            meter_provider.shutdown()
+
+
+@pytest.fixture
+def budget_samples() -> Iterator[list[Sample]]:
+    """One batch's metrics (OTLP translation) with a judge budget that covers no hallucinations_v1 evaluation."""
+    with FakeGemini(emitted.judge_answers) as server, pytest.MonkeyPatch.context() as monkeypatch, ExitStack() as stack:
+        stack.enter_context(clean_judge_environment(monkeypatch))
+        use_loopback_judge(monkeypatch, server.base_url, {**emitted.JUDGE_ENVIRONMENT, **BUDGET_ENVIRONMENT})
+        in_memory = InMemoryMetricReader()
+        meter_provider = MeterProvider(metric_readers=[in_memory])
+        agent = emitted.Agent(meter_provider)
+        try:
+            agent.run_batch()
+            yield emitted.otlp_samples(in_memory.get_metrics_data())
         finally:
             agent.shutdown()
             meter_provider.shutdown()
@@ -117,6 +137,58 @@ def _promtool_test(samples: list[Sample]) -> dict[str, Any]:
             }
         ],
     }
+
+
+def _run_promtool(promtool: str, test: dict[str, Any], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    test_file = tmp_path / "emitted_test.yaml"
+    test_file.write_text(yaml.safe_dump(test, sort_keys=False))
+    return subprocess.run(
+        [promtool, "test", "rules", str(test_file)], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_the_budget_alert_fires_on_real_refusals_and_they_are_not_evaluation_errors(
+    budget_samples: list[Sample], promtool: str, tmp_path: Path
+) -> None:
+    errors = emitted.named(budget_samples, "otel_eval_evaluation_errors_total")
+    assert {(s.label("gen_ai_evaluation_name"), s.label("error_type")) for s in errors} == {
+        ("hallucinations_v1", "budget_exhausted"),
+        ("safety_v1", "judge_server_error"),
+    }
+    refusals = emitted.named(budget_samples, "otel_eval_judge_budget_refusals_total")
+    assert sum(s.value for s in refusals) == len(emitted.BATCH)
+    test = _promtool_test(budget_samples)
+    case = test["tests"][0]
+    case["promql_expr_test"] = [
+        {
+            "expr": "job_evaluation:otel_eval_judge_budget_exhausted:ratio_rate15m",
+            "eval_time": "30m",
+            "exp_samples": [
+                {
+                    "labels": "job_evaluation:otel_eval_judge_budget_exhausted:ratio_rate15m"
+                    f'{{job="{JOB}",gen_ai_evaluation_name="hallucinations_v1"}}',
+                    "value": 1,
+                }
+            ],
+        },
+        {
+            # Refused hallucinations_v1 results are not "evaluations without a score": only safety_v1 (HTTP 500s) is.
+            "expr": 'count by (alertname, gen_ai_evaluation_name) (ALERTS{alertstate="firing",alertname=~".*Evaluation.*|.*Budget.*"})',
+            "eval_time": "30m",
+            "exp_samples": [
+                {
+                    "labels": '{alertname="OtelEvalJudgeBudgetExhausted",gen_ai_evaluation_name="hallucinations_v1"}',
+                    "value": 1,
+                },
+                {
+                    "labels": '{alertname="OtelEvalEvaluationErrorRateHigh",gen_ai_evaluation_name="safety_v1"}',
+                    "value": 1,
+                },
+            ],
+        },
+    ]
+    process = _run_promtool(promtool, test, tmp_path)
+    assert process.returncode == 0, f"promtool on budget series:\n{process.stdout}{process.stderr}"
 
 
 @pytest.mark.parametrize("translation", TRANSLATIONS)

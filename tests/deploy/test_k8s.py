@@ -5,19 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from otel_eval import environment_variables
 from otel_eval.worker.health import HealthServer, WorkerHealth
 from otel_eval.worker.settings import WorkerSettings
 from tests.deploy import prometheus_names
 from tests.deploy.conftest import K8S_DIR, load_yaml_documents
-
-
-def known_environment_variables() -> set[str]:
-    """``OTEL_EVAL_*`` names otel-eval reads: environment_variables.py and the worker's pydantic settings."""
-    names = {value for key, value in vars(environment_variables).items() if key.startswith("OTEL_EVAL_")}
-    prefix = WorkerSettings.model_config.get("env_prefix", "")
-    names |= {f"{prefix}{field}".upper() for field in WorkerSettings.model_fields}
-    return names
+from tests.environment import known_environment_variables
 
 
 def _documents() -> list[tuple[str, dict[str, Any]]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -154,7 +155,8 @@ LOUD_JOB, CALM_JOB, WORKER_JOB = emitted.JOB, "calm-agent", "otel-eval-worker"
 
 
 def _start_worker(bootstrap: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """A Kafka worker in ``prometheus`` telemetry mode with a few requests and one unreadable message to consume."""
+    """A Kafka worker in ``prometheus`` telemetry mode with a few requests and one unreadable message to consume; its
+    judge budget is zero, so every judged evaluation is refused (the budget panels' data)."""
     requests_topic = random_topic("requests")
 
     async def produce() -> None:
@@ -169,7 +171,9 @@ def _start_worker(bootstrap: str, log: Path) -> tuple[subprocess.Popen[bytes], s
     args = ["--bootstrap-servers", bootstrap, "--requests-topic", requests_topic, "--group-id", random_topic("g")]
     args += ["--results-topic", random_topic("results"), "--dead-letter-topic", random_topic("dead")]
     args += ["--telemetry", "prometheus", "--metrics-host", "127.0.0.1", "--metrics-port", str(port)]
-    return start_worker_process(args, {"OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS": "6000"}, log), f"127.0.0.1:{port}"
+    judge = {k: v for k, v in os.environ.items() if k.startswith(("GOOGLE_", "GEMINI_", "OTEL_EVAL_JUDGE_"))}
+    environment = {**judge, "OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS": "6000", "OTEL_EVAL_JUDGE_BUDGET": "0"}
+    return start_worker_process(args, environment, log), f"127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")
@@ -200,7 +204,9 @@ def live(tmp_path_factory: pytest.TempPathFactory, kafka_broker: TansuBroker) ->
                     " and on (job) job_agent:gen_ai_evaluation_hallucination_results:increase1h >= 60"
                 )
                 alerts = {"OtelEvalHallucinationRateHigh", "OtelEvalJudgeErrorRateHigh"} <= set(states)
-                worked = prometheus.query("otel_eval_worker_dead_letters_total > 0")
+                worked = prometheus.query("otel_eval_worker_dead_letters_total > 0") and prometheus.query(
+                    "otel_eval_judge_budget_refusals_total > 0"
+                )
                 if alerts and volume and worked and len(recorded) == 2:
                     break
             time.sleep(1)  # a few more rule evaluations of the calm agent's settled rate

@@ -3,6 +3,9 @@ with ``gen_ai.evaluation.<metric>.score`` attributes when the scores arrive in t
 
 from __future__ import annotations
 
+import re
+import threading
+
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -84,4 +87,40 @@ def test_unsampled_traces_are_not_held() -> None:
     provider, exported, _processor = _pipeline(sample_rate=0.0, enrichment_wait_seconds=30)
     TravelAgent(provider).run(SCENARIOS[0])
     assert len(_roots(exported)) == 1  # passed straight through in on_end
+    provider.shutdown()
+
+
+class _HangingShutdown(SimpleSpanProcessor):
+    """An exporting processor whose shutdown waits until released (a collector that does not answer)."""
+
+    def __init__(self) -> None:
+        super().__init__(InMemorySpanExporter())
+        self.release = threading.Event()
+
+    def shutdown(self) -> None:
+        self.release.wait(30)
+        super().shutdown()
+
+
+def test_shutdown_waits_for_the_wrapped_processor_only_within_its_budget() -> None:
+    wrapped = _HangingShutdown()
+    provider = TracerProvider()
+    processor = EvaluationSpanProcessor(enrich=wrapped, tracer_provider=provider)
+    provider.add_span_processor(processor)
+    processor.shutdown(timeout_millis=100)  # returns though the wrapped shutdown still waits
+    (waiting,) = [t for t in threading.enumerate() if t.name == "OtelEvalEnricherShutdown"]
+    assert waiting.is_alive() and not wrapped.release.is_set()
+    wrapped.release.set()
+    waiting.join(10)
+    assert not waiting.is_alive()
+
+
+def test_every_thread_the_evaluation_starts_is_named_otel_eval_role() -> None:
+    before = set(threading.enumerate())
+    provider, exported, processor = _pipeline(criteria={"tool_trajectory_avg_score": 1.0})
+    TravelAgent(provider).run(SCENARIOS[0])
+    assert processor.force_flush(10_000) and _roots(exported)
+    started = {t.name for t in set(threading.enumerate()) - before}
+    assert {"OtelEvalSpanProcessor", "OtelEvalEmbeddedWorker"} <= started
+    assert all(re.fullmatch(r"OtelEval[A-Z][A-Za-z]*(?:[-_]\d+)?", name) for name in started), started
     provider.shutdown()

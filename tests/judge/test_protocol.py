@@ -29,6 +29,9 @@ class OtherJudge:
     def use_meter_provider(self, meter_provider: Any) -> None:
         return None
 
+    def admit(self, metric: str, calls: Any, *, priority: bool = False) -> None:
+        return None  # no budget: every evaluation is admitted
+
     async def generate(self, request: Any, *, metric: str, sample: int = 0) -> Any:
         raise NotImplementedError
 

@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 from google.genai import types as genai_types
 
+from otel_eval.judge.budget import CHARS_PER_TOKEN
 from otel_eval.judge.retry import CONTEXT_OVERFLOW, INCOMPLETE_CONTEXT
 from otel_eval.judge.settings import UNKNOWN_MODEL_INPUT_TOKEN_LIMIT, input_token_limit
 from otel_eval.metrics import Evaluator, default_registry
-from otel_eval.metrics._judge_context_check import CHARS_PER_TOKEN, unanswered_tool_calls
+from otel_eval.metrics._judge_context_check import unanswered_tool_calls
 from otel_eval.metrics._reference import CONTENT_NOT_CAPTURED
 from otel_eval.metrics.per_turn_user_simulator_quality_v1 import PerTurnUserSimulatorQualityV1
 from otel_eval.model import (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from otel_eval.judge import JUDGE_SERVER_ERROR
+from otel_eval.judge.budget import BudgetSpec
 from otel_eval.metrics.per_turn_user_simulator_quality_v1 import PerTurnUserSimulatorQualityV1, render_prompt
 from otel_eval.model import ConversationScenario, EvalStatus, LlmBackedUserSimulatorCriterion
 from otel_eval.model.eval_case import UserBehavior, UserPersona
@@ -130,3 +131,16 @@ async def test_parity_with_adk_evaluator(adk_env: FakeGemini) -> None:
         r.eval_status.value for r in theirs.per_invocation_results
     ]
     assert ours.overall_score == pytest.approx(theirs.overall_score)
+
+
+async def test_the_judge_budget_admits_the_whole_conversation_or_none_of_it(fake_gemini: FakeGemini) -> None:
+    fake_gemini.set_responder(script())
+    refused = await PerTurnUserSimulatorQualityV1(
+        criterion(), judge=make_judge(fake_gemini, budget=BudgetSpec.parse("0.001"))
+    ).evaluate(traced(*conversation()), conversation_scenario=SCENARIO)
+    assert refused.overall_eval_status is EvalStatus.NOT_EVALUATED and refused.error_type == "budget_exhausted"
+    assert fake_gemini.requests == []  # 9 calls at about $0.0026 each do not fit $0.001 (less its reserve)
+    admitted = await PerTurnUserSimulatorQualityV1(
+        criterion(), judge=make_judge(fake_gemini, budget=BudgetSpec.parse("1"))
+    ).evaluate(traced(*conversation()), conversation_scenario=SCENARIO)
+    assert admitted.overall_score == pytest.approx(2 / 3) and len(fake_gemini.requests) == 9

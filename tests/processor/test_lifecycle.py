@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval import environment_variables as env
@@ -60,8 +62,7 @@ def test_from_env_reads_every_setting(tmp_path: Path, monkeypatch: pytest.Monkey
         env.OTEL_EVAL_SAMPLE_RATE: "0.25",
         env.OTEL_EVAL_AGENT_NAMES: "travel_assistant, other ",
         env.OTEL_EVAL_MAX_OPEN_TRACES: "7",
-        env.OTEL_EVAL_MAX_SPANS_PER_TRACE: "not-a-number",  # logged, default kept
-        env.OTEL_EVAL_TRACE_IDLE_TIMEOUT: "-3",  # out of range: logged, default kept
+        env.OTEL_EVAL_MAX_SPANS_PER_TRACE: " ",  # blank: the default
     }
     exporter = InMemoryInvocationExporter()
     processor = EvaluationSpanProcessor.from_env(environ, exporter=exporter)
@@ -90,9 +91,17 @@ def test_from_env_reads_every_setting(tmp_path: Path, monkeypatch: pytest.Monkey
         (env.OTEL_EVAL_CRITERIA, "/no/such/criteria.json", "cannot read"),
         (env.OTEL_EVAL_CRITERIA, '{"criteria": {"no_such_metric": 1}}', "no_such_metric"),
         (env.OTEL_EVAL_EVAL_SET, "/no/such/set.json", "OTEL_EVAL_EVAL_SET"),
+        (env.OTEL_EVAL_MAX_SPANS_PER_TRACE, "not-a-number", r"OTEL_EVAL_MAX_SPANS_PER_TRACE='not-a-number': expected"),
+        (
+            env.OTEL_EVAL_TRACE_IDLE_TIMEOUT,
+            "-3",
+            r"OTEL_EVAL_TRACE_IDLE_TIMEOUT='-3': expected seconds \(a number > 0\)",
+        ),
+        (env.OTEL_EVAL_SAMPLE_RATE, "1.5", r"OTEL_EVAL_SAMPLE_RATE='1.5': expected a number in \[0, 1\]"),
+        (env.OTEL_EVAL_QUEUE_SIZE, "0", r"OTEL_EVAL_QUEUE_SIZE='0': expected an integer >= 1"),
     ],
 )
-def test_from_env_rejects_unreadable_configuration_naming_the_variable(variable: str, value: str, message: str) -> None:
+def test_from_env_rejects_a_bad_value_at_start_up_naming_the_variable(variable: str, value: str, message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         EvaluationSpanProcessor.from_env({variable: value}, exporter=InMemoryInvocationExporter())
 
@@ -128,6 +137,31 @@ def test_a_forked_child_gets_a_working_processor_of_its_own() -> None:
     provider.shutdown()
 
 
+def _count_in_child(processor: EvaluationSpanProcessor, conn: Any) -> None:
+    processor.pipeline.sampled(1)
+    assert processor._enricher is not None
+    processor._enricher.release_expired()
+    conn.send(processor.pipeline.snapshot().get("invocations.sampled"))
+    conn.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="fork is POSIX-only")
+def test_a_fork_while_the_pipeline_and_enricher_locks_are_held_leaves_them_usable_in_the_child() -> None:
+    enrich = SimpleSpanProcessor(InMemorySpanExporter())
+    processor = EvaluationSpanProcessor(exporter=InMemoryInvocationExporter(), enrich=enrich)
+    assert processor._enricher is not None
+    context = multiprocessing.get_context("fork")
+    parent_conn, child_conn = context.Pipe()
+    with processor.pipeline._lock, processor._enricher._lock:  # as if another thread held them at the fork
+        child = context.Process(target=_count_in_child, args=(processor, child_conn))
+        child.start()
+    assert parent_conn.poll(30)  # a lock copied held would leave the child waiting forever
+    assert parent_conn.recv() == 1
+    child.join(30)
+    assert child.exitcode == 0
+    processor.shutdown()
+
+
 def test_a_shut_down_processor_can_be_garbage_collected() -> None:
     processor = EvaluationSpanProcessor(exporter=InMemoryInvocationExporter())
     processor.shutdown()
@@ -151,3 +185,10 @@ def test_pipeline_counters_reach_the_meter_provider(telemetry: Telemetry) -> Non
     }
     assert queues == {"spans": 0, "requests": 0}
     processor.shutdown()
+
+
+def test_embedded_settings_next_to_an_exporter_or_unknown_keywords_are_refused_by_name() -> None:
+    with pytest.raises(TypeError, match=r"logger_provider, sinks: settings of the embedded worker.*InMemory"):
+        EvaluationSpanProcessor(exporter=InMemoryInvocationExporter(), sinks=[print], logger_provider=None)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument.*max_queue"):
+        EvaluationSpanProcessor(max_queue=3)  # type: ignore[call-arg]

@@ -120,8 +120,21 @@ def _pid(broker: TansuBroker) -> int:
 @contextlib.contextmanager
 def hung(broker: TansuBroker) -> Iterator[None]:
     """The broker frozen (SIGSTOP) inside the block: connections are accepted, no request is answered."""
-    os.kill(_pid(broker), signal.SIGSTOP)
+    pid = _pid(broker)
+    os.kill(pid, signal.SIGSTOP)
+    _wait_for_state(pid, "T")  # the signal is delivered asynchronously: a loaded machine may still answer a request
     try:
         yield
     finally:
         os.kill(_pid(broker), signal.SIGCONT)
+
+
+def _wait_for_state(pid: int, state: str, timeout: float = 10.0) -> None:
+    """Waits until ``/proc/<pid>/stat`` reports ``state`` (``T``: stopped)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as stat:
+            if stat.read().rsplit(")", 1)[1].split()[0] == state:
+                return
+        time.sleep(0.005)
+    raise AssertionError(f"process {pid} did not reach state {state!r} within {timeout} s")

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -120,16 +120,6 @@ async def running_worker(worker: Worker) -> AsyncIterator[Worker]:
     finally:
         worker.request_exit()
         await asyncio.wait_for(task, timeout=60)
-
-
-async def wait_for(condition: Callable[[], bool], timeout: float = 60.0, what: str = "condition") -> None:
-    """Polls ``condition`` every 50 ms; fails the test with ``what`` after ``timeout`` seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 class OtlpSink:

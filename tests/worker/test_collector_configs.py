@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from tests.worker.test_collector_path import rotel_env_file
+from tests.worker._collector import rotel_env_file
 
 CONFIGS = Path(__file__).resolve().parents[2] / "collector_config"
 

@@ -18,7 +18,7 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -33,17 +33,9 @@ from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_spans, re
 from otel_eval.worker.core import EvaluationCore
 from otel_eval.worker.service import Worker
 from tests._kafka import free_port, random_topic, read_topic
-from tests.worker._harness import MemoryTelemetry, running_worker, wait_for, worker_settings
-
-
-def _agent_spans(runs: int = 2) -> list[ReadableSpan]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    agent = TravelAgent(provider)
-    for index in range(runs):
-        agent.run(SCENARIOS[index % len(SCENARIOS)], conversation_id=f"c{index}")
-    return list(exporter.get_finished_spans())
+from tests.waiting import wait_until_async
+from tests.worker._collector import agent_spans, rotel_env_file
+from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
 
 
 class FakeClock:
@@ -55,7 +47,7 @@ class FakeClock:
 
 
 def test_traces_spread_over_messages_are_assembled_after_the_idle_timeout() -> None:
-    spans = _agent_spans(runs=2)
+    spans = agent_spans(runs=2)
     traces = sorted({s.context.trace_id for s in spans})
     assert len(traces) == 2
     first, second = ([s for s in spans if s.context.trace_id == t] for t in traces)
@@ -88,7 +80,7 @@ def test_traces_spread_over_messages_are_assembled_after_the_idle_timeout() -> N
 
 
 def test_evaluator_spans_and_their_children_are_ignored() -> None:
-    spans = _agent_spans(runs=1)
+    spans = agent_spans(runs=1)
     provider = TracerProvider()
     exporter = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -110,7 +102,7 @@ def test_evaluator_spans_and_their_children_are_ignored() -> None:
 
 
 def test_bounds_and_bad_messages() -> None:
-    spans = _agent_spans(runs=3)
+    spans = agent_spans(runs=3)
     assembler = TraceAssembler(idle_timeout=60.0, max_open_traces=2, max_spans_per_trace=2)
     assembler.add(1, 5, spans_from_readable(spans))
     assert len(assembler) == 2  # the oldest trace was handed on early
@@ -122,19 +114,6 @@ def test_bounds_and_bad_messages() -> None:
         parse_otlp_spans(b"\xff\xff\xff not protobuf", "t/3@7")
     with pytest.raises(InputError, match="empty message"):
         parse_otlp_spans(b"", "t/3@8")
-
-
-ROTEL_ENV = Path(__file__).resolve().parents[2] / "collector_config" / "rotel" / "rotel-agent.env"
-
-
-def rotel_env_file() -> dict[str, str]:
-    """The shipped rotel configuration (``KEY=value`` lines)."""
-    values = {}
-    for line in ROTEL_ENV.read_text().splitlines():
-        if line.strip() and not line.lstrip().startswith("#"):
-            key, _, value = line.partition("=")
-            values[key.strip()] = value.strip()
-    return values
 
 
 @contextlib.contextmanager
@@ -225,7 +204,9 @@ async def test_collector_path_through_rotel_scores_like_the_in_process_path(
         assert len({(t, s) for t, s, *_ in expected}) == len(SCENARIOS)
 
         async with running_worker(worker):
-            await wait_for(lambda: len(telemetry.events()) >= len(expected), timeout=60, what="collector-path scores")
+            await wait_until_async(
+                lambda: len(telemetry.events()) >= len(expected), timeout=60, what="collector-path scores"
+            )
             await asyncio.sleep(1.5)  # an idle timeout more: no trace is evaluated twice
         provider.shutdown()
     assert _scores(telemetry) == expected

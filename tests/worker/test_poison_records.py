@@ -24,8 +24,9 @@ from otel_eval.worker.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval.worker.service import Worker
 from tests._kafka import create_topics, producer, random_topic, read_topic
 from tests.transport._requests import request
-from tests.worker._harness import MemoryTelemetry, running_worker, wait_for, worker_settings
-from tests.worker.test_collector_path import _agent_spans
+from tests.waiting import wait_until, wait_until_async
+from tests.worker._collector import agent_spans
+from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
 
 POISON_TRACE_ID = "ab" * 16
 POISON_MESSAGES = 50
@@ -101,11 +102,13 @@ async def test_poison_records_are_dead_lettered_once_and_the_good_ones_scored_by
     poison_request = big.model_copy(
         update={"invocations": [template.model_copy(update={"span_id": f"{i:016x}"}) for i in range(20_000)]}
     )
-    agent_spans = _agent_spans(runs=3)
-    good_traces = sorted({format(s.context.trace_id, "032x") for s in agent_spans})
+    good_spans = agent_spans(runs=3)
+    good_traces = sorted({format(s.context.trace_id, "032x") for s in good_spans})
 
     async with running_worker(workers[0]), running_worker(workers[1]):
-        await wait_for(lambda: all(w._consumer.assignment() for w in workers), timeout=60, what="both workers assigned")
+        await wait_until_async(
+            lambda: all(w._consumer.assignment() for w in workers), timeout=60, what="both workers assigned"
+        )
         generations = [_generation(w) for w in workers]
         async with producer(kafka_bootstrap, acks="all", compression_type="gzip", max_request_size=64 << 20) as prod:
             poison_key = POISON_TRACE_ID.encode()
@@ -120,7 +123,7 @@ async def test_poison_records_are_dead_lettered_once_and_the_good_ones_scored_by
             )
             poison_request_at = (sent.partition, sent.offset)
             for trace_id in good_traces:
-                spans = [s for s in agent_spans if format(s.context.trace_id, "032x") == trace_id]
+                spans = [s for s in good_spans if format(s.context.trace_id, "032x") == trace_id]
                 await prod.send_and_wait(spans_topic, encode_spans(spans).SerializeToString(), key=trace_id.encode())
             for good in good_requests:
                 await prod.send_and_wait(requests_topic, good.model_dump_json().encode(), key=good.trace_id.encode())
@@ -129,8 +132,8 @@ async def test_poison_records_are_dead_lettered_once_and_the_good_ones_scored_by
             return {e.trace_id for t in telemetries for e in t.events()}
 
         wanted = set(good_traces) | {r.trace_id for r in good_requests}
-        await wait_for(lambda: wanted <= scored(), timeout=120, what="every good trace scored")
-        await wait_for(
+        await wait_until_async(lambda: wanted <= scored(), timeout=120, what="every good trace scored")
+        await wait_until_async(
             lambda: sum(w.metrics.snapshot().get("dead_letters", 0) for w in workers) >= POISON_MESSAGES + 1,
             timeout=60,
             what="the poison records dead-lettered",
@@ -178,16 +181,5 @@ def test_a_step_past_its_deadline_is_abandoned_and_the_next_one_runs_at_once() -
     assert executor.run("next step", lambda: 42) == 42  # not queued behind the stuck one
     assert executor.abandoned_running == 1 and executor.exhausted
     release.set()
-    assert wait_until_false(lambda: executor.abandoned_running > 0)
+    assert wait_until(lambda: executor.abandoned_running == 0, timeout=5)
     assert not executor.exhausted
-
-
-def wait_until_false(condition: object, timeout: float = 5.0) -> bool:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while condition():  # type: ignore[operator]
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True

@@ -34,6 +34,20 @@ def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     assert WorkerSettings(worker_concurrency=7).worker_concurrency == 7
 
 
+PROCESSOR_ONLY_KAFKA = {env.OTEL_EVAL_KAFKA_LINGER_MS, env.OTEL_EVAL_KAFKA_DELIVERY_TIMEOUT_MS}
+"""Settings of the agent's Kafka exporter, not of the worker."""
+
+
+def test_every_worker_setting_has_its_environment_constant_and_back() -> None:
+    constants = {value for name, value in vars(env).items() if name.startswith("OTEL_EVAL_")}
+    variables = {env.ENV_PREFIX + field.upper(): field for field in WorkerSettings.model_fields}
+    assert set(variables) - constants == set(), "a WorkerSettings field without its environment_variables constant"
+    worker_side = {
+        name for name in constants if name.startswith(("OTEL_EVAL_KAFKA_", "OTEL_EVAL_WORKER_"))
+    } - PROCESSOR_ONLY_KAFKA
+    assert worker_side - set(variables) == set(), "a worker variable that WorkerSettings does not read"
+
+
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [

@@ -22,7 +22,8 @@ from otel_eval.worker.core import EvaluationCore
 from otel_eval.worker.results import ResultLedger
 from otel_eval.worker.service import Worker
 from tests._kafka import create_topics, random_topic, read_topic
-from tests.worker._harness import MemoryTelemetry, running_worker, wait_for, worker_settings
+from tests.waiting import wait_until_async
+from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
 
 pytestmark = pytest.mark.kafka
 
@@ -79,7 +80,7 @@ async def test_two_workers_evaluate_every_invocation_exactly_once(kafka_bootstra
                 key = (format(span.context.trace_id, "032x"), format(span.context.span_id, "016x"))
                 expected[key] = _expected_metrics(scenario.user_text)
             total = sum(len(m) for m in expected.values())
-            await wait_for(
+            await wait_until_async(
                 lambda: sum(len(t.events()) for t in telemetries) >= total, timeout=90, what=f"{total} result events"
             )
             # Let any duplicate that was going to happen arrive before counting.

@@ -19,12 +19,12 @@ from otel_eval.worker.service import Worker
 from tests._kafka import TansuBroker, TcpProxy, create_topics, free_port, producer, random_topic, read_topic
 from tests.judge.fake_gemini import FakeGemini, error_reply
 from tests.transport._requests import request
+from tests.waiting import wait_until_async
 from tests.worker._harness import (
     MemoryTelemetry,
     OtlpSink,
     running_worker,
     start_worker_process,
-    wait_for,
     worker_settings,
 )
 
@@ -83,7 +83,7 @@ async def test_poison_messages_are_dead_lettered_and_the_rest_processed(kafka_bo
     )
     async with running_worker(worker):
         expected = len(good) * len(EFFICIENCY_METRICS)
-        await wait_for(lambda: len(telemetry.events()) >= expected, what=f"{expected} result events")
+        await wait_until_async(lambda: len(telemetry.events()) >= expected, what=f"{expected} result events")
 
     events = telemetry.events()
     assert len(events) == expected
@@ -134,11 +134,15 @@ async def test_judge_outage_gives_not_evaluated_and_the_worker_keeps_consuming(k
         async with running_worker(worker):
             first = [request(i) for i in range(4)]
             await _produce(kafka_bootstrap, requests_topic, [_json(r) for r in first])
-            await wait_for(lambda: len(telemetry.events()) >= 4 * per_request, what="the first requests' results")
+            await wait_until_async(
+                lambda: len(telemetry.events()) >= 4 * per_request, what="the first requests' results"
+            )
             # Still consuming during the outage: later requests are evaluated too.
             later = [request(10 + i) for i in range(3)]
             await _produce(kafka_bootstrap, requests_topic, [_json(r) for r in later])
-            await wait_for(lambda: len(telemetry.events()) >= 7 * per_request, what="the later requests' results")
+            await wait_until_async(
+                lambda: len(telemetry.events()) >= 7 * per_request, what="the later requests' results"
+            )
     finally:
         server.stop()
 
@@ -192,7 +196,7 @@ async def test_a_worker_killed_mid_batch_loses_nothing_and_duplicates_nothing(
     args += ["--results-topic", results_topic, "--group-id", group, "--max-batch-size", "3", "--concurrency", "2"]
     worker_a = start_worker_process([*args, "--telemetry", "otlp"], env, tmp_path / "worker-a.log")
     try:
-        await wait_for(sink.hanging.is_set, timeout=60, what="worker A to get stuck in its third batch")
+        await wait_until_async(sink.hanging.is_set, timeout=60, what="worker A to get stuck in its third batch")
         worker_a.send_signal(signal.SIGKILL)
         worker_a.wait(10)
     finally:
@@ -218,7 +222,7 @@ async def test_a_worker_killed_mid_batch_loses_nothing_and_duplicates_nothing(
         telemetry=telemetry.providers,
     )
     async with running_worker(worker_b):
-        await wait_for(
+        await wait_until_async(
             lambda: len(from_a) + len(telemetry.events()) >= expected, timeout=90, what="every request evaluated"
         )
         await asyncio.sleep(1.0)  # any duplicate would arrive now
@@ -304,13 +308,15 @@ async def test_broker_unreachable_mid_batch_then_back_nothing_lost_nothing_twice
         await create_topics(broker.bootstrap, [requests_topic, results_topic], partitions=1)
         await _produce(broker.bootstrap, requests_topic, [_json(r) for r in sent])
         async with running_worker(worker):
-            await wait_for(lambda: bool(server.generate_requests()), what="the first batch to be under evaluation")
+            await wait_until_async(
+                lambda: bool(server.generate_requests()), what="the first batch to be under evaluation"
+            )
             proxy.cut()
-            await wait_for(
+            await wait_until_async(
                 lambda: any(k.startswith("errors.") for k in worker.metrics.snapshot()), what="a failed publish"
             )
             proxy.restore()
-            await wait_for(lambda: len(telemetry.events()) >= expected, timeout=90, what="every result")
+            await wait_until_async(lambda: len(telemetry.events()) >= expected, timeout=90, what="every result")
             await asyncio.sleep(1.5)  # any duplicate would arrive now
         events = telemetry.events()
         assert len(events) == len({e.result_id for e in events}) == expected

@@ -28,7 +28,8 @@ from tests._kafka import TansuBroker, create_topics, producer, random_topic, rea
 from tests.judge.fake_gemini import FakeGemini, error_reply
 from tests.transport._brokers import durable_broker, hung
 from tests.transport._requests import request
-from tests.worker._harness import MemoryTelemetry, running_worker, start_worker_process, wait_for, worker_settings
+from tests.waiting import wait_until_async
+from tests.worker._harness import MemoryTelemetry, running_worker, start_worker_process, worker_settings
 
 pytestmark = pytest.mark.kafka
 
@@ -87,7 +88,9 @@ async def test_sigterm_during_an_outage_exits_in_time_quietly_and_cleanly(fault:
             frozen.__enter__()
         else:
             broker.stop()
-        await wait_for(lambda: "Kafka broker unreachable" in log_path.read_text(), timeout=60, what="the outage")
+        await wait_until_async(
+            lambda: "Kafka broker unreachable" in log_path.read_text(), timeout=60, what="the outage"
+        )
         await asyncio.sleep(5.0)  # aiokafka keeps retrying meanwhile
         outage = _outage_lines(log_path.read_text(), mark)
         code = await _sigterm(process)
@@ -161,14 +164,18 @@ async def _recovers(
         await create_topics(broker.bootstrap, [requests_topic, results_topic], partitions=1)
         await _produce(broker.bootstrap, requests_topic, sent)
         async with running_worker(worker):
-            await wait_for(lambda: bool(server.generate_requests()), what="the first batch to be under evaluation")
+            await wait_until_async(
+                lambda: bool(server.generate_requests()), what="the first batch to be under evaluation"
+            )
             frozen = hung(broker) if outage == "hung" else None
             if frozen is not None:
                 frozen.__enter__()
             else:
                 broker.stop()
             try:
-                await wait_for(lambda: worker.broker.outage.unavailable, timeout=60, what="the worker to see it")
+                await wait_until_async(
+                    lambda: worker.broker.outage.unavailable, timeout=60, what="the worker to see it"
+                )
                 assert "Kafka broker unreachable" in worker.health.fetch_error  # type: ignore[operator]
                 assert "Kafka broker unreachable" in "\n".join(worker.health.readiness())
                 await asyncio.sleep(3.0)
@@ -178,8 +185,8 @@ async def _recovers(
                 else:
                     broker.start()
             # No restart of the worker: it resumes, the in-flight batch is neither lost nor scored twice.
-            await wait_for(lambda: len(telemetry.events()) >= expected, timeout=120, what="every result")
-            await wait_for(lambda: not worker.broker.outage.unavailable, timeout=60, what="the broker back")
+            await wait_until_async(lambda: len(telemetry.events()) >= expected, timeout=120, what="every result")
+            await wait_until_async(lambda: not worker.broker.outage.unavailable, timeout=60, what="the broker back")
             await asyncio.sleep(1.5)  # any duplicate would arrive now
             assert worker.health.fetch_error is None
         events = telemetry.events()
@@ -252,9 +259,13 @@ async def test_sigterm_with_a_batch_stuck_on_a_dead_broker_exits_75_and_the_grou
             log_path = tmp_path / "worker-a.log"
             process = start_worker_process(args, env, log_path)
             try:
-                await wait_for(lambda: bool(server.generate_requests()), timeout=60, what="a batch under evaluation")
+                await wait_until_async(
+                    lambda: bool(server.generate_requests()), timeout=60, what="a batch under evaluation"
+                )
                 broker.stop()  # its results cannot be published, its offsets cannot be committed
-                await wait_for(lambda: "Kafka broker unreachable" in log_path.read_text(), timeout=60, what="outage")
+                await wait_until_async(
+                    lambda: "Kafka broker unreachable" in log_path.read_text(), timeout=60, what="outage"
+                )
                 code = await _sigterm(process)
             finally:
                 if process.poll() is None:
@@ -278,7 +289,7 @@ async def test_sigterm_with_a_batch_stuck_on_a_dead_broker_exits_75_and_the_grou
                 telemetry=telemetry.providers,
             )
             async with running_worker(worker_b):
-                await wait_for(
+                await wait_until_async(
                     lambda: len(telemetry.events()) >= len(sent) * per_request, timeout=120, what="redelivered work"
                 )
                 await asyncio.sleep(1.5)

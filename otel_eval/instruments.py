@@ -1,0 +1,80 @@
+"""The base of otel_eval's instrument holders (pipeline, worker service, judge): one meter, in-process totals.
+
+A holder declares its instruments in ``__init__`` from :attr:`InstrumentHolder.meter` and records through
+:meth:`InstrumentHolder._add`, which also keeps the in-process total that :meth:`InstrumentHolder.snapshot` returns
+(tests, logs and the demo read those without a metric reader).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+from opentelemetry import metrics
+from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
+from opentelemetry.util.types import Attributes
+
+from otel_eval import semconv
+from otel_eval.forking import reinit_after_fork
+from otel_eval.version import __version__
+
+HolderT = TypeVar("HolderT", bound="InstrumentHolder")
+
+
+class InstrumentHolder:
+    """A meter of the ``otel_eval`` scope on ``meter_provider`` (the global one, resolved lazily, when None).
+
+    Its lock is re-created in a forked child (a fork while another thread held it would leave it held forever).
+    """
+
+    def __init__(self, meter_provider: MeterProvider | None = None) -> None:
+        self.meter = metrics.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider)
+        self._counts: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        reinit_after_fork(self._at_fork_reinit)
+
+    def _at_fork_reinit(self) -> None:
+        self._lock = threading.Lock()
+
+    def _counter(self, name: str, unit: str, description: str) -> metrics.Counter:
+        return self.meter.create_counter(name, unit=unit, description=description)
+
+    def _failed_attempts_counter(self) -> metrics.Counter:
+        """``otel_eval.transport.failed_attempts``: a transport's failed attempts to reach its broker."""
+        description = "Failed attempts to reach the transport's broker (connections, metadata, sends)."
+        return self._counter(semconv.METRIC_TRANSPORT_FAILED_ATTEMPTS, "{attempt}", description)
+
+    def _add(self, counter: metrics.Counter, key: str, amount: float, attributes: Attributes = None) -> None:
+        """Adds ``amount`` (when not zero) to ``counter`` and to the in-process total ``key``."""
+        if amount:
+            counter.add(amount, attributes)
+            self._count(key, amount)
+
+    def _count(self, key: str, amount: float) -> None:
+        with self._lock:
+            self._counts[key] += int(amount)
+
+    def snapshot(self) -> dict[str, int]:
+        """In-process totals, e.g. ``{"spans.dropped.queue_full": 3, "invocations.evaluated": 10}``."""
+        with self._lock:
+            return dict(self._counts)
+
+
+def weak_callback(
+    holder: HolderT, observe: Callable[[HolderT, CallbackOptions], Iterable[Observation]]
+) -> Callable[[CallbackOptions], Iterable[Observation]]:
+    """A gauge callback calling ``observe(holder, options)`` while ``holder`` lives, observing nothing after.
+
+    The meter (often the global one) lives forever; its callbacks must not keep the holder (and what it observes,
+    such as a processor's queues) alive.
+    """
+    weak_holder = weakref.ref(holder)
+
+    def callback(options: CallbackOptions) -> Iterable[Observation]:
+        alive = weak_holder()
+        return observe(alive, options) if alive is not None else ()
+
+    return callback

@@ -1,0 +1,153 @@
+"""The embedded worker, built: the evaluation core on an :class:`EmbeddedInvocationExporter`, and where its scores go.
+
+:func:`embedded_exporter` is what :class:`~otel_eval.EvaluationSpanProcessor` uses when no ``exporter`` is given;
+its keywords (:class:`EmbeddedOptions`) are the processor's embedded-only ones. Without a provider argument the
+emitters use the global OpenTelemetry providers, which are no-ops until an SDK provider is set: a processor attached
+with one line would evaluate every invocation and show nothing, so that case logs :data:`NO_DESTINATION_WARNING`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
+
+from opentelemetry._logs import LoggerProvider, get_logger_provider
+from opentelemetry.metrics import MeterProvider, get_meter_provider
+from opentelemetry.sdk._logs import LoggerProvider as SdkLoggerProvider
+from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
+from opentelemetry.trace import TracerProvider
+
+from otel_eval import environment_variables as env
+from otel_eval.emit import Emitters, RecordSink
+from otel_eval.emit.console import ConsoleRecordSink
+from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.judge import Judge
+from otel_eval.metrics import MetricRegistry
+from otel_eval.model import EvalConfig, EvalSet
+from otel_eval.transport.embedded import EmbeddedInvocationExporter
+from otel_eval.worker.core import EvaluationCore
+
+logger = logging.getLogger(__name__)
+
+NO_DESTINATION_WARNING = (
+    "EvaluationSpanProcessor: the scores go nowhere: no logger_provider= or meter_provider= was passed and no "
+    "OpenTelemetry SDK LoggerProvider or MeterProvider is set globally, so gen_ai.evaluation.result events and "
+    "score metrics are dropped. Pass logger_provider= and meter_provider= (or set them with "
+    "opentelemetry._logs.set_logger_provider / opentelemetry.metrics.set_meter_provider), sinks=[...], or set "
+    f"{env.OTEL_EVAL_CONSOLE}=true to print one line per score."
+)
+
+
+class EmbeddedOptions(TypedDict, total=False):
+    """The embedded worker's own settings; :class:`~otel_eval.EvaluationSpanProcessor` accepts them as keywords.
+
+    Keys:
+        judge: Judge client for judged metrics (default: one from the environment).
+        tracer_provider: Where evaluation spans go (global when absent).
+        logger_provider: Where ``gen_ai.evaluation.result`` events go (global when absent).
+        sinks: Extra callables given each request's records.
+        max_queue_size: Requests waiting for the worker (``OTEL_EVAL_QUEUE_SIZE``).
+        concurrency: Requests evaluated at once (``OTEL_EVAL_WORKER_CONCURRENCY``).
+    """
+
+    judge: Judge | None
+    tracer_provider: TracerProvider | None
+    logger_provider: LoggerProvider | None
+    sinks: Sequence[RecordSink]
+    max_queue_size: int
+    concurrency: int
+
+
+EMBEDDED_OPTIONS = frozenset(EmbeddedOptions.__annotations__)
+"""The keyword names of :class:`EmbeddedOptions`."""
+
+
+def embedded_exporter(
+    criteria: Mapping[str, Any] | EvalConfig | None = None,
+    *,
+    eval_set: EvalSet | None = None,
+    registry: MetricRegistry | None = None,
+    meter_provider: MeterProvider | None = None,
+    pipeline: PipelineMetrics | None = None,
+    judge: Judge | None = None,
+    tracer_provider: TracerProvider | None = None,
+    logger_provider: LoggerProvider | None = None,
+    sinks: Sequence[RecordSink] = (),
+    max_queue_size: int = env.DEFAULT_QUEUE_SIZE,
+    concurrency: int = env.DEFAULT_CONCURRENCY,
+) -> EmbeddedInvocationExporter:
+    """An in-process worker evaluating each request with an :class:`EvaluationCore` and emitting its scores.
+
+    Args:
+        criteria: What every request without its own criteria is scored with (see :class:`EvaluationCore`).
+        eval_set: Golden cases for the reference metrics.
+        registry: Metric registry (the default one when None).
+        meter_provider: Where score metrics and the judge's usage go (global when None).
+        pipeline: Pipeline counters the exporter reports drops and its queue through.
+        judge, tracer_provider, logger_provider, sinks, max_queue_size, concurrency: see :class:`EmbeddedOptions`.
+            ``OTEL_EVAL_CONSOLE=true`` adds a :class:`ConsoleRecordSink`.
+
+    Raises:
+        ConfigurationError: unknown metric or invalid criterion.
+        ValueError: ``max_queue_size`` or ``concurrency`` below 1.
+    """
+    if meter_provider is not None:
+        judge = _judge_reporting_to(judge, meter_provider)
+    emitters = Emitters.create(
+        tracer_provider=tracer_provider,
+        logger_provider=logger_provider,
+        meter_provider=meter_provider,
+        sinks=output_sinks(
+            sinks, tracer_provider=tracer_provider, meter_provider=meter_provider, logger_provider=logger_provider
+        ),
+    )
+    core = EvaluationCore(
+        criteria=criteria, eval_set=eval_set, registry=registry, judge=judge, emitters=emitters, pipeline=pipeline
+    )
+    return EmbeddedInvocationExporter(core, max_queue_size=max_queue_size, concurrency=concurrency, pipeline=pipeline)
+
+
+def console_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``OTEL_EVAL_CONSOLE`` is ``true`` (case-insensitive; ``1`` and ``yes`` too)."""
+    value = (os.environ if environ is None else environ).get(env.OTEL_EVAL_CONSOLE, "")
+    return value.strip().lower() in ("true", "1", "yes")
+
+
+def output_sinks(
+    sinks: Sequence[RecordSink],
+    *,
+    tracer_provider: TracerProvider | None,
+    meter_provider: MeterProvider | None,
+    logger_provider: LoggerProvider | None,
+) -> list[RecordSink]:
+    """``sinks``, plus a :class:`ConsoleRecordSink` when ``OTEL_EVAL_CONSOLE`` is true; logs
+    :data:`NO_DESTINATION_WARNING` once when nothing would receive the scores.
+
+    An explicit ``tracer_provider`` counts (the caller chose where the evaluation spans go); the global tracer
+    provider does not: agents set it after making the processor (ADK's set-up), and it exports only if the agent
+    added an exporting processor, which cannot be told from here.
+    """
+    result = list(sinks)
+    if console_enabled():
+        result.append(ConsoleRecordSink())
+    has_events = logger_provider is not None or isinstance(get_logger_provider(), SdkLoggerProvider)
+    has_metrics = meter_provider is not None or isinstance(get_meter_provider(), SdkMeterProvider)
+    if not (result or has_events or has_metrics or tracer_provider is not None):
+        logger.warning(NO_DESTINATION_WARNING)
+    return result
+
+
+def _judge_reporting_to(judge: Judge | None, meter_provider: MeterProvider) -> Judge:
+    """The judge whose calls, tokens and cost go to ``meter_provider``, next to the scores.
+
+    Without a judge, this worker gets its own client from the environment instead of the process-wide default,
+    whose instruments may already report to another provider (the global one, or another processor's).
+    """
+    if judge is None:
+        from otel_eval.judge.client import JudgeClient  # deferred: loads google-genai
+
+        return JudgeClient(meter_provider=meter_provider)
+    judge.use_meter_provider(meter_provider)
+    return judge
