@@ -122,7 +122,11 @@ def print_json(payload: Any) -> None:
     pydantic-core's encoder, not ``json.dumps``: with ``indent`` the standard library falls back to its pure-Python
     encoder, which cost ``otel-eval run --output json`` a fifth of its time on many small traces.
     """
-    sys.stdout.write(pydantic_core.to_json(payload, indent=2, inf_nan_mode="constants").decode() + "\n")
+    try:
+        text = pydantic_core.to_json(payload, indent=2, inf_nan_mode="constants").decode()
+    except pydantic_core.PydanticSerializationError:  # e.g. a lone surrogate in a recorded string: as before
+        text = json.dumps(payload, indent=2, ensure_ascii=False)
+    sys.stdout.write(text + "\n")
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
