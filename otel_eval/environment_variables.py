@@ -106,6 +106,9 @@ OTEL_EVAL_KAFKA_RESULTS_TOPIC: Final = "OTEL_EVAL_KAFKA_RESULTS_TOPIC"
 OTEL_EVAL_KAFKA_SPANS_TOPIC: Final = "OTEL_EVAL_KAFKA_SPANS_TOPIC"
 """Topic the Collector's Kafka exporter writes OTLP spans to. Default otlp_spans."""
 
+OTEL_EVAL_KAFKA_LOGS_TOPIC: Final = "OTEL_EVAL_KAFKA_LOGS_TOPIC"
+"""Topic the Collector's Kafka exporter writes OTLP logs to (GenAI content captured as events). Default otlp_logs."""
+
 OTEL_EVAL_KAFKA_DEAD_LETTER_TOPIC: Final = "OTEL_EVAL_KAFKA_DEAD_LETTER_TOPIC"
 """Topic for messages the worker cannot parse. Default otel_eval.dead_letter."""
 
@@ -162,7 +165,8 @@ OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT: Final = "OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT"
 """Seconds the worker drains in-flight work on SIGTERM. Default 30."""
 
 OTEL_EVAL_WORKER_SOURCES: Final = "OTEL_EVAL_WORKER_SOURCES"
-"""Comma-separated topics kinds the worker consumes: ``requests`` (default), ``otlp_spans`` (the Collector path)."""
+"""Comma-separated topics kinds the worker consumes: ``requests`` (default), ``otlp_spans`` (the Collector path),
+``otlp_logs`` (with ``otlp_spans``: GenAI content log records joined to their traces)."""
 
 OTEL_EVAL_WORKER_RECORD_TIMEOUT: Final = "OTEL_EVAL_WORKER_RECORD_TIMEOUT"
 """Seconds a worker may spend decoding or rebuilding one record off its event loop before the record is

@@ -83,6 +83,8 @@ DROP_TRANSPORT_ERROR: Final = "transport_error"
 DROP_TRANSPORT_MESSAGE_TOO_LARGE: Final = "transport_message_too_large"  # over the Kafka max_request_size
 DROP_TRANSPORT_SERIALIZATION_ERROR: Final = "transport_serialization_error"
 DROP_INCOMPLETE: Final = "incomplete"  # a span still open when its local root was handed on at the idle timeout
+DROP_LATE: Final = "late"  # a content log record whose span was already handed on (or its trace evaluated)
+DROP_NO_TRACE: Final = "no_trace"  # a content log record whose span never came within the idle timeout
 TRANSPORT_KAFKA: Final = "kafka"  # value of otel_eval.transport
 
 # Instrumentation scopes of Kafka clients: spans of these are never buffered (the evaluator's own transport).
@@ -103,6 +105,7 @@ METRIC_INVOCATIONS_DROPPED: Final = "otel_eval.invocations.dropped"  # prom: ote
 METRIC_INVOCATIONS_EVALUATED: Final = "otel_eval.invocations.evaluated"  # prom: otel_eval_invocations_evaluated_total
 METRIC_EVALUATION_ERRORS: Final = "otel_eval.evaluation.errors"  # prom: otel_eval_evaluation_errors_total
 METRIC_SPANS_DROPPED: Final = "otel_eval.spans.dropped"  # prom: otel_eval_spans_dropped_total
+METRIC_LOG_RECORDS_DROPPED: Final = "otel_eval.log_records.dropped"  # prom: otel_eval_log_records_dropped_total
 METRIC_QUEUE_SIZE: Final = "otel_eval.queue.size"  # gauge; prom: otel_eval_queue_size
 METRIC_JUDGE_CALLS: Final = "otel_eval.judge.calls"  # prom: otel_eval_judge_calls_total
 METRIC_JUDGE_TOKENS: Final = "otel_eval.judge.tokens"  # prom: otel_eval_judge_tokens_total

@@ -60,10 +60,15 @@ class LoadedTraces:
 def load_traces(paths: Sequence[Path]) -> LoadedTraces:
     """Reads every file (a bad one is reported and skipped) and rebuilds the invocations of all their spans.
 
+    OTLP log files among them (``EVENT_ONLY`` content) are joined onto the spans of the trace files first.
+
     An eval set or eval config among the files (``examples/traces/*.json`` sweeps them in) is skipped with a
     warning naming it, not an error.
     """
     from otel_eval.traces import read_trace_file  # deferred: keeps `otel-eval --help` fast
+    from otel_eval.traces.log_records import SpanLogRecord, attach_log_records
+
+    log_records: list[SpanLogRecord] = []
 
     loaded = LoadedTraces()
     spans = []
@@ -79,7 +84,12 @@ def load_traces(paths: Sequence[Path]) -> LoadedTraces:
                 click.echo(f"warning: {loaded.skipped[-1]}", err=True)
             continue
         spans.extend(result.spans)
+        log_records.extend(result.log_records)
         loaded.warnings.extend(result.warnings)
+    if log_records:  # GenAI content captured as log records (EVENT_ONLY): onto their spans, as span events
+        unmatched = attach_log_records(spans, log_records)
+        if unmatched:
+            loaded.warnings.append(f"{len(unmatched)} GenAI content log record(s) match no span of the trace files")
     loaded.traces = rebuild_traces(spans)
     for trace in loaded.traces:
         loaded.warnings.extend(trace.warnings)

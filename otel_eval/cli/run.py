@@ -83,6 +83,21 @@ def outcome_json(outcome: MetricOutcome) -> dict[str, Any]:
         "explanation": result.explanation,
         "error_type": result.error_type,
         "per_invocation_explanations": [entry.explanation for entry in entries],
+        "evaluator": _provenance_json(outcome),
+    }
+
+
+def _provenance_json(outcome: MetricOutcome) -> dict[str, Any] | None:
+    """``otel_eval.evaluator.{id,type,version}`` and the judge model, as on emitted results (None: no evaluator)."""
+    evaluator = outcome.metric.evaluator
+    if evaluator is None:
+        return None
+    provenance = evaluator.provenance
+    return {
+        "id": provenance.id,
+        "type": provenance.type,
+        "version": provenance.version,
+        "judge_model": provenance.judge_model,
     }
 
 

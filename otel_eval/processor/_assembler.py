@@ -24,6 +24,7 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._buffers import Rejection, TraceBuffers, top_span_names
 from otel_eval.processor._completion import UNDER_ABANDONED, IncompleteCounter, OpenSpans
+from otel_eval.processor._logs import LogJoin
 from otel_eval.processor._requests import RequestBuilder
 from otel_eval.processor._selection import is_local_root, is_own_traffic, is_sampled
 from otel_eval.transport.base import DuplicateLogFilter, InvocationExporter
@@ -67,6 +68,7 @@ class SpanAssembler:
         rebuild_timeout: Seconds one trace's rebuild may take. It runs on its own thread; past the deadline the trace
             is dropped (``rebuild_timeout``) and its thread abandoned to finish on its own (threads cannot be killed;
             see :mod:`otel_eval.worker.deadline`), so the traces behind it are not delayed.
+        logs: GenAI content log records joined onto the spans before the rebuild (:mod:`otel_eval.processor._logs`).
     """
 
     def __init__(
@@ -84,6 +86,7 @@ class SpanAssembler:
         incomplete: IncompleteCounter,
         sample_bound: int | None = None,
         rebuild_timeout: float = DEFAULT_REBUILD_TIMEOUT,
+        logs: LogJoin | None = None,
     ) -> None:
         self.buffers = buffers
         self._builder = builder
@@ -99,6 +102,7 @@ class SpanAssembler:
         self._pending: dict[RootKey, float] = {}  # root -> when it stops waiting; in deadline order
         self._next_sweep = 0.0
         self.rebuild = DeadlineExecutor(rebuild_timeout, name="OtelEvalRebuild")
+        self.logs = logs
 
     def step(
         self,
@@ -128,6 +132,8 @@ class SpanAssembler:
             self._count(self.buffers.reject(trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL), counts, first_drop=0)
         for started in starts:
             self._track(started, now)
+        if self.logs is not None:  # before the spans: a record is emitted before its span ends
+            self.logs.ingest(now)
         roots: list[RootKey] = []
         for span in spans:
             self._ingest(span, now, roots, counts)
@@ -141,6 +147,9 @@ class SpanAssembler:
             self._pipeline.idle_flushed(len(idle))
             batches += [(None, trace_spans) for trace_spans in idle]
             self.open_spans.forget_idle(now, self._idle_timeout)
+            if self.logs is not None and self.logs.buffered_traces:
+                live = set(self.buffers.open_trace_ids())
+                self.logs.sweep(now, self._idle_timeout, lambda t: t in live or self.open_spans.tracks(t))
         if final:
             for trace_spans in self.buffers.take_everything():
                 counts.spans[semconv.DROP_SHUTDOWN] += len(trace_spans)
@@ -152,6 +161,8 @@ class SpanAssembler:
             logger.warning("dropped %d trace(s) before evaluation: %s", count, reason)  # one line per step
         for root, trace_spans in batches:
             self._hand_on(root, trace_spans)
+        if final and self.logs is not None:
+            self.logs.drop_everything()
         if self._enricher is not None:
             self._enricher.release_expired(now)
 
@@ -258,7 +269,9 @@ class SpanAssembler:
 
     def _hand_on(self, root: RootKey | None, spans: list[ReadableSpan]) -> None:
         requests: list[EvaluationRequest] = []
+        records = self.logs.take(spans) if self.logs is not None else []
         if spans and not self._exporter.has_capacity():
+            self._pipeline.log_records_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, len(records))
             # Shed load before spending CPU on reconstruction: the transport would drop the requests anyway.
             self._pipeline.invocations_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL)
             self._pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, len(spans))
@@ -266,7 +279,7 @@ class SpanAssembler:
         if spans and self._builder.filters.root_allowed(top_span_names(spans)):
             try:
                 requests = self.rebuild.run(
-                    f"rebuilding a trace of {len(spans)} spans", partial(self._builder.build, spans)
+                    f"rebuilding a trace of {len(spans)} spans", partial(self._builder.build, spans, records)
                 )
             except RecordTimeoutError:  # a pathological trace: dropped, and the traces behind it go on at once
                 self._pipeline.invocations_dropped(semconv.DROP_REBUILD_TIMEOUT)

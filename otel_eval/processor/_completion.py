@@ -97,6 +97,10 @@ class OpenSpans:
                 del self._traces[trace_id]  # nothing open: the trace's bookkeeping is done
         return UNDER_ABANDONED if abandoned else root
 
+    def tracks(self, trace_id: int) -> bool:
+        """Whether spans of ``trace_id`` are open (or were handed on incomplete) and tracked."""
+        return trace_id in self._traces
+
     def open_under(self, trace_id: int, root_id: int) -> int:
         """Spans under ``root_id`` still open."""
         trace = self._traces.get(trace_id)

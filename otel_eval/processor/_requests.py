@@ -15,6 +15,7 @@ from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._selection import InvocationFilters
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import spans_from_readable
+from otel_eval.traces.log_records import SpanLogRecord, attach_log_records
 
 logger = logging.getLogger(__name__)
 
@@ -34,13 +35,18 @@ class RequestBuilder:
     criteria: dict[str, BaseCriterion] | None = None
     eval_set: EvalSet | None = None
 
-    def build(self, spans: Sequence[ReadableSpan]) -> list[EvaluationRequest]:
-        """One request per rebuilt invocation that passes the filters, in start-time order.
+    def build(
+        self, spans: Sequence[ReadableSpan], log_records: Sequence[SpanLogRecord] = ()
+    ) -> list[EvaluationRequest]:
+        """One request per rebuilt invocation that passes the filters, in start-time order; ``log_records`` (GenAI
+        content log records of these spans) are joined onto their spans as events first.
 
         Raises:
             Exception: whatever conversion or reconstruction raised (the caller counts the trace as dropped).
         """
         converted = spans_from_readable(spans)
+        if log_records:
+            attach_log_records(converted, log_records)
         requests = []
         for trace in rebuild_traces(converted):
             for warning in trace.warnings:

@@ -27,6 +27,7 @@ from otel_eval.processor import _settings as defaults
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import TraceBuffers
 from otel_eval.processor._completion import IncompleteCounter, OpenSpans
+from otel_eval.processor._logs import EvaluationLogRecordProcessor, LogJoin
 from otel_eval.processor._requests import RequestBuilder
 from otel_eval.processor._selection import InvocationFilters, is_local_root, is_own_traffic, sampling_bound
 from otel_eval.processor._settings import processor_options
@@ -174,6 +175,11 @@ class EvaluationSpanProcessor(SpanProcessor):
         self._shutdown = False
         self._incomplete = IncompleteCounter(meter_provider)
         self._wakeups = 0
+        self.log_record_processor = EvaluationLogRecordProcessor(
+            max_pending=max_pending_spans, sample_bound=self._sample_bound
+        )
+        """Add to the ``LoggerProvider`` when the instrumentation puts message content on log records
+        (``EVENT_ONLY``): they are joined to their spans before the rebuild (:mod:`otel_eval.processor._logs`)."""
         weak_self = weakref.ref(self)
         self.pipeline.register_queue("spans", lambda: _pending_spans(weak_self))
         self._start()
@@ -224,6 +230,9 @@ class EvaluationSpanProcessor(SpanProcessor):
             waiting=self._waiting,
             incomplete=self._incomplete,
             sample_bound=self._sample_bound,
+            logs=LogJoin(
+                self.log_record_processor, self.pipeline, max_traces=max_open_traces, max_bytes=max_buffer_bytes
+            ),
         )
         self._thread = threading.Thread(name="OtelEvalSpanProcessor", target=self._worker, daemon=True)
         self._thread.start()
@@ -316,6 +325,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         if self._shutdown:
             return
         self._shutdown = True
+        self.log_record_processor.closed = True
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
         self._wake.set()
         self._thread.join(max(0.0, deadline - time.monotonic()))

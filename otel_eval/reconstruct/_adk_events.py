@@ -30,6 +30,7 @@ from otel_eval.model import (
     TracedInvocation,
 )
 from otel_eval.model import genai as genai_types
+from otel_eval.reconstruct._adk_history import fill_from_history
 from otel_eval.reconstruct._adk_spans import (
     ModelCall,
     OwnedSpans,
@@ -211,6 +212,7 @@ def _replay_events(
         content = _own_function_calls(call.response)
         function_calls = [p.function_call for p in content.parts or [] if p.function_call]
         runs = _match_tools(call, function_calls, runs_left)
+        fill_from_history(function_calls, runs, calls[order + 1 :])
         for function_call, run in zip(function_calls, runs, strict=True):
             if run is not None and function_call.id is None and run.call_id:
                 function_call.id = run.call_id

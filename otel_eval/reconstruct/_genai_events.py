@@ -48,6 +48,23 @@ def details_messages(span: Span, key: str) -> list[Any]:
     return [source[key] for source in sources if source.get(key) is not None]
 
 
+def content_value(span: Span, key: str) -> Any:
+    """The span attribute ``key``, or when the span has none, the value under ``key`` of its first
+    ``gen_ai.client.inference.operation.details`` event that has one (content captured as events); None if neither."""
+    value = span.attributes.get(key)
+    return value if value is not None else details_value(span, key)
+
+
+def details_value(span: Span, key: str) -> Any:
+    """The value under ``key`` of the span's first ``gen_ai.client.inference.operation.details`` event having one."""
+    for event in span.events:
+        if _is_details(event):
+            value = event_payload(event).get(key)
+            if value is not None:
+                return value
+    return None
+
+
 def _is_details(event: SpanEvent) -> bool:
     return event.name == semconv.GEN_AI_OPERATION_DETAILS_EVENT
 

@@ -5,18 +5,22 @@ per model call, carrying ``gcp.vertex.agent.invocation_id`` and, when span conte
 ``gen_ai.input.messages`` / ``gen_ai.output.messages`` / ``gen_ai.system_instructions``; ``gen_ai.tool.definitions``
 always) and ``execute_tool {tool}`` (``gen_ai.tool.call.arguments`` / ``gen_ai.tool.call.result`` with content).
 There is no ``call_llm`` span. Content capture is off by default
-(``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` must be ``SPAN_ONLY`` or ``SPAN_AND_EVENT``); without it only
-tool names, token counts and timings can be rebuilt.
+(``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``): ``SPAN_ONLY`` / ``SPAN_AND_EVENT`` put it on the span;
+``EVENT_ONLY`` on a ``gen_ai.client.inference.operation.details`` log record, read here once joined onto its span as
+an event. Without content only tool names, token counts and timings can be rebuilt.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from typing import Any
 
 from otel_eval import semconv
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._adk_events import rebuild_invocations
 from otel_eval.reconstruct._adk_spans import ModelCall, invocation_of, is_run_root, usage_of
+from otel_eval.reconstruct._genai_events import content_value, details_value
 from otel_eval.reconstruct._genai_messages import (
     contents_from_messages,
     system_instruction_text,
@@ -90,27 +94,43 @@ def _model_call(span: Span, warnings: list[str]) -> ModelCall:
 
 
 def genai_model_content(span: Span, call: ModelCall, warnings: list[str]) -> None:
-    """Fills ``call`` from the GenAI-semconv attributes of an inference span (request, response, instructions, tools).
+    """Fills ``call`` from the GenAI-semconv attributes of an inference span (request, response, instructions, tools),
+    or from its ``gen_ai.client.inference.operation.details`` event where the span lacks them (content captured as
+    events: the log record joined onto the span, :mod:`otel_eval.traces.log_records`).
 
     ``call.captured`` becomes True when the span carries input or output messages.
     """
     where = f"span {span.span_id} ({span.name!r})"
-    raw_input = span.attr(semconv.GEN_AI_INPUT_MESSAGES)
-    raw_output = span.attr(semconv.GEN_AI_OUTPUT_MESSAGES)
+    raw_input = content_value(span, semconv.GEN_AI_INPUT_MESSAGES)
+    raw_output = content_value(span, semconv.GEN_AI_OUTPUT_MESSAGES)
     if raw_input is not None:
         call.request = contents_from_messages(raw_input, warnings, f"{where}: {semconv.GEN_AI_INPUT_MESSAGES}")
     if raw_output is not None:
         outputs = contents_from_messages(raw_output, warnings, f"{where}: {semconv.GEN_AI_OUTPUT_MESSAGES}")
         call.response = _without_fallback_ids(_merge_streamed(outputs))
     call.captured = raw_input is not None or raw_output is not None
-    instructions = span.attr(semconv.GEN_AI_SYSTEM_INSTRUCTIONS)
+    instructions = content_value(span, semconv.GEN_AI_SYSTEM_INSTRUCTIONS)
     if instructions is not None:
         call.system_instruction = system_instruction_text(
             instructions, warnings, f"{where}: {semconv.GEN_AI_SYSTEM_INSTRUCTIONS}"
         )
-    definitions = span.attr(semconv.GEN_AI_TOOL_DEFINITIONS)
+    definitions = _richer(
+        span.attr(semconv.GEN_AI_TOOL_DEFINITIONS), details_value(span, semconv.GEN_AI_TOOL_DEFINITIONS)
+    )
     if definitions is not None:
         call.tools = tools_from_definitions(definitions, warnings, f"{where}: {semconv.GEN_AI_TOOL_DEFINITIONS}")
+
+
+def _richer(on_span: Any, on_event: Any) -> Any:
+    """ADK records the tool definitions on both the span and the log record, with their parameters only on the side
+    that gets content (the span for ``SPAN_ONLY``, the log record for ``EVENT_ONLY``): the longer one is that side."""
+    if on_span is None or on_event is None:
+        return on_event if on_span is None else on_span
+    return on_event if len(_text(on_event)) > len(_text(on_span)) else on_span
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
 def _merge_streamed(outputs: Sequence[genai_types.Content]) -> genai_types.Content | None:

@@ -14,6 +14,10 @@ FORMAT_JAEGER_JSON: Final = "jaeger-json"
 """Jaeger query-API JSON: ``{"data": [{"traceID", "spans", "processes"}]}``."""
 FORMAT_SPAN_DICTS: Final = "span-dicts"
 """A JSON list of flat span dicts (strands-evals fixtures), or ``{"session_id", "span_count", "spans": [...]}``."""
+FORMAT_OTLP_LOGS_JSON: Final = "otlp-logs-json"
+"""``{"resourceLogs": [...]}``: GenAI content log records (``EVENT_ONLY``), joined onto the spans of the trace files."""
+FORMAT_OTLP_LOGS_PROTO: Final = "otlp-logs-proto"
+"""Protobuf ``LogsData`` / ``ExportLogsServiceRequest`` bytes."""
 FORMAT_SDK: Final = "sdk"
 """Live OpenTelemetry SDK ``ReadableSpan`` objects."""
 
@@ -22,6 +26,7 @@ EXPECTED_FORMATS: Final = (
     "OTLP JSONL (one span or request per line), "
     'Jaeger JSON ({"data": [{"traceID", "spans", "processes"}]}), '
     "a JSON list of span dicts (trace_id, span_id, name, start_time, ...), "
-    "or OTLP protobuf (TracesData / ExportTraceServiceRequest)"
+    "OTLP protobuf (TracesData / ExportTraceServiceRequest), "
+    'or OTLP logs beside them (JSON {"resourceLogs": [...]}, protobuf LogsData / ExportLogsServiceRequest)'
 )
 """How error messages describe what a trace file may be."""

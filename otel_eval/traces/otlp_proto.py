@@ -146,3 +146,9 @@ _READERS: dict[str, Callable[[AnyValue], Any]] = {
     "bytes_value": lambda v: base64.b64encode(v.bytes_value).decode("ascii"),
     "string_value_strindex": lambda v: v.string_value_strindex,
 }
+
+
+attributes_from_proto = _attributes
+"""Attributes of an OTLP protobuf ``KeyValue`` list as a dict (shared with the log-record reader)."""
+value_from_proto = _any_value
+"""A Python value from an OTLP protobuf ``AnyValue``; None for an empty one."""

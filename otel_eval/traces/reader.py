@@ -23,16 +23,20 @@ from otel_eval.traces.formats import (
     FORMAT_JAEGER_JSON,
     FORMAT_OTLP_JSON,
     FORMAT_OTLP_JSONL,
+    FORMAT_OTLP_LOGS_JSON,
+    FORMAT_OTLP_LOGS_PROTO,
     FORMAT_OTLP_PROTO,
     FORMAT_SPAN_DICTS,
 )
 from otel_eval.traces.jaeger import looks_like_jaeger_trace, spans_from_jaeger, spans_from_jaeger_trace
+from otel_eval.traces.log_records import SpanLogRecord
 from otel_eval.traces.otlp_json import (
     looks_like_otlp_span,
     looks_like_resource_spans,
     span_from_otlp_json,
     spans_from_resource_spans,
 )
+from otel_eval.traces.otlp_logs import log_records_from_resource_logs
 from otel_eval.traces.result import TraceReadResult
 from otel_eval.traces.span import Span
 from otel_eval.traces.span_dicts import looks_like_span_dict, spans_from_span_dicts
@@ -95,15 +99,16 @@ def read_trace_bytes(data: bytes, *, source: str) -> TraceReadResult:
         return _read_proto(data, source, problems, reason=reason)
     except RecursionError:
         raise TraceFormatError(f"{source}: JSON nested too deeply; expected {EXPECTED_FORMATS}") from None
-    spans, format_name = _read_document(document, problems, source)
-    if not spans and not problems.warnings:
-        problems.warn("(file)", "no spans")
-    return TraceReadResult(spans=spans, warnings=problems.warnings, format=format_name)
+    logs: list[SpanLogRecord] = []
+    spans, format_name = _read_document(document, problems, source, logs)
+    if not spans and not logs and not problems.warnings:
+        problems.warn("(file)", "no spans" if format_name != FORMAT_OTLP_LOGS_JSON else "no GenAI content log records")
+    return TraceReadResult(spans=spans, warnings=problems.warnings, format=format_name, log_records=logs)
 
 
-def _read_document(document: Any, problems: Problems, source: str) -> tuple[list[Span], str]:
+def _read_document(document: Any, problems: Problems, source: str, logs: list[SpanLogRecord]) -> tuple[list[Span], str]:
     try:
-        spans, format_name = _dispatch(document, problems, "")
+        spans, format_name = _dispatch(document, problems, "", logs)
     except SpanProblem as problem:
         raise TraceFormatError(f"{source}: {problem}; expected {EXPECTED_FORMATS}") from None
     except RecursionError:  # json.loads stops near the limit; converting nested values may need a few frames more
@@ -113,9 +118,14 @@ def _read_document(document: Any, problems: Problems, source: str) -> tuple[list
     return spans, format_name
 
 
-def _dispatch(value: Any, problems: Problems, path: str) -> tuple[list[Span], str | None]:
-    """Spans and the format name of one parsed JSON value, or ``([], None)`` when the shape is unknown."""
+def _dispatch(value: Any, problems: Problems, path: str, logs: list[SpanLogRecord]) -> tuple[list[Span], str | None]:
+    """Spans and the format name of one parsed JSON value, or ``([], None)`` when the shape is unknown; the GenAI
+    content log records of an OTLP logs document go to ``logs``."""
     if isinstance(value, dict):
+        for key in ("resourceLogs", "resource_logs"):
+            if key in value:
+                logs.extend(log_records_from_resource_logs(value[key], problems, path=f"{path}{key}"))
+                return [], FORMAT_OTLP_LOGS_JSON
         return _dispatch_object(value, problems, path)
     if isinstance(value, list):
         return _dispatch_list(value, problems, path)
@@ -182,6 +192,7 @@ def _read_jsonl(data: bytes, problems: Problems) -> TraceReadResult | None:
     """Spans of a JSONL payload, or None when its first line is not a JSON value (so it is not JSONL)."""
     lines = data.splitlines()
     spans: list[Span] = []
+    logs: list[SpanLogRecord] = []
     parsed_any = False
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -195,7 +206,7 @@ def _read_jsonl(data: bytes, problems: Problems) -> TraceReadResult | None:
             continue
         parsed_any = True
         try:
-            line_spans, format_name = _dispatch(value, problems, f"line {number}: ")
+            line_spans, format_name = _dispatch(value, problems, f"line {number}: ", logs)
         except SpanProblem as problem:
             problems.warn(f"line {number}", f"line skipped: {problem}")
             continue
@@ -208,7 +219,7 @@ def _read_jsonl(data: bytes, problems: Problems) -> TraceReadResult | None:
         spans.extend(line_spans)
     if not parsed_any:
         return None
-    return TraceReadResult(spans=spans, warnings=problems.warnings, format=FORMAT_OTLP_JSONL)
+    return TraceReadResult(spans=spans, warnings=problems.warnings, format=FORMAT_OTLP_JSONL, log_records=logs)
 
 
 def _read_proto(data: bytes, source: str, problems: Problems, *, reason: str) -> TraceReadResult:
@@ -219,9 +230,31 @@ def _read_proto(data: bytes, source: str, problems: Problems, *, reason: str) ->
     except ProtoDecodeError:
         message = None
     spans = [] if message is None else spans_from_otlp_proto(message, problems=problems)
+    if not spans:
+        logs = _read_proto_logs(data, source)
+        if logs is not None:
+            return logs
     if not spans:  # random bytes can parse as protobuf; without one valid span it is not a trace
         raise TraceFormatError(f"{source}: {_not_proto_reason(data, reason)}; expected {EXPECTED_FORMATS}")
     return TraceReadResult(spans=spans, warnings=problems.warnings, format=FORMAT_OTLP_PROTO)
+
+
+def _read_proto_logs(data: bytes, source: str) -> TraceReadResult | None:
+    """The content log records of protobuf ``LogsData`` bytes, or None when they hold no OTLP log record."""
+    from otel_eval.traces.otlp_logs import log_records_from_otlp_proto, parse_logs_data
+    from otel_eval.traces.otlp_proto import ProtoDecodeError
+
+    try:
+        message = parse_logs_data(data)
+    except ProtoDecodeError:
+        return None
+    if not any(scope.log_records for resource in message.resource_logs for scope in resource.scope_logs):
+        return None
+    problems = Problems(source)  # the trace attempt's warnings are about a misreading
+    logs = log_records_from_otlp_proto(message, problems)
+    if not logs and not problems.warnings:
+        problems.warn("(file)", "no GenAI content log records")
+    return TraceReadResult(warnings=problems.warnings, format=FORMAT_OTLP_LOGS_PROTO, log_records=logs)
 
 
 def _not_proto_reason(data: bytes, reason: str) -> str:

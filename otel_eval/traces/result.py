@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from otel_eval.traces.log_records import SpanLogRecord
 from otel_eval.traces.span import Span
 
 
 @dataclass(slots=True)
 class TraceReadResult:
-    """The spans read from one file or payload, the warnings met (skipped spans and values), and the format found.
+    """The spans (or GenAI content log records) read from one file or payload, the warnings met (skipped spans and values), and the format found.
 
     ``format`` is one of the ``FORMAT_*`` names in :mod:`otel_eval.traces.formats`.
     """
@@ -17,3 +18,6 @@ class TraceReadResult:
     spans: list[Span] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     format: str = ""
+    log_records: list[SpanLogRecord] = field(default_factory=list)
+    """GenAI content log records (OTLP log files): joined onto their spans before the rebuild
+    (:func:`otel_eval.traces.log_records.attach_log_records`)."""

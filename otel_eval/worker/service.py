@@ -35,7 +35,7 @@ from otel_eval.errors import InputError
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.transport import RequestEvaluator, quiet_client_logs, release_client_logs, stop_client
 from otel_eval.worker._metrics import WorkerMetrics
-from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_spans, requests_from_trace
+from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_logs, parse_otlp_spans, requests_from_trace
 from otel_eval.worker.consumer import (
     BrokerWatch,
     RebalanceListener,
@@ -49,7 +49,7 @@ from otel_eval.worker.dead_letter import DeadLetters
 from otel_eval.worker.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval.worker.health import HEARTBEAT_SECONDS, HealthServer, WorkerHealth
 from otel_eval.worker.results import ResultLedger, ResultsPublisher, invocation_key
-from otel_eval.worker.settings import SOURCE_OTLP_SPANS, SOURCE_REQUESTS, WorkerSettings
+from otel_eval.worker.settings import SOURCE_OTLP_LOGS, SOURCE_OTLP_SPANS, SOURCE_REQUESTS, WorkerSettings
 from otel_eval.worker.telemetry import WorkerTelemetry
 
 logger = logging.getLogger(__name__)
@@ -340,6 +340,11 @@ class Worker:
                             f"decoding {where}", partial(parse_otlp_spans, message.value, where)
                         )
                         self.assembler.add(message.partition, message.offset, spans, message)
+                    elif source == SOURCE_OTLP_LOGS:
+                        logs = await self.cpu.run_async(
+                            f"decoding {where}", partial(parse_otlp_logs, message.value, where)
+                        )
+                        self.assembler.add_logs(message.partition, message.offset, logs)
                     else:
                         request = await self.cpu.run_async(
                             f"parsing {where}", partial(parse_request, message.value, where)
@@ -365,6 +370,10 @@ class Worker:
                 await self._dead_letter(list(trace.messages.values()), exc)
                 continue
             work.extend(_Work(trace.partition, request) for request in requests)
+            unjoined = len(trace.log_records) if not trace.spans else trace.unmatched_log_records
+            self.metrics.log_records_dropped(semconv.DROP_NO_TRACE, unjoined)
+        for reason, count in self.assembler.take_log_drops().items():
+            self.metrics.log_records_dropped(reason, count)
         evaluated_keys, records = await self._evaluate(work)
         if records or evaluated_keys:
             flushed = await asyncio.to_thread(self.telemetry.flush, self.settings.worker_flush_timeout)
@@ -448,8 +457,9 @@ class Worker:
         offsets: dict[Any, int] = {}
         for tp, position in self._positions.items():
             offset = position
-            if self._topics.get(tp.topic) == SOURCE_OTLP_SPANS:
-                offset = self.assembler.committable(tp.partition, position)
+            if self._topics.get(tp.topic) in (SOURCE_OTLP_SPANS, SOURCE_OTLP_LOGS):
+                logs = self._topics.get(tp.topic) == SOURCE_OTLP_LOGS
+                offset = self.assembler.committable(tp.partition, position, logs=logs)
             if self._committed.get(tp) != offset:
                 offsets[tp] = offset
         if offsets:
@@ -463,6 +473,9 @@ class Worker:
         """
         assigned = set(self._consumer.assignment())
         self.assembler.forget({tp.partition for tp in assigned if self._topics.get(tp.topic) == SOURCE_OTLP_SPANS})
+        self.assembler.forget(
+            {tp.partition for tp in assigned if self._topics.get(tp.topic) == SOURCE_OTLP_LOGS}, logs=True
+        )
         for tp in assigned:
             self._positions.pop(tp, None)
             committed = self._committed.get(tp)
@@ -477,6 +490,9 @@ class Worker:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._batch_idle.wait(), timeout=self.settings.kafka_session_timeout_ms / 2000)
         spans = [tp.partition for tp in revoked if self._topics.get(tp.topic) == SOURCE_OTLP_SPANS]
+        self.assembler.forget(
+            [tp.partition for tp in revoked if self._topics.get(tp.topic) == SOURCE_OTLP_LOGS], logs=True
+        )
         if spans:
             lost = self.assembler.forget(spans)
             if lost:

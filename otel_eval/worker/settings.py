@@ -27,7 +27,9 @@ SOURCE_REQUESTS: Final = "requests"
 """Consume :class:`~otel_eval.model.messages.EvaluationRequest` JSON from the requests topic."""
 SOURCE_OTLP_SPANS: Final = "otlp_spans"
 """Consume OTLP protobuf spans the Collector's Kafka exporter writes (the Collector path)."""
-SOURCES: Final = (SOURCE_REQUESTS, SOURCE_OTLP_SPANS)
+SOURCE_OTLP_LOGS: Final = "otlp_logs"
+"""OTLP protobuf log messages (GenAI content captured as events), joined to the ``otlp_spans`` traces by trace id."""
+SOURCES: Final = (SOURCE_REQUESTS, SOURCE_OTLP_SPANS, SOURCE_OTLP_LOGS)
 
 TelemetryMode = Literal["otlp", "prometheus", "console", "none"]
 
@@ -47,6 +49,7 @@ class WorkerSettings(BaseSettings):
         default="otel_eval.results", description="Where each result is published; empty = do not publish."
     )
     kafka_spans_topic: str = Field(default="otlp_spans", description="OTLP spans from the Collector (otlp_proto).")
+    kafka_logs_topic: str = Field(default="otlp_logs", description="OTLP logs from the Collector (otlp_proto).")
     kafka_dead_letter_topic: str = Field(default="otel_eval.dead_letter", description="Messages that cannot be read.")
     kafka_group_id: str = Field(default="otel-eval-worker", description="Consumer group shared by all workers.")
     kafka_compression: str = Field(
@@ -71,7 +74,8 @@ class WorkerSettings(BaseSettings):
     kafka_ssl_key_password: SecretStr | None = None
 
     worker_sources: str = Field(
-        default=SOURCE_REQUESTS, description="Comma-separated: requests, otlp_spans (the Collector path)."
+        default=SOURCE_REQUESTS,
+        description="Comma-separated: requests, otlp_spans (the Collector path), otlp_logs (with otlp_spans).",
     )
     worker_concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1, description="Invocations evaluated at once.")
     worker_max_batch_size: int = Field(default=64, ge=1, description="Records per fetched batch (one commit each).")
@@ -113,6 +117,8 @@ class WorkerSettings(BaseSettings):
         unknown = [s for s in sources if s not in SOURCES]
         if not sources or unknown:
             raise ValueError(f"expected a comma-separated list of {', '.join(SOURCES)}; got {value!r}")
+        if SOURCE_OTLP_LOGS in sources and SOURCE_OTLP_SPANS not in sources:
+            raise ValueError(f"{SOURCE_OTLP_LOGS} is joined to the traces of {SOURCE_OTLP_SPANS}: consume both")
         return ",".join(dict.fromkeys(sources))
 
     @field_validator("kafka_bootstrap_servers", "kafka_compression")
@@ -133,7 +139,11 @@ class WorkerSettings(BaseSettings):
     @property
     def topics(self) -> dict[str, str]:
         """Topic -> source kind, for every consumed topic."""
-        by_source = {SOURCE_REQUESTS: self.kafka_requests_topic, SOURCE_OTLP_SPANS: self.kafka_spans_topic}
+        by_source = {
+            SOURCE_REQUESTS: self.kafka_requests_topic,
+            SOURCE_OTLP_SPANS: self.kafka_spans_topic,
+            SOURCE_OTLP_LOGS: self.kafka_logs_topic,
+        }
         return {by_source[source]: source for source in self.sources}
 
     @property

@@ -180,3 +180,22 @@ def test_test_config_beside_the_eval_set_gives_the_criteria_as_in_adk(
     result = cli("run", AGENTEVALS / "helm.json", "--eval-set", eval_set, "--config", explicit, "--output", "json")
     assert _metric(result, "tool_trajectory_avg_score")["eval_status"] == "PASSED"
     assert all(m["metric_name"] != "response_match_score" for m in result.json()["results"][0]["metrics"])
+
+
+def test_json_results_carry_the_evaluator_provenance_that_changes_with_the_criterion(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    def evaluator(threshold: float) -> dict[str, object]:
+        config = tmp_path / f"config_{threshold}.json"
+        config.write_text(json.dumps({"criteria": {"tool_trajectory_avg_score": threshold}}))
+        result = cli("run", AGENTEVALS / "helm.json", "--eval-set", EVAL_SET,
+                     "--config", config, "--output", "json")  # fmt: skip
+        provenance = _metric(result, "tool_trajectory_avg_score")["evaluator"]
+        assert isinstance(provenance, dict)
+        return provenance
+
+    strict, same, lenient = evaluator(1.0), evaluator(1.0), evaluator(0.5)
+    assert strict == same
+    assert strict["type"] == "deterministic" and strict["judge_model"] is None
+    assert str(strict["id"]).startswith("tool_trajectory_avg_score/")
+    assert strict["version"] != lenient["version"] and len(str(strict["version"])) == 12

@@ -45,7 +45,9 @@ from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.exit_loop_tool import exit_loop
 from google.adk.utils.streaming_utils import StreamingResponseAggregator
 from google.genai import types as genai_types
-from opentelemetry import trace
+from opentelemetry import _logs, trace
+from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -407,16 +409,44 @@ def span_exporter() -> InMemorySpanExporter:
     return _EXPORTER
 
 
+_LOG_EXPORTER: InMemoryLogRecordExporter | None = None
+
+
+def global_logger_provider() -> LoggerProvider:
+    """The global SDK ``LoggerProvider`` ADK's ``otel_logger`` (a proxy) emits to, installed on first call (it can
+    be set only once per process, like the tracer provider)."""
+    provider = _logs.get_logger_provider()
+    if not isinstance(provider, LoggerProvider):
+        _logs.set_logger_provider(LoggerProvider())
+        provider = _logs.get_logger_provider()
+    if not isinstance(provider, LoggerProvider):
+        raise RuntimeError(f"global logger provider is {type(provider).__name__}, not an SDK LoggerProvider")
+    return provider
+
+
+def log_exporter() -> InMemoryLogRecordExporter:
+    """The session-wide in-memory exporter receiving ADK's log records (ADK's EVENT_ONLY content)."""
+    global _LOG_EXPORTER
+    if _LOG_EXPORTER is None:
+        exporter = InMemoryLogRecordExporter()
+        global_logger_provider().add_log_record_processor(SimpleLogRecordProcessor(exporter))
+        _LOG_EXPORTER = exporter
+    return _LOG_EXPORTER
+
+
 @contextlib.contextmanager
-def adk_telemetry(*, schema: int, capture_content: bool = True) -> Iterator[None]:
+def adk_telemetry(*, schema: int, capture_content: bool = True, capture_mode: str = "SPAN_ONLY") -> Iterator[None]:
     """Sets ADK's telemetry schema (1 legacy, 2 semconv-aligned) and content capture for the block.
+
+    ``capture_mode`` is the GenAI capture mode used when ``capture_content`` (``SPAN_ONLY``, ``EVENT_ONLY``: content
+    on ``gen_ai.client.inference.operation.details`` log records, see :func:`log_exporter`).
 
     ADK reads these variables when a run starts (``resolve_schema_version`` and ``TelemetryConfig`` read
     ``os.environ`` on every call, nothing is cached at import), so setting them around a run is enough.
     """
     values = {
         SCHEMA_ENV: str(schema),
-        GENAI_CAPTURE_ENV: "SPAN_ONLY" if capture_content else "NO_CONTENT",
+        GENAI_CAPTURE_ENV: capture_mode if capture_content else "NO_CONTENT",
         ADK_CAPTURE_ENV: "true" if capture_content else "false",
     }
     saved = {key: os.environ.get(key) for key in values}
@@ -443,6 +473,8 @@ class AdkRun:
     session_events: list[Event]
     readable_spans: list[ReadableSpan]
     errors: list[BaseException] = field(default_factory=list)
+    log_records: list[ReadableLogRecord] = field(default_factory=list)
+    """ADK's log records of the run (its EVENT_ONLY content), when the run collected them."""
 
     @property
     def spans(self) -> list[Span]:
@@ -470,6 +502,8 @@ async def run_turns(
     """
     exporter = span_exporter()
     exporter.clear()
+    logs = log_exporter()
+    logs.clear()
     session_service = InMemorySessionService()
     runner = Runner(app_name=APP_NAME, agent=scenario.agent, session_service=session_service)
     session = await session_service.create_session(
@@ -505,4 +539,5 @@ async def run_turns(
         session_events=list(stored.events),
         readable_spans=list(exporter.get_finished_spans()),
         errors=errors,
+        log_records=list(logs.get_finished_logs()),
     )

@@ -5,7 +5,8 @@ Both ADK telemetry schemas (1 = legacy ``call_llm`` JSON, 2 = semconv-aligned Ge
 ``tests/reconstruct/adk_agents.py``. ADK 2.13 returns ``InvocationEvents`` and we return ``IntermediateData``, so both
 are compared through ADK's own accessors: user content, final response content, ``get_all_tool_calls`` (name, args),
 ``get_all_tool_responses`` (name, response), call/response pairing with ADK's ids (``get_all_tool_calls_with_responses``),
-intermediate texts with their authors, invocation id.
+intermediate texts with their authors, invocation id. Schema 2 with ``EVENT_ONLY`` content (on log records, joined
+onto the spans) must give the same.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from google.adk.evaluation.llm_as_judge_utils import get_text_from_content
 
 from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct import rebuild_traces
+from otel_eval.traces.log_records import attach_log_records, log_record_from_sdk
 from tests.reconstruct.adk_agents import SCENARIOS, AdkRun, ScriptedLlm, adk_telemetry, run_turns
 
 SCHEMAS = {1: "adk", 2: "adk_v2"}
@@ -222,3 +224,32 @@ async def test_turns_sharing_one_trace_are_separate_invocations(schema: int) -> 
     assert len({inv.span_id for inv in trace.invocations}) == 3
     assert all(roots[inv.span_id].name.startswith(("invocation", "invoke_workflow")) for inv in trace.invocations)
     assert all(inv.session_id == run.session_id for inv in trace.invocations)
+
+
+EVENT_ONLY_UNREBUILT = {"skip_summarization"}
+"""Under EVENT_ONLY ADK records an AgentTool's skipped-summarization result nowhere (no later model call sees it)."""
+
+
+@pytest.mark.parametrize("name", sorted(set(SCENARIOS) - EVENT_ONLY_UNREBUILT))
+async def test_event_only_content_joined_from_log_records_equals_adks_own(name: str) -> None:
+    with adk_telemetry(schema=2, capture_mode="EVENT_ONLY"):
+        run = await run_turns(SCENARIOS[name]())
+    spans = run.spans
+    assert not any(s.attr("gen_ai.input.messages") for s in spans)  # nothing on the spans
+    records = [r for r in map(log_record_from_sdk, run.log_records) if r is not None]
+    assert records and attach_log_records(spans, records) == []
+    traces = rebuild_traces(spans)
+    actual = sorted((inv for t in traces for inv in t.invocations), key=lambda inv: inv.start_time_ns)
+    expected = EvaluationGenerator.convert_events_to_eval_invocations(run.session_events)
+
+    assert [normalise(as_adk(inv)) for inv in actual] == [normalise(inv) for inv in expected]
+    assert all(inv.content_captured and inv.warnings == [] for inv in actual)
+
+
+async def test_event_only_tool_result_nothing_recorded_stays_unknown() -> None:
+    with adk_telemetry(schema=2, capture_mode="EVENT_ONLY"):
+        run = await run_turns(SCENARIOS["skip_summarization"]())
+    spans = run.spans
+    attach_log_records(spans, [r for r in map(log_record_from_sdk, run.log_records) if r is not None])
+    (invocation,) = [inv for t in rebuild_traces(spans) for inv in t.invocations]
+    assert invocation.invocation.final_response is None  # not invented: ADK put the agent tool's result nowhere

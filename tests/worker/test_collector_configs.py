@@ -48,6 +48,14 @@ def test_agent_to_kafka_config() -> None:
     kafka = config["exporters"]["kafka/evaluation"]
     assert kafka["traces"] == {"topic": "otlp_spans", "encoding": "otlp_proto"}
     assert kafka["partition_traces_by_id"] is True
+    # GenAI content log records (EVENT_ONLY) go to otlp_logs, keyed like the traces, the app's other logs do not.
+    assert kafka["logs"] == {"topic": "otlp_logs", "encoding": "otlp_proto"}
+    assert kafka["partition_logs_by_trace_id"] is True
+    logs = config["service"]["pipelines"]["logs/evaluation"]
+    assert logs["exporters"] == ["kafka/evaluation"]
+    assert "filter/genai-content" in logs["processors"]
+    (condition,) = config["processors"]["filter/genai-content"]["logs"]["log_record"]
+    assert r"client\\.inference\\.operation\\.details" in condition  # OTTL unescapes \\ to the regex's \
     assert kafka["producer"]["required_acks"] == -1
     evaluation = config["service"]["pipelines"]["traces/evaluation"]
     assert evaluation["exporters"] == ["kafka/evaluation"]

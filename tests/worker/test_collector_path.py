@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import subprocess
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from google.adk.evaluation.evaluation_generator import EvaluationGenerator
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk._logs import ReadableLogRecord
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -26,13 +32,17 @@ from otel_eval import semconv
 from otel_eval.demo import SCENARIOS, TravelAgent, golden_eval_set
 from otel_eval.emit import Emitters
 from otel_eval.errors import InputError
+from otel_eval.model import EvalSet
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.reconstruct import rebuild_traces
-from otel_eval.traces import spans_from_readable
-from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_spans, requests_from_trace
+from otel_eval.traces import SpanEvent, spans_from_readable
+from otel_eval.traces.log_records import SpanLogRecord
+from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_logs, parse_otlp_spans, requests_from_trace
 from otel_eval.worker.core import EvaluationCore
 from otel_eval.worker.service import Worker
 from tests._kafka import free_port, random_topic, read_topic
+from tests.reconstruct.adk_agents import SCENARIOS as ADK
+from tests.reconstruct.adk_agents import adk_telemetry, run_turns
 from tests.waiting import wait_until_async
 from tests.worker._collector import agent_spans, rotel_env_file
 from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
@@ -117,8 +127,8 @@ def test_bounds_and_bad_messages() -> None:
 
 
 @contextlib.contextmanager
-def _rotel(bootstrap: str, topic: str, tmp_path: Path) -> Iterator[str]:
-    """rotel with the shipped ``collector_config/rotel/rotel-agent.env``, only ports, broker and topic changed."""
+def _rotel(bootstrap: str, topic: str, tmp_path: Path, logs_topic: str | None = None) -> Iterator[str]:
+    """rotel with the shipped ``collector_config/rotel/rotel-agent.env``, only ports, broker and topics changed."""
     import rotel
 
     binary = Path(rotel.__file__).parent / "rotel-agent"
@@ -130,6 +140,7 @@ def _rotel(bootstrap: str, topic: str, tmp_path: Path) -> Iterator[str]:
         "ROTEL_OTLP_HTTP_ENDPOINT": f"127.0.0.1:{http_port}",
         "ROTEL_KAFKA_EXPORTER_BROKERS": bootstrap,
         "ROTEL_KAFKA_EXPORTER_TRACES_TOPIC": topic,
+        "ROTEL_KAFKA_EXPORTER_LOGS_TOPIC": logs_topic or random_topic("otlp_logs"),
         "ROTEL_BATCH_TIMEOUT": "100ms",
         "ROTEL_PID_FILE": str(tmp_path / "rotel.pid"),
         "ROTEL_LOG_FILE": str(tmp_path / "rotel.log"),
@@ -214,3 +225,107 @@ async def test_collector_path_through_rotel_scores_like_the_in_process_path(
     assert worker.metrics.snapshot().get("dead_letters", 0) == 0
     telemetry.shutdown()
     reference.shutdown()
+
+
+async def _adk_runs(mode: str) -> tuple[list[ReadableSpan], list[ReadableLogRecord], list[dict[str, Any]]]:
+    """Real ADK agents (scripted model, schema 2) with ``mode`` content capture: spans, log records, eval cases."""
+    spans: list[ReadableSpan] = []
+    logs: list[ReadableLogRecord] = []
+    cases: list[dict[str, Any]] = []
+    google_adk = logging.getLogger("google_adk")
+    level, _ = google_adk.level, google_adk.setLevel(logging.CRITICAL)
+    try:
+        with adk_telemetry(schema=2, capture_mode=mode):
+            for name in ADK_SCENARIOS:
+                run = await run_turns(ADK[name]())
+                spans.extend(run.readable_spans)
+                logs.extend(run.log_records)
+                actual = EvaluationGenerator.convert_events_to_eval_invocations(run.session_events)
+                cases.append({"eval_id": name, "conversation": [i.model_dump(mode="json") for i in actual]})
+    finally:
+        google_adk.setLevel(level)
+    return spans, logs, cases
+
+
+ADK_SCENARIOS = ("single_tool", "parallel_tools", "multi_turn", "transfer")
+ADK_CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.6}
+
+
+def _score_counts(telemetry: MemoryTelemetry) -> Counter[tuple[str, str, float | None]]:
+    timed = "invocation_duration_v1"  # wall time differs between any two runs
+    return Counter((e.metric, e.label, e.score) for e in telemetry.events() if e.metric != timed)
+
+
+@pytest.mark.kafka
+async def test_event_only_adk_logs_through_rotel_score_like_span_only(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """ADK with EVENT_ONLY: spans and log records exported by the SDK's OTLP/HTTP exporters to rotel, which writes
+    otlp_spans and otlp_logs; the worker joins them and scores every invocation as the SPAN_ONLY run scores."""
+    span_only, _, cases = await _adk_runs("SPAN_ONLY")
+    event_spans, event_logs, _ = await _adk_runs("EVENT_ONLY")
+    eval_set = EvalSet.model_validate({"eval_set_id": "adk", "eval_cases": cases})
+    spans_topic, logs_topic = random_topic("otlp_spans"), random_topic("otlp_logs")
+    telemetry, reference = MemoryTelemetry(), MemoryTelemetry()
+
+    def core(t: MemoryTelemetry) -> EvaluationCore:
+        p = t.providers
+        emitters = Emitters.create(
+            tracer_provider=p.tracer_provider, logger_provider=p.logger_provider, meter_provider=p.meter_provider
+        )
+        return EvaluationCore(criteria=ADK_CRITERIA, eval_set=eval_set, emitters=emitters, judge_configured=False)
+
+    reference_core = core(reference)  # SPAN_ONLY spans, rebuilt as in-process
+    for trace_ in rebuild_traces(spans_from_readable(span_only)):
+        for invocation in trace_.invocations:
+            await reference_core.evaluate(EvaluationRequest(invocations=[invocation]))
+    expected = _score_counts(reference)
+    assert ("tool_trajectory_avg_score", "pass", 1.0) in expected
+
+    worker = Worker(
+        worker_settings(
+            kafka_bootstrap,
+            worker_sources="otlp_spans,otlp_logs",
+            kafka_spans_topic=spans_topic,
+            kafka_logs_topic=logs_topic,
+            kafka_results_topic="",
+            kafka_group_id=random_topic("group"),
+            trace_idle_timeout=1.0,
+        ),
+        core=core(telemetry),
+        telemetry=telemetry.providers,
+    )
+    with _rotel(kafka_bootstrap, spans_topic, tmp_path, logs_topic=logs_topic) as endpoint:
+        base = endpoint.removesuffix("/v1/traces")
+        assert OTLPLogExporter(endpoint=f"{base}/v1/logs").export(event_logs).name == "SUCCESS"
+        assert OTLPSpanExporter(endpoint=endpoint).export(event_spans).name == "SUCCESS"
+        logs_messages = await read_topic(kafka_bootstrap, logs_topic, expected=1, timeout=20)
+        assert logs_messages and all(parse_otlp_logs(m.value, "check") for m in logs_messages)
+        async with running_worker(worker):
+            await wait_until_async(
+                lambda: sum(_score_counts(telemetry).values()) >= sum(expected.values()),
+                timeout=60,
+                what="collector-path scores",
+            )
+            await asyncio.sleep(1.5)  # an idle timeout more: no trace is evaluated twice
+    assert _score_counts(telemetry) == expected
+    counts = worker.metrics.snapshot()
+    assert not any(key.startswith("log_records.dropped") for key in counts), counts
+    assert counts.get("dead_letters", 0) == 0
+    telemetry.shutdown()
+    reference.shutdown()
+
+
+def test_log_records_after_their_trace_are_counted_late() -> None:
+    clock = FakeClock()
+    assembler = TraceAssembler(1.0, clock=clock)
+    spans = spans_from_readable(agent_spans(1))
+    trace_id, span_id = spans[0].trace_id, spans[0].span_id
+    record = SpanLogRecord(trace_id, span_id, SpanEvent(semconv.GEN_AI_OPERATION_DETAILS_EVENT, 1, {}))
+    assembler.add(0, 0, spans)
+    assembler.add_logs(0, 0, [record])
+    clock.now = 2.0
+    (trace_,) = assembler.ready()
+    assert trace_.log_records == [record]
+    assert assembler.committable(0, 5, logs=True) == 5  # handed on: holds nothing back
+    assembler.add_logs(0, 1, [record])
+    assert assembler.take_log_drops() == Counter({semconv.DROP_LATE: 1})
+    assert len(assembler) == 0
