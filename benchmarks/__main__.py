@@ -16,6 +16,7 @@ from benchmarks._common import Row, machine, print_rows
 BENCHMARKS = (
     "bench_metrics",
     "bench_offline",
+    "bench_offline_cost",
     "bench_processor",
     "bench_latency",
     "bench_judge",

@@ -3,15 +3,18 @@
 1. ``on_end`` cost per span in the agent's thread (thread CPU time): the processor (embedded default: rebuilds and
    scores every invocation) vs the SDK's ``BatchSpanProcessor`` with a no-op exporter, on the same kind of freshly
    recorded spans, both with a queue no run fills. Target: ratio <= 1.0.
+1b. Whole-process CPU (every thread, until flushed) per travel-assistant invocation with an instant model: what the
+   processor adds on top of the ``BatchSpanProcessor`` (converting, rebuilding, scoring, emitting 4 evaluation spans,
+   4 events and metric points) vs what the ``BatchSpanProcessor`` adds to the bare agent for the same 5 spans.
+   Target: ratio <= 4 (issue 14).
 2. Agent throughput with vs without the processor, the exporting ``BatchSpanProcessor`` (no-op exporter) present in
    both runs. Target >= 0.95 for:
    - a real google-adk agent (``LlmAgent`` + ``Runner``, one tool call) whose scripted model takes 20 ms per call;
    - the GenAI-semconv travel assistant with the same 20 ms model latency (a fast real LLM takes 0.3-2 s);
    - the travel assistant with an instant model, a hanging judge and a full evaluation queue (never blocking).
-   Both agents with an *instant* model are reported for information: there nothing but Python runs, and the
-   processor's background work (converting, rebuilding and scoring each invocation: ~1.5 ms of CPU for the travel
-   assistant, more for ADK's larger spans) competes for the GIL with an agent that spends 0.5-7 ms per invocation.
-   The ratio shows that cost honestly; with any real model latency the work fits in the agent's waiting time.
+   Both agents with an *instant* model (CPU-bound: nothing but Python runs): target >= 0.8 (issue 14). There the
+   processor's background work competes for the GIL with an agent that spends 0.2-7 ms per invocation; with any
+   real model latency the work fits in the agent's waiting time.
 
 Run: ``python -m benchmarks.bench_processor [--invocations N] [--repeat N]``.
 """
@@ -121,6 +124,67 @@ def bench_on_end(invocations: int, repeat: int) -> Row:
     )
     return Row(
         "on_end per span vs BatchSpanProcessor", f"{our_ns:.0f} ns", f"{batch_ns:.0f} ns", ratio, "<= 1.0", ratio <= 1.0
+    )
+
+
+# --- 1b. whole-process CPU per evaluated invocation -----------------------------------------------------------------
+
+
+def process_cpu_per_invocation(invocations: int, setup: str) -> float:
+    """Process CPU seconds (every thread) per travel-assistant invocation, instant model, until all work is flushed.
+
+    ``setup``: ``bare`` (no span processor), ``batch`` (the SDK's ``BatchSpanProcessor``, no-op exporter) or
+    ``ours`` (``batch`` plus the processor, embedded default: rebuild, score and emit every invocation).
+    """
+    provider = TracerProvider()
+    processor = None
+    if setup == "ours":
+        processor = EvaluationSpanProcessor(tracer_provider=provider, max_pending_spans=BIG_QUEUE)
+        provider.add_span_processor(processor)
+    if setup != "bare":
+        provider.add_span_processor(BatchSpanProcessor(NoOpExporter(), max_queue_size=BIG_QUEUE))
+    agent = TravelAgent(provider)
+    for index in range(WARM_UP):
+        agent.run(SCENARIOS[index % len(SCENARIOS)])
+    if processor is not None:
+        processor.force_flush(60_000)
+    provider.force_flush()
+    started = time.process_time()
+    for index in range(invocations):
+        agent.run(SCENARIOS[index % len(SCENARIOS)])
+    if processor is not None:
+        processor.force_flush(120_000)
+    provider.force_flush()
+    spent = time.process_time() - started
+    provider.shutdown()
+    return spent / invocations
+
+
+def bench_process_cpu(invocations: int, repeat: int) -> Row:
+    """Our added process CPU per invocation against the ``BatchSpanProcessor``'s added CPU for the same spans."""
+    samples: dict[str, list[float]] = {"bare": [], "batch": [], "ours": []}
+    for _ in range(repeat):  # alternating, so drift in the machine's load hits every setup
+        for setup, found in samples.items():
+            found.append(process_cpu_per_invocation(invocations, setup))
+    # The least of each: CPU time only grows with other load on the machine (cache and core sharing), and the
+    # BatchSpanProcessor's share is small enough (~0.1 ms) for that noise to swing a median by 100%.
+    bare, batch, ours = (min(samples[name]) for name in ("bare", "batch", "ours"))
+    batch_added, our_added = batch - bare, ours - batch
+    ratio = our_added / batch_added
+    spread = {name: (max(v) - min(v)) / min(v) for name, v in samples.items()}
+    print(
+        f"process CPU per invocation: agent alone {bare * 1e6:.0f} us, + BatchSpanProcessor {batch * 1e6:.0f} us, "
+        f"+ ours {ours * 1e6:.0f} us (least of {repeat}; spread "
+        + ", ".join(f"{name} {value:.0%}" for name, value in spread.items())
+        + ")"
+    )
+    return Row(
+        "process CPU per evaluated invocation vs Batch",
+        f"{our_added * 1e6:.0f} us",
+        f"{batch_added * 1e6:.0f} us",
+        ratio,
+        "<= 4",
+        ratio <= 4,
     )
 
 
@@ -270,7 +334,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
     parser.add_argument("--repeat", type=int, default=5, help="runs per configuration (median; default 5)")
     args = parser.parse_args(argv)
     print(machine())
-    rows = [bench_on_end(args.invocations, args.repeat)]
+    rows = [bench_on_end(args.invocations, args.repeat), bench_process_cpu(args.invocations, args.repeat)]
     slow_runs = max(20, args.invocations // 20)
     slow_repeat = max(3, args.repeat // 2)
     rows.append(
@@ -300,12 +364,12 @@ def main(argv: list[str] | None = None) -> list[Row]:
         gemini.close()
     rows.append(
         throughput_row(
-            "real ADK agent, instant model (CPU-bound)", alternate(adk_rate(args.invocations // 4), args.repeat), None
+            "real ADK agent, instant model (CPU-bound)", alternate(adk_rate(args.invocations // 4), args.repeat), 0.8
         )
     )
     rows.append(
         throughput_row(
-            "travel agent, instant model (CPU-bound)", alternate(travel_rate(args.invocations), args.repeat), None
+            "travel agent, instant model (CPU-bound)", alternate(travel_rate(args.invocations), args.repeat), 0.8
         )
     )
     print_rows(f"EvaluationSpanProcessor overhead — {machine()}", rows)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+import pydantic_core
 
 from otel_eval.errors import InputError
 from otel_eval.reconstruct import TraceInvocations, rebuild_traces
@@ -126,8 +127,16 @@ def report_problems(errors: Sequence[str], warnings: Sequence[str] = (), *, verb
 
 
 def print_json(payload: Any) -> None:
-    """Writes ``payload`` as indented JSON to stdout."""
-    sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    """Writes ``payload`` as indented JSON to stdout (NaN and infinities as ``json.dumps`` writes them).
+
+    pydantic-core's encoder, not ``json.dumps``: with ``indent`` the standard library falls back to its pure-Python
+    encoder, which cost ``otel-eval run --output json`` a fifth of its time on many small traces.
+    """
+    try:
+        text = pydantic_core.to_json(payload, indent=2, inf_nan_mode="constants").decode()
+    except pydantic_core.PydanticSerializationError:  # e.g. a lone surrogate in a recorded string: as before
+        text = json.dumps(payload, indent=2, ensure_ascii=False)
+    sys.stdout.write(text + "\n")
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:

@@ -15,7 +15,6 @@ model turn, parallel responses merged in call order) and applies
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 from collections.abc import Callable, Hashable, Sequence
@@ -210,7 +209,7 @@ def _replay_events(
         author = call.author or "agent"
         if call.response is None or not call.response.parts:
             continue
-        content = copy.deepcopy(call.response)
+        content = _own_function_calls(call.response)
         function_calls = [p.function_call for p in content.parts or [] if p.function_call]
         runs = _match_tools(call, function_calls, runs_left)
         fill_from_history(function_calls, runs, calls[order + 1 :])
@@ -259,6 +258,19 @@ def _replay_events(
     events = [event for _, _, event in timeline]
     _mark_skip_summarization(events)
     return events
+
+
+def _own_function_calls(response: genai_types.Content) -> genai_types.Content:
+    """A copy of ``response`` that owns what the replay changes: its parts list and each function call (ids are
+    filled in, text parts appended); everything else is shared, unchanged. A deep copy cost more than the rest of the
+    replay."""
+    if response.parts is None:
+        return response.model_copy()
+    parts = [
+        part.model_copy(update={"function_call": part.function_call.model_copy()}) if part.function_call else part
+        for part in response.parts
+    ]
+    return response.model_copy(update={"parts": parts})
 
 
 _TRANSFER_TOOL = "transfer_to_agent"

@@ -2,7 +2,9 @@
 
 Spans are untrusted: one record can take arbitrarily long to decode or rebuild. The event loop of a worker (or the
 processor's background thread) must not run such a step itself, or its consumer heartbeats (or the traces behind it)
-stop. :class:`DeadlineExecutor` runs each step on its own daemon thread and gives up waiting after ``timeout`` seconds.
+stop. :class:`DeadlineExecutor` runs each step on a daemon thread and gives up waiting after ``timeout`` seconds.
+Steps reuse one thread while it is idle (starting a thread per step cost as much CPU as a small trace's rebuild);
+a step that arrives while another runs gets a thread of its own.
 
 A Python thread cannot be killed. A step past its deadline keeps running on its thread until it ends by itself
 (every walk over a span tree is linear, so it does end); the caller abandons that thread and goes on with the next
@@ -129,6 +131,7 @@ class DeadlineExecutor:
         self._max_abandoned = max_abandoned
         self._lock = threading.Lock()
         self._abandoned: list[concurrent.futures.Future[Any]] = []
+        self._idle: _StepThread | None = None
         self.timeouts = 0
 
     @property
@@ -150,7 +153,7 @@ class DeadlineExecutor:
             RecordTimeoutError: ``fn`` did not finish in time (its thread is abandoned).
             Exception: whatever ``fn`` raised.
         """
-        future = in_daemon_thread(fn, name=self._name)
+        future = self._start(fn)
         try:
             return future.result(timeout=self.timeout)
         except concurrent.futures.TimeoutError:
@@ -163,11 +166,28 @@ class DeadlineExecutor:
             RecordTimeoutError: ``fn`` did not finish in time (its thread is abandoned).
             Exception: whatever ``fn`` raised.
         """
-        future = in_daemon_thread(fn, name=self._name)
+        future = self._start(fn)
         try:
             return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout=self.timeout)
         except asyncio.TimeoutError:
             raise self._abandon(future, what) from None
+
+    def _start(self, fn: Callable[[], T]) -> concurrent.futures.Future[T]:
+        """``fn()`` on the idle step thread (started if there is none, or it died with a fork), else on a new one."""
+        with self._lock:
+            thread, self._idle = self._idle, None
+        if thread is None or not thread.alive:
+            thread = _StepThread(self._name, self._release)
+        return thread.submit(fn)
+
+    def _release(self, thread: _StepThread) -> None:
+        """``thread``'s step ended (its outcome is not published yet, so that the caller's next step finds the
+        thread idle): it becomes the idle thread, or retires when there already is one."""
+        with self._lock:
+            if self._idle is None and thread.alive:
+                self._idle = thread
+                return
+        thread.retire()
 
     def _abandon(self, future: concurrent.futures.Future[Any], what: str) -> RecordTimeoutError:
         with self._lock:
@@ -175,3 +195,45 @@ class DeadlineExecutor:
             self.timeouts += 1
         logger.error("%s took longer than %g s: given up (its thread is left to finish on its own)", what, self.timeout)
         return RecordTimeoutError(f"{what} took longer than {self.timeout:g} s")
+
+
+class _StepThread:
+    """A daemon thread running submitted steps one after another (each in a copy of its submitter's context)."""
+
+    def __init__(self, name: str, on_idle: Callable[[_StepThread], None]) -> None:
+        self._on_idle = on_idle
+        self._queue: queue.SimpleQueue[
+            tuple[concurrent.futures.Future[Any], contextvars.Context, Callable[[], Any]] | None
+        ]
+        self._queue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._work, name=name, daemon=True)
+        self._thread.start()
+
+    @property
+    def alive(self) -> bool:
+        """False once retired, or in a forked child (where the thread does not exist)."""
+        return self._thread.is_alive()
+
+    def submit(self, fn: Callable[[], T]) -> concurrent.futures.Future[T]:
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._queue.put((future, contextvars.copy_context(), fn))
+        return future
+
+    def retire(self) -> None:
+        """The thread ends after what it was given."""
+        self._queue.put(None)
+
+    def _work(self) -> None:
+        while (item := self._queue.get()) is not None:
+            future, context, fn = item
+            if not future.set_running_or_notify_cancel():
+                self._on_idle(self)
+                continue
+            try:
+                result = context.run(fn)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+                self._on_idle(self)
+                future.set_exception(exc)
+            else:
+                self._on_idle(self)
+                future.set_result(result)
