@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 
 import pytest
@@ -17,3 +18,13 @@ def clean_genai_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No test sees the machine's Google credentials or a stale default judge (autouse in the areas that judge)."""
     with clean_judge_environment(monkeypatch):
         yield
+
+
+@pytest.fixture
+def quiet_adk() -> Iterator[None]:
+    """google-adk's own logger silenced while a real ADK agent runs (its warnings would flood the output)."""
+    logger = logging.getLogger("google_adk")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    yield
+    logger.setLevel(level)

@@ -30,7 +30,13 @@ from otel_eval.processor._completion import IncompleteCounter, OpenSpans
 from otel_eval.processor._logs import EvaluationLogRecordProcessor, LogJoin
 from otel_eval.processor._priority import SamplePriority
 from otel_eval.processor._requests import RequestBuilder
-from otel_eval.processor._selection import InvocationFilters, is_local_root, is_own_traffic, sampling_bound
+from otel_eval.processor._selection import (
+    InvocationFilters,
+    is_local_root,
+    is_own_traffic,
+    is_sampled,
+    sampling_bound,
+)
 from otel_eval.processor._settings import processor_options
 from otel_eval.processor._shedding import Shedder
 from otel_eval.transport.base import DuplicateLogFilter, InvocationExporter
@@ -297,7 +303,7 @@ class EvaluationSpanProcessor(SpanProcessor):
                     ):
                         wake.set()
                     if self._enricher is not None:
-                        self._enricher.on_end(span, hold=is_local_root(span) and not is_own_traffic(span))
+                        self._enricher.on_end(span, hold=self._will_evaluate(span, context.trace_id))
                     return
                 with self._intake_lock:
                     self._intake_dropped += 1
@@ -305,6 +311,15 @@ class EvaluationSpanProcessor(SpanProcessor):
                 self._enricher.on_end(span, hold=False)
         except Exception:  # the agent's thread: log (deduplicated), never raise
             logger.exception("EvaluationSpanProcessor.on_end failed")
+
+    def _will_evaluate(self, span: ReadableSpan, trace_id: int) -> bool:
+        """Whether ``span`` is a local root whose scores will come (the enricher holds it for them): sampled by its
+        trace id, or rescued by priority sampling (decided from the root alone, as the background thread will)."""
+        if not is_local_root(span) or is_own_traffic(span):
+            return False
+        if is_sampled(trace_id, self._sample_bound):
+            return True
+        return self._priority is not None and self._priority.reason(span) is not None
 
     # --- flush and shutdown --------------------------------------------------------------------------------------
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +29,7 @@ NAMES = ("single_tool", "sequential_tools", "parallel_tools", "multi_turn", "no_
 _VARYING = ("invocation_id", "creation_timestamp", "duration", "model_duration", "tool_duration")
 
 
-@pytest.fixture(autouse=True)
-def _quiet_adk() -> Iterator[None]:
-    logger = logging.getLogger("google_adk")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    yield
-    logger.setLevel(level)
+pytestmark = pytest.mark.usefixtures("quiet_adk")
 
 
 async def _runs(mode: str) -> tuple[list[Any], list[Any], list[dict[str, Any]]]:

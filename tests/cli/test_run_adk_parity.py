@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -83,13 +82,7 @@ def _golden(invocation: AdkInvocation) -> Json:
     }
 
 
-@pytest.fixture(autouse=True)
-def _quiet_adk() -> Iterator[None]:
-    logger = logging.getLogger("google_adk")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    yield
-    logger.setLevel(level)
+pytestmark = pytest.mark.usefixtures("quiet_adk")
 
 
 async def _recorded(schema: int, tmp_path: Path) -> tuple[Path, Path, list[tuple[list[Any], list[Any]]]]:

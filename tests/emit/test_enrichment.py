@@ -90,6 +90,18 @@ def test_unsampled_traces_are_not_held() -> None:
     provider.shutdown()
 
 
+def test_a_root_that_priority_sampling_rescues_is_held_for_its_scores() -> None:
+    provider, exported, processor = _pipeline(sample_rate=0.0, enrichment_wait_seconds=30)
+    with provider.get_tracer("web.server").start_as_current_span("POST /chat") as request:
+        TravelAgent(provider).run(SCENARIOS[0])
+        request.set_attribute("user.feedback", "thumbs_down")
+    assert not [s for s in exported.get_finished_spans() if s.name == "POST /chat"]  # held: its scores will come
+    assert processor.force_flush(10_000)
+    (root,) = [s for s in exported.get_finished_spans() if s.name == "POST /chat"]
+    assert root.attributes[score_attribute("tool_call_count_v1")] == 1.0
+    provider.shutdown()
+
+
 class _HangingShutdown(SimpleSpanProcessor):
     """An exporting processor whose shutdown waits until released (a collector that does not answer)."""
 

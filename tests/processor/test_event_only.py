@@ -4,7 +4,6 @@ the same invocations, and scores the same, as with ``SPAN_ONLY``; log records th
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,13 +22,7 @@ EQUAL_SCENARIOS = ("single_tool", "parallel_tools", "transfer", "multi_turn")
 _VARYING = {"invocation_id", "creation_timestamp", "duration", "model_duration", "tool_duration"}
 
 
-@pytest.fixture(autouse=True)
-def _quiet_adk() -> Iterator[None]:
-    logger = logging.getLogger("google_adk")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    yield
-    logger.setLevel(level)
+pytestmark = pytest.mark.usefixtures("quiet_adk")
 
 
 @pytest.fixture

@@ -11,8 +11,6 @@ onto the spans) must give the same.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,14 +26,8 @@ from tests.reconstruct.adk_agents import SCENARIOS, AdkRun, ScriptedLlm, adk_tel
 SCHEMAS = {1: "adk", 2: "adk_v2"}
 
 
-@pytest.fixture(autouse=True)
-def _quiet_adk_tool_errors() -> Iterator[None]:
-    # ADK logs the traceback of the tool_error scenario's (expected) exception at ERROR level.
-    logger = logging.getLogger("google_adk")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    yield
-    logger.setLevel(level)
+# ADK logs the traceback of the tool_error scenario's (expected) exception at ERROR level.
+pytestmark = pytest.mark.usefixtures("quiet_adk")
 
 
 def normalise(invocation: adk_eval_case.Invocation) -> dict[str, Any]:
