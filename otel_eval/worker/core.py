@@ -137,11 +137,12 @@ class EvaluationCore:
         deterministic = [m for m in metrics if not calls_judge(m)]
         done = await asyncio.gather(*(self._run_metric(m, conversation, actual, context) for m in deterministic))
         by_metric = {m.name: records for m, records in zip(deterministic, done, strict=True)}
-        failed = [_status_result(records) for records in by_metric.values()]
-        with prioritising(priority_invocations(actual, failed)):
-            judged = [m for m in metrics if calls_judge(m)]
-            results = await asyncio.gather(*(self._run_metric(m, conversation, actual, context) for m in judged))
-        by_metric.update((m.name, records) for m, records in zip(judged, results, strict=True))
+        judged = [m for m in metrics if calls_judge(m)]
+        if judged:  # priority only orders judge calls: without any, not worth working out
+            failed = [_status_result(records) for records in by_metric.values()]
+            with prioritising(priority_invocations(actual, failed)):
+                results = await asyncio.gather(*(self._run_metric(m, conversation, actual, context) for m in judged))
+            by_metric.update((m.name, records) for m, records in zip(judged, results, strict=True))
         records = [record for metric in metrics for record in by_metric[metric.name]]
         self.emitters.deliver(records)
         if self._pipeline is not None:
