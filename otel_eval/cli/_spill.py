@@ -16,10 +16,13 @@ rebuilt models exactly and without validating them again.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import pickle
+import sqlite3
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -31,25 +34,36 @@ from otel_eval.errors import InputError
 from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct import group_by_trace, rebuild_trace
 
-_Key = tuple[str, str]
-"""A conversation's key: ``("session", session id)`` or ``("trace", trace id)``, as group_conversations groups."""
+_INT64_MAX = 2**63 - 1
+
+_SCHEMA = """
+CREATE TABLE traces (trace_id TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE chunks (kind TEXT, group_id TEXT, start INTEGER, trace_id TEXT, offset INTEGER, length INTEGER);
+"""
+
+# Conversations ordered as group_conversations orders them: by their first invocation's (start, trace id), ties in
+# first-seen order; each conversation's chunks in spill order. Every row of one conversation comes together.
+_ORDER = """
+WITH firsts AS (
+    SELECT kind, group_id, start, trace_id, first_seen FROM (
+        SELECT kind, group_id, start, trace_id,
+            MIN(rowid) OVER (PARTITION BY kind, group_id) AS first_seen,
+            ROW_NUMBER() OVER (PARTITION BY kind, group_id ORDER BY start, trace_id) AS n
+        FROM chunks
+    ) WHERE n = 1
+)
+SELECT c.kind, c.group_id, c.offset, c.length FROM chunks c JOIN firsts f USING (kind, group_id)
+ORDER BY f.start, f.trace_id, f.first_seen, c.offset
+"""
 
 
-def _key(inv: TracedInvocation) -> _Key:
+def _key(inv: TracedInvocation) -> tuple[str, str]:
+    """Grouped as group_conversations groups: ``("session", session id)``, else ``("trace", trace id)``."""
     return ("session", inv.session_id) if inv.session_id else ("trace", inv.trace_id)
 
 
 def _member_order(inv: TracedInvocation) -> tuple[int, str, str]:
     return (inv.start_time_ns, inv.trace_id, inv.span_id)
-
-
-@dataclass(slots=True)
-class _Entry:
-    """One conversation in the spill: its first invocation's order key, first-seen rank, and chunk locations."""
-
-    first: tuple[int, str, str]
-    rank: int
-    chunks: list[tuple[int, int]] = field(default_factory=list)
 
 
 class _NeedsAllSpans(Exception):
@@ -66,11 +80,8 @@ class StreamedTraces:
     """``(trace id, convention)`` of every trace in which no invocation was found."""
     count: int
     """The number of conversations."""
-    _conversations: Iterator[Conversation]
-
-    def conversations(self) -> Iterator[Conversation]:
-        """The conversations in :func:`group_conversations` order, each read from the spill when reached."""
-        return self._conversations
+    conversations: Iterator[Conversation]
+    """The conversations in :func:`group_conversations` order, each read from the spill when reached."""
 
 
 def stream_traces(paths: Sequence[Path], spill: IO[bytes]) -> StreamedTraces:
@@ -78,27 +89,27 @@ def stream_traces(paths: Sequence[Path], spill: IO[bytes]) -> StreamedTraces:
 
     Falls back to :func:`load_traces` (everything in memory, as before) when the files need all their spans at once.
     """
+    index = sqlite3.connect("")  # a private temporary database on disk: the index is not held in memory either
     try:
-        return _spilled(paths, spill)
+        return _spilled(paths, spill, index)
     except _NeedsAllSpans:
+        index.close()
         spill.seek(0)
         spill.truncate()
-    loaded = load_traces(paths)  # reports the skipped files again: the first pass did not print them
+    loaded = load_traces(paths)  # reports the skipped files: the first pass had not printed them yet
     empty = [(t.trace_id, t.convention) for t in loaded.traces if not t.invocations]
     conversations = group_conversations(inv for t in loaded.traces for inv in t.invocations)
     loaded.traces = []
     return StreamedTraces(loaded, empty, len(conversations), iter(conversations))
 
 
-def _spilled(paths: Sequence[Path], spill: IO[bytes]) -> StreamedTraces:
+def _spilled(paths: Sequence[Path], spill: IO[bytes], index: sqlite3.Connection) -> StreamedTraces:
     from otel_eval.traces import read_trace_file  # deferred: keeps `otel-eval --help` fast
 
+    index.executescript(_SCHEMA)
     loaded = LoadedTraces()
-    skipped: list[str] = []
-    seen: set[str] = set()
     trace_warnings: list[tuple[int, str, list[str]]] = []
     empty: list[tuple[str, str]] = []
-    entries: dict[_Key, _Entry] = {}
     for path in paths:
         try:
             result = read_trace_file(path)
@@ -107,16 +118,17 @@ def _spilled(paths: Sequence[Path], spill: IO[bytes]) -> StreamedTraces:
             if kind is None:
                 loaded.errors.append(str(exc))
             else:
-                skipped.append(f"skipped {path}: an ADK {kind}, not a trace file")
+                loaded.skipped.append(f"skipped {path}: an ADK {kind}, not a trace file")
             continue
         if result.log_records:
             raise _NeedsAllSpans
         loaded.warnings.extend(result.warnings)
         traces = group_by_trace(result.spans)
-        if not seen.isdisjoint(traces):
-            raise _NeedsAllSpans
-        seen.update(traces)
-        chunks: dict[_Key, list[TracedInvocation]] = {}
+        try:
+            index.executemany("INSERT INTO traces VALUES (?)", ((trace_id,) for trace_id in traces))
+        except sqlite3.IntegrityError:  # a trace id already met in another file
+            raise _NeedsAllSpans from None
+        chunks: dict[tuple[str, str], list[TracedInvocation]] = {}
         for trace_spans in traces.values():
             trace = rebuild_trace(trace_spans)
             if trace.warnings:
@@ -125,38 +137,33 @@ def _spilled(paths: Sequence[Path], spill: IO[bytes]) -> StreamedTraces:
                 empty.append((trace.trace_id, trace.convention))
             for inv in trace.invocations:
                 chunks.setdefault(_key(inv), []).append(inv)
-        for key, members in chunks.items():
-            first = min(map(_member_order, members))
-            entry = entries.get(key)
-            if entry is None:
-                entry = entries[key] = _Entry(first, len(entries))
-            elif first < entry.first:
-                entry.first = first
+        for (kind, group_id), members in chunks.items():
+            start, trace_id, _ = min(map(_member_order, members))
+            if not 0 <= start <= _INT64_MAX:  # beyond SQLite's integers (hostile timestamps): sorted in memory
+                raise _NeedsAllSpans
             data = pickle.dumps(members, protocol=pickle.HIGHEST_PROTOCOL)
-            entry.chunks.append((spill.tell(), len(data)))
+            row = (kind, group_id, start, trace_id, spill.tell(), len(data))
+            index.execute("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", row)
             spill.write(data)
-    for line in skipped:  # as load_traces prints them
+    for line in loaded.skipped:  # as load_traces prints them
         click.echo(f"warning: {line}", err=True)
-    loaded.skipped = skipped
     trace_warnings.sort(key=lambda item: (item[0], item[1]))
     for _, _, warnings in trace_warnings:
         loaded.warnings.extend(warnings)
     empty.sort()
-    order = sorted(entries.items(), key=lambda item: (item[1].first[0], item[1].first[1], item[1].rank))
-    entries.clear()
-    return StreamedTraces(loaded, empty, len(order), _read_back(order, spill))
+    count = index.execute("SELECT COUNT(*) FROM (SELECT DISTINCT kind, group_id FROM chunks)").fetchone()[0]
+    return StreamedTraces(loaded, empty, count, _read_back(index, spill))
 
 
-def _read_back(order: list[tuple[_Key, _Entry]], spill: IO[bytes]) -> Iterator[Conversation]:
-    order.reverse()  # popped from the end: an index entry is freed once its conversation is read
-    while order:
-        (kind, group_id), entry = order.pop()
-        members: list[TracedInvocation] = []
-        for offset, length in entry.chunks:
-            spill.seek(offset)
-            members.extend(pickle.loads(spill.read(length)))
-        members.sort(key=_member_order)
-        yield Conversation(invocations=members, session_id=group_id if kind == "session" else None)
+def _read_back(index: sqlite3.Connection, spill: IO[bytes]) -> Iterator[Conversation]:
+    with contextlib.closing(index):
+        for (kind, group_id), rows in itertools.groupby(index.execute(_ORDER), key=lambda row: (row[0], row[1])):
+            members: list[TracedInvocation] = []
+            for _, _, offset, length in rows:
+                spill.seek(offset)
+                members.extend(pickle.loads(spill.read(length)))
+            members.sort(key=_member_order)
+            yield Conversation(invocations=members, session_id=group_id if kind == "session" else None)
 
 
 def spill_file() -> IO[bytes]:

@@ -334,7 +334,7 @@ async def _evaluate_streamed(
             progress = stack.enter_context(Progress(console=stderr(), transient=True))
             task = progress.add_task("evaluating", total=streamed.count)
             tick = functools.partial(progress.advance, task)
-        async for report in stream_reports(_paired(streamed.conversations(), eval_set, eval_id), plan, progress=tick):
+        async for report in stream_reports(_paired(streamed.conversations, eval_set, eval_id), plan, progress=tick):
             tally.add(report)
             if json_results is not None:
                 json_results.add(report_json(report))
