@@ -124,21 +124,31 @@ def peak_bytes(paths: list[Path]) -> int:
         tracemalloc.stop()
 
 
-_FRESH_RUN = "import sys; from otel_eval.cli import main; sys.argv[0] = 'otel-eval'; main()"
+# VmHWM, not the child's ru_maxrss: Linux carries the forked parent's resident size over exec into ru_maxrss.
+_FRESH_RUN = """
+import atexit, os, sys
+def record():
+    with open("/proc/self/status") as status, open(os.environ["BENCH_HWM_FILE"], "w") as out:
+        out.write(next(line for line in status if line.startswith("VmHWM:")).split()[1])
+atexit.register(record)
+from otel_eval.cli import main
+sys.argv[0] = "otel-eval"
+main()
+"""
 
 
 def peak_rss(paths: list[Path]) -> int:
     """Peak resident set size (bytes) of a fresh ``otel-eval run FILES --output json`` process: everything counts,
     imports, native allocations (pydantic-core, SQLite) and the bounded caches filling up included."""
-    with open(os.devnull, "w") as devnull:
-        child = subprocess.Popen(
+    with tempfile.NamedTemporaryFile("r") as hwm:
+        subprocess.run(
             [sys.executable, "-c", _FRESH_RUN, "run", *map(str, paths), "--output", "json"],
-            stdout=devnull,
-            stderr=devnull,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "BENCH_HWM_FILE": hwm.name},
+            check=False,
         )
-        _, _, usage = os.wait4(child.pid, 0)
-        child.returncode = 0  # reaped above
-    return usage.ru_maxrss * 1024  # KiB on Linux
+        return int(hwm.read()) * 1024  # kB
 
 
 def bench_memory(directory: Path, small: int, large: int) -> list[Row]:
