@@ -83,6 +83,10 @@ OTEL_EVAL_JUDGE_MAX_ATTEMPTS: Final = "OTEL_EVAL_JUDGE_MAX_ATTEMPTS"
 OTEL_EVAL_JUDGE_PRICES: Final = "OTEL_EVAL_JUDGE_PRICES"
 """JSON price table, USD per million tokens: ``{"model": {"input": 0.3, "output": 2.5}}``."""
 
+OTEL_EVAL_JUDGE_INPUT_LIMITS: Final = "OTEL_EVAL_JUDGE_INPUT_LIMITS"
+"""JSON object of judge input limits in tokens, ``{"model-or-prefix": 32000}``, over the built-in table (longest
+name prefix wins); a prompt over its judge model's limit is not sent (``context_overflow``)."""
+
 OTEL_EVAL_JUDGE_BUDGET: Final = "OTEL_EVAL_JUDGE_BUDGET"
 """Judge spend limit, USD per hour per process: ``2.5`` (all judged metrics together), or per metric,
 ``hallucinations_v1=1.0,safety_v1=0.5,*=2`` (``*``: the metrics not named, together). Unset: no limit."""

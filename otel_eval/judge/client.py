@@ -39,7 +39,7 @@ from otel_eval.judge.budget import (
 )
 from otel_eval.judge.cache import ReplyCache, request_key
 from otel_eval.judge.retry import JUDGE_NOT_CONFIGURED, Backoff, Failure, classify, redact
-from otel_eval.judge.settings import JudgeSettings
+from otel_eval.judge.settings import JudgeSettings, input_token_limit
 from otel_eval.judge.telemetry import OUTCOME_CACHED, OUTCOME_ERROR, OUTCOME_OK, JudgeInstruments
 from otel_eval.judge.tracing import finish_judge_call_span, judge_call_span
 from otel_eval.model import JudgeModelOptions
@@ -205,6 +205,11 @@ class JudgeClient:
         if options is not None and "judge_model" in options.model_fields_set:
             return options.judge_model
         return self.settings.default_model
+
+    def input_token_limit(self, model: str) -> int:
+        """The input window of judge ``model``, in tokens, from the settings' table (``OTEL_EVAL_JUDGE_INPUT_LIMITS``
+        over the published defaults, longest name prefix wins)."""
+        return input_token_limit(model, self.settings.input_token_limits)
 
     def num_samples_for(self, options: JudgeModelOptions | None, *, default: int | None = None) -> int:
         """Samples per item: the settings' override, else the criterion's (or ``default`` when it sets none)."""

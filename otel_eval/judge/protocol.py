@@ -37,6 +37,11 @@ class Judge(Protocol):
         """The judge model for a criterion's judge options."""
         ...
 
+    def input_token_limit(self, model: str) -> int:
+        """The input window of judge ``model``, in tokens: a prompt estimated over it is not sent
+        (``context_overflow``)."""
+        ...
+
     def num_samples_for(self, options: JudgeModelOptions | None, *, default: int | None = None) -> int:
         """Samples per judged item for a criterion's judge options."""
         ...

@@ -44,7 +44,8 @@ DEFAULT_INPUT_TOKEN_LIMITS: dict[str, int] = {
     "gemini-1.5-flash": 1_048_576,
 }
 """Input token limits of judge models as Google publishes them (model cards), looked up by the longest name prefix,
-so dated and preview variants (``gemini-2.5-flash-preview-05-20``) get their family's limit."""
+so dated and preview variants (``gemini-2.5-flash-preview-05-20``) get their family's limit; override or extend
+with ``OTEL_EVAL_JUDGE_INPUT_LIMITS`` (:func:`parse_input_token_limits`)."""
 UNKNOWN_MODEL_INPUT_TOKEN_LIMIT = 128_000
 """Input limit assumed for a judge model not in :data:`DEFAULT_INPUT_TOKEN_LIMITS` (a gateway's own model names):
 a window most current models have, so a prompt that would be cut or refused is not sent."""
@@ -57,6 +58,35 @@ def input_token_limit(model: str, limits: Mapping[str, int] | None = None) -> in
     name = model.removeprefix("models/")
     matches = [key for key in table if name.startswith(key)]
     return table[max(matches, key=len)] if matches else UNKNOWN_MODEL_INPUT_TOKEN_LIMIT
+
+
+def parse_input_token_limits(text: str, *, source: str = env.OTEL_EVAL_JUDGE_INPUT_LIMITS) -> dict[str, int]:
+    """:data:`DEFAULT_INPUT_TOKEN_LIMITS` updated by a JSON object ``{"model-or-prefix": tokens}`` (the same
+    longest-prefix rule applies to the entries).
+
+    Raises:
+        ConfigurationError: not JSON, not an object, an empty name, or a limit that is not a positive integer.
+    """
+    raw = text.strip()
+    try:
+        data = json.loads(raw) if raw else {}
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(f"{source}: invalid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigurationError(
+            f'{source}: expected an object of model name or prefix -> tokens, e.g. {{"my-judge": 32000}}'
+        )
+    table = dict(DEFAULT_INPUT_TOKEN_LIMITS)
+    for model, tokens in data.items():
+        name = str(model).strip().removeprefix("models/")
+        if not name:
+            raise ConfigurationError(f"{source}: model {model!r}: expected a model name or prefix")
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens <= 0:
+            raise ConfigurationError(
+                f"{source}: model {model!r}: input limit {tokens!r} is not a positive integer number of tokens"
+            )
+        table[name] = tokens
+    return table
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +148,9 @@ class JudgeSettings:
         cache_size: Entries of the LRU response cache (0 disables it).
         prices: Price table for the cost figures (and the budget).
         budget: Judge spend limit, USD per hour per process (see :mod:`otel_eval.judge.budget`); None: no limit.
+        input_token_limits: Judge models' input limits by name prefix (:func:`input_token_limit`); a prompt over its
+            model's limit is not sent (``context_overflow``). Not part of an evaluator's version: it decides whether
+            an invocation is judged, never the score a judged one gets.
         api_key: Explicit API key (else google-genai reads ``GOOGLE_API_KEY`` / ``GEMINI_API_KEY``). Never logged.
         base_url: Explicit endpoint (else google-genai reads ``GOOGLE_GEMINI_BASE_URL`` / ``GOOGLE_VERTEX_BASE_URL``).
         api_version: API version path segment (google-genai's default when None).
@@ -137,6 +170,7 @@ class JudgeSettings:
     cache_size: int = 4096
     prices: PriceTable = field(default_factory=PriceTable)
     budget: BudgetSpec | None = None
+    input_token_limits: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_INPUT_TOKEN_LIMITS))
     api_key: str | None = field(default=None, repr=False)
     base_url: str | None = None
     api_version: str | None = None
@@ -188,6 +222,8 @@ class JudgeSettings:
                     raise ConfigurationError(f"{name}={raw!r}: expected a {kind.__name__}") from None
         if prices := environ.get(env.OTEL_EVAL_JUDGE_PRICES, "").strip():
             values["prices"] = PriceTable.parse(prices)
+        if limits := environ.get(env.OTEL_EVAL_JUDGE_INPUT_LIMITS, "").strip():
+            values["input_token_limits"] = parse_input_token_limits(limits)
         values["budget"] = BudgetSpec.parse(environ.get(env.OTEL_EVAL_JUDGE_BUDGET, ""))
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from otel_eval.judge.budget import estimate_tokens
 from otel_eval.judge.retry import CONTEXT_OVERFLOW, INCOMPLETE_CONTEXT
-from otel_eval.judge.settings import input_token_limit
 from otel_eval.metrics._judge_context import content_text
 from otel_eval.metrics._reference import CONTENT_NOT_CAPTURED
 from otel_eval.model import (
@@ -83,10 +82,10 @@ def incomplete_context(traced: TracedInvocation, *, tool_results: bool) -> Conte
     return None
 
 
-def context_overflow(characters: int, model: str) -> ContextProblem | None:
-    """A problem when a prompt of ``characters`` characters would not fit ``model``'s input window."""
+def context_overflow(characters: int, model: str, limit: int) -> ContextProblem | None:
+    """A problem when a prompt of ``characters`` characters would not fit ``model``'s input window of ``limit``
+    tokens (the judge's :meth:`~otel_eval.judge.Judge.input_token_limit`)."""
     tokens = estimate_tokens(characters)
-    limit = input_token_limit(model)
     if tokens <= limit:
         return None
     return ContextProblem(

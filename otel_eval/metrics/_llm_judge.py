@@ -145,7 +145,8 @@ class LlmJudgeEvaluator(Evaluator):
 
     def prompt_overflow(self, prompt: JudgePrompt) -> ContextProblem | None:
         """A problem when ``prompt`` (with its system instruction) would not fit the judge model's input window."""
-        return context_overflow(prompt_characters(prompt), self.judge_model)
+        model = self.judge_model
+        return context_overflow(prompt_characters(prompt), model, self.judge_client.input_token_limit(model))
 
     def admit(self, judged: Sequence[TracedInvocation], calls: Sequence[int]) -> Admission | ContextProblem | None:
         """Asks the judge budget for one whole evaluation of ``judged`` (priority when any of them is): ``calls``

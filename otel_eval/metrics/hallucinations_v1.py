@@ -249,7 +249,8 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
 
     def _step_overflow(self, step: Step) -> ContextProblem | None:
         """Whether the step's larger prompt, the validator's, would overflow the judge's window."""
-        return context_overflow(call_sizes(step)[1], self.judge_model)
+        model = self.judge_model
+        return context_overflow(call_sizes(step)[1], model, self.judge_client.input_token_limit(model))
 
     async def _step(self, step: Step) -> StepOutcome:
         try:

@@ -23,6 +23,9 @@ class OtherJudge:
     def model_for(self, options: JudgeModelOptions | None) -> str:
         return "in-house-judge"
 
+    def input_token_limit(self, model: str) -> int:
+        return 32_000
+
     def num_samples_for(self, options: JudgeModelOptions | None, *, default: int | None = None) -> int:
         return 1
 

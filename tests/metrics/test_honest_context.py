@@ -26,9 +26,13 @@ from otel_eval.model import (
     InvocationEvent,
     InvocationEvents,
     TracedInvocation,
+    get_all_tool_calls,
 )
+from otel_eval.reconstruct import rebuild_traces
+from otel_eval.traces.log_records import attach_log_records, log_record_from_sdk
 from tests.judge.fake_gemini import FakeGemini, Reply, request_text
 from tests.judge.helpers import invocation, make_judge, traced
+from tests.reconstruct.adk_agents import SCENARIOS, adk_telemetry, run_turns
 
 pytest_plugins = ("tests.judge.plugin",)
 pytestmark = pytest.mark.usefixtures("clean_genai_env")
@@ -236,3 +240,24 @@ def test_deterministic_metrics_are_unaffected(metric: str) -> None:
     result = asyncio.run(evaluator.evaluate(traced(incomplete), expected))
     assert result.per_invocation_results[0].error_type not in (INCOMPLETE_CONTEXT, CONTEXT_OVERFLOW)
     assert result.overall_score is not None
+
+
+@pytest.mark.usefixtures("quiet_adk")
+@pytest.mark.parametrize(("schema", "mode"), [(1, "SPAN_ONLY"), (2, "SPAN_ONLY"), (2, "EVENT_ONLY")])
+async def test_a_real_adk_handoff_is_complete_context(fake_gemini: FakeGemini, schema: int, mode: str) -> None:
+    """ADK records ``transfer_to_agent``'s response (``{"result": None}``; under EVENT_ONLY rebuilt from it), so a
+    plain handoff is judged like any tool call, with no exemption for it, in every capture mode."""
+    fake_gemini.set_responder(answer)
+    with adk_telemetry(schema=schema, capture_mode=mode):
+        adk = await run_turns(SCENARIOS["transfer"]())
+    records = [record for record in map(log_record_from_sdk, adk.log_records) if record is not None]
+    spans = adk.spans
+    assert attach_log_records(spans, records) == []
+    (handoff,) = [inv for rebuilt in rebuild_traces(spans) for inv in rebuilt.invocations]
+    assert [c.name for c in get_all_tool_calls(handoff.invocation.intermediate_data)] == [
+        "transfer_to_agent",
+        "get_weather",
+    ]
+    result = await run(judged("rubric_based_tool_use_quality_v1", fake_gemini), handoff)  # shows tool results
+    assert result.per_invocation_results[0].error_type is None and result.overall_score == 1.0
+    assert fake_gemini.requests
