@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import json
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,24 +16,23 @@ from otel_eval.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
     EXIT_NOT_EVALUATED,
-    LoadedTraces,
     fail,
-    load_traces,
     print_json,
     report_problems,
     stderr,
     stdout,
     truncate,
 )
-from otel_eval.cli._results_dir import write_results
-from otel_eval.conversations import group_conversations
+from otel_eval.cli._run_stream import JsonResults, ResultsFile, RunTally, spool_file, stream_reports
+from otel_eval.cli._spill import StreamedTraces, spill_file, stream_traces
+from otel_eval.conversations import Conversation
 from otel_eval.errors import ConfigurationError, InputError
 from otel_eval.evaluation import (
     ConversationReport,
     MetricOutcome,
+    MetricPlan,
     build_plan,
     criteria_from,
-    evaluate_conversations,
     pair_conversations,
     select_criteria,
 )
@@ -279,31 +280,18 @@ def run(
         )
     except ConfigurationError as exc:
         fail(str(exc))
-    loaded = load_traces(trace_files)
-    report_problems(loaded.errors, loaded.warnings, verbose=verbose)
-    reports = _evaluate(
-        loaded,
-        eval_set,
-        eval_id,
-        plan_runner=lambda conversations, tick: asyncio.run(evaluate_conversations(conversations, plan, progress=tick)),
-    )
-    if output == "json":
-        print_json({"results": [report_json(r) for r in reports]})
-    else:
-        for report in reports:
-            print_report(report)
-    if results_dir is not None and reports:
-        app = next(
-            (inv.agent_name for r in reports for inv in r.conversation.invocations if inv.agent_name), "otel_eval"
+    with spill_file() as spill:
+        streamed = stream_traces(trace_files, spill)
+        report_problems(streamed.loaded.errors, streamed.loaded.warnings, verbose=verbose)
+        tally = asyncio.run(
+            _evaluate_streamed(streamed, eval_set, eval_id, plan, json_output=output == "json", results_dir=results_dir)
         )
-        path = _write_results(results_dir, reports, app, eval_set.eval_set_id if eval_set else "traces")
-        click.echo(f"wrote {path}", err=True)
     _print_judge_summary(judge)
-    if loaded.errors or not reports:
+    if streamed.loaded.errors or not tally.count:
         raise SystemExit(EXIT_BAD_INPUT)
-    if any(o.result.overall_eval_status is EvalStatus.FAILED for r in reports for o in r.outcomes):
+    if tally.failed:
         raise SystemExit(EXIT_FAILED)
-    unusable = judge_unusable_metrics(reports)
+    unusable = tally.judge_unusable()
     if unusable and not allow_not_evaluated:
         for name, error_type in unusable.items():
             click.echo(
@@ -314,37 +302,61 @@ def run(
         raise SystemExit(EXIT_NOT_EVALUATED)
 
 
-def _evaluate(
-    loaded: LoadedTraces,
+async def _evaluate_streamed(
+    streamed: StreamedTraces,
     eval_set: EvalSet | None,
     eval_id: str | None,
-    plan_runner: Callable[[list[Any], Callable[[], None] | None], list[ConversationReport]],
-) -> list[ConversationReport]:
-    empty = [t for t in loaded.traces if not t.invocations]
-    for trace in empty:
-        click.echo(
-            f"error: trace {trace.trace_id}: no agent invocation found ({trace.convention} convention)", err=True
-        )
-    conversations = group_conversations(inv for t in loaded.traces for inv in t.invocations)
-    if not conversations:
-        if not loaded.errors and not empty:
+    plan: MetricPlan,
+    *,
+    json_output: bool,
+    results_dir: Path | None,
+) -> RunTally:
+    """Pairs and scores the conversations a window at a time, writing each result out as it comes."""
+    tally = RunTally(JUDGE_UNUSABLE)
+    for trace_id, convention in streamed.empty:
+        click.echo(f"error: trace {trace_id}: no agent invocation found ({convention} convention)", err=True)
+    if not streamed.count:
+        if not streamed.loaded.errors and not streamed.empty:
             click.echo("error: the trace files hold no spans", err=True)
-        return []
-    pair_conversations(conversations, eval_set, eval_id)
-    if eval_set is None:
-        for conversation in conversations:
+        if json_output:
+            print_json({"results": []})
+        return tally
+    json_results = JsonResults() if json_output else None
+    with contextlib.ExitStack() as stack:
+        results_file = None
+        if results_dir is not None:
+            eval_set_id = eval_set.eval_set_id if eval_set else "traces"
+            results_file = ResultsFile(results_dir, eval_set_id, stack.enter_context(spool_file()))
+        tick = None
+        if streamed.count >= PROGRESS_MIN_CONVERSATIONS and stderr().is_terminal:
+            from rich.progress import Progress  # deferred: rich is only loaded when a progress bar is shown
+
+            progress = stack.enter_context(Progress(console=stderr(), transient=True))
+            task = progress.add_task("evaluating", total=streamed.count)
+            tick = functools.partial(progress.advance, task)
+        async for report in stream_reports(_paired(streamed.conversations, eval_set, eval_id), plan, progress=tick):
+            tally.add(report)
+            if json_results is not None:
+                json_results.add(report_json(report))
+            else:
+                print_report(report)
+            if results_file is not None:
+                results_file.add(report)
+        if json_results is not None:
+            json_results.close()
+        if results_file is not None and (path := results_file.close()) is not None:
+            click.echo(f"wrote {path}", err=True)
+    return tally
+
+
+def _paired(
+    conversations: Iterator[Conversation], eval_set: EvalSet | None, eval_id: str | None
+) -> Iterator[Conversation]:
+    for conversation in conversations:
+        pair_conversations([conversation], eval_set, eval_id)
+        if eval_set is None:
             conversation.pairing_note = "no reference: pass --eval-set with a matching eval case"
-    if len(conversations) >= PROGRESS_MIN_CONVERSATIONS and stderr().is_terminal:
-        from rich.progress import Progress  # deferred: rich is only loaded when a progress bar is shown
-
-        with Progress(console=stderr(), transient=True) as progress:
-            task = progress.add_task("evaluating", total=len(conversations))
-            return plan_runner(conversations, lambda: progress.advance(task))
-    return plan_runner(conversations, None)
-
-
-def _write_results(directory: Path, reports: list[ConversationReport], app: str, eval_set_id: str) -> Path:
-    return write_results(directory, reports, app_name=app, eval_set_id=eval_set_id)
+        yield conversation
 
 
 def _make_judge(settings: dict[str, Any]) -> JudgeClient:
@@ -370,16 +382,7 @@ JUDGE_UNUSABLE = frozenset(
 
 def judge_unusable_metrics(reports: list[ConversationReport]) -> dict[str, str]:
     """Metrics evaluated on no invocation of any conversation, each with the judge error that stopped them."""
-    evaluated: set[str] = set()
-    stopped: dict[str, str] = {}
+    tally = RunTally(JUDGE_UNUSABLE)
     for report in reports:
-        for outcome in report.outcomes:
-            name, result = outcome.metric.name, outcome.result
-            if any(entry.eval_status is not EvalStatus.NOT_EVALUATED for entry in result.per_invocation_results):
-                evaluated.add(name)
-                continue
-            error_types = [result.error_type, *(entry.error_type for entry in result.per_invocation_results)]
-            reason = next((e for e in error_types if e in JUDGE_UNUSABLE), None)
-            if reason is not None:
-                stopped.setdefault(name, reason)
-    return {name: reason for name, reason in stopped.items() if name not in evaluated}
+        tally.add(report)
+    return tally.judge_unusable()

@@ -63,10 +63,11 @@ class AdkConvention(Convention):
         model_spans = [s for s in tree.spans if is_call_llm(s)]
         agent_above = tree.nearest(is_agent_span)
         timing = _ModelTiming(tree)
+        contents: _Contents = {}  # each call_llm request repeats the history: validated once per trace
         result = rebuild_invocations(
             tree,
             model_spans,
-            lambda span, warnings: _model_call(tree, span, agent_above.get(span.span_id), warnings),
+            lambda span, warnings: _model_call(tree, span, agent_above.get(span.span_id), warnings, contents),
             convention=self.name,
             model_timing=[timing.of(s) for s in model_spans],
             tool_args_key=semconv.ADK_TOOL_CALL_ARGS,
@@ -112,7 +113,11 @@ class _ModelTiming:
         return timing
 
 
-def _model_call(tree: SpanTree, span: Span, agent: Span | None, warnings: list[str]) -> ModelCall:
+_Contents = dict[str, genai_types.Content]
+"""Request contents of one trace already validated, by their JSON (shared between its model calls: not mutated)."""
+
+
+def _model_call(tree: SpanTree, span: Span, agent: Span | None, warnings: list[str], contents: _Contents) -> ModelCall:
     inference = next((c for c in tree.children(span) if is_generate_content(c)), None)
     request = parse_json_object(span, semconv.ADK_LLM_REQUEST, warnings)
     response = parse_json_object(span, semconv.ADK_LLM_RESPONSE, warnings)
@@ -134,7 +139,7 @@ def _model_call(tree: SpanTree, span: Span, agent: Span | None, warnings: list[s
     if call.captured:
         # A malformed attribute was reported by parse_json_object; the other one may still be readable.
         if request:
-            _read_request(call, request, warnings)
+            _read_request(call, request, warnings, contents)
         if response:
             call.response = _response_content(span, response, warnings)
     elif inference is not None:
@@ -155,7 +160,7 @@ def _label_agent(request: dict[str, Any] | None) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _read_request(call: ModelCall, request: dict[str, Any], warnings: list[str]) -> None:
+def _read_request(call: ModelCall, request: dict[str, Any], warnings: list[str], seen: _Contents) -> None:
     where = f"span {call.span.span_id} ({call.span.name!r}): {semconv.ADK_LLM_REQUEST}"
     contents: list[genai_types.Content] = []
     raw_contents = request.get("contents") or []
@@ -163,10 +168,21 @@ def _read_request(call: ModelCall, request: dict[str, Any], warnings: list[str])
         warnings.append(f"{where}: 'contents' is not a list")
         raw_contents = []
     for position, raw in enumerate(raw_contents):
+        stripped = strip_thought_signatures(raw)
         try:
-            contents.append(genai_types.Content.model_validate(strip_thought_signatures(raw)))
-        except pydantic.ValidationError as exc:
-            warnings.append(f"{where}: contents[{position}] is not a genai Content: {exc.errors()[0]['msg']}")
+            key: str | None = json.dumps(stripped, separators=(",", ":"), allow_nan=True)
+        except (TypeError, ValueError):
+            key = None
+        content = seen.get(key) if key is not None else None
+        if content is None:
+            try:
+                content = genai_types.Content.model_validate(stripped)
+            except pydantic.ValidationError as exc:
+                warnings.append(f"{where}: contents[{position}] is not a genai Content: {exc.errors()[0]['msg']}")
+                continue
+            if key is not None:
+                seen[key] = content
+        contents.append(content)
     call.request = contents
     config = request.get("config") or {}
     if not isinstance(config, dict):

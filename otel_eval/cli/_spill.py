@@ -1,0 +1,171 @@
+"""``otel-eval run`` over many trace files in bounded memory: rebuild file by file, spill, score one at a time.
+
+A first pass reads and rebuilds one file at a time and appends its invocations, pickled per conversation, to a
+temporary file; only a small index stays in memory (per conversation: its first invocation's sort key and where its
+chunks are; per trace: its id, to notice a trace split across files). The second pass yields the conversations in
+the order :func:`~otel_eval.conversations.group_conversations` gives, each loaded from the spill only when it is
+scored, so memory holds one file's spans and the conversations being scored, not the whole run.
+
+Two inputs need every file's spans at once, and keep the former in-memory path (:func:`load_traces`): a trace whose
+spans are spread over several files (rebuilt from all of them together) and OTLP log files (``EVENT_ONLY`` content,
+joined onto spans of other files).
+
+The spill is pickle: written and read back by this process only, in a private temporary file, it round-trips the
+rebuilt models exactly and without validating them again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import pickle
+import sqlite3
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import click
+
+from otel_eval.cli._common import LoadedTraces, eval_file_kind, load_traces
+from otel_eval.conversations import Conversation, group_conversations
+from otel_eval.errors import InputError
+from otel_eval.model import TracedInvocation
+from otel_eval.reconstruct import group_by_trace, rebuild_trace
+
+_INT64_MAX = 2**63 - 1
+
+_SCHEMA = """
+CREATE TABLE traces (trace_id TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE chunks (kind TEXT, group_id TEXT, start INTEGER, trace_id TEXT, offset INTEGER, length INTEGER);
+"""
+
+# Conversations ordered as group_conversations orders them: by their first invocation's (start, trace id), ties in
+# first-seen order; each conversation's chunks in spill order. Every row of one conversation comes together.
+_ORDER = """
+WITH firsts AS (
+    SELECT kind, group_id, start, trace_id, first_seen FROM (
+        SELECT kind, group_id, start, trace_id,
+            MIN(rowid) OVER (PARTITION BY kind, group_id) AS first_seen,
+            ROW_NUMBER() OVER (PARTITION BY kind, group_id ORDER BY start, trace_id) AS n
+        FROM chunks
+    ) WHERE n = 1
+)
+SELECT c.kind, c.group_id, c.offset, c.length FROM chunks c JOIN firsts f USING (kind, group_id)
+ORDER BY f.start, f.trace_id, f.first_seen, c.offset
+"""
+
+
+def _key(inv: TracedInvocation) -> tuple[str, str]:
+    """Grouped as group_conversations groups: ``("session", session id)``, else ``("trace", trace id)``."""
+    return ("session", inv.session_id) if inv.session_id else ("trace", inv.trace_id)
+
+
+def _member_order(inv: TracedInvocation) -> tuple[int, str, str]:
+    return (inv.start_time_ns, inv.trace_id, inv.span_id)
+
+
+class _NeedsAllSpans(Exception):
+    """The files hold a trace split over several files, or log records: they are rebuilt together."""
+
+
+@dataclass(slots=True)
+class StreamedTraces:
+    """What the first pass found: the problems to report, the traces without invocations, and the conversations."""
+
+    loaded: LoadedTraces
+    """Errors, warnings and skipped files as :func:`load_traces` reports them (``traces`` stays empty here)."""
+    empty: list[tuple[str, str]]
+    """``(trace id, convention)`` of every trace in which no invocation was found."""
+    count: int
+    """The number of conversations."""
+    conversations: Iterator[Conversation]
+    """The conversations in :func:`group_conversations` order, each read from the spill when reached."""
+
+
+def stream_traces(paths: Sequence[Path], spill: IO[bytes]) -> StreamedTraces:
+    """The first pass over ``paths`` into ``spill`` (an empty binary file open for reading and writing).
+
+    Falls back to :func:`load_traces` (everything in memory, as before) when the files need all their spans at once.
+    """
+    index = sqlite3.connect("")  # a private temporary database on disk: the index is not held in memory either
+    try:
+        return _spilled(paths, spill, index)
+    except _NeedsAllSpans:
+        index.close()
+        spill.seek(0)
+        spill.truncate()
+    loaded = load_traces(paths)  # reports the skipped files: the first pass had not printed them yet
+    empty = [(t.trace_id, t.convention) for t in loaded.traces if not t.invocations]
+    conversations = group_conversations(inv for t in loaded.traces for inv in t.invocations)
+    loaded.traces = []
+    return StreamedTraces(loaded, empty, len(conversations), iter(conversations))
+
+
+def _spilled(paths: Sequence[Path], spill: IO[bytes], index: sqlite3.Connection) -> StreamedTraces:
+    from otel_eval.traces import read_trace_file  # deferred: keeps `otel-eval --help` fast
+
+    index.executescript(_SCHEMA)
+    loaded = LoadedTraces()
+    trace_warnings: list[tuple[int, str, list[str]]] = []
+    empty: list[tuple[str, str]] = []
+    for path in paths:
+        try:
+            result = read_trace_file(path)
+        except InputError as exc:
+            kind = eval_file_kind(path)
+            if kind is None:
+                loaded.errors.append(str(exc))
+            else:
+                loaded.skipped.append(f"skipped {path}: an ADK {kind}, not a trace file")
+            continue
+        if result.log_records:
+            raise _NeedsAllSpans
+        loaded.warnings.extend(result.warnings)
+        traces = group_by_trace(result.spans)
+        try:
+            index.executemany("INSERT INTO traces VALUES (?)", ((trace_id,) for trace_id in traces))
+        except sqlite3.IntegrityError:  # a trace id already met in another file
+            raise _NeedsAllSpans from None
+        chunks: dict[tuple[str, str], list[TracedInvocation]] = {}
+        for trace_spans in traces.values():
+            trace = rebuild_trace(trace_spans)
+            if trace.warnings:
+                trace_warnings.append((trace.start_time_ns, trace.trace_id, trace.warnings))
+            if not trace.invocations:
+                empty.append((trace.trace_id, trace.convention))
+            for inv in trace.invocations:
+                chunks.setdefault(_key(inv), []).append(inv)
+        for (kind, group_id), members in chunks.items():
+            start, trace_id, _ = min(map(_member_order, members))
+            if not 0 <= start <= _INT64_MAX:  # beyond SQLite's integers (hostile timestamps): sorted in memory
+                raise _NeedsAllSpans
+            data = pickle.dumps(members, protocol=pickle.HIGHEST_PROTOCOL)
+            row = (kind, group_id, start, trace_id, spill.tell(), len(data))
+            index.execute("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", row)
+            spill.write(data)
+    for line in loaded.skipped:  # as load_traces prints them
+        click.echo(f"warning: {line}", err=True)
+    trace_warnings.sort(key=lambda item: (item[0], item[1]))
+    for _, _, warnings in trace_warnings:
+        loaded.warnings.extend(warnings)
+    empty.sort()
+    count = index.execute("SELECT COUNT(*) FROM (SELECT DISTINCT kind, group_id FROM chunks)").fetchone()[0]
+    return StreamedTraces(loaded, empty, count, _read_back(index, spill))
+
+
+def _read_back(index: sqlite3.Connection, spill: IO[bytes]) -> Iterator[Conversation]:
+    with contextlib.closing(index):
+        for (kind, group_id), rows in itertools.groupby(index.execute(_ORDER), key=lambda row: (row[0], row[1])):
+            members: list[TracedInvocation] = []
+            for _, _, offset, length in rows:
+                spill.seek(offset)
+                members.extend(pickle.loads(spill.read(length)))
+            members.sort(key=_member_order)
+            yield Conversation(invocations=members, session_id=group_id if kind == "session" else None)
+
+
+def spill_file() -> IO[bytes]:
+    """A private temporary file for :func:`stream_traces` (deleted when closed)."""
+    return tempfile.TemporaryFile(prefix="otel-eval-run-", suffix=".spill")
