@@ -346,7 +346,8 @@ async def score_metric(
     """``metric`` on ``actual`` (the conversation's invocations with the case's rubrics). Never raises: a metric
     that cannot run, lacks its reference, raises or outlasts ``timeout`` seconds is NOT_EVALUATED with the reason.
 
-    With ``off_loop`` a metric that calls no judge (CPU-bound) runs on a worker thread, not on the event loop.
+    With ``off_loop`` a metric that calls no judge (CPU-bound) runs on a worker thread, not on the event loop, unless
+    it :attr:`~otel_eval.metrics.Evaluator.runs_inline` (a linear pass that never waits, cheaper than the hand-off).
     """
     evaluator = metric.evaluator
     if evaluator is None:
@@ -359,6 +360,8 @@ async def score_metric(
     token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
     try:
         run = evaluator.evaluate(actual, conversation.expected, conversation_scenario=conversation.scenario)
+        if evaluator.runs_inline:
+            return await run  # never waits, so a timeout could not interrupt it (and it ends long before one)
         if off_loop and not evaluator.info.requires_judge:
             # CPU-bound: on a metric thread. Past the timeout it is abandoned (NOT_EVALUATED) and ends on its own.
             done = _METRIC_THREADS.submit(partial(run_coroutine, run))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
@@ -23,7 +25,19 @@ def invocation_span_context(trace_id: str, span_id: str) -> SpanContext | None:
 
 def invocation_context(trace_id: str, span_id: str, base: Context | None = None) -> Context | None:
     """``base`` (default: empty) with the invocation span as current span; None when the ids are unusable."""
+    if base is None:
+        return _invocation_context(trace_id, span_id)
     span_context = invocation_span_context(trace_id, span_id)
     if span_context is None:
         return None
     return trace.set_span_in_context(NonRecordingSpan(span_context), base if base is not None else Context())
+
+
+@functools.lru_cache(maxsize=64)
+def _invocation_context(trace_id: str, span_id: str) -> Context | None:
+    # Each record's span, event and metric points need the same context (every metric's records of a request, too):
+    # built once. Contexts are never changed in place, so one can be shared.
+    span_context = invocation_span_context(trace_id, span_id)
+    if span_context is None:
+        return None
+    return trace.set_span_in_context(NonRecordingSpan(span_context), Context())

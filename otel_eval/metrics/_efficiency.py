@@ -30,6 +30,8 @@ from otel_eval.model import (
 class InformationalEvaluator(Evaluator):
     """A reference-free metric reporting one INFORMATIONAL value per invocation and an overall value."""
 
+    runs_inline = True  # a count or sum per invocation
+
     async def evaluate(
         self,
         actual: Sequence[TracedInvocation],

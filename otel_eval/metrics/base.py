@@ -67,6 +67,10 @@ class Evaluator(abc.ABC):
     """
 
     info: ClassVar[MetricInfo]
+    runs_inline: ClassVar[bool] = False
+    """Whether the workers may run :meth:`evaluate` on their event loop rather than on a metric thread: only for a
+    metric that never waits and whose work is a single linear pass over the (already rebuilt, size-limited)
+    invocations, so it ends well within any deadline; handing it to a thread would cost more than the metric."""
 
     def __init__(self, criterion: BaseCriterion | None = None, *, judge: Judge | None = None) -> None:
         info = self.info

@@ -135,13 +135,19 @@ class EvaluationCore:
         metrics = [m for m in plan.metrics if not lacks_reference(m, conversation)]
         # Deterministic metrics first: their failures mark the invocations the judge budget judges first.
         deterministic = [m for m in metrics if not calls_judge(m)]
-        done = await asyncio.gather(*(self._run_metric(m, conversation, actual, context) for m in deterministic))
-        by_metric = {m.name: records for m, records in zip(deterministic, done, strict=True)}
-        failed = [_status_result(records) for records in by_metric.values()]
-        with prioritising(priority_invocations(actual, failed)):
-            judged = [m for m in metrics if calls_judge(m)]
-            results = await asyncio.gather(*(self._run_metric(m, conversation, actual, context) for m in judged))
-        by_metric.update((m.name, records) for m, records in zip(judged, results, strict=True))
+        # Inline metrics one after the other (a task each would cost more than they do), the others at once.
+        by_metric = {
+            m.name: await self._run_metric(m, conversation, actual, context) for m in deterministic if _runs_inline(m)
+        }
+        threaded = [m for m in deterministic if not _runs_inline(m)]
+        done = await asyncio.gather(*(self._run_metric(m, conversation, actual, context) for m in threaded))
+        by_metric.update((m.name, records) for m, records in zip(threaded, done, strict=True))
+        judged = [m for m in metrics if calls_judge(m)]
+        if judged:  # priority only orders judge calls: without any, not worth working out
+            failed = [_status_result(records) for records in by_metric.values()]
+            with prioritising(priority_invocations(actual, failed)):
+                results = await asyncio.gather(*(self._run_metric(m, conversation, actual, context) for m in judged))
+            by_metric.update((m.name, records) for m, records in zip(judged, results, strict=True))
         records = [record for metric in metrics for record in by_metric[metric.name]]
         self.emitters.deliver(records)
         if self._pipeline is not None:
@@ -250,6 +256,10 @@ class _RecordContext:
                 )
             )
         return records
+
+
+def _runs_inline(metric: PlannedMetric) -> bool:
+    return metric.evaluator is not None and metric.evaluator.runs_inline
 
 
 def _status_result(records: list[EvaluationRecord]) -> EvaluationResult:

@@ -3,6 +3,8 @@ emission around each metric run, and never raising."""
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -142,6 +144,24 @@ async def test_a_metric_past_its_timeout_is_not_evaluated() -> None:
     records = await core.evaluate(request())
     (hung,) = [r for r in records if r.metric_name == "hanging_v1"]
     assert hung.error_type == "timeout" and hung.score is None
+
+
+async def test_inline_metrics_run_on_the_event_loop_and_other_deterministic_ones_on_a_metric_thread() -> None:
+    threads: dict[str, str] = {}
+
+    class Threaded(HangingEvaluator):
+        async def evaluate(self, actual, expected=None, *, conversation_scenario=None):  # type: ignore[no-untyped-def]
+            threads[self.info.name] = threading.current_thread().name
+            return self.mean_result([])
+
+    class Inline(Threaded):
+        info = dataclasses.replace(HangingEvaluator.info, name="inline_v1")
+        runs_inline = True
+
+    core = _core(criteria={"hanging_v1": 0.5, "inline_v1": 0.5}, registry=registry_with(Threaded, Inline))
+    await core.evaluate(request())
+    assert threads["inline_v1"] == threading.current_thread().name
+    assert threads["hanging_v1"].startswith("OtelEvalMetric")
 
 
 async def test_unknown_metrics_fail_at_construction_but_only_their_record_at_request_time() -> None:
