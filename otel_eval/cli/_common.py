@@ -19,6 +19,8 @@ from otel_eval.reconstruct import TraceInvocations, rebuild_traces
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from otel_eval.traces import TraceReadResult
+
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_NOT_EVALUATED = 3
@@ -57,6 +59,22 @@ class LoadedTraces:
     """Files given as traces that are eval sets or eval configs (a glob over a folder holding both), with why."""
 
 
+def read_input_file(path: Path, loaded: LoadedTraces) -> TraceReadResult | None:
+    """``path`` read, or None when it cannot be: its error, or (an eval set or config swept in among the trace
+    files) its skip notice, is recorded in ``loaded``."""
+    from otel_eval.traces import read_trace_file  # deferred: keeps `otel-eval --help` fast
+
+    try:
+        return read_trace_file(path)
+    except InputError as exc:
+        kind = eval_file_kind(path)
+        if kind is None:
+            loaded.errors.append(str(exc))
+        else:
+            loaded.skipped.append(f"skipped {path}: an ADK {kind}, not a trace file")
+        return None
+
+
 def load_traces(paths: Sequence[Path]) -> LoadedTraces:
     """Reads every file (a bad one is reported and skipped) and rebuilds the invocations of all their spans.
 
@@ -65,7 +83,6 @@ def load_traces(paths: Sequence[Path]) -> LoadedTraces:
     An eval set or eval config among the files (``examples/traces/*.json`` sweeps them in) is skipped with a
     warning naming it, not an error.
     """
-    from otel_eval.traces import read_trace_file  # deferred: keeps `otel-eval --help` fast
     from otel_eval.traces.log_records import SpanLogRecord, attach_log_records
 
     log_records: list[SpanLogRecord] = []
@@ -73,15 +90,11 @@ def load_traces(paths: Sequence[Path]) -> LoadedTraces:
     loaded = LoadedTraces()
     spans = []
     for path in paths:
-        try:
-            result = read_trace_file(path)
-        except InputError as exc:
-            kind = eval_file_kind(path)
-            if kind is None:
-                loaded.errors.append(str(exc))
-            else:
-                loaded.skipped.append(f"skipped {path}: an ADK {kind}, not a trace file")
-                click.echo(f"warning: {loaded.skipped[-1]}", err=True)
+        skipped = len(loaded.skipped)
+        result = read_input_file(path, loaded)
+        if result is None:
+            for line in loaded.skipped[skipped:]:
+                click.echo(f"warning: {line}", err=True)
             continue
         spans.extend(result.spans)
         log_records.extend(result.log_records)

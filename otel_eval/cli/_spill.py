@@ -28,9 +28,8 @@ from typing import IO
 
 import click
 
-from otel_eval.cli._common import LoadedTraces, eval_file_kind, load_traces
+from otel_eval.cli._common import LoadedTraces, load_traces, read_input_file
 from otel_eval.conversations import Conversation, group_conversations
-from otel_eval.errors import InputError
 from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct import group_by_trace, rebuild_trace
 
@@ -104,21 +103,13 @@ def stream_traces(paths: Sequence[Path], spill: IO[bytes]) -> StreamedTraces:
 
 
 def _spilled(paths: Sequence[Path], spill: IO[bytes], index: sqlite3.Connection) -> StreamedTraces:
-    from otel_eval.traces import read_trace_file  # deferred: keeps `otel-eval --help` fast
-
     index.executescript(_SCHEMA)
     loaded = LoadedTraces()
     trace_warnings: list[tuple[int, str, list[str]]] = []
     empty: list[tuple[str, str]] = []
     for path in paths:
-        try:
-            result = read_trace_file(path)
-        except InputError as exc:
-            kind = eval_file_kind(path)
-            if kind is None:
-                loaded.errors.append(str(exc))
-            else:
-                loaded.skipped.append(f"skipped {path}: an ADK {kind}, not a trace file")
+        result = read_input_file(path, loaded)
+        if result is None:
             continue
         if result.log_records:
             raise _NeedsAllSpans

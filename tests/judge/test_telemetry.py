@@ -3,8 +3,6 @@ cost and latency instruments."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
@@ -21,14 +19,6 @@ pytestmark = pytest.mark.usefixtures("clean_genai_env")
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 SPAN_ID = "00f067aa0ba902b7"
-
-
-@pytest.fixture
-def telemetry() -> Iterator[Telemetry]:
-    pipeline = Telemetry()
-    pipeline.add_exporting_processor()
-    yield pipeline
-    pipeline.shutdown()
 
 
 async def test_judge_calls_are_children_of_the_evaluation_span(telemetry: Telemetry, fake_gemini: FakeGemini) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Iterator
 
 import pytest
 from opentelemetry import context as otel_context
@@ -32,14 +31,6 @@ REFERENCE = ("tool_trajectory_avg_score", "response_match_score")
 @pytest.fixture(autouse=True)
 def _no_default_judge(clean_genai_env: None) -> None:
     """No judge credentials: judged default metrics are off."""
-
-
-@pytest.fixture
-def telemetry() -> Iterator[Telemetry]:
-    pipeline = Telemetry()
-    pipeline.add_exporting_processor()
-    yield pipeline
-    pipeline.shutdown()
 
 
 def _core(telemetry: Telemetry | None = None, **options: object) -> EvaluationCore:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Iterator
 
 import pytest
 from click.testing import CliRunner
@@ -40,14 +39,6 @@ pytestmark = pytest.mark.usefixtures("clean_genai_env")
 
 JUDGED = "hallucinations_v1"
 DETERMINISTIC = "tool_call_count_v1"
-
-
-@pytest.fixture
-def telemetry() -> Iterator[Telemetry]:
-    pipeline = Telemetry()
-    pipeline.add_exporting_processor()
-    yield pipeline
-    pipeline.shutdown()
 
 
 async def test_many_invocations_at_once_spend_within_the_budget_and_never_half_an_evaluation(
