@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -488,6 +489,10 @@ def otlp_proto(spans: Sequence[RawSpan]) -> bytes:
             for item in scope_spans["spans"]:
                 for key in ("traceId", "spanId", "parentSpanId"):
                     item[key] = base64.b64encode(bytes.fromhex(item[key])).decode()
+                for attribute in item.get("attributes", []):
+                    value = attribute["value"].get("doubleValue")
+                    if isinstance(value, float) and math.isinf(value):  # protobuf's JSON form quotes infinities
+                        attribute["value"]["doubleValue"] = "Infinity" if value > 0 else "-Infinity"
     message = json_format.ParseDict(document, TracesData())
     return bytes(message.SerializeToString())
 
