@@ -78,3 +78,21 @@ def weak_callback(
         return observe(alive, options) if alive is not None else ()
 
     return callback
+
+
+class LogRecordDrops(InstrumentHolder):
+    """A holder that also counts ``otel_eval.log_records.dropped``: GenAI content log records that joined no trace
+    (the processor's in-process join and the worker's ``otlp_logs`` join report the same instrument)."""
+
+    def __init__(self, meter_provider: MeterProvider | None = None) -> None:
+        super().__init__(meter_provider)
+        self._log_records_dropped = self._counter(
+            semconv.METRIC_LOG_RECORDS_DROPPED,
+            "{log_record}",
+            "GenAI content log records not joined to their trace, by otel_eval.drop.reason.",
+        )
+
+    def log_records_dropped(self, reason: str, count: int = 1) -> None:
+        """Log records dropped for ``reason`` (``late``, ``no_trace``, a limit, ``shutdown``)."""
+        attributes = {semconv.OTEL_EVAL_DROP_REASON: reason}
+        self._add(self._log_records_dropped, f"log_records.dropped.{reason}", count, attributes)

@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterable
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 
 from otel_eval import semconv
-from otel_eval.instruments import InstrumentHolder, weak_callback
+from otel_eval.instruments import LogRecordDrops, weak_callback
 
 
-class PipelineMetrics(InstrumentHolder):
+class PipelineMetrics(LogRecordDrops):
     """Counters and the queue-size gauge shared by the processor, the transport and the worker core.
 
     Args:
@@ -38,11 +38,6 @@ class PipelineMetrics(InstrumentHolder):
             semconv.METRIC_SPANS_DROPPED,
             "{span}",
             "Ended spans the processor did not buffer, by otel_eval.drop.reason.",
-        )
-        self._log_records_dropped = self._counter(
-            semconv.METRIC_LOG_RECORDS_DROPPED,
-            "{log_record}",
-            "GenAI content log records not joined to their trace, by otel_eval.drop.reason.",
         )
         self._failed_attempts = self._failed_attempts_counter()
         self._errors = self._counter(
@@ -76,12 +71,6 @@ class PipelineMetrics(InstrumentHolder):
     def spans_dropped(self, reason: str, count: int = 1) -> None:
         """Spans dropped for ``reason``."""
         self._add(self._spans_dropped, f"spans.dropped.{reason}", count, {semconv.OTEL_EVAL_DROP_REASON: reason})
-
-    def log_records_dropped(self, reason: str, count: int = 1) -> None:
-        """GenAI content log records dropped for ``reason`` (``late``, ``no_trace``, a limit, ``shutdown``)."""
-        self._add(
-            self._log_records_dropped, f"log_records.dropped.{reason}", count, {semconv.OTEL_EVAL_DROP_REASON: reason}
-        )
 
     def evaluated(self, count: int = 1) -> None:
         """Invocations whose evaluation finished (whatever the scores)."""

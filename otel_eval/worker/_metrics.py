@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterable
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 
 from otel_eval import semconv
-from otel_eval.instruments import InstrumentHolder, weak_callback
+from otel_eval.instruments import LogRecordDrops, weak_callback
 
 
-class WorkerMetrics(InstrumentHolder):
+class WorkerMetrics(LogRecordDrops):
     """Instruments of one worker, with in-process totals (:meth:`snapshot`) for tests and logs."""
 
     def __init__(self, meter_provider: MeterProvider | None = None) -> None:
@@ -26,11 +26,6 @@ class WorkerMetrics(InstrumentHolder):
         )
         self._batch_duration = meter.create_histogram(
             semconv.METRIC_BATCH_DURATION, unit="s", description="From fetching a batch to committing its offsets."
-        )
-        self._log_records_dropped = self._counter(
-            semconv.METRIC_LOG_RECORDS_DROPPED,
-            "{log_record}",
-            "GenAI content log records not joined to their trace, by otel_eval.drop.reason.",
         )
         self._duplicates = self._counter(
             semconv.METRIC_WORKER_DUPLICATES_SKIPPED,
@@ -75,12 +70,6 @@ class WorkerMetrics(InstrumentHolder):
             self._dead_letters, "dead_letters", 1, {semconv.KAFKA_TOPIC: topic, semconv.OTEL_EVAL_DROP_REASON: reason}
         )
         self._count(f"dead_letters.{reason}", 1)
-
-    def log_records_dropped(self, reason: str, count: int) -> None:
-        """GenAI content log records (``otlp_logs``) not joined to a trace, by reason (``late``, ``no_trace``, ...)."""
-        self._add(
-            self._log_records_dropped, f"log_records.dropped.{reason}", count, {semconv.OTEL_EVAL_DROP_REASON: reason}
-        )
 
     def duplicates_skipped(self, count: int) -> None:
         """Invocations skipped as already evaluated."""
