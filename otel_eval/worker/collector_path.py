@@ -49,16 +49,9 @@ def parse_otlp_spans(value: bytes | None, source: str) -> list[Span]:
     Raises:
         InputError: the bytes are not an OTLP protobuf trace message (the message is dead-lettered).
     """
-    from otel_eval.traces.otlp_proto import ProtoDecodeError, parse_traces_data
+    from otel_eval.traces.otlp_proto import parse_traces_data
 
-    if not value:
-        raise InputError(f"{source}: empty message, expected an OTLP ExportTraceServiceRequest (otlp_proto)")
-    try:
-        message = parse_traces_data(value)
-    except ProtoDecodeError as exc:
-        raise InputError(f"{source}: not an OTLP protobuf trace message (otlp_proto): {exc}") from None
-    if not message.resource_spans and value:
-        raise InputError(f"{source}: {len(value)} bytes decode to an OTLP message without resource_spans")
+    message = _decode(value, source, parse_traces_data, "trace", "ExportTraceServiceRequest", "resource_spans")
     return spans_from_otlp_proto(message, source=source)
 
 
@@ -69,17 +62,27 @@ def parse_otlp_logs(value: bytes | None, source: str) -> list[SpanLogRecord]:
         InputError: the bytes are not an OTLP protobuf logs message (the message is dead-lettered).
     """
     from otel_eval.traces.otlp_logs import log_records_from_otlp_proto, parse_logs_data
+
+    message = _decode(value, source, parse_logs_data, "logs", "ExportLogsServiceRequest", "resource_logs")
+    return log_records_from_otlp_proto(message, source=source)
+
+
+def _decode(
+    value: bytes | None, source: str, parse: Callable[[bytes], Any], what: str, request: str, content: str
+) -> Any:
+    """``parse(value)``, or an :class:`InputError` naming ``source`` when it is empty, not protobuf, or has no
+    ``content`` (``resource_spans`` / ``resource_logs``)."""
     from otel_eval.traces.otlp_proto import ProtoDecodeError
 
     if not value:
-        raise InputError(f"{source}: empty message, expected an OTLP ExportLogsServiceRequest (otlp_proto)")
+        raise InputError(f"{source}: empty message, expected an OTLP {request} (otlp_proto)")
     try:
-        message = parse_logs_data(value)
+        message = parse(value)
     except ProtoDecodeError as exc:
-        raise InputError(f"{source}: not an OTLP protobuf logs message (otlp_proto): {exc}") from None
-    if not message.resource_logs:
-        raise InputError(f"{source}: {len(value)} bytes decode to an OTLP message without resource_logs")
-    return log_records_from_otlp_proto(message, source=source)
+        raise InputError(f"{source}: not an OTLP protobuf {what} message (otlp_proto): {exc}") from None
+    if not getattr(message, content):
+        raise InputError(f"{source}: {len(value)} bytes decode to an OTLP message without {content}")
+    return message
 
 
 def without_evaluator_spans(spans: Sequence[Span]) -> list[Span]:
