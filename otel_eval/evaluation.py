@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -384,19 +384,32 @@ def calls_judge(metric: PlannedMetric) -> bool:
     return metric.info is not None and metric.info.requires_judge
 
 
-async def evaluate_conversation(conversation: Conversation, plan: MetricPlan) -> ConversationReport:
-    """Every planned metric on ``conversation`` (see :func:`score_metric`); nothing escapes.
+async def score_in_order(
+    metrics: Sequence[PlannedMetric],
+    actual: Sequence[TracedInvocation],
+    score: Callable[[PlannedMetric], Awaitable[EvaluationResult]],
+) -> dict[str, EvaluationResult]:
+    """Every metric's result through ``score``, by metric name, in the order the judge budget needs (one rule for
+    ``run`` and the workers): the deterministic metrics first — those that :attr:`~otel_eval.metrics.Evaluator.runs_inline`
+    one after the other (a task each would cost more than they do), the others at once — then the judged ones at
+    once, with the invocations a deterministic metric failed marked as priority (:mod:`otel_eval.judge.priority`)."""
+    deterministic = [m for m in metrics if not calls_judge(m)]
+    inline = [m for m in deterministic if m.evaluator is not None and m.evaluator.runs_inline]
+    results = {m.name: await score(m) for m in inline}
+    others = [m for m in deterministic if m not in inline]
+    results.update(zip((m.name for m in others), await asyncio.gather(*map(score, others)), strict=True))
+    judged = [m for m in metrics if calls_judge(m)]
+    if judged:  # priority only orders judge calls: without any, not worth working out
+        with prioritising(priority_invocations(actual, results.values())):
+            results.update(zip((m.name for m in judged), await asyncio.gather(*map(score, judged)), strict=True))
+    return results
 
-    The deterministic metrics run first: their failures mark the invocations the judge budget judges first
-    (:mod:`otel_eval.judge.priority`). Outcomes are in plan order.
-    """
+
+async def evaluate_conversation(conversation: Conversation, plan: MetricPlan) -> ConversationReport:
+    """Every planned metric on ``conversation`` (see :func:`score_metric`, :func:`score_in_order`); nothing escapes.
+    Outcomes are in plan order."""
     actual = with_case_rubrics(conversation)
-    results = {}
-    for metric in (m for m in plan.metrics if not calls_judge(m)):
-        results[metric.name] = await score_metric(metric, conversation, actual)
-    with prioritising(priority_invocations(actual, results.values())):
-        for metric in (m for m in plan.metrics if calls_judge(m)):
-            results[metric.name] = await score_metric(metric, conversation, actual)
+    results = await score_in_order(plan.metrics, actual, lambda m: score_metric(m, conversation, actual))
     outcomes = [MetricOutcome(metric, results[metric.name]) for metric in plan.metrics]
     return ConversationReport(conversation=conversation, outcomes=outcomes)
 

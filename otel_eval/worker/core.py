@@ -13,7 +13,6 @@ reported) on requests no case pairs with.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import Mapping
@@ -30,15 +29,14 @@ from otel_eval.evaluation import (
     MetricPlan,
     PlannedMetric,
     build_plan,
-    calls_judge,
     criteria_from,
     lacks_reference,
     pair_invocations,
+    score_in_order,
     score_metric,
     select_criteria,
 )
 from otel_eval.judge import Judge
-from otel_eval.judge.priority import prioritising, priority_invocations
 from otel_eval.metrics import Evaluator, MetricRegistry, default_registry
 from otel_eval.metrics.provenance import EvaluatorProvenance
 from otel_eval.model import (
@@ -133,21 +131,13 @@ class EvaluationCore:
             invocations=invocations, eval_id=case.eval_id if case else None, eval_set_id=eval_set_id
         )
         metrics = [m for m in plan.metrics if not lacks_reference(m, conversation)]
-        # Deterministic metrics first: their failures mark the invocations the judge budget judges first.
-        deterministic = [m for m in metrics if not calls_judge(m)]
-        # Inline metrics one after the other (a task each would cost more than they do), the others at once.
-        by_metric = {
-            m.name: await self._run_metric(m, conversation, actual, context) for m in deterministic if _runs_inline(m)
-        }
-        threaded = [m for m in deterministic if not _runs_inline(m)]
-        done = await asyncio.gather(*(self._run_metric(m, conversation, actual, context) for m in threaded))
-        by_metric.update((m.name, records) for m, records in zip(threaded, done, strict=True))
-        judged = [m for m in metrics if calls_judge(m)]
-        if judged:  # priority only orders judge calls: without any, not worth working out
-            failed = [_status_result(records) for records in by_metric.values()]
-            with prioritising(priority_invocations(actual, failed)):
-                results = await asyncio.gather(*(self._run_metric(m, conversation, actual, context) for m in judged))
-            by_metric.update((m.name, records) for m, records in zip(judged, results, strict=True))
+        by_metric: dict[str, list[EvaluationRecord]] = {}
+
+        async def score(metric: PlannedMetric) -> EvaluationResult:
+            result, by_metric[metric.name] = await self._run_metric(metric, conversation, actual, context)
+            return result
+
+        await score_in_order(metrics, actual, score)
         records = [record for metric in metrics for record in by_metric[metric.name]]
         self.emitters.deliver(records)
         if self._pipeline is not None:
@@ -176,7 +166,7 @@ class EvaluationCore:
         conversation: Conversation,
         actual: list[TracedInvocation],
         context: _RecordContext,
-    ) -> list[EvaluationRecord]:
+    ) -> tuple[EvaluationResult, list[EvaluationRecord]]:
         first = context.invocations[0]
         spans = self.emitters.spans
         timeout = self._metric_timeout
@@ -194,7 +184,7 @@ class EvaluationCore:
             self.emitters.emit(record)
             if record.error_type and self._pipeline is not None:
                 self._pipeline.errored(record.metric_name, record.error_type)
-        return records
+        return result, records
 
 
 @dataclass(slots=True)
@@ -256,15 +246,6 @@ class _RecordContext:
                 )
             )
         return records
-
-
-def _runs_inline(metric: PlannedMetric) -> bool:
-    return metric.evaluator is not None and metric.evaluator.runs_inline
-
-
-def _status_result(records: list[EvaluationRecord]) -> EvaluationResult:
-    """A metric's per-invocation statuses, from its records (one per invocation, in order)."""
-    return EvaluationResult(per_invocation_results=[PerInvocationResult(eval_status=r.eval_status) for r in records])
 
 
 def _finish(span: EvaluationSpan, record: EvaluationRecord) -> None:
