@@ -2,7 +2,7 @@
 
 A first pass reads and rebuilds one file at a time and appends its invocations, pickled per conversation, to a
 temporary file; only a small index stays in memory (per conversation: its first invocation's sort key and where its
-chunks are; per trace: its id, to notice a trace split across files). The second pass yields the conversations in
+chunks are, a few dozen bytes; per trace: its id, to notice a trace split across files). The second pass yields the conversations in
 the order :func:`~otel_eval.conversations.group_conversations` gives, each loaded from the spill only when it is
 scored, so memory holds one file's spans and the conversations being scored, not the whole run.
 
@@ -16,13 +16,10 @@ rebuilt models exactly and without validating them again.
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import pickle
-import sqlite3
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
@@ -32,28 +29,6 @@ from otel_eval.cli._common import LoadedTraces, load_traces, read_input_file
 from otel_eval.conversations import Conversation, group_conversations
 from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct import group_by_trace, rebuild_trace
-
-_INT64_MAX = 2**63 - 1
-
-_SCHEMA = """
-CREATE TABLE traces (trace_id TEXT PRIMARY KEY) WITHOUT ROWID;
-CREATE TABLE chunks (kind TEXT, group_id TEXT, start INTEGER, trace_id TEXT, offset INTEGER, length INTEGER);
-"""
-
-# Conversations ordered as group_conversations orders them: by their first invocation's (start, trace id), ties in
-# first-seen order; each conversation's chunks in spill order. Every row of one conversation comes together.
-_ORDER = """
-WITH firsts AS (
-    SELECT kind, group_id, start, trace_id, first_seen FROM (
-        SELECT kind, group_id, start, trace_id,
-            MIN(rowid) OVER (PARTITION BY kind, group_id) AS first_seen,
-            ROW_NUMBER() OVER (PARTITION BY kind, group_id ORDER BY start, trace_id) AS n
-        FROM chunks
-    ) WHERE n = 1
-)
-SELECT c.kind, c.group_id, c.offset, c.length FROM chunks c JOIN firsts f USING (kind, group_id)
-ORDER BY f.start, f.trace_id, f.first_seen, c.offset
-"""
 
 
 def _key(inv: TracedInvocation) -> tuple[str, str]:
@@ -67,6 +42,15 @@ def _member_order(inv: TracedInvocation) -> tuple[int, str, str]:
 
 class _NeedsAllSpans(Exception):
     """The files hold a trace split over several files, or log records: they are rebuilt together."""
+
+
+@dataclass(slots=True)
+class _Spilled:
+    """Where one conversation's chunks are in the spill, and its first invocation's sort key."""
+
+    first: tuple[int, str]
+    chunks: list[tuple[int, int]] = field(default_factory=list)
+    """``(offset, length)`` of each pickled chunk, in spill order."""
 
 
 @dataclass(slots=True)
@@ -88,11 +72,9 @@ def stream_traces(paths: Sequence[Path], spill: IO[bytes]) -> StreamedTraces:
 
     Falls back to :func:`load_traces` (everything in memory, as before) when the files need all their spans at once.
     """
-    index = sqlite3.connect("")  # a private temporary database on disk: the index is not held in memory either
     try:
-        return _spilled(paths, spill, index)
+        return _spilled(paths, spill)
     except _NeedsAllSpans:
-        index.close()
         spill.seek(0)
         spill.truncate()
     loaded = load_traces(paths)  # reports the skipped files: the first pass had not printed them yet
@@ -102,8 +84,9 @@ def stream_traces(paths: Sequence[Path], spill: IO[bytes]) -> StreamedTraces:
     return StreamedTraces(loaded, empty, len(conversations), iter(conversations))
 
 
-def _spilled(paths: Sequence[Path], spill: IO[bytes], index: sqlite3.Connection) -> StreamedTraces:
-    index.executescript(_SCHEMA)
+def _spilled(paths: Sequence[Path], spill: IO[bytes]) -> StreamedTraces:
+    conversations: dict[tuple[str, str], _Spilled] = {}  # in first-seen order
+    trace_ids: set[str] = set()
     loaded = LoadedTraces()
     trace_warnings: list[tuple[int, str, list[str]]] = []
     empty: list[tuple[str, str]] = []
@@ -115,10 +98,9 @@ def _spilled(paths: Sequence[Path], spill: IO[bytes], index: sqlite3.Connection)
             raise _NeedsAllSpans
         loaded.warnings.extend(result.warnings)
         traces = group_by_trace(result.spans)
-        try:
-            index.executemany("INSERT INTO traces VALUES (?)", ((trace_id,) for trace_id in traces))
-        except sqlite3.IntegrityError:  # a trace id already met in another file
-            raise _NeedsAllSpans from None
+        if not trace_ids.isdisjoint(traces):  # a trace id already met in another file
+            raise _NeedsAllSpans
+        trace_ids.update(traces)
         chunks: dict[tuple[str, str], list[TracedInvocation]] = {}
         for trace_spans in traces.values():
             trace = rebuild_trace(trace_spans)
@@ -128,13 +110,12 @@ def _spilled(paths: Sequence[Path], spill: IO[bytes], index: sqlite3.Connection)
                 empty.append((trace.trace_id, trace.convention))
             for inv in trace.invocations:
                 chunks.setdefault(_key(inv), []).append(inv)
-        for (kind, group_id), members in chunks.items():
-            start, trace_id, _ = min(map(_member_order, members))
-            if not 0 <= start <= _INT64_MAX:  # beyond SQLite's integers (hostile timestamps): sorted in memory
-                raise _NeedsAllSpans
+        for key, members in chunks.items():
+            first = min(map(_member_order, members))[:2]
             data = pickle.dumps(members, protocol=pickle.HIGHEST_PROTOCOL)
-            row = (kind, group_id, start, trace_id, spill.tell(), len(data))
-            index.execute("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", row)
+            spilled = conversations.setdefault(key, _Spilled(first))
+            spilled.first = min(spilled.first, first)
+            spilled.chunks.append((spill.tell(), len(data)))
             spill.write(data)
     for line in loaded.skipped:  # as load_traces prints them
         click.echo(f"warning: {line}", err=True)
@@ -142,19 +123,19 @@ def _spilled(paths: Sequence[Path], spill: IO[bytes], index: sqlite3.Connection)
     for _, _, warnings in trace_warnings:
         loaded.warnings.extend(warnings)
     empty.sort()
-    count = index.execute("SELECT COUNT(*) FROM (SELECT DISTINCT kind, group_id FROM chunks)").fetchone()[0]
-    return StreamedTraces(loaded, empty, count, _read_back(index, spill))
+    # group_conversations' order: by first invocation (start, trace id), ties in first-seen order (a stable sort).
+    ordered = sorted(conversations.items(), key=lambda item: item[1].first)
+    return StreamedTraces(loaded, empty, len(ordered), _read_back(ordered, spill))
 
 
-def _read_back(index: sqlite3.Connection, spill: IO[bytes]) -> Iterator[Conversation]:
-    with contextlib.closing(index):
-        for (kind, group_id), rows in itertools.groupby(index.execute(_ORDER), key=lambda row: (row[0], row[1])):
-            members: list[TracedInvocation] = []
-            for _, _, offset, length in rows:
-                spill.seek(offset)
-                members.extend(pickle.loads(spill.read(length)))
-            members.sort(key=_member_order)
-            yield Conversation(invocations=members, session_id=group_id if kind == "session" else None)
+def _read_back(ordered: list[tuple[tuple[str, str], _Spilled]], spill: IO[bytes]) -> Iterator[Conversation]:
+    for (kind, group_id), spilled in ordered:
+        members: list[TracedInvocation] = []
+        for offset, length in spilled.chunks:
+            spill.seek(offset)
+            members.extend(pickle.loads(spill.read(length)))
+        members.sort(key=_member_order)
+        yield Conversation(invocations=members, session_id=group_id if kind == "session" else None)
 
 
 def spill_file() -> IO[bytes]:
