@@ -331,11 +331,20 @@ def travel_rate(
             agent.run(SCENARIOS[index % len(SCENARIOS)])
         rate = invocations / (time.perf_counter() - started)
         if processor is not None:
+            report_shed(processor, invocations)
             processor.shutdown(timeout_millis=drain_millis)
         provider.shutdown()
         return rate
 
     return run
+
+
+def report_shed(processor: EvaluationSpanProcessor, invocations: int) -> None:
+    """Prints the spans the agent's process shed or dropped in a run (``isolation="process"`` sheds, whole traces,
+    while its evaluation process is behind: the throughput rows then measure evaluation under overload)."""
+    dropped = {k: v for k, v in processor.stats().items() if k.startswith("spans.dropped.")}
+    if dropped:
+        print(f"  {invocations} invocations; dropped in the agent's process: {dropped}")
 
 
 def adk_rate(invocations: int, *, latency: float = 0.0, isolation: str = "thread") -> Callable[[bool], float]:
@@ -401,6 +410,7 @@ def adk_rate(invocations: int, *, latency: float = 0.0, isolation: str = "thread
         asyncio.run(turns(invocations))
         rate = invocations / (time.perf_counter() - started)
         if processor is not None:
+            report_shed(processor, invocations)
             processor.shutdown()
         batch.shutdown()
         switch.targets = []

@@ -12,11 +12,11 @@ the same in both modes.
 
 Failures never reach the agent: a child that cannot start or exits is restarted (at most once a second, then
 backing off to 30 s); the spans it lost, and those of traces it had seen part of (which would rebuild into partial
-invocations), are dropped and counted (``otel_eval.spans.dropped{otel_eval.drop.reason=transport_error}``). The
-child acknowledges each batch once it has taken it in; with :data:`_MAX_BATCHES_AHEAD` unacknowledged (it cannot keep
-up), the agent's process stops encoding: ``on_end`` sheds spans, their traces are dropped whole on both sides, and
-counted (``transport_queue_full``), as the in-thread processor sheds when its worker's queue is full.
-``force_flush`` and ``shutdown`` cross the process boundary within the caller's timeout. After ``os.fork`` the child
+invocations), are dropped and counted (``otel_eval.spans.dropped{otel_eval.drop.reason=transport_error}``). When
+the socket is not writable (the kernel's own test: a quarter of its buffer holds what the child has not read yet),
+the child cannot keep up: the agent's process stops encoding rather than wait, ``on_end`` sheds spans, and their
+traces are dropped whole on both sides and counted (``transport_queue_full``), as the in-thread processor sheds
+when its worker's queue is full. ``force_flush`` and ``shutdown`` cross the process boundary within the caller's timeout. After ``os.fork`` the child
 process belongs to the parent: a forked agent process starts its own on its first span.
 """
 
@@ -70,8 +70,7 @@ _WAKE_BATCH_SPANS = 256
 _SEND_TIMEOUT_SECONDS = 10.0
 """A child that reads nothing for this long is taken for hung: killed and restarted."""
 _RESTART_BACKOFF_SECONDS = (1.0, 30.0)
-_MAX_BATCHES_AHEAD = 4
-"""Batches sent and not yet acknowledged by the child before the agent's process sheds instead of encoding."""
+
 _FORGET_TRACES_SECONDS_MIN = 1.0
 
 T = TypeVar("T")
@@ -88,8 +87,7 @@ class _Flush:
 class _Child:
     process: subprocess.Popen[bytes]
     sock: socket.socket
-    sent: int = 0  # batches (and control messages) sent: each one's sequence number
-    acknowledged: int = 0  # the last batch the child acknowledged
+    requests: int = 0  # control messages sent: each one's sequence number
 
 
 class EvaluationProcess:
@@ -250,7 +248,7 @@ class EvaluationProcess:
         log_queue = self._log_records.queue
         self._pipeline.log_records_dropped(semconv.DROP_QUEUE_FULL, self._log_records.take_dropped())
         ended = len(self._ends)  # every span counted here started before: its start is among those drained next
-        if not (ended or self._starts or log_queue):
+        if not (ended or self._starts or log_queue or self._shedder.active):
             return
         now = time.monotonic()
         ends = list(_drain(self._ends, ended))
@@ -278,23 +276,18 @@ class EvaluationProcess:
             return
         logs = [encode_log_record(record) for record in records]
         shed, self._shed_traces = list(self._shed_traces), {}
-        child.sent += 1
         try:
-            send_frame(child.sock, ("batch", encoded_starts, encoded_ends, logs, origins.take_new(), shed, child.sent))
+            send_frame(child.sock, ("batch", encoded_starts, encoded_ends, logs, origins.take_new(), shed))
         except (OSError, ValueError) as error:
             self._child_lost(child, f"could not be written to ({error})", len(ends), len(logs))
 
     def _behind(self, child: _Child) -> bool:
-        """Whether the child has :data:`_MAX_BATCHES_AHEAD` batches not acknowledged (after reading its acks)."""
+        """Whether the child has not read enough of what was sent for another batch to go without waiting."""
         try:
-            while select.select([child.sock], [], [], 0)[0]:
-                reply = receive_frame(child.sock)
-                if reply[0] == "ack":
-                    child.acknowledged = reply[2]
-        except (OSError, WireError, ValueError) as error:
-            self._child_lost(child, f"could not be read from ({error})", 0, 0)
+            return not select.select([], [child.sock], [], 0)[1]
+        except (OSError, ValueError) as error:
+            self._child_lost(child, f"could not be polled ({error})", 0, 0)
             return False
-        return child.sent - child.acknowledged >= _MAX_BATCHES_AHEAD
 
     def _remember(self, starts: list[Start], ends: list[Ended], now: float) -> None:
         """Notes the traces in flight, forgetting those quiet for the idle timeout (at most once a second)."""
@@ -381,8 +374,8 @@ class EvaluationProcess:
         child = self._child
         if child is None:
             return True  # nothing in flight (what a lost child had is counted)
-        child.sent += 1
-        return self._ask(child, ("flush", _millis_until(deadline), child.sent), deadline)
+        child.requests += 1
+        return self._ask(child, ("flush", _millis_until(deadline), child.requests), deadline)
 
     def _ask(self, child: _Child, message: tuple[Any, ...], deadline: float) -> bool:
         """Sends a control message and waits for its reply (``(kind, ok, sequence)``) until ``deadline``."""
@@ -393,10 +386,8 @@ class EvaluationProcess:
                 if remaining <= 0:
                     return False
                 child.sock.settimeout(remaining)
-                kind, ok, sequence = receive_frame(child.sock)
-                if kind == "ack":
-                    child.acknowledged = sequence
-                elif sequence == message[2]:  # an older flush's late reply is skipped
+                _, ok, sequence = receive_frame(child.sock)
+                if sequence == message[2]:  # an older flush's late reply is skipped
                     return bool(ok)
         except TimeoutError:
             return False
@@ -417,8 +408,8 @@ class EvaluationProcess:
         child = self._child
         if child is None:
             return
-        child.sent += 1
-        self._ask(child, ("shutdown", _millis_until(deadline), child.sent), deadline)
+        child.requests += 1
+        self._ask(child, ("shutdown", _millis_until(deadline), child.requests), deadline)
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.process.wait(max(0.0, deadline - time.monotonic()))
         with contextlib.suppress(OSError):

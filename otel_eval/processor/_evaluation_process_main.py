@@ -105,8 +105,7 @@ def serve(sock: socket.socket) -> None:
             return
         kind = message[0]
         if kind == "batch":
-            evaluation.batch(*message[1:6])
-            send_frame(sock, ("ack", True, message[6]))
+            evaluation.batch(*message[1:])
         elif kind == "flush":
             send_frame(sock, ("flushed", evaluation.flush(message[1]), message[2]))
         elif kind == "shutdown":

@@ -209,3 +209,44 @@ async def test_event_only_content_log_records_reach_the_child(sink: OtlpSink) ->
     scores = {(e.metric, e.score, e.label) for e in sink.events()}
     assert ("tool_trajectory_avg_score", 1.0, "pass") in scores
     assert ("response_match_score", 1.0, "pass") in scores
+
+
+def test_a_child_that_falls_behind_makes_the_agent_shed_whole_traces(sink: OtlpSink) -> None:
+    provider = TracerProvider()
+    recorder = _Recorder()
+    processor = EvaluationSpanProcessor(isolation="process")
+    provider.add_span_processor(processor)
+    provider.add_span_processor(recorder)
+    agent = TravelAgent(provider)
+    agent.run(SCENARIOS[0])
+    assert processor.force_flush(60_000)
+    assert processor._process is not None and processor._process.pid is not None
+    pid = processor._process.pid
+    os.kill(pid, signal.SIGSTOP)  # reads and acknowledges nothing: the agent's process must stop sending
+    try:
+        index = 0
+
+        def shedding() -> bool:
+            nonlocal index
+            index += 1
+            agent.run(SCENARIOS[index % len(SCENARIOS)])
+            return processor.stats().get(f"spans.dropped.{semconv.DROP_TRANSPORT_QUEUE_FULL}", 0) > 0
+
+        assert wait_until(shedding, timeout=60)
+        for extra in range(20):  # shed in on_end now, with traces whose first spans went out before
+            agent.run(SCENARIOS[extra % len(SCENARIOS)])
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    for extra in range(5):
+        agent.run(SCENARIOS[extra % len(SCENARIOS)])
+    assert processor.force_flush(60_000)
+    provider.shutdown()
+
+    tools: dict[str, int] = {}
+    for span in recorder.spans:
+        trace_id = format(span.context.trace_id, "032x") if span.context is not None else ""
+        is_tool = (span.attributes or {}).get("gen_ai.operation.name") == "execute_tool"
+        tools[trace_id] = tools.get(trace_id, 0) + int(is_tool)
+    counted = {e.trace_id: e.score for e in sink.events() if e.metric == "tool_call_count_v1"}
+    assert len(counted) < len(tools)  # some traces were shed ...
+    assert {trace_id: tools[trace_id] for trace_id in counted} == counted  # ... and none was evaluated in part
