@@ -148,7 +148,7 @@ class EvaluationProcess:
         # The child process, its socket and the feeder thread are the parent's: start afresh, lazily.
         if self._child is not None:
             with contextlib.suppress(OSError):
-                self._child.sock.detach()  # the fd stays open for the parent; this process only forgets it
+                self._child.sock.close()  # this process's copy only: the parent's connection stays open
         if not self._closing:
             self._start()
 

@@ -250,3 +250,30 @@ def test_a_child_that_falls_behind_makes_the_agent_shed_whole_traces(sink: OtlpS
     counted = {e.trace_id: e.score for e in sink.events() if e.metric == "tool_call_count_v1"}
     assert len(counted) < len(tools)  # some traces were shed ...
     assert {trace_id: tools[trace_id] for trace_id in counted} == counted  # ... and none was evaluated in part
+
+
+def test_a_forked_agent_process_starts_its_own_evaluation_process(sink: OtlpSink) -> None:
+    provider = TracerProvider()
+    processor = EvaluationSpanProcessor(isolation="process")
+    provider.add_span_processor(processor)
+    agent = TravelAgent(provider)
+    agent.run(SCENARIOS[0])
+    assert processor.force_flush(60_000)
+    parent_child = processor._process.pid if processor._process is not None else None
+    pid = os.fork()
+    if pid == 0:  # the forked agent: its invocation is scored by a new evaluation process of its own
+        try:
+            agent.run(SCENARIOS[1])
+            flushed = processor.force_flush(60_000)
+            own = processor._process.pid if processor._process is not None else None
+            provider.shutdown()
+            os._exit(0 if flushed and own not in (None, parent_child) else 1)
+        finally:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    agent.run(SCENARIOS[2])  # the parent's evaluation process is untouched by the fork
+    assert processor.force_flush(60_000)
+    assert processor._process is not None and processor._process.pid == parent_child
+    provider.shutdown()
+    assert len({trace_id for trace_id, *_ in _scores(sink)}) == 3
