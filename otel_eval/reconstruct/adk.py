@@ -114,7 +114,8 @@ class _ModelTiming:
 
 
 _Contents = dict[str, genai_types.Content]
-"""Request contents of one trace already validated, by their JSON (shared between its model calls: not mutated)."""
+"""Request contents of one trace already validated, by the repr of their JSON value (shared between its model calls:
+not mutated)."""
 
 
 def _model_call(tree: SpanTree, span: Span, agent: Span | None, warnings: list[str], contents: _Contents) -> ModelCall:
@@ -168,20 +169,15 @@ def _read_request(call: ModelCall, request: dict[str, Any], warnings: list[str],
         warnings.append(f"{where}: 'contents' is not a list")
         raw_contents = []
     for position, raw in enumerate(raw_contents):
-        stripped = strip_thought_signatures(raw)
-        try:
-            key: str | None = json.dumps(stripped, separators=(",", ":"), allow_nan=True)
-        except (TypeError, ValueError):
-            key = None
-        content = seen.get(key) if key is not None else None
+        key = repr(raw)  # of a parsed JSON value: equal values, equal text (cheaper than json.dumps)
+        content = seen.get(key)
         if content is None:
             try:
-                content = genai_types.Content.model_validate(stripped)
+                content = genai_types.Content.model_validate(strip_thought_signatures(raw))
             except pydantic.ValidationError as exc:
                 warnings.append(f"{where}: contents[{position}] is not a genai Content: {exc.errors()[0]['msg']}")
                 continue
-            if key is not None:
-                seen[key] = content
+            seen[key] = content
         contents.append(content)
     call.request = contents
     config = request.get("config") or {}
@@ -256,14 +252,21 @@ def _response_content(span: Span, response: dict[str, Any], warnings: list[str])
         return None
 
 
-def strip_thought_signatures(value: Any) -> Any:
-    """A genai JSON value without ``thought_signature`` keys (opaque bytes ADK itself strips from traces)."""
-    if isinstance(value, dict):
-        return {
-            k: strip_thought_signatures(v)
-            for k, v in value.items()
-            if k not in ("thought_signature", "thoughtSignature")
-        }
-    if isinstance(value, list):
-        return [strip_thought_signatures(v) for v in value]
-    return value
+_THOUGHT_SIGNATURE_KEYS = ("thought_signature", "thoughtSignature")
+
+
+def strip_thought_signatures(content: Any) -> Any:
+    """A genai ``Content`` JSON value whose parts carry no thought signature (opaque bytes ADK itself clears from the
+    parts it traces); a value without any, or not a content, is returned as it is. Only what changes is copied."""
+    parts = content.get("parts") if isinstance(content, dict) else None
+    if not isinstance(parts, list) or not any(
+        isinstance(part, dict) and any(key in part for key in _THOUGHT_SIGNATURE_KEYS) for part in parts
+    ):
+        return content
+    return {
+        **content,
+        "parts": [
+            {k: v for k, v in part.items() if k not in _THOUGHT_SIGNATURE_KEYS} if isinstance(part, dict) else part
+            for part in parts
+        ],
+    }
