@@ -209,13 +209,16 @@ def _replay_events(
         author = call.author or "agent"
         if call.response is None or not call.response.parts:
             continue
-        content = _own_function_calls(call.response)
+        content = call.response
         function_calls = [p.function_call for p in content.parts or [] if p.function_call]
         runs = _match_tools(call, function_calls, runs_left)
         fill_from_history(function_calls, runs, calls[order + 1 :])
-        for function_call, run in zip(function_calls, runs, strict=True):
-            if run is not None and function_call.id is None and run.call_id:
-                function_call.id = run.call_id
+        if any(run is not None and c.id is None and run.call_id for c, run in zip(function_calls, runs, strict=True)):
+            content = _own_function_calls(content)  # ids are filled in: on a copy, the response stays as recorded
+            function_calls = [p.function_call for p in content.parts or [] if p.function_call]
+            for function_call, run in zip(function_calls, runs, strict=True):
+                if run is not None and function_call.id is None and run.call_id:
+                    function_call.id = run.call_id
         timeline.append((call.span.start_time_ns, 2 * order, _Event(author, content)))
         responses = [
             genai_types.Part(
@@ -262,8 +265,7 @@ def _replay_events(
 
 def _own_function_calls(response: genai_types.Content) -> genai_types.Content:
     """A copy of ``response`` that owns what the replay changes: its parts list and each function call (ids are
-    filled in, text parts appended); everything else is shared, unchanged. A deep copy cost more than the rest of the
-    replay."""
+    filled in); everything else is shared, unchanged. A deep copy cost more than the rest of the replay."""
     if response.parts is None:
         return response.model_copy()
     parts = [
