@@ -33,7 +33,6 @@ from otel_eval.conversations import Conversation, group_conversations
 from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct import group_by_trace, rebuild_trace
 
-
 HELD_BYTES = 16 * 2**20
 """Bytes of trace files whose invocations the first pass keeps in memory before it starts spilling."""
 

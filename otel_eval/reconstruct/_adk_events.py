@@ -147,6 +147,7 @@ def build_invocation(
     events = _replay_events(calls, tools, captured, warnings, where)
     final_event = _final_event(events)
     kept = [e for e in events if _kept(e)]
+    model_ns, tool_ns = timing.of(owned.root)
     invocation = Invocation(
         invocation_id=owned.invocation_id,
         user_content=_user_content(calls, warnings, where) if captured else genai_types.Content(role="user", parts=[]),
@@ -169,12 +170,10 @@ def build_invocation(
         ),
         creation_timestamp=owned.root.start_time_ns / 1e9,
         app_details=_app_details(calls),
+        duration=round(owned.root.duration_ns / 1e9, 3),
+        model_duration=round(model_ns / 1e9, 3),
+        tool_duration=round(tool_ns / 1e9, 3),
     )
-    model_ns, tool_ns = timing.of(owned.root)
-    duration = owned.root.duration_ns / 1e9
-    invocation.duration = round(duration, 3)
-    invocation.model_duration = round(model_ns / 1e9, 3)
-    invocation.tool_duration = round(tool_ns / 1e9, 3)
     return TracedInvocation(
         invocation=invocation,
         trace_id=owned.root.trace_id,
