@@ -62,7 +62,7 @@ class AdkConvention(Convention):
         model_spans = [s for s in tree.spans if is_call_llm(s)]
         agent_above = tree.nearest(is_agent_span)
         timing = _ModelTiming(tree)
-        contents: _Contents = {}  # each call_llm request repeats the history: validated once per trace
+        contents: _Contents = {}  # each request repeats the history, earlier responses included: validated once
         result = rebuild_invocations(
             tree,
             model_spans,
@@ -113,8 +113,8 @@ class _ModelTiming:
 
 
 _Contents = dict[str, genai_types.Content]
-"""Request contents of one trace already validated, by the repr of their JSON value (shared between its model calls:
-not mutated)."""
+"""Request and response contents of one trace already validated, by the repr of their JSON value (shared between its
+model calls, a response with the next request that repeats it: not mutated)."""
 
 
 def _model_call(tree: SpanTree, span: Span, agent: Span | None, warnings: list[str], contents: _Contents) -> ModelCall:
@@ -141,7 +141,7 @@ def _model_call(tree: SpanTree, span: Span, agent: Span | None, warnings: list[s
         if request:
             _read_request(call, request, warnings, contents)
         if response:
-            call.response = _response_content(span, response, warnings)
+            call.response = _response_content(span, response, warnings, contents)
     elif inference is not None:
         # Legacy content capture off, but the GenAI semconv content of the inference span may be there.
         genai_model_content(inference, call, warnings)
@@ -168,16 +168,10 @@ def _read_request(call: ModelCall, request: dict[str, Any], warnings: list[str],
         warnings.append(f"{where}: 'contents' is not a list")
         raw_contents = []
     for position, raw in enumerate(raw_contents):
-        key = repr(raw)  # of a parsed JSON value: equal values, equal text (cheaper than json.dumps)
-        content = seen.get(key)
-        if content is None:
-            try:
-                content = genai_types.Content.model_validate(strip_thought_signatures(raw))
-            except pydantic.ValidationError as exc:
-                warnings.append(f"{where}: contents[{position}] is not a genai Content: {exc.errors()[0]['msg']}")
-                continue
-            seen[key] = content
-        contents.append(content)
+        try:
+            contents.append(_validated_content(raw, seen))
+        except pydantic.ValidationError as exc:
+            warnings.append(f"{where}: contents[{position}] is not a genai Content: {exc.errors()[0]['msg']}")
     call.request = contents
     config = request.get("config") or {}
     if not isinstance(config, dict):
@@ -249,12 +243,27 @@ def _instruction_text(value: Any) -> str | None:
     return None
 
 
-def _response_content(span: Span, response: dict[str, Any], warnings: list[str]) -> genai_types.Content | None:
+def _validated_content(raw: Any, seen: _Contents) -> genai_types.Content:
+    """A request or response content, validated once per trace.
+
+    Raises:
+        pydantic.ValidationError: it is not a genai ``Content``.
+    """
+    key = repr(raw)  # of a parsed JSON value: equal values, equal text (cheaper than json.dumps)
+    content = seen.get(key)
+    if content is None:
+        content = seen[key] = genai_types.Content.model_validate(strip_thought_signatures(raw))
+    return content
+
+
+def _response_content(
+    span: Span, response: dict[str, Any], warnings: list[str], seen: _Contents
+) -> genai_types.Content | None:
     raw = response.get("content")
     if raw is None:
         return None
     try:
-        return genai_types.Content.model_validate(strip_thought_signatures(raw))
+        return _validated_content(raw, seen)
     except pydantic.ValidationError as exc:
         warnings.append(
             f"span {span.span_id} ({span.name!r}): {semconv.ADK_LLM_RESPONSE} content is not a genai Content: "
