@@ -61,6 +61,14 @@ OTEL_EVAL_MAX_PENDING_SPANS: Final = "OTEL_EVAL_MAX_PENDING_SPANS"
 """Ended spans waiting (between ``on_end`` and the processor's background thread) before new ones are dropped.
 Default 8192."""
 
+OTEL_EVAL_ISOLATION: Final = "OTEL_EVAL_ISOLATION"
+"""Where the embedded evaluation runs: ``thread`` (background threads of the agent's process, the default) or
+``process`` (a child process fed the spans over a socket; it exports the scores as ``OTEL_TRACES_EXPORTER``,
+``OTEL_LOGS_EXPORTER`` and ``OTEL_METRICS_EXPORTER`` say)."""
+ISOLATION_THREAD: Final = "thread"
+ISOLATION_PROCESS: Final = "process"
+DEFAULT_ISOLATION: Final = ISOLATION_THREAD
+
 OTEL_EVAL_QUEUE_SIZE: Final = "OTEL_EVAL_QUEUE_SIZE"
 """Evaluation requests waiting for the embedded worker or the Kafka producer. Default 1024."""
 DEFAULT_QUEUE_SIZE: Final = 1024

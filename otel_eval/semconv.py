@@ -87,6 +87,7 @@ DROP_INCOMPLETE: Final = "incomplete"  # a span still open when its local root w
 DROP_LATE: Final = "late"  # a content log record whose span was already handed on (or its trace evaluated)
 DROP_NO_TRACE: Final = "no_trace"  # a content log record whose span never came within the idle timeout
 TRANSPORT_KAFKA: Final = "kafka"  # value of otel_eval.transport
+TRANSPORT_PROCESS: Final = "process"  # the processor's spans to its evaluation process (isolation="process")
 
 # Instrumentation scopes of Kafka clients: spans of these are never buffered (the evaluator's own transport).
 KAFKA_CLIENT_SCOPES: Final[tuple[str, ...]] = (

@@ -119,6 +119,7 @@ class SpanAssembler:
         dropped_at_intake: int,
         shed: tuple[int, Iterable[int]],
         starts: Iterable[Span] = (),
+        rejected: Iterable[tuple[int, str]] = (),
     ) -> None:
         """Ingests ``spans``, hands on finished and idle subtrees; with ``final`` drops what is still incomplete.
 
@@ -129,6 +130,7 @@ class SpanAssembler:
             shed: Spans ``on_end`` dropped while the transport was full, and the ids of their traces: each such
                 trace is dropped whole (counted once), or its other spans would rebuild into a partial invocation.
             starts: Spans that started since the last step (at least those of ``spans``), in start order.
+            rejected: Traces to drop whole, with the reason (what is buffered now and their later spans).
         """
         now = time.monotonic()
         counts = _StepCounts()
@@ -137,6 +139,8 @@ class SpanAssembler:
         counts.spans[semconv.DROP_TRANSPORT_QUEUE_FULL] += shed_spans
         for trace_id in shed_traces:
             self._count(self.buffers.reject(trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL), counts, first_drop=0)
+        for trace_id, reason in rejected:
+            self._count(self.buffers.reject(trace_id, reason), counts, first_drop=0)
         for started in starts:
             self._track(started, now)
         if self.logs is not None:  # before the spans: a record is emitted before its span ends

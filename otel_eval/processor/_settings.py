@@ -15,6 +15,7 @@ from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.environment_variables import flag_setting, number_setting
+from otel_eval.errors import ConfigurationError
 from otel_eval.model import EvalSet
 from otel_eval.model.loading import criteria_setting, eval_set_setting
 from otel_eval.worker.embedded import EMBEDDED_OPTIONS
@@ -43,6 +44,7 @@ class ProcessorSettings:
     trace_idle_timeout: float = env.DEFAULT_TRACE_IDLE_TIMEOUT
     max_queue_size: int = env.DEFAULT_QUEUE_SIZE
     concurrency: int = env.DEFAULT_CONCURRENCY
+    isolation: str = env.DEFAULT_ISOLATION
     kafka_bootstrap_servers: str | None = field(default=None)
 
     @classmethod
@@ -78,6 +80,7 @@ class ProcessorSettings:
             ),
             max_queue_size=_count(environ, env.OTEL_EVAL_QUEUE_SIZE, env.DEFAULT_QUEUE_SIZE),
             concurrency=_count(environ, env.OTEL_EVAL_WORKER_CONCURRENCY, env.DEFAULT_CONCURRENCY),
+            isolation=_isolation(environ),
             kafka_bootstrap_servers=environ.get(env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS, "").strip() or None,
         )
 
@@ -108,7 +111,9 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
     }
     if "exporter" in overrides or not settings.kafka_bootstrap_servers:
         if "exporter" not in overrides:
-            options.update(max_queue_size=settings.max_queue_size, concurrency=settings.concurrency)
+            options.update(
+                max_queue_size=settings.max_queue_size, concurrency=settings.concurrency, isolation=settings.isolation
+            )
         options.update(overrides)
         return options
     from otel_eval.transport.kafka import KafkaInvocationExporter
@@ -124,6 +129,15 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
     options["pipeline"] = pipeline
     options.update((name, value) for name, value in overrides.items() if name not in EMBEDDED_OPTIONS)
     return options
+
+
+def _isolation(environ: Mapping[str, str]) -> str:
+    value = environ.get(env.OTEL_EVAL_ISOLATION, "").strip().lower() or env.DEFAULT_ISOLATION
+    if value not in (env.ISOLATION_THREAD, env.ISOLATION_PROCESS):
+        raise ConfigurationError(
+            f"{env.OTEL_EVAL_ISOLATION}={value!r}: expected {env.ISOLATION_THREAD!r} or {env.ISOLATION_PROCESS!r}"
+        )
+    return value
 
 
 def _count(environ: Mapping[str, str], name: str, default: int) -> int:

@@ -16,6 +16,7 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from otel_eval import environment_variables as env
+from otel_eval import semconv
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation import criteria_from
@@ -27,6 +28,8 @@ from otel_eval.processor import _settings as defaults
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import TraceBuffers
 from otel_eval.processor._completion import IncompleteCounter, OpenSpans
+from otel_eval.processor._evaluation_process import EvaluationProcess
+from otel_eval.processor._exporters import exporter_names
 from otel_eval.processor._logs import EvaluationLogRecordProcessor, LogJoin
 from otel_eval.processor._priority import SamplePriority
 from otel_eval.processor._requests import RequestBuilder
@@ -40,7 +43,7 @@ from otel_eval.processor._selection import (
 from otel_eval.processor._settings import processor_options
 from otel_eval.processor._shedding import Shedder
 from otel_eval.transport.base import DuplicateLogFilter, InvocationExporter
-from otel_eval.worker.embedded import EMBEDDED_OPTIONS, EmbeddedOptions, embedded_exporter
+from otel_eval.worker.embedded import EMBEDDED_OPTIONS, EmbeddedOptions, console_enabled, embedded_exporter
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -54,7 +57,15 @@ _SCHEDULE_DELAY_SECONDS = 0.2
 """The background thread's period for idle sweeps; a local root's end wakes it at once."""
 _WAKE_BATCH_SPANS = 512
 
-SpanT = TypeVar("SpanT", ReadableSpan, Span)
+T = TypeVar("T")
+
+PROCESS_OPTIONS = frozenset({"max_queue_size", "concurrency"})
+"""The embedded settings that cross into the evaluation process (``isolation="process"``)."""
+PROCESS_NO_DESTINATION_WARNING = (
+    "EvaluationSpanProcessor(isolation='process'): the scores go nowhere: the evaluation process exports them as "
+    "OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER and OTEL_METRICS_EXPORTER say (e.g. otlp, console) and none is set; "
+    f"set them, or {env.OTEL_EVAL_CONSOLE}=true to print one line per score."
+)
 
 
 logger.addFilter(DuplicateLogFilter())
@@ -103,13 +114,19 @@ class EvaluationSpanProcessor(SpanProcessor):
         enrichment_wait_seconds: How long a root span is held for its scores.
         pipeline: The pipeline counters to report through, when the exporter already shares them (``from_env``
             builds one for the Kafka exporter and the processor, so each instrument exists once).
+        isolation: ``"thread"``: the embedded evaluation runs on background threads of this process. ``"process"``:
+            in a child process fed the spans over a socket (:mod:`otel_eval.processor._evaluation_process`), off
+            the agent's GIL; it exports the scores as ``OTEL_TRACES_EXPORTER``, ``OTEL_LOGS_EXPORTER`` and
+            ``OTEL_METRICS_EXPORTER`` say, so provider, judge, sink, registry and ``enrich`` objects (which cannot
+            cross) are refused; ``max_queue_size`` and ``concurrency`` apply there.
         **embedded: The embedded worker's settings (:class:`~otel_eval.worker.embedded.EmbeddedOptions`):
             ``judge``, ``tracer_provider``, ``logger_provider``, ``sinks``, ``max_queue_size``, ``concurrency``.
 
     Raises:
         ConfigurationError: unknown metric or invalid criterion, or an unreadable eval set.
-        ValueError: a limit below 1, or ``sample_rate`` outside [0, 1].
-        TypeError: embedded settings given together with an ``exporter`` (which does not evaluate here).
+        ValueError: a limit below 1, ``sample_rate`` outside [0, 1], or an unknown ``isolation``.
+        TypeError: embedded settings given together with an ``exporter`` (which does not evaluate here), or objects
+            that cannot cross into the evaluation process with ``isolation="process"``.
     """
 
     def __init__(
@@ -132,6 +149,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         enrich: SpanProcessor | None = None,
         enrichment_wait_seconds: float = _DEFAULT_ENRICHMENT_WAIT_SECONDS,
         pipeline: PipelineMetrics | None = None,
+        isolation: str = env.DEFAULT_ISOLATION,
         **embedded: Unpack[EmbeddedOptions],
     ) -> None:
         limits = {"max_open_traces": max_open_traces, "max_spans_per_trace": max_spans_per_trace}
@@ -157,6 +175,44 @@ class EvaluationSpanProcessor(SpanProcessor):
         if isinstance(eval_set, (str, Path)):
             eval_set = load_eval_set(eval_set)
         parsed_criteria = criteria_from(criteria)
+        self._process: EvaluationProcess | None = None
+        if isolation == env.ISOLATION_PROCESS:
+            refused = {"exporter": exporter, "registry": registry, "enrich": enrich, "pipeline": pipeline}
+            unsupported = sorted({*embedded} - PROCESS_OPTIONS) + [k for k, v in refused.items() if v is not None]
+            if unsupported:
+                raise TypeError(
+                    f"{', '.join(unsupported)}: objects of this process cannot cross into the evaluation process "
+                    "(isolation='process'), which exports the scores as OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER and "
+                    "OTEL_METRICS_EXPORTER say; use isolation='thread' to pass them"
+                )
+            if not any(exporter_names().values()) and not console_enabled():
+                logger.warning(PROCESS_NO_DESTINATION_WARNING)
+            registry = default_registry()
+            for name in parsed_criteria or {}:
+                registry.get(name)  # unknown metric names fail here, not in the child
+            settings: dict[str, Any] = {
+                "criteria": criteria, "eval_set": eval_set, "sample_rate": sample_rate,
+                "sample_priority": sample_priority, "agent_names": tuple(agent_names),
+                "root_span_names": tuple(root_span_names), "max_open_traces": max_open_traces,
+                "max_spans_per_trace": max_spans_per_trace, "max_buffer_bytes": max_buffer_bytes,
+                "max_pending_spans": max_pending_spans, "trace_idle_timeout": trace_idle_timeout, **embedded,
+            }  # fmt: skip
+            self.pipeline = PipelineMetrics(meter_provider, transport=semconv.TRANSPORT_PROCESS)
+            self.log_record_processor = EvaluationLogRecordProcessor(
+                max_pending=max_pending_spans, sample_bound=self._intake_bound
+            )
+            self._shutdown = False
+            self._process = EvaluationProcess(
+                settings,
+                pipeline=self.pipeline,
+                max_pending=max_pending_spans,
+                intake_bound=self._intake_bound,
+                log_records=self.log_record_processor,
+                idle_timeout=trace_idle_timeout,
+            )
+            return
+        if isolation != env.ISOLATION_THREAD:
+            raise ValueError(f"isolation must be 'thread' or 'process', got {isolation!r}")
         self.pipeline = pipeline or PipelineMetrics(
             meter_provider, transport="embedded" if exporter is None else "custom"
         )
@@ -212,6 +268,8 @@ class EvaluationSpanProcessor(SpanProcessor):
         return cls(**processor_options(environ, overrides))
 
     def __repr__(self) -> str:
+        if self._process is not None:
+            return f"{type(self).__name__}(isolation='process', shutdown={self._shutdown})"
         return f"{type(self).__name__}(exporter={type(self._exporter).__name__}, shutdown={self._shutdown})"
 
     # --- state that a fork must recreate -------------------------------------------------------------------------
@@ -228,6 +286,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         self._flush_waiters: list[threading.Event] = []
         self._flush_lock = threading.Lock()
         self._shedder = Shedder()
+        self._rejected: deque[tuple[int, str]] = deque()
         max_open_traces, max_spans_per_trace, max_buffer_bytes = self._limits
         self._assembler = SpanAssembler(
             buffers=TraceBuffers(
@@ -261,6 +320,9 @@ class EvaluationSpanProcessor(SpanProcessor):
         """Queues the start for the open-span bookkeeping; marks spans started under suppressed instrumentation
         (the evaluator's own work) to be skipped."""
         try:
+            if self._process is not None:
+                self._process.on_start(span, parent_context)
+                return
             if self._enricher is not None:
                 self._enricher.on_start(span, parent_context)
             if get_value(_SUPPRESS_INSTRUMENTATION_KEY, parent_context):
@@ -277,6 +339,9 @@ class EvaluationSpanProcessor(SpanProcessor):
     def on_end(self, span: ReadableSpan) -> None:
         """Queues a sampled ended span for the background thread; drops and counts it when the queue is full."""
         try:
+            if self._process is not None:
+                self._process.on_end(span)
+                return
             context = span.context
             bound = self._intake_bound
             if (
@@ -331,6 +396,8 @@ class EvaluationSpanProcessor(SpanProcessor):
         """
         if self._shutdown:
             return False
+        if self._process is not None:
+            return self._process.force_flush(timeout_millis)
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
         done = threading.Event()
         with self._flush_lock:
@@ -349,6 +416,9 @@ class EvaluationSpanProcessor(SpanProcessor):
             return
         self._shutdown = True
         self.log_record_processor.closed = True
+        if self._process is not None:
+            self._process.shutdown(timeout_millis)
+            return
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
         self._wake.set()
         self._thread.join(max(0.0, deadline - time.monotonic()))
@@ -362,6 +432,8 @@ class EvaluationSpanProcessor(SpanProcessor):
     def stats(self) -> dict[str, int]:
         """Pipeline counts (see the class docs) plus the current buffer occupancy."""
         counts = self.pipeline.snapshot()
+        if self._process is not None:
+            return counts
         if self._priority is not None:
             counts.update(self._priority.snapshot())
         counts.update(
@@ -404,8 +476,20 @@ class EvaluationSpanProcessor(SpanProcessor):
         ended = len(self._queue)
         starts = _drain(self._starts, len(self._starts))
         self._assembler.step(
-            _drain(self._queue, ended), final=final, dropped_at_intake=dropped_at_intake, shed=shed, starts=starts
+            _drain(self._queue, ended),
+            final=final,
+            dropped_at_intake=dropped_at_intake,
+            shed=shed,
+            starts=starts,
+            rejected=_drain(self._rejected, len(self._rejected)),
         )
+
+    def _reject_traces(self, trace_ids: Iterable[int], reason: str) -> None:
+        """Drops these traces whole at the next step: their buffered spans and those still to come (counted with
+        ``reason``). Thread safe; the evaluation process's feeder (``isolation="process"``) uses it for traces the
+        agent's process shed or lost part of."""
+        self._rejected.extend((trace_id, reason) for trace_id in trace_ids)
+        self._wake.set()
 
     def _update_shedding(self) -> tuple[int, list[int]]:
         """Starts shedding in ``on_end`` when the transport is full, stops when it has room again (or at shutdown).
@@ -419,7 +503,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         return self._shedder.take(full=full)
 
 
-def _drain(queue: deque[SpanT], count: int) -> Iterator[SpanT]:
+def _drain(queue: deque[T], count: int) -> Iterator[T]:
     for _ in range(min(count, len(queue))):
         yield queue.popleft()
 

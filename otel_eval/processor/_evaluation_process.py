@@ -1,0 +1,425 @@
+"""The agent's side of ``isolation="process"``: span starts and ends shipped to a child process that evaluates them.
+
+With the default ``isolation="thread"`` the rebuild, the metrics and the emission of the scores run on background
+threads of the agent's process, where they share its GIL (and its CPU) with the agent. With ``"process"``,
+:class:`EvaluationProcess` does what a ``BatchSpanProcessor`` does: ``on_start``/``on_end`` append to bounded
+queues; a daemon thread (``OtelEvalProcessFeeder``) turns each batch into plain tuples
+(:mod:`otel_eval.processor._wire`) and writes one frame to a private socket. The child
+(``python -m otel_eval.processor._evaluation_process_main``) runs an ordinary in-thread
+:class:`~otel_eval.EvaluationSpanProcessor` on what it reads, with its own tracer, logger and meter providers
+exporting as ``OTEL_TRACES_EXPORTER`` / ``OTEL_LOGS_EXPORTER`` / ``OTEL_METRICS_EXPORTER`` say, so a trace scores
+the same in both modes.
+
+Failures never reach the agent: a child that cannot start or exits is restarted (at most once a second, then
+backing off to 30 s); the spans it lost, and those of traces it had seen part of (which would rebuild into partial
+invocations), are dropped and counted (``otel_eval.spans.dropped{otel_eval.drop.reason=transport_error}``). When
+the socket is not writable (the kernel's own test: a quarter of its buffer holds what the child has not read yet),
+the child cannot keep up: the agent's process stops encoding rather than wait, ``on_end`` sheds spans, and their
+traces are dropped whole on both sides and counted (``transport_queue_full``), as the in-thread processor sheds
+when its worker's queue is full. ``force_flush`` and ``shutdown`` cross the process boundary within the caller's timeout. After ``os.fork`` the child
+process belongs to the parent: a forked agent process starts its own on its first span.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final, TypeVar
+
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, get_value
+from opentelemetry.sdk.trace import ReadableSpan, Span
+
+from otel_eval import semconv
+from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.forking import reinit_after_fork
+from otel_eval.processor._logs import EvaluationLogRecordProcessor
+from otel_eval.processor._selection import is_local_root
+from otel_eval.processor._shedding import Shedder
+from otel_eval.processor._wire import (
+    Ended,
+    Origins,
+    Start,
+    WireError,
+    encode_log_record,
+    encode_span,
+    encode_start,
+    receive_frame,
+    send_frame,
+)
+from otel_eval.transport.base import DuplicateLogFilter
+
+logger = logging.getLogger(__name__)
+logger.addFilter(DuplicateLogFilter())
+
+CHILD_MODULE: Final = "otel_eval.processor._evaluation_process_main"
+_LOW_64_BITS = (1 << 64) - 1
+_TICK_SECONDS = 0.05
+"""The feeder's period: spans of a root that waits for its descendants reach the child at most this late."""
+_LINGER_SECONDS = 0.002
+"""After a local root ends, how long the feeder waits for more before it writes (one frame, not one per root)."""
+_WAKE_BATCH_SPANS = 256
+_SEND_TIMEOUT_SECONDS = 10.0
+"""A child that reads nothing for this long is taken for hung: killed and restarted."""
+_RESTART_BACKOFF_SECONDS = (1.0, 30.0)
+
+_FORGET_TRACES_SECONDS_MIN = 1.0
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class _Flush:
+    deadline: float
+    done: threading.Event = field(default_factory=threading.Event)
+    result: bool = False
+
+
+@dataclass(slots=True)
+class _Child:
+    process: subprocess.Popen[bytes]
+    sock: socket.socket
+    requests: int = 0  # control messages sent: each one's sequence number
+
+
+class EvaluationProcess:
+    """Feeds a child evaluation process (see the module docs); the processor delegates its hooks here.
+
+    Args:
+        settings: Keyword arguments of the child's :class:`~otel_eval.EvaluationSpanProcessor` (picklable).
+        pipeline: The agent-side counters (spans dropped at intake or lost with a child).
+        max_pending: Starts, ends and log records waiting for the feeder, each; beyond, new ones are dropped.
+        intake_bound: The trace-id sampling bound ``on_start``/``on_end`` apply (None: every trace).
+        log_records: The companion ``LogRecordProcessor`` whose queue is shipped along.
+        idle_timeout: How long the feeder remembers a trace it has seen a span of (to drop the rest of it when the
+            child that had its first spans is lost).
+    """
+
+    def __init__(
+        self,
+        settings: dict[str, Any],
+        *,
+        pipeline: PipelineMetrics,
+        max_pending: int,
+        intake_bound: int | None,
+        log_records: EvaluationLogRecordProcessor,
+        idle_timeout: float,
+    ) -> None:
+        self._settings = settings
+        self._pipeline = pipeline
+        self._max_pending = max_pending
+        self._intake_bound = intake_bound
+        self._log_records = log_records
+        self._idle_timeout = max(idle_timeout, _FORGET_TRACES_SECONDS_MIN)
+        self._wake_threshold = min(_WAKE_BATCH_SPANS, max(1, max_pending // 2))
+        self._closing = False
+        self._stop_deadline = 0.0
+        self._start()
+        reinit_after_fork(self._at_fork_reinit)
+
+    def _start(self) -> None:
+        self._ends: deque[ReadableSpan] = deque()
+        self._starts: deque[tuple[Span, bool]] = deque()
+        self._dropped = 0
+        self._shedder = Shedder()
+        self._lock = threading.Lock()
+        self._flushes: list[_Flush] = []
+        self._wake = threading.Event()
+        self._child: _Child | None = None
+        self._origins = Origins()
+        self._seen: dict[int, float] = {}  # trace id -> last span start or end the feeder saw
+        self._shed_traces: dict[int, None] = {}  # shed while the child was behind: it drops them whole
+        self._next_forget = 0.0
+        self._lost_some = False  # spans were lost since the last child started: the next one drops their traces
+        self._restart_at = 0.0
+        self._backoff = _RESTART_BACKOFF_SECONDS[0]
+        self._thread = threading.Thread(name="OtelEvalProcessFeeder", target=self._run, daemon=True)
+        self._thread.start()
+
+    def _at_fork_reinit(self) -> None:
+        # The child process, its socket and the feeder thread are the parent's: start afresh, lazily.
+        if self._child is not None:
+            with contextlib.suppress(OSError):
+                self._child.sock.close()  # this process's copy only: the parent's connection stays open
+        if not self._closing:
+            self._start()
+
+    @property
+    def pid(self) -> int | None:
+        """The evaluation process's id, while one runs."""
+        child = self._child
+        return child.process.pid if child is not None else None
+
+    # --- the agent's threads -----------------------------------------------------------------------------------
+
+    def on_start(self, span: Span, parent_context: Context | None) -> None:
+        """Queues a sampled span's start. Never blocks."""
+        context = span.get_span_context()
+        bound = self._intake_bound
+        if not context.trace_flags.sampled or (bound is not None and (context.trace_id & _LOW_64_BITS) >= bound):
+            return
+        if len(self._starts) < self._max_pending and not self._shedder.active:  # else untracked: see on_end
+            self._starts.append((span, bool(get_value(_SUPPRESS_INSTRUMENTATION_KEY, parent_context))))
+
+    def on_end(self, span: ReadableSpan) -> None:
+        """Queues a sampled ended span; drops and counts it when the queue is full. Never blocks."""
+        context = span.context
+        bound = self._intake_bound
+        if (
+            context is None
+            or not context.trace_flags.sampled
+            or (bound is not None and (context.trace_id & _LOW_64_BITS) >= bound)
+            or self._closing
+        ):
+            return
+        if self._shedder.active and self._shedder.shed(context.trace_id):
+            return
+        ends = self._ends
+        if len(ends) < self._max_pending:
+            ends.append(span)
+            wake = self._wake
+            if not wake.is_set() and (is_local_root(span) or len(ends) >= self._wake_threshold):
+                wake.set()
+        else:
+            with self._lock:
+                self._dropped += 1
+
+    # --- flush and shutdown ------------------------------------------------------------------------------------
+
+    def force_flush(self, timeout_millis: int) -> bool:
+        """Ships what is queued, then waits until the child has evaluated and exported it. False past the timeout."""
+        if self._closing:
+            return False
+        flush = _Flush(deadline=time.monotonic() + max(0, timeout_millis) / 1000)
+        with self._lock:
+            self._flushes.append(flush)
+        self._wake.set()
+        flush.done.wait(max(0.0, flush.deadline - time.monotonic()))
+        return flush.done.is_set() and flush.result
+
+    def shutdown(self, timeout_millis: int) -> None:
+        """Ships what is queued, lets the child drain and export within ``timeout_millis``, then stops it."""
+        if self._closing:
+            return
+        deadline = time.monotonic() + max(0, timeout_millis) / 1000
+        self._stop_deadline = deadline
+        self._closing = True
+        self._wake.set()
+        self._thread.join(max(0.0, deadline - time.monotonic()))
+        child = self._child
+        if child is not None and child.process.poll() is None and time.monotonic() >= deadline:
+            logger.warning("the evaluation process did not stop within the shutdown timeout; killed")
+            child.process.kill()
+
+    # --- the feeder thread -------------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            if self._wake.wait(_TICK_SECONDS) and not (self._closing or self._flushes):
+                time.sleep(_LINGER_SECONDS)  # the invocations ending meanwhile go in the same frame
+            self._wake.clear()
+            with self._lock:
+                flushes, self._flushes = self._flushes, []
+            closing = self._closing
+            try:
+                self._send_pending()
+                for flush in flushes:
+                    flush.result = self._flush_child(flush.deadline)
+            except Exception:  # the thread boundary: log and carry on
+                logger.exception("the evaluation process feeder failed")
+            for flush in flushes:
+                flush.done.set()
+            if closing:
+                self._stop_child()
+                return
+
+    def _send_pending(self) -> None:
+        with self._lock:
+            dropped, self._dropped = self._dropped, 0
+        self._pipeline.spans_dropped(semconv.DROP_QUEUE_FULL, dropped)
+        log_queue = self._log_records.queue
+        self._pipeline.log_records_dropped(semconv.DROP_QUEUE_FULL, self._log_records.take_dropped())
+        ended = len(self._ends)  # every span counted here started before: its start is among those drained next
+        if not (ended or self._starts or log_queue or self._shedder.active):
+            return
+        now = time.monotonic()
+        ends = list(_drain(self._ends, ended))
+        starts = list(_drain(self._starts, len(self._starts)))
+        records = list(_drain(log_queue, len(log_queue)))
+        child = self._running_child(now)  # first: a new child gets new origin numbers
+        behind = child is not None and self._behind(child)
+        shed_spans, shed_traces = self._shedder.take(full=behind)
+        if behind:
+            self._shedder.start()
+            shed_spans += len(ends)
+            shed_traces += [span.get_span_context().trace_id for span in ends]  # type: ignore[union-attr]
+            self._pipeline.log_records_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, len(records))
+            ends, starts, records = [], [], []
+        self._pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, shed_spans)
+        self._shed_traces.update(dict.fromkeys(shed_traces))
+        origins = self._origins
+        encoded_starts = [encode_start(span, suppressed, origins) for span, suppressed in starts]
+        encoded_ends = [encode_span(span, origins) for span in ends]
+        self._remember(encoded_starts, encoded_ends, now)
+        if child is None:
+            self._lose(len(ends), len(records))
+            return
+        if behind:
+            return
+        logs = [encode_log_record(record) for record in records]
+        shed, self._shed_traces = list(self._shed_traces), {}
+        try:
+            send_frame(child.sock, ("batch", encoded_starts, encoded_ends, logs, origins.take_new(), shed))
+        except (OSError, ValueError) as error:
+            self._child_lost(child, f"could not be written to ({error})", len(ends), len(logs))
+
+    def _behind(self, child: _Child) -> bool:
+        """Whether the child has not read enough of what was sent for another batch to go without waiting."""
+        try:
+            return not select.select([], [child.sock], [], 0)[1]
+        except (OSError, ValueError) as error:
+            self._child_lost(child, f"could not be polled ({error})", 0, 0)
+            return False
+
+    def _remember(self, starts: list[Start], ends: list[Ended], now: float) -> None:
+        """Notes the traces in flight, forgetting those quiet for the idle timeout (at most once a second)."""
+        seen = self._seen
+        for start in starts:
+            seen[start[0]] = now
+        for ended in ends:
+            seen[ended[1]] = now
+        if now >= self._next_forget:
+            self._next_forget = now + _FORGET_TRACES_SECONDS_MIN
+            quiet = now - self._idle_timeout
+            for trace_id in [trace_id for trace_id, last in seen.items() if last < quiet]:
+                del seen[trace_id]
+
+    def _running_child(self, now: float) -> _Child | None:
+        child = self._child
+        if child is not None:
+            if child.process.poll() is None:
+                return child
+            self._child_lost(child, f"exited with code {child.process.returncode}", 0, 0)
+        if now < self._restart_at:
+            return None
+        try:
+            self._child = self._spawn()
+        except (OSError, ValueError) as error:  # no interpreter, no fds, ...: counted while it lasts, retried later
+            logger.warning("could not start the evaluation process (%s); retrying in %.0f s", error, self._backoff)
+            self._back_off(now)
+            return None
+        self._backoff = _RESTART_BACKOFF_SECONDS[0]
+        return self._child
+
+    def _spawn(self) -> _Child:
+        ours, theirs = socket.socketpair()
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-m", CHILD_MODULE, str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        ours.settimeout(_SEND_TIMEOUT_SECONDS)
+        self._origins = Origins()
+        lost = list(self._seen) if self._lost_some else []  # traces that may have lost spans: the child drops them
+        self._lost_some = False
+        child = _Child(process, ours)
+        send_frame(ours, ("config", self._settings, lost))
+        return child
+
+    def _child_lost(self, child: _Child, what: str, spans: int, records: int) -> None:
+        """The child died or stopped reading: kill it, count what went with it, restart it later."""
+        self._child = None
+        with contextlib.suppress(OSError):
+            child.sock.close()
+        if child.process.poll() is None:
+            child.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.process.wait(1.0)
+        self._lost_some = True
+        logger.warning(
+            "the evaluation process %s; %d span(s) lost; the %d trace(s) in flight are dropped, and a new process "
+            "starts in %.0f s",
+            what,
+            spans,
+            len(self._seen),
+            self._backoff,
+        )
+        self._lose(spans, records)
+        self._back_off(time.monotonic())
+
+    def _back_off(self, now: float) -> None:
+        self._restart_at = now + self._backoff
+        self._backoff = min(self._backoff * 2, _RESTART_BACKOFF_SECONDS[1])
+
+    def _lose(self, spans: int, records: int) -> None:
+        self._lost_some = self._lost_some or bool(spans or records)
+        self._pipeline.spans_dropped(semconv.DROP_TRANSPORT_ERROR, spans)
+        self._pipeline.log_records_dropped(semconv.DROP_TRANSPORT_ERROR, records)
+
+    def _flush_child(self, deadline: float) -> bool:
+        child = self._child
+        if child is None:
+            return True  # nothing in flight (what a lost child had is counted)
+        child.requests += 1
+        return self._ask(child, ("flush", _millis_until(deadline), child.requests), deadline)
+
+    def _ask(self, child: _Child, message: tuple[Any, ...], deadline: float) -> bool:
+        """Sends a control message and waits for its reply (``(kind, ok, sequence)``) until ``deadline``."""
+        try:
+            send_frame(child.sock, message)
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                child.sock.settimeout(remaining)
+                _, ok, sequence = receive_frame(child.sock)
+                if sequence == message[2]:  # an older flush's late reply is skipped
+                    return bool(ok)
+        except TimeoutError:
+            return False
+        except (OSError, WireError, ValueError) as error:
+            self._child_lost(child, f"did not answer ({error})", 0, 0)
+            return False
+        finally:
+            if self._child is child:
+                with contextlib.suppress(OSError):
+                    child.sock.settimeout(_SEND_TIMEOUT_SECONDS)
+
+    def _stop_child(self) -> None:
+        deadline = self._stop_deadline
+        left = len(self._ends)
+        if left:
+            self._pipeline.spans_dropped(semconv.DROP_SHUTDOWN, left)
+            self._ends.clear()
+        child = self._child
+        if child is None:
+            return
+        child.requests += 1
+        self._ask(child, ("shutdown", _millis_until(deadline), child.requests), deadline)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.process.wait(max(0.0, deadline - time.monotonic()))
+        with contextlib.suppress(OSError):
+            child.sock.close()
+
+
+def _drain(queue: deque[T], count: int) -> Iterator[T]:
+    for _ in range(min(count, len(queue))):
+        yield queue.popleft()
+
+
+def _millis_until(deadline: float) -> int:
+    return max(0, int((deadline - time.monotonic()) * 1000))

@@ -1,0 +1,139 @@
+"""The evaluation process of ``isolation="process"``: ``python -m otel_eval.processor._evaluation_process_main FD``.
+
+Started by :class:`~otel_eval.processor._evaluation_process.EvaluationProcess` with one end of a private socket
+pair. It reads the processor's settings, then batches of span starts, ended spans and content log records, and feeds
+them to an ordinary in-thread :class:`~otel_eval.EvaluationSpanProcessor` (``on_start``, ``on_end``, its
+``log_record_processor``), whose scores go to providers exporting as the ``OTEL_*_EXPORTER`` variables say
+(:mod:`otel_eval.processor._exporters`) with the agent's resource. A ``flush`` or ``shutdown`` message is answered
+once the processor and the exporters are done. The end of the socket (the agent's process exited, or was killed)
+shuts it down as well. SIGINT is ignored: a Ctrl-C in the agent's terminal reaches the whole process group, and
+the agent's own shutdown drains this process. It runs at a lower priority (``nice`` 10) than the agent.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import sys
+import time
+from typing import Any
+
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, set_value
+
+from otel_eval import semconv
+from otel_eval.processor._exporters import ExportingProviders
+from otel_eval.processor._wire import SpanDecoder, WireError, decode_log_record, receive_frame, send_frame
+from otel_eval.processor.processor import EvaluationSpanProcessor
+
+logger = logging.getLogger("otel_eval.processor.evaluation_process")
+
+_SHUTDOWN_ON_EOF_MILLIS = 30_000
+_NICENESS = 10
+"""Evaluation is background work: where it competes with the agent for a core, the agent gets ~90% of it (the
+evaluation then falls behind, and its queues drop and count what does not fit)."""
+_SUPPRESSED: Context = set_value(_SUPPRESS_INSTRUMENTATION_KEY, True)
+
+
+class _Evaluation:
+    """The processor and its providers, made when the first batch brings the agent's resource."""
+
+    def __init__(self, settings: dict[str, Any], lost_traces: list[int]) -> None:
+        self._settings = settings
+        self._decoder = SpanDecoder()
+        self._lost_traces = lost_traces
+        self.processor: EvaluationSpanProcessor | None = None
+        self.providers: ExportingProviders | None = None
+
+    def batch(self, starts: list[Any], ends: list[Any], logs: list[Any], origins: Any, shed: list[int]) -> None:
+        """Feeds a batch to the processor: first the traces the agent's process shed (dropped whole), then the
+        starts, the ends and the content log records."""
+        decoder = self._decoder
+        decoder.add_origins(origins)
+        processor = self.processor
+        if processor is None:
+            processor = self._start(decoder, ends)
+        if shed:
+            processor._reject_traces(shed, semconv.DROP_TRANSPORT_QUEUE_FULL)
+        for start in starts:
+            span, suppressed = decoder.start(start)
+            processor.on_start(span, _SUPPRESSED if suppressed else None)
+        for ended in ends:
+            processor.on_end(decoder.span(ended))
+        for record in logs:
+            processor.log_record_processor.on_emit(decode_log_record(record))
+
+    def _start(self, decoder: SpanDecoder, ends: list[Any]) -> EvaluationSpanProcessor:
+        resource = decoder.resource(ends[0][-1] if ends else 0)
+        self.providers = providers = ExportingProviders(resource)
+        self.processor = EvaluationSpanProcessor(
+            **self._settings,
+            tracer_provider=providers.tracer_provider,
+            logger_provider=providers.logger_provider,
+            meter_provider=providers.meter_provider,
+        )
+        # Traces an earlier evaluation process had part of when it was lost: their rest would rebuild half.
+        self.processor._reject_traces(self._lost_traces, semconv.DROP_TRANSPORT_ERROR)
+        return self.processor
+
+    def flush(self, timeout_millis: int) -> bool:
+        if self.processor is None or self.providers is None:
+            return True
+        deadline = time.monotonic() + timeout_millis / 1000
+        flushed = self.processor.force_flush(timeout_millis)
+        return self.providers.force_flush(_millis_until(deadline)) and flushed
+
+    def shutdown(self, timeout_millis: int) -> None:
+        if self.processor is not None:
+            self.processor.shutdown(timeout_millis)
+        if self.providers is not None:
+            self.providers.shutdown()
+
+
+def serve(sock: socket.socket) -> None:
+    """Reads and answers messages until ``shutdown`` or the end of the socket."""
+    kind, settings, lost_traces = receive_frame(sock)
+    if kind != "config":
+        raise WireError(f"expected the settings first, got {kind!r}")
+    evaluation = _Evaluation(settings, lost_traces)
+    while True:
+        try:
+            message = receive_frame(sock)
+        except WireError:  # the agent's process is gone
+            evaluation.shutdown(_SHUTDOWN_ON_EOF_MILLIS)
+            return
+        kind = message[0]
+        if kind == "batch":
+            evaluation.batch(*message[1:])
+        elif kind == "flush":
+            send_frame(sock, ("flushed", evaluation.flush(message[1]), message[2]))
+        elif kind == "shutdown":
+            evaluation.shutdown(message[1])
+            send_frame(sock, ("stopped", True, message[2]))
+            return
+
+
+def _millis_until(deadline: float) -> int:
+    return max(0, int((deadline - time.monotonic()) * 1000))
+
+
+def main(argv: list[str]) -> int:
+    """Serves the socket whose file descriptor is ``argv[1]``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(os, "nice"):
+        os.nice(_NICENESS)
+    logging.basicConfig(
+        level=logging.WARNING, format="otel-eval evaluation process: %(levelname)s %(name)s: %(message)s"
+    )
+    with socket.socket(fileno=int(argv[1])) as sock:
+        try:
+            serve(sock)
+        except (OSError, WireError) as error:
+            logger.error("stopped: %s", error)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

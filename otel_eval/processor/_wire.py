@@ -1,0 +1,263 @@
+"""What the processor ships to its evaluation process (``isolation="process"``): span starts, ended spans and GenAI
+content log records as plain tuples, framed pickles over a socket, and back into SDK objects on the other side.
+
+The agent's process pays only for reading each span's fields into a tuple (the ``BatchSpanProcessor``'s exporters
+do as much) and one pickle per batch; the evaluation process rebuilds ``ReadableSpan`` objects and feeds them to an
+ordinary :class:`~otel_eval.EvaluationSpanProcessor`, so both sides score a trace with the same code. Pickle is safe
+here because both ends are this package: the socket is a private ``socketpair`` between a process and its child.
+"""
+
+from __future__ import annotations
+
+import pickle
+import socket
+from collections.abc import Mapping
+from typing import Any, cast
+
+from opentelemetry._logs import LogRecord
+from opentelemetry.sdk._logs import ReadWriteLogRecord
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import Event, ReadableSpan, Span
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+from opentelemetry.trace import (
+    NonRecordingSpan,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+    set_span_in_context,
+)
+
+from otel_eval.errors import OtelEvalError
+
+Start = tuple[int, int, int, bool, int, bool]
+"""trace id, span id, parent span id (0: none), parent is remote, scope number, started under suppressed
+instrumentation. Only sampled spans are shipped, so their trace flags are not."""
+Ended = tuple[Any, ...]
+"""An ended span's fields, in :func:`encode_span`'s order."""
+NewOrigins = tuple[dict[int, dict[str, Any]], dict[int, tuple[str, "str | None"]]]
+"""Resource attributes and scope (name, version) by number."""
+LogTuple = tuple[int, int, int, "str | None", "int | None", "int | None", "dict[str, Any] | None", Any]
+"""trace id, span id, trace flags, event name, timestamp, observed timestamp, attributes, body."""
+
+_SAMPLED = TraceFlags(TraceFlags.SAMPLED)
+_HEADER_BYTES = 4
+MAX_FRAME_BYTES = (1 << 31) - 1
+
+
+class WireError(OtelEvalError):
+    """The other end closed the socket, or sent a frame this side cannot read."""
+
+
+# --- the agent's side ------------------------------------------------------------------------------------------------
+
+
+class Origins:
+    """Numbers each distinct ``Resource`` and ``InstrumentationScope`` once (spans share a handful);
+    :meth:`take_new` returns those numbered since the last call, sent along with the spans referring to them."""
+
+    def __init__(self) -> None:
+        # id(object) -> (number, object): the object is kept so that its id is not reused by another.
+        self._resources: dict[int, tuple[int, Resource]] = {}
+        self._scopes: dict[int, tuple[int, InstrumentationScope | None]] = {}
+        self._new: NewOrigins = ({}, {})
+
+    def resource(self, resource: Resource) -> int:
+        """The number of ``resource``, assigned on first sight."""
+        found = self._resources.get(id(resource))
+        if found is not None:
+            return found[0]
+        key = len(self._resources)
+        self._resources[id(resource)] = (key, resource)
+        self._new[0][key] = dict(resource.attributes)
+        return key
+
+    def scope(self, scope: InstrumentationScope | None) -> int:
+        """The number of ``scope``, assigned on first sight."""
+        found = self._scopes.get(id(scope))
+        if found is not None:
+            return found[0]
+        key = len(self._scopes)
+        self._scopes[id(scope)] = (key, scope)
+        self._new[1][key] = (scope.name, scope.version) if scope is not None else ("", None)
+        return key
+
+    def take_new(self) -> NewOrigins:
+        """Resource attributes and scope names numbered since the last call."""
+        new, self._new = self._new, ({}, {})
+        return new
+
+
+def encode_start(span: Span, suppressed: bool, origins: Origins) -> Start:
+    """A span start: what the completion bookkeeping needs (ids, local parent, scope)."""
+    context = span.get_span_context()
+    parent = span.parent
+    return (
+        context.trace_id,
+        context.span_id,
+        parent.span_id if parent is not None else 0,
+        parent is not None and parent.is_remote,
+        origins.scope(span.instrumentation_scope),
+        suppressed,
+    )
+
+
+def encode_span(span: ReadableSpan, origins: Origins) -> Ended:
+    """An ended span: every field the rebuild reads."""
+    context = cast(SpanContext, span.get_span_context())  # the processor ships only spans with a context
+    parent = span.parent
+    status = span.status
+    events = span.events
+    return (
+        span.name,
+        context.trace_id,
+        context.span_id,
+        parent.span_id if parent is not None else 0,
+        parent is not None and parent.is_remote,
+        span.kind._value_,
+        span.start_time,
+        span.end_time,
+        status.status_code._value_,
+        status.description,
+        _attributes(span.attributes),
+        tuple((event.name, event.timestamp, _attributes(event.attributes)) for event in events) if events else (),
+        origins.scope(span.instrumentation_scope),
+        origins.resource(span.resource),
+    )
+
+
+def encode_log_record(record: ReadWriteLogRecord) -> LogTuple:
+    """A content log record: its span context, event name, times, attributes and body."""
+    log = record.log_record
+    return (
+        log.trace_id or 0,
+        log.span_id or 0,
+        int(log.trace_flags or 0),
+        log.event_name,
+        log.timestamp,
+        log.observed_timestamp,
+        _attributes(log.attributes),
+        log.body,
+    )
+
+
+def _attributes(attributes: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if not attributes:
+        return None
+    # The SDK's BoundedAttributes (behind a MappingProxyType) copy their inner dict in C.
+    copy = getattr(attributes, "copy", None)
+    result = copy() if copy is not None else dict(attributes)
+    return result if type(result) is dict else dict(result)
+
+
+# --- the evaluation process's side -----------------------------------------------------------------------------------
+
+
+class SpanDecoder:
+    """Turns tuples back into SDK spans, start stand-ins and log records (scopes and resources shared)."""
+
+    def __init__(self) -> None:
+        self._resources: dict[int, Resource] = {}
+        self._scopes: dict[int, InstrumentationScope] = {}
+        self._empty = Resource({})
+        self._no_scope = InstrumentationScope("")
+
+    def add_origins(self, new: NewOrigins) -> None:
+        """Resources and scopes numbered by the sender (:meth:`Origins.take_new`)."""
+        resources, scopes = new
+        for key, attributes in resources.items():
+            self._resources[key] = Resource(attributes)
+        for key, (name, version) in scopes.items():
+            self._scopes[key] = InstrumentationScope(name, version)
+
+    def resource(self, key: int) -> Resource:
+        """The resource numbered ``key`` (an empty one when it was never sent)."""
+        return self._resources.get(key, self._empty)
+
+    def start(self, start: Start) -> tuple[Span, bool]:
+        """A stand-in for a started span (a ``ReadableSpan`` with the ids and scope the processor's ``on_start``
+        and completion bookkeeping read), and whether it started under suppressed instrumentation."""
+        trace_id, span_id, parent_id, parent_remote, scope, suppressed = start
+        span = ReadableSpan(
+            name="",
+            context=SpanContext(trace_id, span_id, is_remote=False, trace_flags=_SAMPLED),
+            parent=SpanContext(trace_id, parent_id, is_remote=parent_remote) if parent_id else None,
+            instrumentation_scope=self._scopes.get(scope, self._no_scope),
+        )
+        return span, suppressed  # type: ignore[return-value]  # on_start reads only what a ReadableSpan has
+
+    def span(self, ended: Ended) -> ReadableSpan:
+        """The ended span."""
+        (
+            name, trace_id, span_id, parent_id, parent_remote, kind, start_time, end_time, status_code,
+            status_description, attributes, events, scope, resource_key,
+        ) = ended  # fmt: skip
+        return ReadableSpan(
+            name=name,
+            context=SpanContext(trace_id, span_id, is_remote=False, trace_flags=_SAMPLED),
+            parent=SpanContext(trace_id, parent_id, is_remote=parent_remote) if parent_id else None,
+            resource=self.resource(resource_key),
+            attributes=attributes,
+            events=[
+                Event(event_name, event_attributes, timestamp) for event_name, timestamp, event_attributes in events
+            ],
+            kind=SpanKind(kind),
+            status=Status(StatusCode(status_code), status_description),
+            start_time=start_time,
+            end_time=end_time,
+            instrumentation_scope=self._scopes.get(scope, self._no_scope),
+        )
+
+
+def decode_log_record(encoded: LogTuple) -> ReadWriteLogRecord:
+    """The SDK log record a companion ``LogRecordProcessor`` receives."""
+    trace_id, span_id, flags, event_name, timestamp, observed, attributes, body = encoded
+    context = set_span_in_context(NonRecordingSpan(SpanContext(trace_id, span_id, False, TraceFlags(flags))))
+    record = LogRecord(
+        timestamp=timestamp,
+        observed_timestamp=observed,
+        context=context,
+        body=body,
+        attributes=attributes,
+        event_name=event_name,
+    )
+    return ReadWriteLogRecord(record)
+
+
+# --- framing ---------------------------------------------------------------------------------------------------------
+
+
+def send_frame(sock: socket.socket, message: object) -> int:
+    """Pickles ``message`` and sends it with a 4-byte length. Returns the bytes sent.
+
+    Raises:
+        OSError: the socket failed or timed out (the stream is then unusable: close it).
+    """
+    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    if len(payload) > MAX_FRAME_BYTES:
+        raise ValueError(f"a frame of {len(payload)} bytes is over {MAX_FRAME_BYTES}")
+    sock.sendall(len(payload).to_bytes(_HEADER_BYTES, "big") + payload)
+    return len(payload)
+
+
+def receive_frame(sock: socket.socket) -> Any:
+    """The next message.
+
+    Raises:
+        WireError: the other end closed the socket (cleanly or mid-frame).
+        OSError: the socket failed or timed out.
+    """
+    size = int.from_bytes(_receive_exactly(sock, _HEADER_BYTES), "big")
+    return pickle.loads(_receive_exactly(sock, size))
+
+
+def _receive_exactly(sock: socket.socket, size: int) -> bytes:
+    view = memoryview(bytearray(size))
+    received = 0
+    while received < size:
+        count = sock.recv_into(view[received:], size - received)
+        if not count:
+            raise WireError("the other end closed the connection")
+        received += count
+    return view.tobytes()

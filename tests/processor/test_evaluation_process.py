@@ -1,0 +1,279 @@
+"""``isolation="process"``: the spans go to a real child process, whose real OTLP exporters deliver the scores.
+
+Each test runs the child (``python -m otel_eval.processor._evaluation_process_main``) and a loopback OTLP/HTTP
+receiver; the scores are read from what the SDK's OTLP exporters sent, never from the processor's internals.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+
+from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval.demo import SCENARIOS, TravelAgent
+from otel_eval.errors import ConfigurationError
+from otel_eval.model import EvalCase, EvalSet
+from otel_eval.processor._wire import Origins, SpanDecoder, encode_span
+from otel_eval.traces import spans_from_readable
+from otel_eval.transport import InMemoryInvocationExporter
+from tests.reconstruct.adk_agents import SCENARIOS as ADK_SCENARIOS
+from tests.reconstruct.adk_agents import adk_telemetry, global_logger_provider, run_turns, span_exporter
+from tests.waiting import wait_until
+from tests.worker._harness import OtlpSink
+
+
+class _Recorder(SpanProcessor):
+    def __init__(self) -> None:
+        self.spans: list[ReadableSpan] = []
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.spans.append(span)
+
+
+@pytest.fixture
+def sink(monkeypatch: pytest.MonkeyPatch) -> Iterator[OtlpSink]:
+    """A receiver, and the child's exporters pointed at it through the SDK's own variables."""
+    receiver = OtlpSink().start()
+    monkeypatch.setenv("OTEL_LOGS_EXPORTER", "otlp")
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "otlp")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
+    yield receiver
+    receiver.stop()
+
+
+def _recorded_spans(invocations: int) -> list[ReadableSpan]:
+    provider = TracerProvider()
+    recorder = _Recorder()
+    provider.add_span_processor(recorder)
+    agent = TravelAgent(provider)
+    for index in range(invocations):
+        agent.run(SCENARIOS[index % len(SCENARIOS)])
+    provider.shutdown()
+    return recorder.spans
+
+
+def _scores(sink: OtlpSink) -> set[tuple[str, str, str, str, object]]:
+    return {(e.trace_id, e.span_id, e.metric, e.label, e.score) for e in sink.events()}
+
+
+def test_the_same_spans_score_the_same_in_a_child_process_as_on_threads(sink: OtlpSink) -> None:
+    spans = _recorded_spans(len(SCENARIOS))
+    isolated = EvaluationSpanProcessor(isolation="process")
+    for span in spans:
+        isolated.on_end(span)
+    assert isolated.force_flush(60_000)
+    from_child = _scores(sink)
+    isolated.shutdown(30_000)
+    sink.log_requests.clear()
+
+    logger_provider = LoggerProvider()
+    logger_provider.add_log_record_processor(
+        BatchLogRecordProcessor(OTLPLogExporter(endpoint=f"{sink.endpoint}/v1/logs"))
+    )
+    threaded = EvaluationSpanProcessor(logger_provider=logger_provider)
+    for span in spans:
+        threaded.on_end(span)
+    assert threaded.force_flush(60_000)
+    logger_provider.force_flush()
+    threaded.shutdown()
+    logger_provider.shutdown()
+
+    trace_ids = {format(span.context.trace_id, "032x") for span in spans if span.context is not None}
+    assert len(trace_ids) == len(SCENARIOS)
+    assert {trace_id for trace_id, *_ in from_child} == trace_ids
+    assert from_child == _scores(sink)
+    assert sink.evaluation_span_count() > 0  # the child's evaluation spans went out through its trace exporter
+
+
+def test_a_killed_evaluation_process_is_replaced_and_the_agent_never_sees_it(sink: OtlpSink) -> None:
+    provider = TracerProvider()
+    processor = EvaluationSpanProcessor(isolation="process")
+    provider.add_span_processor(processor)
+    agent = TravelAgent(provider)
+    agent.run(SCENARIOS[0])
+    assert processor.force_flush(60_000)
+    first = processor._process.pid if processor._process is not None else None
+    assert first is not None
+    os.kill(first, signal.SIGKILL)
+
+    def replaced() -> bool:
+        agent.run(SCENARIOS[1])  # never raises, never blocks, while the child is dead and restarting
+        pid = processor._process.pid if processor._process is not None else None
+        return pid is not None and pid != first
+
+    assert wait_until(replaced, timeout=30)
+    before = {trace_id for trace_id, *_ in _scores(sink)}
+    agent.run(SCENARIOS[2])
+    assert processor.force_flush(60_000)
+    after = {trace_id for trace_id, *_ in _scores(sink)} - before
+    assert after, "the new evaluation process scored the invocation that ran after it started"
+    assert processor.stats()[f"spans.dropped.{semconv.DROP_TRANSPORT_ERROR}"] > 0
+    provider.shutdown()
+
+
+def test_shutdown_kills_a_hung_evaluation_process_within_its_timeout(sink: OtlpSink) -> None:
+    provider = TracerProvider()
+    processor = EvaluationSpanProcessor(isolation="process")
+    provider.add_span_processor(processor)
+    TravelAgent(provider).run(SCENARIOS[0])
+    assert processor.force_flush(60_000)
+    assert processor._process is not None
+    child = processor._process._child
+    assert child is not None
+    os.kill(child.process.pid, signal.SIGSTOP)  # hung: reads nothing, answers nothing
+    try:
+        TravelAgent(provider).run(SCENARIOS[1])
+        done = threading.Thread(target=processor.shutdown, kwargs={"timeout_millis": 1500})
+        done.start()
+        done.join(60)
+        assert not done.is_alive()
+        assert child.process.wait(10) == -signal.SIGKILL
+    finally:
+        if child.process.poll() is None:
+            child.process.kill()
+
+
+def test_objects_that_cannot_cross_into_the_child_are_refused() -> None:
+    with pytest.raises(TypeError, match="sinks"):
+        EvaluationSpanProcessor(isolation="process", sinks=[print])
+    with pytest.raises(ValueError, match="isolation"):
+        EvaluationSpanProcessor(isolation="fork")
+
+
+def test_an_unknown_exporter_name_fails_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_LOGS_EXPORTER", "no-such-exporter")
+    with pytest.raises(ConfigurationError, match=r"OTEL_LOGS_EXPORTER.*no-such-exporter"):
+        EvaluationSpanProcessor(isolation="process")
+
+
+def test_from_env_reads_the_isolation(monkeypatch: pytest.MonkeyPatch, sink: OtlpSink) -> None:
+    monkeypatch.setenv("OTEL_EVAL_ISOLATION", "process")
+    processor = EvaluationSpanProcessor.from_env()
+    try:
+        assert "isolation='process'" in repr(processor)
+    finally:
+        processor.shutdown(10_000)
+    monkeypatch.setenv("OTEL_EVAL_ISOLATION", "forked")
+    with pytest.raises(ConfigurationError, match="OTEL_EVAL_ISOLATION"):
+        EvaluationSpanProcessor.from_env()
+
+
+def test_spans_cross_the_wire_unchanged() -> None:
+    spans = _recorded_spans(len(SCENARIOS))
+    origins = Origins()
+    encoded = [encode_span(span, origins) for span in spans]
+    decoder = SpanDecoder()
+    decoder.add_origins(origins.take_new())
+    assert spans_from_readable([decoder.span(e) for e in encoded]) == spans_from_readable(spans)
+
+
+@pytest.mark.usefixtures("quiet_adk")
+async def test_event_only_content_log_records_reach_the_child(sink: OtlpSink) -> None:
+    # A real ADK agent under EVENT_ONLY: its messages exist only on log records, which the companion
+    # LogRecordProcessor ships with the spans. The reference metrics read that content: they pass only if it crossed.
+    span_exporter()  # the session's global SDK tracer provider, which ADK's proxy tracer uses
+    tracer_provider = trace.get_tracer_provider()
+    assert isinstance(tracer_provider, TracerProvider)
+    logger_provider = global_logger_provider()
+    golden_exporter = InMemoryInvocationExporter()
+    recorder = EvaluationSpanProcessor(exporter=golden_exporter)
+    tracer_provider.add_span_processor(recorder)
+    with adk_telemetry(schema=2, capture_mode="SPAN_ONLY"):
+        await run_turns(ADK_SCENARIOS["single_tool"]())
+    assert recorder.force_flush(30_000)
+    recorder.shutdown()
+    (request,) = golden_exporter.get_finished_requests()
+    golden = request.invocations[0].invocation
+    eval_set = EvalSet(eval_set_id="event-only", eval_cases=[EvalCase(eval_id="c1", conversation=[golden])])
+
+    criteria = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
+    processor = EvaluationSpanProcessor(criteria=criteria, eval_set=eval_set, isolation="process")
+    tracer_provider.add_span_processor(processor)
+    logger_provider.add_log_record_processor(processor.log_record_processor)
+    try:
+        with adk_telemetry(schema=2, capture_mode="EVENT_ONLY"):
+            await run_turns(ADK_SCENARIOS["single_tool"]())
+        assert processor.force_flush(60_000)
+    finally:
+        processor.shutdown(30_000)
+    scores = {(e.metric, e.score, e.label) for e in sink.events()}
+    assert ("tool_trajectory_avg_score", 1.0, "pass") in scores
+    assert ("response_match_score", 1.0, "pass") in scores
+
+
+def test_a_child_that_falls_behind_makes_the_agent_shed_whole_traces(sink: OtlpSink) -> None:
+    provider = TracerProvider()
+    recorder = _Recorder()
+    processor = EvaluationSpanProcessor(isolation="process")
+    provider.add_span_processor(processor)
+    provider.add_span_processor(recorder)
+    agent = TravelAgent(provider)
+    agent.run(SCENARIOS[0])
+    assert processor.force_flush(60_000)
+    assert processor._process is not None and processor._process.pid is not None
+    pid = processor._process.pid
+    os.kill(pid, signal.SIGSTOP)  # reads and acknowledges nothing: the agent's process must stop sending
+    try:
+        index = 0
+
+        def shedding() -> bool:
+            nonlocal index
+            index += 1
+            agent.run(SCENARIOS[index % len(SCENARIOS)])
+            return processor.stats().get(f"spans.dropped.{semconv.DROP_TRANSPORT_QUEUE_FULL}", 0) > 0
+
+        assert wait_until(shedding, timeout=60)
+        for extra in range(20):  # shed in on_end now, with traces whose first spans went out before
+            agent.run(SCENARIOS[extra % len(SCENARIOS)])
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    for extra in range(5):
+        agent.run(SCENARIOS[extra % len(SCENARIOS)])
+    assert processor.force_flush(60_000)
+    provider.shutdown()
+
+    tools: dict[str, int] = {}
+    for span in recorder.spans:
+        trace_id = format(span.context.trace_id, "032x") if span.context is not None else ""
+        is_tool = (span.attributes or {}).get("gen_ai.operation.name") == "execute_tool"
+        tools[trace_id] = tools.get(trace_id, 0) + int(is_tool)
+    counted = {e.trace_id: e.score for e in sink.events() if e.metric == "tool_call_count_v1"}
+    assert len(counted) < len(tools)  # some traces were shed ...
+    assert {trace_id: tools[trace_id] for trace_id in counted} == counted  # ... and none was evaluated in part
+
+
+def test_a_forked_agent_process_starts_its_own_evaluation_process(sink: OtlpSink) -> None:
+    provider = TracerProvider()
+    processor = EvaluationSpanProcessor(isolation="process")
+    provider.add_span_processor(processor)
+    agent = TravelAgent(provider)
+    agent.run(SCENARIOS[0])
+    assert processor.force_flush(60_000)
+    parent_child = processor._process.pid if processor._process is not None else None
+    pid = os.fork()
+    if pid == 0:  # the forked agent: its invocation is scored by a new evaluation process of its own
+        try:
+            agent.run(SCENARIOS[1])
+            flushed = processor.force_flush(60_000)
+            own = processor._process.pid if processor._process is not None else None
+            provider.shutdown()
+            os._exit(0 if flushed and own not in (None, parent_child) else 1)
+        finally:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    agent.run(SCENARIOS[2])  # the parent's evaluation process is untouched by the fork
+    assert processor.force_flush(60_000)
+    assert processor._process is not None and processor._process.pid == parent_child
+    provider.shutdown()
+    assert len({trace_id for trace_id, *_ in _scores(sink)}) == 3
