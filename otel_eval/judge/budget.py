@@ -9,7 +9,8 @@ estimate was low, taken). A refused admission makes no call: the metric reports 
 ``error.type=budget_exhausted``.
 
 Estimates: input tokens from the prompt's length (:func:`estimate_tokens`, four characters a token, the same
-estimate the honest-context check uses), output tokens :data:`OUTPUT_TOKEN_ALLOWANCE` per call. Prices are the
+estimate the honest-context check uses); output tokens per call learned per judge model from the replies' reported
+usage, starting from 1,024 (:mod:`otel_eval.judge.output_estimate`). Prices are the
 judge's price table (``OTEL_EVAL_JUDGE_PRICES``); a call to a model without a price is never admitted under a budget
 (its cost could not be bounded), and a budget whose default judge model has no price is refused at start-up.
 
@@ -29,22 +30,28 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from otel_eval import environment_variables as env
 from otel_eval.errors import ConfigurationError
+from otel_eval.judge.output_estimate import OutputEstimates
 
 if TYPE_CHECKING:
     from otel_eval.judge.settings import PriceTable
 
-OUTPUT_TOKEN_ALLOWANCE = 1024
-"""Output tokens (thinking included) reserved per judge call before the reply says what it used."""
 PRIORITY_RESERVE = 0.2
 """Share of each bucket's capacity only priority invocations may spend."""
 CHARS_PER_TOKEN = 4
 """Characters per token of the input estimate."""
 ALL_METRICS = "*"
 """The budget entry shared by every judged metric not named on its own."""
+
+
+def format_usd(amount: float) -> str:
+    """``amount`` in plain decimal notation, as short as it round-trips (``0.00001``, never ``1e-05``)."""
+    text = format(Decimal(repr(float(amount))), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def estimate_tokens(characters: int) -> int:
@@ -54,9 +61,15 @@ def estimate_tokens(characters: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class BudgetSpec:
-    """USD per hour by metric name (``*``: every judged metric not named, sharing one bucket)."""
+    """USD per hour by metric name (``*``: every judged metric not named, sharing one bucket).
+
+    Attributes:
+        per_hour: USD per hour by metric name.
+        source: Where the spec came from (``OTEL_EVAL_JUDGE_BUDGET``, ``--budget``), for error messages.
+    """
 
     per_hour: Mapping[str, float]
+    source: str = field(default=env.OTEL_EVAL_JUDGE_BUDGET, compare=False)
 
     @classmethod
     def parse(cls, text: str, *, source: str = env.OTEL_EVAL_JUDGE_BUDGET) -> BudgetSpec | None:
@@ -78,7 +91,7 @@ class BudgetSpec:
             if name in entries:
                 raise ConfigurationError(f"{source}={text!r}: {name!r} is given twice")
             entries[name] = _amount(amount, entry, text, source)
-        return cls(entries)
+        return cls(entries, source)
 
     def bucket_name(self, metric: str) -> str | None:
         """The entry ``metric`` draws from: its own, else ``*``; None when it is not limited."""
@@ -87,8 +100,8 @@ class BudgetSpec:
         return ALL_METRICS if ALL_METRICS in self.per_hour else None
 
     def describe(self) -> str:
-        """The spec as it was given, normalised (``hallucinations_v1=$1/h, *=$2/h``)."""
-        return ", ".join(f"{name}=${usd:g}/h" for name, usd in self.per_hour.items())
+        """The spec as it was given, normalised (``hallucinations_v1=$1/h, *=$0.00001/h``)."""
+        return ", ".join(f"{name}=${format_usd(amount)}/h" for name, amount in self.per_hour.items())
 
 
 def _amount(amount: str, entry: str, text: str, source: str) -> float:
@@ -216,7 +229,8 @@ class JudgeBudget:
         spec: USD per hour by metric.
         prices: The judge's price table.
         clock: Seconds, monotonic (injectable for tests).
-        output_allowance: Output tokens reserved per call.
+        outputs: Output tokens reserved per call, by model (default: learned from the replies, starting from
+            :data:`~otel_eval.judge.output_estimate.OUTPUT_TOKEN_ALLOWANCE`; see :meth:`observe`).
         reserve: Share of each bucket kept for priority invocations.
     """
 
@@ -226,12 +240,12 @@ class JudgeBudget:
         prices: PriceTable,
         *,
         clock: Callable[[], float] = time.monotonic,
-        output_allowance: int = OUTPUT_TOKEN_ALLOWANCE,
+        outputs: OutputEstimates | None = None,
         reserve: float = PRIORITY_RESERVE,
     ) -> None:
         self.spec = spec
         self._prices = prices
-        self._output_allowance = output_allowance
+        self.outputs = OutputEstimates() if outputs is None else outputs
         self._reserve = reserve
         self.buckets = {name: TokenBucket(usd, clock) for name, usd in spec.per_hour.items()}
 
@@ -243,7 +257,7 @@ class JudgeBudget:
         """
         if self._prices.cost(model, 0, 0) is None:
             raise ConfigurationError(
-                f"{env.OTEL_EVAL_JUDGE_BUDGET} is set but judge model {model!r} has no price; "
+                f"{self.spec.source} is set but judge model {model!r} has no price; "
                 f"add it to {env.OTEL_EVAL_JUDGE_PRICES} (USD per million tokens) so its spend can be bounded"
             )
 
@@ -251,11 +265,17 @@ class JudgeBudget:
         """The estimated USD of ``calls``; None when one of their models has no price."""
         total = 0.0
         for call in calls:
-            cost = self._prices.cost(call.model, estimate_tokens(call.prompt_characters), self._output_allowance)
+            cost = self._prices.cost(
+                call.model, estimate_tokens(call.prompt_characters), self.outputs.tokens(call.model)
+            )
             if cost is None:
                 return None
             total += cost
         return total
+
+    def observe(self, model: str, output_tokens: int) -> None:
+        """Learns the output tokens (thinking included) of one reply of ``model``, for the estimates to come."""
+        self.outputs.observe(model, output_tokens)
 
     def admit(
         self, metric: str, calls: Sequence[CallEstimate], *, priority: bool = False
@@ -279,5 +299,5 @@ class JudgeBudget:
         kept = "" if priority else f" (the last {self._reserve:.0%} is kept for priority invocations)"
         return Refusal(
             f"judge budget exhausted: {metric} needs about ${cost:.6f} for {len(calls)} call(s), "
-            f"${max(0.0, bucket.level):.6f} of ${bucket.capacity:g}/h left{kept}"
+            f"${max(0.0, bucket.level):.6f} of ${format_usd(bucket.capacity)}/h left{kept}"
         )

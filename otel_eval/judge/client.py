@@ -410,6 +410,8 @@ class JudgeClient:
         reply = _to_reply(response)
         cost = self.settings.prices.cost(request.model, reply.input_tokens, reply.output_tokens)
         charge_current(cost or 0.0)
+        if self.budget is not None:
+            self.budget.observe(request.model, reply.output_tokens)
         self.accounting.record(
             metric,
             input_tokens=reply.input_tokens,

@@ -72,7 +72,12 @@ def test_a_budget_that_covers_the_evaluation_judges_it(cli: Callable[..., CliRes
         ((), {"OTEL_EVAL_JUDGE_BUDGET": "safety_v1=-2"}, "error: OTEL_EVAL_JUDGE_BUDGET='safety_v1=-2': entry"),
         (
             ("--budget", "1", "--judge-model", "judge-x"),
-            {},
+            {"OTEL_EVAL_JUDGE_BUDGET": "2"},  # overridden by --budget, so not the one to blame
+            "error: --budget is set but judge model 'judge-x' has no price; add it to OTEL_EVAL_JUDGE_PRICES",
+        ),
+        (
+            ("--judge-model", "judge-x"),
+            {"OTEL_EVAL_JUDGE_BUDGET": "1"},
             "error: OTEL_EVAL_JUDGE_BUDGET is set but judge model 'judge-x' has no price",
         ),
     ],

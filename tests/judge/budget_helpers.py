@@ -10,10 +10,11 @@ from typing import Any
 from google.genai import types as genai_types
 
 from otel_eval.judge import JudgeClient, PriceTable
-from otel_eval.judge.budget import OUTPUT_TOKEN_ALLOWANCE, BudgetSpec, CallEstimate, JudgeBudget
+from otel_eval.judge.budget import BudgetSpec, CallEstimate, JudgeBudget
+from otel_eval.judge.output_estimate import OUTPUT_TOKEN_ALLOWANCE, OutputEstimates
 from otel_eval.metrics.hallucinations_v1 import call_sizes, steps_to_evaluate
 from otel_eval.model import Invocation, TracedInvocation
-from tests.judge.fake_gemini import FakeGemini, Reply, request_text
+from tests.judge.fake_gemini import FakeGemini, Reply, Responder, request_text
 from tests.judge.helpers import make_judge
 
 MODEL = "judge-test"
@@ -57,6 +58,29 @@ def traced_invocation(index: int, **fields: Any) -> TracedInvocation:
 def hallucination_judge(model: str, body: dict[str, Any]) -> Reply:
     """Segments the answer into one sentence and labels it supported; reports the prompt's estimated tokens and the
     whole output allowance, so the real cost of a segmenter call is exactly its estimate and a validator's at most."""
+    text, tokens = _hallucination_verdict(body)
+    return Reply(text=text, prompt_tokens=tokens, output_tokens=OUTPUT_TOKEN_ALLOWANCE)
+
+
+def thinking_hallucination_judge(candidates: int, thoughts: int) -> Responder:
+    """:func:`hallucination_judge` whose replies report ``candidates`` answer and ``thoughts`` thinking tokens."""
+
+    def respond(model: str, body: dict[str, Any]) -> Reply:
+        text, tokens = _hallucination_verdict(body)
+        usage = {
+            "promptTokenCount": tokens,
+            "candidatesTokenCount": candidates,
+            "thoughtsTokenCount": thoughts,
+            "totalTokenCount": tokens + candidates + thoughts,
+        }
+        candidate = {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}
+        return Reply(json_body={"candidates": [candidate], "usageMetadata": usage, "modelVersion": model})
+
+    return respond
+
+
+def _hallucination_verdict(body: dict[str, Any]) -> tuple[str, int]:
+    """The verdict text for a segmenter or validator request, and the request's estimated prompt tokens."""
     prompt = request_text(body)
     system = "\n".join(p.get("text", "") for p in (body.get("systemInstruction") or {}).get("parts") or [])
     tokens = math.ceil((len(prompt) + len(system)) / 4)
@@ -69,19 +93,25 @@ def hallucination_judge(model: str, body: dict[str, Any]) -> Reply:
     else:
         found = _ANSWER.search(prompt)
         text = f"<sentence>{found.group(0)}</sentence>" if found else ""
-    return Reply(text=text, prompt_tokens=tokens, output_tokens=OUTPUT_TOKEN_ALLOWANCE)
+    return text, tokens
 
 
 def budgeted_judge(
-    server: FakeGemini, budget: str, clock: Clock, *, input_price: float = 1.0, output_price: float = 4.0
+    server: FakeGemini,
+    budget: str,
+    clock: Clock,
+    *,
+    input_price: float = 1.0,
+    output_price: float = 4.0,
+    outputs: OutputEstimates | None = None,
 ) -> JudgeClient:
     """A judge on ``server`` priced at ``input_price`` / ``output_price`` USD per million tokens, with ``budget``
-    (``OTEL_EVAL_JUDGE_BUDGET`` syntax) on ``clock``."""
+    (``OTEL_EVAL_JUDGE_BUDGET`` syntax) on ``clock`` and ``outputs`` estimates (default: learned)."""
     prices = PriceTable({MODEL: (input_price, output_price)})
     spec = BudgetSpec.parse(budget)
     judge = make_judge(server, default_model=MODEL, prices=prices, budget=spec, max_concurrency=8)
     assert spec is not None
-    judge.budget = JudgeBudget(spec, prices, clock=clock)
+    judge.budget = JudgeBudget(spec, prices, clock=clock, outputs=outputs)
     return judge
 
 

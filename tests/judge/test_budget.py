@@ -3,6 +3,8 @@ and a judged metric refused without a call (NOT_EVALUATED, ``budget_exhausted``,
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -10,7 +12,8 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from otel_eval import semconv
 from otel_eval.errors import ConfigurationError
 from otel_eval.judge import JudgeClient, JudgeSettings, PriceTable
-from otel_eval.judge.budget import BudgetSpec, CallEstimate, JudgeBudget
+from otel_eval.judge.budget import BudgetSpec, CallEstimate, JudgeBudget, Refusal, format_usd
+from otel_eval.judge.output_estimate import OutputEstimates
 from otel_eval.judge.priority import invocation_key, prioritising
 from otel_eval.metrics.hallucinations_v1 import HallucinationsV1Evaluator
 from otel_eval.model import EvalStatus
@@ -21,6 +24,7 @@ from tests.judge.budget_helpers import (
     calls_by_answer,
     estimated_cost,
     hallucination_judge,
+    thinking_hallucination_judge,
     traced_invocation,
 )
 from tests.judge.fake_gemini import FakeGemini
@@ -134,3 +138,67 @@ async def test_whole_invocations_are_refused_without_a_call_and_judged_again_aft
     assert [(p.value, dict(p.attributes)) for p in points] == [
         (2, {semconv.GEN_AI_EVALUATION_NAME: "hallucinations_v1", semconv.OTEL_EVAL_JUDGE_MODEL: MODEL})
     ]
+
+
+async def test_the_output_estimate_learns_the_replies_real_size_and_admits_more_under_the_same_budget(
+    fake_gemini: FakeGemini,
+) -> None:
+    # Replies of 100 output tokens (60 answer + 40 thinking), far below the 1,024 reserved per call at first. Output
+    # tokens only are priced, at $4 per million: the budget is 10,100 tokens' worth an hour, 2,020 kept for priority.
+    fake_gemini.set_responder(thinking_hallucination_judge(candidates=60, thoughts=40))
+    budget = f"hallucinations_v1={10_100 * 4 / 1e6!r}"
+    clock = Clock()  # frozen: no refill, the bucket is the bound
+    learning = budgeted_judge(fake_gemini, budget, clock, input_price=0.0)
+    fixed = budgeted_judge(fake_gemini, budget, clock, input_price=0.0, outputs=OutputEstimates(window=0))
+    assert learning.budget is not None and fixed.budget is not None
+
+    async def judge_one_by_one(judge: JudgeClient, first: int) -> tuple[list[bool], list[int]]:
+        metric, admitted, estimates = HallucinationsV1Evaluator(judge=judge), [], []
+        for index in range(first, first + 60):
+            result = await metric.evaluate([traced_invocation(index)])
+            admitted.append(result.overall_eval_status is EvalStatus.PASSED)
+            assert judge.budget is not None
+            estimates.append(judge.budget.outputs.tokens(MODEL))
+        return admitted, estimates
+
+    fixed_admitted, fixed_estimates = await judge_one_by_one(fixed, 0)
+    learned_admitted, learned_estimates = await judge_one_by_one(learning, 100)
+
+    # Two calls an evaluation: the estimate leaves the allowance with the 29th reply (the 15th evaluation) and is
+    # then the replies' real output, thinking included.
+    assert learned_estimates == [1024] * 14 + [100] * 46
+    assert fixed_estimates == [1024] * 60
+    # Admitted while the bucket keeps its reserve after the reservation: 31 evaluations with 2 x 1,024 tokens
+    # reserved each, 40 once 2 x 100 are.
+    assert fixed_admitted == [True] * 31 + [False] * 29
+    assert learned_admitted == [True] * 40 + [False] * 20
+    assert learning.accounting.total().output_tokens == 40 * 2 * 100
+
+    # An hour later, 50 evaluations at once: the reservations are exact, so exactly the budget's 40 run.
+    clock.advance(3600)
+    metric = HallucinationsV1Evaluator(judge=learning)
+    spent_before = learning.accounting.total().cost_usd
+    results = await asyncio.gather(*(metric.evaluate([traced_invocation(200 + i)]) for i in range(50)))
+    passed = [r for r in results if r.overall_eval_status is EvalStatus.PASSED]
+    refused = [r for r in results if r.error_type == semconv.ERROR_TYPE_BUDGET_EXHAUSTED]
+    assert len(passed) == 40 and len(refused) == 10
+    assert learning.accounting.total().cost_usd - spent_before == pytest.approx(40 * 2 * 100 * 4 / 1e6)
+    assert learning.max_in_flight > 1
+
+
+def test_budget_amounts_print_in_plain_decimals() -> None:
+    assert [format_usd(v) for v in (1e-05, 2.5, 2.0, 0.0, 1234.5678, 1e20)] == [
+        "0.00001",
+        "2.5",
+        "2",
+        "0",
+        "1234.5678",
+        "100000000000000000000",
+    ]
+    spec = BudgetSpec.parse("hallucinations_v1=1e-05,*=2", source="--budget")
+    assert spec is not None and spec.describe() == "hallucinations_v1=$0.00001/h, *=$2/h"
+    refusal = JudgeBudget(spec, PriceTable({MODEL: (1.0, 1.0)}), clock=Clock()).admit(
+        "hallucinations_v1", [CallEstimate(MODEL, 400)]
+    )
+    assert isinstance(refusal, Refusal)
+    assert "of $0.00001/h left" in refusal.reason and "e-0" not in refusal.reason

@@ -62,6 +62,21 @@ def _recorded_spans(invocations: int) -> list[ReadableSpan]:
     return recorder.spans
 
 
+def _isolated_agent(*also: SpanProcessor) -> tuple[TracerProvider, EvaluationSpanProcessor, TravelAgent]:
+    """A travel agent with the processor in ``process`` isolation (and ``also``), its evaluation process started by
+    a first invocation and flushed."""
+    provider = TracerProvider()
+    processor = EvaluationSpanProcessor(isolation="process")
+    provider.add_span_processor(processor)
+    for other in also:
+        provider.add_span_processor(other)
+    agent = TravelAgent(provider)
+    agent.run(SCENARIOS[0])
+    assert processor.force_flush(60_000)
+    assert processor._process is not None and processor._process.pid is not None
+    return provider, processor, agent
+
+
 def _scores(sink: OtlpSink) -> set[tuple[str, str, str, str, object]]:
     return {(e.trace_id, e.span_id, e.metric, e.label, e.score) for e in sink.events()}
 
@@ -96,14 +111,8 @@ def test_the_same_spans_score_the_same_in_a_child_process_as_on_threads(sink: Ot
 
 
 def test_a_killed_evaluation_process_is_replaced_and_the_agent_never_sees_it(sink: OtlpSink) -> None:
-    provider = TracerProvider()
-    processor = EvaluationSpanProcessor(isolation="process")
-    provider.add_span_processor(processor)
-    agent = TravelAgent(provider)
-    agent.run(SCENARIOS[0])
-    assert processor.force_flush(60_000)
+    provider, processor, agent = _isolated_agent()
     first = processor._process.pid if processor._process is not None else None
-    assert first is not None
     os.kill(first, signal.SIGKILL)
 
     def replaced() -> bool:
@@ -122,17 +131,13 @@ def test_a_killed_evaluation_process_is_replaced_and_the_agent_never_sees_it(sin
 
 
 def test_shutdown_kills_a_hung_evaluation_process_within_its_timeout(sink: OtlpSink) -> None:
-    provider = TracerProvider()
-    processor = EvaluationSpanProcessor(isolation="process")
-    provider.add_span_processor(processor)
-    TravelAgent(provider).run(SCENARIOS[0])
-    assert processor.force_flush(60_000)
+    _provider, processor, agent = _isolated_agent()
     assert processor._process is not None
     child = processor._process._child
     assert child is not None
     os.kill(child.process.pid, signal.SIGSTOP)  # hung: reads nothing, answers nothing
     try:
-        TravelAgent(provider).run(SCENARIOS[1])
+        agent.run(SCENARIOS[1])
         done = threading.Thread(target=processor.shutdown, kwargs={"timeout_millis": 1500})
         done.start()
         done.join(60)
@@ -212,17 +217,11 @@ async def test_event_only_content_log_records_reach_the_child(sink: OtlpSink) ->
 
 
 def test_a_child_that_falls_behind_makes_the_agent_shed_whole_traces(sink: OtlpSink) -> None:
-    provider = TracerProvider()
     recorder = _Recorder()
-    processor = EvaluationSpanProcessor(isolation="process")
-    provider.add_span_processor(processor)
-    provider.add_span_processor(recorder)
-    agent = TravelAgent(provider)
-    agent.run(SCENARIOS[0])
-    assert processor.force_flush(60_000)
+    provider, processor, agent = _isolated_agent(recorder)
     assert processor._process is not None and processor._process.pid is not None
     pid = processor._process.pid
-    os.kill(pid, signal.SIGSTOP)  # reads and acknowledges nothing: the agent's process must stop sending
+    os.kill(pid, signal.SIGSTOP)  # reads nothing: the agent's process must stop sending
     try:
         index = 0
 
@@ -253,12 +252,7 @@ def test_a_child_that_falls_behind_makes_the_agent_shed_whole_traces(sink: OtlpS
 
 
 def test_a_forked_agent_process_starts_its_own_evaluation_process(sink: OtlpSink) -> None:
-    provider = TracerProvider()
-    processor = EvaluationSpanProcessor(isolation="process")
-    provider.add_span_processor(processor)
-    agent = TravelAgent(provider)
-    agent.run(SCENARIOS[0])
-    assert processor.force_flush(60_000)
+    provider, processor, agent = _isolated_agent()
     parent_child = processor._process.pid if processor._process is not None else None
     pid = os.fork()
     if pid == 0:  # the forked agent: its invocation is scored by a new evaluation process of its own
