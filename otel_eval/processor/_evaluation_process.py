@@ -31,16 +31,19 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, get_value
 from opentelemetry.sdk.trace import ReadableSpan, Span
 
+from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.forking import reinit_after_fork
+from otel_eval.metrics import default_registry
+from otel_eval.processor._exporters import exporter_names
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
 from otel_eval.processor._selection import is_local_root
 from otel_eval.processor._shedding import Shedder
@@ -56,6 +59,7 @@ from otel_eval.processor._wire import (
     send_frame,
 )
 from otel_eval.transport.base import DuplicateLogFilter
+from otel_eval.worker.embedded import console_enabled
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
@@ -73,7 +77,41 @@ _RESTART_BACKOFF_SECONDS = (1.0, 30.0)
 
 _FORGET_TRACES_SECONDS_MIN = 1.0
 
+PROCESS_OPTIONS: Final = frozenset({"max_queue_size", "concurrency"})
+"""The embedded worker's settings that cross into the evaluation process; its objects cannot."""
+NO_DESTINATION_WARNING: Final = (
+    "EvaluationSpanProcessor(isolation='process'): the scores go nowhere: the evaluation process exports them as "
+    "OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER and OTEL_METRICS_EXPORTER say (e.g. otlp, console) and none is set; "
+    f"set them, or {env.OTEL_EVAL_CONSOLE}=true to print one line per score."
+)
+
 T = TypeVar("T")
+
+
+def check_process_options(given: Mapping[str, object], metric_names: Iterable[str]) -> None:
+    """What ``isolation="process"`` checks at start-up, so the child never fails on it later.
+
+    Args:
+        given: The processor's keyword arguments that may not cross (``exporter``, ``registry``, ``enrich``,
+            ``pipeline``: None when not given) and its embedded settings.
+        metric_names: The criteria's metrics (checked against the default registry, which the child uses).
+
+    Raises:
+        TypeError: an object that cannot cross into the child.
+        ConfigurationError: an unknown exporter name in ``OTEL_*_EXPORTER``, or an unknown metric.
+    """
+    refused = sorted(name for name, value in given.items() if value is not None and name not in PROCESS_OPTIONS)
+    if refused:
+        raise TypeError(
+            f"{', '.join(refused)}: objects of this process cannot cross into the evaluation process "
+            "(isolation='process'), which exports the scores as OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER and "
+            "OTEL_METRICS_EXPORTER say; use isolation='thread' to pass them"
+        )
+    if not any(exporter_names().values()) and not console_enabled():
+        logger.warning(NO_DESTINATION_WARNING)
+    registry = default_registry()
+    for name in metric_names:
+        registry.get(name)
 
 
 @dataclass(slots=True)

@@ -28,8 +28,7 @@ from otel_eval.processor import _settings as defaults
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import TraceBuffers
 from otel_eval.processor._completion import IncompleteCounter, OpenSpans
-from otel_eval.processor._evaluation_process import EvaluationProcess
-from otel_eval.processor._exporters import exporter_names
+from otel_eval.processor._evaluation_process import EvaluationProcess, check_process_options
 from otel_eval.processor._logs import EvaluationLogRecordProcessor, LogJoin
 from otel_eval.processor._priority import SamplePriority
 from otel_eval.processor._requests import RequestBuilder
@@ -43,7 +42,7 @@ from otel_eval.processor._selection import (
 from otel_eval.processor._settings import processor_options
 from otel_eval.processor._shedding import Shedder
 from otel_eval.transport.base import DuplicateLogFilter, InvocationExporter
-from otel_eval.worker.embedded import EMBEDDED_OPTIONS, EmbeddedOptions, console_enabled, embedded_exporter
+from otel_eval.worker.embedded import EMBEDDED_OPTIONS, EmbeddedOptions, embedded_exporter
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -58,14 +57,6 @@ _SCHEDULE_DELAY_SECONDS = 0.2
 _WAKE_BATCH_SPANS = 512
 
 T = TypeVar("T")
-
-PROCESS_OPTIONS = frozenset({"max_queue_size", "concurrency"})
-"""The embedded settings that cross into the evaluation process (``isolation="process"``)."""
-PROCESS_NO_DESTINATION_WARNING = (
-    "EvaluationSpanProcessor(isolation='process'): the scores go nowhere: the evaluation process exports them as "
-    "OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER and OTEL_METRICS_EXPORTER say (e.g. otlp, console) and none is set; "
-    f"set them, or {env.OTEL_EVAL_CONSOLE}=true to print one line per score."
-)
 
 
 logger.addFilter(DuplicateLogFilter())
@@ -177,19 +168,8 @@ class EvaluationSpanProcessor(SpanProcessor):
         parsed_criteria = criteria_from(criteria)
         self._process: EvaluationProcess | None = None
         if isolation == env.ISOLATION_PROCESS:
-            refused = {"exporter": exporter, "registry": registry, "enrich": enrich, "pipeline": pipeline}
-            unsupported = sorted({*embedded} - PROCESS_OPTIONS) + [k for k, v in refused.items() if v is not None]
-            if unsupported:
-                raise TypeError(
-                    f"{', '.join(unsupported)}: objects of this process cannot cross into the evaluation process "
-                    "(isolation='process'), which exports the scores as OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER and "
-                    "OTEL_METRICS_EXPORTER say; use isolation='thread' to pass them"
-                )
-            if not any(exporter_names().values()) and not console_enabled():
-                logger.warning(PROCESS_NO_DESTINATION_WARNING)
-            registry = default_registry()
-            for name in parsed_criteria or {}:
-                registry.get(name)  # unknown metric names fail here, not in the child
+            given = {"exporter": exporter, "registry": registry, "enrich": enrich, "pipeline": pipeline, **embedded}
+            check_process_options(given, parsed_criteria or {})
             settings: dict[str, Any] = {
                 "criteria": criteria, "eval_set": eval_set, "sample_rate": sample_rate,
                 "sample_priority": sample_priority, "agent_names": tuple(agent_names),
