@@ -68,7 +68,7 @@ CHILD_MODULE: Final = "otel_eval.processor._evaluation_process_main"
 _LOW_64_BITS = (1 << 64) - 1
 _TICK_SECONDS = 0.05
 """The feeder's period: spans of a root that waits for its descendants reach the child at most this late."""
-_LINGER_SECONDS = 0.002
+_LINGER_SECONDS = 0.001
 """After a local root ends, how long the feeder waits for more before it writes (one frame, not one per root)."""
 _WAKE_BATCH_SPANS = 256
 _SEND_TIMEOUT_SECONDS = 10.0

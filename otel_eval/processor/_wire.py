@@ -183,6 +183,7 @@ class SpanDecoder:
             name="",
             context=SpanContext(trace_id, span_id, is_remote=False, trace_flags=_SAMPLED),
             parent=SpanContext(trace_id, parent_id, is_remote=parent_remote) if parent_id else None,
+            resource=self._empty,  # without one, the SDK runs its resource detectors (a thread pool) per span
             instrumentation_scope=self._scopes.get(scope, self._no_scope),
         )
         return span, suppressed  # type: ignore[return-value]  # on_start reads only what a ReadableSpan has
