@@ -6,6 +6,10 @@ No judge (deterministic metrics only); the GenAI-semconv travel agent ends an in
    ``gen_ai.evaluation.result`` event as it is emitted; latency = first event of an invocation's trace minus its
    root span's end time. Targets: p50 <= 5 ms, p99 <= 25 ms. Beside them: process CPU per invocation with the
    processor vs the same paced agent without it.
+1b. Embedded with ``isolation="process"``: the scores are made in the evaluation process and exported over OTLP/HTTP
+   (the SDK's exporter, as ``OTEL_LOGS_EXPORTER=otlp`` configures it) to a loopback receiver; latency = the event's
+   time (``evaluated_at``, stamped when the score is emitted) minus the root span's end. Same targets. Beside them:
+   CPU per invocation of the agent's and the evaluation process.
 2. Kafka: ``KafkaInvocationExporter`` -> local tansu broker -> one ``otel-eval worker`` process (default settings);
    latency = the result's ``evaluated_at`` (stamped when the score is emitted) minus the invocation's end, read
    from the results topic. Targets: p50 <= 30 ms, p99 <= 100 ms. Beside them: CPU per invocation of the agent's
@@ -40,7 +44,7 @@ from otel_eval.transport.kafka import KafkaInvocationExporter
 sys.path.insert(0, str(ROOT))
 from tests._kafka import TansuBroker
 
-TARGETS_MS = {"embedded": (5.0, 25.0), "kafka": (30.0, 100.0)}
+TARGETS_MS = {"embedded": (5.0, 25.0), "embedded, process": (5.0, 25.0), "kafka": (30.0, 100.0)}
 WARM_UP = 20
 
 
@@ -121,6 +125,57 @@ def embedded(invocations: int, pace: float) -> tuple[list[float], float, float]:
     return latencies, with_cpu / invocations, without_cpu / invocations
 
 
+def in_child_process(invocations: int, pace: float) -> tuple[list[float], float, float]:
+    """Latencies (s) with ``isolation="process"``, and CPU per invocation of the agent's and the child's process."""
+    from tests.worker._harness import OtlpSink
+
+    sink = OtlpSink().start()
+    exporting = {
+        "OTEL_LOGS_EXPORTER": "otlp",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": sink.endpoint,
+    }
+    saved = {name: os.environ.get(name) for name in exporting}
+    os.environ.update(exporting)  # read by the evaluation process, which inherits this environment
+    try:
+        roots = RootEnds()
+        provider = TracerProvider()
+        processor = EvaluationSpanProcessor(isolation="process")
+        provider.add_span_processor(processor)
+        provider.add_span_processor(roots)
+        agent = TravelAgent(provider)
+        _paced(agent, WARM_UP, pace)
+        processor.force_flush(30_000)
+        roots.ended.clear()
+        child = processor._process.pid if processor._process is not None else None
+        assert child is not None
+        child_before = _process_cpu(child)
+        agent_cpu = _cpu_of(lambda: _paced(agent, invocations, pace))
+        processor.force_flush(30_000)
+        child_cpu = _process_cpu(child) - child_before
+        processor.shutdown()
+        first: dict[int, int] = {}
+        for request in sink.log_requests:
+            for resource_logs in request.resource_logs:
+                for scope_logs in resource_logs.scope_logs:
+                    for record in scope_logs.log_records:
+                        if record.event_name == semconv.EVALUATION_RESULT_EVENT:
+                            trace_id = int.from_bytes(record.trace_id, "big")
+                            first[trace_id] = min(first.get(trace_id, record.time_unix_nano), record.time_unix_nano)
+    finally:
+        sink.stop()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    latencies = [(first[t] - end) / 1e9 for t, end in roots.ended.items() if t in first]
+    missing = len(roots.ended) - len(latencies)
+    if missing:
+        raise RuntimeError(f"{missing} invocations without a score event")
+    return latencies, agent_cpu / invocations, child_cpu / invocations
+
+
 def _process_cpu(pid: int) -> float:
     """CPU seconds (user + system) of process ``pid`` so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -167,6 +222,12 @@ async def run(invocations: int, pace: float) -> list[Row]:
     )
     rows = _rows(
         "embedded", latencies, f"{with_cpu * 1e3:.2f} ms", f"{without_cpu * 1e3:.2f} ms", with_cpu / without_cpu
+    )
+    latencies, agent_cpu, child_cpu = await asyncio.to_thread(in_child_process, invocations, pace)
+    total = agent_cpu + child_cpu
+    print(f"process isolation CPU per invocation: agent {agent_cpu * 1e3:.2f} ms + child {child_cpu * 1e3:.2f} ms")
+    rows += _rows(
+        "embedded, process", latencies, f"{total * 1e3:.2f} ms", f"{without_cpu * 1e3:.2f} ms", total / without_cpu
     )
     with TansuBroker() as broker, tempfile.TemporaryDirectory() as tmp:
         latencies, agent_cpu, worker_cpu = await over_kafka(broker.bootstrap, invocations, pace, Path(tmp))

@@ -1,10 +1,13 @@
 """``otel-eval run`` over many trace files in bounded memory: rebuild file by file, spill, score one at a time.
 
-A first pass reads and rebuilds one file at a time and appends its invocations, pickled per conversation, to a
-temporary file; only a small index stays in memory (per conversation: its first invocation's sort key and where its
-chunks are, a few dozen bytes; per trace: its id, to notice a trace split across files). The second pass yields the conversations in
-the order :func:`~otel_eval.conversations.group_conversations` gives, each loaded from the spill only when it is
-scored, so memory holds one file's spans and the conversations being scored, not the whole run.
+A first pass reads and rebuilds one file at a time. Each file's invocations are kept in memory, per conversation,
+until the files kept add up to ``held_bytes`` (:data:`HELD_BYTES`; a rebuilt invocation takes about as much memory
+as its file); past that, everything kept so far and everything after goes, pickled per conversation, to a temporary
+file, and only a small index stays in memory (per conversation: its first invocation's sort key and where its chunks
+are, a few dozen bytes; per trace: its id, to notice a trace split across files). The second pass yields the
+conversations in the order :func:`~otel_eval.conversations.group_conversations` gives, each loaded from the spill
+only when it is scored, so memory holds at most ``held_bytes`` worth of files' invocations, one file's spans and the
+conversations being scored, not the whole run. A run on files that fit never writes the spill.
 
 Two inputs need every file's spans at once, and keep the former in-memory path (:func:`load_traces`): a trace whose
 spans are spread over several files (rebuilt from all of them together) and OTLP log files (``EVENT_ONLY`` content,
@@ -30,6 +33,9 @@ from otel_eval.conversations import Conversation, group_conversations
 from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct import group_by_trace, rebuild_trace
 
+HELD_BYTES = 16 * 2**20
+"""Bytes of trace files whose invocations the first pass keeps in memory before it starts spilling."""
+
 
 def _key(inv: TracedInvocation) -> tuple[str, str]:
     """Grouped as group_conversations groups: ``("session", session id)``, else ``("trace", trace id)``."""
@@ -44,13 +50,60 @@ class _NeedsAllSpans(Exception):
     """The files hold a trace split over several files, or log records: they are rebuilt together."""
 
 
+_Chunk = list[TracedInvocation] | tuple[int, int]
+"""One file's invocations of a conversation: kept in memory, or ``(offset, length)`` of their pickle in the spill."""
+
+
 @dataclass(slots=True)
 class _Spilled:
-    """Where one conversation's chunks are in the spill, and its first invocation's sort key."""
+    """Where one conversation's chunks are, and its first invocation's sort key."""
 
     first: tuple[int, str]
-    chunks: list[tuple[int, int]] = field(default_factory=list)
-    """``(offset, length)`` of each pickled chunk, in spill order."""
+    chunks: list[_Chunk] = field(default_factory=list)
+    """In file order."""
+
+
+class _Chunks:
+    """The conversations' chunks, kept in memory until ``held_bytes`` of files, then written to ``spill``."""
+
+    def __init__(self, spill: IO[bytes], held_bytes: int) -> None:
+        self.conversations: dict[tuple[str, str], _Spilled] = {}  # in first-seen order
+        self._spill, self._room = spill, held_bytes
+        self._spilling = False
+
+    def add_file(self, size: int, chunks: dict[tuple[str, str], list[TracedInvocation]]) -> None:
+        """One file's invocations (``size`` bytes of it), per conversation."""
+        if not self._spilling:
+            self._room -= size
+            if self._room < 0:
+                self._spilling = True
+                for spilled in self.conversations.values():
+                    spilled.chunks = [self._write(c) if isinstance(c, list) else c for c in spilled.chunks]
+        for key, members in chunks.items():
+            first = min(map(_member_order, members))[:2]
+            spilled = self.conversations.setdefault(key, _Spilled(first))
+            spilled.first = min(spilled.first, first)
+            spilled.chunks.append(self._write(members) if self._spilling else members)
+
+    def _write(self, members: list[TracedInvocation]) -> tuple[int, int]:
+        data = pickle.dumps(members, protocol=pickle.HIGHEST_PROTOCOL)
+        offset = self._spill.tell()
+        self._spill.write(data)
+        return offset, len(data)
+
+    def read_back(self, ordered: list[tuple[tuple[str, str], _Spilled]]) -> Iterator[Conversation]:
+        """The conversations of ``ordered``, one at a time, each chunk read back (and let go) when reached."""
+        for (kind, group_id), spilled in ordered:
+            members: list[TracedInvocation] = []
+            for chunk in spilled.chunks:
+                if isinstance(chunk, list):
+                    members.extend(chunk)
+                else:
+                    self._spill.seek(chunk[0])
+                    members.extend(pickle.loads(self._spill.read(chunk[1])))
+            spilled.chunks = []
+            members.sort(key=_member_order)
+            yield Conversation(invocations=members, session_id=group_id if kind == "session" else None)
 
 
 @dataclass(slots=True)
@@ -67,13 +120,14 @@ class StreamedTraces:
     """The conversations in :func:`group_conversations` order, each read from the spill when reached."""
 
 
-def stream_traces(paths: Sequence[Path], spill: IO[bytes]) -> StreamedTraces:
-    """The first pass over ``paths`` into ``spill`` (an empty binary file open for reading and writing).
+def stream_traces(paths: Sequence[Path], spill: IO[bytes], *, held_bytes: int = HELD_BYTES) -> StreamedTraces:
+    """The first pass over ``paths`` into ``spill`` (an empty binary file open for reading and writing), keeping the
+    invocations of the first ``held_bytes`` of files in memory.
 
     Falls back to :func:`load_traces` (everything in memory, as before) when the files need all their spans at once.
     """
     try:
-        return _spilled(paths, spill)
+        return _spilled(paths, _Chunks(spill, held_bytes))
     except _NeedsAllSpans:
         spill.seek(0)
         spill.truncate()
@@ -84,8 +138,7 @@ def stream_traces(paths: Sequence[Path], spill: IO[bytes]) -> StreamedTraces:
     return StreamedTraces(loaded, empty, len(conversations), iter(conversations))
 
 
-def _spilled(paths: Sequence[Path], spill: IO[bytes]) -> StreamedTraces:
-    conversations: dict[tuple[str, str], _Spilled] = {}  # in first-seen order
+def _spilled(paths: Sequence[Path], store: _Chunks) -> StreamedTraces:
     trace_ids: set[str] = set()
     loaded = LoadedTraces()
     trace_warnings: list[tuple[int, str, list[str]]] = []
@@ -110,13 +163,7 @@ def _spilled(paths: Sequence[Path], spill: IO[bytes]) -> StreamedTraces:
                 empty.append((trace.trace_id, trace.convention))
             for inv in trace.invocations:
                 chunks.setdefault(_key(inv), []).append(inv)
-        for key, members in chunks.items():
-            first = min(map(_member_order, members))[:2]
-            data = pickle.dumps(members, protocol=pickle.HIGHEST_PROTOCOL)
-            spilled = conversations.setdefault(key, _Spilled(first))
-            spilled.first = min(spilled.first, first)
-            spilled.chunks.append((spill.tell(), len(data)))
-            spill.write(data)
+        store.add_file(_size(path), chunks)
     for line in loaded.skipped:  # as load_traces prints them
         click.echo(f"warning: {line}", err=True)
     trace_warnings.sort(key=lambda item: (item[0], item[1]))
@@ -124,18 +171,15 @@ def _spilled(paths: Sequence[Path], spill: IO[bytes]) -> StreamedTraces:
         loaded.warnings.extend(warnings)
     empty.sort()
     # group_conversations' order: by first invocation (start, trace id), ties in first-seen order (a stable sort).
-    ordered = sorted(conversations.items(), key=lambda item: item[1].first)
-    return StreamedTraces(loaded, empty, len(ordered), _read_back(ordered, spill))
+    ordered = sorted(store.conversations.items(), key=lambda item: item[1].first)
+    return StreamedTraces(loaded, empty, len(ordered), store.read_back(ordered))
 
 
-def _read_back(ordered: list[tuple[tuple[str, str], _Spilled]], spill: IO[bytes]) -> Iterator[Conversation]:
-    for (kind, group_id), spilled in ordered:
-        members: list[TracedInvocation] = []
-        for offset, length in spilled.chunks:
-            spill.seek(offset)
-            members.extend(pickle.loads(spill.read(length)))
-        members.sort(key=_member_order)
-        yield Conversation(invocations=members, session_id=group_id if kind == "session" else None)
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # gone since it was read: its invocations are already rebuilt, count them as nothing
+        return 0
 
 
 def spill_file() -> IO[bytes]:

@@ -74,6 +74,8 @@ _WAKE_BATCH_SPANS = 256
 _SEND_TIMEOUT_SECONDS = 10.0
 """A child that reads nothing for this long is taken for hung: killed and restarted."""
 _RESTART_BACKOFF_SECONDS = (1.0, 30.0)
+_MAX_SHED_TRACES = 65536
+"""Shed trace ids kept for the next batch at most (the child drops them whole)."""
 
 _FORGET_TRACES_SECONDS_MIN = 1.0
 
@@ -268,7 +270,7 @@ class EvaluationProcess:
                 flushes, self._flushes = self._flushes, []
             closing = self._closing
             try:
-                self._send_pending()
+                self._send_pending(wait=bool(flushes) or closing)
                 for flush in flushes:
                     flush.result = self._flush_child(flush.deadline)
             except Exception:  # the thread boundary: log and carry on
@@ -279,7 +281,12 @@ class EvaluationProcess:
                 self._stop_child()
                 return
 
-    def _send_pending(self) -> None:
+    def _send_pending(self, *, wait: bool) -> None:
+        """Sends what is queued as one batch.
+
+        Unless ``wait`` (a flush or the shutdown waits for it), a child that has not read what was sent is not
+        waited for: the queue holds the spans up to half its size; beyond, the spans are shed (:meth:`_shed`).
+        """
         with self._lock:
             dropped, self._dropped = self._dropped, 0
         self._pipeline.spans_dropped(semconv.DROP_QUEUE_FULL, dropped)
@@ -289,35 +296,49 @@ class EvaluationProcess:
         if not (ended or self._starts or log_queue or self._shedder.active):
             return
         now = time.monotonic()
-        ends = list(_drain(self._ends, ended))
-        starts = list(_drain(self._starts, len(self._starts)))
-        records = list(_drain(log_queue, len(log_queue)))
         child = self._running_child(now)  # first: a new child gets new origin numbers
-        behind = child is not None and self._behind(child)
-        shed_spans, shed_traces = self._shedder.take(full=behind)
-        if behind:
-            self._shedder.start()
-            shed_spans += len(ends)
-            shed_traces += [span.get_span_context().trace_id for span in ends]  # type: ignore[union-attr]
-            self._pipeline.log_records_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, len(records))
-            ends, starts, records = [], [], []
+        if child is not None and not wait and self._behind(child):
+            if self._shedder.active or ended >= self._max_pending // 2:
+                self._shed(ended)
+            return
+        shed_spans, shed_traces = self._shedder.take(full=False)
         self._pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, shed_spans)
-        self._shed_traces.update(dict.fromkeys(shed_traces))
+        self._note_shed(shed_traces)
         origins = self._origins
-        encoded_starts = [encode_start(span, suppressed, origins) for span, suppressed in starts]
-        encoded_ends = [encode_span(span, origins) for span in ends]
+        encoded_starts = [
+            encode_start(span, suppressed, origins) for span, suppressed in _drain(self._starts, len(self._starts))
+        ]
+        encoded_ends = [encode_span(span, origins) for span in _drain(self._ends, ended)]
+        records = list(_drain(log_queue, len(log_queue)))
         self._remember(encoded_starts, encoded_ends, now)
         if child is None:
-            self._lose(len(ends), len(records))
-            return
-        if behind:
+            self._lose(len(encoded_ends), len(records))
             return
         logs = [encode_log_record(record) for record in records]
         shed, self._shed_traces = list(self._shed_traces), {}
         try:
             send_frame(child.sock, ("batch", encoded_starts, encoded_ends, logs, origins.take_new(), shed))
         except (OSError, ValueError) as error:
-            self._child_lost(child, f"could not be written to ({error})", len(ends), len(logs))
+            self._child_lost(child, f"could not be written to ({error})", len(encoded_ends), len(logs))
+
+    def _shed(self, ended: int) -> None:
+        """The child is behind and the queue half full: ``on_end`` sheds from now on, and what is queued goes too;
+        the traces are dropped whole, here and in the child (their ids go with the next batch)."""
+        self._shedder.start()
+        shed_spans, shed_traces = self._shedder.take(full=True)
+        for span in _drain(self._ends, ended):
+            shed_traces.append(span.get_span_context().trace_id)  # type: ignore[union-attr]
+            shed_spans += 1
+        self._starts.clear()  # spans still open then go untracked: their roots complete when they end
+        records = self._log_records.queue
+        self._pipeline.log_records_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, len(records))
+        records.clear()
+        self._pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, shed_spans)
+        self._note_shed(shed_traces)
+
+    def _note_shed(self, trace_ids: list[int]) -> None:
+        if len(self._shed_traces) < _MAX_SHED_TRACES:
+            self._shed_traces.update(dict.fromkeys(trace_ids))
 
     def _behind(self, child: _Child) -> bool:
         """Whether the child has not read enough of what was sent for another batch to go without waiting."""

@@ -147,6 +147,7 @@ def build_invocation(
     events = _replay_events(calls, tools, captured, warnings, where)
     final_event = _final_event(events)
     kept = [e for e in events if _kept(e)]
+    model_ns, tool_ns = timing.of(owned.root)
     invocation = Invocation(
         invocation_id=owned.invocation_id,
         user_content=_user_content(calls, warnings, where) if captured else genai_types.Content(role="user", parts=[]),
@@ -169,12 +170,10 @@ def build_invocation(
         ),
         creation_timestamp=owned.root.start_time_ns / 1e9,
         app_details=_app_details(calls),
+        duration=round(owned.root.duration_ns / 1e9, 3),
+        model_duration=round(model_ns / 1e9, 3),
+        tool_duration=round(tool_ns / 1e9, 3),
     )
-    model_ns, tool_ns = timing.of(owned.root)
-    duration = owned.root.duration_ns / 1e9
-    invocation.duration = round(duration, 3)
-    invocation.model_duration = round(model_ns / 1e9, 3)
-    invocation.tool_duration = round(tool_ns / 1e9, 3)
     return TracedInvocation(
         invocation=invocation,
         trace_id=owned.root.trace_id,
@@ -209,13 +208,16 @@ def _replay_events(
         author = call.author or "agent"
         if call.response is None or not call.response.parts:
             continue
-        content = _own_function_calls(call.response)
+        content = call.response
         function_calls = [p.function_call for p in content.parts or [] if p.function_call]
         runs = _match_tools(call, function_calls, runs_left)
         fill_from_history(function_calls, runs, calls[order + 1 :])
-        for function_call, run in zip(function_calls, runs, strict=True):
-            if run is not None and function_call.id is None and run.call_id:
-                function_call.id = run.call_id
+        if any(run is not None and c.id is None and run.call_id for c, run in zip(function_calls, runs, strict=True)):
+            content = _own_function_calls(content)  # ids are filled in: on a copy, the response stays as recorded
+            function_calls = [p.function_call for p in content.parts or [] if p.function_call]
+            for function_call, run in zip(function_calls, runs, strict=True):
+                if run is not None and function_call.id is None and run.call_id:
+                    function_call.id = run.call_id
         timeline.append((call.span.start_time_ns, 2 * order, _Event(author, content)))
         responses = [
             genai_types.Part(
@@ -262,8 +264,7 @@ def _replay_events(
 
 def _own_function_calls(response: genai_types.Content) -> genai_types.Content:
     """A copy of ``response`` that owns what the replay changes: its parts list and each function call (ids are
-    filled in, text parts appended); everything else is shared, unchanged. A deep copy cost more than the rest of the
-    replay."""
+    filled in); everything else is shared, unchanged. A deep copy cost more than the rest of the replay."""
     if response.parts is None:
         return response.model_copy()
     parts = [

@@ -218,13 +218,14 @@ def group_by_invocation(tree: SpanTree, model_spans: Sequence[Span], warnings: l
             group.session_id = session_of(span)
     ordered = sorted(groups.values(), key=lambda g: (g.model_spans[0].start_time_ns, g.root.span_id))
     above = tree.fold_down(_ids_above_step, _IdsAbove())
-    broken = [g for g in ordered if _nested_by_ids(g, above.get(g.model_spans[0].span_id, _IdsAbove())) is None]
+    verdicts = [_nested_by_ids(g, above.get(g.model_spans[0].span_id, _IdsAbove())) for g in ordered]
+    # Where the ids do not tell, only a run whose root lost its parent can be nested by time.
+    broken = [
+        g for g, verdict in zip(ordered, verdicts, strict=True) if verdict is None and not tree.has_parent_chain(g.root)
+    ]
     inside_tools = _inside_other_runs_tools(tree, [g.model_spans[0] for g in broken], ordered)
-    for group in ordered:
-        verdict = _nested_by_ids(group, above.get(group.model_spans[0].span_id, _IdsAbove()))
-        if verdict is None:
-            verdict = not tree.has_parent_chain(group.root) and group.model_spans[0].span_id in inside_tools
-        group.nested = verdict
+    for group, verdict in zip(ordered, verdicts, strict=True):
+        group.nested = verdict if verdict is not None else group.model_spans[0].span_id in inside_tools
     _assign_tool_spans(tree, ordered, warnings)
     return ordered
 

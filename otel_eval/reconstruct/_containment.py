@@ -55,6 +55,8 @@ def containing_range(
 
     Candidates and queries are expected to be different spans (a span is not compared with itself by id).
     """
+    if not candidates or not queries:
+        return [None] * len(queries)
     by_end = sorted(range(len(candidates)), key=lambda i: -candidates[i].end_time_ns)
     rank = {index: position for position, index in enumerate(by_end)}
     ascending_ends = sorted(c.end_time_ns for c in candidates)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -63,7 +62,7 @@ class AdkConvention(Convention):
         model_spans = [s for s in tree.spans if is_call_llm(s)]
         agent_above = tree.nearest(is_agent_span)
         timing = _ModelTiming(tree)
-        contents: _Contents = {}  # each call_llm request repeats the history: validated once per trace
+        contents: _Contents = {}  # each request repeats the history, earlier responses included: validated once
         result = rebuild_invocations(
             tree,
             model_spans,
@@ -114,7 +113,8 @@ class _ModelTiming:
 
 
 _Contents = dict[str, genai_types.Content]
-"""Request contents of one trace already validated, by their JSON (shared between its model calls: not mutated)."""
+"""Request and response contents of one trace already validated, by the repr of their JSON value (shared between its
+model calls, a response with the next request that repeats it: not mutated)."""
 
 
 def _model_call(tree: SpanTree, span: Span, agent: Span | None, warnings: list[str], contents: _Contents) -> ModelCall:
@@ -141,7 +141,7 @@ def _model_call(tree: SpanTree, span: Span, agent: Span | None, warnings: list[s
         if request:
             _read_request(call, request, warnings, contents)
         if response:
-            call.response = _response_content(span, response, warnings)
+            call.response = _response_content(span, response, warnings, contents)
     elif inference is not None:
         # Legacy content capture off, but the GenAI semconv content of the inference span may be there.
         genai_model_content(inference, call, warnings)
@@ -168,21 +168,10 @@ def _read_request(call: ModelCall, request: dict[str, Any], warnings: list[str],
         warnings.append(f"{where}: 'contents' is not a list")
         raw_contents = []
     for position, raw in enumerate(raw_contents):
-        stripped = strip_thought_signatures(raw)
         try:
-            key: str | None = json.dumps(stripped, separators=(",", ":"), allow_nan=True)
-        except (TypeError, ValueError):
-            key = None
-        content = seen.get(key) if key is not None else None
-        if content is None:
-            try:
-                content = genai_types.Content.model_validate(stripped)
-            except pydantic.ValidationError as exc:
-                warnings.append(f"{where}: contents[{position}] is not a genai Content: {exc.errors()[0]['msg']}")
-                continue
-            if key is not None:
-                seen[key] = content
-        contents.append(content)
+            contents.append(_validated_content(raw, seen))
+        except pydantic.ValidationError as exc:
+            warnings.append(f"{where}: contents[{position}] is not a genai Content: {exc.errors()[0]['msg']}")
     call.request = contents
     config = request.get("config") or {}
     if not isinstance(config, dict):
@@ -203,19 +192,31 @@ def _genai_tools(raw_tools: list[Any]) -> _Tools:
     """``config.tools`` as genai ``Tool`` objects.
 
     Validating tool declarations (large schemas, and genai's slow per-model checks) is most of the cost of reading a
-    ``call_llm`` span, and an agent sends the same declarations on every call: the result is cached by their JSON.
+    ``call_llm`` span, and an agent sends the same declarations on every call: the result is cached by their value.
     The cached ``Tool`` objects are shared, so they must not be mutated (they are only dumped, into ``app_details``).
     """
-    try:
-        key = json.dumps(raw_tools, separators=(",", ":"), allow_nan=True)
-    except (TypeError, ValueError):
-        return _validate_tools(raw_tools)
-    return _validate_tools_json(key)
+    return _validate_tools_once(_ByRepr(raw_tools))
+
+
+class _ByRepr:
+    """A parsed JSON value as a cache key, compared by its ``repr``: equal values, equal text, and about half the cost
+    of encoding the value as JSON again."""
+
+    __slots__ = ("key", "value")
+
+    def __init__(self, value: Any) -> None:
+        self.value, self.key = value, repr(value)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ByRepr) and other.key == self.key
 
 
 @functools.lru_cache(maxsize=_TOOLS_CACHE_SIZE)
-def _validate_tools_json(key: str) -> _Tools:
-    return _validate_tools(json.loads(key))
+def _validate_tools_once(raw_tools: _ByRepr) -> _Tools:
+    return _validate_tools(raw_tools.value)
 
 
 def _validate_tools(raw_tools: list[Any]) -> _Tools:
@@ -242,12 +243,27 @@ def _instruction_text(value: Any) -> str | None:
     return None
 
 
-def _response_content(span: Span, response: dict[str, Any], warnings: list[str]) -> genai_types.Content | None:
+def _validated_content(raw: Any, seen: _Contents) -> genai_types.Content:
+    """A request or response content, validated once per trace.
+
+    Raises:
+        pydantic.ValidationError: it is not a genai ``Content``.
+    """
+    key = repr(raw)  # of a parsed JSON value: equal values, equal text (cheaper than json.dumps)
+    content = seen.get(key)
+    if content is None:
+        content = seen[key] = genai_types.Content.model_validate(strip_thought_signatures(raw))
+    return content
+
+
+def _response_content(
+    span: Span, response: dict[str, Any], warnings: list[str], seen: _Contents
+) -> genai_types.Content | None:
     raw = response.get("content")
     if raw is None:
         return None
     try:
-        return genai_types.Content.model_validate(strip_thought_signatures(raw))
+        return _validated_content(raw, seen)
     except pydantic.ValidationError as exc:
         warnings.append(
             f"span {span.span_id} ({span.name!r}): {semconv.ADK_LLM_RESPONSE} content is not a genai Content: "
@@ -256,14 +272,21 @@ def _response_content(span: Span, response: dict[str, Any], warnings: list[str])
         return None
 
 
-def strip_thought_signatures(value: Any) -> Any:
-    """A genai JSON value without ``thought_signature`` keys (opaque bytes ADK itself strips from traces)."""
-    if isinstance(value, dict):
-        return {
-            k: strip_thought_signatures(v)
-            for k, v in value.items()
-            if k not in ("thought_signature", "thoughtSignature")
-        }
-    if isinstance(value, list):
-        return [strip_thought_signatures(v) for v in value]
-    return value
+_THOUGHT_SIGNATURE_KEYS = ("thought_signature", "thoughtSignature")
+
+
+def strip_thought_signatures(content: Any) -> Any:
+    """A genai ``Content`` JSON value whose parts carry no thought signature (opaque bytes ADK itself clears from the
+    parts it traces); a value without any, or not a content, is returned as it is. Only what changes is copied."""
+    parts = content.get("parts") if isinstance(content, dict) else None
+    if not isinstance(parts, list) or not any(
+        isinstance(part, dict) and any(key in part for key in _THOUGHT_SIGNATURE_KEYS) for part in parts
+    ):
+        return content
+    return {
+        **content,
+        "parts": [
+            {k: v for k, v in part.items() if k not in _THOUGHT_SIGNATURE_KEYS} if isinstance(part, dict) else part
+            for part in parts
+        ],
+    }

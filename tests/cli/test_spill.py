@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from otel_eval.cli._common import load_traces
-from otel_eval.cli._spill import spill_file, stream_traces
+from otel_eval.cli._spill import HELD_BYTES, spill_file, stream_traces
 from otel_eval.conversations import Conversation, group_conversations
 
 DATA = Path(__file__).parents[1] / "data" / "traces"
@@ -24,19 +26,23 @@ def _in_memory(paths: list[Path]) -> list[Conversation]:
     return group_conversations(inv for trace in loaded.traces for inv in trace.invocations)
 
 
-def _streamed(paths: list[Path]) -> tuple[int, list[Conversation]]:
+def _streamed(paths: list[Path], held_bytes: int = HELD_BYTES) -> tuple[int, list[Conversation]]:
     with spill_file() as spill:
-        streamed = stream_traces(paths, spill)
-        return streamed.count, list(streamed.conversations)
+        streamed = stream_traces(paths, spill, held_bytes=held_bytes)
+        conversations = list(streamed.conversations)
+        spilled = spill.tell() > 0
+    assert spilled == (held_bytes < sum(path.stat().st_size for path in paths))
+    return streamed.count, conversations
 
 
 def _shape(conversations: list[Conversation]) -> list[tuple[str | None, list[str]]]:
     return [(c.session_id, [inv.model_dump_json() for inv in c.invocations]) for c in conversations]
 
 
-def test_files_streamed_through_the_spill_give_the_conversations_of_grouping_them_all() -> None:
+@pytest.mark.parametrize("held_files", [0, 2, len(FILES)], ids=["all-spilled", "spilled-after-two", "all-held"])
+def test_files_streamed_through_the_spill_give_the_conversations_of_grouping_them_all(held_files: int) -> None:
     expected = _in_memory(FILES)
-    count, conversations = _streamed(FILES)
+    count, conversations = _streamed(FILES, sum(path.stat().st_size for path in FILES[:held_files]))
     assert count == len(expected) == len(conversations)
     assert len(expected) >= 4
     assert _shape(conversations) == _shape(expected)

@@ -10,6 +10,7 @@ import os
 import signal
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from opentelemetry import trace
@@ -62,11 +63,13 @@ def _recorded_spans(invocations: int) -> list[ReadableSpan]:
     return recorder.spans
 
 
-def _isolated_agent(*also: SpanProcessor) -> tuple[TracerProvider, EvaluationSpanProcessor, TravelAgent]:
-    """A travel agent with the processor in ``process`` isolation (and ``also``), its evaluation process started by
-    a first invocation and flushed."""
+def _isolated_agent(
+    *also: SpanProcessor, **options: Any
+) -> tuple[TracerProvider, EvaluationSpanProcessor, TravelAgent]:
+    """A travel agent with the processor in ``process`` isolation (with ``options``, and ``also``), its evaluation
+    process started by a first invocation and flushed."""
     provider = TracerProvider()
-    processor = EvaluationSpanProcessor(isolation="process")
+    processor = EvaluationSpanProcessor(isolation="process", **options)
     provider.add_span_processor(processor)
     for other in also:
         provider.add_span_processor(other)
@@ -218,7 +221,7 @@ async def test_event_only_content_log_records_reach_the_child(sink: OtlpSink) ->
 
 def test_a_child_that_falls_behind_makes_the_agent_shed_whole_traces(sink: OtlpSink) -> None:
     recorder = _Recorder()
-    provider, processor, agent = _isolated_agent(recorder)
+    provider, processor, agent = _isolated_agent(recorder, max_pending_spans=64)  # sheds past 32 spans queued
     assert processor._process is not None and processor._process.pid is not None
     pid = processor._process.pid
     os.kill(pid, signal.SIGSTOP)  # reads nothing: the agent's process must stop sending
