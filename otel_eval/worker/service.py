@@ -23,19 +23,15 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from functools import partial
+from collections.abc import Iterator
 from types import FrameType
 from typing import Any
 
 from otel_eval import environment_variables as env
-from otel_eval import semconv
-from otel_eval.errors import InputError
-from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.transport import RequestEvaluator, quiet_client_logs, release_client_logs, stop_client
+from otel_eval.worker._batches import BatchPipeline
 from otel_eval.worker._metrics import WorkerMetrics
-from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_logs, parse_otlp_spans, requests_from_trace
+from otel_eval.worker.collector_path import TraceAssembler
 from otel_eval.worker.consumer import (
     BrokerWatch,
     RebalanceListener,
@@ -43,13 +39,12 @@ from otel_eval.worker.consumer import (
     create_producer,
     create_readback_consumer,
     for_want_of_the_broker,
-    parse_request,
 )
 from otel_eval.worker.dead_letter import DeadLetters
-from otel_eval.worker.deadline import DeadlineExecutor, RecordTimeoutError
+from otel_eval.worker.deadline import DeadlineExecutor
 from otel_eval.worker.health import HEARTBEAT_SECONDS, HealthServer, WorkerHealth
-from otel_eval.worker.results import ResultLedger, ResultsPublisher, invocation_key
-from otel_eval.worker.settings import SOURCE_OTLP_LOGS, SOURCE_OTLP_SPANS, SOURCE_REQUESTS, WorkerSettings
+from otel_eval.worker.results import ResultLedger, ResultsPublisher
+from otel_eval.worker.settings import SOURCE_OTLP_SPANS, WorkerSettings
 from otel_eval.worker.telemetry import WorkerTelemetry
 
 logger = logging.getLogger(__name__)
@@ -59,12 +54,6 @@ _RETRY_BACKOFF_S = 1.0
 _CLIENT_STOP_SHARE = 0.6
 """Of the time left at shutdown, the share the Kafka clients get to stop gracefully (the rest: telemetry)."""
 _HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-@dataclass(frozen=True, slots=True)
-class _Work:
-    partition: int
-    request: EvaluationRequest
 
 
 class Worker:
@@ -108,11 +97,18 @@ class Worker:
         self._producer: Any = None
         self._readback: Any = None
         self._publisher: ResultsPublisher | None = None
-        self._dead_letters: DeadLetters | None = None
-        self._positions: dict[Any, int] = {}
-        self._unpublished: dict[str, list[tuple[int, EvaluationRecord]]] = {}
-        """Records emitted in a batch attempt whose publication failed, by invocation: published on the retry."""
-        self._committed: dict[Any, int] = {}
+        self._batches = BatchPipeline(
+            settings,
+            telemetry=self.telemetry,
+            metrics=self.metrics,
+            core=self.core,
+            ledger=self.ledger,
+            cpu=self.cpu,
+            assembler=self.assembler,
+            health=self.health,
+            request_exit=self.request_exit,
+        )
+        """Processes the fetched batches and keeps the partitions' offsets."""
         self._topics = settings.topics
         self._security = settings.security()
         self.broker = BrokerWatch(settings.servers, self._security, self.metrics, self.health)
@@ -226,7 +222,7 @@ class Worker:
         security = settings.security()
         self._producer = create_producer(settings, security)
         await self._producer.start()
-        self._dead_letters = DeadLetters(self._producer, settings.kafka_dead_letter_topic)
+        dead_letters = DeadLetters(self._producer, settings.kafka_dead_letter_topic)
         if settings.kafka_results_topic:
             self._publisher = ResultsPublisher(self._producer, settings.kafka_results_topic)
             if settings.worker_dedup_readback > 0:
@@ -234,6 +230,7 @@ class Worker:
                 await self._readback.start()
         listener = RebalanceListener(self._on_revoked, self._on_assigned)
         self._consumer = create_consumer(settings, security, listener)
+        self._batches.attach(self._consumer, dead_letters, self._publisher)
         await self._consumer.start()
         logger.info(
             "worker started: group %s, topics %s, bootstrap %s", settings.kafka_group_id, self._topics, settings.servers
@@ -305,7 +302,7 @@ class Worker:
             self._batch_idle.clear()
             self._uncommitted = True
             try:
-                await self._process(batch, ready)
+                await self._batches.process(batch, ready)
                 self._uncommitted = False
             except Exception as exc:  # a failed batch is retried from the committed offsets, never skipped
                 if isinstance(exc, KafkaError) and for_want_of_the_broker(exc):
@@ -318,169 +315,10 @@ class Worker:
                 else:
                     logger.exception("batch failed; re-reading from the last committed offsets")
                 self.metrics.error(type(exc).__name__)
-                self._rewind()
+                self._batches.rewind()
                 await asyncio.sleep(_RETRY_BACKOFF_S)
             finally:
                 self._batch_idle.set()
-
-    async def _process(self, batch: dict[Any, list[Any]], ready: list[Any]) -> None:
-        started = time.monotonic()
-        work: list[_Work] = []
-        for tp, messages in batch.items():
-            if messages:
-                # The first offset read from a partition is its committed offset: the point to rewind to.
-                self._committed.setdefault(tp, messages[0].offset)
-        for tp, messages in batch.items():
-            source = self._topics.get(tp.topic, SOURCE_REQUESTS)
-            for message in messages:
-                where = f"{message.topic}/{message.partition}@{message.offset}"
-                try:
-                    if source == SOURCE_OTLP_SPANS:
-                        spans = await self.cpu.run_async(
-                            f"decoding {where}", partial(parse_otlp_spans, message.value, where)
-                        )
-                        self.assembler.add(message.partition, message.offset, spans, message)
-                    elif source == SOURCE_OTLP_LOGS:
-                        logs = await self.cpu.run_async(
-                            f"decoding {where}", partial(parse_otlp_logs, message.value, where)
-                        )
-                        self.assembler.add_logs(message.partition, message.offset, logs)
-                    else:
-                        request = await self.cpu.run_async(
-                            f"parsing {where}", partial(parse_request, message.value, where)
-                        )
-                        work.append(_Work(message.partition, request))
-                except (InputError, RecordTimeoutError) as exc:
-                    await self._dead_letter([message], exc)
-            if messages:
-                self._positions[tp] = messages[-1].offset + 1
-                highwater = self._consumer.highwater(tp)
-                if highwater is not None:
-                    self.metrics.lag(tp.topic, tp.partition, highwater - self._positions[tp])
-        if SOURCE_OTLP_SPANS in self.settings.sources and batch:
-            ready = ready + self.assembler.ready()
-        for trace in ready:
-            if self.ledger.has_trace(trace.trace_id):
-                self.metrics.duplicates_skipped(1)
-                continue
-            what = f"rebuilding trace {trace.trace_id} ({len(trace.spans)} spans)"
-            try:
-                requests = await self.cpu.run_async(what, partial(requests_from_trace, trace))
-            except RecordTimeoutError as exc:
-                await self._dead_letter(list(trace.messages.values()), exc)
-                continue
-            work.extend(_Work(trace.partition, request) for request in requests)
-            unjoined = len(trace.log_records) if not trace.spans else trace.unmatched_log_records
-            self.metrics.log_records_dropped(semconv.DROP_NO_TRACE, unjoined)
-        for reason, count in self.assembler.take_log_drops().items():
-            self.metrics.log_records_dropped(reason, count)
-        evaluated_keys, records = await self._evaluate(work)
-        if records or evaluated_keys:
-            flushed = await asyncio.to_thread(self.telemetry.flush, self.settings.worker_flush_timeout)
-            self.health.telemetry_error = None if flushed else "telemetry_flush_timeout"
-            if not flushed:
-                logger.warning("telemetry export did not finish within %g s", self.settings.worker_flush_timeout)
-                self.metrics.error("telemetry_flush_timeout")
-        if self._publisher is not None and records:
-            self.metrics.published(await self._publisher.publish(records))
-        self.ledger.add(record for _, record in records)
-        for trace_id, span_id in evaluated_keys:
-            self.ledger.add_invocation(trace_id, span_id)
-            self._unpublished.pop(invocation_key(trace_id, span_id), None)
-        await self._commit()
-        source = SOURCE_OTLP_SPANS if ready else SOURCE_REQUESTS
-        self.metrics.batch(time.monotonic() - started, source)
-
-    async def _dead_letter(self, messages: Sequence[Any], error: Exception) -> None:
-        """Sends ``messages`` to the dead-letter topic with ``error`` as the reason, and counts them.
-
-        After too many records past their deadline whose threads still run, the worker asks to stop (see
-        :mod:`otel_eval.worker.deadline`): these records are committed as dead-lettered, so a restart moves on.
-        """
-        assert self._dead_letters is not None
-        reason = semconv.DROP_RECORD_TIMEOUT if isinstance(error, RecordTimeoutError) else semconv.DROP_UNREADABLE
-        for message in messages:
-            await self._dead_letters.send(message, error)
-            self.metrics.dead_lettered(message.topic, reason)
-        if isinstance(error, RecordTimeoutError) and self.cpu.exhausted:
-            logger.error(
-                "%d records past their deadline are still being processed: stopping so the process can be restarted",
-                self.cpu.abandoned_running,
-            )
-            self.metrics.error("record_threads_exhausted")
-            self.request_exit()
-
-    async def _evaluate(
-        self, work: Sequence[_Work]
-    ) -> tuple[list[tuple[str, str]], list[tuple[int, EvaluationRecord]]]:
-        """Evaluates the batch's new invocations; returns the invocations handled and the records to publish.
-
-        An invocation evaluated (and emitted) in an earlier attempt of this batch whose results could not be
-        published is not evaluated again: its stored records are published instead.
-        """
-        semaphore = asyncio.Semaphore(self.settings.worker_concurrency)
-        in_batch: set[str] = set()
-        evaluated: list[tuple[str, str]] = []
-        reused: list[tuple[int, EvaluationRecord]] = []
-        skipped = 0
-        todo: list[_Work] = []
-        for item in work:
-            invocations = item.request.invocations
-            keys = [invocation_key(i.trace_id, i.span_id) for i in invocations]
-            known = all(self.ledger.has_invocation(i.trace_id, i.span_id) for i in invocations)
-            if not keys or known or all(k in in_batch for k in keys):
-                skipped += len(keys)
-                continue
-            in_batch.update(keys)
-            if all(k in self._unpublished for k in keys):
-                reused.extend(pair for k in keys for pair in self._unpublished[k])
-                evaluated.extend((i.trace_id, i.span_id) for i in invocations)
-                continue
-            todo.append(item)
-
-        async def one(item: _Work) -> list[tuple[int, EvaluationRecord]]:
-            async with semaphore:
-                records = await self.core.evaluate(item.request)
-            pairs = [(item.partition, r) for r in records if not self.ledger.has_result(r.result_id)]
-            for invocation in item.request.invocations:
-                key = invocation_key(invocation.trace_id, invocation.span_id)
-                self._unpublished[key] = [p for p in pairs if invocation_key(p[1].trace_id, p[1].span_id) == key]
-                evaluated.append((invocation.trace_id, invocation.span_id))
-            return pairs
-
-        results = await asyncio.gather(*(one(item) for item in todo))
-        self.metrics.duplicates_skipped(skipped)
-        self.metrics.evaluated(len(todo))
-        return evaluated, reused + [pair for records in results for pair in records]
-
-    async def _commit(self) -> None:
-        offsets: dict[Any, int] = {}
-        for tp, position in self._positions.items():
-            offset = position
-            if self._topics.get(tp.topic) in (SOURCE_OTLP_SPANS, SOURCE_OTLP_LOGS):
-                logs = self._topics.get(tp.topic) == SOURCE_OTLP_LOGS
-                offset = self.assembler.committable(tp.partition, position, logs=logs)
-            if self._committed.get(tp) != offset:
-                offsets[tp] = offset
-        if offsets:
-            await self._consumer.commit(offsets)
-            self._committed.update(offsets)
-
-    def _rewind(self) -> None:
-        """Seeks every partition read from back to its committed offset and forgets open traces (they are re-read).
-
-        Local only (no broker round trip), so it works while the broker is unreachable.
-        """
-        assigned = set(self._consumer.assignment())
-        self.assembler.forget({tp.partition for tp in assigned if self._topics.get(tp.topic) == SOURCE_OTLP_SPANS})
-        self.assembler.forget(
-            {tp.partition for tp in assigned if self._topics.get(tp.topic) == SOURCE_OTLP_LOGS}, logs=True
-        )
-        for tp in assigned:
-            self._positions.pop(tp, None)
-            committed = self._committed.get(tp)
-            if committed is not None:
-                self._consumer.seek(tp, committed)
 
     # --- rebalances --------------------------------------------------------------------------------------------
 
@@ -489,18 +327,7 @@ class Worker:
         self.health.group_member = False
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._batch_idle.wait(), timeout=self.settings.kafka_session_timeout_ms / 2000)
-        spans = [tp.partition for tp in revoked if self._topics.get(tp.topic) == SOURCE_OTLP_SPANS]
-        self.assembler.forget(
-            [tp.partition for tp in revoked if self._topics.get(tp.topic) == SOURCE_OTLP_LOGS], logs=True
-        )
-        if spans:
-            lost = self.assembler.forget(spans)
-            if lost:
-                logger.info("partitions revoked: %d open traces left to their next owner", lost)
-        for tp in revoked:
-            self._positions.pop(tp, None)
-            self._committed.pop(tp, None)
-        self.metrics.forget_lag((tp.topic, tp.partition) for tp in revoked)
+        self._batches.forget(revoked)
 
     async def _on_assigned(self, assigned: set[Any]) -> None:
         logger.info("partitions assigned: %s", sorted((tp.topic, tp.partition) for tp in assigned))

@@ -1,0 +1,270 @@
+"""``BatchPipeline``: what the worker does with one fetched batch, at least once.
+
+Records are decoded, parsed or rebuilt off the event loop (unreadable ones, and ones past ``worker_record_timeout``,
+are dead-lettered), evaluated once per invocation, their telemetry exported and results published, and only then are
+the offsets committed. A batch that fails is re-read from the committed offsets (:meth:`BatchPipeline.rewind`). The
+service around it (:mod:`otel_eval.worker.service`) fetches the batches, retries, and handles rebalances and exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from otel_eval import semconv
+from otel_eval.errors import InputError
+from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
+from otel_eval.transport import RequestEvaluator
+from otel_eval.worker._metrics import WorkerMetrics
+from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_logs, parse_otlp_spans, requests_from_trace
+from otel_eval.worker.consumer import parse_request
+from otel_eval.worker.dead_letter import DeadLetters
+from otel_eval.worker.deadline import DeadlineExecutor, RecordTimeoutError
+from otel_eval.worker.health import WorkerHealth
+from otel_eval.worker.results import ResultLedger, ResultsPublisher, invocation_key
+from otel_eval.worker.settings import SOURCE_OTLP_LOGS, SOURCE_OTLP_SPANS, SOURCE_REQUESTS, WorkerSettings
+from otel_eval.worker.telemetry import WorkerTelemetry
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class _Work:
+    partition: int
+    request: EvaluationRequest
+
+
+class BatchPipeline:
+    """Processes one worker's fetched batches and keeps its partitions' read and committed offsets.
+
+    Args:
+        settings: the worker's settings.
+        telemetry: the providers flushed before every commit.
+        metrics: the worker's instruments.
+        core: evaluates and emits requests.
+        ledger: the invocations and results already handled (de-duplication).
+        cpu: where decoding, parsing and rebuilding run, each record within ``worker_record_timeout``.
+        assembler: gathers Collector-path spans and logs into traces.
+        health: where a failed telemetry export is reported.
+        request_exit: asks the worker to stop (too many records past their deadline still running).
+    """
+
+    def __init__(
+        self,
+        settings: WorkerSettings,
+        *,
+        telemetry: WorkerTelemetry,
+        metrics: WorkerMetrics,
+        core: RequestEvaluator,
+        ledger: ResultLedger,
+        cpu: DeadlineExecutor,
+        assembler: TraceAssembler,
+        health: WorkerHealth,
+        request_exit: Callable[[], None],
+    ) -> None:
+        self.settings = settings
+        self.telemetry = telemetry
+        self.metrics = metrics
+        self.core = core
+        self.ledger = ledger
+        self.cpu = cpu
+        self.assembler = assembler
+        self.health = health
+        self._request_exit = request_exit
+        self._topics = settings.topics
+        self._consumer: Any = None
+        self._publisher: ResultsPublisher | None = None
+        self._dead_letters: DeadLetters | None = None
+        self._positions: dict[Any, int] = {}
+        self._unpublished: dict[str, list[tuple[int, EvaluationRecord]]] = {}
+        """Records emitted in a batch attempt whose publication failed, by invocation: published on the retry."""
+        self._committed: dict[Any, int] = {}
+
+    def attach(self, consumer: Any, dead_letters: DeadLetters, publisher: ResultsPublisher | None) -> None:
+        """The Kafka clients batches are read and committed, dead-lettered and published through (at startup)."""
+        self._consumer = consumer
+        self._dead_letters = dead_letters
+        self._publisher = publisher
+
+    async def process(self, batch: dict[Any, list[Any]], ready: list[Any]) -> None:
+        """Processes ``batch`` (fetched messages by partition) and the Collector-path traces ``ready``, then commits.
+
+        Whatever fails is raised with nothing committed: the caller rewinds (:meth:`rewind`) and retries the batch.
+        """
+        started = time.monotonic()
+        work: list[_Work] = []
+        for tp, messages in batch.items():
+            if messages:
+                # The first offset read from a partition is its committed offset: the point to rewind to.
+                self._committed.setdefault(tp, messages[0].offset)
+        for tp, messages in batch.items():
+            source = self._topics.get(tp.topic, SOURCE_REQUESTS)
+            for message in messages:
+                where = f"{message.topic}/{message.partition}@{message.offset}"
+                try:
+                    if source == SOURCE_OTLP_SPANS:
+                        spans = await self.cpu.run_async(
+                            f"decoding {where}", partial(parse_otlp_spans, message.value, where)
+                        )
+                        self.assembler.add(message.partition, message.offset, spans, message)
+                    elif source == SOURCE_OTLP_LOGS:
+                        logs = await self.cpu.run_async(
+                            f"decoding {where}", partial(parse_otlp_logs, message.value, where)
+                        )
+                        self.assembler.add_logs(message.partition, message.offset, logs)
+                    else:
+                        request = await self.cpu.run_async(
+                            f"parsing {where}", partial(parse_request, message.value, where)
+                        )
+                        work.append(_Work(message.partition, request))
+                except (InputError, RecordTimeoutError) as exc:
+                    await self._dead_letter([message], exc)
+            if messages:
+                self._positions[tp] = messages[-1].offset + 1
+                highwater = self._consumer.highwater(tp)
+                if highwater is not None:
+                    self.metrics.lag(tp.topic, tp.partition, highwater - self._positions[tp])
+        if SOURCE_OTLP_SPANS in self.settings.sources and batch:
+            ready = ready + self.assembler.ready()
+        for trace in ready:
+            if self.ledger.has_trace(trace.trace_id):
+                self.metrics.duplicates_skipped(1)
+                continue
+            what = f"rebuilding trace {trace.trace_id} ({len(trace.spans)} spans)"
+            try:
+                requests = await self.cpu.run_async(what, partial(requests_from_trace, trace))
+            except RecordTimeoutError as exc:
+                await self._dead_letter(list(trace.messages.values()), exc)
+                continue
+            work.extend(_Work(trace.partition, request) for request in requests)
+            unjoined = len(trace.log_records) if not trace.spans else trace.unmatched_log_records
+            self.metrics.log_records_dropped(semconv.DROP_NO_TRACE, unjoined)
+        for reason, count in self.assembler.take_log_drops().items():
+            self.metrics.log_records_dropped(reason, count)
+        evaluated_keys, records = await self._evaluate(work)
+        if records or evaluated_keys:
+            flushed = await asyncio.to_thread(self.telemetry.flush, self.settings.worker_flush_timeout)
+            self.health.telemetry_error = None if flushed else "telemetry_flush_timeout"
+            if not flushed:
+                logger.warning("telemetry export did not finish within %g s", self.settings.worker_flush_timeout)
+                self.metrics.error("telemetry_flush_timeout")
+        if self._publisher is not None and records:
+            self.metrics.published(await self._publisher.publish(records))
+        self.ledger.add(record for _, record in records)
+        for trace_id, span_id in evaluated_keys:
+            self.ledger.add_invocation(trace_id, span_id)
+            self._unpublished.pop(invocation_key(trace_id, span_id), None)
+        await self._commit()
+        source = SOURCE_OTLP_SPANS if ready else SOURCE_REQUESTS
+        self.metrics.batch(time.monotonic() - started, source)
+
+    async def _dead_letter(self, messages: Sequence[Any], error: Exception) -> None:
+        """Sends ``messages`` to the dead-letter topic with ``error`` as the reason, and counts them.
+
+        After too many records past their deadline whose threads still run, the worker asks to stop (see
+        :mod:`otel_eval.worker.deadline`): these records are committed as dead-lettered, so a restart moves on.
+        """
+        assert self._dead_letters is not None
+        reason = semconv.DROP_RECORD_TIMEOUT if isinstance(error, RecordTimeoutError) else semconv.DROP_UNREADABLE
+        for message in messages:
+            await self._dead_letters.send(message, error)
+            self.metrics.dead_lettered(message.topic, reason)
+        if isinstance(error, RecordTimeoutError) and self.cpu.exhausted:
+            logger.error(
+                "%d records past their deadline are still being processed: stopping so the process can be restarted",
+                self.cpu.abandoned_running,
+            )
+            self.metrics.error("record_threads_exhausted")
+            self._request_exit()
+
+    async def _evaluate(
+        self, work: Sequence[_Work]
+    ) -> tuple[list[tuple[str, str]], list[tuple[int, EvaluationRecord]]]:
+        """Evaluates the batch's new invocations; returns the invocations handled and the records to publish.
+
+        An invocation evaluated (and emitted) in an earlier attempt of this batch whose results could not be
+        published is not evaluated again: its stored records are published instead.
+        """
+        semaphore = asyncio.Semaphore(self.settings.worker_concurrency)
+        in_batch: set[str] = set()
+        evaluated: list[tuple[str, str]] = []
+        reused: list[tuple[int, EvaluationRecord]] = []
+        skipped = 0
+        todo: list[_Work] = []
+        for item in work:
+            invocations = item.request.invocations
+            keys = [invocation_key(i.trace_id, i.span_id) for i in invocations]
+            known = all(self.ledger.has_invocation(i.trace_id, i.span_id) for i in invocations)
+            if not keys or known or all(k in in_batch for k in keys):
+                skipped += len(keys)
+                continue
+            in_batch.update(keys)
+            if all(k in self._unpublished for k in keys):
+                reused.extend(pair for k in keys for pair in self._unpublished[k])
+                evaluated.extend((i.trace_id, i.span_id) for i in invocations)
+                continue
+            todo.append(item)
+
+        async def one(item: _Work) -> list[tuple[int, EvaluationRecord]]:
+            async with semaphore:
+                records = await self.core.evaluate(item.request)
+            pairs = [(item.partition, r) for r in records if not self.ledger.has_result(r.result_id)]
+            for invocation in item.request.invocations:
+                key = invocation_key(invocation.trace_id, invocation.span_id)
+                self._unpublished[key] = [p for p in pairs if invocation_key(p[1].trace_id, p[1].span_id) == key]
+                evaluated.append((invocation.trace_id, invocation.span_id))
+            return pairs
+
+        results = await asyncio.gather(*(one(item) for item in todo))
+        self.metrics.duplicates_skipped(skipped)
+        self.metrics.evaluated(len(todo))
+        return evaluated, reused + [pair for records in results for pair in records]
+
+    async def _commit(self) -> None:
+        offsets: dict[Any, int] = {}
+        for tp, position in self._positions.items():
+            offset = position
+            if self._topics.get(tp.topic) in (SOURCE_OTLP_SPANS, SOURCE_OTLP_LOGS):
+                logs = self._topics.get(tp.topic) == SOURCE_OTLP_LOGS
+                offset = self.assembler.committable(tp.partition, position, logs=logs)
+            if self._committed.get(tp) != offset:
+                offsets[tp] = offset
+        if offsets:
+            await self._consumer.commit(offsets)
+            self._committed.update(offsets)
+
+    def rewind(self) -> None:
+        """Seeks every partition read from back to its committed offset and forgets open traces (they are re-read).
+
+        Local only (no broker round trip), so it works while the broker is unreachable.
+        """
+        assigned = set(self._consumer.assignment())
+        self.assembler.forget({tp.partition for tp in assigned if self._topics.get(tp.topic) == SOURCE_OTLP_SPANS})
+        self.assembler.forget(
+            {tp.partition for tp in assigned if self._topics.get(tp.topic) == SOURCE_OTLP_LOGS}, logs=True
+        )
+        for tp in assigned:
+            self._positions.pop(tp, None)
+            committed = self._committed.get(tp)
+            if committed is not None:
+                self._consumer.seek(tp, committed)
+
+    def forget(self, revoked: set[Any]) -> None:
+        """Drops what is kept for the ``revoked`` partitions: open traces (left to their next owner), offsets, lag."""
+        spans = [tp.partition for tp in revoked if self._topics.get(tp.topic) == SOURCE_OTLP_SPANS]
+        self.assembler.forget(
+            [tp.partition for tp in revoked if self._topics.get(tp.topic) == SOURCE_OTLP_LOGS], logs=True
+        )
+        if spans:
+            lost = self.assembler.forget(spans)
+            if lost:
+                logger.info("partitions revoked: %d open traces left to their next owner", lost)
+        for tp in revoked:
+            self._positions.pop(tp, None)
+            self._committed.pop(tp, None)
+        self.metrics.forget_lag((tp.topic, tp.partition) for tp in revoked)
