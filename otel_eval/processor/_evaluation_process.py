@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import pickle
 import select
 import socket
 import subprocess
@@ -153,6 +154,10 @@ class EvaluationProcess:
         log_records: EvaluationLogRecordProcessor,
         idle_timeout: float,
     ) -> None:
+        try:
+            pickle.dumps(settings)
+        except (pickle.PicklingError, TypeError, AttributeError) as error:  # say so at start-up, not in the child
+            raise TypeError(f"the processor's settings cannot be sent to the evaluation process: {error}") from None
         self._settings = settings
         self._pipeline = pipeline
         self._max_pending = max_pending
@@ -392,12 +397,17 @@ class EvaluationProcess:
         finally:
             theirs.close()
         ours.settimeout(_SEND_TIMEOUT_SECONDS)
-        self._origins = Origins()
         lost = list(self._seen) if self._lost_some else []  # traces that may have lost spans: the child drops them
+        try:
+            send_frame(ours, ("config", self._settings, lost))
+        except OSError:
+            ours.close()
+            process.kill()
+            process.wait()
+            raise
+        self._origins = Origins()
         self._lost_some = False
-        child = _Child(process, ours)
-        send_frame(ours, ("config", self._settings, lost))
-        return child
+        return _Child(process, ours)
 
     def _child_lost(self, child: _Child, what: str, spans: int, records: int) -> None:
         """The child died or stopped reading: kill it, count what went with it, restart it later."""
