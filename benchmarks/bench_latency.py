@@ -85,6 +85,15 @@ class FirstScore(LogRecordProcessor):
         return True
 
 
+def _latencies(roots: RootEnds, first: dict[int, int]) -> list[float]:
+    """Seconds from each root's end to its trace's first score; every invocation must have one."""
+    latencies = [(first[t] - end) / 1e9 for t, end in roots.ended.items() if t in first]
+    missing = len(roots.ended) - len(latencies)
+    if missing:
+        raise RuntimeError(f"{missing} invocations without a score event")
+    return latencies
+
+
 def _paced(agent: TravelAgent, invocations: int, pace: float) -> None:
     for index in range(invocations):
         started = time.perf_counter()
@@ -115,10 +124,7 @@ def embedded(invocations: int, pace: float) -> tuple[list[float], float, float]:
     with_cpu = _cpu_of(lambda: _paced(agent, invocations, pace))
     processor.force_flush(30_000)
     processor.shutdown()
-    latencies = [(scores.first[t] - end) / 1e9 for t, end in roots.ended.items() if t in scores.first]
-    missing = len(roots.ended) - len(latencies)
-    if missing:
-        raise RuntimeError(f"{missing} invocations without a score event")
+    latencies = _latencies(roots, scores.first)
     bare = TravelAgent(TracerProvider())
     _paced(bare, WARM_UP, pace)
     without_cpu = _cpu_of(lambda: _paced(bare, invocations, pace))
@@ -169,11 +175,7 @@ def in_child_process(invocations: int, pace: float) -> tuple[list[float], float,
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-    latencies = [(first[t] - end) / 1e9 for t, end in roots.ended.items() if t in first]
-    missing = len(roots.ended) - len(latencies)
-    if missing:
-        raise RuntimeError(f"{missing} invocations without a score event")
-    return latencies, agent_cpu / invocations, child_cpu / invocations
+    return _latencies(roots, first), agent_cpu / invocations, child_cpu / invocations
 
 
 def _process_cpu(pid: int) -> float:
