@@ -167,6 +167,8 @@ class EvaluationProcess:
         self._wake_threshold = min(_WAKE_BATCH_SPANS, max(1, max_pending // 2))
         self._closing = False
         self._stop_deadline = 0.0
+        self.child_stats: dict[str, int] = {}
+        """The evaluation process's :meth:`~otel_eval.EvaluationSpanProcessor.stats`, as of its last flush reply."""
         self._start()
         reinit_after_fork(self._at_fork_reinit)
 
@@ -455,7 +457,8 @@ class EvaluationProcess:
                 if remaining <= 0:
                     return False
                 child.sock.settimeout(remaining)
-                _, ok, sequence = receive_frame(child.sock)
+                _, ok, sequence, stats = receive_frame(child.sock)
+                self.child_stats = stats
                 if sequence == message[2]:  # an older flush's late reply is skipped
                     return bool(ok)
         except TimeoutError:

@@ -84,6 +84,10 @@ class _Evaluation:
         flushed = self.processor.force_flush(timeout_millis)
         return self.providers.force_flush(_millis_until(deadline)) and flushed
 
+    def stats(self) -> dict[str, int]:
+        """The processor's counts (:meth:`EvaluationSpanProcessor.stats`), empty before the first batch."""
+        return self.processor.stats() if self.processor is not None else {}
+
     def shutdown(self, timeout_millis: int) -> None:
         if self.processor is not None:
             self.processor.shutdown(timeout_millis)
@@ -107,10 +111,11 @@ def serve(sock: socket.socket) -> None:
         if kind == "batch":
             evaluation.batch(*message[1:])
         elif kind == "flush":
-            send_frame(sock, ("flushed", evaluation.flush(message[1]), message[2]))
+            flushed = evaluation.flush(message[1])
+            send_frame(sock, ("flushed", flushed, message[2], evaluation.stats()))
         elif kind == "shutdown":
             evaluation.shutdown(message[1])
-            send_frame(sock, ("stopped", True, message[2]))
+            send_frame(sock, ("stopped", True, message[2], evaluation.stats()))
             return
 
 

@@ -118,10 +118,12 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
         return options
     from otel_eval.transport.kafka import KafkaInvocationExporter
 
-    ignored = sorted(set(overrides) & EMBEDDED_OPTIONS)
+    ignored = [f"{name}=" for name in sorted(set(overrides) & EMBEDDED_OPTIONS)]
+    if settings.isolation != env.DEFAULT_ISOLATION:
+        ignored.append(f"{env.OTEL_EVAL_ISOLATION}={settings.isolation}")
     if ignored:
         logger.info("%s is set: the workers evaluate, so %s are not used here", env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS,
-                    ", ".join(f"{name}=" for name in ignored))  # fmt: skip
+                    ", ".join(ignored))  # fmt: skip
     pipeline = PipelineMetrics(overrides.get("meter_provider"), transport=semconv.TRANSPORT_KAFKA)
     options["exporter"] = KafkaInvocationExporter.from_env(
         environ, meter_provider=overrides.get("meter_provider"), pipeline=pipeline

@@ -410,9 +410,12 @@ class EvaluationSpanProcessor(SpanProcessor):
             self._enricher.shutdown(_remaining_millis(deadline))
 
     def stats(self) -> dict[str, int]:
-        """Pipeline counts (see the class docs) plus the current buffer occupancy."""
+        """Pipeline counts (see the class docs) plus the current buffer occupancy. With ``isolation="process"``:
+        this process's counts, and the evaluation process's as of the last ``force_flush`` (``evaluation_process.``
+        before each name)."""
         counts = self.pipeline.snapshot()
         if self._process is not None:
+            counts.update((f"evaluation_process.{name}", value) for name, value in self._process.child_stats.items())
             return counts
         if self._priority is not None:
             counts.update(self._priority.snapshot())

@@ -91,6 +91,7 @@ def test_the_same_spans_score_the_same_in_a_child_process_as_on_threads(sink: Ot
         isolated.on_end(span)
     assert isolated.force_flush(60_000)
     from_child = _scores(sink)
+    assert isolated.stats()["evaluation_process.invocations.sampled"] == len(SCENARIOS)  # the child's own counts
     isolated.shutdown(30_000)
     sink.log_requests.clear()
 
@@ -162,6 +163,20 @@ def test_an_unknown_exporter_name_fails_at_start_up(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("OTEL_LOGS_EXPORTER", "no-such-exporter")
     with pytest.raises(ConfigurationError, match=r"OTEL_LOGS_EXPORTER.*no-such-exporter"):
         EvaluationSpanProcessor(isolation="process")
+
+
+def test_from_env_with_kafka_says_the_isolation_is_not_used(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("OTEL_EVAL_ISOLATION", "process")
+    monkeypatch.setenv("OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:1")  # never reached: nothing is sent
+    with caplog.at_level("INFO", logger="otel_eval.processor._settings"):
+        processor = EvaluationSpanProcessor.from_env()
+    try:
+        assert "OTEL_EVAL_ISOLATION=process are not used here" in caplog.text
+        assert "isolation='process'" not in repr(processor)
+    finally:
+        processor.shutdown(1_000)
 
 
 def test_from_env_reads_the_isolation(monkeypatch: pytest.MonkeyPatch, sink: OtlpSink) -> None:
