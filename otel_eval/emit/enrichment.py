@@ -123,6 +123,17 @@ class RootSpanEnricher:
         if held is not None:
             self.wrapped.on_end(held.span)
 
+    def complete(self, trace_id: int, root_span_id: int, attributes: dict[str, AttributeValue]) -> None:
+        """Exports a held root with ``attributes`` (its scores, worked out elsewhere: by the enricher of the
+        evaluation process with ``isolation="process"``); unchanged when they are empty."""
+        with self._lock:
+            held = self._held.pop((trace_id, root_span_id), None)
+            if held is not None:
+                self._forget(held)
+        if held is not None:
+            held.scores.update(attributes)
+            self._export(held)
+
     def on_records(self, records: Sequence[EvaluationRecord]) -> None:
         """A request's records (a sink of the worker core): adds their scores; exports the root when complete."""
         ready: list[_Held] = []

@@ -41,6 +41,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span
 
 from otel_eval import environment_variables as env
 from otel_eval import semconv
+from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.forking import reinit_after_fork
 from otel_eval.metrics import default_registry
@@ -95,8 +96,8 @@ def check_process_options(given: Mapping[str, object], metric_names: Iterable[st
     """What ``isolation="process"`` checks at start-up, so the child never fails on it later.
 
     Args:
-        given: The processor's keyword arguments that may not cross (``exporter``, ``registry``, ``enrich``,
-            ``pipeline``: None when not given) and its embedded settings.
+        given: The processor's keyword arguments that may not cross (``exporter``, ``registry``, ``pipeline``: None
+            when not given) and its embedded settings.
         metric_names: The criteria's metrics (checked against the default registry, which the child uses).
 
     Raises:
@@ -142,6 +143,8 @@ class EvaluationProcess:
         log_records: The companion ``LogRecordProcessor`` whose queue is shipped along.
         idle_timeout: How long the feeder remembers a trace it has seen a span of (to drop the rest of it when the
             child that had its first spans is lost).
+        enricher: With ``enrich=``, the enricher holding the root spans here: the child's own enricher decides when
+            each is complete and sends its score attributes (``("enriched", trace id, span id, attributes)``).
     """
 
     def __init__(
@@ -153,12 +156,14 @@ class EvaluationProcess:
         intake_bound: int | None,
         log_records: EvaluationLogRecordProcessor,
         idle_timeout: float,
+        enricher: RootSpanEnricher | None = None,
     ) -> None:
         try:
             pickle.dumps(settings)
         except (pickle.PicklingError, TypeError, AttributeError) as error:  # say so at start-up, not in the child
             raise TypeError(f"the processor's settings cannot be sent to the evaluation process: {error}") from None
         self._settings = settings
+        self._enricher = enricher
         self._pipeline = pipeline
         self._max_pending = max_pending
         self._intake_bound = intake_bound
@@ -277,9 +282,12 @@ class EvaluationProcess:
                 flushes, self._flushes = self._flushes, []
             closing = self._closing
             try:
+                self._receive()
                 self._send_pending(wait=bool(flushes) or closing)
                 for flush in flushes:
                     flush.result = self._flush_child(flush.deadline)
+                if self._enricher is not None:
+                    self._enricher.release_expired()
             except Exception:  # the thread boundary: log and carry on
                 logger.exception("the evaluation process feeder failed")
             for flush in flushes:
@@ -346,6 +354,22 @@ class EvaluationProcess:
     def _note_shed(self, trace_ids: list[int]) -> None:
         if len(self._shed_traces) < _MAX_SHED_TRACES:
             self._shed_traces.update(dict.fromkeys(trace_ids))
+
+    def _receive(self) -> None:
+        """Takes in what the child sent on its own (the score attributes of enriched roots), without waiting."""
+        child = self._child
+        if child is None:
+            return
+        try:
+            while select.select([child.sock], [], [], 0)[0]:
+                self._dispatch(receive_frame(child.sock))
+        except (OSError, WireError, ValueError) as error:
+            self._child_lost(child, f"could not be read from ({error})", 0, 0)
+
+    def _dispatch(self, message: tuple[Any, ...]) -> None:
+        kind, trace_id, span_id, attributes = message
+        if kind == "enriched" and self._enricher is not None:
+            self._enricher.complete(trace_id, span_id, attributes)
 
     def _behind(self, child: _Child) -> bool:
         """Whether the child has not read enough of what was sent for another batch to go without waiting."""
@@ -457,8 +481,11 @@ class EvaluationProcess:
                 if remaining <= 0:
                     return False
                 child.sock.settimeout(remaining)
-                _, ok, sequence, stats = receive_frame(child.sock)
-                self.child_stats = stats
+                reply = receive_frame(child.sock)
+                if reply[0] == "enriched":
+                    self._dispatch(reply)
+                    continue
+                _, ok, sequence, self.child_stats = reply
                 if sequence == message[2]:  # an older flush's late reply is skipped
                     return bool(ok)
         except TimeoutError:

@@ -17,10 +17,13 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, set_value
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from otel_eval import semconv
 from otel_eval.processor._exporters import ExportingProviders
@@ -30,16 +33,39 @@ from otel_eval.processor.processor import EvaluationSpanProcessor
 logger = logging.getLogger("otel_eval.processor.evaluation_process")
 
 _SHUTDOWN_ON_EOF_MILLIS = 30_000
+_SCORE_PREFIX, _, _SCORE_SUFFIX = semconv.OTEL_EVAL_SCORE_ATTRIBUTE_TEMPLATE.partition("{metric}")
 _NICENESS = 10
 """Evaluation is background work: where it competes with the agent for a core, the agent gets ~90% of it (the
 evaluation then falls behind, and its queues drop and count what does not fit)."""
 _SUPPRESSED: Context = set_value(_SUPPRESS_INSTRUMENTATION_KEY, True)
 
 
+class _RootRelay(SpanProcessor):
+    """What the processor's enricher exports here (``enrich=`` in the agent's process): for each local root, its
+    score attributes, sent to the agent's process, whose enricher holds the real root span and exports it with them.
+    Every other span (which the enricher passes through) is not the agent's concern: it exports its own."""
+
+    def __init__(self, send: Callable[[tuple[Any, ...]], None]) -> None:
+        self._send = send
+
+    def on_end(self, span: ReadableSpan) -> None:
+        context, parent = span.context, span.parent
+        if context is not None and (parent is None or parent.is_remote):
+            scores = {
+                key: value
+                for key, value in (span.attributes or {}).items()
+                if key.startswith(_SCORE_PREFIX) and key.endswith(_SCORE_SUFFIX)
+            }
+            self._send(("enriched", context.trace_id, context.span_id, scores))
+
+
 class _Evaluation:
     """The processor and its providers, made when the first batch brings the agent's resource."""
 
-    def __init__(self, settings: dict[str, Any], lost_traces: list[int]) -> None:
+    def __init__(
+        self, settings: dict[str, Any], lost_traces: list[int], send: Callable[[tuple[Any, ...]], None]
+    ) -> None:
+        self._send = send
         self._settings = settings
         self._decoder = SpanDecoder()
         self._lost_traces = lost_traces
@@ -67,8 +93,12 @@ class _Evaluation:
     def _start(self, decoder: SpanDecoder, ends: list[Any]) -> EvaluationSpanProcessor:
         resource = decoder.resource(ends[0][-1] if ends else 0)
         self.providers = providers = ExportingProviders(resource)
+        settings = dict(self._settings)
+        wait = settings.pop("enrichment_wait_seconds")
+        if wait is not None:
+            settings.update(enrich=_RootRelay(self._send), enrichment_wait_seconds=wait)
         self.processor = EvaluationSpanProcessor(
-            **self._settings,
+            **settings,
             tracer_provider=providers.tracer_provider,
             logger_provider=providers.logger_provider,
             meter_provider=providers.meter_provider,
@@ -100,7 +130,13 @@ def serve(sock: socket.socket) -> None:
     kind, settings, lost_traces = receive_frame(sock)
     if kind != "config":
         raise WireError(f"expected the settings first, got {kind!r}")
-    evaluation = _Evaluation(settings, lost_traces)
+    lock = threading.Lock()  # the enricher's threads send too
+
+    def send(message: tuple[Any, ...]) -> None:
+        with lock:
+            send_frame(sock, message)
+
+    evaluation = _Evaluation(settings, lost_traces, send)
     while True:
         try:
             message = receive_frame(sock)
@@ -112,10 +148,10 @@ def serve(sock: socket.socket) -> None:
             evaluation.batch(*message[1:])
         elif kind == "flush":
             flushed = evaluation.flush(message[1])
-            send_frame(sock, ("flushed", flushed, message[2], evaluation.stats()))
+            send(("flushed", flushed, message[2], evaluation.stats()))
         elif kind == "shutdown":
             evaluation.shutdown(message[1])
-            send_frame(sock, ("stopped", True, message[2], evaluation.stats()))
+            send(("stopped", True, message[2], evaluation.stats()))
             return
 
 

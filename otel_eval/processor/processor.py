@@ -52,6 +52,8 @@ logger = logging.getLogger(__name__)
 _LOW_64_BITS = (1 << 64) - 1
 _MAX_SUPPRESSED_MARKS = 4096
 _DEFAULT_ENRICHMENT_WAIT_SECONDS = 5.0
+_ENRICHMENT_MARGIN = 1.0
+"""With ``isolation="process"``, how much longer than the evaluation process a root is held for its answer."""
 _SCHEDULE_DELAY_SECONDS = 0.2
 """The background thread's period for idle sweeps; a local root's end wakes it at once."""
 _WAKE_BATCH_SPANS = 512
@@ -108,8 +110,9 @@ class EvaluationSpanProcessor(SpanProcessor):
         isolation: ``"thread"``: the embedded evaluation runs on background threads of this process. ``"process"``:
             in a child process fed the spans over a socket (:mod:`otel_eval.processor._evaluation_process`), off
             the agent's GIL; it exports the scores as ``OTEL_TRACES_EXPORTER``, ``OTEL_LOGS_EXPORTER`` and
-            ``OTEL_METRICS_EXPORTER`` say, so provider, judge, sink, registry and ``enrich`` objects (which cannot
-            cross) are refused; ``max_queue_size`` and ``concurrency`` apply there.
+            ``OTEL_METRICS_EXPORTER`` say, so provider, judge, sink and registry objects (which cannot cross) are
+            refused; ``max_queue_size`` and ``concurrency`` apply there, and ``enrich`` holds the roots here for the
+            score attributes the evaluation process sends back.
         **embedded: The embedded worker's settings (:class:`~otel_eval.worker.embedded.EmbeddedOptions`):
             ``judge``, ``tracer_provider``, ``logger_provider``, ``sinks``, ``max_queue_size``, ``concurrency``.
 
@@ -168,15 +171,19 @@ class EvaluationSpanProcessor(SpanProcessor):
         parsed_criteria = criteria_from(criteria)
         self._process: EvaluationProcess | None = None
         if isolation == env.ISOLATION_PROCESS:
-            given = {"exporter": exporter, "registry": registry, "enrich": enrich, "pipeline": pipeline, **embedded}
+            given = {"exporter": exporter, "registry": registry, "pipeline": pipeline, **embedded}
             check_process_options(given, parsed_criteria or {})
             settings: dict[str, Any] = {
                 "criteria": criteria, "eval_set": eval_set, "sample_rate": sample_rate,
                 "sample_priority": sample_priority, "agent_names": tuple(agent_names),
                 "root_span_names": tuple(root_span_names), "max_open_traces": max_open_traces,
                 "max_spans_per_trace": max_spans_per_trace, "max_buffer_bytes": max_buffer_bytes,
-                "max_pending_spans": max_pending_spans, "trace_idle_timeout": trace_idle_timeout, **embedded,
+                "max_pending_spans": max_pending_spans, "trace_idle_timeout": trace_idle_timeout,
+                "enrichment_wait_seconds": enrichment_wait_seconds if enrich is not None else None, **embedded,
             }  # fmt: skip
+            self._enricher: RootSpanEnricher | None = None
+            if enrich is not None:  # holds the roots here; the evaluation process says when, and with which scores
+                self._enricher = RootSpanEnricher(enrich, wait_seconds=enrichment_wait_seconds + _ENRICHMENT_MARGIN)
             self.pipeline = PipelineMetrics(meter_provider, transport=semconv.TRANSPORT_PROCESS)
             self.log_record_processor = EvaluationLogRecordProcessor(
                 max_pending=max_pending_spans, sample_bound=self._intake_bound
@@ -189,14 +196,15 @@ class EvaluationSpanProcessor(SpanProcessor):
                 intake_bound=self._intake_bound,
                 log_records=self.log_record_processor,
                 idle_timeout=trace_idle_timeout,
+                enricher=self._enricher,
             )
             return
+        self._enricher = None
         if isolation != env.ISOLATION_THREAD:
             raise ValueError(f"isolation must be 'thread' or 'process', got {isolation!r}")
         self.pipeline = pipeline or PipelineMetrics(
             meter_provider, transport="embedded" if exporter is None else "custom"
         )
-        self._enricher: RootSpanEnricher | None = None
         if enrich is not None:  # with another exporter the scores never come back here: nothing to wait for
             wait_seconds = enrichment_wait_seconds if exporter is None else 0.0
             self._enricher = RootSpanEnricher(enrich, wait_seconds=wait_seconds)
@@ -300,11 +308,11 @@ class EvaluationSpanProcessor(SpanProcessor):
         """Queues the start for the open-span bookkeeping; marks spans started under suppressed instrumentation
         (the evaluator's own work) to be skipped."""
         try:
+            if self._enricher is not None:
+                self._enricher.on_start(span, parent_context)
             if self._process is not None:
                 self._process.on_start(span, parent_context)
                 return
-            if self._enricher is not None:
-                self._enricher.on_start(span, parent_context)
             if get_value(_SUPPRESS_INSTRUMENTATION_KEY, parent_context):
                 context = span.get_span_context()
                 suppressed = self._suppressed
@@ -321,6 +329,9 @@ class EvaluationSpanProcessor(SpanProcessor):
         try:
             if self._process is not None:
                 self._process.on_end(span)
+                if self._enricher is not None:
+                    trace_id = span.context.trace_id if span.context is not None else 0
+                    self._enricher.on_end(span, hold=bool(trace_id) and self._will_evaluate(span, trace_id))
                 return
             context = span.context
             bound = self._intake_bound
@@ -376,9 +387,12 @@ class EvaluationSpanProcessor(SpanProcessor):
         """
         if self._shutdown:
             return False
-        if self._process is not None:
-            return self._process.force_flush(timeout_millis)
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
+        if self._process is not None:
+            flushed = self._process.force_flush(timeout_millis)
+            if self._enricher is not None:
+                flushed = self._enricher.force_flush(_remaining_millis(deadline)) and flushed
+            return flushed
         done = threading.Event()
         with self._flush_lock:
             self._flush_waiters.append(done)
@@ -396,10 +410,12 @@ class EvaluationSpanProcessor(SpanProcessor):
             return
         self._shutdown = True
         self.log_record_processor.closed = True
+        deadline = time.monotonic() + max(0, timeout_millis) / 1000
         if self._process is not None:
             self._process.shutdown(timeout_millis)
+            if self._enricher is not None:
+                self._enricher.shutdown(_remaining_millis(deadline))
             return
-        deadline = time.monotonic() + max(0, timeout_millis) / 1000
         self._wake.set()
         self._thread.join(max(0.0, deadline - time.monotonic()))
         try:

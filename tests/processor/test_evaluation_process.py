@@ -18,10 +18,13 @@ from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.errors import ConfigurationError
+from otel_eval.metrics import default_registry
 from otel_eval.model import EvalCase, EvalSet
 from otel_eval.processor._wire import Origins, SpanDecoder, encode_span
 from otel_eval.traces import spans_from_readable
@@ -153,6 +156,8 @@ def test_shutdown_kills_a_hung_evaluation_process_within_its_timeout(sink: OtlpS
 
 
 def test_objects_that_cannot_cross_into_the_child_are_refused() -> None:
+    with pytest.raises(TypeError, match="registry"):
+        EvaluationSpanProcessor(isolation="process", registry=default_registry())
     with pytest.raises(TypeError, match="sinks"):
         EvaluationSpanProcessor(isolation="process", sinks=[print])
     with pytest.raises(ValueError, match="isolation"):
@@ -289,3 +294,30 @@ def test_a_forked_agent_process_starts_its_own_evaluation_process(sink: OtlpSink
     assert processor._process is not None and processor._process.pid == parent_child
     provider.shutdown()
     assert len({trace_id for trace_id, *_ in _scores(sink)}) == 3
+
+
+def test_enrich_exports_each_root_span_once_with_the_scores_the_child_worked_out(sink: OtlpSink) -> None:
+    exported = InMemorySpanExporter()
+    provider = TracerProvider()
+    processor = EvaluationSpanProcessor(isolation="process", enrich=SimpleSpanProcessor(exported))
+    provider.add_span_processor(processor)
+    agent = TravelAgent(provider)
+    for scenario in SCENARIOS:
+        agent.run(scenario)
+    assert processor.force_flush(60_000)
+    provider.shutdown()
+
+    spans = exported.get_finished_spans()
+    assert len({(s.context.trace_id, s.context.span_id) for s in spans if s.context is not None}) == len(spans)
+    roots = [span for span in spans if span.parent is None]
+    assert len(roots) == len(SCENARIOS)
+    scored: dict[str, dict[str, object]] = {e.trace_id: {} for e in sink.events()}
+    for event in sink.events():
+        if event.score is not None:
+            scored[event.trace_id][semconv.OTEL_EVAL_SCORE_ATTRIBUTE_TEMPLATE.format(metric=event.metric)] = event.score
+    for root in roots:
+        assert root.context is not None
+        attributes = dict(root.attributes or {})
+        expected = scored[format(root.context.trace_id, "032x")]
+        assert expected  # the child scored it ...
+        assert {key: attributes.get(key) for key in expected} == expected  # ... and the root carries those scores
