@@ -105,11 +105,11 @@ class JudgeAccounting:
         total = self.total()
         cost = f"${total.cost_usd:.4f}"
         if total.unpriced_calls:
-            cost += f" (+{total.unpriced_calls} calls of unpriced models)"
+            cost += f" (+{_counted(total.unpriced_calls, 'call')} of unpriced models)"
         line = (
-            f"judge: {total.calls} calls, {total.cache_hits} cache hits, {total.retries} retries, "
-            f"{total.failures} failures, {total.total_tokens:,} tokens ({total.input_tokens:,} in, "
-            f"{total.output_tokens:,} out), {cost}"
+            f"judge: {_counted(total.calls, 'call')}, {_counted(total.cache_hits, 'cache hit')}, "
+            f"{_counted(total.retries, 'retry', 'retries')}, {_counted(total.failures, 'failure')}, "
+            f"{total.total_tokens:,} tokens ({total.input_tokens:,} in, {total.output_tokens:,} out), {cost}"
         )
         if self.budget_refusals:
             line += f"; {self.budget_refusals} evaluation(s) refused by the judge budget"
@@ -117,3 +117,8 @@ class JudgeAccounting:
         if fatal:
             line += "; " + "; ".join(fatal)
         return line
+
+
+def _counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``1 call``, ``2 calls`` (``plural`` when the noun does not just take an ``s``)."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
