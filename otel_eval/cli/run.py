@@ -121,14 +121,18 @@ def print_report(report: ConversationReport) -> None:
     conversation = report.conversation
     who = f"session {conversation.session_id}" if conversation.session_id else f"trace {conversation.trace_ids[0]}"
     case = f", eval case {conversation.eval_case.eval_id}" if conversation.eval_case else ""
-    style = _STATUS_STYLE[report.status]
+    status, label = report.status, report.status.name
+    if report.outcomes and all(o.result.overall_eval_status is EvalStatus.INFORMATIONAL for o in report.outcomes):
+        # ADK's case rule says NOT_EVALUATED (nothing passed or failed); here every metric did run, with no threshold.
+        status, label = EvalStatus.INFORMATIONAL, "INFORMATIONAL (no metric with a threshold)"
+    style = _STATUS_STYLE[status]
     table = Table(
         "metric",
         "score",
         "status",
         "threshold",
         "per invocation",
-        title=f"{who}{case}: [{style}]{report.status.name}[/]",
+        title=f"{who}{case}: [{style}]{label}[/]",
     )
     for outcome in report.outcomes:
         result = outcome.result

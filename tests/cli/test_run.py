@@ -89,6 +89,14 @@ def test_default_metrics_include_informational_efficiency(cli: Callable[..., Cli
     assert tool_calls["score"] == 1.0
 
 
+def test_a_conversation_with_only_informational_metrics_is_labelled_so(cli: Callable[..., CliResult]) -> None:
+    table = cli("run", AGENTEVALS / "k8s.json")
+    assert table.exit_code == 0, table.stderr
+    assert ": INFORMATIONAL (no metric with a threshold)" in table.stdout.splitlines()[0]
+    as_json = cli("run", AGENTEVALS / "k8s.json", "--output", "json")
+    assert json.loads(as_json.stdout)["results"][0]["status"] == "NOT_EVALUATED"  # ADK's case rule, unchanged
+
+
 def test_results_dir_writes_an_adk_evalset_result(cli: Callable[..., CliResult], tmp_path: Path) -> None:
     result = cli(
         "run",
