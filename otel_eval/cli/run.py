@@ -212,13 +212,34 @@ def _apply_judge_model(config: EvalConfig | None, judge_model: str | None) -> Ev
     type=click.Path(path_type=Path, dir_okay=False),
     help=f"ADK eval config (default: {ADK_CONFIG_FILE_NAME} beside the eval set, if there is one, as in ADK).",
 )
-@click.option("-m", "--metric", "metrics", multiple=True, help="Metric to run (repeatable); see list-metrics.")
-@click.option("--match-type", type=click.Choice(["EXACT", "IN_ORDER", "ANY_ORDER"], case_sensitive=False))
+@click.option(
+    "-m",
+    "--metric",
+    "metrics",
+    multiple=True,
+    help="Metric to run (repeatable); see list-metrics. Default: the config's criteria; else with --eval-set ADK's "
+    "defaults, without one the reference-free metrics (judged ones only with judge credentials).",
+)
+@click.option(
+    "--match-type",
+    type=click.Choice(["EXACT", "IN_ORDER", "ANY_ORDER"], case_sensitive=False),
+    help="Match type of tool_trajectory_avg_score, over the criterion's (default: the criterion's, else EXACT).",
+)
 @click.option("--eval-id", help="Pair every conversation with this eval case.")
-@click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option(
+    "--output",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="A table per conversation, or one JSON document with every result and its evaluator.",
+)
 @click.option("--results-dir", type=click.Path(path_type=Path, file_okay=False), help="Write ADK .evalset_result.json.")
 @click.option("--judge-model", help="Judge model for every judged metric (default gemini-2.5-flash).")
-@click.option("--num-samples", type=click.IntRange(min=1), help="Judge samples per invocation.")
+@click.option(
+    "--num-samples",
+    type=click.IntRange(min=1),
+    help="Judge samples per invocation, for every judged metric (default: each criterion's, else the metric's).",
+)
 @click.option(
     "--max-concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="Judge calls at once."
 )
