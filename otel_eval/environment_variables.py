@@ -61,6 +61,11 @@ OTEL_EVAL_MAX_PENDING_SPANS: Final = "OTEL_EVAL_MAX_PENDING_SPANS"
 """Ended spans waiting (between ``on_end`` and the processor's background thread) before new ones are dropped.
 Default 8192."""
 
+OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: Final = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+"""Not ours: the GenAI instrumentations' content switch. Read to notice ``EVENT_ONLY`` (content on log records) when
+the processor's companion ``log_record_processor`` receives none."""
+CAPTURE_EVENT_ONLY: Final = "EVENT_ONLY"
+
 OTEL_EVAL_ISOLATION: Final = "OTEL_EVAL_ISOLATION"
 """Where the embedded evaluation runs: ``thread`` (background threads of the agent's process, the default) or
 ``process`` (a child process fed the spans over a socket; it exports the scores as ``OTEL_TRACES_EXPORTER``,

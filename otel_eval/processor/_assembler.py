@@ -326,6 +326,8 @@ class SpanAssembler:
             self._enricher.expect(*root, [(r.trace_id, r.invocations[0].span_id) for r in requests])
         if not requests:
             return
+        if self.logs is not None:
+            self.logs.hint_if_detached(requests)
         self._pipeline.sampled(len(requests))
         token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
         try:

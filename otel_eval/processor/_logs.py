@@ -17,6 +17,7 @@ context or of traces the processor does not sample are ignored (not the evaluato
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping
@@ -27,8 +28,10 @@ from opentelemetry.sdk._logs import LogRecordProcessor, ReadWriteLogRecord
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import TraceFlags
 
+from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._selection import is_sampled
 from otel_eval.traces.log_records import SpanLogRecord, event_name_of, is_content_event, log_record_from_sdk
 from otel_eval.transport.base import DuplicateLogFilter
@@ -36,6 +39,12 @@ from otel_eval.transport.base import DuplicateLogFilter
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
 
+DETACHED_HINT = (
+    f"EvaluationSpanProcessor: invocations come without message content and "
+    f"{env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT}={env.CAPTURE_EVENT_ONLY} puts it on log records, none "
+    "of which reached the processor: add processor.log_record_processor to the LoggerProvider the instrumentation "
+    "emits to (logger_provider.add_log_record_processor(processor.log_record_processor))"
+)
 _RECORD_OVERHEAD_BYTES = 300
 _HANDED_ON_REMEMBERED = 16384
 """Span ids handed on that are remembered to tell a late record from one whose span never came."""
@@ -60,6 +69,8 @@ class EvaluationLogRecordProcessor(LogRecordProcessor):
         self._dropped = 0
         self._lock = threading.Lock()
         self.closed = False
+        self.received = False
+        """Whether a content record ever came: with none, ``EVENT_ONLY`` content means the companion is not attached."""
 
     def on_emit(self, log_record: ReadWriteLogRecord) -> None:
         """Queues a content log record of a sampled span; counts it when the queue is full."""
@@ -73,6 +84,7 @@ class EvaluationLogRecordProcessor(LogRecordProcessor):
             flags = record.trace_flags
             if (flags is not None and not TraceFlags(flags).sampled) or not is_sampled(trace_id, self._sample_bound):
                 return
+            self.received = True
             if len(self.queue) < self._max_pending:
                 self.queue.append(log_record)
             else:
@@ -121,7 +133,20 @@ class LogJoin:
         self._max_bytes = max_bytes
         self._traces: dict[int, _TraceRecords] = {}
         self._handed_on: OrderedDict[tuple[int, int], None] = OrderedDict()
+        self._hinted = False
         self.total_bytes = 0
+
+    def hint_if_detached(self, requests: Iterable[EvaluationRequest]) -> None:
+        """Logs :data:`DETACHED_HINT` once when invocations come without message content, the instrumentation is set to
+        put it on log records (``EVENT_ONLY``) and the companion never received one: it is not attached."""
+        if self._hinted or self._source.received:
+            return
+        capture = os.environ.get(env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, "").strip().upper()
+        if capture == env.CAPTURE_EVENT_ONLY and any(
+            not invocation.content_captured for request in requests for invocation in request.invocations
+        ):
+            self._hinted = True
+            logger.warning(DETACHED_HINT)
 
     @property
     def buffered_traces(self) -> int:
