@@ -319,7 +319,8 @@ class EvaluationSpanProcessor(SpanProcessor):
                 suppressed[context.span_id] = None
                 if len(suppressed) > _MAX_SUPPRESSED_MARKS:  # marks of spans that never ended: forget the oldest
                     suppressed.pop(next(iter(suppressed)), None)
-            elif len(self._starts) < self._max_pending:  # beyond: untracked, its root completes when it ends
+            elif len(self._starts) < self._max_pending and not self._shedder.active:  # else untracked: its root
+                # completes when it ends (and while shedding, spans are shed at their end anyway)
                 self._starts.append(span)
         except Exception:  # the agent's thread: log (deduplicated), never raise
             logger.exception("EvaluationSpanProcessor.on_start failed")
