@@ -32,20 +32,20 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, get_value
+from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span
 
-from otel_eval import environment_variables as env
 from otel_eval import semconv
+from otel_eval.emit import RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.forking import reinit_after_fork
-from otel_eval.metrics import default_registry
-from otel_eval.processor._exporters import exporter_names
+from otel_eval.processor._handoff import drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
 from otel_eval.processor._selection import is_local_root
 from otel_eval.processor._shedding import Shedder
@@ -61,7 +61,6 @@ from otel_eval.processor._wire import (
     send_frame,
 )
 from otel_eval.transport.base import DuplicateLogFilter
-from otel_eval.worker.embedded import console_enabled
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
@@ -80,42 +79,6 @@ _MAX_SHED_TRACES = 65536
 """Shed trace ids kept for the next batch at most (the child drops them whole)."""
 
 _FORGET_TRACES_SECONDS_MIN = 1.0
-
-PROCESS_OPTIONS: Final = frozenset({"max_queue_size", "concurrency"})
-"""The embedded worker's settings that cross into the evaluation process; its objects cannot."""
-NO_DESTINATION_WARNING: Final = (
-    "EvaluationSpanProcessor(isolation='process'): the scores go nowhere: the evaluation process exports them as "
-    "OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER and OTEL_METRICS_EXPORTER say (e.g. otlp, console) and none is set; "
-    f"set them, or {env.OTEL_EVAL_CONSOLE}=true to print one line per score."
-)
-
-T = TypeVar("T")
-
-
-def check_process_options(given: Mapping[str, object], metric_names: Iterable[str]) -> None:
-    """What ``isolation="process"`` checks at start-up, so the child never fails on it later.
-
-    Args:
-        given: The processor's keyword arguments that may not cross (``exporter``, ``registry``, ``pipeline``: None
-            when not given) and its embedded settings.
-        metric_names: The criteria's metrics (checked against the default registry, which the child uses).
-
-    Raises:
-        TypeError: an object that cannot cross into the child.
-        ConfigurationError: an unknown exporter name in ``OTEL_*_EXPORTER``, or an unknown metric.
-    """
-    refused = sorted(name for name, value in given.items() if value is not None and name not in PROCESS_OPTIONS)
-    if refused:
-        raise TypeError(
-            f"{', '.join(refused)}: objects of this process cannot cross into the evaluation process "
-            "(isolation='process'), which exports the scores as OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER and "
-            "OTEL_METRICS_EXPORTER say; use isolation='thread' to pass them"
-        )
-    if not any(exporter_names().values()) and not console_enabled():
-        logger.warning(NO_DESTINATION_WARNING)
-    registry = default_registry()
-    for name in metric_names:
-        registry.get(name)
 
 
 @dataclass(slots=True)
@@ -137,26 +100,28 @@ class EvaluationProcess:
 
     Args:
         settings: Keyword arguments of the child's :class:`~otel_eval.EvaluationSpanProcessor` (picklable).
-        pipeline: The agent-side counters (spans dropped at intake or lost with a child).
+        meter_provider: Where the agent-side counters (:attr:`pipeline`: spans dropped at intake, shed, or lost
+            with a child) go.
         max_pending: Starts, ends and log records waiting for the feeder, each; beyond, new ones are dropped.
-        intake_bound: The trace-id sampling bound ``on_start``/``on_end`` apply (None: every trace).
-        log_records: The companion ``LogRecordProcessor`` whose queue is shipped along.
+        intake_bound: The trace-id sampling bound ``on_start``/``on_end`` apply (None: every trace); also the
+            companion ``LogRecordProcessor``'s (:attr:`log_records`), whose queue is shipped along.
         idle_timeout: How long the feeder remembers a trace it has seen a span of (to drop the rest of it when the
             child that had its first spans is lost).
         enricher: With ``enrich=``, the enricher holding the root spans here: the child's own enricher decides when
             each is complete and sends its score attributes (``("enriched", trace id, span id, attributes)``).
+        sinks: Called here with each request's records, which the child sends back (``("records", records)``).
     """
 
     def __init__(
         self,
         settings: dict[str, Any],
         *,
-        pipeline: PipelineMetrics,
+        meter_provider: MeterProvider | None,
         max_pending: int,
         intake_bound: int | None,
-        log_records: EvaluationLogRecordProcessor,
         idle_timeout: float,
         enricher: RootSpanEnricher | None = None,
+        sinks: Sequence[RecordSink] = (),
     ) -> None:
         try:
             pickle.dumps(settings)
@@ -164,10 +129,13 @@ class EvaluationProcess:
             raise TypeError(f"the processor's settings cannot be sent to the evaluation process: {error}") from None
         self._settings = settings
         self._enricher = enricher
-        self._pipeline = pipeline
+        self._sinks = sinks
+        self.pipeline = self._pipeline = PipelineMetrics(meter_provider, transport=semconv.TRANSPORT_PROCESS)
         self._max_pending = max_pending
         self._intake_bound = intake_bound
-        self._log_records = log_records
+        self.log_records = self._log_records = EvaluationLogRecordProcessor(
+            max_pending=max_pending, sample_bound=intake_bound
+        )
         self._idle_timeout = max(idle_timeout, _FORGET_TRACES_SECONDS_MIN)
         self._wake_threshold = min(_WAKE_BATCH_SPANS, max(1, max_pending // 2))
         self._closing = False
@@ -321,10 +289,10 @@ class EvaluationProcess:
         self._note_shed(shed_traces)
         origins = self._origins
         encoded_starts = [
-            encode_start(span, suppressed, origins) for span, suppressed in _drain(self._starts, len(self._starts))
+            encode_start(span, suppressed, origins) for span, suppressed in drain(self._starts, len(self._starts))
         ]
-        encoded_ends = [encode_span(span, origins) for span in _drain(self._ends, ended)]
-        records = list(_drain(log_queue, len(log_queue)))
+        encoded_ends = [encode_span(span, origins) for span in drain(self._ends, ended)]
+        records = list(drain(log_queue, len(log_queue)))
         self._remember(encoded_starts, encoded_ends, now)
         if child is None:
             self._lose(len(encoded_ends), len(records))
@@ -341,7 +309,7 @@ class EvaluationProcess:
         the traces are dropped whole, here and in the child (their ids go with the next batch)."""
         self._shedder.start()
         shed_spans, shed_traces = self._shedder.take(full=True)
-        for span in _drain(self._ends, ended):
+        for span in drain(self._ends, ended):
             shed_traces.append(span.get_span_context().trace_id)  # type: ignore[union-attr]
             shed_spans += 1
         self._starts.clear()  # spans still open then go untracked: their roots complete when they end
@@ -367,9 +335,15 @@ class EvaluationProcess:
             self._child_lost(child, f"could not be read from ({error})", 0, 0)
 
     def _dispatch(self, message: tuple[Any, ...]) -> None:
-        kind, trace_id, span_id, attributes = message
+        kind, *content = message
         if kind == "enriched" and self._enricher is not None:
-            self._enricher.complete(trace_id, span_id, attributes)
+            self._enricher.complete(*content)
+        elif kind == "records":
+            for sink in self._sinks:
+                try:
+                    sink(content[0])
+                except Exception:  # the user's sink: its failure must not stop the feeder
+                    logger.exception("a record sink failed")
 
     def _behind(self, child: _Child) -> bool:
         """Whether the child has not read enough of what was sent for another batch to go without waiting."""
@@ -470,7 +444,7 @@ class EvaluationProcess:
         if child is None:
             return True  # nothing in flight (what a lost child had is counted)
         child.requests += 1
-        return self._ask(child, ("flush", _millis_until(deadline), child.requests), deadline)
+        return self._ask(child, ("flush", millis_until(deadline), child.requests), deadline)
 
     def _ask(self, child: _Child, message: tuple[Any, ...], deadline: float) -> bool:
         """Sends a control message and waits for its reply (``(kind, ok, sequence)``) until ``deadline``."""
@@ -482,7 +456,7 @@ class EvaluationProcess:
                     return False
                 child.sock.settimeout(remaining)
                 reply = receive_frame(child.sock)
-                if reply[0] == "enriched":
+                if reply[0] in ("enriched", "records"):
                     self._dispatch(reply)
                     continue
                 _, ok, sequence, self.child_stats = reply
@@ -508,17 +482,8 @@ class EvaluationProcess:
         if child is None:
             return
         child.requests += 1
-        self._ask(child, ("shutdown", _millis_until(deadline), child.requests), deadline)
+        self._ask(child, ("shutdown", millis_until(deadline), child.requests), deadline)
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.process.wait(max(0.0, deadline - time.monotonic()))
         with contextlib.suppress(OSError):
             child.sock.close()
-
-
-def _drain(queue: deque[T], count: int) -> Iterator[T]:
-    for _ in range(min(count, len(queue))):
-        yield queue.popleft()
-
-
-def _millis_until(deadline: float) -> int:
-    return max(0, int((deadline - time.monotonic()) * 1000))

@@ -27,6 +27,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from otel_eval import semconv
 from otel_eval.processor._exporters import ExportingProviders
+from otel_eval.processor._handoff import millis_until
 from otel_eval.processor._wire import SpanDecoder, WireError, decode_log_record, receive_frame, send_frame
 from otel_eval.processor.processor import EvaluationSpanProcessor
 
@@ -97,6 +98,8 @@ class _Evaluation:
         wait = settings.pop("enrichment_wait_seconds")
         if wait is not None:
             settings.update(enrich=_RootRelay(self._send), enrichment_wait_seconds=wait)
+        if settings.pop("relay_records"):  # the agent's process has sinks: each request's records go back to them
+            settings["sinks"] = [lambda records: self._send(("records", list(records)))]
         self.processor = EvaluationSpanProcessor(
             **settings,
             tracer_provider=providers.tracer_provider,
@@ -112,7 +115,7 @@ class _Evaluation:
             return True
         deadline = time.monotonic() + timeout_millis / 1000
         flushed = self.processor.force_flush(timeout_millis)
-        return self.providers.force_flush(_millis_until(deadline)) and flushed
+        return self.providers.force_flush(millis_until(deadline)) and flushed
 
     def stats(self) -> dict[str, int]:
         """The processor's counts (:meth:`EvaluationSpanProcessor.stats`), empty before the first batch."""
@@ -153,10 +156,6 @@ def serve(sock: socket.socket) -> None:
             evaluation.shutdown(message[1])
             send(("stopped", True, message[2], evaluation.stats()))
             return
-
-
-def _millis_until(deadline: float) -> int:
-    return max(0, int((deadline - time.monotonic()) * 1000))
 
 
 def main(argv: list[str]) -> int:

@@ -1,5 +1,6 @@
-"""Where the evaluation process (``isolation="process"``) exports the scores: the SDK's own environment contract.
+"""Where the evaluation process (``isolation="process"``) exports the scores, and what may cross into it.
 
+Exporters follow the SDK's own environment contract.
 The child cannot use the agent's provider objects, so it reads the variables ``opentelemetry-instrument`` reads:
 ``OTEL_TRACES_EXPORTER``, ``OTEL_LOGS_EXPORTER`` and ``OTEL_METRICS_EXPORTER`` (``otlp``, ``console``, ... ; unset or
 ``none``: that signal is not exported), with ``OTEL_EXPORTER_OTLP_*`` configuring the OTLP exporters. The names are
@@ -9,6 +10,8 @@ resolved by the SDK's configuration module, the same code ``opentelemetry-instru
 from __future__ import annotations
 
 import importlib.metadata
+import logging
+from collections.abc import Iterable, Mapping
 from typing import Final, Literal
 
 from opentelemetry.sdk._configuration import _get_exporter_names, _import_exporters
@@ -20,7 +23,12 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+from otel_eval import environment_variables as env
 from otel_eval.errors import ConfigurationError
+from otel_eval.metrics import default_registry
+from otel_eval.worker.embedded import console_enabled
+
+logger = logging.getLogger(__name__)
 
 Signal = Literal["traces", "logs", "metrics"]
 SIGNALS: Final[tuple[Signal, ...]] = ("traces", "logs", "metrics")
@@ -84,3 +92,38 @@ class ExportingProviders:
         self.tracer_provider.shutdown()
         self.logger_provider.shutdown()
         self.meter_provider.shutdown()
+
+
+PROCESS_OPTIONS: Final = frozenset({"max_queue_size", "concurrency"})
+"""The embedded worker's settings that cross into the evaluation process; its objects cannot."""
+NO_DESTINATION_WARNING: Final = (
+    "EvaluationSpanProcessor(isolation='process'): the scores go nowhere: the evaluation process exports them as "
+    "OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER and OTEL_METRICS_EXPORTER say (e.g. otlp, console) and none is set; "
+    f"set them, or {env.OTEL_EVAL_CONSOLE}=true to print one line per score."
+)
+
+
+def check_process_options(given: Mapping[str, object], metric_names: Iterable[str]) -> None:
+    """What ``isolation="process"`` checks at start-up, so the child never fails on it later.
+
+    Args:
+        given: The processor's keyword arguments that may not cross (``exporter``, ``registry``, ``pipeline``: None
+            when not given) and its embedded settings.
+        metric_names: The criteria's metrics (checked against the default registry, which the child uses).
+
+    Raises:
+        TypeError: an object that cannot cross into the child.
+        ConfigurationError: an unknown exporter name in ``OTEL_*_EXPORTER``, or an unknown metric.
+    """
+    refused = sorted(name for name, value in given.items() if value is not None and name not in PROCESS_OPTIONS)
+    if refused:
+        raise TypeError(
+            f"{', '.join(refused)}: objects of this process cannot cross into the evaluation process "
+            "(isolation='process'), which exports the scores as OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER and "
+            "OTEL_METRICS_EXPORTER say; use isolation='thread' to pass them"
+        )
+    if not any(exporter_names().values()) and not console_enabled():
+        logger.warning(NO_DESTINATION_WARNING)
+    registry = default_registry()
+    for name in metric_names:
+        registry.get(name)

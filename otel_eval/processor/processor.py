@@ -7,7 +7,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -16,7 +16,6 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from otel_eval import environment_variables as env
-from otel_eval import semconv
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation import criteria_from
@@ -28,7 +27,9 @@ from otel_eval.processor import _settings as defaults
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import TraceBuffers
 from otel_eval.processor._completion import IncompleteCounter, OpenSpans
-from otel_eval.processor._evaluation_process import EvaluationProcess, check_process_options
+from otel_eval.processor._evaluation_process import EvaluationProcess
+from otel_eval.processor._exporters import check_process_options
+from otel_eval.processor._handoff import drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor, LogJoin
 from otel_eval.processor._priority import SamplePriority
 from otel_eval.processor._requests import RequestBuilder
@@ -110,9 +111,9 @@ class EvaluationSpanProcessor(SpanProcessor):
         isolation: ``"thread"``: the embedded evaluation runs on background threads of this process. ``"process"``:
             in a child process fed the spans over a socket (:mod:`otel_eval.processor._evaluation_process`), off
             the agent's GIL; it exports the scores as ``OTEL_TRACES_EXPORTER``, ``OTEL_LOGS_EXPORTER`` and
-            ``OTEL_METRICS_EXPORTER`` say, so provider, judge, sink and registry objects (which cannot cross) are
-            refused; ``max_queue_size`` and ``concurrency`` apply there, and ``enrich`` holds the roots here for the
-            score attributes the evaluation process sends back.
+            ``OTEL_METRICS_EXPORTER`` say, so provider, judge and registry objects (which cannot cross) are refused;
+            ``max_queue_size`` and ``concurrency`` apply there, ``sinks`` are called here with the records it sends
+            back, and ``enrich`` holds the roots here for the score attributes it sends back.
         **embedded: The embedded worker's settings (:class:`~otel_eval.worker.embedded.EmbeddedOptions`):
             ``judge``, ``tracer_provider``, ``logger_provider``, ``sinks``, ``max_queue_size``, ``concurrency``.
 
@@ -170,7 +171,9 @@ class EvaluationSpanProcessor(SpanProcessor):
             eval_set = load_eval_set(eval_set)
         parsed_criteria = criteria_from(criteria)
         self._process: EvaluationProcess | None = None
+        self._enricher: RootSpanEnricher | None = None
         if isolation == env.ISOLATION_PROCESS:
+            sinks = embedded.pop("sinks", ())  # called here, with the records the evaluation process sends back
             given = {"exporter": exporter, "registry": registry, "pipeline": pipeline, **embedded}
             check_process_options(given, parsed_criteria or {})
             settings: dict[str, Any] = {
@@ -179,27 +182,19 @@ class EvaluationSpanProcessor(SpanProcessor):
                 "root_span_names": tuple(root_span_names), "max_open_traces": max_open_traces,
                 "max_spans_per_trace": max_spans_per_trace, "max_buffer_bytes": max_buffer_bytes,
                 "max_pending_spans": max_pending_spans, "trace_idle_timeout": trace_idle_timeout,
-                "enrichment_wait_seconds": enrichment_wait_seconds if enrich is not None else None, **embedded,
+                "enrichment_wait_seconds": enrichment_wait_seconds if enrich is not None else None,
+                "relay_records": bool(sinks), **embedded,
             }  # fmt: skip
-            self._enricher: RootSpanEnricher | None = None
-            if enrich is not None:  # holds the roots here; the evaluation process says when, and with which scores
-                self._enricher = RootSpanEnricher(enrich, wait_seconds=enrichment_wait_seconds + _ENRICHMENT_MARGIN)
-            self.pipeline = PipelineMetrics(meter_provider, transport=semconv.TRANSPORT_PROCESS)
-            self.log_record_processor = EvaluationLogRecordProcessor(
-                max_pending=max_pending_spans, sample_bound=self._intake_bound
-            )
+            # The roots are held here; the evaluation process says when, and with which scores.
+            wait = enrichment_wait_seconds + _ENRICHMENT_MARGIN
+            self._enricher = RootSpanEnricher(enrich, wait_seconds=wait) if enrich is not None else None
             self._shutdown = False
             self._process = EvaluationProcess(
-                settings,
-                pipeline=self.pipeline,
-                max_pending=max_pending_spans,
-                intake_bound=self._intake_bound,
-                log_records=self.log_record_processor,
-                idle_timeout=trace_idle_timeout,
-                enricher=self._enricher,
-            )
+                settings, meter_provider=meter_provider, max_pending=max_pending_spans, intake_bound=self._intake_bound,
+                idle_timeout=trace_idle_timeout, enricher=self._enricher, sinks=sinks,
+            )  # fmt: skip
+            self.pipeline, self.log_record_processor = self._process.pipeline, self._process.log_records
             return
-        self._enricher = None
         if isolation != env.ISOLATION_THREAD:
             raise ValueError(f"isolation must be 'thread' or 'process', got {isolation!r}")
         self.pipeline = pipeline or PipelineMetrics(
@@ -392,7 +387,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         if self._process is not None:
             flushed = self._process.force_flush(timeout_millis)
             if self._enricher is not None:
-                flushed = self._enricher.force_flush(_remaining_millis(deadline)) and flushed
+                flushed = self._enricher.force_flush(millis_until(deadline)) and flushed
             return flushed
         done = threading.Event()
         with self._flush_lock:
@@ -400,9 +395,9 @@ class EvaluationSpanProcessor(SpanProcessor):
         self._wake.set()
         if not done.wait(max(0.0, deadline - time.monotonic())):
             return False
-        flushed = self._exporter.force_flush(_remaining_millis(deadline))
+        flushed = self._exporter.force_flush(millis_until(deadline))
         if self._enricher is not None:
-            flushed = self._enricher.force_flush(_remaining_millis(deadline)) and flushed
+            flushed = self._enricher.force_flush(millis_until(deadline)) and flushed
         return flushed and time.monotonic() <= deadline
 
     def shutdown(self, timeout_millis: int = 30000) -> None:
@@ -415,16 +410,16 @@ class EvaluationSpanProcessor(SpanProcessor):
         if self._process is not None:
             self._process.shutdown(timeout_millis)
             if self._enricher is not None:
-                self._enricher.shutdown(_remaining_millis(deadline))
+                self._enricher.shutdown(millis_until(deadline))
             return
         self._wake.set()
         self._thread.join(max(0.0, deadline - time.monotonic()))
         try:
-            self._exporter.shutdown(_remaining_millis(deadline))
+            self._exporter.shutdown(millis_until(deadline))
         except Exception:  # a broken transport must not break the provider's shutdown
             logger.exception("the evaluation transport failed to shut down")
         if self._enricher is not None:
-            self._enricher.shutdown(_remaining_millis(deadline))
+            self._enricher.shutdown(millis_until(deadline))
 
     def stats(self) -> dict[str, int]:
         """Pipeline counts (see the class docs) plus the current buffer occupancy. With ``isolation="process"``:
@@ -474,14 +469,14 @@ class EvaluationSpanProcessor(SpanProcessor):
         shed = self._update_shedding()
         # Every span counted here started before it ended: so its start is among the starts drained after counting.
         ended = len(self._queue)
-        starts = _drain(self._starts, len(self._starts))
+        starts = drain(self._starts, len(self._starts))
         self._assembler.step(
-            _drain(self._queue, ended),
+            drain(self._queue, ended),
             final=final,
             dropped_at_intake=dropped_at_intake,
             shed=shed,
             starts=starts,
-            rejected=_drain(self._rejected, len(self._rejected)),
+            rejected=drain(self._rejected, len(self._rejected)),
         )
 
     def _reject_traces(self, trace_ids: Iterable[int], reason: str) -> None:
@@ -503,15 +498,6 @@ class EvaluationSpanProcessor(SpanProcessor):
         return self._shedder.take(full=full)
 
 
-def _drain(queue: deque[T], count: int) -> Iterator[T]:
-    for _ in range(min(count, len(queue))):
-        yield queue.popleft()
-
-
 def _pending_spans(weak_self: weakref.ref[EvaluationSpanProcessor]) -> int:
     processor = weak_self()
     return len(processor._queue) if processor is not None else 0
-
-
-def _remaining_millis(deadline: float) -> int:
-    return max(0, int((deadline - time.monotonic()) * 1000))

@@ -26,6 +26,7 @@ from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.errors import ConfigurationError
 from otel_eval.metrics import default_registry
 from otel_eval.model import EvalCase, EvalSet
+from otel_eval.model.messages import EvaluationRecord
 from otel_eval.processor._wire import Origins, SpanDecoder, encode_span
 from otel_eval.traces import spans_from_readable
 from otel_eval.transport import InMemoryInvocationExporter
@@ -158,8 +159,8 @@ def test_shutdown_kills_a_hung_evaluation_process_within_its_timeout(sink: OtlpS
 def test_objects_that_cannot_cross_into_the_child_are_refused() -> None:
     with pytest.raises(TypeError, match="registry"):
         EvaluationSpanProcessor(isolation="process", registry=default_registry())
-    with pytest.raises(TypeError, match="sinks"):
-        EvaluationSpanProcessor(isolation="process", sinks=[print])
+    with pytest.raises(TypeError, match="tracer_provider"):
+        EvaluationSpanProcessor(isolation="process", tracer_provider=TracerProvider())
     with pytest.raises(ValueError, match="isolation"):
         EvaluationSpanProcessor(isolation="fork")
 
@@ -321,3 +322,15 @@ def test_enrich_exports_each_root_span_once_with_the_scores_the_child_worked_out
         expected = scored[format(root.context.trace_id, "032x")]
         assert expected  # the child scored it ...
         assert {key: attributes.get(key) for key in expected} == expected  # ... and the root carries those scores
+
+
+def test_sinks_get_the_records_the_evaluation_process_sends_back(sink: OtlpSink) -> None:
+    records: list[EvaluationRecord] = []
+    provider, processor, agent = _isolated_agent(sinks=[records.extend])
+    agent.run(SCENARIOS[1])
+    assert processor.force_flush(60_000)
+    provider.shutdown()
+    assert len({r.trace_id for r in records}) == 2
+    assert {(r.trace_id, r.span_id, r.metric_name, r.score) for r in records} == {
+        (e.trace_id, e.span_id, e.metric, e.score) for e in sink.events()
+    }
