@@ -130,12 +130,10 @@ class EvaluationProcess:
         self._settings = settings
         self._enricher = enricher
         self._sinks = sinks
-        self.pipeline = self._pipeline = PipelineMetrics(meter_provider, transport=semconv.TRANSPORT_PROCESS)
+        self.pipeline = PipelineMetrics(meter_provider, transport=semconv.TRANSPORT_PROCESS)
         self._max_pending = max_pending
         self._intake_bound = intake_bound
-        self.log_records = self._log_records = EvaluationLogRecordProcessor(
-            max_pending=max_pending, sample_bound=intake_bound
-        )
+        self.log_records = EvaluationLogRecordProcessor(max_pending=max_pending, sample_bound=intake_bound)
         self._idle_timeout = max(idle_timeout, _FORGET_TRACES_SECONDS_MIN)
         self._wake_threshold = min(_WAKE_BATCH_SPANS, max(1, max_pending // 2))
         self._closing = False
@@ -272,9 +270,9 @@ class EvaluationProcess:
         """
         with self._lock:
             dropped, self._dropped = self._dropped, 0
-        self._pipeline.spans_dropped(semconv.DROP_QUEUE_FULL, dropped)
-        log_queue = self._log_records.queue
-        self._pipeline.log_records_dropped(semconv.DROP_QUEUE_FULL, self._log_records.take_dropped())
+        self.pipeline.spans_dropped(semconv.DROP_QUEUE_FULL, dropped)
+        log_queue = self.log_records.queue
+        self.pipeline.log_records_dropped(semconv.DROP_QUEUE_FULL, self.log_records.take_dropped())
         ended = len(self._ends)  # every span counted here started before: its start is among those drained next
         if not (ended or self._starts or log_queue or self._shedder.active):
             return
@@ -285,7 +283,7 @@ class EvaluationProcess:
                 self._shed(ended)
             return
         shed_spans, shed_traces = self._shedder.take(full=False)
-        self._pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, shed_spans)
+        self.pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, shed_spans)
         self._note_shed(shed_traces)
         origins = self._origins
         encoded_starts = [
@@ -313,10 +311,10 @@ class EvaluationProcess:
             shed_traces.append(span.get_span_context().trace_id)  # type: ignore[union-attr]
             shed_spans += 1
         self._starts.clear()  # spans still open then go untracked: their roots complete when they end
-        records = self._log_records.queue
-        self._pipeline.log_records_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, len(records))
+        records = self.log_records.queue
+        self.pipeline.log_records_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, len(records))
         records.clear()
-        self._pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, shed_spans)
+        self.pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, shed_spans)
         self._note_shed(shed_traces)
 
     def _note_shed(self, trace_ids: list[int]) -> None:
@@ -436,8 +434,8 @@ class EvaluationProcess:
 
     def _lose(self, spans: int, records: int) -> None:
         self._lost_some = self._lost_some or bool(spans or records)
-        self._pipeline.spans_dropped(semconv.DROP_TRANSPORT_ERROR, spans)
-        self._pipeline.log_records_dropped(semconv.DROP_TRANSPORT_ERROR, records)
+        self.pipeline.spans_dropped(semconv.DROP_TRANSPORT_ERROR, spans)
+        self.pipeline.log_records_dropped(semconv.DROP_TRANSPORT_ERROR, records)
 
     def _flush_child(self, deadline: float) -> bool:
         child = self._child
@@ -476,7 +474,7 @@ class EvaluationProcess:
         deadline = self._stop_deadline
         left = len(self._ends)
         if left:
-            self._pipeline.spans_dropped(semconv.DROP_SHUTDOWN, left)
+            self.pipeline.spans_dropped(semconv.DROP_SHUTDOWN, left)
             self._ends.clear()
         child = self._child
         if child is None:

@@ -17,13 +17,12 @@ from typing import Any
 
 import pytest
 from google.adk.evaluation.eval_set import EvalSet as AdkEvalSet
-from google.adk.evaluation.evaluation_generator import EvaluationGenerator
 from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 from tests.cli.conftest import CliResult
-from tests.reconstruct.adk_agents import SCENARIOS, adk_telemetry, run_turns
+from tests.reconstruct.adk_agents import record_runs
 
 NAMES = ("single_tool", "sequential_tools", "parallel_tools", "multi_turn", "no_tool", "transfer")
 _VARYING = ("invocation_id", "creation_timestamp", "duration", "model_duration", "tool_duration")
@@ -32,27 +31,15 @@ _VARYING = ("invocation_id", "creation_timestamp", "duration", "model_duration",
 pytestmark = pytest.mark.usefixtures("quiet_adk")
 
 
-async def _runs(mode: str) -> tuple[list[Any], list[Any], list[dict[str, Any]]]:
-    spans, logs, cases = [], [], []
-    with adk_telemetry(schema=2, capture_mode=mode):
-        for name in NAMES:
-            run = await run_turns(SCENARIOS[name]())
-            spans.extend(run.readable_spans)
-            logs.extend(run.log_records)
-            actual = EvaluationGenerator.convert_events_to_eval_invocations(run.session_events)
-            cases.append({"eval_id": name, "conversation": [i.model_dump(mode="json") for i in actual]})
-    return spans, logs, cases
-
-
 def _record(mode: str, folder: Path) -> list[dict[str, Any]]:
     """Runs every scenario with ``mode``; writes ``traces.pb``, ``logs.pb`` and ``logs.json``; returns eval cases
     holding ADK's own invocations."""
-    spans, logs, cases = asyncio.run(_runs(mode))  # the commands run their own event loop: the agents run first
+    recorded = asyncio.run(record_runs(NAMES, capture_mode=mode))  # the commands run their own event loop
     folder.mkdir()
-    (folder / "traces.pb").write_bytes(encode_spans(spans).SerializeToString())
-    (folder / "logs.pb").write_bytes(encode_logs(logs).SerializeToString())
-    (folder / "logs.json").write_text(json.dumps(MessageToDict(encode_logs(logs))))
-    return cases
+    (folder / "traces.pb").write_bytes(encode_spans(recorded.spans).SerializeToString())
+    (folder / "logs.pb").write_bytes(encode_logs(recorded.logs).SerializeToString())
+    (folder / "logs.json").write_text(json.dumps(MessageToDict(encode_logs(recorded.logs))))
+    return recorded.cases
 
 
 def _comparable(converted: dict[str, Any]) -> list[Any]:

@@ -1,4 +1,5 @@
-"""Fixtures of the processor tests: an in-memory OpenTelemetry pipeline, and no judge credentials."""
+"""Fixtures of the processor tests: an in-memory OpenTelemetry pipeline, no judge credentials unless a test asks
+for the loopback judge (``gemini_credentials``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ from collections.abc import Iterator
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
+from otel_eval.demo.local_judge import scripted_verdicts
+from otel_eval.judge import set_default_judge
 from otel_eval.transport import InMemoryInvocationExporter
+from tests.judge.fake_gemini import FakeGemini
+from tests.judge.helpers import TEST_KEY
 from tests.processor.telemetry import Telemetry
 
 
@@ -34,3 +39,15 @@ def provider() -> Iterator[TracerProvider]:
     tracer_provider = TracerProvider()
     yield tracer_provider
     tracer_provider.shutdown()
+
+
+@pytest.fixture
+def gemini_credentials(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
+    """The loopback Gemini server with the demo's scripted verdicts, set as the judge through google-genai's own
+    variables."""
+    with FakeGemini(scripted_verdicts) as server:
+        monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.base_url)
+        set_default_judge(None)
+        yield server
+        set_default_judge(None)

@@ -4,23 +4,18 @@ judge credentials (here the real judge client against the loopback Gemini server
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from otel_eval import semconv
 from otel_eval.cli import main
 from otel_eval.demo import SCENARIOS
-from otel_eval.demo.local_judge import scripted_verdicts
 from otel_eval.demo.run import run_demo
-from otel_eval.judge import set_default_judge
 from otel_eval.model import EvalStatus
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import read_trace_file
 from tests.judge.fake_gemini import FakeGemini
-from tests.judge.helpers import TEST_KEY
 
 
 def test_the_demo_command_prints_scores_and_writes_readable_otlp_json(tmp_path: Path) -> None:
@@ -51,16 +46,6 @@ def test_the_demo_command_prints_scores_and_writes_readable_otlp_json(tmp_path: 
     assert {semconv.METRIC_EVALUATION_SCORE, semconv.METRIC_EVALUATION_RESULTS} <= names
     results = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
     assert len(results) == len(records)
-
-
-@pytest.fixture
-def gemini_credentials(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
-    with FakeGemini(scripted_verdicts) as server:
-        monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
-        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.base_url)
-        set_default_judge(None)
-        yield server
-        set_default_judge(None)
 
 
 def test_with_judge_credentials_the_judged_metrics_run_and_flag_the_hallucination(

@@ -3,29 +3,14 @@ configuration, a bad value stops start-up, a refused metric is NOT_EVALUATED whi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from otel_eval import EvaluationSpanProcessor, semconv
-from otel_eval.demo.local_judge import scripted_verdicts
 from otel_eval.demo.run import run_demo
 from otel_eval.errors import ConfigurationError
-from otel_eval.judge import set_default_judge
 from otel_eval.metrics._judge_prompts_hallucinations import SEGMENTER_PROMPT
 from otel_eval.model import EvalStatus
 from tests.judge.fake_gemini import FakeGemini
-from tests.judge.helpers import TEST_KEY
-
-
-@pytest.fixture
-def gemini_credentials(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
-    with FakeGemini(scripted_verdicts) as server:
-        monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
-        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.base_url)
-        set_default_judge(None)
-        yield server
-        set_default_judge(None)
 
 
 def test_a_metric_out_of_budget_is_not_evaluated_and_the_others_are_scored(

@@ -541,3 +541,28 @@ async def run_turns(
         errors=errors,
         log_records=list(logs.get_finished_logs()),
     )
+
+
+@dataclass
+class RecordedRuns:
+    """Several scenarios run under one telemetry mode: every span and log record they emitted, and ADK's own
+    invocations of each as an eval case (``{"eval_id": scenario, "conversation": [...]}``)."""
+
+    spans: list[ReadableSpan] = field(default_factory=list)
+    logs: list[ReadableLogRecord] = field(default_factory=list)
+    cases: list[dict[str, Any]] = field(default_factory=list)
+
+
+async def record_runs(names: Sequence[str], *, capture_mode: str) -> RecordedRuns:
+    """Runs the named scenarios with the semconv-aligned telemetry (schema 2) and ``capture_mode`` content."""
+    from google.adk.evaluation.evaluation_generator import EvaluationGenerator
+
+    recorded = RecordedRuns()
+    with adk_telemetry(schema=2, capture_mode=capture_mode):
+        for name in names:
+            run = await run_turns(SCENARIOS[name]())
+            recorded.spans.extend(run.readable_spans)
+            recorded.logs.extend(run.log_records)
+            actual = EvaluationGenerator.convert_events_to_eval_invocations(run.session_events)
+            recorded.cases.append({"eval_id": name, "conversation": [i.model_dump(mode="json") for i in actual]})
+    return recorded

@@ -9,22 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from google.adk.evaluation.evaluation_generator import EvaluationGenerator
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk._logs import ReadableLogRecord
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -41,8 +37,7 @@ from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_logs, par
 from otel_eval.worker.core import EvaluationCore
 from otel_eval.worker.service import Worker
 from tests._kafka import free_port, random_topic, read_topic
-from tests.reconstruct.adk_agents import SCENARIOS as ADK
-from tests.reconstruct.adk_agents import adk_telemetry, run_turns
+from tests.reconstruct.adk_agents import record_runs
 from tests.waiting import wait_until_async
 from tests.worker._collector import agent_spans, rotel_env_file
 from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
@@ -227,26 +222,6 @@ async def test_collector_path_through_rotel_scores_like_the_in_process_path(
     reference.shutdown()
 
 
-async def _adk_runs(mode: str) -> tuple[list[ReadableSpan], list[ReadableLogRecord], list[dict[str, Any]]]:
-    """Real ADK agents (scripted model, schema 2) with ``mode`` content capture: spans, log records, eval cases."""
-    spans: list[ReadableSpan] = []
-    logs: list[ReadableLogRecord] = []
-    cases: list[dict[str, Any]] = []
-    google_adk = logging.getLogger("google_adk")
-    level, _ = google_adk.level, google_adk.setLevel(logging.CRITICAL)
-    try:
-        with adk_telemetry(schema=2, capture_mode=mode):
-            for name in ADK_SCENARIOS:
-                run = await run_turns(ADK[name]())
-                spans.extend(run.readable_spans)
-                logs.extend(run.log_records)
-                actual = EvaluationGenerator.convert_events_to_eval_invocations(run.session_events)
-                cases.append({"eval_id": name, "conversation": [i.model_dump(mode="json") for i in actual]})
-    finally:
-        google_adk.setLevel(level)
-    return spans, logs, cases
-
-
 ADK_SCENARIOS = ("single_tool", "parallel_tools", "multi_turn", "transfer")
 ADK_CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.6}
 
@@ -257,12 +232,13 @@ def _score_counts(telemetry: MemoryTelemetry) -> Counter[tuple[str, str, float |
 
 
 @pytest.mark.kafka
+@pytest.mark.usefixtures("quiet_adk")
 async def test_event_only_adk_logs_through_rotel_score_like_span_only(kafka_bootstrap: str, tmp_path: Path) -> None:
     """ADK with EVENT_ONLY: spans and log records exported by the SDK's OTLP/HTTP exporters to rotel, which writes
     otlp_spans and otlp_logs; the worker joins them and scores every invocation as the SPAN_ONLY run scores."""
-    span_only, _, cases = await _adk_runs("SPAN_ONLY")
-    event_spans, event_logs, _ = await _adk_runs("EVENT_ONLY")
-    eval_set = EvalSet.model_validate({"eval_set_id": "adk", "eval_cases": cases})
+    span_only = await record_runs(ADK_SCENARIOS, capture_mode="SPAN_ONLY")
+    event_only = await record_runs(ADK_SCENARIOS, capture_mode="EVENT_ONLY")
+    eval_set = EvalSet.model_validate({"eval_set_id": "adk", "eval_cases": span_only.cases})
     spans_topic, logs_topic = random_topic("otlp_spans"), random_topic("otlp_logs")
     telemetry, reference = MemoryTelemetry(), MemoryTelemetry()
 
@@ -274,7 +250,7 @@ async def test_event_only_adk_logs_through_rotel_score_like_span_only(kafka_boot
         return EvaluationCore(criteria=ADK_CRITERIA, eval_set=eval_set, emitters=emitters, judge_configured=False)
 
     reference_core = core(reference)  # SPAN_ONLY spans, rebuilt as in-process
-    for trace_ in rebuild_traces(spans_from_readable(span_only)):
+    for trace_ in rebuild_traces(spans_from_readable(span_only.spans)):
         for invocation in trace_.invocations:
             await reference_core.evaluate(EvaluationRequest(invocations=[invocation]))
     expected = _score_counts(reference)
@@ -295,8 +271,8 @@ async def test_event_only_adk_logs_through_rotel_score_like_span_only(kafka_boot
     )
     with _rotel(kafka_bootstrap, spans_topic, tmp_path, logs_topic=logs_topic) as endpoint:
         base = endpoint.removesuffix("/v1/traces")
-        assert OTLPLogExporter(endpoint=f"{base}/v1/logs").export(event_logs).name == "SUCCESS"
-        assert OTLPSpanExporter(endpoint=endpoint).export(event_spans).name == "SUCCESS"
+        assert OTLPLogExporter(endpoint=f"{base}/v1/logs").export(event_only.logs).name == "SUCCESS"
+        assert OTLPSpanExporter(endpoint=endpoint).export(event_only.spans).name == "SUCCESS"
         logs_messages = await read_topic(kafka_bootstrap, logs_topic, expected=1, timeout=20)
         assert logs_messages and all(parse_otlp_logs(m.value, "check") for m in logs_messages)
         async with running_worker(worker):
