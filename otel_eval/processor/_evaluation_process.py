@@ -187,8 +187,9 @@ class EvaluationProcess:
         if len(self._starts) < self._max_pending and not self._shedder.active:  # else untracked: see on_end
             self._starts.append((span, bool(get_value(_SUPPRESS_INSTRUMENTATION_KEY, parent_context))))
 
-    def on_end(self, span: ReadableSpan) -> None:
-        """Queues a sampled ended span; drops and counts it when the queue is full. Never blocks."""
+    def on_end(self, span: ReadableSpan) -> bool:
+        """Queues a sampled ended span; drops and counts it when the queue is full. Never blocks. Returns whether the
+        span was queued (shed, dropped or left out by sampling: not, and no score will come for it)."""
         context = span.context
         bound = self._intake_bound
         if (
@@ -197,18 +198,19 @@ class EvaluationProcess:
             or (bound is not None and (context.trace_id & _LOW_64_BITS) >= bound)
             or self._closing
         ):
-            return
+            return False
         if self._shedder.active and self._shedder.shed(context.trace_id):
-            return
+            return False
         ends = self._ends
-        if len(ends) < self._max_pending:
-            ends.append(span)
-            wake = self._wake
-            if not wake.is_set() and (is_local_root(span) or len(ends) >= self._wake_threshold):
-                wake.set()
-        else:
+        if len(ends) >= self._max_pending:
             with self._lock:
                 self._dropped += 1
+            return False
+        ends.append(span)
+        wake = self._wake
+        if not wake.is_set() and (is_local_root(span) or len(ends) >= self._wake_threshold):
+            wake.set()
+        return True
 
     # --- flush and shutdown ------------------------------------------------------------------------------------
 

@@ -324,9 +324,9 @@ class EvaluationSpanProcessor(SpanProcessor):
         """Queues a sampled ended span for the background thread; drops and counts it when the queue is full."""
         try:
             if self._process is not None:
-                self._process.on_end(span)
-                if self._enricher is not None:
-                    trace_id = span.context.trace_id if span.context is not None else 0
+                queued = self._process.on_end(span)
+                if self._enricher is not None:  # a root that was not queued gets no scores: not held for them
+                    trace_id = span.context.trace_id if queued and span.context is not None else 0
                     self._enricher.on_end(span, hold=bool(trace_id) and self._will_evaluate(span, trace_id))
                 return
             context = span.context
