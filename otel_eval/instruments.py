@@ -18,7 +18,7 @@ from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 from opentelemetry.util.types import Attributes
 
 from otel_eval import semconv
-from otel_eval.forking import reinit_after_fork
+from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval.version import __version__
 
 HolderT = TypeVar("HolderT", bound="InstrumentHolder")

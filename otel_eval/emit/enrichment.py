@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.util.types import AttributeValue
 
 from otel_eval import semconv
-from otel_eval.forking import reinit_after_fork
+from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval.model.messages import EvaluationRecord
 
 logger = logging.getLogger(__name__)

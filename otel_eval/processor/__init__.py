@@ -18,7 +18,7 @@ A complete subtree is converted, rebuilt into invocations (:func:`otel_eval.reco
 handed to the transport as evaluation requests. While the transport is full (e.g. the judge hangs), ``on_end``
 sheds spans at once and their traces are dropped whole (never rebuilt into partial invocations), so an
 overloaded evaluator costs the agent almost nothing. The transport is the embedded worker (a thread with its own
-asyncio loop, running :class:`~otel_eval.worker.core.EvaluationCore`, built by :mod:`otel_eval.worker.embedded`) unless
+asyncio loop, running :class:`~otel_eval.evaluation.core.EvaluationCore`, built by :mod:`otel_eval.evaluation.embedded`) unless
 ``exporter`` is given (e.g. Kafka).
 
 Never evaluated: spans of scope ``otel_eval`` (evaluation spans, judge calls), spans started while

@@ -19,6 +19,8 @@ from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, detach,
 from opentelemetry.sdk.trace import ReadableSpan, Span
 
 from otel_eval import semconv
+from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
+from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.model.messages import EvaluationRequest
@@ -28,8 +30,7 @@ from otel_eval.processor._logs import LogJoin
 from otel_eval.processor._priority import SamplePriority
 from otel_eval.processor._requests import RequestBuilder
 from otel_eval.processor._selection import is_local_root, is_own_traffic, is_sampled
-from otel_eval.transport.base import DuplicateLogFilter, InvocationExporter
-from otel_eval.worker.deadline import DeadlineExecutor, RecordTimeoutError
+from otel_eval.transport.base import InvocationExporter
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
@@ -71,7 +72,7 @@ class SpanAssembler:
             left-out trace that goes idle without its root is discarded (see :mod:`otel_eval.processor._priority`).
         rebuild_timeout: Seconds one trace's rebuild may take. It runs on its own thread; past the deadline the trace
             is dropped (``rebuild_timeout``) and its thread abandoned to finish on its own (threads cannot be killed;
-            see :mod:`otel_eval.worker.deadline`), so the traces behind it are not delayed.
+            see :mod:`otel_eval._runtime.deadline`), so the traces behind it are not delayed.
         logs: GenAI content log records joined onto the spans before the rebuild (:mod:`otel_eval.processor._logs`).
     """
 

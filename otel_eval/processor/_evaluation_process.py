@@ -41,10 +41,11 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span
 
 from otel_eval import semconv
+from otel_eval._runtime.forking import reinit_after_fork
+from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit import RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
-from otel_eval.forking import reinit_after_fork
 from otel_eval.processor._handoff import drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
 from otel_eval.processor._selection import is_local_root
@@ -60,7 +61,6 @@ from otel_eval.processor._wire import (
     receive_frame,
     send_frame,
 )
-from otel_eval.transport.base import DuplicateLogFilter
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())

@@ -25,8 +25,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from otel_eval import environment_variables as env
 from otel_eval.errors import ConfigurationError
+from otel_eval.evaluation.embedded import console_enabled
 from otel_eval.metrics import default_registry
-from otel_eval.worker.embedded import console_enabled
 
 logger = logging.getLogger(__name__)
 

@@ -30,11 +30,11 @@ from opentelemetry.trace import TraceFlags
 
 from otel_eval import environment_variables as env
 from otel_eval import semconv
+from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._selection import is_sampled
 from otel_eval.traces.log_records import SpanLogRecord, event_name_of, is_content_event, log_record_from_sdk
-from otel_eval.transport.base import DuplicateLogFilter
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())

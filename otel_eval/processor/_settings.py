@@ -16,9 +16,9 @@ from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.environment_variables import flag_setting, number_setting
 from otel_eval.errors import ConfigurationError
+from otel_eval.evaluation.embedded import EMBEDDED_OPTIONS
 from otel_eval.model import EvalSet
 from otel_eval.model.loading import criteria_setting, eval_set_setting
-from otel_eval.worker.embedded import EMBEDDED_OPTIONS
 
 logger = logging.getLogger(__name__)
 

@@ -16,10 +16,12 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from otel_eval import environment_variables as env
+from otel_eval._runtime.forking import reinit_after_fork
+from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation import criteria_from
-from otel_eval.forking import reinit_after_fork
+from otel_eval.evaluation.embedded import EMBEDDED_OPTIONS, EmbeddedOptions, embedded_exporter
 from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.model import EvalConfig, EvalSet
 from otel_eval.model.loading import load_eval_set
@@ -42,8 +44,7 @@ from otel_eval.processor._selection import (
 )
 from otel_eval.processor._settings import processor_options
 from otel_eval.processor._shedding import Shedder
-from otel_eval.transport.base import DuplicateLogFilter, InvocationExporter
-from otel_eval.worker.embedded import EMBEDDED_OPTIONS, EmbeddedOptions, embedded_exporter
+from otel_eval.transport.base import InvocationExporter
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -92,7 +93,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         agent_names: Evaluate only invocations of these agents (empty: all).
         root_span_names: Evaluate only subtrees whose top span name starts with one of these (empty: all).
         exporter: Transport of the requests (e.g. :class:`~otel_eval.transport.kafka.KafkaInvocationExporter`);
-            when None, an embedded worker built by :func:`otel_eval.worker.embedded.embedded_exporter`.
+            when None, an embedded worker built by :func:`otel_eval.evaluation.embedded.embedded_exporter`.
         registry: Metrics the criteria may name (checked here, at start-up); the embedded worker evaluates with it.
         meter_provider: Where the pipeline counters go, and in embedded mode the score metrics and the judge's usage
             (global when None).
@@ -114,7 +115,7 @@ class EvaluationSpanProcessor(SpanProcessor):
             ``OTEL_METRICS_EXPORTER`` say, so provider, judge and registry objects (which cannot cross) are refused;
             ``max_queue_size`` and ``concurrency`` apply there, ``sinks`` are called here with the records it sends
             back, and ``enrich`` holds the roots here for the score attributes it sends back.
-        **embedded: The embedded worker's settings (:class:`~otel_eval.worker.embedded.EmbeddedOptions`):
+        **embedded: The embedded worker's settings (:class:`~otel_eval.evaluation.embedded.EmbeddedOptions`):
             ``judge``, ``tracer_provider``, ``logger_provider``, ``sinks``, ``max_queue_size``, ``concurrency``.
 
     Raises:

@@ -1,4 +1,4 @@
-"""Transports of evaluation requests: the embedded in-process worker (default), Kafka, and in-memory for tests."""
+"""Transports of evaluation requests: Kafka, and in-memory for tests (the embedded engine is in :mod:`otel_eval.evaluation`)."""
 
 from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers
 from otel_eval.transport._kafka_outage import OutageMonitor, quiet_client_logs, release_client_logs, stop_client

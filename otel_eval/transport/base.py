@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import abc
 import enum
-import logging
-import time
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -19,7 +17,7 @@ from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 
 class RequestEvaluator(Protocol):
     """What evaluates a request once it has been transported: the evaluation core of the embedded worker and of the
-    Kafka worker (:class:`otel_eval.worker.core.EvaluationCore`), which also emits the results."""
+    Kafka worker (:class:`otel_eval.evaluation.core.EvaluationCore`), which also emits the results."""
 
     async def evaluate(self, request: EvaluationRequest) -> list[EvaluationRecord]:
         """Scores and emits ``request``; returns its records. Never raises."""
@@ -68,20 +66,3 @@ class InvocationExporter(abc.ABC):
     def shutdown(self, timeout_millis: int = 30000) -> None:
         """Stops accepting requests and drains what was accepted, within ``timeout_millis``. Idempotent."""
         return None
-
-
-class DuplicateLogFilter(logging.Filter):
-    """Drops repeats of the same log message within 20 s, as the SDK's export logger does: no log storms when a
-    queue stays full or a transport stays down. Add it to a module logger with ``logger.addFilter(...)``."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._last: tuple[object, ...] | None = None
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """False for a repeat of the previous record's module, level and message template within the 20 s bucket."""
-        current = (record.module, record.levelno, record.msg, time.time() // 20)
-        if current == self._last:
-            return False
-        self._last = current
-        return True

@@ -40,9 +40,9 @@ from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 
 from otel_eval import environment_variables as env_vars
 from otel_eval import semconv
+from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
-from otel_eval.forking import reinit_after_fork
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers
 from otel_eval.transport._kafka_outage import OutageMonitor, quiet_client_logs, stop_client

@@ -1,4 +1,4 @@
-"""The evaluation worker: the shared core (:mod:`.core`) and the ``otel-eval worker`` Kafka service (:mod:`.service`).
+"""The ``otel-eval worker`` Kafka service (:mod:`.service`), over the shared evaluation core (:mod:`otel_eval.evaluation`).
 
 Service guarantees, in short (details in :mod:`.results` and :mod:`.collector_path`):
 
@@ -12,7 +12,7 @@ Service guarantees, in short (details in :mod:`.results` and :mod:`.collector_pa
   ``result_id``.
 * **Poison messages** go to the dead-letter topic with the error in headers; the worker moves on. So do records whose
   decoding, parsing or rebuilding (run off the event loop) outlasts ``worker_record_timeout``
-  (:mod:`.deadline`): heartbeats go on meanwhile, so a hostile trace never stalls the group.
+  (:mod:`otel_eval._runtime.deadline`): heartbeats go on meanwhile, so a hostile trace never stalls the group.
 * **Collector path.** ``otlp_spans`` messages are assembled into traces with an idle timeout; offsets are held back
   to the first message of any still-open trace, so a crash re-reads unfinished traces.
 * **SIGTERM** stops intake and finishes the current batch within ``worker_shutdown_timeout`` seconds.

@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any
 
 from otel_eval import semconv
+from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval.errors import InputError
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.transport import RequestEvaluator
@@ -24,7 +25,6 @@ from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_logs, parse_otlp_spans, requests_from_trace
 from otel_eval.worker.consumer import parse_request
 from otel_eval.worker.dead_letter import DeadLetters
-from otel_eval.worker.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval.worker.health import WorkerHealth
 from otel_eval.worker.results import ResultLedger, ResultsPublisher, invocation_key
 from otel_eval.worker.settings import SOURCE_OTLP_LOGS, SOURCE_OTLP_SPANS, SOURCE_REQUESTS, WorkerSettings
@@ -167,7 +167,7 @@ class BatchPipeline:
         """Sends ``messages`` to the dead-letter topic with ``error`` as the reason, and counts them.
 
         After too many records past their deadline whose threads still run, the worker asks to stop (see
-        :mod:`otel_eval.worker.deadline`): these records are committed as dead-lettered, so a restart moves on.
+        :mod:`otel_eval._runtime.deadline`): these records are committed as dead-lettered, so a restart moves on.
         """
         assert self._dead_letters is not None
         reason = semconv.DROP_RECORD_TIMEOUT if isinstance(error, RecordTimeoutError) else semconv.DROP_UNREADABLE

@@ -2,7 +2,7 @@
 
 Per batch of fetched messages: parse (unreadable ones go to the dead-letter topic), gather Collector-path spans into
 traces (decoding, parsing and rebuilding run off the event loop, each record within ``worker_record_timeout``: a
-record past it is dead-lettered too, and the partition moves on, see :mod:`otel_eval.worker.deadline`), evaluate the requests with the shared :class:`~otel_eval.worker.core.EvaluationCore` (bounded concurrency),
+record past it is dead-lettered too, and the partition moves on, see :mod:`otel_eval._runtime.deadline`), evaluate the requests with the shared :class:`~otel_eval.evaluation.core.EvaluationCore` (bounded concurrency),
 export the batch's telemetry, publish the results, and only then commit the offsets (at-least-once). Redelivered
 invocations whose results were already emitted are skipped (see :mod:`otel_eval.worker.results` for the exact
 guarantee). SIGTERM/SIGINT stop intake; the process is done within ``worker_shutdown_timeout`` seconds: the current
@@ -28,6 +28,7 @@ from types import FrameType
 from typing import Any
 
 from otel_eval import environment_variables as env
+from otel_eval._runtime.deadline import DeadlineExecutor
 from otel_eval.transport import RequestEvaluator, quiet_client_logs, release_client_logs, stop_client
 from otel_eval.worker._batches import BatchPipeline
 from otel_eval.worker._metrics import WorkerMetrics
@@ -41,7 +42,6 @@ from otel_eval.worker.consumer import (
     for_want_of_the_broker,
 )
 from otel_eval.worker.dead_letter import DeadLetters
-from otel_eval.worker.deadline import DeadlineExecutor
 from otel_eval.worker.health import HEARTBEAT_SECONDS, HealthServer, WorkerHealth
 from otel_eval.worker.results import ResultLedger, ResultsPublisher
 from otel_eval.worker.settings import SOURCE_OTLP_SPANS, WorkerSettings
@@ -356,9 +356,9 @@ def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry) -> RequestE
     """
     from otel_eval.emit import Emitters
     from otel_eval.emit.pipeline import PipelineMetrics
+    from otel_eval.evaluation.core import EvaluationCore
     from otel_eval.judge import default_judge
     from otel_eval.model.loading import criteria_setting, eval_set_setting
-    from otel_eval.worker.core import EvaluationCore
 
     emitters = Emitters.create(
         tracer_provider=telemetry.tracer_provider,

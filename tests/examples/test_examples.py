@@ -19,8 +19,8 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from otel_eval.evaluation.embedded import NO_DESTINATION_WARNING
 from otel_eval.metrics import EFFICIENCY_METRICS
-from otel_eval.worker.embedded import NO_DESTINATION_WARNING
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"

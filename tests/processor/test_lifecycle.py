@@ -19,9 +19,9 @@ from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval import environment_variables as env
 from otel_eval.demo import SCENARIOS, TravelAgent, golden_eval_set
 from otel_eval.errors import ConfigurationError
+from otel_eval.evaluation.engine import EmbeddedInvocationExporter
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.transport import InMemoryInvocationExporter
-from otel_eval.transport.embedded import EmbeddedInvocationExporter
 from tests.processor.telemetry import Telemetry
 
 

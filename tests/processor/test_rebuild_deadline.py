@@ -2,7 +2,7 @@
 background thread, and the traces behind it are still evaluated.
 
 The pathological trace is valid but huge (a 60,000-span chain of agent spans) and the rebuild deadline is set small on
-the processor's own :class:`~otel_eval.worker.deadline.DeadlineExecutor`, so the test holds however fast
+the processor's own :class:`~otel_eval._runtime.deadline.DeadlineExecutor`, so the test holds however fast
 reconstruction gets.
 """
 

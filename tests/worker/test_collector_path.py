@@ -28,13 +28,13 @@ from otel_eval import semconv
 from otel_eval.demo import SCENARIOS, TravelAgent, golden_eval_set
 from otel_eval.emit import Emitters
 from otel_eval.errors import InputError
+from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.model import EvalSet
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import SpanEvent, spans_from_readable
 from otel_eval.traces.log_records import SpanLogRecord
 from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_logs, parse_otlp_spans, requests_from_trace
-from otel_eval.worker.core import EvaluationCore
 from otel_eval.worker.service import Worker
 from tests._kafka import free_port, random_topic, read_topic
 from tests.reconstruct.adk_agents import record_runs

@@ -17,10 +17,10 @@ from otel_eval.conversations import Conversation
 from otel_eval.emit import Emitters
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation import build_plan, evaluate_conversations
+from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.judge.output_estimate import OUTPUT_TOKEN_ALLOWANCE
 from otel_eval.model import EvalStatus, Invocation
 from otel_eval.model.messages import EvaluationRequest
-from otel_eval.worker.core import EvaluationCore
 from tests.judge.budget_helpers import (
     MODEL,
     Clock,

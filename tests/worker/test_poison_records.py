@@ -17,10 +17,10 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span, TracesData
 
 from otel_eval import semconv
+from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval.emit import Emitters
+from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.metrics import EFFICIENCY_METRICS
-from otel_eval.worker.core import EvaluationCore
-from otel_eval.worker.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval.worker.service import Worker
 from tests._kafka import create_topics, producer, random_topic, read_topic
 from tests.transport._requests import request

@@ -15,10 +15,10 @@ from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval.demo import AGENT_NAME, SCENARIOS, TravelAgent, golden_eval_set
 from otel_eval.emit import Emitters
 from otel_eval.evaluation import find_golden_turn
+from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.transport.kafka import KafkaInvocationExporter
-from otel_eval.worker.core import EvaluationCore
 from otel_eval.worker.results import ResultLedger
 from otel_eval.worker.service import Worker
 from tests._kafka import create_topics, random_topic, read_topic

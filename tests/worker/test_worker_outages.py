@@ -19,10 +19,10 @@ import pytest
 from otel_eval import semconv
 from otel_eval.cli.worker import EXIT_ABANDONED
 from otel_eval.emit import Emitters
+from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.judge import JudgeClient, JudgeSettings
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
-from otel_eval.worker.core import EvaluationCore
 from otel_eval.worker.service import Worker
 from tests._kafka import TansuBroker, create_topics, producer, random_topic, read_topic
 from tests.judge.fake_gemini import FakeGemini, error_reply

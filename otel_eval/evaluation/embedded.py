@@ -23,11 +23,11 @@ from otel_eval import environment_variables as env
 from otel_eval.emit import Emitters, RecordSink
 from otel_eval.emit.console import ConsoleRecordSink
 from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.evaluation.core import EvaluationCore
+from otel_eval.evaluation.engine import EmbeddedInvocationExporter
 from otel_eval.judge import Judge
 from otel_eval.metrics import MetricRegistry
 from otel_eval.model import EvalConfig, EvalSet
-from otel_eval.transport.embedded import EmbeddedInvocationExporter
-from otel_eval.worker.core import EvaluationCore
 
 logger = logging.getLogger(__name__)
 

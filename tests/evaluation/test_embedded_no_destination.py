@@ -11,7 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from otel_eval.worker.embedded import NO_DESTINATION_WARNING
+from otel_eval.evaluation.embedded import NO_DESTINATION_WARNING
 
 REPO = Path(__file__).resolve().parents[2]
 

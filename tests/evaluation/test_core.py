@@ -16,10 +16,10 @@ from otel_eval.emit import Emitters
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation import criteria_from, find_golden_turn
+from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.metrics import EFFICIENCY_METRICS, default_registry
 from otel_eval.model import EvalStatus
 from otel_eval.model.messages import EvaluationRecord, result_id
-from otel_eval.worker.core import EvaluationCore
 from tests.judge.fake_gemini import FakeGemini, Reply
 from tests.judge.helpers import make_judge
 from tests.processor.telemetry import Telemetry

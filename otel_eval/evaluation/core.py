@@ -25,17 +25,10 @@ from otel_eval.emit import Emitters
 from otel_eval.emit.attributes import score_label, score_verdict
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.spans import EvaluationSpan
-from otel_eval.evaluation import (
-    MetricPlan,
-    PlannedMetric,
-    build_plan,
-    criteria_from,
-    lacks_reference,
-    pair_invocations,
-    score_in_order,
-    score_metric,
-    select_criteria,
-)
+from otel_eval.evaluation.criteria import criteria_from, select_criteria
+from otel_eval.evaluation.pairing import pair_invocations
+from otel_eval.evaluation.plan import MetricPlan, PlannedMetric, build_plan
+from otel_eval.evaluation.scoring import lacks_reference, score_in_order, score_metric
 from otel_eval.judge import Judge
 from otel_eval.metrics import Evaluator, MetricRegistry, default_registry
 from otel_eval.metrics.provenance import EvaluatorProvenance

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from otel_eval.worker.deadline import DeadlineExecutor, RecordTimeoutError
+from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
 
 
 def test_steps_in_turn_reuse_one_thread_and_a_step_past_its_deadline_keeps_its_own() -> None:

@@ -10,11 +10,11 @@ import pytest
 from otel_eval import semconv
 from otel_eval.emit import Emitters
 from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.evaluation.core import EvaluationCore
+from otel_eval.evaluation.engine import EmbeddedInvocationExporter
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.transport import ExportResult
-from otel_eval.transport.embedded import EmbeddedInvocationExporter
-from otel_eval.worker.core import EvaluationCore
 from tests.worker._core_helpers import HangingEvaluator, registry_with, request, traced
 
 

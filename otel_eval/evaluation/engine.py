@@ -16,11 +16,12 @@ from collections import deque
 from collections.abc import Sequence
 
 from otel_eval import semconv
+from otel_eval._runtime.forking import reinit_after_fork
+from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.environment_variables import DEFAULT_CONCURRENCY, DEFAULT_QUEUE_SIZE
-from otel_eval.forking import reinit_after_fork
 from otel_eval.model.messages import EvaluationRequest
-from otel_eval.transport.base import DuplicateLogFilter, ExportResult, InvocationExporter, RequestEvaluator
+from otel_eval.transport.base import ExportResult, InvocationExporter, RequestEvaluator
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())

@@ -1,0 +1,115 @@
+"""Golden-case pairing: which eval case, and which expected turns, a conversation is compared with.
+
+**The pairing rule.** User texts are compared after :func:`normalise_text` (case folded, surrounding space dropped,
+runs of whitespace collapsed to one space). A conversation's candidate case is the case chosen for it (``--eval-id``
+offline, the request's ``eval_case`` online), else the first case of the eval set with a turn whose user text equals
+the conversation's first user text, else the first case whose scenario's starting prompt equals it (a scenario case
+pairs without expected turns). The expected invocations are, for each invocation, the case's turn with its user
+text; else, when the case has exactly as many turns as the conversation has invocations, its turns by position;
+else there are none: a chosen case stays paired without a reference, any other case does not pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from otel_eval.conversations import Conversation
+from otel_eval.model import (
+    EvalCase,
+    EvalSet,
+    Invocation,
+    TracedInvocation,
+    content_text,
+)
+
+
+def normalise_text(text: str) -> str:
+    """User text as pairing compares it: case folded, runs of whitespace collapsed, surrounding space dropped."""
+    return " ".join(text.split()).casefold()
+
+
+def find_golden_turn(eval_cases: Sequence[EvalCase], user_text: str) -> tuple[EvalCase, int] | None:
+    """The first case turn whose user text equals ``user_text`` (after :func:`normalise_text`), or None."""
+    wanted = normalise_text(user_text)
+    if not wanted:
+        return None
+    for case in eval_cases:
+        for index, turn in enumerate(case.conversation or []):
+            if normalise_text(content_text(turn.user_content)) == wanted:
+                return case, index
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Pairing:
+    """A conversation's eval case and expected invocations (both None when no case pairs), and how they were found."""
+
+    case: EvalCase | None
+    expected: list[Invocation] | None
+    note: str
+
+
+def pair_invocations(
+    invocations: Sequence[TracedInvocation],
+    eval_set: EvalSet | None,
+    *,
+    chosen: EvalCase | None = None,
+) -> Pairing:
+    """The eval case and expected invocations of ``invocations``, by the pairing rule (see the module docs)."""
+    if chosen is not None:
+        expected = _expected_turns(chosen, invocations)
+        note = f"eval case {chosen.eval_id!r} was chosen"
+        if expected is None and chosen.conversation:
+            note += (
+                f", but its {len(chosen.conversation)} turn(s) cannot be paired with {len(invocations)} invocation(s)"
+            )
+        return Pairing(chosen, expected, note)
+    if eval_set is None or not invocations:
+        return Pairing(None, None, "no eval set")
+    first = content_text(invocations[0].invocation.user_content)
+    found = find_golden_turn(eval_set.eval_cases, first)
+    if found is not None:
+        expected = _expected_turns(found[0], invocations)
+        if expected is not None:
+            return Pairing(found[0], expected, "matched on the user message")
+        note = f"eval case {found[0].eval_id!r} starts like the conversation but its turns do not pair with it"
+        return Pairing(None, None, note)
+    wanted = normalise_text(first)
+    for case in eval_set.eval_cases:
+        scenario = case.conversation_scenario
+        if wanted and scenario is not None and normalise_text(scenario.starting_prompt) == wanted:
+            return Pairing(case, None, "matched on the scenario's starting prompt")
+    note = f"no case of eval set {eval_set.eval_set_id!r} has a turn with the user message {first[:60]!r}"
+    return Pairing(None, None, note)
+
+
+def _expected_turns(case: EvalCase, invocations: Sequence[TracedInvocation]) -> list[Invocation] | None:
+    """Each invocation's turn by user text, else all turns by position when the counts agree, else None."""
+    turns = case.conversation or []
+    expected = []
+    for traced in invocations:
+        found = find_golden_turn([case], content_text(traced.invocation.user_content))
+        if found is None:
+            return list(turns) if turns and len(turns) == len(invocations) else None
+        expected.append(turns[found[1]])
+    return expected
+
+
+def pair_conversations(
+    conversations: Sequence[Conversation], eval_set: EvalSet | None, eval_id: str | None = None
+) -> None:
+    """Pairs each conversation (sets ``eval_case``, ``expected`` and, when none pairs, ``pairing_note``)."""
+    if eval_set is None:
+        return
+    chosen = None
+    if eval_id is not None:
+        chosen = next((case for case in eval_set.eval_cases if case.eval_id == eval_id), None)
+        if chosen is None:
+            for conversation in conversations:
+                conversation.pairing_note = f"eval set {eval_set.eval_set_id!r} has no case {eval_id!r}"
+            return
+    for conversation in conversations:
+        pairing = pair_invocations(conversation.invocations, eval_set, chosen=chosen)
+        conversation.eval_case, conversation.expected = pairing.case, pairing.expected
+        conversation.pairing_note = None if pairing.case else pairing.note

@@ -1,0 +1,97 @@
+"""The metric plan: each selected metric with its evaluator, or the reason it cannot run."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from otel_eval.errors import ConfigurationError
+from otel_eval.judge import Judge
+from otel_eval.metrics import (
+    Evaluator,
+    MetricInfo,
+    MetricRegistry,
+    default_registry,
+)
+from otel_eval.model import (
+    BaseCriterion,
+    ToolTrajectoryCriterion,
+)
+
+TRAJECTORY_METRIC = "tool_trajectory_avg_score"
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedMetric:
+    """A metric to run: its validated evaluator, or (``strict=False`` plans only) why it cannot run."""
+
+    name: str
+    evaluator: Evaluator | None
+    problem: str | None = None
+    problem_type: str | None = None
+
+    @property
+    def info(self) -> MetricInfo | None:
+        """The metric's info (None when it cannot run)."""
+        return self.evaluator.info if self.evaluator is not None else None
+
+    @property
+    def threshold(self) -> float | None:
+        """The threshold statuses are decided by (None for informational metrics)."""
+        return self.evaluator.threshold if self.evaluator is not None else None
+
+    @property
+    def requires_reference(self) -> bool:
+        """Whether the metric needs expected invocations (or a scenario)."""
+        return self.info is not None and self.info.requires_reference
+
+
+@dataclass(slots=True)
+class MetricPlan:
+    """The metrics to run, in order."""
+
+    metrics: list[PlannedMetric]
+
+    @property
+    def needs_judge(self) -> bool:
+        """Whether any planned metric calls an LLM judge."""
+        return any(m.info is not None and m.info.requires_judge for m in self.metrics)
+
+
+def build_plan(
+    criteria: Mapping[str, BaseCriterion | None],
+    *,
+    registry: MetricRegistry | None = None,
+    match_type: str | None = None,
+    judge: Judge | None = None,
+    strict: bool = True,
+) -> MetricPlan:
+    """Validated evaluators for ``criteria``; ``match_type`` overrides the trajectory metric's match type.
+
+    With ``strict=False`` a metric that cannot run is planned with its problem (reported NOT_EVALUATED) instead.
+
+    Raises:
+        ConfigurationError: (``strict``) unknown metric, invalid criterion or a threshold outside the metric's range.
+    """
+    registry = registry or default_registry()
+    planned = []
+    for name, criterion in criteria.items():
+        try:
+            if name == TRAJECTORY_METRIC and match_type is not None:
+                criterion = _with_match_type(criterion, match_type, registry)
+            planned.append(PlannedMetric(name, registry.create(name, criterion, judge=judge)))
+        except ConfigurationError as exc:
+            if strict:
+                raise
+            planned.append(PlannedMetric(name, None, str(exc), type(exc).__name__))
+    return MetricPlan(planned)
+
+
+def _with_match_type(criterion: BaseCriterion | None, match_type: str, registry: MetricRegistry) -> BaseCriterion:
+    base = criterion or BaseCriterion(threshold=registry.info(TRAJECTORY_METRIC).default_threshold or 1.0)
+    data = base.model_dump()
+    data["match_type"] = match_type
+    try:
+        return ToolTrajectoryCriterion.model_validate(data)
+    except ValueError as exc:
+        raise ConfigurationError(f"--match-type {match_type!r}: expected EXACT, IN_ORDER or ANY_ORDER") from exc
