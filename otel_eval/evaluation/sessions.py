@@ -1,0 +1,161 @@
+"""Session windows: the turns of each open conversation, held until the conversation is judged.
+
+A conversation is the invocations that share a session id, in time order; its turns are usually separate traces
+that end seconds or minutes apart. Per-invocation metrics are scored when each turn arrives; conversation-level
+metrics need the whole conversation, so the turns are held here until the session *closes*:
+
+* it has been idle (no new turn) for ``idle_timeout`` seconds,
+* it reached ``max_turns`` turns,
+* or the process shuts down (:meth:`SessionWindows.close_all`).
+
+A turn that arrives after its session was judged opens a new window of the same session: windows are numbered per
+session (0, 1, …), and each closed window says which turns of the session it covered (``first_turn`` and
+``last_turn``, counted from 0 over the whole session as this process saw it), so its results get their own
+deterministic ids.
+
+The buffer is bounded by sessions, turns per session and bytes; a turn that would pass a bound is dropped and
+counted by reason (:attr:`SessionWindows.dropped`), never an open session. The structure is not thread-safe and
+takes the clock from its caller (monotonic seconds): the engine that owns it serialises calls.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from collections import Counter
+from dataclasses import dataclass, field
+
+from otel_eval import semconv
+from otel_eval.model import TracedInvocation
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLimits:
+    """When a session closes, and how much is held.
+
+    Args:
+        idle_timeout: Seconds without a new turn after which a session is judged. 300 by default: long enough for
+            a person to read an answer and type the next question (chat turns are usually seconds to a minute or
+            two apart), short enough that a conversation's scores arrive within minutes and open sessions stay few
+            (between Datadog's 3 idle minutes and AWS AgentCore's 15).
+        max_turns: Turns after which a session is judged at once (its next turn opens a new window).
+        max_sessions: Open sessions held at once; a turn of a new session beyond it is dropped.
+        max_bytes: Approximate bytes held over all open sessions; a turn that would pass it is dropped.
+    """
+
+    idle_timeout: float = 300.0
+    max_turns: int = 50
+    max_sessions: int = 10_000
+    max_bytes: int = 64 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        if self.idle_timeout <= 0:
+            raise ValueError(f"idle_timeout must be positive, got {self.idle_timeout!r}")
+        for name in ("max_turns", "max_sessions", "max_bytes"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)!r}")
+
+
+@dataclass(slots=True)
+class SessionWindow:
+    """The turns of one session collected since its last window closed, in time order."""
+
+    session_id: str
+    window: int
+    """0 for a session's first window, then 1, 2, … for turns that arrived after a window was judged."""
+    first_turn: int
+    """Index, over the whole session, of this window's first turn."""
+    turns: list[TracedInvocation] = field(default_factory=list)
+    size_bytes: int = 0
+    last_seen: float = 0.0
+
+    @property
+    def last_turn(self) -> int:
+        """Index, over the whole session, of this window's last turn."""
+        return self.first_turn + len(self.turns) - 1
+
+
+class SessionWindows:
+    """Open session windows, bounded, closed when idle, full, or at shutdown (see the module's docstring)."""
+
+    def __init__(self, limits: SessionLimits | None = None) -> None:
+        self.limits = limits or SessionLimits()
+        self._open: dict[str, SessionWindow] = {}
+        self._next: dict[str, tuple[int, int]] = {}
+        """Per session whose window closed: the next window's number and first turn index (bounded like _open)."""
+        self._deadlines: list[tuple[float, str]] = []
+        self._bytes = 0
+        self.dropped: Counter[str] = Counter()
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    @property
+    def size_bytes(self) -> int:
+        """Approximate bytes held over all open sessions."""
+        return self._bytes
+
+    def add(self, turn: TracedInvocation, *, size_bytes: int, now: float) -> SessionWindow | None:
+        """Holds ``turn`` (which must carry a session id) in its session's window.
+
+        Returns:
+            The session's window when this turn filled it (``max_turns``): it is closed, to be judged now.
+            None otherwise, also when the turn was dropped (counted in :attr:`dropped`).
+        """
+        session_id = turn.session_id
+        if not session_id:
+            raise ValueError("a turn without a session id has no session window")
+        window = self._open.get(session_id)
+        if window is None and len(self._open) >= self.limits.max_sessions:
+            self.dropped[semconv.DROP_MAX_OPEN_SESSIONS] += 1
+            return None
+        if self._bytes + size_bytes > self.limits.max_bytes:
+            self.dropped[semconv.DROP_MAX_SESSION_BYTES] += 1
+            return None
+        if window is None:
+            number, first = self._next.pop(session_id, (0, 0))
+            window = self._open[session_id] = SessionWindow(session_id, number, first)
+        keys = [(t.start_time_ns, t.trace_id, t.span_id) for t in window.turns]
+        index = bisect.bisect(keys, (turn.start_time_ns, turn.trace_id, turn.span_id))
+        window.turns.insert(index, turn)
+        window.size_bytes += size_bytes
+        window.last_seen = now
+        self._bytes += size_bytes
+        heapq.heappush(self._deadlines, (now + self.limits.idle_timeout, session_id))
+        if len(window.turns) >= self.limits.max_turns:
+            return self._close(session_id)
+        return None
+
+    def next_deadline(self) -> float | None:
+        """The earliest time at which :meth:`expire` may close a session (None: nothing open)."""
+        while self._deadlines:
+            deadline, session_id = self._deadlines[0]
+            window = self._open.get(session_id)
+            if window is not None and window.last_seen + self.limits.idle_timeout == deadline:
+                return deadline
+            heapq.heappop(self._deadlines)  # stale: the session got a later turn, or was closed
+        return None
+
+    def expire(self, now: float) -> list[SessionWindow]:
+        """Closes and returns the sessions idle for ``idle_timeout`` at ``now``, oldest first."""
+        closed = []
+        while (deadline := self.next_deadline()) is not None and deadline <= now:
+            _, session_id = heapq.heappop(self._deadlines)
+            closed.append(self._close(session_id))
+        return closed
+
+    def close_all(self) -> list[SessionWindow]:
+        """Closes and returns every open session (at shutdown), oldest activity first."""
+        windows = sorted(self._open.values(), key=lambda w: w.last_seen)
+        for window in windows:
+            self._close(window.session_id)
+        self._deadlines.clear()
+        return windows
+
+    def _close(self, session_id: str) -> SessionWindow:
+        window = self._open.pop(session_id)
+        self._bytes -= window.size_bytes
+        if len(self._next) >= self.limits.max_sessions:  # forget the oldest closed session's numbering
+            del self._next[next(iter(self._next))]
+        self._next[session_id] = (window.window + 1, window.last_turn + 1)
+        return window
