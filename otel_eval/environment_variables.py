@@ -176,12 +176,13 @@ OTEL_EVAL_KAFKA_REQUEST_TIMEOUT_MS: Final = "OTEL_EVAL_KAFKA_REQUEST_TIMEOUT_MS"
 """How long the worker's producer waits for the broker before a publish fails and the batch is retried. Default 30000."""
 
 OTEL_EVAL_KAFKA_LINGER_MS: Final = "OTEL_EVAL_KAFKA_LINGER_MS"
-"""How long the agent's Kafka exporter waits to fill a batch before sending. Default 0 (latency); tens of ms (e.g.
-50) send fewer, larger batches (throughput)."""
+"""How long the agent's Kafka exporter waits to fill a batch before sending. Default 0 (each request is sent at once:
+latency); tens of ms (e.g. 50) send fewer, larger batches (throughput)."""
 
 OTEL_EVAL_KAFKA_FETCH_MAX_WAIT_MS: Final = "OTEL_EVAL_KAFKA_FETCH_MAX_WAIT_MS"
 """Longest the broker holds a worker's fetch open waiting for new requests. Default 20 (latency: a broker that
-does not answer a waiting fetch early, like tansu, adds up to this to each score's delay); 500 for throughput."""
+does not answer a waiting fetch early, like tansu, adds up to this to each score's delay); 500 polls an idle broker
+less (throughput)."""
 
 OTEL_EVAL_WORKER_CONCURRENCY: Final = "OTEL_EVAL_WORKER_CONCURRENCY"
 """Invocations a worker evaluates at once. Default 16."""
