@@ -163,7 +163,7 @@ def telemetry_names_table() -> str:
             if group.note:
                 parts.append(_markdown(group.note))
             if group.rows:
-                rows = ["| name | constant | note |", "|---|---|---|"]
+                rows = ["| value | constant | note |", "|---|---|---|"]
                 rows += [f"| {names} | `{constant}` | {_markdown(note)} |" for names, constant, note in group.rows]
                 parts.append("\n".join(rows))
     return "\n\n".join(part for part in parts if part)
