@@ -33,7 +33,7 @@ OTEL_EVAL_SAMPLE_RATE: Final = "OTEL_EVAL_SAMPLE_RATE"
 
 OTEL_EVAL_SAMPLE_PRIORITY: Final = "OTEL_EVAL_SAMPLE_PRIORITY"
 """``true``/``false``: with a sample rate below 1, still evaluate a left-out trace whose local root ended in error or
-carries negative feedback (``OTEL_EVAL_PRIORITY_FEEDBACK_*``); ``false`` is pure head sampling."""
+carries negative feedback (``OTEL_EVAL_PRIORITY_FEEDBACK_*``); ``false`` is pure head sampling. Default ``true``."""
 DEFAULT_SAMPLE_PRIORITY: Final = True
 
 OTEL_EVAL_AGENT_NAMES: Final = "OTEL_EVAL_AGENT_NAMES"
@@ -54,7 +54,9 @@ OTEL_EVAL_MAX_BUFFER_BYTES: Final = "OTEL_EVAL_MAX_BUFFER_BYTES"
 """Approximate bytes of attribute data buffered over all traces. Default 64 MiB."""
 
 OTEL_EVAL_TRACE_IDLE_TIMEOUT: Final = "OTEL_EVAL_TRACE_IDLE_TIMEOUT"
-"""Seconds after a trace's last span before it is evaluated though its root never ended locally. Default 30."""
+"""Seconds after a trace's last span before it is evaluated though its root never ended locally; also the longest a
+root that ended waits for spans still open under it (then it is evaluated without them, counted in
+``otel_eval.invocations.incomplete``). Default 30."""
 DEFAULT_TRACE_IDLE_TIMEOUT: Final = 30.0
 
 OTEL_EVAL_MAX_PENDING_SPANS: Final = "OTEL_EVAL_MAX_PENDING_SPANS"
@@ -98,11 +100,12 @@ OTEL_EVAL_JUDGE_PRICES: Final = "OTEL_EVAL_JUDGE_PRICES"
 
 OTEL_EVAL_JUDGE_INPUT_LIMITS: Final = "OTEL_EVAL_JUDGE_INPUT_LIMITS"
 """JSON object of judge input limits in tokens, ``{"model-or-prefix": 32000}``, over the built-in table (longest
-name prefix wins); a prompt over its judge model's limit is not sent (``context_overflow``)."""
+name prefix wins; positive integers); a prompt over its judge model's limit is not sent (``context_overflow``)."""
 
 OTEL_EVAL_JUDGE_BUDGET: Final = "OTEL_EVAL_JUDGE_BUDGET"
 """Judge spend limit, USD per hour per process: ``2.5`` (all judged metrics together), or per metric,
-``hallucinations_v1=1.0,safety_v1=0.5,*=2`` (``*``: the metrics not named, together). Unset: no limit."""
+``hallucinations_v1=1.0,safety_v1=0.5,*=2`` (``*``: the metrics not named, together; without ``*`` they are not
+limited). Unset: no limit."""
 
 OTEL_EVAL_PRIORITY_FEEDBACK_ATTRIBUTE: Final = "OTEL_EVAL_PRIORITY_FEEDBACK_ATTRIBUTE"
 """Root-span attribute holding the user's feedback on an invocation. Default ``user.feedback``."""
@@ -115,8 +118,9 @@ OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS: Final = "OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS"
 """Kafka bootstrap servers. When set, the processor sends requests to Kafka instead of the embedded worker."""
 
 OTEL_EVAL_KAFKA_DELIVERY_TIMEOUT_MS: Final = "OTEL_EVAL_KAFKA_DELIVERY_TIMEOUT_MS"
-"""How long the processor's Kafka exporter waits, at flush and shutdown, while the broker acknowledges nothing;
-then shutdown drops what is left (counted, reason shutdown). Default 5000."""
+"""How long the processor's Kafka exporter waits, in ``force_flush()`` and ``shutdown()``, while the broker
+acknowledges nothing; with the broker unreachable, ``TracerProvider.shutdown()`` returns within it and what was not
+delivered is dropped and counted (``otel_eval.drop.reason=shutdown``). Default 5000."""
 
 OTEL_EVAL_KAFKA_REQUESTS_TOPIC: Final = "OTEL_EVAL_KAFKA_REQUESTS_TOPIC"
 """Topic of evaluation requests. Default otel_eval.requests."""
@@ -172,19 +176,22 @@ OTEL_EVAL_KAFKA_REQUEST_TIMEOUT_MS: Final = "OTEL_EVAL_KAFKA_REQUEST_TIMEOUT_MS"
 """How long the worker's producer waits for the broker before a publish fails and the batch is retried. Default 30000."""
 
 OTEL_EVAL_KAFKA_LINGER_MS: Final = "OTEL_EVAL_KAFKA_LINGER_MS"
-"""How long the agent's Kafka exporter waits to fill a batch before sending. Default 0 (latency); tens of ms (e.g.
-50) send fewer, larger batches (throughput)."""
+"""How long the agent's Kafka exporter waits to fill a batch before sending. Default 0 (each request is sent at once:
+latency); tens of ms (e.g. 50) send fewer, larger batches (throughput)."""
 
 OTEL_EVAL_KAFKA_FETCH_MAX_WAIT_MS: Final = "OTEL_EVAL_KAFKA_FETCH_MAX_WAIT_MS"
 """Longest the broker holds a worker's fetch open waiting for new requests. Default 20 (latency: a broker that
-does not answer a waiting fetch early, like tansu, adds up to this to each score's delay); 500 for throughput."""
+does not answer a waiting fetch early, like tansu, adds up to this to each score's delay); 500 polls an idle broker
+less (throughput)."""
 
 OTEL_EVAL_WORKER_CONCURRENCY: Final = "OTEL_EVAL_WORKER_CONCURRENCY"
 """Invocations a worker evaluates at once. Default 16."""
 DEFAULT_CONCURRENCY: Final = 16
 
 OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT: Final = "OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT"
-"""Seconds the worker drains in-flight work on SIGTERM. Default 30."""
+"""Seconds from SIGTERM/SIGINT to the worker's exit, whatever the broker does: it drains the batch in flight, then
+stops its Kafka clients. Exit 0 after a clean drain, 75 when fetched records were left uncommitted (the group
+redelivers them). Default 30."""
 
 OTEL_EVAL_WORKER_SOURCES: Final = "OTEL_EVAL_WORKER_SOURCES"
 """Comma-separated topics kinds the worker consumes: ``requests`` (default), ``otlp_spans`` (the Collector path),
@@ -192,7 +199,7 @@ OTEL_EVAL_WORKER_SOURCES: Final = "OTEL_EVAL_WORKER_SOURCES"
 
 OTEL_EVAL_WORKER_RECORD_TIMEOUT: Final = "OTEL_EVAL_WORKER_RECORD_TIMEOUT"
 """Seconds a worker may spend decoding or rebuilding one record off its event loop before the record is
-dead-lettered (reason in the headers) and the partition moves on. Default 30."""
+dead-lettered (reason in the headers), counted, and the partition moves on. Default 30."""
 
 OTEL_EVAL_WORKER_MAX_BATCH_SIZE: Final = "OTEL_EVAL_WORKER_MAX_BATCH_SIZE"
 """Records a worker fetches per batch; offsets are committed after each batch. Default 64."""
@@ -205,7 +212,7 @@ OTEL_EVAL_WORKER_DEDUP_READBACK: Final = "OTEL_EVAL_WORKER_DEDUP_READBACK"
 
 OTEL_EVAL_WORKER_TELEMETRY: Final = "OTEL_EVAL_WORKER_TELEMETRY"
 """Where the worker's telemetry goes: otlp (default; ``OTEL_EXPORTER_OTLP_*``), prometheus (metrics served on
-``/metrics``; spans and events over OTLP when an ``OTEL_EXPORTER_OTLP_*ENDPOINT`` is set), console or none."""
+``/metrics``, needs ``otel-eval[prometheus]``; spans and events over OTLP when an ``OTEL_EXPORTER_OTLP_*ENDPOINT`` is set), console or none."""
 
 OTEL_EVAL_WORKER_METRICS_HOST: Final = "OTEL_EVAL_WORKER_METRICS_HOST"
 """Address the worker's HTTP endpoints (``/healthz``, ``/readyz``, ``/metrics``) listen on. Default ``0.0.0.0``."""

@@ -64,11 +64,11 @@ OTEL_EVAL_SCORE_VERDICT: Final = "otel_eval.score.verdict"  # metric-specific wo
 GEN_AI_OPERATION_EVALUATION: Final = "evaluation"  # gen_ai.operation.name of an evaluation span
 OTEL_EVAL_CONVENTION: Final = "otel_eval.convention"  # trace convention the invocation was rebuilt from
 
-# Why a span or an invocation was dropped (``otel_eval.drop.reason``).
 # ``error.type`` of a judged metric refused by the judge budget (``OTEL_EVAL_JUDGE_BUDGET``): NOT_EVALUATED, counted in
 # otel_eval_evaluation_errors_total and otel_eval_judge_budget_refusals_total.
 ERROR_TYPE_BUDGET_EXHAUSTED: Final = "budget_exhausted"
 
+# Why a span or an invocation was dropped (``otel_eval.drop.reason``).
 DROP_QUEUE_FULL: Final = "queue_full"  # the processor's span intake queue was full
 DROP_MAX_OPEN_TRACES: Final = "max_open_traces"
 DROP_MAX_SPANS_PER_TRACE: Final = "max_spans_per_trace"

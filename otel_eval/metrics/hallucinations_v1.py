@@ -157,7 +157,10 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
 
     info = MetricInfo(
         name="hallucinations_v1",
-        description="LLM judge: share of response sentences supported by instructions, user prompt and tool results.",
+        description=(
+            "LLM judge: share of response sentences supported by the context: instructions, tool declarations, user"
+            " prompt and tool results."
+        ),
         criterion_type=HallucinationsCriterion,
         requires_judge=True,
         version="1",

@@ -119,7 +119,10 @@ class PerTurnUserSimulatorQualityV1(LlmJudgeEvaluator):
 
     info = MetricInfo(
         name="per_turn_user_simulator_quality_v1",
-        description="LLM judge: share of simulated-user turns that follow the scenario's plan and stop signal.",
+        description=(
+            "LLM judge: share of simulated-user turns that follow the scenario's plan and stop signal (its reference is"
+            " the eval case's conversation scenario)."
+        ),
         criterion_type=LlmBackedUserSimulatorCriterion,
         requires_reference=True,
         requires_judge=True,

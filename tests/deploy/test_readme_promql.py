@@ -1,4 +1,5 @@
-"""The README's PromQL examples: valid PromQL (promtool) over names and labels otel-eval emits."""
+"""The PromQL examples of the README and the documentation: valid PromQL (promtool) over names and labels otel-eval
+emits."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ import yaml
 from tests.deploy import prometheus_names
 from tests.deploy.promql import selectors
 
-README = Path(__file__).parents[2] / "README.md"
+REPO = Path(__file__).parents[2]
+DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 
 def test_the_readme_promql_is_valid_and_uses_emitted_names(promtool: str, tmp_path: Path) -> None:
-    """The README's PromQL examples (```promql blocks) parse and read only names and labels otel-eval emits."""
-    readme = README.read_text(encoding="utf-8")
-    queries = re.findall(r"```promql\n(.*?)```", readme, re.DOTALL)
+    """The PromQL examples (```promql blocks) parse and read only names and labels otel-eval emits."""
+    text = "".join(path.read_text(encoding="utf-8") for path in DOCUMENTS)
+    queries = re.findall(r"```promql\n(.*?)```", text, re.DOTALL)
     assert queries
     emitted, labels = prometheus_names.emitted_prometheus_names(), prometheus_names.emitted_label_names()
     for query in queries:

@@ -24,8 +24,10 @@ SUFFIXES = ["generously", "conditional", "relational", "hopping", "agreed", "fee
 
 
 def vocabulary() -> list[str]:
-    """Every distinct lowercase ASCII word of this repository's README and sample traces."""
+    """Every distinct lowercase ASCII word of this repository's README, documentation and sample traces."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
+    for path in sorted((ROOT / "docs").glob("*.md")):
+        text += path.read_text(encoding="utf-8")
     for path in sorted((ROOT / "tests" / "data" / "traces").rglob("*.json")):
         text += path.read_text(encoding="utf-8", errors="replace")
     return sorted(set(re.findall(r"[a-z0-9]+", text.lower())))

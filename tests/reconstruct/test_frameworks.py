@@ -31,7 +31,7 @@ from otel_eval.reconstruct._values import tool_call_args, tool_response_payload
 from otel_eval.traces import read_trace_bytes
 
 FRAMEWORKS = Path(__file__).resolve().parents[1] / "data" / "frameworks"
-README = Path(__file__).resolve().parents[2] / "README.md"
+FRAMEWORKS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "frameworks.md"
 FIXTURES = sorted(FRAMEWORKS.glob("*/*.record.json"))
 
 
@@ -199,15 +199,15 @@ def test_rebuilt_invocations_equal_the_framework_record(record_path: Path) -> No
     assert all(i.content_captured for i in invocations)
 
 
-def test_readme_table_lists_every_producer_with_the_versions_tested() -> None:
-    text = README.read_text(encoding="utf-8")
-    table = text[text.index("**Supported frameworks.**") : text.index("- **Google ADK**")]
+def test_frameworks_table_lists_every_producer_with_the_versions_tested() -> None:
+    text = FRAMEWORKS_PAGE.read_text(encoding="utf-8")
+    table = text[: text.index("- **Google ADK**")]
     rows = [line for line in table.splitlines() if line.startswith("| ") and "`" in line]
     for path in FIXTURES:
         record = json.loads(path.read_text(encoding="utf-8"))
         tested = {name: version for name, version in record["versions"].items() if name != "opentelemetry-sdk"}
         assert any(all(f"`{name}` {version}" in row for name, version in tested.items()) for row in rows), (
-            f"no README row names {tested} ({path.parent.name})"
+            f"no row of docs/frameworks.md names {tested} ({path.parent.name})"
         )
     assert len(rows) == len({p.parent.name for p in FIXTURES} - {"pydantic_ai_v6"}) + 1  # + ADK; formats 5/6 share
 
