@@ -17,11 +17,13 @@ Inside an invocation:
 * tool runs are the ``TOOL`` spans: ``tool.name``, ``tool.id``, arguments from ``input.value`` (smolagents'
   ``{"args", "kwargs"}`` wrapper is unwrapped, positional args named from ``tool.parameters``; when ``input.value``
   is absent, ``tool.parameters`` holds the arguments as the Claude Agent SDK writes them), result from
-  ``output.value`` (a serialised LangChain ``ToolMessage`` is unwrapped to its content); ``handoff to <agent>`` spans
-  are not tool runs (the model's ``transfer_to_<agent>`` call is);
+  ``output.value`` (a LangChain ``ToolMessage`` or LlamaIndex ``ToolOutput`` is unwrapped, see ``_envelopes``);
+  ``handoff to <agent>`` spans are not tool runs (the model's ``transfer_to_<agent>`` call is);
 * the user message is the root's ``input.value`` (plain text, smolagents' ``{"task"}``, LangGraph's
-  ``{"messages"}``), else the last user message of the first model call; the final response is the root's
-  ``output.value`` when it has text, else the last model text (see ``_trajectory``).
+  ``{"messages"}``, a CrewAI kickoff's inputs), else the last user message of the first model call; the final
+  response is the root's ``output.value`` when it has text (not a Python repr), else the last model text (see
+  ``_openinference_values`` and ``_trajectory``);
+* without LLM spans (CrewAI's default instrumentation), an agent span's ``TaskOutput`` messages are the model turns.
 
 **Agents used as tools** (the OpenAI Agents ``ask_<specialist>`` tools, Claude's ``Agent`` tool with its sub-agent):
 the tool call and its result are part of the trajectory, the sub-agent's own model calls and tools are not -- what the
@@ -44,6 +46,12 @@ from otel_eval import semconv
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct import _langchain as lc
 from otel_eval.reconstruct._flattened import first_int, first_str, has_indexed, indexed, string_list
+from otel_eval.reconstruct._openinference_values import (
+    kickoff_inputs_text,
+    output_tool_calls,
+    task_messages,
+    value_text,
+)
 from otel_eval.reconstruct._grouping import InvocationReader, invocations_of_roots, session_id_of, trace_invocations
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
 from otel_eval.reconstruct._trajectory import (
@@ -219,28 +227,6 @@ def _tool_declarations(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
     return declarations
 
 
-def _value_text(value: Any, *, role: str, keys: Sequence[str]) -> str | None:
-    """Text of an ``input.value``/``output.value``: plain text, or the right message/field of a JSON value."""
-    parsed_value, ok = parse_json(value)
-    if not ok:
-        return value if isinstance(value, str) and value.strip() else None
-    if isinstance(parsed_value, str):
-        return parsed_value if parsed_value.strip() else None
-    if isinstance(parsed_value, dict):
-        messages = lc.messages_of(parsed_value)
-        if messages:
-            return lc.last_text(messages, role)
-        for key in keys:
-            field = parsed_value.get(key)
-            if isinstance(field, str) and field.strip():
-                return field
-        return None
-    if isinstance(parsed_value, list):
-        items = [m for m in (lc.unwrap(item) for item in parsed_value) if m is not None]
-        return lc.last_text(items, role)
-    return value if isinstance(value, str) and value.strip() else None
-
-
 class _Reader(InvocationReader):
     """Reads one invocation's spans into an :class:`InvocationDraft`."""
 
@@ -291,6 +277,8 @@ class _Reader(InvocationReader):
                 ModelCall(span=root, author=draft.agent_name, outputs=[content], synthetic=True)
                 for content in self.flat_messages(root, semconv.LLM_OUTPUT_MESSAGES)
             ]
+        if not draft.model_calls:
+            draft.model_calls = self.task_model_calls()
         if self.kind(root) != LLM:
             draft.root_input = self.root_text(root, "input")
             draft.root_output = self.root_text(root, "output")
@@ -327,11 +315,33 @@ class _Reader(InvocationReader):
         )
         call.inputs = self.flat_messages(span, semconv.LLM_INPUT_MESSAGES)
         call.outputs = self.flat_messages(span, semconv.LLM_OUTPUT_MESSAGES)
+        if not call.outputs and semconv.OUTPUT_VALUE in span.attributes:
+            where = f"span {span.span_id} ({span.name!r}) output.value"
+            calls = output_tool_calls(span.attributes.get(semconv.OUTPUT_VALUE), self.warnings, where)
+            call.outputs = [calls] if calls is not None else []
         if not call.inputs and not call.outputs:
             self.read_body_model_call(span, call)
         system = [t for m in call.inputs if m.role == "system" for t in texts_of(m)]
         call.system_instruction = "\n".join(system) or None
         return call
+
+    def task_model_calls(self) -> list[ModelCall]:
+        """Without LLM spans, the model turns an agent span's task output records (CrewAI's ``TaskOutput``): one
+        synthetic call per model message, its inputs the messages before it."""
+        calls: list[ModelCall] = []
+        for span in self.members:
+            if self.kind(span) != AGENT:
+                continue
+            where = f"span {span.span_id} ({span.name!r}) output.value"
+            messages = task_messages(span.attributes.get(semconv.OUTPUT_VALUE), self.warnings, where)
+            calls.extend(
+                ModelCall(
+                    span=span, author=self.agent_label(span), inputs=messages[:index], outputs=[message], synthetic=True
+                )
+                for index, message in enumerate(messages)
+                if message.role == "model"
+            )
+        return calls
 
     def read_body_model_call(self, span: Span, call: ModelCall) -> None:
         inputs, outputs = body_messages(span)
@@ -419,12 +429,14 @@ class _Reader(InvocationReader):
         role = "user" if direction == "input" else "model"
         key = semconv.INPUT_VALUE if direction == "input" else semconv.OUTPUT_VALUE
         keys = _INPUT_KEYS if direction == "input" else _OUTPUT_KEYS
-        text = _value_text(span.attributes.get(key), role=role, keys=keys)
+        text = kickoff_inputs_text(span.attributes, span.attributes.get(key)) if direction == "input" else None
+        if text is None:
+            text = value_text(span.attributes.get(key), role=role, keys=keys)
         if text is None:
             inputs, outputs = body_messages(span)
             messages = inputs if direction == "input" else outputs
             for message in reversed(messages):
-                text = _value_text(message.get("content"), role=role, keys=keys)
+                text = value_text(message.get("content"), role=role, keys=keys)
                 if text is not None:
                     break
         if text is None and direction == "input":
