@@ -94,7 +94,7 @@ def tool_output(value: Any) -> tuple[Any] | None:
     """``(raw_output,)`` of a LlamaIndex ``ToolOutput`` (see the module docstring), or None for anything else."""
     if (
         isinstance(value, Mapping)
-        and _TOOL_OUTPUT_KEYS <= set(value)
+        and set(value) >= _TOOL_OUTPUT_KEYS
         and set(value) <= _TOOL_OUTPUT_KEYS | _TOOL_OUTPUT_TEXT_KEYS
     ):
         return (value["raw_output"],)

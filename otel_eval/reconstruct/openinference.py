@@ -46,13 +46,13 @@ from otel_eval import semconv
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct import _langchain as lc
 from otel_eval.reconstruct._flattened import first_int, first_str, has_indexed, indexed, string_list
+from otel_eval.reconstruct._grouping import InvocationReader, invocations_of_roots, session_id_of, trace_invocations
 from otel_eval.reconstruct._openinference_values import (
     kickoff_inputs_text,
     output_tool_calls,
     task_messages,
     value_text,
 )
-from otel_eval.reconstruct._grouping import InvocationReader, invocations_of_roots, session_id_of, trace_invocations
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
 from otel_eval.reconstruct._trajectory import (
     InvocationDraft,

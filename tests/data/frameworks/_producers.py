@@ -340,8 +340,16 @@ PRODUCERS: dict[str, tuple[Runner, str, tuple[str, ...], dict[str, str]]] = {
     ),
     "autogen": (_producers_agents.autogen, "genai", ("autogen-agentchat", "autogen-core", "autogen-ext"), {}),
 }
-FIVE_SCENARIO_PRODUCERS = frozenset(PRODUCERS) - frozenset(list(PRODUCERS)[:8])
-"""The producers recorded on ``FIVE_SCENARIOS``; the first eight were recorded on ``SCENARIOS``."""
+OWN_VIRTUALENV = {
+    "llama_index_openinference": "requirements-llamaindex.txt",
+    "crewai_openinference": "requirements-crewai.txt",
+    "crewai_openinference_events": "requirements-crewai.txt",
+    "strands": "requirements-strands.txt",
+    "strands_latest": "requirements-strands.txt",
+    "autogen": "requirements-autogen.txt",
+}
+"""The producers that run in a virtualenv of their own (the requirements file beside this one), recorded on
+``FIVE_SCENARIOS``; the others run in ``requirements.txt``'s and were recorded on ``SCENARIOS``."""
 
 
 def record(name: str) -> None:
@@ -351,7 +359,7 @@ def record(name: str) -> None:
     provider, exporter = new_provider(name)
     trace.set_tracer_provider(provider)
     installed = {**versions(*packages), **versions("opentelemetry-sdk")}
-    for scenario in FIVE_SCENARIOS if name in FIVE_SCENARIO_PRODUCERS else SCENARIOS:
+    for scenario in FIVE_SCENARIOS if name in OWN_VIRTUALENV else SCENARIOS:
         exporter.clear()
         script = Script(scenario)
         turns = runner(scenario, script, provider)
