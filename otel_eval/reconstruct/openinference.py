@@ -13,7 +13,8 @@ Inside an invocation:
   ``role``, ``content`` (or ``content.<j>`` strings), ``contents.<j>.message_content.{type,text}`` (``reasoning``
   becomes a thought part), ``tool_calls.<k>.tool_call.{id,function.name,function.arguments}``, ``tool_call_id``);
   when there is no ``LLM`` span (the Claude Agent SDK emits none), the root's own ``llm.output_messages`` are read as
-  the model's outputs, one per message;
+  the model's outputs, one per message; an ``LLM`` span that records content but no messages, tool calls or tokens
+  only prepared a request (LlamaIndex's ``_prepare_chat_with_tools``) and is no model call;
 * tool runs are the ``TOOL`` spans: ``tool.name``, ``tool.id``, arguments from ``input.value`` (smolagents'
   ``{"args", "kwargs"}`` wrapper is unwrapped, positional args named from ``tool.parameters``; when ``input.value``
   is absent, ``tool.parameters`` holds the arguments as the Claude Agent SDK writes them), result from
@@ -31,9 +32,8 @@ user saw the top-level agent do, and what ADK does with ``AgentTool``. Their tok
 
 ADOT (CloudWatch) exports of LangChain carry no span kinds: every span is named after the instrumentation scope,
 has no parent, and holds its content in an event body ``{"input": {"messages"}, "output": {"messages"}}``. The kind is
-then inferred from that body (an ``LLMResult`` output: LLM; a ``ToolMessage`` output: TOOL; graph state in and out,
-without ``remaining_steps``: the graph itself, an invocation root), and spans are placed under the root whose time
-range contains them.
+then inferred from that body (see ``_adot_bodies``), and spans are placed under the root whose time range contains
+them.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from typing import Any
 from otel_eval import semconv
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct import _langchain as lc
+from otel_eval.reconstruct._adot_bodies import AGENT, CHAIN, LLM, TOOL, body_messages, body_model_call, span_kind
 from otel_eval.reconstruct._flattened import first_int, first_str, has_indexed, indexed, string_list
 from otel_eval.reconstruct._grouping import InvocationReader, invocations_of_roots, session_id_of, trace_invocations
 from otel_eval.reconstruct._openinference_values import (
@@ -65,14 +66,10 @@ from otel_eval.reconstruct._trajectory import (
     text_content,
     texts_of,
 )
-from otel_eval.reconstruct._values import as_text, nonempty_str, parse_json, tool_call_args, tool_response_payload
+from otel_eval.reconstruct._values import nonempty_str, parse_json, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.traces.span import Span
 
-AGENT = "AGENT"
-CHAIN = "CHAIN"
-LLM = "LLM"
-TOOL = "TOOL"
 _LANGGRAPH = "LangGraph"
 _HANDOFF_PREFIX = "handoff to "
 _THOUGHT_TYPES = frozenset({"reasoning", "thinking"})
@@ -103,43 +100,6 @@ class OpenInferenceConvention(Convention):
         return trace_invocations(
             tree, self.name, invocations, "OpenInference spans but no agent, chain or LLM span to rebuild"
         )
-
-
-def span_kind(span: Span) -> str:
-    """The span's OpenInference kind, inferred from an ADOT event body when the attribute is missing."""
-    kind = span.attributes.get(semconv.OPENINFERENCE_SPAN_KIND)
-    if isinstance(kind, str) and kind:
-        return kind.upper()
-    inputs, outputs = body_messages(span)
-    if not inputs and not outputs:
-        return ""
-    out = lc.parsed(outputs[-1].get("content")) if outputs else None
-    if isinstance(out, dict) and "generations" in out:
-        return LLM
-    if lc.tool_message(out) is not None:
-        return TOOL
-    first_in = lc.parsed(inputs[0].get("content")) if inputs else None
-    graph_in = isinstance(first_in, dict) and "messages" in first_in and "remaining_steps" not in first_in
-    if graph_in and isinstance(out, dict) and "messages" in out:
-        return AGENT
-    return CHAIN
-
-
-def body_messages(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(input messages, output messages)`` of the span's event bodies (ADOT log-record content)."""
-    inputs: list[dict[str, Any]] = []
-    outputs: list[dict[str, Any]] = []
-    for event in span.events:
-        body = event.body if event.body is not None else event.attributes.get("body")
-        body, _ = parse_json(body)
-        if not isinstance(body, dict):
-            continue
-        for key, sink in (("input", inputs), ("output", outputs)):
-            section = body.get(key)
-            messages = section.get("messages") if isinstance(section, dict) else None
-            if isinstance(messages, list):
-                sink.extend(m for m in messages if isinstance(m, dict))
-    return inputs, outputs
 
 
 def _invocation_roots(tree: SpanTree, kinds: Mapping[str, str]) -> list[Span]:
@@ -260,13 +220,15 @@ class _Reader(InvocationReader):
         draft = InvocationDraft(convention=OpenInferenceConvention.name, root=root)
         for span in self.members:
             kind = self.kind(span)
-            if kind == LLM:
+            if kind == LLM and not self.prepares_only(span):
                 call = self.model_call(span)
                 (draft.nested_model_calls if span.span_id in nested else draft.model_calls).append(call)
             elif kind == TOOL and span.span_id not in nested and span.span_id != root.span_id:
                 run = self.tool_run(span)
                 if run is not None:
                     draft.tool_runs.append(run)
+        if not draft.model_calls:
+            draft.model_calls = self.task_model_calls()
         draft.agent_name = (
             self.agent_label(root)
             or next((c.author for c in draft.model_calls if c.author), None)
@@ -277,8 +239,6 @@ class _Reader(InvocationReader):
                 ModelCall(span=root, author=draft.agent_name, outputs=[content], synthetic=True)
                 for content in self.flat_messages(root, semconv.LLM_OUTPUT_MESSAGES)
             ]
-        if not draft.model_calls:
-            draft.model_calls = self.task_model_calls()
         if self.kind(root) != LLM:
             draft.root_input = self.root_text(root, "input")
             draft.root_output = self.root_text(root, "output")
@@ -320,10 +280,25 @@ class _Reader(InvocationReader):
             calls = output_tool_calls(span.attributes.get(semconv.OUTPUT_VALUE), self.warnings, where)
             call.outputs = [calls] if calls is not None else []
         if not call.inputs and not call.outputs:
-            self.read_body_model_call(span, call)
+            body_model_call(span, call, self.warnings)
         system = [t for m in call.inputs if m.role == "system" for t in texts_of(m)]
         call.system_instruction = "\n".join(system) or None
         return call
+
+    def prepares_only(self, span: Span) -> bool:
+        """An LLM span whose content was captured (``input.value`` and ``output.value``) but that holds no model
+        messages, tool calls or token counts only prepared a request (LlamaIndex's ``_prepare_chat_with_tools``,
+        beside the model call it prepares): not a model call."""
+        attributes = span.attributes
+        if semconv.INPUT_VALUE not in attributes or semconv.OUTPUT_VALUE not in attributes:
+            return False
+        if has_indexed(attributes, semconv.LLM_INPUT_MESSAGES) or has_indexed(attributes, semconv.LLM_OUTPUT_MESSAGES):
+            return False
+        usage = _usage(attributes)
+        if usage.input_tokens is not None or usage.output_tokens is not None:
+            return False
+        where = f"span {span.span_id} ({span.name!r}) output.value"
+        return output_tool_calls(attributes.get(semconv.OUTPUT_VALUE), [], where) is None
 
     def task_model_calls(self) -> list[ModelCall]:
         """Without LLM spans, the model turns an agent span's task output records (CrewAI's ``TaskOutput``): one
@@ -342,29 +317,6 @@ class _Reader(InvocationReader):
                 if message.role == "model"
             )
         return calls
-
-    def read_body_model_call(self, span: Span, call: ModelCall) -> None:
-        inputs, outputs = body_messages(span)
-        where = f"span {span.span_id} event body"
-        for message in inputs:
-            content = lc.parsed(message.get("content"))
-            batch = lc.messages_of(content)
-            if batch:
-                call.inputs.extend(
-                    c for c in (text_content(lc.message_text(m), lc.message_role(m)) for m in batch) if c is not None
-                )
-                continue
-            text = as_text(content)
-            role = lc.message_role(message)
-            content_obj = text_content(text, role)
-            if content_obj is not None:
-                call.inputs.append(content_obj)
-        for message in outputs:
-            content = lc.llm_result_content(lc.parsed(message.get("content")), self.warnings, where)
-            if content is None:
-                content = text_content(as_text(message.get("content")), "model")
-            if content is not None:
-                call.outputs.append(content)
 
     def tool_run(self, span: Span) -> ToolRun | None:
         attributes = span.attributes

@@ -264,6 +264,21 @@ def test_rebuilt_invocations_equal_the_framework_record(record_path: Path) -> No
     assert all(i.content_captured for i in invocations)
 
 
+MODEL_TURNS = {"one_tool": [2], "sequential_tools": [3], "tool_error": [2], "no_tool": [1], "multi_turn": [2, 2]}
+"""How many times the scripted model answered in each turn of the five scenarios."""
+
+
+@pytest.mark.parametrize(
+    "record_path",
+    [p for p in FIXTURES if p.parent.name in {"llama_index_openinference", "crewai_openinference_events", "strands"}],
+    ids=lambda p: f"{p.parent.name}/{p.name.split('.')[0]}",
+)
+def test_model_calls_are_counted_once(record_path: Path) -> None:
+    """LlamaIndex labels its request-preparing step an LLM span too: it is not a model call of its own."""
+    _, invocations, _ = load(record_path)
+    assert [i.model_call_count for i in invocations] == MODEL_TURNS[record_path.name.split(".")[0]]
+
+
 def test_readme_table_lists_every_producer_with_the_versions_tested() -> None:
     text = README.read_text(encoding="utf-8")
     table = text[text.index("**Supported frameworks.**") : text.index("- **Google ADK**")]
