@@ -202,6 +202,7 @@ READERS: dict[str, Callable[[Any], Turn]] = {
     "llama_index_openinference": llama_index_turn,
     "strands": strands_turn,
     "strands_latest": strands_turn,
+    "strands_span_attributes": strands_turn,
     "crewai_openinference": crewai_turn,
     "crewai_openinference_events": crewai_turn,
 }
@@ -209,7 +210,7 @@ CONTENT_NOT_CAPTURED = frozenset({"autogen"})
 """Producers whose spans carry no message content (``test_frameworks_uncaptured.py``)."""
 FIVE_SCENARIOS = frozenset({"one_tool", "sequential_tools", "tool_error", "no_tool", "multi_turn"})
 """The scenarios of the producers added with LlamaIndex, CrewAI, Strands and AutoGen; the first eight have three."""
-SHARED_ROWS = frozenset({"pydantic_ai_v6", "strands_latest"})
+SHARED_ROWS = frozenset({"pydantic_ai_v6", "strands_latest", "strands_span_attributes"})
 """Producers that share a README row with another (the same framework, another telemetry format)."""
 
 
@@ -242,7 +243,8 @@ def test_every_producer_has_every_scenario() -> None:
     for path in FIXTURES:
         scenarios.setdefault(path.parent.name, set()).add(path.name.split(".")[0])
     assert set(scenarios) == set(READERS) | CONTENT_NOT_CAPTURED
-    five = {"llama_index_openinference", "strands", "strands_latest", "crewai_openinference"} | {
+    five = {"llama_index_openinference", "strands", "strands_latest", "strands_span_attributes"} | {
+        "crewai_openinference",
         "crewai_openinference_events",
         "autogen",
     }

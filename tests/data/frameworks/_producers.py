@@ -326,6 +326,12 @@ PRODUCERS: dict[str, tuple[Runner, str, tuple[str, ...], dict[str, str]]] = {
         ("strands-agents",),
         {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"},
     ),
+    "strands_span_attributes": (
+        _producers_agents.strands,
+        "genai",
+        ("strands-agents",),
+        {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental,gen_ai_span_attributes_only"},
+    ),
     "crewai_openinference": (
         _producers_agents.crewai(event_listener=False),
         "openinference",
@@ -346,6 +352,7 @@ OWN_VIRTUALENV = {
     "crewai_openinference_events": "requirements-crewai.txt",
     "strands": "requirements-strands.txt",
     "strands_latest": "requirements-strands.txt",
+    "strands_span_attributes": "requirements-strands.txt",
     "autogen": "requirements-autogen.txt",
 }
 """The producers that run in a virtualenv of their own (the requirements file beside this one), recorded on
