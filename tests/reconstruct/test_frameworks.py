@@ -7,6 +7,8 @@ calls (name and arguments) in order, each tool's result as a value, and the fina
 one small reader per framework, from the framework's own serialisation; a value is compared the way ADK holds it (a
 dict as is, anything else as ``{"result": value}``; text holding a JSON or Python-literal object is that object).
 
+AutoGen's spans carry no message content: what they do carry is proven in ``test_frameworks_uncaptured.py``.
+
 Google ADK (both telemetry schemas) is proven the same way, live, in ``test_adk_parity`` (the framework is a test
 dependency, so its runs need no recording).
 """
