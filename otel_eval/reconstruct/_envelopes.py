@@ -15,6 +15,9 @@ proven on what the real instrumentation emits (``tests/data/frameworks``, ``test
   "tags", "metadata"}``
   (``gen_ai.tool.call.arguments`` / ``traceloop.entity.input`` of a LangChain tool): the arguments are ``inputs``
   when it is an object, else ``input_str`` (JSON or a Python-literal dict, as LangChain prints it).
+* **LlamaIndex ``ToolOutput``** -- ``{"blocks"|"content", "tool_name", "raw_input", "raw_output", "is_error"}``
+  (OpenInference's ``output.value`` of a ``FunctionTool.acall`` span): the result is ``raw_output``, what the tool
+  function returned (``blocks`` and ``content`` are its text for the model).
 * **Python-repr text** -- ``"{'city': 'Paris'}"``, as the OpenAI Agents SDK sends a dict a tool returned
   (``str(result)``) and LangChain prints arguments: read as the literal it is, in ``_values``.
 * **OpenInference ``input.value`` / ``output.value``** carry ``input.mime_type`` / ``output.mime_type``:
@@ -36,6 +39,8 @@ _LC_MESSAGE_SUFFIX = "Message"
 _MESSAGE_CHUNK_SUFFIX = "MessageChunk"
 _CALLBACK_KEYS = frozenset({"input_str", "inputs", "kwargs", "tags", "metadata", "run_id", "parent_run_id"})
 """What LangChain's ``on_tool_start`` callback receives besides the serialised tool, as OpenLLMetry records it."""
+_TOOL_OUTPUT_KEYS = frozenset({"tool_name", "raw_input", "raw_output"})
+_TOOL_OUTPUT_TEXT_KEYS = frozenset({"blocks", "content", "is_error"})
 
 
 def langchain_message(value: Any) -> dict[str, Any] | None:
@@ -83,6 +88,17 @@ def _tool_message_candidates(value: Mapping[str, Any]) -> list[Any]:
     if isinstance(messages, list) and len(messages) == 1 and set(value) == {"messages"}:
         candidates.append(messages[0])
     return candidates
+
+
+def tool_output(value: Any) -> tuple[Any] | None:
+    """``(raw_output,)`` of a LlamaIndex ``ToolOutput`` (see the module docstring), or None for anything else."""
+    if (
+        isinstance(value, Mapping)
+        and set(value) >= _TOOL_OUTPUT_KEYS
+        and set(value) <= _TOOL_OUTPUT_KEYS | _TOOL_OUTPUT_TEXT_KEYS
+    ):
+        return (value["raw_output"],)
+    return None
 
 
 def tool_arguments(value: Any) -> Any:

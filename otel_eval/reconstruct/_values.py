@@ -3,9 +3,9 @@
 One rule for every convention (ADK legacy and v2, GenAI, OpenInference, OpenLLMetry, and tool calls inside messages):
 the recorded data is kept, never silently dropped.
 
-* **Envelopes first**: a framework's wrapper around the value (a LangChain ``ToolMessage``, OpenLLMetry's callback
-  envelopes) is unwrapped to the value, by the rules of ``_envelopes``; one that looks like an envelope no rule knows
-  is kept with a warning.
+* **Envelopes first**: a framework's wrapper around the value (a LangChain ``ToolMessage``, a LlamaIndex
+  ``ToolOutput``, OpenLLMetry's callback envelopes) is unwrapped to the value, by the rules of ``_envelopes``; one that
+  looks like an envelope no rule knows is kept with a warning.
 * **Arguments** (:func:`tool_call_args`): a dict, or a string holding a JSON object, is the args dict. A Python-literal
   dict string (``{'city': 'Alaska'}``, as some LangChain exporters write) is accepted too. Nothing (None, blank text,
   JSON ``null``) is ``{}``. Any other value -- a JSON array or scalar, plain text, text that is not valid JSON, a
@@ -112,6 +112,9 @@ def tool_response_payload(value: Any, warnings: list[str] | None = None, where: 
     message = _envelopes.tool_message(parse_json_value(value))
     if message is not None:
         value = message.get("content")
+    raw_output = _envelopes.tool_output(parse_json_value(value))
+    if raw_output is not None:
+        (value,) = raw_output
     if isinstance(value, dict):
         _warn_unknown_envelope(value, warnings, where)
         return dict(value)

@@ -15,7 +15,8 @@ accepted (``_genai_messages``). Model calls are ``chat``/``generate_content``/``
 ``execute_tool`` spans: ``gen_ai.tool.name``, ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments`` (parsed to a
 dict) and ``gen_ai.tool.call.result`` (see ``_values`` for how results become response dicts, and ``_envelopes`` for the
 framework wrappers unwrapped first, e.g. OpenLLMetry's LangChain callback envelopes); a failed tool without a
-result (``error.type``, error status) gets the result the model was sent back, else ``{"error": <type>}``.
+result (``error.type``, error status) gets the result the model was sent back, else ``{"error": <the status
+description>}`` (the exception's text), else ``{"error": <error.type>}``.
 
 The user message is the last user text of the root's input messages (or its deprecated ``gen_ai.user.message``
 events), else of the first model call's input. Only that message is taken from the input: the cumulative history a
@@ -312,9 +313,12 @@ class _Reader(InvocationReader):
             run.call_id = run.call_id or call_id
             if run.response is None and result is not None:
                 run.response = tool_response_payload(result)
-        error = first_str(attributes, semconv.ERROR_TYPE)
+        # The status description is the exception's text (what frameworks such as AutoGen send the model); the
+        # error.type beside it is only its class.
+        description = span.status_message if span.status_code == "ERROR" else None
+        error = description or first_str(attributes, semconv.ERROR_TYPE)
         if error is None and span.status_code == "ERROR":
-            error = span.status_message or "error"
+            error = "error"
         run.error = error
         return run
 

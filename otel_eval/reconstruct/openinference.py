@@ -13,15 +13,18 @@ Inside an invocation:
   ``role``, ``content`` (or ``content.<j>`` strings), ``contents.<j>.message_content.{type,text}`` (``reasoning``
   becomes a thought part), ``tool_calls.<k>.tool_call.{id,function.name,function.arguments}``, ``tool_call_id``);
   when there is no ``LLM`` span (the Claude Agent SDK emits none), the root's own ``llm.output_messages`` are read as
-  the model's outputs, one per message;
+  the model's outputs, one per message; an ``LLM`` span that records content but no messages, tool calls or tokens
+  only prepared a request (LlamaIndex's ``_prepare_chat_with_tools``) and is no model call;
 * tool runs are the ``TOOL`` spans: ``tool.name``, ``tool.id``, arguments from ``input.value`` (smolagents'
   ``{"args", "kwargs"}`` wrapper is unwrapped, positional args named from ``tool.parameters``; when ``input.value``
   is absent, ``tool.parameters`` holds the arguments as the Claude Agent SDK writes them), result from
-  ``output.value`` (a serialised LangChain ``ToolMessage`` is unwrapped to its content); ``handoff to <agent>`` spans
-  are not tool runs (the model's ``transfer_to_<agent>`` call is);
+  ``output.value`` (a LangChain ``ToolMessage`` or LlamaIndex ``ToolOutput`` is unwrapped, see ``_envelopes``);
+  ``handoff to <agent>`` spans are not tool runs (the model's ``transfer_to_<agent>`` call is);
 * the user message is the root's ``input.value`` (plain text, smolagents' ``{"task"}``, LangGraph's
-  ``{"messages"}``), else the last user message of the first model call; the final response is the root's
-  ``output.value`` when it has text, else the last model text (see ``_trajectory``).
+  ``{"messages"}``, a CrewAI kickoff's inputs), else the last user message of the first model call; the final
+  response is the root's ``output.value`` when it has text (not a Python repr), else the last model text (see
+  ``_openinference_values`` and ``_trajectory``);
+* without LLM spans (CrewAI's default instrumentation), an agent span's ``TaskOutput`` messages are the model turns.
 
 **Agents used as tools** (the OpenAI Agents ``ask_<specialist>`` tools, Claude's ``Agent`` tool with its sub-agent):
 the tool call and its result are part of the trajectory, the sub-agent's own model calls and tools are not -- what the
@@ -29,9 +32,8 @@ user saw the top-level agent do, and what ADK does with ``AgentTool``. Their tok
 
 ADOT (CloudWatch) exports of LangChain carry no span kinds: every span is named after the instrumentation scope,
 has no parent, and holds its content in an event body ``{"input": {"messages"}, "output": {"messages"}}``. The kind is
-then inferred from that body (an ``LLMResult`` output: LLM; a ``ToolMessage`` output: TOOL; graph state in and out,
-without ``remaining_steps``: the graph itself, an invocation root), and spans are placed under the root whose time
-range contains them.
+then inferred from that body (see ``_adot_bodies``), and spans are placed under the root whose time range contains
+them.
 """
 
 from __future__ import annotations
@@ -43,8 +45,15 @@ from typing import Any
 from otel_eval import semconv
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct import _langchain as lc
+from otel_eval.reconstruct._adot_bodies import AGENT, CHAIN, LLM, TOOL, body_messages, body_model_call, span_kind
 from otel_eval.reconstruct._flattened import first_int, first_str, has_indexed, indexed, string_list
 from otel_eval.reconstruct._grouping import InvocationReader, invocations_of_roots, session_id_of, trace_invocations
+from otel_eval.reconstruct._openinference_values import (
+    kickoff_inputs_text,
+    output_tool_calls,
+    task_messages,
+    value_text,
+)
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
 from otel_eval.reconstruct._trajectory import (
     InvocationDraft,
@@ -57,14 +66,10 @@ from otel_eval.reconstruct._trajectory import (
     text_content,
     texts_of,
 )
-from otel_eval.reconstruct._values import as_text, nonempty_str, parse_json, tool_call_args, tool_response_payload
+from otel_eval.reconstruct._values import nonempty_str, parse_json, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.traces.span import Span
 
-AGENT = "AGENT"
-CHAIN = "CHAIN"
-LLM = "LLM"
-TOOL = "TOOL"
 _LANGGRAPH = "LangGraph"
 _HANDOFF_PREFIX = "handoff to "
 _THOUGHT_TYPES = frozenset({"reasoning", "thinking"})
@@ -95,43 +100,6 @@ class OpenInferenceConvention(Convention):
         return trace_invocations(
             tree, self.name, invocations, "OpenInference spans but no agent, chain or LLM span to rebuild"
         )
-
-
-def span_kind(span: Span) -> str:
-    """The span's OpenInference kind, inferred from an ADOT event body when the attribute is missing."""
-    kind = span.attributes.get(semconv.OPENINFERENCE_SPAN_KIND)
-    if isinstance(kind, str) and kind:
-        return kind.upper()
-    inputs, outputs = body_messages(span)
-    if not inputs and not outputs:
-        return ""
-    out = lc.parsed(outputs[-1].get("content")) if outputs else None
-    if isinstance(out, dict) and "generations" in out:
-        return LLM
-    if lc.tool_message(out) is not None:
-        return TOOL
-    first_in = lc.parsed(inputs[0].get("content")) if inputs else None
-    graph_in = isinstance(first_in, dict) and "messages" in first_in and "remaining_steps" not in first_in
-    if graph_in and isinstance(out, dict) and "messages" in out:
-        return AGENT
-    return CHAIN
-
-
-def body_messages(span: Span) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(input messages, output messages)`` of the span's event bodies (ADOT log-record content)."""
-    inputs: list[dict[str, Any]] = []
-    outputs: list[dict[str, Any]] = []
-    for event in span.events:
-        body = event.body if event.body is not None else event.attributes.get("body")
-        body, _ = parse_json(body)
-        if not isinstance(body, dict):
-            continue
-        for key, sink in (("input", inputs), ("output", outputs)):
-            section = body.get(key)
-            messages = section.get("messages") if isinstance(section, dict) else None
-            if isinstance(messages, list):
-                sink.extend(m for m in messages if isinstance(m, dict))
-    return inputs, outputs
 
 
 def _invocation_roots(tree: SpanTree, kinds: Mapping[str, str]) -> list[Span]:
@@ -219,28 +187,6 @@ def _tool_declarations(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
     return declarations
 
 
-def _value_text(value: Any, *, role: str, keys: Sequence[str]) -> str | None:
-    """Text of an ``input.value``/``output.value``: plain text, or the right message/field of a JSON value."""
-    parsed_value, ok = parse_json(value)
-    if not ok:
-        return value if isinstance(value, str) and value.strip() else None
-    if isinstance(parsed_value, str):
-        return parsed_value if parsed_value.strip() else None
-    if isinstance(parsed_value, dict):
-        messages = lc.messages_of(parsed_value)
-        if messages:
-            return lc.last_text(messages, role)
-        for key in keys:
-            field = parsed_value.get(key)
-            if isinstance(field, str) and field.strip():
-                return field
-        return None
-    if isinstance(parsed_value, list):
-        items = [m for m in (lc.unwrap(item) for item in parsed_value) if m is not None]
-        return lc.last_text(items, role)
-    return value if isinstance(value, str) and value.strip() else None
-
-
 class _Reader(InvocationReader):
     """Reads one invocation's spans into an :class:`InvocationDraft`."""
 
@@ -274,13 +220,15 @@ class _Reader(InvocationReader):
         draft = InvocationDraft(convention=OpenInferenceConvention.name, root=root)
         for span in self.members:
             kind = self.kind(span)
-            if kind == LLM:
+            if kind == LLM and not self.prepares_only(span):
                 call = self.model_call(span)
                 (draft.nested_model_calls if span.span_id in nested else draft.model_calls).append(call)
             elif kind == TOOL and span.span_id not in nested and span.span_id != root.span_id:
                 run = self.tool_run(span)
                 if run is not None:
                     draft.tool_runs.append(run)
+        if not draft.model_calls:
+            draft.model_calls = self.task_model_calls()
         draft.agent_name = (
             self.agent_label(root)
             or next((c.author for c in draft.model_calls if c.author), None)
@@ -327,34 +275,48 @@ class _Reader(InvocationReader):
         )
         call.inputs = self.flat_messages(span, semconv.LLM_INPUT_MESSAGES)
         call.outputs = self.flat_messages(span, semconv.LLM_OUTPUT_MESSAGES)
+        if not call.outputs and semconv.OUTPUT_VALUE in span.attributes:
+            where = f"span {span.span_id} ({span.name!r}) output.value"
+            calls = output_tool_calls(span.attributes.get(semconv.OUTPUT_VALUE), self.warnings, where)
+            call.outputs = [calls] if calls is not None else []
         if not call.inputs and not call.outputs:
-            self.read_body_model_call(span, call)
+            body_model_call(span, call, self.warnings)
         system = [t for m in call.inputs if m.role == "system" for t in texts_of(m)]
         call.system_instruction = "\n".join(system) or None
         return call
 
-    def read_body_model_call(self, span: Span, call: ModelCall) -> None:
-        inputs, outputs = body_messages(span)
-        where = f"span {span.span_id} event body"
-        for message in inputs:
-            content = lc.parsed(message.get("content"))
-            batch = lc.messages_of(content)
-            if batch:
-                call.inputs.extend(
-                    c for c in (text_content(lc.message_text(m), lc.message_role(m)) for m in batch) if c is not None
-                )
+    def prepares_only(self, span: Span) -> bool:
+        """An LLM span whose content was captured (``input.value`` and ``output.value``) but that holds no model
+        messages, tool calls or token counts only prepared a request (LlamaIndex's ``_prepare_chat_with_tools``,
+        beside the model call it prepares): not a model call."""
+        attributes = span.attributes
+        if semconv.INPUT_VALUE not in attributes or semconv.OUTPUT_VALUE not in attributes:
+            return False
+        if has_indexed(attributes, semconv.LLM_INPUT_MESSAGES) or has_indexed(attributes, semconv.LLM_OUTPUT_MESSAGES):
+            return False
+        usage = _usage(attributes)
+        if usage.input_tokens is not None or usage.output_tokens is not None:
+            return False
+        where = f"span {span.span_id} ({span.name!r}) output.value"
+        return output_tool_calls(attributes.get(semconv.OUTPUT_VALUE), [], where) is None
+
+    def task_model_calls(self) -> list[ModelCall]:
+        """Without LLM spans, the model turns an agent span's task output records (CrewAI's ``TaskOutput``): one
+        synthetic call per model message, its inputs the messages before it."""
+        calls: list[ModelCall] = []
+        for span in self.members:
+            if self.kind(span) != AGENT:
                 continue
-            text = as_text(content)
-            role = lc.message_role(message)
-            content_obj = text_content(text, role)
-            if content_obj is not None:
-                call.inputs.append(content_obj)
-        for message in outputs:
-            content = lc.llm_result_content(lc.parsed(message.get("content")), self.warnings, where)
-            if content is None:
-                content = text_content(as_text(message.get("content")), "model")
-            if content is not None:
-                call.outputs.append(content)
+            where = f"span {span.span_id} ({span.name!r}) output.value"
+            messages = task_messages(span.attributes.get(semconv.OUTPUT_VALUE), self.warnings, where)
+            calls.extend(
+                ModelCall(
+                    span=span, author=self.agent_label(span), inputs=messages[:index], outputs=[message], synthetic=True
+                )
+                for index, message in enumerate(messages)
+                if message.role == "model"
+            )
+        return calls
 
     def tool_run(self, span: Span) -> ToolRun | None:
         attributes = span.attributes
@@ -419,12 +381,14 @@ class _Reader(InvocationReader):
         role = "user" if direction == "input" else "model"
         key = semconv.INPUT_VALUE if direction == "input" else semconv.OUTPUT_VALUE
         keys = _INPUT_KEYS if direction == "input" else _OUTPUT_KEYS
-        text = _value_text(span.attributes.get(key), role=role, keys=keys)
+        text = kickoff_inputs_text(span.attributes, span.attributes.get(key)) if direction == "input" else None
+        if text is None:
+            text = value_text(span.attributes.get(key), role=role, keys=keys)
         if text is None:
             inputs, outputs = body_messages(span)
             messages = inputs if direction == "input" else outputs
             for message in reversed(messages):
-                text = _value_text(message.get("content"), role=role, keys=keys)
+                text = value_text(message.get("content"), role=role, keys=keys)
                 if text is not None:
                     break
         if text is None and direction == "input":

@@ -7,6 +7,8 @@ calls (name and arguments) in order, each tool's result as a value, and the fina
 one small reader per framework, from the framework's own serialisation; a value is compared the way ADK holds it (a
 dict as is, anything else as ``{"result": value}``; text holding a JSON or Python-literal object is that object).
 
+AutoGen's spans carry no message content: what they do carry is proven in ``test_frameworks_uncaptured.py``.
+
 Google ADK (both telemetry schemas) is proven the same way, live, in ``test_adk_parity`` (the framework is a test
 dependency, so its runs need no recording).
 """
@@ -148,6 +150,48 @@ def google_genai_turn(history: list[dict[str, Any]]) -> Turn:
     return turn
 
 
+def llama_index_turn(record: dict[str, Any]) -> Turn:
+    """The ``ToolCallResult`` events of a ``FunctionAgent`` run and its ``AgentOutput``: a tool's value is its
+    ``ToolOutput.raw_output`` (for a failing tool, the exception's text, which LlamaIndex sends the model)."""
+    calls = record["tool_calls"]
+    return Turn(
+        record["user_msg"],
+        [(c["tool_name"], c["tool_kwargs"]) for c in calls],
+        [as_response(c["raw_output"]) for c in calls],
+        record["response"],
+    )
+
+
+def strands_turn(record: dict[str, Any]) -> Turn:
+    """The agent's Bedrock-style messages of one call: ``toolUse`` / ``toolResult`` content blocks (a failing tool's
+    result is Strands' ``Error: <type> - <message>`` text, status ``error``)."""
+    turn = Turn("", [], [], record["final"])
+    for message in record["messages"]:
+        for block in message["content"]:
+            if message["role"] == "user" and "text" in block:
+                turn.user = block["text"]
+            elif "toolUse" in block:
+                turn.calls.append((block["toolUse"]["name"], block["toolUse"]["input"]))
+            elif "toolResult" in block:
+                texts = [b["text"] for b in block["toolResult"]["content"]]
+                turn.results.append(as_response("\n".join(texts)))
+    return turn
+
+
+def crewai_turn(record: dict[str, Any]) -> Turn:
+    """One kickoff: its one input is the user's text (the task is only its template), the task's messages hold the
+    calls and the text each result was sent to the model as (``Error executing tool: ...`` for a failing tool)."""
+    (user,) = record["inputs"].values()
+    turn = Turn(user, [], [], record["raw"])
+    for message in record["messages"]:
+        if message["role"] == "assistant":
+            calls = [c["function"] for c in message.get("tool_calls") or []]
+            turn.calls.extend((c["name"], as_args(c["arguments"])) for c in calls)
+        elif message["role"] == "tool":
+            turn.results.append(as_response(message["content"]))
+    return turn
+
+
 READERS: dict[str, Callable[[Any], Turn]] = {
     "pydantic_ai_v5": pydantic_ai_turn,
     "pydantic_ai_v6": pydantic_ai_turn,
@@ -157,7 +201,19 @@ READERS: dict[str, Callable[[Any], Turn]] = {
     "langgraph_openllmetry": langchain_turn,
     "smolagents_openinference": smolagents_turn,
     "google_genai": google_genai_turn,
+    "llama_index_openinference": llama_index_turn,
+    "strands": strands_turn,
+    "strands_latest": strands_turn,
+    "strands_span_attributes": strands_turn,
+    "crewai_openinference": crewai_turn,
+    "crewai_openinference_events": crewai_turn,
 }
+CONTENT_NOT_CAPTURED = frozenset({"autogen"})
+"""Producers whose spans carry no message content (``test_frameworks_uncaptured.py``)."""
+FIVE_SCENARIOS = frozenset({"one_tool", "sequential_tools", "tool_error", "no_tool", "multi_turn"})
+"""The scenarios of the producers added with LlamaIndex, CrewAI, Strands and AutoGen; the first eight have three."""
+SHARED_ROWS = frozenset({"pydantic_ai_v6", "strands_latest", "strands_span_attributes"})
+"""Producers that share a README row with another (the same framework, another telemetry format)."""
 
 
 # --- the comparison -------------------------------------------------------------------------------------------------
@@ -185,18 +241,46 @@ def load(record_path: Path) -> tuple[dict[str, Any], list[TracedInvocation], lis
 
 
 def test_every_producer_has_every_scenario() -> None:
-    producers = {path.parent.name for path in FIXTURES}
-    assert producers == set(READERS)
-    assert len(FIXTURES) == 3 * len(READERS)
+    scenarios: dict[str, set[str]] = {}
+    for path in FIXTURES:
+        scenarios.setdefault(path.parent.name, set()).add(path.name.split(".")[0])
+    assert set(scenarios) == set(READERS) | CONTENT_NOT_CAPTURED
+    five = {"llama_index_openinference", "strands", "strands_latest", "strands_span_attributes"} | {
+        "crewai_openinference",
+        "crewai_openinference_events",
+        "autogen",
+    }
+    for producer, names in scenarios.items():
+        expected = FIVE_SCENARIOS if producer in five else {"parallel_tools", "tool_error", "multi_turn"}
+        assert names == expected, producer
 
 
-@pytest.mark.parametrize("record_path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name.split('.')[0]}")
+@pytest.mark.parametrize(
+    "record_path",
+    [p for p in FIXTURES if p.parent.name not in CONTENT_NOT_CAPTURED],
+    ids=lambda p: f"{p.parent.name}/{p.name.split('.')[0]}",
+)
 def test_rebuilt_invocations_equal_the_framework_record(record_path: Path) -> None:
     record, invocations, warnings = load(record_path)
     expected = [READERS[record["producer"]](turn) for turn in record["turns"]]
     assert [rebuilt_turn(i) for i in invocations] == expected
     assert warnings == []
     assert all(i.content_captured for i in invocations)
+
+
+MODEL_TURNS = {"one_tool": [2], "sequential_tools": [3], "tool_error": [2], "no_tool": [1], "multi_turn": [2, 2]}
+"""How many times the scripted model answered in each turn of the five scenarios."""
+
+
+@pytest.mark.parametrize(
+    "record_path",
+    [p for p in FIXTURES if p.parent.name in {"llama_index_openinference", "crewai_openinference_events", "strands"}],
+    ids=lambda p: f"{p.parent.name}/{p.name.split('.')[0]}",
+)
+def test_model_calls_are_counted_once(record_path: Path) -> None:
+    """LlamaIndex labels its request-preparing step an LLM span too: it is not a model call of its own."""
+    _, invocations, _ = load(record_path)
+    assert [i.model_call_count for i in invocations] == MODEL_TURNS[record_path.name.split(".")[0]]
 
 
 def test_frameworks_table_lists_every_producer_with_the_versions_tested() -> None:
@@ -209,7 +293,7 @@ def test_frameworks_table_lists_every_producer_with_the_versions_tested() -> Non
         assert any(all(f"`{name}` {version}" in row for name, version in tested.items()) for row in rows), (
             f"no row of docs/frameworks.md names {tested} ({path.parent.name})"
         )
-    assert len(rows) == len({p.parent.name for p in FIXTURES} - {"pydantic_ai_v6"}) + 1  # + ADK; formats 5/6 share
+    assert len(rows) == len({p.parent.name for p in FIXTURES} - SHARED_ROWS) + 1  # + ADK
 
 
 # --- envelopes no current producer emits (hand-typed, each a variant of a recorded one) ----------------------------

@@ -119,6 +119,29 @@ SCENARIOS = [
 ]
 
 
+ONE_TOOL = Scenario(
+    "one_tool",
+    [Turn("What's the weather in Paris?", [[("get_weather", {"city": "Paris"})], "Paris is cloudy at 18 °C."])],
+)
+SEQUENTIAL_TOOLS = Scenario(
+    "sequential_tools",
+    [
+        Turn(
+            "What's the weather in Tokyo, and the local time there?",
+            [
+                [("get_weather", {"city": "Tokyo"})],
+                [("get_time", {"city": "Tokyo"})],
+                "Tokyo is sunny at 24 °C; it is 21:05 there.",
+            ],
+        )
+    ],
+)
+NO_TOOL = Scenario("no_tool", [Turn("Hello! What can you do?", ["I can tell you the weather and the time in a city."])])
+FIVE_SCENARIOS = [ONE_TOOL, SEQUENTIAL_TOOLS, SCENARIOS[1], NO_TOOL, SCENARIOS[2]]
+"""The scenarios of the producers added later (one call, two calls in separate model turns, a failing tool, no tool
+call, two user turns): frameworks that make one tool call per model turn have no parallel calls to show."""
+
+
 class Script:
     """The scripted model's answers in order, across the turns of a scenario; tool call ids ``call_1``, ``call_2``..."""
 
@@ -211,7 +234,7 @@ def _dump(value: Any, indent: int | None = 1) -> str:
 
 class ChatCompletionsServer:
     """OpenAI's ``POST /v1/chat/completions`` and ``POST /v1/responses`` and Gemini's ``:generateContent`` on
-    127.0.0.1, answered from a :class:`Script` (non-streaming), so the real OpenAI and google-genai clients (and the
+    127.0.0.1, answered from a :class:`Script` (chat completions also streamed, when asked), so the real OpenAI and google-genai clients (and the
     models built on them) run offline. The requests received are kept in ``requests``."""
 
     def __init__(self, script: Script) -> None:
@@ -230,12 +253,23 @@ class ChatCompletionsServer:
                     answer = server.response
                 else:
                     answer = server.completion
+                if body.get("stream") and answer == server.completion:
+                    self.stream(server.completion_chunks(server.completion(body)))
+                    return
                 payload = json.dumps(answer(body)).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
+
+            def stream(self, chunks: list[dict[str, Any]]) -> None:
+                payload = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Length", str(len(payload.encode())))
+                self.end_headers()
+                self.wfile.write(payload.encode())
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -279,6 +313,22 @@ class ChatCompletionsServer:
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48},
         }
+
+    @staticmethod
+    def completion_chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:
+        """A chat completion as the chunks of a streamed one (``"stream": true``): the message whole in one delta,
+        then the finish reason, then the usage."""
+        choice = completion["choices"][0]
+        message = choice["message"]
+        delta: dict[str, Any] = {"role": "assistant", "content": message["content"]}
+        if "tool_calls" in message:
+            delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]
+        head = {key: completion[key] for key in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+        return [
+            head | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+            head | {"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
+            head | {"choices": [], "usage": completion["usage"]},
+        ]
 
     def response(self, request: dict[str, Any]) -> dict[str, Any]:
         """A Responses API answer (the OpenAI Agents SDK's default model)."""

@@ -9,7 +9,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import _producers_agents
 from _common import (
+    FIVE_SCENARIOS,
     INSTRUCTIONS,
     MODEL,
     SCENARIOS,
@@ -311,7 +313,50 @@ PRODUCERS: dict[str, tuple[Runner, str, tuple[str, ...], dict[str, str]]] = {
             "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",
         },
     ),
+    "llama_index_openinference": (
+        _producers_agents.llama_index,
+        "openinference",
+        ("llama-index-core", "llama-index-llms-openai", "openinference-instrumentation-llama-index"),
+        {},
+    ),
+    "strands": (_producers_agents.strands, "genai", ("strands-agents",), {}),
+    "strands_latest": (
+        _producers_agents.strands,
+        "genai",
+        ("strands-agents",),
+        {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"},
+    ),
+    "strands_span_attributes": (
+        _producers_agents.strands,
+        "genai",
+        ("strands-agents",),
+        {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental,gen_ai_span_attributes_only"},
+    ),
+    "crewai_openinference": (
+        _producers_agents.crewai(event_listener=False),
+        "openinference",
+        ("crewai", "openinference-instrumentation-crewai"),
+        {"CREWAI_DISABLE_TELEMETRY": "true", "CREWAI_TRACING_ENABLED": "false", "OTEL_SDK_DISABLED": "false"},
+    ),
+    "crewai_openinference_events": (
+        _producers_agents.crewai(event_listener=True),
+        "openinference",
+        ("crewai", "openinference-instrumentation-crewai"),
+        {"CREWAI_DISABLE_TELEMETRY": "true", "CREWAI_TRACING_ENABLED": "false", "OTEL_SDK_DISABLED": "false"},
+    ),
+    "autogen": (_producers_agents.autogen, "genai", ("autogen-agentchat", "autogen-core", "autogen-ext"), {}),
 }
+OWN_VIRTUALENV = {
+    "llama_index_openinference": "requirements-llamaindex.txt",
+    "crewai_openinference": "requirements-crewai.txt",
+    "crewai_openinference_events": "requirements-crewai.txt",
+    "strands": "requirements-strands.txt",
+    "strands_latest": "requirements-strands.txt",
+    "strands_span_attributes": "requirements-strands.txt",
+    "autogen": "requirements-autogen.txt",
+}
+"""The producers that run in a virtualenv of their own (the requirements file beside this one), recorded on
+``FIVE_SCENARIOS``; the others run in ``requirements.txt``'s and were recorded on ``SCENARIOS``."""
 
 
 def record(name: str) -> None:
@@ -321,7 +366,7 @@ def record(name: str) -> None:
     provider, exporter = new_provider(name)
     trace.set_tracer_provider(provider)
     installed = {**versions(*packages), **versions("opentelemetry-sdk")}
-    for scenario in SCENARIOS:
+    for scenario in FIVE_SCENARIOS if name in OWN_VIRTUALENV else SCENARIOS:
         exporter.clear()
         script = Script(scenario)
         turns = runner(scenario, script, provider)

@@ -1,19 +1,27 @@
 """Records the framework fixtures: small agents run offline under each framework's own OpenTelemetry instrumentation.
 
 Every run is real framework and instrumentation code; only the model is scripted (Pydantic AI's ``FunctionModel``, a
-LangChain chat model answering from the script, a smolagents ``Model`` subclass, and for the OpenAI Agents SDK and the
-plain OpenAI client the real OpenAI client talking to a scripted OpenAI-compatible server on 127.0.0.1). Each run's
-spans go through the real OpenTelemetry SDK to ``<producer>/<scenario>.otlp.json.gz``; the framework's own record of the
-run (its message history, as the framework serialises it) to ``<producer>/<scenario>.record.json``, with the
-installed versions. ``tests/reconstruct/test_frameworks.py`` compares the two.
+LangChain chat model answering from the script, a smolagents ``Model`` subclass, and for the OpenAI Agents SDK,
+LlamaIndex, CrewAI, Strands, AutoGen and the plain clients the framework's own OpenAI or Gemini client talking to a
+scripted server on 127.0.0.1). Each run's spans go through the real OpenTelemetry SDK to
+``<producer>/<scenario>.otlp.json.gz``; the framework's own record of the run (its message history, as the framework
+serialises it) to ``<producer>/<scenario>.record.json``, with the installed versions.
+``tests/reconstruct/test_frameworks.py`` compares the two.
 
 Run it from the repository root in the generator's own virtualenv (never the project's: the frameworks pin
 OpenTelemetry versions of their own)::
 
     python3 -m venv .venv-frameworks
     .venv-frameworks/bin/pip install -r tests/data/frameworks/requirements.txt
-    .venv-frameworks/bin/python tests/data/frameworks/generate.py            # every producer
+    .venv-frameworks/bin/python tests/data/frameworks/generate.py            # every producer of requirements.txt
     .venv-frameworks/bin/python tests/data/frameworks/generate.py langgraph_openinference   # one
+
+LlamaIndex, CrewAI, Strands and AutoGen conflict with those pins and with each other: each has a virtualenv of its
+own, from ``requirements-<framework>.txt`` (``_producers.OWN_VIRTUALENV`` says which), named on the command line::
+
+    python3 -m venv .venv-crewai
+    .venv-crewai/bin/pip install -r tests/data/frameworks/requirements-crewai.txt
+    .venv-crewai/bin/python tests/data/frameworks/generate.py crewai_openinference crewai_openinference_events
 
 Each producer runs in its own process, so instrumentations never see each other's frameworks.
 """
@@ -26,7 +34,7 @@ import sys
 import _producers
 
 if __name__ == "__main__":
-    names = sys.argv[1:] or list(_producers.PRODUCERS)
+    names = sys.argv[1:] or [n for n in _producers.PRODUCERS if n not in _producers.OWN_VIRTUALENV]
     unknown = [n for n in names if n not in _producers.PRODUCERS]
     if unknown:
         sys.exit(f"unknown producer(s) {unknown}; known: {sorted(_producers.PRODUCERS)}")

@@ -1,0 +1,178 @@
+"""Recorders of the agent frameworks that need virtualenvs of their own (their OpenTelemetry or other pins conflict):
+LlamaIndex, CrewAI, Strands Agents and AutoGen. Each model is the framework's own OpenAI client class talking to the
+scripted server on 127.0.0.1 (``ChatCompletionsServer``); each record is the framework's own result objects, as it
+serialises them. The requirements of each are in ``requirements-<framework>.txt`` beside this file."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from _common import INSTRUCTIONS, MODEL, TOOLS, ChatCompletionsServer, Scenario, Script
+from opentelemetry.sdk.trace import TracerProvider
+
+# --- LlamaIndex -----------------------------------------------------------------------------------------------------
+
+
+def llama_index(scenario: Scenario, script: Script, provider: TracerProvider) -> Any:
+    from llama_index.core.agent.workflow import AgentOutput, FunctionAgent, ToolCallResult
+    from llama_index.core.tools import FunctionTool
+    from llama_index.core.workflow import Context
+    from llama_index.llms.openai import OpenAI
+    from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+
+    LlamaIndexInstrumentor().instrument(tracer_provider=provider)
+    record = []
+    with ChatCompletionsServer(script) as server:
+        # A model name the client knows (for its context window); every request goes to the scripted server.
+        llm = OpenAI(model="gpt-4o-mini", api_base=server.base_url, api_key="not-a-key", max_retries=0)
+        agent = FunctionAgent(
+            name="weather_agent",
+            tools=[FunctionTool.from_defaults(fn=tool) for tool in TOOLS.values()],
+            llm=llm,
+            system_prompt=INSTRUCTIONS,
+            streaming=False,  # the scripted server answers whole responses
+        )
+        context = Context(agent)
+
+        async def turns() -> None:
+            for turn in scenario.turns:
+                handler = agent.run(turn.user, ctx=context)
+                events: list[dict[str, Any]] = []
+                async for event in handler.stream_events():
+                    if isinstance(event, ToolCallResult):
+                        events.append(
+                            {
+                                "tool_name": event.tool_name,
+                                "tool_kwargs": event.tool_kwargs,
+                                "tool_id": event.tool_id,
+                                "raw_output": event.tool_output.raw_output,
+                                "content": event.tool_output.content,
+                                "is_error": event.tool_output.is_error,
+                            }
+                        )
+                result: AgentOutput = await handler
+                record.append({"user_msg": turn.user, "tool_calls": events, "response": result.response.content})
+
+        asyncio.run(turns())
+    LlamaIndexInstrumentor().uninstrument()
+    return record
+
+
+# --- Strands Agents -------------------------------------------------------------------------------------------------
+
+
+def strands(scenario: Scenario, script: Script, provider: TracerProvider) -> Any:
+    from strands import Agent, tool
+    from strands.models.openai import OpenAIModel
+
+    record = []
+    with ChatCompletionsServer(script) as server:
+        model = OpenAIModel(client_args={"base_url": server.base_url, "api_key": "not-a-key"}, model_id=MODEL)
+        # Strands reports a tool's exception to the model as its result (status "error"); the tools are its own.
+        agent = Agent(
+            model=model,
+            system_prompt=INSTRUCTIONS,
+            tools=[tool(fn) for fn in TOOLS.values()],
+            name="weather_agent",
+            callback_handler=None,
+        )
+        for turn in scenario.turns:
+            before = len(agent.messages)
+            result = agent(turn.user)
+            record.append({"messages": agent.messages[before:], "final": str(result)})  # the text the agent returns
+    return record
+
+
+# --- AutoGen --------------------------------------------------------------------------------------------------------
+
+
+def autogen(scenario: Scenario, script: Script, provider: TracerProvider) -> Any:
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_agentchat.conditions import TextMessageTermination
+    from autogen_agentchat.teams import RoundRobinGroupChat
+    from autogen_core import SingleThreadedAgentRuntime
+    from autogen_core.models import ModelFamily
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+    os.environ.pop("AUTOGEN_DISABLE_RUNTIME_TRACING", None)
+    record = []
+    with ChatCompletionsServer(script) as server:
+        client = OpenAIChatCompletionClient(
+            model=MODEL,
+            base_url=server.base_url,
+            api_key="not-a-key",
+            model_info={
+                "vision": False,
+                "function_calling": True,
+                "json_output": False,
+                "family": ModelFamily.UNKNOWN,
+                "structured_output": False,
+            },
+        )
+        agent = AssistantAgent(
+            "weather_agent",
+            model_client=client,
+            tools=list(TOOLS.values()),
+            system_message=INSTRUCTIONS,
+            reflect_on_tool_use=True,
+            max_tool_iterations=4,
+        )
+
+        async def turns() -> None:
+            runtime = SingleThreadedAgentRuntime(tracer_provider=provider)
+            runtime.start()
+            team = RoundRobinGroupChat(
+                [agent], termination_condition=TextMessageTermination("weather_agent"), runtime=runtime
+            )
+            for turn in scenario.turns:
+                result = await team.run(task=turn.user)
+                record.append([message.model_dump(mode="json") for message in result.messages])
+            await runtime.stop_when_idle()
+
+        asyncio.run(turns())
+    return record
+
+
+# --- CrewAI ---------------------------------------------------------------------------------------------------------
+
+
+def crewai(*, event_listener: bool) -> Any:
+    """A one-agent, one-task crew, one kickoff per user turn (``inputs={"request": ...}`` fills the task); CrewAI
+    keeps no history between kickoffs, so each turn's record is its own: the task's messages and the crew's output."""
+
+    def run(scenario: Scenario, script: Script, provider: TracerProvider) -> Any:
+        from crewai import LLM, Agent, Crew, Task
+        from crewai.tools import tool
+        from openinference.instrumentation.crewai import CrewAIInstrumentor
+
+        CrewAIInstrumentor().instrument(tracer_provider=provider, use_event_listener=event_listener)
+        record = []
+        with ChatCompletionsServer(script) as server:
+            llm = LLM(model="gpt-4o-mini", base_url=server.base_url, api_key="not-a-key", max_retries=0)
+            agent = Agent(
+                role="weather_agent",
+                goal=INSTRUCTIONS,
+                backstory="A weather assistant.",
+                tools=[tool(name)(fn) for name, fn in TOOLS.items()],
+                llm=llm,
+                max_iter=6,
+                verbose=False,
+            )
+            task = Task(description="{request}", expected_output="A short answer.", agent=agent)
+            crew = Crew(agents=[agent], tasks=[task], verbose=False)
+            for turn in scenario.turns:
+                output = crew.kickoff(inputs={"request": turn.user})
+                task_output = output.tasks_output[0]
+                record.append(
+                    {
+                        "inputs": {"request": turn.user},
+                        "messages": [dict(m) for m in task_output.messages],
+                        "raw": output.raw,
+                    }
+                )
+        CrewAIInstrumentor().uninstrument()
+        return record
+
+    return run

@@ -1,0 +1,99 @@
+"""A framework whose spans carry no message content, proven on what its real instrumentation emits: AutoGen
+(``autogen-agentchat`` teams on the ``autogen-core`` runtime, recorded by ``tests/data/frameworks/generate.py``).
+
+AutoGen's ``invoke_agent`` / ``execute_tool`` spans carry ``gen_ai.agent.*``, ``gen_ai.tool.name`` and
+``gen_ai.tool.call.id`` only: no messages, arguments or results under GenAI names, and no model-call spans. The content
+exists only as JSON in the runtime's own ``message`` attribute on its ``autogen process ...`` spans, one trace per
+delivered message (10 to 23 traces per run here), which an evaluation that reads one trace at a time cannot join. So
+what is rebuilt is the tool calls' names and ids in order and a failing tool's error (``<type>: <text>``, as the
+span's status says), with ``content_captured`` false -- and the content metrics say ``content_not_captured`` instead
+of judging an empty answer.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from otel_eval.metrics import default_registry
+from otel_eval.metrics._reference import CONTENT_NOT_CAPTURED
+from otel_eval.model import BaseCriterion, EvalStatus, IntermediateData, TracedInvocation, content_text
+from otel_eval.reconstruct import rebuild_traces
+from otel_eval.traces import read_trace_bytes
+from tests.judge.fake_gemini import FakeGemini
+from tests.judge.helpers import invocation, make_judge
+
+pytest_plugins = ("tests.judge.plugin",)
+pytestmark = pytest.mark.usefixtures("clean_genai_env")
+
+AUTOGEN = Path(__file__).resolve().parents[1] / "data" / "frameworks" / "autogen"
+RECORDS = sorted(AUTOGEN.glob("*.record.json"))
+
+
+def rebuilt(record_path: Path) -> tuple[dict[str, Any], list[str], list[TracedInvocation]]:
+    """The record, the conventions of the rebuilt traces, and the invocations in time order."""
+    record = json.loads(record_path.read_text(encoding="utf-8"))
+    spans_path = record_path.with_name(record_path.name.replace(".record.json", ".otlp.json.gz"))
+    traces = rebuild_traces(read_trace_bytes(gzip.decompress(spans_path.read_bytes()), source=str(spans_path)).spans)
+    invocations = sorted((i for t in traces for i in t.invocations), key=lambda i: i.start_time_ns)
+    return record, [t.convention for t in traces], invocations
+
+
+def recorded_calls(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """``(tool name, call id)`` of each call the model asked for, in order (AutoGen's ``ToolCallRequestEvent``)."""
+    return [(c["name"], c["id"]) for m in messages if m["type"] == "ToolCallRequestEvent" for c in m["content"]]
+
+
+def recorded_errors(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The failing tools and their results as AutoGen sent them to the model (``is_error``: the exception's text)."""
+    return [
+        (r["name"], r["content"])
+        for m in messages
+        if m["type"] == "ToolCallExecutionEvent"
+        for r in m["content"]
+        if r["is_error"]
+    ]
+
+
+def test_every_scenario_is_recorded() -> None:
+    names = {p.name.split(".")[0] for p in RECORDS}
+    assert names == {"one_tool", "sequential_tools", "tool_error", "no_tool", "multi_turn"}
+
+
+@pytest.mark.parametrize("record_path", RECORDS, ids=lambda p: p.name.split(".")[0])
+def test_tool_names_ids_and_errors_are_rebuilt_without_content(record_path: Path) -> None:
+    record, conventions, invocations = rebuilt(record_path)
+    assert set(conventions) == {"genai", "unknown"}  # the runtime's message traces follow no known convention
+    assert len(invocations) == len(record["turns"])
+    for traced, messages in zip(invocations, record["turns"], strict=True):
+        data = traced.invocation.intermediate_data
+        assert isinstance(data, IntermediateData)
+        assert [(c.name, c.id) for c in data.tool_uses] == recorded_calls(messages)
+        assert all(c.args == {} for c in data.tool_uses)  # arguments are not recorded
+        # The span's status says "<exception type>: <text>"; the text alone is what the model was sent.
+        errors = [(r.name, (r.response or {}).get("error", "")) for r in data.tool_responses]
+        assert [name for name, _ in errors] == [name for name, _ in recorded_errors(messages)]
+        for (_, error), (_, text) in zip(errors, recorded_errors(messages), strict=True):
+            assert error == f"RuntimeError: {text}"
+        assert not traced.content_captured
+        assert content_text(traced.invocation.user_content) == ""
+        assert traced.invocation.final_response is None
+        assert any("no message content was captured" in w for w in traced.warnings)
+
+
+@pytest.mark.parametrize("metric", ["safety_v1", "hallucinations_v1", "response_match_score"])
+async def test_content_metrics_report_content_not_captured(fake_gemini: FakeGemini, metric: str) -> None:
+    _, _, invocations = rebuilt(AUTOGEN / "one_tool.record.json")
+    evaluator = default_registry().create(
+        metric, BaseCriterion.model_validate({"threshold": 0.5}), judge=make_judge(fake_gemini, max_attempts=1)
+    )
+    expected = [invocation("What's the weather in Paris?", "Paris is cloudy at 18 °C.")]
+    result = await evaluator.evaluate(invocations, expected if evaluator.info.requires_reference else None)
+    assert [r.eval_status for r in result.per_invocation_results] == [EvalStatus.NOT_EVALUATED]
+    assert [r.error_type for r in result.per_invocation_results] == [CONTENT_NOT_CAPTURED]
+    assert result.overall_score is None
+    assert fake_gemini.requests == []
