@@ -104,6 +104,12 @@ OTEL_EVAL_JUDGE_BUDGET: Final = "OTEL_EVAL_JUDGE_BUDGET"
 """Judge spend limit, USD per hour per process: ``2.5`` (all judged metrics together), or per metric,
 ``hallucinations_v1=1.0,safety_v1=0.5,*=2`` (``*``: the metrics not named, together). Unset: no limit."""
 
+OTEL_EVAL_JUDGE_OWN_TRACE: Final = "OTEL_EVAL_JUDGE_OWN_TRACE"
+"""``true`` (default): the judge's ``generate_content`` spans go into a trace of their own, a ``judge {metric}`` root
+linked to the ``evaluate {metric}`` span (and back), so a backend's token and cost totals for the agent's trace are
+the agent's own. ``false``: they are children of the ``evaluate`` span, in the agent's trace."""
+DEFAULT_JUDGE_OWN_TRACE: Final = True
+
 OTEL_EVAL_PRIORITY_FEEDBACK_ATTRIBUTE: Final = "OTEL_EVAL_PRIORITY_FEEDBACK_ATTRIBUTE"
 """Root-span attribute holding the user's feedback on an invocation. Default ``user.feedback``."""
 

@@ -157,6 +157,10 @@ class JudgeSettings:
         vertexai: Use Vertex AI (else google-genai reads ``GOOGLE_GENAI_USE_VERTEXAI``).
         project: Vertex AI project (else ``GOOGLE_CLOUD_PROJECT``).
         location: Vertex AI location (else ``GOOGLE_CLOUD_LOCATION``).
+        own_trace: The judge's ``generate_content`` spans go into a trace of their own (a ``judge {metric}`` root
+            linked to the ``evaluate {metric}`` span, and back), so the agent's trace holds only the agent's token
+            usage and cost; False: children of the ``evaluate`` span, in the agent's trace
+            (``OTEL_EVAL_JUDGE_OWN_TRACE``).
     """
 
     default_model: str = DEFAULT_JUDGE_MODEL
@@ -177,6 +181,7 @@ class JudgeSettings:
     vertexai: bool | None = None
     project: str | None = None
     location: str | None = None
+    own_trace: bool = env.DEFAULT_JUDGE_OWN_TRACE
 
     def __post_init__(self) -> None:
         checks = {
@@ -225,5 +230,6 @@ class JudgeSettings:
         if limits := environ.get(env.OTEL_EVAL_JUDGE_INPUT_LIMITS, "").strip():
             values["input_token_limits"] = parse_input_token_limits(limits)
         values["budget"] = BudgetSpec.parse(environ.get(env.OTEL_EVAL_JUDGE_BUDGET, ""))
+        values["own_trace"] = env.flag_setting(environ, env.OTEL_EVAL_JUDGE_OWN_TRACE, env.DEFAULT_JUDGE_OWN_TRACE)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
