@@ -322,7 +322,9 @@ def test_enrich_exports_each_root_span_once_with_the_scores_the_child_worked_out
         attributes = dict(root.attributes or {})
         expected = scored[format(root.context.trace_id, "032x")]
         assert expected  # the child scored it ...
-        assert {key: attributes.get(key) for key in expected} == expected  # ... and the root carries those scores and labels
+        assert {
+            key: attributes.get(key) for key in expected
+        } == expected  # ... and the root carries those scores and labels
 
 
 def test_sinks_get_the_records_the_evaluation_process_sends_back(sink: OtlpSink) -> None:
