@@ -19,7 +19,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from opentelemetry import trace
-from opentelemetry.context import Context
 from opentelemetry.trace import Link, Span, SpanKind, StatusCode, Tracer
 
 from otel_eval import semconv
@@ -50,7 +49,8 @@ class _EvaluationScope:
                 }
                 self.judge_root = self.tracer.start_span(
                     judge_span_name(self.metric),
-                    context=Context(),  # empty: a new trace
+                    # no parent span: a new trace (the rest of the context, e.g. suppressed instrumentation, kept)
+                    context=trace.set_span_in_context(trace.INVALID_SPAN),
                     kind=SpanKind.INTERNAL,
                     attributes=attributes,
                     links=[Link(evaluated, {semconv.OTEL_EVAL_LINK_TYPE: semconv.LINK_TYPE_EVALUATION})],

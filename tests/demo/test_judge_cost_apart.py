@@ -55,6 +55,7 @@ def test_by_default_each_agent_trace_totals_only_the_agents_tokens() -> None:
     judge_traces = {format(s.context.trace_id, "032x") for s in judge_roots if s.context is not None}
     assert judge_traces.isdisjoint(agent_traces)
     assert sum(everything[t] for t in judge_traces) > 0  # the judge's usage is still reported, in its own traces
+    assert {r.trace_id for r in run.records} == agent_traces  # the evaluator never evaluates its judge's traces
 
 
 def test_with_own_trace_off_the_judge_calls_are_in_the_agent_trace() -> None:
