@@ -77,9 +77,10 @@ def scripted_judge_server(port: int = 0) -> LoopbackGemini:
 
 @contextmanager
 def local_judge() -> Iterator[tuple[JudgeClient, LoopbackGemini]]:
-    """A judge client on a started scripted judge server; stopped on exit."""
+    """A judge client on a started scripted judge server (the other ``OTEL_EVAL_JUDGE_*`` settings from the
+    environment, e.g. ``OTEL_EVAL_JUDGE_OWN_TRACE``); stopped on exit."""
     with scripted_judge_server() as server:
-        settings = JudgeSettings(
+        settings = JudgeSettings.from_env(
             default_model=SCRIPTED_JUDGE_MODEL, api_key=LOOPBACK_KEY, base_url=server.base_url, max_attempts=2
         )
         yield JudgeClient(settings), server

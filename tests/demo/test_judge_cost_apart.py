@@ -5,14 +5,18 @@ is the agent's own; with ``own_trace=False`` the judge's calls are back in the a
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from otel_eval import semconv
+from otel_eval.cli import main
 from otel_eval.demo.gemini_server import LoopbackGemini
 from otel_eval.demo.local_judge import SCRIPTED_JUDGE_MODEL, scripted_verdicts
-from otel_eval.demo.run import DemoRun, run_demo
+from otel_eval.demo.run import DemoRun, run_demo, write_output
 from otel_eval.judge import JudgeClient, JudgeSettings
 
 pytest_plugins = ("tests.judge.plugin",)
@@ -64,3 +68,18 @@ def test_with_own_trace_off_the_judge_calls_are_in_the_agent_trace() -> None:
     agents_own = _input_tokens_by_trace(run, agent_only=True)
     assert all(everything[inv.trace_id] > agents_own[inv.trace_id] for inv in run.invocations)
     assert not [s for s in run.spans if s.name.startswith(semconv.JUDGE_SPAN_NAME_PREFIX + " ")]
+
+
+def test_otel_eval_run_on_the_exported_traces_rebuilds_the_agents_invocations_only(tmp_path: Path) -> None:
+    """Judge traces in a trace file (as a backend exports them) are otel-eval's own: never rebuilt as invocations."""
+    run = _demo(own_trace=True)
+    write_output(run, tmp_path)
+    assert any(s.name.startswith(semconv.JUDGE_SPAN_NAME_PREFIX + " ") for s in run.spans)
+    result = CliRunner().invoke(
+        main, ["run", str(tmp_path / "traces.otlp.json"), "-m", "inference_call_count_v1", "--output", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    results = json.loads(result.stdout)["results"]
+    assert sorted(t for r in results for t in r["trace_ids"]) == sorted(inv.trace_id for inv in run.invocations)
+    counts = [m["per_invocation_scores"] for r in results for m in r["metrics"]]
+    assert all(score <= 2 for scores in counts for score in scores)  # the agent's model calls, no judge call
