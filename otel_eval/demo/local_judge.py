@@ -13,11 +13,13 @@ came from :data:`SCRIPTED_JUDGE_MODEL` (``modelVersion``, hence ``gen_ai.respons
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from otel_eval import environment_variables as env
 from otel_eval.demo.gemini_server import LoopbackGemini, Reply, error_reply, request_text
 from otel_eval.demo.workload import SCENARIOS
 from otel_eval.judge import JudgeClient, JudgeSettings
@@ -77,10 +79,14 @@ def scripted_judge_server(port: int = 0) -> LoopbackGemini:
 
 @contextmanager
 def local_judge() -> Iterator[tuple[JudgeClient, LoopbackGemini]]:
-    """A judge client on a started scripted judge server (the other ``OTEL_EVAL_JUDGE_*`` settings from the
-    environment, e.g. ``OTEL_EVAL_JUDGE_OWN_TRACE``); stopped on exit."""
+    """A judge client on a started scripted judge server (where its spans go: ``OTEL_EVAL_JUDGE_OWN_TRACE``);
+    stopped on exit."""
     with scripted_judge_server() as server:
-        settings = JudgeSettings.from_env(
-            default_model=SCRIPTED_JUDGE_MODEL, api_key=LOOPBACK_KEY, base_url=server.base_url, max_attempts=2
+        settings = JudgeSettings(
+            default_model=SCRIPTED_JUDGE_MODEL,
+            api_key=LOOPBACK_KEY,
+            base_url=server.base_url,
+            max_attempts=2,
+            own_trace=env.flag_setting(os.environ, env.OTEL_EVAL_JUDGE_OWN_TRACE, env.DEFAULT_JUDGE_OWN_TRACE),
         )
         yield JudgeClient(settings), server
