@@ -107,6 +107,20 @@ OTEL_EVAL_JUDGE_BUDGET: Final = "OTEL_EVAL_JUDGE_BUDGET"
 ``hallucinations_v1=1.0,safety_v1=0.5,*=2`` (``*``: the metrics not named, together; without ``*`` they are not
 limited). Unset: no limit."""
 
+OTEL_EVAL_JUDGE_BASE_URL: Final = "OTEL_EVAL_JUDGE_BASE_URL"
+"""The judge's endpoint, for the judge only (``GOOGLE_GEMINI_BASE_URL`` would move the agent's own google-genai
+calls too), e.g. the scripted loopback server of ``otel-eval judge-server``. Unset: google-genai's own."""
+
+OTEL_EVAL_JUDGE_API_KEY: Final = "OTEL_EVAL_JUDGE_API_KEY"
+"""The judge's API key, for the judge only (else google-genai's ``GOOGLE_API_KEY`` / ``GEMINI_API_KEY``). Never
+logged."""
+
+OTEL_EVAL_JUDGE_OWN_TRACE: Final = "OTEL_EVAL_JUDGE_OWN_TRACE"
+"""``true`` (default): the judge's ``generate_content`` spans go into a trace of their own, a ``judge {metric}`` root
+linked to the ``evaluate {metric}`` span (and back), so a backend's token and cost totals for the agent's trace are
+the agent's own. ``false``: they are children of the ``evaluate`` span, in the agent's trace."""
+DEFAULT_JUDGE_OWN_TRACE: Final = True
+
 OTEL_EVAL_PRIORITY_FEEDBACK_ATTRIBUTE: Final = "OTEL_EVAL_PRIORITY_FEEDBACK_ATTRIBUTE"
 """Root-span attribute holding the user's feedback on an invocation. Default ``user.feedback``."""
 

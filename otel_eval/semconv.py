@@ -35,6 +35,24 @@ OTEL_EVAL_TOKEN_TYPE: Final = "otel_eval.token.type"  # input | output
 OTEL_EVAL_TRANSPORT: Final = "otel_eval.transport"  # embedded | kafka
 OTEL_EVAL_QUEUE: Final = "otel_eval.queue"  # which queue the queue-size gauge measures: spans | requests
 OTEL_EVAL_SCORE_ATTRIBUTE_TEMPLATE: Final = "gen_ai.evaluation.{metric}.score"  # enrichment on the agent's root span
+OTEL_EVAL_LABEL_ATTRIBUTE_TEMPLATE: Final = "gen_ai.evaluation.{metric}.label"  # beside .score: pass | fail | ...
+
+# The judge's own trace (``OTEL_EVAL_JUDGE_OWN_TRACE``): a ``judge {metric}`` root holding the judge's calls, linked
+# to the ``evaluate {metric}`` span and back, so the agent's trace carries none of the judge's token usage.
+JUDGE_SPAN_NAME_PREFIX: Final = "judge"  # span name: "judge {metric}"
+OTEL_EVAL_JUDGE_TRACE_ID: Final = "otel_eval.judge.trace_id"  # on the evaluate span: the judge trace's id
+OTEL_EVAL_EVALUATION_TRACE_ID: Final = "otel_eval.evaluation.trace_id"  # on the judge root: the evaluate span's trace
+OTEL_EVAL_EVALUATION_SPAN_ID: Final = "otel_eval.evaluation.span_id"  # on the judge root: the evaluate span's id
+OTEL_EVAL_LINK_TYPE: Final = "otel_eval.link.type"  # on those links: what the linked span is
+LINK_TYPE_EVALUATION: Final = "evaluation"  # the judge root's link to the evaluate span
+LINK_TYPE_JUDGE: Final = "judge"  # the evaluate span's link to the judge root
+
+# Span types LLM-observability backends read, on evaluate spans: OpenInference's span kind (Phoenix, and MLflow's
+# OpenInference translation) and MLflow's own span type, whose attribute values MLflow stores JSON-encoded
+# (``mlflow.tracing.constant.SpanAttributeKey.SPAN_TYPE``; ``SpanType.EVALUATOR``).
+OPENINFERENCE_SPAN_KIND_EVALUATOR: Final = "EVALUATOR"  # value of openinference.span.kind
+MLFLOW_SPAN_TYPE: Final = "mlflow.spanType"
+MLFLOW_SPAN_TYPE_EVALUATOR: Final = '"EVALUATOR"'  # json.dumps("EVALUATOR"), as MLflow writes and reads it
 
 # Evaluator provenance: which evaluator, of which kind and which version produced a result, on the event, the
 # evaluation span and the results topic; only the version goes on the metrics (``otel_eval_evaluator_version``, one

@@ -18,12 +18,13 @@ def _register() -> None:
     from otel_eval.cli.convert import convert
     from otel_eval.cli.demo import demo
     from otel_eval.cli.golden import golden
+    from otel_eval.cli.judge_server import judge_server
     from otel_eval.cli.list_metrics import list_metrics
     from otel_eval.cli.run import run
     from otel_eval.cli.validate import validate
     from otel_eval.cli.worker import worker
 
-    for command in (convert, golden, validate, run, list_metrics, worker, demo):
+    for command in (convert, golden, validate, run, list_metrics, worker, demo, judge_server):
         main.add_command(command)
 
 

@@ -31,7 +31,7 @@ import click
 from otel_eval.cli._common import LoadedTraces, load_traces, read_input_file
 from otel_eval.conversations import Conversation, group_conversations
 from otel_eval.model import TracedInvocation
-from otel_eval.reconstruct import group_by_trace, rebuild_trace
+from otel_eval.reconstruct import group_by_trace, rebuild_trace, without_evaluator_spans
 
 HELD_BYTES = 16 * 2**20
 """Bytes of trace files whose invocations the first pass keeps in memory before it starts spilling."""
@@ -155,7 +155,10 @@ def _spilled(paths: Sequence[Path], store: _Chunks) -> StreamedTraces:
             raise _NeedsAllSpans
         trace_ids.update(traces)
         chunks: dict[tuple[str, str], list[TracedInvocation]] = {}
-        for trace_spans in traces.values():
+        for all_spans in traces.values():
+            trace_spans = without_evaluator_spans(all_spans)
+            if not trace_spans:
+                continue  # otel-eval's own trace (a judge's), as rebuild_traces leaves it out
             trace = rebuild_trace(trace_spans)
             if trace.warnings:
                 trace_warnings.append((trace.start_time_ns, trace.trace_id, trace.warnings))

@@ -147,11 +147,23 @@ class LoopbackGemini:
     Args:
         responder: The scripted rules; replaceable later with :meth:`set_responder`.
         latency: Seconds added before every answer.
+        model_version: The model the answers say answered (``modelVersion``, read by the judge client as
+            ``gen_ai.response.model``); None: the model asked for.
+        port: Port on 127.0.0.1 to serve on; 0: a free one.
     """
 
-    def __init__(self, responder: Responder | None = None, *, latency: float = 0.0) -> None:
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        latency: float = 0.0,
+        model_version: str | None = None,
+        port: int = 0,
+    ) -> None:
         self._responder: Responder = responder or (lambda model, body: None)
         self.latency = latency
+        self.model_version = model_version
+        self._port = port
         self.requests: list[RecordedRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -163,8 +175,12 @@ class LoopbackGemini:
     # --- lifecycle ---------------------------------------------------------------------------------------------
 
     def start(self) -> LoopbackGemini:
-        """Starts serving on 127.0.0.1 and a free port."""
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        """Starts serving on 127.0.0.1 and the port asked for (a free one by default).
+
+        Raises:
+            OSError: the port cannot be bound (in use).
+        """
+        server = ThreadingHTTPServer(("127.0.0.1", self._port), _handler_for(self))
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(
@@ -226,7 +242,7 @@ class LoopbackGemini:
             reply = Reply(text="")
         elif isinstance(reply, str):
             reply = Reply(text=reply)
-        return reply, model
+        return reply, self.model_version or model
 
 
 def _handler_for(server: LoopbackGemini) -> type[BaseHTTPRequestHandler]:

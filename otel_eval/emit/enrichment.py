@@ -1,4 +1,6 @@
-"""Optional enrichment: the invocation's root span exported with ``gen_ai.evaluation.<metric>.score`` attributes.
+"""Optional enrichment: the invocation's root span exported with ``gen_ai.evaluation.<metric>.score`` and
+``gen_ai.evaluation.<metric>.label`` attributes (the label: ``pass``, ``fail``, ``not_evaluated`` or
+``informational``, so pass and fail are told apart without knowing the threshold).
 
 OpenTelemetry spans are read-only once ended, so the only way to put a score *on the agent's own span* is to
 export a copy of it. :class:`RootSpanEnricher` wraps the user's exporting processor: every span passes straight
@@ -39,6 +41,30 @@ class _Held:
 def score_attribute(metric_name: str) -> str:
     """``gen_ai.evaluation.<metric>.score``."""
     return semconv.OTEL_EVAL_SCORE_ATTRIBUTE_TEMPLATE.format(metric=metric_name)
+
+
+def label_attribute(metric_name: str) -> str:
+    """``gen_ai.evaluation.<metric>.label``."""
+    return semconv.OTEL_EVAL_LABEL_ATTRIBUTE_TEMPLATE.format(metric=metric_name)
+
+
+_ENRICHMENT_AFFIXES = tuple(
+    template.partition("{metric}")[::2]
+    for template in (semconv.OTEL_EVAL_SCORE_ATTRIBUTE_TEMPLATE, semconv.OTEL_EVAL_LABEL_ATTRIBUTE_TEMPLATE)
+)
+
+
+def is_enrichment_attribute(key: str) -> bool:
+    """Whether ``key`` is one of the attributes enrichment adds (a metric's ``.score`` or ``.label``)."""
+    return any(key.startswith(prefix) and key.endswith(suffix) for prefix, suffix in _ENRICHMENT_AFFIXES)
+
+
+def enrichment_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
+    """What one record adds to its root span: the metric's label, and its score when it has one."""
+    attributes: dict[str, AttributeValue] = {label_attribute(record.metric_name): record.label}
+    if record.score is not None:
+        attributes[score_attribute(record.metric_name)] = record.score
+    return attributes
 
 
 def with_attributes(span: ReadableSpan, extra: dict[str, AttributeValue]) -> ReadableSpan:
@@ -144,8 +170,7 @@ class RootSpanEnricher:
                 held = self._held.get(key) if key is not None else None
                 if held is None or held.waiting_for is None:
                     continue
-                if record.score is not None:
-                    held.scores[score_attribute(record.metric_name)] = record.score
+                held.scores.update(enrichment_attributes(record))
             for invocation in {(r.trace_id, r.span_id) for r in records}:
                 key = self._by_invocation.pop(invocation, None)
                 held = self._held.get(key) if key is not None else None

@@ -1,4 +1,6 @@
-"""Evaluation spans: ``evaluate {metric}``, a child of the evaluated invocation's span, in the agent's trace."""
+"""Evaluation spans: ``evaluate {metric}``, a child of the evaluated invocation's span, in the agent's trace, typed
+as an evaluator for the LLM-observability backends (OpenInference's ``openinference.span.kind=EVALUATOR``, MLflow's
+``mlflow.spanType``)."""
 
 from __future__ import annotations
 
@@ -40,8 +42,9 @@ class EvaluationSpan:
 class EvaluationSpanEmitter:
     """Creates evaluation spans parented to the invocation span (a remote-parent context from the stored ids).
 
-    While a metric runs inside :meth:`evaluation_span`, that span is the current span, so spans the judge client
-    creates (its generate-content calls) become its children.
+    While a metric runs inside :meth:`evaluation_span`, that span is the current span and the one the judge client's
+    generate-content spans are made for: in a judge trace of their own linked to it, or as its children
+    (:mod:`otel_eval.judge.tracing`).
 
     Args:
         tracer_provider: Provider to create spans with; the global one (resolved lazily) when None.
@@ -65,9 +68,11 @@ class EvaluationSpanEmitter:
                 attributes={
                     semconv.GEN_AI_OPERATION_NAME: semconv.GEN_AI_OPERATION_EVALUATION,
                     semconv.GEN_AI_EVALUATION_NAME: metric_name,
+                    semconv.OPENINFERENCE_SPAN_KIND: semconv.OPENINFERENCE_SPAN_KIND_EVALUATOR,
+                    semconv.MLFLOW_SPAN_TYPE: semconv.MLFLOW_SPAN_TYPE_EVALUATOR,
                 },
             ) as span,
-            evaluation_tracer(self._tracer),
+            evaluation_tracer(self._tracer, span, metric_name),
         ):
             yield EvaluationSpan(span)
 

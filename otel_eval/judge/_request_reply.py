@@ -95,6 +95,7 @@ class JudgeReply:
         output_tokens: Candidate plus thinking tokens reported.
         block_reason: Why the prompt was blocked, when it was.
         cached: True when served from the cache (or joined an identical in-flight request).
+        model: The model version the server says answered (``modelVersion``), when it says one.
     """
 
     text: str | None
@@ -102,10 +103,12 @@ class JudgeReply:
     output_tokens: int = 0
     block_reason: str | None = None
     cached: bool = False
+    model: str | None = None
 
 
 def reply_from(response: genai_types.GenerateContentResponse) -> JudgeReply:
-    """The reply read from google-genai's ``response``: its first candidate's text, token usage, block reason."""
+    """The reply read from google-genai's ``response``: its first candidate's text, token usage, block reason and
+    the model version that answered."""
     text: str | None = None
     candidates = response.candidates or []
     if candidates and candidates[0].content and candidates[0].content.parts:
@@ -116,4 +119,10 @@ def reply_from(response: genai_types.GenerateContentResponse) -> JudgeReply:
     output_tokens = ((usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)) if usage else 0
     feedback = response.prompt_feedback
     block = str(feedback.block_reason.value) if feedback and feedback.block_reason else None
-    return JudgeReply(text=text, input_tokens=input_tokens, output_tokens=output_tokens, block_reason=block)
+    return JudgeReply(
+        text=text,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        block_reason=block,
+        model=response.model_version or None,
+    )

@@ -177,7 +177,9 @@ class JudgeClient:
             raise self._fatal.to_error()
         key = request_key(request.model, request.cache_identity(), sample)
         started = time.perf_counter()
-        with judge_call_span(request.model, vertex=self.uses_vertex, metric=metric) as span:
+        with judge_call_span(
+            request.model, vertex=self.uses_vertex, metric=metric, own_trace=self.settings.own_trace
+        ) as span:
             try:
                 reply, hit = await self._cache.get_or_compute(
                     key, lambda: self._with_retries(lambda: self._generate_once(request, metric), metric)
@@ -195,6 +197,7 @@ class JudgeClient:
                 outcome=outcome,
                 input_tokens=None if hit else reply.input_tokens,
                 output_tokens=None if hit else reply.output_tokens,
+                response_model=reply.model,
             )
             self.instruments.record(
                 metric=metric,
@@ -207,7 +210,9 @@ class JudgeClient:
             )
         if hit:
             self.accounting.record(metric, cache_hits=1)
-            return JudgeReply(reply.text, reply.input_tokens, reply.output_tokens, reply.block_reason, cached=True)
+            return JudgeReply(
+                reply.text, reply.input_tokens, reply.output_tokens, reply.block_reason, cached=True, model=reply.model
+            )
         return reply
 
     async def aclose(self) -> None:

@@ -3,7 +3,9 @@
 Credentials and the endpoint are google-genai's own configuration, read unchanged: ``GOOGLE_API_KEY`` /
 ``GEMINI_API_KEY`` for the Gemini API, ``GOOGLE_GENAI_USE_VERTEXAI`` with ``GOOGLE_CLOUD_PROJECT`` /
 ``GOOGLE_CLOUD_LOCATION`` for Vertex AI, and ``GOOGLE_GEMINI_BASE_URL`` / ``GOOGLE_VERTEX_BASE_URL`` for a gateway.
-``base_url`` / ``api_key`` here override them (tests, explicit wiring). Everything else is ``OTEL_EVAL_JUDGE_*``.
+``base_url`` / ``api_key`` here override them (``OTEL_EVAL_JUDGE_BASE_URL`` / ``OTEL_EVAL_JUDGE_API_KEY``, or explicit
+wiring): for the judge only, so an agent on google-genai keeps its own endpoint. Everything else is
+``OTEL_EVAL_JUDGE_*``.
 """
 
 from __future__ import annotations
@@ -151,12 +153,18 @@ class JudgeSettings:
         input_token_limits: Judge models' input limits by name prefix (:func:`input_token_limit`); a prompt over its
             model's limit is not sent (``context_overflow``). Not part of an evaluator's version: it decides whether
             an invocation is judged, never the score a judged one gets.
-        api_key: Explicit API key (else google-genai reads ``GOOGLE_API_KEY`` / ``GEMINI_API_KEY``). Never logged.
-        base_url: Explicit endpoint (else google-genai reads ``GOOGLE_GEMINI_BASE_URL`` / ``GOOGLE_VERTEX_BASE_URL``).
+        api_key: The judge's API key (``OTEL_EVAL_JUDGE_API_KEY``; else google-genai reads ``GOOGLE_API_KEY`` /
+            ``GEMINI_API_KEY``). Never logged.
+        base_url: The judge's endpoint (``OTEL_EVAL_JUDGE_BASE_URL``; else google-genai reads
+            ``GOOGLE_GEMINI_BASE_URL`` / ``GOOGLE_VERTEX_BASE_URL``).
         api_version: API version path segment (google-genai's default when None).
         vertexai: Use Vertex AI (else google-genai reads ``GOOGLE_GENAI_USE_VERTEXAI``).
         project: Vertex AI project (else ``GOOGLE_CLOUD_PROJECT``).
         location: Vertex AI location (else ``GOOGLE_CLOUD_LOCATION``).
+        own_trace: The judge's ``generate_content`` spans go into a trace of their own (a ``judge {metric}`` root
+            linked to the ``evaluate {metric}`` span, and back), so the agent's trace holds only the agent's token
+            usage and cost; False: children of the ``evaluate`` span, in the agent's trace
+            (``OTEL_EVAL_JUDGE_OWN_TRACE``).
     """
 
     default_model: str = DEFAULT_JUDGE_MODEL
@@ -177,6 +185,7 @@ class JudgeSettings:
     vertexai: bool | None = None
     project: str | None = None
     location: str | None = None
+    own_trace: bool = env.DEFAULT_JUDGE_OWN_TRACE
 
     def __post_init__(self) -> None:
         checks = {
@@ -208,6 +217,10 @@ class JudgeSettings:
         values: dict[str, Any] = {}
         if model := environ.get(env.OTEL_EVAL_JUDGE_MODEL, "").strip():
             values["default_model"] = model
+        if base_url := environ.get(env.OTEL_EVAL_JUDGE_BASE_URL, "").strip():
+            values["base_url"] = base_url
+        if api_key := environ.get(env.OTEL_EVAL_JUDGE_API_KEY, "").strip():
+            values["api_key"] = api_key
         for name, key, kind in (
             (env.OTEL_EVAL_JUDGE_NUM_SAMPLES, "num_samples", int),
             (env.OTEL_EVAL_JUDGE_MAX_CONCURRENCY, "max_concurrency", int),
@@ -225,5 +238,6 @@ class JudgeSettings:
         if limits := environ.get(env.OTEL_EVAL_JUDGE_INPUT_LIMITS, "").strip():
             values["input_token_limits"] = parse_input_token_limits(limits)
         values["budget"] = BudgetSpec.parse(environ.get(env.OTEL_EVAL_JUDGE_BUDGET, ""))
+        values["own_trace"] = env.flag_setting(environ, env.OTEL_EVAL_JUDGE_OWN_TRACE, env.DEFAULT_JUDGE_OWN_TRACE)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)

@@ -26,6 +26,7 @@ from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, set_va
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from otel_eval import semconv
+from otel_eval.emit.enrichment import is_enrichment_attribute
 from otel_eval.processor._exporters import ExportingProviders
 from otel_eval.processor._handoff import millis_until
 from otel_eval.processor._wire import SpanDecoder, WireError, decode_log_record, receive_frame, send_frame
@@ -34,7 +35,6 @@ from otel_eval.processor.processor import EvaluationSpanProcessor
 logger = logging.getLogger("otel_eval.processor.evaluation_process")
 
 _SHUTDOWN_ON_EOF_MILLIS = 30_000
-_SCORE_PREFIX, _, _SCORE_SUFFIX = semconv.OTEL_EVAL_SCORE_ATTRIBUTE_TEMPLATE.partition("{metric}")
 _NICENESS = 10
 """Evaluation is background work: where it competes with the agent for a core, the agent gets ~90% of it (the
 evaluation then falls behind, and its queues drop and count what does not fit)."""
@@ -52,11 +52,7 @@ class _RootRelay(SpanProcessor):
     def on_end(self, span: ReadableSpan) -> None:
         context, parent = span.context, span.parent
         if context is not None and (parent is None or parent.is_remote):
-            scores = {
-                key: value
-                for key, value in (span.attributes or {}).items()
-                if key.startswith(_SCORE_PREFIX) and key.endswith(_SCORE_SUFFIX)
-            }
+            scores = {key: value for key, value in (span.attributes or {}).items() if is_enrichment_attribute(key)}
             self._send(("enriched", context.trace_id, context.span_id, scores))
 
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from otel_eval.reconstruct.adk import AdkConvention
 from otel_eval.reconstruct.adk_v2 import AdkV2Convention
 from otel_eval.reconstruct.base import Convention, TraceInvocations
+from otel_eval.reconstruct.evaluator_spans import without_evaluator_spans
 from otel_eval.reconstruct.genai import GenAIConvention
 from otel_eval.reconstruct.openinference import OpenInferenceConvention
 from otel_eval.reconstruct.openllmetry import OpenLLMetryConvention
@@ -75,10 +76,20 @@ def rebuild_trace(spans: Sequence[Span], available: Sequence[Convention] | None 
 
 
 def rebuild_traces(spans: Iterable[Span]) -> list[TraceInvocations]:
-    """Invocations of every trace in ``spans``, traces in start-time order."""
-    results = [rebuild_trace(trace_spans) for trace_spans in group_by_trace(spans).values()]
+    """Invocations of every trace in ``spans``, traces in start-time order; otel-eval's own spans and their
+    descendants are left out (:func:`without_evaluator_spans`), and a trace of nothing else is no trace."""
+    groups = (without_evaluator_spans(trace_spans) for trace_spans in group_by_trace(spans).values())
+    results = [rebuild_trace(trace_spans) for trace_spans in groups if trace_spans]
     results.sort(key=lambda t: (t.start_time_ns, t.trace_id))
     return results
 
 
-__all__ = ["Convention", "TraceInvocations", "conventions", "group_by_trace", "rebuild_trace", "rebuild_traces"]
+__all__ = [
+    "Convention",
+    "TraceInvocations",
+    "conventions",
+    "group_by_trace",
+    "rebuild_trace",
+    "rebuild_traces",
+    "without_evaluator_spans",
+]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +33,7 @@ from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.errors import InputError
 from otel_eval.model.messages import EvaluationRequest
-from otel_eval.reconstruct import rebuild_traces
+from otel_eval.reconstruct import rebuild_traces, without_evaluator_spans
 from otel_eval.traces import Span, spans_from_otlp_proto
 from otel_eval.traces.log_records import SpanLogRecord, attach_log_records
 
@@ -83,28 +83,6 @@ def _decode(
     if not getattr(message, content):
         raise InputError(f"{source}: {len(value)} bytes decode to an OTLP message without {content}")
     return message
-
-
-def without_evaluator_spans(spans: Sequence[Span]) -> list[Span]:
-    """``spans`` minus otel-eval's own (scope ``otel_eval``) and their descendants among ``spans``.
-
-    Linear in the number of spans and safe with cycles in parent links: each span is visited once from its parent.
-    """
-    own = [s.span_id for s in spans if s.scope_name == semconv.INSTRUMENTATION_SCOPE]
-    if not own:
-        return list(spans)
-    children: dict[str, list[str]] = {}
-    for span in spans:
-        if span.parent_span_id:
-            children.setdefault(span.parent_span_id, []).append(span.span_id)
-    dropped = set(own)
-    stack = list(own)
-    while stack:
-        for child in children.get(stack.pop(), ()):
-            if child not in dropped:
-                dropped.add(child)
-                stack.append(child)
-    return [s for s in spans if s.span_id not in dropped]
 
 
 @dataclass(slots=True)

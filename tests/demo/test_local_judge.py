@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
+from otel_eval import semconv
 from otel_eval.cli import main
 from otel_eval.demo.local_judge import SCRIPTED_JUDGE_MODEL, local_judge
 from otel_eval.demo.run import run_demo
@@ -28,6 +29,8 @@ def test_the_local_judge_scores_the_demo_over_real_http_and_catches_the_hallucin
     assert len(judged) == 2 * len(run.invocations)
     assert {r.judge_model for r in judged} == {SCRIPTED_JUDGE_MODEL}
     assert requests and {r.model for r in requests} == {SCRIPTED_JUDGE_MODEL}
+    calls = [s for s in run.spans if s.name.startswith("generate_content ")]
+    assert calls and {(s.attributes or {}).get(semconv.GEN_AI_RESPONSE_MODEL) for s in calls} == {SCRIPTED_JUDGE_MODEL}
     assert judge.accounting.summary_line().startswith(f"judge: {len(requests)} calls")
 
 

@@ -3,6 +3,8 @@ the invocation span (and parent of spans made while the metric runs), the score 
 
 from __future__ import annotations
 
+import json
+
 from opentelemetry import trace
 from opentelemetry._logs import SeverityNumber
 from opentelemetry.trace import StatusCode
@@ -107,6 +109,13 @@ def test_the_evaluation_span_is_a_child_of_the_invocation_span_and_parents_the_j
     assert evaluation.attributes[semconv.GEN_AI_OPERATION_NAME] == semconv.GEN_AI_OPERATION_EVALUATION
     assert {k: evaluation.attributes[k] for k in record_attributes(_record())} == record_attributes(_record())
     assert evaluation.status.status_code is StatusCode.UNSET
+
+
+def test_the_evaluation_span_is_typed_as_an_evaluator_for_llm_backends(telemetry: Telemetry) -> None:
+    EvaluationSpanEmitter(telemetry.tracer_provider).emit(_record())
+    (span,) = telemetry.evaluation_spans()
+    assert span.attributes["openinference.span.kind"] == "EVALUATOR"  # Phoenix (OpenInference)
+    assert json.loads(str(span.attributes["mlflow.spanType"])) == "EVALUATOR"  # MLflow reads its attributes as JSON
 
 
 def test_an_evaluation_that_errored_marks_its_span_as_error(telemetry: Telemetry) -> None:

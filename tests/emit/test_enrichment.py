@@ -1,5 +1,6 @@
 """Root-span enrichment: the processor wraps the user's exporting processor and exports each invocation's root span
-with ``gen_ai.evaluation.<metric>.score`` attributes when the scores arrive in time, unchanged otherwise."""
+with ``gen_ai.evaluation.<metric>.score`` and ``.label`` attributes when the scores arrive in time, unchanged
+otherwise."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otel_eval import EvaluationSpanProcessor
 from otel_eval.demo import AGENT_NAME, SCENARIOS, TravelAgent
-from otel_eval.emit.enrichment import score_attribute
+from otel_eval.demo.golden import golden_eval_set
+from otel_eval.emit.enrichment import label_attribute, score_attribute
 from tests.judge.fake_gemini import FakeGemini, hang_reply
 from tests.judge.helpers import make_judge
 from tests.waiting import wait_until
@@ -48,9 +50,28 @@ def test_the_root_span_is_exported_with_its_scores() -> None:
     assert root.attributes[score_attribute("tool_call_count_v1")] == 1.0
     assert root.attributes[score_attribute("inference_call_count_v1")] == 2.0
     assert root.attributes[score_attribute("token_usage_v1")] == 300.0
+    assert root.attributes["gen_ai.evaluation.tool_call_count_v1.label"] == "informational"
     assert root.attributes["gen_ai.agent.name"] == AGENT_NAME  # the original attributes are kept
     evaluation_spans = [s for s in exported.get_finished_spans() if s.name.startswith("evaluate ")]
     assert evaluation_spans and all(s.parent.span_id == root.context.span_id for s in evaluation_spans)
+    provider.shutdown()
+
+
+def test_the_label_beside_the_score_tells_pass_from_fail_without_the_threshold() -> None:
+    provider, exported, processor = _pipeline(criteria={"tool_trajectory_avg_score": 1.0}, eval_set=golden_eval_set())
+    agent = TravelAgent(provider)
+    for scenario in SCENARIOS:
+        agent.run(scenario)
+    assert processor.force_flush(10_000)
+    labels = {
+        (
+            root.attributes[score_attribute("tool_trajectory_avg_score")],
+            root.attributes[label_attribute("tool_trajectory_avg_score")],
+        )
+        for root in _roots(exported)
+        if score_attribute("tool_trajectory_avg_score") in root.attributes
+    }
+    assert labels == {(1.0, "pass"), (0.0, "fail")}
     provider.shutdown()
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -72,10 +73,12 @@ OTLP_PATHS: dict[str, Any] = {
 
 
 class _OtlpReceiver:
-    """OTLP/HTTP on loopback: decodes every export request by path."""
+    """OTLP/HTTP on loopback: decodes every export request by path; ``refused`` paths are answered 405 (as Phoenix
+    answers /v1/logs and /v1/metrics) and counted in :attr:`refusals`."""
 
-    def __init__(self) -> None:
+    def __init__(self, refused: frozenset[str] = frozenset()) -> None:
         self.received: dict[str, list[Any]] = {path: [] for path in OTLP_PATHS}
+        self.refusals: list[str] = []
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -84,6 +87,12 @@ class _OtlpReceiver:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.path in refused:
+                    receiver.refusals.append(self.path)
+                    self.send_response(405)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
                 kind = OTLP_PATHS[self.path]
@@ -109,13 +118,28 @@ def _leaves(requests: list[Any], *levels: str) -> list[Any]:
     return items
 
 
+@contextmanager
+def _receiving(refused: frozenset[str] = frozenset()) -> Iterator[_OtlpReceiver]:
+    receiver = _OtlpReceiver(refused)
+    receiver.thread.start()
+    try:
+        yield receiver
+    finally:
+        receiver.server.shutdown()
+        receiver.server.server_close()
+
+
 @pytest.fixture
 def otlp_receiver() -> Iterator[_OtlpReceiver]:
-    receiver = _OtlpReceiver()
-    receiver.thread.start()
-    yield receiver
-    receiver.server.shutdown()
-    receiver.server.server_close()
+    with _receiving() as receiver:
+        yield receiver
+
+
+@pytest.fixture
+def traces_only_receiver() -> Iterator[_OtlpReceiver]:
+    """A backend that takes only traces: /v1/logs and /v1/metrics answer 405."""
+    with _receiving(frozenset({"/v1/logs", "/v1/metrics"})) as receiver:
+        yield receiver
 
 
 def test_the_otlp_set_up_delivers_events_spans_and_metrics(otlp_receiver: _OtlpReceiver) -> None:
@@ -142,3 +166,70 @@ def test_the_otlp_set_up_delivers_events_spans_and_metrics(otlp_receiver: _OtlpR
         metric.name for metric in _leaves(received["/v1/metrics"], "resource_metrics", "scope_metrics", "metrics")
     }
     assert {"gen_ai.evaluation.score", "gen_ai.evaluation.results"} <= metric_names
+
+
+def _scored_roots_and_evaluation_spans(receiver: _OtlpReceiver) -> tuple[list[Any], list[Any]]:
+    spans = _leaves(receiver.received["/v1/traces"], "resource_spans", "scope_spans", "spans")
+    roots = [s for s in spans if s.name == "invoke_agent WeatherAssistant"]
+    evaluation_spans = [s for s in spans if s.name.startswith("evaluate ")]
+    return roots, evaluation_spans
+
+
+def _attributes(span: Any) -> dict[str, Any]:
+    return {
+        a.key: a.value.WhichOneof("value") and getattr(a.value, a.value.WhichOneof("value")) for a in span.attributes
+    }
+
+
+def test_the_traces_only_set_up_sends_nothing_a_traces_only_backend_refuses(
+    traces_only_receiver: _OtlpReceiver,
+) -> None:
+    process = _run(
+        "weather_agent.py",
+        "--otlp",
+        OTEL_EXPORTER_OTLP_ENDPOINT=traces_only_receiver.endpoint,
+        OTEL_LOGS_EXPORTER="none",
+        OTEL_METRICS_EXPORTER="none",
+        OTEL_RESOURCE_ATTRIBUTES="openinference.project.name=weather-agent",
+    )
+    assert traces_only_receiver.refusals == []
+    assert "Failed to export" not in process.stderr, process.stderr
+    roots, evaluation_spans = _scored_roots_and_evaluation_spans(traces_only_receiver)
+    assert len(roots) == 3 and len(evaluation_spans) == 3 * len(EFFICIENCY_METRICS)
+    for root in roots:  # the scores and their labels on the root span, where a traces-only backend shows them
+        attributes = _attributes(root)
+        assert attributes["gen_ai.evaluation.inference_call_count_v1.score"] == 1.0
+        assert attributes["gen_ai.evaluation.tool_call_count_v1.label"] == "informational"
+    assert all(_attributes(s)["openinference.span.kind"] == "EVALUATOR" for s in evaluation_spans)
+    [resource] = {
+        tuple((a.key, a.value.string_value) for a in rs.resource.attributes)
+        for rs in _leaves(traces_only_receiver.received["/v1/traces"], "resource_spans")
+    }
+    assert ("openinference.project.name", "weather-agent") in resource  # the Phoenix project
+
+
+def test_the_default_otlp_set_up_is_what_a_traces_only_backend_complains_about(
+    traces_only_receiver: _OtlpReceiver,
+) -> None:
+    """The reason for the recipe above: without the two variables, logs and metrics go where they are refused."""
+    _run("weather_agent.py", "--otlp", OTEL_EXPORTER_OTLP_ENDPOINT=traces_only_receiver.endpoint)
+    assert set(traces_only_receiver.refusals) == {"/v1/logs", "/v1/metrics"}
+
+
+def test_the_otlp_set_up_works_with_the_evaluation_in_a_child_process(otlp_receiver: _OtlpReceiver) -> None:
+    _run(
+        "weather_agent.py",
+        "--otlp",
+        OTEL_EXPORTER_OTLP_ENDPOINT=otlp_receiver.endpoint,
+        OTEL_EVAL_ISOLATION="process",
+    )
+    events = [
+        record
+        for record in _leaves(otlp_receiver.received["/v1/logs"], "resource_logs", "scope_logs", "log_records")
+        if record.event_name == "gen_ai.evaluation.result"
+    ]
+    assert len(events) == 3 * len(EFFICIENCY_METRICS)
+    roots, evaluation_spans = _scored_roots_and_evaluation_spans(otlp_receiver)
+    assert len(roots) == 3 and len(evaluation_spans) == len(events)
+    assert {s.parent_span_id for s in evaluation_spans} == {s.span_id for s in roots}
+    assert all("gen_ai.evaluation.tool_call_count_v1.label" in _attributes(root) for root in roots)

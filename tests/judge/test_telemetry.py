@@ -1,5 +1,6 @@
-"""Judge telemetry: ``generate_content {model}`` CLIENT spans under the evaluation span, and the judge's calls, tokens,
-cost and latency instruments."""
+"""Judge telemetry: ``generate_content {model}`` CLIENT spans (in a judge trace of their own by default, see
+``test_judge_trace``; under the evaluation span with ``own_trace=False``), and the judge's calls, tokens, cost and
+latency instruments."""
 
 from __future__ import annotations
 
@@ -21,9 +22,11 @@ TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 SPAN_ID = "00f067aa0ba902b7"
 
 
-async def test_judge_calls_are_children_of_the_evaluation_span(telemetry: Telemetry, fake_gemini: FakeGemini) -> None:
+async def test_without_an_own_trace_judge_calls_are_children_of_the_evaluation_span(
+    telemetry: Telemetry, fake_gemini: FakeGemini
+) -> None:
     fake_gemini.set_responder(lambda model, body: text_reply("valid"))
-    judge = make_judge(fake_gemini)
+    judge = make_judge(fake_gemini, own_trace=False)
     request = JudgeRequest(model="judge-m", prompt="Is it valid?")
     with EvaluationSpanEmitter(telemetry.tracer_provider).evaluation_span("final_response_match_v2", TRACE_ID, SPAN_ID):
         await judge.generate(request, metric="final_response_match_v2")
@@ -40,6 +43,8 @@ async def test_judge_calls_are_children_of_the_evaluation_span(telemetry: Teleme
         assert call.attributes[semconv.GEN_AI_REQUEST_MODEL] == "judge-m"
     assert calls[0].attributes[semconv.GEN_AI_USAGE_INPUT_TOKENS] >= 0
     assert len(fake_gemini.generate_requests()) == 1
+    assert not [s for s in spans if s.name.startswith("judge ")]  # no judge trace
+    assert not evaluation.links and semconv.OTEL_EVAL_JUDGE_TRACE_ID not in (evaluation.attributes or {})
 
 
 async def test_a_failed_judge_call_span_carries_error_type(telemetry: Telemetry, fake_gemini: FakeGemini) -> None:

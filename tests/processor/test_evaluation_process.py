@@ -314,6 +314,7 @@ def test_enrich_exports_each_root_span_once_with_the_scores_the_child_worked_out
     assert len(roots) == len(SCENARIOS)
     scored: dict[str, dict[str, object]] = {e.trace_id: {} for e in sink.events()}
     for event in sink.events():
+        scored[event.trace_id][semconv.OTEL_EVAL_LABEL_ATTRIBUTE_TEMPLATE.format(metric=event.metric)] = event.label
         if event.score is not None:
             scored[event.trace_id][semconv.OTEL_EVAL_SCORE_ATTRIBUTE_TEMPLATE.format(metric=event.metric)] = event.score
     for root in roots:
@@ -321,7 +322,9 @@ def test_enrich_exports_each_root_span_once_with_the_scores_the_child_worked_out
         attributes = dict(root.attributes or {})
         expected = scored[format(root.context.trace_id, "032x")]
         assert expected  # the child scored it ...
-        assert {key: attributes.get(key) for key in expected} == expected  # ... and the root carries those scores
+        assert {
+            key: attributes.get(key) for key in expected
+        } == expected  # ... and the root carries those scores and labels
 
 
 def test_sinks_get_the_records_the_evaluation_process_sends_back(sink: OtlpSink) -> None:

@@ -1,0 +1,71 @@
+"""``otel-eval judge-server``: the scripted local judge served on loopback, for judged scores with one's own agent and
+no key (the verdicts are scripted, not a model's)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from types import FrameType
+
+import click
+
+from otel_eval import environment_variables as env
+
+
+@click.command("judge-server")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port on 127.0.0.1 (0: a free one)."
+)
+def judge_server(port: int) -> None:
+    """Serve a SCRIPTED judge: a Gemini-compatible server on 127.0.0.1 answering fixed verdicts, no model, no key.
+
+    It answers the prompts of hallucinations_v1 (every sentence supported) and safety_v1 (safe); any other judge
+    prompt gets an error (NOT_EVALUATED). Its answers say they come from the model 'scripted-local-judge', which no
+    backend prices. Point your agent's judge at it with the variables printed (the judge's own: your agent's
+    google-genai calls keep their endpoint). Stops on Ctrl-C or SIGTERM.
+    """
+    from otel_eval.demo.local_judge import (  # deferred: keeps `otel-eval --help` fast
+        LOOPBACK_KEY,
+        SCRIPTED_JUDGE_MODEL,
+        SCRIPTED_METRICS,
+        scripted_judge_server,
+    )
+
+    server = scripted_judge_server(port)
+    try:
+        server.start()
+    except OSError as exc:
+        raise click.ClickException(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+    stop = threading.Event()
+
+    def _stop(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = signal.signal(signal.SIGTERM, _stop)
+    try:
+        click.echo(
+            f"SCRIPTED judge (not a model): {server.base_url} answers fixed verdicts for "
+            f"{', '.join(SCRIPTED_METRICS)} as model '{SCRIPTED_JUDGE_MODEL}'.\n"
+            "Set these where your agent runs (the judge's own endpoint and key; the agent keeps its own):\n"
+        )
+        for name, value in (
+            (env.OTEL_EVAL_JUDGE_BASE_URL, server.base_url),
+            (env.OTEL_EVAL_JUDGE_API_KEY, LOOPBACK_KEY),
+            (env.OTEL_EVAL_JUDGE_MODEL, SCRIPTED_JUDGE_MODEL),
+        ):
+            click.echo(f"export {name}={value}")
+        click.echo(
+            f"\nScores judged here are scripted: otel_eval.judge.model={SCRIPTED_JUDGE_MODEL} (a criterion naming its "
+            "own judge_model is still judged here, under that name). Ctrl-C stops."
+        )
+        sys.stdout.flush()
+        try:
+            while not stop.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        server.stop()
+        click.echo("judge-server stopped", err=True)
