@@ -89,6 +89,9 @@ def _builtin_evaluators() -> list[type[Evaluator]]:
     from otel_eval.metrics.response_evaluation_score import ResponseEvaluationScoreEvaluator
     from otel_eval.metrics.response_match_score import ResponseMatchScoreEvaluator
     from otel_eval.metrics.rubric_based_final_response_quality_v1 import RubricBasedFinalResponseQualityV1Evaluator
+    from otel_eval.metrics.rubric_based_multi_turn_trajectory_quality_v1 import (
+        RubricBasedMultiTurnTrajectoryV1Evaluator,
+    )
     from otel_eval.metrics.rubric_based_tool_use_quality_v1 import RubricBasedToolUseV1Evaluator
     from otel_eval.metrics.safety_v1 import SafetyEvaluatorV1
     from otel_eval.metrics.token_usage_v1 import TokenUsageV1Evaluator
@@ -113,4 +116,5 @@ def _builtin_evaluators() -> list[type[Evaluator]]:
     evaluators.append(SafetyEvaluatorV1)
     evaluators.append(ResponseEvaluationScoreEvaluator)
     evaluators.append(PerTurnUserSimulatorQualityV1)
+    evaluators.append(RubricBasedMultiTurnTrajectoryV1Evaluator)
     return evaluators

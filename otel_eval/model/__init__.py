@@ -5,7 +5,12 @@ from otel_eval.model.criteria import (
     DEFAULT_EVAL_CONFIG,
     DEFAULT_JUDGE_MODEL,
     BaseCriterion,
+    CodeConfig,
+    CustomMetricConfig,
+    CustomMetricInfo,
     EvalConfig,
+    Interval,
+    MetricValueInfo,
     HallucinationsCriterion,
     JudgeModelOptions,
     LlmAsAJudgeCriterion,
@@ -49,7 +54,7 @@ from otel_eval.model.results import (
     TokenUsageDetails,
     case_status,
 )
-from otel_eval.model.traced import TokenUsage, TracedInvocation
+from otel_eval.model.traced import EventOutline, TokenUsage, TracedInvocation, invocation_events
 
 __all__ = [
     "DEFAULT_EVAL_CONFIG",
@@ -57,6 +62,12 @@ __all__ = [
     "AgentDetails",
     "AppDetails",
     "BaseCriterion",
+    "CodeConfig",
+    "CustomMetricConfig",
+    "CustomMetricInfo",
+    "EventOutline",
+    "Interval",
+    "MetricValueInfo",
     "Content",
     "ConversationScenario",
     "DurationDetails",
@@ -96,6 +107,7 @@ __all__ = [
     "ToolTrajectoryCriterion",
     "ToolTrajectoryF1Criterion",
     "TracedInvocation",
+    "invocation_events",
     "case_status",
     "content_text",
     "get_all_tool_calls",
