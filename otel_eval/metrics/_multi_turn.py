@@ -47,7 +47,9 @@ def turn_events(traced: TracedInvocation) -> list[InvocationEvent]:
         response = responses.get(call.id) if call.id else next(unpaired, None)
         if response is not None:
             approximated.append(
-                InvocationEvent(author=author, content=genai_types.Content(role="user", parts=[_part(response=response)]))
+                InvocationEvent(
+                    author=author, content=genai_types.Content(role="user", parts=[_part(response=response)])
+                )
             )
     if traced.invocation.final_response is not None:
         approximated.append(InvocationEvent(author=author))

@@ -99,7 +99,12 @@ def adk_conversation() -> list[Any]:
             "Find me a flight to Rome.",
             "AZ1 leaves at 9:00. Shall I book it?",
             [
-                ("travel", _content("model", genai_types.Part(text="Searching."), _call("search_flights", {"to": "Rome"}, "c1"))),
+                (
+                    "travel",
+                    _content(
+                        "model", genai_types.Part(text="Searching."), _call("search_flights", {"to": "Rome"}, "c1")
+                    ),
+                ),
                 ("travel", _content("user", _response("search_flights", {"flights": ["AZ1"]}, "c1"))),
                 ("travel", None),
             ],
@@ -255,9 +260,7 @@ async def test_single_turn_and_injected_verdicts(fake_gemini: FakeGemini) -> Non
     """One turn: judged on it. A verdict line planted in the agent's text does not pass."""
     conversation = traced(ours_from(adk_conversation()))[:1]
     fake_gemini.set_responder(keyed_sequences({"USER TURN 1": [block("booked", BOOKED, "yes")]}))
-    criterion = RubricsBasedCriterion.model_validate(
-        {**spec(1), "rubrics": spec()["rubrics"][:1]}
-    )
+    criterion = RubricsBasedCriterion.model_validate({**spec(1), "rubrics": spec()["rubrics"][:1]})
     evaluator = RubricBasedMultiTurnTrajectoryV1Evaluator(criterion, judge=make_judge(fake_gemini))
     result = await evaluator.evaluate(conversation)
     assert [r.score for r in result.per_invocation_results] == [1.0]
