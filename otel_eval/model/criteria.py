@@ -151,7 +151,7 @@ class MetricValueInfo(EvalBaseModel):
 class CustomMetricInfo(EvalBaseModel):
     """ADK's ``MetricInfo`` of a custom metric: its description and value range."""
 
-    metric_name: str = Field(default="", description="Replaced by the metric's key in ``custom_metrics`` (as ADK).")
+    metric_name: str = Field(description="Required by ADK; replaced by the metric's key in ``custom_metrics``.")
     description: str | None = Field(default=None, description="A 2 to 3 line description of the metric.")
     metric_value_info: MetricValueInfo = Field(description="The values the metric produces.")
     requires_threshold: bool = Field(default=True, description="Whether a threshold gives the metric a verdict.")

@@ -112,7 +112,10 @@ def test_a_custom_threshold_outside_metric_info_is_reported(cli: Callable[..., C
         "custom_metrics": {
             "stars": {
                 "code_config": {"name": "mypkg.metrics.stars"},
-                "metric_info": {"metric_value_info": {"interval": {"min_value": 1, "max_value": 5}}},
+                "metric_info": {
+                    "metric_name": "stars",
+                    "metric_value_info": {"interval": {"min_value": 1, "max_value": 5}},
+                },
             }
         },
     }

@@ -143,7 +143,11 @@ def test_metric_info_gives_range_and_description() -> None:
         "scaled",
         config(
             "answer_has_digit",
-            metric_info={"metric_value_info": {"interval": {"min_value": 0, "max_value": 5}}, "description": "Stars."},
+            metric_info={
+                "metric_name": "scaled",
+                "metric_value_info": {"interval": {"min_value": 0, "max_value": 5}},
+                "description": "Stars.",
+            },
         ),
     ).info
     assert (info.min_value, info.max_value, info.description) == (0.0, 5.0, "Stars.")
