@@ -93,12 +93,14 @@ def load_metric_function(metric_name: str, path: str) -> Callable[..., Any]:
 
 def custom_metric_info(metric_name: str, config: CustomMetricConfig) -> MetricInfo:
     """Our :class:`MetricInfo` of a custom metric: ADK's ``metric_info`` (range, description) or its defaults."""
-    low, high = 0.0, 1.0
+    low: float | None = 0.0  # ADK's default metric info: [0, 1]
+    high: float | None = 1.0
     description = config.description
     if config.metric_info is not None:
         description = config.metric_info.description or description
         interval = config.metric_info.metric_value_info.interval
-        low, high = (interval.min_value, interval.max_value) if interval is not None else (None, None)  # type: ignore[assignment]
+        low = interval.min_value if interval is not None else None
+        high = interval.max_value if interval is not None else None
     return MetricInfo(
         name=metric_name,
         description=description or f"Custom metric ({config.code_config.name}).",
@@ -113,7 +115,10 @@ def custom_evaluator_type(
 ) -> type[Evaluator]:
     """An :class:`Evaluator` class running ``config``'s function (imported here). Raises ConfigurationError."""
     function = load_metric_function(metric_name, config.code_config.name)
-    _adk_types()  # ADK's types are what the function takes and returns
+    try:
+        _adk_types()  # ADK's types are what the function takes and returns
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"custom metric {metric_name!r} ({config.code_config.name}): {exc}") from exc
     attributes = {
         "info": custom_metric_info(metric_name, config),
         "function": staticmethod(function),

@@ -21,6 +21,7 @@ class MultiTurnTaskSuccessV1Evaluator(MultiTurnServiceEvaluator):
         "prompt on the Gemini API); scored on the last turn.",
         criterion_type=LlmAsAJudgeCriterion,
         requires_judge=True,
+        conversation_level=True,
         version="1",
         default_threshold=0.8,
     )

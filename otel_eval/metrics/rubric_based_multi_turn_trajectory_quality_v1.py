@@ -41,6 +41,7 @@ class RubricBasedMultiTurnTrajectoryV1Evaluator(RubricBasedJudgeEvaluator):
         "tool calls included, fulfil; scored on the last turn.",
         criterion_type=RubricsBasedCriterion,
         requires_judge=True,
+        conversation_level=True,
         version="1",
         default_threshold=0.8,
     )

@@ -84,8 +84,16 @@ def adk_configs() -> list[tuple[str, dict[str, Any]]]:
 def test_list_metrics_has_every_prebuilt_metric(cli: Callable[..., CliResult]) -> None:
     result = cli("list-metrics", "--output", "json")
     assert result.exit_code == 0
-    names = {m["name"] for m in result.json()["metrics"]}
-    assert {m.value for m in PrebuiltMetrics} <= names
+    metrics = {m["name"]: m for m in result.json()["metrics"]}
+    assert {m.value for m in PrebuiltMetrics} <= set(metrics)
+    conversation_level = {name for name, m in metrics.items() if m["conversation_level"]}
+    assert conversation_level == {
+        "rubric_based_multi_turn_trajectory_quality_v1",
+        "multi_turn_task_success_v1",
+        "multi_turn_trajectory_quality_v1",
+        "multi_turn_tool_use_quality_v1",
+        "per_turn_user_simulator_quality_v1",
+    }
     table = cli("list-metrics")
     for metric in PrebuiltMetrics:
         assert metric.value in table.stdout
