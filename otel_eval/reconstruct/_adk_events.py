@@ -199,20 +199,16 @@ def build_invocation(
 
 def _outline(kept: Sequence[_Event], final_event: _Event | None) -> list[EventOutline]:
     """The kept events in outline, matching what ``intermediate_data`` takes from each (see :class:`EventOutline`)."""
-    outline = []
-    for event in kept:
-        parts = event.content.parts or []
-        final = event is final_event
-        outline.append(
-            EventOutline(
-                author=event.author,
-                calls=sum(1 for p in parts if p.function_call),
-                responses=0 if final else sum(1 for p in parts if p.function_response),
-                text=not final and any(p.text for p in parts),
-                final=final,
-            )
+    return [
+        EventOutline(
+            author=e.author,
+            calls=sum(1 for p in e.content.parts or [] if p.function_call),
+            responses=0 if e is final_event else sum(1 for p in e.content.parts or [] if p.function_response),
+            text=e is not final_event and any(p.text for p in e.content.parts or []),
+            final=e is final_event,
         )
-    return outline
+        for e in kept
+    ]
 
 
 # --- event replay ---------------------------------------------------------------------------------------------------

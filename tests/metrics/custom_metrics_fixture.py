@@ -82,3 +82,13 @@ def two_arguments(eval_metric: Any, actual: Any) -> Any:
 
 
 NOT_A_FUNCTION = 3
+
+
+def declared_tools(eval_metric: Any, actual_invocations: list[Any], expected: Any, scenario: Any) -> Any:
+    """Reads the tool declarations as ADK's evaluators do (``tool.function_declarations``): genai objects, not dicts."""
+    per = []
+    for inv in actual_invocations:
+        details = inv.app_details.agent_details.values() if inv.app_details else []
+        count = sum(len(tool.function_declarations or []) for d in details for tool in d.tool_declarations)
+        per.append(PerInvocationResult(actual_invocation=inv, score=float(count), eval_status=EvalStatus.INFORMATIONAL))
+    return EvaluationResult(overall_eval_status=EvalStatus.INFORMATIONAL, per_invocation_results=per)

@@ -255,3 +255,16 @@ def test_public_registration_and_entry_points(monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(ConfigurationError, match="entry point shouting"):
         default_registry()
     monkeypatch.setattr(registry_module, "_entry_points", None)
+
+
+async def test_tool_declarations_reach_the_function_as_adk_holds_them() -> None:
+    """Read back from JSON, declarations are dicts; ADK's code reads ``tool.function_declarations`` (ADK 2.13's own
+    evaluators fail on such dicts), so the function gets genai ``Tool`` objects."""
+    from otel_eval.model import AgentDetails, AppDetails
+
+    turn = traced(index=1)
+    declarations = [{"function_declarations": [{"name": "get_weather", "description": "Weather."}, {"name": "book"}]}]
+    app = AppDetails(agent_details={"a": AgentDetails(name="a", tool_declarations=declarations)})
+    turn.invocation.app_details = app
+    result = await evaluator("declared_tools").evaluate([turn])
+    assert [r.score for r in result.per_invocation_results] == [2.0]
