@@ -9,8 +9,9 @@ NOT_EVALUATED and the overall result is the last turn's. Two judges:
   {prompt, agent_eval_data: {agents, turns}}``; each turn the user's content, the turn's events as ADK keeps them
   (:mod:`otel_eval.metrics._multi_turn`) and the final response authored ``agent``). The answer's
   ``metricResults[0]`` gives the score; its rubric verdicts, explanation and error become rubric scores as ADK maps
-  them (``rubric_id`` = the rubric's description, ``explanation``, ``error``). Exercised against a loopback server
-  speaking the documented REST shape, not against a Google Cloud project.
+  them (``rubric_id`` = the rubric's description, ``explanation``, ``error``). Tested against a loopback server
+  speaking the documented REST shape, side by side with ADK's own evaluator (its facade and the Vertex AI SDK)
+  against the same server: the same request, scores, statuses and rubric scores; not against a Google Cloud project.
 * **Gemini API**: Vertex's predefined metrics are not available there, so the judge is asked with **a prompt of our
   own** (not ADK's, not Vertex's): it writes the rubrics the metric's definition calls for and a yes/no verdict on
   each, as a structured JSON verdict (validated strictly; anything else is unparseable, never a pass); the score is

@@ -173,3 +173,58 @@ async def test_single_turn_and_no_judge() -> None:
     result = await evaluator.evaluate(traced(ours_from(adk_conversation())))
     assert result.overall_eval_status is EvalStatus.NOT_EVALUATED
     assert [r.eval_status for r in result.per_invocation_results] == [EvalStatus.NOT_EVALUATED] * 3
+
+
+ANSWERS = {
+    "passes": vertex_answer(0.75),
+    "fails": vertex_answer(0.25),
+    "errs": vertex_answer(None, error=True),
+}
+
+
+@pytest.mark.parametrize("answer", sorted(ANSWERS))
+@pytest.mark.parametrize("metric", METRICS, ids=lambda m: m.info.name)
+async def test_parity_with_adks_evaluator_on_the_loopback_service(
+    fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch, metric: type[MultiTurnServiceEvaluator], answer: str
+) -> None:
+    """ADK 2.13's own evaluator (its facade, the Vertex AI SDK) and ours, against the same loopback evaluation
+    service answering the same: the same request, per-turn and overall scores, statuses and rubric scores."""
+    from google.adk.dependencies._agentplatform import agentplatform
+    from google.adk.evaluation.eval_metrics import EvalMetric
+    from google.adk.evaluation.metric_evaluator_registry import DEFAULT_METRIC_EVALUATOR_REGISTRY
+
+    client_type = agentplatform.Client
+
+    def loopback_client(**options: Any) -> Any:  # ADK builds its client from the environment: point it here
+        return client_type(**options, credentials=_TokenCredentials(), http_options={"base_url": fake_gemini.base_url})
+
+    monkeypatch.setattr(agentplatform, "Client", loopback_client)
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "p")
+    monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "us-central1")
+    bodies: list[dict[str, Any]] = []
+
+    def respond(model: str, body: dict[str, Any]) -> Reply:
+        bodies.append(body)
+        return Reply(json_body=ANSWERS[answer])
+
+    fake_gemini.set_responder(respond)
+    adk_metric = EvalMetric(metric_name=metric.info.name, threshold=0.5)
+    adk_evaluator = DEFAULT_METRIC_EVALUATOR_REGISTRY.get_evaluator(adk_metric)
+    theirs = adk_evaluator.evaluate_invocations(adk_conversation())
+    ours = await metric(LlmAsAJudgeCriterion(threshold=0.5), judge=vertex_judge(fake_gemini)).evaluate(
+        traced(ours_from(adk_conversation()))
+    )
+    assert len(bodies) == 2
+    assert _no_nulls(bodies[0]) == bodies[1]
+    if theirs.per_invocation_results:
+        assert [r.score for r in ours.per_invocation_results] == [r.score for r in theirs.per_invocation_results]
+        assert [r.eval_status.name for r in ours.per_invocation_results] == [
+            r.eval_status.name for r in theirs.per_invocation_results
+        ]
+        assert [(s.rubric_id, s.score) for s in ours.overall_rubric_scores or []] == [
+            (s.rubric_id, s.score) for s in theirs.overall_rubric_scores or []
+        ]
+    else:  # ADK returns an empty result when Vertex gives neither a score nor rubric details
+        assert {r.eval_status for r in ours.per_invocation_results} == {EvalStatus.NOT_EVALUATED}
+    assert ours.overall_score == theirs.overall_score
+    assert ours.overall_eval_status.name == theirs.overall_eval_status.name
