@@ -282,3 +282,12 @@ async def test_no_rubrics_and_no_judge() -> None:
     result = await RubricBasedMultiTurnTrajectoryV1Evaluator(criterion).evaluate(conversation)
     assert result.overall_eval_status is EvalStatus.NOT_EVALUATED
     assert len(result.per_invocation_results) == 3
+
+
+def test_the_plan_separates_conversation_level_metrics() -> None:
+    from otel_eval.evaluation import build_plan
+
+    plan = build_plan({METRIC: RubricsBasedCriterion.model_validate(spec()), "tool_call_count_v1": None})
+    per_invocation, conversation = plan.by_scope()
+    assert [m.name for m in per_invocation.metrics] == ["tool_call_count_v1"]
+    assert [m.name for m in conversation.metrics] == [METRIC]
