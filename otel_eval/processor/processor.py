@@ -20,7 +20,12 @@ from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
-from otel_eval.evaluation import builtin_metric_names, criteria_from, custom_metrics_of
+from otel_eval.evaluation import (
+    builtin_metric_names,
+    criteria_from,
+    custom_metrics_of,
+    registry_with_custom_metrics,
+)
 from otel_eval.evaluation.embedded import EMBEDDED_OPTIONS, EmbeddedOptions, embedded_exporter
 from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.model import EvalConfig, EvalSet
@@ -178,6 +183,7 @@ class EvaluationSpanProcessor(SpanProcessor):
             sinks = embedded.pop("sinks", ())  # called here, with the records the evaluation process sends back
             given = {"exporter": exporter, "registry": registry, "pipeline": pipeline, **embedded}
             check_process_options(given, builtin_metric_names(parsed_criteria, criteria))
+            registry_with_custom_metrics(criteria)  # custom metric code that cannot load stops start-up here
             settings: dict[str, Any] = {
                 "criteria": criteria, "eval_set": eval_set, "sample_rate": sample_rate,
                 "sample_priority": sample_priority, "agent_names": tuple(agent_names),

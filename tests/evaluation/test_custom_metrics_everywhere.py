@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -16,6 +17,7 @@ from otel_eval import EvaluationSpanProcessor, environment_variables, semconv
 from otel_eval.cli import main
 from otel_eval.demo import TravelAgent
 from otel_eval.demo.workload import Scenario, ToolStep
+from otel_eval.errors import ConfigurationError
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import spans_from_readable
@@ -91,3 +93,13 @@ def test_run_embedded_and_kafka_core_agree(tmp_path: Path) -> None:
         return found
 
     assert asyncio.run(score()) == embedded
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_bad_custom_metric_code_stops_the_processor_at_start_up(isolation: str) -> None:
+    bad = {
+        "criteria": {METRIC: 0.5},
+        "custom_metrics": {METRIC: {"code_config": {"name": "tests.metrics.no_such_module.metric"}}},
+    }
+    with pytest.raises(ConfigurationError, match=r"custom metric 'answer_has_digit' \(tests.metrics.no_such_module"):
+        EvaluationSpanProcessor(criteria=bad, isolation=isolation)
