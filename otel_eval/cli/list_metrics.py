@@ -25,6 +25,7 @@ def list_metrics(output: str) -> None:
                         "requires_reference": info.requires_reference,
                         "requires_judge": info.requires_judge,
                         "informational": info.informational,
+                        "conversation_level": info.conversation_level,
                         "criterion_type": info.criterion_type.__name__,
                         "default_threshold": info.default_threshold,
                         "version": info.version,

@@ -34,6 +34,7 @@ from otel_eval.evaluation import (
     build_plan,
     criteria_from,
     pair_conversations,
+    registry_with_custom_metrics,
     select_criteria,
 )
 from otel_eval.judge.budget import BudgetSpec
@@ -279,7 +280,6 @@ def run(
     """
     eval_set, config = _load_inputs(eval_set_path, config_path)
     config = _apply_judge_model(config, judge_model)
-    registry = default_registry()
     judge_settings: dict[str, Any] = {
         "default_model": judge_model,
         "num_samples": num_samples,
@@ -288,6 +288,8 @@ def run(
     # Only the default metric choice depends on whether a judge is configured; otherwise build one only if needed.
     probe = not metrics and not (config and config.criteria) and eval_set is None
     try:
+        # The config's own custom metrics (and installed ones): their code is imported here, at start-up.
+        registry = registry_with_custom_metrics(config, default_registry())
         judge_settings["budget"] = BudgetSpec.parse(budget, source="--budget") if budget is not None else None
         judge = _make_judge(judge_settings) if probe else None
         # Offline an eval set means ADK's defaults (as ADK's AgentEvaluator); judged defaults only without one.

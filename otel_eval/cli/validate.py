@@ -12,7 +12,8 @@ import pydantic
 from otel_eval.errors import ConfigurationError, InputError
 from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.metrics.base import check_threshold
-from otel_eval.model import BaseCriterion, EvalConfig, EvalSet
+from otel_eval.metrics.custom_metric import custom_metric_info
+from otel_eval.model import BaseCriterion, CustomMetricConfig, EvalConfig, EvalSet
 from otel_eval.model.loading import json_path, read_json, validation_problems
 
 
@@ -34,9 +35,41 @@ def config_problems(payload: Any) -> list[str]:
         problems.extend(validation_problems(exc))
     if isinstance(criteria, dict):
         registry = default_registry()
+        custom = _custom_metrics(payload)
         for name, value in criteria.items():
-            problems.extend(criterion_problems(registry, str(name), value))
+            if name in custom:
+                problems.extend(custom_criterion_problems(str(name), value, custom[name]))
+            else:
+                problems.extend(criterion_problems(registry, str(name), value))
     return problems
+
+
+def _custom_metrics(payload: dict[str, Any]) -> dict[str, CustomMetricConfig]:
+    """The config's valid ``custom_metrics`` entries (invalid ones are reported by the schema check)."""
+    raw = payload.get("custom_metrics") or payload.get("customMetrics")
+    if not isinstance(raw, dict):
+        return {}
+    valid = {}
+    for name, value in raw.items():
+        try:
+            valid[str(name)] = CustomMetricConfig.model_validate(value)
+        except pydantic.ValidationError:
+            continue
+    return valid
+
+
+def custom_criterion_problems(name: str, value: Any, config: CustomMetricConfig) -> list[str]:
+    """The problems of the criterion of an ADK custom metric: ADK's schema and a threshold within ``metric_info``'s
+    range. Its code is not imported here (``otel-eval run`` and the workers import it at start-up)."""
+    try:
+        criterion = EvalConfig.model_validate({"criteria": {name: value}}).criterion_for(name)
+    except pydantic.ValidationError as exc:
+        return validation_problems(exc)
+    try:
+        check_threshold(custom_metric_info(name, config), criterion.threshold)
+    except ConfigurationError as exc:
+        return [f"{json_path(('criteria', name, 'threshold'))}: {exc}"]
+    return []
 
 
 def criterion_problems(registry: MetricRegistry, name: str, value: Any) -> list[str]:

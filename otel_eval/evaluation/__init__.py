@@ -8,7 +8,13 @@ record per invocation, and skip (do not report) the metrics that need a referenc
 pairs with, so live traffic outside the eval set does not flood the results with ``not_evaluated``.
 """
 
-from otel_eval.evaluation.criteria import criteria_from, select_criteria
+from otel_eval.evaluation.criteria import (
+    builtin_metric_names,
+    criteria_from,
+    custom_metrics_of,
+    registry_with_custom_metrics,
+    select_criteria,
+)
 from otel_eval.evaluation.pairing import (
     Pairing,
     find_golden_turn,
@@ -36,8 +42,10 @@ __all__ = [
     "Pairing",
     "PlannedMetric",
     "build_plan",
+    "builtin_metric_names",
     "calls_judge",
     "criteria_from",
+    "custom_metrics_of",
     "evaluate_conversation",
     "evaluate_conversations",
     "find_golden_turn",
@@ -45,6 +53,7 @@ __all__ = [
     "normalise_text",
     "pair_conversations",
     "pair_invocations",
+    "registry_with_custom_metrics",
     "score_in_order",
     "score_metric",
     "select_criteria",

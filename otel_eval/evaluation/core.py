@@ -25,12 +25,12 @@ from otel_eval.emit import Emitters
 from otel_eval.emit.attributes import score_label, score_verdict
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.spans import EvaluationSpan
-from otel_eval.evaluation.criteria import criteria_from, select_criteria
+from otel_eval.evaluation.criteria import criteria_from, registry_with_custom_metrics, select_criteria
 from otel_eval.evaluation.pairing import pair_invocations
 from otel_eval.evaluation.plan import MetricPlan, PlannedMetric, build_plan
 from otel_eval.evaluation.scoring import lacks_reference, score_in_order, score_metric
 from otel_eval.judge import Judge
-from otel_eval.metrics import Evaluator, MetricRegistry, default_registry
+from otel_eval.metrics import Evaluator, MetricRegistry
 from otel_eval.metrics.provenance import EvaluatorProvenance
 from otel_eval.model import (
     BaseCriterion,
@@ -63,7 +63,8 @@ class EvaluationCore:
     Args:
         criteria: ADK criteria every request without its own uses; None for the defaults (see module docs).
         eval_set: Golden cases for online reference metrics.
-        registry: Metric registry (``default_registry()`` when None).
+        registry: Metric registry (``default_registry()`` when None), plus the custom metrics ``criteria`` declares
+            (an ``EvalConfig`` or its JSON with ``custom_metrics``): their code is imported here.
         judge: Judge client handed to judged metrics (None: each metric's default judge from the environment).
         judge_configured: Whether judge credentials exist (decides the default judged metrics); read from the
             environment when None.
@@ -87,7 +88,8 @@ class EvaluationCore:
         pipeline: PipelineMetrics | None = None,
         metric_timeout_seconds: float = 600.0,
     ) -> None:
-        self._registry = registry or default_registry()
+        # The process's own configuration may name ADK custom metrics: imported here, never from a request's criteria.
+        self._registry = registry_with_custom_metrics(criteria, registry)
         self._judge = judge
         self._judge_configured = judge_is_configured(judge) if judge_configured is None else judge_configured
         self._criteria = criteria_from(criteria)

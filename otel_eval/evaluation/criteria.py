@@ -15,6 +15,7 @@ from otel_eval.metrics import (
 from otel_eval.model import (
     DEFAULT_EVAL_CONFIG,
     BaseCriterion,
+    CustomMetricConfig,
     EvalConfig,
 )
 
@@ -40,6 +41,53 @@ def criteria_from(value: Mapping[str, Any] | EvalConfig | None) -> dict[str, Bas
         except ValueError as exc:
             raise ConfigurationError(f"criteria: {exc}") from exc
     return {name: config.criterion_for(name) for name in config.criteria}
+
+
+def custom_metrics_of(value: Mapping[str, Any] | EvalConfig | None) -> dict[str, CustomMetricConfig]:
+    """The ``custom_metrics`` of an ``EvalConfig`` (or of its JSON mapping), validated as data: nothing is imported.
+
+    Raises:
+        ConfigurationError: ``custom_metrics`` is not ADK's shape.
+    """
+    if value is None:
+        return {}
+    if isinstance(value, EvalConfig):
+        return dict(value.custom_metrics or {})
+    raw = value.get("custom_metrics") if isinstance(value, Mapping) else None
+    if not raw:
+        return {}
+    try:
+        config = EvalConfig.model_validate({"custom_metrics": raw})
+    except ValueError as exc:
+        raise ConfigurationError(f"custom_metrics: {exc}") from exc
+    return dict(config.custom_metrics or {})
+
+
+def registry_with_custom_metrics(
+    own_config: Mapping[str, Any] | EvalConfig | None, registry: MetricRegistry | None = None
+) -> MetricRegistry:
+    """``registry`` (default: :func:`default_registry`), forked, with the custom metrics of ``own_config`` -- the
+    process's own configuration (its criteria file, flags, environment), never a request's criteria: their
+    functions are imported here. Without custom metrics, ``registry`` itself.
+
+    Raises:
+        ConfigurationError: a custom metric's function cannot be loaded (naming the metric and its path).
+    """
+    registry = registry or default_registry()
+    custom = custom_metrics_of(own_config)
+    if not custom:
+        return registry
+    from otel_eval.metrics.custom_metric import with_custom_metrics  # deferred: imports user code
+
+    return with_custom_metrics(registry.fork(), custom)
+
+
+def builtin_metric_names(
+    criteria: Mapping[str, BaseCriterion] | None, config: Mapping[str, Any] | EvalConfig | None
+) -> list[str]:
+    """The metrics of ``criteria`` that are not custom metrics of ``config`` (those are checked where they load)."""
+    custom = custom_metrics_of(config)
+    return [name for name in criteria or {} if name not in custom]
 
 
 def select_criteria(

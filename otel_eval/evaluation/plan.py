@@ -57,6 +57,13 @@ class MetricPlan:
         """Whether any planned metric calls an LLM judge."""
         return any(m.info is not None and m.info.requires_judge for m in self.metrics)
 
+    def by_scope(self) -> tuple[MetricPlan, MetricPlan]:
+        """(the metrics scored on each invocation, the conversation-level ones): the latter need a session's turns
+        together (:attr:`~otel_eval.metrics.MetricInfo.conversation_level`); a metric that cannot run is in the
+        former, reported at once."""
+        conversation = [m for m in self.metrics if m.info is not None and m.info.conversation_level]
+        return MetricPlan([m for m in self.metrics if m not in conversation]), MetricPlan(conversation)
+
 
 def build_plan(
     criteria: Mapping[str, BaseCriterion | None],

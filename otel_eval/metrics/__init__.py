@@ -7,6 +7,7 @@ from otel_eval.metrics.registry import (
     REFERENCE_FREE_JUDGE_METRICS,
     MetricRegistry,
     default_registry,
+    register,
 )
 
 __all__ = [
@@ -17,4 +18,5 @@ __all__ = [
     "MetricInfo",
     "MetricRegistry",
     "default_registry",
+    "register",
 ]

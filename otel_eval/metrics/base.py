@@ -45,6 +45,10 @@ class MetricInfo:
     version: str = "1"
     default_threshold: float | None = None
     """Threshold used when the metric is requested by name only (``-m NAME``)."""
+    conversation_level: bool = False
+    """Needs the whole conversation to score (ADK's multi-turn metrics judge it once, on its last turn; the
+    user-simulator metric judges each turn against the turns before it): online, such a metric is meant to run on a
+    session's turns together, not on each turn alone."""
     verdicts: tuple[str, str] | None = None
     """The metric's own words for PASSED and FAILED (e.g. ``grounded``/``hallucinated``), emitted as
     ``otel_eval.score.verdict`` on events and spans; the score label itself is always ``pass``/``fail``."""

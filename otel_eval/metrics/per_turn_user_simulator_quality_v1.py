@@ -126,6 +126,7 @@ class PerTurnUserSimulatorQualityV1(LlmJudgeEvaluator):
         criterion_type=LlmBackedUserSimulatorCriterion,
         requires_reference=True,
         requires_judge=True,
+        conversation_level=True,
         version="1",
         default_threshold=0.8,
     )

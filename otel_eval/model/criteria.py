@@ -125,13 +125,63 @@ class ToolTrajectoryF1Criterion(BaseCriterion):
     )
 
 
+class CodeConfig(BaseModel):
+    """Where code lives: ``name`` is the fully qualified name of a function (``package.module.function``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="Fully qualified name of the function, e.g. ``mypkg.metrics.my_metric``.")
+
+
+class Interval(EvalBaseModel):
+    """A range of values, e.g. ``[0, 1]``."""
+
+    min_value: float = Field(description="The smaller end of the interval.")
+    open_at_min: bool = Field(default=False, description="Whether ``min_value`` itself is excluded.")
+    max_value: float = Field(description="The larger end of the interval.")
+    open_at_max: bool = Field(default=False, description="Whether ``max_value`` itself is excluded.")
+
+
+class MetricValueInfo(EvalBaseModel):
+    """The kind of values a metric produces."""
+
+    interval: Interval | None = Field(default=None, description="The metric's values lie in this interval.")
+
+
+class CustomMetricInfo(EvalBaseModel):
+    """ADK's ``MetricInfo`` of a custom metric: its description and value range."""
+
+    metric_name: str = Field(description="Required by ADK; replaced by the metric's key in ``custom_metrics``.")
+    description: str | None = Field(default=None, description="A 2 to 3 line description of the metric.")
+    metric_value_info: MetricValueInfo = Field(description="The values the metric produces.")
+    requires_threshold: bool = Field(default=True, description="Whether a threshold gives the metric a verdict.")
+
+
+class CustomMetricConfig(BaseModel):
+    """ADK's ``CustomMetricConfig``: the function that computes a custom metric, and what it is.
+
+    Only data: nothing is imported when a config is read. The evaluation engine imports ``code_config.name`` only
+    for the process's own configuration (see :mod:`otel_eval.metrics.custom_metric`).
+    """
+
+    model_config = ConfigDict(alias_generator=alias_generators.to_camel, populate_by_name=True)
+
+    code_config: CodeConfig = Field(description="Locates the custom metric function.")
+    metric_info: CustomMetricInfo | None = Field(default=None, description="Range and description of the metric.")
+    description: str = Field(default="", description="Description used when ``metric_info`` is not given.")
+
+
 class EvalConfig(BaseModel):
     """Which metrics to run and their criteria: ``{"criteria": {"metric": 0.8 | {...}}}``."""
 
     model_config = ConfigDict(alias_generator=alias_generators.to_camel, populate_by_name=True, loc_by_alias=False)
 
     criteria: dict[str, float | SerializeAsAny[BaseCriterion]] = Field(default_factory=dict)
-    custom_metrics: dict[str, Any] | None = Field(default=None, description="Accepted for ADK compatibility.")
+    custom_metrics: dict[str, CustomMetricConfig] | None = Field(
+        default=None,
+        description="Metric name -> the function computing it (ADK's custom metrics); a name in ``criteria`` that is "
+        "here runs that function.",
+    )
     user_simulator_config: dict[str, Any] | None = Field(default=None, description="Accepted for ADK compatibility.")
     live_model_config: dict[str, Any] | None = Field(default=None, description="Accepted for ADK compatibility.")
 

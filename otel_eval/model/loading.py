@@ -96,7 +96,9 @@ def load_eval_config(path: str | Path) -> EvalConfig:
 def criteria_setting(raw: str | None, *, setting: str) -> dict[str, Any] | None:
     """ADK criteria from a setting: JSON (``{"criteria": {...}}`` or the criteria object) or a path to such a file.
 
-    Returns the criteria object (metric -> threshold or criterion), or None when ``raw`` is empty.
+    Returns the criteria object (metric -> threshold or criterion); for an ``EvalConfig`` that declares
+    ``custom_metrics``, ``{"criteria": ..., "custom_metrics": ...}`` (what the evaluation core loads them from); None
+    when ``raw`` is empty.
 
     Raises:
         ConfigurationError: an unreadable file, invalid JSON or not an object; the message names ``setting``.
@@ -120,6 +122,9 @@ def criteria_setting(raw: str | None, *, setting: str) -> dict[str, Any] | None:
     criteria = data.get("criteria", data)
     if not isinstance(criteria, dict):
         raise ConfigurationError(f"{source}: 'criteria' must be an object of metric -> threshold or criterion")
+    if "criteria" in data and data.get("custom_metrics"):
+        # ADK custom metrics declared by the process's own configuration travel with their criteria.
+        return {"criteria": criteria, "custom_metrics": data["custom_metrics"]}
     return criteria
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from itertools import islice
+
 from pydantic import BaseModel, ConfigDict, Field
 
-from otel_eval.model.eval_case import Invocation
+from otel_eval.model import genai as genai_types
+from otel_eval.model.eval_case import IntermediateData, Invocation, InvocationEvent, InvocationEvents
 
 
 class TokenUsage(BaseModel):
@@ -23,6 +26,22 @@ class TokenUsage(BaseModel):
         if self.input_tokens is None and self.output_tokens is None:
             return None
         return (self.input_tokens or 0) + (self.output_tokens or 0)
+
+
+class EventOutline(BaseModel):
+    """One of the session events ADK kept for an invocation, in outline: its author and which entries of the
+    invocation's :class:`~otel_eval.model.IntermediateData` it holds (the next ``calls`` tool calls, the next
+    ``responses`` tool responses, the next intermediate text when ``text``). ``final`` marks the final-response
+    event, whose text is the invocation's ``final_response``. With the intermediate data it gives back ADK's
+    ``InvocationEvents`` (see :func:`otel_eval.model.invocation_events`) at a fraction of their size."""
+
+    model_config = ConfigDict(frozen=True)
+
+    author: str
+    calls: int = 0
+    responses: int = 0
+    text: bool = False
+    final: bool = False
 
 
 class TracedInvocation(BaseModel):
@@ -53,6 +72,11 @@ class TracedInvocation(BaseModel):
         description="True when otel-eval's own limits cut message or tool content while rebuilding, so judged "
         "metrics do not judge it (no limit of ours cuts content today: over-limit traces are dropped whole).",
     )
+    event_outline: list[EventOutline] | None = Field(
+        default=None,
+        description="The session events ADK kept for this invocation, in order and in outline (see EventOutline); "
+        "None when the trace does not say (conventions other than ADK's).",
+    )
     warnings: list[str] = Field(default_factory=list, description="Problems met while rebuilding, one line each.")
     ended_in_error: bool = Field(default=False, description="True when the invocation's root span has status ERROR.")
     feedback: str | None = Field(
@@ -67,3 +91,33 @@ class TracedInvocation(BaseModel):
         if self.end_time_ns <= 0 or self.end_time_ns < self.start_time_ns:
             return None
         return (self.end_time_ns - self.start_time_ns) / 1e9
+
+
+def invocation_events(traced: TracedInvocation) -> InvocationEvents | None:
+    """ADK's ``InvocationEvents`` of ``traced``: the invocation's own when it carries them, else rebuilt from its
+    :attr:`~TracedInvocation.event_outline` and its intermediate data; None when neither says what the events were.
+
+    ADK drops the final-response event's content (its text is the invocation's ``final_response``) unless it calls
+    functions; so does this.
+    """
+    data = traced.invocation.intermediate_data
+    if isinstance(data, InvocationEvents):
+        return data
+    outline = traced.event_outline
+    if outline is None:
+        return None
+    data = data or IntermediateData()
+    calls = iter(data.tool_uses)
+    responses = iter(data.tool_responses)
+    texts = iter(data.intermediate_responses)
+    events = []
+    for shape in outline:
+        parts: list[genai_types.Part] = []
+        if shape.text:
+            parts.extend(next(texts, ("", []))[1])
+        parts.extend(genai_types.Part(function_call=call) for call in islice(calls, shape.calls))
+        parts.extend(genai_types.Part(function_response=response) for response in islice(responses, shape.responses))
+        role = "user" if shape.responses and not shape.calls else "model"
+        content = None if shape.final and not shape.calls else genai_types.Content(role=role, parts=parts)
+        events.append(InvocationEvent(author=shape.author, content=content))
+    return InvocationEvents(invocation_events=events)

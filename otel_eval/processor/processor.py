@@ -20,7 +20,12 @@ from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
-from otel_eval.evaluation import criteria_from
+from otel_eval.evaluation import (
+    builtin_metric_names,
+    criteria_from,
+    custom_metrics_of,
+    registry_with_custom_metrics,
+)
 from otel_eval.evaluation.embedded import EMBEDDED_OPTIONS, EmbeddedOptions, embedded_exporter
 from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.model import EvalConfig, EvalSet
@@ -82,7 +87,8 @@ class EvaluationSpanProcessor(SpanProcessor):
     Args:
         criteria: ADK criteria (``{metric: threshold | criterion dict}``, ``{"criteria": {...}}`` or an
             ``EvalConfig``); None runs the efficiency metrics, plus ``hallucinations_v1`` and ``safety_v1`` when
-            judge credentials are configured, plus ADK's reference metrics on invocations matching ``eval_set``.
+            judge credentials are configured, plus ADK's reference metrics on invocations matching ``eval_set``. The
+            ``custom_metrics`` of an ``EvalConfig`` (ADK custom metrics) are imported by the embedded worker.
         eval_set: Golden cases (an ``EvalSet`` or a path): an invocation whose user text equals a case turn's is
             also scored with the reference metrics (online reference metrics).
         sample_rate: Fraction of traces evaluated, decided from the low 64 bits of the trace id as
@@ -176,7 +182,8 @@ class EvaluationSpanProcessor(SpanProcessor):
         if isolation == env.ISOLATION_PROCESS:
             sinks = embedded.pop("sinks", ())  # called here, with the records the evaluation process sends back
             given = {"exporter": exporter, "registry": registry, "pipeline": pipeline, **embedded}
-            check_process_options(given, parsed_criteria or {})
+            check_process_options(given, builtin_metric_names(parsed_criteria, criteria))
+            registry_with_custom_metrics(criteria)  # custom metric code that cannot load stops start-up here
             settings: dict[str, Any] = {
                 "criteria": criteria, "eval_set": eval_set, "sample_rate": sample_rate,
                 "sample_priority": sample_priority, "agent_names": tuple(agent_names),
@@ -208,14 +215,14 @@ class EvaluationSpanProcessor(SpanProcessor):
             if self._enricher is not None:
                 embedded["sinks"] = [*embedded.get("sinks", ()), self._enricher.on_records]
             exporter = embedded_exporter(
-                parsed_criteria, eval_set=eval_set, registry=registry, meter_provider=meter_provider,
+                criteria if custom_metrics_of(criteria) else parsed_criteria, eval_set=eval_set, registry=registry, meter_provider=meter_provider,
                 pipeline=self.pipeline, **embedded,
             )  # fmt: skip
             parsed_criteria = None  # the embedded core has them; requests need not carry them
         else:
             registry = registry or default_registry()
-            for name in parsed_criteria or {}:
-                registry.get(name)  # unknown metric names fail here, not in a remote worker
+            for name in builtin_metric_names(parsed_criteria, criteria):
+                registry.get(name)  # unknown metric names fail here, not in a remote worker (custom: the worker's)
         self._exporter = exporter
         self._builder = RequestBuilder(
             filters=InvocationFilters.create(agent_names, root_span_names), criteria=parsed_criteria, eval_set=eval_set

@@ -25,6 +25,7 @@ from otel_eval import semconv
 from otel_eval.model import (
     AgentDetails,
     AppDetails,
+    EventOutline,
     IntermediateData,
     Invocation,
     TracedInvocation,
@@ -189,10 +190,25 @@ def build_invocation(
         model_seconds=model_ns / 1e9,
         tool_seconds=tool_ns / 1e9,
         content_captured=captured,
+        event_outline=_outline(kept, final_event),
         warnings=warnings,
         ended_in_error=ended_in_error(owned.root),
         feedback=feedback(owned.root),
     )
+
+
+def _outline(kept: Sequence[_Event], final_event: _Event | None) -> list[EventOutline]:
+    """The kept events in outline, matching what ``intermediate_data`` takes from each (see :class:`EventOutline`)."""
+    return [
+        EventOutline(
+            author=e.author,
+            calls=sum(1 for p in e.content.parts or [] if p.function_call),
+            responses=0 if e is final_event else sum(1 for p in e.content.parts or [] if p.function_response),
+            text=e is not final_event and any(p.text for p in e.content.parts or []),
+            final=e is final_event,
+        )
+        for e in kept
+    ]
 
 
 # --- event replay ---------------------------------------------------------------------------------------------------

@@ -90,7 +90,9 @@ async def test_retries_exhausted_raise_with_error_type(fake_gemini: FakeGemini, 
 
 async def test_hanging_judge_times_out(fake_gemini: FakeGemini) -> None:
     fake_gemini.set_responder(lambda model, body: hang_reply())
-    judge = make_judge(fake_gemini, timeout_seconds=0.2, max_attempts=2)
+    judge = make_judge(
+        fake_gemini, timeout_seconds=1.0, max_attempts=2
+    )  # each attempt reaches the server, however loaded
     with pytest.raises(JudgeError) as caught:
         await judge.generate(request(), metric="m")
     assert caught.value.error_type == JUDGE_TIMEOUT

@@ -1,0 +1,291 @@
+"""ADK custom metrics: a function named in an ``EvalConfig``'s ``custom_metrics``, run as an :class:`Evaluator`.
+
+Loaded as ADK 2.13 loads them (``custom_metric_evaluator.py``, ``metric_evaluator_registry.py``):
+``code_config.name`` is ``package.module.function``; the module is imported and the function called with ADK's
+``(eval_metric, actual_invocations, expected_invocations, conversation_scenario)`` -- an ``EvalMetric`` whose
+``threshold`` is None (the criterion keeps the configured threshold), ADK ``Invocation`` objects and ADK's
+``ConversationScenario`` -- and returns ADK's ``EvaluationResult``, directly or as an awaitable. Its statuses are kept
+as the function decides them (ADK does not re-apply the threshold). ``metric_info`` gives the value range and the
+description; without it the range is ADK's default ``[0, 1]``.
+
+What differs from ADK is only what must not stop a service:
+
+* an import error, a name that is not a callable, or a callable that cannot take the four arguments stops start-up
+  (:class:`~otel_eval.errors.ConfigurationError` naming the metric and the path);
+* an exception in the function is NOT_EVALUATED with ``error.type`` ``custom_metric_error``, a function past its
+  deadline (``timeout_seconds``) ``custom_metric_timeout``, a result that is not ADK's ``EvaluationResult`` or does
+  not have one entry per invocation ``custom_metric_invalid_result`` (ADK raises for the last); never a crash;
+* a synchronous function runs on a metric thread, never on the event loop (a coroutine function on the loop).
+
+Code is imported only from the process's own configuration (:func:`with_custom_metrics` is called with the
+criteria file, flags or environment of the process, never with the criteria of a request read from Kafka).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from otel_eval._runtime.threads import DaemonThreadPool
+from otel_eval.errors import ConfigurationError
+from otel_eval.metrics.base import Evaluator, MetricInfo
+from otel_eval.metrics.registry import MetricRegistry
+from otel_eval.model import (
+    BaseCriterion,
+    ConversationScenario,
+    CustomMetricConfig,
+    EvalStatus,
+    EvaluationResult,
+    Invocation,
+    PerInvocationResult,
+    RubricScore,
+    TracedInvocation,
+)
+
+logger = logging.getLogger(__name__)
+
+CUSTOM_METRIC_ERROR = "custom_metric_error"
+"""``error.type`` of a custom metric whose function raised."""
+CUSTOM_METRIC_TIMEOUT = "custom_metric_timeout"
+"""``error.type`` of a custom metric whose function did not return within its deadline."""
+CUSTOM_METRIC_INVALID_RESULT = "custom_metric_invalid_result"
+"""``error.type`` of a custom metric whose function returned something ADK would refuse."""
+DEFAULT_TIMEOUT_SECONDS = 120.0
+"""Deadline of one call of a custom metric function."""
+
+_CUSTOM_THREADS = DaemonThreadPool(2, name="OtelEvalCustomMetric")
+"""Where synchronous custom metric functions run: off every event loop; one past its deadline is abandoned."""
+
+
+def load_metric_function(metric_name: str, path: str) -> Callable[..., Any]:
+    """The function at ``path`` (``package.module.function``), imported as ADK imports it.
+
+    Raises:
+        ConfigurationError: naming ``metric_name`` and ``path``: the import failed, the name is not a callable, or
+            the callable cannot be called with ADK's four positional arguments.
+    """
+    where = f"custom metric {metric_name!r} ({path})"
+    module_name, _, function_name = path.rpartition(".")
+    if not module_name or not function_name:
+        raise ConfigurationError(f"{where}: code_config.name must be 'package.module.function'")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # any import-time failure of user code stops start-up with its cause
+        raise ConfigurationError(f"{where}: cannot import {module_name}: {type(exc).__name__}: {exc}") from exc
+    function = getattr(module, function_name, None)
+    if function is None or not callable(function):
+        raise ConfigurationError(f"{where}: {module_name} has no function {function_name!r}")
+    try:
+        inspect.signature(function).bind(None, [], None, None)
+    except TypeError as exc:
+        raise ConfigurationError(
+            f"{where}: the function must take (eval_metric, actual_invocations, expected_invocations, "
+            f"conversation_scenario): {exc}"
+        ) from None
+    except ValueError:  # no signature (a builtin): let the call tell
+        pass
+    return function  # type: ignore[no-any-return]
+
+
+def custom_metric_info(metric_name: str, config: CustomMetricConfig) -> MetricInfo:
+    """Our :class:`MetricInfo` of a custom metric: ADK's ``metric_info`` (range, description) or its defaults."""
+    low: float | None = 0.0  # ADK's default metric info: [0, 1]
+    high: float | None = 1.0
+    description = config.description
+    if config.metric_info is not None:
+        description = config.metric_info.description or description
+        interval = config.metric_info.metric_value_info.interval
+        low = interval.min_value if interval is not None else None
+        high = interval.max_value if interval is not None else None
+    return MetricInfo(
+        name=metric_name,
+        description=description or f"Custom metric ({config.code_config.name}).",
+        criterion_type=BaseCriterion,
+        min_value=low,
+        max_value=high,
+    )
+
+
+def custom_evaluator_type(
+    metric_name: str, config: CustomMetricConfig, *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+) -> type[Evaluator]:
+    """An :class:`Evaluator` class running ``config``'s function (imported here). Raises ConfigurationError."""
+    function = load_metric_function(metric_name, config.code_config.name)
+    try:
+        _adk_types()  # ADK's types are what the function takes and returns
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"custom metric {metric_name!r} ({config.code_config.name}): {exc}") from exc
+    attributes = {
+        "info": custom_metric_info(metric_name, config),
+        "function": staticmethod(function),
+        "function_path": config.code_config.name,
+        "timeout_seconds": timeout_seconds,
+    }
+    return type(f"CustomMetricEvaluator[{metric_name}]", (CustomMetricEvaluator,), attributes)
+
+
+class CustomMetricEvaluator(Evaluator):
+    """Runs an ADK custom metric function (see the module docs); made per metric by :func:`custom_evaluator_type`."""
+
+    function: ClassVar[Callable[..., Any]]
+    function_path: ClassVar[str]
+    timeout_seconds: ClassVar[float] = DEFAULT_TIMEOUT_SECONDS
+
+    def score_inputs(self) -> dict[str, Any]:
+        """The metric, its criterion and the function's path."""
+        return {**super().score_inputs(), "function": self.function_path}
+
+    async def evaluate(
+        self,
+        actual: Sequence[TracedInvocation],
+        expected: Sequence[Invocation] | None = None,
+        *,
+        conversation_scenario: ConversationScenario | None = None,
+    ) -> EvaluationResult:
+        """Calls the function with ADK's arguments; its result as ours (NOT_EVALUATED on any failure)."""
+        count = len(actual)
+        name = self.info.name
+        try:
+            arguments = self._adk_arguments(actual, expected, conversation_scenario)
+        except (ValueError, TypeError) as exc:  # data ADK's models refuse: not the function's fault; never a crash
+            return self.not_evaluated(
+                f"{name}: cannot hand the invocations to ADK: {exc}", count=count, error_type=CUSTOM_METRIC_ERROR
+            )
+        try:
+            outcome = await asyncio.wait_for(self._call(arguments), timeout=self.timeout_seconds)
+        except asyncio.TimeoutError:
+            reason = f"custom metric {name} ({self.function_path}) took longer than {self.timeout_seconds:g} s"
+            return self.not_evaluated(reason, count=count, error_type=CUSTOM_METRIC_TIMEOUT)
+        except Exception as exc:
+            logger.warning("custom metric %s (%s) raised", name, self.function_path, exc_info=True)
+            reason = f"custom metric {name} ({self.function_path}) raised {type(exc).__name__}: {exc}"
+            return self.not_evaluated(reason, count=count, error_type=CUSTOM_METRIC_ERROR)
+        return self._our_result(outcome, count)
+
+    def _adk_arguments(
+        self,
+        actual: Sequence[TracedInvocation],
+        expected: Sequence[Invocation] | None,
+        scenario: ConversationScenario | None,
+    ) -> tuple[Any, ...]:
+        adk = _adk_types()
+        criterion = self.criterion
+        eval_metric = adk["EvalMetric"](
+            metric_name=self.info.name,
+            threshold=None,  # as ADK hands it to a custom metric; the criterion keeps the threshold
+            criterion=adk["BaseCriterion"].model_validate(criterion.model_dump(mode="json", by_alias=True))
+            if criterion is not None
+            else None,
+            custom_function_path=self.function_path,
+        )
+        to_adk = adk["Invocation"].model_validate
+        actual_adk = [to_adk(_adk_json(t.invocation)) for t in actual]
+        expected_adk = None if expected is None else [to_adk(_adk_json(e)) for e in expected]
+        scenario_adk = (
+            None
+            if scenario is None
+            else adk["ConversationScenario"].model_validate(scenario.model_dump(mode="json", exclude_none=True))
+        )
+        return eval_metric, actual_adk, expected_adk, scenario_adk
+
+    async def _call(self, arguments: tuple[Any, ...]) -> Any:
+        function = type(self).function
+        if inspect.iscoroutinefunction(function):
+            return await function(*arguments)
+        outcome = await asyncio.wrap_future(_CUSTOM_THREADS.submit(lambda: function(*arguments)))
+        if inspect.isawaitable(outcome):
+            return await outcome
+        return outcome
+
+    def _our_result(self, outcome: Any, count: int) -> EvaluationResult:
+        name = self.info.name
+        adk_result = _adk_types()["EvaluationResult"]
+        if not isinstance(outcome, adk_result):
+            reason = f"custom metric {name} returned {type(outcome).__name__}, not ADK's EvaluationResult"
+            return self.not_evaluated(reason, count=count, error_type=CUSTOM_METRIC_INVALID_RESULT)
+        overall_status = EvalStatus[outcome.overall_eval_status.name]
+        per = list(outcome.per_invocation_results)
+        if len(per) != count:
+            if overall_status not in (EvalStatus.NOT_EVALUATED, EvalStatus.INFORMATIONAL):
+                reason = f"custom metric {name} returned {len(per)} per-invocation results for {count} invocations"
+                return self.not_evaluated(reason, count=count, error_type=CUSTOM_METRIC_INVALID_RESULT)
+            per_invocation = [PerInvocationResult() for _ in range(count)]  # ADK's placeholders: not alignable
+        else:
+            per_invocation = [
+                PerInvocationResult(
+                    score=entry.score,
+                    eval_status=EvalStatus[entry.eval_status.name],
+                    rubric_scores=_rubric_scores(entry.rubric_scores),
+                )
+                for entry in per
+            ]
+        return EvaluationResult(
+            overall_score=outcome.overall_score,
+            overall_eval_status=overall_status,
+            per_invocation_results=per_invocation,
+            overall_rubric_scores=_rubric_scores(outcome.overall_rubric_scores),
+        )
+
+
+def with_custom_metrics(
+    registry: MetricRegistry,
+    custom_metrics: Mapping[str, CustomMetricConfig] | None,
+    *,
+    timeout_seconds: float | None = None,
+) -> MetricRegistry:
+    """``registry`` with an evaluator for each custom metric registered (the functions imported now).
+
+    Raises:
+        ConfigurationError: a function cannot be loaded (the message names the metric and the path).
+    """
+    for metric_name, config in (custom_metrics or {}).items():
+        registry.register(
+            custom_evaluator_type(metric_name, config, timeout_seconds=timeout_seconds or DEFAULT_TIMEOUT_SECONDS)
+        )
+    return registry
+
+
+def _rubric_scores(scores: Any) -> list[RubricScore] | None:
+    if not scores:
+        return None
+    return [RubricScore.model_validate(s.model_dump(mode="json")) for s in scores]
+
+
+def _adk_json(invocation: Invocation) -> dict[str, Any]:
+    """The invocation as ADK's JSON, with tool declarations as genai ``Tool`` objects (what ADK holds in memory)."""
+    data = invocation.model_dump(mode="json", exclude_none=True)
+    app = data.get("app_details")
+    if app:
+        from google.genai import types as genai_types  # deferred: only with ADK installed
+
+        for details in app.get("agent_details", {}).values():
+            details["tool_declarations"] = [
+                genai_types.Tool.model_validate(tool) if isinstance(tool, dict) else tool
+                for tool in details.get("tool_declarations", [])
+            ]
+    return data
+
+
+def _adk_types() -> dict[str, Any]:
+    """ADK's evaluation types (the custom metric's own API). Raises ConfigurationError without google-adk."""
+    try:
+        from google.adk.evaluation.eval_case import ConversationScenario as AdkScenario
+        from google.adk.evaluation.eval_case import Invocation as AdkInvocation
+        from google.adk.evaluation.eval_metrics import BaseCriterion as AdkCriterion
+        from google.adk.evaluation.eval_metrics import EvalMetric as AdkEvalMetric
+        from google.adk.evaluation.evaluator import EvaluationResult as AdkResult
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"ADK custom metrics take and return google-adk's types: install google-adk ({exc})"
+        ) from exc
+    return {
+        "ConversationScenario": AdkScenario,
+        "Invocation": AdkInvocation,
+        "BaseCriterion": AdkCriterion,
+        "EvalMetric": AdkEvalMetric,
+        "EvaluationResult": AdkResult,
+    }

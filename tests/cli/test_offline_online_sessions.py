@@ -1,0 +1,157 @@
+"""Offline = online for sessions spread over several traces (hypothesis over generated sessions, one trace per turn,
+sessions interleaved): ``otel-eval run`` groups each session across its traces; the evaluation core (what the
+embedded and Kafka workers run) given the same session as one request gives every invocation the same score and
+status, for reference-free deterministic metrics, ADK custom metrics (sync and async) and the conversation-level
+``rubric_based_multi_turn_trajectory_quality_v1`` (loopback judge).
+
+Online, the processor still sends each trace as its own request (sessions online are a later step); this checks the
+shared core on the conversation the session stage will hand it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from google.protobuf.json_format import MessageToDict
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otel_eval.cli import main
+from otel_eval.demo import TravelAgent
+from otel_eval.demo.workload import Scenario, ToolStep
+from otel_eval.emit import Emitters
+from otel_eval.evaluation.core import EvaluationCore
+from otel_eval.model.messages import EvaluationRequest
+from otel_eval.reconstruct import rebuild_traces
+from otel_eval.traces import spans_from_readable
+from tests.environment import use_loopback_judge
+from tests.judge.fake_gemini import FakeGemini
+
+FIXTURE = "tests.metrics.custom_metrics_fixture"
+MULTI_TURN = "rubric_based_multi_turn_trajectory_quality_v1"
+USER_TEXTS = ("Weather in Paris?", "How much is 100 USD in euros?", "Thanks!", "And the time in London?")
+TOOLS = (
+    ToolStep("get_weather", {"city": "Paris"}),
+    ToolStep("convert_currency", {"amount": 100, "source": "USD", "target": "EUR"}),
+    ToolStep("get_local_time", {"city": "London"}),
+)
+ANSWERS = ("Sunny and 18°C in Paris.", "100 USD is 92 EUR.", "You are welcome!", "It is 10:30 in London.")
+CONFIG: dict[str, Any] = {
+    "criteria": {
+        "answer_has_digit": 0.5,
+        "tool_calls_per_turn": {"threshold": 1.0},
+        MULTI_TURN: {
+            "threshold": 0.5,
+            "judge_model_options": {"num_samples": 1},
+            "rubrics": [{"rubric_id": "r", "rubric_content": {"text_property": "The agent helped."}}],
+        },
+    },
+    "custom_metrics": {
+        "answer_has_digit": {"code_config": {"name": f"{FIXTURE}.answer_has_digit"}},
+        "tool_calls_per_turn": {
+            "code_config": {"name": f"{FIXTURE}.tool_calls_per_turn"},
+            "metric_info": {
+                "metric_name": "tool_calls_per_turn",
+                "metric_value_info": {"interval": {"min_value": 0, "max_value": 9}},
+            },
+        },
+    },
+}
+COMPARED = (*CONFIG["criteria"], "tool_call_count_v1", "inference_call_count_v1", "token_usage_v1")
+
+_turns = st.builds(
+    Scenario,
+    key=st.just("turn"),
+    description=st.just("turn"),
+    user_text=st.sampled_from(USER_TEXTS),
+    tool_steps=st.lists(st.sampled_from(TOOLS), max_size=2).map(tuple),
+    answer=st.sampled_from(ANSWERS),
+)
+# Sessions of 1-3 turns; the schedule interleaves them (a permutation of every session's turns in order).
+_sessions = st.lists(st.lists(_turns, min_size=1, max_size=3), min_size=1, max_size=3)
+
+
+def _judge(model: str, body: dict[str, Any]) -> str:
+    """The loopback judge: 'yes' when the conversation's last answer has a digit (so both outcomes occur)."""
+    text = json.dumps(body)
+    verdict = "yes" if any(ch.isdigit() for ch in text.rsplit("TURN", 1)[-1][:80]) else "no"
+    return f"ID: r\nProperty: The agent helped.\nRationale: read it\nVerdict: {verdict}\n"
+
+
+@pytest.fixture(scope="module")
+def judge_server() -> Any:
+    with FakeGemini(_judge) as server:
+        yield server
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(sessions=_sessions, order=st.randoms(use_true_random=False))
+def test_run_and_the_core_agree_on_sessions_over_several_traces(
+    sessions: list[list[Scenario]], order: Any, judge_server: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_loopback_judge(monkeypatch, judge_server.base_url)
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    agent = TravelAgent(provider)
+    schedule = [index for index, turns in enumerate(sessions) for _ in turns]
+    order.shuffle(schedule)
+    cursor = [0] * len(sessions)
+    for index in schedule:  # each turn is its own trace; sessions interleave
+        agent.run(sessions[index][cursor[index]], conversation_id=f"session-{index}")
+        cursor[index] += 1
+    spans = list(exporter.get_finished_spans())
+
+    with tempfile.TemporaryDirectory() as directory:
+        folder = Path(directory)
+        (folder / "traces.json").write_text(json.dumps(MessageToDict(encode_spans(spans))))
+        (folder / "config.json").write_text(json.dumps(CONFIG))
+        args = ["run", str(folder / "traces.json"), "--config", str(folder / "config.json"), "--output", "json"]
+        result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.stderr
+    offline = {
+        conversation["session_id"]: {
+            m["metric_name"]: list(zip(m["per_invocation_scores"], m["per_invocation_statuses"], strict=True))
+            for m in conversation["metrics"]
+            if m["metric_name"] in COMPARED
+        }
+        for conversation in json.loads(result.stdout)["results"]
+    }
+    assert sorted(offline) == sorted(f"session-{i}" for i in range(len(sessions)))
+    for index, turns in enumerate(sessions):  # grouped across traces, in time order; the judge really judged
+        judged = offline[f"session-{index}"][MULTI_TURN]
+        assert [status for _, status in judged] == ["NOT_EVALUATED"] * (len(turns) - 1) + [judged[-1][1]]
+        assert judged[-1][1] in ("PASSED", "FAILED")
+        assert [score for score, _ in offline[f"session-{index}"]["tool_calls_per_turn"]] == [
+            float(len(turn.tool_steps)) for turn in turns
+        ]
+
+    core = EvaluationCore(criteria=CONFIG, judge_configured=True, emitters=Emitters(None))
+    turns = sorted(
+        (i for t in rebuild_traces(spans_from_readable(spans)) for i in t.invocations), key=lambda i: i.start_time_ns
+    )
+
+    async def online() -> dict[str, dict[str, list[tuple[float | None, str]]]]:
+        found: dict[str, dict[str, list[tuple[float | None, str]]]] = {}
+        for session_id in offline:
+            session = [t for t in turns if t.session_id == session_id]
+            records = await core.evaluate(EvaluationRequest(invocations=session))
+            found[session_id] = {
+                metric: [(r.score, r.eval_status.name) for r in records if r.metric_name == metric]
+                for metric in COMPARED
+            }
+        return found
+
+    assert asyncio.run(online()) == offline
