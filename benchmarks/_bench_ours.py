@@ -10,8 +10,11 @@ results to the same counting exporters, which it loads through the SDK's entry p
 
 ``--setup thread-cpu-thread`` / ``thread-cpu-process``: the agent-thread comparison in one process: three agents on
 three tracer providers (no span processor; a ``BatchSpanProcessor``; our processor alone, with that isolation), their
-invocations interleaved one by one so that drift in the machine's load hits all three, each invocation's
-``time.thread_time`` added to its agent's total.
+invocations interleaved one by one (in a rotating order) so that drift in the machine's load hits all three, each
+invocation's ``time.thread_time`` added to its agent's total. ``hooks-thread`` / ``hooks-process``: the same three
+with each processor (a no-op one for the first) wrapped in :class:`Timed`, which adds up the thread CPU time spent
+inside ``on_start`` and ``on_end`` (a figure of the hooks alone, without what the processor's threads cost the
+agent's thread indirectly, but free of the noise of the whole thread's ~50 us a span).
 
 Run by ``bench_processor``: ``python -m benchmarks._bench_ours --setup thread --metrics 1 --invocations 2000
 [--rate 250]``, with ``$BENCH_COUNTS_DIR`` set and the counting exporters' entry points on ``PYTHONPATH``.
@@ -26,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from benchmarks._counting import (
@@ -44,7 +47,33 @@ from benchmarks._counting import (
 WARM_UP = 50
 FLUSH_MILLIS = 300_000
 ONE_METRIC = "tool_call_count_v1"
-SETUPS = ("bsp", "thread", "process", "thread-cpu-thread", "thread-cpu-process")
+SETUPS = ("bsp", "thread", "process", "thread-cpu-thread", "thread-cpu-process", "hooks-thread", "hooks-process")
+ORDERS = ((0, 1, 2), (1, 2, 0), (2, 0, 1), (0, 2, 1), (2, 1, 0), (1, 0, 2))
+"""The interleaved agents' order, rotated every cycle so that none always runs first (after the pacing sleep)."""
+
+
+class Timed(SpanProcessor):
+    """Forwards to ``inner``, adding the calling thread's CPU time spent in its ``on_start`` and ``on_end``."""
+
+    def __init__(self, inner: SpanProcessor) -> None:
+        self.inner, self.spent, self.spans = inner, 0.0, 0
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        started = time.thread_time()
+        self.inner.on_start(span, parent_context)
+        self.spent += time.thread_time() - started
+
+    def on_end(self, span: ReadableSpan) -> None:
+        started = time.thread_time()
+        self.inner.on_end(span)
+        self.spent += time.thread_time() - started
+        self.spans += 1
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return self.inner.force_flush(timeout_millis)
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
 
 
 def processor_for(isolation: str, metrics: int) -> Any:
@@ -81,19 +110,28 @@ def main() -> None:
     scenario = next(s for s in SCENARIOS if s.key == "two_tools")
     providers = CountingProviders()
     processor = None
-    if args.setup.startswith("thread-cpu-"):
+    timed: list[Timed] = []
+    if args.setup.startswith(("thread-cpu-", "hooks-")):
+        # Three agents on three providers: no span processor (hooks-: a no-op one), a BatchSpanProcessor, ours alone.
         tracer_providers = [TracerProvider(), TracerProvider(), TracerProvider()]
-        tracer_providers[1].add_span_processor(BatchSpanProcessor(CountingSpanExporter()))
         processor = processor_for(isolation, args.metrics)
-        tracer_providers[2].add_span_processor(processor)
+        processors = [SpanProcessor(), BatchSpanProcessor(CountingSpanExporter()), processor]
+        if args.setup.startswith("hooks-"):
+            timed = [Timed(inner) for inner in processors]
+            processors = list(timed)
+        for provider, span_processor in zip(tracer_providers[1:], processors[1:], strict=True):
+            provider.add_span_processor(span_processor)
+        if timed:
+            tracer_providers[0].add_span_processor(timed[0])
         agents = [TravelAgent(provider) for provider in tracer_providers]
-        spent = [0.0, 0.0, 0.0]
+        spent, counted = [0.0, 0.0, 0.0], [0, 0, 0]
 
         def invoke(index: int) -> None:
-            which = index % 3
+            which = ORDERS[index // 3 % len(ORDERS)][index % 3]
             started = time.thread_time()
             agents[which].run(scenario)
             spent[which] += time.thread_time() - started
+            counted[which] += 1
 
     else:
         if args.setup != "bsp":
@@ -101,7 +139,7 @@ def main() -> None:
             providers.tracer_provider.add_span_processor(processor)
         agent = TravelAgent(providers.tracer_provider)
         tracer_providers = [providers.tracer_provider]
-        spent = []
+        spent, counted = [], []
 
         def invoke(index: int) -> None:
             agent.run(scenario)
@@ -116,7 +154,9 @@ def main() -> None:
     drive(invoke, WARM_UP, args.rate)
     flush()
     settle()
-    spent[:] = [0.0] * len(spent)
+    spent[:], counted[:] = [0.0] * len(spent), [0] * len(counted)
+    for each in timed:
+        each.spent, each.spans = 0.0, 0
     children_before = descendants_cpu()
     window_start_ns = time.time_ns()
     cpu_before, thread_before = time.process_time(), time.thread_time()
@@ -136,7 +176,10 @@ def main() -> None:
     record = {
         "process_cpu": cpu,
         "thread_cpu": thread_cpu,
+        "invocations_by_agent": counted,
         "thread_cpu_by_agent": spent,  # no span processor, BatchSpanProcessor, ours (thread-cpu-* setups)
+        "hook_cpu_by_agent": [each.spent for each in timed],  # no-op, BatchSpanProcessor, ours (hooks-* setups)
+        "hook_spans_by_agent": [each.spans for each in timed],
         "child_cpu": sum(after - children_before.get(pid, 0.0) for pid, after in children_after.items()),
         "child_cpu_reaped_total": reaped_children_cpu(),  # the evaluation process, reaped by shutdown
         "children": sorted(children_after),

@@ -69,15 +69,18 @@ class Config:
             return f"peer, {'1 metric' if self.setup == 'on' else 'no evaluation'}"
         if self.setup == "bsp":
             return "agent + BatchSpanProcessor"
-        if self.setup.startswith("thread-cpu-"):
-            return f"agent thread: none / BSP / ours, {self.setup.rsplit('-', 1)[-1]}"
+        if self.setup.startswith(("thread-cpu-", "hooks-")):
+            kind = "whole thread" if self.setup.startswith("thread-cpu-") else "hooks"
+            return f"agent thread ({kind}): none / BSP / ours, {self.setup.rsplit('-', 1)[-1]}"
         return f"ours, {self.setup}, {'1 metric' if self.metrics == 1 else '4 efficiency metrics'}"
 
 
 BSP = Config("ours", "bsp")
 PEER_OFF, PEER_ON = Config("peer", "off"), Config("peer", "on")
 OURS = tuple(Config("ours", isolation, metrics) for isolation in ("thread", "process") for metrics in (1, 4))
-THREAD_CPU = tuple(Config("ours", f"thread-cpu-{isolation}") for isolation in ("thread", "process"))
+THREAD_CPU = tuple(
+    Config("ours", f"{kind}-{isolation}") for kind in ("thread-cpu", "hooks") for isolation in ("thread", "process")
+)
 CONFIGS = (BSP, *OURS, PEER_OFF, PEER_ON, *THREAD_CPU)
 
 
@@ -162,13 +165,11 @@ def cost(runs: list[dict[str, Any]], baseline: list[dict[str, Any]]) -> Cost:
     )
 
 
-def thread_ns_per_span(run: dict[str, Any]) -> list[float]:
-    """Agent-thread CPU per span (ns) of the three interleaved agents: no span processor, BSP, ours."""
-    runs_of = [len(range(which, run["invocations"], 3)) for which in range(3)]
-    return [
-        spent / (count * SPANS_PER_INVOCATION) * 1e9
-        for spent, count in zip(run["thread_cpu_by_agent"], runs_of, strict=True)
-    ]
+def per_span_ns(run: dict[str, Any], key: str) -> list[float]:
+    """CPU per span (ns) of the three interleaved agents (no span processor or a no-op one, BSP, ours): ``key``
+    ``thread_cpu_by_agent`` (the whole thread) or ``hook_cpu_by_agent`` (inside the processors' hooks)."""
+    counts = run["invocations_by_agent"]
+    return [spent / (count * SPANS_PER_INVOCATION) * 1e9 for spent, count in zip(run[key], counts, strict=True)]
 
 
 def verdict(met: bool) -> str:
@@ -220,20 +221,24 @@ def report(runs: dict[tuple[Config, str], list[dict[str, Any]]], invocations: in
 
 def agent_thread(runs: dict[tuple[Config, str], list[dict[str, Any]]]) -> list[Row]:
     rows = []
-    print("\n## Agent-thread CPU per span (time.thread_time around each invocation: starts, ends, the whole thread)\n")
+    print("\n## Agent-thread CPU per span (starts and ends: time.thread_time of the thread running the agent)\n")
     print("Three agents in one process, invocations interleaved: no span processor, a BatchSpanProcessor, ours alone.")
+    print("whole thread: around each invocation; hooks: inside on_start + on_end, less a no-op processor's (info).")
     for mode in MODES:
-        for config in THREAD_CPU:
-            isolation = config.setup.rsplit("-", 1)[-1]
-            per_run = [thread_ns_per_span(run) for run in runs[config, mode]]
+        for isolation in ("thread", "process"):
+            whole = [
+                per_span_ns(run, "thread_cpu_by_agent") for run in runs[Config("ours", f"thread-cpu-{isolation}"), mode]
+            ]
+            hooks = [per_span_ns(run, "hook_cpu_by_agent") for run in runs[Config("ours", f"hooks-{isolation}"), mode]]
             # Pooled over the runs: the BatchSpanProcessor adds ~1 us to a span of ~50 us, near the noise of one run.
-            floor, batch, ours = (statistics.fmean(values[k] for values in per_run) for k in range(3))
-            ratios = [(o - f) / (b - f) if b > f else float("inf") for f, b, o in per_run]
+            floor, batch, ours = (statistics.fmean(values[k] for values in whole) for k in range(3))
             ratio = (ours - floor) / (batch - floor) if batch > floor else float("inf")
+            noop, batch_hooks, our_hooks = (statistics.fmean(values[k] for values in hooks) for k in range(3))
+            hook_ratio = (our_hooks - noop) / (batch_hooks - noop)
             print(
-                f"{mode} {isolation}: no processor {floor:.0f} ns, BSP {batch:.0f} ns (adds {batch - floor:.0f}), "
-                f"ours {ours:.0f} ns (adds {ours - floor:.0f}): {ratio:.2f}x the BSP's (runs: "
-                f"{', '.join(f'{r:.2f}' for r in ratios)}), target <= 1.0: {verdict(ratio <= 1.0)}"
+                f"{mode} {isolation}: whole thread: none {floor:.0f} ns, BSP {batch:.0f} (adds {batch - floor:.0f}), "
+                f"ours {ours:.0f} (adds {ours - floor:.0f}): {ratio:.2f}x, target <= 1.0: {verdict(ratio <= 1.0)}; "
+                f"hooks: BSP {batch_hooks - noop:.0f} ns, ours {our_hooks - noop:.0f} ns: {hook_ratio:.2f}x"
             )
             rows.append(
                 Row(
@@ -243,6 +248,16 @@ def agent_thread(runs: dict[tuple[Config, str], list[dict[str, Any]]]) -> list[R
                     ratio,
                     "<= 1.0",
                     ratio <= 1.0,
+                )
+            )
+            rows.append(
+                Row(
+                    f"  in on_start+on_end vs BSP, {isolation}, {mode}",
+                    f"{our_hooks - noop:.0f} ns",
+                    f"{batch_hooks - noop:.0f} ns",
+                    hook_ratio,
+                    "info",
+                    True,
                 )
             )
     return rows
@@ -292,10 +307,15 @@ def main(argv: list[str] | None = None) -> list[Row]:
                 for config in order:
                     run = run_one(config, rate, invocations, entry_points)
                     runs[config, mode].append(run)
+                    stats = run["stats"]
+                    evaluated = (
+                        f"evaluated {run['evaluated']}/{run['measured_roots']}"
+                        if config not in THREAD_CPU
+                        else f"evaluated with warm-up {stats.get('invocations.evaluated', 0) + stats.get('evaluation_process.invocations.evaluated', 0)}"
+                    )
                     print(
                         f"[{time.perf_counter() - started:5.0f} s] {mode} {config.label}: "
-                        f"cpu {run['process_cpu']:.2f} s + child {run['child_cpu']:.2f} s, "
-                        f"evaluated {run['evaluated']}/{run['measured_roots']}",
+                        f"cpu {run['process_cpu']:.2f} s + child {run['child_cpu']:.2f} s, {evaluated}",
                         flush=True,
                     )
     rows = report(runs, invocations, repeat)
