@@ -141,6 +141,7 @@ class Cost:
     """One configuration's CPU per evaluated invocation in one mode (medians over the runs)."""
 
     total_us: float  # agent + evaluation process, minus the baseline, per evaluated invocation
+    spread_us: tuple[float, float]  # the least and the most of the runs
     agent_us: float
     child_us: float
     evaluated: float  # per run, of ``invocations``
@@ -149,15 +150,19 @@ class Cost:
 
 
 def cost(runs: list[dict[str, Any]], baseline: list[dict[str, Any]]) -> Cost:
-    base = statistics.median(run["process_cpu"] for run in baseline)
+    """Medians over the repeats, each run paired with the baseline run of its own repeat (run next to it, so that
+    drift in the machine's load between repeats cancels)."""
     med = statistics.median
+    pairs = list(zip(runs, baseline, strict=True))
 
     def per(run: dict[str, Any], value: float) -> float:
         return value / max(1, run["evaluated"]) * 1e6
 
+    totals = [per(r, r["process_cpu"] + r["child_cpu"] - b["process_cpu"]) for r, b in pairs]
     return Cost(
-        total_us=med(per(r, r["process_cpu"] + r["child_cpu"] - base) for r in runs),
-        agent_us=med(per(r, r["process_cpu"] - base) for r in runs),
+        total_us=med(totals),
+        spread_us=(min(totals), max(totals)),
+        agent_us=med(per(r, r["process_cpu"] - b["process_cpu"]) for r, b in pairs),
         child_us=med(per(r, r["child_cpu"]) for r in runs),
         evaluated=med(r["evaluated"] for r in runs),
         results_per_evaluated=med(r["results_per_evaluated"] for r in runs),
@@ -172,6 +177,10 @@ def per_span_ns(run: dict[str, Any], key: str) -> list[float]:
     return [spent / (count * SPANS_PER_INVOCATION) * 1e9 for spent, count in zip(run[key], counts, strict=True)]
 
 
+def spread(figure: Cost) -> str:
+    return f"{figure.spread_us[0]:.0f}-{figure.spread_us[1]:.0f}"
+
+
 def verdict(met: bool) -> str:
     return "PASS" if met else "MISS"
 
@@ -182,13 +191,13 @@ def report(runs: dict[tuple[Config, str], list[dict[str, Any]]], invocations: in
     print(f"\n## CPU per evaluated invocation ({invocations} invocations a run, median of {repeat} runs)\n")
     print(
         f"{'workload':<7} {'configuration':<34} {'evaluated':>11} {'results/inv':>11} {'agent us':>9} "
-        f"{'child us':>9} {'total us':>9} {'vs peer':>8}  target  verdict"
+        f"{'child us':>9} {'total us':>9} {'runs: min-max':>13} {'vs peer':>8}  target  verdict"
     )
     for mode in MODES:
         peer = cost(runs[PEER_ON, mode], runs[PEER_OFF, mode])
         print(
             f"{mode:<7} {PEER_ON.label:<34} {peer.evaluated:>6.0f}/{invocations:<4} {peer.results_per_evaluated:>11.1f} "
-            f"{peer.agent_us:>9.0f} {0:>9.0f} {peer.total_us:>9.0f}"
+            f"{peer.agent_us:>9.0f} {0:>9.0f} {peer.total_us:>9.0f} {spread(peer):>13}"
         )
         for config in OURS:
             ours = cost(runs[config, mode], runs[BSP, mode])
@@ -200,7 +209,7 @@ def report(runs: dict[tuple[Config, str], list[dict[str, Any]]], invocations: in
             print(
                 f"{mode:<7} {config.label:<34} {ours.evaluated:>6.0f}/{invocations:<4} "
                 f"{ours.results_per_evaluated:>11.1f} {ours.agent_us:>9.0f} {ours.child_us:>9.0f} "
-                f"{ours.total_us:>9.0f} {ratio:>7.2f}x  <= {limit:<4}  {verdict(ratio <= limit)}{note}"
+                f"{ours.total_us:>9.0f} {spread(ours):>13} {ratio:>7.2f}x  <= {limit:<4}  {verdict(ratio <= limit)}{note}"
             )
             if config.setup == "process":
                 print(f"{'':<8}(evaluation process over its whole life, reaped: {ours.child_reaped_s:.2f} s CPU)")
@@ -287,15 +296,8 @@ def freshness(runs: dict[tuple[Config, str], list[dict[str, Any]]]) -> list[Row]
     return rows
 
 
-def main(argv: list[str] | None = None) -> list[Row]:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_processor", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="500 invocations a run, 1 repeat (for iterating)")
-    parser.add_argument("--invocations", type=int, default=None, help="invocations per run (default 2000)")
-    parser.add_argument("--repeat", type=int, default=None, help="runs per configuration and workload (default 3)")
-    args = parser.parse_args(argv)
-    invocations = args.invocations or (500 if args.quick else 2000)
-    repeat = args.repeat or (1 if args.quick else 3)
-    print(machine())
+def measure(invocations: int, repeat: int) -> dict[tuple[Config, str], list[dict[str, Any]]]:
+    """Every configuration's runs in each workload: fresh processes, in alternating order within each repeat."""
     peer_python()
     runs: dict[tuple[Config, str], list[dict[str, Any]]] = {(c, m): [] for c in CONFIGS for m in MODES}
     started = time.perf_counter()
@@ -307,17 +309,41 @@ def main(argv: list[str] | None = None) -> list[Row]:
                 for config in order:
                     run = run_one(config, rate, invocations, entry_points)
                     runs[config, mode].append(run)
-                    stats = run["stats"]
-                    evaluated = (
-                        f"evaluated {run['evaluated']}/{run['measured_roots']}"
-                        if config not in THREAD_CPU
-                        else f"evaluated with warm-up {stats.get('invocations.evaluated', 0) + stats.get('evaluation_process.invocations.evaluated', 0)}"
-                    )
-                    print(
-                        f"[{time.perf_counter() - started:5.0f} s] {mode} {config.label}: "
-                        f"cpu {run['process_cpu']:.2f} s + child {run['child_cpu']:.2f} s, {evaluated}",
-                        flush=True,
-                    )
+                    elapsed = time.perf_counter() - started
+                    print(f"[{elapsed:5.0f} s] {mode} {config.label}: {progress(config, run)}", flush=True)
+    return runs
+
+
+def progress(config: Config, run: dict[str, Any]) -> str:
+    stats = run["stats"]
+    cpu = f"cpu {run['process_cpu']:.2f} s + child {run['child_cpu']:.2f} s"
+    if config in THREAD_CPU:
+        evaluated = stats.get("invocations.evaluated", 0) + stats.get("evaluation_process.invocations.evaluated", 0)
+        return f"{cpu}, evaluated with warm-up {evaluated}"
+    return f"{cpu}, evaluated {run['evaluated']}/{run['measured_roots']}"
+
+
+def main(argv: list[str] | None = None) -> list[Row]:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_processor", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="500 invocations a run, 1 repeat (for iterating)")
+    parser.add_argument("--invocations", type=int, default=None, help="invocations per run (default 2000)")
+    parser.add_argument("--repeat", type=int, default=None, help="runs per configuration and workload (default 3)")
+    parser.add_argument("--save", type=Path, help="write every run's measurements to this JSON file")
+    parser.add_argument("--load", type=Path, help="report the runs saved with --save instead of running")
+    args = parser.parse_args(argv)
+    invocations = args.invocations or (500 if args.quick else 2000)
+    repeat = args.repeat or (1 if args.quick else 3)
+    print(machine())
+    if args.load:
+        saved = json.loads(args.load.read_text())
+        invocations, repeat = saved["invocations"], saved["repeat"]
+        by_key = {(c.setup, c.metrics): c for c in CONFIGS}
+        runs = {(by_key[setup, metrics], mode): found for setup, metrics, mode, found in saved["runs"]}
+    else:
+        runs = measure(invocations, repeat)
+    if args.save:
+        flat = [[config.setup, config.metrics, mode, found] for (config, mode), found in runs.items()]
+        args.save.write_text(json.dumps({"invocations": invocations, "repeat": repeat, "runs": flat}))
     rows = report(runs, invocations, repeat)
     print_rows(f"bench_processor — {machine()}", rows)
     return rows
