@@ -22,7 +22,7 @@ the configurations alternating within each repeat so that drift in the machine's
 - **Freshness**: a trace's first result event's time (stamped when emitted) minus its root span's end, paced, p50
   and p99. Targets: <= 5 ms and <= 25 ms, both isolations.
 
-Run: ``python -m benchmarks.bench_processor [--quick] [--invocations N] [--repeat N]``.
+Run: ``python -m benchmarks.bench_processor [--quick] [--invocations N] [--repeat N] [--save FILE | --load FILE]``.
 """
 
 from __future__ import annotations
