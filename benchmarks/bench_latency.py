@@ -36,6 +36,7 @@ from opentelemetry.sdk._logs import LoggerProvider, LogRecordProcessor
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 
 from benchmarks._common import ROOT, Row, machine, print_rows
+from benchmarks._counting import descendants_cpu
 from benchmarks.bench_kafka import WorkerGroup, _percentile
 from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval.demo import SCENARIOS, TravelAgent
@@ -153,12 +154,10 @@ def in_child_process(invocations: int, pace: float) -> tuple[list[float], float,
         _paced(agent, WARM_UP, pace)
         processor.force_flush(30_000)
         roots.ended.clear()
-        child = processor._process.pid if processor._process is not None else None
-        assert child is not None
-        child_before = _process_cpu(child)
+        child_before = descendants_cpu()  # the evaluation process, found without the processor's internals
         agent_cpu = _cpu_of(lambda: _paced(agent, invocations, pace))
         processor.force_flush(30_000)
-        child_cpu = _process_cpu(child) - child_before
+        child_cpu = sum(cpu - child_before.get(pid, 0.0) for pid, cpu in descendants_cpu().items())
         processor.shutdown()
         first: dict[int, int] = {}
         for request in sink.log_requests:
