@@ -154,7 +154,6 @@ SINK_UNREACHABLE: Final = "unreachable"  # no connection, a timeout, or a 5xx/42
 SINK_SPAN_MISSING: Final = "span_missing"  # the annotated span or trace has not reached the backend (yet)
 SINK_REJECTED: Final = "rejected"  # the backend refused the score (a 4xx answer): not retried
 SINK_QUEUE_FULL: Final = "queue_full"  # the sink's bounded queue was full
-SINK_EXPIRED: Final = "expired"  # still not delivered when its retry window ended
 SINK_SHUTDOWN: Final = "shutdown"  # still queued when the sink shut down
 OTEL_EVAL_SOURCE: Final = "otel_eval.worker.source"  # requests | otlp_spans
 KAFKA_TOPIC: Final = "messaging.destination.name"  # topic attribute of the worker's own metrics

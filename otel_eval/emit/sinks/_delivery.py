@@ -26,8 +26,8 @@ import httpx
 from opentelemetry.metrics import MeterProvider
 
 from otel_eval import semconv
+from otel_eval.emit.sinks._counters import SinkMetrics
 from otel_eval.forking import reinit_after_fork
-from otel_eval.instruments import InstrumentHolder
 from otel_eval.model.messages import EvaluationRecord
 
 logger = logging.getLogger("otel_eval.emit.sinks")
@@ -96,34 +96,6 @@ def describe(error: BaseException) -> str:
     """A one-line description of a transport error (httpx's messages carry no headers)."""
     text = " ".join(str(error).split())[:200]
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
-class SinkMetrics(InstrumentHolder):
-    """``otel_eval.sink.delivered``, ``.dropped`` and ``.failed_attempts`` of one sink, with in-process totals."""
-
-    def __init__(self, sink: str, meter_provider: MeterProvider | None = None) -> None:
-        super().__init__(meter_provider)
-        self._sink = sink
-        self._delivered = self._counter(semconv.METRIC_SINK_DELIVERED, "{score}", "Scores a backend sink delivered.")
-        self._dropped = self._counter(
-            semconv.METRIC_SINK_DROPPED, "{score}", "Scores a backend sink gave up on, by otel_eval.sink.reason."
-        )
-        self._failed = self._counter(
-            semconv.METRIC_SINK_FAILED_ATTEMPTS,
-            "{attempt}",
-            "A backend sink's requests that failed (retried or not), by otel_eval.sink.reason.",
-        )
-
-    def delivered(self, count: int) -> None:
-        self._add(self._delivered, "delivered", count, {semconv.OTEL_EVAL_SINK: self._sink})
-
-    def dropped(self, reason: str, count: int) -> None:
-        attributes = {semconv.OTEL_EVAL_SINK: self._sink, semconv.OTEL_EVAL_SINK_REASON: reason}
-        self._add(self._dropped, f"dropped.{reason}", count, attributes)
-
-    def failed_attempt(self, reason: str) -> None:
-        attributes = {semconv.OTEL_EVAL_SINK: self._sink, semconv.OTEL_EVAL_SINK_REASON: reason}
-        self._add(self._failed, f"failed_attempts.{reason}", 1, attributes)
 
 
 @dataclass
@@ -236,7 +208,7 @@ class BatchingSink:
         deadline = time.monotonic() + timeout_millis / 1000
         self.force_flush(timeout_millis)
         with self._changed:
-            left = len(self._queue)
+            left = len(self._queue) + self._in_flight  # a request still out is not known delivered: counted too
             self._queue.clear()
             self._stopping = True
             self._changed.notify_all()
@@ -336,7 +308,8 @@ class BatchingSink:
     def _finish(self, batch: list[_Pending], retry: list[_Pending]) -> None:
         with self._changed:
             self._in_flight -= len(batch)
-            self._queue.extend(retry)
+            if not self._stopping:
+                self._queue.extend(retry)
             self._changed.notify_all()
 
     def _delay(self, attempts: int) -> float:

@@ -22,10 +22,11 @@ PROJECT = "otel-eval-sinks"
 
 
 def run_evaluated_agent(
-    otlp_traces_endpoint: str, headers: Mapping[str, str] | None = None, *, flush_millis: int = 120_000
+    otlp_traces_endpoint: str | None, headers: Mapping[str, str] | None = None, *, flush_millis: int = 120_000
 ) -> list[EvaluationRecord]:
     """Runs every demo scenario once with the processor attached (its sinks from the environment) and returns the
-    records; the spans go to ``otlp_traces_endpoint``, and the processor's flush waits for the sinks."""
+    records; the spans go to ``otlp_traces_endpoint`` (nowhere when None), and the processor's flush waits for the
+    sinks."""
     resource = Resource.create({SERVICE_NAME: "travel-agent", "openinference.project.name": PROJECT})
     provider = TracerProvider(resource=resource, shutdown_on_exit=False)
     records: list[EvaluationRecord] = []
@@ -38,9 +39,9 @@ def run_evaluated_agent(
             sinks=[records.extend],
         )
         provider.add_span_processor(processor)
-        provider.add_span_processor(
-            BatchSpanProcessor(OTLPSpanExporter(otlp_traces_endpoint, headers=dict(headers or {})))
-        )
+        if otlp_traces_endpoint is not None:
+            exporter = OTLPSpanExporter(otlp_traces_endpoint, headers=dict(headers or {}))
+            provider.add_span_processor(BatchSpanProcessor(exporter))
         agent = TravelAgent(provider)
         for index, scenario in enumerate(SCENARIOS):
             agent.run(scenario, conversation_id=f"sinks-conversation-{index + 1}")

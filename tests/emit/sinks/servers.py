@@ -8,12 +8,14 @@ temporary directory, and can be stopped and started again on the same port (the 
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -154,3 +156,58 @@ def mlflow_server(workdir: Path) -> BackendServer:
     ]
     env = {"MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}
     return BackendServer("mlflow", command, env, port, "/health", workdir)
+
+
+class CuttableLink:
+    """A loopback TCP proxy to ``port`` that can be cut (connections refused, open ones reset) and restored on
+    the same port: a backend that is down for a while, without restarting it.
+
+    Args:
+        port: The backend's port on 127.0.0.1.
+    """
+
+    def __init__(self, port: int) -> None:
+        self._target = port
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._listener: socket.socket | None = None
+        self._open: list[socket.socket] = []
+        self._lock = threading.Lock()
+
+    def restore(self) -> None:
+        """Accepts connections again, forwarding each to the backend."""
+        listener = socket.create_server(("127.0.0.1", self.port), reuse_port=False)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def cut(self) -> None:
+        """Closes the listening socket and every open connection: the backend is unreachable."""
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.close()
+        with self._lock:
+            for sock in self._open:
+                with contextlib.suppress(OSError):
+                    sock.close()
+            self._open.clear()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self._target))
+            with self._lock:
+                self._open += [client, upstream]
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=_pipe, args=(source, sink), daemon=True).start()
+
+
+def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        while data := source.recv(65536):
+            sink.sendall(data)
+    for sock in (source, sink):
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
