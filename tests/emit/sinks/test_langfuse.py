@@ -7,13 +7,20 @@ import logging
 import time
 
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
 
+from otel_eval import EvaluationSpanProcessor
+from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.emit.sinks import BatchingSink
 from otel_eval.emit.sinks.langfuse import LangfuseBackend
+from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.model.messages import EvaluationRecord
+from otel_eval.worker.service import build_core
 from tests.emit.sinks.agent import run_evaluated_agent
 from tests.emit.sinks.loopback_langfuse import PUBLIC_KEY, SECRET_KEY, LoopbackLangfuse
 from tests.waiting import wait_until
+from tests.worker._core_helpers import request, traced
+from tests.worker._harness import MemoryTelemetry, worker_settings
 
 pytestmark = pytest.mark.usefixtures("clean_genai_env")
 
@@ -125,3 +132,44 @@ def test_wrong_keys_are_refused_once_in_the_log_without_the_secret(
     lines = [r.getMessage() for r in caplog.records if r.name.startswith("otel_eval.emit.sinks")]
     assert len(lines) == 1 and "HTTP 401" in lines[0]
     assert all(wrong_secret not in line and SECRET_KEY not in line for line in lines)
+
+
+def test_the_evaluation_process_sends_its_scores_through_the_sinks_the_environment_names(
+    langfuse: LoopbackLangfuse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_EVAL_SINKS", "langfuse")
+    monkeypatch.setenv("OTEL_EVAL_SINKS_INFORMATIONAL", "true")  # no judge: the default metrics are informational
+    monkeypatch.setenv("LANGFUSE_BASE_URL", langfuse.base_url)
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", PUBLIC_KEY)
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", SECRET_KEY)
+    provider = TracerProvider(shutdown_on_exit=False)
+    processor = EvaluationSpanProcessor(isolation="process")
+    provider.add_span_processor(processor)
+    agent = TravelAgent(provider)
+    for scenario in SCENARIOS[:3]:
+        agent.run(scenario)
+    assert processor.force_flush(60_000)  # waits for the child, whose flush waits for its sinks
+    provider.shutdown()
+    scores = list(langfuse.scores.values())
+    assert len({s["traceId"] for s in scores}) == 3
+    assert len(scores) == 3 * len(EFFICIENCY_METRICS) == langfuse.posts  # one process posted them
+    assert {s["name"] for s in scores} == set(EFFICIENCY_METRICS)
+
+
+async def test_the_kafka_workers_core_sends_its_scores_through_the_sinks_the_environment_names(
+    langfuse: LoopbackLangfuse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_EVAL_SINKS", "langfuse")
+    monkeypatch.setenv("OTEL_EVAL_SINKS_INFORMATIONAL", "true")
+    monkeypatch.setenv("LANGFUSE_BASE_URL", langfuse.base_url)
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", PUBLIC_KEY)
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", SECRET_KEY)
+    telemetry = MemoryTelemetry()
+    core = build_core(worker_settings("127.0.0.1:1"), telemetry.providers)  # the broker is never contacted
+    records = await core.evaluate(request(traced(index=1), traced(index=2)))
+    core.shutdown(10_000)  # what the worker's shutdown does after flushing its telemetry
+    telemetry.shutdown()
+    assert records and len(langfuse.scores) == len(records)
+    assert {(s["traceId"], s["name"]) for s in langfuse.scores.values()} == {
+        (r.trace_id, r.metric_name) for r in records
+    }
