@@ -9,8 +9,9 @@ provenance as metadata. A re-evaluation with the same evaluator updates the asse
 
 Configured as MLflow's clients are: ``MLFLOW_TRACKING_URI`` (an ``http(s)://`` server; default
 ``http://localhost:5000``), ``MLFLOW_TRACKING_TOKEN`` or ``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD``.
-The experiment (``MLFLOW_EXPERIMENT_ID`` or ``MLFLOW_EXPERIMENT_NAME``) is where the agent's exporter sends the
-trace; assessments follow their trace, so the sink only names it in its log lines.
+The experiment (``MLFLOW_EXPERIMENT_ID`` or ``MLFLOW_EXPERIMENT_NAME`` for MLflow's clients, the
+``x-mlflow-experiment-id`` header for an OTLP exporter) is where the trace goes; assessments follow their trace, so
+the sink needs no experiment.
 """
 
 from __future__ import annotations
@@ -67,15 +68,13 @@ class MlflowBackend:
     Args:
         tracking_uri: The MLflow tracking server's URL.
         headers: The credentials' ``Authorization`` header, if any.
-        experiment: The experiment, for log lines only.
     """
 
     name = "mlflow"
 
-    def __init__(self, tracking_uri: str, headers: Mapping[str, str] | None = None, experiment: str = "") -> None:
+    def __init__(self, tracking_uri: str, headers: Mapping[str, str] | None = None) -> None:
         self.endpoint, auth = split_url(tracking_uri)
         self._headers = {**auth, **(headers or {})}
-        self.experiment = experiment
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> MlflowBackend:
@@ -97,8 +96,7 @@ class MlflowBackend:
             headers["Authorization"] = f"Bearer {token}"
         elif user:
             headers["Authorization"] = basic_auth(user, environ.get(env.MLFLOW_TRACKING_PASSWORD, ""))
-        experiment = first(environ, env.MLFLOW_EXPERIMENT_ID, env.MLFLOW_EXPERIMENT_NAME)
-        return cls(uri, headers, experiment)
+        return cls(uri, headers)
 
     def client(self) -> httpx.Client:
         return httpx.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S)

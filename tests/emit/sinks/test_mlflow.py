@@ -21,7 +21,13 @@ from tests.emit.sinks.agent import run_evaluated_agent
 from tests.emit.sinks.servers import BackendServer, CuttableLink, mlflow_server
 from tests.waiting import wait_until
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("clean_genai_env")]
+# The first run creates the backend's venv (minutes) inside the fixture: more than the suite's 300 s per test.
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.slow,
+    pytest.mark.timeout(900),
+    pytest.mark.usefixtures("clean_genai_env"),
+]
 
 
 @pytest.fixture(scope="module")

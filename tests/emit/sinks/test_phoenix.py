@@ -17,7 +17,13 @@ from otel_eval.model.messages import EvaluationRecord
 from tests.emit.sinks.agent import PROJECT, run_evaluated_agent
 from tests.emit.sinks.servers import BackendServer, phoenix_server
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("clean_genai_env")]
+# The first run creates the backend's venv (minutes) inside the fixture: more than the suite's 300 s per test.
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.slow,
+    pytest.mark.timeout(900),
+    pytest.mark.usefixtures("clean_genai_env"),
+]
 
 
 @pytest.fixture(scope="module")
