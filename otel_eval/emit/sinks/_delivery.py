@@ -162,6 +162,7 @@ class BatchingSink:
         self._outage_since: float | None = None
         self._outage_attempts = 0
         self._outage_dropped = 0
+        self._last_error = ""
         self._last_summary = 0.0
         self._last_drop_line = -SUMMARY_INTERVAL_S
 
@@ -256,9 +257,11 @@ class BatchingSink:
                 self._expire(now)
                 self._tick(now)
                 earliest = min((p.not_before for p in self._queue), default=None)
-                if earliest is None or max(earliest, self._paused_until) > now:
-                    wait = 1.0 if earliest is None else max(earliest, self._paused_until) - now
-                    self._changed.wait(min(wait, 1.0))
+                if earliest is None:
+                    self._changed.wait()  # idle until a record or the stop comes
+                    continue
+                if max(earliest, self._paused_until) > now:
+                    self._changed.wait(min(max(earliest, self._paused_until) - now, 1.0))
                     continue
                 due = [p for p in self._queue if p.not_before <= now]
                 if self._linger and not lingered and len(due) < self._max_batch and not self._closed:
@@ -390,8 +393,6 @@ class BatchingSink:
             self._outage_dropped,
             self._last_error,
         )
-
-    _last_error = ""
 
     def _drop(self, reason: str, count: int, why: str) -> None:
         """Counts ``count`` dropped records; one WARNING per minute at most, none during an outage (its summary
