@@ -38,6 +38,9 @@ def mlflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackendServer]:
     server.stop()
 
 
+SINK_COUNTS: dict[str, float] = {}
+
+
 @pytest.fixture(scope="module")
 def evaluated(mlflow: BackendServer) -> list[EvaluationRecord]:
     """The demo's scenarios, exported into a new experiment and evaluated with OTEL_EVAL_SINKS=mlflow."""
@@ -47,7 +50,7 @@ def evaluated(mlflow: BackendServer) -> list[EvaluationRecord]:
         env.setenv("OTEL_EVAL_SINKS", "mlflow")
         env.setenv("MLFLOW_TRACKING_URI", mlflow.url)
         headers = {"x-mlflow-experiment-id": created.json()["experiment_id"]}
-        records = run_evaluated_agent(f"{mlflow.url}/v1/traces", headers)
+        records = run_evaluated_agent(f"{mlflow.url}/v1/traces", headers, sink_counts=SINK_COUNTS)
     return [r for r in records if r.label != "informational"]
 
 
@@ -72,6 +75,9 @@ def test_every_result_is_one_feedback_on_its_trace(mlflow: BackendServer, evalua
             )
             assert assessment.get("rationale") == (record.explanation or record.error_type)
             assert assessment["metadata"]["otel_eval.evaluator.id"] == record.evaluator_id
+    # The scores were ready before the exporter's batch of spans (every 5 s): no trace yet, the sink retried.
+    assert SINK_COUNTS["otel_eval.sink.failed_attempts.span_missing"] >= 1
+    assert SINK_COUNTS["otel_eval.sink.delivered"] == len(evaluated)
 
 
 def test_a_re_evaluation_updates_the_assessments_instead_of_adding_some(

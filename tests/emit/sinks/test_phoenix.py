@@ -34,13 +34,16 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackendServer]
     server.stop()
 
 
+SINK_COUNTS: dict[str, float] = {}
+
+
 @pytest.fixture(scope="module")
 def evaluated(phoenix: BackendServer) -> list[EvaluationRecord]:
     """The demo's scenarios, evaluated with OTEL_EVAL_SINKS=phoenix; the records that are scores (not informational)."""
     with pytest.MonkeyPatch.context() as env:
         env.setenv("OTEL_EVAL_SINKS", "phoenix")
         env.setenv("PHOENIX_COLLECTOR_ENDPOINT", phoenix.url)
-        records = run_evaluated_agent(f"{phoenix.url}/v1/traces")
+        records = run_evaluated_agent(f"{phoenix.url}/v1/traces", sink_counts=SINK_COUNTS)
     return [r for r in records if r.label != "informational"]
 
 
@@ -76,6 +79,10 @@ def test_every_result_is_one_annotation_on_the_invocation_root_span(
         assert annotation["identifier"] == f"otel-eval:{record.evaluator_id}"
         assert annotation["metadata"]["otel_eval.result.id"] == record.result_id
     assert {a["annotator_kind"] for a in annotations} == {"LLM", "CODE"}
+    # The scores were ready before the exporter's batch of spans (every 5 s): Phoenix said 404, the sink retried.
+    assert SINK_COUNTS["otel_eval.sink.failed_attempts.span_missing"] >= 1
+    assert SINK_COUNTS["otel_eval.sink.delivered"] == len(evaluated)
+    assert not any(key.startswith("otel_eval.sink.dropped") for key in SINK_COUNTS)
 
 
 def test_the_evals_filter_finds_exactly_the_failing_invocations_and_the_summary_gives_the_rate(
