@@ -92,10 +92,10 @@ class PhoenixBackend:
                 for i in waiting:
                     outcomes[i] = outcome
                 return outcomes
-            still = [i for i in waiting if records[i].span_id not in missing]
-            for i in set(waiting) - set(still) if len(still) < len(waiting) else waiting:
+            named = [i for i in waiting if records[i].span_id in missing] or waiting  # none named: all wait
+            for i in named:
                 outcomes[i] = MISSING
-            waiting = still if len(still) < len(waiting) else []
+            waiting = [i for i in waiting if i not in named]
         return outcomes
 
 
