@@ -173,3 +173,29 @@ async def test_the_kafka_workers_core_sends_its_scores_through_the_sinks_the_env
     assert {(s["traceId"], s["name"]) for s in langfuse.scores.values()} == {
         (r.trace_id, r.metric_name) for r in records
     }
+
+
+def test_a_backend_down_for_a_minute_costs_three_log_lines(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="otel_eval")
+    now = [1000.0]  # the sink's clock, moved by the test: a minute passes without waiting for it
+    server = LoopbackLangfuse().start()
+    url = server.base_url
+    server.stop()
+    sink = BatchingSink(LangfuseBackend(url, PUBLIC_KEY, SECRET_KEY), backoff=(1.0, 10.0), clock=lambda: now[0])
+    records = _scored(run_evaluated_agent(None))
+    sink(records)
+    attempts = lambda: sink.stats().get("failed_attempts.unreachable", 0)  # noqa: E731
+    for step, expected in ((0.0, 1), (30.0, 2), (31.0, 3)):  # the sink wakes within a second to look at its clock
+        now[0] += step
+        assert wait_until(lambda expected=expected: attempts() >= expected, 10)
+    back = LoopbackLangfuse(int(url.rsplit(":", 1)[1])).start()
+    try:
+        now[0] += 10.0
+        assert sink.force_flush(20_000)
+    finally:
+        back.stop()
+    assert len(back.scores) == len(records)
+    lines = [r for r in caplog.records if r.name.startswith("otel_eval.emit.sinks")]
+    assert [r.levelname for r in lines] == ["WARNING", "WARNING", "INFO"], [r.getMessage() for r in lines]
+    assert "still unreachable after 61 s" in lines[1].getMessage()  # the one summary, after 60 s
+    assert "reachable again after 71" in lines[2].getMessage()
