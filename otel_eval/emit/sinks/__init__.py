@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
 from opentelemetry.metrics import MeterProvider
 
 from otel_eval import environment_variables as env
 from otel_eval.emit import RecordSink
 from otel_eval.emit.console import ConsoleRecordSink
-from otel_eval.emit.sinks._delivery import Backend, BatchingSink, SinkMetrics
 from otel_eval.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from otel_eval.emit.sinks._delivery import Backend, BatchingSink, SinkMetrics
 
 CONSOLE: Final = "console"
 PHOENIX: Final = "phoenix"
@@ -88,6 +90,8 @@ def sinks_from_env(
             expected="an integer >= 1",
         ),
     }
+    from otel_eval.emit.sinks._delivery import BatchingSink  # deferred: httpx, only when a backend is named
+
     sinks: list[RecordSink] = []
     for name in names:
         if name == CONSOLE:
@@ -129,6 +133,16 @@ _BACKENDS: Final[dict[str, Callable[[Mapping[str, str]], Backend]]] = {
     MLFLOW: _mlflow,
     LANGFUSE: _langfuse,
 }
+
+
+def __getattr__(name: str) -> Any:
+    """:class:`BatchingSink`, :class:`Backend` and :class:`SinkMetrics`, imported on first use (they load httpx)."""
+    if name in ("Backend", "BatchingSink", "SinkMetrics"):
+        from otel_eval.emit.sinks import _delivery
+
+        return getattr(_delivery, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "SINK_NAMES",
