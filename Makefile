@@ -51,6 +51,11 @@ unit: $(STAMP) tools
 
 test: tools lint typecheck docs unit
 
+# The real Phoenix and MLflow servers of the score-sink tests, each in a venv of its own under .venv-backends/
+# (created on first use by the tests too; .ci/run starts this beside the rest so the installs overlap other work).
+backends: $(STAMP)
+	$(BIN)/python -m tests.emit.sinks.servers
+
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 

@@ -238,6 +238,46 @@ OTEL_EVAL_WORKER_FLUSH_TIMEOUT: Final = "OTEL_EVAL_WORKER_FLUSH_TIMEOUT"
 """Seconds a worker waits for its telemetry to be exported before committing a batch. Default 10."""
 
 
+OTEL_EVAL_SINKS: Final = "OTEL_EVAL_SINKS"
+"""Comma-separated score sinks besides the OpenTelemetry signals: ``console``, ``phoenix``, ``mlflow``, ``langfuse``.
+Each backend sink is configured by that backend's own variables (below). Default none."""
+
+OTEL_EVAL_SINKS_INFORMATIONAL: Final = "OTEL_EVAL_SINKS_INFORMATIONAL"
+"""``true`` also sends informational results (no threshold) to the backend sinks. Default false."""
+
+OTEL_EVAL_SINKS_RETRY_SECONDS: Final = "OTEL_EVAL_SINKS_RETRY_SECONDS"
+"""Seconds a backend sink keeps retrying a score (its span not there yet, the backend down). Default 120."""
+DEFAULT_SINKS_RETRY_SECONDS: Final = 120.0
+
+OTEL_EVAL_SINKS_QUEUE_SIZE: Final = "OTEL_EVAL_SINKS_QUEUE_SIZE"
+"""Scores each backend sink holds at most (queued and awaiting retry); further ones are dropped. Default 10000."""
+DEFAULT_SINKS_QUEUE_SIZE: Final = 10_000
+
+# The backends' own variables, read by the score sinks as their own clients read them.
+PHOENIX_COLLECTOR_ENDPOINT: Final = "PHOENIX_COLLECTOR_ENDPOINT"
+"""Phoenix's base URL (a trailing ``/v1/traces`` is ignored). Default ``http://localhost:6006``."""
+PHOENIX_API_KEY: Final = "PHOENIX_API_KEY"
+"""Phoenix API key, sent as a bearer token. Default none."""
+PHOENIX_CLIENT_HEADERS: Final = "PHOENIX_CLIENT_HEADERS"
+"""Extra headers for Phoenix's API, ``k=v,k2=v2`` (W3C baggage style, as the OTLP header variables)."""
+MLFLOW_TRACKING_URI: Final = "MLFLOW_TRACKING_URI"
+"""MLflow tracking server URL (``http(s)://`` only). Default ``http://localhost:5000``."""
+MLFLOW_TRACKING_TOKEN: Final = "MLFLOW_TRACKING_TOKEN"
+"""MLflow bearer token. Default none."""
+MLFLOW_TRACKING_USERNAME: Final = "MLFLOW_TRACKING_USERNAME"
+"""MLflow basic-auth user (with ``MLFLOW_TRACKING_PASSWORD``). Default none."""
+MLFLOW_TRACKING_PASSWORD: Final = "MLFLOW_TRACKING_PASSWORD"
+"""MLflow basic-auth password. Default none."""
+LANGFUSE_BASE_URL: Final = "LANGFUSE_BASE_URL"
+"""Langfuse's base URL (``LANGFUSE_HOST``, its older name, too). Default ``https://cloud.langfuse.com``."""
+LANGFUSE_HOST: Final = "LANGFUSE_HOST"
+"""Langfuse's base URL, older name of ``LANGFUSE_BASE_URL``."""
+LANGFUSE_PUBLIC_KEY: Final = "LANGFUSE_PUBLIC_KEY"
+"""Langfuse public key (basic-auth user). Required by the ``langfuse`` sink."""
+LANGFUSE_SECRET_KEY: Final = "LANGFUSE_SECRET_KEY"
+"""Langfuse secret key (basic-auth password). Required by the ``langfuse`` sink."""
+
+
 def number_setting(
     environ: Mapping[str, str], name: str, default: NumberT, *, valid: Callable[[NumberT], bool], expected: str
 ) -> NumberT:

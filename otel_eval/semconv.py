@@ -160,6 +160,21 @@ METRIC_TRANSPORT_FAILED_ATTEMPTS: Final = (
     "otel_eval.transport.failed_attempts"  # prom: otel_eval_transport_failed_attempts_total
 )
 METRIC_TRANSPORT_OUTAGE_DURATION: Final = "otel_eval.transport.outage.duration"  # gauge, s; 0 while reachable; prom: otel_eval_transport_outage_duration_seconds
+# Score sinks (otel_eval/emit/sinks): scores posted to a backend's own API (Phoenix, MLflow, Langfuse), by otel_eval.sink.
+OTEL_EVAL_SINK: Final = "otel_eval.sink"  # phoenix | mlflow | langfuse
+OTEL_EVAL_SINK_REASON: Final = "otel_eval.sink.reason"  # why an attempt failed or a score was dropped (SINK_* below)
+METRIC_SINK_DELIVERED: Final = (
+    "otel_eval.sink.delivered"  # scores the backend accepted; prom: otel_eval_sink_delivered_total
+)
+METRIC_SINK_DROPPED: Final = "otel_eval.sink.dropped"  # scores given up, by reason; prom: otel_eval_sink_dropped_total
+METRIC_SINK_FAILED_ATTEMPTS: Final = (
+    "otel_eval.sink.failed_attempts"  # requests that failed, by reason; prom: otel_eval_sink_failed_attempts_total
+)
+SINK_UNREACHABLE: Final = "unreachable"  # no connection, a timeout, or a 5xx/429 answer
+SINK_SPAN_MISSING: Final = "span_missing"  # the annotated span or trace has not reached the backend (yet)
+SINK_REJECTED: Final = "rejected"  # the backend refused the score (a 4xx answer): not retried
+SINK_QUEUE_FULL: Final = "queue_full"  # the sink's bounded queue was full
+SINK_SHUTDOWN: Final = "shutdown"  # still queued when the sink shut down
 OTEL_EVAL_SOURCE: Final = "otel_eval.worker.source"  # requests | otlp_spans
 KAFKA_TOPIC: Final = "messaging.destination.name"  # topic attribute of the worker's own metrics
 KAFKA_PARTITION: Final = "messaging.destination.partition.id"

@@ -7,6 +7,7 @@ through. Every emitter uses the global tracer/logger/meter provider unless one i
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -80,6 +81,28 @@ class Emitters:
                 emitter.emit(record)
             except Exception:  # one broken exporter must not lose the other signals
                 logger.exception("emitter %s failed on result %s", type(emitter).__name__, record.result_id)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Waits for the sinks that deliver later (the backend sinks) to deliver what they hold; False when
+        ``timeout_millis`` passed first."""
+        deadline = time.monotonic() + max(0, timeout_millis) / 1000
+        flushed = True
+        for sink in self._sinks:
+            flush = getattr(sink, "force_flush", None)
+            if callable(flush):
+                flushed = bool(flush(max(0, int((deadline - time.monotonic()) * 1000)))) and flushed
+        return flushed
+
+    def shutdown(self, timeout_millis: int = 30000) -> None:
+        """Lets the sinks that deliver later deliver within ``timeout_millis``, then stops them."""
+        deadline = time.monotonic() + max(0, timeout_millis) / 1000
+        for sink in self._sinks:
+            stop = getattr(sink, "shutdown", None)
+            if callable(stop):
+                try:
+                    stop(max(0, int((deadline - time.monotonic()) * 1000)))
+                except Exception:  # one sink must not keep the others from stopping
+                    logger.exception("result sink %r failed to shut down", sink)
 
     def deliver(self, records: Sequence[EvaluationRecord]) -> None:
         """Hands one request's records to every sink."""

@@ -101,6 +101,14 @@ class EvaluationCore:
         if self._criteria is not None:
             build_plan(self._criteria, registry=self._registry, judge=self._judge)  # bad criteria fail here
 
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Waits for the sinks that deliver later (the backend sinks) to deliver what they hold."""
+        return self.emitters.force_flush(timeout_millis)
+
+    def shutdown(self, timeout_millis: int = 30000) -> None:
+        """Lets the sinks that deliver later deliver what they hold within ``timeout_millis``, then stops them."""
+        self.emitters.shutdown(timeout_millis)
+
     async def evaluate(self, request: EvaluationRequest) -> list[EvaluationRecord]:
         """Scores ``request``, emits every record, and returns them. Never raises."""
         try:

@@ -21,8 +21,8 @@ from opentelemetry.trace import TracerProvider
 
 from otel_eval import environment_variables as env
 from otel_eval.emit import Emitters, RecordSink
-from otel_eval.emit.console import ConsoleRecordSink
 from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.emit.sinks import sinks_from_env
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.evaluation.engine import EmbeddedInvocationExporter
 from otel_eval.judge import Judge
@@ -87,7 +87,7 @@ def embedded_exporter(
         meter_provider: Where score metrics and the judge's usage go (global when None).
         pipeline: Pipeline counters the exporter reports drops and its queue through.
         judge, tracer_provider, logger_provider, sinks, max_queue_size, concurrency: see :class:`EmbeddedOptions`.
-            ``OTEL_EVAL_CONSOLE=true`` adds a :class:`ConsoleRecordSink`.
+            ``OTEL_EVAL_SINKS`` (and ``OTEL_EVAL_CONSOLE=true``) add the sinks they name.
 
     Raises:
         ConfigurationError: unknown metric or invalid criterion.
@@ -122,16 +122,14 @@ def output_sinks(
     meter_provider: MeterProvider | None,
     logger_provider: LoggerProvider | None,
 ) -> list[RecordSink]:
-    """``sinks``, plus a :class:`ConsoleRecordSink` when ``OTEL_EVAL_CONSOLE`` is true; logs
+    """``sinks``, plus those ``OTEL_EVAL_SINKS`` and ``OTEL_EVAL_CONSOLE`` name (:func:`sinks_from_env`); logs
     :data:`NO_DESTINATION_WARNING` once when nothing would receive the scores.
 
     An explicit ``tracer_provider`` counts (the caller chose where the evaluation spans go); the global tracer
     provider does not: agents set it after making the processor (ADK's set-up), and it exports only if the agent
     added an exporting processor, which cannot be told from here.
     """
-    result = list(sinks)
-    if console_enabled():
-        result.append(ConsoleRecordSink())
+    result = [*sinks, *sinks_from_env(meter_provider=meter_provider)]
     has_events = logger_provider is not None or isinstance(get_logger_provider(), SdkLoggerProvider)
     has_metrics = meter_provider is not None or isinstance(get_meter_provider(), SdkMeterProvider)
     if not (result or has_events or has_metrics or tracer_provider is not None):

@@ -108,8 +108,15 @@ class EmbeddedInvocationExporter(InvocationExporter):
         return ExportResult.SUCCESS
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
-        """Waits until every queued request is evaluated and emitted. False when ``timeout_millis`` passed first."""
+        """Waits until every queued request is evaluated and emitted, and the core's backend sinks delivered what
+        they hold. False when ``timeout_millis`` passed first."""
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
+        if not self._drain(deadline):
+            return False
+        flush_sinks = getattr(self.core, "force_flush", None)
+        return bool(flush_sinks(_millis_until(deadline))) if callable(flush_sinks) else True
+
+    def _drain(self, deadline: float) -> bool:
         with self._changed:
             while self._queue or self._in_flight:
                 remaining = deadline - time.monotonic()
@@ -124,7 +131,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
             return
         self._shutdown = True
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
-        self.force_flush(timeout_millis)
+        self._drain(deadline)
         with self._changed:
             abandoned = len(self._queue) + self._in_flight
             self._queue.clear()
@@ -136,6 +143,9 @@ class EmbeddedInvocationExporter(InvocationExporter):
             with contextlib.suppress(RuntimeError):  # the loop already closed
                 loop.call_soon_threadsafe(self._stop_serving)
         self._thread.join(max(deadline - time.monotonic(), 0.0))
+        stop_sinks = getattr(self.core, "shutdown", None)  # its backend sinks deliver what they hold, briefly
+        if callable(stop_sinks):
+            stop_sinks(_millis_until(deadline))
 
     # --- the worker thread ---------------------------------------------------------------------------------------
 
@@ -222,3 +232,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
 def _queued(weak_self: weakref.ref[EmbeddedInvocationExporter]) -> int:
     exporter = weak_self()
     return exporter.queue_size if exporter is not None else 0
+
+
+def _millis_until(deadline: float) -> int:
+    return max(0, int((deadline - time.monotonic()) * 1000))

@@ -24,8 +24,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from otel_eval import environment_variables as env
+from otel_eval.emit.sinks import sink_names
 from otel_eval.errors import ConfigurationError
-from otel_eval.evaluation.embedded import console_enabled
 from otel_eval.metrics import default_registry
 
 logger = logging.getLogger(__name__)
@@ -113,7 +113,8 @@ def check_process_options(given: Mapping[str, object], metric_names: Iterable[st
 
     Raises:
         TypeError: an object that cannot cross into the child.
-        ConfigurationError: an unknown exporter name in ``OTEL_*_EXPORTER``, or an unknown metric.
+        ConfigurationError: an unknown exporter name in ``OTEL_*_EXPORTER`` or sink in ``OTEL_EVAL_SINKS``, or an
+            unknown metric.
     """
     refused = sorted(name for name, value in given.items() if value is not None and name not in PROCESS_OPTIONS)
     if refused:
@@ -122,7 +123,7 @@ def check_process_options(given: Mapping[str, object], metric_names: Iterable[st
             "(isolation='process'), which exports the scores as OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER and "
             "OTEL_METRICS_EXPORTER say; use isolation='thread' to pass them"
         )
-    if not any(exporter_names().values()) and not console_enabled():
+    if not any(exporter_names().values()) and not sink_names():
         logger.warning(NO_DESTINATION_WARNING)
     registry = default_registry()
     for name in metric_names:

@@ -268,6 +268,9 @@ class Worker:
         await asyncio.to_thread(
             self.telemetry.flush, max(0.1, min(self.settings.worker_flush_timeout, self._time_left()))
         )
+        stop_sinks = getattr(self.core, "shutdown", None)  # the backend sinks (OTEL_EVAL_SINKS) deliver what they hold
+        if callable(stop_sinks):
+            await asyncio.to_thread(stop_sinks, int(max(0.1, self._time_left()) * 1000))
         abandoned = "; fetched records left uncommitted for the group" if self._uncommitted else ""
         logger.info("worker stopped%s: %s", abandoned, self.metrics.snapshot())
 
@@ -356,6 +359,7 @@ def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry) -> RequestE
     """
     from otel_eval.emit import Emitters
     from otel_eval.emit.pipeline import PipelineMetrics
+    from otel_eval.emit.sinks import sinks_from_env
     from otel_eval.evaluation.core import EvaluationCore
     from otel_eval.judge import default_judge
     from otel_eval.model.loading import criteria_setting, eval_set_setting
@@ -364,6 +368,7 @@ def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry) -> RequestE
         tracer_provider=telemetry.tracer_provider,
         logger_provider=telemetry.logger_provider,
         meter_provider=telemetry.meter_provider,
+        sinks=sinks_from_env(meter_provider=telemetry.meter_provider),  # OTEL_EVAL_SINKS: backends' score APIs
     )
     judge = default_judge()
     judge.use_meter_provider(telemetry.meter_provider)

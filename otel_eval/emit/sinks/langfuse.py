@@ -1,0 +1,84 @@
+"""Scores as Langfuse scores on the trace and its root observation, through Langfuse's public API.
+
+One score per result (``POST /api/public/scores``): name = metric, a numeric value (a categorical one, the verdict
+word, when there is no score), comment = explanation, the provenance (verdict and label among it) as metadata, and
+an id derived from the trace, span and evaluator id, so a re-evaluation with the same evaluator replaces the score
+(Langfuse upserts on the id) instead of adding one. Langfuse's trace and observation ids of OTLP spans are the hex
+trace and span ids, and a score may arrive before its trace.
+
+Configured as Langfuse's SDKs are: ``LANGFUSE_BASE_URL`` (or ``LANGFUSE_HOST``; default
+``https://cloud.langfuse.com``), ``LANGFUSE_PUBLIC_KEY`` and ``LANGFUSE_SECRET_KEY`` (basic auth).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import httpx
+
+from otel_eval import environment_variables as env
+from otel_eval.emit.sinks import _fields
+from otel_eval.emit.sinks._delivery import Outcome, status_outcome
+from otel_eval.emit.sinks._http import DEFAULT_TIMEOUT_S, basic_auth, first, split_url
+from otel_eval.errors import ConfigurationError
+from otel_eval.model.messages import EvaluationRecord
+
+DEFAULT_BASE_URL: Final = "https://cloud.langfuse.com"
+
+
+def score(record: EvaluationRecord) -> dict[str, Any]:
+    """The body of ``POST /api/public/scores`` for ``record``."""
+    body: dict[str, Any] = {
+        "id": str(uuid.UUID(_fields.score_id(record))),
+        "traceId": record.trace_id,
+        "observationId": record.span_id,
+        "name": record.metric_name,
+        "metadata": _fields.provenance(record),
+    }
+    if record.score is not None:
+        body.update(value=record.score, dataType="NUMERIC")
+    else:
+        body.update(value=_fields.verdict(record), dataType="CATEGORICAL")
+    explanation = _fields.explanation(record)
+    if explanation:
+        body["comment"] = explanation
+    return body
+
+
+class LangfuseBackend:
+    """Posts one score per record.
+
+    Args:
+        base_url: Langfuse's base URL.
+        public_key, secret_key: The project's API keys (basic auth).
+    """
+
+    name = "langfuse"
+
+    def __init__(self, base_url: str, public_key: str, secret_key: str) -> None:
+        self.endpoint, _ = split_url(base_url)
+        self._headers = {"Authorization": basic_auth(public_key, secret_key)}
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> LangfuseBackend:
+        """Configured from ``LANGFUSE_BASE_URL``/``LANGFUSE_HOST``, ``LANGFUSE_PUBLIC_KEY``, ``LANGFUSE_SECRET_KEY``.
+
+        Raises:
+            ConfigurationError: a key is missing.
+        """
+        public_key = first(environ, env.LANGFUSE_PUBLIC_KEY)
+        secret_key = first(environ, env.LANGFUSE_SECRET_KEY)
+        if not (public_key and secret_key):
+            raise ConfigurationError(
+                f"the langfuse sink needs {env.LANGFUSE_PUBLIC_KEY} and {env.LANGFUSE_SECRET_KEY} (the project's API keys)"
+            )
+        base_url = first(environ, env.LANGFUSE_BASE_URL, env.LANGFUSE_HOST) or DEFAULT_BASE_URL
+        return cls(base_url, public_key, secret_key)
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S)
+
+    def send(self, client: httpx.Client, records: Sequence[EvaluationRecord]) -> list[Outcome]:
+        return [status_outcome(client.post("/api/public/scores", json=score(record))) for record in records]

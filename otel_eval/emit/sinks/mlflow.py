@@ -1,0 +1,158 @@
+"""Scores as MLflow assessments (feedback) on the trace, as ``mlflow.log_feedback`` records them, over MLflow's REST
+API.
+
+One feedback per result on the invocation's trace (``tr-`` and the OTLP trace id in hex: how MLflow's OTLP endpoint
+names a trace it receives) and root span: name = metric, value = score (the verdict word when there is no score),
+rationale = explanation, source ``LLM_JUDGE`` or ``CODE`` with the evaluator id as its source id, and the
+provenance as metadata. A re-evaluation with the same evaluator updates the assessment it finds on the trace
+(same name and ``otel_eval.evaluator.id``) instead of adding one; a trace MLflow does not have yet is retried.
+
+Configured as MLflow's clients are: ``MLFLOW_TRACKING_URI`` (an ``http(s)://`` server; default
+``http://localhost:5000``), ``MLFLOW_TRACKING_TOKEN`` or ``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD``.
+The experiment (``MLFLOW_EXPERIMENT_ID`` or ``MLFLOW_EXPERIMENT_NAME`` for MLflow's clients, the
+``x-mlflow-experiment-id`` header for an OTLP exporter) is where the trace goes; assessments follow their trace, so
+the sink needs no experiment.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import httpx
+
+from otel_eval import environment_variables as env
+from otel_eval import semconv
+from otel_eval.emit.sinks import _fields
+from otel_eval.emit.sinks._delivery import MISSING, OK, Outcome, Rejected, status_outcome
+from otel_eval.emit.sinks._http import DEFAULT_TIMEOUT_S, basic_auth, first, split_url
+from otel_eval.errors import ConfigurationError
+from otel_eval.model.messages import EvaluationRecord
+
+DEFAULT_TRACKING_URI: Final = "http://localhost:5000"
+TRACE_ID_PREFIX: Final = "tr-"
+"""MLflow's trace id of an OTLP trace: this prefix and the 32 hex digits (``generate_mlflow_trace_id_from_otel_trace_id``)."""
+_TRACES: Final = "/api/3.0/mlflow/traces"
+
+
+def mlflow_trace_id(otel_trace_id: str) -> str:
+    """The MLflow trace id of an OTLP trace id (hex)."""
+    return TRACE_ID_PREFIX + otel_trace_id.lower()
+
+
+def assessment(record: EvaluationRecord) -> dict[str, Any]:
+    """The ``assessment`` of ``POST /api/3.0/mlflow/traces/{trace_id}/assessments`` for ``record``."""
+    body: dict[str, Any] = {
+        "assessment_name": record.metric_name,
+        "trace_id": mlflow_trace_id(record.trace_id),
+        "span_id": record.span_id,
+        "source": {
+            "source_type": "LLM_JUDGE" if _fields.judged(record) else "CODE",
+            "source_id": record.judge_model
+            if _fields.judged(record) and record.judge_model
+            else _fields.evaluator_key(record),
+        },
+        "feedback": {"value": record.score if record.score is not None else _fields.verdict(record)},
+        "metadata": {key: _string(value) for key, value in _fields.provenance(record).items()},
+    }
+    explanation = _fields.explanation(record)
+    if explanation:
+        body["rationale"] = explanation
+    return body
+
+
+class MlflowBackend:
+    """Creates (or updates) one assessment per record, after reading the trace's assessments once per batch.
+
+    Args:
+        tracking_uri: The MLflow tracking server's URL.
+        headers: The credentials' ``Authorization`` header, if any.
+    """
+
+    name = "mlflow"
+
+    def __init__(self, tracking_uri: str, headers: Mapping[str, str] | None = None) -> None:
+        self.endpoint, auth = split_url(tracking_uri)
+        self._headers = {**auth, **(headers or {})}
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> MlflowBackend:
+        """Configured from ``MLFLOW_TRACKING_URI`` and its credentials.
+
+        Raises:
+            ConfigurationError: a tracking URI that is not an HTTP server (``file:``, ``sqlite:``, ``databricks``).
+        """
+        uri = first(environ, env.MLFLOW_TRACKING_URI) or DEFAULT_TRACKING_URI
+        if not uri.startswith(("http://", "https://")):
+            raise ConfigurationError(
+                f"{env.MLFLOW_TRACKING_URI}: the mlflow sink needs an MLflow tracking server (http:// or https://); "
+                f"got a {uri.split(':', 1)[0]!r} URI"
+            )
+        headers: dict[str, str] = {}
+        token = first(environ, env.MLFLOW_TRACKING_TOKEN)
+        user = first(environ, env.MLFLOW_TRACKING_USERNAME)
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        elif user:
+            headers["Authorization"] = basic_auth(user, environ.get(env.MLFLOW_TRACKING_PASSWORD, ""))
+        return cls(uri, headers)
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S)
+
+    def send(self, client: httpx.Client, records: Sequence[EvaluationRecord]) -> list[Outcome]:
+        outcomes: list[Outcome] = []
+        existing_by_trace: dict[str, _Existing] = {}
+        for record in records:
+            trace_id = mlflow_trace_id(record.trace_id)
+            if trace_id not in existing_by_trace:
+                existing_by_trace[trace_id] = self._existing(client, trace_id)
+            existing = existing_by_trace[trace_id]
+            if existing is None:
+                outcomes.append(MISSING)
+                continue
+            if isinstance(existing, Rejected):
+                outcomes.append(existing)
+                continue
+            body = assessment(record)
+            key = (record.metric_name, _fields.evaluator_key(record))
+            found = existing.get(key)
+            if found is None:
+                response = client.post(f"{_TRACES}/{trace_id}/assessments", json={"assessment": body})
+            elif (found.get("metadata") or {}).get(semconv.OTEL_EVAL_RESULT_ID) == record.result_id:
+                outcomes.append(OK)  # this very result is there already (a redelivery)
+                continue
+            else:
+                body["assessment_id"] = found["assessment_id"]
+                update = {"assessment": body, "update_mask": "feedback,rationale,metadata"}
+                response = client.patch(f"{_TRACES}/{trace_id}/assessments/{found['assessment_id']}", json=update)
+            outcome = status_outcome(response)
+            if outcome == OK:
+                existing[key] = {**body, **(response.json().get("assessment") or {})}
+            outcomes.append(outcome)
+        return outcomes
+
+    def _existing(self, client: httpx.Client, trace_id: str) -> _Existing:
+        """The trace's assessments from otel-eval by (name, evaluator id); None when MLflow has no such trace."""
+        response = client.get(f"{_TRACES}/{trace_id}")
+        if response.status_code == 404 or (response.status_code == 400 and "RESOURCE_DOES_NOT_EXIST" in response.text):
+            return None
+        outcome = status_outcome(response)
+        if isinstance(outcome, Rejected):
+            return outcome
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        info = response.json().get("trace", {}).get("trace_info", {})
+        for item in info.get("assessments", []):
+            metadata = item.get("metadata") or {}
+            evaluator = metadata.get(semconv.OTEL_EVAL_EVALUATOR_ID) or item.get("assessment_name", "")
+            if metadata.get("source") == semconv.INSTRUMENTATION_SCOPE and item.get("valid", True):
+                found[(item.get("assessment_name", ""), evaluator)] = item
+        return found
+
+
+_Existing = dict[tuple[str, str], dict[str, Any]] | Rejected | None
+
+
+def _string(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)

@@ -1,0 +1,106 @@
+"""``OTEL_EVAL_SINKS``: which sinks the processor, the evaluation process and the worker build, and the bounds every
+backend sink keeps (a full queue, a backend that never answers)."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from otel_eval.emit.console import ConsoleRecordSink
+from otel_eval.emit.sinks import BatchingSink, sink_names, sinks_from_env
+from otel_eval.emit.sinks.langfuse import LangfuseBackend
+from otel_eval.emit.sinks.mlflow import MlflowBackend
+from otel_eval.emit.sinks.phoenix import PhoenixBackend
+from otel_eval.errors import ConfigurationError
+from otel_eval.model import EvalStatus
+from otel_eval.model.messages import EvaluationRecord
+
+KEYS = {"LANGFUSE_PUBLIC_KEY": "pk-lf-1", "LANGFUSE_SECRET_KEY": "sk-lf-secret"}
+
+
+def _record(index: int = 0, **fields: object) -> EvaluationRecord:
+    values: dict[str, object] = {
+        "result_id": f"r{index}",
+        "trace_id": f"{index:032x}",
+        "span_id": f"{index:016x}",
+        "metric_name": "response_match_score",
+        "score": 0.25,
+        "eval_status": EvalStatus.FAILED,
+        "label": "fail",
+    }
+    values.update(fields)
+    return EvaluationRecord.model_validate(values)
+
+
+def test_the_names_build_their_sinks_in_order_each_configured_by_its_backend() -> None:
+    sinks = sinks_from_env(
+        {
+            "OTEL_EVAL_SINKS": " phoenix, mlflow ,langfuse,console,phoenix",
+            "PHOENIX_COLLECTOR_ENDPOINT": "http://phoenix.internal:6006/v1/traces",
+            "MLFLOW_TRACKING_URI": "https://user:pw@mlflow.internal/",
+            **KEYS,
+            "LANGFUSE_HOST": "https://langfuse.internal",
+        }
+    )
+    assert [type(s) for s in sinks] == [BatchingSink, BatchingSink, BatchingSink, ConsoleRecordSink]
+    backends = [s.backend for s in sinks if isinstance(s, BatchingSink)]
+    assert [type(b) for b in backends] == [PhoenixBackend, MlflowBackend, LangfuseBackend]
+    assert [b.endpoint for b in backends] == [
+        "http://phoenix.internal:6006",
+        "https://mlflow.internal",  # the user info became a header, out of every log line
+        "https://langfuse.internal",
+    ]
+    assert all("pw" not in repr(s) and "secret" not in repr(s) for s in sinks)
+    for sink in sinks:
+        if isinstance(sink, BatchingSink):
+            sink.shutdown(0)
+
+
+def test_console_also_comes_from_otel_eval_console_and_nothing_is_built_without_names() -> None:
+    assert sink_names({"OTEL_EVAL_CONSOLE": "true"}) == ["console"]
+    assert sink_names({"OTEL_EVAL_CONSOLE": "true", "OTEL_EVAL_SINKS": "console"}) == ["console"]
+    assert sinks_from_env({}) == [] and sinks_from_env({"OTEL_EVAL_SINKS": " , "}) == []
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        ({"OTEL_EVAL_SINKS": "phoenix,datadog"}, "OTEL_EVAL_SINKS: unknown sink 'datadog'"),
+        ({"OTEL_EVAL_SINKS": "langfuse"}, "LANGFUSE_PUBLIC_KEY"),
+        ({"OTEL_EVAL_SINKS": "mlflow", "MLFLOW_TRACKING_URI": "sqlite:///mlflow.db"}, "MLFLOW_TRACKING_URI"),
+        ({"OTEL_EVAL_SINKS": "phoenix", "OTEL_EVAL_SINKS_RETRY_SECONDS": "soon"}, "OTEL_EVAL_SINKS_RETRY_SECONDS"),
+    ],
+)
+def test_a_bad_setting_fails_at_start_up_naming_it(environ: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        sinks_from_env(environ)
+
+
+def test_informational_results_are_sent_only_when_asked() -> None:
+    quiet = BatchingSink(PhoenixBackend("http://127.0.0.1:9"), max_queue_size=10)
+    asked = BatchingSink(PhoenixBackend("http://127.0.0.1:9"), max_queue_size=10, informational=True)
+    info = _record(score=3.0, eval_status=EvalStatus.INFORMATIONAL, label="informational")
+    for sink in (quiet, asked):
+        sink([info, _record(1)])
+        sink.shutdown(0)
+    assert quiet.stats()["dropped.shutdown"] == 1
+    assert asked.stats()["dropped.shutdown"] == 2
+
+
+def test_a_backend_that_never_answers_costs_the_caller_nothing_and_the_exit_a_bounded_wait() -> None:
+    with socket.socket() as black_hole:  # accepts connections into its backlog, never answers
+        black_hole.bind(("127.0.0.1", 0))
+        black_hole.listen(64)
+        port = black_hole.getsockname()[1]
+        sink = BatchingSink(PhoenixBackend(f"http://127.0.0.1:{port}"), max_queue_size=5)
+        started = time.monotonic()
+        for index in range(8):
+            sink([_record(index)])
+        assert time.monotonic() - started < 0.2
+        assert sink.stats()["dropped.queue_full"] == 3
+        started = time.monotonic()
+        sink.shutdown(30_000)
+        assert time.monotonic() - started < 7.0  # EXIT_FLUSH_S (5 s), not the 30 s asked
+    assert sink.stats()["dropped.shutdown"] == 5

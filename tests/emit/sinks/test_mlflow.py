@@ -1,0 +1,118 @@
+"""The ``mlflow`` sink against a real MLflow tracking server (``mlflow server`` from PyPI, its own venv, on
+loopback): the agent's spans over OTLP/HTTP into an experiment, the scores as assessments, read back through MLflow's
+REST API; then the link to it cut for a while and restored."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from otel_eval.emit.sinks import BatchingSink
+from otel_eval.emit.sinks.mlflow import MlflowBackend
+from otel_eval.model.messages import EvaluationRecord
+from tests.emit.sinks.agent import run_evaluated_agent
+from tests.emit.sinks.servers import BackendServer, CuttableLink, mlflow_server
+from tests.waiting import wait_until
+
+# The first run creates the backend's venv (minutes) inside the fixture: more than the suite's 300 s per test.
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.slow,
+    pytest.mark.timeout(900),
+    pytest.mark.usefixtures("clean_genai_env"),
+]
+
+
+@pytest.fixture(scope="module")
+def mlflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackendServer]:
+    server = mlflow_server(Path(tmp_path_factory.mktemp("mlflow")))
+    server.start()
+    yield server
+    server.stop()
+
+
+SINK_COUNTS: dict[str, float] = {}
+
+
+@pytest.fixture(scope="module")
+def evaluated(mlflow: BackendServer) -> list[EvaluationRecord]:
+    """The demo's scenarios, exported into a new experiment and evaluated with OTEL_EVAL_SINKS=mlflow."""
+    created = httpx.post(f"{mlflow.url}/api/2.0/mlflow/experiments/create", json={"name": "travel-agent"})
+    created.raise_for_status()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("OTEL_EVAL_SINKS", "mlflow")
+        env.setenv("MLFLOW_TRACKING_URI", mlflow.url)
+        headers = {"x-mlflow-experiment-id": created.json()["experiment_id"]}
+        records = run_evaluated_agent(f"{mlflow.url}/v1/traces", headers, sink_counts=SINK_COUNTS)
+    return [r for r in records if r.label != "informational"]
+
+
+def _assessments(mlflow: BackendServer, trace_id: str) -> list[dict[str, Any]]:
+    response = httpx.get(f"{mlflow.url}/api/3.0/mlflow/traces/tr-{trace_id}", timeout=30)
+    response.raise_for_status()
+    return list(response.json()["trace"]["trace_info"].get("assessments", []))
+
+
+def test_every_result_is_one_feedback_on_its_trace(mlflow: BackendServer, evaluated: list[EvaluationRecord]) -> None:
+    expected = Counter(r.trace_id for r in evaluated)
+    for trace_id, count in expected.items():
+        assessments = _assessments(mlflow, trace_id)
+        assert len(assessments) == count
+        records = {r.metric_name: r for r in evaluated if r.trace_id == trace_id}
+        for assessment in assessments:
+            record = records[assessment["assessment_name"]]
+            assert assessment["feedback"]["value"] == record.score
+            assert assessment["span_id"] == record.span_id
+            assert assessment["source"]["source_type"] == (
+                "LLM_JUDGE" if record.evaluator_type == "llm_judge" else "CODE"
+            )
+            assert assessment.get("rationale") == (record.explanation or record.error_type)
+            assert assessment["metadata"]["otel_eval.evaluator.id"] == record.evaluator_id
+    # The scores were ready before the exporter's batch of spans (every 5 s): no trace yet, the sink retried.
+    assert SINK_COUNTS["otel_eval.sink.failed_attempts.span_missing"] >= 1
+    assert SINK_COUNTS["otel_eval.sink.delivered"] == len(evaluated)
+
+
+def test_a_re_evaluation_updates_the_assessments_instead_of_adding_some(
+    mlflow: BackendServer, evaluated: list[EvaluationRecord]
+) -> None:
+    again = [r.model_copy(update={"score": 0.25, "result_id": r.result_id[::-1]}) for r in evaluated]
+    sink = BatchingSink(MlflowBackend(mlflow.url))
+    sink(again)
+    assert sink.force_flush(30_000)
+    assessments = [a for trace_id in {r.trace_id for r in evaluated} for a in _assessments(mlflow, trace_id)]
+    assert len(assessments) == len(evaluated)
+    assert {a["feedback"]["value"] for a in assessments} == {0.25}
+
+
+def test_a_backend_down_for_a_while_costs_at_most_three_lines_and_no_caller_time(
+    mlflow: BackendServer, evaluated: list[EvaluationRecord], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="otel_eval")
+    link = CuttableLink(mlflow.port)  # the sink reaches MLflow through it; cut, MLflow is unreachable
+    sink = BatchingSink(MlflowBackend(link.url), backoff=(0.2, 2.0))
+    again = [r.model_copy(update={"score": 0.75, "result_id": r.result_id[:-1] + "x"}) for r in evaluated]
+    started = time.monotonic()
+    for record in again:
+        sink([record])
+    assert time.monotonic() - started < 0.5, "queuing must not wait for the backend"
+    assert wait_until(lambda: sink.stats().get("failed_attempts.unreachable", 0) >= 3, 30)
+    link.restore()
+    try:
+        assert sink.force_flush(60_000)
+    finally:
+        link.cut()
+    assessments = [a for trace_id in {r.trace_id for r in evaluated} for a in _assessments(mlflow, trace_id)]
+    assert len(assessments) == len(evaluated)
+    assert {a["feedback"]["value"] for a in assessments} == {0.75}
+    lines = [r for r in caplog.records if r.name.startswith("otel_eval.emit.sinks")]
+    assert [r.levelname for r in lines] == ["WARNING", "INFO"], [r.getMessage() for r in lines]
+    assert "unreachable" in lines[0].getMessage() and "reachable again" in lines[1].getMessage()
+    assert not any(key.startswith("dropped") for key in sink.stats())

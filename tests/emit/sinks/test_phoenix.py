@@ -1,0 +1,120 @@
+"""The ``phoenix`` sink against a real Arize Phoenix (``phoenix serve`` from PyPI, its own venv, on loopback): the
+agent's spans over OTLP/HTTP, the scores as span annotations, read back through Phoenix's REST and GraphQL APIs."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from otel_eval.emit.sinks import BatchingSink
+from otel_eval.emit.sinks.phoenix import PhoenixBackend
+from otel_eval.model.messages import EvaluationRecord
+from tests.emit.sinks.agent import PROJECT, run_evaluated_agent
+from tests.emit.sinks.servers import BackendServer, phoenix_server
+
+# The first run creates the backend's venv (minutes) inside the fixture: more than the suite's 300 s per test.
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.slow,
+    pytest.mark.timeout(900),
+    pytest.mark.usefixtures("clean_genai_env"),
+]
+
+
+@pytest.fixture(scope="module")
+def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackendServer]:
+    server = phoenix_server(Path(tmp_path_factory.mktemp("phoenix")))
+    server.start()
+    yield server
+    server.stop()
+
+
+SINK_COUNTS: dict[str, float] = {}
+
+
+@pytest.fixture(scope="module")
+def evaluated(phoenix: BackendServer) -> list[EvaluationRecord]:
+    """The demo's scenarios, evaluated with OTEL_EVAL_SINKS=phoenix; the records that are scores (not informational)."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("OTEL_EVAL_SINKS", "phoenix")
+        env.setenv("PHOENIX_COLLECTOR_ENDPOINT", phoenix.url)
+        records = run_evaluated_agent(f"{phoenix.url}/v1/traces", sink_counts=SINK_COUNTS)
+    return [r for r in records if r.label != "informational"]
+
+
+def _annotations(phoenix: BackendServer, records: list[EvaluationRecord]) -> list[dict[str, Any]]:
+    span_ids = sorted({r.span_id for r in records})
+    response = httpx.get(
+        f"{phoenix.url}/v1/projects/{PROJECT}/span_annotations", params={"span_ids": span_ids, "limit": 1000}
+    )
+    response.raise_for_status()
+    return list(response.json()["data"])
+
+
+def _graphql(phoenix: BackendServer, query: str, **variables: Any) -> dict[str, Any]:
+    response = httpx.post(f"{phoenix.url}/graphql", json={"query": query, "variables": variables}, timeout=30)
+    response.raise_for_status()
+    body = response.json()
+    assert "errors" not in body, body
+    return dict(body["data"])
+
+
+def test_every_result_is_one_annotation_on_the_invocation_root_span(
+    phoenix: BackendServer, evaluated: list[EvaluationRecord]
+) -> None:
+    annotations = _annotations(phoenix, evaluated)
+    assert len(annotations) == len(evaluated)
+    by_key = {(a["span_id"], a["name"]): a for a in annotations}
+    assert len(by_key) == len(annotations)
+    for record in evaluated:
+        annotation = by_key[(record.span_id, record.metric_name)]
+        assert annotation["annotator_kind"] == ("LLM" if record.evaluator_type == "llm_judge" else "CODE")
+        assert annotation["result"]["label"] == (record.verdict or record.label)
+        assert annotation["result"]["score"] == record.score
+        assert annotation["identifier"] == f"otel-eval:{record.evaluator_id}"
+        assert annotation["metadata"]["otel_eval.result.id"] == record.result_id
+    assert {a["annotator_kind"] for a in annotations} == {"LLM", "CODE"}
+    # The scores were ready before the exporter's batch of spans (every 5 s): Phoenix said 404, the sink retried.
+    assert SINK_COUNTS["otel_eval.sink.failed_attempts.span_missing"] >= 1
+    assert SINK_COUNTS["otel_eval.sink.delivered"] == len(evaluated)
+    assert not any(key.startswith("otel_eval.sink.dropped") for key in SINK_COUNTS)
+
+
+def test_the_evals_filter_finds_exactly_the_failing_invocations_and_the_summary_gives_the_rate(
+    phoenix: BackendServer, evaluated: list[EvaluationRecord]
+) -> None:
+    projects = _graphql(phoenix, "{ projects { edges { node { id name } } } }")["projects"]["edges"]
+    project_id = next(edge["node"]["id"] for edge in projects if edge["node"]["name"] == PROJECT)
+    query = """query ($id: ID!, $filter: String!) { node(id: $id) { ... on Project {
+        spans(first: 100, filterCondition: $filter) { edges { node { context { traceId } } } }
+        spanAnnotationSummary(annotationName: "hallucinations_v1") { meanScore labelFractions { label fraction } }
+    } } }"""
+    project = _graphql(phoenix, query, id=project_id, filter="evals['hallucinations_v1'].score < 0.8")["node"]
+    found = {edge["node"]["context"]["traceId"] for edge in project["spans"]["edges"]}
+    judged = [r for r in evaluated if r.metric_name == "hallucinations_v1"]
+    failing = {r.trace_id for r in judged if r.label == "fail"}
+    assert failing and found == failing
+    summary = project["spanAnnotationSummary"]
+    assert summary["meanScore"] == pytest.approx(statistics.mean(r.score for r in judged if r.score is not None))
+    fractions = {f["label"]: f["fraction"] for f in summary["labelFractions"]}
+    assert fractions == pytest.approx(
+        {verdict: sum(r.verdict == verdict for r in judged) / len(judged) for verdict in {r.verdict for r in judged}}
+    )
+
+
+def test_a_re_evaluation_replaces_the_annotations_instead_of_adding_some(
+    phoenix: BackendServer, evaluated: list[EvaluationRecord]
+) -> None:
+    again = [r.model_copy(update={"score": 0.5, "result_id": r.result_id[::-1]}) for r in evaluated]
+    sink = BatchingSink(PhoenixBackend(phoenix.url))
+    sink(again)
+    assert sink.force_flush(30_000)
+    annotations = _annotations(phoenix, evaluated)
+    assert len(annotations) == len(evaluated)
+    assert {a["result"]["score"] for a in annotations} == {0.5}
+    assert {a["metadata"]["otel_eval.result.id"] for a in annotations} == {r.result_id for r in again}
