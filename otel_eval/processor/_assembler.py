@@ -37,6 +37,9 @@ logger.addFilter(DuplicateLogFilter())
 
 DEFAULT_REBUILD_TIMEOUT = 30.0
 """Seconds one trace's invocations may take to rebuild before the trace is dropped."""
+INLINE_REBUILD_SPANS = 256
+"""Traces of at most this many spans are rebuilt on the background thread itself; larger ones on a step thread
+under :data:`DEFAULT_REBUILD_TIMEOUT` (every rebuild is linear in the spans, so only a large trace can outlast it)."""
 _SWEEP_SECONDS = 0.1
 """At most this often, the idle sweeps walk every buffered and tracked trace (steps run at every root end)."""
 
@@ -70,7 +73,8 @@ class SpanAssembler:
         priority: When set, spans of left-out traces arrive too (buffered under the same limits); each left-out
             local root is evaluated if ``priority`` rescues it, else its buffered subtree is discarded, and a
             left-out trace that goes idle without its root is discarded (see :mod:`otel_eval.processor._priority`).
-        rebuild_timeout: Seconds one trace's rebuild may take. It runs on its own thread; past the deadline the trace
+        rebuild_timeout: Seconds the rebuild of one trace of more than :data:`INLINE_REBUILD_SPANS` spans may take.
+            It runs on its own thread; past the deadline the trace
             is dropped (``rebuild_timeout``) and its thread abandoned to finish on its own (threads cannot be killed;
             see :mod:`otel_eval._runtime.deadline`), so the traces behind it are not delayed.
         logs: GenAI content log records joined onto the spans before the rebuild (:mod:`otel_eval.processor._logs`).
@@ -314,9 +318,11 @@ class SpanAssembler:
             spans = []
         if spans and self._builder.filters.root_allowed(top_span_names(spans)):
             try:
-                requests = self.rebuild.run(
-                    f"rebuilding a trace of {len(spans)} spans", partial(self._builder.build, spans, records)
-                )
+                build = partial(self._builder.build, spans, records)
+                if len(spans) <= INLINE_REBUILD_SPANS:
+                    requests = build()  # linear in a few spans: the deadline's hand-off would cost more
+                else:
+                    requests = self.rebuild.run(f"rebuilding a trace of {len(spans)} spans", build)
             except RecordTimeoutError:  # a pathological trace: dropped, and the traces behind it go on at once
                 self._pipeline.invocations_dropped(semconv.DROP_REBUILD_TIMEOUT)
                 self._pipeline.spans_dropped(semconv.DROP_REBUILD_TIMEOUT, len(spans))
