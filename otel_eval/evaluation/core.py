@@ -111,7 +111,8 @@ class EvaluationCore:
         try:
             return await self._evaluate(request)
         except Exception:  # the worker boundary: one bad request must not stop the others
-            self._failed(request)
+            logger.exception("evaluation of trace %s failed", request.trace_id)
+            self._count_failed(request)
             return []
 
     def evaluate_inline(self, request: EvaluationRequest) -> list[EvaluationRecord] | None:
@@ -130,11 +131,11 @@ class EvaluationCore:
                 records += self._score_inline(metric, job)
             return self._delivered(job, records)
         except Exception:  # the worker boundary: one bad request must not stop the others
-            self._failed(request)
+            logger.exception("evaluation of trace %s failed", request.trace_id)
+            self._count_failed(request)
             return []
 
-    def _failed(self, request: EvaluationRequest) -> None:
-        logger.exception("evaluation of trace %s failed", request.trace_id)
+    def _count_failed(self, request: EvaluationRequest) -> None:
         if self._pipeline is not None:
             self._pipeline.invocations_dropped(semconv.DROP_EVALUATION_ERROR, len(request.invocations))
 

@@ -97,6 +97,7 @@ async def score_metric(
         reason = f"metric {metric.name} took longer than {timeout:g} s"
         return evaluator.not_evaluated(reason, count=len(actual), error_type="timeout")
     except Exception as exc:  # one failing metric yields NOT_EVALUATED, the others still run
+        logger.exception("metric %s failed on trace %s", metric.name, actual[0].trace_id if actual else "?")
         return _failed(metric, actual, exc)
     finally:
         detach(token)
@@ -129,6 +130,7 @@ def score_metric_inline(
         run.close()
         raise RuntimeError(f"{type(evaluator).__name__}.evaluate waited although it declares runs_inline")
     except Exception as exc:  # one failing metric yields NOT_EVALUATED, the others still run
+        logger.exception("metric %s failed on trace %s", metric.name, actual[0].trace_id if actual else "?")
         return _failed(metric, actual, exc)
     finally:
         detach(token)
@@ -146,7 +148,6 @@ def _cannot_run(
 
 
 def _failed(metric: PlannedMetric, actual: Sequence[TracedInvocation], exc: Exception) -> EvaluationResult:
-    logger.exception("metric %s failed on trace %s", metric.name, actual[0].trace_id if actual else "?")
     reason = f"metric failed: {type(exc).__name__}: {exc}"
     if metric.evaluator is None:
         return _not_evaluated(reason, type(exc).__name__, actual)
