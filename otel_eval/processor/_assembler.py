@@ -73,7 +73,7 @@ class SpanAssembler:
         priority: When set, spans of left-out traces arrive too (buffered under the same limits); each left-out
             local root is evaluated if ``priority`` rescues it, else its buffered subtree is discarded, and a
             left-out trace that goes idle without its root is discarded (see :mod:`otel_eval.processor._priority`).
-        rebuild_timeout: Seconds the rebuild of one trace of more than :data:`INLINE_REBUILD_SPANS` spans may take.
+        rebuild_timeout: Seconds (:data:`DEFAULT_REBUILD_TIMEOUT` when None) the rebuild of one trace of more than :data:`INLINE_REBUILD_SPANS` spans may take.
             It runs on its own thread; past the deadline the trace
             is dropped (``rebuild_timeout``) and its thread abandoned to finish on its own (threads cannot be killed;
             see :mod:`otel_eval._runtime.deadline`), so the traces behind it are not delayed.
@@ -95,7 +95,7 @@ class SpanAssembler:
         incomplete: IncompleteCounter,
         sample_bound: int | None = None,
         priority: SamplePriority | None = None,
-        rebuild_timeout: float = DEFAULT_REBUILD_TIMEOUT,
+        rebuild_timeout: float | None = None,
         logs: LogJoin | None = None,
     ) -> None:
         self.buffers = buffers
@@ -113,7 +113,8 @@ class SpanAssembler:
         self._track_bound = None if self._priority is not None else sample_bound
         self._pending: dict[RootKey, float] = {}  # root -> when it stops waiting; in deadline order
         self._next_sweep = 0.0
-        self.rebuild = DeadlineExecutor(rebuild_timeout, name="OtelEvalRebuild")
+        timeout = DEFAULT_REBUILD_TIMEOUT if rebuild_timeout is None else rebuild_timeout
+        self.rebuild = DeadlineExecutor(timeout, name="OtelEvalRebuild")
         self.logs = logs
 
     def step(

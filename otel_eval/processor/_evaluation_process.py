@@ -48,6 +48,7 @@ from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.processor._handoff import drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
+from otel_eval.processor._priority import Sampling
 from otel_eval.processor._selection import is_local_root
 from otel_eval.processor._shedding import Shedder
 from otel_eval.processor._wire import (
@@ -103,8 +104,8 @@ class EvaluationProcess:
         meter_provider: Where the agent-side counters (:attr:`pipeline`: spans dropped at intake, shed, or lost
             with a child) go.
         max_pending: Starts, ends and log records waiting for the feeder, each; beyond, new ones are dropped.
-        intake_bound: The trace-id sampling bound ``on_start``/``on_end`` apply (None: every trace); also the
-            companion ``LogRecordProcessor``'s (:attr:`log_records`), whose queue is shipped along.
+        sampling: Which traces are evaluated: its intake bound is what ``on_start``/``on_end`` apply, and the
+            companion ``LogRecordProcessor``'s (:attr:`log_record_processor`), whose queue is shipped along.
         idle_timeout: How long the feeder remembers a trace it has seen a span of (to drop the rest of it when the
             child that had its first spans is lost).
         enricher: With ``enrich=``, the enricher holding the root spans here: the child's own enricher decides when
@@ -118,7 +119,7 @@ class EvaluationProcess:
         *,
         meter_provider: MeterProvider | None,
         max_pending: int,
-        intake_bound: int | None,
+        sampling: Sampling,
         idle_timeout: float,
         enricher: RootSpanEnricher | None = None,
         sinks: Sequence[RecordSink] = (),
@@ -132,8 +133,11 @@ class EvaluationProcess:
         self._sinks = sinks
         self.pipeline = PipelineMetrics(meter_provider, transport=semconv.TRANSPORT_PROCESS)
         self._max_pending = max_pending
-        self._intake_bound = intake_bound
-        self.log_records = EvaluationLogRecordProcessor(max_pending=max_pending, sample_bound=intake_bound)
+        self._sampling = sampling
+        self._intake_bound = sampling.intake_bound
+        self.log_record_processor = EvaluationLogRecordProcessor(
+            max_pending=max_pending, sample_bound=self._intake_bound
+        )
         self._idle_timeout = max(idle_timeout, _FORGET_TRACES_SECONDS_MIN)
         self._wake_threshold = min(_WAKE_BATCH_SPANS, max(1, max_pending // 2))
         self._closing = False
@@ -180,6 +184,8 @@ class EvaluationProcess:
 
     def on_start(self, span: Span, parent_context: Context | None) -> None:
         """Queues a sampled span's start. Never blocks."""
+        if self._enricher is not None:
+            self._enricher.on_start(span, parent_context)
         context = span.get_span_context()
         bound = self._intake_bound
         if not context.trace_flags.sampled or (bound is not None and (context.trace_id & _LOW_64_BITS) >= bound):
@@ -187,9 +193,15 @@ class EvaluationProcess:
         if len(self._starts) < self._max_pending and not self._shedder.active:  # else untracked: see on_end
             self._starts.append((span, bool(get_value(_SUPPRESS_INSTRUMENTATION_KEY, parent_context))))
 
-    def on_end(self, span: ReadableSpan) -> bool:
-        """Queues a sampled ended span; drops and counts it when the queue is full. Never blocks. Returns whether the
-        span was queued (shed, dropped or left out by sampling: not, and no score will come for it)."""
+    def on_end(self, span: ReadableSpan) -> None:
+        """Queues a sampled ended span; drops and counts it when the queue is full. Never blocks. With ``enrich=``,
+        a root that was queued and will be evaluated is held for its scores (any other is not: none will come)."""
+        queued = self._queue_end(span)
+        if self._enricher is not None:
+            trace_id = span.context.trace_id if queued and span.context is not None else 0
+            self._enricher.on_end(span, hold=bool(trace_id) and self._sampling.will_evaluate(span, trace_id))
+
+    def _queue_end(self, span: ReadableSpan) -> bool:
         context = span.context
         bound = self._intake_bound
         if (
@@ -223,7 +235,10 @@ class EvaluationProcess:
             self._flushes.append(flush)
         self._wake.set()
         flush.done.wait(max(0.0, flush.deadline - time.monotonic()))
-        return flush.done.is_set() and flush.result
+        flushed = flush.done.is_set() and flush.result
+        if self._enricher is not None:
+            flushed = self._enricher.force_flush(millis_until(flush.deadline)) and flushed
+        return flushed
 
     def shutdown(self, timeout_millis: int) -> None:
         """Ships what is queued, lets the child drain and export within ``timeout_millis``, then stops it."""
@@ -238,6 +253,15 @@ class EvaluationProcess:
         if child is not None and child.process.poll() is None and time.monotonic() >= deadline:
             logger.warning("the evaluation process did not stop within the shutdown timeout; killed")
             child.process.kill()
+        if self._enricher is not None:
+            self._enricher.shutdown(millis_until(deadline))
+
+    def stats(self) -> dict[str, int]:
+        """This process's counts, and the evaluation process's as of the last ``force_flush`` (``evaluation_process.``
+        before each name)."""
+        counts = self.pipeline.snapshot()
+        counts.update((f"evaluation_process.{name}", value) for name, value in self.child_stats.items())
+        return counts
 
     # --- the feeder thread -------------------------------------------------------------------------------------
 
@@ -273,8 +297,8 @@ class EvaluationProcess:
         with self._lock:
             dropped, self._dropped = self._dropped, 0
         self.pipeline.spans_dropped(semconv.DROP_QUEUE_FULL, dropped)
-        log_queue = self.log_records.queue
-        self.pipeline.log_records_dropped(semconv.DROP_QUEUE_FULL, self.log_records.take_dropped())
+        log_queue = self.log_record_processor.queue
+        self.pipeline.log_records_dropped(semconv.DROP_QUEUE_FULL, self.log_record_processor.take_dropped())
         ended = len(self._ends)  # every span counted here started before: its start is among those drained next
         if not (ended or self._starts or log_queue or self._shedder.active):
             return
@@ -313,7 +337,7 @@ class EvaluationProcess:
             shed_traces.append(span.get_span_context().trace_id)  # type: ignore[union-attr]
             shed_spans += 1
         self._starts.clear()  # spans still open then go untracked: their roots complete when they end
-        records = self.log_records.queue
+        records = self.log_record_processor.queue
         self.pipeline.log_records_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, len(records))
         records.clear()
         self.pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, shed_spans)

@@ -2,8 +2,8 @@
 
 Started by :class:`~otel_eval.processor._evaluation_process.EvaluationProcess` with one end of a private socket
 pair. It reads the processor's settings, then batches of span starts, ended spans and content log records, and feeds
-them to an ordinary in-thread :class:`~otel_eval.EvaluationSpanProcessor` (``on_start``, ``on_end``, its
-``log_record_processor``), whose scores go to providers exporting as the ``OTEL_*_EXPORTER`` variables say
+them to the in-thread engine of an ordinary processor (:func:`~otel_eval.processor._thread_engine.in_thread_engine`:
+``on_start``, ``on_end``, its ``log_record_processor``), whose scores go to providers exporting as the ``OTEL_*_EXPORTER`` variables say
 (:mod:`otel_eval.processor._exporters`) with the agent's resource. A ``flush`` or ``shutdown`` message is answered
 once the processor and the exporters are done. The end of the socket (the agent's process exited, or was killed)
 shuts it down as well. SIGINT is ignored: a Ctrl-C in the agent's terminal reaches the whole process group, and
@@ -28,8 +28,8 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from otel_eval import semconv
 from otel_eval.processor._exporters import ExportingProviders
 from otel_eval.processor._handoff import millis_until
+from otel_eval.processor._thread_engine import InThreadEngine, in_thread_engine
 from otel_eval.processor._wire import SpanDecoder, WireError, decode_log_record, receive_frame, send_frame
-from otel_eval.processor.processor import EvaluationSpanProcessor
 
 logger = logging.getLogger("otel_eval.processor.evaluation_process")
 
@@ -39,6 +39,8 @@ _NICENESS = 10
 """Evaluation is background work: where it competes with the agent for a core, the agent gets ~90% of it (the
 evaluation then falls behind, and its queues drop and count what does not fit)."""
 _SUPPRESSED: Context = set_value(_SUPPRESS_INSTRUMENTATION_KEY, True)
+_NO_ENRICHMENT_WAIT_SECONDS = 5.0
+"""Without ``enrich=`` nothing is held; the value only bounds the engine's idle period, as the processor's default."""
 
 
 class _RootRelay(SpanProcessor):
@@ -70,7 +72,7 @@ class _Evaluation:
         self._settings = settings
         self._decoder = SpanDecoder()
         self._lost_traces = lost_traces
-        self.processor: EvaluationSpanProcessor | None = None
+        self.processor: InThreadEngine | None = None
         self.providers: ExportingProviders | None = None
 
     def batch(self, starts: list[Any], ends: list[Any], logs: list[Any], origins: Any, shed: list[int]) -> None:
@@ -82,32 +84,36 @@ class _Evaluation:
         if processor is None:
             processor = self._start(decoder, ends)
         if shed:
-            processor._reject_traces(shed, semconv.DROP_TRANSPORT_QUEUE_FULL)
-        for start in starts:
-            span, suppressed = decoder.start(start)
-            processor.on_start(span, _SUPPRESSED if suppressed else None)
-        for ended in ends:
-            processor.on_end(decoder.span(ended))
-        for record in logs:
-            processor.log_record_processor.on_emit(decode_log_record(record))
+            processor.reject_traces(shed, semconv.DROP_TRANSPORT_QUEUE_FULL)
+        try:
+            for start in starts:
+                span, suppressed = decoder.start(start)
+                processor.on_start(span, _SUPPRESSED if suppressed else None)
+            for ended in ends:
+                processor.on_end(decoder.span(ended))
+            for record in logs:
+                processor.log_record_processor.on_emit(decode_log_record(record))
+        except Exception:  # a span the engine cannot take: the rest of the batch is lost, the process goes on
+            logger.exception("the evaluation engine could not take a batch")
 
-    def _start(self, decoder: SpanDecoder, ends: list[Any]) -> EvaluationSpanProcessor:
+    def _start(self, decoder: SpanDecoder, ends: list[Any]) -> InThreadEngine:
         resource = decoder.resource(ends[0][-1] if ends else 0)
         self.providers = providers = ExportingProviders(resource)
         settings = dict(self._settings)
         wait = settings.pop("enrichment_wait_seconds")
+        settings["enrichment_wait_seconds"] = _NO_ENRICHMENT_WAIT_SECONDS if wait is None else wait
         if wait is not None:
-            settings.update(enrich=_RootRelay(self._send), enrichment_wait_seconds=wait)
+            settings["enrich"] = _RootRelay(self._send)
         if settings.pop("relay_records"):  # the agent's process has sinks: each request's records go back to them
             settings["sinks"] = [lambda records: self._send(("records", list(records)))]
-        self.processor = EvaluationSpanProcessor(
+        self.processor = in_thread_engine(
             **settings,
             tracer_provider=providers.tracer_provider,
             logger_provider=providers.logger_provider,
             meter_provider=providers.meter_provider,
         )
         # Traces an earlier evaluation process had part of when it was lost: their rest would rebuild half.
-        self.processor._reject_traces(self._lost_traces, semconv.DROP_TRANSPORT_ERROR)
+        self.processor.reject_traces(self._lost_traces, semconv.DROP_TRANSPORT_ERROR)
         return self.processor
 
     def flush(self, timeout_millis: int) -> bool:

@@ -12,21 +12,30 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Final, Literal
+from pathlib import Path
+from typing import Any, Final, Literal
 
+from opentelemetry.metrics import MeterProvider as ApiMeterProvider
 from opentelemetry.sdk._configuration import _get_exporter_names, _import_exporters
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from otel_eval import environment_variables as env
+from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.errors import ConfigurationError
+from otel_eval.evaluation import criteria_from
 from otel_eval.evaluation.embedded import console_enabled
 from otel_eval.metrics import default_registry
+from otel_eval.model import EvalConfig, EvalSet
+from otel_eval.model.loading import load_eval_set
+from otel_eval.processor._engine import Limits
+from otel_eval.processor._evaluation_process import EvaluationProcess
+from otel_eval.processor._priority import Sampling
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +103,8 @@ class ExportingProviders:
         self.meter_provider.shutdown()
 
 
+ENRICHMENT_MARGIN: Final = 1.0
+"""With ``isolation="process"``, how much longer than the evaluation process a root is held for its answer."""
 PROCESS_OPTIONS: Final = frozenset({"max_queue_size", "concurrency"})
 """The embedded worker's settings that cross into the evaluation process; its objects cannot."""
 NO_DESTINATION_WARNING: Final = (
@@ -127,3 +138,46 @@ def check_process_options(given: Mapping[str, object], metric_names: Iterable[st
     registry = default_registry()
     for name in metric_names:
         registry.get(name)
+
+
+def process_engine(
+    criteria: Mapping[str, Any] | EvalConfig | None = None,
+    *,
+    eval_set: EvalSet | str | Path | None = None,
+    sample_rate: float,
+    sample_priority: bool,
+    agent_names: Iterable[str] = (),
+    root_span_names: Iterable[str] = (),
+    limits: Limits,
+    meter_provider: ApiMeterProvider | None = None,
+    enrich: SpanProcessor | None = None,
+    enrichment_wait_seconds: float,
+    **given: Any,
+) -> EvaluationProcess:
+    """The engine of ``isolation="process"``: the child gets the processor's settings (its own
+    :func:`~otel_eval.processor._thread_engine.in_thread_engine` is built from them); the roots ``enrich`` holds
+    and the ``sinks`` stay here.
+
+    Raises:
+        TypeError: an object that cannot cross into the child (see :func:`check_process_options`).
+        ConfigurationError: an unknown metric or exporter name, or an unreadable eval set.
+        ValueError: ``sample_rate`` outside [0, 1].
+    """
+    sampling = Sampling.create(sample_rate, sample_priority, meter_provider)
+    if isinstance(eval_set, (str, Path)):
+        eval_set = load_eval_set(eval_set)
+    sinks = given.pop("sinks", ())  # called here, with the records the evaluation process sends back
+    check_process_options(given, criteria_from(criteria) or {})
+    settings: dict[str, Any] = {
+        "criteria": criteria, "eval_set": eval_set, "sample_rate": sample_rate, "sample_priority": sample_priority,
+        "agent_names": tuple(agent_names), "root_span_names": tuple(root_span_names), "limits": limits,
+        "enrichment_wait_seconds": enrichment_wait_seconds if enrich is not None else None,
+        "relay_records": bool(sinks), **{name: value for name, value in given.items() if value is not None},
+    }  # fmt: skip
+    # The roots are held here; the evaluation process says when, and with which scores.
+    wait = enrichment_wait_seconds + ENRICHMENT_MARGIN
+    enricher = RootSpanEnricher(enrich, wait_seconds=wait) if enrich is not None else None
+    return EvaluationProcess(
+        settings, meter_provider=meter_provider, max_pending=limits.max_pending_spans, sampling=sampling,
+        idle_timeout=limits.trace_idle_timeout, enricher=enricher, sinks=sinks,
+    )  # fmt: skip
