@@ -52,15 +52,24 @@ from otel_eval.processor._priority import Sampling
 from otel_eval.processor._selection import is_local_root
 from otel_eval.processor._shedding import Shedder
 from otel_eval.processor._wire import (
+    Batch,
+    Config,
     Ended,
+    Enriched,
+    Flush,
+    FromChild,
     Origins,
+    Records,
+    Reply,
+    Shutdown,
     Start,
+    ToChild,
     WireError,
     encode_log_record,
     encode_span,
     encode_start,
-    receive_frame,
-    send_frame,
+    receive_message,
+    send_message,
 )
 
 logger = logging.getLogger(__name__)
@@ -109,8 +118,9 @@ class EvaluationProcess:
         idle_timeout: How long the feeder remembers a trace it has seen a span of (to drop the rest of it when the
             child that had its first spans is lost).
         enricher: With ``enrich=``, the enricher holding the root spans here: the child's own enricher decides when
-            each is complete and sends its score attributes (``("enriched", trace id, span id, attributes)``).
-        sinks: Called here with each request's records, which the child sends back (``("records", records)``).
+            each is complete and sends its score attributes (:class:`~otel_eval.processor._wire.Enriched`).
+        sinks: Called here with each request's records, which the child sends back
+            (:class:`~otel_eval.processor._wire.Records`).
     """
 
     def __init__(
@@ -324,7 +334,7 @@ class EvaluationProcess:
         logs = [encode_log_record(record) for record in records]
         shed, self._shed_traces = list(self._shed_traces), {}
         try:
-            send_frame(child.sock, ("batch", encoded_starts, encoded_ends, logs, origins.take_new(), shed))
+            send_message(child.sock, Batch(encoded_starts, encoded_ends, logs, origins.take_new(), shed))
         except (OSError, ValueError) as error:
             self._child_lost(child, f"could not be written to ({error})", len(encoded_ends), len(logs))
 
@@ -354,20 +364,22 @@ class EvaluationProcess:
             return
         try:
             while select.select([child.sock], [], [], 0)[0]:
-                self._dispatch(receive_frame(child.sock))
+                self._dispatch(receive_message(child.sock))
         except (OSError, WireError, ValueError) as error:
             self._child_lost(child, f"could not be read from ({error})", 0, 0)
 
-    def _dispatch(self, message: tuple[Any, ...]) -> None:
-        kind, *content = message
-        if kind == "enriched" and self._enricher is not None:
-            self._enricher.complete(*content)
-        elif kind == "records":
+    def _dispatch(self, message: ToChild | FromChild) -> None:
+        if isinstance(message, Enriched):
+            if self._enricher is not None:
+                self._enricher.complete(message.trace_id, message.span_id, message.scores)
+        elif isinstance(message, Records):
             for sink in self._sinks:
                 try:
-                    sink(content[0])
+                    sink(message.records)
                 except Exception:  # the user's sink: its failure must not stop the feeder
                     logger.exception("a record sink failed")
+        else:
+            raise WireError(f"unexpected {type(message).__name__} from the evaluation process")
 
     def _behind(self, child: _Child) -> bool:
         """Whether the child has not read enough of what was sent for another batch to go without waiting."""
@@ -423,7 +435,7 @@ class EvaluationProcess:
         ours.settimeout(_SEND_TIMEOUT_SECONDS)
         lost = list(self._seen) if self._lost_some else []  # traces that may have lost spans: the child drops them
         try:
-            send_frame(ours, ("config", self._settings, lost))
+            send_message(ours, Config(self._settings, lost))
         except OSError:
             ours.close()
             process.kill()
@@ -468,24 +480,24 @@ class EvaluationProcess:
         if child is None:
             return True  # nothing in flight (what a lost child had is counted)
         child.requests += 1
-        return self._ask(child, ("flush", millis_until(deadline), child.requests), deadline)
+        return self._ask(child, Flush(millis_until(deadline), child.requests), deadline)
 
-    def _ask(self, child: _Child, message: tuple[Any, ...], deadline: float) -> bool:
-        """Sends a control message and waits for its reply (``(kind, ok, sequence)``) until ``deadline``."""
+    def _ask(self, child: _Child, message: Flush | Shutdown, deadline: float) -> bool:
+        """Sends a control message and waits for its :class:`~otel_eval.processor._wire.Reply` until ``deadline``."""
         try:
-            send_frame(child.sock, message)
+            send_message(child.sock, message)
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False
                 child.sock.settimeout(remaining)
-                reply = receive_frame(child.sock)
-                if reply[0] in ("enriched", "records"):
+                reply = receive_message(child.sock)
+                if not isinstance(reply, Reply):
                     self._dispatch(reply)
                     continue
-                _, ok, sequence, self.child_stats = reply
-                if sequence == message[2]:  # an older flush's late reply is skipped
-                    return bool(ok)
+                self.child_stats = reply.stats
+                if reply.sequence == message.sequence:  # an older flush's late reply is skipped
+                    return reply.ok
         except TimeoutError:
             return False
         except (OSError, WireError, ValueError) as error:
@@ -506,7 +518,7 @@ class EvaluationProcess:
         if child is None:
             return
         child.requests += 1
-        self._ask(child, ("shutdown", millis_until(deadline), child.requests), deadline)
+        self._ask(child, Shutdown(millis_until(deadline), child.requests), deadline)
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.process.wait(max(0.0, deadline - time.monotonic()))
         with contextlib.suppress(OSError):

@@ -29,7 +29,21 @@ from otel_eval import semconv
 from otel_eval.processor._exporters import ExportingProviders
 from otel_eval.processor._handoff import millis_until
 from otel_eval.processor._thread_engine import InThreadEngine, in_thread_engine
-from otel_eval.processor._wire import SpanDecoder, WireError, decode_log_record, receive_frame, send_frame
+from otel_eval.processor._wire import (
+    Batch,
+    Config,
+    Enriched,
+    Flush,
+    FromChild,
+    Records,
+    Reply,
+    Shutdown,
+    SpanDecoder,
+    WireError,
+    decode_log_record,
+    receive_message,
+    send_message,
+)
 
 logger = logging.getLogger("otel_eval.processor.evaluation_process")
 
@@ -48,7 +62,7 @@ class _RootRelay(SpanProcessor):
     score attributes, sent to the agent's process, whose enricher holds the real root span and exports it with them.
     Every other span (which the enricher passes through) is not the agent's concern: it exports its own."""
 
-    def __init__(self, send: Callable[[tuple[Any, ...]], None]) -> None:
+    def __init__(self, send: Callable[[FromChild], None]) -> None:
         self._send = send
 
     def on_end(self, span: ReadableSpan) -> None:
@@ -59,15 +73,13 @@ class _RootRelay(SpanProcessor):
                 for key, value in (span.attributes or {}).items()
                 if key.startswith(_SCORE_PREFIX) and key.endswith(_SCORE_SUFFIX)
             }
-            self._send(("enriched", context.trace_id, context.span_id, scores))
+            self._send(Enriched(context.trace_id, context.span_id, scores))
 
 
 class _Evaluation:
     """The processor and its providers, made when the first batch brings the agent's resource."""
 
-    def __init__(
-        self, settings: dict[str, Any], lost_traces: list[int], send: Callable[[tuple[Any, ...]], None]
-    ) -> None:
+    def __init__(self, settings: dict[str, Any], lost_traces: list[int], send: Callable[[FromChild], None]) -> None:
         self._send = send
         self._settings = settings
         self._decoder = SpanDecoder()
@@ -75,9 +87,10 @@ class _Evaluation:
         self.processor: InThreadEngine | None = None
         self.providers: ExportingProviders | None = None
 
-    def batch(self, starts: list[Any], ends: list[Any], logs: list[Any], origins: Any, shed: list[int]) -> None:
-        """Feeds a batch to the processor: first the traces the agent's process shed (dropped whole), then the
+    def batch(self, batch: Batch) -> None:
+        """Feeds a batch to the engine: first the traces the agent's process shed (dropped whole), then the
         starts, the ends and the content log records."""
+        starts, ends, logs, origins, shed = batch
         decoder = self._decoder
         decoder.add_origins(origins)
         processor = self.processor
@@ -105,7 +118,7 @@ class _Evaluation:
         if wait is not None:
             settings["enrich"] = _RootRelay(self._send)
         if settings.pop("relay_records"):  # the agent's process has sinks: each request's records go back to them
-            settings["sinks"] = [lambda records: self._send(("records", list(records)))]
+            settings["sinks"] = [lambda records: self._send(Records(list(records)))]
         self.processor = in_thread_engine(
             **settings,
             tracer_provider=providers.tracer_provider,
@@ -135,32 +148,31 @@ class _Evaluation:
 
 
 def serve(sock: socket.socket) -> None:
-    """Reads and answers messages until ``shutdown`` or the end of the socket."""
-    kind, settings, lost_traces = receive_frame(sock)
-    if kind != "config":
-        raise WireError(f"expected the settings first, got {kind!r}")
+    """Reads and answers messages until :class:`~otel_eval.processor._wire.Shutdown` or the end of the socket."""
+    config = receive_message(sock)
+    if not isinstance(config, Config):
+        raise WireError(f"expected the settings first, got {type(config).__name__}")
     lock = threading.Lock()  # the enricher's threads send too
 
-    def send(message: tuple[Any, ...]) -> None:
+    def send(message: FromChild) -> None:
         with lock:
-            send_frame(sock, message)
+            send_message(sock, message)
 
-    evaluation = _Evaluation(settings, lost_traces, send)
+    evaluation = _Evaluation(config.settings, config.lost_traces, send)
     while True:
         try:
-            message = receive_frame(sock)
-        except WireError:  # the agent's process is gone
+            message = receive_message(sock)
+        except WireError:  # the agent's process is gone (or sent what this side cannot read)
             evaluation.shutdown(_SHUTDOWN_ON_EOF_MILLIS)
             return
-        kind = message[0]
-        if kind == "batch":
-            evaluation.batch(*message[1:])
-        elif kind == "flush":
-            flushed = evaluation.flush(message[1])
-            send(("flushed", flushed, message[2], evaluation.stats()))
-        elif kind == "shutdown":
-            evaluation.shutdown(message[1])
-            send(("stopped", True, message[2], evaluation.stats()))
+        if isinstance(message, Batch):
+            evaluation.batch(message)
+        elif isinstance(message, Flush):
+            flushed = evaluation.flush(message.timeout_millis)
+            send(Reply(flushed, message.sequence, evaluation.stats()))
+        elif isinstance(message, Shutdown):
+            evaluation.shutdown(message.timeout_millis)
+            send(Reply(True, message.sequence, evaluation.stats()))
             return
 
 
