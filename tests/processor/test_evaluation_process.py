@@ -36,6 +36,8 @@ from tests.reconstruct.adk_agents import adk_telemetry, global_logger_provider, 
 from tests.waiting import wait_until
 from tests.worker._harness import OtlpSink
 
+pytestmark = pytest.mark.integration
+
 
 class _Recorder(SpanProcessor):
     def __init__(self) -> None:
