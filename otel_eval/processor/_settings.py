@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from otel_eval import environment_variables as env
@@ -25,6 +25,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_SAMPLE_RATE = 1.0
 DEFAULT_MAX_BUFFER_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_PENDING_SPANS = 8192
+_EMBEDDED_ONLY = frozenset({"max_queue_size", "concurrency", "isolation"})
+"""Settings of the embedded worker: not passed on when an exporter (Kafka, or the caller's) does the evaluating."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,18 +99,9 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
     """
     settings = ProcessorSettings.from_env(environ)
     options: dict[str, Any] = {
-        "criteria": settings.criteria,
-        "eval_set": settings.eval_set,
-        "sample_rate": settings.sample_rate,
-        "sample_priority": settings.sample_priority,
-        "agent_names": settings.agent_names,
-        "root_span_names": settings.root_span_names,
-        "max_open_traces": settings.max_open_traces,
-        "max_spans_per_trace": settings.max_spans_per_trace,
-        "max_buffer_bytes": settings.max_buffer_bytes,
-        "max_pending_spans": settings.max_pending_spans,
-        "trace_idle_timeout": settings.trace_idle_timeout,
+        field.name: getattr(settings, field.name) for field in fields(settings) if field.name not in _EMBEDDED_ONLY
     }
+    del options["kafka_bootstrap_servers"]
     if "exporter" in overrides or not settings.kafka_bootstrap_servers:
         if "exporter" not in overrides:
             options.update(
