@@ -31,12 +31,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, get_value
+from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span
 
@@ -47,10 +46,9 @@ from otel_eval.emit import RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.processor._handoff import drain, millis_until
+from otel_eval.processor._intake import SpanIntake
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
 from otel_eval.processor._priority import Sampling
-from otel_eval.processor._selection import is_local_root
-from otel_eval.processor._shedding import Shedder
 from otel_eval.processor._wire import (
     Batch,
     Config,
@@ -76,7 +74,6 @@ logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
 
 CHILD_MODULE: Final = "otel_eval.processor._evaluation_process_main"
-_LOW_64_BITS = (1 << 64) - 1
 _TICK_SECONDS = 0.05
 """The feeder's period: spans of a root that waits for its descendants reach the child at most this late."""
 _LINGER_SECONDS = 0.001
@@ -143,13 +140,13 @@ class EvaluationProcess:
         self._sinks = sinks
         self.pipeline = PipelineMetrics(meter_provider, transport=semconv.TRANSPORT_PROCESS)
         self._max_pending = max_pending
-        self._sampling = sampling
-        self._intake_bound = sampling.intake_bound
+        self._intake = SpanIntake(
+            max_pending=max_pending, sampling=sampling, wake_batch=_WAKE_BATCH_SPANS, enricher=enricher
+        )
         self.log_record_processor = EvaluationLogRecordProcessor(
-            max_pending=max_pending, sample_bound=self._intake_bound
+            max_pending=max_pending, sample_bound=sampling.intake_bound
         )
         self._idle_timeout = max(idle_timeout, _FORGET_TRACES_SECONDS_MIN)
-        self._wake_threshold = min(_WAKE_BATCH_SPANS, max(1, max_pending // 2))
         self._closing = False
         self._stop_deadline = 0.0
         self.child_stats: dict[str, int] = {}
@@ -158,13 +155,9 @@ class EvaluationProcess:
         reinit_after_fork(self._at_fork_reinit)
 
     def _start(self) -> None:
-        self._ends: deque[ReadableSpan] = deque()
-        self._starts: deque[tuple[Span, bool]] = deque()
-        self._dropped = 0
-        self._shedder = Shedder()
+        self._intake.reset()
         self._lock = threading.Lock()
         self._flushes: list[_Flush] = []
-        self._wake = threading.Event()
         self._child: _Child | None = None
         self._origins = Origins()
         self._seen: dict[int, float] = {}  # trace id -> last span start or end the feeder saw
@@ -193,46 +186,12 @@ class EvaluationProcess:
     # --- the agent's threads -----------------------------------------------------------------------------------
 
     def on_start(self, span: Span, parent_context: Context | None) -> None:
-        """Queues a sampled span's start. Never blocks."""
-        if self._enricher is not None:
-            self._enricher.on_start(span, parent_context)
-        context = span.get_span_context()
-        bound = self._intake_bound
-        if not context.trace_flags.sampled or (bound is not None and (context.trace_id & _LOW_64_BITS) >= bound):
-            return
-        if len(self._starts) < self._max_pending and not self._shedder.active:  # else untracked: see on_end
-            self._starts.append((span, bool(get_value(_SUPPRESS_INSTRUMENTATION_KEY, parent_context))))
+        """Queues a sampled span's start (:mod:`otel_eval.processor._intake`). Never blocks."""
+        self._intake.on_start(span, parent_context)
 
     def on_end(self, span: ReadableSpan) -> None:
-        """Queues a sampled ended span; drops and counts it when the queue is full. Never blocks. With ``enrich=``,
-        a root that was queued and will be evaluated is held for its scores (any other is not: none will come)."""
-        queued = self._queue_end(span)
-        if self._enricher is not None:
-            trace_id = span.context.trace_id if queued and span.context is not None else 0
-            self._enricher.on_end(span, hold=bool(trace_id) and self._sampling.will_evaluate(span, trace_id))
-
-    def _queue_end(self, span: ReadableSpan) -> bool:
-        context = span.context
-        bound = self._intake_bound
-        if (
-            context is None
-            or not context.trace_flags.sampled
-            or (bound is not None and (context.trace_id & _LOW_64_BITS) >= bound)
-            or self._closing
-        ):
-            return False
-        if self._shedder.active and self._shedder.shed(context.trace_id):
-            return False
-        ends = self._ends
-        if len(ends) >= self._max_pending:
-            with self._lock:
-                self._dropped += 1
-            return False
-        ends.append(span)
-        wake = self._wake
-        if not wake.is_set() and (is_local_root(span) or len(ends) >= self._wake_threshold):
-            wake.set()
-        return True
+        """Queues a sampled ended span (:mod:`otel_eval.processor._intake`). Never blocks."""
+        self._intake.on_end(span)
 
     # --- flush and shutdown ------------------------------------------------------------------------------------
 
@@ -243,7 +202,7 @@ class EvaluationProcess:
         flush = _Flush(deadline=time.monotonic() + max(0, timeout_millis) / 1000)
         with self._lock:
             self._flushes.append(flush)
-        self._wake.set()
+        self._intake.wake.set()
         flush.done.wait(max(0.0, flush.deadline - time.monotonic()))
         flushed = flush.done.is_set() and flush.result
         if self._enricher is not None:
@@ -257,7 +216,8 @@ class EvaluationProcess:
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
         self._stop_deadline = deadline
         self._closing = True
-        self._wake.set()
+        self._intake.closed = True
+        self._intake.wake.set()
         self._thread.join(max(0.0, deadline - time.monotonic()))
         child = self._child
         if child is not None and child.process.poll() is None and time.monotonic() >= deadline:
@@ -277,9 +237,10 @@ class EvaluationProcess:
 
     def _run(self) -> None:
         while True:
-            if self._wake.wait(_TICK_SECONDS) and not (self._closing or self._flushes):
+            wake = self._intake.wake
+            if wake.wait(_TICK_SECONDS) and not (self._closing or self._flushes):
                 time.sleep(_LINGER_SECONDS)  # the invocations ending meanwhile go in the same frame
-            self._wake.clear()
+            wake.clear()
             with self._lock:
                 flushes, self._flushes = self._flushes, []
             closing = self._closing
@@ -304,28 +265,27 @@ class EvaluationProcess:
         Unless ``wait`` (a flush or the shutdown waits for it), a child that has not read what was sent is not
         waited for: the queue holds the spans up to half its size; beyond, the spans are shed (:meth:`_shed`).
         """
-        with self._lock:
-            dropped, self._dropped = self._dropped, 0
-        self.pipeline.spans_dropped(semconv.DROP_QUEUE_FULL, dropped)
+        intake = self._intake
+        self.pipeline.spans_dropped(semconv.DROP_QUEUE_FULL, intake.take_dropped())
         log_queue = self.log_record_processor.queue
         self.pipeline.log_records_dropped(semconv.DROP_QUEUE_FULL, self.log_record_processor.take_dropped())
-        ended = len(self._ends)  # every span counted here started before: its start is among those drained next
-        if not (ended or self._starts or log_queue or self._shedder.active):
+        ended = len(intake.ends)  # every span counted here started before: its start is among those drained next
+        if not (ended or intake.starts or log_queue or intake.shedder.active):
             return
         now = time.monotonic()
         child = self._running_child(now)  # first: a new child gets new origin numbers
         if child is not None and not wait and self._behind(child):
-            if self._shedder.active or ended >= self._max_pending // 2:
+            if intake.shedder.active or ended >= self._max_pending // 2:
                 self._shed(ended)
             return
-        shed_spans, shed_traces = self._shedder.take(full=False)
+        shed_spans, shed_traces = intake.shedder.take(full=False)
         self.pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, shed_spans)
         self._note_shed(shed_traces)
         origins = self._origins
         encoded_starts = [
-            encode_start(span, suppressed, origins) for span, suppressed in drain(self._starts, len(self._starts))
+            encode_start(span, suppressed, origins) for span, suppressed in drain(intake.starts, len(intake.starts))
         ]
-        encoded_ends = [encode_span(span, origins) for span in drain(self._ends, ended)]
+        encoded_ends = [encode_span(span, origins) for span in drain(intake.ends, ended)]
         records = list(drain(log_queue, len(log_queue)))
         self._remember(encoded_starts, encoded_ends, now)
         if child is None:
@@ -341,12 +301,13 @@ class EvaluationProcess:
     def _shed(self, ended: int) -> None:
         """The child is behind and the queue half full: ``on_end`` sheds from now on, and what is queued goes too;
         the traces are dropped whole, here and in the child (their ids go with the next batch)."""
-        self._shedder.start()
-        shed_spans, shed_traces = self._shedder.take(full=True)
-        for span in drain(self._ends, ended):
+        intake = self._intake
+        intake.shedder.start()
+        shed_spans, shed_traces = intake.shedder.take(full=True)
+        for span in drain(intake.ends, ended):
             shed_traces.append(span.get_span_context().trace_id)  # type: ignore[union-attr]
             shed_spans += 1
-        self._starts.clear()  # spans still open then go untracked: their roots complete when they end
+        intake.starts.clear()  # spans still open then go untracked: their roots complete when they end
         records = self.log_record_processor.queue
         self.pipeline.log_records_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, len(records))
         records.clear()
@@ -510,10 +471,10 @@ class EvaluationProcess:
 
     def _stop_child(self) -> None:
         deadline = self._stop_deadline
-        left = len(self._ends)
+        left = len(self._intake.ends)
         if left:
             self.pipeline.spans_dropped(semconv.DROP_SHUTDOWN, left)
-            self._ends.clear()
+            self._intake.ends.clear()
         child = self._child
         if child is None:
             return

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, get_value
+from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
@@ -36,18 +36,16 @@ from otel_eval.processor._buffers import TraceBuffers
 from otel_eval.processor._completion import IncompleteCounter, OpenSpans
 from otel_eval.processor._engine import Limits
 from otel_eval.processor._handoff import drain, millis_until
+from otel_eval.processor._intake import SpanIntake
 from otel_eval.processor._logs import EvaluationLogRecordProcessor, LogJoin
 from otel_eval.processor._priority import Sampling
 from otel_eval.processor._requests import RequestBuilder
-from otel_eval.processor._selection import InvocationFilters, is_local_root, is_own_traffic
-from otel_eval.processor._shedding import Shedder
+from otel_eval.processor._selection import InvocationFilters
 from otel_eval.transport.base import InvocationExporter
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
 
-_LOW_64_BITS = (1 << 64) - 1
-_MAX_SUPPRESSED_MARKS = 4096
 _SCHEDULE_DELAY_SECONDS = 0.2
 """The background thread's period for idle sweeps; a local root's end wakes it at once."""
 _WAKE_BATCH_SPANS = 512
@@ -84,17 +82,22 @@ class InThreadEngine:
         self._builder = builder
         self._limits = limits
         self._sampling = sampling
-        self._intake_bound = sampling.intake_bound
         self._enricher = enricher
-        self._max_pending = limits.max_pending_spans
         idle = limits.trace_idle_timeout
         self._tick = max(0.01, min(_SCHEDULE_DELAY_SECONDS, idle / 4, enrichment_wait_seconds / 2 or 1.0))
-        self._wake_threshold = min(_WAKE_BATCH_SPANS, max(1, limits.max_pending_spans // 2))
+        self._waiting: dict[int, int] = {}  # traces with a root waiting for open spans (written by the thread only)
+        self._intake = SpanIntake(
+            max_pending=limits.max_pending_spans,
+            sampling=sampling,
+            wake_batch=_WAKE_BATCH_SPANS,
+            waiting=self._waiting,
+            enricher=enricher,
+        )
         self._shutdown = False
         self._incomplete = IncompleteCounter(meter_provider)
         self._wakeups = 0
         self.log_record_processor = EvaluationLogRecordProcessor(
-            max_pending=limits.max_pending_spans, sample_bound=self._intake_bound
+            max_pending=limits.max_pending_spans, sample_bound=sampling.intake_bound
         )
         weak_self = weakref.ref(self)
         self.pipeline.register_queue("spans", lambda: _pending_spans(weak_self))
@@ -107,17 +110,10 @@ class InThreadEngine:
     # --- state that a fork must recreate -------------------------------------------------------------------------
 
     def _start(self) -> None:
-        # A deque is thread safe for append/popleft; on_start/on_end only append, the background thread only pops.
-        self._queue: deque[ReadableSpan] = deque()
-        self._starts: deque[Span] = deque()
-        self._waiting: dict[int, int] = {}  # traces with a root waiting for open spans (written by the thread only)
-        self._wake = threading.Event()
-        self._suppressed: dict[int, None] = {}
-        self._intake_dropped = 0
-        self._intake_lock = threading.Lock()
+        self._intake.reset()
+        self._waiting.clear()
         self._flush_waiters: list[threading.Event] = []
         self._flush_lock = threading.Lock()
-        self._shedder = Shedder()
         self._rejected: deque[tuple[int, str]] = deque()
         limits = self._limits
         self._assembler = SpanAssembler(
@@ -130,7 +126,7 @@ class InThreadEngine:
             exporter=self.exporter,
             pipeline=self.pipeline,
             idle_timeout=limits.trace_idle_timeout,
-            suppressed=self._suppressed,
+            suppressed={},
             enricher=self._enricher,
             open_spans=OpenSpans(max_traces=limits.max_open_traces, max_spans_per_trace=limits.max_spans_per_trace),
             waiting=self._waiting,
@@ -154,54 +150,12 @@ class InThreadEngine:
     # --- the agent's threads: never block ------------------------------------------------------------------------
 
     def on_start(self, span: Span, parent_context: Context | None) -> None:
-        """Queues the start for the open-span bookkeeping; marks spans started under suppressed instrumentation
-        (the evaluator's own work) to be skipped."""
-        if self._enricher is not None:
-            self._enricher.on_start(span, parent_context)
-        if get_value(_SUPPRESS_INSTRUMENTATION_KEY, parent_context):
-            context = span.get_span_context()
-            suppressed = self._suppressed
-            suppressed[context.span_id] = None
-            if len(suppressed) > _MAX_SUPPRESSED_MARKS:  # marks of spans that never ended: forget the oldest
-                suppressed.pop(next(iter(suppressed)), None)
-        elif len(self._starts) < self._max_pending and not self._shedder.active:  # else untracked: its root
-            # completes when it ends (and while shedding, spans are shed at their end anyway)
-            self._starts.append(span)
+        """Queues the start for the open-span bookkeeping (:mod:`otel_eval.processor._intake`)."""
+        self._intake.on_start(span, parent_context)
 
     def on_end(self, span: ReadableSpan) -> None:
-        """Queues a sampled ended span for the background thread; drops and counts it when the queue is full."""
-        context = span.context
-        bound = self._intake_bound
-        if (
-            context is not None
-            and context.trace_flags.sampled
-            and (bound is None or (context.trace_id & _LOW_64_BITS) < bound)
-            and not self._shutdown
-        ):
-            # Own spans (evaluation spans are children of the invocation) never count as a shed agent trace.
-            if self._shedder.active and not is_own_traffic(span) and self._shedder.shed(context.trace_id):
-                if self._enricher is not None:
-                    self._enricher.on_end(span, hold=False)
-                return
-            queue = self._queue
-            if len(queue) < self._max_pending:
-                queue.append(span)
-                # Wake the background thread when an invocation may be complete (a local root ended, or a span
-                # of a trace whose root waits for it) or a batch waits; never per span, and never twice.
-                wake = self._wake
-                if not wake.is_set() and (
-                    (is_local_root(span) and context.span_id not in self._suppressed and not is_own_traffic(span))
-                    or len(queue) >= self._wake_threshold
-                    or context.trace_id in self._waiting
-                ):
-                    wake.set()
-                if self._enricher is not None:
-                    self._enricher.on_end(span, hold=self._sampling.will_evaluate(span, context.trace_id))
-                return
-            with self._intake_lock:
-                self._intake_dropped += 1
-        if self._enricher is not None:
-            self._enricher.on_end(span, hold=False)
+        """Queues a sampled ended span for the background thread (:mod:`otel_eval.processor._intake`)."""
+        self._intake.on_end(span)
 
     # --- flush and shutdown --------------------------------------------------------------------------------------
 
@@ -211,7 +165,7 @@ class InThreadEngine:
         done = threading.Event()
         with self._flush_lock:
             self._flush_waiters.append(done)
-        self._wake.set()
+        self._intake.wake.set()
         if not done.wait(max(0.0, deadline - time.monotonic())):
             return False
         flushed = self.exporter.force_flush(millis_until(deadline))
@@ -222,9 +176,10 @@ class InThreadEngine:
     def shutdown(self, timeout_millis: int) -> None:
         """Stops intake, hands on complete traces, drains the transport within ``timeout_millis``."""
         self._shutdown = True
+        self._intake.closed = True
         self.log_record_processor.closed = True
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
-        self._wake.set()
+        self._intake.wake.set()
         self._thread.join(max(0.0, deadline - time.monotonic()))
         try:
             self.exporter.shutdown(millis_until(deadline))
@@ -238,7 +193,7 @@ class InThreadEngine:
         ``reason``). Thread safe; the evaluation process uses it for traces the agent's process shed or lost part
         of."""
         self._rejected.extend((trace_id, reason) for trace_id in trace_ids)
-        self._wake.set()
+        self._intake.wake.set()
 
     def stats(self) -> dict[str, int]:
         """Pipeline counts plus the current buffer occupancy."""
@@ -251,12 +206,12 @@ class InThreadEngine:
                 "invocations.incomplete": self._incomplete.total,
                 "wakeups": self._wakeups,
                 "waiting_roots": self._assembler.waiting_roots,
-                "pending_spans": len(self._queue),
+                "pending_spans": len(self._intake.ends),
                 "open_traces": self._assembler.buffers.open_traces,
                 "buffered_spans": self._assembler.buffers.total_spans,
                 "buffered_bytes": self._assembler.buffers.total_bytes,
                 "buffered_log_records": logs.buffered_records if logs is not None else 0,
-                "shedding": int(self._shedder.active),
+                "shedding": int(self._intake.shedder.active),
             }
         )
         return counts
@@ -265,9 +220,10 @@ class InThreadEngine:
 
     def _worker(self) -> None:
         while True:
-            if self._wake.wait(self._tick):
+            wake = self._intake.wake
+            if wake.wait(self._tick):
                 self._wakeups += 1
-            self._wake.clear()
+            wake.clear()
             with self._flush_lock:
                 waiters, self._flush_waiters = self._flush_waiters, []
             stopping = self._shutdown
@@ -281,14 +237,14 @@ class InThreadEngine:
                 return
 
     def _step(self, *, final: bool) -> None:
-        with self._intake_lock:
-            dropped_at_intake, self._intake_dropped = self._intake_dropped, 0
+        intake = self._intake
+        dropped_at_intake = intake.take_dropped()
         shed = self._update_shedding()
         # Every span counted here started before it ended: so its start is among the starts drained after counting.
-        ended = len(self._queue)
-        starts = drain(self._starts, len(self._starts))
+        ended = len(intake.ends)
+        starts = drain(intake.starts, len(intake.starts))
         self._assembler.step(
-            drain(self._queue, ended),
+            drain(intake.ends, ended),
             final=final,
             dropped_at_intake=dropped_at_intake,
             shed=shed,
@@ -303,9 +259,10 @@ class InThreadEngine:
         (their other spans would rebuild into partial invocations).
         """
         full = not self.exporter.has_capacity() and not self._shutdown
-        if full and self._shedder.start():
+        shedder = self._intake.shedder
+        if full and shedder.start():
             self._assembler.shed_open_traces()  # their later spans are being shed: drop them whole now
-        return self._shedder.take(full=full)
+        return shedder.take(full=full)
 
 
 def in_thread_engine(
@@ -370,4 +327,4 @@ def in_thread_engine(
 
 def _pending_spans(weak_self: weakref.ref[InThreadEngine]) -> int:
     engine = weak_self()
-    return len(engine._queue) if engine is not None else 0
+    return len(engine._intake.ends) if engine is not None else 0
