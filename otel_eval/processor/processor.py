@@ -17,10 +17,9 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation.embedded import EMBEDDED_OPTIONS, EmbeddedOptions
 from otel_eval.metrics import MetricRegistry
 from otel_eval.model import EvalConfig, EvalSet
-from otel_eval.processor import _settings as defaults
 from otel_eval.processor._engine import Engine, Limits
 from otel_eval.processor._exporters import process_engine
-from otel_eval.processor._settings import processor_options
+from otel_eval.processor._settings import ProcessorSettings, processor_options
 from otel_eval.processor._thread_engine import in_thread_engine
 from otel_eval.transport.base import InvocationExporter
 
@@ -30,6 +29,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _DEFAULT_ENRICHMENT_WAIT_SECONDS = 5.0
+_DEFAULTS = ProcessorSettings()
+"""The keyword arguments' defaults are the settings' (declared once, in :class:`ProcessorSettings`)."""
 
 logger.addFilter(DuplicateLogFilter())
 
@@ -98,22 +99,22 @@ class EvaluationSpanProcessor(SpanProcessor):
         criteria: Mapping[str, Any] | EvalConfig | None = None,
         *,
         eval_set: EvalSet | str | Path | None = None,
-        sample_rate: float = defaults.DEFAULT_SAMPLE_RATE,
-        sample_priority: bool = env.DEFAULT_SAMPLE_PRIORITY,
+        sample_rate: float = _DEFAULTS.sample_rate,
+        sample_priority: bool = _DEFAULTS.sample_priority,
         agent_names: Iterable[str] = (),
         root_span_names: Iterable[str] = (),
         exporter: InvocationExporter | None = None,
         registry: MetricRegistry | None = None,
         meter_provider: MeterProvider | None = None,
-        max_open_traces: int = env.DEFAULT_MAX_OPEN_TRACES,
-        max_spans_per_trace: int = env.DEFAULT_MAX_SPANS_PER_TRACE,
-        max_buffer_bytes: int = defaults.DEFAULT_MAX_BUFFER_BYTES,
-        max_pending_spans: int = defaults.DEFAULT_MAX_PENDING_SPANS,
-        trace_idle_timeout: float = env.DEFAULT_TRACE_IDLE_TIMEOUT,
+        max_open_traces: int = _DEFAULTS.max_open_traces,
+        max_spans_per_trace: int = _DEFAULTS.max_spans_per_trace,
+        max_buffer_bytes: int = _DEFAULTS.max_buffer_bytes,
+        max_pending_spans: int = _DEFAULTS.max_pending_spans,
+        trace_idle_timeout: float = _DEFAULTS.trace_idle_timeout,
         enrich: SpanProcessor | None = None,
         enrichment_wait_seconds: float = _DEFAULT_ENRICHMENT_WAIT_SECONDS,
         pipeline: PipelineMetrics | None = None,
-        isolation: str = env.DEFAULT_ISOLATION,
+        isolation: str = _DEFAULTS.isolation,
         **embedded: Unpack[EmbeddedOptions],
     ) -> None:
         limits = Limits(max_open_traces, max_spans_per_trace, max_buffer_bytes, max_pending_spans, trace_idle_timeout)
