@@ -45,7 +45,8 @@ class EvaluationSpanProcessor(SpanProcessor):
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
 
     ``on_start`` and ``on_end`` only append to bounded queues and return; a daemon thread (``OtelEvalSpanProcessor``)
-    hands each complete invocation to the transport. How completeness is decided, the limits and the counters are
+    rebuilds each complete invocation and hands it to the transport; with the embedded one, that thread also scores
+    and emits every invocation that needs no judge. How completeness is decided, the limits and the counters are
     described in :mod:`otel_eval.processor`; :meth:`stats` returns the same counts in-process.
 
     Args:
