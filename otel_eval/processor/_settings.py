@@ -25,6 +25,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_SAMPLE_RATE = 1.0
 DEFAULT_MAX_BUFFER_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_PENDING_SPANS = 8192
+_THREAD_ONLY_PROVIDERS = ("logger_provider", "tracer_provider")
+"""Where the in-thread evaluation emits; the evaluation process has its own (``meter_provider`` stays: the agent's
+process reports its pipeline counters to it)."""
 _EMBEDDED_ONLY = frozenset({"max_queue_size", "concurrency", "isolation"})
 """Settings of the embedded worker: not passed on when an exporter (Kafka, or the caller's) does the evaluating."""
 
@@ -108,6 +111,8 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
                 max_queue_size=settings.max_queue_size, concurrency=settings.concurrency, isolation=settings.isolation
             )
         options.update(overrides)
+        if options.get("isolation") == env.ISOLATION_PROCESS and "isolation" not in overrides:
+            _leave_out_providers(options)
         return options
     from otel_eval.transport.kafka import KafkaInvocationExporter
 
@@ -124,6 +129,22 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
     options["pipeline"] = pipeline
     options.update((name, value) for name, value in overrides.items() if name not in EMBEDDED_OPTIONS)
     return options
+
+
+def _leave_out_providers(options: dict[str, Any]) -> None:
+    """``OTEL_EVAL_ISOLATION=process`` chose where the scores go (the evaluation process's exporters): the providers
+    the same ``from_env`` line passes for the in-thread set-up are left out, said once at INFO, as with Kafka.
+    (Passed to the constructor with ``isolation="process"``, they are refused.)"""
+    left_out = sorted(name for name in _THREAD_ONLY_PROVIDERS if options.get(name) is not None)
+    for name in left_out:
+        del options[name]
+    if left_out:
+        logger.info(
+            "%s=process: the evaluation process exports the scores as OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER and "
+            "OTEL_METRICS_EXPORTER say, so %s are not used there",
+            env.OTEL_EVAL_ISOLATION,
+            ", ".join(f"{name}=" for name in left_out),
+        )
 
 
 def _isolation(environ: Mapping[str, str]) -> str:

@@ -188,6 +188,22 @@ def test_from_env_with_kafka_says_the_isolation_is_not_used(
         processor.shutdown(1_000)
 
 
+def test_from_env_with_process_isolation_leaves_out_the_in_thread_providers_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, sink: OtlpSink
+) -> None:
+    monkeypatch.setenv("OTEL_EVAL_ISOLATION", "process")
+    with caplog.at_level("INFO", logger="otel_eval.processor._settings"):
+        # The shipped examples' one line for the in-thread set-up (their --otlp mode) runs under process isolation.
+        processor = EvaluationSpanProcessor.from_env(tracer_provider=TracerProvider(), logger_provider=None)
+    try:
+        assert "isolation='process'" in repr(processor)
+        assert "so tracer_provider= are not used there" in caplog.text
+    finally:
+        processor.shutdown(10_000)
+    with pytest.raises(TypeError, match="tracer_provider"):  # given to the constructor: refused, by name
+        EvaluationSpanProcessor(isolation="process", tracer_provider=TracerProvider())
+
+
 def test_from_env_reads_the_isolation(monkeypatch: pytest.MonkeyPatch, sink: OtlpSink) -> None:
     monkeypatch.setenv("OTEL_EVAL_ISOLATION", "process")
     processor = EvaluationSpanProcessor.from_env()
