@@ -120,6 +120,7 @@ def _child(
     conn.close()
 
 
+@pytest.mark.integration  # forks a child process
 @pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="fork is POSIX-only")
 def test_a_forked_child_gets_a_working_processor_of_its_own() -> None:
     exporter = InMemoryInvocationExporter()
@@ -149,6 +150,7 @@ def _count_in_child(pipeline: PipelineMetrics, enricher: RootSpanEnricher, conn:
     conn.close()
 
 
+@pytest.mark.integration  # forks a child process
 @pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="fork is POSIX-only")
 def test_a_fork_while_the_pipeline_and_enricher_locks_are_held_leaves_them_usable_in_the_child() -> None:
     pipeline = PipelineMetrics()
