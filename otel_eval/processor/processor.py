@@ -151,7 +151,9 @@ class EvaluationSpanProcessor(SpanProcessor):
 
         With ``OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS`` set, requests go to Kafka (and the embedded worker's overrides,
         such as ``logger_provider=``, are left out); otherwise to the embedded worker. Keyword ``overrides`` win over
-        the environment (e.g. ``tracer_provider=...``).
+        the environment (e.g. ``tracer_provider=...``). With ``OTEL_EVAL_ISOLATION=process`` the evaluation process
+        exports as ``OTEL_*_EXPORTER`` say, so ``tracer_provider=`` and ``logger_provider=`` are left out (said at
+        INFO): the same line serves every set-up.
 
         Raises:
             ConfigurationError: a bad ``OTEL_EVAL_*`` value (naming the variable), or bad Kafka settings.
@@ -176,7 +178,8 @@ class EvaluationSpanProcessor(SpanProcessor):
             logger.exception("EvaluationSpanProcessor.on_end failed")
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
-        """Hands every complete buffered trace on and waits until it is evaluated and its scores exported.
+        """Hands every complete buffered trace on and waits until it is evaluated (with ``isolation="process"``, and
+        its scores exported by the evaluation process).
 
         Incomplete traces (root still open) stay buffered. Returns False when ``timeout_millis`` passed first;
         the wait never exceeds it.
