@@ -28,7 +28,13 @@ from otel_eval.emit.spans import EvaluationSpan
 from otel_eval.evaluation.criteria import criteria_from, registry_with_custom_metrics, select_criteria
 from otel_eval.evaluation.pairing import pair_invocations
 from otel_eval.evaluation.plan import MetricPlan, PlannedMetric, build_plan
-from otel_eval.evaluation.scoring import lacks_reference, score_in_order, score_metric
+from otel_eval.evaluation.scoring import (
+    lacks_reference,
+    runs_inline,
+    score_in_order,
+    score_metric,
+    score_metric_inline,
+)
 from otel_eval.judge import Judge
 from otel_eval.metrics import Evaluator, MetricRegistry
 from otel_eval.metrics.provenance import EvaluatorProvenance
@@ -98,6 +104,7 @@ class EvaluationCore:
         self._pipeline = pipeline
         self._metric_timeout = metric_timeout_seconds
         self._plans: dict[str, MetricPlan] = {}
+        self._own_keys = {flag: f"{flag}:{_criteria_key(self._criteria)}" for flag in (False, True)}
         if self._criteria is not None:
             build_plan(self._criteria, registry=self._registry, judge=self._judge)  # bad criteria fail here
 
@@ -115,44 +122,72 @@ class EvaluationCore:
             return await self._evaluate(request)
         except Exception:  # the worker boundary: one bad request must not stop the others
             logger.exception("evaluation of trace %s failed", request.trace_id)
-            if self._pipeline is not None:
-                self._pipeline.invocations_dropped(semconv.DROP_EVALUATION_ERROR, len(request.invocations))
+            self._count_failed(request)
             return []
 
-    async def _evaluate(self, request: EvaluationRequest) -> list[EvaluationRecord]:
+    def evaluate_inline(self, request: EvaluationRequest) -> list[EvaluationRecord] | None:
+        """:meth:`evaluate` on the caller's thread, when every metric ``request`` needs
+        :func:`~otel_eval.evaluation.scoring.runs_inline` (no judge, no metric that needs a deadline): scores and emits
+        it, and returns its records. Otherwise does nothing and returns None: :meth:`evaluate` it on an event loop.
+        Never raises."""
+        try:
+            job = self._prepare(request)
+            if job is None:
+                return []
+            if not all(runs_inline(metric) for metric in job.metrics):
+                return None
+            records = []
+            for metric in job.metrics:
+                records += self._score_inline(metric, job)
+            return self._delivered(job, records)
+        except Exception:  # the worker boundary: one bad request must not stop the others
+            logger.exception("evaluation of trace %s failed", request.trace_id)
+            self._count_failed(request)
+            return []
+
+    def _count_failed(self, request: EvaluationRequest) -> None:
+        if self._pipeline is not None:
+            self._pipeline.invocations_dropped(semconv.DROP_EVALUATION_ERROR, len(request.invocations))
+
+    def _prepare(self, request: EvaluationRequest) -> _Job | None:
+        """What scoring ``request`` needs: its conversation, the metrics that apply, what its records share."""
         invocations = list(request.invocations)
         if not invocations:
-            return []
+            return None
         pairing = pair_invocations(invocations, self._eval_set, chosen=request.eval_case)
         conversation = Conversation(invocations=invocations, eval_case=pairing.case, expected=pairing.expected)
         criteria = criteria_from(request.criteria) if request.criteria is not None else self._criteria
-        plan = self._plan_for(criteria, with_reference=pairing.case is not None)
-        actual = with_case_rubrics(conversation)
+        plan = self._plan_for(criteria, with_reference=pairing.case is not None, own=request.criteria is None)
         case = pairing.case
         eval_set_id = request.eval_set_id or (self._eval_set.eval_set_id if self._eval_set and case else None)
         context = _RecordContext(
             invocations=invocations, eval_id=case.eval_id if case else None, eval_set_id=eval_set_id
         )
         metrics = [m for m in plan.metrics if not lacks_reference(m, conversation)]
+        return _Job(conversation, with_case_rubrics(conversation), context, metrics)
+
+    async def _evaluate(self, request: EvaluationRequest) -> list[EvaluationRecord]:
+        job = self._prepare(request)
+        if job is None:
+            return []
         by_metric: dict[str, list[EvaluationRecord]] = {}
 
         async def score(metric: PlannedMetric) -> EvaluationResult:
-            result, by_metric[metric.name] = await self._run_metric(metric, conversation, actual, context)
+            result, by_metric[metric.name] = await self._run_metric(metric, job)
             return result
 
-        await score_in_order(metrics, actual, score)
-        records = [record for metric in metrics for record in by_metric[metric.name]]
+        await score_in_order(job.metrics, job.actual, score)
+        return self._delivered(job, [record for metric in job.metrics for record in by_metric[metric.name]])
+
+    def _delivered(self, job: _Job, records: list[EvaluationRecord]) -> list[EvaluationRecord]:
         self.emitters.deliver(records)
         if self._pipeline is not None:
-            self._pipeline.evaluated(len(invocations))
+            self._pipeline.evaluated(len(job.context.invocations))
         return records
 
-    def _plan_for(self, criteria: dict[str, BaseCriterion] | None, *, with_reference: bool) -> MetricPlan:
-        key = json.dumps(
-            None if criteria is None else {name: c.model_dump(mode="json") for name, c in criteria.items()},
-            sort_keys=True,
-        )
-        key = f"{with_reference}:{key}"
+    def _plan_for(self, criteria: dict[str, BaseCriterion] | None, *, with_reference: bool, own: bool) -> MetricPlan:
+        """The plan for ``criteria`` (``own``: the core's configured ones, whose key is not worked out again)."""
+        key = self._own_keys[with_reference] if own else f"{with_reference}:{_criteria_key(criteria)}"
         plan = self._plans.get(key)
         if plan is None:
             selected = select_criteria(
@@ -163,31 +198,53 @@ class EvaluationCore:
                 self._plans[key] = plan
         return plan
 
-    async def _run_metric(
-        self,
-        metric: PlannedMetric,
-        conversation: Conversation,
-        actual: list[TracedInvocation],
-        context: _RecordContext,
-    ) -> tuple[EvaluationResult, list[EvaluationRecord]]:
-        first = context.invocations[0]
+    async def _run_metric(self, metric: PlannedMetric, job: _Job) -> tuple[EvaluationResult, list[EvaluationRecord]]:
+        first = job.context.invocations[0]
         spans = self.emitters.spans
         timeout = self._metric_timeout
         if spans is None:
-            result = await score_metric(metric, conversation, actual, timeout=timeout, off_loop=True)
-            records = context.records(metric, result)
+            result = await score_metric(metric, job.conversation, job.actual, timeout=timeout, off_loop=True)
+            records = job.context.records(metric, result)
         else:
             with spans.evaluation_span(metric.name, first.trace_id, first.span_id) as span:
-                result = await score_metric(metric, conversation, actual, timeout=timeout, off_loop=True)
-                records = context.records(metric, result)
+                result = await score_metric(metric, job.conversation, job.actual, timeout=timeout, off_loop=True)
+                records = job.context.records(metric, result)
                 _finish(span, records[0])
             for record in records[1:]:
                 spans.emit(record)
+        self._emit(records)
+        return result, records
+
+    def _score_inline(self, metric: PlannedMetric, job: _Job) -> list[EvaluationRecord]:
+        """:meth:`_run_metric` for a metric that runs inline, on the caller's thread."""
+        first = job.context.invocations[0]
+        spans = self.emitters.spans
+        if spans is None:
+            records = job.context.records(metric, score_metric_inline(metric, job.conversation, job.actual))
+        else:
+            with spans.evaluation_span(metric.name, first.trace_id, first.span_id) as span:
+                records = job.context.records(metric, score_metric_inline(metric, job.conversation, job.actual))
+                _finish(span, records[0])
+            for record in records[1:]:
+                spans.emit(record)
+        self._emit(records)
+        return records
+
+    def _emit(self, records: list[EvaluationRecord]) -> None:
         for record in records:
             self.emitters.emit(record)
             if record.error_type and self._pipeline is not None:
                 self._pipeline.errored(record.metric_name, record.error_type)
-        return result, records
+
+
+@dataclass(slots=True)
+class _Job:
+    """One request, ready to score."""
+
+    conversation: Conversation
+    actual: list[TracedInvocation]
+    context: _RecordContext
+    metrics: list[PlannedMetric]
 
 
 @dataclass(slots=True)
@@ -249,6 +306,12 @@ class _RecordContext:
                 )
             )
         return records
+
+
+def _criteria_key(criteria: dict[str, BaseCriterion] | None) -> str:
+    return json.dumps(
+        None if criteria is None else {name: c.model_dump(mode="json") for name, c in criteria.items()}, sort_keys=True
+    )
 
 
 def _finish(span: EvaluationSpan, record: EvaluationRecord) -> None:

@@ -1,7 +1,11 @@
-"""The embedded default transport: an in-process worker thread with its own asyncio loop running the worker core.
+"""The embedded default transport: the evaluation core run where the requests are made, with an asyncio loop for
+the judge.
 
-Used when no Kafka is configured. :meth:`EmbeddedInvocationExporter.export` only appends to a bounded queue (drop
-and count when full) and wakes the worker; the agent's threads never wait for an evaluation.
+Used when no Kafka is configured. The processor calls :meth:`EmbeddedInvocationExporter.export` from its background
+thread (never from the agent's): a request whose metrics all run inline (no judge, see
+:meth:`~otel_eval.evaluation.core.EvaluationCore.evaluate_inline`) is scored and emitted right there, with no further
+hand-off; any other is appended to a bounded queue (drop and count when full) for the worker thread's event loop,
+where judge calls run concurrently under their deadlines and budget.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from otel_eval import semconv
 from otel_eval._runtime.forking import reinit_after_fork
@@ -28,10 +32,13 @@ logger.addFilter(DuplicateLogFilter())
 
 
 class EmbeddedInvocationExporter(InvocationExporter):
-    """Evaluates requests on a named daemon thread (``OtelEvalEmbeddedWorker``) with its own asyncio loop.
+    """Evaluates requests inline when they need no event loop, else on a named daemon thread
+    (``OtelEvalEmbeddedWorker``) with its own asyncio loop.
 
     Args:
-        core: What evaluates and emits each request (the processor passes the shared evaluation core).
+        core: What evaluates and emits each request (the processor passes the shared evaluation core); when it has
+            an ``evaluate_inline`` method (as :class:`~otel_eval.evaluation.core.EvaluationCore` does), ``export``
+            tries it first.
         max_queue_size: Requests waiting for the worker; further ones are dropped and counted as
             ``otel_eval.invocations.dropped{otel_eval.drop.reason=transport_queue_full}``.
         concurrency: Requests evaluated at once on the worker's loop.
@@ -51,6 +58,9 @@ class EmbeddedInvocationExporter(InvocationExporter):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.core = core
+        self._evaluate_inline: Callable[[EvaluationRequest], object | None] | None = getattr(
+            core, "evaluate_inline", None
+        )
         self._max_queue_size = max_queue_size
         self._concurrency = concurrency
         self._pipeline = pipeline
@@ -89,10 +99,16 @@ class EmbeddedInvocationExporter(InvocationExporter):
         return not self._shutdown and len(self._queue) < self._max_queue_size
 
     def export(self, requests: Sequence[EvaluationRequest]) -> ExportResult:
-        """Queues ``requests`` for the worker; drops (and counts) those that do not fit. Never blocks."""
+        """Evaluates each request that needs no event loop here, at once; queues the others for the worker, and
+        drops (and counts) those that do not fit. Never waits for the worker."""
         if self._shutdown:
             self._count_dropped(semconv.DROP_SHUTDOWN, len(requests))
             return ExportResult.FAILURE
+        inline = self._evaluate_inline
+        if inline is not None:
+            requests = [request for request in requests if inline(request) is None]
+            if not requests:
+                return ExportResult.SUCCESS
         dropped = 0
         with self._changed:
             for request in requests:

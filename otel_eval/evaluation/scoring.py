@@ -79,11 +79,8 @@ async def score_metric(
     it :attr:`~otel_eval.metrics.Evaluator.runs_inline` (a linear pass that never waits, cheaper than the hand-off).
     """
     evaluator = metric.evaluator
-    if evaluator is None:
-        return _not_evaluated(metric.problem or "metric cannot run", metric.problem_type or "configuration", actual)
-    if lacks_reference(metric, conversation):
-        reason = conversation.pairing_note or "no reference: no eval case pairs with this conversation"
-        return evaluator.not_evaluated(reason, count=len(actual), error_type=NO_REFERENCE)
+    if evaluator is None or lacks_reference(metric, conversation):
+        return _cannot_run(metric, conversation, actual)
     # The judge's HTTP calls must not be traced by instrumentations, and any span made under this context is
     # skipped by the EvaluationSpanProcessor: the evaluator never evaluates itself.
     token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
@@ -101,11 +98,60 @@ async def score_metric(
         return evaluator.not_evaluated(reason, count=len(actual), error_type="timeout")
     except Exception as exc:  # one failing metric yields NOT_EVALUATED, the others still run
         logger.exception("metric %s failed on trace %s", metric.name, actual[0].trace_id if actual else "?")
-        return evaluator.not_evaluated(
-            f"metric failed: {type(exc).__name__}: {exc}", count=len(actual), error_type=type(exc).__name__
-        )
+        return _failed(metric, actual, exc)
     finally:
         detach(token)
+
+
+def runs_inline(metric: PlannedMetric) -> bool:
+    """Whether ``metric`` is scored by :func:`score_metric_inline`: it calls no judge and its evaluator
+    :attr:`~otel_eval.metrics.Evaluator.runs_inline` (or it cannot run, which needs no work either)."""
+    evaluator = metric.evaluator
+    return evaluator is None or (evaluator.runs_inline and not evaluator.info.requires_judge)
+
+
+def score_metric_inline(
+    metric: PlannedMetric, conversation: Conversation, actual: Sequence[TracedInvocation]
+) -> EvaluationResult:
+    """:func:`score_metric` for a metric that :func:`runs_inline`, on the caller's thread without an event loop
+    (its coroutine never waits, so one step runs it to the end). Never raises; a coroutine that does wait breaks
+    the ``runs_inline`` promise: it is closed and the metric NOT_EVALUATED."""
+    evaluator = metric.evaluator
+    if evaluator is None or lacks_reference(metric, conversation):
+        return _cannot_run(metric, conversation, actual)
+    token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
+    try:
+        run = evaluator.evaluate(actual, conversation.expected, conversation_scenario=conversation.scenario)
+        try:
+            run.send(None)
+        except StopIteration as done:
+            result: EvaluationResult = done.value
+            return result
+        run.close()
+        raise RuntimeError(f"{type(evaluator).__name__}.evaluate waited although it declares runs_inline")
+    except Exception as exc:  # one failing metric yields NOT_EVALUATED, the others still run
+        logger.exception("metric %s failed on trace %s", metric.name, actual[0].trace_id if actual else "?")
+        return _failed(metric, actual, exc)
+    finally:
+        detach(token)
+
+
+def _cannot_run(
+    metric: PlannedMetric, conversation: Conversation, actual: Sequence[TracedInvocation]
+) -> EvaluationResult:
+    """NOT_EVALUATED without running: the metric could not be built, or lacks its reference."""
+    evaluator = metric.evaluator
+    if evaluator is None:
+        return _not_evaluated(metric.problem or "metric cannot run", metric.problem_type or "configuration", actual)
+    reason = conversation.pairing_note or "no reference: no eval case pairs with this conversation"
+    return evaluator.not_evaluated(reason, count=len(actual), error_type=NO_REFERENCE)
+
+
+def _failed(metric: PlannedMetric, actual: Sequence[TracedInvocation], exc: Exception) -> EvaluationResult:
+    reason = f"metric failed: {type(exc).__name__}: {exc}"
+    if metric.evaluator is None:
+        return _not_evaluated(reason, type(exc).__name__, actual)
+    return metric.evaluator.not_evaluated(reason, count=len(actual), error_type=type(exc).__name__)
 
 
 def calls_judge(metric: PlannedMetric) -> bool:

@@ -17,9 +17,16 @@ counted by ``otel_eval.invocations.incomplete``, and those spans are dropped whe
 A complete subtree is converted, rebuilt into invocations (:func:`otel_eval.reconstruct.rebuild_traces`) and
 handed to the transport as evaluation requests. While the transport is full (e.g. the judge hangs), ``on_end``
 sheds spans at once and their traces are dropped whole (never rebuilt into partial invocations), so an
-overloaded evaluator costs the agent almost nothing. The transport is the embedded worker (a thread with its own
-asyncio loop, running :class:`~otel_eval.evaluation.core.EvaluationCore`, built by :mod:`otel_eval.evaluation.embedded`) unless
-``exporter`` is given (e.g. Kafka).
+overloaded evaluator costs the agent almost nothing. The transport is the embedded worker
+(:mod:`otel_eval.evaluation.embedded`) unless ``exporter`` is given (e.g. Kafka): a request that needs no judge is
+scored and emitted on the same background thread, right after its rebuild
+(:meth:`~otel_eval.evaluation.core.EvaluationCore.evaluate_inline`), so an invocation crosses one thread boundary
+between ``on_end`` and its results; a request that calls the judge goes on to the worker's asyncio loop, where judge
+calls run concurrently under their deadlines and budget.
+
+The processor itself is a facade over one engine (:mod:`otel_eval.processor._engine`): the in-thread engine
+(:mod:`otel_eval.processor._thread_engine`), or with ``isolation="process"`` the feeder of a child process
+(:mod:`otel_eval.processor._evaluation_process`) that runs the in-thread engine on the spans it receives.
 
 Never evaluated: spans of scope ``otel_eval`` (evaluation spans, judge calls), spans started while
 OpenTelemetry instrumentation is suppressed (the judge's and transports' work runs so), Kafka client spans,

@@ -37,6 +37,10 @@ logger.addFilter(DuplicateLogFilter())
 
 DEFAULT_REBUILD_TIMEOUT = 30.0
 """Seconds one trace's invocations may take to rebuild before the trace is dropped."""
+INLINE_REBUILD_SPANS = 256
+"""Traces of at most this many spans are rebuilt on the background thread itself; larger ones on a step thread
+under :data:`DEFAULT_REBUILD_TIMEOUT` (every rebuild is linear in the spans, so only a large trace can outlast it)."""
+_MAX_SUPPRESSED_MARKS = 4096
 _SWEEP_SECONDS = 0.1
 """At most this often, the idle sweeps walk every buffered and tracked trace (steps run at every root end)."""
 
@@ -60,7 +64,7 @@ class SpanAssembler:
         pipeline: Drop, sampled and idle counters.
         idle_timeout: Seconds after a trace's last span before it is handed on without its root, and at most
             seconds a local root waits for its open descendants.
-        suppressed: Span ids started under suppressed instrumentation (written by ``on_start``), skipped here.
+        suppressed: Where the ids of spans started under suppressed instrumentation are kept (skipped when they end).
         enricher: Root-span enrichment, when the processor wraps the user's exporting processor.
         open_spans: Open-span bookkeeping (completion without guessing).
         waiting: Ids of traces with a root waiting for open descendants, kept here for ``on_end`` (which wakes the
@@ -70,7 +74,8 @@ class SpanAssembler:
         priority: When set, spans of left-out traces arrive too (buffered under the same limits); each left-out
             local root is evaluated if ``priority`` rescues it, else its buffered subtree is discarded, and a
             left-out trace that goes idle without its root is discarded (see :mod:`otel_eval.processor._priority`).
-        rebuild_timeout: Seconds one trace's rebuild may take. It runs on its own thread; past the deadline the trace
+        rebuild_timeout: Seconds (:data:`DEFAULT_REBUILD_TIMEOUT` when None) the rebuild of one trace of more than :data:`INLINE_REBUILD_SPANS` spans may take.
+            It runs on its own thread; past the deadline the trace
             is dropped (``rebuild_timeout``) and its thread abandoned to finish on its own (threads cannot be killed;
             see :mod:`otel_eval._runtime.deadline`), so the traces behind it are not delayed.
         logs: GenAI content log records joined onto the spans before the rebuild (:mod:`otel_eval.processor._logs`).
@@ -91,7 +96,7 @@ class SpanAssembler:
         incomplete: IncompleteCounter,
         sample_bound: int | None = None,
         priority: SamplePriority | None = None,
-        rebuild_timeout: float = DEFAULT_REBUILD_TIMEOUT,
+        rebuild_timeout: float | None = None,
         logs: LogJoin | None = None,
     ) -> None:
         self.buffers = buffers
@@ -109,7 +114,8 @@ class SpanAssembler:
         self._track_bound = None if self._priority is not None else sample_bound
         self._pending: dict[RootKey, float] = {}  # root -> when it stops waiting; in deadline order
         self._next_sweep = 0.0
-        self.rebuild = DeadlineExecutor(rebuild_timeout, name="OtelEvalRebuild")
+        timeout = DEFAULT_REBUILD_TIMEOUT if rebuild_timeout is None else rebuild_timeout
+        self.rebuild = DeadlineExecutor(timeout, name="OtelEvalRebuild")
         self.logs = logs
 
     def step(
@@ -119,7 +125,7 @@ class SpanAssembler:
         final: bool,
         dropped_at_intake: int,
         shed: tuple[int, Iterable[int]],
-        starts: Iterable[Span] = (),
+        starts: Iterable[tuple[Span, bool]] = (),
         rejected: Iterable[tuple[int, str]] = (),
     ) -> None:
         """Ingests ``spans``, hands on finished and idle subtrees; with ``final`` drops what is still incomplete.
@@ -130,7 +136,8 @@ class SpanAssembler:
             dropped_at_intake: Spans ``on_end`` dropped on a full intake queue since the last step.
             shed: Spans ``on_end`` dropped while the transport was full, and the ids of their traces: each such
                 trace is dropped whole (counted once), or its other spans would rebuild into a partial invocation.
-            starts: Spans that started since the last step (at least those of ``spans``), in start order.
+            starts: Spans that started since the last step (at least those of ``spans``), in start order, each with
+                whether it started under suppressed instrumentation (then marked to be skipped, not tracked).
             rejected: Traces to drop whole, with the reason (what is buffered now and their later spans).
         """
         now = time.monotonic()
@@ -142,8 +149,11 @@ class SpanAssembler:
             self._count(self.buffers.reject(trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL), counts, first_drop=0)
         for trace_id, reason in rejected:
             self._count(self.buffers.reject(trace_id, reason), counts, first_drop=0)
-        for started in starts:
-            self._track(started, now)
+        for started, suppressed in starts:
+            if suppressed:
+                self._mark_suppressed(started)
+            else:
+                self._track(started, now)
         if self.logs is not None:  # before the spans: a record is emitted before its span ends
             self.logs.ingest(now)
         roots: list[RootKey] = []
@@ -194,6 +204,12 @@ class SpanAssembler:
             self._pipeline.spans_dropped(reason, count)
         for reason, count in counts.invocations.items():
             self._pipeline.invocations_dropped(reason, count)
+
+    def _mark_suppressed(self, span: Span) -> None:
+        marks = self._suppressed
+        marks[span.get_span_context().span_id] = None
+        if len(marks) > _MAX_SUPPRESSED_MARKS:  # marks of spans that never ended: forget the oldest
+            marks.pop(next(iter(marks)), None)
 
     def _track(self, span: Span, now: float) -> None:
         context = span.context
@@ -314,9 +330,11 @@ class SpanAssembler:
             spans = []
         if spans and self._builder.filters.root_allowed(top_span_names(spans)):
             try:
-                requests = self.rebuild.run(
-                    f"rebuilding a trace of {len(spans)} spans", partial(self._builder.build, spans, records)
-                )
+                build = partial(self._builder.build, spans, records)
+                if len(spans) <= INLINE_REBUILD_SPANS:
+                    requests = build()  # linear in a few spans: the deadline's hand-off would cost more
+                else:
+                    requests = self.rebuild.run(f"rebuilding a trace of {len(spans)} spans", build)
             except RecordTimeoutError:  # a pathological trace: dropped, and the traces behind it go on at once
                 self._pipeline.invocations_dropped(semconv.DROP_REBUILD_TIMEOUT)
                 self._pipeline.spans_dropped(semconv.DROP_REBUILD_TIMEOUT, len(spans))

@@ -31,12 +31,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, get_value
+from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span
 
@@ -47,26 +46,34 @@ from otel_eval.emit import RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.processor._handoff import drain, millis_until
+from otel_eval.processor._intake import SpanIntake
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
-from otel_eval.processor._selection import is_local_root
-from otel_eval.processor._shedding import Shedder
+from otel_eval.processor._priority import Sampling
 from otel_eval.processor._wire import (
+    Batch,
+    Config,
     Ended,
+    Enriched,
+    Flush,
+    FromChild,
     Origins,
+    Records,
+    Reply,
+    Shutdown,
     Start,
+    ToChild,
     WireError,
     encode_log_record,
     encode_span,
     encode_start,
-    receive_frame,
-    send_frame,
+    receive_message,
+    send_message,
 )
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
 
 CHILD_MODULE: Final = "otel_eval.processor._evaluation_process_main"
-_LOW_64_BITS = (1 << 64) - 1
 _TICK_SECONDS = 0.05
 """The feeder's period: spans of a root that waits for its descendants reach the child at most this late."""
 _LINGER_SECONDS = 0.001
@@ -103,13 +110,14 @@ class EvaluationProcess:
         meter_provider: Where the agent-side counters (:attr:`pipeline`: spans dropped at intake, shed, or lost
             with a child) go.
         max_pending: Starts, ends and log records waiting for the feeder, each; beyond, new ones are dropped.
-        intake_bound: The trace-id sampling bound ``on_start``/``on_end`` apply (None: every trace); also the
-            companion ``LogRecordProcessor``'s (:attr:`log_records`), whose queue is shipped along.
+        sampling: Which traces are evaluated: its intake bound is what ``on_start``/``on_end`` apply, and the
+            companion ``LogRecordProcessor``'s (:attr:`log_record_processor`), whose queue is shipped along.
         idle_timeout: How long the feeder remembers a trace it has seen a span of (to drop the rest of it when the
             child that had its first spans is lost).
         enricher: With ``enrich=``, the enricher holding the root spans here: the child's own enricher decides when
-            each is complete and sends its score attributes (``("enriched", trace id, span id, attributes)``).
-        sinks: Called here with each request's records, which the child sends back (``("records", records)``).
+            each is complete and sends its score attributes (:class:`~otel_eval.processor._wire.Enriched`).
+        sinks: Called here with each request's records, which the child sends back
+            (:class:`~otel_eval.processor._wire.Records`).
     """
 
     def __init__(
@@ -118,7 +126,7 @@ class EvaluationProcess:
         *,
         meter_provider: MeterProvider | None,
         max_pending: int,
-        intake_bound: int | None,
+        sampling: Sampling,
         idle_timeout: float,
         enricher: RootSpanEnricher | None = None,
         sinks: Sequence[RecordSink] = (),
@@ -132,10 +140,13 @@ class EvaluationProcess:
         self._sinks = sinks
         self.pipeline = PipelineMetrics(meter_provider, transport=semconv.TRANSPORT_PROCESS)
         self._max_pending = max_pending
-        self._intake_bound = intake_bound
-        self.log_records = EvaluationLogRecordProcessor(max_pending=max_pending, sample_bound=intake_bound)
+        self._intake = SpanIntake(
+            max_pending=max_pending, sampling=sampling, wake_batch=_WAKE_BATCH_SPANS, enricher=enricher
+        )
+        self.log_record_processor = EvaluationLogRecordProcessor(
+            max_pending=max_pending, sample_bound=sampling.intake_bound
+        )
         self._idle_timeout = max(idle_timeout, _FORGET_TRACES_SECONDS_MIN)
-        self._wake_threshold = min(_WAKE_BATCH_SPANS, max(1, max_pending // 2))
         self._closing = False
         self._stop_deadline = 0.0
         self.child_stats: dict[str, int] = {}
@@ -144,13 +155,9 @@ class EvaluationProcess:
         reinit_after_fork(self._at_fork_reinit)
 
     def _start(self) -> None:
-        self._ends: deque[ReadableSpan] = deque()
-        self._starts: deque[tuple[Span, bool]] = deque()
-        self._dropped = 0
-        self._shedder = Shedder()
+        self._intake.reset()
         self._lock = threading.Lock()
         self._flushes: list[_Flush] = []
-        self._wake = threading.Event()
         self._child: _Child | None = None
         self._origins = Origins()
         self._seen: dict[int, float] = {}  # trace id -> last span start or end the feeder saw
@@ -179,38 +186,12 @@ class EvaluationProcess:
     # --- the agent's threads -----------------------------------------------------------------------------------
 
     def on_start(self, span: Span, parent_context: Context | None) -> None:
-        """Queues a sampled span's start. Never blocks."""
-        context = span.get_span_context()
-        bound = self._intake_bound
-        if not context.trace_flags.sampled or (bound is not None and (context.trace_id & _LOW_64_BITS) >= bound):
-            return
-        if len(self._starts) < self._max_pending and not self._shedder.active:  # else untracked: see on_end
-            self._starts.append((span, bool(get_value(_SUPPRESS_INSTRUMENTATION_KEY, parent_context))))
+        """Queues a sampled span's start (:mod:`otel_eval.processor._intake`). Never blocks."""
+        self._intake.on_start(span, parent_context)
 
-    def on_end(self, span: ReadableSpan) -> bool:
-        """Queues a sampled ended span; drops and counts it when the queue is full. Never blocks. Returns whether the
-        span was queued (shed, dropped or left out by sampling: not, and no score will come for it)."""
-        context = span.context
-        bound = self._intake_bound
-        if (
-            context is None
-            or not context.trace_flags.sampled
-            or (bound is not None and (context.trace_id & _LOW_64_BITS) >= bound)
-            or self._closing
-        ):
-            return False
-        if self._shedder.active and self._shedder.shed(context.trace_id):
-            return False
-        ends = self._ends
-        if len(ends) >= self._max_pending:
-            with self._lock:
-                self._dropped += 1
-            return False
-        ends.append(span)
-        wake = self._wake
-        if not wake.is_set() and (is_local_root(span) or len(ends) >= self._wake_threshold):
-            wake.set()
-        return True
+    def on_end(self, span: ReadableSpan) -> None:
+        """Queues a sampled ended span (:mod:`otel_eval.processor._intake`). Never blocks."""
+        self._intake.on_end(span)
 
     # --- flush and shutdown ------------------------------------------------------------------------------------
 
@@ -221,9 +202,12 @@ class EvaluationProcess:
         flush = _Flush(deadline=time.monotonic() + max(0, timeout_millis) / 1000)
         with self._lock:
             self._flushes.append(flush)
-        self._wake.set()
+        self._intake.wake.set()
         flush.done.wait(max(0.0, flush.deadline - time.monotonic()))
-        return flush.done.is_set() and flush.result
+        flushed = flush.done.is_set() and flush.result
+        if self._enricher is not None:
+            flushed = self._enricher.force_flush(millis_until(flush.deadline)) and flushed
+        return flushed
 
     def shutdown(self, timeout_millis: int) -> None:
         """Ships what is queued, lets the child drain and export within ``timeout_millis``, then stops it."""
@@ -232,20 +216,31 @@ class EvaluationProcess:
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
         self._stop_deadline = deadline
         self._closing = True
-        self._wake.set()
+        self._intake.closed = True
+        self._intake.wake.set()
         self._thread.join(max(0.0, deadline - time.monotonic()))
         child = self._child
         if child is not None and child.process.poll() is None and time.monotonic() >= deadline:
             logger.warning("the evaluation process did not stop within the shutdown timeout; killed")
             child.process.kill()
+        if self._enricher is not None:
+            self._enricher.shutdown(millis_until(deadline))
+
+    def stats(self) -> dict[str, int]:
+        """This process's counts, and the evaluation process's as of the last ``force_flush`` (``evaluation_process.``
+        before each name)."""
+        counts = self.pipeline.snapshot()
+        counts.update((f"evaluation_process.{name}", value) for name, value in self.child_stats.items())
+        return counts
 
     # --- the feeder thread -------------------------------------------------------------------------------------
 
     def _run(self) -> None:
         while True:
-            if self._wake.wait(_TICK_SECONDS) and not (self._closing or self._flushes):
+            wake = self._intake.wake
+            if wake.wait(_TICK_SECONDS) and not (self._closing or self._flushes):
                 time.sleep(_LINGER_SECONDS)  # the invocations ending meanwhile go in the same frame
-            self._wake.clear()
+            wake.clear()
             with self._lock:
                 flushes, self._flushes = self._flushes, []
             closing = self._closing
@@ -270,28 +265,27 @@ class EvaluationProcess:
         Unless ``wait`` (a flush or the shutdown waits for it), a child that has not read what was sent is not
         waited for: the queue holds the spans up to half its size; beyond, the spans are shed (:meth:`_shed`).
         """
-        with self._lock:
-            dropped, self._dropped = self._dropped, 0
-        self.pipeline.spans_dropped(semconv.DROP_QUEUE_FULL, dropped)
-        log_queue = self.log_records.queue
-        self.pipeline.log_records_dropped(semconv.DROP_QUEUE_FULL, self.log_records.take_dropped())
-        ended = len(self._ends)  # every span counted here started before: its start is among those drained next
-        if not (ended or self._starts or log_queue or self._shedder.active):
+        intake = self._intake
+        self.pipeline.spans_dropped(semconv.DROP_QUEUE_FULL, intake.take_dropped())
+        log_queue = self.log_record_processor.queue
+        self.pipeline.log_records_dropped(semconv.DROP_QUEUE_FULL, self.log_record_processor.take_dropped())
+        ended = len(intake.ends)  # every span counted here started before: its start is among those drained next
+        if not (ended or intake.starts or log_queue or intake.shedder.active):
             return
         now = time.monotonic()
         child = self._running_child(now)  # first: a new child gets new origin numbers
         if child is not None and not wait and self._behind(child):
-            if self._shedder.active or ended >= self._max_pending // 2:
+            if intake.shedder.active or ended >= self._max_pending // 2:
                 self._shed(ended)
             return
-        shed_spans, shed_traces = self._shedder.take(full=False)
+        shed_spans, shed_traces = intake.shedder.take(full=False)
         self.pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, shed_spans)
         self._note_shed(shed_traces)
         origins = self._origins
         encoded_starts = [
-            encode_start(span, suppressed, origins) for span, suppressed in drain(self._starts, len(self._starts))
+            encode_start(span, suppressed, origins) for span, suppressed in drain(intake.starts, len(intake.starts))
         ]
-        encoded_ends = [encode_span(span, origins) for span in drain(self._ends, ended)]
+        encoded_ends = [encode_span(span, origins) for span in drain(intake.ends, ended)]
         records = list(drain(log_queue, len(log_queue)))
         self._remember(encoded_starts, encoded_ends, now)
         if child is None:
@@ -300,20 +294,21 @@ class EvaluationProcess:
         logs = [encode_log_record(record) for record in records]
         shed, self._shed_traces = list(self._shed_traces), {}
         try:
-            send_frame(child.sock, ("batch", encoded_starts, encoded_ends, logs, origins.take_new(), shed))
+            send_message(child.sock, Batch(encoded_starts, encoded_ends, logs, origins.take_new(), shed))
         except (OSError, ValueError) as error:
             self._child_lost(child, f"could not be written to ({error})", len(encoded_ends), len(logs))
 
     def _shed(self, ended: int) -> None:
         """The child is behind and the queue half full: ``on_end`` sheds from now on, and what is queued goes too;
         the traces are dropped whole, here and in the child (their ids go with the next batch)."""
-        self._shedder.start()
-        shed_spans, shed_traces = self._shedder.take(full=True)
-        for span in drain(self._ends, ended):
+        intake = self._intake
+        intake.shedder.start()
+        shed_spans, shed_traces = intake.shedder.take(full=True)
+        for span in drain(intake.ends, ended):
             shed_traces.append(span.get_span_context().trace_id)  # type: ignore[union-attr]
             shed_spans += 1
-        self._starts.clear()  # spans still open then go untracked: their roots complete when they end
-        records = self.log_records.queue
+        intake.starts.clear()  # spans still open then go untracked: their roots complete when they end
+        records = self.log_record_processor.queue
         self.pipeline.log_records_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, len(records))
         records.clear()
         self.pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, shed_spans)
@@ -330,20 +325,22 @@ class EvaluationProcess:
             return
         try:
             while select.select([child.sock], [], [], 0)[0]:
-                self._dispatch(receive_frame(child.sock))
+                self._dispatch(receive_message(child.sock))
         except (OSError, WireError, ValueError) as error:
             self._child_lost(child, f"could not be read from ({error})", 0, 0)
 
-    def _dispatch(self, message: tuple[Any, ...]) -> None:
-        kind, *content = message
-        if kind == "enriched" and self._enricher is not None:
-            self._enricher.complete(*content)
-        elif kind == "records":
+    def _dispatch(self, message: ToChild | FromChild) -> None:
+        if isinstance(message, Enriched):
+            if self._enricher is not None:
+                self._enricher.complete(message.trace_id, message.span_id, message.scores)
+        elif isinstance(message, Records):
             for sink in self._sinks:
                 try:
-                    sink(content[0])
+                    sink(message.records)
                 except Exception:  # the user's sink: its failure must not stop the feeder
                     logger.exception("a record sink failed")
+        else:
+            raise WireError(f"unexpected {type(message).__name__} from the evaluation process")
 
     def _behind(self, child: _Child) -> bool:
         """Whether the child has not read enough of what was sent for another batch to go without waiting."""
@@ -399,7 +396,7 @@ class EvaluationProcess:
         ours.settimeout(_SEND_TIMEOUT_SECONDS)
         lost = list(self._seen) if self._lost_some else []  # traces that may have lost spans: the child drops them
         try:
-            send_frame(ours, ("config", self._settings, lost))
+            send_message(ours, Config(self._settings, lost))
         except OSError:
             ours.close()
             process.kill()
@@ -444,24 +441,24 @@ class EvaluationProcess:
         if child is None:
             return True  # nothing in flight (what a lost child had is counted)
         child.requests += 1
-        return self._ask(child, ("flush", millis_until(deadline), child.requests), deadline)
+        return self._ask(child, Flush(millis_until(deadline), child.requests), deadline)
 
-    def _ask(self, child: _Child, message: tuple[Any, ...], deadline: float) -> bool:
-        """Sends a control message and waits for its reply (``(kind, ok, sequence)``) until ``deadline``."""
+    def _ask(self, child: _Child, message: Flush | Shutdown, deadline: float) -> bool:
+        """Sends a control message and waits for its :class:`~otel_eval.processor._wire.Reply` until ``deadline``."""
         try:
-            send_frame(child.sock, message)
+            send_message(child.sock, message)
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False
                 child.sock.settimeout(remaining)
-                reply = receive_frame(child.sock)
-                if reply[0] in ("enriched", "records"):
+                reply = receive_message(child.sock)
+                if not isinstance(reply, Reply):
                     self._dispatch(reply)
                     continue
-                _, ok, sequence, self.child_stats = reply
-                if sequence == message[2]:  # an older flush's late reply is skipped
-                    return bool(ok)
+                self.child_stats = reply.stats
+                if reply.sequence == message.sequence:  # an older flush's late reply is skipped
+                    return reply.ok
         except TimeoutError:
             return False
         except (OSError, WireError, ValueError) as error:
@@ -474,15 +471,15 @@ class EvaluationProcess:
 
     def _stop_child(self) -> None:
         deadline = self._stop_deadline
-        left = len(self._ends)
+        left = len(self._intake.ends)
         if left:
             self.pipeline.spans_dropped(semconv.DROP_SHUTDOWN, left)
-            self._ends.clear()
+            self._intake.ends.clear()
         child = self._child
         if child is None:
             return
         child.requests += 1
-        self._ask(child, ("shutdown", millis_until(deadline), child.requests), deadline)
+        self._ask(child, Shutdown(millis_until(deadline), child.requests), deadline)
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.process.wait(max(0.0, deadline - time.monotonic()))
         with contextlib.suppress(OSError):

@@ -2,8 +2,8 @@
 
 Started by :class:`~otel_eval.processor._evaluation_process.EvaluationProcess` with one end of a private socket
 pair. It reads the processor's settings, then batches of span starts, ended spans and content log records, and feeds
-them to an ordinary in-thread :class:`~otel_eval.EvaluationSpanProcessor` (``on_start``, ``on_end``, its
-``log_record_processor``), whose scores go to providers exporting as the ``OTEL_*_EXPORTER`` variables say
+them to the in-thread engine of an ordinary processor (:func:`~otel_eval.processor._thread_engine.in_thread_engine`:
+``on_start``, ``on_end``, its ``log_record_processor``), whose scores go to providers exporting as the ``OTEL_*_EXPORTER`` variables say
 (:mod:`otel_eval.processor._exporters`) with the agent's resource. A ``flush`` or ``shutdown`` message is answered
 once the processor and the exporters are done. The end of the socket (the agent's process exited, or was killed)
 shuts it down as well. SIGINT is ignored: a Ctrl-C in the agent's terminal reaches the whole process group, and
@@ -29,8 +29,22 @@ from otel_eval import semconv
 from otel_eval.emit.enrichment import is_enrichment_attribute
 from otel_eval.processor._exporters import ExportingProviders
 from otel_eval.processor._handoff import millis_until
-from otel_eval.processor._wire import SpanDecoder, WireError, decode_log_record, receive_frame, send_frame
-from otel_eval.processor.processor import EvaluationSpanProcessor
+from otel_eval.processor._thread_engine import InThreadEngine, in_thread_engine
+from otel_eval.processor._wire import (
+    Batch,
+    Config,
+    Enriched,
+    Flush,
+    FromChild,
+    Records,
+    Reply,
+    Shutdown,
+    SpanDecoder,
+    WireError,
+    decode_log_record,
+    receive_message,
+    send_message,
+)
 
 logger = logging.getLogger("otel_eval.processor.evaluation_process")
 
@@ -39,6 +53,8 @@ _NICENESS = 10
 """Evaluation is background work: where it competes with the agent for a core, the agent gets ~90% of it (the
 evaluation then falls behind, and its queues drop and count what does not fit)."""
 _SUPPRESSED: Context = set_value(_SUPPRESS_INSTRUMENTATION_KEY, True)
+_NO_ENRICHMENT_WAIT_SECONDS = 5.0
+"""Without ``enrich=`` nothing is held; the value only bounds the engine's idle period, as the processor's default."""
 
 
 class _RootRelay(SpanProcessor):
@@ -46,64 +62,67 @@ class _RootRelay(SpanProcessor):
     score attributes, sent to the agent's process, whose enricher holds the real root span and exports it with them.
     Every other span (which the enricher passes through) is not the agent's concern: it exports its own."""
 
-    def __init__(self, send: Callable[[tuple[Any, ...]], None]) -> None:
+    def __init__(self, send: Callable[[FromChild], None]) -> None:
         self._send = send
 
     def on_end(self, span: ReadableSpan) -> None:
         context, parent = span.context, span.parent
         if context is not None and (parent is None or parent.is_remote):
             scores = {key: value for key, value in (span.attributes or {}).items() if is_enrichment_attribute(key)}
-            self._send(("enriched", context.trace_id, context.span_id, scores))
+            self._send(Enriched(context.trace_id, context.span_id, scores))
 
 
 class _Evaluation:
     """The processor and its providers, made when the first batch brings the agent's resource."""
 
-    def __init__(
-        self, settings: dict[str, Any], lost_traces: list[int], send: Callable[[tuple[Any, ...]], None]
-    ) -> None:
+    def __init__(self, settings: dict[str, Any], lost_traces: list[int], send: Callable[[FromChild], None]) -> None:
         self._send = send
         self._settings = settings
         self._decoder = SpanDecoder()
         self._lost_traces = lost_traces
-        self.processor: EvaluationSpanProcessor | None = None
+        self.processor: InThreadEngine | None = None
         self.providers: ExportingProviders | None = None
 
-    def batch(self, starts: list[Any], ends: list[Any], logs: list[Any], origins: Any, shed: list[int]) -> None:
-        """Feeds a batch to the processor: first the traces the agent's process shed (dropped whole), then the
+    def batch(self, batch: Batch) -> None:
+        """Feeds a batch to the engine: first the traces the agent's process shed (dropped whole), then the
         starts, the ends and the content log records."""
+        starts, ends, logs, origins, shed = batch
         decoder = self._decoder
         decoder.add_origins(origins)
         processor = self.processor
         if processor is None:
             processor = self._start(decoder, ends)
         if shed:
-            processor._reject_traces(shed, semconv.DROP_TRANSPORT_QUEUE_FULL)
-        for start in starts:
-            span, suppressed = decoder.start(start)
-            processor.on_start(span, _SUPPRESSED if suppressed else None)
-        for ended in ends:
-            processor.on_end(decoder.span(ended))
-        for record in logs:
-            processor.log_record_processor.on_emit(decode_log_record(record))
+            processor.reject_traces(shed, semconv.DROP_TRANSPORT_QUEUE_FULL)
+        try:
+            for start in starts:
+                span, suppressed = decoder.start(start)
+                processor.on_start(span, _SUPPRESSED if suppressed else None)
+            for ended in ends:
+                processor.on_end(decoder.span(ended))
+            for record in logs:
+                processor.log_record_processor.on_emit(decode_log_record(record))
+        except Exception:  # a span the engine cannot take: the rest of the batch is lost, the process goes on
+            logger.exception("the evaluation engine could not take a batch")
 
-    def _start(self, decoder: SpanDecoder, ends: list[Any]) -> EvaluationSpanProcessor:
+    def _start(self, decoder: SpanDecoder, ends: list[Any]) -> InThreadEngine:
         resource = decoder.resource(ends[0][-1] if ends else 0)
         self.providers = providers = ExportingProviders(resource)
         settings = dict(self._settings)
         wait = settings.pop("enrichment_wait_seconds")
+        settings["enrichment_wait_seconds"] = _NO_ENRICHMENT_WAIT_SECONDS if wait is None else wait
         if wait is not None:
-            settings.update(enrich=_RootRelay(self._send), enrichment_wait_seconds=wait)
+            settings["enrich"] = _RootRelay(self._send)
         if settings.pop("relay_records"):  # the agent's process has sinks: each request's records go back to them
-            settings["sinks"] = [lambda records: self._send(("records", list(records)))]
-        self.processor = EvaluationSpanProcessor(
+            settings["sinks"] = [lambda records: self._send(Records(list(records)))]
+        self.processor = in_thread_engine(
             **settings,
             tracer_provider=providers.tracer_provider,
             logger_provider=providers.logger_provider,
             meter_provider=providers.meter_provider,
         )
         # Traces an earlier evaluation process had part of when it was lost: their rest would rebuild half.
-        self.processor._reject_traces(self._lost_traces, semconv.DROP_TRANSPORT_ERROR)
+        self.processor.reject_traces(self._lost_traces, semconv.DROP_TRANSPORT_ERROR)
         return self.processor
 
     def flush(self, timeout_millis: int) -> bool:
@@ -125,32 +144,31 @@ class _Evaluation:
 
 
 def serve(sock: socket.socket) -> None:
-    """Reads and answers messages until ``shutdown`` or the end of the socket."""
-    kind, settings, lost_traces = receive_frame(sock)
-    if kind != "config":
-        raise WireError(f"expected the settings first, got {kind!r}")
+    """Reads and answers messages until :class:`~otel_eval.processor._wire.Shutdown` or the end of the socket."""
+    config = receive_message(sock)
+    if not isinstance(config, Config):
+        raise WireError(f"expected the settings first, got {type(config).__name__}")
     lock = threading.Lock()  # the enricher's threads send too
 
-    def send(message: tuple[Any, ...]) -> None:
+    def send(message: FromChild) -> None:
         with lock:
-            send_frame(sock, message)
+            send_message(sock, message)
 
-    evaluation = _Evaluation(settings, lost_traces, send)
+    evaluation = _Evaluation(config.settings, config.lost_traces, send)
     while True:
         try:
-            message = receive_frame(sock)
-        except WireError:  # the agent's process is gone
+            message = receive_message(sock)
+        except WireError:  # the agent's process is gone (or sent what this side cannot read)
             evaluation.shutdown(_SHUTDOWN_ON_EOF_MILLIS)
             return
-        kind = message[0]
-        if kind == "batch":
-            evaluation.batch(*message[1:])
-        elif kind == "flush":
-            flushed = evaluation.flush(message[1])
-            send(("flushed", flushed, message[2], evaluation.stats()))
-        elif kind == "shutdown":
-            evaluation.shutdown(message[1])
-            send(("stopped", True, message[2], evaluation.stats()))
+        if isinstance(message, Batch):
+            evaluation.batch(message)
+        elif isinstance(message, Flush):
+            flushed = evaluation.flush(message.timeout_millis)
+            send(Reply(flushed, message.sequence, evaluation.stats()))
+        elif isinstance(message, Shutdown):
+            evaluation.shutdown(message.timeout_millis)
+            send(Reply(True, message.sequence, evaluation.stats()))
             return
 
 

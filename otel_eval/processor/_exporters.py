@@ -4,49 +4,74 @@ Exporters follow the SDK's own environment contract.
 The child cannot use the agent's provider objects, so it reads the variables ``opentelemetry-instrument`` reads:
 ``OTEL_TRACES_EXPORTER``, ``OTEL_LOGS_EXPORTER`` and ``OTEL_METRICS_EXPORTER`` (``otlp``, ``console``, ... ; unset or
 ``none``: that signal is not exported), with ``OTEL_EXPORTER_OTLP_*`` configuring the OTLP exporters. The names are
-resolved by the SDK's configuration module, the same code ``opentelemetry-instrument`` runs, so the two agree.
+resolved as the SDK's configuration module (what ``opentelemetry-instrument`` runs) resolves them, through the public
+entry points; ``tests/processor/test_exporters.py`` pins the two together.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import logging
+import os
 from collections.abc import Iterable, Mapping
-from typing import Final, Literal
+from pathlib import Path
+from typing import Any, Final, Literal
 
-from opentelemetry.sdk._configuration import _get_exporter_names, _import_exporters
+from opentelemetry.environment_variables import OTEL_LOGS_EXPORTER, OTEL_METRICS_EXPORTER, OTEL_TRACES_EXPORTER
+from opentelemetry.metrics import MeterProvider as ApiMeterProvider
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+from opentelemetry.sdk.environment_variables import (
+    OTEL_EXPORTER_OTLP_LOGS_PROTOCOL,
+    OTEL_EXPORTER_OTLP_METRICS_PROTOCOL,
+    OTEL_EXPORTER_OTLP_PROTOCOL,
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
+)
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from otel_eval import environment_variables as env
+from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.sinks import sink_names
 from otel_eval.errors import ConfigurationError
+from otel_eval.evaluation import builtin_metric_names, criteria_from, registry_with_custom_metrics
 from otel_eval.metrics import default_registry
+from otel_eval.model import EvalConfig, EvalSet
+from otel_eval.model.loading import load_eval_set
+from otel_eval.processor._engine import Limits
+from otel_eval.processor._evaluation_process import EvaluationProcess
+from otel_eval.processor._priority import Sampling
 
 logger = logging.getLogger(__name__)
 
 Signal = Literal["traces", "logs", "metrics"]
 SIGNALS: Final[tuple[Signal, ...]] = ("traces", "logs", "metrics")
-_VARIABLES: Final = {"traces": "OTEL_TRACES_EXPORTER", "logs": "OTEL_LOGS_EXPORTER", "metrics": "OTEL_METRICS_EXPORTER"}
+_VARIABLES: Final = {"traces": OTEL_TRACES_EXPORTER, "logs": OTEL_LOGS_EXPORTER, "metrics": OTEL_METRICS_EXPORTER}
+_PROTOCOL_VARIABLES: Final = {
+    "traces": OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
+    "logs": OTEL_EXPORTER_OTLP_LOGS_PROTOCOL,
+    "metrics": OTEL_EXPORTER_OTLP_METRICS_PROTOCOL,
+}
+_OTLP: Final = "otlp"
+_OTLP_BY_PROTOCOL: Final = {"grpc": "otlp_proto_grpc", "http/protobuf": "otlp_proto_http"}
 
 
 def exporter_names() -> dict[Signal, list[str]]:
-    """The exporter entry-point names configured for each signal (empty: not exported).
+    """The exporter entry-point names configured for each signal (empty: not exported), resolved as the SDK's
+    configuration does (``otlp`` becomes ``otlp_proto_grpc`` or ``otlp_proto_http`` by the OTLP protocol variables;
+    a test pins this to the SDK's own resolution).
 
     Raises:
         ConfigurationError: an unknown exporter or OTLP protocol, naming the variable.
     """
     names: dict[Signal, list[str]] = {}
     for signal in SIGNALS:
-        try:
-            names[signal] = _get_exporter_names(signal)
-        except RuntimeError as error:  # an unsupported OTEL_EXPORTER_OTLP_PROTOCOL
-            raise ConfigurationError(f"{_VARIABLES[signal]}: {error}") from None
+        raw = os.environ.get(_VARIABLES[signal], "")
+        listed = [] if not raw or raw.strip().lower() == "none" else [name.strip() for name in raw.split(",")]
+        names[signal] = [_entry_point_name(name, signal) for name in listed]
         for name in names[signal]:
             if not importlib.metadata.entry_points(group=f"opentelemetry_{signal}_exporter", name=name):
                 raise ConfigurationError(
@@ -54,6 +79,27 @@ def exporter_names() -> dict[Signal, list[str]]:
                     "exports the scores with the exporters these variables name, as opentelemetry-instrument does)"
                 )
     return names
+
+
+def _entry_point_name(name: str, signal: Signal) -> str:
+    if name not in (_OTLP, *_OTLP_BY_PROTOCOL.values()):
+        return name
+    protocol = (
+        os.environ.get(_PROTOCOL_VARIABLES[signal]) or os.environ.get(OTEL_EXPORTER_OTLP_PROTOCOL) or ""
+    ).strip()
+    if name != _OTLP:
+        return name  # the protocol is in the name (a conflicting protocol variable does not change it)
+    if not protocol:
+        return _OTLP_BY_PROTOCOL["grpc"]
+    if protocol not in _OTLP_BY_PROTOCOL:
+        raise ConfigurationError(f"{_VARIABLES[signal]}: Unsupported OTLP protocol {protocol!r} is configured")
+    return _OTLP_BY_PROTOCOL[protocol]
+
+
+def _load(signal: Signal, names: list[str]) -> list[type[Any]]:
+    """The exporter classes of ``names`` (each checked to be installed by :func:`exporter_names`)."""
+    group = f"opentelemetry_{signal}_exporter"
+    return [next(iter(importlib.metadata.entry_points(group=group, name=name))).load() for name in names]
 
 
 class ExportingProviders:
@@ -65,18 +111,15 @@ class ExportingProviders:
 
     def __init__(self, resource: Resource) -> None:
         names = exporter_names()
-        span_exporters, metric_exporters, log_exporters = _import_exporters(
-            names["traces"], names["metrics"], names["logs"]
-        )
         self.tracer_provider = TracerProvider(resource=resource)
-        for span_exporter in span_exporters.values():
+        for span_exporter in _load("traces", names["traces"]):
             self.tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter()))
         self.logger_provider = LoggerProvider(resource=resource)
-        for log_exporter in log_exporters.values():
+        for log_exporter in _load("logs", names["logs"]):
             self.logger_provider.add_log_record_processor(BatchLogRecordProcessor(log_exporter()))
         readers: list[MetricReader] = [
             exporter() if issubclass(exporter, MetricReader) else PeriodicExportingMetricReader(exporter())
-            for exporter in metric_exporters.values()
+            for exporter in _load("metrics", names["metrics"])
         ]
         self.meter_provider = MeterProvider(resource=resource, metric_readers=readers)
         self.exporting = any(names.values())
@@ -94,6 +137,8 @@ class ExportingProviders:
         self.meter_provider.shutdown()
 
 
+ENRICHMENT_MARGIN: Final = 1.0
+"""With ``isolation="process"``, how much longer than the evaluation process a root is held for its answer."""
 PROCESS_OPTIONS: Final = frozenset({"max_queue_size", "concurrency"})
 """The embedded worker's settings that cross into the evaluation process; its objects cannot."""
 NO_DESTINATION_WARNING: Final = (
@@ -128,3 +173,47 @@ def check_process_options(given: Mapping[str, object], metric_names: Iterable[st
     registry = default_registry()
     for name in metric_names:
         registry.get(name)
+
+
+def process_engine(
+    criteria: Mapping[str, Any] | EvalConfig | None = None,
+    *,
+    eval_set: EvalSet | str | Path | None = None,
+    sample_rate: float,
+    sample_priority: bool,
+    agent_names: Iterable[str] = (),
+    root_span_names: Iterable[str] = (),
+    limits: Limits,
+    meter_provider: ApiMeterProvider | None = None,
+    enrich: SpanProcessor | None = None,
+    enrichment_wait_seconds: float,
+    **given: Any,
+) -> EvaluationProcess:
+    """The engine of ``isolation="process"``: the child gets the processor's settings (its own
+    :func:`~otel_eval.processor._thread_engine.in_thread_engine` is built from them); the roots ``enrich`` holds
+    and the ``sinks`` stay here.
+
+    Raises:
+        TypeError: an object that cannot cross into the child (see :func:`check_process_options`).
+        ConfigurationError: an unknown metric or exporter name, or an unreadable eval set.
+        ValueError: ``sample_rate`` outside [0, 1].
+    """
+    sampling = Sampling.create(sample_rate, sample_priority, meter_provider)
+    if isinstance(eval_set, (str, Path)):
+        eval_set = load_eval_set(eval_set)
+    sinks = given.pop("sinks", ())  # called here, with the records the evaluation process sends back
+    check_process_options(given, builtin_metric_names(criteria_from(criteria), criteria))
+    registry_with_custom_metrics(criteria)  # custom metric code that cannot load stops start-up here, not in the child
+    settings: dict[str, Any] = {
+        "criteria": criteria, "eval_set": eval_set, "sample_rate": sample_rate, "sample_priority": sample_priority,
+        "agent_names": tuple(agent_names), "root_span_names": tuple(root_span_names), "limits": limits,
+        "enrichment_wait_seconds": enrichment_wait_seconds if enrich is not None else None,
+        "relay_records": bool(sinks), **{name: value for name, value in given.items() if value is not None},
+    }  # fmt: skip
+    # The roots are held here; the evaluation process says when, and with which scores.
+    wait = enrichment_wait_seconds + ENRICHMENT_MARGIN
+    enricher = RootSpanEnricher(enrich, wait_seconds=wait) if enrich is not None else None
+    return EvaluationProcess(
+        settings, meter_provider=meter_provider, max_pending=limits.max_pending_spans, sampling=sampling,
+        idle_timeout=limits.trace_idle_timeout, enricher=enricher, sinks=sinks,
+    )  # fmt: skip

@@ -10,6 +10,8 @@ that span alone: its status, and one attribute (``OTEL_EVAL_PRIORITY_FEEDBACK_AT
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
@@ -17,6 +19,7 @@ from opentelemetry.trace import StatusCode
 from otel_eval import semconv
 from otel_eval.instruments import InstrumentHolder
 from otel_eval.judge.priority import PriorityPolicy
+from otel_eval.processor._selection import is_local_root, is_own_traffic, is_sampled, sampling_bound
 from otel_eval.reconstruct.signals import feedback_attribute, feedback_text
 
 
@@ -69,3 +72,37 @@ class SamplePriority(InstrumentHolder):
         attributes = {semconv.OTEL_EVAL_PRIORITY_REASON: reason}
         self._add(self._rescued, f"invocations.priority_sampled.{reason}", 1, attributes)
         return True
+
+
+@dataclass(frozen=True, slots=True)
+class Sampling:
+    """Which traces are evaluated: the trace-id decision (``bound``), and the rescue of left-out ones (``priority``).
+
+    Args:
+        bound: The trace-id sampling bound (:func:`~otel_eval.processor._selection.sampling_bound`; None: all).
+        priority: With a bound, what rescues a left-out local root (None: pure head sampling).
+    """
+
+    bound: int | None
+    priority: SamplePriority | None
+
+    @classmethod
+    def create(cls, sample_rate: float, sample_priority: bool, meter_provider: MeterProvider | None) -> Sampling:
+        """The sampling of ``sample_rate`` (ValueError outside [0, 1]), with priority sampling when asked for and
+        the rate leaves traces out."""
+        bound = sampling_bound(sample_rate)
+        return cls(bound, SamplePriority(meter_provider) if sample_priority and bound is not None else None)
+
+    @property
+    def intake_bound(self) -> int | None:
+        """The bound the span intake applies: with priority sampling every trace gets in (decided at its root)."""
+        return None if self.priority is not None else self.bound
+
+    def will_evaluate(self, span: ReadableSpan, trace_id: int) -> bool:
+        """Whether ``span`` is a local root whose scores will come: sampled by its trace id, or rescued by priority
+        sampling (decided from the root alone, as the evaluation side will)."""
+        if not is_local_root(span) or is_own_traffic(span):
+            return False
+        if is_sampled(trace_id, self.bound):
+            return True
+        return self.priority is not None and self.priority.reason(span) is not None

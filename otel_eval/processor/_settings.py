@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from otel_eval import environment_variables as env
@@ -25,6 +25,11 @@ logger = logging.getLogger(__name__)
 DEFAULT_SAMPLE_RATE = 1.0
 DEFAULT_MAX_BUFFER_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_PENDING_SPANS = 8192
+_THREAD_ONLY_PROVIDERS = ("logger_provider", "tracer_provider")
+"""Where the in-thread evaluation emits; the evaluation process has its own (``meter_provider`` stays: the agent's
+process reports its pipeline counters to it)."""
+_EMBEDDED_ONLY = frozenset({"max_queue_size", "concurrency", "isolation"})
+"""Settings of the embedded worker: not passed on when an exporter (Kafka, or the caller's) does the evaluating."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,24 +102,17 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
     """
     settings = ProcessorSettings.from_env(environ)
     options: dict[str, Any] = {
-        "criteria": settings.criteria,
-        "eval_set": settings.eval_set,
-        "sample_rate": settings.sample_rate,
-        "sample_priority": settings.sample_priority,
-        "agent_names": settings.agent_names,
-        "root_span_names": settings.root_span_names,
-        "max_open_traces": settings.max_open_traces,
-        "max_spans_per_trace": settings.max_spans_per_trace,
-        "max_buffer_bytes": settings.max_buffer_bytes,
-        "max_pending_spans": settings.max_pending_spans,
-        "trace_idle_timeout": settings.trace_idle_timeout,
+        field.name: getattr(settings, field.name) for field in fields(settings) if field.name not in _EMBEDDED_ONLY
     }
+    del options["kafka_bootstrap_servers"]
     if "exporter" in overrides or not settings.kafka_bootstrap_servers:
         if "exporter" not in overrides:
             options.update(
                 max_queue_size=settings.max_queue_size, concurrency=settings.concurrency, isolation=settings.isolation
             )
         options.update(overrides)
+        if options.get("isolation") == env.ISOLATION_PROCESS and "isolation" not in overrides:
+            _leave_out_providers(options)
         return options
     from otel_eval.transport.kafka import KafkaInvocationExporter
 
@@ -131,6 +129,22 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
     options["pipeline"] = pipeline
     options.update((name, value) for name, value in overrides.items() if name not in EMBEDDED_OPTIONS)
     return options
+
+
+def _leave_out_providers(options: dict[str, Any]) -> None:
+    """``OTEL_EVAL_ISOLATION=process`` chose where the scores go (the evaluation process's exporters): the providers
+    the same ``from_env`` line passes for the in-thread set-up are left out, said once at INFO, as with Kafka.
+    (Passed to the constructor with ``isolation="process"``, they are refused.)"""
+    left_out = sorted(name for name in _THREAD_ONLY_PROVIDERS if options.get(name) is not None)
+    for name in left_out:
+        del options[name]
+    if left_out:
+        logger.info(
+            "%s=process: the evaluation process exports the scores as OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER and "
+            "OTEL_METRICS_EXPORTER say, so %s are not used there",
+            env.OTEL_EVAL_ISOLATION,
+            ", ".join(f"{name}=" for name in left_out),
+        )
 
 
 def _isolation(environ: Mapping[str, str]) -> str:

@@ -1,5 +1,6 @@
 """What the processor ships to its evaluation process (``isolation="process"``): span starts, ended spans and GenAI
-content log records as plain tuples, framed pickles over a socket, and back into SDK objects on the other side.
+content log records as plain tuples in typed messages (:class:`Batch`, :class:`Flush`, ... , each a
+``NamedTuple``), framed pickles over a socket, and back into SDK objects on the other side.
 
 The agent's process pays only for reading each span's fields into a tuple (the ``BatchSpanProcessor``'s exporters
 do as much) and one pickle per batch; the evaluation process rebuilds ``ReadableSpan`` objects and feeds them to an
@@ -12,7 +13,7 @@ from __future__ import annotations
 import pickle
 import socket
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from opentelemetry._logs import LogRecord
 from opentelemetry.sdk._logs import ReadWriteLogRecord
@@ -224,6 +225,86 @@ def decode_log_record(encoded: LogTuple) -> ReadWriteLogRecord:
         event_name=event_name,
     )
     return ReadWriteLogRecord(record)
+
+
+# --- messages --------------------------------------------------------------------------------------------------------
+
+
+class Config(NamedTuple):
+    """First message to the child: the processor's settings, and the traces an earlier child lost part of."""
+
+    settings: dict[str, Any]
+    lost_traces: list[int]
+
+
+class Batch(NamedTuple):
+    """Span starts, ended spans and content log records since the last batch, the resources and scopes they refer to
+    that were numbered since, and the traces the agent's process shed (the child drops them whole)."""
+
+    starts: list[Start]
+    ends: list[Ended]
+    logs: list[LogTuple]
+    origins: NewOrigins
+    shed: list[int]
+
+
+class Flush(NamedTuple):
+    """Evaluate and export what was sent, within ``timeout_millis``; answered by a :class:`Reply`."""
+
+    timeout_millis: int
+    sequence: int
+
+
+class Shutdown(NamedTuple):
+    """Drain and stop within ``timeout_millis``; answered by a :class:`Reply`, then the child exits."""
+
+    timeout_millis: int
+    sequence: int
+
+
+class Reply(NamedTuple):
+    """The child's answer to the :class:`Flush` or :class:`Shutdown` numbered ``sequence``, with its counts."""
+
+    ok: bool
+    sequence: int
+    stats: dict[str, int]
+
+
+class Enriched(NamedTuple):
+    """From the child: a local root's score attributes (``enrich=``: the agent's process holds the root span)."""
+
+    trace_id: int
+    span_id: int
+    scores: dict[str, Any]
+
+
+class Records(NamedTuple):
+    """From the child: one request's records, for the ``sinks`` of the agent's process."""
+
+    records: list[Any]
+
+
+ToChild = Config | Batch | Flush | Shutdown
+FromChild = Reply | Enriched | Records
+_MESSAGES = (Config, Batch, Flush, Shutdown, Reply, Enriched, Records)
+
+
+def send_message(sock: socket.socket, message: ToChild | FromChild) -> int:
+    """Sends one message (:func:`send_frame`). Returns the bytes sent."""
+    return send_frame(sock, message)
+
+
+def receive_message(sock: socket.socket) -> ToChild | FromChild:
+    """The next message.
+
+    Raises:
+        WireError: the other end closed the socket, or sent something that is not a message.
+        OSError: the socket failed or timed out.
+    """
+    message = receive_frame(sock)
+    if not isinstance(message, _MESSAGES):
+        raise WireError(f"expected a message, got {type(message).__name__}")
+    return message
 
 
 # --- framing ---------------------------------------------------------------------------------------------------------

@@ -11,6 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from otel_eval.evaluation.embedded import NO_DESTINATION_WARNING
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,6 +55,9 @@ SCRIPT = textwrap.dedent(
     print(json.dumps(result))
     """
 )
+
+
+pytestmark = pytest.mark.integration  # each test starts another Python process
 
 
 def _run(**env: str) -> dict[str, list[str]]:

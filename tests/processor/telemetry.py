@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord
@@ -82,3 +83,35 @@ def attach(provider: TracerProvider, exporter: InvocationExporter, **options: ob
     processor = EvaluationSpanProcessor(exporter=exporter, **options)  # type: ignore[arg-type]
     provider.add_span_processor(processor)
     return processor
+
+
+def evaluation_process_pids() -> list[int]:
+    """The live evaluation processes (``isolation="process"``) this process started, read from ``/proc``."""
+    from otel_eval.processor._evaluation_process import CHILD_MODULE
+
+    pids: list[int] = []
+    for children in Path("/proc/self/task").glob("*/children"):
+        for pid in map(int, children.read_text().split()):
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue  # ended meanwhile
+            if CHILD_MODULE.encode() in cmdline:
+                pids.append(pid)
+    return sorted(set(pids))
+
+
+def evaluation_process_pid() -> int | None:
+    """The one live evaluation process this process started (None when there is none)."""
+    pids = evaluation_process_pids()
+    assert len(pids) <= 1, f"more than one evaluation process: {pids}"
+    return pids[0] if pids else None
+
+
+def is_running(pid: int) -> bool:
+    """Whether ``pid`` exists and has not exited (a zombie has)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")

@@ -30,10 +30,13 @@ from otel_eval.model.messages import EvaluationRecord
 from otel_eval.processor._wire import Origins, SpanDecoder, encode_span
 from otel_eval.traces import spans_from_readable
 from otel_eval.transport import InMemoryInvocationExporter
+from tests.processor.telemetry import evaluation_process_pid, is_running
 from tests.reconstruct.adk_agents import SCENARIOS as ADK_SCENARIOS
 from tests.reconstruct.adk_agents import adk_telemetry, global_logger_provider, run_turns, span_exporter
 from tests.waiting import wait_until
 from tests.worker._harness import OtlpSink
+
+pytestmark = pytest.mark.integration
 
 
 class _Recorder(SpanProcessor):
@@ -80,7 +83,7 @@ def _isolated_agent(
     agent = TravelAgent(provider)
     agent.run(SCENARIOS[0])
     assert processor.force_flush(60_000)
-    assert processor._process is not None and processor._process.pid is not None
+    assert evaluation_process_pid() is not None
     return provider, processor, agent
 
 
@@ -120,12 +123,13 @@ def test_the_same_spans_score_the_same_in_a_child_process_as_on_threads(sink: Ot
 
 def test_a_killed_evaluation_process_is_replaced_and_the_agent_never_sees_it(sink: OtlpSink) -> None:
     provider, processor, agent = _isolated_agent()
-    first = processor._process.pid if processor._process is not None else None
+    first = evaluation_process_pid()
+    assert first is not None
     os.kill(first, signal.SIGKILL)
 
     def replaced() -> bool:
         agent.run(SCENARIOS[1])  # never raises, never blocks, while the child is dead and restarting
-        pid = processor._process.pid if processor._process is not None else None
+        pid = evaluation_process_pid()
         return pid is not None and pid != first
 
     assert wait_until(replaced, timeout=30)
@@ -140,20 +144,19 @@ def test_a_killed_evaluation_process_is_replaced_and_the_agent_never_sees_it(sin
 
 def test_shutdown_kills_a_hung_evaluation_process_within_its_timeout(sink: OtlpSink) -> None:
     _provider, processor, agent = _isolated_agent()
-    assert processor._process is not None
-    child = processor._process._child
-    assert child is not None
-    os.kill(child.process.pid, signal.SIGSTOP)  # hung: reads nothing, answers nothing
+    pid = evaluation_process_pid()
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)  # hung: reads nothing, answers nothing
     try:
         agent.run(SCENARIOS[1])
         done = threading.Thread(target=processor.shutdown, kwargs={"timeout_millis": 1500})
         done.start()
         done.join(60)
         assert not done.is_alive()
-        assert child.process.wait(10) == -signal.SIGKILL
+        assert wait_until(lambda: not is_running(pid), timeout=10)  # killed: a stopped process ends no other way
     finally:
-        if child.process.poll() is None:
-            child.process.kill()
+        if is_running(pid):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_objects_that_cannot_cross_into_the_child_are_refused() -> None:
@@ -183,6 +186,22 @@ def test_from_env_with_kafka_says_the_isolation_is_not_used(
         assert "isolation='process'" not in repr(processor)
     finally:
         processor.shutdown(1_000)
+
+
+def test_from_env_with_process_isolation_leaves_out_the_in_thread_providers_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, sink: OtlpSink
+) -> None:
+    monkeypatch.setenv("OTEL_EVAL_ISOLATION", "process")
+    with caplog.at_level("INFO", logger="otel_eval.processor._settings"):
+        # The shipped examples' one line for the in-thread set-up (their --otlp mode) runs under process isolation.
+        processor = EvaluationSpanProcessor.from_env(tracer_provider=TracerProvider(), logger_provider=None)
+    try:
+        assert "isolation='process'" in repr(processor)
+        assert "so tracer_provider= are not used there" in caplog.text
+    finally:
+        processor.shutdown(10_000)
+    with pytest.raises(TypeError, match="tracer_provider"):  # given to the constructor: refused, by name
+        EvaluationSpanProcessor(isolation="process", tracer_provider=TracerProvider())
 
 
 def test_from_env_reads_the_isolation(monkeypatch: pytest.MonkeyPatch, sink: OtlpSink) -> None:
@@ -243,8 +262,8 @@ async def test_event_only_content_log_records_reach_the_child(sink: OtlpSink) ->
 def test_a_child_that_falls_behind_makes_the_agent_shed_whole_traces(sink: OtlpSink) -> None:
     recorder = _Recorder()
     provider, processor, agent = _isolated_agent(recorder, max_pending_spans=64)  # sheds past 32 spans queued
-    assert processor._process is not None and processor._process.pid is not None
-    pid = processor._process.pid
+    pid = evaluation_process_pid()
+    assert pid is not None
     os.kill(pid, signal.SIGSTOP)  # reads nothing: the agent's process must stop sending
     try:
         index = 0
@@ -277,13 +296,13 @@ def test_a_child_that_falls_behind_makes_the_agent_shed_whole_traces(sink: OtlpS
 
 def test_a_forked_agent_process_starts_its_own_evaluation_process(sink: OtlpSink) -> None:
     provider, processor, agent = _isolated_agent()
-    parent_child = processor._process.pid if processor._process is not None else None
+    parent_child = evaluation_process_pid()
     pid = os.fork()
     if pid == 0:  # the forked agent: its invocation is scored by a new evaluation process of its own
         try:
             agent.run(SCENARIOS[1])
             flushed = processor.force_flush(60_000)
-            own = processor._process.pid if processor._process is not None else None
+            own = evaluation_process_pid()
             provider.shutdown()
             os._exit(0 if flushed and own not in (None, parent_child) else 1)
         finally:
@@ -292,7 +311,7 @@ def test_a_forked_agent_process_starts_its_own_evaluation_process(sink: OtlpSink
     assert os.waitstatus_to_exitcode(status) == 0
     agent.run(SCENARIOS[2])  # the parent's evaluation process is untouched by the fork
     assert processor.force_flush(60_000)
-    assert processor._process is not None and processor._process.pid == parent_child
+    assert evaluation_process_pid() == parent_child
     provider.shutdown()
     assert len({trace_id for trace_id, *_ in _scores(sink)}) == 3
 

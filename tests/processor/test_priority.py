@@ -200,7 +200,7 @@ def test_a_rescued_trace_keeps_its_content_log_records_and_a_discarded_one_leave
     invocation("left out", error=False)
     assert processor.force_flush(10_000)
     assert _user_texts(exporter) == {"only on a log record"}
-    assert processor._assembler.logs is not None and processor._assembler.logs.buffered_records == 0
+    assert processor.stats()["buffered_log_records"] == 0
     assert {key: n for key, n in processor.stats().items() if "dropped" in key and n} == {}
     processor.shutdown()
     logger_provider.shutdown()

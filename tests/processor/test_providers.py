@@ -15,6 +15,8 @@ from otel_eval import semconv
 REPO = Path(__file__).resolve().parents[2]
 SIGNAL = {"tracer": "spans", "meter": "metrics", "logger": "logs"}
 
+pytestmark = pytest.mark.integration  # each test starts another Python process
+
 
 @pytest.mark.parametrize("kind", sorted(SIGNAL))
 def test_nothing_reaches_the_global_provider_of_a_kind_that_was_passed(kind: str) -> None:

@@ -1,27 +1,30 @@
 """A trace that is pathologically slow to rebuild is dropped and counted (``rebuild_timeout``) on the processor's
 background thread, and the traces behind it are still evaluated.
 
-The pathological trace is valid but huge (a 60,000-span chain of agent spans) and the rebuild deadline is set small on
-the processor's own :class:`~otel_eval._runtime.deadline.DeadlineExecutor`, so the test holds however fast
+The pathological trace is valid but huge (a 60,000-span chain of agent spans) and the rebuild deadline
+(:data:`otel_eval.processor._assembler.DEFAULT_REBUILD_TIMEOUT`) is set small, so the test holds however fast
 reconstruction gets.
 """
 
 from __future__ import annotations
 
+import pytest
 from opentelemetry import trace
 
 from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.model.messages import EvaluationRecord
+from otel_eval.processor import _assembler as assembler
 from tests.processor.telemetry import Telemetry, hex_id
 
 CHAIN = 60_000
 
 
 def test_a_trace_past_its_rebuild_deadline_is_dropped_and_the_traces_behind_it_are_evaluated(
-    telemetry: Telemetry,
+    telemetry: Telemetry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(assembler, "DEFAULT_REBUILD_TIMEOUT", 0.1)  # small: the chain takes seconds to rebuild
     records: list[EvaluationRecord] = []
     processor = EvaluationSpanProcessor(
         sinks=[records.extend],
@@ -29,7 +32,6 @@ def test_a_trace_past_its_rebuild_deadline_is_dropped_and_the_traces_behind_it_a
         max_pending_spans=CHAIN + 1_000,
         **telemetry.providers(),
     )
-    processor._assembler.rebuild.timeout = 0.1  # the deadline, small: the chain takes seconds to rebuild
     telemetry.tracer_provider.add_span_processor(processor)
     tracer = telemetry.tracer_provider.get_tracer("poison")
     chain = [tracer.start_span("invoke_agent poison", attributes={semconv.GEN_AI_OPERATION_NAME: "invoke_agent"})]

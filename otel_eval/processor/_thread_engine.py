@@ -1,0 +1,335 @@
+"""The in-thread engine (``isolation="thread"``): the agent's hooks append to bounded queues; one daemon thread
+(``OtelEvalSpanProcessor``) assembles the invocations, and hands them to the transport.
+
+With the embedded transport (no ``exporter``), that same thread also scores and emits every invocation that needs
+no judge (:meth:`~otel_eval.evaluation.core.EvaluationCore.evaluate_inline`): an invocation crosses one thread
+boundary, from the agent's thread to this one. Only requests that call the judge go on to the embedded worker's
+event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from opentelemetry.context import Context
+from opentelemetry.metrics import MeterProvider
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+
+from otel_eval._runtime.forking import reinit_after_fork
+from otel_eval._runtime.log_filters import DuplicateLogFilter
+from otel_eval.emit.enrichment import RootSpanEnricher
+from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.evaluation import builtin_metric_names, criteria_from, custom_metrics_of
+from otel_eval.evaluation.embedded import EmbeddedOptions, embedded_exporter
+from otel_eval.metrics import MetricRegistry, default_registry
+from otel_eval.model import EvalConfig, EvalSet
+from otel_eval.model.loading import load_eval_set
+from otel_eval.processor._assembler import SpanAssembler
+from otel_eval.processor._buffers import TraceBuffers
+from otel_eval.processor._completion import IncompleteCounter, OpenSpans
+from otel_eval.processor._engine import Limits
+from otel_eval.processor._handoff import drain, millis_until
+from otel_eval.processor._intake import SpanIntake
+from otel_eval.processor._logs import EvaluationLogRecordProcessor, LogJoin
+from otel_eval.processor._priority import Sampling
+from otel_eval.processor._requests import RequestBuilder
+from otel_eval.processor._selection import InvocationFilters
+from otel_eval.transport.base import InvocationExporter
+
+logger = logging.getLogger(__name__)
+logger.addFilter(DuplicateLogFilter())
+
+_SCHEDULE_DELAY_SECONDS = 0.2
+"""The background thread's period for idle sweeps; a local root's end wakes it at once."""
+_WAKE_BATCH_SPANS = 512
+
+
+class InThreadEngine:
+    """Evaluates in this process (see the module docs).
+
+    Args:
+        exporter: The transport the requests go to.
+        pipeline: The pipeline counters.
+        builder: Rebuilds the invocations of a finished subtree and wraps them in requests.
+        limits: The intake's and the buffers' bounds.
+        sampling: Which traces are evaluated.
+        enricher: Holds sampled roots for their scores (``enrich=``), or None.
+        meter_provider: Where the incomplete-invocation counter goes.
+        enrichment_wait_seconds: How long the enricher holds a root (sets the thread's period with the idle timeout).
+    """
+
+    def __init__(
+        self,
+        *,
+        exporter: InvocationExporter,
+        pipeline: PipelineMetrics,
+        builder: RequestBuilder,
+        limits: Limits,
+        sampling: Sampling,
+        enricher: RootSpanEnricher | None,
+        meter_provider: MeterProvider | None,
+        enrichment_wait_seconds: float,
+    ) -> None:
+        self.exporter = exporter
+        self.pipeline = pipeline
+        self._builder = builder
+        self._limits = limits
+        self._sampling = sampling
+        self._enricher = enricher
+        idle = limits.trace_idle_timeout
+        self._tick = max(0.01, min(_SCHEDULE_DELAY_SECONDS, idle / 4, enrichment_wait_seconds / 2 or 1.0))
+        self._waiting: dict[int, int] = {}  # traces with a root waiting for open spans (written by the thread only)
+        self._intake = SpanIntake(
+            max_pending=limits.max_pending_spans,
+            sampling=sampling,
+            wake_batch=_WAKE_BATCH_SPANS,
+            waiting=self._waiting,
+            enricher=enricher,
+        )
+        self._shutdown = False
+        self._incomplete = IncompleteCounter(meter_provider)
+        self._wakeups = 0
+        self.log_record_processor = EvaluationLogRecordProcessor(
+            max_pending=limits.max_pending_spans, sample_bound=sampling.intake_bound
+        )
+        weak_self = weakref.ref(self)
+        self.pipeline.register_queue("spans", lambda: _pending_spans(weak_self))
+        self._start()
+        reinit_after_fork(self._at_fork_reinit)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(exporter={type(self.exporter).__name__})"
+
+    # --- state that a fork must recreate -------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        self._intake.reset()
+        self._waiting.clear()
+        self._flush_waiters: list[threading.Event] = []
+        self._flush_lock = threading.Lock()
+        self._rejected: deque[tuple[int, str]] = deque()
+        limits = self._limits
+        self._assembler = SpanAssembler(
+            buffers=TraceBuffers(
+                max_open_traces=limits.max_open_traces,
+                max_spans_per_trace=limits.max_spans_per_trace,
+                max_bytes=limits.max_buffer_bytes,
+            ),
+            builder=self._builder,
+            exporter=self.exporter,
+            pipeline=self.pipeline,
+            idle_timeout=limits.trace_idle_timeout,
+            suppressed={},
+            enricher=self._enricher,
+            open_spans=OpenSpans(max_traces=limits.max_open_traces, max_spans_per_trace=limits.max_spans_per_trace),
+            waiting=self._waiting,
+            incomplete=self._incomplete,
+            sample_bound=self._sampling.bound,
+            priority=self._sampling.priority,
+            logs=LogJoin(
+                self.log_record_processor,
+                self.pipeline,
+                max_traces=limits.max_open_traces,
+                max_bytes=limits.max_buffer_bytes,
+            ),
+        )
+        self._thread = threading.Thread(name="OtelEvalSpanProcessor", target=self._worker, daemon=True)
+        self._thread.start()
+
+    def _at_fork_reinit(self) -> None:
+        if not self._shutdown:
+            self._start()
+
+    # --- the agent's threads: never block ------------------------------------------------------------------------
+
+    def on_start(self, span: Span, parent_context: Context | None) -> None:
+        """Queues the start for the open-span bookkeeping (:mod:`otel_eval.processor._intake`)."""
+        self._intake.on_start(span, parent_context)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        """Queues a sampled ended span for the background thread (:mod:`otel_eval.processor._intake`)."""
+        self._intake.on_end(span)
+
+    # --- flush and shutdown --------------------------------------------------------------------------------------
+
+    def force_flush(self, timeout_millis: int) -> bool:
+        """Hands every complete buffered trace to the transport and waits until it is evaluated."""
+        deadline = time.monotonic() + max(0, timeout_millis) / 1000
+        done = threading.Event()
+        with self._flush_lock:
+            self._flush_waiters.append(done)
+        self._intake.wake.set()
+        if not done.wait(max(0.0, deadline - time.monotonic())):
+            return False
+        flushed = self.exporter.force_flush(millis_until(deadline))
+        if self._enricher is not None:
+            flushed = self._enricher.force_flush(millis_until(deadline)) and flushed
+        return flushed and time.monotonic() <= deadline
+
+    def shutdown(self, timeout_millis: int) -> None:
+        """Stops intake, hands on complete traces, drains the transport within ``timeout_millis``."""
+        self._shutdown = True
+        self._intake.closed = True
+        self.log_record_processor.closed = True
+        deadline = time.monotonic() + max(0, timeout_millis) / 1000
+        self._intake.wake.set()
+        self._thread.join(max(0.0, deadline - time.monotonic()))
+        try:
+            self.exporter.shutdown(millis_until(deadline))
+        except Exception:  # a broken transport must not break the provider's shutdown
+            logger.exception("the evaluation transport failed to shut down")
+        if self._enricher is not None:
+            self._enricher.shutdown(millis_until(deadline))
+
+    def reject_traces(self, trace_ids: Sequence[int], reason: str) -> None:
+        """Drops these traces whole at the next step: their buffered spans and those still to come (counted with
+        ``reason``). Thread safe; the evaluation process uses it for traces the agent's process shed or lost part
+        of."""
+        self._rejected.extend((trace_id, reason) for trace_id in trace_ids)
+        self._intake.wake.set()
+
+    def stats(self) -> dict[str, int]:
+        """Pipeline counts plus the current buffer occupancy."""
+        counts = self.pipeline.snapshot()
+        logs = self._assembler.logs
+        if self._sampling.priority is not None:
+            counts.update(self._sampling.priority.snapshot())
+        counts.update(
+            {
+                "invocations.incomplete": self._incomplete.total,
+                "wakeups": self._wakeups,
+                "waiting_roots": self._assembler.waiting_roots,
+                "pending_spans": len(self._intake.ends),
+                "open_traces": self._assembler.buffers.open_traces,
+                "buffered_spans": self._assembler.buffers.total_spans,
+                "buffered_bytes": self._assembler.buffers.total_bytes,
+                "buffered_log_records": logs.buffered_records if logs is not None else 0,
+                "shedding": int(self._intake.shedder.active),
+            }
+        )
+        return counts
+
+    # --- the background thread -----------------------------------------------------------------------------------
+
+    def _worker(self) -> None:
+        while True:
+            wake = self._intake.wake
+            if wake.wait(self._tick):
+                self._wakeups += 1
+            wake.clear()
+            with self._flush_lock:
+                waiters, self._flush_waiters = self._flush_waiters, []
+            stopping = self._shutdown
+            try:
+                self._step(final=stopping)
+            except Exception:  # the thread boundary: log and carry on
+                logger.exception("EvaluationSpanProcessor background step failed")
+            for waiter in waiters:
+                waiter.set()
+            if stopping:
+                return
+
+    def _step(self, *, final: bool) -> None:
+        intake = self._intake
+        dropped_at_intake = intake.take_dropped()
+        shed = self._update_shedding()
+        # Every span counted here started before it ended: so its start is among the starts drained after counting.
+        ended = len(intake.ends)
+        starts = drain(intake.starts, len(intake.starts))
+        self._assembler.step(
+            drain(intake.ends, ended),
+            final=final,
+            dropped_at_intake=dropped_at_intake,
+            shed=shed,
+            starts=starts,
+            rejected=drain(self._rejected, len(self._rejected)),
+        )
+
+    def _update_shedding(self) -> tuple[int, list[int]]:
+        """Starts shedding in ``on_end`` when the transport is full, stops when it has room again (or at shutdown).
+
+        Returns the spans shed since the last step and the ids of their traces, which the assembler drops whole
+        (their other spans would rebuild into partial invocations).
+        """
+        full = not self.exporter.has_capacity() and not self._shutdown
+        shedder = self._intake.shedder
+        if full and shedder.start():
+            self._assembler.shed_open_traces()  # their later spans are being shed: drop them whole now
+        return shedder.take(full=full)
+
+
+def in_thread_engine(
+    criteria: Mapping[str, Any] | EvalConfig | None = None,
+    *,
+    eval_set: EvalSet | str | Path | None = None,
+    sample_rate: float,
+    sample_priority: bool,
+    agent_names: Iterable[str] = (),
+    root_span_names: Iterable[str] = (),
+    limits: Limits,
+    exporter: InvocationExporter | None = None,
+    registry: MetricRegistry | None = None,
+    meter_provider: MeterProvider | None = None,
+    pipeline: PipelineMetrics | None = None,
+    enrich: SpanProcessor | None = None,
+    enrichment_wait_seconds: float,
+    **embedded: Any,
+) -> InThreadEngine:
+    """The engine of the processor's arguments (``isolation="thread"``, and in the evaluation process): with
+    ``exporter``, or (None) with the embedded worker built from ``embedded``
+    (:class:`~otel_eval.evaluation.embedded.EmbeddedOptions`), which then gets the criteria (the requests need not
+    carry them).
+
+    Raises:
+        ConfigurationError: an unknown metric or invalid criterion, or an unreadable eval set.
+        ValueError: ``sample_rate`` outside [0, 1].
+    """
+    sampling = Sampling.create(sample_rate, sample_priority, meter_provider)
+    if isinstance(eval_set, (str, Path)):
+        eval_set = load_eval_set(eval_set)
+    parsed = criteria_from(criteria)
+    pipeline = pipeline or PipelineMetrics(meter_provider, transport="embedded" if exporter is None else "custom")
+    enricher = None
+    if enrich is not None:  # with another exporter the scores never come back here: nothing to wait for
+        enricher = RootSpanEnricher(enrich, wait_seconds=enrichment_wait_seconds if exporter is None else 0.0)
+    if exporter is None:
+        options: EmbeddedOptions = dict(embedded)  # type: ignore[assignment]
+        if enricher is not None:
+            options["sinks"] = [*options.get("sinks", ()), enricher.on_records]
+        exporter = embedded_exporter(
+            criteria if custom_metrics_of(criteria) else parsed,
+            eval_set=eval_set,
+            registry=registry,
+            meter_provider=meter_provider,
+            pipeline=pipeline,
+            **options,
+        )
+        parsed = None  # the embedded core has them; requests need not carry them
+    else:
+        registry = registry or default_registry()
+        for name in builtin_metric_names(parsed, criteria):
+            registry.get(name)  # unknown metric names fail here, not in a remote worker (custom: the worker's)
+    return InThreadEngine(
+        exporter=exporter,
+        pipeline=pipeline,
+        builder=RequestBuilder(
+            filters=InvocationFilters.create(agent_names, root_span_names), criteria=parsed, eval_set=eval_set
+        ),
+        limits=limits,
+        sampling=sampling,
+        enricher=enricher,
+        meter_provider=meter_provider,
+        enrichment_wait_seconds=enrichment_wait_seconds,
+    )
+
+
+def _pending_spans(weak_self: weakref.ref[InThreadEngine]) -> int:
+    engine = weak_self()
+    return len(engine._intake.ends) if engine is not None else 0

@@ -1,0 +1,112 @@
+"""Requests whose metrics all run inline (no judge, no deadline needed) are scored and emitted on the thread that
+hands them on, with no further hand-off, exactly as on the event loop; any other request goes to the worker's loop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator, Sequence
+from typing import ClassVar
+
+import pytest
+
+from otel_eval.emit import Emitters
+from otel_eval.evaluation.core import EvaluationCore
+from otel_eval.evaluation.engine import EmbeddedInvocationExporter
+from otel_eval.metrics import EFFICIENCY_METRICS, Evaluator, MetricInfo
+from otel_eval.model import (
+    BaseCriterion,
+    ConversationScenario,
+    EvalStatus,
+    EvaluationResult,
+    Invocation,
+    PerInvocationResult,
+    TracedInvocation,
+)
+from otel_eval.model.messages import EvaluationRecord
+from otel_eval.transport import ExportResult
+from tests.worker._core_helpers import HangingEvaluator, registry_with, request, traced
+
+
+class _WaitingDespiteInline(Evaluator):
+    """Declares that it never waits, and waits."""
+
+    info: ClassVar[MetricInfo] = MetricInfo(
+        name="waits_inline_v1", description="waits", criterion_type=BaseCriterion, default_threshold=0.5
+    )
+    runs_inline = True
+
+    async def evaluate(
+        self,
+        actual: Sequence[TracedInvocation],
+        expected: Sequence[Invocation] | None = None,
+        *,
+        conversation_scenario: ConversationScenario | None = None,
+    ) -> EvaluationResult:
+        await asyncio.sleep(0)
+        return self.mean_result([PerInvocationResult(score=1.0, eval_status=self.status_of(1.0)) for _ in actual])
+
+
+@pytest.fixture(autouse=True)
+def _released() -> Iterator[None]:
+    HangingEvaluator.release.set()  # these tests never hold the hanging metric
+    yield
+    HangingEvaluator.release.clear()
+
+
+def _core(criteria: dict[str, float] | None, records: list[EvaluationRecord], threads: list[str]) -> EvaluationCore:
+    def sink(delivered: Sequence[EvaluationRecord]) -> None:
+        records.extend(delivered)
+        threads.append(threading.current_thread().name)
+
+    return EvaluationCore(
+        criteria=criteria,
+        registry=registry_with(HangingEvaluator, _WaitingDespiteInline),
+        judge_configured=False,
+        emitters=Emitters(None, sinks=[sink]),
+    )
+
+
+def test_a_request_without_a_judge_is_scored_and_emitted_on_the_exporting_thread_before_export_returns() -> None:
+    records: list[EvaluationRecord] = []
+    threads: list[str] = []
+    exporter = EmbeddedInvocationExporter(_core(None, records, threads))
+    assert exporter.export([request(traced(index=n)) for n in (1, 2)]) is ExportResult.SUCCESS
+    assert threads == [threading.current_thread().name] * 2  # no hand-off: done by the time export returns
+    assert sorted(r.metric_name for r in records) == sorted(EFFICIENCY_METRICS * 2)
+    exporter.shutdown()
+
+
+def test_a_request_with_a_metric_that_needs_the_loop_is_evaluated_on_the_worker_thread() -> None:
+    records: list[EvaluationRecord] = []
+    threads: list[str] = []
+    exporter = EmbeddedInvocationExporter(_core({"hanging_v1": 0.5}, records, threads))
+    assert exporter.export([request(traced(index=1))]) is ExportResult.SUCCESS
+    assert exporter.force_flush(10_000)
+    assert threads == ["OtelEvalEmbeddedWorker"]
+    assert {r.metric_name for r in records} == {"hanging_v1", *EFFICIENCY_METRICS}
+    exporter.shutdown()
+
+
+def test_evaluate_inline_emits_the_same_records_as_evaluate() -> None:
+    inline: list[EvaluationRecord] = []
+    on_loop: list[EvaluationRecord] = []
+    returned = _core(None, inline, []).evaluate_inline(request(traced(index=3)))
+    asyncio.run(_core(None, on_loop, []).evaluate(request(traced(index=3))))
+    assert inline and returned == inline
+    ignore = {"evaluated_at"}  # when
+    assert [r.model_dump(exclude=ignore) for r in inline] == [r.model_dump(exclude=ignore) for r in on_loop]
+
+
+def test_evaluate_inline_leaves_a_request_that_needs_the_loop_untouched() -> None:
+    records: list[EvaluationRecord] = []
+    assert _core({"hanging_v1": 0.5}, records, []).evaluate_inline(request()) is None
+    assert records == []
+
+
+def test_a_metric_that_waits_although_it_runs_inline_is_not_evaluated_and_says_why() -> None:
+    records: list[EvaluationRecord] = []
+    _core({"waits_inline_v1": 0.5}, records, []).evaluate_inline(request())
+    (waited,) = [r for r in records if r.metric_name == "waits_inline_v1"]
+    assert waited.eval_status is EvalStatus.NOT_EVALUATED
+    assert waited.error_type == "RuntimeError" and "runs_inline" in (waited.explanation or "")

@@ -1,0 +1,54 @@
+"""The evaluation process resolves ``OTEL_*_EXPORTER`` as the SDK's configuration does (``opentelemetry-instrument``),
+without its private API: this test pins the two together, so an SDK change shows here first."""
+
+from __future__ import annotations
+
+import pytest
+from opentelemetry.sdk._configuration import _get_exporter_names  # the SDK's own resolution, pinned against
+
+from otel_eval.errors import ConfigurationError
+from otel_eval.processor._exporters import SIGNALS, exporter_names
+
+CASES = [
+    {},
+    {"OTEL_TRACES_EXPORTER": "none", "OTEL_LOGS_EXPORTER": " None "},
+    {"OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "console", "OTEL_LOGS_EXPORTER": "console"},
+    {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_METRICS_EXPORTER": "otlp", "OTEL_LOGS_EXPORTER": "otlp"},
+    {"OTEL_TRACES_EXPORTER": "otlp, console", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"},
+    {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"},
+    {"OTEL_LOGS_EXPORTER": "otlp_proto_http", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+    {"OTEL_METRICS_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": " http/protobuf "},
+]
+_ALL = {
+    "OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER", "OTEL_EXPORTER_OTLP_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL",
+}  # fmt: skip
+
+
+def _set(monkeypatch: pytest.MonkeyPatch, environ: dict[str, str]) -> None:
+    for name in _ALL:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+
+
+@pytest.mark.parametrize("environ", CASES)
+def test_exporter_names_resolve_as_the_sdk_resolves_them(
+    monkeypatch: pytest.MonkeyPatch, environ: dict[str, str]
+) -> None:
+    _set(monkeypatch, environ)
+    assert exporter_names() == {signal: _get_exporter_names(signal) for signal in SIGNALS}
+
+
+def test_an_unsupported_otlp_protocol_fails_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    _set(monkeypatch, {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "carrier-pigeon"})
+    with pytest.raises(RuntimeError):
+        _get_exporter_names("traces")
+    with pytest.raises(ConfigurationError, match="OTEL_TRACES_EXPORTER: Unsupported OTLP protocol"):
+        exporter_names()
+
+
+def test_an_exporter_that_is_not_installed_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    _set(monkeypatch, {"OTEL_LOGS_EXPORTER": "no_such_exporter"})
+    with pytest.raises(ConfigurationError, match="OTEL_LOGS_EXPORTER: no logs exporter named 'no_such_exporter'"):
+        exporter_names()
