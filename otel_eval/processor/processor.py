@@ -27,6 +27,7 @@ from otel_eval.evaluation import (
     registry_with_custom_metrics,
 )
 from otel_eval.evaluation.embedded import EMBEDDED_OPTIONS, EmbeddedOptions, embedded_exporter
+from otel_eval.evaluation.engine import EmbeddedInvocationExporter
 from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.model import EvalConfig, EvalSet
 from otel_eval.model.loading import load_eval_set
@@ -403,7 +404,8 @@ class EvaluationSpanProcessor(SpanProcessor):
         self._wake.set()
         if not done.wait(max(0.0, deadline - time.monotonic())):
             return False
-        flushed = self._exporter.force_flush(millis_until(deadline))
+        flushed = self._export_scored_roots(deadline)
+        flushed = self._exporter.force_flush(millis_until(deadline)) and flushed
         if self._enricher is not None:
             flushed = self._enricher.force_flush(millis_until(deadline)) and flushed
         return flushed and time.monotonic() <= deadline
@@ -422,12 +424,22 @@ class EvaluationSpanProcessor(SpanProcessor):
             return
         self._wake.set()
         self._thread.join(max(0.0, deadline - time.monotonic()))
+        self._export_scored_roots(deadline)
         try:
             self._exporter.shutdown(millis_until(deadline))
         except Exception:  # a broken transport must not break the provider's shutdown
             logger.exception("the evaluation transport failed to shut down")
         if self._enricher is not None:
             self._enricher.shutdown(millis_until(deadline))
+
+    def _export_scored_roots(self, deadline: float) -> bool:
+        """With ``enrich=`` and the embedded worker: evaluates what is queued, then exports the root spans held for
+        their scores, before the backend sinks are flushed or stopped. The sinks annotate those very spans (a
+        Phoenix annotation, an MLflow assessment): stopped first, they would wait for spans still held here."""
+        if self._enricher is None or not isinstance(self._exporter, EmbeddedInvocationExporter):
+            return True
+        drained = self._exporter.drain(millis_until(deadline))
+        return self._enricher.force_flush(millis_until(deadline)) and drained
 
     def stats(self) -> dict[str, int]:
         """Pipeline counts (see the class docs) plus the current buffer occupancy. With ``isolation="process"``:
