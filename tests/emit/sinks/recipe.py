@@ -25,18 +25,11 @@ SCORED_PER_INVOCATION = 3
 EVAL_SET = "examples/weather_eval_set.test.json"
 """The recipe's OTEL_EVAL_EVAL_SET (relative to the checkout, where the recipe runs): Rome's reference is another
 answer, so its response_match_score fails (0.0) and the other two pass."""
-RECIPE = {
-    "OTEL_EVAL_CRITERIA": CRITERIA,
-    "OTEL_EVAL_EVAL_SET": EVAL_SET,
-    "OTEL_LOGS_EXPORTER": "none",
-    "OTEL_METRICS_EXPORTER": "none",
-}
-"""What every backend's recipe sets besides the judge-server's variables and the backend's own."""
 
 
 @contextmanager
 def judge_server() -> Iterator[dict[str, str]]:
-    """``otel-eval judge-server`` running; yields the variables it prints (``export NAME=value``)."""
+    """``otel-eval judge-server`` running, as the recipes' first step; yields the variables it prints."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "GEMINI_", "OTEL_"))}
     environment["PYTHONPATH"] = str(REPO)
     process = subprocess.Popen(
@@ -62,14 +55,38 @@ def judge_server() -> Iterator[dict[str, str]]:
         process.wait(15)
 
 
-def run_weather_agent(variables: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """``python examples/weather_agent.py --otlp`` with ``variables`` and none of the caller's OTEL_*, backend or
-    Google variables; returns the finished process (exit code 0 asserted)."""
+DOCS = REPO / "docs" / "backends-sinks.md"
+DOCUMENTED_JUDGE = "http://127.0.0.1:40215"
+"""The judge-server address the docs show (its port varies: the recipe says to export what it prints)."""
+
+
+def documented(backend: str) -> str:
+    """The bash block after ``<!-- recipe: {backend} -->`` in docs/backends-sinks.md."""
+    text = DOCS.read_text(encoding="utf-8")
+    marker = f"<!-- recipe: {backend} -->\n```bash\n"
+    assert marker in text, f"no {backend} recipe in {DOCS.name}"
+    return text.split(marker, 1)[1].split("```", 1)[0]
+
+
+def run_recipe(backend: str, judge: dict[str, str], replacements: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Runs the documented recipe of ``backend`` with bash, from the checkout's root, as written but for the
+    judge-server's address (what it printed: ``judge``) and ``replacements`` (the documented server address and
+    keys by the test server's); none of the caller's OTEL_*, backend or Google variables. Exit code 0 asserted."""
+    script = documented(backend)
+    assert f"OTEL_EVAL_CRITERIA='{CRITERIA}'" in script and f"OTEL_EVAL_EVAL_SET={EVAL_SET}" in script
+    for line in script.splitlines():  # the judge's variables are the ones judge-server printed
+        for name, value in judge.items():
+            if f"{name}=" in line and name != "OTEL_EVAL_JUDGE_BASE_URL":
+                assert f"{name}={value}" in line, line
+    for old, new in {DOCUMENTED_JUDGE: judge["OTEL_EVAL_JUDGE_BASE_URL"], **replacements}.items():
+        assert old in script, f"{old} is not in the {backend} recipe"
+        script = script.replace(old, new)
     backend_prefixes = ("OTEL_", "GOOGLE_", "GEMINI_", "PHOENIX_", "MLFLOW_", "LANGFUSE_")
     environment = {k: v for k, v in os.environ.items() if not k.startswith(backend_prefixes)}
-    environment.update(PYTHONPATH=str(REPO), **variables)
+    environment["PYTHONPATH"] = str(REPO)
+    environment["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{environment.get('PATH', '')}"  # its python
     process = subprocess.run(
-        [sys.executable, str(REPO / "examples" / "weather_agent.py"), "--otlp"],
+        ["bash", "-euo", "pipefail", "-c", script],
         capture_output=True,
         text=True,
         timeout=300,

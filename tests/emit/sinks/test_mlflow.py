@@ -131,16 +131,7 @@ DEFAULT_EXPERIMENT = "0"
 def weather(mlflow: BackendServer) -> subprocess.CompletedProcess[str]:
     """docs/backends-sinks.md's MLflow recipe, run literally against the real server."""
     with recipe.judge_server() as judge:
-        return recipe.run_weather_agent(
-            {
-                **judge,
-                **recipe.RECIPE,
-                "OTEL_EVAL_SINKS": "mlflow",
-                "MLFLOW_TRACKING_URI": mlflow.url,
-                "OTEL_EXPORTER_OTLP_ENDPOINT": mlflow.url,
-                "OTEL_EXPORTER_OTLP_HEADERS": f"x-mlflow-experiment-id={DEFAULT_EXPERIMENT}",
-            }
-        )
+        return recipe.run_recipe("mlflow", judge, {"http://localhost:5000": mlflow.url})
 
 
 def _search(mlflow: BackendServer, condition: str | None = None) -> list[dict[str, Any]]:

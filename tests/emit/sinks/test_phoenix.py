@@ -159,16 +159,7 @@ WEATHER_PROJECT = "weather-agent"
 def weather(phoenix: BackendServer) -> subprocess.CompletedProcess[str]:
     """docs/backends-sinks.md's Phoenix recipe, run literally against the real server."""
     with recipe.judge_server() as judge:
-        return recipe.run_weather_agent(
-            {
-                **judge,
-                **recipe.RECIPE,
-                "OTEL_EVAL_SINKS": "phoenix",
-                "PHOENIX_COLLECTOR_ENDPOINT": phoenix.url,
-                "OTEL_EXPORTER_OTLP_ENDPOINT": phoenix.url,
-                "OTEL_RESOURCE_ATTRIBUTES": f"openinference.project.name={WEATHER_PROJECT}",
-            }
-        )
+        return recipe.run_recipe("phoenix", judge, {"http://localhost:6006": phoenix.url})
 
 
 _SPANS = """query ($id: ID!, $filter: String) { node(id: $id) { ... on Project {
