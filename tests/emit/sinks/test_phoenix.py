@@ -165,7 +165,7 @@ def weather(phoenix: BackendServer) -> subprocess.CompletedProcess[str]:
 _SPANS = """query ($id: ID!, $filter: String) { node(id: $id) { ... on Project {
     tokenCountTotal
     spans(first: 200, filterCondition: $filter) { edges { node {
-        name parentId attributes context { traceId } tokenCountTotal cumulativeTokenCountTotal
+        name spanKind parentId attributes context { traceId } tokenCountTotal cumulativeTokenCountTotal
         spanAnnotations { name label score annotatorKind }
     } } }
     spanAnnotationSummary(annotationName: "hallucinations_v1") { meanScore labelFractions { label fraction } }
@@ -220,6 +220,7 @@ def test_phoenix_counts_the_agents_own_tokens_on_its_trace_and_the_judges_on_the
     for trace_id, root in agent.items():
         own = sum(s["tokenCountTotal"] for s in spans if s["context"]["traceId"] == trace_id)
         assert root["cumulativeTokenCountTotal"] == own == recipe.AGENT_TOKENS
+    assert {s["spanKind"] for s in judge.values()} == {"evaluator"}  # span_kind != 'EVALUATOR' hides them
     judge_tokens = sum(s["cumulativeTokenCountTotal"] for s in judge.values())
     assert judge_tokens > 0  # the judge's calls are counted, in traces of their own
     assert project["tokenCountTotal"] == recipe.AGENT_TOKENS * len(recipe.CITIES) + judge_tokens
