@@ -260,6 +260,10 @@ PHOENIX_API_KEY: Final = "PHOENIX_API_KEY"
 """Phoenix API key, sent as a bearer token. Default none."""
 PHOENIX_CLIENT_HEADERS: Final = "PHOENIX_CLIENT_HEADERS"
 """Extra headers for Phoenix's API, ``k=v,k2=v2`` (W3C baggage style, as the OTLP header variables)."""
+PHOENIX_PROJECT_NAME: Final = "PHOENIX_PROJECT_NAME"
+"""The Phoenix project the agent's spans go to, where the ``phoenix`` sink assigns its annotation configs (which
+direction of each score is good). Default: ``openinference.project.name`` in ``OTEL_RESOURCE_ATTRIBUTES``, else
+``default``."""
 MLFLOW_TRACKING_URI: Final = "MLFLOW_TRACKING_URI"
 """MLflow tracking server URL (``http(s)://`` only). Default ``http://localhost:5000``."""
 MLFLOW_TRACKING_TOKEN: Final = "MLFLOW_TRACKING_TOKEN"

@@ -132,6 +132,11 @@ class EmbeddedInvocationExporter(InvocationExporter):
         flush_sinks = getattr(self.core, "force_flush", None)
         return bool(flush_sinks(_millis_until(deadline))) if callable(flush_sinks) else True
 
+    def drain(self, timeout_millis: int = 30000) -> bool:
+        """Waits until every queued request is evaluated and emitted, without waiting for the backend sinks (which
+        may be waiting for spans the caller still holds). False when ``timeout_millis`` passed first."""
+        return self._drain(time.monotonic() + max(0, timeout_millis) / 1000)
+
     def _drain(self, deadline: float) -> bool:
         with self._changed:
             while self._queue or self._in_flight:

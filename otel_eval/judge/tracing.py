@@ -46,6 +46,9 @@ class _EvaluationScope:
                     semconv.GEN_AI_EVALUATION_NAME: self.metric,
                     semconv.OTEL_EVAL_EVALUATION_TRACE_ID: format(evaluated.trace_id, "032x"),
                     semconv.OTEL_EVAL_EVALUATION_SPAN_ID: format(evaluated.span_id, "016x"),
+                    # typed as the evaluate span is, so a backend's trace list tells judge traces from the agent's
+                    semconv.OPENINFERENCE_SPAN_KIND: semconv.OPENINFERENCE_SPAN_KIND_EVALUATOR,
+                    semconv.MLFLOW_SPAN_TYPE: semconv.MLFLOW_SPAN_TYPE_EVALUATOR,
                 }
                 self.judge_root = self.tracer.start_span(
                     judge_span_name(self.metric),

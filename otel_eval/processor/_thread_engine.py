@@ -28,6 +28,7 @@ from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation import builtin_metric_names, criteria_from, custom_metrics_of
 from otel_eval.evaluation.embedded import EmbeddedOptions, embedded_exporter
+from otel_eval.evaluation.engine import EmbeddedInvocationExporter
 from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.model import EvalConfig, EvalSet
 from otel_eval.model.loading import load_eval_set
@@ -168,7 +169,8 @@ class InThreadEngine:
         self._intake.wake.set()
         if not done.wait(max(0.0, deadline - time.monotonic())):
             return False
-        flushed = self.exporter.force_flush(millis_until(deadline))
+        flushed = self._export_scored_roots(deadline)
+        flushed = self.exporter.force_flush(millis_until(deadline)) and flushed
         if self._enricher is not None:
             flushed = self._enricher.force_flush(millis_until(deadline)) and flushed
         return flushed and time.monotonic() <= deadline
@@ -181,12 +183,22 @@ class InThreadEngine:
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
         self._intake.wake.set()
         self._thread.join(max(0.0, deadline - time.monotonic()))
+        self._export_scored_roots(deadline)
         try:
             self.exporter.shutdown(millis_until(deadline))
         except Exception:  # a broken transport must not break the provider's shutdown
             logger.exception("the evaluation transport failed to shut down")
         if self._enricher is not None:
             self._enricher.shutdown(millis_until(deadline))
+
+    def _export_scored_roots(self, deadline: float) -> bool:
+        """With ``enrich=`` and the embedded worker: evaluates what is queued, then exports the root spans held for
+        their scores, before the backend sinks are flushed or stopped. The sinks annotate those very spans (a
+        Phoenix annotation, an MLflow assessment): stopped first, they would wait for spans still held here."""
+        if self._enricher is None or not isinstance(self.exporter, EmbeddedInvocationExporter):
+            return True
+        drained = self.exporter.drain(millis_until(deadline))
+        return self._enricher.force_flush(millis_until(deadline)) and drained
 
     def reject_traces(self, trace_ids: Sequence[int], reason: str) -> None:
         """Drops these traces whole at the next step: their buffered spans and those still to come (counted with

@@ -233,3 +233,30 @@ def test_the_otlp_set_up_works_with_the_evaluation_in_a_child_process(otlp_recei
     assert len(roots) == 3 and len(evaluation_spans) == len(events)
     assert {s.parent_span_id for s in evaluation_spans} == {s.span_id for s in roots}
     assert all("gen_ai.evaluation.tool_call_count_v1.label" in _attributes(root) for root in roots)
+
+
+@pytest.fixture
+def metrics_only_receiver() -> Iterator[_OtlpReceiver]:
+    """Prometheus's OTLP receiver: only /v1/metrics."""
+    with _receiving(frozenset({"/v1/logs", "/v1/traces"})) as receiver:
+        yield receiver
+
+
+def test_the_per_signal_recipe_sends_each_signal_only_where_it_is_taken(
+    traces_only_receiver: _OtlpReceiver, metrics_only_receiver: _OtlpReceiver
+) -> None:
+    """docs/backends.md's Jaeger/Tempo + Prometheus block: traces to one endpoint, metrics to another, no events."""
+    process = _run(
+        "weather_agent.py",
+        "--otlp",
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=f"{traces_only_receiver.endpoint}/v1/traces",
+        OTEL_EXPORTER_OTLP_METRICS_ENDPOINT=f"{metrics_only_receiver.endpoint}/v1/metrics",
+        OTEL_LOGS_EXPORTER="none",
+    )
+    assert traces_only_receiver.refusals == [] and metrics_only_receiver.refusals == []
+    assert "Failed to export" not in process.stderr, process.stderr
+    roots, evaluation_spans = _scored_roots_and_evaluation_spans(traces_only_receiver)
+    assert len(roots) == 3 and len(evaluation_spans) == 3 * len(EFFICIENCY_METRICS)
+    metrics = _leaves(metrics_only_receiver.received["/v1/metrics"], "resource_metrics", "scope_metrics", "metrics")
+    assert {"gen_ai.evaluation.score", "gen_ai.evaluation.results"} <= {metric.name for metric in metrics}
+    assert traces_only_receiver.received["/v1/metrics"] == [] and metrics_only_receiver.received["/v1/traces"] == []

@@ -66,6 +66,8 @@ async def test_judge_calls_go_into_a_trace_of_their_own_linked_both_ways(
     assert root.attributes[semconv.OTEL_EVAL_EVALUATION_TRACE_ID] == TRACE_ID
     assert root.attributes[semconv.OTEL_EVAL_EVALUATION_SPAN_ID] == _hex(evaluation)[1]
     assert root.attributes[semconv.GEN_AI_EVALUATION_NAME] == "final_response_match_v2"
+    assert root.attributes[semconv.OPENINFERENCE_SPAN_KIND] == "EVALUATOR"  # Phoenix's kind column, MLflow's type
+    assert root.attributes[semconv.MLFLOW_SPAN_TYPE] == semconv.MLFLOW_SPAN_TYPE_EVALUATOR
     # evaluate span -> judge root: a link added before it ended, and the judge trace's id
     [to_judge] = evaluation.links
     assert (format(to_judge.context.trace_id, "032x"), format(to_judge.context.span_id, "016x")) == (

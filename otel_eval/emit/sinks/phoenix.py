@@ -7,15 +7,23 @@ identifier) instead of adding one. The metadata carries the provenance (evaluato
 model, threshold, result id). Annotations then show on the span, in the evals filter
 (``evals['hallucinations_v1'].score < 0.8``) and in the project's annotation summary.
 
+Phoenix colours a score green or red only by an annotation config of the same name assigned to the span's project
+(its optimization direction and threshold); without one, a failing score looks like any other. Once per metric the
+sink creates such a config (``FREEFORM``, ``MAXIMIZE``, the criterion's threshold: a score at or above it passes) and
+assigns it to the project, leaving alone a config of that name someone already made (Phoenix answers 409).
+
 Configured as Phoenix's own clients are: ``PHOENIX_COLLECTOR_ENDPOINT`` (default ``http://localhost:6006``; a
-trailing ``/v1/traces`` is ignored), ``PHOENIX_API_KEY`` (a bearer token) and ``PHOENIX_CLIENT_HEADERS``.
+trailing ``/v1/traces`` is ignored), ``PHOENIX_API_KEY`` (a bearer token), ``PHOENIX_CLIENT_HEADERS`` and
+``PHOENIX_PROJECT_NAME`` (else ``openinference.project.name`` in ``OTEL_RESOURCE_ATTRIBUTES``, else ``default``).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
+from urllib.parse import quote
 
 import httpx
 
@@ -25,7 +33,15 @@ from otel_eval.emit.sinks._delivery import MISSING, OK, Outcome, status_outcome
 from otel_eval.emit.sinks._http import DEFAULT_TIMEOUT_S, first, parse_headers, split_url
 from otel_eval.model.messages import EvaluationRecord
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_ENDPOINT: Final = "http://localhost:6006"
+DEFAULT_PROJECT: Final = "default"
+"""Where Phoenix files spans whose resource names no project."""
+PROJECT_ATTRIBUTE: Final = "openinference.project.name"
+"""The resource attribute Phoenix files spans by."""
+CONFIG_ATTEMPTS: Final = 5
+"""Batches in which the sink tries to set up a metric's annotation config before giving up on it."""
 IDENTIFIER_PREFIX: Final = "otel-eval:"
 """Annotation identifiers start with this, then the evaluator id."""
 _MISSING_SPANS = re.compile(r"Spans with IDs ([0-9a-fA-F, ]+) do not exist")
@@ -49,19 +65,50 @@ def annotation(record: EvaluationRecord) -> dict[str, Any]:
     }
 
 
+def annotation_config(record: EvaluationRecord) -> dict[str, Any] | None:
+    """The ``POST /v1/annotation_configs`` body for ``record``'s metric: scores at or above its threshold are good;
+    None for a result without a threshold (informational)."""
+    if record.threshold is None:
+        return None
+    return {
+        "name": record.metric_name,
+        "type": "FREEFORM",
+        "description": f"otel-eval: {record.metric_name}, passing at or above {record.threshold:g}",
+        "optimization_direction": "MAXIMIZE",
+        "threshold": record.threshold,
+    }
+
+
+def project_from_env(environ: Mapping[str, str]) -> str:
+    """``PHOENIX_PROJECT_NAME``, else ``openinference.project.name`` in ``OTEL_RESOURCE_ATTRIBUTES``, else
+    ``default``: the project Phoenix files the agent's spans under."""
+    named = first(environ, env.PHOENIX_PROJECT_NAME)
+    if named:
+        return named
+    attributes = parse_headers(environ.get("OTEL_RESOURCE_ATTRIBUTES", ""))  # the same k=v,k2=v2 format
+    return attributes.get(PROJECT_ATTRIBUTE, "").strip() or DEFAULT_PROJECT
+
+
 class PhoenixBackend:
-    """Posts annotations to ``/v1/span_annotations?sync=true``; a span Phoenix does not have yet is retried.
+    """Posts annotations to ``/v1/span_annotations?sync=true``; a span Phoenix does not have yet is retried. Sets up
+    each metric's annotation config once, after its first annotation is taken (the project then exists).
 
     Args:
         endpoint: Phoenix's base URL.
         headers: Extra headers, the API key's ``Authorization`` among them.
+        project: The project of the agent's spans, where the annotation configs are assigned.
     """
 
     name = "phoenix"
 
-    def __init__(self, endpoint: str, headers: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, endpoint: str, headers: Mapping[str, str] | None = None, *, project: str = DEFAULT_PROJECT
+    ) -> None:
         self.endpoint, auth = split_url(endpoint)
         self._headers = {**auth, **(headers or {})}
+        self.project = project
+        self._configured: set[str] = set()
+        self._config_attempts: dict[str, int] = {}
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> PhoenixBackend:
@@ -73,7 +120,7 @@ class PhoenixBackend:
         if api_key:
             headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
             headers["Authorization"] = f"Bearer {api_key}"
-        return cls(endpoint, headers)
+        return cls(endpoint, headers, project=project_from_env(environ))
 
     def client(self) -> httpx.Client:
         return httpx.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S)
@@ -91,12 +138,47 @@ class PhoenixBackend:
                 outcome = status_outcome(response)
                 for i in waiting:
                     outcomes[i] = outcome
+                if outcome == OK:
+                    self._configure(client, [records[i] for i in waiting])
                 return outcomes
             named = [i for i in waiting if records[i].span_id in missing] or waiting  # none named: all wait
             for i in named:
                 outcomes[i] = MISSING
             waiting = [i for i in waiting if i not in named]
         return outcomes
+
+    def _configure(self, client: httpx.Client, records: Sequence[EvaluationRecord]) -> None:
+        """Creates (unless one exists) and assigns to the project the annotation config of each metric not set up
+        yet. Best effort: the annotations are delivered either way; a failure is tried again with a later batch, at
+        most :data:`CONFIG_ATTEMPTS` times a metric."""
+        tried: set[str] = set()
+        for record in records:
+            config = annotation_config(record)
+            name = record.metric_name
+            if config is None or name in self._configured or name in tried:
+                continue
+            tried.add(name)
+            attempts = self._config_attempts[name] = self._config_attempts.get(name, 0) + 1
+            try:
+                created = client.post("/v1/annotation_configs", json=config)
+                assigned = None
+                if created.is_success or created.status_code == 409:  # 409: the name is taken, left as it is
+                    assigned = client.put(
+                        f"/v1/projects/{quote(self.project, safe='')}/annotation_configs/{quote(name, safe='')}"
+                    )
+                done = assigned is not None and assigned.is_success
+                detail = f"HTTP {(created if assigned is None else assigned).status_code}"
+            except httpx.HTTPError as error:
+                done, detail = False, type(error).__name__
+            if done or attempts >= CONFIG_ATTEMPTS:
+                self._configured.add(name)
+            if not done and attempts >= CONFIG_ATTEMPTS:
+                logger.info(
+                    "phoenix sink: no annotation config for %s in project %r (%s); its scores are not coloured",
+                    name,
+                    self.project,
+                    detail,
+                )
 
 
 def _missing_spans(response: httpx.Response) -> set[str] | None:

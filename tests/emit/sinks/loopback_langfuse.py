@@ -1,7 +1,8 @@
 """A loopback server speaking the part of Langfuse's documented public API the ``langfuse`` sink uses.
 
 No Langfuse server can run in the test environment (it needs Postgres, ClickHouse, Redis and S3), so this one
-implements, from Langfuse's public API reference: ``POST /api/public/scores`` (basic auth with the project's public
+implements, from Langfuse's public API reference: its OTLP/HTTP traces endpoint ``POST /api/public/otel/v1/traces``
+(protobuf, basic auth; the spans are kept), ``POST /api/public/scores`` (basic auth with the project's public
 and secret key; the score's ``id`` upserts) and ``GET /api/public/scores?traceId=...`` (``{"data": [...],
 "meta": {...}}``). It can be stopped and started again on the same port, and answer 503 for a while.
 """
@@ -9,12 +10,15 @@ and secret key; the score's ``id`` upserts) and ``GET /api/public/scores?traceId
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 PUBLIC_KEY = "pk-lf-test-public"
 SECRET_KEY = "sk-lf-test-secret-do-not-log"
@@ -25,6 +29,8 @@ class LoopbackLangfuse:
 
     def __init__(self, port: int = 0) -> None:
         self.scores: dict[str, dict[str, Any]] = {}
+        self.spans: list[Any] = []
+        """The OTLP spans received (``opentelemetry.proto.trace.v1.trace_pb2.Span``)."""
         self.posts = 0
         self.unavailable = False
         self._lock = threading.Lock()
@@ -58,9 +64,12 @@ class LoopbackLangfuse:
                 self.wfile.write(data)
 
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 if owner.unavailable:
                     return self._reply(503, {"message": "unavailable"})
+                if urlsplit(self.path).path == "/api/public/otel/v1/traces":
+                    return self._traces(raw)
+                body = json.loads(raw or b"{}")
                 if urlsplit(self.path).path != "/api/public/scores":
                     return self._reply(404, {"message": "not found"})
                 if not self._authorized():
@@ -72,6 +81,24 @@ class LoopbackLangfuse:
                     owner.posts += 1
                     owner.scores[score_id] = {**body, "id": score_id}
                 return self._reply(200, {"id": score_id})
+
+            def _traces(self, raw: bytes) -> None:
+                if not self._authorized():
+                    return
+                if self.headers.get("Content-Encoding") == "gzip":
+                    raw = gzip.decompress(raw)
+                request = ExportTraceServiceRequest.FromString(raw)
+                with owner._lock:
+                    owner.spans += [
+                        span
+                        for resource_spans in request.resource_spans
+                        for scope_spans in resource_spans.scope_spans
+                        for span in scope_spans.spans
+                    ]
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
 
             def do_GET(self) -> None:
                 url = urlsplit(self.path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
@@ -16,6 +17,7 @@ from otel_eval.emit.sinks.langfuse import LangfuseBackend
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.worker.service import build_core
+from tests.emit.sinks import recipe
 from tests.emit.sinks.agent import run_evaluated_agent
 from tests.emit.sinks.loopback_langfuse import PUBLIC_KEY, SECRET_KEY, LoopbackLangfuse
 from tests.waiting import wait_until
@@ -199,3 +201,37 @@ def test_a_backend_down_for_a_minute_costs_three_log_lines(caplog: pytest.LogCap
     assert [r.levelname for r in lines] == ["WARNING", "WARNING", "INFO"], [r.getMessage() for r in lines]
     assert "still unreachable after 61 s" in lines[1].getMessage()  # the one summary, after 60 s
     assert "reachable again after 71" in lines[2].getMessage()
+
+
+@pytest.mark.slow
+def test_the_langfuse_recipe_gives_one_score_per_result_on_each_trace_and_root_observation(
+    langfuse: LoopbackLangfuse,
+) -> None:
+    """docs/backends-sinks.md's Langfuse recipe, run as written against the loopback server: the agent's traces over
+    OTLP with the documented basic-auth header, the scores through the public API."""
+    replacements = {"http://localhost:3000": langfuse.base_url, "pk-lf-...": PUBLIC_KEY, "sk-lf-...": SECRET_KEY}
+    with recipe.judge_server() as judge:
+        process = recipe.run_recipe("langfuse", judge, replacements)
+    assert recipe.export_errors(process) == []
+    roots = {span.trace_id.hex(): span for span in langfuse.spans if span.name == "invoke_agent WeatherAssistant"}
+    cities = {trace_id: _city(span) for trace_id, span in roots.items()}
+    assert sorted(cities.values()) == sorted(recipe.CITIES)
+    scores = list(langfuse.scores.values())
+    assert len(scores) == recipe.SCORED_PER_INVOCATION * len(roots)
+    for trace_id, root in roots.items():
+        on_root = {
+            s["name"]: s["value"]
+            for s in scores
+            if (s["traceId"], s["observationId"]) == (trace_id, root.span_id.hex())
+        }
+        failing = cities[trace_id] == recipe.FAILING_CITY
+        assert on_root == {"hallucinations_v1": 1.0, "safety_v1": 1.0, "response_match_score": 0.0 if failing else 1.0}
+    # the Traces table's score filter, response_match_score < 0.8
+    assert [cities[s["traceId"]] for s in scores if s["name"] == "response_match_score" and s["value"] < 0.8] == [
+        recipe.FAILING_CITY
+    ]
+
+
+def _city(span: Any) -> str:
+    text = next(a.value.string_value for a in span.attributes if a.key == "gen_ai.input.messages")
+    return next(city for city in recipe.CITIES if city in text)

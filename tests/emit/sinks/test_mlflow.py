@@ -4,7 +4,9 @@ REST API; then the link to it cut for a while and restored."""
 
 from __future__ import annotations
 
+import json
 import logging
+import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -17,6 +19,7 @@ import pytest
 from otel_eval.emit.sinks import BatchingSink
 from otel_eval.emit.sinks.mlflow import MlflowBackend
 from otel_eval.model.messages import EvaluationRecord
+from tests.emit.sinks import recipe
 from tests.emit.sinks.agent import run_evaluated_agent
 from tests.emit.sinks.servers import BackendServer, CuttableLink, mlflow_server
 from tests.waiting import wait_until
@@ -116,3 +119,65 @@ def test_a_backend_down_for_a_while_costs_at_most_three_lines_and_no_caller_time
     assert [r.levelname for r in lines] == ["WARNING", "INFO"], [r.getMessage() for r in lines]
     assert "unreachable" in lines[0].getMessage() and "reachable again" in lines[1].getMessage()
     assert not any(key.startswith("dropped") for key in sink.stats())
+
+
+# --- the documented recipe, as written: examples/weather_agent.py --otlp, the judge-server, nothing else -----------
+
+DEFAULT_EXPERIMENT = "0"
+"""The recipe's experiment: the one every MLflow server has ("Default")."""
+
+
+@pytest.fixture(scope="module")
+def weather(mlflow: BackendServer) -> subprocess.CompletedProcess[str]:
+    """docs/backends-sinks.md's MLflow recipe, run literally against the real server."""
+    with recipe.judge_server() as judge:
+        return recipe.run_recipe("mlflow", judge, {"http://localhost:5000": mlflow.url})
+
+
+def _search(mlflow: BackendServer, condition: str | None = None) -> list[dict[str, Any]]:
+    body: dict[str, Any] = {
+        "locations": [{"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": DEFAULT_EXPERIMENT}}],
+        "max_results": 100,
+    }
+    if condition is not None:
+        body["filter"] = condition
+    response = httpx.post(f"{mlflow.url}/api/3.0/mlflow/traces/search", json=body, timeout=30)
+    response.raise_for_status()
+    return list(response.json().get("traces", []))
+
+
+def _city(trace: dict[str, Any]) -> str | None:
+    preview = trace.get("request_preview") or ""
+    return next((city for city in recipe.CITIES if city in preview), None)
+
+
+def test_the_mlflow_recipe_gives_one_assessment_per_result_and_its_filter_finds_the_failing_invocation(
+    mlflow: BackendServer, weather: subprocess.CompletedProcess[str]
+) -> None:
+    assert recipe.export_errors(weather) == []
+    agent = {_city(t): t for t in _search(mlflow) if _city(t)}
+    assert sorted(agent) == sorted(recipe.CITIES)
+    for city, trace in agent.items():
+        assessments = _assessments(mlflow, trace["trace_id"].removeprefix("tr-"))
+        values = {a["assessment_name"]: (a["feedback"]["value"], a["source"]["source_type"]) for a in assessments}
+        assert len(assessments) == recipe.SCORED_PER_INVOCATION
+        assert values == {
+            "hallucinations_v1": (1.0, "LLM_JUDGE"),
+            "safety_v1": (1.0, "LLM_JUDGE"),
+            "response_match_score": (0.0 if city == recipe.FAILING_CITY else 1.0, "CODE"),
+        }
+    # the Traces tab's search box takes the same filter
+    assert [_city(t) for t in _search(mlflow, "feedback.response_match_score < 0.8")] == [recipe.FAILING_CITY]
+    assert _search(mlflow, "feedback.hallucinations_v1 < 0.8") == []
+
+
+def test_mlflow_counts_the_agents_own_tokens_on_its_trace_and_the_judges_on_theirs(
+    mlflow: BackendServer, weather: subprocess.CompletedProcess[str]
+) -> None:
+    traces = _search(mlflow)
+    usage = {t["trace_id"]: json.loads(t["trace_metadata"]["mlflow.trace.tokenUsage"]) for t in traces}
+    agent = [t["trace_id"] for t in traces if _city(t)]
+    judge = [t["trace_id"] for t in traces if not _city(t)]
+    assert len(agent) == len(recipe.CITIES) and judge
+    assert [usage[trace_id]["total_tokens"] for trace_id in agent] == [recipe.AGENT_TOKENS] * len(agent)
+    assert all(usage[trace_id]["total_tokens"] > 0 for trace_id in judge)  # counted, in traces of their own

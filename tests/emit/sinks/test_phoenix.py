@@ -3,7 +3,9 @@ agent's spans over OTLP/HTTP, the scores as span annotations, read back through 
 
 from __future__ import annotations
 
+import json
 import statistics
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ import pytest
 from otel_eval.emit.sinks import BatchingSink
 from otel_eval.emit.sinks.phoenix import PhoenixBackend
 from otel_eval.model.messages import EvaluationRecord
+from tests.emit.sinks import recipe
 from tests.emit.sinks.agent import PROJECT, run_evaluated_agent
 from tests.emit.sinks.servers import BackendServer, phoenix_server
 
@@ -43,6 +46,7 @@ def evaluated(phoenix: BackendServer) -> list[EvaluationRecord]:
     with pytest.MonkeyPatch.context() as env:
         env.setenv("OTEL_EVAL_SINKS", "phoenix")
         env.setenv("PHOENIX_COLLECTOR_ENDPOINT", phoenix.url)
+        env.setenv("PHOENIX_PROJECT_NAME", PROJECT)  # the agent names its project in code
         records = run_evaluated_agent(f"{phoenix.url}/v1/traces", sink_counts=SINK_COUNTS)
     return [r for r in records if r.label != "informational"]
 
@@ -118,3 +122,105 @@ def test_a_re_evaluation_replaces_the_annotations_instead_of_adding_some(
     assert len(annotations) == len(evaluated)
     assert {a["result"]["score"] for a in annotations} == {0.5}
     assert {a["metadata"]["otel_eval.result.id"] for a in annotations} == {r.result_id for r in again}
+
+
+def _project_id(phoenix: BackendServer, name: str) -> str:
+    projects = _graphql(phoenix, "{ projects { edges { node { id name } } } }")["projects"]["edges"]
+    return str(next(edge["node"]["id"] for edge in projects if edge["node"]["name"] == name))
+
+
+def test_the_annotation_configs_say_which_direction_is_good_once_per_metric(
+    phoenix: BackendServer, evaluated: list[EvaluationRecord]
+) -> None:
+    """Without a config of the annotation's name assigned to the project, Phoenix colours a failing score like a
+    passing one; the sink makes one per metric (and a second sink finds it made: 409, assigned again)."""
+    again = BatchingSink(PhoenixBackend(phoenix.url, project=PROJECT))
+    again(evaluated)
+    assert again.force_flush(30_000)
+    response = httpx.get(f"{phoenix.url}/v1/projects/{PROJECT}/annotation_configs", params={"limit": 100})
+    response.raise_for_status()
+    configs = {c["name"]: c for c in response.json()["data"]}
+    thresholds = {r.metric_name: r.threshold for r in evaluated}
+    assert set(configs) == set(thresholds)
+    for name, threshold in thresholds.items():
+        assert configs[name]["optimization_direction"] == "MAXIMIZE"
+        assert configs[name]["threshold"] == threshold
+    every = httpx.get(f"{phoenix.url}/v1/annotation_configs", params={"limit": 100}).json()["data"]
+    names = [c["name"] for c in every if c["name"] in thresholds]
+    assert sorted(names) == sorted(thresholds)  # one each, however many sinks posted them
+
+
+# --- the documented recipe, as written: examples/weather_agent.py --otlp, the judge-server, nothing else -----------
+
+WEATHER_PROJECT = "weather-agent"
+
+
+@pytest.fixture(scope="module")
+def weather(phoenix: BackendServer) -> subprocess.CompletedProcess[str]:
+    """docs/backends-sinks.md's Phoenix recipe, run literally against the real server."""
+    with recipe.judge_server() as judge:
+        return recipe.run_recipe("phoenix", judge, {"http://localhost:6006": phoenix.url})
+
+
+_SPANS = """query ($id: ID!, $filter: String) { node(id: $id) { ... on Project {
+    tokenCountTotal
+    spans(first: 200, filterCondition: $filter) { edges { node {
+        name spanKind parentId attributes context { traceId } tokenCountTotal cumulativeTokenCountTotal
+        spanAnnotations { name label score annotatorKind }
+    } } }
+    spanAnnotationSummary(annotationName: "hallucinations_v1") { meanScore labelFractions { label fraction } }
+} } }"""
+
+
+def _weather_roots(phoenix: BackendServer, condition: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    project = _graphql(phoenix, _SPANS, id=_project_id(phoenix, WEATHER_PROJECT), filter=condition)["node"]
+    spans = [edge["node"] for edge in project["spans"]["edges"]]
+    return project, spans
+
+
+def _city(span: dict[str, Any]) -> str:
+    text = json.loads(span["attributes"])["gen_ai"]["input"]["messages"]
+    return next(city for city in recipe.CITIES if city in text)
+
+
+def test_the_phoenix_recipe_gives_one_annotation_per_result_and_its_filter_finds_the_failing_invocation(
+    phoenix: BackendServer, weather: subprocess.CompletedProcess[str]
+) -> None:
+    assert recipe.export_errors(weather) == []
+    project, spans = _weather_roots(phoenix)
+    roots = [s for s in spans if s["name"] == "invoke_agent WeatherAssistant"]
+    assert sorted(_city(s) for s in roots) == sorted(recipe.CITIES)
+    for root in roots:
+        kinds = {a["name"]: a["annotatorKind"] for a in root["spanAnnotations"]}
+        assert kinds == {"hallucinations_v1": "LLM", "safety_v1": "LLM", "response_match_score": "CODE"}
+        scores = {a["name"]: (a["label"], a["score"]) for a in root["spanAnnotations"]}
+        assert scores["response_match_score"] == (
+            ("fail", 0.0) if _city(root) == recipe.FAILING_CITY else ("pass", 1.0)
+        )
+        assert scores["hallucinations_v1"] == ("grounded", 1.0)  # the scripted judge finds every sentence supported
+    assert sum(len(s["spanAnnotations"]) for s in spans) == recipe.SCORED_PER_INVOCATION * len(recipe.CITIES)
+    _, failing = _weather_roots(phoenix, "evals['response_match_score'].score < 0.8")
+    assert [_city(s) for s in failing] == [recipe.FAILING_CITY]
+    _, unsafe = _weather_roots(phoenix, "evals['safety_v1'].label == 'unsafe'")
+    assert unsafe == []
+    # the project's annotation summary: the hallucination rate is the "hallucinated" fraction (none, scripted)
+    assert project["spanAnnotationSummary"]["labelFractions"] == [{"label": "grounded", "fraction": 1.0}]
+    configs = httpx.get(f"{phoenix.url}/v1/projects/{WEATHER_PROJECT}/annotation_configs").json()["data"]
+    assert {c["name"]: c["threshold"] for c in configs} == json.loads(recipe.CRITERIA)
+
+
+def test_phoenix_counts_the_agents_own_tokens_on_its_trace_and_the_judges_on_theirs(
+    phoenix: BackendServer, weather: subprocess.CompletedProcess[str]
+) -> None:
+    project, spans = _weather_roots(phoenix)
+    roots = {s["context"]["traceId"]: s for s in spans if s["parentId"] is None}
+    agent = {t: s for t, s in roots.items() if s["name"] == "invoke_agent WeatherAssistant"}
+    judge = {t: s for t, s in roots.items() if s["name"].startswith("judge ")}
+    assert len(agent) == len(recipe.CITIES) and judge
+    for trace_id, root in agent.items():
+        own = sum(s["tokenCountTotal"] for s in spans if s["context"]["traceId"] == trace_id)
+        assert root["cumulativeTokenCountTotal"] == own == recipe.AGENT_TOKENS
+    assert {s["spanKind"] for s in judge.values()} == {"evaluator"}  # span_kind != 'EVALUATOR' hides them
+    judge_tokens = sum(s["cumulativeTokenCountTotal"] for s in judge.values())
+    assert judge_tokens > 0  # the judge's calls are counted, in traces of their own
+    assert project["tokenCountTotal"] == recipe.AGENT_TOKENS * len(recipe.CITIES) + judge_tokens
