@@ -422,7 +422,7 @@ def _app_details(calls: Sequence[ModelCall]) -> AppDetails | None:
         details[author] = AgentDetails(
             name=author,
             instructions=call.system_instruction or "",
-            tool_declarations=[t.model_dump(mode="json", exclude_none=True) for t in call.tools or []],
+            tool_declarations=list(call.tools or []),
         )
     return AppDetails(agent_details=details) if details else None
 
