@@ -166,7 +166,7 @@ def _spilled(paths: Sequence[Path], store: _Chunks) -> StreamedTraces:
                 empty.append((trace.trace_id, trace.convention))
             for inv in trace.invocations:
                 chunks.setdefault(_key(inv), []).append(inv)
-        store.add_file(_size(path), chunks)
+        store.add_file(result.size, chunks)
     for line in loaded.skipped:  # as load_traces prints them
         click.echo(f"warning: {line}", err=True)
     trace_warnings.sort(key=lambda item: (item[0], item[1]))
@@ -176,13 +176,6 @@ def _spilled(paths: Sequence[Path], store: _Chunks) -> StreamedTraces:
     # group_conversations' order: by first invocation (start, trace id), ties in first-seen order (a stable sort).
     ordered = sorted(store.conversations.items(), key=lambda item: item[1].first)
     return StreamedTraces(loaded, empty, len(ordered), store.read_back(ordered))
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:  # gone since it was read: its invocations are already rebuilt, count them as nothing
-        return 0
 
 
 def spill_file() -> IO[bytes]:

@@ -354,7 +354,23 @@ class Part(BaseModel):
 
             real = real_types.Part(value)
             part_dict.update({name: getattr(real, name) for name in real.model_fields_set})
-        super().__init__(**part_dict, **kwargs)
+        # BaseModel.__init__'s validation, told that the None keywords are dropped already (a positional part keeps
+        # the None fields it has set, as in google-genai).
+        self.__pydantic_validator__.validate_python(dict(**part_dict, **kwargs), self_instance=self, context=_FROM_INIT)
+
+    # Validation (``Content.model_validate``, a part given as a dict) does not call this ``__init__``: pydantic would
+    # otherwise call it from Rust for every part and re-enter the validator from Python, twice the cost of validating
+    # the part. All it adds to validating a mapping is dropping its None keywords, which ``_drop_none_keywords``
+    # does. Marked as pydantic marks ``BaseModel.__init__`` (``__pydantic_base_init__``), read when the class is made.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _drop_none_keywords(cls, data: Any, info: ValidationInfo) -> Any:
+        """A mapping without the None values of ``__init__``'s keywords, as ``Part(**mapping)`` leaves them unset."""
+        if info.context is not _FROM_INIT and isinstance(data, dict) and None in data.values():
+            return {key: item for key, item in data.items() if item is not None or key not in _INIT_KEYWORDS}
+        return data
 
     def as_image(self) -> Any:
         """The inline data as a google-genai ``Image``, or None if the part is not an image (imports google.genai)."""
@@ -407,6 +423,25 @@ class Part(BaseModel):
     def from_code_execution_result(cls, *, outcome: Any, output: str) -> Part:
         """A code-execution-result part."""
         return cls(code_execution_result={"outcome": outcome, "output": output})
+
+
+_INIT_KEYWORDS = frozenset(
+    {
+        "video_metadata",
+        "thought",
+        "inline_data",
+        "file_data",
+        "thought_signature",
+        "function_call",
+        "code_execution_result",
+        "executable_code",
+        "function_response",
+        "text",
+    }
+)
+"""The keywords of ``Part.__init__`` whose None values it drops (they stay unset, as in google-genai)."""
+_FROM_INIT = object()
+"""Validation context of ``Part.__init__``: its data has the None keywords dropped already."""
 
 
 def _media_resolution(value: Any) -> Any:

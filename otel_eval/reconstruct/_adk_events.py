@@ -422,7 +422,7 @@ def _app_details(calls: Sequence[ModelCall]) -> AppDetails | None:
         details[author] = AgentDetails(
             name=author,
             instructions=call.system_instruction or "",
-            tool_declarations=[t.model_dump(mode="json", exclude_none=True) for t in call.tools or []],
+            tool_declarations=list(call.tools or []),
         )
     return AppDetails(agent_details=details) if details else None
 
@@ -435,10 +435,16 @@ def _root_agent(tree: SpanTree, owned: OwnedSpans, calls: Sequence[ModelCall]) -
             return workflow
     if is_agent_span(root):
         return agent_name(root)
-    # The earliest agent span below the root with no agent span between them.
-    below = {s.span_id for s in tree.subtree(root)[1:]}
-    agent_above = tree.nearest(is_agent_span, within=below)
-    top_agents = [tree.by_id[i] for i in below if i not in agent_above and is_agent_span(tree.by_id[i])]
+    # The earliest agent span below the root with no agent span between them (the nearest agent above it, if any, is
+    # the root's or above it).
+    below = tree.subtree(root)[1:]
+    below_ids = {s.span_id for s in below}
+    agent_above = tree.nearest(is_agent_span)
+    top_agents = [
+        s
+        for s in below
+        if is_agent_span(s) and (s.span_id not in agent_above or agent_above[s.span_id].span_id not in below_ids)
+    ]
     if top_agents:
         return agent_name(min(top_agents, key=lambda s: (s.start_time_ns, s.span_id)))
     return next((c.author for c in calls if c.author), None)

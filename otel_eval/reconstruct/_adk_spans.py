@@ -131,7 +131,9 @@ class ModelCall:
     """The model's answer; None when not captured (or the model sent no content)."""
     captured: bool
     system_instruction: str | None = None
-    tools: list[genai_types.Tool] | None = None
+    tools: list[dict[str, Any]] | None = None
+    """The tools the agent declared, each a genai ``Tool`` dumped as app details hold it (JSON, no None fields).
+    Shared between calls that declared the same tools: not mutated."""
     usage: TokenUsage = field(default_factory=TokenUsage)
 
 

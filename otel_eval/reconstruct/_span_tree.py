@@ -62,6 +62,7 @@ class SpanTree:
         self.order: list[Span] = []
         self._end: dict[str, int] = {}
         self._position: dict[str, int] = {}
+        self._nearest: dict[Callable[[Span], bool], dict[str, Span]] = {}
         self._visit()
         self._summarise_problems()
 
@@ -146,7 +147,12 @@ class SpanTree:
 
         With ``within`` (span ids), only ancestors in it are looked at and the search stops at the first parent that
         is not in it; only spans in ``within`` get an answer. Linear in the spans looked at.
+
+        Without ``within`` the answer is kept for the predicate (the same function object: a module-level one is
+        computed once per tree, however many steps ask) and shared between callers: it must not be changed.
         """
+        if within is None and predicate in self._nearest:
+            return self._nearest[predicate]
         found: dict[str, Span] = {}
         if within is None:
             spans: Iterable[Span] = self.order
@@ -163,6 +169,8 @@ class SpanTree:
                 found[span.span_id] = parent
             elif parent_id in found:
                 found[span.span_id] = found[parent_id]
+        if within is None:
+            self._nearest[predicate] = found
         return found
 
     def tops(self, spans: Iterable[Span], predicate: Callable[[Span], bool]) -> list[Span]:

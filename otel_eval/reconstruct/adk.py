@@ -179,21 +179,22 @@ def _read_request(call: ModelCall, request: dict[str, Any], warnings: list[str],
     call.system_instruction = _instruction_text(config.get("system_instruction"))
     raw_tools = config.get("tools")
     if isinstance(raw_tools, list):
-        tools, problems = _genai_tools(raw_tools)
+        declarations, problems = _genai_tools(raw_tools)
         warnings.extend(f"{where}: {problem}" for problem in problems)
-        call.tools = list(tools)
+        call.tools = list(declarations)
 
 
-_Tools = tuple[tuple[genai_types.Tool, ...], tuple[str, ...]]
-"""Validated tools and one problem line per entry that is not a genai ``Tool``."""
+_Tools = tuple[tuple[dict[str, Any], ...], tuple[str, ...]]
+"""The declarations of the valid genai ``Tool``s (each dumped as ``app_details`` holds it), and one problem line
+per entry that is not a genai ``Tool``."""
 
 
 def _genai_tools(raw_tools: list[Any]) -> _Tools:
-    """``config.tools`` as genai ``Tool`` objects.
+    """``config.tools`` validated as genai ``Tool`` objects, and dumped as ``app_details`` holds them.
 
-    Validating tool declarations (large schemas, and genai's slow per-model checks) is most of the cost of reading a
-    ``call_llm`` span, and an agent sends the same declarations on every call: the result is cached by their value.
-    The cached ``Tool`` objects are shared, so they must not be mutated (they are only dumped, into ``app_details``).
+    Validating tool declarations (large schemas, and genai's slow per-model checks) and dumping them again is most of
+    the cost of reading a ``call_llm`` span, and an agent sends the same declarations on every call: the result is
+    cached by their value. The cached declarations are shared, so they must not be mutated.
     """
     return _validate_tools_once(_ByRepr(raw_tools))
 
@@ -220,14 +221,16 @@ def _validate_tools_once(raw_tools: _ByRepr) -> _Tools:
 
 
 def _validate_tools(raw_tools: list[Any]) -> _Tools:
-    tools: list[genai_types.Tool] = []
+    declarations: list[dict[str, Any]] = []
     problems: list[str] = []
     for position, raw in enumerate(raw_tools):
         try:
-            tools.append(genai_types.Tool.model_validate(raw))
+            tool = genai_types.Tool.model_validate(raw)
         except pydantic.ValidationError as exc:
             problems.append(f"config.tools[{position}] is not a genai Tool: {exc.errors()[0]['msg']}")
-    return tuple(tools), tuple(problems)
+        else:
+            declarations.append(tool.model_dump(mode="json", exclude_none=True))
+    return tuple(declarations), tuple(problems)
 
 
 def _instruction_text(value: Any) -> str | None:

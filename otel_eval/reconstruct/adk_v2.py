@@ -118,7 +118,8 @@ def genai_model_content(span: Span, call: ModelCall, warnings: list[str]) -> Non
         span.attr(semconv.GEN_AI_TOOL_DEFINITIONS), details_value(span, semconv.GEN_AI_TOOL_DEFINITIONS)
     )
     if definitions is not None:
-        call.tools = tools_from_definitions(definitions, warnings, f"{where}: {semconv.GEN_AI_TOOL_DEFINITIONS}")
+        tools = tools_from_definitions(definitions, warnings, f"{where}: {semconv.GEN_AI_TOOL_DEFINITIONS}")
+        call.tools = [tool.model_dump(mode="json", exclude_none=True) for tool in tools]
 
 
 def _richer(on_span: Any, on_event: Any) -> Any:

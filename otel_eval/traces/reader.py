@@ -56,7 +56,9 @@ def read_trace_file(path: str | Path) -> TraceReadResult:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise TraceFormatError(f"{path}: cannot read trace file: {exc.strerror or exc}") from exc
-    return read_trace_bytes(data, source=str(path))
+    result = read_trace_bytes(data, source=str(path))
+    result.size = len(data)
+    return result
 
 
 def read_trace_files(paths: Iterable[str | Path]) -> list[tuple[str | Path, TraceReadResult | TraceFormatError]]:

@@ -21,3 +21,5 @@ class TraceReadResult:
     log_records: list[SpanLogRecord] = field(default_factory=list)
     """GenAI content log records (OTLP log files): joined onto their spans before the rebuild
     (:func:`otel_eval.traces.log_records.attach_log_records`)."""
+    size: int = 0
+    """Bytes read (the file's size; 0 when read from a payload)."""

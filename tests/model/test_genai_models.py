@@ -384,6 +384,22 @@ def test_same_model_config_as_genai_base_model() -> None:
     assert o.BaseModel.model_config == _common.BaseModel.model_config
 
 
+def test_validated_parts_set_the_fields_genai_sets() -> None:
+    """Validation does not go through ``Part.__init__`` (it would re-enter the validator per part), yet a part given
+    as a mapping leaves the None values of the constructor's keywords unset, as genai's constructor does."""
+    parts: list[dict[str, Any]] = [
+        {"text": None, "thought": True},
+        {"functionCall": None, "text": "x"},
+        {"function_call": {"name": "f", "args": {}}, "thought_signature": None, "part_metadata": None},
+        {"text": "t"},
+    ]
+    for part in parts:
+        ours, genai = o.Content.model_validate({"parts": [part]}), g.Content.model_validate({"parts": [part]})
+        assert ours.parts is not None and genai.parts is not None
+        assert ours.parts[0].model_fields_set == genai.parts[0].model_fields_set
+        assert ours.model_dump() == genai.model_dump()
+
+
 def test_part_constructor_like_genai() -> None:
     cases: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
         (("hello",), {}),
