@@ -102,28 +102,24 @@ class BatchPipeline:
             if messages:
                 # The first offset read from a partition is its committed offset: the point to rewind to.
                 self._committed.setdefault(tp, messages[0].offset)
+        fetched = [
+            (message, self._topics.get(tp.topic, SOURCE_REQUESTS))
+            for tp, messages in batch.items()
+            for message in messages
+        ]
+        decoded = await self.cpu.map_async([_decoding(message, source) for message, source in fetched])
+        for (message, source), outcome in zip(fetched, decoded, strict=True):
+            if isinstance(outcome, (InputError, RecordTimeoutError)):
+                await self._dead_letter([message], outcome)
+            elif isinstance(outcome, Exception):
+                raise outcome
+            elif source == SOURCE_OTLP_SPANS:
+                self.assembler.add(message.partition, message.offset, outcome, message)
+            elif source == SOURCE_OTLP_LOGS:
+                self.assembler.add_logs(message.partition, message.offset, outcome)
+            else:
+                work.append(_Work(message.partition, outcome))
         for tp, messages in batch.items():
-            source = self._topics.get(tp.topic, SOURCE_REQUESTS)
-            for message in messages:
-                where = f"{message.topic}/{message.partition}@{message.offset}"
-                try:
-                    if source == SOURCE_OTLP_SPANS:
-                        spans = await self.cpu.run_async(
-                            f"decoding {where}", partial(parse_otlp_spans, message.value, where)
-                        )
-                        self.assembler.add(message.partition, message.offset, spans, message)
-                    elif source == SOURCE_OTLP_LOGS:
-                        logs = await self.cpu.run_async(
-                            f"decoding {where}", partial(parse_otlp_logs, message.value, where)
-                        )
-                        self.assembler.add_logs(message.partition, message.offset, logs)
-                    else:
-                        request = await self.cpu.run_async(
-                            f"parsing {where}", partial(parse_request, message.value, where)
-                        )
-                        work.append(_Work(message.partition, request))
-                except (InputError, RecordTimeoutError) as exc:
-                    await self._dead_letter([message], exc)
             if messages:
                 self._positions[tp] = messages[-1].offset + 1
                 highwater = self._consumer.highwater(tp)
@@ -131,17 +127,21 @@ class BatchPipeline:
                     self.metrics.lag(tp.topic, tp.partition, highwater - self._positions[tp])
         if SOURCE_OTLP_SPANS in self.settings.sources and batch:
             ready = ready + self.assembler.ready()
-        for trace in ready:
-            if self.ledger.has_trace(trace.trace_id):
-                self.metrics.duplicates_skipped(1)
+        fresh = [trace for trace in ready if not self.ledger.has_trace(trace.trace_id)]
+        self.metrics.duplicates_skipped(len(ready) - len(fresh))
+        rebuilt = await self.cpu.map_async(
+            [
+                (f"rebuilding trace {trace.trace_id} ({len(trace.spans)} spans)", partial(requests_from_trace, trace))
+                for trace in fresh
+            ]
+        )
+        for trace, outcome in zip(fresh, rebuilt, strict=True):
+            if isinstance(outcome, RecordTimeoutError):
+                await self._dead_letter(list(trace.messages.values()), outcome)
                 continue
-            what = f"rebuilding trace {trace.trace_id} ({len(trace.spans)} spans)"
-            try:
-                requests = await self.cpu.run_async(what, partial(requests_from_trace, trace))
-            except RecordTimeoutError as exc:
-                await self._dead_letter(list(trace.messages.values()), exc)
-                continue
-            work.extend(_Work(trace.partition, request) for request in requests)
+            if isinstance(outcome, Exception):
+                raise outcome
+            work.extend(_Work(trace.partition, request) for request in outcome)
             unjoined = len(trace.log_records) if not trace.spans else trace.unmatched_log_records
             self.metrics.log_records_dropped(semconv.DROP_NO_TRACE, unjoined)
         for reason, count in self.assembler.take_log_drops().items():
@@ -268,3 +268,13 @@ class BatchPipeline:
             self._positions.pop(tp, None)
             self._committed.pop(tp, None)
         self.metrics.forget_lag((tp.topic, tp.partition) for tp in revoked)
+
+
+def _decoding(message: Any, source: str) -> tuple[str, Callable[[], Any]]:
+    """The off-loop step that reads ``message`` of ``source``: its spans, its log records, or its request."""
+    where = f"{message.topic}/{message.partition}@{message.offset}"
+    if source == SOURCE_OTLP_SPANS:
+        return f"decoding {where}", partial(parse_otlp_spans, message.value, where)
+    if source == SOURCE_OTLP_LOGS:
+        return f"decoding {where}", partial(parse_otlp_logs, message.value, where)
+    return f"parsing {where}", partial(parse_request, message.value, where)
