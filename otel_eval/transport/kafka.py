@@ -44,8 +44,9 @@ from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
 from otel_eval.model.messages import EvaluationRequest
+from otel_eval.transport._aiokafka import is_retriable, probe_broker, stop_client
 from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers
-from otel_eval.transport._kafka_outage import OutageMonitor, quiet_client_logs, stop_client
+from otel_eval.transport._kafka_outage import OutageMonitor, quiet_client_logs
 from otel_eval.transport.base import ExportResult, InvocationExporter
 from otel_eval.version import __version__
 
@@ -488,7 +489,7 @@ class KafkaInvocationExporter(InvocationExporter):
     async def _probe(self, producer: Any) -> bool:
         """One metadata request to the brokers: whether they answer (and the outage state updated)."""
         try:
-            await asyncio.wait_for(producer.client.fetch_all_metadata(), timeout=_PROBE_TIMEOUT_S)
+            await probe_broker(producer, _PROBE_TIMEOUT_S)
         except asyncio.TimeoutError:
             self._unreachable(f"no answer to a metadata request within {_PROBE_TIMEOUT_S:g} s")
             return False
@@ -514,10 +515,12 @@ class KafkaInvocationExporter(InvocationExporter):
 
     async def _sleep_or_wake(self, seconds: float | None) -> None:
         """Waits for :meth:`_wake` or ``seconds`` (forever when None)."""
-        assert self._wakeup is not None
+        wakeup = self._wakeup
+        if wakeup is None:  # not on the sender loop
+            return
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._wakeup.wait(), timeout=seconds)
-        self._wakeup.clear()
+            await asyncio.wait_for(wakeup.wait(), timeout=seconds)
+        wakeup.clear()
 
     def _take(self, limit: int) -> list[EvaluationRequest]:
         with self._lock:
@@ -527,7 +530,7 @@ class KafkaInvocationExporter(InvocationExporter):
 
     async def _send_batch(self, producer: Any, batch: list[EvaluationRequest]) -> bool:
         """Hands ``batch`` to the producer. False when the broker was unreachable (the rest is re-queued)."""
-        from aiokafka.errors import KafkaError, KafkaTimeoutError
+        from aiokafka.errors import KafkaError
 
         for index, request in enumerate(batch):
             try:
@@ -548,7 +551,7 @@ class KafkaInvocationExporter(InvocationExporter):
             try:
                 future = await producer.send(self.topic, value=value, key=request.trace_id.encode() or None)
             except KafkaError as exc:
-                if exc.retriable or isinstance(exc, KafkaTimeoutError):
+                if is_retriable(exc):
                     self._requeue(batch[index:])
                     self._unreachable(exc)
                     return False
@@ -568,7 +571,7 @@ class KafkaInvocationExporter(InvocationExporter):
             self._settle(None)
             self._outage.reachable()
             return
-        if _is_retriable(exc):
+        if is_retriable(exc):
             logger.debug("Kafka delivery of trace %s failed, re-queued: %r", request.trace_id, exc)
             self._requeue([request])
             self._unreachable(exc)
@@ -622,12 +625,6 @@ def _observe_outage(ref: weakref.ReferenceType[KafkaInvocationExporter]) -> list
         return []
     attributes = {semconv.OTEL_EVAL_TRANSPORT: semconv.TRANSPORT_KAFKA}
     return [metrics.Observation(exporter._outage.outage_seconds(), attributes)]
-
-
-def _is_retriable(exc: BaseException) -> bool:
-    from aiokafka.errors import KafkaTimeoutError
-
-    return bool(getattr(exc, "retriable", False)) or isinstance(exc, (KafkaTimeoutError, asyncio.TimeoutError))
 
 
 __all__ = ["ExporterStats", "KafkaInvocationExporter"]

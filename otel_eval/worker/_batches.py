@@ -51,7 +51,7 @@ class BatchPipeline:
         cpu: where decoding, parsing and rebuilding run, each record within ``worker_record_timeout``.
         assembler: gathers Collector-path spans and logs into traces.
         health: where a failed telemetry export is reported.
-        request_exit: asks the worker to stop (too many records past their deadline still running).
+        fail: stops the worker with an error (too many records past their deadline still running).
     """
 
     def __init__(
@@ -65,7 +65,7 @@ class BatchPipeline:
         cpu: DeadlineExecutor,
         assembler: TraceAssembler,
         health: WorkerHealth,
-        request_exit: Callable[[], None],
+        fail: Callable[[BaseException], None],
     ) -> None:
         self.settings = settings
         self.telemetry = telemetry
@@ -75,7 +75,7 @@ class BatchPipeline:
         self.cpu = cpu
         self.assembler = assembler
         self.health = health
-        self._request_exit = request_exit
+        self._fail = fail
         self._topics = settings.topics
         self._consumer: Any = None
         self._publisher: ResultsPublisher | None = None
@@ -166,21 +166,23 @@ class BatchPipeline:
     async def _dead_letter(self, messages: Sequence[Any], error: Exception) -> None:
         """Sends ``messages`` to the dead-letter topic with ``error`` as the reason, and counts them.
 
-        After too many records past their deadline whose threads still run, the worker asks to stop (see
+        After too many records past their deadline whose threads still run, the worker stops with an error (see
         :mod:`otel_eval._runtime.deadline`): these records are committed as dead-lettered, so a restart moves on.
         """
-        assert self._dead_letters is not None
+        if self._dead_letters is None:
+            raise RuntimeError("BatchPipeline.attach was not called")
         reason = semconv.DROP_RECORD_TIMEOUT if isinstance(error, RecordTimeoutError) else semconv.DROP_UNREADABLE
         for message in messages:
             await self._dead_letters.send(message, error)
             self.metrics.dead_lettered(message.topic, reason)
         if isinstance(error, RecordTimeoutError) and self.cpu.exhausted:
-            logger.error(
-                "%d records past their deadline are still being processed: stopping so the process can be restarted",
-                self.cpu.abandoned_running,
-            )
             self.metrics.error("record_threads_exhausted")
-            self._request_exit()
+            self._fail(
+                RecordTimeoutError(
+                    f"{self.cpu.abandoned_running} records past their deadline are still being processed: "
+                    "stopping so that the process is restarted"
+                )
+            )
 
     async def _evaluate(
         self, work: Sequence[_Work]

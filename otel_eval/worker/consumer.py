@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from otel_eval.errors import InputError
 from otel_eval.model.messages import REQUEST_SCHEMA_VERSION, EvaluationRequest
-from otel_eval.transport import KafkaSecurity, OutageMonitor
+from otel_eval.transport import KafkaSecurity, OutageMonitor, probe_broker
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker.health import HEARTBEAT_SECONDS, WorkerHealth
 from otel_eval.worker.settings import WorkerSettings
@@ -143,13 +143,6 @@ def _probe_error(exc: BaseException, security: KafkaSecurity) -> str:
     return security.describe_error(exc)
 
 
-def for_want_of_the_broker(exc: BaseException) -> bool:
-    """Whether a Kafka error means the broker did not answer (retriable, timed out, connection lost)."""
-    from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
-
-    return bool(getattr(exc, "retriable", False)) or isinstance(exc, (KafkaTimeoutError, KafkaConnectionError))
-
-
 class BrokerWatch:
     """Whether the worker's broker answers, decided by metadata requests, and the few log lines that say so.
 
@@ -206,7 +199,7 @@ class BrokerWatch:
                 continue
             self._last_probe = time.monotonic()
             try:
-                await asyncio.wait_for(client.topics(), timeout=_PROBE_TIMEOUT_S)
+                await probe_broker(client, _PROBE_TIMEOUT_S)
             except (Exception, asyncio.TimeoutError) as exc:  # noqa: BLE001 - any failure: not reachable
                 error = _probe_error(exc, self._security)
                 self.outage.unreachable(error)
