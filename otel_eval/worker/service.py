@@ -133,6 +133,7 @@ class Worker:
         self.broker = BrokerWatch(settings.servers, self._security, self.metrics, self.health)
         """Whether the broker is reachable, and the few log lines that say so."""
         self._uncommitted = False
+        self._assignment: frozenset[tuple[str, int]] = frozenset()
         self._exit_deadline: float | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------------------------
@@ -273,9 +274,10 @@ class Worker:
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         """The handler of SIGINT and SIGTERM while serving: the first requests the exit; a second SIGINT forces it."""
+        already = self.should_exit or bool(self._captured_signals)  # the event is set on the loop's next turn
         self._captured_signals.append(sig)
         name = signal.Signals(sig).name
-        if self.should_exit and sig == signal.SIGINT:
+        if already and sig == signal.SIGINT:
             logger.warning("received %s again: stopping now, the current batch is left uncommitted", name)
             self.force_exit = True
             self._on_loop(self._force)
@@ -381,7 +383,13 @@ class Worker:
 
     # --- rebalances --------------------------------------------------------------------------------------------
 
+    @property
+    def assignment(self) -> frozenset[tuple[str, int]]:
+        """The (topic, partition) pairs assigned to this worker by its group now (empty while rebalancing)."""
+        return self._assignment
+
     async def _on_revoked(self, revoked: set[Any]) -> None:
+        self._assignment = frozenset()
         self.health.group_member = False
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._batch_idle.wait(), timeout=self.settings.kafka_session_timeout_ms / 2000)
@@ -389,6 +397,8 @@ class Worker:
 
     async def _on_assigned(self, assigned: set[Any]) -> None:
         logger.info("partitions assigned: %s", sorted((tp.topic, tp.partition) for tp in assigned))
+        self._assignment = frozenset((tp.topic, tp.partition) for tp in assigned)
+        self.metrics.assigned()
         self.health.group_member = True
         publisher, readback = self._clients.publisher, self._clients.readback
         if publisher is None or readback is None or not assigned:

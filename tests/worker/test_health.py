@@ -107,7 +107,7 @@ async def test_a_prometheus_mode_worker_serves_health_readiness_and_its_metrics(
             EFFICIENCY_METRICS
         )
         process.send_signal(signal.SIGTERM)
-        assert await asyncio.to_thread(process.wait, 30) == 0
+        assert await asyncio.to_thread(process.wait, 30) == -signal.SIGTERM  # drained, then SIGTERM again
     finally:
         if process.poll() is None:
             process.kill()
