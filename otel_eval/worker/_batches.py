@@ -147,7 +147,7 @@ class BatchPipeline:
         for reason, count in self.assembler.take_log_drops().items():
             self.metrics.log_records_dropped(reason, count)
         evaluated_keys, records = await self._evaluate(work)
-        if records or evaluated_keys:
+        if (records or evaluated_keys) and self.telemetry.buffers:
             flushed = await asyncio.to_thread(self.telemetry.flush, self.settings.worker_flush_timeout)
             self.health.telemetry_error = None if flushed else "telemetry_flush_timeout"
             if not flushed:

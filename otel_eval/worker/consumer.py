@@ -131,7 +131,7 @@ def create_producer(settings: WorkerSettings, security: KafkaSecurity) -> Any:
         acks="all",
         enable_idempotence=False,
         compression_type=check_compression(settings.kafka_compression),
-        linger_ms=5,
+        linger_ms=0,  # a batch's results are sent together anyway: the worker awaits them all, then commits
         request_timeout_ms=settings.kafka_request_timeout_ms,
         **client_options(settings, security),
     )
