@@ -9,8 +9,8 @@ or a probe fail (the broker then looks unreachable), never an exception in the c
   its ``client`` attribute (``AIOKafkaClient.fetch_all_metadata``).
 * :func:`stop_client`: aiokafka has no "stop now" for a client whose broker does not answer (``stop()`` waits for
   it); past the time limit the client's background tasks are cancelled and its connections closed, through the
-  private ``_sender._sender_task``, ``_coordinator._*_task``, ``_fetcher._fetch_task``, ``_client._sync_task`` and
-  ``_client._conns``.
+  private ``_sender._sender_task``, ``_coordinator._*_task``, ``_fetcher._fetch_task``, ``_fetcher._pending_tasks``,
+  ``_client._sync_task`` and ``_client._conns``.
 """
 
 from __future__ import annotations
@@ -90,6 +90,11 @@ async def close_now(client: Any) -> None:
     tasks = []
     for owner_name, task_name in _BACKGROUND_TASKS:
         task = getattr(getattr(client, owner_name, None), task_name, None)
+        if isinstance(task, asyncio.Task) and not task.done():
+            task.cancel()
+            tasks.append(task)
+    fetcher = getattr(client, "_fetcher", None)
+    for task in list(getattr(fetcher, "_pending_tasks", ())):  # fetch requests the fetch task started
         if isinstance(task, asyncio.Task) and not task.done():
             task.cancel()
             tasks.append(task)
