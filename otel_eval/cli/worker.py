@@ -32,7 +32,7 @@ Exit codes:
   {EXIT_FAILED}          failed: it could not start, or one of its tasks died (the error is printed)
   {EXIT_BAD_INPUT}          bad settings"""
 
-_DRIVEN_LIBRARIES = ("aiokafka", "httpx", "httpcore", "google_genai")
+_DRIVEN_LIBRARIES = ("aiokafka", "httpx", "httpx2", "httpcore", "google_genai")
 """Libraries the worker drives: their per-request lines (one per judge call, per connection) only at DEBUG."""
 
 _OPTION_TO_SETTING = {
