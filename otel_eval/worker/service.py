@@ -8,7 +8,8 @@ invocations whose results were already emitted are skipped (see :mod:`otel_eval.
 guarantee). SIGTERM/SIGINT stop intake; the process is done within ``worker_shutdown_timeout`` seconds: the current
 batch is finished in the first part of it, otherwise abandoned uncommitted (:attr:`Worker.abandoned_uncommitted`; the
 group redelivers it), and the Kafka clients are stopped in the rest, closed without waiting for a broker that does not
-answer.
+answer. A second SIGINT abandons the batch at once. After a graceful stop :meth:`Worker.run` raises the caught signal
+again under the handlers it restored (uvicorn's ``capture_signals``).
 
 During a broker outage the worker keeps running and resumes by itself: aiokafka's per-attempt errors of the worker's
 clients are counted and kept at DEBUG, a metadata probe confirms the outage (one WARNING, a summary a minute, one INFO
