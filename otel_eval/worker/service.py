@@ -24,16 +24,17 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
-from otel_eval import environment_variables as env
 from otel_eval._runtime.deadline import DeadlineExecutor
 from otel_eval.errors import OtelEvalError
 from otel_eval.transport import RequestEvaluator, is_retriable, quiet_client_logs, release_client_logs, stop_client
 from otel_eval.worker._batches import BatchPipeline
+from otel_eval.worker._evaluator import build_core
 from otel_eval.worker._metrics import WorkerMetrics
+from otel_eval.worker._supervisor import Supervisor
 from otel_eval.worker.collector_path import TraceAssembler
 from otel_eval.worker.consumer import (
     BrokerWatch,
@@ -169,7 +170,7 @@ class Worker:
         self._loop = asyncio.get_running_loop()
         quiet_client_logs(self._loop, self.broker.on_client_record)
         self._start_http()
-        tasks = _Supervisor(self.fail)
+        tasks = Supervisor(self.fail)
         main = tasks.start(self._consume(), "otel-eval-worker-main")
         tasks.start(self._heartbeat(), "otel-eval-worker-heartbeat")
         tasks.start(self.broker.watch(lambda: self._clients.consumer), "otel-eval-worker-broker-watch")
@@ -431,58 +432,3 @@ class _Clients:
         clients = [c for c in (self.consumer, self.readback, self.producer) if c is not None]
         self.consumer = self.readback = self.producer = None
         return clients
-
-
-class _Supervisor:
-    """The worker's tasks: one that ends with an error stops the worker with it (``on_error``)."""
-
-    def __init__(self, on_error: Callable[[BaseException], None]) -> None:
-        self._on_error = on_error
-        self._tasks: list[asyncio.Task[None]] = []
-
-    def start(self, coroutine: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
-        task = asyncio.create_task(coroutine, name=name)
-        task.add_done_callback(self._ended)
-        self._tasks.append(task)
-        return task
-
-    def _ended(self, task: asyncio.Task[None]) -> None:
-        error = None if task.cancelled() else task.exception()
-        if error is not None:  # the worker reports it once it has stopped (serve raises it)
-            logger.debug("task %s failed", task.get_name(), exc_info=error)
-            self._on_error(error)
-
-    async def stop(self) -> None:
-        """Cancels the tasks still running and waits for them."""
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-
-
-def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry) -> RequestEvaluator:
-    """The shared evaluation core, configured from ``settings``, emitting through ``telemetry``'s providers; its
-    judge is the process-wide one (from the environment), reporting its calls through ``telemetry``'s meter provider.
-
-    Raises:
-        ConfigurationError: bad criteria or eval set.
-    """
-    from otel_eval.emit import Emitters
-    from otel_eval.emit.pipeline import PipelineMetrics
-    from otel_eval.evaluation.core import EvaluationCore
-    from otel_eval.judge import default_judge
-    from otel_eval.model.loading import criteria_setting, eval_set_setting
-
-    emitters = Emitters.create(
-        tracer_provider=telemetry.tracer_provider,
-        logger_provider=telemetry.logger_provider,
-        meter_provider=telemetry.meter_provider,
-    )
-    judge = default_judge()
-    judge.use_meter_provider(telemetry.meter_provider)
-    return EvaluationCore(
-        criteria=criteria_setting(settings.criteria, setting=f"{env.OTEL_EVAL_CRITERIA} / --criteria"),
-        judge=judge,
-        eval_set=eval_set_setting(settings.eval_set, setting=f"{env.OTEL_EVAL_EVAL_SET} / --eval-set"),
-        emitters=emitters,
-        pipeline=PipelineMetrics(telemetry.meter_provider, transport="kafka"),
-    )
