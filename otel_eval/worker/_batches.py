@@ -39,6 +39,17 @@ class _Work:
     request: EvaluationRequest
 
 
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A batch evaluated (and its telemetry emitted), to settle: publish its results, then commit ``offsets``."""
+
+    evaluated_keys: list[tuple[str, str]]
+    records: list[tuple[int, EvaluationRecord]]
+    offsets: dict[Any, int]
+    started: float
+    source: str
+
+
 class BatchPipeline:
     """Processes one worker's fetched batches and keeps its partitions' read and committed offsets.
 
@@ -84,6 +95,9 @@ class BatchPipeline:
         self._unpublished: dict[str, list[tuple[int, EvaluationRecord]]] = {}
         """Records emitted in a batch attempt whose publication failed, by invocation: published on the retry."""
         self._committed: dict[Any, int] = {}
+        self._settling: tuple[asyncio.Task[None], list[str]] | None = None
+        self._in_settlement: set[str] = set()
+        """Invocations of the batch being settled: a copy of one in the next batch is a duplicate, not new work."""
 
     def attach(self, consumer: Any, dead_letters: DeadLetters, publisher: ResultsPublisher | None) -> None:
         """The Kafka clients batches are read and committed, dead-lettered and published through (at startup)."""
@@ -91,11 +105,45 @@ class BatchPipeline:
         self._dead_letters = dead_letters
         self._publisher = publisher
 
-    async def process(self, batch: dict[Any, list[Any]], ready: list[Any]) -> None:
-        """Processes ``batch`` (fetched messages by partition) and the Collector-path traces ``ready``, then commits.
+    @property
+    def settling(self) -> bool:
+        """Whether a batch's publication and commit is under way (or finished, its outcome not collected yet)."""
+        return self._settling is not None
 
-        Whatever fails is raised with nothing committed: the caller rewinds (:meth:`rewind`) and retries the batch.
+    @property
+    def settled_pending(self) -> bool:
+        """Whether the batch being settled has finished (:meth:`settled` returns at once)."""
+        return self._settling is not None and self._settling[0].done()
+
+    async def process(self, batch: dict[Any, list[Any]], ready: list[Any]) -> None:
+        """Evaluates ``batch`` (fetched messages by partition) and the Collector-path traces ``ready``, then waits for
+        the previous batch to be settled and starts settling this one: flushing its telemetry, publishing its results
+        and committing its offsets run while the next batch is fetched and evaluated (:meth:`settled` waits for it).
+
+        Whatever fails is raised with nothing of this batch committed: the caller waits for :meth:`settled`, rewinds
+        (:meth:`rewind`) and retries from the committed offsets.
         """
+        prepared = await self._prepare(batch, ready)
+        await self.settled()
+        keys = [invocation_key(t, s) for t, s in prepared.evaluated_keys]
+        self._settling = (asyncio.create_task(self._settle(prepared), name="otel-eval-worker-settle"), keys)
+
+    async def settled(self) -> None:
+        """Waits until the batch being settled is committed. Raises what failed (nothing of it is committed)."""
+        settling, self._settling = self._settling, None
+        if settling is not None:
+            task, keys = settling
+            try:
+                await task
+            finally:
+                self._in_settlement.difference_update(keys)
+
+    def cancel(self) -> None:
+        """Abandons the batch being settled (the worker stops at once): what it did not commit is redelivered."""
+        if self._settling is not None:
+            self._settling[0].cancel()
+
+    async def _prepare(self, batch: dict[Any, list[Any]], ready: list[Any]) -> _Prepared:
         started = time.monotonic()
         work: list[_Work] = []
         for tp, messages in batch.items():
@@ -147,21 +195,27 @@ class BatchPipeline:
         for reason, count in self.assembler.take_log_drops().items():
             self.metrics.log_records_dropped(reason, count)
         evaluated_keys, records = await self._evaluate(work)
-        if (records or evaluated_keys) and self.telemetry.buffers:
+        self._in_settlement.update(invocation_key(t, s) for t, s in evaluated_keys)
+        return _Prepared(
+            evaluated_keys, records, self._committable(), started, SOURCE_OTLP_SPANS if ready else SOURCE_REQUESTS
+        )
+
+    async def _settle(self, prepared: _Prepared) -> None:
+        """Flushes the batch's telemetry, publishes its results, and then commits its offsets."""
+        if (prepared.records or prepared.evaluated_keys) and self.telemetry.buffers:
             flushed = await asyncio.to_thread(self.telemetry.flush, self.settings.worker_flush_timeout)
             self.health.telemetry_error = None if flushed else "telemetry_flush_timeout"
             if not flushed:
                 logger.warning("telemetry export did not finish within %g s", self.settings.worker_flush_timeout)
                 self.metrics.error("telemetry_flush_timeout")
-        if self._publisher is not None and records:
-            self.metrics.published(await self._publisher.publish(records))
-        self.ledger.add(record for _, record in records)
-        for trace_id, span_id in evaluated_keys:
+        if self._publisher is not None and prepared.records:
+            self.metrics.published(await self._publisher.publish(prepared.records))
+        self.ledger.add(record for _, record in prepared.records)
+        for trace_id, span_id in prepared.evaluated_keys:
             self.ledger.add_invocation(trace_id, span_id)
             self._unpublished.pop(invocation_key(trace_id, span_id), None)
-        await self._commit()
-        source = SOURCE_OTLP_SPANS if ready else SOURCE_REQUESTS
-        self.metrics.batch(time.monotonic() - started, source)
+        await self._commit(prepared.offsets)
+        self.metrics.batch(time.monotonic() - prepared.started, prepared.source)
 
     async def _dead_letter(self, messages: Sequence[Any], error: Exception) -> None:
         """Sends ``messages`` to the dead-letter topic with ``error`` as the reason, and counts them.
@@ -201,7 +255,10 @@ class BatchPipeline:
         for item in work:
             invocations = item.request.invocations
             keys = [invocation_key(i.trace_id, i.span_id) for i in invocations]
-            known = all(self.ledger.has_invocation(i.trace_id, i.span_id) for i in invocations)
+            known = all(
+                self.ledger.has_invocation(i.trace_id, i.span_id) or k in self._in_settlement
+                for i, k in zip(invocations, keys, strict=True)
+            )
             if not keys or known or all(k in in_batch for k in keys):
                 skipped += len(keys)
                 continue
@@ -227,24 +284,30 @@ class BatchPipeline:
         self.metrics.evaluated(len(todo))
         return evaluated, reused + [pair for records in results for pair in records]
 
-    async def _commit(self) -> None:
+    def _committable(self) -> dict[Any, int]:
+        """The offset to commit per partition read: the next one to read, held back by still open traces."""
         offsets: dict[Any, int] = {}
         for tp, position in self._positions.items():
             offset = position
             if self._topics.get(tp.topic) in (SOURCE_OTLP_SPANS, SOURCE_OTLP_LOGS):
                 logs = self._topics.get(tp.topic) == SOURCE_OTLP_LOGS
                 offset = self.assembler.committable(tp.partition, position, logs=logs)
-            if self._committed.get(tp) != offset:
-                offsets[tp] = offset
+            offsets[tp] = offset
+        return offsets
+
+    async def _commit(self, committable: dict[Any, int]) -> None:
+        offsets = {tp: o for tp, o in committable.items() if tp in self._positions and self._committed.get(tp) != o}
         if offsets:
             await self._consumer.commit(offsets)
             self._committed.update(offsets)
 
     def rewind(self) -> None:
         """Seeks every partition read from back to its committed offset and forgets open traces (they are re-read).
+        Call it once :meth:`settled` has returned or raised.
 
         Local only (no broker round trip), so it works while the broker is unreachable.
         """
+        self._in_settlement.clear()
         assigned = set(self._consumer.assignment())
         self.assembler.forget({tp.partition for tp in assigned if self._topics.get(tp.topic) == SOURCE_OTLP_SPANS})
         self.assembler.forget(

@@ -24,7 +24,7 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from types import FrameType
 from typing import Any
 
@@ -339,49 +339,67 @@ class Worker:
     # --- main loop ---------------------------------------------------------------------------------------------
 
     async def main_loop(self) -> None:
-        """Fetch, process and commit batches until asked to exit (call after :meth:`startup`)."""
+        """Fetch, process and commit batches until asked to exit (call after :meth:`startup`).
+
+        A batch's results are published and its offsets committed while the next batch is fetched and evaluated;
+        before the loop ends, the last batch is committed (or left uncommitted when that fails)."""
         from aiokafka.errors import KafkaError
 
         consumer = self._clients.consumer
-        while not self.should_exit and consumer is not None:
-            try:
-                batch = await consumer.getmany(timeout_ms=_POLL_MS, max_records=self.settings.worker_max_batch_size)
-            except KafkaError as exc:  # e.g. a codec this process lacks: report it and keep trying, never skip data
-                if is_retriable(exc):
-                    self.broker.failed(exc)
-                else:
-                    logger.error("fetching from Kafka failed: %s", self._security.describe_error(exc))
-                self.metrics.error(type(exc).__name__)
-                self.health.fetch_error = type(exc).__name__
-                await asyncio.sleep(_RETRY_BACKOFF_S)
-                continue
-            if not self.broker.outage.unavailable:
-                self.health.fetch_error = None
-            ready = self.assembler.ready() if SOURCE_OTLP_SPANS in self.settings.sources else []
-            if not batch and not ready:
-                continue
-            # Records of newly assigned partitions wait for the read-back of their recent results (de-duplication).
-            await self._readback_done.wait()
-            self._batch_idle.clear()
-            self._uncommitted = True
-            try:
-                await self._batches.process(batch, ready)
+        try:
+            while not self.should_exit and consumer is not None:
+                try:
+                    batch = await consumer.getmany(timeout_ms=_POLL_MS, max_records=self.settings.worker_max_batch_size)
+                except KafkaError as exc:  # e.g. a codec this process lacks: report it and keep trying, never skip
+                    if is_retriable(exc):
+                        self.broker.failed(exc)
+                    else:
+                        logger.error("fetching from Kafka failed: %s", self._security.describe_error(exc))
+                    self.metrics.error(type(exc).__name__)
+                    self.health.fetch_error = type(exc).__name__
+                    await asyncio.sleep(_RETRY_BACKOFF_S)
+                    continue
+                if not self.broker.outage.unavailable:
+                    self.health.fetch_error = None
+                ready = self.assembler.ready() if SOURCE_OTLP_SPANS in self.settings.sources else []
+                if batch or ready:
+                    # Records of newly assigned partitions wait for the read-back of their recent results.
+                    await self._readback_done.wait()
+                    self._uncommitted = True
+                    await self._retrying(self._batches.process(batch, ready))
+                elif self._batches.settled_pending:  # idle: collect the last batch's commit (or its failure)
+                    await self._retrying(self._batches.settled())
+            if self._batches.settling:
+                await self._retrying(self._batches.settled())
+        finally:
+            self._batches.cancel()  # cancelled (the batch abandoned): nothing more is committed
+
+    async def _retrying(self, step: Coroutine[Any, Any, None]) -> None:
+        """Runs ``step`` of the batch pipeline; when it fails, once nothing is being committed any more, re-reads from
+        the last committed offsets (a failed batch is retried, never skipped)."""
+        from aiokafka.errors import KafkaError
+
+        self._batch_idle.clear()
+        try:
+            await step
+            if not self._batches.settling:
                 self._uncommitted = False
-            except Exception as exc:  # a failed batch is retried from the committed offsets, never skipped
-                if isinstance(exc, KafkaError) and is_retriable(exc):
-                    self.broker.failed(exc)  # an outage: the watcher reports it once, not each retry
-                elif isinstance(exc, KafkaError):
-                    logger.warning(
-                        "batch failed: %s; re-reading from the last committed offsets",
-                        self._security.describe_error(exc),
-                    )
-                else:
-                    logger.exception("batch failed; re-reading from the last committed offsets")
-                self.metrics.error(type(exc).__name__)
-                self._batches.rewind()
-                await asyncio.sleep(_RETRY_BACKOFF_S)
-            finally:
-                self._batch_idle.set()
+        except Exception as exc:
+            if isinstance(exc, KafkaError) and is_retriable(exc):
+                self.broker.failed(exc)  # an outage: the watcher reports it once, not each retry
+            elif isinstance(exc, KafkaError):
+                logger.warning(
+                    "batch failed: %s; re-reading from the last committed offsets", self._security.describe_error(exc)
+                )
+            else:
+                logger.exception("batch failed; re-reading from the last committed offsets")
+            self.metrics.error(type(exc).__name__)
+            with contextlib.suppress(Exception):  # the batch before it, if still settling, settles or fails first
+                await self._batches.settled()
+            self._batches.rewind()
+            await asyncio.sleep(_RETRY_BACKOFF_S)
+        finally:
+            self._batch_idle.set()
 
     # --- rebalances --------------------------------------------------------------------------------------------
 
@@ -393,8 +411,14 @@ class Worker:
     async def _on_revoked(self, revoked: set[Any]) -> None:
         self._assignment = frozenset()
         self.health.group_member = False
+        timeout = self.settings.kafka_session_timeout_ms / 2000
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._batch_idle.wait(), timeout=self.settings.kafka_session_timeout_ms / 2000)
+            await asyncio.wait_for(self._batch_idle.wait(), timeout=timeout)
+        try:  # the last batch commits before its partitions go (a new owner starts from the committed offsets)
+            await asyncio.wait_for(self._batches.settled(), timeout=timeout)
+        except Exception as exc:  # noqa: BLE001 - its records are redelivered to their next owner
+            logger.warning("the last batch before the rebalance was not committed: %r", exc)
+            self.metrics.error(type(exc).__name__)
         self._batches.forget(revoked)
 
     async def _on_assigned(self, assigned: set[Any]) -> None:
