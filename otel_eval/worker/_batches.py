@@ -116,8 +116,8 @@ class BatchPipeline:
         return self._settling is not None and self._settling[0].done()
 
     async def process(self, batch: dict[Any, list[Any]], ready: list[Any]) -> None:
-        """Evaluates ``batch`` (fetched messages by partition) and the Collector-path traces ``ready``, then waits for
-        the previous batch to be settled and starts settling this one: flushing its telemetry, publishing its results
+        """Evaluates ``batch`` (fetched messages by partition) and the Collector-path traces ``ready``, waits for the
+        previous batch to be settled, flushes this batch's telemetry and starts settling it: publishing its results
         and committing its offsets run while the next batch is fetched and evaluated (:meth:`settled` waits for it).
 
         Whatever fails is raised with nothing of this batch committed: the caller waits for :meth:`settled`, rewinds
@@ -125,6 +125,10 @@ class BatchPipeline:
         """
         prepared = await self._prepare(batch, ready)
         await self.settled()
+        # Exported after the batch before it settled: what this flush exports is then never ahead of what is
+        # published by more than this batch (a crash re-emits at most this batch's telemetry).
+        if (prepared.records or prepared.evaluated_keys) and self.telemetry.buffers:
+            await self._flush()
         keys = [invocation_key(t, s) for t, s in prepared.evaluated_keys]
         self._settling = (asyncio.create_task(self._settle(prepared), name="otel-eval-worker-settle"), keys)
 
@@ -200,14 +204,15 @@ class BatchPipeline:
             evaluated_keys, records, self._committable(), started, SOURCE_OTLP_SPANS if ready else SOURCE_REQUESTS
         )
 
+    async def _flush(self) -> None:
+        flushed = await asyncio.to_thread(self.telemetry.flush, self.settings.worker_flush_timeout)
+        self.health.telemetry_error = None if flushed else "telemetry_flush_timeout"
+        if not flushed:
+            logger.warning("telemetry export did not finish within %g s", self.settings.worker_flush_timeout)
+            self.metrics.error("telemetry_flush_timeout")
+
     async def _settle(self, prepared: _Prepared) -> None:
-        """Flushes the batch's telemetry, publishes its results, and then commits its offsets."""
-        if (prepared.records or prepared.evaluated_keys) and self.telemetry.buffers:
-            flushed = await asyncio.to_thread(self.telemetry.flush, self.settings.worker_flush_timeout)
-            self.health.telemetry_error = None if flushed else "telemetry_flush_timeout"
-            if not flushed:
-                logger.warning("telemetry export did not finish within %g s", self.settings.worker_flush_timeout)
-                self.metrics.error("telemetry_flush_timeout")
+        """Publishes the batch's results (its telemetry was flushed), and then commits its offsets."""
         if self._publisher is not None and prepared.records:
             self.metrics.published(await self._publisher.publish(prepared.records))
         self.ledger.add(record for _, record in prepared.records)
