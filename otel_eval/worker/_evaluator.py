@@ -10,7 +10,8 @@ from otel_eval.worker.telemetry import WorkerTelemetry
 
 
 def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry) -> RequestEvaluator:
-    """The shared evaluation core, configured from ``settings``, emitting through ``telemetry``'s providers; its
+    """The shared evaluation core, configured from ``settings``, emitting through ``telemetry``'s providers (and
+    nothing of what it has no provider for: ``--telemetry none`` emits no span, event or metric); its
     judge is the process-wide one (from the environment), reporting its calls through ``telemetry``'s meter provider.
 
     Raises:
@@ -22,10 +23,14 @@ def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry) -> RequestE
     from otel_eval.judge import default_judge
     from otel_eval.model.loading import criteria_setting, eval_set_setting
 
+    # The worker emits through its own providers only (flushed before each commit): none for what it has none of.
     emitters = Emitters.create(
         tracer_provider=telemetry.tracer_provider,
         logger_provider=telemetry.logger_provider,
         meter_provider=telemetry.meter_provider,
+        spans=telemetry.tracer_provider is not None,
+        events=telemetry.logger_provider is not None,
+        metrics=telemetry.meter_provider is not None,
     )
     judge = default_judge()
     judge.use_meter_provider(telemetry.meter_provider)
