@@ -22,7 +22,7 @@ from tests._kafka import TansuBroker, read_topic, topic_partitions
 from tests.transport._brokers import durable_broker, hung
 from tests.transport._requests import request
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.integration]
 
 SHUTDOWN_BOUND_S = 5.0 + 1.5
 """The default delivery timeout (5 s) plus slack for a loaded machine: catches a shutdown that waits for the broker."""

@@ -65,6 +65,7 @@ def _core(telemetry: MemoryTelemetry) -> EvaluationCore:
 
 
 @pytest.mark.kafka
+@pytest.mark.integration
 async def test_poison_records_are_dead_lettered_once_and_the_good_ones_scored_by_two_workers(
     kafka_bootstrap: str,
 ) -> None:

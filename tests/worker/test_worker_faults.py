@@ -28,7 +28,7 @@ from tests.worker._harness import (
     worker_settings,
 )
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.integration]
 
 
 def _core(telemetry: MemoryTelemetry, **options: object) -> EvaluationCore:

@@ -31,7 +31,7 @@ from tests.transport._requests import request
 from tests.waiting import wait_until_async
 from tests.worker._harness import MemoryTelemetry, running_worker, start_worker_process, worker_settings
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.integration]
 
 SHUTDOWN_TIMEOUT = 8.0
 EXIT_SLACK = 7.0
