@@ -135,9 +135,10 @@ def worker(sources: tuple[str, ...], log_level: str, **options: Any) -> None:
         service.run()  # after a graceful stop on a signal, raises that signal again
     except KeyboardInterrupt:  # SIGINT, raised again after the graceful stop
         sys.exit(EXIT_INTERRUPTED)
-    except WorkerFailed as exc:  # it could not start (broker unreachable, ...), or a task died
+    except Exception as exc:  # it could not start (broker unreachable, port taken, ...), or a task died
         logging.getLogger(__name__).debug("worker failed", exc_info=True)
-        click.echo(f"error: worker failed: {settings.security().redact(str(exc))}", err=True)
+        reason = str(exc) if isinstance(exc, WorkerFailed) else f"{type(exc).__name__}: {exc}"
+        click.echo(f"error: worker failed: {settings.security().redact(reason)}", err=True)
         sys.exit(EXIT_FAILED)
     if service.abandoned_uncommitted:
         sys.exit(EXIT_ABANDONED)

@@ -165,11 +165,11 @@ class Worker:
 
         Raises:
             WorkerFailed: a task failed (startup, the main loop, the heartbeat, the broker watch); the worker was
-                shut down first.
+                shut down first. Or the health endpoints could not be served (nothing was started).
         """
         self._loop = asyncio.get_running_loop()
-        quiet_client_logs(self._loop, self.broker.on_client_record)
         self._start_http()
+        quiet_client_logs(self._loop, self.broker.on_client_record)
         tasks = Supervisor(self.fail)
         main = tasks.start(self._consume(), "otel-eval-worker-main")
         tasks.start(self._heartbeat(), "otel-eval-worker-heartbeat")
@@ -180,12 +180,13 @@ class Worker:
             stopping = self._stopping = asyncio.create_task(self._stop(main))
             if self.force_exit:
                 stopping.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(stopping)
+            await asyncio.wait([stopping])  # cancelled by a second SIGINT (_force), not by its own errors
             if stopping.cancelled():  # forced: close whatever is still open without waiting for the broker
                 main.cancel()
                 await asyncio.wait([main])
                 await self._close_clients(0.0)
+            elif (error := stopping.exception()) is not None:  # the shutdown itself failed
+                self.fail(error)
         finally:
             await tasks.stop()
             release_client_logs(self._loop)
@@ -217,11 +218,13 @@ class Worker:
 
     def _start_http(self) -> None:
         """``/healthz``, ``/readyz`` and ``/metrics`` (see :mod:`otel_eval.worker.health`), unless the port is 0."""
-        port = self.settings.worker_metrics_port
-        if port:
-            self._http = HealthServer(
-                self.health, self.settings.worker_metrics_host, port, metrics_text=self.telemetry.metrics_text
-            ).start()
+        host, port = self.settings.worker_metrics_host, self.settings.worker_metrics_port
+        if not port:
+            return
+        try:
+            self._http = HealthServer(self.health, host, port, metrics_text=self.telemetry.metrics_text).start()
+        except OSError as exc:  # e.g. the port is taken
+            raise WorkerFailed(f"cannot serve /healthz, /readyz, /metrics on {host}:{port}: {exc}") from exc
 
     async def _heartbeat(self) -> None:
         while True:
