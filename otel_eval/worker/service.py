@@ -59,8 +59,9 @@ _HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class WorkerFailed(OtelEvalError):
-    """The worker stopped because one of its tasks failed: it did not start (its clients could not start), or a
-    background task died, or too many records past their deadline were still running. The cause is chained."""
+    """The worker stopped because something failed: it could not start (its health port was taken, its clients
+    could not start), a task died, or too many records past their deadline were still running. The cause is chained;
+    ``otel-eval worker`` exits 1."""
 
 
 class Worker:
