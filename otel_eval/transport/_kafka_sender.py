@@ -156,7 +156,10 @@ class KafkaSender:
         finally:
             if producer is not None:
                 self.connected = False
-                await stop_client(producer, self._stop_budget, describe=self._security.describe_error)
+                # shutdown()'s cancel may land while the producer stops (the loop had already seen the buffer
+                # closed): stop_client then closes it at once, and the thread ends as it would have.
+                with contextlib.suppress(asyncio.CancelledError):
+                    await stop_client(producer, self._stop_budget, describe=self._security.describe_error)
 
     async def _start_producer(self) -> Any:
         from aiokafka import AIOKafkaProducer
