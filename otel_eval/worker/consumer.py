@@ -23,6 +23,7 @@ from otel_eval.model.messages import REQUEST_SCHEMA_VERSION, EvaluationRequest
 from otel_eval.transport import KafkaSecurity, OutageMonitor, probe_broker
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker.health import HEARTBEAT_SECONDS, WorkerHealth
+from otel_eval.worker.results import ResultsPublisher
 from otel_eval.worker.settings import WorkerSettings
 
 logger = logging.getLogger(__name__)
@@ -79,6 +80,22 @@ class RebalanceListener(ConsumerRebalanceListener):  # type: ignore[misc]  # aio
     async def on_partitions_assigned(self, assigned: set[Any]) -> None:
         """Called after a rebalance, before fetching: the service reads back recent results."""
         await self._on_assigned(set(assigned))
+
+
+class WorkerClients:
+    """The worker's Kafka clients, once started (None before the worker's startup and after the shutdown)."""
+
+    def __init__(self) -> None:
+        self.consumer: Any = None
+        self.producer: Any = None
+        self.readback: Any = None
+        self.publisher: ResultsPublisher | None = None
+
+    def take(self) -> list[Any]:
+        """The started clients, consumer first (it leaves the group); forgotten here, for the caller to stop."""
+        clients = [c for c in (self.consumer, self.readback, self.producer) if c is not None]
+        self.consumer = self.readback = self.producer = None
+        return clients
 
 
 def client_options(settings: WorkerSettings, security: KafkaSecurity) -> dict[str, Any]:

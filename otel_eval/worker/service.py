@@ -39,6 +39,7 @@ from otel_eval.worker.collector_path import TraceAssembler
 from otel_eval.worker.consumer import (
     BrokerWatch,
     RebalanceListener,
+    WorkerClients,
     create_consumer,
     create_producer,
     create_readback_consumer,
@@ -118,7 +119,7 @@ class Worker:
         self._batch_idle.set()
         self._readback_done = asyncio.Event()
         self._readback_done.set()
-        self._clients = _Clients()
+        self._clients = WorkerClients()
         self._batches = BatchPipeline(
             settings,
             telemetry=self.telemetry,
@@ -444,19 +445,3 @@ class Worker:
             self.metrics.error("readback_failed")
         finally:
             self._readback_done.set()
-
-
-class _Clients:
-    """The worker's Kafka clients, once started (None before :meth:`Worker.startup` and after the shutdown)."""
-
-    def __init__(self) -> None:
-        self.consumer: Any = None
-        self.producer: Any = None
-        self.readback: Any = None
-        self.publisher: ResultsPublisher | None = None
-
-    def take(self) -> list[Any]:
-        """The started clients, consumer first (it leaves the group); forgotten here, for the caller to stop."""
-        clients = [c for c in (self.consumer, self.readback, self.producer) if c is not None]
-        self.consumer = self.readback = self.producer = None
-        return clients
