@@ -97,7 +97,7 @@ class WorkerGroup:
         env |= {"PYTHONPATH": str(ROOT), "OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS": "6000"}
         args = ["worker", "--bootstrap-servers", self.bootstrap, "--requests-topic", self.requests_topic]
         args += ["--results-topic", self.results_topic, "--group-id", random_topic("bench"), "--telemetry", "none"]
-        args += ["--max-batch-size", "64", "--log-level", "WARNING"]
+        args += ["--max-batch-size", "64", "--log-level", "WARNING", "--metrics-port", "0"]  # several on one host
         for index in range(self.count):
             self.processes.append(
                 await asyncio.create_subprocess_exec(

@@ -204,8 +204,9 @@ DEFAULT_CONCURRENCY: Final = 16
 
 OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT: Final = "OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT"
 """Seconds from SIGTERM/SIGINT to the worker's exit, whatever the broker does: it drains the batch in flight, then
-stops its Kafka clients. Exit 0 after a clean drain, 75 when fetched records were left uncommitted (the group
-redelivers them). Default 30."""
+stops its Kafka clients. After a clean drain the signal ends the process (as uvicorn does); 75 when fetched records
+were left uncommitted (the group redelivers them); see the worker's exit codes in "Kafka and the Collector".
+Default 30."""
 
 OTEL_EVAL_WORKER_SOURCES: Final = "OTEL_EVAL_WORKER_SOURCES"
 """Comma-separated topics kinds the worker consumes: ``requests`` (default), ``otlp_spans`` (the Collector path),

@@ -22,7 +22,9 @@ import contextvars
 import logging
 import queue
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 from otel_eval.errors import OtelEvalError
@@ -94,6 +96,32 @@ class DeadlineExecutor:
         except asyncio.TimeoutError:
             raise self._abandon(future, what) from None
 
+    async def map_async(self, steps: Sequence[tuple[str, Callable[[], T]]]) -> list[T | Exception]:
+        """Runs ``steps`` (``(what, fn)`` pairs) one after another in one hand-off, each within :attr:`timeout`
+        seconds; the event loop keeps running. Returns each step's value, or the exception it raised.
+
+        One thread runs the steps in order (one wake-up for the lot instead of one per step). When one of them
+        outlasts its deadline, its thread is abandoned as :meth:`run_async` abandons it (the step's outcome is a
+        :class:`RecordTimeoutError`) and the steps after it go on on a new thread.
+        """
+        outcomes: list[T | Exception] = []
+        while len(outcomes) < len(steps):
+            rest = steps[len(outcomes) :]
+            progress = _Progress(len(rest))
+            future = self._start(partial(progress.run, [fn for _, fn in rest]))
+            waiting = asyncio.wrap_future(future)
+            while not waiting.done():
+                await asyncio.wait({waiting}, timeout=max(0.0, progress.deadline(self.timeout) - time.monotonic()))
+                late = None if waiting.done() else progress.abandon_if_late(self.timeout)
+                if late is not None:
+                    done, index = late
+                    outcomes.extend(done)
+                    outcomes.append(self._abandon(future, rest[index][0]))
+                    break
+            else:
+                outcomes.extend(waiting.result())
+        return outcomes
+
     def _start(self, fn: Callable[[], T]) -> concurrent.futures.Future[T]:
         """``fn()`` on the idle step thread (started if there is none, or it died with a fork), else on a new one."""
         with self._lock:
@@ -117,6 +145,46 @@ class DeadlineExecutor:
             self.timeouts += 1
         logger.error("%s took longer than %g s: given up (its thread is left to finish on its own)", what, self.timeout)
         return RecordTimeoutError(f"{what} took longer than {self.timeout:g} s")
+
+
+class _Progress:
+    """The steps of one :meth:`DeadlineExecutor.map_async` hand-off: which one runs since when, and the outcomes of
+    those done (shared by the step thread and the waiting caller)."""
+
+    def __init__(self, count: int) -> None:
+        self._lock = threading.Lock()
+        self._count = count
+        self._started = time.monotonic()
+        self._outcomes: list[Any] = []
+        self._abandoned = False
+
+    def run(self, fns: Sequence[Callable[[], Any]]) -> list[Any]:
+        """On the step thread: each step in turn, until all are done or the caller gave up on the current one."""
+        for fn in fns:
+            try:
+                outcome: Any = fn()
+            except Exception as exc:  # noqa: BLE001 - the step's outcome, handed to the caller
+                outcome = exc
+            with self._lock:
+                if self._abandoned:
+                    break
+                self._outcomes.append(outcome)
+                self._started = time.monotonic()
+        return self._outcomes
+
+    def deadline(self, timeout: float) -> float:
+        """When the current step's time is up."""
+        with self._lock:
+            return self._started + timeout
+
+    def abandon_if_late(self, timeout: float) -> tuple[list[Any], int] | None:
+        """The outcomes so far and the index of the current step, when it is past ``timeout`` (the thread then
+        stops after it); None when it is not."""
+        with self._lock:
+            if len(self._outcomes) >= self._count or time.monotonic() < self._started + timeout:
+                return None
+            self._abandoned = True
+            return list(self._outcomes), len(self._outcomes)
 
 
 class _StepThread:

@@ -19,7 +19,21 @@ from otel_eval.errors import ConfigurationError
 EXIT_ABANDONED = 75
 """The worker stopped with fetched records it had not committed (EX_TEMPFAIL): nothing is lost, the consumer group
 redelivers them to another worker (a batch that did not finish within --shutdown-timeout, or whose commit failed
-because the broker was unreachable)."""
+because the broker was unreachable, or a second SIGINT)."""
+EXIT_INTERRUPTED = 130
+"""Stopped by SIGINT (Ctrl+C) after a graceful stop: 128 + SIGINT, as a shell reports a process SIGINT ended."""
+
+_EXIT_CODES = f"""\b
+Exit codes:
+  (SIGTERM)  stopped by SIGTERM, everything fetched committed: the signal is raised again once the worker has
+             stopped, so the process ends as SIGTERM says (a shell reports 143)
+  {EXIT_INTERRUPTED}        the same for SIGINT (Ctrl+C); a second SIGINT stops at once
+  {EXIT_ABANDONED}         stopped with fetched records left uncommitted: the consumer group redelivers them
+  {EXIT_FAILED}          failed: it could not start, or one of its tasks died (the error is printed)
+  {EXIT_BAD_INPUT}          bad settings"""
+
+_DRIVEN_LIBRARIES = ("aiokafka", "httpx", "httpx2", "httpcore", "google_genai")
+"""Libraries the worker drives: their per-request lines (one per judge call, per connection) only at DEBUG."""
 
 _OPTION_TO_SETTING = {
     "bootstrap_servers": "kafka_bootstrap_servers",
@@ -41,7 +55,7 @@ _OPTION_TO_SETTING = {
 }
 
 
-@click.command("worker")
+@click.command("worker", epilog=_EXIT_CODES)
 @click.option("--bootstrap-servers", help="Kafka host:port[,host:port]. [env OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS]")
 @click.option(
     "--source",
@@ -63,8 +77,8 @@ _OPTION_TO_SETTING = {
 @click.option(
     "--shutdown-timeout",
     type=float,
-    help="Seconds from SIGTERM/SIGINT to exit (drain the batch, stop the Kafka clients): exit 0 when drained, "
-    f"{EXIT_ABANDONED} when fetched records were left uncommitted. [env OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT]",
+    help="Seconds from SIGTERM/SIGINT to exit (drain the batch, stop the Kafka clients; see the exit codes below). "
+    "[env OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT]",
 )
 @click.option("--trace-idle-timeout", type=float, help="Collector path: seconds of quiet before a trace is evaluated.")
 @click.option("--criteria", help="ADK criteria JSON or a path to it. [env OTEL_EVAL_CRITERIA]")
@@ -88,12 +102,14 @@ _OPTION_TO_SETTING = {
     "--log-level", default="INFO", show_default=True, type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"])
 )
 def worker(sources: tuple[str, ...], log_level: str, **options: Any) -> None:
-    """Evaluate invocations from Kafka in a consumer group; emit scores as OpenTelemetry data and publish results."""
-    from otel_eval.worker.service import Worker
+    """Evaluate invocations from Kafka in a consumer group; emit scores as OpenTelemetry data and publish results.
+
+    SIGTERM or SIGINT stops intake, finishes the current batch and stops within --shutdown-timeout."""
+    from otel_eval.worker.service import Worker, WorkerFailed
     from otel_eval.worker.settings import WorkerSettings
     from otel_eval.worker.telemetry import create_telemetry, install_global
 
-    logging.basicConfig(level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(log_level)
     overrides: dict[str, Any] = {_OPTION_TO_SETTING[k]: v for k, v in options.items() if v is not None}
     if sources:
         overrides["worker_sources"] = ",".join(sources)
@@ -116,12 +132,25 @@ def worker(sources: tuple[str, ...], log_level: str, **options: Any) -> None:
         fail(str(exc), EXIT_BAD_INPUT)
         return
     try:
-        service.run()
-        if service.abandoned_uncommitted:
-            sys.exit(EXIT_ABANDONED)
-    except Exception as exc:  # startup failure (broker unreachable, ...): a clear line and an exit code
+        service.run()  # after a graceful stop on a signal, raises that signal again
+    except KeyboardInterrupt:  # SIGINT, raised again after the graceful stop
+        sys.exit(EXIT_INTERRUPTED)
+    except Exception as exc:  # it could not start (broker unreachable, port taken, ...), or a task died
         logging.getLogger(__name__).debug("worker failed", exc_info=True)
-        click.echo(f"error: worker failed: {type(exc).__name__}: {settings.security().redact(str(exc))}", err=True)
+        reason = str(exc) if isinstance(exc, WorkerFailed) else f"{type(exc).__name__}: {exc}"
+        click.echo(f"error: worker failed: {settings.security().redact(reason)}", err=True)
         sys.exit(EXIT_FAILED)
-    finally:
-        telemetry.shutdown()
+    if service.abandoned_uncommitted:
+        sys.exit(EXIT_ABANDONED)
+
+
+def configure_logging(level: str) -> None:
+    """The worker's log: its own events at ``level`` on stderr; the per-request lines of the libraries it drives
+    (httpx, google_genai, aiokafka) only when ``level`` is DEBUG, unless their loggers' levels are already set."""
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if level == "DEBUG":
+        return
+    for name in _DRIVEN_LIBRARIES:
+        library = logging.getLogger(name)
+        if library.level == logging.NOTSET:
+            library.setLevel(logging.WARNING)

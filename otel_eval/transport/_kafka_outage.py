@@ -1,4 +1,4 @@
-"""Broker outages, as the exporter and the worker live through them: quiet logs, a state, bounded stops.
+"""Broker outages, as the exporter and the worker live through them: quiet logs and a state.
 
 * :func:`quiet_client_logs` keeps aiokafka's per-attempt errors of otel-eval's own clients out of the user's log. A
   filter on the ``aiokafka`` loggers takes every record emitted on an event loop that otel-eval registered (the
@@ -8,20 +8,19 @@
 * :class:`OutageMonitor` turns failed attempts into at most three kinds of lines: one WARNING when the broker becomes
   unreachable (its servers, never credentials), a summary WARNING at most once per ``summary_interval`` while it
   stays so (attempts and the owner's counts), and one INFO when it is back.
-* :func:`stop_client` stops an aiokafka client within a time limit whatever the broker does, closing its connections
-  when a graceful stop would wait for a broker that does not answer (no "Unclosed AIOKafka..." warnings later).
+
+Stopping a client whatever the broker does is :func:`otel_eval.transport._aiokafka.stop_client`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import Final
 
 SUMMARY_INTERVAL_S: Final = 60.0
 """At most one summary line per this many seconds while the broker stays unreachable."""
@@ -226,65 +225,9 @@ class OutageMonitor:
         return ", ".join(f"{value} {name}" for name, value in counts.items()) or "nothing held"
 
 
-# --- stopping clients whatever the broker does ------------------------------------------------------------------
-
-# aiokafka has no "stop now" for a client whose broker does not answer; these are its background tasks that wait
-# for the broker (aiokafka 0.14). Missing ones are skipped, so a renamed attribute only makes the stop less quick.
-_BACKGROUND_TASKS: Final = (
-    ("_sender", "_sender_task"),
-    ("_coordinator", "_coordination_task"),
-    ("_coordinator", "_heartbeat_task"),
-    ("_coordinator", "_commit_refresh_task"),
-    ("_fetcher", "_fetch_task"),
-)
-
-
-async def stop_client(client: Any, timeout: float, *, describe: Callable[[BaseException], str] = repr) -> bool:
-    """Stops an aiokafka producer, consumer or admin client within ``timeout`` seconds (plus a few ms).
-
-    Returns True when it stopped gracefully (pending sends flushed, the group left); False when it had to be
-    closed without: its background tasks cancelled and its connections closed, so nothing is left open.
-    """
-    stopping = asyncio.ensure_future(client.stop() if hasattr(client, "stop") else client.close())
-    done, _ = await asyncio.wait({stopping}, timeout=max(0.0, timeout))
-    if stopping in done:
-        if not stopping.cancelled() and stopping.exception() is None:
-            return True
-        if not stopping.cancelled():
-            logging.getLogger(__name__).debug("stopping a Kafka client failed: %s", describe(stopping.exception()))
-    else:
-        stopping.cancel()
-        await asyncio.wait({stopping}, timeout=1.0)
-    await _close_now(client)
-    return False
-
-
-async def _close_now(client: Any) -> None:
-    tasks = []
-    for owner_name, task_name in _BACKGROUND_TASKS:
-        task = getattr(getattr(client, owner_name, None), task_name, None)
-        if isinstance(task, asyncio.Task) and not task.done():
-            task.cancel()
-            tasks.append(task)
-    if tasks:
-        await asyncio.wait(tasks, timeout=1.0)
-    inner = getattr(client, "_client", None) or getattr(client, "client", None)
-    if inner is None:
-        return
-    sync = getattr(inner, "_sync_task", None)
-    if isinstance(sync, asyncio.Task) and not sync.done():
-        sync.cancel()
-    for conn in list(getattr(inner, "_conns", {}).values()):
-        with contextlib.suppress(Exception):
-            conn.close()
-    with contextlib.suppress(Exception):
-        inner._conns = {}
-
-
 __all__ = [
     "SUMMARY_INTERVAL_S",
     "OutageMonitor",
     "quiet_client_logs",
     "release_client_logs",
-    "stop_client",
 ]

@@ -15,7 +15,10 @@ Service guarantees, in short (details in :mod:`.results` and :mod:`.collector_pa
   (:mod:`otel_eval._runtime.deadline`): heartbeats go on meanwhile, so a hostile trace never stalls the group.
 * **Collector path.** ``otlp_spans`` messages are assembled into traces with an idle timeout; offsets are held back
   to the first message of any still-open trace, so a crash re-reads unfinished traces.
-* **SIGTERM** stops intake and finishes the current batch within ``worker_shutdown_timeout`` seconds.
+* **Lifecycle** (uvicorn's): SIGTERM or SIGINT stops intake and finishes the current batch within
+  ``worker_shutdown_timeout`` seconds, then the signal is raised again; a second SIGINT stops at once; a task that
+  dies stops the worker with its error (:class:`~otel_eval.worker.service.WorkerFailed`). Exit codes:
+  ``otel-eval worker --help``.
 
 The brokers' known gaps are avoided by design: no idempotent or transactional producer, no ``latest`` offset resets,
 no reliance on ``end_offsets()`` exactness, generous group timeouts.

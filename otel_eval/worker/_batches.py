@@ -39,6 +39,17 @@ class _Work:
     request: EvaluationRequest
 
 
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A batch evaluated (and its telemetry emitted), to settle: publish its results, then commit ``offsets``."""
+
+    evaluated_keys: list[tuple[str, str]]
+    records: list[tuple[int, EvaluationRecord]]
+    offsets: dict[Any, int]
+    started: float
+    source: str
+
+
 class BatchPipeline:
     """Processes one worker's fetched batches and keeps its partitions' read and committed offsets.
 
@@ -51,7 +62,7 @@ class BatchPipeline:
         cpu: where decoding, parsing and rebuilding run, each record within ``worker_record_timeout``.
         assembler: gathers Collector-path spans and logs into traces.
         health: where a failed telemetry export is reported.
-        request_exit: asks the worker to stop (too many records past their deadline still running).
+        fail: stops the worker with an error (too many records past their deadline still running).
     """
 
     def __init__(
@@ -65,7 +76,7 @@ class BatchPipeline:
         cpu: DeadlineExecutor,
         assembler: TraceAssembler,
         health: WorkerHealth,
-        request_exit: Callable[[], None],
+        fail: Callable[[BaseException], None],
     ) -> None:
         self.settings = settings
         self.telemetry = telemetry
@@ -75,7 +86,7 @@ class BatchPipeline:
         self.cpu = cpu
         self.assembler = assembler
         self.health = health
-        self._request_exit = request_exit
+        self._fail = fail
         self._topics = settings.topics
         self._consumer: Any = None
         self._publisher: ResultsPublisher | None = None
@@ -84,6 +95,9 @@ class BatchPipeline:
         self._unpublished: dict[str, list[tuple[int, EvaluationRecord]]] = {}
         """Records emitted in a batch attempt whose publication failed, by invocation: published on the retry."""
         self._committed: dict[Any, int] = {}
+        self._settling: tuple[asyncio.Task[None], list[str]] | None = None
+        self._in_settlement: set[str] = set()
+        """Invocations of the batch being settled: a copy of one in the next batch is a duplicate, not new work."""
 
     def attach(self, consumer: Any, dead_letters: DeadLetters, publisher: ResultsPublisher | None) -> None:
         """The Kafka clients batches are read and committed, dead-lettered and published through (at startup)."""
@@ -91,39 +105,73 @@ class BatchPipeline:
         self._dead_letters = dead_letters
         self._publisher = publisher
 
-    async def process(self, batch: dict[Any, list[Any]], ready: list[Any]) -> None:
-        """Processes ``batch`` (fetched messages by partition) and the Collector-path traces ``ready``, then commits.
+    @property
+    def settling(self) -> bool:
+        """Whether a batch's publication and commit is under way (or finished, its outcome not collected yet)."""
+        return self._settling is not None
 
-        Whatever fails is raised with nothing committed: the caller rewinds (:meth:`rewind`) and retries the batch.
+    @property
+    def settled_pending(self) -> bool:
+        """Whether the batch being settled has finished (:meth:`settled` returns at once)."""
+        return self._settling is not None and self._settling[0].done()
+
+    async def process(self, batch: dict[Any, list[Any]], ready: list[Any]) -> None:
+        """Evaluates ``batch`` (fetched messages by partition) and the Collector-path traces ``ready``, waits for the
+        previous batch to be settled, flushes this batch's telemetry and starts settling it: publishing its results
+        and committing its offsets run while the next batch is fetched and evaluated (:meth:`settled` waits for it).
+
+        Whatever fails is raised with nothing of this batch committed: the caller waits for :meth:`settled`, rewinds
+        (:meth:`rewind`) and retries from the committed offsets.
         """
+        prepared = await self._prepare(batch, ready)
+        await self.settled()
+        # Exported after the batch before it settled: what this flush exports is then never ahead of what is
+        # published by more than this batch (a crash re-emits at most this batch's telemetry).
+        if (prepared.records or prepared.evaluated_keys) and self.telemetry.buffers:
+            await self._flush()
+        keys = [invocation_key(t, s) for t, s in prepared.evaluated_keys]
+        self._settling = (asyncio.create_task(self._settle(prepared), name="otel-eval-worker-settle"), keys)
+
+    async def settled(self) -> None:
+        """Waits until the batch being settled is committed. Raises what failed (nothing of it is committed)."""
+        settling, self._settling = self._settling, None
+        if settling is not None:
+            task, keys = settling
+            try:
+                await task
+            finally:
+                self._in_settlement.difference_update(keys)
+
+    def cancel(self) -> None:
+        """Abandons the batch being settled (the worker stops at once): what it did not commit is redelivered."""
+        if self._settling is not None:
+            self._settling[0].cancel()
+
+    async def _prepare(self, batch: dict[Any, list[Any]], ready: list[Any]) -> _Prepared:
         started = time.monotonic()
         work: list[_Work] = []
         for tp, messages in batch.items():
             if messages:
                 # The first offset read from a partition is its committed offset: the point to rewind to.
                 self._committed.setdefault(tp, messages[0].offset)
+        fetched = [
+            (message, self._topics.get(tp.topic, SOURCE_REQUESTS))
+            for tp, messages in batch.items()
+            for message in messages
+        ]
+        decoded = await self.cpu.map_async([_decoding(message, source) for message, source in fetched])
+        for (message, source), outcome in zip(fetched, decoded, strict=True):
+            if isinstance(outcome, (InputError, RecordTimeoutError)):
+                await self._dead_letter([message], outcome)
+            elif isinstance(outcome, Exception):
+                raise outcome
+            elif source == SOURCE_OTLP_SPANS:
+                self.assembler.add(message.partition, message.offset, outcome, message)
+            elif source == SOURCE_OTLP_LOGS:
+                self.assembler.add_logs(message.partition, message.offset, outcome)
+            else:
+                work.append(_Work(message.partition, outcome))
         for tp, messages in batch.items():
-            source = self._topics.get(tp.topic, SOURCE_REQUESTS)
-            for message in messages:
-                where = f"{message.topic}/{message.partition}@{message.offset}"
-                try:
-                    if source == SOURCE_OTLP_SPANS:
-                        spans = await self.cpu.run_async(
-                            f"decoding {where}", partial(parse_otlp_spans, message.value, where)
-                        )
-                        self.assembler.add(message.partition, message.offset, spans, message)
-                    elif source == SOURCE_OTLP_LOGS:
-                        logs = await self.cpu.run_async(
-                            f"decoding {where}", partial(parse_otlp_logs, message.value, where)
-                        )
-                        self.assembler.add_logs(message.partition, message.offset, logs)
-                    else:
-                        request = await self.cpu.run_async(
-                            f"parsing {where}", partial(parse_request, message.value, where)
-                        )
-                        work.append(_Work(message.partition, request))
-                except (InputError, RecordTimeoutError) as exc:
-                    await self._dead_letter([message], exc)
             if messages:
                 self._positions[tp] = messages[-1].offset + 1
                 highwater = self._consumer.highwater(tp)
@@ -131,56 +179,69 @@ class BatchPipeline:
                     self.metrics.lag(tp.topic, tp.partition, highwater - self._positions[tp])
         if SOURCE_OTLP_SPANS in self.settings.sources and batch:
             ready = ready + self.assembler.ready()
-        for trace in ready:
-            if self.ledger.has_trace(trace.trace_id):
-                self.metrics.duplicates_skipped(1)
+        fresh = [trace for trace in ready if not self.ledger.has_trace(trace.trace_id)]
+        self.metrics.duplicates_skipped(len(ready) - len(fresh))
+        rebuilt = await self.cpu.map_async(
+            [
+                (f"rebuilding trace {trace.trace_id} ({len(trace.spans)} spans)", partial(requests_from_trace, trace))
+                for trace in fresh
+            ]
+        )
+        for trace, outcome in zip(fresh, rebuilt, strict=True):
+            if isinstance(outcome, RecordTimeoutError):
+                await self._dead_letter(list(trace.messages.values()), outcome)
                 continue
-            what = f"rebuilding trace {trace.trace_id} ({len(trace.spans)} spans)"
-            try:
-                requests = await self.cpu.run_async(what, partial(requests_from_trace, trace))
-            except RecordTimeoutError as exc:
-                await self._dead_letter(list(trace.messages.values()), exc)
-                continue
-            work.extend(_Work(trace.partition, request) for request in requests)
+            if isinstance(outcome, Exception):
+                raise outcome
+            work.extend(_Work(trace.partition, request) for request in outcome)
             unjoined = len(trace.log_records) if not trace.spans else trace.unmatched_log_records
             self.metrics.log_records_dropped(semconv.DROP_NO_TRACE, unjoined)
         for reason, count in self.assembler.take_log_drops().items():
             self.metrics.log_records_dropped(reason, count)
         evaluated_keys, records = await self._evaluate(work)
-        if records or evaluated_keys:
-            flushed = await asyncio.to_thread(self.telemetry.flush, self.settings.worker_flush_timeout)
-            self.health.telemetry_error = None if flushed else "telemetry_flush_timeout"
-            if not flushed:
-                logger.warning("telemetry export did not finish within %g s", self.settings.worker_flush_timeout)
-                self.metrics.error("telemetry_flush_timeout")
-        if self._publisher is not None and records:
-            self.metrics.published(await self._publisher.publish(records))
-        self.ledger.add(record for _, record in records)
-        for trace_id, span_id in evaluated_keys:
+        self._in_settlement.update(invocation_key(t, s) for t, s in evaluated_keys)
+        return _Prepared(
+            evaluated_keys, records, self._committable(), started, SOURCE_OTLP_SPANS if ready else SOURCE_REQUESTS
+        )
+
+    async def _flush(self) -> None:
+        flushed = await asyncio.to_thread(self.telemetry.flush, self.settings.worker_flush_timeout)
+        self.health.telemetry_error = None if flushed else "telemetry_flush_timeout"
+        if not flushed:
+            logger.warning("telemetry export did not finish within %g s", self.settings.worker_flush_timeout)
+            self.metrics.error("telemetry_flush_timeout")
+
+    async def _settle(self, prepared: _Prepared) -> None:
+        """Publishes the batch's results (its telemetry was flushed), and then commits its offsets."""
+        if self._publisher is not None and prepared.records:
+            self.metrics.published(await self._publisher.publish(prepared.records))
+        self.ledger.add(record for _, record in prepared.records)
+        for trace_id, span_id in prepared.evaluated_keys:
             self.ledger.add_invocation(trace_id, span_id)
             self._unpublished.pop(invocation_key(trace_id, span_id), None)
-        await self._commit()
-        source = SOURCE_OTLP_SPANS if ready else SOURCE_REQUESTS
-        self.metrics.batch(time.monotonic() - started, source)
+        await self._commit(prepared.offsets)
+        self.metrics.batch(time.monotonic() - prepared.started, prepared.source)
 
     async def _dead_letter(self, messages: Sequence[Any], error: Exception) -> None:
         """Sends ``messages`` to the dead-letter topic with ``error`` as the reason, and counts them.
 
-        After too many records past their deadline whose threads still run, the worker asks to stop (see
+        After too many records past their deadline whose threads still run, the worker stops with an error (see
         :mod:`otel_eval._runtime.deadline`): these records are committed as dead-lettered, so a restart moves on.
         """
-        assert self._dead_letters is not None
+        if self._dead_letters is None:
+            raise RuntimeError("BatchPipeline.attach was not called")
         reason = semconv.DROP_RECORD_TIMEOUT if isinstance(error, RecordTimeoutError) else semconv.DROP_UNREADABLE
         for message in messages:
             await self._dead_letters.send(message, error)
             self.metrics.dead_lettered(message.topic, reason)
         if isinstance(error, RecordTimeoutError) and self.cpu.exhausted:
-            logger.error(
-                "%d records past their deadline are still being processed: stopping so the process can be restarted",
-                self.cpu.abandoned_running,
-            )
             self.metrics.error("record_threads_exhausted")
-            self._request_exit()
+            self._fail(
+                RecordTimeoutError(
+                    f"{self.cpu.abandoned_running} records past their deadline are still being processed: "
+                    "stopping so that the process is restarted"
+                )
+            )
 
     async def _evaluate(
         self, work: Sequence[_Work]
@@ -199,7 +260,10 @@ class BatchPipeline:
         for item in work:
             invocations = item.request.invocations
             keys = [invocation_key(i.trace_id, i.span_id) for i in invocations]
-            known = all(self.ledger.has_invocation(i.trace_id, i.span_id) for i in invocations)
+            known = all(
+                self.ledger.has_invocation(i.trace_id, i.span_id) or k in self._in_settlement
+                for i, k in zip(invocations, keys, strict=True)
+            )
             if not keys or known or all(k in in_batch for k in keys):
                 skipped += len(keys)
                 continue
@@ -225,24 +289,30 @@ class BatchPipeline:
         self.metrics.evaluated(len(todo))
         return evaluated, reused + [pair for records in results for pair in records]
 
-    async def _commit(self) -> None:
+    def _committable(self) -> dict[Any, int]:
+        """The offset to commit per partition read: the next one to read, held back by still open traces."""
         offsets: dict[Any, int] = {}
         for tp, position in self._positions.items():
             offset = position
             if self._topics.get(tp.topic) in (SOURCE_OTLP_SPANS, SOURCE_OTLP_LOGS):
                 logs = self._topics.get(tp.topic) == SOURCE_OTLP_LOGS
                 offset = self.assembler.committable(tp.partition, position, logs=logs)
-            if self._committed.get(tp) != offset:
-                offsets[tp] = offset
+            offsets[tp] = offset
+        return offsets
+
+    async def _commit(self, committable: dict[Any, int]) -> None:
+        offsets = {tp: o for tp, o in committable.items() if tp in self._positions and self._committed.get(tp) != o}
         if offsets:
             await self._consumer.commit(offsets)
             self._committed.update(offsets)
 
     def rewind(self) -> None:
         """Seeks every partition read from back to its committed offset and forgets open traces (they are re-read).
+        Call it once :meth:`settled` has returned or raised.
 
         Local only (no broker round trip), so it works while the broker is unreachable.
         """
+        self._in_settlement.clear()
         assigned = set(self._consumer.assignment())
         self.assembler.forget({tp.partition for tp in assigned if self._topics.get(tp.topic) == SOURCE_OTLP_SPANS})
         self.assembler.forget(
@@ -268,3 +338,13 @@ class BatchPipeline:
             self._positions.pop(tp, None)
             self._committed.pop(tp, None)
         self.metrics.forget_lag((tp.topic, tp.partition) for tp in revoked)
+
+
+def _decoding(message: Any, source: str) -> tuple[str, Callable[[], Any]]:
+    """The off-loop step that reads ``message`` of ``source``: its spans, its log records, or its request."""
+    where = f"{message.topic}/{message.partition}@{message.offset}"
+    if source == SOURCE_OTLP_SPANS:
+        return f"decoding {where}", partial(parse_otlp_spans, message.value, where)
+    if source == SOURCE_OTLP_LOGS:
+        return f"decoding {where}", partial(parse_otlp_logs, message.value, where)
+    return f"parsing {where}", partial(parse_request, message.value, where)

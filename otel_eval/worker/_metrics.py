@@ -92,6 +92,10 @@ class WorkerMetrics(LogRecordDrops):
         """Reports ``outage_seconds()`` as the outage-duration gauge."""
         self._outage_seconds = outage_seconds
 
+    def assigned(self) -> None:
+        """The group assigned partitions to this worker (at each rebalance; in-process total ``assignments``)."""
+        self._count("assignments", 1)
+
     def evaluated(self, count: int) -> None:
         """Invocations evaluated by this worker (in-process total only; the core counts them as telemetry)."""
         self._count("evaluated", count)

@@ -20,9 +20,10 @@ from pydantic import ValidationError
 
 from otel_eval.errors import InputError
 from otel_eval.model.messages import REQUEST_SCHEMA_VERSION, EvaluationRequest
-from otel_eval.transport import KafkaSecurity, OutageMonitor
+from otel_eval.transport import KafkaSecurity, OutageMonitor, probe_broker
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker.health import HEARTBEAT_SECONDS, WorkerHealth
+from otel_eval.worker.results import ResultsPublisher
 from otel_eval.worker.settings import WorkerSettings
 
 logger = logging.getLogger(__name__)
@@ -81,6 +82,22 @@ class RebalanceListener(ConsumerRebalanceListener):  # type: ignore[misc]  # aio
         await self._on_assigned(set(assigned))
 
 
+class WorkerClients:
+    """The worker's Kafka clients, once started (None before the worker's startup and after the shutdown)."""
+
+    def __init__(self) -> None:
+        self.consumer: Any = None
+        self.producer: Any = None
+        self.readback: Any = None
+        self.publisher: ResultsPublisher | None = None
+
+    def take(self) -> list[Any]:
+        """The started clients, consumer first (it leaves the group); forgotten here, for the caller to stop."""
+        clients = [c for c in (self.consumer, self.readback, self.producer) if c is not None]
+        self.consumer = self.readback = self.producer = None
+        return clients
+
+
 def client_options(settings: WorkerSettings, security: KafkaSecurity) -> dict[str, Any]:
     """Options every Kafka client of the worker shares."""
     # aiokafka retries metadata and fetches every 100 ms by default: 10 failed attempts a second in an outage.
@@ -131,7 +148,7 @@ def create_producer(settings: WorkerSettings, security: KafkaSecurity) -> Any:
         acks="all",
         enable_idempotence=False,
         compression_type=check_compression(settings.kafka_compression),
-        linger_ms=5,
+        linger_ms=0,  # a batch's results are sent together anyway: the worker awaits them all, then commits
         request_timeout_ms=settings.kafka_request_timeout_ms,
         **client_options(settings, security),
     )
@@ -141,13 +158,6 @@ def _probe_error(exc: BaseException, security: KafkaSecurity) -> str:
     if isinstance(exc, asyncio.TimeoutError):
         return f"no answer to a metadata request within {_PROBE_TIMEOUT_S:g} s"
     return security.describe_error(exc)
-
-
-def for_want_of_the_broker(exc: BaseException) -> bool:
-    """Whether a Kafka error means the broker did not answer (retriable, timed out, connection lost)."""
-    from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
-
-    return bool(getattr(exc, "retriable", False)) or isinstance(exc, (KafkaTimeoutError, KafkaConnectionError))
 
 
 class BrokerWatch:
@@ -206,7 +216,7 @@ class BrokerWatch:
                 continue
             self._last_probe = time.monotonic()
             try:
-                await asyncio.wait_for(client.topics(), timeout=_PROBE_TIMEOUT_S)
+                await probe_broker(client, _PROBE_TIMEOUT_S)
             except (Exception, asyncio.TimeoutError) as exc:  # noqa: BLE001 - any failure: not reachable
                 error = _probe_error(exc, self._security)
                 self.outage.unreachable(error)

@@ -8,7 +8,8 @@ invocations whose results were already emitted are skipped (see :mod:`otel_eval.
 guarantee). SIGTERM/SIGINT stop intake; the process is done within ``worker_shutdown_timeout`` seconds: the current
 batch is finished in the first part of it, otherwise abandoned uncommitted (:attr:`Worker.abandoned_uncommitted`; the
 group redelivers it), and the Kafka clients are stopped in the rest, closed without waiting for a broker that does not
-answer.
+answer. A second SIGINT abandons the batch at once. After a graceful stop :meth:`Worker.run` raises the caught signal
+again under the handlers it restored (uvicorn's ``capture_signals``).
 
 During a broker outage the worker keeps running and resumes by itself: aiokafka's per-attempt errors of the worker's
 clients are counted and kept at DEBUG, a metadata probe confirms the outage (one WARNING, a summary a minute, one INFO
@@ -23,23 +24,25 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from types import FrameType
 from typing import Any
 
-from otel_eval import environment_variables as env
 from otel_eval._runtime.deadline import DeadlineExecutor
-from otel_eval.transport import RequestEvaluator, quiet_client_logs, release_client_logs, stop_client
+from otel_eval.errors import OtelEvalError
+from otel_eval.transport import RequestEvaluator, is_retriable, quiet_client_logs, release_client_logs, stop_client
 from otel_eval.worker._batches import BatchPipeline
+from otel_eval.worker._evaluator import build_core
 from otel_eval.worker._metrics import WorkerMetrics
+from otel_eval.worker._supervisor import Supervisor
 from otel_eval.worker.collector_path import TraceAssembler
 from otel_eval.worker.consumer import (
     BrokerWatch,
     RebalanceListener,
+    WorkerClients,
     create_consumer,
     create_producer,
     create_readback_consumer,
-    for_want_of_the_broker,
 )
 from otel_eval.worker.dead_letter import DeadLetters
 from otel_eval.worker.health import HEARTBEAT_SECONDS, HealthServer, WorkerHealth
@@ -56,8 +59,20 @@ _CLIENT_STOP_SHARE = 0.6
 _HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
+class WorkerFailed(OtelEvalError):
+    """The worker stopped because something failed: it could not start (its health port was taken, its clients
+    could not start), a task died, or too many records past their deadline were still running. The cause is chained;
+    ``otel-eval worker`` exits 1."""
+
+
 class Worker:
     """One worker process: a member of the consumer group on the requests and/or ``otlp_spans`` topics.
+
+    Lifecycle (uvicorn's ``Server``): :meth:`run` serves in a new event loop with SIGINT/SIGTERM captured;
+    :meth:`serve` starts the worker's tasks (the main loop after :meth:`startup`, the heartbeat, the broker watch)
+    under supervision and waits for the one exit request (:meth:`request_exit`, a signal, or a task that died), then
+    drains the current batch and runs :meth:`shutdown`. A second SIGINT forces the exit: the batch is abandoned
+    uncommitted and the Kafka clients are closed without waiting for the broker.
 
     Args:
         settings: the worker's settings.
@@ -85,18 +100,26 @@ class Worker:
             max_spans_per_trace=settings.max_spans_per_trace,
         )
         self.started = asyncio.Event()
+        """Set once the worker's clients are started and it has joined its group."""
         self.health = WorkerHealth()
-        self._http: HealthServer | None = None
-        self.should_exit = False
-        self._exit_event: asyncio.Event | None = None
+        self.force_exit = False
+        """A second SIGINT arrived: stop now, abandoning the current batch uncommitted."""
+        self.error: BaseException | None = None
+        """After :meth:`serve`: why the worker stopped when one of its tasks failed (:meth:`serve` raised it)."""
+        self.abandoned_uncommitted = False
+        """After :meth:`serve`: whether the worker stopped with fetched records it had not committed (a batch it
+        could not finish in time, or whose commit failed); the consumer group redelivers them."""
+        self._exit = asyncio.Event()
+        """The one exit request: set by :meth:`request_exit` (signals, a failed task, a caller)."""
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._batch_idle: asyncio.Event | None = None
+        self._captured_signals: list[int] = []
+        self._stopping: asyncio.Task[None] | None = None
+        self._http: HealthServer | None = None
+        self._batch_idle = asyncio.Event()
+        self._batch_idle.set()
         self._readback_done = asyncio.Event()
         self._readback_done.set()
-        self._consumer: Any = None
-        self._producer: Any = None
-        self._readback: Any = None
-        self._publisher: ResultsPublisher | None = None
+        self._clients = WorkerClients()
         self._batches = BatchPipeline(
             settings,
             telemetry=self.telemetry,
@@ -106,7 +129,7 @@ class Worker:
             cpu=self.cpu,
             assembler=self.assembler,
             health=self.health,
-            request_exit=self.request_exit,
+            fail=self.fail,
         )
         """Processes the fetched batches and keeps the partitions' offsets."""
         self._topics = settings.topics
@@ -114,65 +137,82 @@ class Worker:
         self.broker = BrokerWatch(settings.servers, self._security, self.metrics, self.health)
         """Whether the broker is reachable, and the few log lines that say so."""
         self._uncommitted = False
-        self.abandoned_uncommitted = False
-        """After :meth:`serve`: whether the worker stopped with fetched records it had not committed (a batch it
-        could not finish in time, or whose commit failed); the consumer group redelivers them."""
+        self._assignment: frozenset[tuple[str, int]] = frozenset()
         self._exit_deadline: float | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------------------------
 
-    def run(self) -> None:
-        """Runs :meth:`serve` until SIGTERM/SIGINT, in a new event loop."""
-        asyncio.run(self.serve(install_signal_handlers=True))
+    @property
+    def should_exit(self) -> bool:
+        """Whether an exit was requested (the worker finishes its current batch, then stops)."""
+        return self._exit.is_set()
 
-    async def serve(self, *, install_signal_handlers: bool = False) -> None:
-        """Startup, main loop until :meth:`request_exit` (or a signal), then shutdown."""
+    def run(self) -> None:
+        """The process's main: :meth:`serve` in a new event loop with SIGINT/SIGTERM captured, then the telemetry
+        shut down. After a graceful stop the caught signal is raised again with the previous handlers restored
+        (so the process ends as that signal says); after a stop that left fetched records uncommitted
+        (:attr:`abandoned_uncommitted`) it is not, and ``run`` returns.
+
+        Raises:
+            WorkerFailed: a task of the worker failed (the worker was shut down first).
+        """
+        with self.capture_signals():
+            try:
+                asyncio.run(self.serve())
+            finally:
+                self.telemetry.shutdown()
+
+    async def serve(self) -> None:
+        """Startup, the main loop and the background tasks until the exit request, then drain and shutdown.
+
+        Raises:
+            WorkerFailed: a task failed (startup, the main loop, the heartbeat, the broker watch); the worker was
+                shut down first. Or the health endpoints could not be served (nothing was started).
+        """
         self._loop = asyncio.get_running_loop()
-        self._exit_event = asyncio.Event()
-        self._batch_idle = asyncio.Event()
-        self._batch_idle.set()
-        quiet_client_logs(self._loop, self.broker.on_client_record)
-        signals = self.capture_signals() if install_signal_handlers else contextlib.nullcontext()
         self._start_http()
-        background = [
-            asyncio.create_task(self._heartbeat(), name="otel-eval-worker-heartbeat"),
-            asyncio.create_task(self.broker.watch(lambda: self._consumer), name="otel-eval-worker-broker-watch"),
-        ]
-        exit_requested = asyncio.create_task(self._exit_event.wait())
+        quiet_client_logs(self._loop, self.broker.on_client_record)
+        tasks = Supervisor(self.fail)
+        main = tasks.start(self._consume(), "otel-eval-worker-main")
+        tasks.start(self._heartbeat(), "otel-eval-worker-heartbeat")
+        tasks.start(self.broker.watch(lambda: self._clients.consumer), "otel-eval-worker-broker-watch")
         try:
-            with signals:
-                try:
-                    if await self._until_exit(asyncio.create_task(self.startup()), exit_requested):
-                        main = asyncio.create_task(self.main_loop(), name="otel-eval-worker-main")
-                        await asyncio.wait([main, exit_requested], return_when=asyncio.FIRST_COMPLETED)
-                        self._start_exit_clock()
-                        await self._drain(main)
-                finally:
-                    self._start_exit_clock()
-                    self.abandoned_uncommitted = self._uncommitted
-                    await self.shutdown()
+            await self._exit.wait()
+            self._exit_deadline = time.monotonic() + self.settings.worker_shutdown_timeout
+            stopping = self._stopping = asyncio.create_task(self._stop(main))
+            if self.force_exit:
+                stopping.cancel()
+            await asyncio.wait([stopping])  # cancelled by a second SIGINT (_force), not by its own errors
+            if stopping.cancelled():  # forced: close whatever is still open without waiting for the broker
+                main.cancel()
+                await asyncio.wait([main])
+                await self._close_clients(0.0)
+            elif (error := stopping.exception()) is not None:  # the shutdown itself failed
+                self.fail(error)
         finally:
-            for task in [*background, exit_requested]:
-                task.cancel()
+            await tasks.stop()
             release_client_logs(self._loop)
             if self._http is not None:
                 self._http.stop()
                 self._http = None
+            self.abandoned_uncommitted = self._uncommitted
+            abandoned = "; fetched records left uncommitted for the group" if self._uncommitted else ""
+            logger.info("worker stopped%s: %s", abandoned, self.metrics.snapshot())
+        if self.error is not None:
+            raise WorkerFailed(f"{type(self.error).__name__}: {self.error}") from self.error
 
-    async def _until_exit(self, startup: asyncio.Task[None], exit_requested: asyncio.Task[Any]) -> bool:
-        """Whether ``startup`` finished before an exit was requested (its error is raised); cancels it otherwise."""
-        await asyncio.wait([startup, exit_requested], return_when=asyncio.FIRST_COMPLETED)
-        if startup.done():
-            startup.result()
-            return True
-        startup.cancel()
-        await asyncio.wait([startup])
-        return False
+    async def _consume(self) -> None:
+        await self.startup()
+        await self.main_loop()
 
-    def _start_exit_clock(self) -> None:
-        self.should_exit = True
-        if self._exit_deadline is None:
-            self._exit_deadline = time.monotonic() + self.settings.worker_shutdown_timeout
+    async def _stop(self, main: asyncio.Task[None]) -> None:
+        """The graceful part of stopping: the current batch within its share of the time, then :meth:`shutdown`."""
+        if self.health.started:
+            await self._drain(main)
+        else:  # still starting (joining the group): nothing fetched yet
+            main.cancel()
+            await asyncio.wait([main])
+        await self.shutdown()
 
     def _time_left(self) -> float:
         deadline = self._exit_deadline
@@ -180,11 +220,13 @@ class Worker:
 
     def _start_http(self) -> None:
         """``/healthz``, ``/readyz`` and ``/metrics`` (see :mod:`otel_eval.worker.health`), unless the port is 0."""
-        port = self.settings.worker_metrics_port
-        if port:
-            self._http = HealthServer(
-                self.health, self.settings.worker_metrics_host, port, metrics_text=self.telemetry.metrics_text
-            ).start()
+        host, port = self.settings.worker_metrics_host, self.settings.worker_metrics_port
+        if not port:
+            return
+        try:
+            self._http = HealthServer(self.health, host, port, metrics_text=self.telemetry.metrics_text).start()
+        except OSError as exc:  # e.g. the port is taken
+            raise WorkerFailed(f"cannot serve /healthz, /readyz, /metrics on {host}:{port}: {exc}") from exc
 
     async def _heartbeat(self) -> None:
         while True:
@@ -192,46 +234,80 @@ class Worker:
             await asyncio.sleep(HEARTBEAT_SECONDS)
 
     def request_exit(self) -> None:
-        """Asks the worker to stop after its current batch. Thread-safe; also what SIGTERM does."""
-        self.should_exit = True
-        loop, event = self._loop, self._exit_event
-        if loop is not None and event is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(event.set)
+        """Asks the worker to stop after its current batch. Thread-safe; also what SIGTERM and SIGINT do."""
+        self._on_loop(self._exit.set)
+
+    def fail(self, error: BaseException) -> None:
+        """Stops the worker because of ``error`` (a task that died, or a failure its tasks cannot recover from):
+        :meth:`serve` raises it after the shutdown. The first error wins. Thread-safe."""
+        if self.error is None:
+            self.error = error
+        self.request_exit()
+
+    def _force(self) -> None:
+        """Stops waiting: the current batch and the graceful shutdown are abandoned."""
+        self._exit.set()
+        if self._stopping is not None:
+            self._stopping.cancel()
+
+    def _on_loop(self, callback: Callable[[], None]) -> None:
+        """``callback()`` on the worker's loop, woken for it: from any thread, and from a signal handler (which may
+        interrupt the loop's own code, so nothing is changed in place)."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            callback()  # not serving: nothing waits on the event
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: the worker has stopped
+            loop.call_soon_threadsafe(callback)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
-        """Turns SIGINT/SIGTERM into :meth:`request_exit` while serving; restores the previous handlers after."""
+        """Turns SIGINT/SIGTERM into an exit request while serving (a second SIGINT forces the exit), restores the
+        previous handlers after, and then, after a graceful stop, raises the caught signals again (uvicorn's
+        ``capture_signals``). Does nothing outside the main thread (signals are only delivered there)."""
         if threading.current_thread() is not threading.main_thread():
             yield
             return
-        original = {sig: signal.signal(sig, self._handle_signal) for sig in _HANDLED_SIGNALS}
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in _HANDLED_SIGNALS}
         try:
             yield
         finally:
             for sig, handler in original.items():
                 signal.signal(sig, handler)
+        if self.abandoned_uncommitted:
+            return  # the caller reports the records left to the group (the CLI's exit code 75)
+        for captured in reversed(self._captured_signals):  # last in, first out, as the kernel would deliver them
+            signal.raise_signal(captured)
 
-    def _handle_signal(self, sig: int, frame: FrameType | None) -> None:
-        logger.info("received %s: finishing the current batch, then stopping", signal.Signals(sig).name)
-        self.request_exit()
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """The handler of SIGINT and SIGTERM while serving: the first requests the exit; a second SIGINT forces it."""
+        already = self.should_exit or bool(self._captured_signals)  # the event is set on the loop's next turn
+        self._captured_signals.append(sig)
+        name = signal.Signals(sig).name
+        if already and sig == signal.SIGINT:
+            logger.warning("received %s again: stopping now, the current batch is left uncommitted", name)
+            self.force_exit = True
+            self._on_loop(self._force)
+        else:
+            logger.info("received %s: finishing the current batch, then stopping", name)
+            self.request_exit()
 
     async def startup(self) -> None:
         """Starts the producer, the read-back consumer and the group consumer (joining the group)."""
         settings = self.settings
-        security = settings.security()
-        self._producer = create_producer(settings, security)
-        await self._producer.start()
-        dead_letters = DeadLetters(self._producer, settings.kafka_dead_letter_topic)
+        clients = self._clients
+        clients.producer = create_producer(settings, self._security)
+        await clients.producer.start()
+        dead_letters = DeadLetters(clients.producer, settings.kafka_dead_letter_topic)
         if settings.kafka_results_topic:
-            self._publisher = ResultsPublisher(self._producer, settings.kafka_results_topic)
+            clients.publisher = ResultsPublisher(clients.producer, settings.kafka_results_topic)
             if settings.worker_dedup_readback > 0:
-                self._readback = create_readback_consumer(settings, security)
-                await self._readback.start()
+                clients.readback = create_readback_consumer(settings, self._security)
+                await clients.readback.start()
         listener = RebalanceListener(self._on_revoked, self._on_assigned)
-        self._consumer = create_consumer(settings, security, listener)
-        self._batches.attach(self._consumer, dead_letters, self._publisher)
-        await self._consumer.start()
+        clients.consumer = create_consumer(settings, self._security, listener)
+        self._batches.attach(clients.consumer, dead_letters, clients.publisher)
+        await clients.consumer.start()
         logger.info(
             "worker started: group %s, topics %s, bootstrap %s", settings.kafka_group_id, self._topics, settings.servers
         )
@@ -241,106 +317,130 @@ class Worker:
     async def _drain(self, main: asyncio.Task[None]) -> None:
         """Lets the current batch finish within the first part of the exit time; abandons it uncommitted after."""
         timeout = self._time_left() * (1 - _CLIENT_STOP_SHARE / 2)
-        try:
-            await asyncio.wait_for(asyncio.shield(main), timeout=timeout)
-        except asyncio.TimeoutError:
+        done, _ = await asyncio.wait([main], timeout=timeout)
+        if not done:
             logger.warning(
                 "current batch did not finish within %.1f s: abandoned uncommitted (the group redelivers it)", timeout
             )
             main.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await main
-        except Exception:  # the main loop failed: shutdown still runs, the error was logged by main_loop
-            logger.debug("main loop ended with an error", exc_info=True)
+            await asyncio.wait([main])
 
     async def shutdown(self) -> None:
         """Leaves the group and stops every client, then flushes the telemetry, within the time left to exit.
 
         A client whose broker does not answer is closed without waiting for it. Open Collector-path traces are not
         evaluated: their offsets were not committed, so the next owner of the partition re-reads them."""
-        self.health.group_member = False  # /readyz: draining, route nothing new here
-        clients = [getattr(self, name) for name in ("_consumer", "_readback", "_producer")]
-        self._consumer = self._readback = self._producer = None
-        budget = self._time_left() * _CLIENT_STOP_SHARE
-        stops = [stop_client(c, budget, describe=self._security.describe_error) for c in clients if c is not None]
-        if not all(await asyncio.gather(*stops)):
-            logger.debug("a Kafka client was closed without a graceful stop (the broker did not answer)")
+        await self._close_clients(self._time_left() * _CLIENT_STOP_SHARE)
         await asyncio.to_thread(
             self.telemetry.flush, max(0.1, min(self.settings.worker_flush_timeout, self._time_left()))
         )
         stop_sinks = getattr(self.core, "shutdown", None)  # the backend sinks (OTEL_EVAL_SINKS) deliver what they hold
         if callable(stop_sinks):
             await asyncio.to_thread(stop_sinks, int(max(0.1, self._time_left()) * 1000))
-        abandoned = "; fetched records left uncommitted for the group" if self._uncommitted else ""
-        logger.info("worker stopped%s: %s", abandoned, self.metrics.snapshot())
+
+    async def _close_clients(self, budget: float) -> None:
+        self.health.group_member = False  # /readyz: draining, route nothing new here
+        stops = [stop_client(c, budget, describe=self._security.describe_error) for c in self._clients.take()]
+        if not all(await asyncio.gather(*stops)):
+            logger.debug("a Kafka client was closed without a graceful stop (the broker did not answer)")
 
     # --- main loop ---------------------------------------------------------------------------------------------
 
     async def main_loop(self) -> None:
-        """Fetch, process and commit batches until asked to exit."""
-        assert self._consumer is not None and self._batch_idle is not None
+        """Fetch, process and commit batches until asked to exit (call after :meth:`startup`).
+
+        A batch's results are published and its offsets committed while the next batch is fetched and evaluated;
+        before the loop ends, the last batch is committed (or left uncommitted when that fails)."""
         from aiokafka.errors import KafkaError
 
-        while not self.should_exit:
-            try:
-                batch = await self._consumer.getmany(
-                    timeout_ms=_POLL_MS, max_records=self.settings.worker_max_batch_size
-                )
-            except KafkaError as exc:  # e.g. a codec this process lacks: report it and keep trying, never skip data
-                if for_want_of_the_broker(exc):
-                    self.broker.failed(exc)
-                else:
-                    logger.error("fetching from Kafka failed: %s", self._security.describe_error(exc))
-                self.metrics.error(type(exc).__name__)
-                self.health.fetch_error = type(exc).__name__
-                await asyncio.sleep(_RETRY_BACKOFF_S)
-                continue
-            if not self.broker.outage.unavailable:
-                self.health.fetch_error = None
-            ready = self.assembler.ready() if SOURCE_OTLP_SPANS in self.settings.sources else []
-            if not batch and not ready:
-                continue
-            # Records of newly assigned partitions wait for the read-back of their recent results (de-duplication).
-            await self._readback_done.wait()
-            self._batch_idle.clear()
-            self._uncommitted = True
-            try:
-                await self._batches.process(batch, ready)
+        consumer = self._clients.consumer
+        try:
+            while not self.should_exit and consumer is not None:
+                try:
+                    batch = await consumer.getmany(timeout_ms=_POLL_MS, max_records=self.settings.worker_max_batch_size)
+                except KafkaError as exc:  # e.g. a codec this process lacks: report it and keep trying, never skip
+                    if is_retriable(exc):
+                        self.broker.failed(exc)
+                    else:
+                        logger.error("fetching from Kafka failed: %s", self._security.describe_error(exc))
+                    self.metrics.error(type(exc).__name__)
+                    self.health.fetch_error = type(exc).__name__
+                    await asyncio.sleep(_RETRY_BACKOFF_S)
+                    continue
+                if not self.broker.outage.unavailable:
+                    self.health.fetch_error = None
+                ready = self.assembler.ready() if SOURCE_OTLP_SPANS in self.settings.sources else []
+                if batch or ready:
+                    # Records of newly assigned partitions wait for the read-back of their recent results.
+                    await self._readback_done.wait()
+                    self._uncommitted = True
+                    await self._retrying(self._batches.process(batch, ready))
+                elif self._batches.settled_pending:  # idle: collect the last batch's commit (or its failure)
+                    await self._retrying(self._batches.settled())
+            if self._batches.settling:
+                await self._retrying(self._batches.settled())
+        finally:
+            self._batches.cancel()  # cancelled (the batch abandoned): nothing more is committed
+
+    async def _retrying(self, step: Coroutine[Any, Any, None]) -> None:
+        """Runs ``step`` of the batch pipeline; when it fails, once nothing is being committed any more, re-reads from
+        the last committed offsets (a failed batch is retried, never skipped)."""
+        from aiokafka.errors import KafkaError
+
+        self._batch_idle.clear()
+        try:
+            await step
+            if not self._batches.settling:
                 self._uncommitted = False
-            except Exception as exc:  # a failed batch is retried from the committed offsets, never skipped
-                if isinstance(exc, KafkaError) and for_want_of_the_broker(exc):
-                    self.broker.failed(exc)  # an outage: the watcher reports it once, not each retry
-                elif isinstance(exc, KafkaError):
-                    logger.warning(
-                        "batch failed: %s; re-reading from the last committed offsets",
-                        self._security.describe_error(exc),
-                    )
-                else:
-                    logger.exception("batch failed; re-reading from the last committed offsets")
-                self.metrics.error(type(exc).__name__)
-                self._batches.rewind()
-                await asyncio.sleep(_RETRY_BACKOFF_S)
-            finally:
-                self._batch_idle.set()
+        except Exception as exc:
+            if isinstance(exc, KafkaError) and is_retriable(exc):
+                self.broker.failed(exc)  # an outage: the watcher reports it once, not each retry
+            elif isinstance(exc, KafkaError):
+                logger.warning(
+                    "batch failed: %s; re-reading from the last committed offsets", self._security.describe_error(exc)
+                )
+            else:
+                logger.exception("batch failed; re-reading from the last committed offsets")
+            self.metrics.error(type(exc).__name__)
+            with contextlib.suppress(Exception):  # the batch before it, if still settling, settles or fails first
+                await self._batches.settled()
+            self._batches.rewind()
+            await asyncio.sleep(_RETRY_BACKOFF_S)
+        finally:
+            self._batch_idle.set()
 
     # --- rebalances --------------------------------------------------------------------------------------------
 
+    @property
+    def assignment(self) -> frozenset[tuple[str, int]]:
+        """The (topic, partition) pairs assigned to this worker by its group now (empty while rebalancing)."""
+        return self._assignment
+
     async def _on_revoked(self, revoked: set[Any]) -> None:
-        assert self._batch_idle is not None
+        self._assignment = frozenset()
         self.health.group_member = False
+        timeout = self.settings.kafka_session_timeout_ms / 2000
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._batch_idle.wait(), timeout=self.settings.kafka_session_timeout_ms / 2000)
+            await asyncio.wait_for(self._batch_idle.wait(), timeout=timeout)
+        try:  # the last batch commits before its partitions go (a new owner starts from the committed offsets)
+            await asyncio.wait_for(self._batches.settled(), timeout=timeout)
+        except Exception as exc:  # noqa: BLE001 - its records are redelivered to their next owner
+            logger.warning("the last batch before the rebalance was not committed: %r", exc)
+            self.metrics.error(type(exc).__name__)
         self._batches.forget(revoked)
 
     async def _on_assigned(self, assigned: set[Any]) -> None:
         logger.info("partitions assigned: %s", sorted((tp.topic, tp.partition) for tp in assigned))
+        self._assignment = frozenset((tp.topic, tp.partition) for tp in assigned)
+        self.metrics.assigned()
         self.health.group_member = True
-        if self._publisher is None or self._readback is None or not assigned:
+        publisher, readback = self._clients.publisher, self._clients.readback
+        if publisher is None or readback is None or not assigned:
             return
         self._readback_done.clear()
         try:
-            read = await self._publisher.read_back(
-                self._readback, {tp.partition for tp in assigned}, self.settings.worker_dedup_readback, self.ledger
+            read = await publisher.read_back(
+                readback, {tp.partition for tp in assigned}, self.settings.worker_dedup_readback, self.ledger
             )
             logger.info("read back %d recent results for de-duplication", read)
         except Exception as exc:  # noqa: BLE001 - without read-back, redelivered work is evaluated again (at-least-once)
@@ -348,34 +448,3 @@ class Worker:
             self.metrics.error("readback_failed")
         finally:
             self._readback_done.set()
-
-
-def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry) -> RequestEvaluator:
-    """The shared evaluation core, configured from ``settings``, emitting through ``telemetry``'s providers; its
-    judge is the process-wide one (from the environment), reporting its calls through ``telemetry``'s meter provider.
-
-    Raises:
-        ConfigurationError: bad criteria or eval set.
-    """
-    from otel_eval.emit import Emitters
-    from otel_eval.emit.pipeline import PipelineMetrics
-    from otel_eval.emit.sinks import sinks_from_env
-    from otel_eval.evaluation.core import EvaluationCore
-    from otel_eval.judge import default_judge
-    from otel_eval.model.loading import criteria_setting, eval_set_setting
-
-    emitters = Emitters.create(
-        tracer_provider=telemetry.tracer_provider,
-        logger_provider=telemetry.logger_provider,
-        meter_provider=telemetry.meter_provider,
-        sinks=sinks_from_env(meter_provider=telemetry.meter_provider),  # OTEL_EVAL_SINKS: backends' score APIs
-    )
-    judge = default_judge()
-    judge.use_meter_provider(telemetry.meter_provider)
-    return EvaluationCore(
-        criteria=criteria_setting(settings.criteria, setting=f"{env.OTEL_EVAL_CRITERIA} / --criteria"),
-        judge=judge,
-        eval_set=eval_set_setting(settings.eval_set, setting=f"{env.OTEL_EVAL_EVAL_SET} / --eval-set"),
-        emitters=emitters,
-        pipeline=PipelineMetrics(telemetry.meter_provider, transport="kafka"),
-    )

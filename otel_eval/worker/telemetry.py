@@ -50,6 +50,11 @@ class WorkerTelemetry:
     meter_provider: MeterProvider | None = None
     metrics_text: Callable[[], bytes] | None = None
 
+    @property
+    def buffers(self) -> bool:
+        """Whether spans or result events are buffered between batches (there is something to :meth:`flush`)."""
+        return self.tracer_provider is not None or self.logger_provider is not None
+
     def flush(self, timeout_seconds: float) -> bool:
         """Exports the buffered spans and result events. False when the exporters did not finish in time.
 

@@ -96,6 +96,7 @@ def test_bad_settings_are_reported_clearly(tmp_path: Path) -> None:
 
 
 @pytest.mark.kafka
+@pytest.mark.integration
 async def test_a_failing_sasl_login_never_leaks_the_password(
     kafka_bootstrap: str, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -20,7 +20,7 @@ from otel_eval.transport.kafka import KafkaInvocationExporter
 from tests._kafka import TansuBroker, TcpProxy, create_topics, free_port, random_topic, read_topic
 from tests.transport._requests import request
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.integration]
 
 
 def _dropped_points(reader: InMemoryMetricReader) -> dict[str, int]:

@@ -226,15 +226,18 @@ def _any_value(value: Any) -> Any:
     return getattr(value, kind) if kind else None
 
 
-def start_worker_process(args: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
-    """``otel-eval worker ARGS`` in a new Python process (its output goes to ``log_path``)."""
+def start_worker_process(
+    args: list[str], env: dict[str, str], log_path: Path, *, prelude: str = ""
+) -> subprocess.Popen[bytes]:
+    """``otel-eval worker ARGS`` in a new Python process (its output goes to ``log_path``); ``prelude``: Python
+    statements run in that process first (e.g. to inject a fault)."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "GOOGLE_", "GEMINI_"))}
     full_env["OTEL_EVAL_WORKER_METRICS_PORT"] = "0"  # several test workers run on one machine
     full_env.update(env)
     full_env["PYTHONPATH"] = str(REPO)
     log = log_path.open("wb")
     return subprocess.Popen(
-        [sys.executable, "-c", "from otel_eval.cli import main; main()", "worker", *args],
+        [sys.executable, "-c", f"{prelude}\nfrom otel_eval.cli import main; main()", "worker", *args],
         env=full_env,
         stdout=log,
         stderr=subprocess.STDOUT,

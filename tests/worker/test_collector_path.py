@@ -158,6 +158,7 @@ def _scores(telemetry: MemoryTelemetry) -> set[tuple[str, str, str, str, float |
 
 
 @pytest.mark.kafka
+@pytest.mark.integration
 async def test_collector_path_through_rotel_scores_like_the_in_process_path(
     kafka_bootstrap: str, tmp_path: Path
 ) -> None:
@@ -232,6 +233,7 @@ def _score_counts(telemetry: MemoryTelemetry) -> Counter[tuple[str, str, float |
 
 
 @pytest.mark.kafka
+@pytest.mark.integration
 @pytest.mark.usefixtures("quiet_adk")
 async def test_event_only_adk_logs_through_rotel_score_like_span_only(kafka_bootstrap: str, tmp_path: Path) -> None:
     """ADK with EVENT_ONLY: spans and log records exported by the SDK's OTLP/HTTP exporters to rotel, which writes

@@ -9,6 +9,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from otel_eval.metrics import EFFICIENCY_METRICS
@@ -77,6 +78,8 @@ def test_the_endpoints_answer_over_http() -> None:
         with_metrics.stop()
 
 
+@pytest.mark.kafka
+@pytest.mark.integration
 async def test_a_prometheus_mode_worker_serves_health_readiness_and_its_metrics(
     kafka_bootstrap: str, tmp_path: Path
 ) -> None:
@@ -107,7 +110,7 @@ async def test_a_prometheus_mode_worker_serves_health_readiness_and_its_metrics(
             EFFICIENCY_METRICS
         )
         process.send_signal(signal.SIGTERM)
-        assert await asyncio.to_thread(process.wait, 30) == 0
+        assert await asyncio.to_thread(process.wait, 30) == -signal.SIGTERM  # drained, then SIGTERM again
     finally:
         if process.poll() is None:
             process.kill()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
@@ -87,3 +89,16 @@ def test_cli_exits_1_when_the_broker_is_unreachable_and_never_prints_the_passwor
     assert result.exit_code == 1
     assert "worker failed" in result.output
     assert SECRET not in result.output
+
+
+def test_cli_exits_1_with_a_clear_line_when_the_health_port_is_taken() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        args = ["worker", "--bootstrap-servers", f"127.0.0.1:{free_port()}", "--telemetry", "none"]
+        args += ["--metrics-host", "127.0.0.1", "--metrics-port", str(port)]
+        result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1
+    assert f"error: worker failed: cannot serve /healthz, /readyz, /metrics on 127.0.0.1:{port}" in result.output
+    assert "Traceback" not in result.output

@@ -25,7 +25,7 @@ from tests._kafka import create_topics, random_topic, read_topic
 from tests.waiting import wait_until_async
 from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.integration]
 
 REFERENCE_METRICS = {"tool_trajectory_avg_score", "response_match_score"}
 ROUNDS = 5

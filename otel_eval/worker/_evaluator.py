@@ -1,0 +1,45 @@
+"""The worker's evaluation core: the shared :class:`~otel_eval.evaluation.core.EvaluationCore`, configured from the
+worker's settings and emitting through its telemetry."""
+
+from __future__ import annotations
+
+from otel_eval import environment_variables as env
+from otel_eval.transport import RequestEvaluator
+from otel_eval.worker.settings import WorkerSettings
+from otel_eval.worker.telemetry import WorkerTelemetry
+
+
+def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry) -> RequestEvaluator:
+    """The shared evaluation core, configured from ``settings``, emitting through ``telemetry``'s providers (and
+    nothing of what it has no provider for: ``--telemetry none`` emits no span, event or metric); its
+    judge is the process-wide one (from the environment), reporting its calls through ``telemetry``'s meter provider.
+
+    Raises:
+        ConfigurationError: bad criteria or eval set.
+    """
+    from otel_eval.emit import Emitters
+    from otel_eval.emit.pipeline import PipelineMetrics
+    from otel_eval.emit.sinks import sinks_from_env
+    from otel_eval.evaluation.core import EvaluationCore
+    from otel_eval.judge import default_judge
+    from otel_eval.model.loading import criteria_setting, eval_set_setting
+
+    # The worker emits through its own providers only (flushed before each commit): none for what it has none of.
+    emitters = Emitters.create(
+        tracer_provider=telemetry.tracer_provider,
+        logger_provider=telemetry.logger_provider,
+        meter_provider=telemetry.meter_provider,
+        spans=telemetry.tracer_provider is not None,
+        events=telemetry.logger_provider is not None,
+        metrics=telemetry.meter_provider is not None,
+        sinks=sinks_from_env(meter_provider=telemetry.meter_provider),  # OTEL_EVAL_SINKS: backends' score APIs
+    )
+    judge = default_judge()
+    judge.use_meter_provider(telemetry.meter_provider)
+    return EvaluationCore(
+        criteria=criteria_setting(settings.criteria, setting=f"{env.OTEL_EVAL_CRITERIA} / --criteria"),
+        judge=judge,
+        eval_set=eval_set_setting(settings.eval_set, setting=f"{env.OTEL_EVAL_EVAL_SET} / --eval-set"),
+        emitters=emitters,
+        pipeline=PipelineMetrics(telemetry.meter_provider, transport="kafka"),
+    )
