@@ -24,7 +24,10 @@ from otel_eval.model.messages import EvaluationRecord
 from tests.processor.telemetry import Telemetry
 
 pytest_plugins = ("tests.judge.plugin",)
-pytestmark = pytest.mark.usefixtures("clean_genai_env")
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.usefixtures("clean_genai_env"),
+]  # `otel-eval judge-server` runs as a child
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTED = "scripted-local-judge"
