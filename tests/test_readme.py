@@ -207,6 +207,7 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("command", COMMANDS, ids=str)
 def test_readme_command_runs_as_written(command: Command, checkout: Path) -> None:
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "GOOGLE_", "GEMINI_"))}

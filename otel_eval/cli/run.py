@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import functools
 import json
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -311,7 +311,12 @@ def run(
         streamed = stream_traces(trace_files, spill)
         report_problems(streamed.loaded.errors, streamed.loaded.warnings, verbose=verbose)
         tally = asyncio.run(
-            _evaluate_streamed(streamed, eval_set, eval_id, plan, json_output=output == "json", results_dir=results_dir)
+            _closing_judge(
+                judge,
+                _evaluate_streamed(
+                    streamed, eval_set, eval_id, plan, json_output=output == "json", results_dir=results_dir
+                ),
+            )
         )
     _print_judge_summary(judge)
     if streamed.loaded.errors or not tally.count:
@@ -327,6 +332,15 @@ def run(
                 err=True,
             )
         raise SystemExit(EXIT_NOT_EVALUATED)
+
+
+async def _closing_judge(judge: JudgeClient | None, evaluation: Coroutine[Any, Any, RunTally]) -> RunTally:
+    """``evaluation``'s result, the judge's connections closed on the event loop that opened them."""
+    try:
+        return await evaluation
+    finally:
+        if judge is not None:
+            await judge.aclose()
 
 
 async def _evaluate_streamed(

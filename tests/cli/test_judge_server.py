@@ -24,7 +24,8 @@ from otel_eval.model.messages import EvaluationRecord
 from tests.processor.telemetry import Telemetry
 
 pytest_plugins = ("tests.judge.plugin",)
-pytestmark = pytest.mark.usefixtures("clean_genai_env")
+# `otel-eval judge-server` runs as a child process.
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("clean_genai_env")]
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTED = "scripted-local-judge"
@@ -69,8 +70,9 @@ def _serve() -> Served:
 
 
 def _end(served: Served) -> None:
-    if served.process.poll() is None:
-        served.process.kill()
+    with served.process:  # closes its pipes
+        if served.process.poll() is None:
+            served.process.kill()
         served.process.wait(10)
 
 
@@ -142,7 +144,7 @@ def test_a_port_in_use_is_an_error_naming_it() -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        process = _command("--port", str(port))
-        _, err = process.communicate(timeout=60)
+        with _command("--port", str(port)) as process:
+            _, err = process.communicate(timeout=60)
     assert process.returncode == 1
     assert f"cannot serve on 127.0.0.1:{port}" in err

@@ -11,6 +11,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.integration  # a fresh interpreter, so that nothing is imported already
+
 
 def test_cli_and_registry_import_without_heavy_dependencies() -> None:
     code = (

@@ -10,6 +10,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.deploy.conftest import COMPOSE_FILE, DEPLOY, REPO, load_yaml_documents
 from tests.environment import known_environment_variables
 
@@ -109,6 +111,7 @@ def test_prometheus_receives_otlp_and_loads_the_rules() -> None:
         assert (DEPLOY / "prometheus" / rule_file).is_file()
 
 
+@pytest.mark.integration
 def test_the_worker_entrypoint_gives_each_replica_its_own_instance_id(tmp_path: Path) -> None:
     """Runs the entrypoint's shell with a stand-in ``otel-eval`` that prints what it was given."""
     worker = _services()["worker"]

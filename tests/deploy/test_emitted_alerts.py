@@ -147,6 +147,7 @@ def _run_promtool(promtool: str, test: dict[str, Any], tmp_path: Path) -> subpro
     )
 
 
+@pytest.mark.integration
 def test_the_budget_alert_fires_on_real_refusals_and_they_are_not_evaluation_errors(
     budget_samples: list[Sample], promtool: str, tmp_path: Path
 ) -> None:
@@ -191,6 +192,7 @@ def test_the_budget_alert_fires_on_real_refusals_and_they_are_not_evaluation_err
     assert process.returncode == 0, f"promtool on budget series:\n{process.stdout}{process.stderr}"
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("translation", TRANSLATIONS)
 def test_the_alerts_fire_on_real_emitted_series(
     samples: dict[str, list[Sample]], translation: str, promtool: str, tmp_path: Path

@@ -56,6 +56,7 @@ def test_every_query_uses_emitted_labels_and_values() -> None:
         assert label and label.group(1) in allowed, variable["name"]
 
 
+@pytest.mark.integration
 def test_every_query_is_valid_promql(promtool: str, tmp_path: Path) -> None:
     """promtool parses each query as a recording rule (Grafana variables expanded to a duration and a name)."""
     rules = [

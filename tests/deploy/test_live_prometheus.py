@@ -40,7 +40,7 @@ from tests.judge.fake_gemini import FakeGemini
 from tests.transport._requests import request
 from tests.worker._harness import start_worker_process
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # Prometheus, the tansu broker and a worker process
 
 T = TypeVar("T")
 PROMETHEUS_MISSING = (

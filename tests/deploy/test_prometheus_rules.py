@@ -31,14 +31,17 @@ def test_rule_files_exist() -> None:
     assert len(RULE_TEST_FILES) >= 5
 
 
+@pytest.mark.integration
 def test_promtool_check_rules(promtool: str) -> None:
     _run(promtool, "check", "rules", *RULE_FILES, cwd=PROMETHEUS_DIR)
 
 
+@pytest.mark.integration
 def test_promtool_check_config_of_the_compose_prometheus(promtool: str) -> None:
     _run(promtool, "check", "config", "prometheus.yml", cwd=PROMETHEUS_DIR)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("test_file", RULE_TEST_FILES, ids=lambda p: p.name)
 def test_promtool_test_rules(promtool: str, test_file: Path) -> None:
     _run(promtool, "test", "rules", test_file.name, cwd=test_file.parent)

@@ -7,6 +7,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.deploy import prometheus_names
@@ -14,6 +15,8 @@ from tests.deploy.promql import selectors
 
 REPO = Path(__file__).parents[2]
 DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+pytestmark = pytest.mark.integration  # promtool
 
 
 def test_the_readme_promql_is_valid_and_uses_emitted_names(promtool: str, tmp_path: Path) -> None:

@@ -23,6 +23,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from otel_eval.evaluation.embedded import NO_DESTINATION_WARNING
 from otel_eval.metrics import EFFICIENCY_METRICS
 
+pytestmark = pytest.mark.integration  # each example runs in an interpreter of its own
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 SCORE = re.compile(r"^otel-eval: (\w+) (\S+) (\w+) agent=(\S+) ", re.MULTILINE)

@@ -143,9 +143,7 @@ def test_parse_critique_equals_adk(text: str, label: Label) -> None:
     from google.adk.evaluation.final_response_match_v2 import _parse_critique
 
     assert parse_critique(text) is label
-    assert _parse_critique(text).value == label.value or (
-        label is Label.NOT_FOUND and _parse_critique(text).name == "NOT_FOUND"
-    )
+    assert _parse_critique(text).value == label.value
 
 
 async def test_parity_with_adk_evaluator(adk_env: FakeGemini) -> None:

@@ -52,6 +52,7 @@ def test_stems_equal_nltks_on_generated_words(word: str) -> None:
     assert STEMMER.stem(word) == REAL.stem(word)
 
 
+@pytest.mark.integration
 def test_scoring_leaves_no_nltk_module_behind_and_nltk_still_imports() -> None:
     code = (
         "import json, sys\n"

@@ -487,6 +487,7 @@ print(json.dumps({"before": before, "after": "google.genai.types" in sys.modules
 """
 
 
+@pytest.mark.integration
 def test_module_never_imports_google_genai_until_a_rare_field_needs_it() -> None:
     path = Path(o.__file__)
     result = subprocess.run(
@@ -508,6 +509,7 @@ print(json.dumps({"results": len(results), "genai": sorted(m for m in sys.module
 """
 
 
+@pytest.mark.integration
 def test_offline_run_never_imports_google_genai() -> None:
     """``otel-eval run`` with deterministic metrics rebuilds, scores and prints without loading google-genai."""
     data = Path(__file__).resolve().parents[1] / "data"

@@ -136,6 +136,7 @@ def test_wrong_keys_are_refused_once_in_the_log_without_the_secret(
     assert all(wrong_secret not in line and SECRET_KEY not in line for line in lines)
 
 
+@pytest.mark.integration
 def test_the_evaluation_process_sends_its_scores_through_the_sinks_the_environment_names(
     langfuse: LoopbackLangfuse, monkeypatch: pytest.MonkeyPatch
 ) -> None:
