@@ -76,6 +76,15 @@ class EvaluationRecord(BaseModel):
     eval_id: str | None = None
     eval_set_id: str | None = None
     invocation_end_time_ns: int = Field(default=0, description="When the evaluated invocation ended.")
+    session_window: int | None = Field(
+        default=None, description="A session result's window (``otel_eval.session.window``); None otherwise."
+    )
+    session_first_turn: int | None = Field(
+        default=None, description="``otel_eval.session.first_turn``: the first turn of the session it covers."
+    )
+    session_last_turn: int | None = Field(
+        default=None, description="``otel_eval.session.last_turn``: the last turn of the session it covers."
+    )
     evaluated_at: float = Field(default_factory=time.time, description="Unix seconds when the result was produced.")
 
 
@@ -86,4 +95,30 @@ def result_id(trace_id: str, span_id: str, metric_name: str, evaluator_version: 
     an invocation with a changed evaluator is a different result, not a duplicate of the old one.
     """
     key = "\x00".join((trace_id, span_id, metric_name, evaluator_version or ""))
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def session_result_id(
+    session_id: str,
+    first_turn: int,
+    last_turn: int,
+    trace_id: str,
+    span_id: str,
+    metric_name: str,
+    evaluator_version: str | None,
+) -> str:
+    """The deterministic id of a conversation-level result on one turn of a session window: the same window judged
+    again is a duplicate; a window of later turns (a resumed session) is a new result."""
+    key = "\x00".join(
+        (
+            "session",
+            session_id,
+            str(first_turn),
+            str(last_turn),
+            trace_id,
+            span_id,
+            metric_name,
+            evaluator_version or "",
+        )
+    )
     return hashlib.sha256(key.encode()).hexdigest()[:32]
