@@ -122,6 +122,8 @@ class EmbeddedInvocationExporter(InvocationExporter):
             self._count_dropped(semconv.DROP_SHUTDOWN, len(requests))
             return ExportResult.FAILURE
         work, windows = self._split(requests)
+        if any(w.scope == "invocation" for w in work):
+            self._wake()  # a session may have opened: the loop's next wait is until its idle deadline
         inline = self._evaluate_inline
         core = self.core
         if isinstance(core, EvaluationCore):
