@@ -265,3 +265,41 @@ def test_session_settings_are_read_from_the_environment() -> None:
     )  # fmt: skip
     assert settings.sessions == SessionLimits(idle_timeout=12.5, max_turns=7, max_sessions=3, max_bytes=4096)
     assert ProcessorSettings.from_env({}).sessions.idle_timeout == 300.0
+
+
+def _session_results(records: list[EvaluationRecord]) -> list[tuple[Any, ...]]:
+    """Each conversation-level record by session, turn order and window (ids differ between runs: new traces)."""
+    ordered = sorted(records, key=lambda r: r.invocation_end_time_ns)
+    return [
+        (r.session_id, r.score, r.eval_status.name, r.session_window, r.session_first_turn, r.session_last_turn)
+        for r in ordered
+        if r.metric_name == MULTI_TURN
+    ]
+
+
+WORKLOAD = ((WEATHER, "s-1"), (MONEY, "s-2"), (THANKS, "s-1"), (MONEY, "s-1"))
+
+
+@pytest.mark.integration
+def test_process_isolation_judges_the_same_session_windows(telemetry: Telemetry, judge: FakeGemini) -> None:
+    in_thread = Online(telemetry, SessionLimits(idle_timeout=0.3, max_turns=2))
+    for scenario, session in WORKLOAD:
+        in_thread.run(scenario, session)
+    assert wait_until(lambda: len(in_thread.judged()) == 4, timeout=20)
+    in_thread.processor.shutdown()
+
+    records: list[EvaluationRecord] = []
+    processor = EvaluationSpanProcessor(
+        CONFIG, isolation="process", sessions=SessionLimits(idle_timeout=0.3, max_turns=2), sinks=[records.extend]
+    )
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    agent = TravelAgent(provider)
+    for scenario, session in WORKLOAD:
+        agent.run(scenario, conversation_id=session)
+    assert wait_until(lambda: sum(r.metric_name == MULTI_TURN for r in records) == 4, timeout=60)
+    processor.shutdown()
+    assert _session_results(records) == _session_results(in_thread.records)
+    assert {(w[0], w[3:]) for w in _session_results(records)} == {
+        ("s-1", (0, 0, 1)), ("s-2", (0, 0, 0)), ("s-1", (1, 2, 2))
+    }  # fmt: skip
