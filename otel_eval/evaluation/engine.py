@@ -81,6 +81,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
         self._sessions = SessionStage(sessions, pipeline) if isinstance(core, EvaluationCore) else None
         self._queue: deque[_Work] = deque()
         self._in_flight = 0
+        self._in_flight_weight = 0
         self._shutdown = False
         if pipeline is not None:
             weak_self = weakref.ref(self)
@@ -101,6 +102,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
         # The worker thread and its loop do not exist in a forked child: start afresh with an empty queue.
         self._queue.clear()
         self._in_flight = 0
+        self._in_flight_weight = 0
         if self._sessions is not None:
             self._sessions.reset()
         if not self._shutdown:
@@ -196,7 +198,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
         self._wake()
         self._drain(deadline)
         with self._changed:
-            abandoned = sum(item.weight for item in self._queue) + self._in_flight
+            abandoned = sum(item.weight for item in self._queue) + self._in_flight_weight
             self._queue.clear()
         if abandoned:
             logger.warning("embedded worker shut down with %d request(s) not evaluated", abandoned)
@@ -242,7 +244,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
                     try:
                         await semaphore.acquire()
                     except asyncio.CancelledError:
-                        self._done_with_one()
+                        self._done_with_one(request.weight)
                         raise
                     task: asyncio.Task[object] = loop.create_task(self._evaluate(request, semaphore))
                     self._tasks.add(task)
@@ -269,8 +271,10 @@ class EmbeddedInvocationExporter(InvocationExporter):
         with self._changed:
             if not self._queue:
                 return None
+            item = self._queue.popleft()
             self._in_flight += 1
-            return self._queue.popleft()
+            self._in_flight_weight += item.weight
+            return item
 
     async def _evaluate(self, item: _Work, semaphore: asyncio.Semaphore) -> object:
         try:
@@ -283,11 +287,12 @@ class EmbeddedInvocationExporter(InvocationExporter):
             return await core.evaluate(item.request)
         finally:
             semaphore.release()
-            self._done_with_one()
+            self._done_with_one(item.weight)
 
-    def _done_with_one(self) -> None:
+    def _done_with_one(self, weight: int) -> None:
         with self._changed:
             self._in_flight -= 1
+            self._in_flight_weight -= weight
             self._changed.notify_all()
 
     def _stop_serving(self) -> None:

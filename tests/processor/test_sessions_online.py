@@ -251,11 +251,12 @@ def test_shutdown_past_its_timeout_counts_the_sessions_not_judged(telemetry: Tel
         use_loopback_judge(monkeypatch, server.base_url)
         online = Online(telemetry, SessionLimits(idle_timeout=600))
         online.run(MONEY, "s-1")
+        online.run(WEATHER, "s-1")
         online.run(THANKS, "s-2")
-        assert wait_until(lambda: len(online.judged("tool_call_count_v1")) == 2)
+        assert wait_until(lambda: len(online.judged("tool_call_count_v1")) == 3)
         online.processor.shutdown(timeout_millis=300)
         assert online.judged() == []
-        assert _dropped(telemetry, semconv.DROP_SHUTDOWN) == 2
+        assert _dropped(telemetry, semconv.DROP_SHUTDOWN) == 3  # every turn of the windows not judged
 
 
 def test_session_settings_are_read_from_the_environment() -> None:
