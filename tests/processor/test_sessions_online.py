@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from google.genai import types as genai_types
 from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -21,6 +22,7 @@ from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval.cli import main
 from otel_eval.demo import Scenario, ToolStep, TravelAgent
 from otel_eval.evaluation.sessions import SessionLimits
+from otel_eval.model import ConversationScenario, EvalCase, EvalSet, Invocation
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.processor._settings import ProcessorSettings
 from tests.environment import use_loopback_judge
@@ -29,6 +31,7 @@ from tests.processor.telemetry import Telemetry, hex_id
 from tests.waiting import wait_until
 
 MULTI_TURN = "rubric_based_multi_turn_trajectory_quality_v1"
+SIMULATOR = "per_turn_user_simulator_quality_v1"
 CONFIG: dict[str, Any] = {  # ADK's informational efficiency metrics (tool_call_count_v1, ...) are always added
     "criteria": {
         MULTI_TURN: {
@@ -304,3 +307,50 @@ def test_process_isolation_judges_the_same_session_windows(telemetry: Telemetry,
     assert {(w[0], w[3:]) for w in _session_results(records)} == {
         ("s-1", (0, 0, 1)), ("s-2", (0, 0, 0)), ("s-1", (1, 2, 2))
     }  # fmt: skip
+
+
+def test_a_session_pairs_with_its_case_by_the_first_user_text_and_a_scenario_serves_the_simulator_metric(
+    telemetry: Telemetry, judge: FakeGemini
+) -> None:
+    def turn(scenario: Scenario) -> Invocation:
+        return Invocation(
+            user_content=genai_types.Content(role="user", parts=[genai_types.Part(text=scenario.user_text)])
+        )
+
+    eval_set = EvalSet(
+        eval_set_id="golden",
+        eval_cases=[
+            EvalCase(eval_id="trip", conversation=[turn(WEATHER), turn(MONEY)]),
+            EvalCase(
+                eval_id="polite",
+                conversation_scenario=ConversationScenario(starting_prompt=THANKS.user_text, conversation_plan="Chat."),
+            ),
+        ],
+    )
+    criteria = {**CONFIG["criteria"], SIMULATOR: {"threshold": 0.5, "judge_model_options": {"num_samples": 1}}}
+    records: list[EvaluationRecord] = []
+    processor = EvaluationSpanProcessor(
+        criteria, eval_set=eval_set, sessions=SessionLimits(idle_timeout=0.3), sinks=[records.extend],
+        **telemetry.providers(),
+    )  # fmt: skip
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    agent = TravelAgent(provider)
+    for scenario, session in ((WEATHER, "s-trip"), (THANKS, "s-polite"), (MONEY, "s-trip"), (WEATHER, "s-polite")):
+        agent.run(scenario, conversation_id=session)
+    assert wait_until(lambda: sum(r.metric_name == MULTI_TURN for r in records) == 4, timeout=20)
+    processor.shutdown()
+    judged = {(r.session_id, r.metric_name, r.eval_id) for r in records if r.session_window is not None}
+    # the whole session pairs with the case its first user text starts (its second turn alone would not)
+    assert judged == {
+        ("s-trip", MULTI_TURN, "trip"), ("s-polite", MULTI_TURN, "polite"),
+        ("s-trip", SIMULATOR, "trip"), ("s-polite", SIMULATOR, "polite"),
+    }  # fmt: skip
+    simulated = {
+        session: [r.error_type for r in records if r.metric_name == SIMULATOR and r.session_id == session]
+        for session in ("s-trip", "s-polite")
+    }
+    # the scenario case's conversation_scenario serves the simulator metric (the judge was asked about the second
+    # turn); the case without one has no reference for it
+    assert simulated["s-trip"] == ["no_reference", "no_reference"]
+    assert "no_reference" not in simulated["s-polite"] and len(simulated["s-polite"]) == 2
