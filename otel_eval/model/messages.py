@@ -12,7 +12,7 @@ import hashlib
 import time
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from otel_eval.model import EvalCase, EvalStatus, TracedInvocation
 
@@ -86,6 +86,19 @@ class EvaluationRecord(BaseModel):
         default=None, description="``otel_eval.session.last_turn``: the last turn of the session it covers."
     )
     evaluated_at: float = Field(default_factory=time.time, description="Unix seconds when the result was produced.")
+
+    @model_serializer(mode="wrap")
+    def _without_absent_session(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The session fields only when set: a record of one invocation serialises as before them, so readers that
+        forbid unknown fields (an older worker reading the results topic) still read it."""
+        data: dict[str, Any] = handler(self)
+        for name in _SESSION_FIELDS:
+            if data.get(name, 0) is None:
+                del data[name]
+        return data
+
+
+_SESSION_FIELDS = ("session_window", "session_first_turn", "session_last_turn")
 
 
 def result_id(trace_id: str, span_id: str, metric_name: str, evaluator_version: str | None) -> str:
