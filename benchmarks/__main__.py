@@ -21,6 +21,7 @@ BENCHMARKS = (
     "bench_throughput",
     "bench_latency",
     "bench_judge",
+    "bench_sessions",
     "bench_kafka",
     "bench_hostile",
     "bench_outage",

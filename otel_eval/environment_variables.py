@@ -59,6 +59,29 @@ root that ended waits for spans still open under it (then it is evaluated withou
 ``otel_eval.invocations.incomplete``). Default 30."""
 DEFAULT_TRACE_IDLE_TIMEOUT: Final = 30.0
 
+OTEL_EVAL_SESSION_IDLE_TIMEOUT: Final = "OTEL_EVAL_SESSION_IDLE_TIMEOUT"
+"""Seconds without a new turn after which a session's conversation-level metrics run (embedded worker). Default 300:
+long enough for a person to read an answer and type the next question (chat turns are usually seconds to a minute or
+two apart), short enough that a conversation's scores arrive within minutes and open sessions stay few (between
+Datadog's 3 idle minutes and AWS AgentCore's 15). A turn after that opens a new window, judged on its own."""
+DEFAULT_SESSION_IDLE_TIMEOUT: Final = 300.0
+
+OTEL_EVAL_SESSION_MAX_TURNS: Final = "OTEL_EVAL_SESSION_MAX_TURNS"
+"""Turns after which a session's conversation-level metrics run at once; its next turn opens a new window.
+Default 50."""
+DEFAULT_SESSION_MAX_TURNS: Final = 50
+
+OTEL_EVAL_MAX_OPEN_SESSIONS: Final = "OTEL_EVAL_MAX_OPEN_SESSIONS"
+"""Sessions held open at once for their conversation-level metrics; a turn of a new session beyond it is not held
+(``otel_eval.invocations.dropped{otel_eval.drop.reason=max_open_sessions}``; its own metrics still run). Default
+10000."""
+DEFAULT_MAX_OPEN_SESSIONS: Final = 10_000
+
+OTEL_EVAL_MAX_SESSION_BYTES: Final = "OTEL_EVAL_MAX_SESSION_BYTES"
+"""Approximate bytes of turns held over all open sessions; a turn that would pass it is not held
+(``otel_eval.invocations.dropped{otel_eval.drop.reason=max_session_bytes}``). Default 64 MiB."""
+DEFAULT_MAX_SESSION_BYTES: Final = 64 * 1024 * 1024
+
 OTEL_EVAL_MAX_PENDING_SPANS: Final = "OTEL_EVAL_MAX_PENDING_SPANS"
 """Ended spans waiting (between ``on_end`` and the processor's background thread) before new ones are dropped.
 Default 8192."""

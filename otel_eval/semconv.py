@@ -28,6 +28,12 @@ OTEL_EVAL_EVAL_ID: Final = "otel_eval.eval_id"
 OTEL_EVAL_EVAL_SET_ID: Final = "otel_eval.eval_set_id"
 OTEL_EVAL_RESULT_ID: Final = "otel_eval.result.id"
 OTEL_EVAL_INVOCATION_ID: Final = "otel_eval.invocation.id"
+OTEL_EVAL_SESSION_WINDOW: Final = "otel_eval.session.window"
+"""A session result's window: 0 for a session's first, then 1, 2, … for turns that came after a window was judged."""
+OTEL_EVAL_SESSION_FIRST_TURN: Final = "otel_eval.session.first_turn"
+"""Index (from 0, over the whole session) of the first turn a session result covers."""
+OTEL_EVAL_SESSION_LAST_TURN: Final = "otel_eval.session.last_turn"
+"""Index (from 0, over the whole session) of the last turn a session result covers."""
 OTEL_EVAL_DROP_REASON: Final = "otel_eval.drop.reason"
 OTEL_EVAL_PRIORITY_REASON: Final = "otel_eval.priority.reason"  # why a sampled-out trace was evaluated anyway
 OTEL_EVAL_OUTCOME: Final = "otel_eval.outcome"  # judge call outcome: ok | error | cached

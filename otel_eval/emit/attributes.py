@@ -33,6 +33,9 @@ def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
         semconv.OTEL_EVAL_INVOCATION_ID: record.invocation_id or None,
         semconv.OTEL_EVAL_EVAL_ID: record.eval_id,
         semconv.OTEL_EVAL_EVAL_SET_ID: record.eval_set_id,
+        semconv.OTEL_EVAL_SESSION_WINDOW: record.session_window,
+        semconv.OTEL_EVAL_SESSION_FIRST_TURN: record.session_first_turn,
+        semconv.OTEL_EVAL_SESSION_LAST_TURN: record.session_last_turn,
     }
     attributes.update({key: value for key, value in optional.items() if value is not None})
     return attributes

@@ -5,14 +5,14 @@ as an evaluator for the LLM-observability backends (OpenInference's ``openinfere
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from opentelemetry import trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
+from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, TracerProvider
 
 from otel_eval import semconv
-from otel_eval.emit._context import invocation_context
+from otel_eval.emit._context import invocation_context, invocation_span_context
 from otel_eval.emit.attributes import record_attributes
 from otel_eval.judge.tracing import evaluation_tracer
 from otel_eval.model.messages import EvaluationRecord
@@ -54,17 +54,22 @@ class EvaluationSpanEmitter:
         self._tracer = trace.get_tracer(semconv.INSTRUMENTATION_SCOPE, __version__, tracer_provider=tracer_provider)
 
     @contextmanager
-    def evaluation_span(self, metric_name: str, trace_id: str, span_id: str) -> Iterator[EvaluationSpan]:
-        """An ``evaluate {metric}`` span, current for the ``with`` body, ended on exit.
+    def evaluation_span(
+        self, metric_name: str, trace_id: str, span_id: str, links: Sequence[tuple[str, str]] = ()
+    ) -> Iterator[EvaluationSpan]:
+        """An ``evaluate {metric}`` span, current for the ``with`` body, ended on exit; ``links`` are the (trace id,
+        span id) of other spans it evaluated (a session's turns).
 
         When the ids do not parse, the span is a new root (the result is still visible, just not in the trace).
         """
         context = invocation_context(trace_id, span_id)
+        span_links = [Link(c) for t, s in links if (c := invocation_span_context(t, s)) is not None]
         with (
             self._tracer.start_as_current_span(
                 evaluation_span_name(metric_name),
                 context=context,
                 kind=SpanKind.INTERNAL,
+                links=span_links,
                 attributes={
                     semconv.GEN_AI_OPERATION_NAME: semconv.GEN_AI_OPERATION_EVALUATION,
                     semconv.GEN_AI_EVALUATION_NAME: metric_name,

@@ -9,6 +9,14 @@ Criteria selection, the metric plan, golden-case pairing and scoring are :mod:`o
 are configured), with ADK's informational efficiency metrics always added. The request's ``eval_case`` is its chosen
 case; otherwise the core's eval set pairs by the pairing rule. Metrics that need a reference are skipped (not
 reported) on requests no case pairs with.
+
+Sessions: with ``scope="invocation"`` a request is scored on its per-invocation metrics only, its conversation-level
+ones (:meth:`~otel_eval.evaluation.plan.MetricPlan.by_scope`) left to :meth:`EvaluationCore.evaluate_window`, which
+scores a closed :class:`~otel_eval.evaluation.sessions.SessionWindow` (the session's turns as one conversation) on
+them. A window's records are one per turn, as the metric returns them (ADK's multi-turn metrics: the verdict on the
+last turn, NOT_EVALUATED on the others), with the session and the turns covered, result ids of the window
+(:func:`~otel_eval.model.messages.session_result_id`), and one ``evaluate {metric}`` span in the last turn's trace
+linked to every turn's root span.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from otel_eval import semconv
 from otel_eval.conversations import Conversation, with_case_rubrics
@@ -35,6 +43,7 @@ from otel_eval.evaluation.scoring import (
     score_metric,
     score_metric_inline,
 )
+from otel_eval.evaluation.sessions import SessionWindow
 from otel_eval.judge import Judge
 from otel_eval.metrics import Evaluator, MetricRegistry
 from otel_eval.metrics.provenance import EvaluatorProvenance
@@ -47,11 +56,14 @@ from otel_eval.model import (
     PerInvocationResult,
     TracedInvocation,
 )
-from otel_eval.model.messages import EvaluationRecord, EvaluationRequest, result_id
+from otel_eval.model.messages import EvaluationRecord, EvaluationRequest, result_id, session_result_id
 
 logger = logging.getLogger(__name__)
 
 _MAX_EXPLANATION_CHARS = 4000
+
+Scope = Literal["all", "invocation", "conversation"]
+"""Which of a request's metrics to run: all, the per-invocation ones, or the conversation-level ones."""
 
 
 def judge_is_configured(judge: Judge | None = None) -> bool:
@@ -116,22 +128,43 @@ class EvaluationCore:
         """Lets the sinks that deliver later deliver what they hold within ``timeout_millis``, then stops them."""
         self.emitters.shutdown(timeout_millis)
 
-    async def evaluate(self, request: EvaluationRequest) -> list[EvaluationRecord]:
-        """Scores ``request``, emits every record, and returns them. Never raises."""
+    def holds_sessions(self, request: EvaluationRequest) -> bool:
+        """Whether ``request``'s conversation-level metrics should wait for its session: every invocation carries a
+        session id and its metrics include conversation-level ones."""
+        if not request.invocations or not all(i.session_id for i in request.invocations):
+            return False
+        criteria = criteria_from(request.criteria) if request.criteria is not None else self._criteria
+        with_reference = request.eval_case is not None or self._eval_set is not None
+        plan = self._plan_for(criteria, with_reference=with_reference, own=request.criteria is None)
+        return bool(plan.by_scope()[1].metrics)
+
+    async def evaluate_window(self, window: SessionWindow) -> list[EvaluationRecord]:
+        """Scores a closed session window on the conversation-level metrics, emits every record, returns them.
+        Never raises."""
+        request = EvaluationRequest(invocations=window.turns)
         try:
-            return await self._evaluate(request)
+            return await self._evaluate(request, "conversation", window)
+        except Exception:  # the worker boundary: one bad window must not stop the others
+            logger.exception("evaluation of session %s failed", window.session_id)
+            self._count_failed(request)
+            return []
+
+    async def evaluate(self, request: EvaluationRequest, *, scope: Scope = "all") -> list[EvaluationRecord]:
+        """Scores ``request`` (its metrics of ``scope``), emits every record, and returns them. Never raises."""
+        try:
+            return await self._evaluate(request, scope)
         except Exception:  # the worker boundary: one bad request must not stop the others
             logger.exception("evaluation of trace %s failed", request.trace_id)
             self._count_failed(request)
             return []
 
-    def evaluate_inline(self, request: EvaluationRequest) -> list[EvaluationRecord] | None:
+    def evaluate_inline(self, request: EvaluationRequest, *, scope: Scope = "all") -> list[EvaluationRecord] | None:
         """:meth:`evaluate` on the caller's thread, when every metric ``request`` needs
         :func:`~otel_eval.evaluation.scoring.runs_inline` (no judge, no metric that needs a deadline): scores and emits
         it, and returns its records. Otherwise does nothing and returns None: :meth:`evaluate` it on an event loop.
         Never raises."""
         try:
-            job = self._prepare(request)
+            job = self._prepare(request, scope)
             if job is None:
                 return []
             if not all(runs_inline(metric) for metric in job.metrics):
@@ -149,7 +182,7 @@ class EvaluationCore:
         if self._pipeline is not None:
             self._pipeline.invocations_dropped(semconv.DROP_EVALUATION_ERROR, len(request.invocations))
 
-    def _prepare(self, request: EvaluationRequest) -> _Job | None:
+    def _prepare(self, request: EvaluationRequest, scope: Scope, window: SessionWindow | None = None) -> _Job | None:
         """What scoring ``request`` needs: its conversation, the metrics that apply, what its records share."""
         invocations = list(request.invocations)
         if not invocations:
@@ -158,16 +191,20 @@ class EvaluationCore:
         conversation = Conversation(invocations=invocations, eval_case=pairing.case, expected=pairing.expected)
         criteria = criteria_from(request.criteria) if request.criteria is not None else self._criteria
         plan = self._plan_for(criteria, with_reference=pairing.case is not None, own=request.criteria is None)
+        if scope != "all":
+            plan = plan.by_scope()[scope == "conversation"]
         case = pairing.case
         eval_set_id = request.eval_set_id or (self._eval_set.eval_set_id if self._eval_set and case else None)
         context = _RecordContext(
-            invocations=invocations, eval_id=case.eval_id if case else None, eval_set_id=eval_set_id
+            invocations=invocations, eval_id=case.eval_id if case else None, eval_set_id=eval_set_id, window=window
         )
         metrics = [m for m in plan.metrics if not lacks_reference(m, conversation)]
         return _Job(conversation, with_case_rubrics(conversation), context, metrics)
 
-    async def _evaluate(self, request: EvaluationRequest) -> list[EvaluationRecord]:
-        job = self._prepare(request)
+    async def _evaluate(
+        self, request: EvaluationRequest, scope: Scope, window: SessionWindow | None = None
+    ) -> list[EvaluationRecord]:
+        job = self._prepare(request, scope, window)
         if job is None:
             return []
         by_metric: dict[str, list[EvaluationRecord]] = {}
@@ -181,7 +218,7 @@ class EvaluationCore:
 
     def _delivered(self, job: _Job, records: list[EvaluationRecord]) -> list[EvaluationRecord]:
         self.emitters.deliver(records)
-        if self._pipeline is not None:
+        if self._pipeline is not None and job.context.window is None:  # a window's turns were counted on arrival
             self._pipeline.evaluated(len(job.context.invocations))
         return records
 
@@ -199,36 +236,41 @@ class EvaluationCore:
         return plan
 
     async def _run_metric(self, metric: PlannedMetric, job: _Job) -> tuple[EvaluationResult, list[EvaluationRecord]]:
-        first = job.context.invocations[0]
         spans = self.emitters.spans
         timeout = self._metric_timeout
         if spans is None:
             result = await score_metric(metric, job.conversation, job.actual, timeout=timeout, off_loop=True)
             records = job.context.records(metric, result)
         else:
-            with spans.evaluation_span(metric.name, first.trace_id, first.span_id) as span:
+            parent, links = job.context.span_parent()
+            with spans.evaluation_span(metric.name, parent.trace_id, parent.span_id, links) as span:
                 result = await score_metric(metric, job.conversation, job.actual, timeout=timeout, off_loop=True)
                 records = job.context.records(metric, result)
-                _finish(span, records[0])
-            for record in records[1:]:
-                spans.emit(record)
+                _finish(span, job.context.span_record(records))
+            self._other_spans(job, records)
         self._emit(records)
         return result, records
 
     def _score_inline(self, metric: PlannedMetric, job: _Job) -> list[EvaluationRecord]:
         """:meth:`_run_metric` for a metric that runs inline, on the caller's thread."""
-        first = job.context.invocations[0]
         spans = self.emitters.spans
         if spans is None:
             records = job.context.records(metric, score_metric_inline(metric, job.conversation, job.actual))
         else:
-            with spans.evaluation_span(metric.name, first.trace_id, first.span_id) as span:
+            parent, links = job.context.span_parent()
+            with spans.evaluation_span(metric.name, parent.trace_id, parent.span_id, links) as span:
                 records = job.context.records(metric, score_metric_inline(metric, job.conversation, job.actual))
-                _finish(span, records[0])
-            for record in records[1:]:
-                spans.emit(record)
+                _finish(span, job.context.span_record(records))
+            self._other_spans(job, records)
         self._emit(records)
         return records
+
+    def _other_spans(self, job: _Job, records: list[EvaluationRecord]) -> None:
+        """A span for each record but the first (a request's other invocations); a session window has its one."""
+        spans = self.emitters.spans
+        if spans is not None and job.context.window is None:
+            for record in records[1:]:
+                spans.emit(record)
 
     def _emit(self, records: list[EvaluationRecord]) -> None:
         for record in records:
@@ -254,6 +296,18 @@ class _RecordContext:
     invocations: list[TracedInvocation]
     eval_id: str | None
     eval_set_id: str | None
+    window: SessionWindow | None = None
+
+    def span_parent(self) -> tuple[TracedInvocation, list[tuple[str, str]]]:
+        """Where the evaluation span goes (a request's first invocation; a window's last turn) and what it links to
+        (every turn's root span, for a window)."""
+        if self.window is None:
+            return self.invocations[0], []
+        return self.invocations[-1], [(turn.trace_id, turn.span_id) for turn in self.invocations]
+
+    def span_record(self, records: list[EvaluationRecord]) -> EvaluationRecord:
+        """The record the evaluation span carries: the first invocation's, a window's last turn's."""
+        return records[0] if self.window is None else records[-1]
 
     def records(self, metric: PlannedMetric, result: EvaluationResult) -> list[EvaluationRecord]:
         """One record per invocation, from its per-invocation result (the overall result when there is none)."""
@@ -279,9 +333,17 @@ class _RecordContext:
             error_type = entry.error_type or (result.error_type if status is EvalStatus.NOT_EVALUATED else None)
             if status is EvalStatus.NOT_EVALUATED and error_type is None:
                 error_type = "not_evaluated"
+            window = self.window
+            if window is None:
+                rid = result_id(traced.trace_id, traced.span_id, metric.name, evaluator_version)
+            else:
+                rid = session_result_id(
+                    window.session_id, window.first_turn, window.last_turn, traced.trace_id, traced.span_id,
+                    metric.name, evaluator_version,
+                )  # fmt: skip
             records.append(
                 EvaluationRecord(
-                    result_id=result_id(traced.trace_id, traced.span_id, metric.name, evaluator_version),
+                    result_id=rid,
                     trace_id=traced.trace_id,
                     span_id=traced.span_id,
                     invocation_id=traced.invocation.invocation_id or "",
@@ -303,6 +365,9 @@ class _RecordContext:
                     eval_id=self.eval_id,
                     eval_set_id=self.eval_set_id,
                     invocation_end_time_ns=traced.end_time_ns,
+                    session_window=window.window if window is not None else None,
+                    session_first_turn=window.first_turn if window is not None else None,
+                    session_last_turn=window.last_turn if window is not None else None,
                 )
             )
         return records

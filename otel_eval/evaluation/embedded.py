@@ -25,6 +25,7 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.sinks import sinks_from_env
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.evaluation.engine import EmbeddedInvocationExporter
+from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.judge import Judge
 from otel_eval.metrics import MetricRegistry
 from otel_eval.model import EvalConfig, EvalSet
@@ -50,6 +51,9 @@ class EmbeddedOptions(TypedDict, total=False):
         sinks: Extra callables given each request's records.
         max_queue_size: Requests waiting for the worker (``OTEL_EVAL_QUEUE_SIZE``).
         concurrency: Requests evaluated at once (``OTEL_EVAL_WORKER_CONCURRENCY``).
+        sessions: When a session's conversation-level metrics run and how many open sessions are held
+            (``OTEL_EVAL_SESSION_IDLE_TIMEOUT``, ``OTEL_EVAL_SESSION_MAX_TURNS``, ``OTEL_EVAL_MAX_OPEN_SESSIONS``,
+            ``OTEL_EVAL_MAX_SESSION_BYTES``); see :mod:`otel_eval.evaluation.engine`.
     """
 
     judge: Judge | None
@@ -58,6 +62,7 @@ class EmbeddedOptions(TypedDict, total=False):
     sinks: Sequence[RecordSink]
     max_queue_size: int
     concurrency: int
+    sessions: SessionLimits
 
 
 EMBEDDED_OPTIONS = frozenset(EmbeddedOptions.__annotations__)
@@ -77,6 +82,7 @@ def embedded_exporter(
     sinks: Sequence[RecordSink] = (),
     max_queue_size: int = env.DEFAULT_QUEUE_SIZE,
     concurrency: int = env.DEFAULT_CONCURRENCY,
+    sessions: SessionLimits | None = None,
 ) -> EmbeddedInvocationExporter:
     """An in-process worker evaluating each request with an :class:`EvaluationCore` and emitting its scores.
 
@@ -86,7 +92,8 @@ def embedded_exporter(
         registry: Metric registry (the default one when None).
         meter_provider: Where score metrics and the judge's usage go (global when None).
         pipeline: Pipeline counters the exporter reports drops and its queue through.
-        judge, tracer_provider, logger_provider, sinks, max_queue_size, concurrency: see :class:`EmbeddedOptions`.
+        judge, tracer_provider, logger_provider, sinks, max_queue_size, concurrency, sessions: see
+            :class:`EmbeddedOptions`.
             ``OTEL_EVAL_SINKS`` (and ``OTEL_EVAL_CONSOLE=true``) add the sinks they name.
 
     Raises:
@@ -106,7 +113,9 @@ def embedded_exporter(
     core = EvaluationCore(
         criteria=criteria, eval_set=eval_set, registry=registry, judge=judge, emitters=emitters, pipeline=pipeline
     )
-    return EmbeddedInvocationExporter(core, max_queue_size=max_queue_size, concurrency=concurrency, pipeline=pipeline)
+    return EmbeddedInvocationExporter(
+        core, max_queue_size=max_queue_size, concurrency=concurrency, pipeline=pipeline, sessions=sessions
+    )
 
 
 def console_enabled(environ: Mapping[str, str] | None = None) -> bool:

@@ -6,6 +6,13 @@ thread (never from the agent's): a request whose metrics all run inline (no judg
 :meth:`~otel_eval.evaluation.core.EvaluationCore.evaluate_inline`) is scored and emitted right there, with no further
 hand-off; any other is appended to a bounded queue (drop and count when full) for the worker thread's event loop,
 where judge calls run concurrently under their deadlines and budget.
+
+Sessions: with an :class:`~otel_eval.evaluation.core.EvaluationCore`, a request whose conversation-level metrics
+wait for its session (:meth:`~otel_eval.evaluation.core.EvaluationCore.holds_sessions`) is scored at once on its
+per-invocation metrics and its turns are held in a :class:`~otel_eval.evaluation.session_stage.SessionStage`; a
+session's window is judged on the loop when it has been idle for ``sessions.idle_timeout``, when it reaches
+``sessions.max_turns``, and at shutdown (as far as the timeout allows; the turns of the rest are counted as
+dropped, ``shutdown``). :meth:`EmbeddedInvocationExporter.force_flush` does not close open sessions.
 """
 
 from __future__ import annotations
@@ -18,12 +25,16 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from otel_eval import semconv
 from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.environment_variables import DEFAULT_CONCURRENCY, DEFAULT_QUEUE_SIZE
+from otel_eval.evaluation.core import EvaluationCore, Scope
+from otel_eval.evaluation.session_stage import SessionStage
+from otel_eval.evaluation.sessions import SessionLimits, SessionWindow
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport.base import ExportResult, InvocationExporter, RequestEvaluator
 
@@ -43,6 +54,8 @@ class EmbeddedInvocationExporter(InvocationExporter):
             ``otel_eval.invocations.dropped{otel_eval.drop.reason=transport_queue_full}``.
         concurrency: Requests evaluated at once on the worker's loop.
         pipeline: Pipeline counters (drops, queue-size gauge ``otel_eval.queue=requests``).
+        sessions: When open sessions are judged and how many are held (the defaults when None); used when ``core``
+            is an :class:`~otel_eval.evaluation.core.EvaluationCore` (see the module's docstring).
     """
 
     def __init__(
@@ -52,6 +65,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
         max_queue_size: int = DEFAULT_QUEUE_SIZE,
         concurrency: int = DEFAULT_CONCURRENCY,
         pipeline: PipelineMetrics | None = None,
+        sessions: SessionLimits | None = None,
     ) -> None:
         if max_queue_size < 1:
             raise ValueError("max_queue_size must be at least 1")
@@ -64,8 +78,10 @@ class EmbeddedInvocationExporter(InvocationExporter):
         self._max_queue_size = max_queue_size
         self._concurrency = concurrency
         self._pipeline = pipeline
-        self._queue: deque[EvaluationRequest] = deque()
+        self._sessions = SessionStage(sessions, pipeline) if isinstance(core, EvaluationCore) else None
+        self._queue: deque[_Work] = deque()
         self._in_flight = 0
+        self._in_flight_weight = 0
         self._shutdown = False
         if pipeline is not None:
             weak_self = weakref.ref(self)
@@ -86,6 +102,9 @@ class EmbeddedInvocationExporter(InvocationExporter):
         # The worker thread and its loop do not exist in a forked child: start afresh with an empty queue.
         self._queue.clear()
         self._in_flight = 0
+        self._in_flight_weight = 0
+        if self._sessions is not None:
+            self._sessions.reset()
         if not self._shutdown:
             self._start()
 
@@ -104,24 +123,50 @@ class EmbeddedInvocationExporter(InvocationExporter):
         if self._shutdown:
             self._count_dropped(semconv.DROP_SHUTDOWN, len(requests))
             return ExportResult.FAILURE
+        work, windows = self._split(requests)
+        if any(w.scope == "invocation" for w in work):
+            self._wake()  # a session may have opened: the loop's next wait is until its idle deadline
         inline = self._evaluate_inline
-        if inline is not None:
-            requests = [request for request in requests if inline(request) is None]
-            if not requests:
-                return ExportResult.SUCCESS
+        core = self.core
+        if isinstance(core, EvaluationCore):
+            work = [w for w in work if w.request is None or core.evaluate_inline(w.request, scope=w.scope) is None]
+        elif inline is not None:
+            work = [w for w in work if w.request is None or inline(w.request) is None]
+        if not work and not windows:
+            return ExportResult.SUCCESS
         dropped = 0
         with self._changed:
-            for request in requests:
+            self._queue.extend(windows)  # bounded by the session limits
+            for item in work:
                 if len(self._queue) >= self._max_queue_size:
                     dropped += 1
                 else:
-                    self._queue.append(request)
+                    self._queue.append(item)
         self._wake()
         if dropped:
             logger.warning("embedded evaluation queue full, dropped %d request(s)", dropped)
             self._count_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, dropped)
             return ExportResult.FAILURE
         return ExportResult.SUCCESS
+
+    def _split(self, requests: Sequence[EvaluationRequest]) -> tuple[list[_Work], list[_Work]]:
+        """(each request with the scope to score it with now, the session windows its turns filled)."""
+        sessions, core = self._sessions, self.core
+        if sessions is None or not isinstance(core, EvaluationCore):
+            return [_Work(request) for request in requests], []
+        work, windows = [], []
+        for request in requests:
+            if core.holds_sessions(request):
+                work.append(_Work(request, "invocation"))
+                windows += [_Work(window=window) for window in sessions.hold(request.invocations)]
+            else:
+                work.append(_Work(request))
+        return work, windows
+
+    @property
+    def open_sessions(self) -> int:
+        """Sessions whose turns are held for their conversation-level metrics."""
+        return len(self._sessions) if self._sessions is not None else 0
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Waits until every queued request is evaluated and emitted, and the core's backend sinks delivered what
@@ -150,11 +195,15 @@ class EmbeddedInvocationExporter(InvocationExporter):
         """Stops intake, evaluates what is queued within ``timeout_millis``, then cancels the rest. Idempotent."""
         if self._shutdown:
             return
-        self._shutdown = True
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
+        closing = self._sessions.close_all() if self._sessions is not None else []
+        with self._changed:
+            self._queue.extend(_Work(window=window) for window in closing)
+            self._shutdown = True
+        self._wake()
         self._drain(deadline)
         with self._changed:
-            abandoned = len(self._queue) + self._in_flight
+            abandoned = sum(item.weight for item in self._queue) + self._in_flight_weight
             self._queue.clear()
         if abandoned:
             logger.warning("embedded worker shut down with %d request(s) not evaluated", abandoned)
@@ -195,40 +244,60 @@ class EmbeddedInvocationExporter(InvocationExporter):
         try:
             while not self._shutdown or self._queue:
                 self._wakeup.clear()
+                self._expire()
                 while (request := self._pop()) is not None:
                     try:
                         await semaphore.acquire()
                     except asyncio.CancelledError:
-                        self._done_with_one()
+                        self._done_with_one(request.weight)
                         raise
                     task: asyncio.Task[object] = loop.create_task(self._evaluate(request, semaphore))
                     self._tasks.add(task)
                     task.add_done_callback(self._tasks.discard)
                 if self._shutdown:
                     break
-                await self._wakeup.wait()
+                timeout = self._sessions.seconds_to_next_close() if self._sessions is not None else None
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wakeup.wait(), timeout)
         except asyncio.CancelledError:
             pass  # shutdown: the deadline passed with requests still waiting
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    def _pop(self) -> EvaluationRequest | None:
+    def _expire(self) -> None:
+        if self._sessions is None:
+            return
+        idle = self._sessions.expire()
+        if idle:
+            with self._changed:
+                self._queue.extend(_Work(window=window) for window in idle)
+
+    def _pop(self) -> _Work | None:
         with self._changed:
             if not self._queue:
                 return None
+            item = self._queue.popleft()
             self._in_flight += 1
-            return self._queue.popleft()
+            self._in_flight_weight += item.weight
+            return item
 
-    async def _evaluate(self, request: EvaluationRequest, semaphore: asyncio.Semaphore) -> object:
+    async def _evaluate(self, item: _Work, semaphore: asyncio.Semaphore) -> object:
         try:
-            return await self.core.evaluate(request)
+            core = self.core
+            if item.window is not None and isinstance(core, EvaluationCore):
+                return await core.evaluate_window(item.window)
+            assert item.request is not None
+            if item.scope != "all" and isinstance(core, EvaluationCore):
+                return await core.evaluate(item.request, scope=item.scope)
+            return await core.evaluate(item.request)
         finally:
             semaphore.release()
-            self._done_with_one()
+            self._done_with_one(item.weight)
 
-    def _done_with_one(self) -> None:
+    def _done_with_one(self, weight: int) -> None:
         with self._changed:
             self._in_flight -= 1
+            self._in_flight_weight -= weight
             self._changed.notify_all()
 
     def _stop_serving(self) -> None:
@@ -248,6 +317,20 @@ class EmbeddedInvocationExporter(InvocationExporter):
     def _count_dropped(self, reason: str, count: int) -> None:
         if self._pipeline is not None and count:
             self._pipeline.invocations_dropped(reason, count)
+
+
+@dataclass(frozen=True, slots=True)
+class _Work:
+    """A request to score (with the scope of its metrics to run), or a closed session window."""
+
+    request: EvaluationRequest | None = None
+    scope: Scope = "all"
+    window: SessionWindow | None = None
+
+    @property
+    def weight(self) -> int:
+        """Invocations it stands for when dropped: 1 for a request (as before sessions), a window's turns."""
+        return len(self.window.turns) if self.window is not None else 1
 
 
 def _queued(weak_self: weakref.ref[EmbeddedInvocationExporter]) -> int:

@@ -25,6 +25,7 @@ import heapq
 from collections import Counter
 from dataclasses import dataclass, field
 
+from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.model import TracedInvocation
 
@@ -43,10 +44,10 @@ class SessionLimits:
         max_bytes: Approximate bytes held over all open sessions; a turn that would pass it is dropped.
     """
 
-    idle_timeout: float = 300.0
-    max_turns: int = 50
-    max_sessions: int = 10_000
-    max_bytes: int = 64 * 1024 * 1024
+    idle_timeout: float = env.DEFAULT_SESSION_IDLE_TIMEOUT
+    max_turns: int = env.DEFAULT_SESSION_MAX_TURNS
+    max_sessions: int = env.DEFAULT_MAX_OPEN_SESSIONS
+    max_bytes: int = env.DEFAULT_MAX_SESSION_BYTES
 
     def __post_init__(self) -> None:
         if self.idle_timeout <= 0:

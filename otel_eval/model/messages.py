@@ -12,7 +12,7 @@ import hashlib
 import time
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from otel_eval.model import EvalCase, EvalStatus, TracedInvocation
 
@@ -76,7 +76,29 @@ class EvaluationRecord(BaseModel):
     eval_id: str | None = None
     eval_set_id: str | None = None
     invocation_end_time_ns: int = Field(default=0, description="When the evaluated invocation ended.")
+    session_window: int | None = Field(
+        default=None, description="A session result's window (``otel_eval.session.window``); None otherwise."
+    )
+    session_first_turn: int | None = Field(
+        default=None, description="``otel_eval.session.first_turn``: the first turn of the session it covers."
+    )
+    session_last_turn: int | None = Field(
+        default=None, description="``otel_eval.session.last_turn``: the last turn of the session it covers."
+    )
     evaluated_at: float = Field(default_factory=time.time, description="Unix seconds when the result was produced.")
+
+    @model_serializer(mode="wrap")
+    def _without_absent_session(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The session fields only when set: a record of one invocation serialises as before them, so readers that
+        forbid unknown fields (an older worker reading the results topic) still read it."""
+        data: dict[str, Any] = handler(self)
+        for name in _SESSION_FIELDS:
+            if data.get(name, 0) is None:
+                del data[name]
+        return data
+
+
+_SESSION_FIELDS = ("session_window", "session_first_turn", "session_last_turn")
 
 
 def result_id(trace_id: str, span_id: str, metric_name: str, evaluator_version: str | None) -> str:
@@ -86,4 +108,30 @@ def result_id(trace_id: str, span_id: str, metric_name: str, evaluator_version: 
     an invocation with a changed evaluator is a different result, not a duplicate of the old one.
     """
     key = "\x00".join((trace_id, span_id, metric_name, evaluator_version or ""))
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def session_result_id(
+    session_id: str,
+    first_turn: int,
+    last_turn: int,
+    trace_id: str,
+    span_id: str,
+    metric_name: str,
+    evaluator_version: str | None,
+) -> str:
+    """The deterministic id of a conversation-level result on one turn of a session window: the same window judged
+    again is a duplicate; a window of later turns (a resumed session) is a new result."""
+    key = "\x00".join(
+        (
+            "session",
+            session_id,
+            str(first_turn),
+            str(last_turn),
+            trace_id,
+            span_id,
+            metric_name,
+            evaluator_version or "",
+        )
+    )
     return hashlib.sha256(key.encode()).hexdigest()[:32]

@@ -50,7 +50,12 @@ limit                   what happens                              counted as
                         the (approximate) total is discarded
 ``max_queue_size``      requests beyond it are dropped; while     ``invocations.dropped{transport_queue_full}``
                         full, spans are shed in ``on_end``        ``spans.dropped{transport_queue_full}``
-shutdown                incomplete traces, unevaluated requests   ``{shutdown}``
+``sessions``            a turn of a new session past              ``invocations.dropped``
+(``max_sessions``,      ``max_sessions``, or one that would pass  ``{max_open_sessions}``,
+``max_bytes``)          ``max_bytes``, is not held for the        ``{max_session_bytes}``
+                        conversation-level metrics
+shutdown                incomplete traces, unevaluated requests,  ``{shutdown}``
+                        the turns of session windows not judged
 ======================  ========================================  ======================================
 
 Other counters: ``otel_eval.invocations.sampled`` (handed to the transport), ``otel_eval.invocations.evaluated``,

@@ -139,7 +139,7 @@ class ExportingProviders:
 
 ENRICHMENT_MARGIN: Final = 1.0
 """With ``isolation="process"``, how much longer than the evaluation process a root is held for its answer."""
-PROCESS_OPTIONS: Final = frozenset({"max_queue_size", "concurrency"})
+PROCESS_OPTIONS: Final = frozenset({"max_queue_size", "concurrency", "sessions"})
 """The embedded worker's settings that cross into the evaluation process; its objects cannot."""
 NO_DESTINATION_WARNING: Final = (
     "EvaluationSpanProcessor(isolation='process'): the scores go nowhere: the evaluation process exports them as "

@@ -17,6 +17,7 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.environment_variables import flag_setting, number_setting
 from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation.embedded import EMBEDDED_OPTIONS
+from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.model import EvalSet
 from otel_eval.model.loading import criteria_setting, eval_set_setting
 
@@ -28,7 +29,7 @@ DEFAULT_MAX_PENDING_SPANS = 8192
 _THREAD_ONLY_PROVIDERS = ("logger_provider", "tracer_provider")
 """Where the in-thread evaluation emits; the evaluation process has its own (``meter_provider`` stays: the agent's
 process reports its pipeline counters to it)."""
-_EMBEDDED_ONLY = frozenset({"max_queue_size", "concurrency", "isolation"})
+_EMBEDDED_ONLY = frozenset({"max_queue_size", "concurrency", "isolation", "sessions"})
 """Settings of the embedded worker: not passed on when an exporter (Kafka, or the caller's) does the evaluating."""
 
 
@@ -50,6 +51,7 @@ class ProcessorSettings:
     max_queue_size: int = env.DEFAULT_QUEUE_SIZE
     concurrency: int = env.DEFAULT_CONCURRENCY
     isolation: str = env.DEFAULT_ISOLATION
+    sessions: SessionLimits = field(default_factory=SessionLimits)
     kafka_bootstrap_servers: str | None = field(default=None)
 
     @classmethod
@@ -86,6 +88,7 @@ class ProcessorSettings:
             max_queue_size=_count(environ, env.OTEL_EVAL_QUEUE_SIZE, env.DEFAULT_QUEUE_SIZE),
             concurrency=_count(environ, env.OTEL_EVAL_WORKER_CONCURRENCY, env.DEFAULT_CONCURRENCY),
             isolation=_isolation(environ),
+            sessions=_session_limits(environ),
             kafka_bootstrap_servers=environ.get(env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS, "").strip() or None,
         )
 
@@ -108,7 +111,10 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
     if "exporter" in overrides or not settings.kafka_bootstrap_servers:
         if "exporter" not in overrides:
             options.update(
-                max_queue_size=settings.max_queue_size, concurrency=settings.concurrency, isolation=settings.isolation
+                max_queue_size=settings.max_queue_size,
+                concurrency=settings.concurrency,
+                isolation=settings.isolation,
+                sessions=settings.sessions,
             )
         options.update(overrides)
         if options.get("isolation") == env.ISOLATION_PROCESS and "isolation" not in overrides:
@@ -154,6 +160,21 @@ def _isolation(environ: Mapping[str, str]) -> str:
             f"{env.OTEL_EVAL_ISOLATION}={value!r}: expected {env.ISOLATION_THREAD!r} or {env.ISOLATION_PROCESS!r}"
         )
     return value
+
+
+def _session_limits(environ: Mapping[str, str]) -> SessionLimits:
+    return SessionLimits(
+        idle_timeout=number_setting(
+            environ,
+            env.OTEL_EVAL_SESSION_IDLE_TIMEOUT,
+            env.DEFAULT_SESSION_IDLE_TIMEOUT,
+            valid=_positive,
+            expected="seconds (a number > 0)",
+        ),
+        max_turns=_count(environ, env.OTEL_EVAL_SESSION_MAX_TURNS, env.DEFAULT_SESSION_MAX_TURNS),
+        max_sessions=_count(environ, env.OTEL_EVAL_MAX_OPEN_SESSIONS, env.DEFAULT_MAX_OPEN_SESSIONS),
+        max_bytes=_count(environ, env.OTEL_EVAL_MAX_SESSION_BYTES, env.DEFAULT_MAX_SESSION_BYTES),
+    )
 
 
 def _count(environ: Mapping[str, str], name: str, default: int) -> int:

@@ -84,10 +84,12 @@ class EvaluationSpanProcessor(SpanProcessor):
             in a child process fed the spans over a socket (:mod:`otel_eval.processor._evaluation_process`), off
             the agent's GIL; it exports the scores as ``OTEL_TRACES_EXPORTER``, ``OTEL_LOGS_EXPORTER`` and
             ``OTEL_METRICS_EXPORTER`` say, so provider, judge and registry objects (which cannot cross) are refused;
-            ``max_queue_size`` and ``concurrency`` apply there, ``sinks`` are called here with the records it sends
+            ``max_queue_size``, ``concurrency`` and ``sessions`` apply there, ``sinks`` are called here with the records it sends
             back, and ``enrich`` holds the roots here for the score attributes it sends back.
         **embedded: The embedded worker's settings (:class:`~otel_eval.evaluation.embedded.EmbeddedOptions`):
-            ``judge``, ``tracer_provider``, ``logger_provider``, ``sinks``, ``max_queue_size``, ``concurrency``.
+            ``judge``, ``tracer_provider``, ``logger_provider``, ``sinks``, ``max_queue_size``, ``concurrency``,
+            ``sessions`` (a :class:`~otel_eval.evaluation.sessions.SessionLimits`: when a session's
+            conversation-level metrics run, how many open sessions are held).
 
     Raises:
         ConfigurationError: unknown metric or invalid criterion, or an unreadable eval set.

@@ -4,8 +4,8 @@ embedded and Kafka workers run) given the same session as one request gives ever
 status, for reference-free deterministic metrics, ADK custom metrics (sync and async) and the conversation-level
 ``rubric_based_multi_turn_trajectory_quality_v1`` (loopback judge).
 
-Online, the processor still sends each trace as its own request (sessions online are a later step); this checks the
-shared core on the conversation the session stage will hand it.
+Online, the embedded processor on the agent's provider (a short session idle timeout) scores each turn at once and
+the conversation-level metric on each session's window once idle: its records equal ``otel-eval run``'s too.
 """
 
 from __future__ import annotations
@@ -26,16 +26,19 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from otel_eval import EvaluationSpanProcessor
 from otel_eval.cli import main
 from otel_eval.demo import TravelAgent
 from otel_eval.demo.workload import Scenario, ToolStep
 from otel_eval.emit import Emitters
 from otel_eval.evaluation.core import EvaluationCore
-from otel_eval.model.messages import EvaluationRequest
+from otel_eval.evaluation.sessions import SessionLimits
+from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import spans_from_readable
 from tests.environment import use_loopback_judge
 from tests.judge.fake_gemini import FakeGemini
+from tests.waiting import wait_until
 
 FIXTURE = "tests.metrics.custom_metrics_fixture"
 MULTI_TURN = "rubric_based_multi_turn_trajectory_quality_v1"
@@ -105,6 +108,9 @@ def test_run_and_the_core_agree_on_sessions_over_several_traces(
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
+    online_records: list[EvaluationRecord] = []
+    processor = EvaluationSpanProcessor(CONFIG, sessions=SessionLimits(idle_timeout=0.2), sinks=[online_records.extend])
+    provider.add_span_processor(processor)
     agent = TravelAgent(provider)
     schedule = [index for index, turns in enumerate(sessions) for _ in turns]
     order.shuffle(schedule)
@@ -113,6 +119,9 @@ def test_run_and_the_core_agree_on_sessions_over_several_traces(
         agent.run(sessions[index][cursor[index]], conversation_id=f"session-{index}")
         cursor[index] += 1
     spans = list(exporter.get_finished_spans())
+    total = sum(len(turns) for turns in sessions)
+    assert wait_until(lambda: sum(r.metric_name == MULTI_TURN for r in online_records) == total, timeout=30)
+    processor.shutdown()
 
     with tempfile.TemporaryDirectory() as directory:
         folder = Path(directory)
@@ -155,3 +164,9 @@ def test_run_and_the_core_agree_on_sessions_over_several_traces(
         return found
 
     assert asyncio.run(online()) == offline
+    embedded: dict[str, dict[str, list[tuple[float | None, str]]]] = {}
+    for record in sorted(online_records, key=lambda r: r.invocation_end_time_ns):
+        if record.metric_name in COMPARED:
+            metrics = embedded.setdefault(record.session_id or "", {})
+            metrics.setdefault(record.metric_name, []).append((record.score, record.eval_status.name))
+    assert embedded == offline

@@ -25,11 +25,14 @@ from google.adk.evaluation.metric_evaluator_registry import (
 )
 from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import TracerProvider
 
+from otel_eval import EvaluationSpanProcessor
 from otel_eval.emit import Emitters
 from otel_eval.evaluation.core import EvaluationCore
+from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.model import TracedInvocation
-from otel_eval.model.messages import EvaluationRequest
+from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import spans_from_readable
 from tests.cli.conftest import CliResult
@@ -37,6 +40,7 @@ from tests.judge.fake_gemini import FakeGemini
 from tests.judge.helpers import keyed_sequences
 from tests.reconstruct.adk_agents import adk_telemetry
 from tests.reconstruct.adk_sessions import RecordedSessions, record_sessions
+from tests.waiting import wait_until
 
 pytest_plugins = ("tests.judge.plugin",)
 pytestmark = pytest.mark.usefixtures("quiet_adk")
@@ -150,6 +154,29 @@ async def core_results(recorded: RecordedSessions) -> dict[str, dict[str, Any]]:
     return results
 
 
+def embedded_results(recorded: RecordedSessions) -> dict[str, dict[str, Any]]:
+    """The embedded processor (sessions idle after 0.5 s) fed the recorded spans as they ended: each session's
+    per-turn scores and statuses, from the records it emits."""
+    records: list[EvaluationRecord] = []
+    processor = EvaluationSpanProcessor(
+        CONFIG, sessions=SessionLimits(idle_timeout=0.5), sinks=[records.extend], tracer_provider=TracerProvider()
+    )
+    for span in sorted(recorded.spans, key=lambda s: s.end_time or 0):
+        processor.on_end(span)
+    turns = sum(len(v) for v in recorded.invocations.values())
+    assert wait_until(lambda: sum(r.metric_name == MULTI_TURN for r in records) == turns, timeout=60)
+    processor.shutdown()
+    results: dict[str, dict[str, Any]] = {}
+    for record in sorted(records, key=lambda r: r.invocation_end_time_ns):
+        if record.metric_name in CONFIG["criteria"]:
+            metric = results.setdefault(record.session_id or "", {}).setdefault(
+                record.metric_name, {"per_invocation_scores": [], "per_invocation_statuses": []}
+            )
+            metric["per_invocation_scores"].append(record.score)
+            metric["per_invocation_statuses"].append(record.eval_status.name)
+    return results
+
+
 def _reset(server: FakeGemini) -> None:
     server.reset()
     server.set_responder(keyed_sequences(SCRIPT))
@@ -196,3 +223,13 @@ def test_sessions_equal_adks_evaluators_offline_and_in_the_core(
         for metric, values in metrics.items():
             for key, value in values.items():
                 assert value == ours[session_id][metric][key], (session_id, metric, key)
+
+    _reset(adk_env)
+    embedded = embedded_results(recorded)  # online, embedded: the session windows the processor judged
+    assert embedded == {
+        session_id: {
+            metric: {key: values[key] for key in ("per_invocation_scores", "per_invocation_statuses")}
+            for metric, values in metrics.items()
+        }
+        for session_id, metrics in ours.items()
+    }
