@@ -39,8 +39,8 @@ def judge_server() -> Iterator[dict[str, str]]:
         text=True,
         env=environment,
     )
+    assert process.stdout is not None
     try:
-        assert process.stdout is not None
         exports: dict[str, str] = {}
         for line in process.stdout:
             if line.startswith("export "):
@@ -53,6 +53,7 @@ def judge_server() -> Iterator[dict[str, str]]:
     finally:
         process.terminate()
         process.wait(15)
+        process.stdout.close()
 
 
 DOCS = REPO / "docs" / "backends-sinks.md"
