@@ -9,7 +9,6 @@ with one line would evaluate every invocation and show nothing, so that case log
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
@@ -116,12 +115,6 @@ def embedded_exporter(
     return EmbeddedInvocationExporter(
         core, max_queue_size=max_queue_size, concurrency=concurrency, pipeline=pipeline, sessions=sessions
     )
-
-
-def console_enabled(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether ``OTEL_EVAL_CONSOLE`` is ``true`` (case-insensitive; ``1`` and ``yes`` too)."""
-    value = (os.environ if environ is None else environ).get(env.OTEL_EVAL_CONSOLE, "")
-    return value.strip().lower() in ("true", "1", "yes")
 
 
 def output_sinks(

@@ -48,10 +48,11 @@ class SessionStage:
             self._count(semconv.DROP_SHUTDOWN, len(turns))
             return []
         full = []
+        sized = [(turn, turn_size(turn)) for turn in turns]  # serialised before the lock, not under it
         with self._lock:
             before = dict(self._windows.dropped)
-            for turn in turns:
-                window = self._windows.add(turn, size_bytes=turn_size(turn), now=time.monotonic())
+            for turn, size in sized:
+                window = self._windows.add(turn, size_bytes=size, now=time.monotonic())
                 if window is not None:
                     full.append(window)
             dropped = {reason: n - before.get(reason, 0) for reason, n in self._windows.dropped.items()}

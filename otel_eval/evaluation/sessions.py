@@ -116,9 +116,7 @@ class SessionWindows:
         if window is None:
             number, first = self._next.pop(session_id, (0, 0))
             window = self._open[session_id] = SessionWindow(session_id, number, first)
-        keys = [(t.start_time_ns, t.trace_id, t.span_id) for t in window.turns]
-        index = bisect.bisect(keys, (turn.start_time_ns, turn.trace_id, turn.span_id))
-        window.turns.insert(index, turn)
+        bisect.insort(window.turns, turn, key=_time_order)
         window.size_bytes += size_bytes
         window.last_seen = now
         self._bytes += size_bytes
@@ -160,3 +158,7 @@ class SessionWindows:
             del self._next[next(iter(self._next))]
         self._next[session_id] = (window.window + 1, window.last_turn + 1)
         return window
+
+
+def _time_order(turn: TracedInvocation) -> tuple[int, str, str]:
+    return turn.start_time_ns, turn.trace_id, turn.span_id

@@ -9,6 +9,7 @@ the process-wide default client from :func:`default_judge` is shared by all metr
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -210,9 +211,7 @@ class JudgeClient:
             )
         if hit:
             self.accounting.record(metric, cache_hits=1)
-            return JudgeReply(
-                reply.text, reply.input_tokens, reply.output_tokens, reply.block_reason, cached=True, model=reply.model
-            )
+            return dataclasses.replace(reply, cached=True)
         return reply
 
     async def aclose(self) -> None:

@@ -18,7 +18,6 @@ from typing import Any
 from otel_eval.model import (
     IntermediateData,
     InvocationEvent,
-    InvocationEvents,
     TracedInvocation,
     invocation_events,
 )
@@ -120,8 +119,3 @@ def _declared_functions(tool: Any) -> list[tuple[Any, Any]]:
         declarations = tool.get("function_declarations") or tool.get("functionDeclarations") or []
         return [(d.get("name"), d.get("description")) for d in declarations if isinstance(d, dict)]
     return [(d.name, d.description) for d in getattr(tool, "function_declarations", None) or []]
-
-
-def has_events(traced: TracedInvocation) -> bool:
-    """Whether ADK's own events of the turn are known (not approximated)."""
-    return isinstance(traced.invocation.intermediate_data, InvocationEvents) or traced.event_outline is not None

@@ -20,10 +20,8 @@ from opentelemetry.sdk.trace import ReadableSpan, Span
 
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.processor._priority import Sampling
-from otel_eval.processor._selection import is_local_root, is_own_traffic
+from otel_eval.processor._selection import is_local_root, is_own_traffic, is_sampled
 from otel_eval.processor._shedding import Shedder
-
-_LOW_64_BITS = (1 << 64) - 1
 
 
 class SpanIntake:
@@ -72,27 +70,29 @@ class SpanIntake:
         if self.enricher is not None:
             self.enricher.on_start(span, parent_context)
         context = span.get_span_context()
-        bound = self._bound
-        if not context.trace_flags.sampled or (bound is not None and (context.trace_id & _LOW_64_BITS) >= bound):
+        if not context.trace_flags.sampled or not is_sampled(context.trace_id, self._bound):
             return
-        if len(self.starts) < self._max_pending and not self.shedder.active:  # else untracked: see on_end
-            self.starts.append((span, bool(get_value(_SUPPRESS_INSTRUMENTATION_KEY, parent_context))))
+        # A start made under suppressed instrumentation (the evaluator's own work) is always queued, however full
+        # the queue or busy the shedder: unmarked, it would be taken for agent traffic. Such starts are few.
+        suppressed = bool(get_value(_SUPPRESS_INSTRUMENTATION_KEY, parent_context))
+        if suppressed or (len(self.starts) < self._max_pending and not self.shedder.active):  # else untracked
+            self.starts.append((span, suppressed))
 
     def on_end(self, span: ReadableSpan) -> None:
         """Queues a sampled ended span; sheds it, or drops and counts it when the queue is full. Never blocks."""
         queued = self._queue(span)
-        if self.enricher is not None:  # a root that was not queued gets no scores: not held for them
-            context = span.context
-            hold = queued and context is not None and self._sampling.will_evaluate(span, context.trace_id)
-            self.enricher.on_end(span, hold=hold)
+        enricher = self.enricher
+        if enricher is not None:  # a root that was not queued gets no scores: not held for them
+            # With another exporter the scores never come back (wait 0): nothing is held, nothing to work out.
+            hold = queued and enricher.wait_seconds > 0 and self._sampling.will_evaluate(span, span.context.trace_id)
+            enricher.on_end(span, hold=hold)
 
     def _queue(self, span: ReadableSpan) -> bool:
         context = span.context
-        bound = self._bound
         if (
             context is None
             or not context.trace_flags.sampled
-            or (bound is not None and (context.trace_id & _LOW_64_BITS) >= bound)
+            or not is_sampled(context.trace_id, self._bound)
             or self.closed
         ):
             return False
