@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -155,8 +156,9 @@ async def core_results(recorded: RecordedSessions) -> dict[str, dict[str, Any]]:
 
 
 def embedded_results(recorded: RecordedSessions) -> dict[str, dict[str, Any]]:
-    """The embedded processor (sessions idle after 0.5 s) fed the recorded spans as they ended: each session's
-    per-turn scores and statuses, from the records it emits."""
+    """The embedded processor (sessions idle after 0.5 s) fed every recorded span at once, in end order (no gaps, so
+    each session is one window, as ADK judges a session): each session's per-turn scores and statuses, from the
+    records it emits. Windows closed by the recording's own pause: :func:`embedded_windows_in_real_time`."""
     records: list[EvaluationRecord] = []
     processor = EvaluationSpanProcessor(
         CONFIG, sessions=SessionLimits(idle_timeout=0.5), sinks=[records.extend], tracer_provider=TracerProvider()
@@ -175,6 +177,34 @@ def embedded_results(recorded: RecordedSessions) -> dict[str, dict[str, Any]]:
             metric["per_invocation_scores"].append(record.score)
             metric["per_invocation_statuses"].append(record.eval_status.name)
     return results
+
+
+def embedded_windows_in_real_time(recorded: RecordedSessions) -> dict[str, list[tuple[int, int, int]]]:
+    """The embedded processor (sessions idle after 0.8 s) fed the recorded spans with the gaps they were recorded
+    with, so the recording's pause (1.5 s) closes every session's window: per session, the (window, first turn,
+    last turn) of each window the processor judged, from the records it emits."""
+    records: list[EvaluationRecord] = []
+    processor = EvaluationSpanProcessor(
+        CONFIG, sessions=SessionLimits(idle_timeout=0.8), sinks=[records.extend], tracer_provider=TracerProvider()
+    )
+    previous = None
+    for span in sorted(recorded.spans, key=lambda s: s.end_time or 0):
+        if previous is not None:
+            time.sleep(min(2.0, max(0, (span.end_time or 0) - previous) / 1e9))
+        previous = span.end_time or 0
+        processor.on_end(span)
+    turns = sum(len(v) for v in recorded.invocations.values())
+    assert wait_until(lambda: sum(r.metric_name == MULTI_TURN for r in records) == turns, timeout=60)
+    processor.shutdown()
+    windows: dict[str, set[tuple[int, int, int]]] = {}
+    for record in records:
+        if record.metric_name == MULTI_TURN:
+            assert record.session_window is not None and record.session_first_turn is not None
+            assert record.session_last_turn is not None
+            windows.setdefault(record.session_id or "", set()).add(
+                (record.session_window, record.session_first_turn, record.session_last_turn)
+            )
+    return {session_id: sorted(found) for session_id, found in windows.items()}
 
 
 def _reset(server: FakeGemini) -> None:
@@ -232,4 +262,12 @@ def test_sessions_equal_adks_evaluators_offline_and_in_the_core(
             for metric, values in metrics.items()
         }
         for session_id, metrics in ours.items()
+    }
+
+    _reset(adk_env)
+    # Replayed with the recording's own timing: the pause every session spans closes its window, and the turn after
+    # it opens window 1, which names the turns it covers (turns before the pause: trip 1, plan 2, chat 3).
+    before_pause = {"trip": 1, "plan": 2, "chat": 3}
+    assert embedded_windows_in_real_time(recorded) == {
+        recorded.session_ids[name]: [(0, 0, count - 1), (1, count, count)] for name, count in before_pause.items()
     }

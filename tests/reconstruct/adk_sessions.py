@@ -40,7 +40,7 @@ from tests.reconstruct.adk_agents import (
     span_exporter,
 )
 
-PAUSE_SECONDS = 0.5
+PAUSE_SECONDS = 1.5
 """How long the ``trip`` session pauses before its last turn."""
 
 
