@@ -349,12 +349,12 @@ def main(argv: list[str] | None = None) -> list[Row]:
     return rows
 
 
-if __name__ == "__main__":
-    sys.exit(0 if all(row.met for row in main(sys.argv[1:])) else 1)
-
-
 def metrics_label(asked: int, ours: Any) -> str:
     """``1m``, or ``1m asked, 4 ran`` where the processor ran more metrics than asked (``isolation="process"`` cannot
     be given a registry, so it always adds the efficiency metrics): the row's target is for what was asked."""
     ran = round(ours.results_per_evaluated)
     return f"{asked}m" if ran == asked else f"{asked}m asked, {ran} ran"
+
+
+if __name__ == "__main__":
+    sys.exit(0 if all(row.met for row in main(sys.argv[1:])) else 1)
