@@ -15,12 +15,17 @@ from otel_eval.environment_variables import (
     DEFAULT_CONCURRENCY,
     DEFAULT_KAFKA_COMPRESSION,
     DEFAULT_KAFKA_REQUESTS_TOPIC,
+    DEFAULT_MAX_OPEN_SESSIONS,
     DEFAULT_MAX_OPEN_TRACES,
+    DEFAULT_MAX_SESSION_BYTES,
     DEFAULT_MAX_SPANS_PER_TRACE,
+    DEFAULT_SESSION_IDLE_TIMEOUT,
+    DEFAULT_SESSION_MAX_TURNS,
     DEFAULT_TRACE_IDLE_TIMEOUT,
     ENV_PREFIX,
 )
 from otel_eval.errors import ConfigurationError
+from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.transport import KafkaSecurity, check_compression, split_servers
 
 SOURCE_REQUESTS: Final = "requests"
@@ -107,6 +112,19 @@ class WorkerSettings(BaseSettings):
         default=DEFAULT_MAX_SPANS_PER_TRACE, ge=1, description="Collector path: spans kept per trace."
     )
 
+    session_idle_timeout: float = Field(
+        default=DEFAULT_SESSION_IDLE_TIMEOUT,
+        gt=0,
+        description="Seconds without a new turn after which a session's conversation-level metrics run.",
+    )
+    session_max_turns: int = Field(
+        default=DEFAULT_SESSION_MAX_TURNS, ge=1, description="Turns after which a session is judged at once."
+    )
+    max_open_sessions: int = Field(default=DEFAULT_MAX_OPEN_SESSIONS, ge=1, description="Sessions held at once.")
+    max_session_bytes: int = Field(
+        default=DEFAULT_MAX_SESSION_BYTES, ge=1, description="Approximate bytes of turns held over all open sessions."
+    )
+
     criteria: str | None = Field(default=None, description="ADK EvalConfig/criteria JSON, or a path to such a file.")
     eval_set: str | None = Field(default=None, description="Path to an ADK eval set for online reference metrics.")
 
@@ -145,6 +163,16 @@ class WorkerSettings(BaseSettings):
             SOURCE_OTLP_LOGS: self.kafka_logs_topic,
         }
         return {by_source[source]: source for source in self.sources}
+
+    @property
+    def session_limits(self) -> SessionLimits:
+        """When open sessions are judged, and how many are held (the embedded worker's settings)."""
+        return SessionLimits(
+            idle_timeout=self.session_idle_timeout,
+            max_turns=self.session_max_turns,
+            max_sessions=self.max_open_sessions,
+            max_bytes=self.max_session_bytes,
+        )
 
     @property
     def servers(self) -> list[str]:
