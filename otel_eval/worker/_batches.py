@@ -24,13 +24,19 @@ from otel_eval.errors import InputError
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.transport import RequestEvaluator
 from otel_eval.worker._metrics import WorkerMetrics
-from otel_eval.worker._sessions import OpenSessions
+from otel_eval.worker._sessions import OpenSessions, SessionsTopic
 from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_logs, parse_otlp_spans, requests_from_trace
 from otel_eval.worker.consumer import parse_request
 from otel_eval.worker.dead_letter import DeadLetters
 from otel_eval.worker.health import WorkerHealth
 from otel_eval.worker.results import ResultLedger, ResultsPublisher, invocation_key
-from otel_eval.worker.settings import SOURCE_OTLP_LOGS, SOURCE_OTLP_SPANS, SOURCE_REQUESTS, WorkerSettings
+from otel_eval.worker.settings import (
+    SOURCE_OTLP_LOGS,
+    SOURCE_OTLP_SPANS,
+    SOURCE_REQUESTS,
+    SOURCE_SESSIONS,
+    WorkerSettings,
+)
 from otel_eval.worker.telemetry import WorkerTelemetry
 
 logger = logging.getLogger(__name__)
@@ -53,6 +59,8 @@ class _Prepared:
     offsets: dict[Any, int]
     started: float
     source: str
+    rekeyed: list[EvaluationRequest]
+    """Collector path: invocations for the sessions topic (published before the commit)."""
 
 
 class BatchPipeline:
@@ -96,6 +104,7 @@ class BatchPipeline:
         self._consumer: Any = None
         self._publisher: ResultsPublisher | None = None
         self._dead_letters: DeadLetters | None = None
+        self._sessions_topic: SessionsTopic | None = None
         self._positions: dict[Any, int] = {}
         self._unpublished: dict[str, list[tuple[int, EvaluationRecord]]] = {}
         """Records emitted in a batch attempt whose publication failed, by invocation: published on the retry."""
@@ -106,11 +115,17 @@ class BatchPipeline:
         self.sessions = OpenSessions(core, settings.session_limits, ledger)
         """The turns of open sessions, held until their windows are judged."""
 
-    def attach(self, consumer: Any, dead_letters: DeadLetters, publisher: ResultsPublisher | None) -> None:
-        """The Kafka clients batches are read and committed, dead-lettered and published through (at startup)."""
+    def attach(
+        self, consumer: Any, dead_letters: DeadLetters, publisher: ResultsPublisher | None, producer: Any
+    ) -> None:
+        """The Kafka clients batches are read and committed, dead-lettered and published through (at startup);
+        ``producer`` also re-keys the Collector path's session turns to the sessions topic."""
         self._consumer = consumer
         self._dead_letters = dead_letters
         self._publisher = publisher
+        topic = self.settings.kafka_sessions_topic
+        if SOURCE_OTLP_SPANS in self.settings.sources and topic:
+            self._sessions_topic = SessionsTopic(producer, topic)
 
     @property
     def settling(self) -> bool:
@@ -186,6 +201,9 @@ class BatchPipeline:
                 self.assembler.add(message.partition, message.offset, outcome, message)
             elif source == SOURCE_OTLP_LOGS:
                 self.assembler.add_logs(message.partition, message.offset, outcome)
+            elif source == SOURCE_SESSIONS:  # scored where it was rebuilt: only its session's window is left
+                if self.sessions.waits(outcome):
+                    self.sessions.hold(tp, message.offset, outcome)
             elif self.sessions.waits(outcome):  # held even when its own results are known: a re-read rebuilds it
                 self.sessions.hold(tp, message.offset, outcome)
                 work.append(_Work(message.partition, outcome, "invocation"))
@@ -200,6 +218,7 @@ class BatchPipeline:
         if SOURCE_OTLP_SPANS in self.settings.sources and batch:
             ready = ready + self.assembler.ready()
         fresh = [trace for trace in ready if not self.ledger.has_trace(trace.trace_id)]
+        rekeyed: list[EvaluationRequest] = []
         self.metrics.duplicates_skipped(len(ready) - len(fresh))
         rebuilt = await self.cpu.map_async(
             [
@@ -213,7 +232,12 @@ class BatchPipeline:
                 continue
             if isinstance(outcome, Exception):
                 raise outcome
-            work.extend(_Work(trace.partition, request) for request in outcome)
+            for request in outcome:
+                if self._sessions_topic is not None and self.sessions.waits(request):
+                    rekeyed.append(request)
+                    work.append(_Work(trace.partition, request, "invocation"))
+                else:
+                    work.append(_Work(trace.partition, request))
             unjoined = len(trace.log_records) if not trace.spans else trace.unmatched_log_records
             self.metrics.log_records_dropped(semconv.DROP_NO_TRACE, unjoined)
         for reason, count in self.assembler.take_log_drops().items():
@@ -223,9 +247,8 @@ class BatchPipeline:
         self.metrics.duplicates_skipped(rejudged)
         records += windows
         self._in_settlement.update(invocation_key(t, s) for t, s in evaluated_keys)
-        return _Prepared(
-            evaluated_keys, records, self._committable(), started, SOURCE_OTLP_SPANS if ready else SOURCE_REQUESTS
-        )
+        source = SOURCE_OTLP_SPANS if ready else SOURCE_REQUESTS
+        return _Prepared(evaluated_keys, records, self._committable(), started, source, rekeyed)
 
     async def _flush(self) -> None:
         flushed = await asyncio.to_thread(self.telemetry.flush, self.settings.worker_flush_timeout)
@@ -238,6 +261,8 @@ class BatchPipeline:
         """Publishes the batch's results (its telemetry was flushed), and then commits its offsets."""
         if self._publisher is not None and prepared.records:
             self.metrics.published(await self._publisher.publish(prepared.records))
+        if self._sessions_topic is not None and prepared.rekeyed:
+            await self._sessions_topic.publish(prepared.rekeyed)
         self.ledger.add(record for _, record in prepared.records)
         for trace_id, span_id in prepared.evaluated_keys:
             self.ledger.add_invocation(trace_id, span_id)

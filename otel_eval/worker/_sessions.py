@@ -15,12 +15,16 @@ known (those are not scored twice), and a turn read twice is held once. Revoked 
 sessions (:meth:`OpenSessions.forget`); at shutdown open sessions are not judged but left uncommitted, for the next
 owner. A window every turn of which was already judged in a published window (by a worker whose commit another open
 session held back) is not judged again.
+
+The Collector path reads a session's turns from trace-keyed partitions: its worker scores each rebuilt invocation at
+once and re-keys those whose sessions are held to the sessions topic (:class:`SessionsTopic`), before committing the
+spans; the ``sessions`` source holds them and judges their windows here.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,3 +140,30 @@ class OpenSessions:
             del self._held[session_id]
         self._closed = [(w, h) for w, h in self._closed if not gone & h.offsets.keys()]
         return len(lost)
+
+
+class SessionsTopic:
+    """The Collector path's sessions topic: rebuilt invocations whose conversation-level metrics wait for their
+    session, keyed by session id, so that every turn of a session reaches the one worker (``sessions`` source) that
+    holds it, whichever trace partition each turn was read from.
+
+    Args:
+        producer: a started ``AIOKafkaProducer``.
+        topic: the sessions topic.
+    """
+
+    def __init__(self, producer: Any, topic: str) -> None:
+        self._producer = producer
+        self.topic = topic
+
+    async def publish(self, requests: Sequence[EvaluationRequest]) -> None:
+        """Sends ``requests`` keyed by session id and waits for every acknowledgement.
+
+        Raises:
+            aiokafka.errors.KafkaError: a send finally failed (the batch is then not committed, so it is retried).
+        """
+        futures = [
+            await self._producer.send(self.topic, value=r.model_dump_json().encode(), key=r.record_key.encode())
+            for r in requests
+        ]
+        await asyncio.gather(*futures)

@@ -306,7 +306,7 @@ class Worker:
                 await clients.readback.start()
         listener = RebalanceListener(self._on_revoked, self._on_assigned)
         clients.consumer = create_consumer(settings, self._security, listener)
-        self._batches.attach(clients.consumer, dead_letters, clients.publisher)
+        self._batches.attach(clients.consumer, dead_letters, clients.publisher, clients.producer)
         await clients.consumer.start()
         logger.info(
             "worker started: group %s, topics %s, bootstrap %s", settings.kafka_group_id, self._topics, settings.servers

@@ -15,6 +15,7 @@ from otel_eval.environment_variables import (
     DEFAULT_CONCURRENCY,
     DEFAULT_KAFKA_COMPRESSION,
     DEFAULT_KAFKA_REQUESTS_TOPIC,
+    DEFAULT_KAFKA_SESSIONS_TOPIC,
     DEFAULT_MAX_OPEN_SESSIONS,
     DEFAULT_MAX_OPEN_TRACES,
     DEFAULT_MAX_SESSION_BYTES,
@@ -34,7 +35,10 @@ SOURCE_OTLP_SPANS: Final = "otlp_spans"
 """Consume OTLP protobuf spans the Collector's Kafka exporter writes (the Collector path)."""
 SOURCE_OTLP_LOGS: Final = "otlp_logs"
 """OTLP protobuf log messages (GenAI content captured as events), joined to the ``otlp_spans`` traces by trace id."""
-SOURCES: Final = (SOURCE_REQUESTS, SOURCE_OTLP_SPANS, SOURCE_OTLP_LOGS)
+SOURCE_SESSIONS: Final = "sessions"
+"""The sessions topic: the Collector path's rebuilt invocations keyed by session id, whose turns are held and whose
+session windows are judged (their per-invocation metrics were scored where they were rebuilt)."""
+SOURCES: Final = (SOURCE_REQUESTS, SOURCE_OTLP_SPANS, SOURCE_OTLP_LOGS, SOURCE_SESSIONS)
 
 TelemetryMode = Literal["otlp", "prometheus", "console", "none"]
 
@@ -55,6 +59,10 @@ class WorkerSettings(BaseSettings):
     )
     kafka_spans_topic: str = Field(default="otlp_spans", description="OTLP spans from the Collector (otlp_proto).")
     kafka_logs_topic: str = Field(default="otlp_logs", description="OTLP logs from the Collector (otlp_proto).")
+    kafka_sessions_topic: str = Field(
+        default=DEFAULT_KAFKA_SESSIONS_TOPIC,
+        description="Collector path: invocations re-keyed by session id for the sessions source; empty = not re-keyed.",
+    )
     kafka_dead_letter_topic: str = Field(default="otel_eval.dead_letter", description="Messages that cannot be read.")
     kafka_group_id: str = Field(default="otel-eval-worker", description="Consumer group shared by all workers.")
     kafka_compression: str = Field(
@@ -80,7 +88,8 @@ class WorkerSettings(BaseSettings):
 
     worker_sources: str = Field(
         default=SOURCE_REQUESTS,
-        description="Comma-separated: requests, otlp_spans (the Collector path), otlp_logs (with otlp_spans).",
+        description="Comma-separated: requests, otlp_spans (the Collector path), otlp_logs (with otlp_spans), sessions "
+        "(the Collector path's sessions topic).",
     )
     worker_concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1, description="Invocations evaluated at once.")
     worker_max_batch_size: int = Field(default=64, ge=1, description="Records per fetched batch (one commit each).")
@@ -161,6 +170,7 @@ class WorkerSettings(BaseSettings):
             SOURCE_REQUESTS: self.kafka_requests_topic,
             SOURCE_OTLP_SPANS: self.kafka_spans_topic,
             SOURCE_OTLP_LOGS: self.kafka_logs_topic,
+            SOURCE_SESSIONS: self.kafka_sessions_topic,
         }
         return {by_source[source]: source for source in self.sources}
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from aiokafka.partitioner import DefaultPartitioner
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 from otel_eval.emit import Emitters
 from otel_eval.evaluation.core import EvaluationCore
@@ -27,11 +28,11 @@ from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import spans_from_readable
 from otel_eval.transport.kafka import KafkaInvocationExporter
 from otel_eval.worker.service import Worker
-from tests._kafka import create_topics, random_topic, read_topic
+from tests._kafka import create_topics, producer, random_topic, read_topic
 from tests.judge.fake_gemini import FakeGemini
 from tests.judge.helpers import TEST_KEY
 from tests.reconstruct.adk_agents import adk_telemetry
-from tests.reconstruct.adk_sessions import record_sessions
+from tests.reconstruct.adk_sessions import RecordedSessions, record_sessions
 from tests.waiting import wait_until_async
 from tests.worker._harness import MemoryTelemetry, running_worker, start_worker_process, worker_settings
 
@@ -55,15 +56,22 @@ def _verdict(model: str, body: dict[str, Any]) -> str:
     return "ID: r\nProperty: The agent helped.\nRationale: read it\nVerdict: yes\n"
 
 
-async def _recorded_turns() -> list[TracedInvocation]:
-    """The recorded ADK sessions' turns (3 sessions of 2-4 turns, interleaved), in time order, ``COPIES`` times with
-    fresh trace ids and session ids that spread the sessions over every partition."""
+async def _recorded() -> tuple[RecordedSessions, list[TracedInvocation]]:
+    """The recorded ADK sessions (3 sessions of 2-4 turns, interleaved, one trace per turn), and their turns rebuilt
+    from the spans, in time order."""
     with adk_telemetry(schema=2):
         recorded = await record_sessions()
     turns = sorted(
         (i for trace in rebuild_traces(spans_from_readable(recorded.spans)) for i in trace.invocations),
         key=lambda i: i.start_time_ns,
     )
+    return recorded, turns
+
+
+async def _recorded_turns() -> list[TracedInvocation]:
+    """The recorded ADK sessions' turns, ``COPIES`` times with fresh trace ids and session ids that spread the
+    sessions over every partition."""
+    _, turns = await _recorded()
     originals = sorted({t.session_id or "" for t in turns})
     assert len(originals) == 3 and len(turns) == 9
     for salt in range(1000):
@@ -114,12 +122,6 @@ async def test_a_worker_killed_in_the_middle_of_sessions_loses_none_and_the_surv
     log = tmp_path / "worker-a.log"
     worker_a = start_worker_process(args, env, log)
     telemetry = MemoryTelemetry()
-    providers = telemetry.providers
-    emitters = Emitters.create(
-        tracer_provider=providers.tracer_provider,
-        logger_provider=providers.logger_provider,
-        meter_provider=providers.meter_provider,
-    )
     judge = JudgeClient(JudgeSettings(api_key=TEST_KEY, base_url=server.base_url))
     worker_b = Worker(
         worker_settings(
@@ -129,8 +131,8 @@ async def test_a_worker_killed_in_the_middle_of_sessions_loses_none_and_the_surv
             kafka_group_id=group,
             session_idle_timeout=1.5,
         ),
-        core=EvaluationCore(criteria=CONFIG, judge=judge, emitters=emitters),
-        telemetry=providers,
+        core=EvaluationCore(criteria=CONFIG, judge=judge, emitters=_emitters(telemetry)),
+        telemetry=telemetry.providers,
     )
     try:
         await wait_until_async(lambda: "partitions assigned" in log.read_text(), timeout=60, what="worker A to join")
@@ -152,6 +154,7 @@ async def test_a_worker_killed_in_the_middle_of_sessions_loses_none_and_the_surv
         if worker_a.poll() is None:
             worker_a.kill()
         await asyncio.to_thread(exporter.shutdown, 5_000)
+        await judge.aclose()
         server.stop()
 
     published = [
@@ -202,3 +205,84 @@ async def _all_judged(bootstrap: str, topic: str, turns: list[TracedInvocation])
     records = await _records(bootstrap, topic)
     judged = {(r.trace_id, r.span_id) for r in records if r.metric_name == MULTI_TURN}
     return judged >= {(t.trace_id, t.span_id) for t in turns}
+
+
+async def test_collector_path_rekeys_session_turns_by_session_id_and_the_sessions_source_judges_them(
+    kafka_bootstrap: str,
+) -> None:
+    recorded, turns = await _recorded()
+    spans_topic, sessions_topic = random_topic("spans"), random_topic("sessions")
+    results_topic = random_topic("results")
+    await create_topics(kafka_bootstrap, [spans_topic, sessions_topic, results_topic], partitions=PARTITIONS)
+    by_trace: dict[int, list[Any]] = defaultdict(list)
+    for span in recorded.spans:
+        by_trace[span.context.trace_id].append(span)
+    span_partitions: dict[str, int] = {}
+    async with producer(kafka_bootstrap, acks="all") as prod:  # as the Collector's exporter: keyed by trace id
+        for trace_id, spans in by_trace.items():
+            key = format(trace_id, "032x")
+            sent = await prod.send(spans_topic, value=encode_spans(spans).SerializeToString(), key=key.encode())
+            span_partitions[key] = (await sent).partition
+    by_session = defaultdict(set)
+    for turn in turns:
+        by_session[turn.session_id].add(span_partitions[turn.trace_id])
+    assert any(len(found) > 1 for found in by_session.values())  # a session's turns on several span partitions
+
+    server = FakeGemini(_verdict).start()
+    judge = JudgeClient(JudgeSettings(api_key=TEST_KEY, base_url=server.base_url))
+    telemetry = MemoryTelemetry()
+    worker = Worker(
+        worker_settings(
+            kafka_bootstrap,
+            worker_sources="otlp_spans,sessions",  # the Collector path, and the stage that judges its sessions
+            kafka_spans_topic=spans_topic,
+            kafka_sessions_topic=sessions_topic,
+            kafka_results_topic=results_topic,
+            kafka_group_id=random_topic("group"),
+            trace_idle_timeout=0.5,
+            session_idle_timeout=1.5,
+        ),
+        core=EvaluationCore(criteria=CONFIG, judge=judge, emitters=_emitters(telemetry)),
+        telemetry=telemetry.providers,
+    )
+    try:
+        async with running_worker(worker):
+            await _wait(lambda: _all_judged(kafka_bootstrap, results_topic, turns), "every session judged", 90)
+            await asyncio.sleep(1.0)  # any duplicate would arrive now
+    finally:
+        await judge.aclose()
+        server.stop()
+
+    rekeyed = await read_topic(kafka_bootstrap, sessions_topic, expected=len(turns))
+    assert len(rekeyed) == len(turns)
+    partitions: dict[str, set[int]] = defaultdict(set)
+    for record in rekeyed:
+        request = EvaluationRequest.model_validate_json(record.value)
+        assert record.key.decode() == request.invocations[0].session_id
+        partitions[record.key.decode()].add(record.partition)
+    assert set(partitions) == set(recorded.session_ids.values())
+    assert all(len(found) == 1 for found in partitions.values())  # every turn of a session on one partition
+
+    published = [
+        EvaluationRecord.model_validate_json(r.value) for r in await read_topic(kafka_bootstrap, results_topic)
+    ]
+    own = [r for r in published if r.session_window is None]
+    assert len(own) == len({r.result_id for r in own}) == len(turns) * len(EFFICIENCY_METRICS)
+    judged = [r for r in published if r.metric_name == MULTI_TURN]
+    assert len(judged) == len({r.result_id for r in judged}) == len(turns)
+    for session_id in recorded.session_ids.values():  # one window per session, over its turns from every partition
+        mine = sorted((r for r in judged if r.session_id == session_id), key=lambda r: r.invocation_end_time_ns)
+        count = sum(t.session_id == session_id for t in turns)
+        assert {(r.session_window, r.session_first_turn, r.session_last_turn) for r in mine} == {(0, 0, count - 1)}
+        assert [r.eval_status.name for r in mine] == ["NOT_EVALUATED"] * (count - 1) + ["PASSED"]
+    assert len([s for s in telemetry.evaluation_spans() if s.name == f"evaluate {MULTI_TURN}"]) == 3
+    telemetry.shutdown()
+
+
+def _emitters(telemetry: MemoryTelemetry) -> Emitters:
+    providers = telemetry.providers
+    return Emitters.create(
+        tracer_provider=providers.tracer_provider,
+        logger_provider=providers.logger_provider,
+        meter_provider=providers.meter_provider,
+    )
