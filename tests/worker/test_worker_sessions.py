@@ -33,6 +33,7 @@ from tests.judge.fake_gemini import FakeGemini
 from tests.judge.helpers import TEST_KEY
 from tests.reconstruct.adk_agents import adk_telemetry
 from tests.reconstruct.adk_sessions import RecordedSessions, record_sessions
+from tests.transport._requests import request, traced_invocation
 from tests.waiting import wait_until_async
 from tests.worker._harness import MemoryTelemetry, running_worker, start_worker_process, worker_settings
 
@@ -286,3 +287,69 @@ def _emitters(telemetry: MemoryTelemetry) -> Emitters:
         logger_provider=providers.logger_provider,
         meter_provider=providers.meter_provider,
     )
+
+
+async def test_a_graceful_stop_leaves_open_sessions_uncommitted_for_the_next_worker(kafka_bootstrap: str) -> None:
+    requests_topic, results_topic = random_topic("requests"), random_topic("results")
+    await create_topics(kafka_bootstrap, [requests_topic, results_topic], partitions=1)  # offsets below are exact
+    group = random_topic("group")
+    alone = request(0)  # offset 0: no session (its conversation-level metric runs on it alone), committed at once
+    turns = [traced_invocation(n).model_copy(update={"session_id": "s-open"}) for n in range(1, 4)]  # offsets 1-3
+    async with producer(kafka_bootstrap, acks="all") as prod:
+        for sent in [alone, *(EvaluationRequest(invocations=[turn]) for turn in turns)]:
+            await prod.send(requests_topic, value=sent.model_dump_json().encode(), key=sent.record_key.encode())
+    server = FakeGemini(_verdict).start()
+    judge = JudgeClient(JudgeSettings(api_key=TEST_KEY, base_url=server.base_url))
+
+    def worker(telemetry: MemoryTelemetry, idle: float) -> Worker:
+        settings = worker_settings(
+            kafka_bootstrap,
+            kafka_requests_topic=requests_topic,
+            kafka_results_topic=results_topic,
+            kafka_group_id=group,
+            session_idle_timeout=idle,
+        )
+        core = EvaluationCore(criteria=CONFIG, judge=judge, emitters=_emitters(telemetry))
+        return Worker(settings, core=core, telemetry=telemetry.providers)
+
+    first, second = MemoryTelemetry(), MemoryTelemetry()
+    try:
+        stopping = worker(first, idle=600)
+        async with running_worker(stopping):
+            expected = 4 * len(EFFICIENCY_METRICS)
+            await _wait(lambda: _count_per_invocation(kafka_bootstrap, results_topic, expected), "the turns' results")
+        assert not stopping.abandoned_uncommitted  # a graceful stop: open sessions are handed over, not lost
+        assert await _committed(kafka_bootstrap, group, requests_topic) == 1  # the session's first record
+        held = {t.trace_id for t in turns}
+        assert not [e for e in first.events() if e.metric == MULTI_TURN and e.trace_id in held]  # not judged
+
+        async with running_worker(worker(second, idle=0.5)):
+            await _wait(lambda: _all_judged(kafka_bootstrap, results_topic, turns), "the session judged")
+            await asyncio.sleep(0.5)
+        assert await _committed(kafka_bootstrap, group, requests_topic) == 4  # judged and published: committed
+    finally:
+        await judge.aclose()
+        server.stop()
+    events = second.events()
+    assert {e.metric for e in events} == {MULTI_TURN}  # its own results were known: only the window is new
+    assert [e.label for e in sorted(events, key=lambda e: turns.index(_turn(turns, e.trace_id)))] == [
+        "not_evaluated", "not_evaluated", "pass"
+    ]  # fmt: skip
+    first.shutdown()
+    second.shutdown()
+
+
+def _turn(turns: list[TracedInvocation], trace_id: str) -> TracedInvocation:
+    return next(t for t in turns if t.trace_id == trace_id)
+
+
+async def _committed(bootstrap: str, group: str, topic: str) -> int | None:
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        offset = await consumer.committed(TopicPartition(topic, 0))
+        return None if offset is None else int(offset)
+    finally:
+        await consumer.stop()
