@@ -289,47 +289,75 @@ def _emitters(telemetry: MemoryTelemetry) -> Emitters:
     )
 
 
-async def test_a_graceful_stop_leaves_open_sessions_uncommitted_for_the_next_worker(kafka_bootstrap: str) -> None:
-    requests_topic, results_topic = random_topic("requests"), random_topic("results")
-    await create_topics(kafka_bootstrap, [requests_topic, results_topic], partitions=1)  # offsets below are exact
-    group = random_topic("group")
-    alone = request(0)  # offset 0: no session (its conversation-level metric runs on it alone), committed at once
-    turns = [traced_invocation(n).model_copy(update={"session_id": "s-open"}) for n in range(1, 4)]  # offsets 1-3
-    async with producer(kafka_bootstrap, acks="all") as prod:
-        for sent in [alone, *(EvaluationRequest(invocations=[turn]) for turn in turns)]:
-            await prod.send(requests_topic, value=sent.model_dump_json().encode(), key=sent.record_key.encode())
-    server = FakeGemini(_verdict).start()
-    judge = JudgeClient(JudgeSettings(api_key=TEST_KEY, base_url=server.base_url))
+class _OnePartition:
+    """A requests topic of one partition (offsets are exact), its results topic, one group, the loopback judge."""
 
-    def worker(telemetry: MemoryTelemetry, idle: float) -> Worker:
+    def __init__(self, bootstrap: str) -> None:
+        self.bootstrap = bootstrap
+        self.requests, self.results = random_topic("requests"), random_topic("results")
+        self.group = random_topic("group")
+        self.server = FakeGemini(_verdict).start()
+        self.judge = JudgeClient(JudgeSettings(api_key=TEST_KEY, base_url=self.server.base_url))
+
+    async def produce(self, requests: list[EvaluationRequest]) -> None:
+        await create_topics(self.bootstrap, [self.requests, self.results], partitions=1)
+        async with producer(self.bootstrap, acks="all") as prod:
+            for sent in requests:
+                await prod.send(self.requests, value=sent.model_dump_json().encode(), key=sent.record_key.encode())
+
+    def worker(self, telemetry: MemoryTelemetry, **sessions: Any) -> Worker:
         settings = worker_settings(
-            kafka_bootstrap,
-            kafka_requests_topic=requests_topic,
-            kafka_results_topic=results_topic,
-            kafka_group_id=group,
-            session_idle_timeout=idle,
+            self.bootstrap,
+            kafka_requests_topic=self.requests,
+            kafka_results_topic=self.results,
+            kafka_group_id=self.group,
+            **sessions,
         )
-        core = EvaluationCore(criteria=CONFIG, judge=judge, emitters=_emitters(telemetry))
+        core = EvaluationCore(criteria=CONFIG, judge=self.judge, emitters=_emitters(telemetry))
         return Worker(settings, core=core, telemetry=telemetry.providers)
 
+    async def committed(self) -> int | None:
+        from aiokafka import AIOKafkaConsumer, TopicPartition
+
+        consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=self.group, enable_auto_commit=False)
+        await consumer.start()
+        try:
+            offset = await consumer.committed(TopicPartition(self.requests, 0))
+            return None if offset is None else int(offset)
+        finally:
+            await consumer.stop()
+
+    async def close(self) -> None:
+        await self.judge.aclose()
+        self.server.stop()
+
+
+def _turns(session_id: str, numbers: range) -> list[TracedInvocation]:
+    return [traced_invocation(n).model_copy(update={"session_id": session_id}) for n in numbers]
+
+
+async def test_a_graceful_stop_leaves_open_sessions_uncommitted_for_the_next_worker(kafka_bootstrap: str) -> None:
+    kafka = _OnePartition(kafka_bootstrap)
+    alone = request(0)  # offset 0: no session (its conversation-level metric runs on it alone), committed at once
+    turns = _turns("s-open", range(1, 4))  # offsets 1-3
+    await kafka.produce([alone, *(EvaluationRequest(invocations=[turn]) for turn in turns)])
     first, second = MemoryTelemetry(), MemoryTelemetry()
     try:
-        stopping = worker(first, idle=600)
+        stopping = kafka.worker(first, session_idle_timeout=600)
         async with running_worker(stopping):
             expected = 4 * len(EFFICIENCY_METRICS)
-            await _wait(lambda: _count_per_invocation(kafka_bootstrap, results_topic, expected), "the turns' results")
+            await _wait(lambda: _count_per_invocation(kafka_bootstrap, kafka.results, expected), "the turns' results")
         assert not stopping.abandoned_uncommitted  # a graceful stop: open sessions are handed over, not lost
-        assert await _committed(kafka_bootstrap, group, requests_topic) == 1  # the session's first record
+        assert await kafka.committed() == 1  # the session's first record
         held = {t.trace_id for t in turns}
         assert not [e for e in first.events() if e.metric == MULTI_TURN and e.trace_id in held]  # not judged
 
-        async with running_worker(worker(second, idle=0.5)):
-            await _wait(lambda: _all_judged(kafka_bootstrap, results_topic, turns), "the session judged")
+        async with running_worker(kafka.worker(second, session_idle_timeout=0.5)):
+            await _wait(lambda: _all_judged(kafka_bootstrap, kafka.results, turns), "the session judged")
             await asyncio.sleep(0.5)
-        assert await _committed(kafka_bootstrap, group, requests_topic) == 4  # judged and published: committed
+        assert await kafka.committed() == 4  # judged and published: committed
     finally:
-        await judge.aclose()
-        server.stop()
+        await kafka.close()
     events = second.events()
     assert {e.metric for e in events} == {MULTI_TURN}  # its own results were known: only the window is new
     assert [e.label for e in sorted(events, key=lambda e: turns.index(_turn(turns, e.trace_id)))] == [
@@ -339,17 +367,37 @@ async def test_a_graceful_stop_leaves_open_sessions_uncommitted_for_the_next_wor
     second.shutdown()
 
 
+async def test_a_full_window_is_judged_at_once_and_not_again_by_the_worker_that_re_reads_it(
+    kafka_bootstrap: str,
+) -> None:
+    kafka = _OnePartition(kafka_bootstrap)
+    # s-open's first turn (offset 0) holds the commit; s-full's two turns (offsets 1-2) fill its window at once.
+    still_open, full = _turns("s-open", range(0, 1)), _turns("s-full", range(1, 3))
+    await kafka.produce([EvaluationRequest(invocations=[turn]) for turn in still_open + full])
+    first, second = MemoryTelemetry(), MemoryTelemetry()
+    try:
+        async with running_worker(kafka.worker(first, session_idle_timeout=600, session_max_turns=2)):
+            await _wait(lambda: _all_judged(kafka_bootstrap, kafka.results, full), "the full window judged")
+        # s-open is still open: nothing committed past offset 0, s-full's records are re-read by the next owner
+        assert await kafka.committed() in (None, 0)
+        rereading = kafka.worker(second, session_idle_timeout=0.5, session_max_turns=2)
+        async with running_worker(rereading):
+            await _wait(lambda: _all_judged(kafka_bootstrap, kafka.results, still_open), "the open session judged")
+            await asyncio.sleep(0.5)
+        assert await kafka.committed() == 3
+    finally:
+        await kafka.close()
+    published = await _records(kafka_bootstrap, kafka.results)
+    judged = [r for r in published if r.metric_name == MULTI_TURN]
+    assert sorted((r.session_id, r.session_window, r.session_first_turn, r.session_last_turn) for r in judged) == [
+        ("s-full", 0, 0, 1), ("s-full", 0, 0, 1), ("s-open", 0, 0, 0)
+    ]  # fmt: skip
+    assert len({r.result_id for r in judged}) == 3  # s-full's window judged once, by the first worker
+    assert {e.trace_id for e in second.events()} == {still_open[0].trace_id}
+    assert rereading.metrics.snapshot().get("duplicates_skipped", 0) >= len(full) * 2  # own results and window
+    first.shutdown()
+    second.shutdown()
+
+
 def _turn(turns: list[TracedInvocation], trace_id: str) -> TracedInvocation:
     return next(t for t in turns if t.trace_id == trace_id)
-
-
-async def _committed(bootstrap: str, group: str, topic: str) -> int | None:
-    from aiokafka import AIOKafkaConsumer, TopicPartition
-
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
-    await consumer.start()
-    try:
-        offset = await consumer.committed(TopicPartition(topic, 0))
-        return None if offset is None else int(offset)
-    finally:
-        await consumer.stop()
