@@ -87,7 +87,9 @@ class EvaluationRecord(BaseModel):
         default=None, description="A session result's window (``otel_eval.session.window``); None otherwise."
     )
     session_first_turn: int | None = Field(
-        default=None, description="``otel_eval.session.first_turn``: the first turn of the session it covers."
+        default=None,
+        description="``otel_eval.session.first_turn``: the first turn of the session it covers (counted from the "
+        "first turn the judging process saw: after a Kafka takeover, from the first turn it re-read).",
     )
     session_last_turn: int | None = Field(
         default=None, description="``otel_eval.session.last_turn``: the last turn of the session it covers."
