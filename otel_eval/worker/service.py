@@ -358,10 +358,8 @@ class Worker:
         try:
             while not self.should_exit and consumer is not None:
                 try:
-                    batch = await consumer.getmany(
-                        timeout_ms=self._batches.poll_timeout_ms(_POLL_MS),  # woken for a session's idle deadline
-                        max_records=self.settings.worker_max_batch_size,
-                    )
+                    poll = self._batches.poll_timeout_ms(_POLL_MS)  # shorter when a session's idle deadline is nearer
+                    batch = await consumer.getmany(timeout_ms=poll, max_records=self.settings.worker_max_batch_size)
                 except KafkaError as exc:  # e.g. a codec this process lacks: report it and keep trying, never skip
                     if is_retriable(exc):
                         self.broker.failed(exc)
