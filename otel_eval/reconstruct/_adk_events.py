@@ -218,7 +218,7 @@ def _replay_events(
     calls: Sequence[ModelCall], tools: Sequence[ToolRun], captured: bool, warnings: list[str], where: str
 ) -> list[_Event]:
     """The session events ADK stored for these calls and tools, in order."""
-    runs_left = _tool_queues(tools)
+    runs_left = _ToolQueues(tools)
     timeline: list[tuple[int, int, _Event]] = []
     for order, call in enumerate(calls):
         author = call.author or "agent"
@@ -329,12 +329,26 @@ def _displayed_result(run: ToolRun) -> str | None:
     return json.dumps(run.response, ensure_ascii=False, default=str)
 
 
-def _tool_queues(tools: Sequence[ToolRun]) -> FirstUnused[ToolRun]:
-    def keys(run: ToolRun) -> list[Hashable]:
-        found: list[Hashable] = [("name", run.name), ("args", run.name, _args_key(run.args))]
-        return [("id", run.call_id), *found] if run.call_id is not None else found
+class _ToolQueues(FirstUnused[ToolRun]):
+    """The tool runs by call id and by name; by name and arguments once a function call needs it (a call with an id
+    rarely does, and the arguments' key costs a JSON encoding per run)."""
 
-    return FirstUnused(tools, keys)
+    def __init__(self, tools: Sequence[ToolRun]) -> None:
+        super().__init__(tools, _tool_keys)
+        self._args_indexed = False
+
+    def first_with_args(
+        self, function_call: genai_types.FunctionCall, expired: Callable[[ToolRun], bool]
+    ) -> ToolRun | None:
+        """The first unused run with the call's name and arguments."""
+        if not self._args_indexed:
+            self.add_keys(lambda run: [("args", run.name, _args_key(run.args))])
+            self._args_indexed = True
+        return self.first(("args", function_call.name, _args_key(function_call.args or {})), expired)
+
+
+def _tool_keys(run: ToolRun) -> list[Hashable]:
+    return [("id", run.call_id), ("name", run.name)] if run.call_id is not None else [("name", run.name)]
 
 
 def _args_key(args: dict[str, Any] | None) -> str:
@@ -345,7 +359,7 @@ def _args_key(args: dict[str, Any] | None) -> str:
 
 
 def _match_tools(
-    call: ModelCall, function_calls: Sequence[genai_types.FunctionCall], runs: FirstUnused[ToolRun]
+    call: ModelCall, function_calls: Sequence[genai_types.FunctionCall], runs: _ToolQueues
 ) -> list[ToolRun | None]:
     """The tool run of each function call among the unused runs started since the model call (calls are matched in
     start-time order): same id, else same name and arguments, else same name, first unused."""
@@ -359,8 +373,7 @@ def _match_tools(
         if function_call.id is not None:
             run = runs.first(("id", function_call.id), expired)
         if run is None:
-            args_key = ("args", function_call.name, _args_key(function_call.args or {}))
-            run = runs.first(args_key, expired) or runs.first(("name", function_call.name), expired)
+            run = runs.first_with_args(function_call, expired) or runs.first(("name", function_call.name), expired)
         if run is not None:
             runs.take(run)
         matched.append(run)

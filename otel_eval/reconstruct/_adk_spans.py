@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from otel_eval import semconv
 from otel_eval.model import TokenUsage
@@ -249,8 +249,7 @@ def _run_top_step(above_parent: _RunTop, parent: Span) -> _RunTop:
     return (top_root, top_agent)
 
 
-@dataclass(frozen=True, slots=True)
-class _IdsAbove:
+class _IdsAbove(NamedTuple):
     """What the ancestors of a span say: one invocation/session id (or several different ones), a tool span."""
 
     invocation: str | None = None

@@ -97,6 +97,9 @@ class _ModelTiming:
         self._first_tool: dict[str, int] = {}
         for span in reversed(tree.order):
             kids = tree.children(span)
+            if not kids:
+                self._innermost[span.span_id] = span
+                continue
             inner = next((c for c in kids if _is_inference(c)), None)
             self._innermost[span.span_id] = span if inner is None else self._innermost[inner.span_id]
             starts = [c.start_time_ns for c in kids if c.name.startswith("execute_tool")]
