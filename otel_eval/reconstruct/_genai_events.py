@@ -203,10 +203,13 @@ def unstringify_tool_calls(
     fixed: list[genai_types.Content] = []
     for content in contents:
         parts: list[genai_types.Part] = []
+        changed = False
         for part in content.parts or []:
             call = _stringified_call(part.text, warnings, where) if part.text else None
             parts.append(genai_types.Part(function_call=call) if call is not None else part)
-        fixed.append(genai_types.Content(role=content.role, parts=parts))
+            changed = changed or call is not None
+        # A content without such text is kept as it is (its fields were role and parts already).
+        fixed.append(genai_types.Content(role=content.role, parts=parts) if changed else content)
     return fixed
 
 
