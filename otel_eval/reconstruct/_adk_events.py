@@ -149,26 +149,12 @@ def build_invocation(
     final_event = _final_event(events)
     kept = [e for e in events if _kept(e)]
     model_ns, tool_ns = timing.of(owned.root)
+    data, outline = _intermediate_data(kept, final_event)
     invocation = Invocation(
         invocation_id=owned.invocation_id,
         user_content=_user_content(calls, warnings, where) if captured else genai_types.Content(role="user", parts=[]),
         final_response=final_event.content if final_event is not None else None,
-        intermediate_data=IntermediateData(
-            # ADK 2.13 drops the final event's content from the intermediate events (unless it calls functions).
-            tool_uses=[p.function_call for e in kept for p in e.content.parts or [] if p.function_call],
-            tool_responses=[
-                p.function_response
-                for e in kept
-                if e is not final_event
-                for p in e.content.parts or []
-                if p.function_response
-            ],
-            intermediate_responses=[
-                (e.author, [p for p in e.content.parts or [] if p.text is not None])
-                for e in kept
-                if e is not final_event and any(p.text for p in e.content.parts or [])
-            ],
-        ),
+        intermediate_data=data,
         creation_timestamp=owned.root.start_time_ns / 1e9,
         app_details=_app_details(calls),
         duration=round(owned.root.duration_ns / 1e9, 3),
@@ -190,25 +176,42 @@ def build_invocation(
         model_seconds=model_ns / 1e9,
         tool_seconds=tool_ns / 1e9,
         content_captured=captured,
-        event_outline=_outline(kept, final_event),
+        event_outline=outline,
         warnings=warnings,
         ended_in_error=ended_in_error(owned.root),
         feedback=feedback(owned.root),
     )
 
 
-def _outline(kept: Sequence[_Event], final_event: _Event | None) -> list[EventOutline]:
-    """The kept events in outline, matching what ``intermediate_data`` takes from each (see :class:`EventOutline`)."""
-    return [
-        EventOutline(
-            author=e.author,
-            calls=sum(1 for p in e.content.parts or [] if p.function_call),
-            responses=0 if e is final_event else sum(1 for p in e.content.parts or [] if p.function_response),
-            text=e is not final_event and any(p.text for p in e.content.parts or []),
-            final=e is final_event,
-        )
-        for e in kept
-    ]
+def _intermediate_data(
+    kept: Sequence[_Event], final_event: _Event | None
+) -> tuple[IntermediateData, list[EventOutline]]:
+    """The intermediate data of the kept events, and the events in outline matching what it takes from each (see
+    :class:`EventOutline`); one pass over their parts.
+
+    ADK 2.13 drops the final event's content from the intermediate events (unless it calls functions).
+    """
+    tool_uses: list[genai_types.FunctionCall] = []
+    tool_responses: list[genai_types.FunctionResponse] = []
+    texts: list[tuple[str, list[genai_types.Part]]] = []
+    outline: list[EventOutline] = []
+    for event in kept:
+        parts = event.content.parts or []
+        final = event is final_event
+        calls = [p.function_call for p in parts if p.function_call]
+        tool_uses.extend(calls)
+        responses = 0
+        text = False
+        if not final:
+            answers = [p.function_response for p in parts if p.function_response]
+            tool_responses.extend(answers)
+            responses = len(answers)
+            text = any(p.text for p in parts)
+            if text:
+                texts.append((event.author, [p for p in parts if p.text is not None]))
+        outline.append(EventOutline(author=event.author, calls=len(calls), responses=responses, text=text, final=final))
+    data = IntermediateData(tool_uses=tool_uses, tool_responses=tool_responses, intermediate_responses=texts)
+    return data, outline
 
 
 # --- event replay ---------------------------------------------------------------------------------------------------
