@@ -134,6 +134,11 @@ class EvaluationCore:
         """Lets the sinks that deliver later deliver what they hold within ``timeout_millis``, then stops them."""
         self.emitters.shutdown(timeout_millis)
 
+    @property
+    def pipeline(self) -> PipelineMetrics | None:
+        """The pipeline counters it reports to (None: none)."""
+        return self._pipeline
+
     def holds_sessions(self, request: EvaluationRequest) -> bool:
         """Whether ``request``'s conversation-level metrics should wait for its session: every invocation carries a
         session id and its metrics include conversation-level ones (planned as :meth:`evaluate` plans them)."""
@@ -365,9 +370,10 @@ class _RecordContext:
             if window is None:
                 rid = result_id(traced.trace_id, traced.span_id, metric.name, evaluator_version)
             else:
+                first, last = self.invocations[0], self.invocations[-1]
                 rid = session_result_id(
-                    window.session_id, window.first_turn, window.last_turn, traced.trace_id, traced.span_id,
-                    metric.name, evaluator_version,
+                    window.session_id, (first.trace_id, first.span_id), (last.trace_id, last.span_id),
+                    traced.trace_id, traced.span_id, metric.name, evaluator_version,
                 )  # fmt: skip
             records.append(
                 EvaluationRecord(
