@@ -53,7 +53,11 @@ _POLL_SECONDS = 0.003
 """While spans keep coming, the thread looks at the queue this often instead of being woken by each root's end (a
 wake-up costs the agent's thread more than the span does): a complete invocation waits at most this long."""
 _POLL_WINDOW_SECONDS = 0.02
-"""How long the thread keeps polling after the last span came before it waits to be woken again."""
+"""How long the thread keeps polling after the last span came before it waits to be woken again. A look costs the
+thread about what being woken does (a timed wait; 30-50 us of CPU on a 2-core VM), so polling adds at most
+1 / _POLL_SECONDS looks a second while spans flow, and spares the agent's thread a wake-up at every root (an agent
+thread waking ours pays ~12-19 us there). Stopping at the first look that finds nothing would make every root of an
+agent running fewer than ~300 invocations a second wake the thread again."""
 _WAKE_BATCH_SPANS = 512
 
 
