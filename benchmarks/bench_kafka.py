@@ -34,6 +34,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from benchmarks._common import ROOT, Row, machine, print_rows
 from otel_eval import EvaluationSpanProcessor
 from otel_eval.demo import SCENARIOS, TravelAgent
+from otel_eval.environment_variables import DEFAULT_KAFKA_COMPRESSION
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.transport.kafka import KafkaInvocationExporter
 
@@ -130,7 +131,9 @@ class WorkerGroup:
             await asyncio.wait_for(process.wait(), 30)
 
     async def send(self, payloads: Sequence[tuple[bytes, bytes]]) -> None:
-        async with producer(self.bootstrap, acks="all", linger_ms=5, compression_type="gzip") as prod:
+        async with producer(
+            self.bootstrap, acks="all", linger_ms=5, compression_type=DEFAULT_KAFKA_COMPRESSION
+        ) as prod:
             for key, value in payloads:
                 await prod.send(self.requests_topic, value, key=key)
 

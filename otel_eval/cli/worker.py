@@ -112,6 +112,7 @@ def worker(sources: tuple[str, ...], log_level: str, **options: Any) -> None:
     """Evaluate invocations from Kafka in a consumer group; emit scores as OpenTelemetry data and publish results.
 
     SIGTERM or SIGINT stops intake, finishes the current batch and stops within --shutdown-timeout."""
+    from otel_eval._runtime.collector import tune_for_serving
     from otel_eval.worker.service import Worker, WorkerFailed
     from otel_eval.worker.settings import WorkerSettings
     from otel_eval.worker.telemetry import create_telemetry, install_global
@@ -138,6 +139,7 @@ def worker(sources: tuple[str, ...], log_level: str, **options: Any) -> None:
     except ConfigurationError as exc:
         fail(str(exc), EXIT_BAD_INPUT)
         return
+    tune_for_serving()  # this process is the worker's: the start-up heap is kept out of every collection
     try:
         service.run()  # after a graceful stop on a signal, raises that signal again
     except KeyboardInterrupt:  # SIGINT, raised again after the graceful stop

@@ -89,7 +89,7 @@ class KafkaInvocationExporter(InvocationExporter):
     Args:
         bootstrap_servers: ``host:port[,host:port...]``.
         topic: the requests topic.
-        compression: ``gzip`` (default), ``none``, or ``snappy``/``lz4``/``zstd`` (these need ``cramjam``).
+        compression: ``zstd`` (default), ``gzip``, ``none``, ``snappy`` or ``lz4``.
         max_queue_size: requests buffered or in flight at once; beyond it new requests are dropped and counted.
         security: TLS/SASL settings passed through to aiokafka (passwords are never logged).
         client_id: the producer's client id.

@@ -36,10 +36,17 @@ _PROBE_BACKOFF_MAX_S: Final = 10.0
 _PROBE_IDLE_S: Final = 10.0
 """A hung broker (it accepts connections and answers nothing) makes aiokafka report nothing for its request timeout:
 the watch also probes this often when nothing looks wrong."""
+_RESULTS_BATCH_BYTES: Final = 512 * 1024
+"""A producer batch's size (aiokafka's default is 16 KiB): a worker batch's results fit in one batch per partition,
+so they travel in one produce request (the producer has one in flight per broker), and well under the broker's
+default 1 MB limit on a (compressed) batch."""
 
 
 def parse_request(value: bytes | None, source: str) -> EvaluationRequest:
     """An :class:`EvaluationRequest` from a requests-topic message.
+
+    Read in one pass by pydantic's JSON parser; a message it rejects is read again field by field to say why (or
+    accepted, exactly as a mapping of its JSON would be).
 
     Raises:
         InputError: not JSON, an unknown ``schema_version``, or a field that does not validate (the message names
@@ -47,6 +54,17 @@ def parse_request(value: bytes | None, source: str) -> EvaluationRequest:
     """
     if not value:
         raise InputError(f"{source}: empty message, expected EvaluationRequest JSON")
+    try:
+        request = EvaluationRequest.model_validate_json(value)
+    except ValidationError:
+        return _parse_request_slowly(value, source)
+    if "schema_version" not in request.model_fields_set:  # a request names its version: the default is no answer
+        return _parse_request_slowly(value, source)
+    return request
+
+
+def _parse_request_slowly(value: bytes, source: str) -> EvaluationRequest:
+    """:func:`parse_request` through a mapping of the JSON, to name what is wrong with the message."""
     try:
         data = json.loads(value)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -149,6 +167,7 @@ def create_producer(settings: WorkerSettings, security: KafkaSecurity) -> Any:
         enable_idempotence=False,
         compression_type=check_compression(settings.kafka_compression),
         linger_ms=0,  # a batch's results are sent together anyway: the worker awaits them all, then commits
+        max_batch_size=_RESULTS_BATCH_BYTES,
         request_timeout_ms=settings.kafka_request_timeout_ms,
         **client_options(settings, security),
     )

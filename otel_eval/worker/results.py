@@ -55,16 +55,23 @@ class ResultLedger:
     def _remember(self, lru: OrderedDict[str, None], key: str) -> None:
         if self.capacity <= 0:
             return
+        if key in lru:
+            lru.move_to_end(key)
+            return
         lru[key] = None
-        lru.move_to_end(key)
         while len(lru) > self.capacity:
             lru.popitem(last=False)
 
     def add(self, records: Iterable[EvaluationRecord]) -> None:
         """Remembers ``records`` as emitted (and their invocations and traces as evaluated; a session window's
         records, their turns as judged in a window)."""
+        last = None
         for record in records:
             self._remember(self._results, record.result_id)
+            invocation = (record.trace_id, record.span_id, record.session_window is not None)
+            if invocation == last:  # an invocation's records come together: remembered once
+                continue
+            last = invocation
             key = invocation_key(record.trace_id, record.span_id)
             if record.session_window is not None:
                 self._remember(self._session_turns, key)
@@ -129,24 +136,33 @@ class ResultsPublisher:
     async def publish(self, records: Sequence[tuple[int, EvaluationRecord]]) -> int:
         """Sends ``(source partition, record)`` pairs and waits for every acknowledgement. Returns the count.
 
+        The records are packed into one producer batch per results partition (aiokafka's ``create_batch`` and
+        ``send_batch``; a full batch is sent and a new one started), so a worker batch of results travels in a few
+        produce requests, without a future per record.
+
         Raises:
             aiokafka.errors.KafkaError: a send finally failed (the batch is then not committed, so it is retried).
         """
         if not records:
             return 0
         count = await self.partition_count()
-        futures = []
+        producer, topic = self._producer, self.topic
+        open_batches: dict[int, Any] = {}
+        sent = []
         for source_partition, record in records:
-            futures.append(
-                await self._producer.send(
-                    self.topic,
-                    value=record.model_dump_json().encode(),
-                    key=record.trace_id.encode(),
-                    partition=source_partition % count,
-                )
-            )
-        await asyncio.gather(*futures)
-        return len(futures)
+            partition = source_partition % count
+            key, value = record.trace_id.encode(), record.model_dump_json().encode()
+            batch = open_batches.get(partition)
+            if batch is None:
+                batch = open_batches[partition] = producer.create_batch()
+            if batch.append(timestamp=None, key=key, value=value) is None:  # full: send it, start the next one
+                sent.append(await producer.send_batch(batch, topic, partition=partition))
+                batch = open_batches[partition] = producer.create_batch()
+                batch.append(timestamp=None, key=key, value=value)  # an empty batch takes any one record
+        for partition, batch in open_batches.items():
+            sent.append(await producer.send_batch(batch, topic, partition=partition))
+        await asyncio.gather(*sent)
+        return len(records)
 
     async def read_back(self, consumer: Any, source_partitions: Iterable[int], limit: int, ledger: ResultLedger) -> int:
         """Adds the last ``limit`` results of the results partitions matching ``source_partitions`` to ``ledger``.
