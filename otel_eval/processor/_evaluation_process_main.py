@@ -12,6 +12,7 @@ the agent's own shutdown drains this process. It runs at a lower priority (``nic
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import signal
@@ -123,6 +124,9 @@ class _Evaluation:
         )
         # Traces an earlier evaluation process had part of when it was lost: their rest would rebuild half.
         self.processor.reject_traces(self._lost_traces, semconv.DROP_TRANSPORT_ERROR)
+        # What start-up made (modules, metrics, providers) lives as long as the process: kept out of the collector's
+        # passes, which would otherwise walk it on every full collection.
+        gc.freeze()
         return self.processor
 
     def flush(self, timeout_millis: int) -> bool:
