@@ -197,8 +197,6 @@ class EvaluationProcess:
 
     def force_flush(self, timeout_millis: int) -> bool:
         """Ships what is queued, then waits until the child has evaluated and exported it. False past the timeout."""
-        if self._closing:
-            return False
         flush = _Flush(deadline=time.monotonic() + max(0, timeout_millis) / 1000)
         with self._lock:
             self._flushes.append(flush)
@@ -211,8 +209,6 @@ class EvaluationProcess:
 
     def shutdown(self, timeout_millis: int) -> None:
         """Ships what is queued, lets the child drain and export within ``timeout_millis``, then stops it."""
-        if self._closing:
-            return
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
         self._stop_deadline = deadline
         self._closing = True

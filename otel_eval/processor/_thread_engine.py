@@ -15,7 +15,6 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from opentelemetry.context import Context
@@ -31,7 +30,6 @@ from otel_eval.evaluation.embedded import EmbeddedOptions, embedded_exporter
 from otel_eval.evaluation.engine import EmbeddedInvocationExporter
 from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.model import EvalConfig, EvalSet
-from otel_eval.model.loading import load_eval_set
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import TraceBuffers
 from otel_eval.processor._completion import IncompleteCounter, OpenSpans
@@ -280,7 +278,7 @@ class InThreadEngine:
 def in_thread_engine(
     criteria: Mapping[str, Any] | EvalConfig | None = None,
     *,
-    eval_set: EvalSet | str | Path | None = None,
+    eval_set: EvalSet | None = None,
     sample_rate: float,
     sample_priority: bool,
     agent_names: Iterable[str] = (),
@@ -304,8 +302,6 @@ def in_thread_engine(
         ValueError: ``sample_rate`` outside [0, 1].
     """
     sampling = Sampling.create(sample_rate, sample_priority, meter_provider)
-    if isinstance(eval_set, (str, Path)):
-        eval_set = load_eval_set(eval_set)
     parsed = criteria_from(criteria)
     pipeline = pipeline or PipelineMetrics(meter_provider, transport="embedded" if exporter is None else "custom")
     enricher = None
