@@ -192,7 +192,7 @@ def process_engine(
 
     Raises:
         TypeError: an object that cannot cross into the child (see :func:`check_process_options`).
-        ConfigurationError: an unknown metric or exporter name, or an unreadable eval set.
+        ConfigurationError: an unknown metric or exporter name.
         ValueError: ``sample_rate`` outside [0, 1].
     """
     sampling = Sampling.create(sample_rate, sample_priority, meter_provider)
