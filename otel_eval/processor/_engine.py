@@ -43,7 +43,10 @@ class Limits:
 
 
 class Engine(Protocol):
-    """The ``SpanProcessor`` hooks, the processor's counters and its companion log record processor."""
+    """The ``SpanProcessor`` hooks, the processor's counters and its companion log record processor.
+
+    The processor calls ``shutdown`` once and nothing but ``stats`` after it (the flag is the processor's).
+    """
 
     pipeline: PipelineMetrics
     log_record_processor: EvaluationLogRecordProcessor

@@ -76,8 +76,6 @@ logger.addFilter(DuplicateLogFilter())
 CHILD_MODULE: Final = "otel_eval.processor._evaluation_process_main"
 _TICK_SECONDS = 0.05
 """The feeder's period: spans of a root that waits for its descendants reach the child at most this late."""
-_LINGER_SECONDS = 0.001
-"""After a local root ends, how long the feeder waits for more before it writes (one frame, not one per root)."""
 _WAKE_BATCH_SPANS = 256
 _SEND_TIMEOUT_SECONDS = 10.0
 """A child that reads nothing for this long is taken for hung: killed and restarted."""
@@ -138,6 +136,8 @@ class EvaluationProcess:
         self._settings = settings
         self._enricher = enricher
         self._sinks = sinks
+        self._answers = enricher is not None or bool(sinks)
+        """Whether the child sends anything besides its replies (score attributes, records): then looked for."""
         self.pipeline = PipelineMetrics(meter_provider, transport=semconv.TRANSPORT_PROCESS)
         self._max_pending = max_pending
         self._intake = SpanIntake(
@@ -197,8 +197,6 @@ class EvaluationProcess:
 
     def force_flush(self, timeout_millis: int) -> bool:
         """Ships what is queued, then waits until the child has evaluated and exported it. False past the timeout."""
-        if self._closing:
-            return False
         flush = _Flush(deadline=time.monotonic() + max(0, timeout_millis) / 1000)
         with self._lock:
             self._flushes.append(flush)
@@ -211,8 +209,6 @@ class EvaluationProcess:
 
     def shutdown(self, timeout_millis: int) -> None:
         """Ships what is queued, lets the child drain and export within ``timeout_millis``, then stops it."""
-        if self._closing:
-            return
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
         self._stop_deadline = deadline
         self._closing = True
@@ -237,15 +233,17 @@ class EvaluationProcess:
 
     def _run(self) -> None:
         while True:
+            # No lingering for more after a wake-up: a sleep costs as much CPU as a batch's encoding, and what ends
+            # while a batch is written goes in the next one (under load, batches grow by themselves).
             wake = self._intake.wake
-            if wake.wait(_TICK_SECONDS) and not (self._closing or self._flushes):
-                time.sleep(_LINGER_SECONDS)  # the invocations ending meanwhile go in the same frame
+            wake.wait(_TICK_SECONDS)
             wake.clear()
             with self._lock:
                 flushes, self._flushes = self._flushes, []
             closing = self._closing
             try:
-                self._receive()
+                if self._answers:
+                    self._receive()
                 self._send_pending(wait=bool(flushes) or closing)
                 for flush in flushes:
                     flush.result = self._flush_child(flush.deadline)

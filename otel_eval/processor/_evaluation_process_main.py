@@ -3,7 +3,8 @@
 Started by :class:`~otel_eval.processor._evaluation_process.EvaluationProcess` with one end of a private socket
 pair. It reads the processor's settings, then batches of span starts, ended spans and content log records, and feeds
 them to the in-thread engine of an ordinary processor (:func:`~otel_eval.processor._thread_engine.in_thread_engine`:
-``on_start``, ``on_end``, its ``log_record_processor``), whose scores go to providers exporting as the ``OTEL_*_EXPORTER`` variables say
+``on_start``, ``on_end``, its ``log_record_processor``), stepping it on the same thread after each batch (and when
+nothing came for the engine's period), so a batch is not handed from a reader thread to an engine thread; the scores go to providers exporting as the ``OTEL_*_EXPORTER`` variables say
 (:mod:`otel_eval.processor._exporters`) with the agent's resource. A ``flush`` or ``shutdown`` message is answered
 once the processor and the exporters are done. The end of the socket (the agent's process exited, or was killed)
 shuts it down as well. SIGINT is ignored: a Ctrl-C in the agent's terminal reaches the whole process group, and
@@ -12,8 +13,11 @@ the agent's own shutdown drains this process. It runs at a lower priority (``nic
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
+import queue
+import select
 import signal
 import socket
 import sys
@@ -49,6 +53,7 @@ from otel_eval.processor._wire import (
 logger = logging.getLogger("otel_eval.processor.evaluation_process")
 
 _SHUTDOWN_ON_EOF_MILLIS = 30_000
+_OUTBOX_CLOSE_SECONDS = 5.0
 _NICENESS = 10
 """Evaluation is background work: where it competes with the agent for a core, the agent gets ~90% of it (the
 evaluation then falls behind, and its queues drop and count what does not fit)."""
@@ -104,6 +109,17 @@ class _Evaluation:
                 processor.log_record_processor.on_emit(decode_log_record(record))
         except Exception:  # a span the engine cannot take: the rest of the batch is lost, the process goes on
             logger.exception("the evaluation engine could not take a batch")
+        processor.step()
+
+    def step(self) -> None:
+        """Runs the engine's periodic step (idle traces, roots waiting for descendants), once it exists."""
+        if self.processor is not None:
+            self.processor.step()
+
+    @property
+    def period(self) -> float | None:
+        """How long the reader may wait for a message before the engine's next step is due (None: no engine yet)."""
+        return self.processor.period if self.processor is not None else None
 
     def _start(self, decoder: SpanDecoder, ends: list[Any]) -> InThreadEngine:
         resource = decoder.resource(ends[0][-1] if ends else 0)
@@ -120,9 +136,13 @@ class _Evaluation:
             tracer_provider=providers.tracer_provider,
             logger_provider=providers.logger_provider,
             meter_provider=providers.meter_provider,
+            threaded=False,
         )
         # Traces an earlier evaluation process had part of when it was lost: their rest would rebuild half.
         self.processor.reject_traces(self._lost_traces, semconv.DROP_TRANSPORT_ERROR)
+        # What start-up made (modules, metrics, providers) lives as long as the process: kept out of the collector's
+        # passes, which would otherwise walk it on every full collection.
+        gc.freeze()
         return self.processor
 
     def flush(self, timeout_millis: int) -> bool:
@@ -143,32 +163,59 @@ class _Evaluation:
             self.providers.shutdown()
 
 
+class _Outbox:
+    """Messages to the agent's process, in order, written by a thread of their own: the reader, which evaluates too,
+    never waits on a write (the agent's process may be waiting to write a batch to it meanwhile)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._queue: queue.SimpleQueue[FromChild | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, args=(sock,), name="OtelEvalProcessOutbox", daemon=True)
+        self._thread.start()
+
+    def send(self, message: FromChild) -> None:
+        """Queues ``message`` (any thread: the reader's replies, the engine's score attributes and records)."""
+        self._queue.put(message)
+
+    def close(self, timeout: float) -> None:
+        """Writes what is queued, within ``timeout`` seconds."""
+        self._queue.put(None)
+        self._thread.join(timeout)
+
+    def _run(self, sock: socket.socket) -> None:
+        while (message := self._queue.get()) is not None:
+            try:
+                send_message(sock, message)
+            except (OSError, ValueError) as error:  # the agent's process is gone: the reader sees it too
+                logger.error("could not write to the agent's process: %s", error)
+                return
+
+
 def serve(sock: socket.socket) -> None:
     """Reads and answers messages until :class:`~otel_eval.processor._wire.Shutdown` or the end of the socket."""
     config = receive_message(sock)
     if not isinstance(config, Config):
         raise WireError(f"expected the settings first, got {type(config).__name__}")
-    lock = threading.Lock()  # the enricher's threads send too
-
-    def send(message: FromChild) -> None:
-        with lock:
-            send_message(sock, message)
-
-    evaluation = _Evaluation(config.settings, config.lost_traces, send)
+    outbox = _Outbox(sock)
+    evaluation = _Evaluation(config.settings, config.lost_traces, outbox.send)
     while True:
+        if not select.select([sock], [], [], evaluation.period)[0]:
+            evaluation.step()
+            continue
         try:
             message = receive_message(sock)
         except WireError:  # the agent's process is gone (or sent what this side cannot read)
             evaluation.shutdown(_SHUTDOWN_ON_EOF_MILLIS)
+            outbox.close(_OUTBOX_CLOSE_SECONDS)
             return
         if isinstance(message, Batch):
             evaluation.batch(message)
         elif isinstance(message, Flush):
             flushed = evaluation.flush(message.timeout_millis)
-            send(Reply(flushed, message.sequence, evaluation.stats()))
+            outbox.send(Reply(flushed, message.sequence, evaluation.stats()))
         elif isinstance(message, Shutdown):
             evaluation.shutdown(message.timeout_millis)
-            send(Reply(True, message.sequence, evaluation.stats()))
+            outbox.send(Reply(True, message.sequence, evaluation.stats()))
+            outbox.close(_OUTBOX_CLOSE_SECONDS)
             return
 
 

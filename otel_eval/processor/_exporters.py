@@ -14,7 +14,6 @@ import importlib.metadata
 import logging
 import os
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any, Final, Literal
 
 from opentelemetry.environment_variables import OTEL_LOGS_EXPORTER, OTEL_METRICS_EXPORTER, OTEL_TRACES_EXPORTER
@@ -40,10 +39,10 @@ from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation import builtin_metric_names, criteria_from, registry_with_custom_metrics
 from otel_eval.metrics import default_registry
 from otel_eval.model import EvalConfig, EvalSet
-from otel_eval.model.loading import load_eval_set
 from otel_eval.processor._engine import Limits
 from otel_eval.processor._evaluation_process import EvaluationProcess
 from otel_eval.processor._priority import Sampling
+from otel_eval.processor._settings import EMBEDDED_SETTINGS
 
 logger = logging.getLogger(__name__)
 
@@ -139,8 +138,6 @@ class ExportingProviders:
 
 ENRICHMENT_MARGIN: Final = 1.0
 """With ``isolation="process"``, how much longer than the evaluation process a root is held for its answer."""
-PROCESS_OPTIONS: Final = frozenset({"max_queue_size", "concurrency", "sessions"})
-"""The embedded worker's settings that cross into the evaluation process; its objects cannot."""
 NO_DESTINATION_WARNING: Final = (
     "EvaluationSpanProcessor(isolation='process'): the scores go nowhere: the evaluation process exports them as "
     "OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER and OTEL_METRICS_EXPORTER say (e.g. otlp, console) and none is set; "
@@ -161,7 +158,7 @@ def check_process_options(given: Mapping[str, object], metric_names: Iterable[st
         ConfigurationError: an unknown exporter name in ``OTEL_*_EXPORTER`` or sink in ``OTEL_EVAL_SINKS``, or an
             unknown metric.
     """
-    refused = sorted(name for name, value in given.items() if value is not None and name not in PROCESS_OPTIONS)
+    refused = sorted(name for name, value in given.items() if value is not None and name not in EMBEDDED_SETTINGS)
     if refused:
         raise TypeError(
             f"{', '.join(refused)}: objects of this process cannot cross into the evaluation process "
@@ -178,7 +175,7 @@ def check_process_options(given: Mapping[str, object], metric_names: Iterable[st
 def process_engine(
     criteria: Mapping[str, Any] | EvalConfig | None = None,
     *,
-    eval_set: EvalSet | str | Path | None = None,
+    eval_set: EvalSet | None = None,
     sample_rate: float,
     sample_priority: bool,
     agent_names: Iterable[str] = (),
@@ -195,12 +192,10 @@ def process_engine(
 
     Raises:
         TypeError: an object that cannot cross into the child (see :func:`check_process_options`).
-        ConfigurationError: an unknown metric or exporter name, or an unreadable eval set.
+        ConfigurationError: an unknown metric or exporter name.
         ValueError: ``sample_rate`` outside [0, 1].
     """
     sampling = Sampling.create(sample_rate, sample_priority, meter_provider)
-    if isinstance(eval_set, (str, Path)):
-        eval_set = load_eval_set(eval_set)
     sinks = given.pop("sinks", ())  # called here, with the records the evaluation process sends back
     check_process_options(given, builtin_metric_names(criteria_from(criteria), criteria))
     registry_with_custom_metrics(criteria)  # custom metric code that cannot load stops start-up here, not in the child

@@ -9,7 +9,7 @@ import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Final
 
 from otel_eval import environment_variables as env
 from otel_eval import semconv
@@ -29,8 +29,6 @@ DEFAULT_MAX_PENDING_SPANS = 8192
 _THREAD_ONLY_PROVIDERS = ("logger_provider", "tracer_provider")
 """Where the in-thread evaluation emits; the evaluation process has its own (``meter_provider`` stays: the agent's
 process reports its pipeline counters to it)."""
-_EMBEDDED_ONLY = frozenset({"max_queue_size", "concurrency", "isolation", "sessions"})
-"""Settings of the embedded worker: not passed on when an exporter (Kafka, or the caller's) does the evaluating."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +91,13 @@ class ProcessorSettings:
         )
 
 
+EMBEDDED_SETTINGS: Final = EMBEDDED_OPTIONS & {setting.name for setting in fields(ProcessorSettings)}
+"""The embedded worker's options that are plain settings (``max_queue_size``, ``concurrency``, ``sessions``): read
+from the environment, and sent into the evaluation process; its other options are objects, which cannot cross."""
+_EMBEDDED_ONLY: Final = EMBEDDED_SETTINGS | {"isolation"}
+"""Settings of the embedded worker: not passed on when an exporter (Kafka, or the caller's) does the evaluating."""
+
+
 def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str, Any]) -> dict[str, Any]:
     """Keyword arguments of ``EvaluationSpanProcessor``: the environment's, then ``overrides``.
 
@@ -110,12 +115,7 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
     del options["kafka_bootstrap_servers"]
     if "exporter" in overrides or not settings.kafka_bootstrap_servers:
         if "exporter" not in overrides:
-            options.update(
-                max_queue_size=settings.max_queue_size,
-                concurrency=settings.concurrency,
-                isolation=settings.isolation,
-                sessions=settings.sessions,
-            )
+            options.update((name, getattr(settings, name)) for name in _EMBEDDED_ONLY)
         options.update(overrides)
         if options.get("isolation") == env.ISOLATION_PROCESS and "isolation" not in overrides:
             _leave_out_providers(options)

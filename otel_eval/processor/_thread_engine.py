@@ -15,7 +15,6 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from opentelemetry.context import Context
@@ -31,7 +30,6 @@ from otel_eval.evaluation.embedded import EmbeddedOptions, embedded_exporter
 from otel_eval.evaluation.engine import EmbeddedInvocationExporter
 from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.model import EvalConfig, EvalSet
-from otel_eval.model.loading import load_eval_set
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import TraceBuffers
 from otel_eval.processor._completion import IncompleteCounter, OpenSpans
@@ -73,6 +71,8 @@ class InThreadEngine:
         enricher: Holds sampled roots for their scores (``enrich=``), or None.
         meter_provider: Where the incomplete-invocation counter goes.
         enrichment_wait_seconds: How long the enricher holds a root (sets the thread's period with the idle timeout).
+        threaded: False: no background thread; the caller queues the spans and runs each :meth:`step` on its own
+            thread (the evaluation process's reader: no hand-off between threads per batch).
     """
 
     def __init__(
@@ -86,8 +86,10 @@ class InThreadEngine:
         enricher: RootSpanEnricher | None,
         meter_provider: MeterProvider | None,
         enrichment_wait_seconds: float,
+        threaded: bool = True,
     ) -> None:
         self.exporter = exporter
+        self._threaded = threaded
         self.pipeline = pipeline
         self._builder = builder
         self._limits = limits
@@ -155,8 +157,10 @@ class InThreadEngine:
                 max_bytes=limits.max_buffer_bytes,
             ),
         )
-        self._thread = threading.Thread(name="OtelEvalSpanProcessor", target=self._worker, daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
+        if self._threaded:
+            self._thread = threading.Thread(name="OtelEvalSpanProcessor", target=self._worker, daemon=True)
+            self._thread.start()
 
     def _at_fork_reinit(self) -> None:
         if not self._shutdown:
@@ -171,12 +175,15 @@ class InThreadEngine:
     def force_flush(self, timeout_millis: int) -> bool:
         """Hands every complete buffered trace to the transport and waits until it is evaluated."""
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
-        done = threading.Event()
-        with self._flush_lock:
-            self._flush_waiters.append(done)
-        self._intake.wake.set()
-        if not done.wait(max(0.0, deadline - time.monotonic())):
-            return False
+        if self._thread is None:
+            self.step()
+        else:
+            done = threading.Event()
+            with self._flush_lock:
+                self._flush_waiters.append(done)
+            self._intake.wake.set()
+            if not done.wait(max(0.0, deadline - time.monotonic())):
+                return False
         flushed = self._export_scored_roots(deadline)
         flushed = self.exporter.force_flush(millis_until(deadline)) and flushed
         if self._enricher is not None:
@@ -189,8 +196,11 @@ class InThreadEngine:
         self._intake.closed = True
         self.log_record_processor.closed = True
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
-        self._intake.wake.set()
-        self._thread.join(max(0.0, deadline - time.monotonic()))
+        if self._thread is None:
+            self.step()  # the last one (``final``)
+        else:
+            self._intake.wake.set()
+            self._thread.join(max(0.0, deadline - time.monotonic()))
         self._export_scored_roots(deadline)
         try:
             self.exporter.shutdown(millis_until(deadline))
@@ -235,6 +245,19 @@ class InThreadEngine:
             }
         )
         return counts
+
+    @property
+    def period(self) -> float:
+        """Seconds between steps when no span asks for one (idle traces, roots waiting for their descendants)."""
+        return self._tick
+
+    def step(self) -> None:
+        """Assembles what is queued and hands on what is complete, on the caller's thread (``threaded=False``)."""
+        self._intake.wake.clear()
+        try:
+            self._step(final=self._shutdown)
+        except Exception:  # the caller's loop goes on
+            logger.exception("EvaluationSpanProcessor step failed")
 
     # --- the background thread -----------------------------------------------------------------------------------
 
@@ -299,7 +322,7 @@ class InThreadEngine:
 def in_thread_engine(
     criteria: Mapping[str, Any] | EvalConfig | None = None,
     *,
-    eval_set: EvalSet | str | Path | None = None,
+    eval_set: EvalSet | None = None,
     sample_rate: float,
     sample_priority: bool,
     agent_names: Iterable[str] = (),
@@ -311,20 +334,19 @@ def in_thread_engine(
     pipeline: PipelineMetrics | None = None,
     enrich: SpanProcessor | None = None,
     enrichment_wait_seconds: float,
+    threaded: bool = True,
     **embedded: Any,
 ) -> InThreadEngine:
     """The engine of the processor's arguments (``isolation="thread"``, and in the evaluation process): with
     ``exporter``, or (None) with the embedded worker built from ``embedded``
     (:class:`~otel_eval.evaluation.embedded.EmbeddedOptions`), which then gets the criteria (the requests need not
-    carry them).
+    carry them). ``threaded``: see :class:`InThreadEngine`.
 
     Raises:
-        ConfigurationError: an unknown metric or invalid criterion, or an unreadable eval set.
+        ConfigurationError: an unknown metric or invalid criterion.
         ValueError: ``sample_rate`` outside [0, 1].
     """
     sampling = Sampling.create(sample_rate, sample_priority, meter_provider)
-    if isinstance(eval_set, (str, Path)):
-        eval_set = load_eval_set(eval_set)
     parsed = criteria_from(criteria)
     pipeline = pipeline or PipelineMetrics(meter_provider, transport="embedded" if exporter is None else "custom")
     enricher = None
@@ -358,6 +380,7 @@ def in_thread_engine(
         enricher=enricher,
         meter_provider=meter_provider,
         enrichment_wait_seconds=enrichment_wait_seconds,
+        threaded=threaded,
     )
 
 

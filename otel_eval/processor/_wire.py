@@ -43,6 +43,10 @@ LogTuple = tuple[int, int, int, "str | None", "int | None", "int | None", "dict[
 """trace id, span id, trace flags, event name, timestamp, observed timestamp, attributes, body."""
 
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
+_KINDS = {kind.value: kind for kind in SpanKind}
+_STATUS_CODES = {code.value: code for code in StatusCode}
+_BARE_STATUSES = {code.value: Status(code) for code in StatusCode}
+"""A status without a description, by code: shared (``Status`` is immutable)."""
 _HEADER_BYTES = 4
 MAX_FRAME_BYTES = (1 << 31) - 1
 
@@ -177,17 +181,15 @@ class SpanDecoder:
         return self._resources.get(key, self._empty)
 
     def start(self, start: Start) -> tuple[Span, bool]:
-        """A stand-in for a started span (a ``ReadableSpan`` with the ids and scope the processor's ``on_start``
-        and completion bookkeeping read), and whether it started under suppressed instrumentation."""
+        """A stand-in for a started span (:class:`StartedSpan`: the ids and scope the processor's ``on_start`` and
+        completion bookkeeping read), and whether it started under suppressed instrumentation."""
         trace_id, span_id, parent_id, parent_remote, scope, suppressed = start
-        span = ReadableSpan(
-            name="",
-            context=SpanContext(trace_id, span_id, is_remote=False, trace_flags=_SAMPLED),
-            parent=SpanContext(trace_id, parent_id, is_remote=parent_remote) if parent_id else None,
-            resource=self._empty,  # without one, the SDK runs its resource detectors (a thread pool) per span
-            instrumentation_scope=self._scopes.get(scope, self._no_scope),
+        span = StartedSpan(
+            SpanContext(trace_id, span_id, is_remote=False, trace_flags=_SAMPLED),
+            SpanContext(trace_id, parent_id, is_remote=parent_remote) if parent_id else None,
+            self._scopes.get(scope, self._no_scope),
         )
-        return span, suppressed  # type: ignore[return-value]  # on_start reads only what a ReadableSpan has
+        return span, suppressed  # type: ignore[return-value]  # on_start reads only what a StartedSpan has
 
     def span(self, ended: Ended) -> ReadableSpan:
         """The ended span."""
@@ -204,12 +206,35 @@ class SpanDecoder:
             events=[
                 Event(event_name, event_attributes, timestamp) for event_name, timestamp, event_attributes in events
             ],
-            kind=SpanKind(kind),
-            status=Status(StatusCode(status_code), status_description),
+            kind=_KINDS[kind],
+            status=(
+                _BARE_STATUSES[status_code]
+                if status_description is None
+                else Status(_STATUS_CODES[status_code], status_description)
+            ),
             start_time=start_time,
             end_time=end_time,
             instrumentation_scope=self._scopes.get(scope, self._no_scope),
         )
+
+
+class StartedSpan:
+    """What the evaluation process knows of a span when it starts: its context, its parent's and its scope (the
+    fields of a ``ReadableSpan`` the processor's start bookkeeping reads; a whole ``ReadableSpan`` costs twice as
+    much to make, per span)."""
+
+    __slots__ = ("context", "instrumentation_scope", "parent")
+
+    def __init__(
+        self, context: SpanContext, parent: SpanContext | None, instrumentation_scope: InstrumentationScope
+    ) -> None:
+        self.context = context
+        self.parent = parent
+        self.instrumentation_scope = instrumentation_scope
+
+    def get_span_context(self) -> SpanContext:
+        """The span's context, as ``Span.get_span_context``."""
+        return self.context
 
 
 def decode_log_record(encoded: LogTuple) -> ReadWriteLogRecord:

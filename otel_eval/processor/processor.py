@@ -17,6 +17,7 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation.embedded import EMBEDDED_OPTIONS, EmbeddedOptions
 from otel_eval.metrics import MetricRegistry
 from otel_eval.model import EvalConfig, EvalSet
+from otel_eval.model.loading import load_eval_set
 from otel_eval.processor._engine import Engine, Limits
 from otel_eval.processor._exporters import process_engine
 from otel_eval.processor._settings import ProcessorSettings, processor_options
@@ -134,6 +135,8 @@ class EvaluationSpanProcessor(SpanProcessor):
             )
         if isolation not in (env.ISOLATION_THREAD, env.ISOLATION_PROCESS):
             raise ValueError(f"isolation must be 'thread' or 'process', got {isolation!r}")
+        if isinstance(eval_set, (str, Path)):
+            eval_set = load_eval_set(eval_set)
         self._isolation = isolation
         self._shutdown = False
         engine = process_engine if isolation == env.ISOLATION_PROCESS else in_thread_engine
