@@ -46,7 +46,7 @@ from otel_eval.emit import RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.processor._handoff import drain, millis_until
-from otel_eval.processor._intake import SpanIntake
+from otel_eval.processor._intake import SpanIntake, WakeSchedule
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
 from otel_eval.processor._priority import Sampling
 from otel_eval.processor._wire import (
@@ -232,12 +232,13 @@ class EvaluationProcess:
     # --- the feeder thread -------------------------------------------------------------------------------------
 
     def _run(self) -> None:
+        # No lingering for more after a wake-up: a sleep costs as much CPU as a batch's encoding, and what ends
+        # while a batch is written goes in the next one (under load, batches grow by themselves).
+        schedule = WakeSchedule(self._intake, tick=_TICK_SECONDS)
         while True:
-            # No lingering for more after a wake-up: a sleep costs as much CPU as a batch's encoding, and what ends
-            # while a batch is written goes in the next one (under load, batches grow by themselves).
-            wake = self._intake.wake
-            wake.wait(_TICK_SECONDS)
-            wake.clear()
+            schedule.wait()
+            if self._intake.ends:
+                schedule.busy()
             with self._lock:
                 flushes, self._flushes = self._flushes, []
             closing = self._closing

@@ -35,7 +35,7 @@ from otel_eval.processor._buffers import TraceBuffers
 from otel_eval.processor._completion import IncompleteCounter, OpenSpans
 from otel_eval.processor._engine import Limits
 from otel_eval.processor._handoff import drain, millis_until
-from otel_eval.processor._intake import SpanIntake
+from otel_eval.processor._intake import SpanIntake, WakeSchedule
 from otel_eval.processor._logs import EvaluationLogRecordProcessor, LogJoin
 from otel_eval.processor._priority import Sampling
 from otel_eval.processor._requests import RequestBuilder
@@ -47,15 +47,6 @@ logger.addFilter(DuplicateLogFilter())
 
 _SCHEDULE_DELAY_SECONDS = 0.2
 """The background thread's period for idle sweeps; a local root's end wakes it at once, unless it is polling."""
-_POLL_SECONDS = 0.003
-"""While spans keep coming, the thread looks at the queue this often instead of being woken by each root's end (a
-wake-up costs the agent's thread more than the span does): a complete invocation waits at most this long."""
-_POLL_WINDOW_SECONDS = 0.02
-"""How long the thread keeps polling after the last span came before it waits to be woken again. A look costs the
-thread about what being woken does (a timed wait; 30-50 us of CPU on a 2-core VM), so polling adds at most
-1 / _POLL_SECONDS looks a second while spans flow, and spares the agent's thread a wake-up at every root (an agent
-thread waking ours pays ~12-19 us there). Stopping at the first look that finds nothing would make every root of an
-agent running fewer than ~300 invocations a second wake the thread again."""
 _WAKE_BATCH_SPANS = 512
 
 
@@ -97,7 +88,6 @@ class InThreadEngine:
         self._enricher = enricher
         idle = limits.trace_idle_timeout
         self._tick = max(0.01, min(_SCHEDULE_DELAY_SECONDS, idle / 4, enrichment_wait_seconds / 2 or 1.0))
-        self._poll = min(_POLL_SECONDS, self._tick)
         self._waiting: dict[int, int] = {}  # traces with a root waiting for open spans (written by the thread only)
         self._intake = SpanIntake(
             max_pending=limits.max_pending_spans,
@@ -262,25 +252,16 @@ class InThreadEngine:
     # --- the background thread -----------------------------------------------------------------------------------
 
     def _worker(self) -> None:
-        intake = self._intake
-        poll_until = 0.0
+        schedule = WakeSchedule(self._intake, tick=self._tick)
         while True:
-            wake = intake.wake
-            if time.monotonic() < poll_until:
-                woken = wake.wait(self._poll)
-            else:
-                intake.polling = False  # then a look at the queue: an end queued before this line is seen there
-                woken = not intake.ends and wake.wait(self._tick)
-            if woken:
+            if schedule.wait():
                 self._wakeups += 1
-            wake.clear()
             with self._flush_lock:
                 waiters, self._flush_waiters = self._flush_waiters, []
             stopping = self._shutdown
             try:
                 if self._step(final=stopping):
-                    poll_until = time.monotonic() + _POLL_WINDOW_SECONDS
-                    intake.polling = True
+                    schedule.busy()
             except Exception:  # the thread boundary: log and carry on
                 logger.exception("EvaluationSpanProcessor background step failed")
             for waiter in waiters:
