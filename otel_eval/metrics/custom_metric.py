@@ -8,6 +8,10 @@ Loaded as ADK 2.13 loads them (``custom_metric_evaluator.py``, ``metric_evaluato
 as the function decides them (ADK does not re-apply the threshold). ``metric_info`` gives the value range and the
 description; without it the range is ADK's default ``[0, 1]``.
 
+A function that needs the whole conversation says so with :func:`conversation_level` (a function attribute
+``conversation_level = True``, which ADK ignores): online, it then runs once on a session's window, with all its turns,
+instead of on each turn as it ends.
+
 What differs from ADK is only what must not stop a service:
 
 * an import error, a name that is not a callable, or a callable that cannot take the four arguments stops start-up
@@ -28,7 +32,7 @@ import importlib
 import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from otel_eval._runtime.threads import DaemonThreadPool
 from otel_eval.errors import ConfigurationError
@@ -47,6 +51,8 @@ from otel_eval.model import (
 )
 
 logger = logging.getLogger(__name__)
+
+FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
 
 CUSTOM_METRIC_ERROR = "custom_metric_error"
 """``error.type`` of a custom metric whose function raised."""
@@ -91,8 +97,25 @@ def load_metric_function(metric_name: str, path: str) -> Callable[..., Any]:
     return function  # type: ignore[no-any-return]
 
 
-def custom_metric_info(metric_name: str, config: CustomMetricConfig) -> MetricInfo:
-    """Our :class:`MetricInfo` of a custom metric: ADK's ``metric_info`` (range, description) or its defaults."""
+def conversation_level(function: FunctionT) -> FunctionT:
+    """Marks an ADK custom metric function as conversation-level: online, it runs on a session's window (all its
+    turns together, when the session goes idle, fills or the worker stops) rather than on each turn.
+
+    The mark is the function attribute ``conversation_level = True`` (setting it by hand does the same, without
+    importing otel-eval); ADK ignores it, so the function runs unchanged in ``adk eval``.
+    """
+    function.conversation_level = True  # type: ignore[attr-defined]
+    return function
+
+
+def is_conversation_level(function: Callable[..., Any]) -> bool:
+    """Whether ``function`` is marked with :func:`conversation_level`."""
+    return getattr(function, "conversation_level", False) is True
+
+
+def custom_metric_info(metric_name: str, config: CustomMetricConfig, *, conversation_level: bool = False) -> MetricInfo:
+    """Our :class:`MetricInfo` of a custom metric: ADK's ``metric_info`` (range, description) or its defaults;
+    ``conversation_level`` when its function is marked so (see :func:`conversation_level`)."""
     low: float | None = 0.0  # ADK's default metric info: [0, 1]
     high: float | None = 1.0
     description = config.description
@@ -107,6 +130,7 @@ def custom_metric_info(metric_name: str, config: CustomMetricConfig) -> MetricIn
         criterion_type=BaseCriterion,
         min_value=low,
         max_value=high,
+        conversation_level=conversation_level,
     )
 
 
@@ -120,7 +144,7 @@ def custom_evaluator_type(
     except ConfigurationError as exc:
         raise ConfigurationError(f"custom metric {metric_name!r} ({config.code_config.name}): {exc}") from exc
     attributes = {
-        "info": custom_metric_info(metric_name, config),
+        "info": custom_metric_info(metric_name, config, conversation_level=is_conversation_level(function)),
         "function": staticmethod(function),
         "function_path": config.code_config.name,
         "timeout_seconds": timeout_seconds,
