@@ -34,6 +34,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
+from otel_eval import semconv
 from otel_eval._runtime.threads import DaemonThreadPool
 from otel_eval.errors import ConfigurationError
 from otel_eval.metrics.base import Evaluator, MetricInfo
@@ -54,12 +55,6 @@ logger = logging.getLogger(__name__)
 
 FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
 
-CUSTOM_METRIC_ERROR = "custom_metric_error"
-"""``error.type`` of a custom metric whose function raised."""
-CUSTOM_METRIC_TIMEOUT = "custom_metric_timeout"
-"""``error.type`` of a custom metric whose function did not return within its deadline."""
-CUSTOM_METRIC_INVALID_RESULT = "custom_metric_invalid_result"
-"""``error.type`` of a custom metric whose function returned something ADK would refuse."""
 DEFAULT_TIMEOUT_SECONDS = 120.0
 """Deadline of one call of a custom metric function."""
 
@@ -177,17 +172,19 @@ class CustomMetricEvaluator(Evaluator):
             arguments = self._adk_arguments(actual, expected, conversation_scenario)
         except (ValueError, TypeError) as exc:  # data ADK's models refuse: not the function's fault; never a crash
             return self.not_evaluated(
-                f"{name}: cannot hand the invocations to ADK: {exc}", count=count, error_type=CUSTOM_METRIC_ERROR
+                f"{name}: cannot hand the invocations to ADK: {exc}",
+                count=count,
+                error_type=semconv.ERROR_TYPE_CUSTOM_METRIC_ERROR,
             )
         try:
             outcome = await asyncio.wait_for(self._call(arguments), timeout=self.timeout_seconds)
         except asyncio.TimeoutError:
             reason = f"custom metric {name} ({self.function_path}) took longer than {self.timeout_seconds:g} s"
-            return self.not_evaluated(reason, count=count, error_type=CUSTOM_METRIC_TIMEOUT)
+            return self.not_evaluated(reason, count=count, error_type=semconv.ERROR_TYPE_CUSTOM_METRIC_TIMEOUT)
         except Exception as exc:
             logger.warning("custom metric %s (%s) raised", name, self.function_path, exc_info=True)
             reason = f"custom metric {name} ({self.function_path}) raised {type(exc).__name__}: {exc}"
-            return self.not_evaluated(reason, count=count, error_type=CUSTOM_METRIC_ERROR)
+            return self.not_evaluated(reason, count=count, error_type=semconv.ERROR_TYPE_CUSTOM_METRIC_ERROR)
         return self._our_result(outcome, count)
 
     def _adk_arguments(
@@ -230,13 +227,15 @@ class CustomMetricEvaluator(Evaluator):
         adk_result = _adk_types()["EvaluationResult"]
         if not isinstance(outcome, adk_result):
             reason = f"custom metric {name} returned {type(outcome).__name__}, not ADK's EvaluationResult"
-            return self.not_evaluated(reason, count=count, error_type=CUSTOM_METRIC_INVALID_RESULT)
+            return self.not_evaluated(reason, count=count, error_type=semconv.ERROR_TYPE_CUSTOM_METRIC_INVALID_RESULT)
         overall_status = EvalStatus[outcome.overall_eval_status.name]
         per = list(outcome.per_invocation_results)
         if len(per) != count:
             if overall_status not in (EvalStatus.NOT_EVALUATED, EvalStatus.INFORMATIONAL):
                 reason = f"custom metric {name} returned {len(per)} per-invocation results for {count} invocations"
-                return self.not_evaluated(reason, count=count, error_type=CUSTOM_METRIC_INVALID_RESULT)
+                return self.not_evaluated(
+                    reason, count=count, error_type=semconv.ERROR_TYPE_CUSTOM_METRIC_INVALID_RESULT
+                )
             per_invocation = [PerInvocationResult() for _ in range(count)]  # ADK's placeholders: not alignable
         else:
             per_invocation = [
