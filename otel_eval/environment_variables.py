@@ -172,6 +172,13 @@ OTEL_EVAL_KAFKA_SPANS_TOPIC: Final = "OTEL_EVAL_KAFKA_SPANS_TOPIC"
 OTEL_EVAL_KAFKA_LOGS_TOPIC: Final = "OTEL_EVAL_KAFKA_LOGS_TOPIC"
 """Topic the Collector's Kafka exporter writes OTLP logs to (GenAI content captured as events). Default otlp_logs."""
 
+OTEL_EVAL_KAFKA_SESSIONS_TOPIC: Final = "OTEL_EVAL_KAFKA_SESSIONS_TOPIC"
+"""Collector path: topic the worker re-keys rebuilt invocations to by session id (those whose conversation-level
+metrics wait for their session), consumed by workers with the ``sessions`` source; empty = not re-keyed (each trace's
+conversation-level metrics then run on it alone). Give it as many partitions as the requests topic. Default
+otel_eval.sessions."""
+DEFAULT_KAFKA_SESSIONS_TOPIC: Final = "otel_eval.sessions"
+
 OTEL_EVAL_KAFKA_DEAD_LETTER_TOPIC: Final = "OTEL_EVAL_KAFKA_DEAD_LETTER_TOPIC"
 """Topic for messages the worker cannot parse. Default otel_eval.dead_letter."""
 

@@ -41,6 +41,7 @@ _OPTION_TO_SETTING = {
     "results_topic": "kafka_results_topic",
     "spans_topic": "kafka_spans_topic",
     "logs_topic": "kafka_logs_topic",
+    "sessions_topic": "kafka_sessions_topic",
     "dead_letter_topic": "kafka_dead_letter_topic",
     "group_id": "kafka_group_id",
     "concurrency": "worker_concurrency",
@@ -61,8 +62,9 @@ _OPTION_TO_SETTING = {
     "--source",
     "sources",
     multiple=True,
-    type=click.Choice(["requests", "otlp_spans", "otlp_logs"]),
-    help="What to consume (repeatable): evaluation requests, and/or OTLP spans (and logs) from the Collector. [env OTEL_EVAL_WORKER_SOURCES]",
+    type=click.Choice(["requests", "otlp_spans", "otlp_logs", "sessions"]),
+    help="What to consume (repeatable): evaluation requests, and/or OTLP spans (and logs) from the Collector, and/or "
+    "the Collector path's sessions topic. [env OTEL_EVAL_WORKER_SOURCES]",
 )
 @click.option("--requests-topic", help="[env OTEL_EVAL_KAFKA_REQUESTS_TOPIC, default otel_eval.requests]")
 @click.option(
@@ -70,6 +72,11 @@ _OPTION_TO_SETTING = {
 )
 @click.option("--spans-topic", help="[env OTEL_EVAL_KAFKA_SPANS_TOPIC, default otlp_spans]")
 @click.option("--logs-topic", help="[env OTEL_EVAL_KAFKA_LOGS_TOPIC, default otlp_logs]")
+@click.option(
+    "--sessions-topic",
+    help="Collector path: invocations re-keyed by session id; empty to not re-key. "
+    "[env OTEL_EVAL_KAFKA_SESSIONS_TOPIC, default otel_eval.sessions]",
+)
 @click.option("--dead-letter-topic", help="[env OTEL_EVAL_KAFKA_DEAD_LETTER_TOPIC, default otel_eval.dead_letter]")
 @click.option("--group-id", help="Consumer group. [env OTEL_EVAL_KAFKA_GROUP_ID, default otel-eval-worker]")
 @click.option("--concurrency", type=int, help="Invocations evaluated at once. [env OTEL_EVAL_WORKER_CONCURRENCY]")

@@ -55,31 +55,39 @@ class EvaluationSpanEmitter:
 
     @contextmanager
     def evaluation_span(
-        self, metric_name: str, trace_id: str, span_id: str, links: Sequence[tuple[str, str]] = ()
+        self,
+        metric_name: str,
+        trace_id: str,
+        span_id: str,
+        links: Sequence[tuple[str, str]] = (),
+        *,
+        judged: bool = True,
     ) -> Iterator[EvaluationSpan]:
         """An ``evaluate {metric}`` span, current for the ``with`` body, ended on exit; ``links`` are the (trace id,
-        span id) of other spans it evaluated (a session's turns).
+        span id) of other spans it evaluated (a session's turns). ``judged=False``: the metric calls no judge, so no
+        judge trace is prepared for it (:func:`~otel_eval.judge.tracing.evaluation_tracer`).
 
         When the ids do not parse, the span is a new root (the result is still visible, just not in the trace).
         """
         context = invocation_context(trace_id, span_id)
         span_links = [Link(c) for t, s in links if (c := invocation_span_context(t, s)) is not None]
-        with (
-            self._tracer.start_as_current_span(
-                evaluation_span_name(metric_name),
-                context=context,
-                kind=SpanKind.INTERNAL,
-                links=span_links,
-                attributes={
-                    semconv.GEN_AI_OPERATION_NAME: semconv.GEN_AI_OPERATION_EVALUATION,
-                    semconv.GEN_AI_EVALUATION_NAME: metric_name,
-                    semconv.OPENINFERENCE_SPAN_KIND: semconv.OPENINFERENCE_SPAN_KIND_EVALUATOR,
-                    semconv.MLFLOW_SPAN_TYPE: semconv.MLFLOW_SPAN_TYPE_EVALUATOR,
-                },
-            ) as span,
-            evaluation_tracer(self._tracer, span, metric_name),
-        ):
-            yield EvaluationSpan(span)
+        with self._tracer.start_as_current_span(
+            evaluation_span_name(metric_name),
+            context=context,
+            kind=SpanKind.INTERNAL,
+            links=span_links,
+            attributes={
+                semconv.GEN_AI_OPERATION_NAME: semconv.GEN_AI_OPERATION_EVALUATION,
+                semconv.GEN_AI_EVALUATION_NAME: metric_name,
+                semconv.OPENINFERENCE_SPAN_KIND: semconv.OPENINFERENCE_SPAN_KIND_EVALUATOR,
+                semconv.MLFLOW_SPAN_TYPE: semconv.MLFLOW_SPAN_TYPE_EVALUATOR,
+            },
+        ) as span:
+            if not judged:
+                yield EvaluationSpan(span)
+                return
+            with evaluation_tracer(self._tracer, span, metric_name):
+                yield EvaluationSpan(span)
 
     def emit(self, record: EvaluationRecord) -> None:
         """A finished evaluation span for a result computed elsewhere (e.g. read from the results topic)."""

@@ -23,8 +23,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from functools import partial
+from types import TracebackType
 from typing import Any, Literal
 
 from otel_eval import semconv
@@ -34,9 +37,10 @@ from otel_eval.emit.attributes import score_label, score_verdict
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.spans import EvaluationSpan
 from otel_eval.evaluation.criteria import criteria_from, registry_with_custom_metrics, select_criteria
-from otel_eval.evaluation.pairing import pair_invocations
+from otel_eval.evaluation.pairing import Pairing, pair_invocations
 from otel_eval.evaluation.plan import MetricPlan, PlannedMetric, build_plan
 from otel_eval.evaluation.scoring import (
+    calls_judge,
     lacks_reference,
     runs_inline,
     score_in_order,
@@ -64,6 +68,8 @@ _MAX_EXPLANATION_CHARS = 4000
 
 Scope = Literal["all", "invocation", "conversation"]
 """Which of a request's metrics to run: all, the per-invocation ones, or the conversation-level ones."""
+OnLoop = Callable[[], Awaitable[list[EvaluationRecord]]]
+"""A prepared request whose metrics need an event loop: awaiting the call scores and emits it there."""
 
 
 def judge_is_configured(judge: Judge | None = None) -> bool:
@@ -128,69 +134,79 @@ class EvaluationCore:
         """Lets the sinks that deliver later deliver what they hold within ``timeout_millis``, then stops them."""
         self.emitters.shutdown(timeout_millis)
 
+    @property
+    def pipeline(self) -> PipelineMetrics | None:
+        """The pipeline counters it reports to (None: none)."""
+        return self._pipeline
+
     def holds_sessions(self, request: EvaluationRequest) -> bool:
         """Whether ``request``'s conversation-level metrics should wait for its session: every invocation carries a
-        session id and its metrics include conversation-level ones."""
+        session id and its metrics include conversation-level ones (planned as :meth:`evaluate` plans them)."""
         if not request.invocations or not all(i.session_id for i in request.invocations):
             return False
-        criteria = criteria_from(request.criteria) if request.criteria is not None else self._criteria
-        with_reference = request.eval_case is not None or self._eval_set is not None
-        plan = self._plan_for(criteria, with_reference=with_reference, own=request.criteria is None)
+        _, plan = self._plan_of(request, list(request.invocations))
         return bool(plan.by_scope()[1].metrics)
 
     async def evaluate_window(self, window: SessionWindow) -> list[EvaluationRecord]:
         """Scores a closed session window on the conversation-level metrics, emits every record, returns them.
         Never raises."""
         request = EvaluationRequest(invocations=window.turns)
-        try:
-            return await self._evaluate(request, "conversation", window)
-        except Exception:  # the worker boundary: one bad window must not stop the others
-            logger.exception("evaluation of session %s failed", window.session_id)
-            self._count_failed(request)
-            return []
+        with self._boundary(request, f"session {window.session_id}"):
+            job = self._prepare(request, "conversation", window)
+            return await self._evaluate(job) if job is not None else []
+        return []
 
     async def evaluate(self, request: EvaluationRequest, *, scope: Scope = "all") -> list[EvaluationRecord]:
         """Scores ``request`` (its metrics of ``scope``), emits every record, and returns them. Never raises."""
-        try:
-            return await self._evaluate(request, scope)
-        except Exception:  # the worker boundary: one bad request must not stop the others
-            logger.exception("evaluation of trace %s failed", request.trace_id)
-            self._count_failed(request)
-            return []
+        with self._boundary(request, f"trace {request.trace_id}"):
+            job = self._prepare(request, scope)
+            return await self._evaluate(job) if job is not None else []
+        return []
 
     def evaluate_inline(self, request: EvaluationRequest, *, scope: Scope = "all") -> list[EvaluationRecord] | None:
         """:meth:`evaluate` on the caller's thread, when every metric ``request`` needs
         :func:`~otel_eval.evaluation.scoring.runs_inline` (no judge, no metric that needs a deadline): scores and emits
         it, and returns its records. Otherwise does nothing and returns None: :meth:`evaluate` it on an event loop.
         Never raises."""
-        try:
+        outcome = self.start(request, scope=scope)
+        return None if callable(outcome) else outcome
+
+    def start(self, request: EvaluationRequest, *, scope: Scope = "all") -> list[EvaluationRecord] | OnLoop:
+        """:meth:`evaluate_inline`, except that a request that needs an event loop is returned prepared: awaiting
+        the call scores and emits it there (it is not prepared twice). Never raises, nor does the call."""
+        with self._boundary(request, f"trace {request.trace_id}"):
             job = self._prepare(request, scope)
             if job is None:
                 return []
             if not all(runs_inline(metric) for metric in job.metrics):
-                return None
+                return partial(self._evaluate_guarded, job, request)
             records = []
             for metric in job.metrics:
-                records += self._score_inline(metric, job)
+                with self._metric_span(metric, job) as span:
+                    result = score_metric_inline(metric, job.conversation, job.actual)
+                    recorded = self._recorded(metric, job, span, result)
+                self._emit(job, recorded)
+                records += recorded
             return self._delivered(job, records)
-        except Exception:  # the worker boundary: one bad request must not stop the others
-            logger.exception("evaluation of trace %s failed", request.trace_id)
-            self._count_failed(request)
-            return []
+        return []
 
-    def _count_failed(self, request: EvaluationRequest) -> None:
-        if self._pipeline is not None:
-            self._pipeline.invocations_dropped(semconv.DROP_EVALUATION_ERROR, len(request.invocations))
+    def _boundary(self, request: EvaluationRequest, what: str) -> _Boundary:
+        return _Boundary(self._pipeline, len(request.invocations), what)
+
+    def _plan_of(self, request: EvaluationRequest, invocations: list[TracedInvocation]) -> tuple[Pairing, MetricPlan]:
+        """The case ``request`` pairs with, and the metrics planned for it (its own criteria, else the core's)."""
+        pairing = pair_invocations(invocations, self._eval_set, chosen=request.eval_case)
+        criteria = criteria_from(request.criteria) if request.criteria is not None else self._criteria
+        plan = self._plan_for(criteria, with_reference=pairing.case is not None, own=request.criteria is None)
+        return pairing, plan
 
     def _prepare(self, request: EvaluationRequest, scope: Scope, window: SessionWindow | None = None) -> _Job | None:
         """What scoring ``request`` needs: its conversation, the metrics that apply, what its records share."""
         invocations = list(request.invocations)
         if not invocations:
             return None
-        pairing = pair_invocations(invocations, self._eval_set, chosen=request.eval_case)
+        pairing, plan = self._plan_of(request, invocations)
         conversation = Conversation(invocations=invocations, eval_case=pairing.case, expected=pairing.expected)
-        criteria = criteria_from(request.criteria) if request.criteria is not None else self._criteria
-        plan = self._plan_for(criteria, with_reference=pairing.case is not None, own=request.criteria is None)
         if scope != "all":
             plan = plan.by_scope()[scope == "conversation"]
         case = pairing.case
@@ -201,16 +217,21 @@ class EvaluationCore:
         metrics = [m for m in plan.metrics if not lacks_reference(m, conversation)]
         return _Job(conversation, with_case_rubrics(conversation), context, metrics)
 
-    async def _evaluate(
-        self, request: EvaluationRequest, scope: Scope, window: SessionWindow | None = None
-    ) -> list[EvaluationRecord]:
-        job = self._prepare(request, scope, window)
-        if job is None:
-            return []
+    async def _evaluate_guarded(self, job: _Job, request: EvaluationRequest) -> list[EvaluationRecord]:
+        with self._boundary(request, f"trace {request.trace_id}"):
+            return await self._evaluate(job)
+        return []
+
+    async def _evaluate(self, job: _Job) -> list[EvaluationRecord]:
         by_metric: dict[str, list[EvaluationRecord]] = {}
 
         async def score(metric: PlannedMetric) -> EvaluationResult:
-            result, by_metric[metric.name] = await self._run_metric(metric, job)
+            with self._metric_span(metric, job) as span:
+                result = await score_metric(
+                    metric, job.conversation, job.actual, timeout=self._metric_timeout, off_loop=True
+                )
+                by_metric[metric.name] = self._recorded(metric, job, span, result)
+            self._emit(job, by_metric[metric.name])
             return result
 
         await score_in_order(job.metrics, job.actual, score)
@@ -235,34 +256,22 @@ class EvaluationCore:
                 self._plans[key] = plan
         return plan
 
-    async def _run_metric(self, metric: PlannedMetric, job: _Job) -> tuple[EvaluationResult, list[EvaluationRecord]]:
+    def _metric_span(self, metric: PlannedMetric, job: _Job) -> AbstractContextManager[EvaluationSpan | None]:
+        """The ``evaluate {metric}`` span the metric runs in (none without a span emitter)."""
         spans = self.emitters.spans
-        timeout = self._metric_timeout
         if spans is None:
-            result = await score_metric(metric, job.conversation, job.actual, timeout=timeout, off_loop=True)
-            records = job.context.records(metric, result)
-        else:
-            parent, links = job.context.span_parent()
-            with spans.evaluation_span(metric.name, parent.trace_id, parent.span_id, links) as span:
-                result = await score_metric(metric, job.conversation, job.actual, timeout=timeout, off_loop=True)
-                records = job.context.records(metric, result)
-                _finish(span, job.context.span_record(records))
-            self._other_spans(job, records)
-        self._emit(records)
-        return result, records
+            return nullcontext()
+        parent, links = job.context.span_parent()
+        return spans.evaluation_span(metric.name, parent.trace_id, parent.span_id, links, judged=calls_judge(metric))
 
-    def _score_inline(self, metric: PlannedMetric, job: _Job) -> list[EvaluationRecord]:
-        """:meth:`_run_metric` for a metric that runs inline, on the caller's thread."""
-        spans = self.emitters.spans
-        if spans is None:
-            records = job.context.records(metric, score_metric_inline(metric, job.conversation, job.actual))
-        else:
-            parent, links = job.context.span_parent()
-            with spans.evaluation_span(metric.name, parent.trace_id, parent.span_id, links) as span:
-                records = job.context.records(metric, score_metric_inline(metric, job.conversation, job.actual))
-                _finish(span, job.context.span_record(records))
-            self._other_spans(job, records)
-        self._emit(records)
+    @staticmethod
+    def _recorded(
+        metric: PlannedMetric, job: _Job, span: EvaluationSpan | None, result: EvaluationResult
+    ) -> list[EvaluationRecord]:
+        """The metric's records; the evaluation span (before it ends) carries the first invocation's."""
+        records = job.context.records(metric, result)
+        if span is not None:
+            _finish(span, job.context.span_record(records))
         return records
 
     def _other_spans(self, job: _Job, records: list[EvaluationRecord]) -> None:
@@ -272,11 +281,35 @@ class EvaluationCore:
             for record in records[1:]:
                 spans.emit(record)
 
-    def _emit(self, records: list[EvaluationRecord]) -> None:
+    def _emit(self, job: _Job, records: list[EvaluationRecord]) -> None:
+        self._other_spans(job, records)
         for record in records:
             self.emitters.emit(record)
             if record.error_type and self._pipeline is not None:
                 self._pipeline.errored(record.metric_name, record.error_type)
+
+
+@dataclass(slots=True)
+class _Boundary:
+    """The worker boundary around one request or window: an exception is logged, counted as ``evaluation_error``
+    for its invocations and swallowed (one bad request must not stop the others; the caller returns no records)."""
+
+    pipeline: PipelineMetrics | None
+    invocations: int
+    what: str
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> bool:
+        if not isinstance(error, Exception):
+            return False
+        logger.error("evaluation of %s failed", self.what, exc_info=(kind, error, traceback))  # type: ignore[arg-type]
+        if self.pipeline is not None:
+            self.pipeline.invocations_dropped(semconv.DROP_EVALUATION_ERROR, self.invocations)
+        return True
 
 
 @dataclass(slots=True)
@@ -337,9 +370,10 @@ class _RecordContext:
             if window is None:
                 rid = result_id(traced.trace_id, traced.span_id, metric.name, evaluator_version)
             else:
+                first, last = self.invocations[0], self.invocations[-1]
                 rid = session_result_id(
-                    window.session_id, window.first_turn, window.last_turn, traced.trace_id, traced.span_id,
-                    metric.name, evaluator_version,
+                    window.session_id, (first.trace_id, first.span_id), (last.trace_id, last.span_id),
+                    traced.trace_id, traced.span_id, metric.name, evaluator_version,
                 )  # fmt: skip
             records.append(
                 EvaluationRecord(

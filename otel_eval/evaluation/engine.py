@@ -3,7 +3,7 @@ the judge.
 
 Used when no Kafka is configured. The processor calls :meth:`EmbeddedInvocationExporter.export` from its background
 thread (never from the agent's): a request whose metrics all run inline (no judge, see
-:meth:`~otel_eval.evaluation.core.EvaluationCore.evaluate_inline`) is scored and emitted right there, with no further
+:meth:`~otel_eval.evaluation.core.EvaluationCore.start`) is scored and emitted right there, with no further
 hand-off; any other is appended to a bounded queue (drop and count when full) for the worker thread's event loop,
 where judge calls run concurrently under their deadlines and budget.
 
@@ -24,18 +24,19 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from otel_eval import semconv
 from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.environment_variables import DEFAULT_CONCURRENCY, DEFAULT_QUEUE_SIZE
-from otel_eval.evaluation.core import EvaluationCore, Scope
+from otel_eval.evaluation.core import OnLoop, Scope
 from otel_eval.evaluation.session_stage import SessionStage
 from otel_eval.evaluation.sessions import SessionLimits, SessionWindow
-from otel_eval.model.messages import EvaluationRequest
+from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.transport.base import ExportResult, InvocationExporter, RequestEvaluator
 
 logger = logging.getLogger(__name__)
@@ -47,20 +48,20 @@ class EmbeddedInvocationExporter(InvocationExporter):
     (``OtelEvalEmbeddedWorker``) with its own asyncio loop.
 
     Args:
-        core: What evaluates and emits each request (the processor passes the shared evaluation core); when it has
-            an ``evaluate_inline`` method (as :class:`~otel_eval.evaluation.core.EvaluationCore` does), ``export``
-            tries it first.
+        core: What evaluates and emits each request: the shared evaluation core
+            (:class:`~otel_eval.evaluation.core.EvaluationCore`); ``export`` scores inline what it can
+            (:meth:`~otel_eval.evaluation.core.EvaluationCore.start`).
         max_queue_size: Requests waiting for the worker; further ones are dropped and counted as
             ``otel_eval.invocations.dropped{otel_eval.drop.reason=transport_queue_full}``.
         concurrency: Requests evaluated at once on the worker's loop.
         pipeline: Pipeline counters (drops, queue-size gauge ``otel_eval.queue=requests``).
-        sessions: When open sessions are judged and how many are held (the defaults when None); used when ``core``
-            is an :class:`~otel_eval.evaluation.core.EvaluationCore` (see the module's docstring).
+        sessions: When open sessions are judged and how many are held (the defaults when None; see the module's
+            docstring).
     """
 
     def __init__(
         self,
-        core: RequestEvaluator,
+        core: EmbeddedCore,
         *,
         max_queue_size: int = DEFAULT_QUEUE_SIZE,
         concurrency: int = DEFAULT_CONCURRENCY,
@@ -72,13 +73,10 @@ class EmbeddedInvocationExporter(InvocationExporter):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.core = core
-        self._evaluate_inline: Callable[[EvaluationRequest], object | None] | None = getattr(
-            core, "evaluate_inline", None
-        )
         self._max_queue_size = max_queue_size
         self._concurrency = concurrency
         self._pipeline = pipeline
-        self._sessions = SessionStage(sessions, pipeline) if isinstance(core, EvaluationCore) else None
+        self._sessions = SessionStage(sessions, pipeline)
         self._queue: deque[_Work] = deque()
         self._in_flight = 0
         self._in_flight_weight = 0
@@ -123,15 +121,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
         if self._shutdown:
             self._count_dropped(semconv.DROP_SHUTDOWN, len(requests))
             return ExportResult.FAILURE
-        work, windows = self._split(requests)
-        if any(w.scope == "invocation" for w in work):
-            self._wake()  # a session may have opened: the loop's next wait is until its idle deadline
-        inline = self._evaluate_inline
-        core = self.core
-        if isinstance(core, EvaluationCore):
-            work = [w for w in work if w.request is None or core.evaluate_inline(w.request, scope=w.scope) is None]
-        elif inline is not None:
-            work = [w for w in work if w.request is None or inline(w.request) is None]
+        work, windows = self._begin(requests)
         if not work and not windows:
             return ExportResult.SUCCESS
         dropped = 0
@@ -149,24 +139,30 @@ class EmbeddedInvocationExporter(InvocationExporter):
             return ExportResult.FAILURE
         return ExportResult.SUCCESS
 
-    def _split(self, requests: Sequence[EvaluationRequest]) -> tuple[list[_Work], list[_Work]]:
-        """(each request with the scope to score it with now, the session windows its turns filled)."""
+    def _begin(self, requests: Sequence[EvaluationRequest]) -> tuple[list[_Work], list[_Work]]:
+        """Scores inline what needs no loop; returns (the prepared requests that need it, the session windows the
+        requests' turns filled). A request whose conversation-level metrics wait for its session is scored on its
+        per-invocation ones now."""
         sessions, core = self._sessions, self.core
-        if sessions is None or not isinstance(core, EvaluationCore):
-            return [_Work(request) for request in requests], []
-        work, windows = [], []
+        work: list[_Work] = []
+        windows: list[_Work] = []
+        held = False
         for request in requests:
+            scope: Scope = "all"
             if core.holds_sessions(request):
-                work.append(_Work(request, "invocation"))
+                scope, held = "invocation", True
                 windows += [_Work(window=window) for window in sessions.hold(request.invocations)]
-            else:
-                work.append(_Work(request))
+            outcome = core.start(request, scope=scope)
+            if callable(outcome):
+                work.append(_Work(run=outcome))
+        if held:
+            self._wake()  # a session may have opened: the loop's next wait is until its idle deadline
         return work, windows
 
     @property
     def open_sessions(self) -> int:
         """Sessions whose turns are held for their conversation-level metrics."""
-        return len(self._sessions) if self._sessions is not None else 0
+        return len(self._sessions)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Waits until every queued request is evaluated and emitted, and the core's backend sinks delivered what
@@ -174,8 +170,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
         if not self._drain(deadline):
             return False
-        flush_sinks = getattr(self.core, "force_flush", None)
-        return bool(flush_sinks(_millis_until(deadline))) if callable(flush_sinks) else True
+        return self.core.force_flush(_millis_until(deadline))
 
     def drain(self, timeout_millis: int = 30000) -> bool:
         """Waits until every queued request is evaluated and emitted, without waiting for the backend sinks (which
@@ -196,7 +191,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
         if self._shutdown:
             return
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
-        closing = self._sessions.close_all() if self._sessions is not None else []
+        closing = self._sessions.close_all()
         with self._changed:
             self._queue.extend(_Work(window=window) for window in closing)
             self._shutdown = True
@@ -213,9 +208,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
             with contextlib.suppress(RuntimeError):  # the loop already closed
                 loop.call_soon_threadsafe(self._stop_serving)
         self._thread.join(max(deadline - time.monotonic(), 0.0))
-        stop_sinks = getattr(self.core, "shutdown", None)  # its backend sinks deliver what they hold, briefly
-        if callable(stop_sinks):
-            stop_sinks(_millis_until(deadline))
+        self.core.shutdown(_millis_until(deadline))  # its backend sinks deliver what they hold, briefly
 
     # --- the worker thread ---------------------------------------------------------------------------------------
 
@@ -256,7 +249,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
                     task.add_done_callback(self._tasks.discard)
                 if self._shutdown:
                     break
-                timeout = self._sessions.seconds_to_next_close() if self._sessions is not None else None
+                timeout = self._sessions.seconds_to_next_close()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wakeup.wait(), timeout)
         except asyncio.CancelledError:
@@ -265,8 +258,6 @@ class EmbeddedInvocationExporter(InvocationExporter):
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
     def _expire(self) -> None:
-        if self._sessions is None:
-            return
         idle = self._sessions.expire()
         if idle:
             with self._changed:
@@ -283,13 +274,9 @@ class EmbeddedInvocationExporter(InvocationExporter):
 
     async def _evaluate(self, item: _Work, semaphore: asyncio.Semaphore) -> object:
         try:
-            core = self.core
-            if item.window is not None and isinstance(core, EvaluationCore):
-                return await core.evaluate_window(item.window)
-            assert item.request is not None
-            if item.scope != "all" and isinstance(core, EvaluationCore):
-                return await core.evaluate(item.request, scope=item.scope)
-            return await core.evaluate(item.request)
+            if item.window is not None:
+                return await self.core.evaluate_window(item.window)
+            return await item.run() if item.run is not None else []
         finally:
             semaphore.release()
             self._done_with_one(item.weight)
@@ -319,12 +306,35 @@ class EmbeddedInvocationExporter(InvocationExporter):
             self._pipeline.invocations_dropped(reason, count)
 
 
+class EmbeddedCore(RequestEvaluator, Protocol):
+    """What the embedded transport needs of its core (:class:`~otel_eval.evaluation.core.EvaluationCore`)."""
+
+    def start(self, request: EvaluationRequest, *, scope: Scope = "all") -> list[EvaluationRecord] | OnLoop:
+        """Scores and emits ``request`` here when it needs no event loop, else returns it prepared for one."""
+        ...
+
+    def holds_sessions(self, request: EvaluationRequest) -> bool:
+        """Whether ``request``'s conversation-level metrics wait for its session."""
+        ...
+
+    async def evaluate_window(self, window: SessionWindow) -> list[EvaluationRecord]:
+        """Scores and emits a closed session window."""
+        ...
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Waits for the sinks that deliver later."""
+        ...
+
+    def shutdown(self, timeout_millis: int = 30000) -> None:
+        """Lets the sinks that deliver later deliver, then stops them."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class _Work:
-    """A request to score (with the scope of its metrics to run), or a closed session window."""
+    """A prepared request to score on the loop, or a closed session window."""
 
-    request: EvaluationRequest | None = None
-    scope: Scope = "all"
+    run: OnLoop | None = None
     window: SessionWindow | None = None
 
     @property

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from otel_eval.errors import ConfigurationError
 from otel_eval.judge import Judge
@@ -51,6 +51,7 @@ class MetricPlan:
     """The metrics to run, in order."""
 
     metrics: list[PlannedMetric]
+    _scopes: tuple[MetricPlan, MetricPlan] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def needs_judge(self) -> bool:
@@ -61,8 +62,10 @@ class MetricPlan:
         """(the metrics scored on each invocation, the conversation-level ones): the latter need a session's turns
         together (:attr:`~otel_eval.metrics.MetricInfo.conversation_level`); a metric that cannot run is in the
         former, reported at once."""
-        conversation = [m for m in self.metrics if m.info is not None and m.info.conversation_level]
-        return MetricPlan([m for m in self.metrics if m not in conversation]), MetricPlan(conversation)
+        if self._scopes is None:  # asked for every request of a session: worked out once per plan
+            conversation = [m for m in self.metrics if m.info is not None and m.info.conversation_level]
+            self._scopes = MetricPlan([m for m in self.metrics if m not in conversation]), MetricPlan(conversation)
+        return self._scopes
 
 
 def build_plan(

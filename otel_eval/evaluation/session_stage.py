@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
@@ -59,6 +59,17 @@ class SessionStage:
         for reason, count in dropped.items():
             self._count(reason, count)
         return full
+
+    def is_open(self, session_id: str) -> bool:
+        """Whether ``session_id`` has an open window (its turns are held)."""
+        with self._lock:
+            return session_id in self._windows
+
+    def discard(self, session_ids: Iterable[str]) -> None:
+        """Forgets the open windows of ``session_ids`` without judging them (their turns are to be read again)."""
+        with self._lock:
+            for session_id in session_ids:
+                self._windows.discard(session_id)
 
     def seconds_to_next_close(self) -> float | None:
         """Seconds until the next session may close for idleness (None: none open)."""

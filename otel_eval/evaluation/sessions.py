@@ -91,6 +91,9 @@ class SessionWindows:
     def __len__(self) -> int:
         return len(self._open)
 
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._open
+
     @property
     def size_bytes(self) -> int:
         """Approximate bytes held over all open sessions."""
@@ -150,6 +153,14 @@ class SessionWindows:
             self._close(window.session_id)
         self._deadlines.clear()
         return windows
+
+    def discard(self, session_id: str) -> None:
+        """Forgets ``session_id``'s open window without closing it (its turns are to be read again, e.g. by another
+        worker): the window read again gets the same number and turn indexes."""
+        window = self._open.pop(session_id, None)
+        if window is not None:
+            self._bytes -= window.size_bytes
+            self._next[session_id] = (window.window, window.first_turn)
 
     def _close(self, session_id: str) -> SessionWindow:
         window = self._open.pop(session_id)

@@ -321,19 +321,32 @@ class Part(BaseModel):
         **kwargs: Any,
     ) -> None:
         """Builds a part from keyword fields, or from one positional str, dict, ``Part``, genai ``File`` or image."""
-        part_dict: dict[str, Any] = {
-            "video_metadata": video_metadata,
-            "thought": thought,
-            "inline_data": inline_data,
-            "file_data": file_data,
-            "thought_signature": thought_signature,
-            "function_call": function_call,
-            "code_execution_result": code_execution_result,
-            "executable_code": executable_code,
-            "function_response": function_response,
-            "text": text,
-        }
-        part_dict = {key: item for key, item in part_dict.items() if item is not None}
+        # The keywords that are not None, in google-genai's order: a part built by keywords (every part a rebuild
+        # builds) is validated at once, without the copies the other forms need.
+        part_dict: dict[str, Any] = {}
+        if video_metadata is not None:
+            part_dict["video_metadata"] = video_metadata
+        if thought is not None:
+            part_dict["thought"] = thought
+        if inline_data is not None:
+            part_dict["inline_data"] = inline_data
+        if file_data is not None:
+            part_dict["file_data"] = file_data
+        if thought_signature is not None:
+            part_dict["thought_signature"] = thought_signature
+        if function_call is not None:
+            part_dict["function_call"] = function_call
+        if code_execution_result is not None:
+            part_dict["code_execution_result"] = code_execution_result
+        if executable_code is not None:
+            part_dict["executable_code"] = executable_code
+        if function_response is not None:
+            part_dict["function_response"] = function_response
+        if text is not None:
+            part_dict["text"] = text
+        if value is None and not kwargs:
+            self.__pydantic_validator__.validate_python(part_dict, self_instance=self, context=_FROM_INIT)
+            return
         if part_dict and value is not None:
             raise ValueError("Positional and keyword arguments can not be combined when initializing a Part.")
         if value is None:

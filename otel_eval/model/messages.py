@@ -36,8 +36,15 @@ class EvaluationRequest(BaseModel):
 
     @property
     def trace_id(self) -> str:
-        """Trace id of the (first) invocation: the Kafka record key."""
+        """Trace id of the (first) invocation."""
         return self.invocations[0].trace_id if self.invocations else ""
+
+    @property
+    def record_key(self) -> str:
+        """The Kafka record key: the session id of its (first) invocation when it has one, else its trace id. Every
+        turn of a session then lands on the same partition, so one worker holds the whole session."""
+        session_id = self.invocations[0].session_id if self.invocations else None
+        return session_id or self.trace_id
 
 
 class EvaluationRecord(BaseModel):
@@ -80,7 +87,9 @@ class EvaluationRecord(BaseModel):
         default=None, description="A session result's window (``otel_eval.session.window``); None otherwise."
     )
     session_first_turn: int | None = Field(
-        default=None, description="``otel_eval.session.first_turn``: the first turn of the session it covers."
+        default=None,
+        description="``otel_eval.session.first_turn``: the first turn of the session it covers (counted from the "
+        "first turn the judging process saw: after a Kafka takeover, from the first turn it re-read).",
     )
     session_last_turn: int | None = Field(
         default=None, description="``otel_eval.session.last_turn``: the last turn of the session it covers."
@@ -113,25 +122,22 @@ def result_id(trace_id: str, span_id: str, metric_name: str, evaluator_version: 
 
 def session_result_id(
     session_id: str,
-    first_turn: int,
-    last_turn: int,
+    first_turn: tuple[str, str],
+    last_turn: tuple[str, str],
     trace_id: str,
     span_id: str,
     metric_name: str,
     evaluator_version: str | None,
 ) -> str:
-    """The deterministic id of a conversation-level result on one turn of a session window: the same window judged
-    again is a duplicate; a window of later turns (a resumed session) is a new result."""
+    """The deterministic id of a conversation-level result on one turn (``trace_id``, ``span_id``) of a session window
+    whose first and last turns are ``first_turn`` and ``last_turn`` (each a (trace id, span id)): the same window
+    judged again is a duplicate; a window of other turns (a resumed session) is a new result.
+
+    The window is named by its turns, not by their indexes in the session: a Kafka worker that rebuilds a window from
+    a later record than the session's first (after a rebalance) counts the session's turns from there, and still
+    gives the window the ids another worker would have given it.
+    """
     key = "\x00".join(
-        (
-            "session",
-            session_id,
-            str(first_turn),
-            str(last_turn),
-            trace_id,
-            span_id,
-            metric_name,
-            evaluator_version or "",
-        )
+        ("session", session_id, *first_turn, *last_turn, trace_id, span_id, metric_name, evaluator_version or "")
     )
     return hashlib.sha256(key.encode()).hexdigest()[:32]

@@ -4,18 +4,20 @@
 and ends of sampled traces (the trace-id bound), each start with whether it began under suppressed instrumentation
 (the evaluator's own work, skipped later). While the engine sheds (its transport or child is full), ends are shed at
 once and counted by trace, and starts are not queued. The engine's thread is woken when an invocation may be
-complete: a local root ended, a span of a trace whose root waits for it ended, or a batch is waiting; never per
-span, never twice. With ``enrich=``, the enricher sees every start and end, holding each queued root that will be
-evaluated for its scores.
+complete (a local root ended, or a span of a trace whose root waits for it) and it is not already looking
+(:attr:`SpanIntake.polling`), or when a batch is waiting; never per span, never twice. A wake-up costs the agent's
+thread more than queueing a span does, so while spans keep coming the in-thread engine polls instead. With
+``enrich=``, the enricher sees every start and end, holding each queued root that will be evaluated for its scores.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Container
+from collections.abc import Callable, Container
+from typing import cast
 
-from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, get_value
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, get_current
 from opentelemetry.sdk.trace import ReadableSpan, Span
 
 from otel_eval.emit.enrichment import RootSpanEnricher
@@ -52,6 +54,14 @@ class SpanIntake:
         self._wake_threshold = min(wake_batch, max(1, max_pending // 2))
         self._waiting = waiting
         self.enricher = enricher
+        # The hooks run on the agent's threads for every span: bound once to what this configuration needs.
+        self.on_start: Callable[[Span, Context | None], None] = (
+            self._start if enricher is None else self._start_enriched
+        )
+        """Queues a sampled span's start. Never blocks."""
+        end = self._queue if enricher is None else self._end_enriched  # the first says whether it queued: unused
+        self.on_end = cast("Callable[[ReadableSpan], None]", end)
+        """Queues a sampled ended span; sheds it, or drops and counts it when the queue is full. Never blocks."""
         self.reset()
 
     def reset(self) -> None:
@@ -60,39 +70,47 @@ class SpanIntake:
         self.starts: deque[tuple[Span, bool]] = deque()
         self.ends: deque[ReadableSpan] = deque()
         self.wake = threading.Event()
+        self.polling = False
+        """Set by an engine thread that looks at the queue every few milliseconds anyway: a root's end then does not
+        wake it. The thread clears it before it waits to be woken, then looks at the queue once more (an end queued
+        in between is seen either way)."""
         self.shedder = Shedder()
         self.closed = False
         self._dropped = 0
         self._lock = threading.Lock()
 
-    def on_start(self, span: Span, parent_context: Context | None) -> None:
-        """Queues a sampled span's start. Never blocks."""
-        if self.enricher is not None:
-            self.enricher.on_start(span, parent_context)
-        context = span.get_span_context()
-        if not context.trace_flags.sampled or not is_sampled(context.trace_id, self._bound):
+    def _start_enriched(self, span: Span, parent_context: Context | None) -> None:
+        self.enricher.on_start(span, parent_context)  # type: ignore[union-attr]
+        self._start(span, parent_context)
+
+    def _start(self, span: Span, parent_context: Context | None) -> None:
+        # Not sampled (a RECORD_ONLY span) is ruled out when the start is taken: not worth its cost on every span.
+        bound = self._bound
+        if bound is not None and not is_sampled(span.get_span_context().trace_id, bound):
             return
         # A start made under suppressed instrumentation (the evaluator's own work) is always queued, however full
         # the queue or busy the shedder: unmarked, it would be taken for agent traffic. Such starts are few.
-        suppressed = bool(get_value(_SUPPRESS_INSTRUMENTATION_KEY, parent_context))
-        if suppressed or (len(self.starts) < self._max_pending and not self.shedder.active):  # else untracked
-            self.starts.append((span, suppressed))
+        current = parent_context if parent_context is not None else get_current()
+        suppressed = bool(current.get(_SUPPRESS_INSTRUMENTATION_KEY))
+        starts = self.starts
+        if suppressed or (len(starts) < self._max_pending and not self.shedder.active):  # else untracked
+            starts.append((span, suppressed))
 
-    def on_end(self, span: ReadableSpan) -> None:
-        """Queues a sampled ended span; sheds it, or drops and counts it when the queue is full. Never blocks."""
+    def _end_enriched(self, span: ReadableSpan) -> None:
         queued = self._queue(span)
-        enricher = self.enricher
-        if enricher is not None:  # a root that was not queued gets no scores: not held for them
-            # With another exporter the scores never come back (wait 0): nothing is held, nothing to work out.
-            hold = queued and enricher.wait_seconds > 0 and self._sampling.will_evaluate(span, span.context.trace_id)
-            enricher.on_end(span, hold=hold)
+        enricher: RootSpanEnricher = self.enricher  # type: ignore[assignment]
+        # A root that was not queued gets no scores: not held for them. With another exporter the scores never come
+        # back (wait 0): nothing is held, nothing to work out.
+        hold = queued and enricher.wait_seconds > 0 and self._sampling.will_evaluate(span, span.context.trace_id)
+        enricher.on_end(span, hold=hold)
 
     def _queue(self, span: ReadableSpan) -> bool:
         context = span.context
+        bound = self._bound
         if (
             context is None
             or not context.trace_flags.sampled
-            or not is_sampled(context.trace_id, self._bound)
+            or (bound is not None and not is_sampled(context.trace_id, bound))
             or self.closed
         ):
             return False
@@ -105,13 +123,13 @@ class SpanIntake:
                 self._dropped += 1
             return False
         ends.append(span)
-        wake = self.wake
-        if not wake.is_set() and (
-            (is_local_root(span) and not is_own_traffic(span))
-            or len(ends) >= self._wake_threshold
-            or context.trace_id in self._waiting
+        if len(ends) >= self._wake_threshold or (
+            not self.polling
+            and ((is_local_root(span) and not is_own_traffic(span)) or context.trace_id in self._waiting)
         ):
-            wake.set()
+            wake = self.wake
+            if not wake.is_set():
+                wake.set()
         return True
 
     def take_dropped(self) -> int:

@@ -197,16 +197,18 @@ class LogJoin:
     def take(self, spans: Iterable[ReadableSpan]) -> list[SpanLogRecord]:
         """Removes and returns the records of ``spans`` (a subtree being handed on); later records of these spans
         are counted as late."""
-        by_trace: dict[int, set[str]] = {}
-        for span in spans:
-            context = span.context
-            if context is None:
-                continue
-            by_trace.setdefault(context.trace_id, set()).add(format(context.span_id, "016x"))
-            self._handed_on[(context.trace_id, context.span_id)] = None
-        while len(self._handed_on) > _HANDED_ON_REMEMBERED:
-            self._handed_on.popitem(last=False)
+        handed_on = self._handed_on
+        contexts = [context for span in spans if (context := span.context) is not None]
+        for context in contexts:
+            handed_on[(context.trace_id, context.span_id)] = None
+        while len(handed_on) > _HANDED_ON_REMEMBERED:
+            handed_on.popitem(last=False)
         taken: list[SpanLogRecord] = []
+        if not self._traces:  # no record kept (the usual case without EVENT_ONLY content): nothing to look up
+            return taken
+        by_trace: dict[int, set[str]] = {}
+        for context in contexts:
+            by_trace.setdefault(context.trace_id, set()).add(format(context.span_id, "016x"))
         for trace_id, span_ids in by_trace.items():
             trace = self._traces.get(trace_id)
             if trace is None:

@@ -149,26 +149,12 @@ def build_invocation(
     final_event = _final_event(events)
     kept = [e for e in events if _kept(e)]
     model_ns, tool_ns = timing.of(owned.root)
+    data, outline = _intermediate_data(kept, final_event)
     invocation = Invocation(
         invocation_id=owned.invocation_id,
         user_content=_user_content(calls, warnings, where) if captured else genai_types.Content(role="user", parts=[]),
         final_response=final_event.content if final_event is not None else None,
-        intermediate_data=IntermediateData(
-            # ADK 2.13 drops the final event's content from the intermediate events (unless it calls functions).
-            tool_uses=[p.function_call for e in kept for p in e.content.parts or [] if p.function_call],
-            tool_responses=[
-                p.function_response
-                for e in kept
-                if e is not final_event
-                for p in e.content.parts or []
-                if p.function_response
-            ],
-            intermediate_responses=[
-                (e.author, [p for p in e.content.parts or [] if p.text is not None])
-                for e in kept
-                if e is not final_event and any(p.text for p in e.content.parts or [])
-            ],
-        ),
+        intermediate_data=data,
         creation_timestamp=owned.root.start_time_ns / 1e9,
         app_details=_app_details(calls),
         duration=round(owned.root.duration_ns / 1e9, 3),
@@ -190,25 +176,42 @@ def build_invocation(
         model_seconds=model_ns / 1e9,
         tool_seconds=tool_ns / 1e9,
         content_captured=captured,
-        event_outline=_outline(kept, final_event),
+        event_outline=outline,
         warnings=warnings,
         ended_in_error=ended_in_error(owned.root),
         feedback=feedback(owned.root),
     )
 
 
-def _outline(kept: Sequence[_Event], final_event: _Event | None) -> list[EventOutline]:
-    """The kept events in outline, matching what ``intermediate_data`` takes from each (see :class:`EventOutline`)."""
-    return [
-        EventOutline(
-            author=e.author,
-            calls=sum(1 for p in e.content.parts or [] if p.function_call),
-            responses=0 if e is final_event else sum(1 for p in e.content.parts or [] if p.function_response),
-            text=e is not final_event and any(p.text for p in e.content.parts or []),
-            final=e is final_event,
-        )
-        for e in kept
-    ]
+def _intermediate_data(
+    kept: Sequence[_Event], final_event: _Event | None
+) -> tuple[IntermediateData, list[EventOutline]]:
+    """The intermediate data of the kept events, and the events in outline matching what it takes from each (see
+    :class:`EventOutline`); one pass over their parts.
+
+    ADK 2.13 drops the final event's content from the intermediate events (unless it calls functions).
+    """
+    tool_uses: list[genai_types.FunctionCall] = []
+    tool_responses: list[genai_types.FunctionResponse] = []
+    texts: list[tuple[str, list[genai_types.Part]]] = []
+    outline: list[EventOutline] = []
+    for event in kept:
+        parts = event.content.parts or []
+        final = event is final_event
+        calls = [p.function_call for p in parts if p.function_call]
+        tool_uses.extend(calls)
+        responses = 0
+        text = False
+        if not final:
+            answers = [p.function_response for p in parts if p.function_response]
+            tool_responses.extend(answers)
+            responses = len(answers)
+            text = any(p.text for p in parts)
+            if text:
+                texts.append((event.author, [p for p in parts if p.text is not None]))
+        outline.append(EventOutline(author=event.author, calls=len(calls), responses=responses, text=text, final=final))
+    data = IntermediateData(tool_uses=tool_uses, tool_responses=tool_responses, intermediate_responses=texts)
+    return data, outline
 
 
 # --- event replay ---------------------------------------------------------------------------------------------------
@@ -218,7 +221,7 @@ def _replay_events(
     calls: Sequence[ModelCall], tools: Sequence[ToolRun], captured: bool, warnings: list[str], where: str
 ) -> list[_Event]:
     """The session events ADK stored for these calls and tools, in order."""
-    runs_left = _tool_queues(tools)
+    runs_left = _ToolQueues(tools)
     timeline: list[tuple[int, int, _Event]] = []
     for order, call in enumerate(calls):
         author = call.author or "agent"
@@ -329,12 +332,26 @@ def _displayed_result(run: ToolRun) -> str | None:
     return json.dumps(run.response, ensure_ascii=False, default=str)
 
 
-def _tool_queues(tools: Sequence[ToolRun]) -> FirstUnused[ToolRun]:
-    def keys(run: ToolRun) -> list[Hashable]:
-        found: list[Hashable] = [("name", run.name), ("args", run.name, _args_key(run.args))]
-        return [("id", run.call_id), *found] if run.call_id is not None else found
+class _ToolQueues(FirstUnused[ToolRun]):
+    """The tool runs by call id and by name; by name and arguments once a function call needs it (a call with an id
+    rarely does, and the arguments' key costs a JSON encoding per run)."""
 
-    return FirstUnused(tools, keys)
+    def __init__(self, tools: Sequence[ToolRun]) -> None:
+        super().__init__(tools, _tool_keys)
+        self._args_indexed = False
+
+    def first_with_args(
+        self, function_call: genai_types.FunctionCall, expired: Callable[[ToolRun], bool]
+    ) -> ToolRun | None:
+        """The first unused run with the call's name and arguments."""
+        if not self._args_indexed:
+            self.add_keys(lambda run: [("args", run.name, _args_key(run.args))])
+            self._args_indexed = True
+        return self.first(("args", function_call.name, _args_key(function_call.args or {})), expired)
+
+
+def _tool_keys(run: ToolRun) -> list[Hashable]:
+    return [("id", run.call_id), ("name", run.name)] if run.call_id is not None else [("name", run.name)]
 
 
 def _args_key(args: dict[str, Any] | None) -> str:
@@ -345,7 +362,7 @@ def _args_key(args: dict[str, Any] | None) -> str:
 
 
 def _match_tools(
-    call: ModelCall, function_calls: Sequence[genai_types.FunctionCall], runs: FirstUnused[ToolRun]
+    call: ModelCall, function_calls: Sequence[genai_types.FunctionCall], runs: _ToolQueues
 ) -> list[ToolRun | None]:
     """The tool run of each function call among the unused runs started since the model call (calls are matched in
     start-time order): same id, else same name and arguments, else same name, first unused."""
@@ -359,8 +376,7 @@ def _match_tools(
         if function_call.id is not None:
             run = runs.first(("id", function_call.id), expired)
         if run is None:
-            args_key = ("args", function_call.name, _args_key(function_call.args or {}))
-            run = runs.first(args_key, expired) or runs.first(("name", function_call.name), expired)
+            run = runs.first_with_args(function_call, expired) or runs.first(("name", function_call.name), expired)
         if run is not None:
             runs.take(run)
         matched.append(run)

@@ -12,13 +12,13 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from otel_eval import semconv
-from otel_eval.model import TokenUsage
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._containment import containing_range, tightest_containers
 from otel_eval.reconstruct._span_tree import SpanTree
+from otel_eval.reconstruct._trajectory import Usage
 from otel_eval.reconstruct._values import tool_call_args, tool_response_payload
 from otel_eval.traces import json_loads
 from otel_eval.traces.span import Span
@@ -83,9 +83,9 @@ def invocation_of(span: Span) -> str | None:
     return span.str_attr(semconv.ADK_INVOCATION_ID) or None
 
 
-def usage_of(span: Span) -> TokenUsage:
+def usage_of(span: Span) -> Usage:
     """``gen_ai.usage.*`` token counts of one span."""
-    return TokenUsage(
+    return Usage(
         input_tokens=span.int_attr(semconv.GEN_AI_USAGE_INPUT_TOKENS),
         output_tokens=span.int_attr(semconv.GEN_AI_USAGE_OUTPUT_TOKENS),
         cached_input_tokens=span.int_attr(semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS),
@@ -134,7 +134,7 @@ class ModelCall:
     tools: list[dict[str, Any]] | None = None
     """The tools the agent declared, each a genai ``Tool`` dumped as app details hold it (JSON, no None fields).
     Shared between calls that declared the same tools: not mutated."""
-    usage: TokenUsage = field(default_factory=TokenUsage)
+    usage: Usage = field(default_factory=Usage)
 
 
 @dataclass(slots=True)
@@ -249,8 +249,7 @@ def _run_top_step(above_parent: _RunTop, parent: Span) -> _RunTop:
     return (top_root, top_agent)
 
 
-@dataclass(frozen=True, slots=True)
-class _IdsAbove:
+class _IdsAbove(NamedTuple):
     """What the ancestors of a span say: one invocation/session id (or several different ones), a tool span."""
 
     invocation: str | None = None

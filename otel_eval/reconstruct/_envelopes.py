@@ -34,6 +34,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from otel_eval.reconstruct._flattened import MAPPINGS
+
 _MESSAGE_TYPES = frozenset({"human", "ai", "tool", "system", "function", "chat", "remove"})
 _LC_MESSAGE_SUFFIX = "Message"
 _MESSAGE_CHUNK_SUFFIX = "MessageChunk"
@@ -45,13 +47,13 @@ _TOOL_OUTPUT_TEXT_KEYS = frozenset({"blocks", "content", "is_error"})
 
 def langchain_message(value: Any) -> dict[str, Any] | None:
     """The message dict of a serialised LangChain message (either form), with its ``type``; None for anything else."""
-    if not isinstance(value, Mapping):
+    if not isinstance(value, MAPPINGS):
         return None
     if value.get("lc") == 1 and value.get("type") == "constructor":
         kwargs = value.get("kwargs")
         ident = value.get("id")
         kind = ident[-1] if isinstance(ident, list) and ident and isinstance(ident[-1], str) else ""
-        if not isinstance(kwargs, Mapping) or not (
+        if not isinstance(kwargs, MAPPINGS) or not (
             kind.endswith(_LC_MESSAGE_SUFFIX) or kind.endswith(_MESSAGE_CHUNK_SUFFIX)
         ):
             return None
@@ -59,7 +61,7 @@ def langchain_message(value: Any) -> dict[str, Any] | None:
         message.setdefault("type", kind.removesuffix("Chunk").removesuffix(_LC_MESSAGE_SUFFIX).lower())
         return message
     data = value.get("data")
-    if value.get("type") in _MESSAGE_TYPES and isinstance(data, Mapping) and "content" in data:
+    if value.get("type") in _MESSAGE_TYPES and isinstance(data, MAPPINGS) and "content" in data:
         message = dict(data)
         message.setdefault("type", value["type"])
         return message
@@ -68,11 +70,11 @@ def langchain_message(value: Any) -> dict[str, Any] | None:
 
 def tool_message(value: Any) -> dict[str, Any] | None:
     """The ``ToolMessage`` a tool result is wrapped in (see the module docstring), or None."""
-    if not isinstance(value, Mapping):
+    if not isinstance(value, MAPPINGS):
         return None
     for candidate in _tool_message_candidates(value):
         message = langchain_message(candidate)
-        if message is None and isinstance(candidate, Mapping) and "tool_call_id" in candidate:
+        if message is None and isinstance(candidate, MAPPINGS) and "tool_call_id" in candidate:
             message = dict(candidate)  # the bare kwargs, as some exporters write them
         if message is not None and (message.get("type") == "tool" or "tool_call_id" in message):
             return message
@@ -93,7 +95,7 @@ def _tool_message_candidates(value: Mapping[str, Any]) -> list[Any]:
 def tool_output(value: Any) -> tuple[Any] | None:
     """``(raw_output,)`` of a LlamaIndex ``ToolOutput`` (see the module docstring), or None for anything else."""
     if (
-        isinstance(value, Mapping)
+        isinstance(value, MAPPINGS)
         and set(value) >= _TOOL_OUTPUT_KEYS
         and set(value) <= _TOOL_OUTPUT_KEYS | _TOOL_OUTPUT_TEXT_KEYS
     ):
@@ -103,9 +105,9 @@ def tool_output(value: Any) -> tuple[Any] | None:
 
 def tool_arguments(value: Any) -> Any:
     """The arguments inside OpenLLMetry's ``{"input_str", "inputs"}`` envelope, else ``value`` unchanged."""
-    if isinstance(value, Mapping) and "input_str" in value and set(value) <= _CALLBACK_KEYS:
+    if isinstance(value, MAPPINGS) and "input_str" in value and set(value) <= _CALLBACK_KEYS:
         inputs = value.get("inputs")
-        if isinstance(inputs, Mapping) and inputs:
+        if isinstance(inputs, MAPPINGS) and inputs:
             return dict(inputs)
         return value.get("input_str")
     return value
@@ -113,7 +115,7 @@ def tool_arguments(value: Any) -> Any:
 
 def unknown_envelope(value: Any) -> str | None:
     """Why ``value`` looks like a framework envelope no rule here unwraps (None when it does not)."""
-    if not isinstance(value, Mapping):
+    if not isinstance(value, MAPPINGS):
         return None
     if value.get("lc") == 1 and "kwargs" in value:
         return f"a LangChain serialised object {value.get('id')!r}"

@@ -23,6 +23,11 @@ class FirstUnused(Generic[T]):
         self._taken = [False] * len(self.items)
         self._index = {id(item): index for index, item in enumerate(self.items)}
         self._queues: dict[Hashable, deque[int]] = {}
+        self.add_keys(keys)
+
+    def add_keys(self, keys: Callable[[T], Iterable[Hashable]]) -> None:
+        """Indexes every item under more keys (items already taken too: they are skipped on lookup). Keys that are
+        costly to make, and looked up only sometimes, can be added on the first lookup that needs them."""
         for index, item in enumerate(self.items):
             for key in keys(item):
                 self._queues.setdefault(key, deque()).append(index)

@@ -7,6 +7,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+MAPPINGS = (dict, Mapping)
+"""``isinstance(value, MAPPINGS)``: whether ``value`` is a mapping, answered for a dict (what parsed JSON holds) by
+the exact-type check, without the call into the ``Mapping`` ABC's Python-level ``__instancecheck__``."""
+
 
 def first_str(attributes: Mapping[str, Any], *keys: str) -> str | None:
     """The value of the first key holding a non-empty string, else None."""

@@ -19,6 +19,7 @@ from typing import Any
 
 from otel_eval import semconv
 from otel_eval.model import genai as genai_types
+from otel_eval.reconstruct._flattened import MAPPINGS
 from otel_eval.reconstruct._genai_messages import contents_from_messages
 from otel_eval.reconstruct._trajectory import function_call_part
 from otel_eval.reconstruct._values import parse_json, parse_json_value, tool_call_args, tool_response_payload
@@ -35,7 +36,7 @@ def event_payload(event: SpanEvent) -> dict[str, Any]:
     payload: dict[str, Any] = dict(event.attributes)
     for extra in (event.attributes.get(semconv.GEN_AI_EVENT_CONTENT), event.body):
         parsed, _ = parse_json(extra)
-        if isinstance(parsed, Mapping):
+        if isinstance(parsed, MAPPINGS):
             payload.update(parsed)
     return payload
 
@@ -98,7 +99,7 @@ def deprecated_messages(span: Span, warnings: list[str]) -> tuple[list[genai_typ
                 inputs.append(content)
         elif event.name == CHOICE:
             message = parse_json_value(payload.get("message", payload.get("content")))
-            if isinstance(message, Mapping):
+            if isinstance(message, MAPPINGS):
                 content = _message_content(message, "model", warnings, where)
             else:
                 content = _message_content({"content": message}, "model", warnings, where)
@@ -146,7 +147,7 @@ def _message_content(
             parts.append(genai_types.Part(text=content))
     elif isinstance(content, list):
         parts.extend(_blocks_to_parts(content, warnings, where))
-    elif isinstance(content, Mapping):
+    elif isinstance(content, MAPPINGS):
         inner = contents_from_messages([{"role": role, **content}], warnings, where)
         parts.extend(p for c in inner for p in c.parts or [])
     tool_calls = parse_json_value(payload.get("tool_calls"))
@@ -164,19 +165,19 @@ def _blocks_to_parts(blocks: list[Any], warnings: list[str], where: str) -> list
         if isinstance(block, str):
             parts.append(genai_types.Part(text=block))
             continue
-        if not isinstance(block, Mapping):
+        if not isinstance(block, MAPPINGS):
             continue
         kind = block.get("type")
         use = block.get("toolUse")
         result = block.get("toolResult")
-        if isinstance(use, Mapping) or kind == "tool_use":
-            source = use if isinstance(use, Mapping) else block
+        if isinstance(use, MAPPINGS) or kind == "tool_use":
+            source = use if isinstance(use, MAPPINGS) else block
             call_id = source.get("toolUseId", source.get("id"))
             part = function_call_part(source.get("name"), source.get("input"), call_id, warnings, where)
             if part is not None:
                 parts.append(part)
-        elif isinstance(result, Mapping) or kind == "tool_result":
-            source = result if isinstance(result, Mapping) else block
+        elif isinstance(result, MAPPINGS) or kind == "tool_result":
+            source = result if isinstance(result, MAPPINGS) else block
             raw_id = source.get("toolUseId", source.get("tool_use_id"))
             parts.append(
                 genai_types.Part(
@@ -203,10 +204,13 @@ def unstringify_tool_calls(
     fixed: list[genai_types.Content] = []
     for content in contents:
         parts: list[genai_types.Part] = []
+        changed = False
         for part in content.parts or []:
             call = _stringified_call(part.text, warnings, where) if part.text else None
             parts.append(genai_types.Part(function_call=call) if call is not None else part)
-        fixed.append(genai_types.Content(role=content.role, parts=parts))
+            changed = changed or call is not None
+        # A content without such text is kept as it is (its fields were role and parts already).
+        fixed.append(genai_types.Content(role=content.role, parts=parts) if changed else content)
     return fixed
 
 

@@ -39,6 +39,7 @@ from typing import Any
 import pydantic
 
 from otel_eval.model import genai as genai_types
+from otel_eval.reconstruct._flattened import MAPPINGS
 from otel_eval.reconstruct._values import parse_json_value, record_warning, tool_call_args, tool_response_payload
 from otel_eval.traces import json_loads
 
@@ -68,17 +69,17 @@ def tool_call_names(messages: Any) -> dict[str, str]:
     for message in _message_list(messages, None, ""):
         parts = message.get("parts")
         for part in parts if isinstance(parts, list) else ():
-            if isinstance(part, Mapping) and part.get("type") == "tool_call":
+            if isinstance(part, MAPPINGS) and part.get("type") == "tool_call":
                 call_id, name = part.get("id"), part.get("name")
                 if isinstance(call_id, str) and isinstance(name, str):
                     names[call_id] = name
         tool_calls = message.get("tool_calls")
         if isinstance(tool_calls, list):
             for call in tool_calls:
-                if not isinstance(call, Mapping):
+                if not isinstance(call, MAPPINGS):
                     continue
                 function = call.get("function") if isinstance(call.get("function"), Mapping) else call
-                call_id, name = call.get("id"), function.get("name") if isinstance(function, Mapping) else None
+                call_id, name = call.get("id"), function.get("name") if isinstance(function, MAPPINGS) else None
                 if isinstance(call_id, str) and isinstance(name, str):
                     names[call_id] = name
     return names
@@ -122,7 +123,7 @@ def content_from_message(
     call_names: Mapping[str, str] | None = None,
 ) -> genai_types.Content | None:
     """One GenAI message (either shape) as a genai ``Content``; None when it carries no usable part."""
-    if not isinstance(message, Mapping):
+    if not isinstance(message, MAPPINGS):
         record_warning(warnings, f"{where}: message is not an object: {_preview(message)}")
         return None
     names = call_names or {}
@@ -155,11 +156,11 @@ def system_instruction_text(value: Any, warnings: list[str] | None = None, where
     for index, item in enumerate(items):
         if isinstance(item, str):
             texts.append(item)
-        elif isinstance(item, Mapping) and ("parts" in item or "role" in item):
+        elif isinstance(item, MAPPINGS) and ("parts" in item or "role" in item):
             content = content_from_message(item, warnings, f"{where}[{index}]")
             if content is not None:
                 texts.extend(p.text for p in content.parts or [] if p.text and not p.thought)
-        elif isinstance(item, Mapping):
+        elif isinstance(item, MAPPINGS):
             text = item.get("content", item.get("text"))
             if isinstance(text, str):
                 texts.append(text)
@@ -228,7 +229,7 @@ def _message_list(messages: Any, warnings: list[str] | None, where: str) -> list
         except RecursionError:
             record_warning(warnings, f"{where}: JSON nested too deeply: {_preview(messages)}")
             return []
-    if isinstance(value, Mapping):
+    if isinstance(value, MAPPINGS):
         inner = value.get("messages")
         value = inner if isinstance(inner, list) else [value]
     if not isinstance(value, list):
@@ -236,7 +237,7 @@ def _message_list(messages: Any, warnings: list[str] | None, where: str) -> list
         return []
     items: list[Mapping[str, Any]] = []
     for index, item in enumerate(value):
-        if isinstance(item, Mapping):
+        if isinstance(item, MAPPINGS):
             items.append(item)
         else:
             record_warning(warnings, f"{where}[{index}]: message is not an object: {_preview(item)}")
@@ -248,7 +249,7 @@ def _part_from_semconv(
 ) -> genai_types.Part | None:
     if isinstance(raw, str):
         return genai_types.Part(text=raw)
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, MAPPINGS):
         record_warning(warnings, f"{where}: part is not an object: {_preview(raw)}")
         return None
     kind = raw.get("type")
@@ -356,10 +357,10 @@ def _parts_from_chat_message(
 
 
 def _chat_tool_call(call: Any, warnings: list[str] | None, where: str) -> genai_types.Part | None:
-    if not isinstance(call, Mapping):
+    if not isinstance(call, MAPPINGS):
         return _bad_part(warnings, where, call)
     function = call.get("function")
-    source = function if isinstance(function, Mapping) else call
+    source = function if isinstance(function, MAPPINGS) else call
     name = source.get("name")
     if not isinstance(name, str) or not name:
         return _bad_part(warnings, where, call)
@@ -378,7 +379,7 @@ def _chat_text(content: list[Any]) -> str:
     for item in content:
         if isinstance(item, str):
             texts.append(item)
-        elif isinstance(item, Mapping):
+        elif isinstance(item, MAPPINGS):
             text = item.get("text", item.get("content"))
             if isinstance(text, str):
                 texts.append(text)
@@ -386,14 +387,14 @@ def _chat_text(content: list[Any]) -> str:
 
 
 def _tool_from_definition(definition: Any, warnings: list[str] | None, where: str) -> genai_types.Tool | None:
-    if not isinstance(definition, Mapping):
+    if not isinstance(definition, MAPPINGS):
         record_warning(warnings, f"{where}: tool definition is not an object: {_preview(definition)}")
         return None
     function = definition.get("function")
-    source: Mapping[str, Any] = function if isinstance(function, Mapping) else definition
+    source: Mapping[str, Any] = function if isinstance(function, MAPPINGS) else definition
     kind = definition.get("type", "function")
     name = source.get("name")
-    if kind == "function" or isinstance(function, Mapping):
+    if kind == "function" or isinstance(function, MAPPINGS):
         if not isinstance(name, str) or not name:
             record_warning(warnings, f"{where}: function definition without a name")
             return None
@@ -402,7 +403,7 @@ def _tool_from_definition(definition: Any, warnings: list[str] | None, where: st
             name=name, description=description if isinstance(description, str) else None
         )
         parameters = parse_json_value(source.get("parameters"))
-        if isinstance(parameters, Mapping):
+        if isinstance(parameters, MAPPINGS):
             declaration = _with_parameters(declaration, parameters)
         return genai_types.Tool(function_declarations=[declaration])
     if isinstance(kind, str) and kind in genai_types.Tool.model_fields:

@@ -29,6 +29,7 @@ from typing import Any
 
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct import _langchain as lc
+from otel_eval.reconstruct._flattened import MAPPINGS
 from otel_eval.reconstruct._genai_messages import contents_from_messages
 from otel_eval.reconstruct._values import as_text, parse_json
 
@@ -102,7 +103,7 @@ def _task_placeholders(tasks: Any) -> list[str]:
     parsed, _ = parse_json(tasks)
     names: list[str] = []
     for task in parsed if isinstance(parsed, list) else ():
-        if not isinstance(task, Mapping):
+        if not isinstance(task, MAPPINGS):
             continue
         for field in ("description", "expected_output"):
             text = task.get(field)
@@ -117,7 +118,7 @@ def output_tool_calls(value: Any, warnings: list[str], where: str) -> genai_type
     parsed, _ = parse_json(value)
     if not isinstance(parsed, list) or not parsed:
         return None
-    if not all(isinstance(c, Mapping) and isinstance(c.get("function"), Mapping) for c in parsed):
+    if not all(isinstance(c, MAPPINGS) and isinstance(c.get("function"), Mapping) for c in parsed):
         return None
     contents = contents_from_messages([{"role": "assistant", "tool_calls": parsed}], warnings, where)
     return contents[0] if contents else None
@@ -126,11 +127,11 @@ def output_tool_calls(value: Any, warnings: list[str], where: str) -> genai_type
 def task_messages(value: Any, warnings: list[str], where: str) -> list[genai_types.Content]:
     """The messages of a CrewAI ``TaskOutput`` in ``output.value`` (see the module docstring); [] for anything else."""
     parsed, _ = parse_json(value)
-    if not isinstance(parsed, Mapping) or crew_output_text(parsed) is None:
+    if not isinstance(parsed, MAPPINGS) or crew_output_text(parsed) is None:
         return []
     messages = parsed.get("messages")
     if not isinstance(messages, list) or not all(
-        isinstance(m, Mapping) and m.get("role") in _CHAT_ROLES for m in messages
+        isinstance(m, MAPPINGS) and m.get("role") in _CHAT_ROLES for m in messages
     ):
         return []
     return contents_from_messages(messages, warnings, where)

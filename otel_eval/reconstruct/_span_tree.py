@@ -38,7 +38,9 @@ class SpanTree:
     def __init__(self, spans: Sequence[Span]) -> None:
         self.problems: list[str] = []
         self._counts: dict[str, int] = {}
-        ranked = sorted(spans, key=lambda s: (*time_order(s), s.name, s.parent_span_id or ""))
+        ranked = sorted(
+            spans, key=lambda s: (s.start_time_ns, s.end_time_ns, s.span_id, s.name, s.parent_span_id or "")
+        )  # time_order, then name and parent
         self.by_id: dict[str, Span] = {}
         for span in ranked:
             kept = self.by_id.setdefault(span.span_id, span)
@@ -97,15 +99,20 @@ class SpanTree:
     def _visit(self) -> None:
         """Pre-order over the forest, without recursion: ``_position`` and ``_end`` bound each subtree."""
         stack: list[tuple[Span, bool]] = [(root, False) for root in reversed(self.roots)]
+        order, position, end, children = self.order, self._position, self._end, self._children
         while stack:
             span, done = stack.pop()
             if done:
-                self._end[span.span_id] = len(self.order)
+                end[span.span_id] = len(order)
                 continue
-            self._position[span.span_id] = len(self.order)
-            self.order.append(span)
+            kids = children.get(span.span_id)
+            position[span.span_id] = len(order)
+            order.append(span)
+            if kids is None:  # a leaf: its subtree ends right after it
+                end[span.span_id] = len(order)
+                continue
             stack.append((span, True))
-            stack.extend((child, False) for child in reversed(self._children.get(span.span_id, ())))
+            stack.extend((child, False) for child in reversed(kids))
 
     def parent(self, span: Span) -> Span | None:
         """The parent span, when it is in the trace (and not cut off as the closing link of a cycle)."""
@@ -137,9 +144,10 @@ class SpanTree:
         """A value per span computed from its parent's: ``value[root] = initial``, ``value[child] = step(value[parent],
         parent)``. One pass in pre-order: this is how "walk up from every span" questions are answered linearly."""
         values: dict[str, T] = {}
+        parents, by_id = self._parent, self.by_id
         for span in self.order:
-            parent_id = self._parent.get(span.span_id)
-            values[span.span_id] = initial if parent_id is None else step(values[parent_id], self.by_id[parent_id])
+            parent_id = parents.get(span.span_id)
+            values[span.span_id] = initial if parent_id is None else step(values[parent_id], by_id[parent_id])
         return values
 
     def nearest(self, predicate: Callable[[Span], bool], within: Collection[str] | None = None) -> dict[str, Span]:

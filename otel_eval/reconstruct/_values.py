@@ -109,19 +109,23 @@ def _warn_unknown_envelope(value: Any, warnings: list[str] | None, where: str) -
 
 def tool_response_payload(value: Any, warnings: list[str] | None = None, where: str = "tool result") -> dict[str, Any]:
     """A tool result as the ``FunctionResponse.response`` dict (see the module docstring). Never raises."""
-    message = _envelopes.tool_message(parse_json_value(value))
+    # ``parsed`` is always parse_json_value(value): a JSON text is parsed once, however many steps look at it.
+    parsed = parse_json_value(value)
+    message = _envelopes.tool_message(parsed)
     if message is not None:
         value = message.get("content")
-    raw_output = _envelopes.tool_output(parse_json_value(value))
+        parsed = parse_json_value(value)
+    raw_output = _envelopes.tool_output(parsed)
     if raw_output is not None:
         (value,) = raw_output
+        parsed = parse_json_value(value)
     if isinstance(value, dict):
         _warn_unknown_envelope(value, warnings, where)
         return dict(value)
     text = _joined_text_blocks(value)
     if text is not None:
         value = text
-    parsed = parse_json_value(value)
+        parsed = parse_json_value(value)
     joined = _joined_text_blocks(parsed)
     if joined is not None:
         parsed = parse_json_value(joined)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import marshal
 from collections.abc import Sequence
 from typing import Any
 
@@ -96,6 +97,9 @@ class _ModelTiming:
         self._first_tool: dict[str, int] = {}
         for span in reversed(tree.order):
             kids = tree.children(span)
+            if not kids:
+                self._innermost[span.span_id] = span
+                continue
             inner = next((c for c in kids if _is_inference(c)), None)
             self._innermost[span.span_id] = span if inner is None else self._innermost[inner.span_id]
             starts = [c.start_time_ns for c in kids if c.name.startswith("execute_tool")]
@@ -112,9 +116,19 @@ class _ModelTiming:
         return timing
 
 
-_Contents = dict[str, genai_types.Content]
-"""Request and response contents of one trace already validated, by the repr of their JSON value (shared between its
-model calls, a response with the next request that repeats it: not mutated)."""
+_Contents = dict[bytes | str, genai_types.Content]
+"""Request and response contents of one trace already validated, by :func:`_value_key` of their JSON value (shared
+between its model calls, a response with the next request that repeats it: not mutated)."""
+
+
+def _value_key(value: Any) -> bytes | str:
+    """A parsed JSON value as a cache key: equal keys for equal values of the same types (``1``, ``1.0`` and ``True``
+    differ, as their validation may). Its ``marshal`` form (version 2: no back-references, so two parses of one text
+    give one key), about a third of the cost of its ``repr``; the ``repr`` for a value marshal cannot write."""
+    try:
+        return marshal.dumps(value, 2)
+    except ValueError:
+        return repr(value)
 
 
 def _model_call(tree: SpanTree, span: Span, agent: Span | None, warnings: list[str], contents: _Contents) -> ModelCall:
@@ -196,27 +210,26 @@ def _genai_tools(raw_tools: list[Any]) -> _Tools:
     the cost of reading a ``call_llm`` span, and an agent sends the same declarations on every call: the result is
     cached by their value. The cached declarations are shared, so they must not be mutated.
     """
-    return _validate_tools_once(_ByRepr(raw_tools))
+    return _validate_tools_once(_ByValue(raw_tools))
 
 
-class _ByRepr:
-    """A parsed JSON value as a cache key, compared by its ``repr``: equal values, equal text, and about half the cost
-    of encoding the value as JSON again."""
+class _ByValue:
+    """A parsed JSON value as a cache key, compared by :func:`_value_key`."""
 
     __slots__ = ("key", "value")
 
     def __init__(self, value: Any) -> None:
-        self.value, self.key = value, repr(value)
+        self.value, self.key = value, _value_key(value)
 
     def __hash__(self) -> int:
         return hash(self.key)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _ByRepr) and other.key == self.key
+        return isinstance(other, _ByValue) and other.key == self.key
 
 
 @functools.lru_cache(maxsize=_TOOLS_CACHE_SIZE)
-def _validate_tools_once(raw_tools: _ByRepr) -> _Tools:
+def _validate_tools_once(raw_tools: _ByValue) -> _Tools:
     return _validate_tools(raw_tools.value)
 
 
@@ -252,7 +265,7 @@ def _validated_content(raw: Any, seen: _Contents) -> genai_types.Content:
     Raises:
         pydantic.ValidationError: it is not a genai ``Content``.
     """
-    key = repr(raw)  # of a parsed JSON value: equal values, equal text (cheaper than json.dumps)
+    key = _value_key(raw)
     content = seen.get(key)
     if content is None:
         content = seen[key] = genai_types.Content.model_validate(strip_thought_signatures(raw))

@@ -71,7 +71,7 @@ from otel_eval.reconstruct._trajectory import (
     texts_of,
     usage_from,
 )
-from otel_eval.reconstruct._values import parse_json_value, tool_call_args, tool_response_payload
+from otel_eval.reconstruct._values import parse_json_value, record_warning, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.traces.span import Span
 
@@ -82,6 +82,7 @@ _TRACELOOP_CONTAINERS = frozenset({"agent", "workflow"})
 _TRACELOOP_TOOL = "tool"
 _KNOWN_OPERATIONS = MODEL_OPERATIONS | {TOOL_OPERATION, "invoke_agent", "invoke_workflow", "create_agent"}
 _GENERIC_AGENT_NAMES = frozenset({"OpenAI Agent"})
+_DECLARATIONS_CACHE_SIZE = 64
 
 
 class GenAIConvention(Convention):
@@ -285,14 +286,16 @@ class _Reader(InvocationReader):
         return system_instruction_text(value, self.warnings, where)
 
     def tool_declarations(self, span: Span) -> list[dict[str, Any]]:
-        """``gen_ai.tool.definitions`` as function-declaration dicts."""
+        """``gen_ai.tool.definitions`` as function-declaration dicts (shared between the calls that declared the same
+        JSON text: not mutated)."""
         where = f"span {span.span_id} ({span.name!r}): tool definitions"
-        tools = tools_from_definitions(span.attributes.get(semconv.GEN_AI_TOOL_DEFINITIONS), self.warnings, where)
-        return [
-            declaration.model_dump(mode="json", exclude_none=True)
-            for tool in tools
-            for declaration in tool.function_declarations or []
-        ]
+        value = span.attributes.get(semconv.GEN_AI_TOOL_DEFINITIONS)
+        if isinstance(value, str):
+            declarations, problems = _declarations_of_text(value)
+            for problem in problems:
+                record_warning(self.warnings, where + problem)
+            return list(declarations)
+        return _declarations(tools_from_definitions(value, self.warnings, where))
 
     def tool_run(self, span: Span) -> ToolRun:
         attributes = span.attributes
@@ -332,6 +335,22 @@ class _Reader(InvocationReader):
                         run.call_id = run.call_id or part.function_call.id
                     if part.function_response is not None and run.response is None:
                         run.response = tool_response_payload(_unwrapped_result(part.function_response.response))
+
+
+def _declarations(tools: Sequence[genai_types.Tool]) -> list[dict[str, Any]]:
+    return [
+        declaration.model_dump(mode="json", exclude_none=True)
+        for tool in tools
+        for declaration in tool.function_declarations or []
+    ]
+
+
+@functools.lru_cache(maxsize=_DECLARATIONS_CACHE_SIZE)
+def _declarations_of_text(text: str) -> tuple[tuple[dict[str, Any], ...], tuple[str, ...]]:
+    """The declarations of a JSON text of definitions, dumped once (an agent declares the same tools on every call),
+    and the problems met, each written relative to the caller's ``where``."""
+    problems: list[str] = []
+    return tuple(_declarations(tools_from_definitions(text, problems, ""))), tuple(problems)
 
 
 def _unwrapped_result(response: dict[str, Any] | None) -> Any:

@@ -1,7 +1,8 @@
 """The Kafka exporter's sender: a daemon thread running an asyncio loop with the aiokafka producer.
 
 It takes requests from the exporter's :class:`~otel_eval.transport._request_buffer.RequestBuffer`, serialises each as
-JSON and sends it keyed by trace id; each request stays counted in the buffer until the broker acknowledged it, and
+JSON and sends it keyed by :attr:`~otel_eval.model.messages.EvaluationRequest.record_key` (its session id, else
+its trace id); each request stays counted in the buffer until the broker acknowledged it, and
 is put back when a send fails retriably. When the broker is down it starts the producer again with backoff, checks
 the broker with a metadata probe (at most once per backoff) and reports the outage through the exporter's
 :class:`~otel_eval.transport._kafka_outage.OutageMonitor`; aiokafka's own records of this producer are counted there
@@ -230,7 +231,7 @@ class KafkaSender:
                 self._buffer.settle(semconv.DROP_TRANSPORT_MESSAGE_TOO_LARGE)
                 continue
             try:
-                future = await producer.send(self.topic, value=value, key=request.trace_id.encode() or None)
+                future = await producer.send(self.topic, value=value, key=request.record_key.encode() or None)
             except KafkaError as exc:
                 if is_retriable(exc):
                     self._buffer.requeue(batch[index:])

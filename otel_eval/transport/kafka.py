@@ -2,7 +2,7 @@
 
 The processor calls :meth:`KafkaInvocationExporter.export` from its own thread; the call only appends to a bounded
 buffer and returns. A daemon thread runs an asyncio loop with the producer: it serialises each request as JSON (the
-versioned :class:`~otel_eval.model.messages.EvaluationRequest`), sends it keyed by trace id with ``acks=all``
+versioned :class:`~otel_eval.model.messages.EvaluationRequest`), sends it keyed by session id (else trace id) with ``acks=all``
 and compression, and keeps it counted against the bound until the broker acknowledged it. When the broker is down
 or slow, requests wait in the buffer (the producer reconnects with backoff and re-sends what timed out); once the
 buffer holds ``max_queue_size`` requests, new ones are dropped and counted by reason on
@@ -84,7 +84,7 @@ class ExporterStats:
 
 
 class KafkaInvocationExporter(InvocationExporter):
-    """Sends evaluation requests to a Kafka topic, keyed by trace id, without ever blocking the caller.
+    """Sends evaluation requests to a Kafka topic, keyed by session id (else trace id), without ever blocking the caller.
 
     Args:
         bootstrap_servers: ``host:port[,host:port...]``.

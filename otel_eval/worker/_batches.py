@@ -2,7 +2,9 @@
 
 Records are decoded, parsed or rebuilt off the event loop (unreadable ones, and ones past ``worker_record_timeout``,
 are dead-lettered), evaluated once per invocation, their telemetry exported and results published, and only then are
-the offsets committed. A batch that fails is re-read from the committed offsets (:meth:`BatchPipeline.rewind`). The
+the offsets committed. The turns of open sessions are held, and their windows judged when they close, by
+:class:`~otel_eval.worker._sessions.OpenSessions`, which holds the commit back at the first record of every window
+still open. A batch that fails is re-read from the committed offsets (:meth:`BatchPipeline.rewind`). The
 service around it (:mod:`otel_eval.worker.service`) fetches the batches, retries, and handles rebalances and exit.
 """
 
@@ -14,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 from otel_eval import semconv
 from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
@@ -22,12 +24,19 @@ from otel_eval.errors import InputError
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.transport import RequestEvaluator
 from otel_eval.worker._metrics import WorkerMetrics
+from otel_eval.worker._sessions import OpenSessions, SessionsTopic
 from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_logs, parse_otlp_spans, requests_from_trace
 from otel_eval.worker.consumer import parse_request
 from otel_eval.worker.dead_letter import DeadLetters
 from otel_eval.worker.health import WorkerHealth
 from otel_eval.worker.results import ResultLedger, ResultsPublisher, invocation_key
-from otel_eval.worker.settings import SOURCE_OTLP_LOGS, SOURCE_OTLP_SPANS, SOURCE_REQUESTS, WorkerSettings
+from otel_eval.worker.settings import (
+    SOURCE_OTLP_LOGS,
+    SOURCE_OTLP_SPANS,
+    SOURCE_REQUESTS,
+    SOURCE_SESSIONS,
+    WorkerSettings,
+)
 from otel_eval.worker.telemetry import WorkerTelemetry
 
 logger = logging.getLogger(__name__)
@@ -37,6 +46,8 @@ logger = logging.getLogger(__name__)
 class _Work:
     partition: int
     request: EvaluationRequest
+    scope: Literal["all", "invocation"] = "all"
+    """``invocation``: its turns are held in their sessions, whose windows are judged on the rest."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +59,8 @@ class _Prepared:
     offsets: dict[Any, int]
     started: float
     source: str
+    rekeyed: list[EvaluationRequest]
+    """Collector path: invocations for the sessions topic (published before the commit)."""
 
 
 class BatchPipeline:
@@ -91,6 +104,7 @@ class BatchPipeline:
         self._consumer: Any = None
         self._publisher: ResultsPublisher | None = None
         self._dead_letters: DeadLetters | None = None
+        self._sessions_topic: SessionsTopic | None = None
         self._positions: dict[Any, int] = {}
         self._unpublished: dict[str, list[tuple[int, EvaluationRecord]]] = {}
         """Records emitted in a batch attempt whose publication failed, by invocation: published on the retry."""
@@ -98,17 +112,35 @@ class BatchPipeline:
         self._settling: tuple[asyncio.Task[None], list[str]] | None = None
         self._in_settlement: set[str] = set()
         """Invocations of the batch being settled: a copy of one in the next batch is a duplicate, not new work."""
+        self.sessions = OpenSessions(core, settings.session_limits, ledger)
+        """The turns of open sessions, held until their windows are judged."""
 
-    def attach(self, consumer: Any, dead_letters: DeadLetters, publisher: ResultsPublisher | None) -> None:
-        """The Kafka clients batches are read and committed, dead-lettered and published through (at startup)."""
+    def attach(
+        self, consumer: Any, dead_letters: DeadLetters, publisher: ResultsPublisher | None, producer: Any
+    ) -> None:
+        """The Kafka clients batches are read and committed, dead-lettered and published through (at startup);
+        ``producer`` also re-keys the Collector path's session turns to the sessions topic."""
         self._consumer = consumer
         self._dead_letters = dead_letters
         self._publisher = publisher
+        topic = self.settings.kafka_sessions_topic
+        if SOURCE_OTLP_SPANS in self.settings.sources and topic:
+            self._sessions_topic = SessionsTopic(producer, topic)
 
     @property
     def settling(self) -> bool:
         """Whether a batch's publication and commit is under way (or finished, its outcome not collected yet)."""
         return self._settling is not None
+
+    @property
+    def sessions_due(self) -> bool:
+        """Whether a session window is due to be judged (:meth:`process` judges it, even with nothing fetched)."""
+        return self.sessions.seconds_to_next_close() == 0
+
+    def poll_timeout_ms(self, longest: int) -> int:
+        """How long a fetch may wait for records: ``longest``, or less when a session window closes sooner."""
+        seconds = self.sessions.seconds_to_next_close()
+        return longest if seconds is None else max(0, min(longest, int(seconds * 1000) + 1))
 
     @property
     def settled_pending(self) -> bool:
@@ -155,12 +187,12 @@ class BatchPipeline:
                 # The first offset read from a partition is its committed offset: the point to rewind to.
                 self._committed.setdefault(tp, messages[0].offset)
         fetched = [
-            (message, self._topics.get(tp.topic, SOURCE_REQUESTS))
+            (tp, message, self._topics.get(tp.topic, SOURCE_REQUESTS))
             for tp, messages in batch.items()
             for message in messages
         ]
-        decoded = await self.cpu.map_async([_decoding(message, source) for message, source in fetched])
-        for (message, source), outcome in zip(fetched, decoded, strict=True):
+        decoded = await self.cpu.map_async([_decoding(message, source) for _, message, source in fetched])
+        for (tp, message, source), outcome in zip(fetched, decoded, strict=True):
             if isinstance(outcome, (InputError, RecordTimeoutError)):
                 await self._dead_letter([message], outcome)
             elif isinstance(outcome, Exception):
@@ -169,6 +201,12 @@ class BatchPipeline:
                 self.assembler.add(message.partition, message.offset, outcome, message)
             elif source == SOURCE_OTLP_LOGS:
                 self.assembler.add_logs(message.partition, message.offset, outcome)
+            elif source == SOURCE_SESSIONS:  # scored where it was rebuilt: only its session's window is left
+                if self.sessions.waits(outcome):
+                    self.sessions.hold(tp, message.offset, outcome)
+            elif self.sessions.waits(outcome):  # held even when its own results are known: a re-read rebuilds it
+                self.sessions.hold(tp, message.offset, outcome)
+                work.append(_Work(message.partition, outcome, "invocation"))
             else:
                 work.append(_Work(message.partition, outcome))
         for tp, messages in batch.items():
@@ -180,6 +218,7 @@ class BatchPipeline:
         if SOURCE_OTLP_SPANS in self.settings.sources and batch:
             ready = ready + self.assembler.ready()
         fresh = [trace for trace in ready if not self.ledger.has_trace(trace.trace_id)]
+        rekeyed: list[EvaluationRequest] = []
         self.metrics.duplicates_skipped(len(ready) - len(fresh))
         rebuilt = await self.cpu.map_async(
             [
@@ -193,16 +232,23 @@ class BatchPipeline:
                 continue
             if isinstance(outcome, Exception):
                 raise outcome
-            work.extend(_Work(trace.partition, request) for request in outcome)
+            for request in outcome:
+                if self._sessions_topic is not None and self.sessions.waits(request):
+                    rekeyed.append(request)
+                    work.append(_Work(trace.partition, request, "invocation"))
+                else:
+                    work.append(_Work(trace.partition, request))
             unjoined = len(trace.log_records) if not trace.spans else trace.unmatched_log_records
             self.metrics.log_records_dropped(semconv.DROP_NO_TRACE, unjoined)
         for reason, count in self.assembler.take_log_drops().items():
             self.metrics.log_records_dropped(reason, count)
         evaluated_keys, records = await self._evaluate(work)
+        windows, rejudged = await self.sessions.judge(self.settings.worker_concurrency)
+        self.metrics.duplicates_skipped(rejudged)
+        records += windows
         self._in_settlement.update(invocation_key(t, s) for t, s in evaluated_keys)
-        return _Prepared(
-            evaluated_keys, records, self._committable(), started, SOURCE_OTLP_SPANS if ready else SOURCE_REQUESTS
-        )
+        source = SOURCE_OTLP_SPANS if ready else SOURCE_REQUESTS
+        return _Prepared(evaluated_keys, records, self._committable(), started, source, rekeyed)
 
     async def _flush(self) -> None:
         flushed = await asyncio.to_thread(self.telemetry.flush, self.settings.worker_flush_timeout)
@@ -215,6 +261,8 @@ class BatchPipeline:
         """Publishes the batch's results (its telemetry was flushed), and then commits its offsets."""
         if self._publisher is not None and prepared.records:
             self.metrics.published(await self._publisher.publish(prepared.records))
+        if self._sessions_topic is not None and prepared.rekeyed:
+            await self._sessions_topic.publish(prepared.rekeyed)
         self.ledger.add(record for _, record in prepared.records)
         for trace_id, span_id in prepared.evaluated_keys:
             self.ledger.add_invocation(trace_id, span_id)
@@ -276,7 +324,10 @@ class BatchPipeline:
 
         async def one(item: _Work) -> list[tuple[int, EvaluationRecord]]:
             async with semaphore:
-                records = await self.core.evaluate(item.request)
+                if item.scope == "invocation":
+                    records = await self.sessions.evaluate(item.request)
+                else:
+                    records = await self.core.evaluate(item.request)
             pairs = [(item.partition, r) for r in records if not self.ledger.has_result(r.result_id)]
             for invocation in item.request.invocations:
                 key = invocation_key(invocation.trace_id, invocation.span_id)
@@ -290,13 +341,15 @@ class BatchPipeline:
         return evaluated, reused + [pair for records in results for pair in records]
 
     def _committable(self) -> dict[Any, int]:
-        """The offset to commit per partition read: the next one to read, held back by still open traces."""
+        """The offset to commit per partition read: the next one to read, held back by still open traces and
+        sessions."""
         offsets: dict[Any, int] = {}
         for tp, position in self._positions.items():
-            offset = position
             if self._topics.get(tp.topic) in (SOURCE_OTLP_SPANS, SOURCE_OTLP_LOGS):
                 logs = self._topics.get(tp.topic) == SOURCE_OTLP_LOGS
                 offset = self.assembler.committable(tp.partition, position, logs=logs)
+            else:
+                offset = self.sessions.committable(tp, position)
             offsets[tp] = offset
         return offsets
 
@@ -307,13 +360,14 @@ class BatchPipeline:
             self._committed.update(offsets)
 
     def rewind(self) -> None:
-        """Seeks every partition read from back to its committed offset and forgets open traces (they are re-read).
-        Call it once :meth:`settled` has returned or raised.
+        """Seeks every partition read from back to its committed offset and forgets open traces and sessions (they
+        are re-read). Call it once :meth:`settled` has returned or raised.
 
         Local only (no broker round trip), so it works while the broker is unreachable.
         """
         self._in_settlement.clear()
         assigned = set(self._consumer.assignment())
+        self.sessions.forget(assigned)
         self.assembler.forget({tp.partition for tp in assigned if self._topics.get(tp.topic) == SOURCE_OTLP_SPANS})
         self.assembler.forget(
             {tp.partition for tp in assigned if self._topics.get(tp.topic) == SOURCE_OTLP_LOGS}, logs=True
@@ -325,7 +379,11 @@ class BatchPipeline:
                 self._consumer.seek(tp, committed)
 
     def forget(self, revoked: set[Any]) -> None:
-        """Drops what is kept for the ``revoked`` partitions: open traces (left to their next owner), offsets, lag."""
+        """Drops what is kept for the ``revoked`` partitions: open traces and sessions (left to their next owner),
+        offsets, lag."""
+        sessions = self.sessions.forget(revoked)
+        if sessions:
+            logger.info("partitions revoked: %d open sessions left to their next owner", sessions)
         spans = [tp.partition for tp in revoked if self._topics.get(tp.topic) == SOURCE_OTLP_SPANS]
         self.assembler.forget(
             [tp.partition for tp in revoked if self._topics.get(tp.topic) == SOURCE_OTLP_LOGS], logs=True

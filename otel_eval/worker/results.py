@@ -47,6 +47,7 @@ class ResultLedger:
         self._results: OrderedDict[str, None] = OrderedDict()
         self._invocations: OrderedDict[str, None] = OrderedDict()
         self._traces: OrderedDict[str, None] = OrderedDict()
+        self._session_turns: OrderedDict[str, None] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._results)
@@ -60,10 +61,15 @@ class ResultLedger:
             lru.popitem(last=False)
 
     def add(self, records: Iterable[EvaluationRecord]) -> None:
-        """Remembers ``records`` as emitted (and their invocations and traces as evaluated)."""
+        """Remembers ``records`` as emitted (and their invocations and traces as evaluated; a session window's
+        records, their turns as judged in a window)."""
         for record in records:
             self._remember(self._results, record.result_id)
-            self._remember(self._invocations, invocation_key(record.trace_id, record.span_id))
+            key = invocation_key(record.trace_id, record.span_id)
+            if record.session_window is not None:
+                self._remember(self._session_turns, key)
+                continue
+            self._remember(self._invocations, key)
             self._remember(self._traces, record.trace_id)
 
     def add_invocation(self, trace_id: str, span_id: str) -> None:
@@ -78,6 +84,10 @@ class ResultLedger:
     def has_invocation(self, trace_id: str, span_id: str) -> bool:
         """Whether the invocation (root span ``span_id`` of ``trace_id``) was evaluated."""
         return invocation_key(trace_id, span_id) in self._invocations
+
+    def has_session_turn(self, trace_id: str, span_id: str) -> bool:
+        """Whether the invocation was judged as a turn of a session window."""
+        return invocation_key(trace_id, span_id) in self._session_turns
 
     def has_trace(self, trace_id: str) -> bool:
         """Whether any invocation of ``trace_id`` was evaluated."""

@@ -306,7 +306,7 @@ class Worker:
                 await clients.readback.start()
         listener = RebalanceListener(self._on_revoked, self._on_assigned)
         clients.consumer = create_consumer(settings, self._security, listener)
-        self._batches.attach(clients.consumer, dead_letters, clients.publisher)
+        self._batches.attach(clients.consumer, dead_letters, clients.publisher, clients.producer)
         await clients.consumer.start()
         logger.info(
             "worker started: group %s, topics %s, bootstrap %s", settings.kafka_group_id, self._topics, settings.servers
@@ -328,8 +328,9 @@ class Worker:
     async def shutdown(self) -> None:
         """Leaves the group and stops every client, then flushes the telemetry, within the time left to exit.
 
-        A client whose broker does not answer is closed without waiting for it. Open Collector-path traces are not
-        evaluated: their offsets were not committed, so the next owner of the partition re-reads them."""
+        A client whose broker does not answer is closed without waiting for it. Open Collector-path traces and open
+        sessions are not evaluated: their offsets were not committed, so the next owner of the partition re-reads
+        them."""
         await self._close_clients(self._time_left() * _CLIENT_STOP_SHARE)
         await asyncio.to_thread(
             self.telemetry.flush, max(0.1, min(self.settings.worker_flush_timeout, self._time_left()))
@@ -357,7 +358,8 @@ class Worker:
         try:
             while not self.should_exit and consumer is not None:
                 try:
-                    batch = await consumer.getmany(timeout_ms=_POLL_MS, max_records=self.settings.worker_max_batch_size)
+                    poll = self._batches.poll_timeout_ms(_POLL_MS)  # shorter when a session's idle deadline is nearer
+                    batch = await consumer.getmany(timeout_ms=poll, max_records=self.settings.worker_max_batch_size)
                 except KafkaError as exc:  # e.g. a codec this process lacks: report it and keep trying, never skip
                     if is_retriable(exc):
                         self.broker.failed(exc)
@@ -370,7 +372,7 @@ class Worker:
                 if not self.broker.outage.unavailable:
                     self.health.fetch_error = None
                 ready = self.assembler.ready() if SOURCE_OTLP_SPANS in self.settings.sources else []
-                if batch or ready:
+                if batch or ready or self._batches.sessions_due:
                     # Records of newly assigned partitions wait for the read-back of their recent results.
                     await self._readback_done.wait()
                     self._uncommitted = True

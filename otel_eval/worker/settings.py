@@ -15,12 +15,18 @@ from otel_eval.environment_variables import (
     DEFAULT_CONCURRENCY,
     DEFAULT_KAFKA_COMPRESSION,
     DEFAULT_KAFKA_REQUESTS_TOPIC,
+    DEFAULT_KAFKA_SESSIONS_TOPIC,
+    DEFAULT_MAX_OPEN_SESSIONS,
     DEFAULT_MAX_OPEN_TRACES,
+    DEFAULT_MAX_SESSION_BYTES,
     DEFAULT_MAX_SPANS_PER_TRACE,
+    DEFAULT_SESSION_IDLE_TIMEOUT,
+    DEFAULT_SESSION_MAX_TURNS,
     DEFAULT_TRACE_IDLE_TIMEOUT,
     ENV_PREFIX,
 )
 from otel_eval.errors import ConfigurationError
+from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.transport import KafkaSecurity, check_compression, split_servers
 
 SOURCE_REQUESTS: Final = "requests"
@@ -29,7 +35,10 @@ SOURCE_OTLP_SPANS: Final = "otlp_spans"
 """Consume OTLP protobuf spans the Collector's Kafka exporter writes (the Collector path)."""
 SOURCE_OTLP_LOGS: Final = "otlp_logs"
 """OTLP protobuf log messages (GenAI content captured as events), joined to the ``otlp_spans`` traces by trace id."""
-SOURCES: Final = (SOURCE_REQUESTS, SOURCE_OTLP_SPANS, SOURCE_OTLP_LOGS)
+SOURCE_SESSIONS: Final = "sessions"
+"""The sessions topic: the Collector path's rebuilt invocations keyed by session id, whose turns are held and whose
+session windows are judged (their per-invocation metrics were scored where they were rebuilt)."""
+SOURCES: Final = (SOURCE_REQUESTS, SOURCE_OTLP_SPANS, SOURCE_OTLP_LOGS, SOURCE_SESSIONS)
 
 TelemetryMode = Literal["otlp", "prometheus", "console", "none"]
 
@@ -50,6 +59,10 @@ class WorkerSettings(BaseSettings):
     )
     kafka_spans_topic: str = Field(default="otlp_spans", description="OTLP spans from the Collector (otlp_proto).")
     kafka_logs_topic: str = Field(default="otlp_logs", description="OTLP logs from the Collector (otlp_proto).")
+    kafka_sessions_topic: str = Field(
+        default=DEFAULT_KAFKA_SESSIONS_TOPIC,
+        description="Collector path: invocations re-keyed by session id for the sessions source; empty = not re-keyed.",
+    )
     kafka_dead_letter_topic: str = Field(default="otel_eval.dead_letter", description="Messages that cannot be read.")
     kafka_group_id: str = Field(default="otel-eval-worker", description="Consumer group shared by all workers.")
     kafka_compression: str = Field(
@@ -75,7 +88,8 @@ class WorkerSettings(BaseSettings):
 
     worker_sources: str = Field(
         default=SOURCE_REQUESTS,
-        description="Comma-separated: requests, otlp_spans (the Collector path), otlp_logs (with otlp_spans).",
+        description="Comma-separated: requests, otlp_spans (the Collector path), otlp_logs (with otlp_spans), sessions "
+        "(the Collector path's sessions topic).",
     )
     worker_concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1, description="Invocations evaluated at once.")
     worker_max_batch_size: int = Field(default=64, ge=1, description="Records per fetched batch (one commit each).")
@@ -105,6 +119,19 @@ class WorkerSettings(BaseSettings):
     )
     max_spans_per_trace: int = Field(
         default=DEFAULT_MAX_SPANS_PER_TRACE, ge=1, description="Collector path: spans kept per trace."
+    )
+
+    session_idle_timeout: float = Field(
+        default=DEFAULT_SESSION_IDLE_TIMEOUT,
+        gt=0,
+        description="Seconds without a new turn after which a session's conversation-level metrics run.",
+    )
+    session_max_turns: int = Field(
+        default=DEFAULT_SESSION_MAX_TURNS, ge=1, description="Turns after which a session is judged at once."
+    )
+    max_open_sessions: int = Field(default=DEFAULT_MAX_OPEN_SESSIONS, ge=1, description="Sessions held at once.")
+    max_session_bytes: int = Field(
+        default=DEFAULT_MAX_SESSION_BYTES, ge=1, description="Approximate bytes of turns held over all open sessions."
     )
 
     criteria: str | None = Field(default=None, description="ADK EvalConfig/criteria JSON, or a path to such a file.")
@@ -143,8 +170,19 @@ class WorkerSettings(BaseSettings):
             SOURCE_REQUESTS: self.kafka_requests_topic,
             SOURCE_OTLP_SPANS: self.kafka_spans_topic,
             SOURCE_OTLP_LOGS: self.kafka_logs_topic,
+            SOURCE_SESSIONS: self.kafka_sessions_topic,
         }
         return {by_source[source]: source for source in self.sources}
+
+    @property
+    def session_limits(self) -> SessionLimits:
+        """When open sessions are judged, and how many are held (the embedded worker's settings)."""
+        return SessionLimits(
+            idle_timeout=self.session_idle_timeout,
+            max_turns=self.session_max_turns,
+            max_sessions=self.max_open_sessions,
+            max_bytes=self.max_session_bytes,
+        )
 
     @property
     def servers(self) -> list[str]:

@@ -33,9 +33,13 @@ def test_a_record_without_a_session_window_serialises_as_before_and_one_with_it_
 
 
 def test_session_result_ids_are_deterministic_per_window_and_differ_from_invocation_ids() -> None:
-    same = session_result_id("s", 0, 2, "t", "p", "m", "v")
-    assert same == session_result_id("s", 0, 2, "t", "p", "m", "v")  # the same window judged again: a duplicate
-    assert same != session_result_id("s", 0, 3, "t", "p", "m", "v")  # the window grew: a new result
-    assert same != session_result_id("s2", 0, 2, "t", "p", "m", "v")
-    assert same != session_result_id("s", 0, 2, "t", "p", "m", "v2")  # another evaluator
+    # A window is named by its first and last turns' (trace id, span id), not by their indexes in the session: a
+    # Kafka worker that rebuilds the window from a later record counts the turns from there, and must give the same ids.
+    first, last, later = ("t0", "p0"), ("t", "p"), ("t3", "p3")
+    same = session_result_id("s", first, last, "t", "p", "m", "v")
+    assert same == session_result_id("s", first, last, "t", "p", "m", "v")  # the same window judged again: a duplicate
+    assert same != session_result_id("s", first, later, "t", "p", "m", "v")  # the window grew: a new result
+    assert same != session_result_id("s", last, last, "t", "p", "m", "v")  # a window of later turns only
+    assert same != session_result_id("s2", first, last, "t", "p", "m", "v")
+    assert same != session_result_id("s", first, last, "t", "p", "m", "v2")  # another evaluator
     assert same != result_id("t", "p", "m", "v")

@@ -6,6 +6,7 @@ Real SDK spans; requests are read from an InMemoryInvocationExporter."""
 from __future__ import annotations
 
 import json
+import time
 
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
@@ -104,7 +105,7 @@ def test_a_child_that_never_ends_is_handed_on_at_the_idle_timeout_and_counted(
     processor.shutdown()
 
 
-def test_a_root_ending_wakes_the_background_thread_once_per_invocation(
+def test_a_root_ending_wakes_the_waiting_background_thread_once_per_invocation(
     provider: TracerProvider, exporter: InMemoryInvocationExporter
 ) -> None:
     # "wakeups" counts the wake-ups of the background thread by the agent's threads (not its periodic ticks).
@@ -113,11 +114,28 @@ def test_a_root_ending_wakes_the_background_thread_once_per_invocation(
     agent = TravelAgent(provider)
     runs = 5
     for index in range(runs):
+        time.sleep(0.1)  # the thread stopped polling and waits to be woken
         agent.run(SCENARIOS[index % len(SCENARIOS)])
         assert wait_until(lambda expected=index + 1: len(exporter.get_finished_requests()) == expected)
     woken = processor.stats()["wakeups"] - wakeups
     # One wake-up per invocation: not one per span (each run ends 4+ spans), and not zero (the tick never fired).
     assert woken == runs
+    processor.shutdown()
+
+
+def test_while_invocations_keep_coming_the_background_thread_polls_instead_of_being_woken(
+    provider: TracerProvider, exporter: InMemoryInvocationExporter
+) -> None:
+    processor = attach(provider, exporter, trace_idle_timeout=3600.0)
+    agent = TravelAgent(provider)
+    agent.run(SCENARIOS[0])
+    assert wait_until(lambda: len(exporter.get_finished_requests()) == 1)
+    wakeups = processor.stats()["wakeups"]
+    runs = 20
+    for index in range(runs):
+        agent.run(SCENARIOS[index % len(SCENARIOS)])
+    assert wait_until(lambda: len(exporter.get_finished_requests()) == runs + 1)  # each found without a wake-up
+    assert processor.stats()["wakeups"] - wakeups < runs // 2
     processor.shutdown()
 
 

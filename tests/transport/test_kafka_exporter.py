@@ -18,7 +18,7 @@ from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport.base import ExportResult
 from otel_eval.transport.kafka import KafkaInvocationExporter
 from tests._kafka import TansuBroker, TcpProxy, create_topics, free_port, random_topic, read_topic
-from tests.transport._requests import request
+from tests.transport._requests import request, traced_invocation
 
 pytestmark = [pytest.mark.kafka, pytest.mark.integration]
 
@@ -62,6 +62,34 @@ async def test_requests_arrive_keyed_by_trace_id_as_versioned_json(kafka_bootstr
     assert len({r.partition for r in records}) > 1
     stats = exporter.stats()
     assert (stats.accepted, stats.delivered, stats.pending, stats.dropped_total) == (20, 20, 0, 0)
+
+
+async def test_the_turns_of_a_session_are_keyed_by_its_session_id_and_share_a_partition(kafka_bootstrap: str) -> None:
+    topic = random_topic("requests")
+    await create_topics(kafka_bootstrap, [topic], partitions=4)
+    sessions = [f"session-{n}" for n in range(6)]
+    turns = [
+        EvaluationRequest(invocations=[traced_invocation(10 * n + turn).model_copy(update={"session_id": session})])
+        for turn in range(3)
+        for n, session in enumerate(sessions)
+    ]  # interleaved, one trace per turn, as a chat agent's turns arrive
+    alone = request(99)  # no session: keyed by its trace id
+    exporter = KafkaInvocationExporter(kafka_bootstrap, topic=topic)
+    try:
+        assert exporter.export([*turns, alone]) is ExportResult.SUCCESS
+        assert await asyncio.to_thread(exporter.force_flush, 15_000)
+    finally:
+        await asyncio.to_thread(exporter.shutdown, 5_000)
+
+    records = await read_topic(kafka_bootstrap, topic, expected=len(turns) + 1)
+    partitions: dict[str, set[int]] = {}
+    for record in records:
+        sent = EvaluationRequest.model_validate_json(record.value)
+        assert record.key.decode() == (sent.invocations[0].session_id or sent.trace_id)
+        partitions.setdefault(record.key.decode(), set()).add(record.partition)
+    assert set(partitions) == {*sessions, alone.trace_id}
+    assert all(len(found) == 1 for found in partitions.values())  # every turn of a session on one partition
+    assert len(set().union(*partitions.values())) > 1
 
 
 async def test_broker_outage_buffers_up_to_the_bound_drops_and_resumes() -> None:

@@ -1,0 +1,169 @@
+"""``OpenSessions``: the Kafka worker's open sessions, and the offsets they hold back from the commit.
+
+A request whose conversation-level metrics wait for its session
+(:meth:`~otel_eval.evaluation.core.EvaluationCore.holds_sessions`) is scored at once on its per-invocation metrics
+(:meth:`OpenSessions.evaluate`); its turns are held (:meth:`OpenSessions.hold`) in the embedded worker's
+:class:`~otel_eval.evaluation.session_stage.SessionStage`, with the worker's session settings, until the session's
+window closes: idle for ``session_idle_timeout`` seconds, or ``session_max_turns`` reached. The batch during which a
+window closes judges it (:meth:`OpenSessions.judge`, :meth:`~otel_eval.evaluation.core.EvaluationCore.evaluate_window`)
+and publishes its results with the batch's own, before the batch's offsets are committed.
+
+Offsets: a partition's commit is held at the first record of every window still open there
+(:meth:`OpenSessions.committable`), so a worker that dies or loses the partition loses no session: the next owner
+re-reads from there and rebuilds the window. Its turns are held again even when their per-invocation results are
+known (those are not scored twice), and a turn read twice is held once. Revoked partitions and a rewind forget their
+sessions (:meth:`OpenSessions.forget`); at shutdown open sessions are not judged but left uncommitted, for the next
+owner. A window every turn of which was already judged in a published window (by a worker whose commit another open
+session held back) is not judged again.
+
+The Collector path reads a session's turns from trace-keyed partitions: its worker scores each rebuilt invocation at
+once and re-keys those whose sessions are held to the sessions topic (:class:`SessionsTopic`), before committing the
+spans; the ``sessions`` source holds them and judges their windows here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from otel_eval.evaluation.core import EvaluationCore
+from otel_eval.evaluation.session_stage import SessionStage
+from otel_eval.evaluation.sessions import SessionLimits, SessionWindow
+from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
+from otel_eval.transport import RequestEvaluator
+from otel_eval.worker.results import ResultLedger, invocation_key
+
+
+@dataclass(slots=True)
+class _Held:
+    """Where an open window's records are: what holds the commit back, and which turns it holds."""
+
+    offsets: dict[Any, int] = field(default_factory=dict)
+    """Topic partition -> offset of the window's first record there."""
+    turns: set[str] = field(default_factory=set)
+
+    @property
+    def partition(self) -> int:
+        """The partition of the window's first record: where its results are published (read back from)."""
+        return int(next(iter(self.offsets)).partition)
+
+
+class OpenSessions:
+    """The turns of the open sessions of one worker's partitions (see the module's docstring).
+
+    Args:
+        core: evaluates requests; sessions are held only when it is an
+            :class:`~otel_eval.evaluation.core.EvaluationCore` (a core of another kind scores each request alone).
+        limits: when windows close, and how much is held.
+        ledger: the results already published (a window already judged is not judged again).
+    """
+
+    def __init__(self, core: RequestEvaluator, limits: SessionLimits, ledger: ResultLedger) -> None:
+        self._core = core if isinstance(core, EvaluationCore) else None
+        self._stage = SessionStage(limits, self._core.pipeline if self._core is not None else None)
+        self._ledger = ledger
+        self._held: dict[str, _Held] = {}
+        self._closed: list[tuple[SessionWindow, _Held]] = []
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def waits(self, request: EvaluationRequest) -> bool:
+        """Whether ``request``'s conversation-level metrics wait for its session (its turns are to be held)."""
+        return self._core is not None and self._core.holds_sessions(request)
+
+    async def evaluate(self, request: EvaluationRequest) -> list[EvaluationRecord]:
+        """Scores and emits ``request`` on its per-invocation metrics (its session's are judged with the window)."""
+        assert self._core is not None, "only requests that wait() are scored here"
+        return await self._core.evaluate(request, scope="invocation")
+
+    def hold(self, tp: Any, offset: int, request: EvaluationRequest) -> None:
+        """Holds the turns of ``request`` (read at ``offset`` of partition ``tp``) in their sessions' windows."""
+        for turn in request.invocations:
+            session_id = turn.session_id
+            if not session_id:
+                continue
+            key = invocation_key(turn.trace_id, turn.span_id)
+            held = self._held.get(session_id) or _Held()
+            if key in held.turns:
+                continue  # redelivered
+            full = self._stage.hold([turn])
+            held.offsets[tp] = min(offset, held.offsets.get(tp, offset))
+            held.turns.add(key)
+            if full:
+                self._held.pop(session_id, None)
+                self._closed.extend((window, held) for window in full)
+            elif self._stage.is_open(session_id):
+                self._held[session_id] = held
+
+    def seconds_to_next_close(self) -> float | None:
+        """Seconds until a window may close (0: one is closed, to judge; None: none open)."""
+        return 0.0 if self._closed else self._stage.seconds_to_next_close()
+
+    async def judge(self, concurrency: int) -> tuple[list[tuple[int, EvaluationRecord]], int]:
+        """Judges the windows closed (full, or idle now), ``concurrency`` at once, and releases their offsets.
+
+        Returns:
+            The (partition, record) pairs to publish (records already published left out), and the turns of the
+            windows not judged again (already judged in a published window).
+        """
+        closing, self._closed = self._closed, []
+        closing += [(window, self._held.pop(window.session_id)) for window in self._stage.expire()]
+        if not closing or self._core is None:
+            return [], 0
+        core, ledger = self._core, self._ledger
+        semaphore = asyncio.Semaphore(concurrency)
+        todo = [(w, h) for w, h in closing if not all(ledger.has_session_turn(t.trace_id, t.span_id) for t in w.turns)]
+
+        async def one(window: SessionWindow, held: _Held) -> list[tuple[int, EvaluationRecord]]:
+            async with semaphore:
+                records = await core.evaluate_window(window)
+            return [(held.partition, r) for r in records if not ledger.has_result(r.result_id)]
+
+        judged = await asyncio.gather(*(one(w, h) for w, h in todo))
+        skipped = sum(len(w.turns) for w, _ in closing) - sum(len(w.turns) for w, _ in todo)
+        return [pair for pairs in judged for pair in pairs], skipped
+
+    def committable(self, tp: Any, position: int) -> int:
+        """The offset that may be committed on ``tp``: ``position``, held back by the windows open there."""
+        return min([position, *(h.offsets[tp] for h in self._held.values() if tp in h.offsets)])
+
+    def forget(self, partitions: Iterable[Any]) -> int:
+        """Forgets, unjudged, the sessions with records on ``partitions`` (revoked, or re-read after a rewind):
+        their next reader rebuilds them from the held-back offsets. Returns how many."""
+        gone = set(partitions)
+        lost = [session_id for session_id, held in self._held.items() if gone & held.offsets.keys()]
+        self._stage.discard(lost)
+        for session_id in lost:
+            del self._held[session_id]
+        self._closed = [(w, h) for w, h in self._closed if not gone & h.offsets.keys()]
+        return len(lost)
+
+
+class SessionsTopic:
+    """The Collector path's sessions topic: rebuilt invocations whose conversation-level metrics wait for their
+    session, keyed by session id, so that every turn of a session reaches the one worker (``sessions`` source) that
+    holds it, whichever trace partition each turn was read from.
+
+    Args:
+        producer: a started ``AIOKafkaProducer``.
+        topic: the sessions topic.
+    """
+
+    def __init__(self, producer: Any, topic: str) -> None:
+        self._producer = producer
+        self.topic = topic
+
+    async def publish(self, requests: Sequence[EvaluationRequest]) -> None:
+        """Sends ``requests`` keyed by session id and waits for every acknowledgement.
+
+        Raises:
+            aiokafka.errors.KafkaError: a send finally failed (the batch is then not committed, so it is retried).
+        """
+        futures = [
+            await self._producer.send(self.topic, value=r.model_dump_json().encode(), key=r.record_key.encode())
+            for r in requests
+        ]
+        await asyncio.gather(*futures)
