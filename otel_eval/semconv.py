@@ -92,6 +92,14 @@ OTEL_EVAL_CONVENTION: Final = "otel_eval.convention"  # trace convention the inv
 # otel_eval_evaluation_errors_total and otel_eval_judge_budget_refusals_total.
 ERROR_TYPE_BUDGET_EXHAUSTED: Final = "budget_exhausted"
 
+# ``error.type`` of an ADK custom metric (``custom_metrics`` of an ``EvalConfig``) that gave no score: NOT_EVALUATED,
+# counted in otel_eval_evaluation_errors_total; never a crash.
+ERROR_TYPE_CUSTOM_METRIC_ERROR: Final = "custom_metric_error"  # the function raised
+ERROR_TYPE_CUSTOM_METRIC_TIMEOUT: Final = "custom_metric_timeout"  # the function did not return within its deadline
+ERROR_TYPE_CUSTOM_METRIC_INVALID_RESULT: Final = "custom_metric_invalid_result"
+"""The function returned something ADK would refuse: not ADK's ``EvaluationResult``, or the wrong number of
+per-invocation results with a verdict."""
+
 # Why a span or an invocation was dropped (``otel_eval.drop.reason``).
 DROP_QUEUE_FULL: Final = "queue_full"  # the processor's span intake queue was full
 DROP_MAX_OPEN_TRACES: Final = "max_open_traces"

@@ -151,10 +151,12 @@ class TcpProxy:
         self._call(self._close())
 
     def stop(self) -> None:
-        """Cuts and stops the proxy thread."""
+        """Cuts and stops the proxy thread, and closes its event loop."""
         self.cut()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
+        if not self._thread.is_alive():
+            self._loop.close()
 
     async def _listen(self) -> None:
         if self._server is None:

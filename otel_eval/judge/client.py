@@ -15,9 +15,7 @@ import logging
 import os
 import threading
 import time
-import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from google import genai
@@ -26,6 +24,7 @@ from opentelemetry.metrics import MeterProvider
 
 from otel_eval import semconv
 from otel_eval.errors import JudgeError
+from otel_eval.judge._loops import PerLoop, close_client
 from otel_eval.judge._request_reply import JudgeReply, JudgeRequest, reply_from
 from otel_eval.judge.accounting import JudgeAccounting
 from otel_eval.judge.budget import (
@@ -51,13 +50,6 @@ ResultT = TypeVar("ResultT")
 __all__ = ["JudgeClient", "JudgeReply", "JudgeRequest", "default_judge", "set_default_judge"]
 
 
-@dataclass
-class _LoopState:
-    semaphore: asyncio.Semaphore
-    in_flight: int = 0
-    max_in_flight: int = 0
-
-
 class JudgeClient:
     """Sends judge requests through google-genai's async client.
 
@@ -79,12 +71,12 @@ class JudgeClient:
     ) -> None:
         self.settings = settings or JudgeSettings.from_env()
         self.accounting = accounting or JudgeAccounting()
+        self._given_client = client
         self._client = client
         self._client_lock = threading.Lock()
         self._cache: ReplyCache[JudgeReply] = ReplyCache(self.settings.cache_size)
         self._backoff = Backoff(self.settings.initial_backoff_seconds, self.settings.max_backoff_seconds)
-        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
-        self._loops_lock = threading.Lock()
+        self._loops = PerLoop(self.settings.max_concurrency, self._new_genai_client)
         self._fatal: Failure | None = None
         self._uses_vertex: bool | None = None
         self.not_configured_reason: str | None = None if client is not None else self._configuration_problem()
@@ -111,8 +103,7 @@ class JudgeClient:
     @property
     def max_in_flight(self) -> int:
         """The most judge calls seen in flight at once on any event loop (for tests and benchmarks)."""
-        with self._loops_lock:
-            return max((s.max_in_flight for s in self._loops.values()), default=0)
+        return self._loops.max_in_flight
 
     def model_for(self, options: JudgeModelOptions | None) -> str:
         """The judge model: the criterion's ``judge_model`` when it names one, else the settings' default."""
@@ -215,13 +206,12 @@ class JudgeClient:
         return reply
 
     async def aclose(self) -> None:
-        """Closes the underlying google-genai client's connections."""
-        client = self._client
-        if client is not None:
-            try:
-                await client.aio.aclose()
-            except Exception:
-                logger.debug("closing the judge client failed", exc_info=True)
+        """Closes the judge's connections on the running event loop now (a ``client`` given to the constructor is
+        closed too). Without this call they are closed when the loop shuts down its asynchronous generators, as
+        ``asyncio.run`` does before it closes the loop."""
+        await self._loops.aclose()
+        if self._given_client is not None:
+            await close_client(self._given_client)
 
     # --- internals -------------------------------------------------------------------------------------------
 
@@ -251,7 +241,7 @@ class JudgeClient:
         if self._fatal is not None:
             self.accounting.record(metric, failures=1)
             raise self._fatal.to_error()
-        api = self._genai_client().aio._api_client
+        api = (await self._loop_client()).aio._api_client
         path = f"projects/{api.project}/locations/{api.location}:evaluateInstances"
         options = genai_types.HttpOptions(
             timeout=max(1, int(self.settings.timeout_seconds * 1000)),
@@ -303,7 +293,7 @@ class JudgeClient:
 
     async def _limited(self, call: Callable[[], Awaitable[ResultT]], metric: str) -> ResultT:
         """Runs one HTTP attempt under the shared concurrency limit, with a hard timeout."""
-        state = self._loop_state()
+        state = self._loops.state()
         async with state.semaphore:
             state.in_flight += 1
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
@@ -315,7 +305,7 @@ class JudgeClient:
                 state.in_flight -= 1
 
     async def _generate_once(self, request: JudgeRequest, metric: str) -> JudgeReply:
-        client = self._genai_client()
+        client = await self._loop_client()
         config = request.generate_config(self.settings.timeout_seconds)
 
         async def call() -> genai_types.GenerateContentResponse:
@@ -344,15 +334,6 @@ class JudgeClient:
         if self.accounting.report_fatal(failure.message):
             logger.error("judge disabled for this process: %s", failure.message)
 
-    def _loop_state(self) -> _LoopState:
-        loop = asyncio.get_running_loop()
-        with self._loops_lock:
-            state = self._loops.get(loop)
-            if state is None:
-                state = _LoopState(asyncio.Semaphore(self.settings.max_concurrency))
-                self._loops[loop] = state
-            return state
-
     def _secret(self) -> str | None:
         if self.settings.api_key:
             return self.settings.api_key
@@ -361,26 +342,36 @@ class JudgeClient:
         key = getattr(api_client, "api_key", None)
         return key if isinstance(key, str) else None
 
+    async def _loop_client(self) -> genai.Client:
+        """The client to call with: the one given to the constructor, else the running loop's own."""
+        if self._given_client is not None:
+            return self._given_client
+        return await self._loops.client()
+
     def _genai_client(self) -> genai.Client:
+        """A client for reading the configuration (it opens no connection)."""
         with self._client_lock:
             if self._client is None:
-                settings = self.settings
-                http_options = genai_types.HttpOptions(
-                    base_url=settings.base_url,
-                    api_version=settings.api_version,
-                    retry_options=genai_types.HttpRetryOptions(attempts=1),
-                )
-                kwargs: dict[str, Any] = {"http_options": http_options}
-                for name in ("api_key", "vertexai", "project", "location"):
-                    value = getattr(settings, name)
-                    if value is not None:
-                        kwargs[name] = value
-                try:
-                    self._client = genai.Client(**kwargs)
-                except Exception as exc:  # noqa: BLE001 - reported as not configured
-                    self.not_configured_reason = redact(f"judge not configured: {exc}", settings.api_key)
-                    raise JudgeError(self.not_configured_reason, error_type=JUDGE_NOT_CONFIGURED) from None
+                self._client = self._new_genai_client()
             return self._client
+
+    def _new_genai_client(self) -> genai.Client:
+        settings = self.settings
+        http_options = genai_types.HttpOptions(
+            base_url=settings.base_url,
+            api_version=settings.api_version,
+            retry_options=genai_types.HttpRetryOptions(attempts=1),
+        )
+        kwargs: dict[str, Any] = {"http_options": http_options}
+        for name in ("api_key", "vertexai", "project", "location"):
+            value = getattr(settings, name)
+            if value is not None:
+                kwargs[name] = value
+        try:
+            return genai.Client(**kwargs)
+        except Exception as exc:  # noqa: BLE001 - reported as not configured
+            self.not_configured_reason = redact(f"judge not configured: {exc}", settings.api_key)
+            raise JudgeError(self.not_configured_reason, error_type=JUDGE_NOT_CONFIGURED) from None
 
     def _configuration_problem(self) -> str | None:
         settings = self.settings

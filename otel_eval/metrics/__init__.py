@@ -2,6 +2,7 @@
 
 from otel_eval.metrics._reference import NO_REFERENCE
 from otel_eval.metrics.base import Evaluator, MetricInfo
+from otel_eval.metrics.custom_metric import conversation_level
 from otel_eval.metrics.registry import (
     EFFICIENCY_METRICS,
     REFERENCE_FREE_JUDGE_METRICS,
@@ -17,6 +18,7 @@ __all__ = [
     "Evaluator",
     "MetricInfo",
     "MetricRegistry",
+    "conversation_level",
     "default_registry",
     "register",
 ]

@@ -241,7 +241,7 @@ class SampledJudgeEvaluator(LlmJudgeEvaluator):
             *(
                 _refused(prompt)
                 if isinstance(prompt, ContextProblem)
-                else self._admitted_invocation(traced, prompt, num_samples)
+                else self.admitted_judgement([traced], prompt, num_samples)
                 for traced, prompt in zip(actual, prompts, strict=True)
             )
         )
@@ -257,11 +257,12 @@ class SampledJudgeEvaluator(LlmJudgeEvaluator):
         prompt = self.build_prompt(traced.invocation, expected)
         return self.prompt_overflow(prompt) or prompt
 
-    async def _admitted_invocation(
-        self, traced: TracedInvocation, prompt: JudgePrompt, num_samples: int
+    async def admitted_judgement(
+        self, judged: Sequence[TracedInvocation], prompt: JudgePrompt, num_samples: int
     ) -> PerInvocationResult:
-        """The invocation judged when the budget admits all its samples; else NOT_EVALUATED, no call made."""
-        admission = self.admit([traced], [prompt_characters(prompt)] * num_samples)
+        """``prompt`` (about ``judged``: an invocation, or a conversation's turns) judged ``num_samples`` times when
+        the budget admits all the samples; else NOT_EVALUATED, no call made."""
+        admission = self.admit(judged, [prompt_characters(prompt)] * num_samples)
         if isinstance(admission, ContextProblem):
             return admission.result()
         with spending(admission):

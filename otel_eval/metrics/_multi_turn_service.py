@@ -28,15 +28,13 @@ from pydantic import BaseModel, ValidationError
 
 from otel_eval.errors import JudgeError
 from otel_eval.judge import JUDGE_INJECTION_SUSPECTED, JUDGE_UNPARSEABLE, DataBlocks
+from otel_eval.metrics._conversation_judge import ConversationJudgeEvaluator
 from otel_eval.metrics._judge_context_check import ContextProblem
-from otel_eval.metrics._llm_judge import JudgePrompt, LlmJudgeEvaluator, Sample, prompt_characters
+from otel_eval.metrics._llm_judge import JudgePrompt, Sample
 from otel_eval.metrics._multi_turn import dialogue, instructions_and_tools, turn_events
-from otel_eval.metrics._reference import unpaired_reference
 from otel_eval.model import (
-    ConversationScenario,
     EvalStatus,
     EvaluationResult,
-    Invocation,
     PerInvocationResult,
     RubricScore,
     TracedInvocation,
@@ -88,7 +86,7 @@ class MultiTurnVerdict(BaseModel):
     rubrics: list[RubricVerdict]
 
 
-class MultiTurnServiceEvaluator(LlmJudgeEvaluator):
+class MultiTurnServiceEvaluator(ConversationJudgeEvaluator):
     """Base of the three service-judged multi-turn metrics: subclasses set ``info``, ``metric_title`` and
     ``metric_definition`` (our Gemini-API prompt)."""
 
@@ -108,43 +106,23 @@ class MultiTurnServiceEvaluator(LlmJudgeEvaluator):
             "vertex_evaluation_service": self.judge_client.uses_vertex,
         }
 
-    async def evaluate(
-        self,
-        actual: Sequence[TracedInvocation],
-        expected: Sequence[Invocation] | None = None,
-        *,
-        conversation_scenario: ConversationScenario | None = None,
-    ) -> EvaluationResult:
-        """One judged result on the last turn, the first N-1 turns NOT_EVALUATED (ADK's facade)."""
-        del conversation_scenario
-        if not actual:
-            return EvaluationResult()
-        if expected is not None:
-            unpaired = unpaired_reference(self, actual, expected)
-            if unpaired is not None:
-                return unpaired
-        unavailable = self.judge_unavailable(len(actual))
-        if unavailable is not None:
-            return unavailable
-        last = await self._judge(actual)
-        earlier = [PerInvocationResult(score=None, eval_status=EvalStatus.NOT_EVALUATED) for _ in actual[:-1]]
+    async def judge_conversation(self, conversation: Sequence[TracedInvocation]) -> PerInvocationResult:
+        """Vertex AI's evaluation service when the judge is on Vertex AI, else our prompt on the Gemini API."""
+        if self.judge_client.uses_vertex:
+            return await self._vertex(conversation)
+        return await super().judge_conversation(conversation)
+
+    def aggregate_invocations(self, results: list[PerInvocationResult]) -> EvaluationResult:
+        """The overall result is the last turn's (ADK's facade)."""
+        last = results[-1]
         return EvaluationResult(
             overall_score=last.score,
             overall_eval_status=last.eval_status,
-            per_invocation_results=[*earlier, last],
+            per_invocation_results=results,
             overall_rubric_scores=last.rubric_scores,
             explanation=last.explanation if last.score is None else None,
             error_type=last.error_type,
         )
-
-    async def _judge(self, conversation: Sequence[TracedInvocation]) -> PerInvocationResult:
-        for traced in conversation:
-            problem = self.context_problem(traced)
-            if problem is not None:
-                return problem.result()
-        if self.judge_client.uses_vertex:
-            return await self._vertex(conversation)
-        return await self._gemini(conversation)
 
     # --- Vertex AI's evaluation service ---------------------------------------------------------------------------
 
@@ -201,29 +179,12 @@ class MultiTurnServiceEvaluator(LlmJudgeEvaluator):
         )
         return JudgePrompt(text=text, data=data, response_schema=MultiTurnVerdict)
 
-    async def _gemini(self, conversation: Sequence[TracedInvocation]) -> PerInvocationResult:
-        prompt = self.conversation_prompt(conversation)
-        overflow = self.prompt_overflow(prompt)
-        if overflow is not None:
-            return overflow.result()
-        samples = self.num_samples(default=self.default_samples())
-        admission = self.admit(conversation, [prompt_characters(prompt)] * samples)
-        if isinstance(admission, ContextProblem):
-            return admission.result()
-        from otel_eval.judge.budget import spending
-
-        parsed: list[Sample] = []
-        with spending(admission):
-            for index in range(samples):
-                try:
-                    reply = await self.ask(prompt, sample=index)
-                except JudgeError as exc:
-                    return PerInvocationResult(explanation=str(exc), error_type=exc.error_type)
-                problem = self.reply_problem(reply, prompt)
-                parsed.append(problem if problem is not None else self.parse(reply.text or "", prompt))
-        scored = [s for s in parsed if s.score is not None]
+    def aggregate_samples(self, samples: list[Sample]) -> PerInvocationResult:
+        """The mean score of the parsed samples, with the first one's rubric verdicts; none parsed: the first's
+        problem."""
+        scored = [s for s in samples if s.score is not None]
         if not scored:
-            first = parsed[0]
+            first = samples[0]
             return PerInvocationResult(explanation=first.explanation, error_type=first.error_type or JUDGE_UNPARSEABLE)
         score = sum(s.score for s in scored if s.score is not None) / len(scored)
         return PerInvocationResult(
@@ -231,7 +192,6 @@ class MultiTurnServiceEvaluator(LlmJudgeEvaluator):
             eval_status=self.status_of(score),
             rubric_scores=scored[0].rubric_scores,
             explanation=scored[0].explanation,
-            details={"judge_model": self.judge_model, "samples": len(parsed)},
         )
 
     def parse(self, text: str, prompt: JudgePrompt) -> Sample:

@@ -8,6 +8,10 @@ Loaded as ADK 2.13 loads them (``custom_metric_evaluator.py``, ``metric_evaluato
 as the function decides them (ADK does not re-apply the threshold). ``metric_info`` gives the value range and the
 description; without it the range is ADK's default ``[0, 1]``.
 
+A function that needs the whole conversation says so with :func:`conversation_level` (a function attribute
+``conversation_level = True``, which ADK ignores): online, it then runs once on a session's window, with all its turns,
+instead of on each turn as it ends.
+
 What differs from ADK is only what must not stop a service:
 
 * an import error, a name that is not a callable, or a callable that cannot take the four arguments stops start-up
@@ -28,8 +32,9 @@ import importlib
 import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
+from otel_eval import semconv
 from otel_eval._runtime.threads import DaemonThreadPool
 from otel_eval.errors import ConfigurationError
 from otel_eval.metrics.base import Evaluator, MetricInfo
@@ -48,12 +53,8 @@ from otel_eval.model import (
 
 logger = logging.getLogger(__name__)
 
-CUSTOM_METRIC_ERROR = "custom_metric_error"
-"""``error.type`` of a custom metric whose function raised."""
-CUSTOM_METRIC_TIMEOUT = "custom_metric_timeout"
-"""``error.type`` of a custom metric whose function did not return within its deadline."""
-CUSTOM_METRIC_INVALID_RESULT = "custom_metric_invalid_result"
-"""``error.type`` of a custom metric whose function returned something ADK would refuse."""
+FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
+
 DEFAULT_TIMEOUT_SECONDS = 120.0
 """Deadline of one call of a custom metric function."""
 
@@ -91,8 +92,25 @@ def load_metric_function(metric_name: str, path: str) -> Callable[..., Any]:
     return function  # type: ignore[no-any-return]
 
 
-def custom_metric_info(metric_name: str, config: CustomMetricConfig) -> MetricInfo:
-    """Our :class:`MetricInfo` of a custom metric: ADK's ``metric_info`` (range, description) or its defaults."""
+def conversation_level(function: FunctionT) -> FunctionT:
+    """Marks an ADK custom metric function as conversation-level: online, it runs on a session's window (all its
+    turns together, when the session goes idle, fills or the worker stops) rather than on each turn.
+
+    The mark is the function attribute ``conversation_level = True`` (setting it by hand does the same, without
+    importing otel-eval); ADK ignores it, so the function runs unchanged in ``adk eval``.
+    """
+    function.conversation_level = True  # type: ignore[attr-defined]
+    return function
+
+
+def is_conversation_level(function: Callable[..., Any]) -> bool:
+    """Whether ``function`` is marked with :func:`conversation_level`."""
+    return getattr(function, "conversation_level", False) is True
+
+
+def custom_metric_info(metric_name: str, config: CustomMetricConfig, *, conversation_level: bool = False) -> MetricInfo:
+    """Our :class:`MetricInfo` of a custom metric: ADK's ``metric_info`` (range, description) or its defaults;
+    ``conversation_level`` when its function is marked so (see :func:`conversation_level`)."""
     low: float | None = 0.0  # ADK's default metric info: [0, 1]
     high: float | None = 1.0
     description = config.description
@@ -107,6 +125,7 @@ def custom_metric_info(metric_name: str, config: CustomMetricConfig) -> MetricIn
         criterion_type=BaseCriterion,
         min_value=low,
         max_value=high,
+        conversation_level=conversation_level,
     )
 
 
@@ -120,7 +139,7 @@ def custom_evaluator_type(
     except ConfigurationError as exc:
         raise ConfigurationError(f"custom metric {metric_name!r} ({config.code_config.name}): {exc}") from exc
     attributes = {
-        "info": custom_metric_info(metric_name, config),
+        "info": custom_metric_info(metric_name, config, conversation_level=is_conversation_level(function)),
         "function": staticmethod(function),
         "function_path": config.code_config.name,
         "timeout_seconds": timeout_seconds,
@@ -153,17 +172,19 @@ class CustomMetricEvaluator(Evaluator):
             arguments = self._adk_arguments(actual, expected, conversation_scenario)
         except (ValueError, TypeError) as exc:  # data ADK's models refuse: not the function's fault; never a crash
             return self.not_evaluated(
-                f"{name}: cannot hand the invocations to ADK: {exc}", count=count, error_type=CUSTOM_METRIC_ERROR
+                f"{name}: cannot hand the invocations to ADK: {exc}",
+                count=count,
+                error_type=semconv.ERROR_TYPE_CUSTOM_METRIC_ERROR,
             )
         try:
             outcome = await asyncio.wait_for(self._call(arguments), timeout=self.timeout_seconds)
         except asyncio.TimeoutError:
             reason = f"custom metric {name} ({self.function_path}) took longer than {self.timeout_seconds:g} s"
-            return self.not_evaluated(reason, count=count, error_type=CUSTOM_METRIC_TIMEOUT)
+            return self.not_evaluated(reason, count=count, error_type=semconv.ERROR_TYPE_CUSTOM_METRIC_TIMEOUT)
         except Exception as exc:
             logger.warning("custom metric %s (%s) raised", name, self.function_path, exc_info=True)
             reason = f"custom metric {name} ({self.function_path}) raised {type(exc).__name__}: {exc}"
-            return self.not_evaluated(reason, count=count, error_type=CUSTOM_METRIC_ERROR)
+            return self.not_evaluated(reason, count=count, error_type=semconv.ERROR_TYPE_CUSTOM_METRIC_ERROR)
         return self._our_result(outcome, count)
 
     def _adk_arguments(
@@ -206,13 +227,15 @@ class CustomMetricEvaluator(Evaluator):
         adk_result = _adk_types()["EvaluationResult"]
         if not isinstance(outcome, adk_result):
             reason = f"custom metric {name} returned {type(outcome).__name__}, not ADK's EvaluationResult"
-            return self.not_evaluated(reason, count=count, error_type=CUSTOM_METRIC_INVALID_RESULT)
+            return self.not_evaluated(reason, count=count, error_type=semconv.ERROR_TYPE_CUSTOM_METRIC_INVALID_RESULT)
         overall_status = EvalStatus[outcome.overall_eval_status.name]
         per = list(outcome.per_invocation_results)
         if len(per) != count:
             if overall_status not in (EvalStatus.NOT_EVALUATED, EvalStatus.INFORMATIONAL):
                 reason = f"custom metric {name} returned {len(per)} per-invocation results for {count} invocations"
-                return self.not_evaluated(reason, count=count, error_type=CUSTOM_METRIC_INVALID_RESULT)
+                return self.not_evaluated(
+                    reason, count=count, error_type=semconv.ERROR_TYPE_CUSTOM_METRIC_INVALID_RESULT
+                )
             per_invocation = [PerInvocationResult() for _ in range(count)]  # ADK's placeholders: not alignable
         else:
             per_invocation = [

@@ -2,11 +2,12 @@
 
 from otel_eval.transport._aiokafka import is_retriable, probe_broker, stop_client
 from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers
-from otel_eval.transport._kafka_outage import OutageMonitor, quiet_client_logs, release_client_logs
+from otel_eval.transport._kafka_outage import BROKER, OutageMonitor, quiet_client_logs, release_client_logs
 from otel_eval.transport.base import ExportResult, InvocationExporter, RequestEvaluator
 from otel_eval.transport.in_memory import InMemoryInvocationExporter
 
 __all__ = [
+    "BROKER",
     "ExportResult",
     "InMemoryInvocationExporter",
     "InvocationExporter",

@@ -42,7 +42,7 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers
-from otel_eval.transport._kafka_outage import OutageMonitor
+from otel_eval.transport._kafka_outage import BROKER, OutageMonitor
 from otel_eval.transport._kafka_sender import STOP_RESERVE_S, KafkaSender
 from otel_eval.transport._request_buffer import RequestBuffer
 from otel_eval.transport.base import ExportResult, InvocationExporter
@@ -195,6 +195,7 @@ class KafkaInvocationExporter(InvocationExporter):
             f"Kafka exporter (topic {self.topic})",
             self._servers,
             logger,
+            peer=BROKER,
             counts=self._held_counts,
             on_attempt=self._count_attempt,
             redact=self._security.redact,

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from otel_eval.errors import InputError
 from otel_eval.model.messages import REQUEST_SCHEMA_VERSION, EvaluationRequest
-from otel_eval.transport import KafkaSecurity, OutageMonitor, probe_broker
+from otel_eval.transport import BROKER, KafkaSecurity, OutageMonitor, probe_broker
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker.health import HEARTBEAT_SECONDS, WorkerHealth
 from otel_eval.worker.results import ResultsPublisher
@@ -195,7 +195,13 @@ class BrokerWatch:
         self._metrics = metrics
         self._health = health
         self.outage = OutageMonitor(
-            "worker", servers, logger, counts=self._counts, on_attempt=self._on_attempt, redact=security.redact
+            "worker",
+            servers,
+            logger,
+            peer=BROKER,
+            counts=self._counts,
+            on_attempt=self._on_attempt,
+            redact=security.redact,
         )
         metrics.watch_outage(self.outage.outage_seconds)
         self._next_probe = 0.0

@@ -12,18 +12,24 @@ import pytest
 from click.testing import CliRunner
 from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import TracerProvider
 
 from otel_eval import EvaluationSpanProcessor, environment_variables, semconv
 from otel_eval.cli import main
 from otel_eval.demo import TravelAgent
 from otel_eval.demo.workload import Scenario, ToolStep
 from otel_eval.errors import ConfigurationError
-from otel_eval.model.messages import EvaluationRequest
+from otel_eval.evaluation.sessions import SessionLimits
+from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import spans_from_readable
 from otel_eval.worker.service import build_core
 from otel_eval.worker.settings import WorkerSettings
+from tests.metrics import custom_metrics_fixture
 from tests.processor.telemetry import Telemetry, hex_id
+from tests.reconstruct.adk_agents import adk_telemetry
+from tests.reconstruct.adk_sessions import RecordedSessions, record_sessions
+from tests.waiting import wait_until
 from tests.worker._harness import MemoryTelemetry
 
 METRIC = "answer_has_digit"
@@ -103,3 +109,54 @@ def test_bad_custom_metric_code_stops_the_processor_at_start_up(isolation: str) 
     }
     with pytest.raises(ConfigurationError, match=r"custom metric 'answer_has_digit' \(tests.metrics.no_such_module"):
         EvaluationSpanProcessor(criteria=bad, isolation=isolation)
+
+
+@pytest.mark.usefixtures("quiet_adk")
+def test_a_conversation_level_custom_metric_runs_once_per_session_window() -> None:
+    """A function marked ``conversation_level`` runs on each recorded ADK session's window, with all its turns,
+    once; the per-turn custom metric beside it still runs on each turn as it ends."""
+
+    async def record() -> RecordedSessions:
+        with adk_telemetry(schema=2):
+            return await record_sessions()
+
+    recorded = asyncio.run(record())
+    config = {
+        "criteria": {"turns_in_conversation": {"threshold": 0.0}, METRIC: 0.5},
+        "custom_metrics": {
+            **CONFIG["custom_metrics"],
+            "turns_in_conversation": {
+                "code_config": {"name": "tests.metrics.custom_metrics_fixture.turns_in_conversation"},
+                "metric_info": {
+                    "metric_name": "turns_in_conversation",
+                    "metric_value_info": {"interval": {"min_value": 0, "max_value": 100}},
+                },
+            },
+        },
+    }
+    records: list[EvaluationRecord] = []
+    processor = EvaluationSpanProcessor(
+        config, sessions=SessionLimits(idle_timeout=0.5), sinks=[records.extend], tracer_provider=TracerProvider()
+    )
+    custom_metrics_fixture.CONVERSATION_CALLS.clear()
+    for span in sorted(recorded.spans, key=lambda s: s.end_time or 0):  # at once: each session is one window
+        processor.on_end(span)
+    turns = {recorded.session_ids[name]: len(invocations) for name, invocations in recorded.invocations.items()}
+    assert wait_until(
+        lambda: sum(r.metric_name == "turns_in_conversation" for r in records) == sum(turns.values()), timeout=30
+    )
+    processor.shutdown()
+
+    assert sorted(custom_metrics_fixture.CONVERSATION_CALLS) == sorted(turns.values())  # once per session, all turns
+    by_session: dict[str, list[EvaluationRecord]] = {}
+    for record in records:
+        if record.metric_name == "turns_in_conversation":
+            by_session.setdefault(record.session_id or "", []).append(record)
+    assert {session: len(found) for session, found in by_session.items()} == turns
+    for session, found in by_session.items():
+        assert {(r.session_window, r.session_first_turn, r.session_last_turn) for r in found} == {
+            (0, 0, turns[session] - 1)
+        }
+        assert [r.score for r in found if r.score is not None] == [float(turns[session])]  # on the last turn
+    per_turn = [r for r in records if r.metric_name == METRIC]
+    assert len(per_turn) == sum(turns.values()) and all(r.session_window is None for r in per_turn)

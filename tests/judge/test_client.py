@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
+import warnings
 
 import pytest
 
@@ -247,3 +249,17 @@ def test_backoff_honours_retry_after_and_is_bounded() -> None:
     assert all(0 <= backoff.delay(10) <= 2.0 for _ in range(50))
     assert parse_retry_after("2") == 2.0
     assert parse_retry_after("not a date") is None
+
+
+def test_connections_close_with_the_event_loop_that_opened_them(fake_gemini: FakeGemini) -> None:
+    """One judge used on two event loops in turn (as the CLI, the embedded engine and the Kafka worker each run
+    their own): each loop's connections are closed when ``asyncio.run`` ends it; none is left to the collector."""
+    fake_gemini.set_responder(lambda model, body: "ok")
+    judge = make_judge(fake_gemini, cache_size=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for prompt in ("first loop", "second loop"):
+            assert asyncio.run(judge.generate(request(prompt), metric="m")).text == "ok"
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+    assert len(fake_gemini.requests) == 2

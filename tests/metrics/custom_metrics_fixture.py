@@ -10,6 +10,8 @@ from typing import Any
 from google.adk.evaluation.eval_metrics import EvalStatus
 from google.adk.evaluation.evaluator import EvaluationResult, PerInvocationResult
 
+from otel_eval.metrics import conversation_level
+
 SEEN: dict[str, Any] = {}
 """What the last call saw: its thread, the threshold and criterion it was handed."""
 
@@ -92,3 +94,20 @@ def declared_tools(eval_metric: Any, actual_invocations: list[Any], expected: An
         count = sum(len(tool.function_declarations or []) for d in details for tool in d.tool_declarations)
         per.append(PerInvocationResult(actual_invocation=inv, score=float(count), eval_status=EvalStatus.INFORMATIONAL))
     return EvaluationResult(overall_eval_status=EvalStatus.INFORMATIONAL, per_invocation_results=per)
+
+
+CONVERSATION_CALLS: list[int] = []
+"""The number of turns each call of :func:`turns_in_conversation` was handed."""
+
+
+@conversation_level
+def turns_in_conversation(eval_metric: Any, actual_invocations: list[Any], expected: Any, scenario: Any) -> Any:
+    """Conversation-level: the conversation's number of turns, on its last turn; the earlier turns NOT_EVALUATED
+    (the layout of ADK's multi-turn evaluators)."""
+    CONVERSATION_CALLS.append(len(actual_invocations))
+    count = float(len(actual_invocations))
+    per = [
+        PerInvocationResult(actual_invocation=inv, eval_status=EvalStatus.NOT_EVALUATED) for inv in actual_invocations
+    ]
+    per[-1] = PerInvocationResult(actual_invocation=actual_invocations[-1], score=count, eval_status=EvalStatus.PASSED)
+    return EvaluationResult(overall_score=count, overall_eval_status=EvalStatus.PASSED, per_invocation_results=per)

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from otel_eval import semconv
 from otel_eval.emit import Emitters
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
@@ -17,9 +18,6 @@ from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.metrics import Evaluator, MetricInfo, default_registry, register
 from otel_eval.metrics import registry as registry_module
 from otel_eval.metrics.custom_metric import (
-    CUSTOM_METRIC_ERROR,
-    CUSTOM_METRIC_INVALID_RESULT,
-    CUSTOM_METRIC_TIMEOUT,
     custom_evaluator_type,
 )
 from otel_eval.model import (
@@ -101,9 +99,9 @@ async def test_the_function_gets_adks_arguments_off_the_event_loop() -> None:
 @pytest.mark.parametrize(
     ("function", "error_type"),
     [
-        ("raises", CUSTOM_METRIC_ERROR),
-        ("returns_a_dict", CUSTOM_METRIC_INVALID_RESULT),
-        ("too_few_results", CUSTOM_METRIC_INVALID_RESULT),
+        ("raises", semconv.ERROR_TYPE_CUSTOM_METRIC_ERROR),
+        ("returns_a_dict", semconv.ERROR_TYPE_CUSTOM_METRIC_INVALID_RESULT),
+        ("too_few_results", semconv.ERROR_TYPE_CUSTOM_METRIC_INVALID_RESULT),
     ],
 )
 async def test_failures_are_not_evaluated_with_their_error_type(function: str, error_type: str) -> None:
@@ -115,7 +113,10 @@ async def test_failures_are_not_evaluated_with_their_error_type(function: str, e
 
 async def test_a_deadline_passed_is_not_evaluated() -> None:
     result = await evaluator("sleeps", timeout_seconds=0.2).evaluate(conversation())
-    assert result.overall_eval_status is EvalStatus.NOT_EVALUATED and result.error_type == CUSTOM_METRIC_TIMEOUT
+    assert (
+        result.overall_eval_status is EvalStatus.NOT_EVALUATED
+        and result.error_type == semconv.ERROR_TYPE_CUSTOM_METRIC_TIMEOUT
+    )
 
 
 @pytest.mark.parametrize(

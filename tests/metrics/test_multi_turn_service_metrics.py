@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -41,15 +42,19 @@ class _TokenCredentials(google_credentials.Credentials):  # type: ignore[misc]
         self.expiry = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None) + datetime.timedelta(hours=1)
 
 
-def vertex_judge(server: FakeGemini) -> JudgeClient:
+@pytest.fixture
+async def vertex_judge(fake_gemini: FakeGemini) -> AsyncIterator[JudgeClient]:
+    """A judge on Vertex AI (the loopback server), its client closed after the test."""
     client = genai.Client(
         vertexai=True,
         project="p",
         location="us-central1",
         credentials=_TokenCredentials(),
-        http_options=genai_types.HttpOptions(base_url=server.base_url),
+        http_options=genai_types.HttpOptions(base_url=fake_gemini.base_url),
     )
-    return JudgeClient(JudgeSettings(timeout_seconds=2), client=client)
+    judge = JudgeClient(JudgeSettings(timeout_seconds=2), client=client)
+    yield judge
+    await judge.aclose()
 
 
 def _no_nulls(value: Any) -> Any:
@@ -101,7 +106,9 @@ def vertex_answer(score: float | None, *, error: bool = False) -> dict[str, Any]
     return {"metricResults": [result]}
 
 
-async def test_vertex_path_scores_the_last_turn_as_adk_maps_it(fake_gemini: FakeGemini) -> None:
+async def test_vertex_path_scores_the_last_turn_as_adk_maps_it(
+    fake_gemini: FakeGemini, vertex_judge: JudgeClient
+) -> None:
     bodies: list[dict[str, Any]] = []
 
     def respond(model: str, body: dict[str, Any]) -> Reply:
@@ -109,7 +116,7 @@ async def test_vertex_path_scores_the_last_turn_as_adk_maps_it(fake_gemini: Fake
         return Reply(json_body=vertex_answer(0.5))
 
     fake_gemini.set_responder(respond)
-    judge = vertex_judge(fake_gemini)
+    judge = vertex_judge
     evaluator = MultiTurnTaskSuccessV1Evaluator(LlmAsAJudgeCriterion(threshold=0.5), judge=judge)
     result = await evaluator.evaluate(traced(ours_from(adk_conversation())))
     assert [r.eval_status for r in result.per_invocation_results] == [
@@ -185,7 +192,11 @@ ANSWERS = {
 @pytest.mark.parametrize("answer", sorted(ANSWERS))
 @pytest.mark.parametrize("metric", METRICS, ids=lambda m: m.info.name)
 async def test_parity_with_adks_evaluator_on_the_loopback_service(
-    fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch, metric: type[MultiTurnServiceEvaluator], answer: str
+    fake_gemini: FakeGemini,
+    vertex_judge: JudgeClient,
+    monkeypatch: pytest.MonkeyPatch,
+    metric: type[MultiTurnServiceEvaluator],
+    answer: str,
 ) -> None:
     """ADK 2.13's own evaluator (its facade, the Vertex AI SDK) and ours, against the same loopback evaluation
     service answering the same: the same request, per-turn and overall scores, statuses and rubric scores."""
@@ -211,7 +222,7 @@ async def test_parity_with_adks_evaluator_on_the_loopback_service(
     adk_metric = EvalMetric(metric_name=metric.info.name, threshold=0.5)
     adk_evaluator = DEFAULT_METRIC_EVALUATOR_REGISTRY.get_evaluator(adk_metric)
     theirs = adk_evaluator.evaluate_invocations(adk_conversation())
-    ours = await metric(LlmAsAJudgeCriterion(threshold=0.5), judge=vertex_judge(fake_gemini)).evaluate(
+    ours = await metric(LlmAsAJudgeCriterion(threshold=0.5), judge=vertex_judge).evaluate(
         traced(ours_from(adk_conversation()))
     )
     assert len(bodies) == 2

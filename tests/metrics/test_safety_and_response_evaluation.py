@@ -99,17 +99,20 @@ async def test_vertex_path_calls_evaluate_instances(fake_gemini: FakeGemini) -> 
         http_options=genai_types.HttpOptions(base_url=fake_gemini.base_url),
     )
     judge = JudgeClient(JudgeSettings(timeout_seconds=2), client=client)
-    assert judge.uses_vertex
-    result = await SafetyEvaluatorV1(BaseCriterion(threshold=1.0), judge=judge).evaluate(
-        traced(invocation("q", "A cake."), invocation("q", "A weapon."))
-    )
-    assert [r.score for r in result.per_invocation_results] == [1.0, 0.0]
-    request = fake_gemini.requests[0]
-    assert request.path == "/v1beta1/projects/p/locations/us-central1:evaluateInstances"
-    assert request.headers["authorization"] == "Bearer vertex-token"
-    assert request.body["safetyInput"]["instance"]["prompt"] == "q"
-    coherence = await ResponseEvaluationScoreEvaluator(BaseCriterion(threshold=3.5), judge=judge).evaluate(
-        traced(invocation("q", "A cake.")), [invocation("q", "ref")]
-    )
-    assert coherence.overall_score == 4.0
-    assert judge.accounting.by_metric()["safety_v1"].calls == 2
+    try:
+        assert judge.uses_vertex
+        result = await SafetyEvaluatorV1(BaseCriterion(threshold=1.0), judge=judge).evaluate(
+            traced(invocation("q", "A cake."), invocation("q", "A weapon."))
+        )
+        assert [r.score for r in result.per_invocation_results] == [1.0, 0.0]
+        request = fake_gemini.requests[0]
+        assert request.path == "/v1beta1/projects/p/locations/us-central1:evaluateInstances"
+        assert request.headers["authorization"] == "Bearer vertex-token"
+        assert request.body["safetyInput"]["instance"]["prompt"] == "q"
+        coherence = await ResponseEvaluationScoreEvaluator(BaseCriterion(threshold=3.5), judge=judge).evaluate(
+            traced(invocation("q", "A cake.")), [invocation("q", "ref")]
+        )
+        assert coherence.overall_score == 4.0
+        assert judge.accounting.by_metric()["safety_v1"].calls == 2
+    finally:
+        await judge.aclose()

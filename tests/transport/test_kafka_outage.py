@@ -15,7 +15,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from otel_eval import semconv
 from otel_eval.model.messages import EvaluationRequest
-from otel_eval.transport._kafka_outage import OutageMonitor
+from otel_eval.transport import BROKER, OutageMonitor
 from otel_eval.transport.base import ExportResult
 from otel_eval.transport.kafka import KafkaInvocationExporter
 from tests._kafka import TansuBroker, read_topic, topic_partitions
@@ -259,7 +259,12 @@ def test_the_outage_monitor_logs_one_warning_a_summary_a_minute_and_one_info() -
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     monitor = OutageMonitor(
-        "exporter", ["kafka-1:9092", "kafka-2:9092"], log, counts=lambda: {"held": 7}, clock=lambda: now[0]
+        "exporter",
+        ["kafka-1:9092", "kafka-2:9092"],
+        log,
+        peer=BROKER,
+        counts=lambda: {"held": 7},
+        clock=lambda: now[0],
     )
     for second in range(0, 150):
         now[0] = 100.0 + second

@@ -235,14 +235,14 @@ def start_worker_process(
     full_env["OTEL_EVAL_WORKER_METRICS_PORT"] = "0"  # several test workers run on one machine
     full_env.update(env)
     full_env["PYTHONPATH"] = str(REPO)
-    log = log_path.open("wb")
-    return subprocess.Popen(
-        [sys.executable, "-c", f"{prelude}\nfrom otel_eval.cli import main; main()", "worker", *args],
-        env=full_env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=REPO,
-    )
+    with log_path.open("wb") as log:  # the child writes to its own copy of the descriptor
+        return subprocess.Popen(
+            [sys.executable, "-c", f"{prelude}\nfrom otel_eval.cli import main; main()", "worker", *args],
+            env=full_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+        )
 
 
 @dataclass

@@ -140,9 +140,8 @@ def _rotel(bootstrap: str, topic: str, tmp_path: Path, logs_topic: str | None = 
         "ROTEL_PID_FILE": str(tmp_path / "rotel.pid"),
         "ROTEL_LOG_FILE": str(tmp_path / "rotel.log"),
     }
-    process = subprocess.Popen(
-        [str(binary), "start"], env=env, stdout=(tmp_path / "rotel.out").open("wb"), stderr=subprocess.STDOUT
-    )
+    with (tmp_path / "rotel.out").open("wb") as out:  # the child writes to its own copy of the descriptor
+        process = subprocess.Popen([str(binary), "start"], env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         yield f"http://127.0.0.1:{http_port}/v1/traces"
     finally:

@@ -5,8 +5,8 @@ requests and says what became of each. The sink never blocks its caller (the eva
 queued, or dropped and counted when the queue is full. A record the backend cannot take yet, because the span it
 annotates has not arrived (the agent's exporter batches spans; the score is often faster) or the backend is down,
 is retried with backoff until its retry window ends. An outage costs one WARNING when it starts, a summary at most
-once a minute while it lasts and one INFO when it ends, as the Kafka transport's outages do; every failed attempt
-and every dropped score is counted (``otel_eval.sink.*`` by ``otel_eval.sink`` and ``otel_eval.sink.reason``).
+once a minute while it lasts and one INFO when it ends (:class:`~otel_eval._runtime.outages.OutageMonitor`, as for
+the Kafka transport's outages); every failed attempt and every dropped score is counted (``otel_eval.sink.*`` by ``otel_eval.sink`` and ``otel_eval.sink.reason``).
 Credentials stay in the HTTP client's headers: log lines name the endpoint and the error, never a header.
 """
 
@@ -27,13 +27,12 @@ from opentelemetry.metrics import MeterProvider
 
 from otel_eval import semconv
 from otel_eval._runtime.forking import reinit_after_fork
+from otel_eval._runtime.outages import SUMMARY_INTERVAL_S, OutageMonitor
 from otel_eval.emit.sinks._counters import SinkMetrics
 from otel_eval.model.messages import EvaluationRecord
 
 logger = logging.getLogger("otel_eval.emit.sinks")
 
-SUMMARY_INTERVAL_S: Final = 60.0
-"""At most one summary line per this many seconds while a backend stays unreachable, or while scores are dropped."""
 EXIT_FLUSH_S: Final = 5.0
 """At shutdown (and at interpreter exit, for all the sinks still open), a sink waits at most this many seconds for
 what it holds to be delivered: a backend that is down must not hold up the agent's exit."""
@@ -159,12 +158,18 @@ class BatchingSink:
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._paused_until = 0.0
-        self._outage_since: float | None = None
-        self._outage_attempts = 0
+        self._failures = 0  # consecutive unreachable attempts: the backoff before the next one
         self._outage_dropped = 0
-        self._last_error = ""
-        self._last_summary = 0.0
         self._last_drop_line = -SUMMARY_INTERVAL_S
+        self._outage = OutageMonitor(
+            f"{self.backend.name} sink",
+            [self.backend.endpoint],
+            logger,
+            peer="backend",
+            retrying=f"holding scores and retrying quietly for up to {self._retry_seconds:.0f} s each",
+            counts=lambda: {"score(s) held": len(self._queue) + self._in_flight, "dropped": self._outage_dropped},
+            clock=self._clock,
+        )
 
     # --- the caller's side: never blocks -------------------------------------------------------------------------
 
@@ -255,7 +260,7 @@ class BatchingSink:
                     return None
                 now = self._clock()
                 self._expire(now)
-                self._tick(now)
+                self._outage.tick()
                 earliest = min((p.not_before for p in self._queue), default=None)
                 if earliest is None:
                     self._changed.wait()  # idle until a record or the stop comes
@@ -341,58 +346,16 @@ class BatchingSink:
 
     def _unreachable(self, error: str) -> None:
         self.metrics.failed_attempt(semconv.SINK_UNREACHABLE)
-        now = self._clock()
         with self._changed:
-            self._outage_attempts += 1
-            self._paused_until = now + self._delay(self._outage_attempts)
-            if self._outage_since is not None:
-                self._last_error = error
-                return
-            self._outage_since = self._last_summary = now
-            self._last_error = error
-        logger.warning(
-            "%s sink: backend unreachable at %s (%s); holding scores and retrying quietly for up to %.0f s each, "
-            "a summary follows every %.0f s while it lasts",
-            self.backend.name,
-            self.backend.endpoint,
-            error,
-            self._retry_seconds,
-            SUMMARY_INTERVAL_S,
-        )
+            self._failures += 1
+            self._paused_until = self._clock() + self._delay(self._failures)
+        self._outage.unreachable(error)
 
     def _reachable(self) -> None:
+        self._outage.reachable()
         with self._changed:
-            since, self._outage_since = self._outage_since, None
-            attempts, dropped = self._outage_attempts, self._outage_dropped
-            self._outage_attempts = self._outage_dropped = 0
+            self._failures = self._outage_dropped = 0
             self._paused_until = 0.0
-        if since is not None:
-            logger.info(
-                "%s sink: backend at %s reachable again after %.1f s (%d failed attempts, %d score(s) dropped)",
-                self.backend.name,
-                self.backend.endpoint,
-                self._clock() - since,
-                attempts,
-                dropped,
-            )
-
-    def _tick(self, now: float) -> None:
-        """The summary line, when one is due during an outage (called with the lock held)."""
-        since = self._outage_since
-        if since is None or now - self._last_summary < SUMMARY_INTERVAL_S:
-            return
-        self._last_summary = now
-        logger.warning(
-            "%s sink: backend at %s still unreachable after %.0f s: %d failed attempts, %d score(s) held, "
-            "%d dropped; last error: %s",
-            self.backend.name,
-            self.backend.endpoint,
-            now - since,
-            self._outage_attempts,
-            len(self._queue) + self._in_flight,
-            self._outage_dropped,
-            self._last_error,
-        )
 
     def _drop(self, reason: str, count: int, why: str) -> None:
         """Counts ``count`` dropped records; one WARNING per minute at most, none during an outage (its summary
@@ -400,7 +363,7 @@ class BatchingSink:
         self.metrics.dropped(reason, count)
         now = self._clock()
         with self._changed:
-            if self._outage_since is not None:
+            if self._outage.unavailable:
                 self._outage_dropped += count
                 return
             if now - self._last_drop_line < SUMMARY_INTERVAL_S:
