@@ -4,6 +4,7 @@ exactly the records validation would have made, on real recorded traces, for eve
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -73,6 +74,7 @@ def _assert_as_validated(records: Sequence[EvaluationRecord]) -> None:
         ]
         assert record.model_dump_json() == validated.model_dump_json()
         assert EvaluationRecord.model_validate_json(record.model_dump_json()) == record
+        assert pickle.loads(pickle.dumps(record)) == record  # (how the evaluation process hands records back)
 
 
 async def test_records_of_recorded_traces_equal_validated_ones_for_every_kind_of_metric() -> None:
