@@ -12,7 +12,7 @@ import hashlib
 import time
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field
 
 from otel_eval.model import EvalCase, EvalStatus, TracedInvocation
 
@@ -45,6 +45,10 @@ class EvaluationRequest(BaseModel):
         turn of a session then lands on the same partition, so one worker holds the whole session."""
         session_id = self.invocations[0].session_id if self.invocations else None
         return session_id or self.trace_id
+
+
+def _is_none(value: object) -> bool:
+    return value is None
 
 
 class EvaluationRecord(BaseModel):
@@ -83,16 +87,23 @@ class EvaluationRecord(BaseModel):
     eval_id: str | None = None
     eval_set_id: str | None = None
     invocation_end_time_ns: int = Field(default=0, description="When the evaluated invocation ended.")
+    # The session fields are serialised only when set: a record of one invocation serialises as before them, so
+    # readers that forbid unknown fields (an older worker reading the results topic) still read it.
     session_window: int | None = Field(
-        default=None, description="A session result's window (``otel_eval.session.window``); None otherwise."
+        default=None,
+        exclude_if=_is_none,
+        description="A session result's window (``otel_eval.session.window``); None otherwise.",
     )
     session_first_turn: int | None = Field(
         default=None,
+        exclude_if=_is_none,
         description="``otel_eval.session.first_turn``: the first turn of the session it covers (counted from the "
         "first turn the judging process saw: after a Kafka takeover, from the first turn it re-read).",
     )
     session_last_turn: int | None = Field(
-        default=None, description="``otel_eval.session.last_turn``: the last turn of the session it covers."
+        default=None,
+        exclude_if=_is_none,
+        description="``otel_eval.session.last_turn``: the last turn of the session it covers.",
     )
     evaluated_at: float = Field(default_factory=time.time, description="Unix seconds when the result was produced.")
 
@@ -180,18 +191,7 @@ class EvaluationRecord(BaseModel):
         _set_attribute(record, "__pydantic_private__", None)
         return record
 
-    @model_serializer(mode="wrap")
-    def _without_absent_session(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """The session fields only when set: a record of one invocation serialises as before them, so readers that
-        forbid unknown fields (an older worker reading the results topic) still read it."""
-        data: dict[str, Any] = handler(self)
-        for name in _SESSION_FIELDS:
-            if data.get(name, 0) is None:
-                del data[name]
-        return data
 
-
-_SESSION_FIELDS = ("session_window", "session_first_turn", "session_last_turn")
 _set_attribute = object.__setattr__
 _TRUSTED_FIELDS = frozenset(EvaluationRecord.model_fields) - {"schema_version", "evaluated_at"}
 """The fields :meth:`EvaluationRecord.of_trusted` is given: those set explicitly, as validation counts them."""
