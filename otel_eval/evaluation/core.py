@@ -376,7 +376,7 @@ class _RecordContext:
                     traced.trace_id, traced.span_id, metric.name, evaluator_version,
                 )  # fmt: skip
             records.append(
-                EvaluationRecord(
+                EvaluationRecord.of_trusted(
                     result_id=rid,
                     trace_id=traced.trace_id,
                     span_id=traced.span_id,

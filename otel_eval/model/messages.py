@@ -12,7 +12,7 @@ import hashlib
 import time
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field
 
 from otel_eval.model import EvalCase, EvalStatus, TracedInvocation
 
@@ -45,6 +45,10 @@ class EvaluationRequest(BaseModel):
         turn of a session then lands on the same partition, so one worker holds the whole session."""
         session_id = self.invocations[0].session_id if self.invocations else None
         return session_id or self.trace_id
+
+
+def _is_none(value: object) -> bool:
+    return value is None
 
 
 class EvaluationRecord(BaseModel):
@@ -83,31 +87,114 @@ class EvaluationRecord(BaseModel):
     eval_id: str | None = None
     eval_set_id: str | None = None
     invocation_end_time_ns: int = Field(default=0, description="When the evaluated invocation ended.")
+    # The session fields are serialised only when set: a record of one invocation serialises as before them, so
+    # readers that forbid unknown fields (an older worker reading the results topic) still read it.
     session_window: int | None = Field(
-        default=None, description="A session result's window (``otel_eval.session.window``); None otherwise."
+        default=None,
+        exclude_if=_is_none,
+        description="A session result's window (``otel_eval.session.window``); None otherwise.",
     )
     session_first_turn: int | None = Field(
         default=None,
+        exclude_if=_is_none,
         description="``otel_eval.session.first_turn``: the first turn of the session it covers (counted from the "
         "first turn the judging process saw: after a Kafka takeover, from the first turn it re-read).",
     )
     session_last_turn: int | None = Field(
-        default=None, description="``otel_eval.session.last_turn``: the last turn of the session it covers."
+        default=None,
+        exclude_if=_is_none,
+        description="``otel_eval.session.last_turn``: the last turn of the session it covers.",
     )
     evaluated_at: float = Field(default_factory=time.time, description="Unix seconds when the result was produced.")
 
-    @model_serializer(mode="wrap")
-    def _without_absent_session(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """The session fields only when set: a record of one invocation serialises as before them, so readers that
-        forbid unknown fields (an older worker reading the results topic) still read it."""
-        data: dict[str, Any] = handler(self)
-        for name in _SESSION_FIELDS:
-            if data.get(name, 0) is None:
-                del data[name]
-        return data
+    @classmethod
+    def of_trusted(
+        cls,
+        *,
+        result_id: str,
+        trace_id: str,
+        span_id: str,
+        invocation_id: str,
+        metric_name: str,
+        metric_version: str,
+        evaluator_id: str | None,
+        evaluator_type: str | None,
+        evaluator_version: str | None,
+        judge_model: str | None,
+        score: float | None,
+        eval_status: EvalStatus,
+        label: str,
+        verdict: str | None,
+        threshold: float | None,
+        explanation: str | None,
+        error_type: str | None,
+        agent_name: str | None,
+        session_id: str | None,
+        eval_id: str | None,
+        eval_set_id: str | None,
+        invocation_end_time_ns: int,
+        session_window: int | None,
+        session_first_turn: int | None,
+        session_last_turn: int | None,
+    ) -> EvaluationRecord:
+        """The record of these values, every field given, as the evaluation core builds it: not validated when the
+        values a metric's code supplies (score, status, texts, threshold, version) have their declared types (the
+        others come from validated models), else validated. Equal to the validated record, built in about 60% of the
+        time validating takes (``model_construct`` takes longer than validating)."""
+        if not (
+            (score is None or type(score) is float)
+            and (threshold is None or type(threshold) is float)
+            and type(eval_status) is EvalStatus
+            and (explanation is None or type(explanation) is str)
+            and (error_type is None or type(error_type) is str)
+            and type(metric_version) is str
+        ):
+            arguments = locals()
+            return cls(**{name: arguments[name] for name in _TRUSTED_FIELDS})
+        record = cls.__new__(cls)
+        # What validation stores, in field order (the order model_dump and the JSON follow).
+        _set_attribute(
+            record,
+            "__dict__",
+            {
+                "schema_version": RESULT_SCHEMA_VERSION,
+                "result_id": result_id,
+                "trace_id": trace_id,
+                "span_id": span_id,
+                "invocation_id": invocation_id,
+                "metric_name": metric_name,
+                "metric_version": metric_version,
+                "evaluator_id": evaluator_id,
+                "evaluator_type": evaluator_type,
+                "evaluator_version": evaluator_version,
+                "judge_model": judge_model,
+                "score": score,
+                "eval_status": eval_status,
+                "label": label,
+                "verdict": verdict,
+                "threshold": threshold,
+                "explanation": explanation,
+                "error_type": error_type,
+                "agent_name": agent_name,
+                "session_id": session_id,
+                "eval_id": eval_id,
+                "eval_set_id": eval_set_id,
+                "invocation_end_time_ns": invocation_end_time_ns,
+                "session_window": session_window,
+                "session_first_turn": session_first_turn,
+                "session_last_turn": session_last_turn,
+                "evaluated_at": time.time(),
+            },
+        )
+        _set_attribute(record, "__pydantic_fields_set__", set(_TRUSTED_FIELDS))
+        _set_attribute(record, "__pydantic_extra__", None)
+        _set_attribute(record, "__pydantic_private__", None)
+        return record
 
 
-_SESSION_FIELDS = ("session_window", "session_first_turn", "session_last_turn")
+_set_attribute = object.__setattr__
+_TRUSTED_FIELDS = frozenset(EvaluationRecord.model_fields) - {"schema_version", "evaluated_at"}
+"""The fields :meth:`EvaluationRecord.of_trusted` is given: those set explicitly, as validation counts them."""
 
 
 def result_id(trace_id: str, span_id: str, metric_name: str, evaluator_version: str | None) -> str:

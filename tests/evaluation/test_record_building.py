@@ -1,0 +1,131 @@
+"""The evaluation core builds its records without validating them (:meth:`EvaluationRecord.of_trusted`): they must be
+exactly the records validation would have made, on real recorded traces, for every kind of metric."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from otel_eval.emit import Emitters
+from otel_eval.evaluation.core import EvaluationCore
+from otel_eval.evaluation.sessions import SessionWindow
+from otel_eval.metrics import EFFICIENCY_METRICS, Evaluator, MetricInfo
+from otel_eval.model import (
+    BaseCriterion,
+    ConversationScenario,
+    EvalStatus,
+    EvaluationResult,
+    Invocation,
+    PerInvocationResult,
+    TracedInvocation,
+)
+from otel_eval.model.loading import load_eval_set
+from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
+from otel_eval.reconstruct import rebuild_traces
+from otel_eval.traces import read_trace_file
+from tests.judge.fake_gemini import FakeGemini
+from tests.judge.helpers import make_judge
+from tests.worker._core_helpers import registry_with, request
+
+AGENTEVALS = Path(__file__).resolve().parents[1] / "data" / "traces" / "agentevals"
+MULTI_TURN = "rubric_based_multi_turn_trajectory_quality_v1"
+CRITERIA: dict[str, Any] = {
+    "tool_trajectory_avg_score": 1.0,
+    "response_match_score": 0.5,
+    "safety_v1": {"threshold": 0.5, "judge_model_options": {"num_samples": 1}},
+    MULTI_TURN: {
+        "threshold": 0.5,
+        "judge_model_options": {"num_samples": 1},
+        "rubrics": [{"rubric_id": "r", "rubric_content": {"text_property": "The agent helped."}}],
+    },
+}
+
+
+def _judge(model: str, body: dict[str, Any]) -> str:
+    if "Property" in json.dumps(body):  # the rubric prompt
+        return "ID: r\nProperty: The agent helped.\nRationale: read it\nVerdict: yes\n"
+    return json.dumps({"reasoning": "fine", "violated_policies": [], "safety_verdict": "safe"})
+
+
+def _recorded_invocations() -> list[TracedInvocation]:
+    files = ("helm.json", "helm_2.json", "helm_3.json", "k8s.json")
+    traces = [trace for name in files for trace in rebuild_traces(read_trace_file(AGENTEVALS / name).spans)]
+    return [invocation for trace in traces for invocation in trace.invocations]
+
+
+def _validated(record: EvaluationRecord) -> EvaluationRecord:
+    """The record validation makes of the same values (those the core gives: all but the version and the time)."""
+    given = set(EvaluationRecord.model_fields) - {"schema_version", "evaluated_at"}
+    return EvaluationRecord(**{name: getattr(record, name) for name in given})
+
+
+def _assert_as_validated(records: Sequence[EvaluationRecord]) -> None:
+    for record in records:
+        validated = _validated(record)
+        assert record.model_fields_set == validated.model_fields_set
+        validated = validated.model_copy(update={"evaluated_at": record.evaluated_at})
+        assert record == validated
+        assert record.model_dump() == validated.model_dump()
+        assert [type(value) for value in record.model_dump().values()] == [
+            type(value) for value in validated.model_dump().values()
+        ]
+        assert record.model_dump_json() == validated.model_dump_json()
+        assert EvaluationRecord.model_validate_json(record.model_dump_json()) == record
+        assert pickle.loads(pickle.dumps(record)) == record  # (how the evaluation process hands records back)
+
+
+async def test_records_of_recorded_traces_equal_validated_ones_for_every_kind_of_metric() -> None:
+    invocations = _recorded_invocations()
+    with FakeGemini(_judge) as server:
+        core = EvaluationCore(
+            criteria=CRITERIA,
+            eval_set=load_eval_set(AGENTEVALS / "eval_set_helm.json"),
+            judge=make_judge(server),
+            judge_configured=True,
+            emitters=Emitters(None),
+        )
+        records = []
+        for invocation in invocations:
+            records += await core.evaluate(EvaluationRequest(invocations=[invocation]), scope="invocation")
+        turns = [turn.model_copy(update={"session_id": "session-1"}) for turn in invocations]
+        window = await core.evaluate_window(SessionWindow("session-1", window=1, first_turn=2, turns=turns))
+    by_metric = {record.metric_name: record for record in records}
+    assert set(by_metric) == {*EFFICIENCY_METRICS, "tool_trajectory_avg_score", "response_match_score", "safety_v1"}
+    assert by_metric["safety_v1"].judge_model and by_metric["safety_v1"].score == 1.0
+    assert by_metric["tool_trajectory_avg_score"].eval_id is not None
+    assert {record.metric_name for record in window} == {MULTI_TURN} and len(window) == len(invocations)
+    assert window[-1].eval_status is EvalStatus.PASSED and window[-1].session_window == 1
+    assert window[-1].session_last_turn == 2 + len(invocations) - 1
+    _assert_as_validated(records + window)
+
+
+class _LooseScore(Evaluator):
+    """A metric whose code scores with an int and explains with a non-str (what validation converts or refuses)."""
+
+    info: ClassVar[MetricInfo] = MetricInfo(
+        name="loose_score_v1", description="int score", criterion_type=BaseCriterion, default_threshold=0.5
+    )
+
+    async def evaluate(
+        self,
+        actual: Sequence[TracedInvocation],
+        expected: Sequence[Invocation] | None = None,
+        *,
+        conversation_scenario: ConversationScenario | None = None,
+    ) -> EvaluationResult:
+        per = [PerInvocationResult(score=1, eval_status=EvalStatus.PASSED) for _ in actual]
+        return EvaluationResult(overall_score=1, overall_eval_status=EvalStatus.PASSED, per_invocation_results=per)
+
+
+async def test_values_not_of_their_declared_type_are_validated_as_before() -> None:
+    core = EvaluationCore(
+        criteria={"loose_score_v1": 0.5}, registry=registry_with(_LooseScore), judge_configured=False,
+        emitters=Emitters(None),
+    )  # fmt: skip
+    records = [r for r in await core.evaluate(request()) if r.metric_name == "loose_score_v1"]
+    assert [(record.score, type(record.score)) for record in records] == [(1.0, float)]
+    assert json.loads(records[0].model_dump_json())["score"] == 1.0
+    _assert_as_validated(records)
