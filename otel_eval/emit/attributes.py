@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from opentelemetry.util.types import AttributeValue
 
 from otel_eval import semconv
@@ -11,15 +9,8 @@ from otel_eval.model import EvalStatus
 from otel_eval.model.messages import EvaluationRecord
 
 
-def record_attributes(record: EvaluationRecord) -> Mapping[str, AttributeValue]:
-    """``gen_ai.evaluation.*`` values plus provenance; absent values are left out (OTel attributes cannot be None).
-
-    The record's evaluation span and its event carry the same attributes, one right after the other: the last
-    record's are kept and given again for it (not to be changed: the SDK copies them)."""
-    global _last
-    last = _last
-    if last is not None and last[0] is record:
-        return last[1]
+def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
+    """``gen_ai.evaluation.*`` values plus provenance; absent values are left out (OTel attributes cannot be None)."""
     attributes: dict[str, AttributeValue] = {
         semconv.GEN_AI_EVALUATION_NAME: record.metric_name,
         semconv.GEN_AI_EVALUATION_SCORE_LABEL: record.label,
@@ -47,11 +38,7 @@ def record_attributes(record: EvaluationRecord) -> Mapping[str, AttributeValue]:
         semconv.OTEL_EVAL_SESSION_LAST_TURN: record.session_last_turn,
     }
     attributes.update({key: value for key, value in optional.items() if value is not None})
-    _last = (record, attributes)
     return attributes
-
-
-_last: tuple[EvaluationRecord, dict[str, AttributeValue]] | None = None
 
 
 def metric_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:

@@ -174,22 +174,3 @@ def test_a_failing_emitter_or_sink_does_not_stop_the_others(telemetry: Telemetry
     emitters.deliver([_record()])
     assert len(telemetry.result_events()) == 1
     assert len(delivered) == 1
-
-
-def test_each_records_span_and_event_carry_its_own_attributes_emitted_back_to_back(telemetry: Telemetry) -> None:
-    spans, events = EvaluationSpanEmitter(telemetry.tracer_provider), EvaluationEventEmitter(telemetry.logger_provider)
-    first, second = _record(), _record(metric_name="safety_v1", score=1.0, label="pass", verdict="safe")
-    for record in (first, second, first):
-        spans.emit(record)
-        events.emit(record)
-    span_attributes = [dict(s.attributes or {}) for s in telemetry.evaluation_spans()]
-    event_attributes = [dict(e.log_record.attributes or {}) for e in telemetry.result_events()]
-    assert [a[semconv.GEN_AI_EVALUATION_NAME] for a in event_attributes] == [
-        "hallucinations_v1",
-        "safety_v1",
-        "hallucinations_v1",
-    ]
-    for on_span, on_event in zip(span_attributes, event_attributes, strict=True):
-        assert {key: on_span[key] for key in on_event} == on_event
-    assert event_attributes[0] == event_attributes[2] != event_attributes[1]
-    assert event_attributes[1][semconv.GEN_AI_EVALUATION_SCORE_VALUE] == 1.0
