@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from opentelemetry.trace import SpanKind
 
-from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings, semconv
 from otel_eval.conversations import Conversation
 from otel_eval.demo import AGENT_NAME, EVAL_SET_ID, SCENARIOS, TravelAgent, golden_eval_set
 from otel_eval.evaluation import build_plan, criteria_from, evaluate_conversation, find_golden_turn, pair_invocations
@@ -25,7 +25,11 @@ REFERENCE_METRICS = ("tool_trajectory_avg_score", "response_match_score")
 def _run_workload(telemetry: Telemetry, **options: object) -> tuple[EvaluationSpanProcessor, list[EvaluationRecord]]:
     records: list[EvaluationRecord] = []
     processor = EvaluationSpanProcessor(
-        CRITERIA, eval_set=golden_eval_set(), sinks=[records.extend], **telemetry.providers(), **options
+        CRITERIA,
+        settings=ProcessorSettings(eval_set=golden_eval_set()),
+        sinks=[records.extend],
+        **telemetry.providers(),
+        **options,
     )
     telemetry.tracer_provider.add_span_processor(processor)
     telemetry.add_exporting_processor()
@@ -149,7 +153,7 @@ def test_sample_rate_evaluates_exactly_the_traces_the_trace_id_ratio_sampler_kee
 ) -> None:
     from opentelemetry.sdk.trace.sampling import Decision, TraceIdRatioBased
 
-    processor, records = _run_workload(telemetry, sample_rate=sample_rate)
+    processor, records = _run_workload(telemetry, settings=ProcessorSettings(sample_rate=sample_rate))
     sampler = TraceIdRatioBased(sample_rate)
     expected = {
         hex_id(s.context.span_id, 16)
