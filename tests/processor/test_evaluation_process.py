@@ -10,6 +10,7 @@ import os
 import signal
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -71,12 +72,13 @@ def _recorded_spans(invocations: int) -> list[ReadableSpan]:
 
 
 def _isolated_agent(
-    *also: SpanProcessor, **options: Any
+    *also: SpanProcessor, settings: ProcessorSettings | None = None, **options: Any
 ) -> tuple[TracerProvider, EvaluationSpanProcessor, TravelAgent]:
-    """A travel agent with the processor in ``process`` isolation (with ``options``, and ``also``), its evaluation
-    process started by a first invocation and flushed."""
+    """A travel agent with the processor in ``process`` isolation (with ``settings``, ``options``, and ``also``),
+    its evaluation process started by a first invocation and flushed."""
     provider = TracerProvider()
-    processor = EvaluationSpanProcessor(settings=ProcessorSettings(isolation="process"), **options)
+    settings = replace(settings or ProcessorSettings(), isolation="process")
+    processor = EvaluationSpanProcessor(settings=settings, **options)
     provider.add_span_processor(processor)
     for other in also:
         provider.add_span_processor(other)

@@ -22,14 +22,15 @@ CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": {"threshol
 REFERENCE_METRICS = ("tool_trajectory_avg_score", "response_match_score")
 
 
-def _run_workload(telemetry: Telemetry, **options: object) -> tuple[EvaluationSpanProcessor, list[EvaluationRecord]]:
+def _run_workload(
+    telemetry: Telemetry, sample_rate: float = 1.0
+) -> tuple[EvaluationSpanProcessor, list[EvaluationRecord]]:
     records: list[EvaluationRecord] = []
     processor = EvaluationSpanProcessor(
         CRITERIA,
-        settings=ProcessorSettings(eval_set=golden_eval_set()),
+        settings=ProcessorSettings(eval_set=golden_eval_set(), sample_rate=sample_rate),
         sinks=[records.extend],
         **telemetry.providers(),
-        **options,
     )
     telemetry.tracer_provider.add_span_processor(processor)
     telemetry.add_exporting_processor()
@@ -153,7 +154,7 @@ def test_sample_rate_evaluates_exactly_the_traces_the_trace_id_ratio_sampler_kee
 ) -> None:
     from opentelemetry.sdk.trace.sampling import Decision, TraceIdRatioBased
 
-    processor, records = _run_workload(telemetry, settings=ProcessorSettings(sample_rate=sample_rate))
+    processor, records = _run_workload(telemetry, sample_rate=sample_rate)
     sampler = TraceIdRatioBased(sample_rate)
     expected = {
         hex_id(s.context.span_id, 16)
