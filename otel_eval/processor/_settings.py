@@ -120,8 +120,8 @@ class ProcessorSettings:
         """Settings from ``OTEL_EVAL_*``.
 
         Raises:
-            ConfigurationError: a number that is not one or is out of range, or ``OTEL_EVAL_EVAL_SET`` cannot be read (evaluating otherwise than configured would be worse than
-                failing at start-up).
+            ConfigurationError: a number that is not one or is out of range, or ``OTEL_EVAL_EVAL_SET`` cannot be
+                read (evaluating otherwise than configured would be worse than failing at start-up).
         """
         environ = os.environ if environ is None else environ
         eval_set_path = environ.get(env.OTEL_EVAL_EVAL_SET, "").strip()
@@ -152,10 +152,10 @@ class ProcessorSettings:
         )
 
 
-_EMBEDDED_OBJECTS: Final = frozenset(EMBEDDED_OPTIONS - {setting.name for setting in fields(ProcessorSettings)})
+_SETTING_NAMES: Final = frozenset(setting.name for setting in fields(ProcessorSettings))
+_EMBEDDED_OBJECTS: Final = EMBEDDED_OPTIONS - _SETTING_NAMES
 """The embedded worker's objects (``judge``, ``tracer_provider``, ``logger_provider``, ``sinks``): arguments of the
 processor that are not used when an exporter (Kafka, or the caller's) does the evaluating."""
-_SETTING_NAMES: Final = frozenset(setting.name for setting in fields(ProcessorSettings))
 
 
 def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str, Any]) -> dict[str, Any]:
