@@ -102,7 +102,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         enrichment_wait_seconds: float = _DEFAULT_ENRICHMENT_WAIT_SECONDS,
         pipeline: PipelineMetrics | None = None,
     ) -> None:
-        settings = settings or ProcessorSettings()
+        settings = ProcessorSettings() if settings is None else settings
         embedded = {"judge": judge, "tracer_provider": tracer_provider, "logger_provider": logger_provider,
                     "sinks": sinks}  # fmt: skip
         given = sorted(name for name, value in embedded.items() if value is not None)
