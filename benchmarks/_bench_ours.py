@@ -79,10 +79,10 @@ class Timed(SpanProcessor):
 def processor_for(isolation: str, metrics: int) -> Any:
     """Our processor with ``isolation`` and one metric or the 4 efficiency metrics, queues no run fills (as the
     peer's): every invocation is evaluated unless the processor sheds it itself."""
-    from otel_eval import EvaluationSpanProcessor
+    from otel_eval import EvaluationSpanProcessor, ProcessorSettings
     from otel_eval.metrics import MetricRegistry, default_registry
 
-    options: dict[str, Any] = {"isolation": isolation, "max_pending_spans": 1_000_000}
+    options: dict[str, Any] = {"settings": ProcessorSettings(isolation=isolation, max_pending_spans=1_000_000)}
     if metrics == 1 and isolation == "thread":
         # With criteria or without, the processor adds ADK's 4 efficiency metrics that its registry holds: a registry
         # of one metric is how the public API runs one. It cannot cross into the evaluation process, so there the

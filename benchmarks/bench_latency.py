@@ -38,7 +38,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from benchmarks._common import ROOT, Row, machine, print_rows
 from benchmarks._counting import descendants_cpu
 from benchmarks.bench_kafka import WorkerGroup, _percentile
-from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings, semconv
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.transport.kafka import KafkaInvocationExporter
 
@@ -147,7 +147,7 @@ def in_child_process(invocations: int, pace: float) -> tuple[list[float], float,
     try:
         roots = RootEnds()
         provider = TracerProvider()
-        processor = EvaluationSpanProcessor(isolation="process")
+        processor = EvaluationSpanProcessor(settings=ProcessorSettings(isolation="process"))
         provider.add_span_processor(processor)
         provider.add_span_processor(roots)
         agent = TravelAgent(provider)

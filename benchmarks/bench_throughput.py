@@ -35,7 +35,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from benchmarks._common import Row, machine, print_rows
-from otel_eval import EvaluationSpanProcessor
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.demo import SCENARIOS, TravelAgent
 
 WARM_UP = 30
@@ -107,7 +107,7 @@ def travel_rate(
     drain_millis: int = 60_000,
 ) -> Callable[[bool], float]:
     options = processor_options or {}
-    if options.get("isolation") != "process":
+    if "settings" not in options or options["settings"].isolation != "process":
         options = {"tracer_provider": None, **options}
 
     def run(with_processor: bool) -> float:
@@ -192,7 +192,7 @@ def adk_rate(
             processor = (
                 EvaluationSpanProcessor(tracer_provider=provider)
                 if isolation == "thread"
-                else EvaluationSpanProcessor(isolation=isolation)
+                else EvaluationSpanProcessor(settings=ProcessorSettings(isolation=isolation))
             )
         switch.targets = [processor, batch] if processor is not None else [batch]
         asyncio.run(turns(WARM_UP // 3))
@@ -289,7 +289,11 @@ def main(argv: list[str] | None = None) -> list[Row]:
     gemini = HangingGemini()
     try:
         judge = JudgeClient(JudgeSettings(api_key="bench-key", base_url=gemini.base_url, timeout_seconds=600))
-        options = {"criteria": {"hallucinations_v1": 0.8}, "judge": judge, "max_queue_size": 8}
+        options = {
+            "criteria": {"hallucinations_v1": 0.8},
+            "judge": judge,
+            "settings": ProcessorSettings(max_queue_size=8),
+        }
         rows.append(
             throughput_row(
                 "travel agent, hanging judge + full queue",
@@ -316,7 +320,12 @@ def main(argv: list[str] | None = None) -> list[Row]:
             throughput_row(
                 f"travel agent, instant model (CPU-bound), {isolation}",
                 lambda counted, isolation=isolation: alternate(
-                    travel_rate(args.invocations, counted, processor_options={"isolation": isolation}), args.repeat
+                    travel_rate(
+                        args.invocations,
+                        counted,
+                        processor_options={"settings": ProcessorSettings(isolation=isolation)},
+                    ),
+                    args.repeat,
                 ),
                 target,
             )

@@ -28,7 +28,7 @@ from google.genai import types
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 
-from otel_eval import EvaluationSpanProcessor
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.emit.console import ConsoleRecordSink
 from otel_eval.model import EvalCase, EvalSet, IntermediateData, Invocation
 
@@ -89,7 +89,7 @@ async def main() -> None:
     provider = TracerProvider()
     processor = EvaluationSpanProcessor(
         criteria={"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8},
-        eval_set=GOLDEN,
+        settings=ProcessorSettings(eval_set=GOLDEN),
         sinks=[ConsoleRecordSink()],
     )
     provider.add_span_processor(processor)

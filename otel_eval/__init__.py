@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Any
 from otel_eval.version import __version__
 
 if TYPE_CHECKING:
-    from otel_eval.processor import EvaluationSpanProcessor
+    from otel_eval.processor import EvaluationSpanProcessor, ProcessorSettings
 
-__all__ = ["EvaluationSpanProcessor", "__version__"]
+__all__ = ["EvaluationSpanProcessor", "ProcessorSettings", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
     # Imported on first use so that ``import otel_eval`` (and the CLI) stay cheap.
-    if name == "EvaluationSpanProcessor":
-        from otel_eval.processor import EvaluationSpanProcessor
+    if name in ("EvaluationSpanProcessor", "ProcessorSettings"):
+        import otel_eval.processor
 
-        return EvaluationSpanProcessor
+        return getattr(otel_eval.processor, name)
     raise AttributeError(f"module 'otel_eval' has no attribute {name!r}")

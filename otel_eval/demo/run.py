@@ -30,7 +30,7 @@ from otel_eval.demo.golden import golden_eval_set
 from otel_eval.demo.workload import AGENT_NAME, SCENARIOS, Scenario, TravelAgent
 from otel_eval.metrics import default_registry
 from otel_eval.model.messages import EvaluationRecord
-from otel_eval.processor import EvaluationSpanProcessor
+from otel_eval.processor import EvaluationSpanProcessor, ProcessorSettings
 
 SERVICE = "travel-assistant-demo"
 JUDGED_METRICS = {"hallucinations_v1": 0.8, "safety_v1": 0.8}
@@ -122,7 +122,7 @@ def run_demo(
     records: list[EvaluationRecord] = []
     processor = EvaluationSpanProcessor(
         demo_criteria(judge_model),
-        eval_set=golden_eval_set(),
+        settings=ProcessorSettings(eval_set=golden_eval_set()),
         judge=judge,
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,

@@ -1,7 +1,7 @@
 """The embedded worker, built: the evaluation core on an :class:`EmbeddedInvocationExporter`, and where its scores go.
 
 :func:`embedded_exporter` is what :class:`~otel_eval.EvaluationSpanProcessor` uses when no ``exporter`` is given;
-its keywords (:class:`EmbeddedOptions`) are the processor's embedded-only ones. Without a provider argument the
+its keywords (:class:`EmbeddedOptions`) are the processor's embedded-only objects and three of its settings. Without a provider argument the
 emitters use the global OpenTelemetry providers, which are no-ops until an SDK provider is set: a processor attached
 with one line would evaluate every invocation and show nothing, so that case logs :data:`NO_DESTINATION_WARNING`.
 """
@@ -41,7 +41,9 @@ NO_DESTINATION_WARNING = (
 
 
 class EmbeddedOptions(TypedDict, total=False):
-    """The embedded worker's own settings; :class:`~otel_eval.EvaluationSpanProcessor` accepts them as keywords.
+    """The embedded worker's own settings. :class:`~otel_eval.EvaluationSpanProcessor` takes the objects
+    (``judge``, the providers, ``sinks``) as keywords; ``max_queue_size``, ``concurrency`` and ``sessions`` come from
+    its :class:`~otel_eval.processor.ProcessorSettings`.
 
     Keys:
         judge: Judge client for judged metrics (default: one from the environment).

@@ -66,6 +66,7 @@ Other counters: ``otel_eval.invocations.sampled`` (handed to the transport), ``o
 gauge ``otel_eval.queue.size{otel_eval.queue=spans|requests}``. :meth:`EvaluationSpanProcessor.stats` returns the same counts in-process.
 """
 
+from otel_eval.processor._settings import ProcessorSettings
 from otel_eval.processor.processor import EvaluationSpanProcessor
 
-__all__ = ["EvaluationSpanProcessor"]
+__all__ = ["EvaluationSpanProcessor", "ProcessorSettings"]

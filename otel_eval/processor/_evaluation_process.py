@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
@@ -51,6 +51,7 @@ from otel_eval.processor._logs import EvaluationLogRecordProcessor
 from otel_eval.processor._priority import Sampling
 from otel_eval.processor._wire import (
     Batch,
+    ChildSettings,
     Config,
     Ended,
     Enriched,
@@ -104,7 +105,7 @@ class EvaluationProcess:
     """Feeds a child evaluation process (see the module docs); the processor delegates its hooks here.
 
     Args:
-        settings: Keyword arguments of the child's :class:`~otel_eval.EvaluationSpanProcessor` (picklable).
+        settings: What the child's engine is built from (picklable).
         meter_provider: Where the agent-side counters (:attr:`pipeline`: spans dropped at intake, shed, or lost
             with a child) go.
         max_pending: Starts, ends and log records waiting for the feeder, each; beyond, new ones are dropped.
@@ -120,7 +121,7 @@ class EvaluationProcess:
 
     def __init__(
         self,
-        settings: dict[str, Any],
+        settings: ChildSettings,
         *,
         meter_provider: MeterProvider | None,
         max_pending: int,

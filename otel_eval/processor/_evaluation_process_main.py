@@ -36,6 +36,7 @@ from otel_eval.processor._handoff import millis_until
 from otel_eval.processor._thread_engine import InThreadEngine, in_thread_engine
 from otel_eval.processor._wire import (
     Batch,
+    ChildSettings,
     Config,
     Enriched,
     Flush,
@@ -80,7 +81,7 @@ class _RootRelay(SpanProcessor):
 class _Evaluation:
     """The processor and its providers, made when the first batch brings the agent's resource."""
 
-    def __init__(self, settings: dict[str, Any], lost_traces: list[int], send: Callable[[FromChild], None]) -> None:
+    def __init__(self, settings: ChildSettings, lost_traces: list[int], send: Callable[[FromChild], None]) -> None:
         self._send = send
         self._settings = settings
         self._decoder = SpanDecoder()
@@ -124,15 +125,15 @@ class _Evaluation:
     def _start(self, decoder: SpanDecoder, ends: list[Any]) -> InThreadEngine:
         resource = decoder.resource(ends[0][-1] if ends else 0)
         self.providers = providers = ExportingProviders(resource)
-        settings = dict(self._settings)
-        wait = settings.pop("enrichment_wait_seconds")
-        settings["enrichment_wait_seconds"] = _NO_ENRICHMENT_WAIT_SECONDS if wait is None else wait
-        if wait is not None:
-            settings["enrich"] = _RootRelay(self._send)
-        if settings.pop("relay_records"):  # the agent's process has sinks: each request's records go back to them
-            settings["sinks"] = [lambda records: self._send(Records(list(records)))]
+        child = self._settings
+        wait = child.enrichment_wait_seconds
         self.processor = in_thread_engine(
-            **settings,
+            child.criteria,
+            child.settings,
+            enrich=_RootRelay(self._send) if wait is not None else None,
+            enrichment_wait_seconds=_NO_ENRICHMENT_WAIT_SECONDS if wait is None else wait,
+            # the agent's process has sinks: each request's records go back to them
+            sinks=[lambda records: self._send(Records(list(records)))] if child.relay_records else (),
             tracer_provider=providers.tracer_provider,
             logger_provider=providers.logger_provider,
             meter_provider=providers.meter_provider,

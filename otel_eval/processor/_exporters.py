@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from opentelemetry.environment_variables import OTEL_LOGS_EXPORTER, OTEL_METRICS_EXPORTER, OTEL_TRACES_EXPORTER
@@ -33,16 +33,17 @@ from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from otel_eval import environment_variables as env
+from otel_eval.emit import RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.sinks import sink_names
 from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation import builtin_metric_names, criteria_from, registry_with_custom_metrics
 from otel_eval.metrics import default_registry
-from otel_eval.model import EvalConfig, EvalSet
-from otel_eval.processor._engine import Limits
+from otel_eval.model import EvalConfig
 from otel_eval.processor._evaluation_process import EvaluationProcess
 from otel_eval.processor._priority import Sampling
-from otel_eval.processor._settings import EMBEDDED_SETTINGS
+from otel_eval.processor._settings import ProcessorSettings
+from otel_eval.processor._wire import ChildSettings
 
 logger = logging.getLogger(__name__)
 
@@ -149,8 +150,8 @@ def check_process_options(given: Mapping[str, object], metric_names: Iterable[st
     """What ``isolation="process"`` checks at start-up, so the child never fails on it later.
 
     Args:
-        given: The processor's keyword arguments that may not cross (``exporter``, ``registry``, ``pipeline``: None
-            when not given) and its embedded settings.
+        given: The processor's objects that may not cross (``exporter``, ``registry``, ``pipeline``, ``judge``,
+            the providers: None when not given).
         metric_names: The criteria's metrics (checked against the default registry, which the child uses).
 
     Raises:
@@ -158,7 +159,7 @@ def check_process_options(given: Mapping[str, object], metric_names: Iterable[st
         ConfigurationError: an unknown exporter name in ``OTEL_*_EXPORTER`` or sink in ``OTEL_EVAL_SINKS``, or an
             unknown metric.
     """
-    refused = sorted(name for name, value in given.items() if value is not None and name not in EMBEDDED_SETTINGS)
+    refused = sorted(name for name, value in given.items() if value is not None)
     if refused:
         raise TypeError(
             f"{', '.join(refused)}: objects of this process cannot cross into the evaluation process "
@@ -173,42 +174,34 @@ def check_process_options(given: Mapping[str, object], metric_names: Iterable[st
 
 
 def process_engine(
-    criteria: Mapping[str, Any] | EvalConfig | None = None,
+    criteria: Mapping[str, Any] | EvalConfig | None,
+    settings: ProcessorSettings,
     *,
-    eval_set: EvalSet | None = None,
-    sample_rate: float,
-    sample_priority: bool,
-    agent_names: Iterable[str] = (),
-    root_span_names: Iterable[str] = (),
-    limits: Limits,
     meter_provider: ApiMeterProvider | None = None,
+    sinks: Sequence[RecordSink] = (),
     enrich: SpanProcessor | None = None,
     enrichment_wait_seconds: float,
-    **given: Any,
+    **objects: Any,
 ) -> EvaluationProcess:
-    """The engine of ``isolation="process"``: the child gets the processor's settings (its own
+    """The engine of ``isolation="process"``: the child gets the criteria and the settings (its own
     :func:`~otel_eval.processor._thread_engine.in_thread_engine` is built from them); the roots ``enrich`` holds
     and the ``sinks`` stay here.
 
     Raises:
         TypeError: an object that cannot cross into the child (see :func:`check_process_options`).
         ConfigurationError: an unknown metric or exporter name.
-        ValueError: ``sample_rate`` outside [0, 1].
     """
-    sampling = Sampling.create(sample_rate, sample_priority, meter_provider)
-    sinks = given.pop("sinks", ())  # called here, with the records the evaluation process sends back
-    check_process_options(given, builtin_metric_names(criteria_from(criteria), criteria))
+    sampling = Sampling.create(settings.sample_rate, settings.sample_priority, meter_provider)
+    check_process_options(objects, builtin_metric_names(criteria_from(criteria), criteria))
     registry_with_custom_metrics(criteria)  # custom metric code that cannot load stops start-up here, not in the child
-    settings: dict[str, Any] = {
-        "criteria": criteria, "eval_set": eval_set, "sample_rate": sample_rate, "sample_priority": sample_priority,
-        "agent_names": tuple(agent_names), "root_span_names": tuple(root_span_names), "limits": limits,
-        "enrichment_wait_seconds": enrichment_wait_seconds if enrich is not None else None,
-        "relay_records": bool(sinks), **{name: value for name, value in given.items() if value is not None},
-    }  # fmt: skip
+    child = ChildSettings(
+        criteria, settings, enrichment_wait_seconds if enrich is not None else None, relay_records=bool(sinks)
+    )
     # The roots are held here; the evaluation process says when, and with which scores.
     wait = enrichment_wait_seconds + ENRICHMENT_MARGIN
     enricher = RootSpanEnricher(enrich, wait_seconds=wait) if enrich is not None else None
+    limits = settings.limits
     return EvaluationProcess(
-        settings, meter_provider=meter_provider, max_pending=limits.max_pending_spans, sampling=sampling,
+        child, meter_provider=meter_provider, max_pending=limits.max_pending_spans, sampling=sampling,
         idle_timeout=limits.trace_idle_timeout, enricher=enricher, sinks=sinks,
     )  # fmt: skip

@@ -1,4 +1,5 @@
-"""The processor's ``OTEL_EVAL_*`` settings. A bad value fails at start-up, naming the variable and the problem.
+"""The processor's settings (:class:`ProcessorSettings`), read from ``OTEL_EVAL_*`` by :meth:`ProcessorSettings.from_env`.
+A bad variable fails at start-up, naming the variable and the problem.
 
 Defaults shared with the transports and the worker are defined in :mod:`otel_eval.environment_variables`.
 """
@@ -8,7 +9,8 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any, Final
 
 from otel_eval import environment_variables as env
@@ -20,6 +22,7 @@ from otel_eval.evaluation.embedded import EMBEDDED_OPTIONS
 from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.model import EvalSet
 from otel_eval.model.loading import criteria_setting, eval_set_setting
+from otel_eval.processor._engine import Limits
 
 logger = logging.getLogger(__name__)
 
@@ -33,10 +36,39 @@ process reports its pipeline counters to it)."""
 
 @dataclass(frozen=True, slots=True)
 class ProcessorSettings:
-    """Everything :meth:`EvaluationSpanProcessor.from_env` reads from the environment."""
+    """The plain values of :class:`~otel_eval.EvaluationSpanProcessor` (its objects, such as the criteria, the
+    exporter or the providers, are its arguments). Frozen: derive a variant with :func:`dataclasses.replace`.
 
-    criteria: dict[str, Any] | None = None
-    eval_set: EvalSet | None = None
+    Attributes:
+        eval_set: Golden cases (an ``EvalSet``, or a path, loaded here): an invocation whose user text equals a case
+            turn's is also scored with the reference metrics (online reference metrics).
+        sample_rate: Fraction of traces evaluated, decided from the low 64 bits of the trace id as
+            ``TraceIdRatioBased`` does (the same trace gets the same decision in every process).
+        sample_priority: With ``sample_rate`` below 1, also evaluate a left-out trace whose local root span ended
+            in error or carries negative feedback (:mod:`otel_eval.processor._priority`); left-out traces are then
+            buffered until their root ends. False: pure head sampling.
+        agent_names: Evaluate only invocations of these agents (empty: all).
+        root_span_names: Evaluate only subtrees whose top span name starts with one of these (empty: all).
+        max_open_traces: Traces buffered at once.
+        max_spans_per_trace: Spans buffered per trace.
+        max_buffer_bytes: Approximate attribute bytes buffered over all traces.
+        max_pending_spans: Ended spans waiting for the background thread.
+        trace_idle_timeout: Seconds after a trace's last span before it is handed on without its root; also the
+            longest a local root waits for its open descendants.
+        max_queue_size: Requests waiting for the embedded worker.
+        concurrency: Requests the embedded worker evaluates at once.
+        isolation: ``"thread"``: the embedded evaluation runs on background threads of this process. ``"process"``:
+            in a child process fed the spans over a socket (:mod:`otel_eval.processor._evaluation_process`).
+        sessions: When a session's conversation-level metrics run, and how many open sessions are held.
+        kafka_bootstrap_servers: Read by :meth:`~otel_eval.EvaluationSpanProcessor.from_env`: set, the requests go
+            to Kafka (the constructor takes an ``exporter`` instead).
+
+    Raises:
+        ValueError: a limit below 1, ``sample_rate`` outside [0, 1], or an unknown ``isolation``.
+        ConfigurationError: an ``eval_set`` path that cannot be read.
+    """
+
+    eval_set: EvalSet | str | Path | None = None
     sample_rate: float = DEFAULT_SAMPLE_RATE
     sample_priority: bool = env.DEFAULT_SAMPLE_PRIORITY
     agent_names: tuple[str, ...] = ()
@@ -50,21 +82,50 @@ class ProcessorSettings:
     concurrency: int = env.DEFAULT_CONCURRENCY
     isolation: str = env.DEFAULT_ISOLATION
     sessions: SessionLimits = field(default_factory=SessionLimits)
-    kafka_bootstrap_servers: str | None = field(default=None)
+    kafka_bootstrap_servers: str | None = None
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.sample_rate <= 1:
+            raise ValueError(f"sample_rate must be in [0, 1], got {self.sample_rate!r}")
+        if self.isolation not in (env.ISOLATION_THREAD, env.ISOLATION_PROCESS):
+            raise ValueError(f"isolation must be 'thread' or 'process', got {self.isolation!r}")
+        for name in ("max_queue_size", "concurrency"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)!r}")
+        self.limits  # noqa: B018 (validates them)
+        if isinstance(self.eval_set, (str, Path)):  # frozen: set once, here
+            object.__setattr__(self, "eval_set", eval_set_setting(str(self.eval_set), setting="eval_set"))
+        for name in ("agent_names", "root_span_names"):  # a list given is kept as the tuple it is declared as
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+
+    @property
+    def limits(self) -> Limits:
+        """The bounds of the span intake and of the per-trace buffers."""
+        return Limits(
+            self.max_open_traces,
+            self.max_spans_per_trace,
+            self.max_buffer_bytes,
+            self.max_pending_spans,
+            self.trace_idle_timeout,
+        )
+
+    @property
+    def golden(self) -> EvalSet | None:
+        """``eval_set``, loaded (a path given is read when the settings are made)."""
+        assert not isinstance(self.eval_set, (str, Path))
+        return self.eval_set
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ProcessorSettings:
         """Settings from ``OTEL_EVAL_*``.
 
         Raises:
-            ConfigurationError: a number that is not one or is out of range, or ``OTEL_EVAL_CRITERIA`` /
-                ``OTEL_EVAL_EVAL_SET`` cannot be read (evaluating otherwise than configured would be worse than
-                failing at start-up).
+            ConfigurationError: a number that is not one or is out of range, or ``OTEL_EVAL_EVAL_SET`` cannot be
+                read (evaluating otherwise than configured would be worse than failing at start-up).
         """
         environ = os.environ if environ is None else environ
         eval_set_path = environ.get(env.OTEL_EVAL_EVAL_SET, "").strip()
         return cls(
-            criteria=criteria_setting(environ.get(env.OTEL_EVAL_CRITERIA), setting=env.OTEL_EVAL_CRITERIA),
             eval_set=eval_set_setting(eval_set_path, setting=env.OTEL_EVAL_EVAL_SET),
             sample_rate=number_setting(
                 environ, env.OTEL_EVAL_SAMPLE_RATE, DEFAULT_SAMPLE_RATE, valid=_fraction, expected="a number in [0, 1]"
@@ -91,15 +152,15 @@ class ProcessorSettings:
         )
 
 
-EMBEDDED_SETTINGS: Final = EMBEDDED_OPTIONS & {setting.name for setting in fields(ProcessorSettings)}
-"""The embedded worker's options that are plain settings (``max_queue_size``, ``concurrency``, ``sessions``): read
-from the environment, and sent into the evaluation process; its other options are objects, which cannot cross."""
-_EMBEDDED_ONLY: Final = EMBEDDED_SETTINGS | {"isolation"}
-"""Settings of the embedded worker: not passed on when an exporter (Kafka, or the caller's) does the evaluating."""
+_SETTING_NAMES: Final = frozenset(setting.name for setting in fields(ProcessorSettings))
+_EMBEDDED_OBJECTS: Final = EMBEDDED_OPTIONS - _SETTING_NAMES
+"""The embedded worker's objects (``judge``, ``tracer_provider``, ``logger_provider``, ``sinks``): arguments of the
+processor that are not used when an exporter (Kafka, or the caller's) does the evaluating."""
 
 
 def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """Keyword arguments of ``EvaluationSpanProcessor``: the environment's, then ``overrides``.
+    """Arguments of ``EvaluationSpanProcessor``: ``criteria``, ``settings`` and its objects, from the environment,
+    then ``overrides`` (plain values, such as ``sample_rate=``, replace the settings' own).
 
     With ``OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS`` set (and no ``exporter`` override), includes a Kafka exporter and the
     pipeline counters it shares with the processor; the embedded worker's overrides (``judge=``, ``sinks=``, ...)
@@ -107,17 +168,19 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
 
     Raises:
         ConfigurationError: a bad ``OTEL_EVAL_*`` value, or bad Kafka settings.
+        TypeError: an override that is neither a setting nor an argument of the processor (raised by it).
     """
+    environ = os.environ if environ is None else environ
     settings = ProcessorSettings.from_env(environ)
+    settings = replace(settings, **{name: value for name, value in overrides.items() if name in _SETTING_NAMES})
     options: dict[str, Any] = {
-        field.name: getattr(settings, field.name) for field in fields(settings) if field.name not in _EMBEDDED_ONLY
+        "criteria": criteria_setting(environ.get(env.OTEL_EVAL_CRITERIA), setting=env.OTEL_EVAL_CRITERIA),
+        "settings": settings,
     }
-    del options["kafka_bootstrap_servers"]
+    objects = {name: value for name, value in overrides.items() if name not in _SETTING_NAMES}
     if "exporter" in overrides or not settings.kafka_bootstrap_servers:
-        if "exporter" not in overrides:
-            options.update((name, getattr(settings, name)) for name in _EMBEDDED_ONLY)
-        options.update(overrides)
-        if options.get("isolation") == env.ISOLATION_PROCESS and "isolation" not in overrides:
+        options.update(objects)
+        if settings.isolation == env.ISOLATION_PROCESS and "isolation" not in overrides:
             _leave_out_providers(options)
         return options
     from otel_eval.transport.kafka import KafkaInvocationExporter
@@ -125,6 +188,7 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
     ignored = [f"{name}=" for name in sorted(set(overrides) & EMBEDDED_OPTIONS)]
     if settings.isolation != env.DEFAULT_ISOLATION:
         ignored.append(f"{env.OTEL_EVAL_ISOLATION}={settings.isolation}")
+        options["settings"] = replace(settings, isolation=env.DEFAULT_ISOLATION)
     if ignored:
         logger.info("%s is set: the workers evaluate, so %s are not used here", env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS,
                     ", ".join(ignored))  # fmt: skip
@@ -133,7 +197,7 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
         environ, meter_provider=overrides.get("meter_provider"), pipeline=pipeline
     )
     options["pipeline"] = pipeline
-    options.update((name, value) for name, value in overrides.items() if name not in EMBEDDED_OPTIONS)
+    options.update((name, value) for name, value in objects.items() if name not in _EMBEDDED_OBJECTS)
     return options
 
 

@@ -14,22 +14,26 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from opentelemetry._logs import LoggerProvider
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.trace import TracerProvider
 
 from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval._runtime.log_filters import DuplicateLogFilter
+from otel_eval.emit import RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation import builtin_metric_names, criteria_from, custom_metrics_of
-from otel_eval.evaluation.embedded import EmbeddedOptions, embedded_exporter
+from otel_eval.evaluation.embedded import embedded_exporter
 from otel_eval.evaluation.engine import EmbeddedInvocationExporter
+from otel_eval.judge import Judge
 from otel_eval.metrics import MetricRegistry, default_registry
-from otel_eval.model import EvalConfig, EvalSet
+from otel_eval.model import EvalConfig
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import TraceBuffers
 from otel_eval.processor._completion import IncompleteCounter, OpenSpans
@@ -40,6 +44,7 @@ from otel_eval.processor._logs import EvaluationLogRecordProcessor, LogJoin
 from otel_eval.processor._priority import Sampling
 from otel_eval.processor._requests import RequestBuilder
 from otel_eval.processor._selection import InvocationFilters
+from otel_eval.processor._settings import ProcessorSettings
 from otel_eval.transport.base import InvocationExporter
 
 logger = logging.getLogger(__name__)
@@ -301,49 +306,50 @@ class InThreadEngine:
 
 
 def in_thread_engine(
-    criteria: Mapping[str, Any] | EvalConfig | None = None,
+    criteria: Mapping[str, Any] | EvalConfig | None,
+    settings: ProcessorSettings,
     *,
-    eval_set: EvalSet | None = None,
-    sample_rate: float,
-    sample_priority: bool,
-    agent_names: Iterable[str] = (),
-    root_span_names: Iterable[str] = (),
-    limits: Limits,
     exporter: InvocationExporter | None = None,
     registry: MetricRegistry | None = None,
     meter_provider: MeterProvider | None = None,
-    pipeline: PipelineMetrics | None = None,
+    tracer_provider: TracerProvider | None = None,
+    logger_provider: LoggerProvider | None = None,
+    judge: Judge | None = None,
+    sinks: Sequence[RecordSink] = (),
     enrich: SpanProcessor | None = None,
     enrichment_wait_seconds: float,
+    pipeline: PipelineMetrics | None = None,
     threaded: bool = True,
-    **embedded: Any,
 ) -> InThreadEngine:
     """The engine of the processor's arguments (``isolation="thread"``, and in the evaluation process): with
-    ``exporter``, or (None) with the embedded worker built from ``embedded``
-    (:class:`~otel_eval.evaluation.embedded.EmbeddedOptions`), which then gets the criteria (the requests need not
-    carry them). ``threaded``: see :class:`InThreadEngine`.
+    ``exporter``, or (None) with the embedded worker built from the settings and the worker's objects (``judge``,
+    the providers, ``sinks``), which then gets the criteria (the requests need not carry them). ``threaded``: see
+    :class:`InThreadEngine`.
 
     Raises:
         ConfigurationError: an unknown metric or invalid criterion.
-        ValueError: ``sample_rate`` outside [0, 1].
     """
-    sampling = Sampling.create(sample_rate, sample_priority, meter_provider)
+    sampling = Sampling.create(settings.sample_rate, settings.sample_priority, meter_provider)
     parsed = criteria_from(criteria)
+    eval_set = settings.golden
     pipeline = pipeline or PipelineMetrics(meter_provider, transport="embedded" if exporter is None else "custom")
     enricher = None
     if enrich is not None:  # with another exporter the scores never come back here: nothing to wait for
         enricher = RootSpanEnricher(enrich, wait_seconds=enrichment_wait_seconds if exporter is None else 0.0)
     if exporter is None:
-        options: EmbeddedOptions = dict(embedded)  # type: ignore[assignment]
-        if enricher is not None:
-            options["sinks"] = [*options.get("sinks", ()), enricher.on_records]
         exporter = embedded_exporter(
             criteria if custom_metrics_of(criteria) else parsed,
             eval_set=eval_set,
             registry=registry,
             meter_provider=meter_provider,
             pipeline=pipeline,
-            **options,
+            judge=judge,
+            tracer_provider=tracer_provider,
+            logger_provider=logger_provider,
+            sinks=[*sinks, enricher.on_records] if enricher is not None else sinks,
+            max_queue_size=settings.max_queue_size,
+            concurrency=settings.concurrency,
+            sessions=settings.sessions,
         )
         parsed = None  # the embedded core has them; requests need not carry them
     else:
@@ -354,9 +360,11 @@ def in_thread_engine(
         exporter=exporter,
         pipeline=pipeline,
         builder=RequestBuilder(
-            filters=InvocationFilters.create(agent_names, root_span_names), criteria=parsed, eval_set=eval_set
+            filters=InvocationFilters.create(settings.agent_names, settings.root_span_names),
+            criteria=parsed,
+            eval_set=eval_set,
         ),
-        limits=limits,
+        limits=settings.limits,
         sampling=sampling,
         enricher=enricher,
         meter_provider=meter_provider,

@@ -31,6 +31,8 @@ from opentelemetry.trace import (
 )
 
 from otel_eval.errors import OtelEvalError
+from otel_eval.model import EvalConfig
+from otel_eval.processor._settings import ProcessorSettings
 
 Start = tuple[int, int, int, bool, int, bool]
 """trace id, span id, parent span id (0: none), parent is remote, scope number, started under suppressed
@@ -255,10 +257,20 @@ def decode_log_record(encoded: LogTuple) -> ReadWriteLogRecord:
 # --- messages --------------------------------------------------------------------------------------------------------
 
 
+class ChildSettings(NamedTuple):
+    """What the child's engine is built from: the processor's criteria and settings, how long its roots are held
+    for their scores (None: no ``enrich=``), and whether each request's records go back (the agent has sinks)."""
+
+    criteria: Mapping[str, Any] | EvalConfig | None
+    settings: ProcessorSettings
+    enrichment_wait_seconds: float | None
+    relay_records: bool
+
+
 class Config(NamedTuple):
     """First message to the child: the processor's settings, and the traces an earlier child lost part of."""
 
-    settings: dict[str, Any]
+    settings: ChildSettings
     lost_traces: list[int]
 
 

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings, semconv
 from otel_eval.cli import main
 from otel_eval.demo import TravelAgent
 from otel_eval.demo.workload import Scenario, ToolStep
@@ -117,7 +117,9 @@ def test_otel_eval_run_and_the_processor_give_the_same_scores_and_statuses(
     scenarios: list[Scenario], eval_set: EvalSet, criteria: dict[str, Any]
 ) -> None:
     telemetry = Telemetry()
-    processor = EvaluationSpanProcessor(criteria, eval_set=eval_set, **telemetry.providers())
+    processor = EvaluationSpanProcessor(
+        criteria, settings=ProcessorSettings(eval_set=eval_set), **telemetry.providers()
+    )
     telemetry.tracer_provider.add_span_processor(processor)
     telemetry.add_exporting_processor()
     agent = TravelAgent(telemetry.tracer_provider)

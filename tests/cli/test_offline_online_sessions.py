@@ -26,7 +26,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_eval import EvaluationSpanProcessor
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.cli import main
 from otel_eval.demo import TravelAgent
 from otel_eval.demo.workload import Scenario, ToolStep
@@ -109,7 +109,9 @@ def test_run_and_the_core_agree_on_sessions_over_several_traces(
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     online_records: list[EvaluationRecord] = []
-    processor = EvaluationSpanProcessor(CONFIG, sessions=SessionLimits(idle_timeout=0.2), sinks=[online_records.extend])
+    processor = EvaluationSpanProcessor(
+        CONFIG, settings=ProcessorSettings(sessions=SessionLimits(idle_timeout=0.2)), sinks=[online_records.extend]
+    )
     provider.add_span_processor(processor)
     agent = TravelAgent(provider)
     schedule = [index for index, turns in enumerate(sessions) for _ in turns]

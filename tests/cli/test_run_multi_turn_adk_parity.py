@@ -28,7 +28,7 @@ from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 
-from otel_eval import EvaluationSpanProcessor
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.emit import Emitters
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.evaluation.sessions import SessionLimits
@@ -161,7 +161,10 @@ def embedded_results(recorded: RecordedSessions) -> dict[str, dict[str, Any]]:
     records it emits. Windows closed by the recording's own pause: :func:`embedded_windows_in_real_time`."""
     records: list[EvaluationRecord] = []
     processor = EvaluationSpanProcessor(
-        CONFIG, sessions=SessionLimits(idle_timeout=0.5), sinks=[records.extend], tracer_provider=TracerProvider()
+        CONFIG,
+        settings=ProcessorSettings(sessions=SessionLimits(idle_timeout=0.5)),
+        sinks=[records.extend],
+        tracer_provider=TracerProvider(),
     )
     for span in sorted(recorded.spans, key=lambda s: s.end_time or 0):
         processor.on_end(span)
@@ -185,7 +188,10 @@ def embedded_windows_in_real_time(recorded: RecordedSessions) -> dict[str, list[
     last turn) of each window the processor judged, from the records it emits."""
     records: list[EvaluationRecord] = []
     processor = EvaluationSpanProcessor(
-        CONFIG, sessions=SessionLimits(idle_timeout=0.8), sinks=[records.extend], tracer_provider=TracerProvider()
+        CONFIG,
+        settings=ProcessorSettings(sessions=SessionLimits(idle_timeout=0.8)),
+        sinks=[records.extend],
+        tracer_provider=TracerProvider(),
     )
     previous = None
     for span in sorted(recorded.spans, key=lambda s: s.end_time or 0):

@@ -12,7 +12,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_eval import EvaluationSpanProcessor
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.demo import AGENT_NAME, SCENARIOS, TravelAgent
 from otel_eval.demo.golden import golden_eval_set
 from otel_eval.emit.enrichment import label_attribute, score_attribute
@@ -41,7 +41,9 @@ def _roots(exported: InMemorySpanExporter) -> list:
 
 
 def test_the_root_span_is_exported_with_its_scores() -> None:
-    provider, exported, processor = _pipeline(criteria={"tool_trajectory_avg_score": 1.0}, eval_set=None)
+    provider, exported, processor = _pipeline(
+        criteria={"tool_trajectory_avg_score": 1.0}, settings=ProcessorSettings(eval_set=None)
+    )
     TravelAgent(provider).run(SCENARIOS[0])
     assert [s for s in exported.get_finished_spans() if s.name.startswith("execute_tool")]  # children pass at once
     assert _roots(exported) == []  # the root waits for its scores
@@ -58,7 +60,9 @@ def test_the_root_span_is_exported_with_its_scores() -> None:
 
 
 def test_the_label_beside_the_score_tells_pass_from_fail_without_the_threshold() -> None:
-    provider, exported, processor = _pipeline(criteria={"tool_trajectory_avg_score": 1.0}, eval_set=golden_eval_set())
+    provider, exported, processor = _pipeline(
+        criteria={"tool_trajectory_avg_score": 1.0}, settings=ProcessorSettings(eval_set=golden_eval_set())
+    )
     agent = TravelAgent(provider)
     for scenario in SCENARIOS:
         agent.run(scenario)
@@ -97,7 +101,9 @@ def test_the_root_is_exported_unchanged_when_the_scores_are_late() -> None:
 
 
 def test_a_root_that_is_not_evaluated_passes_through_unchanged() -> None:
-    provider, exported, _processor = _pipeline(agent_names=["another_agent"], enrichment_wait_seconds=30)
+    provider, exported, _processor = _pipeline(
+        settings=ProcessorSettings(agent_names=("another_agent",)), enrichment_wait_seconds=30
+    )
     TravelAgent(provider).run(SCENARIOS[0])
     assert wait_until(lambda: len(_roots(exported)) == 1, timeout=20)  # long before the 30 s wait
     assert not any(key.startswith("gen_ai.evaluation.") for key in _roots(exported)[0].attributes)
@@ -105,14 +111,14 @@ def test_a_root_that_is_not_evaluated_passes_through_unchanged() -> None:
 
 
 def test_unsampled_traces_are_not_held() -> None:
-    provider, exported, _processor = _pipeline(sample_rate=0.0, enrichment_wait_seconds=30)
+    provider, exported, _processor = _pipeline(settings=ProcessorSettings(sample_rate=0.0), enrichment_wait_seconds=30)
     TravelAgent(provider).run(SCENARIOS[0])
     assert len(_roots(exported)) == 1  # passed straight through in on_end
     provider.shutdown()
 
 
 def test_a_root_that_priority_sampling_rescues_is_held_for_its_scores() -> None:
-    provider, exported, processor = _pipeline(sample_rate=0.0, enrichment_wait_seconds=30)
+    provider, exported, processor = _pipeline(settings=ProcessorSettings(sample_rate=0.0), enrichment_wait_seconds=30)
     with provider.get_tracer("web.server").start_as_current_span("POST /chat") as request:
         TravelAgent(provider).run(SCENARIOS[0])
         request.set_attribute("user.feedback", "thumbs_down")

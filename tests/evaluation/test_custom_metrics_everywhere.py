@@ -14,7 +14,7 @@ from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 
-from otel_eval import EvaluationSpanProcessor, environment_variables, semconv
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings, environment_variables, semconv
 from otel_eval.cli import main
 from otel_eval.demo import TravelAgent
 from otel_eval.demo.workload import Scenario, ToolStep
@@ -108,7 +108,7 @@ def test_bad_custom_metric_code_stops_the_processor_at_start_up(isolation: str) 
         "custom_metrics": {METRIC: {"code_config": {"name": "tests.metrics.no_such_module.metric"}}},
     }
     with pytest.raises(ConfigurationError, match=r"custom metric 'answer_has_digit' \(tests.metrics.no_such_module"):
-        EvaluationSpanProcessor(criteria=bad, isolation=isolation)
+        EvaluationSpanProcessor(criteria=bad, settings=ProcessorSettings(isolation=isolation))
 
 
 @pytest.mark.usefixtures("quiet_adk")
@@ -136,7 +136,10 @@ def test_a_conversation_level_custom_metric_runs_once_per_session_window() -> No
     }
     records: list[EvaluationRecord] = []
     processor = EvaluationSpanProcessor(
-        config, sessions=SessionLimits(idle_timeout=0.5), sinks=[records.extend], tracer_provider=TracerProvider()
+        config,
+        settings=ProcessorSettings(sessions=SessionLimits(idle_timeout=0.5)),
+        sinks=[records.extend],
+        tracer_provider=TracerProvider(),
     )
     custom_metrics_fixture.CONVERSATION_CALLS.clear()
     for span in sorted(recorded.spans, key=lambda s: s.end_time or 0):  # at once: each session is one window

@@ -17,6 +17,7 @@ from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.model import content_text
 from otel_eval.model.eval_case import get_all_tool_calls
 from otel_eval.model.messages import EvaluationRequest
+from otel_eval.processor import ProcessorSettings
 from otel_eval.processor._completion import OpenSpans
 from otel_eval.transport import InMemoryInvocationExporter
 from tests.processor.telemetry import attach
@@ -86,7 +87,7 @@ def test_a_child_ending_after_its_root_is_in_the_evaluated_invocation(
 def test_a_child_that_never_ends_is_handed_on_at_the_idle_timeout_and_counted(
     provider: TracerProvider, exporter: InMemoryInvocationExporter
 ) -> None:
-    processor = attach(provider, exporter, trace_idle_timeout=1.0)
+    processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=1.0))
     _root, tool = _invocation_with_background_tool(provider)
 
     assert wait_until(lambda: len(exporter.get_finished_requests()) == 1)
@@ -109,7 +110,7 @@ def test_a_root_ending_wakes_the_waiting_background_thread_once_per_invocation(
     provider: TracerProvider, exporter: InMemoryInvocationExporter
 ) -> None:
     # "wakeups" counts the wake-ups of the background thread by the agent's threads (not its periodic ticks).
-    processor = attach(provider, exporter, trace_idle_timeout=3600.0)
+    processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=3600.0))
     wakeups = processor.stats()["wakeups"]
     agent = TravelAgent(provider)
     runs = 5
@@ -126,7 +127,7 @@ def test_a_root_ending_wakes_the_waiting_background_thread_once_per_invocation(
 def test_while_invocations_keep_coming_the_background_thread_polls_instead_of_being_woken(
     provider: TracerProvider, exporter: InMemoryInvocationExporter
 ) -> None:
-    processor = attach(provider, exporter, trace_idle_timeout=3600.0)
+    processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=3600.0))
     agent = TravelAgent(provider)
     agent.run(SCENARIOS[0])
     assert wait_until(lambda: len(exporter.get_finished_requests()) == 1)

@@ -10,6 +10,7 @@ import os
 import signal
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings, semconv
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.errors import ConfigurationError
 from otel_eval.metrics import default_registry
@@ -71,12 +72,13 @@ def _recorded_spans(invocations: int) -> list[ReadableSpan]:
 
 
 def _isolated_agent(
-    *also: SpanProcessor, **options: Any
+    *also: SpanProcessor, settings: ProcessorSettings | None = None, **options: Any
 ) -> tuple[TracerProvider, EvaluationSpanProcessor, TravelAgent]:
-    """A travel agent with the processor in ``process`` isolation (with ``options``, and ``also``), its evaluation
-    process started by a first invocation and flushed."""
+    """A travel agent with the processor in ``process`` isolation (with ``settings``, ``options``, and ``also``),
+    its evaluation process started by a first invocation and flushed."""
     provider = TracerProvider()
-    processor = EvaluationSpanProcessor(isolation="process", **options)
+    settings = replace(settings or ProcessorSettings(), isolation="process")
+    processor = EvaluationSpanProcessor(settings=settings, **options)
     provider.add_span_processor(processor)
     for other in also:
         provider.add_span_processor(other)
@@ -93,7 +95,7 @@ def _scores(sink: OtlpSink) -> set[tuple[str, str, str, str, object]]:
 
 def test_the_same_spans_score_the_same_in_a_child_process_as_on_threads(sink: OtlpSink) -> None:
     spans = _recorded_spans(len(SCENARIOS))
-    isolated = EvaluationSpanProcessor(isolation="process")
+    isolated = EvaluationSpanProcessor(settings=ProcessorSettings(isolation="process"))
     for span in spans:
         isolated.on_end(span)
     assert isolated.force_flush(60_000)
@@ -161,17 +163,17 @@ def test_shutdown_kills_a_hung_evaluation_process_within_its_timeout(sink: OtlpS
 
 def test_objects_that_cannot_cross_into_the_child_are_refused() -> None:
     with pytest.raises(TypeError, match="registry"):
-        EvaluationSpanProcessor(isolation="process", registry=default_registry())
+        EvaluationSpanProcessor(settings=ProcessorSettings(isolation="process"), registry=default_registry())
     with pytest.raises(TypeError, match="tracer_provider"):
-        EvaluationSpanProcessor(isolation="process", tracer_provider=TracerProvider())
+        EvaluationSpanProcessor(settings=ProcessorSettings(isolation="process"), tracer_provider=TracerProvider())
     with pytest.raises(ValueError, match="isolation"):
-        EvaluationSpanProcessor(isolation="fork")
+        EvaluationSpanProcessor(settings=ProcessorSettings(isolation="fork"))
 
 
 def test_an_unknown_exporter_name_fails_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OTEL_LOGS_EXPORTER", "no-such-exporter")
     with pytest.raises(ConfigurationError, match=r"OTEL_LOGS_EXPORTER.*no-such-exporter"):
-        EvaluationSpanProcessor(isolation="process")
+        EvaluationSpanProcessor(settings=ProcessorSettings(isolation="process"))
 
 
 def test_from_env_with_kafka_says_the_isolation_is_not_used(
@@ -201,7 +203,7 @@ def test_from_env_with_process_isolation_leaves_out_the_in_thread_providers_and_
     finally:
         processor.shutdown(10_000)
     with pytest.raises(TypeError, match="tracer_provider"):  # given to the constructor: refused, by name
-        EvaluationSpanProcessor(isolation="process", tracer_provider=TracerProvider())
+        EvaluationSpanProcessor(settings=ProcessorSettings(isolation="process"), tracer_provider=TracerProvider())
 
 
 def test_from_env_reads_the_isolation(monkeypatch: pytest.MonkeyPatch, sink: OtlpSink) -> None:
@@ -245,7 +247,9 @@ async def test_event_only_content_log_records_reach_the_child(sink: OtlpSink) ->
     eval_set = EvalSet(eval_set_id="event-only", eval_cases=[EvalCase(eval_id="c1", conversation=[golden])])
 
     criteria = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
-    processor = EvaluationSpanProcessor(criteria=criteria, eval_set=eval_set, isolation="process")
+    processor = EvaluationSpanProcessor(
+        criteria=criteria, settings=ProcessorSettings(eval_set=eval_set, isolation="process")
+    )
     tracer_provider.add_span_processor(processor)
     logger_provider.add_log_record_processor(processor.log_record_processor)
     try:
@@ -261,7 +265,9 @@ async def test_event_only_content_log_records_reach_the_child(sink: OtlpSink) ->
 
 def test_a_child_that_falls_behind_makes_the_agent_shed_whole_traces(sink: OtlpSink) -> None:
     recorder = _Recorder()
-    provider, processor, agent = _isolated_agent(recorder, max_pending_spans=64)  # sheds past 32 spans queued
+    provider, processor, agent = _isolated_agent(
+        recorder, settings=ProcessorSettings(max_pending_spans=64)
+    )  # sheds past 32 spans queued
     pid = evaluation_process_pid()
     assert pid is not None
     os.kill(pid, signal.SIGSTOP)  # reads nothing: the agent's process must stop sending
@@ -319,7 +325,9 @@ def test_a_forked_agent_process_starts_its_own_evaluation_process(sink: OtlpSink
 def test_enrich_exports_each_root_span_once_with_the_scores_the_child_worked_out(sink: OtlpSink) -> None:
     exported = InMemorySpanExporter()
     provider = TracerProvider()
-    processor = EvaluationSpanProcessor(isolation="process", enrich=SimpleSpanProcessor(exported))
+    processor = EvaluationSpanProcessor(
+        settings=ProcessorSettings(isolation="process"), enrich=SimpleSpanProcessor(exported)
+    )
     provider.add_span_processor(processor)
     agent = TravelAgent(provider)
     for scenario in SCENARIOS:

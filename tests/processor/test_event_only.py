@@ -12,7 +12,7 @@ from opentelemetry import trace
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk.trace import TracerProvider
 
-from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings, semconv
 from otel_eval.model import EvalCase, EvalSet, TracedInvocation
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.transport import InMemoryInvocationExporter
@@ -114,7 +114,9 @@ async def test_event_only_scores_equal_span_only(providers: tuple[TracerProvider
     scores: dict[str, list[tuple[str, float | None, str]]] = {}
     for mode in ("SPAN_ONLY", "EVENT_ONLY"):
         records: list[EvaluationRecord] = []
-        for processor in attach_both(providers, criteria=criteria, eval_set=eval_set, sinks=[records.extend]):
+        for processor in attach_both(
+            providers, criteria=criteria, settings=ProcessorSettings(eval_set=eval_set), sinks=[records.extend]
+        ):
             with adk_telemetry(schema=2, capture_mode=mode):
                 await run_turns(SCENARIOS["single_tool"]())
             assert processor.force_flush(30_000)
@@ -158,7 +160,8 @@ def test_log_records_are_bounded_and_every_drop_is_counted_by_reason() -> None:
 
     tracer_provider, logger_provider = TracerProvider(), LoggerProvider()
     processor = EvaluationSpanProcessor(
-        exporter=InMemoryInvocationExporter(), max_buffer_bytes=2_000, trace_idle_timeout=0.2
+        exporter=InMemoryInvocationExporter(),
+        settings=ProcessorSettings(max_buffer_bytes=2_000, trace_idle_timeout=0.2),
     )
     tracer_provider.add_span_processor(processor)
     logger_provider.add_log_record_processor(processor.log_record_processor)

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from opentelemetry.trace import SpanKind
 
-from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings, semconv
 from otel_eval.conversations import Conversation
 from otel_eval.demo import AGENT_NAME, EVAL_SET_ID, SCENARIOS, TravelAgent, golden_eval_set
 from otel_eval.evaluation import build_plan, criteria_from, evaluate_conversation, find_golden_turn, pair_invocations
@@ -22,10 +22,15 @@ CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": {"threshol
 REFERENCE_METRICS = ("tool_trajectory_avg_score", "response_match_score")
 
 
-def _run_workload(telemetry: Telemetry, **options: object) -> tuple[EvaluationSpanProcessor, list[EvaluationRecord]]:
+def _run_workload(
+    telemetry: Telemetry, sample_rate: float = 1.0
+) -> tuple[EvaluationSpanProcessor, list[EvaluationRecord]]:
     records: list[EvaluationRecord] = []
     processor = EvaluationSpanProcessor(
-        CRITERIA, eval_set=golden_eval_set(), sinks=[records.extend], **telemetry.providers(), **options
+        CRITERIA,
+        settings=ProcessorSettings(eval_set=golden_eval_set(), sample_rate=sample_rate),
+        sinks=[records.extend],
+        **telemetry.providers(),
     )
     telemetry.tracer_provider.add_span_processor(processor)
     telemetry.add_exporting_processor()

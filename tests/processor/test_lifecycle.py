@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import multiprocessing
@@ -12,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings, semconv
 from otel_eval import environment_variables as env
 from otel_eval.demo import SCENARIOS, TravelAgent, golden_eval_set
 from otel_eval.emit.enrichment import RootSpanEnricher
@@ -24,7 +26,6 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation.engine import EmbeddedInvocationExporter
 from otel_eval.model.messages import EvaluationRecord
-from otel_eval.processor._settings import ProcessorSettings
 from otel_eval.transport import InMemoryInvocationExporter
 from tests.processor.telemetry import Telemetry
 
@@ -192,8 +193,38 @@ def test_pipeline_counters_reach_the_meter_provider(telemetry: Telemetry) -> Non
     processor.shutdown()
 
 
-def test_embedded_settings_next_to_an_exporter_or_unknown_keywords_are_refused_by_name() -> None:
-    with pytest.raises(TypeError, match=r"logger_provider, sinks: settings of the embedded worker.*InMemory"):
-        EvaluationSpanProcessor(exporter=InMemoryInvocationExporter(), sinks=[print], logger_provider=None)
+def test_embedded_objects_next_to_an_exporter_or_unknown_keywords_are_refused_by_name() -> None:
+    with pytest.raises(TypeError, match=r"logger_provider, sinks: objects of the embedded worker.*InMemory"):
+        EvaluationSpanProcessor(exporter=InMemoryInvocationExporter(), sinks=[print], logger_provider=LoggerProvider())
     with pytest.raises(TypeError, match=r"unexpected keyword argument.*max_queue"):
         EvaluationSpanProcessor(max_queue=3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"unexpected keyword argument.*max_queue_size"):
+        EvaluationSpanProcessor(max_queue_size=3)  # type: ignore[call-arg]  # a setting: ProcessorSettings holds it
+
+
+def test_settings_are_checked_when_made_and_derived_with_replace() -> None:
+    with pytest.raises(ValueError, match="sample_rate"):
+        ProcessorSettings(sample_rate=1.5)
+    with pytest.raises(ValueError, match="max_pending_spans"):
+        dataclasses.replace(ProcessorSettings(), max_pending_spans=0)
+    with pytest.raises(ValueError, match="isolation"):
+        ProcessorSettings(isolation="fork")
+    with pytest.raises(ConfigurationError):
+        ProcessorSettings(eval_set="/no/such/set.json")
+
+
+def test_from_env_puts_plain_overrides_into_the_settings(tmp_path: Path) -> None:
+    """``from_env(sample_rate=..., eval_set=path)``: plain values replace the environment's settings (a path is
+    loaded), objects are passed on."""
+    eval_set_path = tmp_path / "golden.evalset.json"
+    eval_set_path.write_text(golden_eval_set().model_dump_json())
+    provider = TracerProvider()
+    skipped, kept = InMemoryInvocationExporter(), InMemoryInvocationExporter()
+    provider.add_span_processor(EvaluationSpanProcessor.from_env({}, exporter=skipped, agent_names=("someone_else",)))
+    provider.add_span_processor(EvaluationSpanProcessor.from_env({}, exporter=kept, eval_set=str(eval_set_path)))
+    TravelAgent(provider).run(SCENARIOS[0])
+    assert provider.force_flush(10_000)
+    assert skipped.get_finished_requests() == []
+    (request,) = kept.get_finished_requests()
+    assert request.eval_case is not None
+    provider.shutdown()

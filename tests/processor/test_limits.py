@@ -10,7 +10,7 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 
-from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings, semconv
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport import ExportResult, InMemoryInvocationExporter
@@ -38,7 +38,9 @@ def _open_roots(provider: TracerProvider, traces: int, children: int) -> list:
 
 def test_a_flood_of_traces_whose_roots_never_end_keeps_the_buffers_at_their_limits(provider: TracerProvider) -> None:
     exporter = InMemoryInvocationExporter()
-    processor = EvaluationSpanProcessor(exporter=exporter, max_open_traces=50, trace_idle_timeout=3600)
+    processor = EvaluationSpanProcessor(
+        exporter=exporter, settings=ProcessorSettings(max_open_traces=50, trace_idle_timeout=3600)
+    )
     provider.add_span_processor(processor)
     _open_roots(provider, traces=300, children=4)
     assert processor.force_flush(10_000)
@@ -57,7 +59,7 @@ def test_a_flood_of_traces_whose_roots_never_end_keeps_the_buffers_at_their_limi
 
 def test_a_trace_over_the_span_limit_is_discarded_whole_and_its_later_spans_dropped(provider: TracerProvider) -> None:
     exporter = InMemoryInvocationExporter()
-    processor = EvaluationSpanProcessor(exporter=exporter, max_spans_per_trace=5)
+    processor = EvaluationSpanProcessor(exporter=exporter, settings=ProcessorSettings(max_spans_per_trace=5))
     provider.add_span_processor(processor)
     _open_roots(provider, traces=1, children=9)
     TravelAgent(provider).run(SCENARIOS[0])  # 4 spans: under the limit, still evaluated
@@ -72,7 +74,9 @@ def test_a_trace_over_the_span_limit_is_discarded_whole_and_its_later_spans_drop
 
 def test_the_byte_limit_discards_the_trace_that_would_pass_it(provider: TracerProvider) -> None:
     exporter = InMemoryInvocationExporter()
-    processor = EvaluationSpanProcessor(exporter=exporter, max_buffer_bytes=20_000, trace_idle_timeout=3600)
+    processor = EvaluationSpanProcessor(
+        exporter=exporter, settings=ProcessorSettings(max_buffer_bytes=20_000, trace_idle_timeout=3600)
+    )
     provider.add_span_processor(processor)
     _open_roots(provider, traces=100, children=2)
     assert processor.force_flush(10_000)
@@ -100,7 +104,9 @@ class StalledExporter(InMemoryInvocationExporter):
 
 def test_a_full_intake_queue_drops_and_counts_in_on_end(provider: TracerProvider) -> None:
     exporter = StalledExporter()
-    processor = EvaluationSpanProcessor(exporter=exporter, max_pending_spans=10, trace_idle_timeout=3600)
+    processor = EvaluationSpanProcessor(
+        exporter=exporter, settings=ProcessorSettings(max_pending_spans=10, trace_idle_timeout=3600)
+    )
     provider.add_span_processor(processor)
     TravelAgent(provider).run(SCENARIOS[0])
     assert exporter.entered.wait(10)  # the background thread is now stuck in the transport
@@ -129,7 +135,7 @@ def test_while_the_transport_is_full_spans_are_shed_in_on_end_and_straddling_tra
     provider: TracerProvider,
 ) -> None:
     exporter = GatedExporter()
-    processor = EvaluationSpanProcessor(exporter=exporter, trace_idle_timeout=3600)
+    processor = EvaluationSpanProcessor(exporter=exporter, settings=ProcessorSettings(trace_idle_timeout=3600))
     provider.add_span_processor(processor)
     tracer = provider.get_tracer("web.server")
     straddling = tracer.start_span("POST /chat")  # its agent run starts before, and ends after, the overload

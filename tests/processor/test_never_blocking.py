@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings, semconv
 from otel_eval.demo import AGENT_NAME, SCENARIOS, TravelAgent
 from tests.judge.fake_gemini import FakeGemini, hang_reply
 from tests.judge.helpers import make_judge
@@ -33,7 +33,10 @@ def test_a_hanging_judge_and_a_full_queue_never_block_or_break_the_agent(
 ) -> None:
     judge = make_judge(hanging_gemini, timeout_seconds=300, max_total_seconds=600, max_attempts=1)
     processor = EvaluationSpanProcessor(
-        {"hallucinations_v1": 0.8}, judge=judge, max_queue_size=2, concurrency=1, **telemetry.providers()
+        {"hallucinations_v1": 0.8},
+        judge=judge,
+        settings=ProcessorSettings(max_queue_size=2, concurrency=1),
+        **telemetry.providers(),
     )
     telemetry.tracer_provider.add_span_processor(processor)
     telemetry.add_exporting_processor()

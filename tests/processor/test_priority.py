@@ -13,14 +13,13 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode
 
-from otel_eval import semconv
+from otel_eval import ProcessorSettings, semconv
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.errors import ConfigurationError
 from otel_eval.judge.priority import PriorityPolicy
 from otel_eval.model import content_text
 from otel_eval.processor._priority import SamplePriority
 from otel_eval.processor._selection import is_sampled, sampling_bound
-from otel_eval.processor._settings import ProcessorSettings
 from otel_eval.transport import InMemoryInvocationExporter
 from tests.processor.telemetry import attach, hex_id
 
@@ -48,7 +47,9 @@ def _user_texts(exporter: InMemoryInvocationExporter) -> set[str]:
 def test_left_out_traces_that_errored_or_got_negative_feedback_are_evaluated(
     provider: TracerProvider, exporter: InMemoryInvocationExporter
 ) -> None:
-    processor = attach(provider, exporter, sample_rate=0.0)  # every trace is left out by its trace id
+    processor = attach(
+        provider, exporter, settings=ProcessorSettings(sample_rate=0.0)
+    )  # every trace is left out by its trace id
     _request(provider, ERRORED, error=True)
     _request(provider, DISLIKED, feedback=" Thumbs_Down")
     _request(provider, PLAIN, feedback="thumbs_up")
@@ -65,7 +66,7 @@ def test_left_out_traces_that_errored_or_got_negative_feedback_are_evaluated(
 
 
 def test_the_switch_off_is_pure_head_sampling(provider: TracerProvider, exporter: InMemoryInvocationExporter) -> None:
-    processor = attach(provider, exporter, sample_rate=0.0, sample_priority=False)
+    processor = attach(provider, exporter, settings=ProcessorSettings(sample_rate=0.0, sample_priority=False))
     _request(provider, ERRORED, error=True)
     _request(provider, DISLIKED, feedback="negative")
     assert processor.force_flush(10_000)
@@ -79,7 +80,7 @@ def test_the_switch_off_is_pure_head_sampling(provider: TracerProvider, exporter
 def test_the_trace_id_decision_still_rules_every_other_trace(
     provider: TracerProvider, exporter: InMemoryInvocationExporter
 ) -> None:
-    processor = attach(provider, exporter, sample_rate=0.5)
+    processor = attach(provider, exporter, settings=ProcessorSettings(sample_rate=0.5))
     trace_ids = [_request(provider, PLAIN) for _ in range(8)]
     errored = _request(provider, ERRORED, error=True)
     assert processor.force_flush(10_000)
@@ -146,7 +147,7 @@ def test_the_switch_is_read_from_the_environment_and_a_bad_value_fails_at_start_
 
 def test_the_root_is_the_local_root_not_a_child(provider: TracerProvider, exporter: InMemoryInvocationExporter) -> None:
     """A failed tool call inside an invocation that recovered does not rescue it: only the root's status counts."""
-    processor = attach(provider, exporter, sample_rate=0.0)
+    processor = attach(provider, exporter, settings=ProcessorSettings(sample_rate=0.0))
     tracer = provider.get_tracer("web.server")
     with tracer.start_as_current_span("POST /chat"):
         with tracer.start_as_current_span("retry") as child:
@@ -161,7 +162,7 @@ def test_the_root_is_the_local_root_not_a_child(provider: TracerProvider, export
 def test_a_left_out_trace_still_open_at_shutdown_is_not_counted_as_lost(
     provider: TracerProvider, exporter: InMemoryInvocationExporter
 ) -> None:
-    processor = attach(provider, exporter, sample_rate=0.0)
+    processor = attach(provider, exporter, settings=ProcessorSettings(sample_rate=0.0))
     root = provider.get_tracer("web.server").start_span("POST /chat")
     with trace.use_span(root, end_on_exit=False):
         TravelAgent(provider).run(PLAIN)
@@ -181,7 +182,7 @@ def test_a_rescued_trace_keeps_its_content_log_records_and_a_discarded_one_leave
     from opentelemetry._logs import LogRecord
     from opentelemetry.sdk._logs import LoggerProvider
 
-    processor = attach(provider, exporter, sample_rate=0.0)
+    processor = attach(provider, exporter, settings=ProcessorSettings(sample_rate=0.0))
     logger_provider = LoggerProvider()
     logger_provider.add_log_record_processor(processor.log_record_processor)
     tracer, otel_logger = provider.get_tracer("agent"), logger_provider.get_logger("agent")
@@ -211,7 +212,7 @@ def test_a_left_out_trace_that_goes_idle_without_its_root_is_discarded_uncounted
 ) -> None:
     from tests.waiting import wait_until
 
-    processor = attach(provider, exporter, sample_rate=0.0, trace_idle_timeout=0.1)
+    processor = attach(provider, exporter, settings=ProcessorSettings(sample_rate=0.0, trace_idle_timeout=0.1))
     root = provider.get_tracer("web.server").start_span("POST /chat")  # stays open past the idle timeout
     with trace.use_span(root, end_on_exit=False):
         TravelAgent(provider).run(PLAIN)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from opentelemetry import trace
 
-from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings, semconv
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.model.messages import EvaluationRecord
@@ -28,8 +28,7 @@ def test_a_trace_past_its_rebuild_deadline_is_dropped_and_the_traces_behind_it_a
     records: list[EvaluationRecord] = []
     processor = EvaluationSpanProcessor(
         sinks=[records.extend],
-        max_spans_per_trace=CHAIN + 1,
-        max_pending_spans=CHAIN + 1_000,
+        settings=ProcessorSettings(max_spans_per_trace=CHAIN + 1, max_pending_spans=CHAIN + 1_000),
         **telemetry.providers(),
     )
     telemetry.tracer_provider.add_span_processor(processor)

@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
-from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings, semconv
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.model import content_text
 from otel_eval.processor._selection import sampling_bound
@@ -57,7 +57,7 @@ def test_invocations_under_a_remote_parent_complete_when_their_local_root_ends(
 def test_a_trace_whose_root_never_ends_locally_is_handed_on_after_the_idle_timeout(
     provider: TracerProvider, exporter: InMemoryInvocationExporter
 ) -> None:
-    processor = attach(provider, exporter, trace_idle_timeout=0.2)
+    processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=0.2))
     tracer = provider.get_tracer("web.server")
     request_span = tracer.start_span("POST /chat")  # the root stays open: the agent runs inside it
     with trace.use_span(request_span, end_on_exit=False):
@@ -75,16 +75,18 @@ def test_a_trace_whose_root_never_ends_locally_is_handed_on_after_the_idle_timeo
 def test_filters_by_agent_name_and_root_span_name(
     provider: TracerProvider, exporter: InMemoryInvocationExporter
 ) -> None:
-    by_agent = attach(provider, exporter, agent_names=["someone_else"])
+    by_agent = attach(provider, exporter, settings=ProcessorSettings(agent_names=("someone_else",)))
     TravelAgent(provider).run(WEATHER)
     assert by_agent.force_flush(10_000)
     assert exporter.get_finished_requests() == []
     by_agent.shutdown()
 
     kept = InMemoryInvocationExporter()
-    by_root = attach(provider, kept, agent_names=["travel_assistant"], root_span_names=["invoke_agent"])
+    by_root = attach(
+        provider, kept, settings=ProcessorSettings(agent_names=("travel_assistant",), root_span_names=("invoke_agent",))
+    )
     skipped = InMemoryInvocationExporter()
-    other_root = attach(provider, skipped, root_span_names=["POST "])
+    other_root = attach(provider, skipped, settings=ProcessorSettings(root_span_names=("POST ",)))
     TravelAgent(provider).run(WEATHER)
     assert by_root.force_flush(10_000) and other_root.force_flush(10_000)
     assert _user_texts(kept) == [WEATHER.user_text]
@@ -147,7 +149,7 @@ def test_criteria_and_unknown_metrics_are_checked_at_construction(exporter: InMe
     with pytest.raises(ConfigurationError, match="tool_trajectory_avg_score"):
         EvaluationSpanProcessor({"tool_trajectory_avg_score": 2.0})
     with pytest.raises(ValueError, match="max_open_traces"):
-        EvaluationSpanProcessor(exporter=exporter, max_open_traces=0)
+        EvaluationSpanProcessor(exporter=exporter, settings=ProcessorSettings(max_open_traces=0))
 
 
 def test_requests_carry_the_criteria_and_the_golden_case_for_a_remote_worker(
@@ -156,7 +158,10 @@ def test_requests_carry_the_criteria_and_the_golden_case_for_a_remote_worker(
     from otel_eval.demo import golden_eval_set
 
     processor = attach(
-        provider, exporter, eval_set=golden_eval_set(), criteria={"criteria": {"tool_trajectory_avg_score": 0.9}}
+        provider,
+        exporter,
+        settings=ProcessorSettings(eval_set=golden_eval_set()),
+        criteria={"criteria": {"tool_trajectory_avg_score": 0.9}},
     )
     TravelAgent(provider).run(WEATHER)
     TravelAgent(provider).run(SCENARIOS[-1])  # the greeting: no golden case

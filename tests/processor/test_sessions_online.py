@@ -18,13 +18,12 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings, semconv
 from otel_eval.cli import main
 from otel_eval.demo import Scenario, ToolStep, TravelAgent
 from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.model import ConversationScenario, EvalCase, EvalSet, Invocation
 from otel_eval.model.messages import EvaluationRecord
-from otel_eval.processor._settings import ProcessorSettings
 from tests.environment import use_loopback_judge
 from tests.judge.fake_gemini import FakeGemini, hang_reply
 from tests.processor.telemetry import Telemetry, hex_id
@@ -73,7 +72,11 @@ class Online:
         self.agent_spans = InMemorySpanExporter()
         self.provider = TracerProvider()
         self.processor = EvaluationSpanProcessor(
-            CONFIG, sessions=sessions, sinks=[self.records.extend], **telemetry.providers(), **options
+            CONFIG,
+            settings=ProcessorSettings(sessions=sessions),
+            sinks=[self.records.extend],
+            **telemetry.providers(),
+            **options,
         )
         self.provider.add_span_processor(self.processor)
         self.provider.add_span_processor(SimpleSpanProcessor(self.agent_spans))
@@ -294,7 +297,9 @@ def test_process_isolation_judges_the_same_session_windows(telemetry: Telemetry,
 
     records: list[EvaluationRecord] = []
     processor = EvaluationSpanProcessor(
-        CONFIG, isolation="process", sessions=SessionLimits(idle_timeout=0.3, max_turns=2), sinks=[records.extend]
+        CONFIG,
+        settings=ProcessorSettings(isolation="process", sessions=SessionLimits(idle_timeout=0.3, max_turns=2)),
+        sinks=[records.extend],
     )
     provider = TracerProvider()
     provider.add_span_processor(processor)
@@ -329,10 +334,7 @@ def test_a_session_pairs_with_its_case_by_the_first_user_text_and_a_scenario_ser
     )
     criteria = {**CONFIG["criteria"], SIMULATOR: {"threshold": 0.5, "judge_model_options": {"num_samples": 1}}}
     records: list[EvaluationRecord] = []
-    processor = EvaluationSpanProcessor(
-        criteria, eval_set=eval_set, sessions=SessionLimits(idle_timeout=0.3), sinks=[records.extend],
-        **telemetry.providers(),
-    )  # fmt: skip
+    processor = EvaluationSpanProcessor(criteria, settings=ProcessorSettings(eval_set=eval_set, sessions=SessionLimits(idle_timeout=0.3)), sinks=[records.extend], **telemetry.providers())  # fmt: skip
     provider = TracerProvider()
     provider.add_span_processor(processor)
     agent = TravelAgent(provider)

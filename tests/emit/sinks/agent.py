@@ -12,7 +12,7 @@ from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from otel_eval import EvaluationSpanProcessor
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.demo.golden import golden_eval_set
 from otel_eval.demo.local_judge import SCRIPTED_JUDGE_MODEL, local_judge
@@ -41,7 +41,7 @@ def run_evaluated_agent(
     with local_judge() as (judge, _server):
         processor = EvaluationSpanProcessor(
             demo_criteria(SCRIPTED_JUDGE_MODEL),
-            eval_set=golden_eval_set(),
+            settings=ProcessorSettings(eval_set=golden_eval_set()),
             judge=judge,
             tracer_provider=provider,
             meter_provider=meter_provider,

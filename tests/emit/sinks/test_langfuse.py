@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
-from otel_eval import EvaluationSpanProcessor
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.emit.sinks import BatchingSink
 from otel_eval.emit.sinks.langfuse import LangfuseBackend
@@ -146,7 +146,7 @@ def test_the_evaluation_process_sends_its_scores_through_the_sinks_the_environme
     monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", PUBLIC_KEY)
     monkeypatch.setenv("LANGFUSE_SECRET_KEY", SECRET_KEY)
     provider = TracerProvider(shutdown_on_exit=False)
-    processor = EvaluationSpanProcessor(isolation="process")
+    processor = EvaluationSpanProcessor(settings=ProcessorSettings(isolation="process"))
     provider.add_span_processor(processor)
     agent = TravelAgent(provider)
     for scenario in SCENARIOS[:3]:
