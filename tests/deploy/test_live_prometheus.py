@@ -141,6 +141,7 @@ class Target:
     def stop(self) -> None:
         self.agent.shutdown()
         self.server.shutdown()
+        self.server.server_close()  # shutdown() only stops serving: the listening socket stays open
         self.meter_provider.shutdown()
 
 
