@@ -25,6 +25,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_eval import semconv
+from otel_eval.emit import Emitters
 from otel_eval.worker.service import Worker
 from otel_eval.worker.settings import WorkerSettings
 from otel_eval.worker.telemetry import WorkerTelemetry
@@ -57,6 +58,15 @@ class MemoryTelemetry:
         logger_provider = LoggerProvider()
         logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.logs))
         self.providers = WorkerTelemetry(tracer_provider, logger_provider, MeterProvider(metric_readers=[self.reader]))
+
+    def emitters(self) -> Emitters:
+        """Emitters writing to these providers (for an ``EvaluationCore`` built in the test)."""
+        providers = self.providers
+        return Emitters.create(
+            tracer_provider=providers.tracer_provider,
+            logger_provider=providers.logger_provider,
+            meter_provider=providers.meter_provider,
+        )
 
     def events(self) -> list[Emitted]:
         found = []

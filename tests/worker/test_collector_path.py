@@ -26,7 +26,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otel_eval import semconv
 from otel_eval.demo import SCENARIOS, TravelAgent, golden_eval_set
-from otel_eval.emit import Emitters
 from otel_eval.errors import InputError
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.model import EvalSet
@@ -165,11 +164,7 @@ async def test_collector_path_through_rotel_scores_like_the_in_process_path(
     telemetry, reference = MemoryTelemetry(), MemoryTelemetry()
 
     def core(t: MemoryTelemetry) -> EvaluationCore:
-        p = t.providers
-        emitters = Emitters.create(
-            tracer_provider=p.tracer_provider, logger_provider=p.logger_provider, meter_provider=p.meter_provider
-        )
-        return EvaluationCore(eval_set=golden_eval_set(), emitters=emitters, judge_configured=False)
+        return EvaluationCore(eval_set=golden_eval_set(), emitters=t.emitters(), judge_configured=False)
 
     worker = Worker(
         worker_settings(
@@ -244,11 +239,7 @@ async def test_event_only_adk_logs_through_rotel_score_like_span_only(kafka_boot
     telemetry, reference = MemoryTelemetry(), MemoryTelemetry()
 
     def core(t: MemoryTelemetry) -> EvaluationCore:
-        p = t.providers
-        emitters = Emitters.create(
-            tracer_provider=p.tracer_provider, logger_provider=p.logger_provider, meter_provider=p.meter_provider
-        )
-        return EvaluationCore(criteria=ADK_CRITERIA, eval_set=eval_set, emitters=emitters, judge_configured=False)
+        return EvaluationCore(criteria=ADK_CRITERIA, eval_set=eval_set, emitters=t.emitters(), judge_configured=False)
 
     reference_core = core(reference)  # SPAN_ONLY spans, rebuilt as in-process
     for trace_ in rebuild_traces(spans_from_readable(span_only.spans)):

@@ -18,7 +18,6 @@ from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Sp
 
 from otel_eval import semconv
 from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
-from otel_eval.emit import Emitters
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.worker.service import Worker
@@ -55,13 +54,7 @@ def _chain_message(first: int, count: int) -> bytes:
 
 
 def _core(telemetry: MemoryTelemetry) -> EvaluationCore:
-    providers = telemetry.providers
-    emitters = Emitters.create(
-        tracer_provider=providers.tracer_provider,
-        logger_provider=providers.logger_provider,
-        meter_provider=providers.meter_provider,
-    )
-    return EvaluationCore(emitters=emitters, judge_configured=False)
+    return EvaluationCore(emitters=telemetry.emitters(), judge_configured=False)
 
 
 @pytest.mark.kafka

@@ -13,7 +13,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval.demo import AGENT_NAME, SCENARIOS, TravelAgent, golden_eval_set
-from otel_eval.emit import Emitters
 from otel_eval.evaluation import find_golden_turn
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.metrics import EFFICIENCY_METRICS
@@ -60,7 +59,7 @@ async def test_two_workers_evaluate_every_invocation_exactly_once(kafka_bootstra
                 kafka_group_id=group,
                 worker_max_batch_size=4,
             ),
-            core=EvaluationCore(eval_set=golden_eval_set(), emitters=_emitters(t), judge_configured=False),
+            core=EvaluationCore(eval_set=golden_eval_set(), emitters=t.emitters(), judge_configured=False),
             telemetry=t.providers,
         )
         for t in telemetries
@@ -117,15 +116,6 @@ async def test_two_workers_evaluate_every_invocation_exactly_once(kafka_bootstra
     assert {p.attributes[semconv.KAFKA_TOPIC] for p in lags} == {requests_topic}
     for telemetry in telemetries:
         telemetry.shutdown()
-
-
-def _emitters(telemetry: MemoryTelemetry) -> Emitters:
-    providers = telemetry.providers
-    return Emitters.create(
-        tracer_provider=providers.tracer_provider,
-        logger_provider=providers.logger_provider,
-        meter_provider=providers.meter_provider,
-    )
 
 
 def test_ledger_is_bounded_and_remembers_invocations() -> None:

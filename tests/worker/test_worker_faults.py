@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from otel_eval import semconv
-from otel_eval.emit import Emitters
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.judge import JUDGE_SERVER_ERROR, JudgeClient, JudgeSettings
 from otel_eval.metrics import EFFICIENCY_METRICS
@@ -32,14 +31,8 @@ pytestmark = [pytest.mark.kafka, pytest.mark.integration]
 
 
 def _core(telemetry: MemoryTelemetry, **options: object) -> EvaluationCore:
-    providers = telemetry.providers
-    emitters = Emitters.create(
-        tracer_provider=providers.tracer_provider,
-        logger_provider=providers.logger_provider,
-        meter_provider=providers.meter_provider,
-    )
     options.setdefault("judge_configured", False)
-    return EvaluationCore(emitters=emitters, **options)  # type: ignore[arg-type]
+    return EvaluationCore(emitters=telemetry.emitters(), **options)  # type: ignore[arg-type]
 
 
 async def _produce(bootstrap: str, topic: str, values: list[tuple[bytes | None, bytes]]) -> None:

@@ -18,7 +18,6 @@ import pytest
 
 from otel_eval import semconv
 from otel_eval.cli.worker import EXIT_ABANDONED
-from otel_eval.emit import Emitters
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.judge import JudgeClient, JudgeSettings
 from otel_eval.metrics import EFFICIENCY_METRICS
@@ -109,13 +108,8 @@ async def test_sigterm_during_an_outage_exits_in_time_quietly_and_cleanly(fault:
 
 
 def _core(telemetry: MemoryTelemetry, judge: JudgeClient) -> EvaluationCore:
-    providers = telemetry.providers
-    emitters = Emitters.create(
-        tracer_provider=providers.tracer_provider,
-        logger_provider=providers.logger_provider,
-        meter_provider=providers.meter_provider,
-    )
-    judge.use_meter_provider(providers.meter_provider)
+    emitters = telemetry.emitters()
+    judge.use_meter_provider(telemetry.providers.meter_provider)
     return EvaluationCore(
         emitters=emitters, criteria={"hallucinations_v1": {"threshold": 0.5}}, judge=judge, judge_configured=True
     )

@@ -18,7 +18,6 @@ import pytest
 from aiokafka.partitioner import DefaultPartitioner
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-from otel_eval.emit import Emitters
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.judge import JudgeClient, JudgeSettings
 from otel_eval.metrics import EFFICIENCY_METRICS
@@ -132,7 +131,7 @@ async def test_a_worker_killed_in_the_middle_of_sessions_loses_none_and_the_surv
             kafka_group_id=group,
             session_idle_timeout=1.5,
         ),
-        core=EvaluationCore(criteria=CONFIG, judge=judge, emitters=_emitters(telemetry)),
+        core=EvaluationCore(criteria=CONFIG, judge=judge, emitters=telemetry.emitters()),
         telemetry=telemetry.providers,
     )
     try:
@@ -243,7 +242,7 @@ async def test_collector_path_rekeys_session_turns_by_session_id_and_the_session
             trace_idle_timeout=0.5,
             session_idle_timeout=1.5,
         ),
-        core=EvaluationCore(criteria=CONFIG, judge=judge, emitters=_emitters(telemetry)),
+        core=EvaluationCore(criteria=CONFIG, judge=judge, emitters=telemetry.emitters()),
         telemetry=telemetry.providers,
     )
     try:
@@ -280,15 +279,6 @@ async def test_collector_path_rekeys_session_turns_by_session_id_and_the_session
     telemetry.shutdown()
 
 
-def _emitters(telemetry: MemoryTelemetry) -> Emitters:
-    providers = telemetry.providers
-    return Emitters.create(
-        tracer_provider=providers.tracer_provider,
-        logger_provider=providers.logger_provider,
-        meter_provider=providers.meter_provider,
-    )
-
-
 class _OnePartition:
     """A requests topic of one partition (offsets are exact), its results topic, one group, the loopback judge."""
 
@@ -313,7 +303,7 @@ class _OnePartition:
             kafka_group_id=self.group,
             **sessions,
         )
-        core = EvaluationCore(criteria=CONFIG, judge=self.judge, emitters=_emitters(telemetry))
+        core = EvaluationCore(criteria=CONFIG, judge=self.judge, emitters=telemetry.emitters())
         return Worker(settings, core=core, telemetry=telemetry.providers)
 
     async def committed(self) -> int | None:
