@@ -5,7 +5,8 @@ are dead-lettered), evaluated once per invocation, their telemetry exported and 
 the offsets committed. The turns of open sessions are held, and their windows judged when they close, by
 :class:`~otel_eval.worker._sessions.OpenSessions`, which holds the commit back at the first record of every window
 still open. A batch that fails is re-read from the committed offsets (:meth:`BatchPipeline.rewind`). The
-service around it (:mod:`otel_eval.worker.service`) fetches the batches, retries, and handles rebalances and exit.
+service around it (:mod:`otel_eval.worker.service`) fetches the batches, retries and handles exit;
+:mod:`otel_eval.worker._rebalances` handles rebalances.
 """
 
 from __future__ import annotations
