@@ -202,9 +202,8 @@ class BatchPipeline:
                 self.assembler.add(message.partition, message.offset, outcome, message)
             elif source == SOURCE_OTLP_LOGS:
                 self.assembler.add_logs(message.partition, message.offset, outcome)
-            elif source == SOURCE_SESSIONS:  # scored where it was rebuilt: only its session's window is left
-                if self.sessions.waits(outcome):
-                    self.sessions.hold(tp, message.offset, outcome)
+            elif source == SOURCE_SESSIONS:
+                self.sessions.hold_rekeyed(tp, message.offset, outcome)
             elif self.sessions.waits(outcome):  # held even when its own results are known: a re-read rebuilds it
                 self.sessions.hold(tp, message.offset, outcome)
                 work.append(_Work(message.partition, outcome, "invocation"))
