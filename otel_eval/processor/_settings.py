@@ -111,8 +111,7 @@ class ProcessorSettings:
     @property
     def golden(self) -> EvalSet | None:
         """``eval_set``, loaded (a path given is read when the settings are made)."""
-        assert not isinstance(self.eval_set, (str, Path))
-        return self.eval_set
+        return self.eval_set if isinstance(self.eval_set, EvalSet) else None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ProcessorSettings:

@@ -81,7 +81,8 @@ class OpenSessions:
 
     async def evaluate(self, request: EvaluationRequest) -> list[EvaluationRecord]:
         """Scores and emits ``request`` on its per-invocation metrics (its session's are judged with the window)."""
-        assert self._core is not None, "only requests that wait() are scored here"
+        if self._core is None:  # nothing waits without an EvaluationCore
+            raise RuntimeError("OpenSessions.evaluate scores only requests that wait() for their sessions")
         return await self._core.evaluate(request, scope="invocation")
 
     def hold(self, tp: Any, offset: int, request: EvaluationRequest) -> None:
