@@ -91,7 +91,7 @@ class Rebalances(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
                 readback, {tp.partition for tp in assigned}, self._settings.worker_dedup_readback, self._ledger
             )
             logger.info("read back %d recent results for de-duplication", read)
-        except Exception as exc:  # noqa: BLE001 - without read-back, redelivered work is evaluated again (at-least-once)
+        except Exception as exc:  # noqa: BLE001 - without read-back, redelivered work is evaluated again
             logger.warning("reading back recent results failed: %r", exc)
             self._metrics.error("readback_failed")
         finally:

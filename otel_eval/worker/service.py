@@ -2,8 +2,9 @@
 
 Per batch of fetched messages: parse (unreadable ones go to the dead-letter topic), gather Collector-path spans into
 traces (decoding, parsing and rebuilding run off the event loop, each record within ``worker_record_timeout``: a
-record past it is dead-lettered too, and the partition moves on, see :mod:`otel_eval._runtime.deadline`), evaluate the requests with the shared :class:`~otel_eval.evaluation.core.EvaluationCore` (bounded concurrency),
-export the batch's telemetry, publish the results, and only then commit the offsets (at-least-once). Redelivered
+record past it is dead-lettered too, and the partition moves on, see :mod:`otel_eval._runtime.deadline`), evaluate
+the requests with the shared :class:`~otel_eval.evaluation.core.EvaluationCore` (bounded concurrency), export the
+batch's telemetry, publish the results, and only then commit the offsets (at-least-once). Redelivered
 invocations whose results were already emitted are skipped (see :mod:`otel_eval.worker.results` for the exact
 guarantee). SIGTERM/SIGINT stop intake; the process is done within ``worker_shutdown_timeout`` seconds: the current
 batch is finished in the first part of it, otherwise abandoned uncommitted (:attr:`Worker.abandoned_uncommitted`; the
