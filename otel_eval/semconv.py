@@ -113,6 +113,9 @@ DROP_UNREADABLE: Final = "unreadable"  # the worker could not parse a record (de
 DROP_MAX_OPEN_SESSIONS: Final = "max_open_sessions"  # a turn of a new session, past the open-session bound
 DROP_MAX_SESSION_BYTES: Final = "max_session_bytes"  # a turn that would pass the session buffer's bytes
 DROP_EVALUATION_ERROR: Final = "evaluation_error"  # the worker core itself failed on a request
+DROP_NO_SESSION_METRICS: Final = "no_session_metrics"
+"""A turn read from the sessions topic whose metrics no longer wait for its session (the worker's criteria have no
+conversation-level metric now, e.g. changed since the turn was re-keyed): nothing is left to judge."""
 DROP_TRANSPORT_QUEUE_FULL: Final = "transport_queue_full"
 DROP_TRANSPORT_ERROR: Final = "transport_error"
 DROP_TRANSPORT_MESSAGE_TOO_LARGE: Final = "transport_message_too_large"  # over the Kafka max_request_size

@@ -1,9 +1,10 @@
 """The embedded worker, built: the evaluation core on an :class:`EmbeddedInvocationExporter`, and where its scores go.
 
 :func:`embedded_exporter` is what :class:`~otel_eval.EvaluationSpanProcessor` uses when no ``exporter`` is given;
-its keywords (:class:`EmbeddedOptions`) are the processor's embedded-only objects and three of its settings. Without a provider argument the
-emitters use the global OpenTelemetry providers, which are no-ops until an SDK provider is set: a processor attached
-with one line would evaluate every invocation and show nothing, so that case logs :data:`NO_DESTINATION_WARNING`.
+its keywords (:class:`EmbeddedOptions`) are the processor's embedded-only objects and three of its settings. Without
+a provider argument the emitters use the global OpenTelemetry providers, which are no-ops until an SDK provider is
+set: a processor attached with one line would evaluate every invocation and show nothing, so that case logs
+:data:`NO_DESTINATION_WARNING`.
 """
 
 from __future__ import annotations

@@ -43,6 +43,18 @@ logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
 
 
+def check_worker_bounds(*, max_queue_size: int, concurrency: int) -> None:
+    """The embedded worker's bounds rule, for its constructor and for
+    :class:`~otel_eval.processor.ProcessorSettings`, which checks its values when made, before any worker is built.
+
+    Raises:
+        ValueError: ``max_queue_size`` or ``concurrency`` below 1 (the message names the field and its value).
+    """
+    for name, value in (("max_queue_size", max_queue_size), ("concurrency", concurrency)):
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1, got {value!r}")
+
+
 class EmbeddedInvocationExporter(InvocationExporter):
     """Evaluates requests inline when they need no event loop, else on a named daemon thread
     (``OtelEvalEmbeddedWorker``) with its own asyncio loop.
@@ -57,6 +69,9 @@ class EmbeddedInvocationExporter(InvocationExporter):
         pipeline: Pipeline counters (drops, queue-size gauge ``otel_eval.queue=requests``).
         sessions: When open sessions are judged and how many are held (the defaults when None; see the module's
             docstring).
+
+    Raises:
+        ValueError: ``max_queue_size`` or ``concurrency`` below 1 (:func:`check_worker_bounds`).
     """
 
     def __init__(
@@ -68,10 +83,7 @@ class EmbeddedInvocationExporter(InvocationExporter):
         pipeline: PipelineMetrics | None = None,
         sessions: SessionLimits | None = None,
     ) -> None:
-        if max_queue_size < 1:
-            raise ValueError("max_queue_size must be at least 1")
-        if concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
+        check_worker_bounds(max_queue_size=max_queue_size, concurrency=concurrency)
         self.core = core
         self._max_queue_size = max_queue_size
         self._concurrency = concurrency

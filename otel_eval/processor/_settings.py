@@ -19,6 +19,7 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.environment_variables import flag_setting, number_setting
 from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation.embedded import EMBEDDED_OPTIONS
+from otel_eval.evaluation.engine import check_worker_bounds
 from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.model import EvalSet
 from otel_eval.model.loading import criteria_setting, eval_set_setting
@@ -89,9 +90,7 @@ class ProcessorSettings:
             raise ValueError(f"sample_rate must be in [0, 1], got {self.sample_rate!r}")
         if self.isolation not in (env.ISOLATION_THREAD, env.ISOLATION_PROCESS):
             raise ValueError(f"isolation must be 'thread' or 'process', got {self.isolation!r}")
-        for name in ("max_queue_size", "concurrency"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)!r}")
+        check_worker_bounds(max_queue_size=self.max_queue_size, concurrency=self.concurrency)
         self.limits  # noqa: B018 (validates them)
         if isinstance(self.eval_set, (str, Path)):  # frozen: set once, here
             object.__setattr__(self, "eval_set", eval_set_setting(str(self.eval_set), setting="eval_set"))
@@ -112,8 +111,7 @@ class ProcessorSettings:
     @property
     def golden(self) -> EvalSet | None:
         """``eval_set``, loaded (a path given is read when the settings are made)."""
-        assert not isinstance(self.eval_set, (str, Path))
-        return self.eval_set
+        return self.eval_set if isinstance(self.eval_set, EvalSet) else None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ProcessorSettings:

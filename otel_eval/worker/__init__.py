@@ -1,4 +1,5 @@
-"""The ``otel-eval worker`` Kafka service (:mod:`.service`), over the shared evaluation core (:mod:`otel_eval.evaluation`).
+"""The ``otel-eval worker`` Kafka service (:mod:`.service`), over the shared evaluation core
+(:mod:`otel_eval.evaluation`).
 
 Service guarantees, in short (details in :mod:`.results` and :mod:`.collector_path`):
 

@@ -5,7 +5,8 @@ are dead-lettered), evaluated once per invocation, their telemetry exported and 
 the offsets committed. The turns of open sessions are held, and their windows judged when they close, by
 :class:`~otel_eval.worker._sessions.OpenSessions`, which holds the commit back at the first record of every window
 still open. A batch that fails is re-read from the committed offsets (:meth:`BatchPipeline.rewind`). The
-service around it (:mod:`otel_eval.worker.service`) fetches the batches, retries, and handles rebalances and exit.
+service around it (:mod:`otel_eval.worker.service`) fetches the batches, retries and handles exit;
+:mod:`otel_eval.worker._rebalances` handles rebalances.
 """
 
 from __future__ import annotations
@@ -201,9 +202,8 @@ class BatchPipeline:
                 self.assembler.add(message.partition, message.offset, outcome, message)
             elif source == SOURCE_OTLP_LOGS:
                 self.assembler.add_logs(message.partition, message.offset, outcome)
-            elif source == SOURCE_SESSIONS:  # scored where it was rebuilt: only its session's window is left
-                if self.sessions.waits(outcome):
-                    self.sessions.hold(tp, message.offset, outcome)
+            elif source == SOURCE_SESSIONS:
+                self.sessions.hold_rekeyed(tp, message.offset, outcome)
             elif self.sessions.waits(outcome):  # held even when its own results are known: a re-read rebuilds it
                 self.sessions.hold(tp, message.offset, outcome)
                 work.append(_Work(message.partition, outcome, "invocation"))

@@ -18,22 +18,26 @@ session held back) is not judged again.
 
 The Collector path reads a session's turns from trace-keyed partitions: its worker scores each rebuilt invocation at
 once and re-keys those whose sessions are held to the sessions topic (:class:`SessionsTopic`), before committing the
-spans; the ``sessions`` source holds them and judges their windows here.
+spans; the ``sessions`` source holds them and judges their windows here (:meth:`OpenSessions.hold_rekeyed`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from otel_eval import semconv
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.evaluation.session_stage import SessionStage
 from otel_eval.evaluation.sessions import SessionLimits, SessionWindow
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.transport import RequestEvaluator
 from otel_eval.worker.results import ResultLedger, invocation_key
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -66,6 +70,7 @@ class OpenSessions:
         self._ledger = ledger
         self._held: dict[str, _Held] = {}
         self._closed: list[tuple[SessionWindow, _Held]] = []
+        self._said_not_waiting = False
 
     def __len__(self) -> int:
         return len(self._held)
@@ -76,7 +81,8 @@ class OpenSessions:
 
     async def evaluate(self, request: EvaluationRequest) -> list[EvaluationRecord]:
         """Scores and emits ``request`` on its per-invocation metrics (its session's are judged with the window)."""
-        assert self._core is not None, "only requests that wait() are scored here"
+        if self._core is None:  # nothing waits without an EvaluationCore
+            raise RuntimeError("OpenSessions.evaluate scores only requests that wait() for their sessions")
         return await self._core.evaluate(request, scope="invocation")
 
     def hold(self, tp: Any, offset: int, request: EvaluationRequest) -> None:
@@ -97,6 +103,30 @@ class OpenSessions:
                 self._closed.extend((window, held) for window in full)
             elif self._stage.is_open(session_id):
                 self._held[session_id] = held
+
+    def hold_rekeyed(self, tp: Any, offset: int, request: EvaluationRequest) -> None:
+        """Holds the turns of a sessions-topic ``request`` (scored where it was rebuilt: only its window is left).
+
+        When its metrics no longer wait for its session (the criteria changed since it was re-keyed), nothing is left
+        to do: its turns are counted as dropped (``otel_eval.invocations.dropped``, reason ``no_session_metrics``)
+        and the first such request is logged at WARNING."""
+        if self.waits(request):
+            self.hold(tp, offset, request)
+            return
+        pipeline = self._core.pipeline if self._core is not None else None
+        if pipeline is not None:
+            pipeline.invocations_dropped(semconv.DROP_NO_SESSION_METRICS, len(request.invocations))
+        if not self._said_not_waiting:
+            self._said_not_waiting = True
+            logger.warning(
+                "%s/%d@%d: turns re-keyed to the sessions topic have no conversation-level metric to wait for under "
+                "this worker's criteria: skipped, counted as otel_eval.invocations.dropped{%s=%s} (said once)",
+                tp.topic,
+                tp.partition,
+                offset,
+                semconv.OTEL_EVAL_DROP_REASON,
+                semconv.DROP_NO_SESSION_METRICS,
+            )
 
     def seconds_to_next_close(self) -> float | None:
         """Seconds until a window may close (0: one is closed, to judge; None: none open)."""

@@ -156,7 +156,8 @@ class TraceAssembler:
 
     def add_logs(self, partition: int, offset: int, records: Iterable[SpanLogRecord]) -> None:
         """Adds the GenAI content log records of the ``otlp_logs`` message at ``partition``/``offset``; a record of
-        a trace already handed on is counted ``late``, one past ``max_spans_per_trace`` records ``max_spans_per_trace``."""
+        a trace already handed on is counted ``late``, one past ``max_spans_per_trace`` records
+        ``max_spans_per_trace``."""
         now = self._clock()
         for record in records:
             if record.trace_id in self._handed_on and record.trace_id not in self._open:

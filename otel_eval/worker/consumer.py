@@ -1,5 +1,5 @@
-"""The worker's Kafka clients: the group consumer (manual commits), its rebalance listener, message parsing, and
-the watch over the broker during outages.
+"""The worker's Kafka clients: the group consumer (manual commits), the producer and the read-back consumer, message
+parsing, and the watch over the broker during outages.
 
 The consumer never commits on its own (``enable_auto_commit=False``): the service commits a batch's offsets after the
 batch's results were emitted and published. New groups start from the earliest offset, so no request is skipped;
@@ -12,7 +12,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Final
 
 from aiokafka.abc import ConsumerRebalanceListener
@@ -27,8 +27,6 @@ from otel_eval.worker.results import ResultsPublisher
 from otel_eval.worker.settings import WorkerSettings
 
 logger = logging.getLogger(__name__)
-
-PartitionsCallback = Callable[[set[Any]], Awaitable[None]]
 
 _PROBE_TIMEOUT_S: Final = 5.0
 _PROBE_BACKOFF_MIN_S: Final = 1.0
@@ -84,22 +82,6 @@ def _parse_request_slowly(value: bytes, source: str) -> EvaluationRequest:
         raise InputError(f"{source}: field {location}: {error['msg']}") from None
 
 
-class RebalanceListener(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka ships no type information
-    """Hands partition revocations and assignments to the service (awaited by aiokafka around each rebalance)."""
-
-    def __init__(self, on_revoked: PartitionsCallback, on_assigned: PartitionsCallback) -> None:
-        self._on_revoked = on_revoked
-        self._on_assigned = on_assigned
-
-    async def on_partitions_revoked(self, revoked: set[Any]) -> None:
-        """Called before a rebalance: the service finishes and commits its current batch."""
-        await self._on_revoked(set(revoked))
-
-    async def on_partitions_assigned(self, assigned: set[Any]) -> None:
-        """Called after a rebalance, before fetching: the service reads back recent results."""
-        await self._on_assigned(set(assigned))
-
-
 class WorkerClients:
     """The worker's Kafka clients, once started (None before the worker's startup and after the shutdown)."""
 
@@ -122,7 +104,7 @@ def client_options(settings: WorkerSettings, security: KafkaSecurity) -> dict[st
     return {"bootstrap_servers": settings.servers, "retry_backoff_ms": 500, **security.client_kwargs()}
 
 
-def create_consumer(settings: WorkerSettings, security: KafkaSecurity, listener: RebalanceListener) -> Any:
+def create_consumer(settings: WorkerSettings, security: KafkaSecurity, listener: ConsumerRebalanceListener) -> Any:
     """The group consumer on the configured topics (not started)."""
     from aiokafka import AIOKafkaConsumer
 

@@ -2,8 +2,9 @@
 
 Per batch of fetched messages: parse (unreadable ones go to the dead-letter topic), gather Collector-path spans into
 traces (decoding, parsing and rebuilding run off the event loop, each record within ``worker_record_timeout``: a
-record past it is dead-lettered too, and the partition moves on, see :mod:`otel_eval._runtime.deadline`), evaluate the requests with the shared :class:`~otel_eval.evaluation.core.EvaluationCore` (bounded concurrency),
-export the batch's telemetry, publish the results, and only then commit the offsets (at-least-once). Redelivered
+record past it is dead-lettered too, and the partition moves on, see :mod:`otel_eval._runtime.deadline`), evaluate
+the requests with the shared :class:`~otel_eval.evaluation.core.EvaluationCore` (bounded concurrency), export the
+batch's telemetry, publish the results, and only then commit the offsets (at-least-once). Redelivered
 invocations whose results were already emitted are skipped (see :mod:`otel_eval.worker.results` for the exact
 guarantee). SIGTERM/SIGINT stop intake; the process is done within ``worker_shutdown_timeout`` seconds: the current
 batch is finished in the first part of it, otherwise abandoned uncommitted (:attr:`Worker.abandoned_uncommitted`; the
@@ -34,11 +35,11 @@ from otel_eval.transport import RequestEvaluator, is_retriable, quiet_client_log
 from otel_eval.worker._batches import BatchPipeline
 from otel_eval.worker._evaluator import build_core
 from otel_eval.worker._metrics import WorkerMetrics
+from otel_eval.worker._rebalances import Rebalances
 from otel_eval.worker._supervisor import Supervisor
 from otel_eval.worker.collector_path import TraceAssembler
 from otel_eval.worker.consumer import (
     BrokerWatch,
-    RebalanceListener,
     WorkerClients,
     create_consumer,
     create_producer,
@@ -115,10 +116,6 @@ class Worker:
         self._captured_signals: list[int] = []
         self._stopping: asyncio.Task[None] | None = None
         self._http: HealthServer | None = None
-        self._batch_idle = asyncio.Event()
-        self._batch_idle.set()
-        self._readback_done = asyncio.Event()
-        self._readback_done.set()
         self._clients = WorkerClients()
         self._batches = BatchPipeline(
             settings,
@@ -136,11 +133,23 @@ class Worker:
         self._security = settings.security()
         self.broker = BrokerWatch(settings.servers, self._security, self.metrics, self.health)
         """Whether the broker is reachable, and the few log lines that say so."""
+        self._rebalances = Rebalances(
+            settings,
+            batches=self._batches,
+            clients=self._clients,
+            ledger=self.ledger,
+            metrics=self.metrics,
+            health=self.health,
+        )
         self._uncommitted = False
-        self._assignment: frozenset[tuple[str, int]] = frozenset()
         self._exit_deadline: float | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------------------------
+
+    @property
+    def assignment(self) -> frozenset[tuple[str, int]]:
+        """The (topic, partition) pairs assigned to this worker by its group now (empty while rebalancing)."""
+        return self._rebalances.assignment
 
     @property
     def should_exit(self) -> bool:
@@ -304,8 +313,7 @@ class Worker:
             if settings.worker_dedup_readback > 0:
                 clients.readback = create_readback_consumer(settings, self._security)
                 await clients.readback.start()
-        listener = RebalanceListener(self._on_revoked, self._on_assigned)
-        clients.consumer = create_consumer(settings, self._security, listener)
+        clients.consumer = create_consumer(settings, self._security, self._rebalances)
         self._batches.attach(clients.consumer, dead_letters, clients.publisher, clients.producer)
         await clients.consumer.start()
         logger.info(
@@ -374,7 +382,7 @@ class Worker:
                 ready = self.assembler.ready() if SOURCE_OTLP_SPANS in self.settings.sources else []
                 if batch or ready or self._batches.sessions_due:
                     # Records of newly assigned partitions wait for the read-back of their recent results.
-                    await self._readback_done.wait()
+                    await self._rebalances.readback_done.wait()
                     self._uncommitted = True
                     await self._retrying(self._batches.process(batch, ready))
                 elif self._batches.settled_pending:  # idle: collect the last batch's commit (or its failure)
@@ -389,7 +397,7 @@ class Worker:
         the last committed offsets (a failed batch is retried, never skipped)."""
         from aiokafka.errors import KafkaError
 
-        self._batch_idle.clear()
+        self._rebalances.batch_idle.clear()
         try:
             await step
             if not self._batches.settling:
@@ -409,44 +417,4 @@ class Worker:
             self._batches.rewind()
             await asyncio.sleep(_RETRY_BACKOFF_S)
         finally:
-            self._batch_idle.set()
-
-    # --- rebalances --------------------------------------------------------------------------------------------
-
-    @property
-    def assignment(self) -> frozenset[tuple[str, int]]:
-        """The (topic, partition) pairs assigned to this worker by its group now (empty while rebalancing)."""
-        return self._assignment
-
-    async def _on_revoked(self, revoked: set[Any]) -> None:
-        self._assignment = frozenset()
-        self.health.group_member = False
-        timeout = self.settings.kafka_session_timeout_ms / 2000
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._batch_idle.wait(), timeout=timeout)
-        try:  # the last batch commits before its partitions go (a new owner starts from the committed offsets)
-            await asyncio.wait_for(self._batches.settled(), timeout=timeout)
-        except Exception as exc:  # noqa: BLE001 - its records are redelivered to their next owner
-            logger.warning("the last batch before the rebalance was not committed: %r", exc)
-            self.metrics.error(type(exc).__name__)
-        self._batches.forget(revoked)
-
-    async def _on_assigned(self, assigned: set[Any]) -> None:
-        logger.info("partitions assigned: %s", sorted((tp.topic, tp.partition) for tp in assigned))
-        self._assignment = frozenset((tp.topic, tp.partition) for tp in assigned)
-        self.metrics.assigned()
-        self.health.group_member = True
-        publisher, readback = self._clients.publisher, self._clients.readback
-        if publisher is None or readback is None or not assigned:
-            return
-        self._readback_done.clear()
-        try:
-            read = await publisher.read_back(
-                readback, {tp.partition for tp in assigned}, self.settings.worker_dedup_readback, self.ledger
-            )
-            logger.info("read back %d recent results for de-duplication", read)
-        except Exception as exc:  # noqa: BLE001 - without read-back, redelivered work is evaluated again (at-least-once)
-            logger.warning("reading back recent results failed: %r", exc)
-            self.metrics.error("readback_failed")
-        finally:
-            self._readback_done.set()
+            self._rebalances.batch_idle.set()

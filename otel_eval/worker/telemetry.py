@@ -4,9 +4,9 @@
 ``OTEL_EXPORTER_OTLP_{TRACES,LOGS,METRICS}_ENDPOINT``, ``_HEADERS``, ``_TIMEOUT``, ``_COMPRESSION``) and
 ``OTEL_EXPORTER_OTLP_PROTOCOL`` (``http/protobuf``, the default, or ``grpc``). ``prometheus`` serves the metrics
 for a Prometheus scrape (the OpenTelemetry Python Prometheus exporter, ``otel-eval[prometheus]``; the worker serves
-them on ``/metrics``) and sends spans and events over OTLP only when an OTLP endpoint variable is set. The resource comes from
-``OTEL_SERVICE_NAME`` / ``OTEL_RESOURCE_ATTRIBUTES``, with ``service.name=otel-eval-worker`` when neither names one
-(the Collector configs drop this service's traces from evaluation).
+them on ``/metrics``) and sends spans and events over OTLP only when an OTLP endpoint variable is set. The resource
+comes from ``OTEL_SERVICE_NAME`` / ``OTEL_RESOURCE_ATTRIBUTES``, with ``service.name=otel-eval-worker`` when neither
+names one (the Collector configs drop this service's traces from evaluation).
 """
 
 from __future__ import annotations

@@ -209,6 +209,10 @@ def test_settings_are_checked_when_made_and_derived_with_replace() -> None:
         dataclasses.replace(ProcessorSettings(), max_pending_spans=0)
     with pytest.raises(ValueError, match="isolation"):
         ProcessorSettings(isolation="fork")
+    with pytest.raises(ValueError, match=r"^max_queue_size must be at least 1, got 0$"):
+        ProcessorSettings(max_queue_size=0)
+    with pytest.raises(ValueError, match=r"^concurrency must be at least 1, got -1$"):
+        dataclasses.replace(ProcessorSettings(), concurrency=-1)
     with pytest.raises(ConfigurationError):
         ProcessorSettings(eval_set="/no/such/set.json")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import signal
 import time
 import uuid
@@ -18,6 +19,8 @@ import pytest
 from aiokafka.partitioner import DefaultPartitioner
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
+from otel_eval import semconv
+from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.judge import JudgeClient, JudgeSettings
 from otel_eval.metrics import EFFICIENCY_METRICS
@@ -295,15 +298,20 @@ class _OnePartition:
             for sent in requests:
                 await prod.send(self.requests, value=sent.model_dump_json().encode(), key=sent.record_key.encode())
 
-    def worker(self, telemetry: MemoryTelemetry, **sessions: Any) -> Worker:
-        settings = worker_settings(
-            self.bootstrap,
-            kafka_requests_topic=self.requests,
-            kafka_results_topic=self.results,
-            kafka_group_id=self.group,
-            **sessions,
+    def worker(
+        self, telemetry: MemoryTelemetry, *, criteria: dict[str, Any] | None = CONFIG, **overrides: Any
+    ) -> Worker:
+        """A worker of the group on the topic (``overrides`` may make it the ``sessions`` source), with ``criteria``
+        and the pipeline counters a worker's core reports to."""
+        values = {"kafka_requests_topic": self.requests, "kafka_results_topic": self.results, **overrides}
+        meter_provider = telemetry.providers.meter_provider
+        core = EvaluationCore(
+            criteria=criteria,
+            judge=self.judge,
+            emitters=telemetry.emitters(),
+            pipeline=PipelineMetrics(meter_provider, transport=semconv.TRANSPORT_KAFKA),
         )
-        core = EvaluationCore(criteria=CONFIG, judge=self.judge, emitters=telemetry.emitters())
+        settings = worker_settings(self.bootstrap, kafka_group_id=self.group, **values)
         return Worker(settings, core=core, telemetry=telemetry.providers)
 
     async def committed(self) -> int | None:
@@ -391,3 +399,34 @@ async def test_a_full_window_is_judged_at_once_and_not_again_by_the_worker_that_
 
 def _turn(turns: list[TracedInvocation], trace_id: str) -> TracedInvocation:
     return next(t for t in turns if t.trace_id == trace_id)
+
+
+async def test_a_sessions_topic_turn_nothing_waits_for_any_more_is_counted_as_dropped_and_said_once(
+    kafka_bootstrap: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Turns re-keyed to the sessions topic while the criteria had a conversation-level metric, read by a worker whose
+    criteria have none: nothing is left to judge, so each is counted as dropped, committed, and said once."""
+    caplog.set_level(logging.INFO)
+    kafka = _OnePartition(kafka_bootstrap)
+    turns = _turns("s-changed", range(3))
+    await kafka.produce([EvaluationRequest(invocations=[turn]) for turn in turns])  # as the spans workers re-keyed
+    telemetry = MemoryTelemetry()
+    try:
+        worker = kafka.worker(telemetry, criteria=None, worker_sources="sessions", kafka_sessions_topic=kafka.requests)
+        async with running_worker(worker):
+            await _wait(lambda: _committed_is(kafka, len(turns)), "the turns committed")
+    finally:
+        await kafka.close()
+    dropped = {
+        dict(p.attributes)[semconv.OTEL_EVAL_DROP_REASON]: p.value
+        for p in telemetry.metric_points(semconv.METRIC_INVOCATIONS_DROPPED)
+    }
+    assert dropped == {semconv.DROP_NO_SESSION_METRICS: len(turns)}
+    assert telemetry.events() == [] and await _records(kafka_bootstrap, kafka.results) == []  # nothing scored
+    said = [r for r in caplog.records if semconv.DROP_NO_SESSION_METRICS in r.getMessage()]
+    assert [r.levelno for r in said] == [logging.WARNING]
+    telemetry.shutdown()
+
+
+async def _committed_is(kafka: _OnePartition, offset: int) -> bool:
+    return await kafka.committed() == offset
