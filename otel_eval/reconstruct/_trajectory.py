@@ -17,7 +17,8 @@ Each convention module finds the invocation roots, reads its own attributes into
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+import functools
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -57,11 +58,15 @@ class Usage:
 
 @dataclass(slots=True)
 class ModelCall:
-    """One model call: what was sent (``inputs``) and what came back (``outputs``)."""
+    """One model call: what was sent (``inputs``) and what came back (``outputs``).
+
+    A convention may give ``read_inputs`` instead of setting ``inputs``: the inputs are then read on first use. The
+    rules need them only now and then (the user message when the root has none, a response sent back for a tool run
+    without one, turn grouping), and each call re-sends the whole history, so converting them is most of a rebuild.
+    """
 
     span: Span
     author: str | None = None
-    inputs: list[genai_types.Content] = field(default_factory=list)
     outputs: list[genai_types.Content] = field(default_factory=list)
     model: str | None = None
     usage: Usage = field(default_factory=Usage)
@@ -69,6 +74,21 @@ class ModelCall:
     tool_declarations: list[dict[str, Any]] = field(default_factory=list)
     synthetic: bool = False
     """True when the outputs were read from an agent span (no model span exists); not counted as a model call."""
+    read_inputs: Callable[[], list[genai_types.Content]] | None = field(default=None, repr=False)
+    """Reads ``inputs`` on first use, when they were not set."""
+    _inputs: list[genai_types.Content] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def inputs(self) -> list[genai_types.Content]:
+        """The messages sent (read by ``read_inputs`` the first time when it was given)."""
+        if self._inputs is None:
+            read, self.read_inputs = self.read_inputs, None
+            self._inputs = read() if read is not None else []
+        return self._inputs
+
+    @inputs.setter
+    def inputs(self, contents: list[genai_types.Content]) -> None:
+        self._inputs, self.read_inputs = contents, None
 
 
 @dataclass(slots=True)
@@ -252,13 +272,15 @@ def _sent_back_responses(calls: Sequence[ModelCall]) -> dict[str, genai_types.Fu
 
 
 def _response(
-    call: genai_types.FunctionCall, run: ToolRun | None, sent_back: dict[str, genai_types.FunctionResponse]
+    call: genai_types.FunctionCall,
+    run: ToolRun | None,
+    sent_back: Callable[[], dict[str, genai_types.FunctionResponse]],
 ) -> genai_types.FunctionResponse | None:
     payload: dict[str, Any] | None = None
     if run is not None and run.response is not None:
         payload = run.response
-    elif call.id and call.id in sent_back:
-        payload = sent_back[call.id].response
+    elif call.id and call.id in sent_back():
+        payload = sent_back()[call.id].response
     elif run is not None and run.error is not None:
         payload = {"error": run.error}
     if payload is None:
@@ -268,7 +290,8 @@ def _response(
 
 def _steps(draft: InvocationDraft) -> list[_Step]:
     matcher = _tool_matcher(draft.tool_runs)
-    sent_back = _sent_back_responses(draft.model_calls)
+    # Read only for a tool run without a response: it reads every model call's inputs.
+    sent_back = functools.cache(lambda: _sent_back_responses(draft.model_calls))
     steps: list[_Step] = []
     seen_ids: set[str] = set()
     sequence = 0
@@ -370,7 +393,6 @@ def _app_details(calls: Sequence[ModelCall], default_author: str) -> AppDetails 
 def build_invocation(draft: InvocationDraft) -> TracedInvocation:
     """The ADK invocation and its telemetry facts. Never raises on content: problems end up in ``warnings``."""
     root = draft.root
-    warnings = list(draft.warnings)
     user_content = draft.root_input
     if user_content is None:
         for model_call in draft.model_calls:
@@ -379,6 +401,8 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
                 break
     steps = _steps(draft)
     final, intermediate = _final_and_intermediate(draft)
+    # Copied after the reads above: inputs read on first use record their problems in draft.warnings.
+    warnings = list(draft.warnings)
     if not draft.content_captured:
         warnings.append(
             f"trace {root.trace_id} span {root.span_id}: no message content was captured "

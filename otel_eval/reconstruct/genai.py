@@ -50,7 +50,8 @@ from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct import _genai_events as events
 from otel_eval.reconstruct._flattened import first_str
 from otel_eval.reconstruct._genai_messages import (
-    contents_from_messages,
+    ParsedMessages,
+    parse_messages,
     system_instruction_text,
     tools_from_definitions,
 )
@@ -230,13 +231,19 @@ class _Reader(InvocationReader):
         return any(key in span.attributes for key in _CONTENT_KEYS) or events.has_content_events(span)
 
     def messages(self, span: Span, key: str) -> list[genai_types.Content]:
+        return self.contents(self.parsed_messages(span, key))
+
+    def parsed_messages(self, span: Span, key: str) -> list[ParsedMessages]:
+        """The span's message lists under ``key`` (attribute, then details events), JSON read and not converted."""
         where = f"span {span.span_id} ({span.name!r}): {key}"
-        contents = [
-            content
-            for raw in events.details_messages(span, key)
-            for content in contents_from_messages(raw, self.warnings, where)
-        ]
-        return events.unstringify_tool_calls(contents, self.warnings, where)
+        return [parse_messages(raw, self.warnings, where) for raw in events.details_messages(span, key)]
+
+    def contents(self, parsed: Sequence[ParsedMessages]) -> list[genai_types.Content]:
+        """Parsed message lists converted, printed OpenAI Agents tool calls turned back into calls."""
+        if not parsed:
+            return []
+        contents = [content for messages in parsed for content in messages.contents(self.warnings)]
+        return events.unstringify_tool_calls(contents, self.warnings, parsed[0].where)
 
     def span_messages(self, span: Span) -> tuple[list[genai_types.Content], list[genai_types.Content]]:
         inputs = self.messages(span, semconv.GEN_AI_INPUT_MESSAGES)
@@ -256,26 +263,33 @@ class _Reader(InvocationReader):
 
     def model_call(self, span: Span) -> ModelCall:
         attributes = span.attributes
-        inputs, outputs = self.span_messages(span)
+        parsed_inputs = self.parsed_messages(span, semconv.GEN_AI_INPUT_MESSAGES)
+        outputs = self.messages(span, semconv.GEN_AI_OUTPUT_MESSAGES)
         agent = self.agent_above.get(span.span_id)
-        system = self.system_instruction(span) or "\n".join(
-            t for m in inputs if m.role == "system" for t in texts_of(m)
-        )
-        if not system and agent is not None:
-            system = self.system_instruction(agent)
-        declarations = self.tool_declarations(span)
-        if not declarations and agent is not None:
-            declarations = self.tool_declarations(agent)
-        return ModelCall(
+        call = ModelCall(
             span=span,
             author=self.author(span),
-            inputs=inputs,
-            outputs=[c for c in outputs if c.role != "system"],
             model=first_str(attributes, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL),
             usage=usage_from(attributes),
-            system_instruction=system or None,
-            tool_declarations=declarations,
         )
+        if outputs:
+            # The inputs (the whole history again) are converted only if a rule reads them.
+            call.read_inputs = functools.partial(self.contents, parsed_inputs)
+        else:
+            call.inputs = self.contents(parsed_inputs)
+            if not call.inputs:
+                call.inputs, outputs = events.deprecated_messages(span, self.warnings)
+        call.outputs = [c for c in outputs if c.role != "system"]
+        system = self.system_instruction(span)
+        if not system and (call.read_inputs is None or any(p.has_role("system") for p in parsed_inputs)):
+            system = "\n".join(t for m in call.inputs if m.role == "system" for t in texts_of(m))
+        if not system and agent is not None:
+            system = self.system_instruction(agent)
+        call.system_instruction = system or None
+        call.tool_declarations = self.tool_declarations(span)
+        if not call.tool_declarations and agent is not None:
+            call.tool_declarations = self.tool_declarations(agent)
+        return call
 
     def system_instruction(self, span: Span) -> str:
         """``gen_ai.system_instructions`` (or Strands' ``gen_ai.agent.system_prompt``) as text."""
