@@ -17,7 +17,6 @@ Each convention module finds the invocation roots, reads its own attributes into
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -290,8 +289,14 @@ def _response(
 
 def _steps(draft: InvocationDraft) -> list[_Step]:
     matcher = _tool_matcher(draft.tool_runs)
-    # Read only for a tool run without a response: it reads every model call's inputs.
-    sent_back = functools.cache(lambda: _sent_back_responses(draft.model_calls))
+    read: list[dict[str, genai_types.FunctionResponse]] = []
+
+    def sent_back() -> dict[str, genai_types.FunctionResponse]:
+        """Read once, and only for a tool run without a response: it reads every model call's inputs."""
+        if not read:
+            read.append(_sent_back_responses(draft.model_calls))
+        return read[0]
+
     steps: list[_Step] = []
     seen_ids: set[str] = set()
     sequence = 0

@@ -235,8 +235,9 @@ class _Reader(InvocationReader):
 
     def parsed_messages(self, span: Span, key: str) -> list[ParsedMessages]:
         """The span's message lists under ``key`` (attribute, then details events), JSON read and not converted."""
-        where = f"span {span.span_id} ({span.name!r}): {key}"
-        return [parse_messages(raw, self.warnings, where) for raw in events.details_messages(span, key)]
+        raws = events.details_messages(span, key)
+        where = f"span {span.span_id} ({span.name!r}): {key}" if raws else ""
+        return [parse_messages(raw, self.warnings, where) for raw in raws]
 
     def contents(self, parsed: Sequence[ParsedMessages]) -> list[genai_types.Content]:
         """Parsed message lists converted, printed OpenAI Agents tool calls turned back into calls."""
