@@ -281,23 +281,27 @@ def _part_from_semconv(
     raw: Any, call_names: Mapping[str, str], warnings: list[str] | None, where: str
 ) -> genai_types.Part | None:
     if isinstance(raw, str):
-        return genai_types.Part(text=raw)
+        return genai_types.Part.trusted(text=raw)
     if not isinstance(raw, MAPPINGS):
         record_warning(warnings, f"{where}: part is not an object: {_preview(raw)}")
         return None
     kind = raw.get("type")
     if kind in _TEXT_TYPES or (kind is None and ("content" in raw or "text" in raw)):
         text = raw.get("content", raw.get("text"))
-        return genai_types.Part(text=text) if isinstance(text, str) else _bad_part(warnings, where, raw)
+        return genai_types.Part.trusted(text=text) if isinstance(text, str) else _bad_part(warnings, where, raw)
     if kind in _THOUGHT_TYPES:
         text = raw.get("content", raw.get("text"))
-        return genai_types.Part(text=text, thought=True) if isinstance(text, str) else _bad_part(warnings, where, raw)
+        return (
+            genai_types.Part.trusted(text=text, thought=True)
+            if isinstance(text, str)
+            else _bad_part(warnings, where, raw)
+        )
     if kind in ("tool_call", "function_call"):
         name = raw.get("name")
         if not isinstance(name, str) or not name:
             return _bad_part(warnings, where, raw)
         call_id = raw.get("id")
-        return genai_types.Part(
+        return genai_types.Part.trusted(
             function_call=genai_types.FunctionCall(
                 id=call_id if isinstance(call_id, str) else None,
                 name=name,
@@ -311,7 +315,7 @@ def _part_from_semconv(
         if not isinstance(name, str):
             name = call_names.get(call_id or "")
         result = raw["response"] if "response" in raw else raw.get("result")
-        return genai_types.Part(
+        return genai_types.Part.trusted(
             function_response=genai_types.FunctionResponse(
                 id=call_id, name=name, response=tool_response_payload(result, warnings, where)
             )
@@ -370,7 +374,7 @@ def _parts_from_chat_message(
     parts: list[genai_types.Part] = []
     if isinstance(content, str):
         if content:
-            parts.append(genai_types.Part(text=content))
+            parts.append(genai_types.Part.trusted(text=content))
     elif isinstance(content, list):
         for index, item in enumerate(content):
             part = _part_from_semconv(item, call_names, warnings, f"{where}.content[{index}]")

@@ -150,7 +150,7 @@ def text_content(text: str | None, role: str) -> genai_types.Content | None:
     """A one-part text content, or None for empty text."""
     if text is None or not text.strip():
         return None
-    return genai_types.Content(role=role, parts=[genai_types.Part(text=text)])
+    return genai_types.Content(role=role, parts=[genai_types.Part.trusted(text=text)])
 
 
 def usage_from(attributes: Mapping[str, Any]) -> Usage:
@@ -195,7 +195,7 @@ def last_user_text(messages: Iterable[genai_types.Content]) -> genai_types.Conte
     for message in messages:
         if (message.role or "").lower() not in ("user", "human"):
             continue
-        parts = [genai_types.Part(text=t) for t in texts_of(message)]
+        parts = [genai_types.Part.trusted(text=t) for t in texts_of(message)]
         if parts and not any(p.function_response for p in message.parts or []):
             found = genai_types.Content(role="user", parts=parts)
     return found
@@ -328,10 +328,10 @@ def _final_and_intermediate(
     final: genai_types.Content | None = None
     root_texts = texts_of(draft.root_output)
     if root_texts:
-        final = genai_types.Content(role="model", parts=[genai_types.Part(text=t) for t in root_texts])
+        final = genai_types.Content(role="model", parts=[genai_types.Part.trusted(text=t) for t in root_texts])
     elif last_final_index is not None:
         texts = [t for c in draft.model_calls[last_final_index].outputs for t in texts_of(c)]
-        final = genai_types.Content(role="model", parts=[genai_types.Part(text=t) for t in texts])
+        final = genai_types.Content(role="model", parts=[genai_types.Part.trusted(text=t) for t in texts])
     final_text = "\n".join(texts_of(final))
     intermediate: list[tuple[str, list[genai_types.Part]]] = []
     for index, model_call in enumerate(draft.model_calls):
@@ -340,7 +340,7 @@ def _final_and_intermediate(
             if not root_texts or own_text.strip() == final_text.strip():
                 continue
         parts = [
-            genai_types.Part(text=p.text, thought=p.thought or None)
+            genai_types.Part.trusted(text=p.text, thought=p.thought or None)
             for c in model_call.outputs
             for p in c.parts or []
             if p.text
