@@ -34,7 +34,7 @@ import binascii
 import functools
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,8 +67,12 @@ def genai_role(role: object) -> str:
 
 def tool_call_names(messages: Any) -> dict[str, str]:
     """Tool-call id -> tool name over a message list (both shapes), for naming responses that carry only an id."""
+    return _call_names(message for _, message in _message_list(messages, None, ""))
+
+
+def _call_names(messages: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     names: dict[str, str] = {}
-    for _, message in _message_list(messages, None, ""):
+    for message in messages:
         parts = message.get("parts")
         for part in parts if isinstance(parts, list) else ():
             if isinstance(part, MAPPINGS) and part.get("type") == "tool_call":
@@ -132,7 +136,7 @@ class ParsedMessages:
     ) -> list[genai_types.Content]:
         """The messages as genai ``Content`` objects, as :func:`contents_from_messages` describes them."""
         names = dict(call_names or {})
-        names.update(tool_call_names([message for _, message in self.messages]))
+        names.update(_call_names(message for _, message in self.messages))
         contents: list[genai_types.Content] = []
         for index, message in self.messages:
             content = content_from_message(message, warnings, f"{self.where}[{index}]", call_names=names)
