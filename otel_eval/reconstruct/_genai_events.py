@@ -45,6 +45,9 @@ def details_messages(span: Span, key: str) -> list[Any]:
     """The values under ``key`` (``gen_ai.input.messages``/``gen_ai.output.messages``) of the span attribute and of
     every ``gen_ai.client.inference.operation.details`` event, attribute first, each as recorded (JSON string or list).
     """
+    if not span.events:
+        value = span.attributes.get(key)
+        return [] if value is None else [value]
     sources = [span.attributes, *(event_payload(e) for e in span.events if _is_details(e))]
     return [source[key] for source in sources if source.get(key) is not None]
 

@@ -19,6 +19,7 @@ Tool-call arguments and tool results follow the one rule of :mod:`otel_eval.reco
 Public API (all pure, none raises on malformed input; problems are appended to ``warnings`` when given):
 
 * :func:`contents_from_messages` — a message list (or its JSON string) -> ``list[Content]``.
+* :func:`parse_messages` — a message list parsed, converted later (:class:`ParsedMessages`).
 * :func:`content_from_message` — one message -> ``Content`` (None when it carries nothing usable).
 * :func:`tool_call_names` — call id -> tool name over a message list, to name tool responses that carry only an id.
 * :func:`system_instruction_text` — ``gen_ai.system_instructions`` (parts list, string or messages) -> text.
@@ -33,7 +34,8 @@ import binascii
 import functools
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pydantic
@@ -65,8 +67,12 @@ def genai_role(role: object) -> str:
 
 def tool_call_names(messages: Any) -> dict[str, str]:
     """Tool-call id -> tool name over a message list (both shapes), for naming responses that carry only an id."""
+    return _call_names(message for _, message in _message_list(messages, None, ""))
+
+
+def _call_names(messages: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     names: dict[str, str] = {}
-    for message in _message_list(messages, None, ""):
+    for message in messages:
         parts = message.get("parts")
         for part in parts if isinstance(parts, list) else ():
             if isinstance(part, MAPPINGS) and part.get("type") == "tool_call":
@@ -104,15 +110,45 @@ def contents_from_messages(
     Returns:
         One ``Content`` per message that carries at least one usable part. Messages with no usable part are skipped.
     """
-    items = _message_list(messages, warnings, where)
-    names = dict(call_names or {})
-    names.update(tool_call_names(items))
-    contents: list[genai_types.Content] = []
-    for index, message in enumerate(items):
-        content = content_from_message(message, warnings, f"{where}[{index}]", call_names=names)
-        if content is not None:
-            contents.append(content)
-    return contents
+    return parse_messages(messages, warnings, where).contents(warnings, call_names=call_names)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedMessages:
+    """A message list read as far as its JSON: the message objects, not converted yet (:func:`parse_messages`).
+
+    Converting messages to ``Content`` is most of the cost of reading them, and a model call's input (the whole history
+    again, on every call) is seldom needed, so a reader may parse eagerly -- malformed JSON is reported at once -- and
+    convert only when the contents are used.
+    """
+
+    messages: tuple[tuple[int, Mapping[str, Any]], ...]
+    """The message objects, each with its index in the list as recorded (for the warnings)."""
+    where: str
+    """Names the source in warnings."""
+
+    def has_role(self, role: str) -> bool:
+        """Whether a message has this Google GenAI role (``user``, ``model``, ``system``), see :func:`genai_role`."""
+        return any(genai_role(message.get("role")) == role for _, message in self.messages)
+
+    def contents(
+        self, warnings: list[str] | None = None, *, call_names: Mapping[str, str] | None = None
+    ) -> list[genai_types.Content]:
+        """The messages as genai ``Content`` objects, as :func:`contents_from_messages` describes them."""
+        names = dict(call_names or {})
+        names.update(_call_names(message for _, message in self.messages))
+        contents: list[genai_types.Content] = []
+        for index, message in self.messages:
+            content = content_from_message(message, warnings, f"{self.where}[{index}]", call_names=names)
+            if content is not None:
+                contents.append(content)
+        return contents
+
+
+def parse_messages(messages: Any, warnings: list[str] | None = None, where: str = "messages") -> ParsedMessages:
+    """A message list (list or JSON string) parsed but not converted; JSON and structure problems go to ``warnings``
+    now (not JSON, not a list, an item that is not an object), those of the messages' parts when converted."""
+    return ParsedMessages(tuple(_message_list(messages, warnings, where)), where)
 
 
 def content_from_message(
@@ -218,7 +254,8 @@ def _tools_from_definitions(value: Any, warnings: list[str] | None, where: str) 
 # --- internals -----------------------------------------------------------------------------------------------------
 
 
-def _message_list(messages: Any, warnings: list[str] | None, where: str) -> list[Mapping[str, Any]]:
+def _message_list(messages: Any, warnings: list[str] | None, where: str) -> list[tuple[int, Mapping[str, Any]]]:
+    """The message objects of a message list (or its JSON string), each with its index in the list."""
     value = messages
     if isinstance(value, str):
         try:
@@ -235,10 +272,10 @@ def _message_list(messages: Any, warnings: list[str] | None, where: str) -> list
     if not isinstance(value, list):
         record_warning(warnings, f"{where}: expected a list of messages, got {_preview(messages)}")
         return []
-    items: list[Mapping[str, Any]] = []
+    items: list[tuple[int, Mapping[str, Any]]] = []
     for index, item in enumerate(value):
         if isinstance(item, MAPPINGS):
-            items.append(item)
+            items.append((index, item))
         else:
             record_warning(warnings, f"{where}[{index}]: message is not an object: {_preview(item)}")
     return items
@@ -248,23 +285,27 @@ def _part_from_semconv(
     raw: Any, call_names: Mapping[str, str], warnings: list[str] | None, where: str
 ) -> genai_types.Part | None:
     if isinstance(raw, str):
-        return genai_types.Part(text=raw)
+        return genai_types.Part.trusted(text=raw)
     if not isinstance(raw, MAPPINGS):
         record_warning(warnings, f"{where}: part is not an object: {_preview(raw)}")
         return None
     kind = raw.get("type")
     if kind in _TEXT_TYPES or (kind is None and ("content" in raw or "text" in raw)):
         text = raw.get("content", raw.get("text"))
-        return genai_types.Part(text=text) if isinstance(text, str) else _bad_part(warnings, where, raw)
+        return genai_types.Part.trusted(text=text) if isinstance(text, str) else _bad_part(warnings, where, raw)
     if kind in _THOUGHT_TYPES:
         text = raw.get("content", raw.get("text"))
-        return genai_types.Part(text=text, thought=True) if isinstance(text, str) else _bad_part(warnings, where, raw)
+        return (
+            genai_types.Part.trusted(text=text, thought=True)
+            if isinstance(text, str)
+            else _bad_part(warnings, where, raw)
+        )
     if kind in ("tool_call", "function_call"):
         name = raw.get("name")
         if not isinstance(name, str) or not name:
             return _bad_part(warnings, where, raw)
         call_id = raw.get("id")
-        return genai_types.Part(
+        return genai_types.Part.trusted(
             function_call=genai_types.FunctionCall(
                 id=call_id if isinstance(call_id, str) else None,
                 name=name,
@@ -278,7 +319,7 @@ def _part_from_semconv(
         if not isinstance(name, str):
             name = call_names.get(call_id or "")
         result = raw["response"] if "response" in raw else raw.get("result")
-        return genai_types.Part(
+        return genai_types.Part.trusted(
             function_response=genai_types.FunctionResponse(
                 id=call_id, name=name, response=tool_response_payload(result, warnings, where)
             )
@@ -337,7 +378,7 @@ def _parts_from_chat_message(
     parts: list[genai_types.Part] = []
     if isinstance(content, str):
         if content:
-            parts.append(genai_types.Part(text=content))
+            parts.append(genai_types.Part.trusted(text=content))
     elif isinstance(content, list):
         for index, item in enumerate(content):
             part = _part_from_semconv(item, call_names, warnings, f"{where}.content[{index}]")
@@ -442,9 +483,11 @@ def _preview(value: Any, limit: int = 120) -> str:
 
 
 __all__ = [
+    "ParsedMessages",
     "content_from_message",
     "contents_from_messages",
     "genai_role",
+    "parse_messages",
     "system_instruction_text",
     "tool_call_names",
     "tools_from_definitions",

@@ -17,7 +17,7 @@ Each convention module finds the invocation roots, reads its own attributes into
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -57,11 +57,15 @@ class Usage:
 
 @dataclass(slots=True)
 class ModelCall:
-    """One model call: what was sent (``inputs``) and what came back (``outputs``)."""
+    """One model call: what was sent (``inputs``) and what came back (``outputs``).
+
+    A convention may give ``read_inputs`` instead of setting ``inputs``: the inputs are then read on first use. The
+    rules need them only now and then (the user message when the root has none, a response sent back for a tool run
+    without one, turn grouping), and each call re-sends the whole history, so converting them is most of a rebuild.
+    """
 
     span: Span
     author: str | None = None
-    inputs: list[genai_types.Content] = field(default_factory=list)
     outputs: list[genai_types.Content] = field(default_factory=list)
     model: str | None = None
     usage: Usage = field(default_factory=Usage)
@@ -69,6 +73,21 @@ class ModelCall:
     tool_declarations: list[dict[str, Any]] = field(default_factory=list)
     synthetic: bool = False
     """True when the outputs were read from an agent span (no model span exists); not counted as a model call."""
+    read_inputs: Callable[[], list[genai_types.Content]] | None = field(default=None, repr=False)
+    """Reads ``inputs`` on first use, when they were not set."""
+    _inputs: list[genai_types.Content] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def inputs(self) -> list[genai_types.Content]:
+        """The messages sent (read by ``read_inputs`` the first time when it was given)."""
+        if self._inputs is None:
+            read, self.read_inputs = self.read_inputs, None
+            self._inputs = read() if read is not None else []
+        return self._inputs
+
+    @inputs.setter
+    def inputs(self, contents: list[genai_types.Content]) -> None:
+        self._inputs, self.read_inputs = contents, None
 
 
 @dataclass(slots=True)
@@ -131,7 +150,7 @@ def text_content(text: str | None, role: str) -> genai_types.Content | None:
     """A one-part text content, or None for empty text."""
     if text is None or not text.strip():
         return None
-    return genai_types.Content(role=role, parts=[genai_types.Part(text=text)])
+    return genai_types.Content(role=role, parts=[genai_types.Part.trusted(text=text)])
 
 
 def usage_from(attributes: Mapping[str, Any]) -> Usage:
@@ -176,7 +195,7 @@ def last_user_text(messages: Iterable[genai_types.Content]) -> genai_types.Conte
     for message in messages:
         if (message.role or "").lower() not in ("user", "human"):
             continue
-        parts = [genai_types.Part(text=t) for t in texts_of(message)]
+        parts = [genai_types.Part.trusted(text=t) for t in texts_of(message)]
         if parts and not any(p.function_response for p in message.parts or []):
             found = genai_types.Content(role="user", parts=parts)
     return found
@@ -252,13 +271,15 @@ def _sent_back_responses(calls: Sequence[ModelCall]) -> dict[str, genai_types.Fu
 
 
 def _response(
-    call: genai_types.FunctionCall, run: ToolRun | None, sent_back: dict[str, genai_types.FunctionResponse]
+    call: genai_types.FunctionCall,
+    run: ToolRun | None,
+    sent_back: Callable[[], dict[str, genai_types.FunctionResponse]],
 ) -> genai_types.FunctionResponse | None:
     payload: dict[str, Any] | None = None
     if run is not None and run.response is not None:
         payload = run.response
-    elif call.id and call.id in sent_back:
-        payload = sent_back[call.id].response
+    elif call.id and call.id in sent_back():
+        payload = sent_back()[call.id].response
     elif run is not None and run.error is not None:
         payload = {"error": run.error}
     if payload is None:
@@ -268,7 +289,14 @@ def _response(
 
 def _steps(draft: InvocationDraft) -> list[_Step]:
     matcher = _tool_matcher(draft.tool_runs)
-    sent_back = _sent_back_responses(draft.model_calls)
+    read: list[dict[str, genai_types.FunctionResponse]] = []
+
+    def sent_back() -> dict[str, genai_types.FunctionResponse]:
+        """Read once, and only for a tool run without a response: it reads every model call's inputs."""
+        if not read:
+            read.append(_sent_back_responses(draft.model_calls))
+        return read[0]
+
     steps: list[_Step] = []
     seen_ids: set[str] = set()
     sequence = 0
@@ -300,10 +328,10 @@ def _final_and_intermediate(
     final: genai_types.Content | None = None
     root_texts = texts_of(draft.root_output)
     if root_texts:
-        final = genai_types.Content(role="model", parts=[genai_types.Part(text=t) for t in root_texts])
+        final = genai_types.Content(role="model", parts=[genai_types.Part.trusted(text=t) for t in root_texts])
     elif last_final_index is not None:
         texts = [t for c in draft.model_calls[last_final_index].outputs for t in texts_of(c)]
-        final = genai_types.Content(role="model", parts=[genai_types.Part(text=t) for t in texts])
+        final = genai_types.Content(role="model", parts=[genai_types.Part.trusted(text=t) for t in texts])
     final_text = "\n".join(texts_of(final))
     intermediate: list[tuple[str, list[genai_types.Part]]] = []
     for index, model_call in enumerate(draft.model_calls):
@@ -312,7 +340,7 @@ def _final_and_intermediate(
             if not root_texts or own_text.strip() == final_text.strip():
                 continue
         parts = [
-            genai_types.Part(text=p.text, thought=p.thought or None)
+            genai_types.Part.trusted(text=p.text, thought=p.thought or None)
             for c in model_call.outputs
             for p in c.parts or []
             if p.text
@@ -370,7 +398,6 @@ def _app_details(calls: Sequence[ModelCall], default_author: str) -> AppDetails 
 def build_invocation(draft: InvocationDraft) -> TracedInvocation:
     """The ADK invocation and its telemetry facts. Never raises on content: problems end up in ``warnings``."""
     root = draft.root
-    warnings = list(draft.warnings)
     user_content = draft.root_input
     if user_content is None:
         for model_call in draft.model_calls:
@@ -379,6 +406,8 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
                 break
     steps = _steps(draft)
     final, intermediate = _final_and_intermediate(draft)
+    # Copied after the reads above: inputs read on first use record their problems in draft.warnings.
+    warnings = list(draft.warnings)
     if not draft.content_captured:
         warnings.append(
             f"trace {root.trace_id} span {root.span_id}: no message content was captured "

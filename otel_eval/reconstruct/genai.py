@@ -50,7 +50,8 @@ from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct import _genai_events as events
 from otel_eval.reconstruct._flattened import first_str
 from otel_eval.reconstruct._genai_messages import (
-    contents_from_messages,
+    ParsedMessages,
+    parse_messages,
     system_instruction_text,
     tools_from_definitions,
 )
@@ -114,11 +115,12 @@ class GenAIConvention(Convention):
     def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
         """One invocation per agent root, or per user turn of model calls without an agent span."""
         tree = SpanTree(spans)
-        roots = tree.tops(tree.spans, is_agent)
+        kinds = _SpanKinds(tree.spans)
+        roots = tree.tops(tree.spans, kinds.is_agent)
         if roots:
-            invocations = invocations_of_roots(tree, roots, lambda root, members: _Reader(tree, root, members))
+            invocations = invocations_of_roots(tree, roots, lambda root, members: _Reader(tree, root, members, kinds))
         else:
-            invocations = turn_invocations(tree, self.name, lambda root, members: _Reader(tree, root, members))
+            invocations = turn_invocations(tree, self.name, lambda root, members: _Reader(tree, root, members, kinds))
         names = sorted({s.name for s in tree.spans})[:5]
         return trace_invocations(
             tree, self.name, invocations, f"GenAI spans {names} but no agent invocation or model call"
@@ -162,17 +164,40 @@ _CONTENT_KEYS = (
 )
 
 
+class _SpanKinds:
+    """Which spans of a trace are agents, model calls and tools, worked out once (every step of a rebuild asks)."""
+
+    def __init__(self, spans: Sequence[Span]) -> None:
+        self.agents = {s.span_id for s in spans if is_agent(s)}
+        self.model_calls = {s.span_id for s in spans if is_model_call(s)}
+        self.tools = {s.span_id for s in spans if is_tool(s)}
+
+    def is_agent(self, span: Span) -> bool:
+        return span.span_id in self.agents
+
+    def is_model_call(self, span: Span) -> bool:
+        return span.span_id in self.model_calls
+
+    def is_tool(self, span: Span) -> bool:
+        return span.span_id in self.tools
+
+
 class _Reader(InvocationReader):
     """Reads the spans of one invocation (a :class:`~otel_eval.reconstruct._grouping.TurnReader`)."""
 
+    def __init__(self, tree: SpanTree, root: Span, members: Sequence[Span], kinds: _SpanKinds) -> None:
+        super().__init__(tree, root, members)
+        self.kinds = kinds
+
     def is_model_call(self, span: Span) -> bool:
-        return is_model_call(span)
+        return self.kinds.is_model_call(span)
 
     def is_tool(self, span: Span) -> bool:
-        return is_tool(span)
+        return self.kinds.is_tool(span)
 
     def nested(self) -> set[str]:
-        return nested_span_ids(self.tree, self.root, self.members, is_tool=is_tool, is_agent=is_agent)
+        kinds = self.kinds
+        return nested_span_ids(self.tree, self.root, self.members, is_tool=kinds.is_tool, is_agent=kinds.is_agent)
 
     def agent_label(self, span: Span) -> str | None:
         label = first_str(span.attributes, semconv.GEN_AI_AGENT_NAME)
@@ -182,11 +207,12 @@ class _Reader(InvocationReader):
 
     @functools.cached_property
     def labelled_agent_above(self) -> dict[str, Span]:
+        is_agent = self.kinds.is_agent
         return self.tree.nearest(lambda a: is_agent(a) and bool(self.agent_label(a)), within=self.member_ids)
 
     @functools.cached_property
     def agent_above(self) -> dict[str, Span]:
-        return self.tree.nearest(is_agent, within=self.member_ids)
+        return self.tree.nearest(self.kinds.is_agent, within=self.member_ids)
 
     def author(self, span: Span) -> str | None:
         agent = self.labelled_agent_above.get(span.span_id)
@@ -197,17 +223,18 @@ class _Reader(InvocationReader):
         nested = self.nested()
         draft = InvocationDraft(convention=GenAIConvention.name, root=root)
         agents: list[Span] = []
+        kinds = self.kinds
         for span in self.members:
             if span.span_id == root.span_id:
                 continue
-            if is_model_call(span):
+            if kinds.is_model_call(span):
                 call = self.model_call(span)
                 (draft.nested_model_calls if span.span_id in nested else draft.model_calls).append(call)
             elif span.span_id in nested:
                 continue
-            elif is_tool(span):
+            elif kinds.is_tool(span):
                 draft.tool_runs.append(self.tool_run(span))
-            elif is_agent(span):
+            elif kinds.is_agent(span):
                 agents.append(span)
         draft.agent_name = self.agent_label(root) or next(
             (label for label in (self.agent_label(a) for a in agents) if label), None
@@ -230,13 +257,20 @@ class _Reader(InvocationReader):
         return any(key in span.attributes for key in _CONTENT_KEYS) or events.has_content_events(span)
 
     def messages(self, span: Span, key: str) -> list[genai_types.Content]:
-        where = f"span {span.span_id} ({span.name!r}): {key}"
-        contents = [
-            content
-            for raw in events.details_messages(span, key)
-            for content in contents_from_messages(raw, self.warnings, where)
-        ]
-        return events.unstringify_tool_calls(contents, self.warnings, where)
+        return self.contents(self.parsed_messages(span, key))
+
+    def parsed_messages(self, span: Span, key: str) -> list[ParsedMessages]:
+        """The span's message lists under ``key`` (attribute, then details events), JSON read and not converted."""
+        raws = events.details_messages(span, key)
+        where = f"span {span.span_id} ({span.name!r}): {key}" if raws else ""
+        return [parse_messages(raw, self.warnings, where) for raw in raws]
+
+    def contents(self, parsed: Sequence[ParsedMessages]) -> list[genai_types.Content]:
+        """Parsed message lists converted, printed OpenAI Agents tool calls turned back into calls."""
+        if not parsed:
+            return []
+        contents = [content for messages in parsed for content in messages.contents(self.warnings)]
+        return events.unstringify_tool_calls(contents, self.warnings, parsed[0].where)
 
     def span_messages(self, span: Span) -> tuple[list[genai_types.Content], list[genai_types.Content]]:
         inputs = self.messages(span, semconv.GEN_AI_INPUT_MESSAGES)
@@ -256,40 +290,51 @@ class _Reader(InvocationReader):
 
     def model_call(self, span: Span) -> ModelCall:
         attributes = span.attributes
-        inputs, outputs = self.span_messages(span)
+        parsed_inputs = self.parsed_messages(span, semconv.GEN_AI_INPUT_MESSAGES)
+        outputs = self.messages(span, semconv.GEN_AI_OUTPUT_MESSAGES)
         agent = self.agent_above.get(span.span_id)
-        system = self.system_instruction(span) or "\n".join(
-            t for m in inputs if m.role == "system" for t in texts_of(m)
-        )
-        if not system and agent is not None:
-            system = self.system_instruction(agent)
-        declarations = self.tool_declarations(span)
-        if not declarations and agent is not None:
-            declarations = self.tool_declarations(agent)
-        return ModelCall(
+        call = ModelCall(
             span=span,
             author=self.author(span),
-            inputs=inputs,
-            outputs=[c for c in outputs if c.role != "system"],
             model=first_str(attributes, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL),
             usage=usage_from(attributes),
-            system_instruction=system or None,
-            tool_declarations=declarations,
         )
+        if outputs:
+            # The inputs (the whole history again) are converted only if a rule reads them.
+            call.read_inputs = functools.partial(self.contents, parsed_inputs)
+        else:
+            call.inputs = self.contents(parsed_inputs)
+            if not call.inputs:
+                call.inputs, outputs = events.deprecated_messages(span, self.warnings)
+        call.outputs = [c for c in outputs if c.role != "system"]
+        system = self.system_instruction(span)
+        if not system and (call.read_inputs is None or any(p.has_role("system") for p in parsed_inputs)):
+            system = "\n".join(t for m in call.inputs if m.role == "system" for t in texts_of(m))
+        if not system and agent is not None:
+            system = self.system_instruction(agent)
+        call.system_instruction = system or None
+        call.tool_declarations = self.tool_declarations(span)
+        if not call.tool_declarations and agent is not None:
+            call.tool_declarations = self.tool_declarations(agent)
+        return call
 
     def system_instruction(self, span: Span) -> str:
         """``gen_ai.system_instructions`` (or Strands' ``gen_ai.agent.system_prompt``) as text."""
-        where = f"span {span.span_id} ({span.name!r}): system instructions"
         value = span.attributes.get(semconv.GEN_AI_SYSTEM_INSTRUCTIONS)
         if value is None:
             value = span.attributes.get(semconv.GEN_AI_AGENT_SYSTEM_PROMPT)
+        if value is None:
+            return ""
+        where = f"span {span.span_id} ({span.name!r}): system instructions"
         return system_instruction_text(value, self.warnings, where)
 
     def tool_declarations(self, span: Span) -> list[dict[str, Any]]:
         """``gen_ai.tool.definitions`` as function-declaration dicts (shared between the calls that declared the same
         JSON text: not mutated)."""
-        where = f"span {span.span_id} ({span.name!r}): tool definitions"
         value = span.attributes.get(semconv.GEN_AI_TOOL_DEFINITIONS)
+        if value is None:
+            return []
+        where = f"span {span.span_id} ({span.name!r}): tool definitions"
         if isinstance(value, str):
             declarations, problems = _declarations_of_text(value)
             for problem in problems:

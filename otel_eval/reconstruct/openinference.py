@@ -309,13 +309,11 @@ class _Reader(InvocationReader):
                 continue
             where = f"span {span.span_id} ({span.name!r}) output.value"
             messages = task_messages(span.attributes.get(semconv.OUTPUT_VALUE), self.warnings, where)
-            calls.extend(
-                ModelCall(
-                    span=span, author=self.agent_label(span), inputs=messages[:index], outputs=[message], synthetic=True
-                )
-                for index, message in enumerate(messages)
-                if message.role == "model"
-            )
+            for index, message in enumerate(messages):
+                if message.role == "model":
+                    call = ModelCall(span=span, author=self.agent_label(span), outputs=[message], synthetic=True)
+                    call.inputs = messages[:index]
+                    calls.append(call)
         return calls
 
     def tool_run(self, span: Span) -> ToolRun | None:

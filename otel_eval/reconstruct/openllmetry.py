@@ -249,16 +249,17 @@ class _Reader(InvocationReader):
         inputs = [indexed_message(e, self.warnings, where) for e in indexed(attributes, semconv.GEN_AI_PROMPT)]
         outputs = [indexed_message(e, self.warnings, where) for e in indexed(attributes, semconv.GEN_AI_COMPLETION)]
         system = [t for m in inputs if m.role == "system" for t in texts_of(m)]
-        return ModelCall(
+        call = ModelCall(
             span=span,
             author=self.author(span),
-            inputs=inputs,
             outputs=outputs,
             model=first_str(attributes, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL),
             usage=usage_from(attributes),
             system_instruction="\n".join(system) or None,
             tool_declarations=_functions(attributes),
         )
+        call.inputs = inputs
+        return call
 
     def tool_run(self, span: Span) -> ToolRun:
         attributes = span.attributes

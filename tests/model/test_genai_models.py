@@ -470,7 +470,9 @@ def test_eval_models_accept_genai_objects() -> None:
 
 _STANDALONE = """
 import importlib.util, json, sys
-spec = importlib.util.spec_from_file_location("standalone_genai", sys.argv[1])
+spec = importlib.util.spec_from_file_location(
+    "standalone_genai", sys.argv[1], submodule_search_locations=[sys.argv[1].rpartition("/")[0]]
+)
 module = importlib.util.module_from_spec(spec)
 sys.modules[spec.name] = module
 spec.loader.exec_module(module)
