@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Reversible, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -125,8 +125,9 @@ class ModelCall:
     span: Span
     author: str | None
     model: str | None
-    request: list[genai_types.Content] | None
-    """The conversation sent to the model; None when content was not captured."""
+    request: Reversible[genai_types.Content] | None
+    """The conversation sent to the model, iterated forwards or backwards (legacy ADK's is validated as it is read:
+    :class:`~otel_eval.reconstruct._adk_contents.RequestHistory`); None when content was not captured."""
     response: genai_types.Content | None
     """The model's answer; None when not captured (or the model sent no content)."""
     captured: bool
