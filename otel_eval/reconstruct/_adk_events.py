@@ -47,6 +47,9 @@ from otel_eval.traces.span import Span
 
 ModelCallReader = Callable[[Span, list[str]], ModelCall]
 """``read(span, warnings)``: one model-call span of a schema as a :class:`ModelCall`."""
+ModelWait = tuple[Span, int]
+"""A wait on the model: the span timing it, and the time it ended (the span's end, or earlier where tools it asked for
+started inside it)."""
 
 
 def rebuild_invocations(
@@ -55,7 +58,7 @@ def rebuild_invocations(
     read_model_call: ModelCallReader,
     *,
     convention: str,
-    model_timing: Sequence[Span],
+    model_timing: Sequence[ModelWait],
     tool_args_key: str,
     tool_result_key: str,
 ) -> TraceInvocations:
@@ -66,17 +69,17 @@ def rebuild_invocations(
         model_spans: The spans standing for one model call each (``call_llm``, or v2's ``generate_content``).
         read_model_call: Reads one of ``model_spans``.
         convention: Reported convention name.
-        model_timing: The spans timing the wait on the model, for ``model_seconds``.
+        model_timing: The waits on the model (the span timing each, and where the wait ends), for
+            ``model_seconds``.
         tool_args_key: The tool-span attribute holding the arguments in this schema.
         tool_result_key: The tool-span attribute holding the result in this schema.
     """
     trace_id = tree.spans[0].trace_id if tree.spans else ""
     result = TraceInvocations(trace_id=trace_id, convention=convention, warnings=list(tree.problems))
-    kept = {s.span_id for s in tree.spans}
     model_spans = [s for s in model_spans if tree.by_id.get(s.span_id) is s]  # duplicates dropped by the tree
     groups = group_by_invocation(tree, model_spans, result.warnings)
     top_level = [g for g in groups if not g.nested]
-    timing = _RunTiming(tree, top_level, [s for s in model_timing if s.span_id in kept])
+    timing = _RunTiming(tree, top_level, [w for w in model_timing if w[0].span_id in tree.by_id])
     for group in top_level:
         warnings: list[str] = []
         calls = [read_model_call(s, warnings) for s in group.model_spans]
@@ -258,21 +261,21 @@ class _RunTiming:
     them, as in ADK); a span whose parent is lost, to the shortest run root whose time range holds its start.
     """
 
-    def __init__(self, tree: SpanTree, runs: Sequence[OwnedSpans], model_timing: Sequence[Span]) -> None:
-        roots = {g.root.span_id for g in runs}
+    def __init__(self, tree: SpanTree, runs: Sequence[OwnedSpans], model_timing: Sequence[ModelWait]) -> None:
+        roots = {g.root.span_id: g.root for g in runs}
         root_above = tree.nearest(lambda s: s.span_id in roots)
-        candidates = [tree.by_id[i] for i in roots if i in tree.by_id]
         self._intervals: dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {r: ([], []) for r in roots}
-        tools = [s for s in tree.spans if is_tool_span(s)]
-        spans = [(s, 0) for s in model_timing] + [(s, 1) for s in tools]
-        lost = [(s, kind) for s, kind in spans if not tree.has_parent_chain(s) and s.span_id not in roots]
-        starts = [dataclasses.replace(s, end_time_ns=s.start_time_ns) for s, _ in lost]
-        by_time = {
-            (s.span_id, kind): candidates[i].span_id
-            for (s, kind), i in zip(lost, tightest_containers(candidates, starts), strict=True)
-            if i is not None
-        }
-        for span, kind in spans:
+        timed = [(span, end, 0) for span, end in model_timing]
+        timed += [(span, span.end_time_ns, 1) for span in tree.spans if is_tool_span(span)]
+        lost = [item for item in timed if item[0].span_id not in roots and not tree.has_parent_chain(item[0])]
+        by_time: dict[tuple[str, int], str] = {}
+        if lost:
+            candidates = list(roots.values())
+            starts = [dataclasses.replace(span, end_time_ns=span.start_time_ns) for span, _, _ in lost]
+            for (span, _, kind), index in zip(lost, tightest_containers(candidates, starts), strict=True):
+                if index is not None:
+                    by_time[(span.span_id, kind)] = candidates[index].span_id
+        for span, end, kind in timed:
             if span.span_id in roots:
                 root_id: str | None = span.span_id
             elif (span.span_id, kind) in by_time:
@@ -281,7 +284,7 @@ class _RunTiming:
                 above = root_above.get(span.span_id)
                 root_id = None if above is None else above.span_id
             if root_id is not None:
-                self._intervals[root_id][kind].append((span.start_time_ns, span.end_time_ns))
+                self._intervals[root_id][kind].append((span.start_time_ns, end))
 
     def of(self, root: Span) -> tuple[int, int]:
         """Nanoseconds in model calls, and in tools while no model call ran, under ``root``."""

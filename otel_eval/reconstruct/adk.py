@@ -12,14 +12,14 @@ only ADK's own spans are read.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 from otel_eval import semconv
 from otel_eval.reconstruct._adk_contents import Contents, read_request, response_content
-from otel_eval.reconstruct._adk_events import rebuild_invocations
+from otel_eval.reconstruct._adk_events import ModelWait, rebuild_invocations
 from otel_eval.reconstruct._adk_spans import (
+    TOOL_PREFIX,
     ModelCall,
     agent_name,
     is_agent_span,
@@ -83,32 +83,49 @@ class _ModelTiming:
     the first tool nested in it starts.
 
     On ADK 1.x ``call_llm`` and ``generate_content`` stay open while the tools they asked for run (the span context
-    leaks out of an async generator), so taken whole they would count tool time as model time. Both facts are
-    computed for every span in one pass from the leaves up.
+    leaks out of an async generator), so taken whole they would count tool time as model time. The first tool below
+    each span is found for every span in one pass from the leaves up; the wait is a ``(span, end)`` pair, not a
+    shortened copy of the span.
     """
 
     def __init__(self, tree: SpanTree) -> None:
+        self._tree = tree
         self._innermost: dict[str, Span] = {}
         self._first_tool: dict[str, int] = {}
         for span in reversed(tree.order):
-            kids = tree.children(span)
-            if not kids:
-                self._innermost[span.span_id] = span
-                continue
-            inner = next((c for c in kids if _is_inference(c)), None)
-            self._innermost[span.span_id] = span if inner is None else self._innermost[inner.span_id]
-            starts = [c.start_time_ns for c in kids if c.name.startswith("execute_tool")]
-            starts += [self._first_tool[c.span_id] for c in kids if c.span_id in self._first_tool]
-            if starts:
-                self._first_tool[span.span_id] = min(starts)
+            first: int | None = None
+            for kid in tree.children(span):
+                below = self._first_tool.get(kid.span_id)
+                if kid.name.startswith(TOOL_PREFIX) and (below is None or kid.start_time_ns < below):
+                    below = kid.start_time_ns
+                if below is not None and (first is None or below < first):
+                    first = below
+            if first is not None:
+                self._first_tool[span.span_id] = first
 
-    def of(self, call_llm: Span) -> Span:
-        """The timing span of one ``call_llm`` span."""
-        timing = self._innermost.get(call_llm.span_id, call_llm)
+    def of(self, call_llm: Span) -> ModelWait:
+        """The timing span of one ``call_llm`` span, and where the wait on the model ends."""
+        timing = self._innermost_of(call_llm)
         first_tool = self._first_tool.get(timing.span_id)
         if first_tool is not None and first_tool < timing.end_time_ns:
-            return dataclasses.replace(timing, end_time_ns=max(timing.start_time_ns, first_tool))
-        return timing
+            return timing, max(timing.start_time_ns, first_tool)
+        return timing, timing.end_time_ns
+
+    def _innermost_of(self, span: Span) -> Span:
+        """The innermost inference span at or below ``span`` through inference children (the first at each level).
+        Each span's answer is kept, so the chains below all ``call_llm`` spans are walked once in all."""
+        path: list[Span] = []
+        current = span
+        while current.span_id not in self._innermost:
+            inner = next((c for c in self._tree.children(current) if _is_inference(c)), None)
+            path.append(current)
+            if inner is None:
+                break
+            current = inner
+        innermost = self._innermost.get(current.span_id, current)
+        for walked in path:
+            self._innermost[walked.span_id] = innermost
+        return innermost
 
 
 def _model_call(tree: SpanTree, span: Span, agent: Span | None, warnings: list[str], contents: Contents) -> ModelCall:
