@@ -5,6 +5,9 @@ after it (parallel responses merged in call order), timed at the end of the last
 function calls by id, else by name and arguments, else by name (:class:`_ToolQueues`); when content was not captured,
 tool runs no response asked for become events of their own. A function-response event ADK ended the agent's turn on
 (``skip_summarization``) is marked, as ``Event.is_final_response()`` sees it.
+
+The parts and contents the replay makes itself are built with ``trusted`` (no validation): their values are what
+validating them gives (``str`` names and ids, the tool runs' ``dict`` arguments and results, new lists).
 """
 
 from __future__ import annotations
@@ -58,8 +61,8 @@ def replay_events(
                     function_call.id = run.call_id
         timeline.append((call.span.start_time_ns, 2 * order, Event(author, content)))
         responses = [
-            genai_types.Part(
-                function_response=genai_types.FunctionResponse(
+            genai_types.Part.trusted(
+                function_response=genai_types.FunctionResponse.trusted(
                     id=run.call_id or function_call.id, name=run.name, response=run.response
                 )
             )
@@ -69,7 +72,7 @@ def replay_events(
         if responses:
             end = max(run.span.end_time_ns for run in runs if run is not None)
             answered = [run for run in runs if run is not None and run.response is not None]
-            event = Event(author, genai_types.Content(role="user", parts=responses), runs=answered)
+            event = Event(author, genai_types.Content.trusted(role="user", parts=responses), runs=answered)
             timeline.append((end, 2 * order + 1, event))
     unmatched = runs_left.leftovers()
     if unmatched and captured:
@@ -82,17 +85,21 @@ def replay_events(
     elif unmatched:
         for run in unmatched:
             author = run.span.str_attr(semconv.GEN_AI_AGENT_NAME) or "agent"
-            call_part = genai_types.Part(
-                function_call=genai_types.FunctionCall(id=run.call_id, name=run.name, args=run.args or {})
+            call_part = genai_types.Part.trusted(
+                function_call=genai_types.FunctionCall.trusted(id=run.call_id, name=run.name, args=run.args or {})
             )
             timeline.append(
-                (run.span.start_time_ns, -1, Event(author, genai_types.Content(role="model", parts=[call_part])))
+                (
+                    run.span.start_time_ns,
+                    -1,
+                    Event(author, genai_types.Content.trusted(role="model", parts=[call_part])),
+                )
             )
             if run.response is not None:
-                response = genai_types.FunctionResponse(id=run.call_id, name=run.name, response=run.response)
-                part = genai_types.Part(function_response=response)
+                response = genai_types.FunctionResponse.trusted(id=run.call_id, name=run.name, response=run.response)
+                part = genai_types.Part.trusted(function_response=response)
                 timeline.append(
-                    (run.span.end_time_ns, -1, Event(author, genai_types.Content(role="user", parts=[part])))
+                    (run.span.end_time_ns, -1, Event(author, genai_types.Content.trusted(role="user", parts=[part])))
                 )
     timeline.sort(key=lambda item: (item[0], item[1]))
     events = [event for _, _, event in timeline]
@@ -137,7 +144,7 @@ def _mark_skip_summarization(events: list[Event]) -> None:
         for run in event.runs:
             text = _displayed_result(run)
             if text is not None and event.content.parts is not None:
-                event.content.parts.append(genai_types.Part(text=text))
+                event.content.parts.append(genai_types.Part.trusted(text=text))
 
 
 def _displayed_result(run: ToolRun) -> str | None:
