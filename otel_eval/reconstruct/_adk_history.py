@@ -43,14 +43,14 @@ def _recorded_responses(
 ) -> list[dict[str, Any] | None]:
     wanted = [_call_key(call) for call in function_calls]
     for call in later:
-        request = call.request or []
-        for index, content in enumerate(request):
+        contents = iter(call.request or ())
+        for content in contents:
             repeated = [part.function_call for part in content.parts or [] if part.function_call]
             if not repeated or [_call_key(c) for c in repeated] != wanted:
                 continue
             by_id: dict[str, dict[str, Any]] = {}
             in_order: list[dict[str, Any] | None] = []
-            for follower in request[index + 1 :]:
+            for follower in contents:  # the contents after the calls, read on from where they were found
                 answers = [part.function_response for part in follower.parts or [] if part.function_response]
                 if not answers:
                     break

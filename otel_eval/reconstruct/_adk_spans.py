@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Reversible, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -125,8 +125,9 @@ class ModelCall:
     span: Span
     author: str | None
     model: str | None
-    request: list[genai_types.Content] | None
-    """The conversation sent to the model; None when content was not captured."""
+    request: Reversible[genai_types.Content] | None
+    """The conversation sent to the model, iterated forwards or backwards (legacy ADK's is validated as it is read:
+    :class:`~otel_eval.reconstruct._adk_contents.RequestHistory`); None when content was not captured."""
     response: genai_types.Content | None
     """The model's answer; None when not captured (or the model sent no content)."""
     captured: bool
@@ -198,11 +199,10 @@ def group_by_invocation(tree: SpanTree, model_spans: Sequence[Span], warnings: l
     ``model_spans`` are the spans that stand for one model call each (``call_llm`` for the legacy schema,
     ``generate_content`` for v2). Returned in start-time order, nested (AgentTool) invocations included and flagged.
     """
-    no_top: _RunTop = (None, None)
-    tops = tree.fold_down(_run_top_step, no_top)
+    tops = tree.fold_down(_run_top_step, _NO_TOP)
     groups: dict[str, OwnedSpans] = {}
     for span in sorted(model_spans, key=lambda s: (s.start_time_ns, s.span_id)):
-        top_root, top_agent = tops.get(span.span_id, no_top)
+        top_root, top_agent = tops.get(span.span_id, _NO_TOP)
         top = top_root or top_agent or span
         invocation_id = invocation_of(span)
         if invocation_id is None:
@@ -213,14 +213,13 @@ def group_by_invocation(tree: SpanTree, model_spans: Sequence[Span], warnings: l
             key = invocation_id
         group = groups.get(key)
         if group is None:
-            group = OwnedSpans(invocation_id=invocation_id, root=top, session_id=session_of(span))
-            groups[key] = group
+            group = groups[key] = OwnedSpans(invocation_id=invocation_id, root=top)
         group.model_spans.append(span)
         if group.session_id is None:
             group.session_id = session_of(span)
     ordered = sorted(groups.values(), key=lambda g: (g.model_spans[0].start_time_ns, g.root.span_id))
-    above = tree.fold_down(_ids_above_step, _IdsAbove())
-    verdicts = [_nested_by_ids(g, above.get(g.model_spans[0].span_id, _IdsAbove())) for g in ordered]
+    above = tree.fold_down(_ids_above_step, _NOTHING_ABOVE)
+    verdicts = [_nested_by_ids(g, above.get(g.model_spans[0].span_id, _NOTHING_ABOVE)) for g in ordered]
     # Where the ids do not tell, only a run whose root lost its parent can be nested by time.
     broken = [
         g for g, verdict in zip(ordered, verdicts, strict=True) if verdict is None and not tree.has_parent_chain(g.root)
@@ -240,13 +239,16 @@ def _run_top_step(above_parent: _RunTop, parent: Span) -> _RunTop:
     """A model span's invocation root is the outermost run root (``invocation`` / ``invoke_workflow``) above it, else
     the outermost agent span, else itself; the search stops at a tool span (an AgentTool's inner run is its own)."""
     if parent.name.startswith(TOOL_PREFIX):
-        return (None, None)
+        return _NO_TOP
     top_root, top_agent = above_parent
     if top_root is None and is_run_root(parent):
-        top_root = parent
-    elif top_agent is None and not is_run_root(parent) and is_agent_span(parent):
-        top_agent = parent
-    return (top_root, top_agent)
+        return (parent, top_agent)
+    if top_agent is None and is_agent_span(parent) and not is_run_root(parent):
+        return (top_root, parent)
+    return above_parent
+
+
+_NO_TOP: _RunTop = (None, None)
 
 
 class _IdsAbove(NamedTuple):
@@ -259,6 +261,9 @@ class _IdsAbove(NamedTuple):
     tool: bool = False
 
 
+_NOTHING_ABOVE = _IdsAbove()
+
+
 def _merge_id(known: str | None, differ: bool, new: str | None) -> tuple[str | None, bool]:
     if new is None or differ:
         return known, differ
@@ -268,17 +273,15 @@ def _merge_id(known: str | None, differ: bool, new: str | None) -> tuple[str | N
 
 
 def _ids_above_step(above_parent: _IdsAbove, parent: Span) -> _IdsAbove:
+    parent_invocation, parent_session = invocation_of(parent), session_of(parent)
+    tool = above_parent.tool or parent.name.startswith(TOOL_PREFIX)
+    if parent_invocation is None and parent_session is None and tool == above_parent.tool:
+        return above_parent  # the parent says nothing new (most spans)
     invocation, invocations_differ = _merge_id(
-        above_parent.invocation, above_parent.invocations_differ, invocation_of(parent)
+        above_parent.invocation, above_parent.invocations_differ, parent_invocation
     )
-    session, sessions_differ = _merge_id(above_parent.session, above_parent.sessions_differ, session_of(parent))
-    return _IdsAbove(
-        invocation,
-        invocations_differ,
-        session,
-        sessions_differ,
-        above_parent.tool or parent.name.startswith(TOOL_PREFIX),
-    )
+    session, sessions_differ = _merge_id(above_parent.session, above_parent.sessions_differ, parent_session)
+    return _IdsAbove(invocation, invocations_differ, session, sessions_differ, tool)
 
 
 def _nested_by_ids(group: OwnedSpans, above: _IdsAbove) -> bool | None:
@@ -344,7 +347,7 @@ def _assign_tool_spans(tree: SpanTree, groups: Sequence[OwnedSpans], warnings: l
     owning = tree.nearest(lambda span: owner_of(span) is not None)
     tools = sorted((s for s in tree.spans if is_tool_span(s)), key=lambda s: (s.start_time_ns, s.span_id))
     lost = [t for t in tools if t.span_id not in owning]
-    by_time = dict(zip((t.span_id for t in lost), _owners_by_time(lost, groups), strict=True))
+    by_time = dict(zip((t.span_id for t in lost), _owners_by_time(lost, groups), strict=True)) if lost else {}
     for span in tools:
         above = owning.get(span.span_id)
         owner = owner_of(above) if above is not None else by_time[span.span_id]

@@ -12,18 +12,14 @@ only ADK's own spans are read.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import marshal
 from collections.abc import Sequence
 from typing import Any
 
-import pydantic
-
 from otel_eval import semconv
-from otel_eval.model import genai as genai_types
-from otel_eval.reconstruct._adk_events import rebuild_invocations
+from otel_eval.reconstruct._adk_contents import Contents, read_request, response_content
+from otel_eval.reconstruct._adk_events import ModelWait, rebuild_invocations
 from otel_eval.reconstruct._adk_spans import (
+    TOOL_PREFIX,
     ModelCall,
     agent_name,
     is_agent_span,
@@ -38,7 +34,6 @@ from otel_eval.traces.span import Span
 
 CONVENTION_NAME = "adk"
 CALL_LLM = "call_llm"
-_TOOLS_CACHE_SIZE = 64
 
 
 def is_call_llm(span: Span) -> bool:
@@ -63,7 +58,7 @@ class AdkConvention(Convention):
         model_spans = [s for s in tree.spans if is_call_llm(s)]
         agent_above = tree.nearest(is_agent_span)
         timing = _ModelTiming(tree)
-        contents: _Contents = {}  # each request repeats the history, earlier responses included: validated once
+        contents: Contents = {}  # each request repeats the history, earlier responses included: validated once
         result = rebuild_invocations(
             tree,
             model_spans,
@@ -88,50 +83,52 @@ class _ModelTiming:
     the first tool nested in it starts.
 
     On ADK 1.x ``call_llm`` and ``generate_content`` stay open while the tools they asked for run (the span context
-    leaks out of an async generator), so taken whole they would count tool time as model time. Both facts are
-    computed for every span in one pass from the leaves up.
+    leaks out of an async generator), so taken whole they would count tool time as model time. The first tool below
+    each span is found for every span in one pass from the leaves up; the wait is a ``(span, end)`` pair, not a
+    shortened copy of the span.
     """
 
     def __init__(self, tree: SpanTree) -> None:
+        self._tree = tree
         self._innermost: dict[str, Span] = {}
         self._first_tool: dict[str, int] = {}
         for span in reversed(tree.order):
-            kids = tree.children(span)
-            if not kids:
-                self._innermost[span.span_id] = span
-                continue
-            inner = next((c for c in kids if _is_inference(c)), None)
-            self._innermost[span.span_id] = span if inner is None else self._innermost[inner.span_id]
-            starts = [c.start_time_ns for c in kids if c.name.startswith("execute_tool")]
-            starts += [self._first_tool[c.span_id] for c in kids if c.span_id in self._first_tool]
-            if starts:
-                self._first_tool[span.span_id] = min(starts)
+            first: int | None = None
+            for kid in tree.children(span):
+                below = self._first_tool.get(kid.span_id)
+                if kid.name.startswith(TOOL_PREFIX) and (below is None or kid.start_time_ns < below):
+                    below = kid.start_time_ns
+                if below is not None and (first is None or below < first):
+                    first = below
+            if first is not None:
+                self._first_tool[span.span_id] = first
 
-    def of(self, call_llm: Span) -> Span:
-        """The timing span of one ``call_llm`` span."""
-        timing = self._innermost.get(call_llm.span_id, call_llm)
+    def of(self, call_llm: Span) -> ModelWait:
+        """The timing span of one ``call_llm`` span, and where the wait on the model ends."""
+        timing = self._innermost_of(call_llm)
         first_tool = self._first_tool.get(timing.span_id)
         if first_tool is not None and first_tool < timing.end_time_ns:
-            return dataclasses.replace(timing, end_time_ns=max(timing.start_time_ns, first_tool))
-        return timing
+            return timing, max(timing.start_time_ns, first_tool)
+        return timing, timing.end_time_ns
+
+    def _innermost_of(self, span: Span) -> Span:
+        """The innermost inference span at or below ``span`` through inference children (the first at each level).
+        Each span's answer is kept, so the chains below all ``call_llm`` spans are walked once in all."""
+        path: list[Span] = []
+        current = span
+        while current.span_id not in self._innermost:
+            inner = next((c for c in self._tree.children(current) if _is_inference(c)), None)
+            path.append(current)
+            if inner is None:
+                break
+            current = inner
+        innermost = self._innermost.get(current.span_id, current)
+        for walked in path:
+            self._innermost[walked.span_id] = innermost
+        return innermost
 
 
-_Contents = dict[bytes | str, genai_types.Content]
-"""Request and response contents of one trace already validated, by :func:`_value_key` of their JSON value (shared
-between its model calls, a response with the next request that repeats it: not mutated)."""
-
-
-def _value_key(value: Any) -> bytes | str:
-    """A parsed JSON value as a cache key: equal keys for equal values of the same types (``1``, ``1.0`` and ``True``
-    differ, as their validation may). Its ``marshal`` form (version 2: no back-references, so two parses of one text
-    give one key), about a third of the cost of its ``repr``; the ``repr`` for a value marshal cannot write."""
-    try:
-        return marshal.dumps(value, 2)
-    except ValueError:
-        return repr(value)
-
-
-def _model_call(tree: SpanTree, span: Span, agent: Span | None, warnings: list[str], contents: _Contents) -> ModelCall:
+def _model_call(tree: SpanTree, span: Span, agent: Span | None, warnings: list[str], contents: Contents) -> ModelCall:
     inference = next((c for c in tree.children(span) if is_generate_content(c)), None)
     request = parse_json_object(span, semconv.ADK_LLM_REQUEST, warnings)
     response = parse_json_object(span, semconv.ADK_LLM_RESPONSE, warnings)
@@ -153,9 +150,9 @@ def _model_call(tree: SpanTree, span: Span, agent: Span | None, warnings: list[s
     if call.captured:
         # A malformed attribute was reported by parse_json_object; the other one may still be readable.
         if request:
-            _read_request(call, request, warnings, contents)
+            read_request(call, request, warnings, contents)
         if response:
-            call.response = _response_content(span, response, warnings, contents)
+            call.response = response_content(span, response, warnings, contents)
     elif inference is not None:
         # Legacy content capture off, but the GenAI semconv content of the inference span may be there.
         genai_model_content(inference, call, warnings)
@@ -172,137 +169,3 @@ def _label_agent(request: dict[str, Any] | None) -> str | None:
     labels = ((request or {}).get("config") or {}).get("labels")
     name = labels.get("adk_agent_name") if isinstance(labels, dict) else None
     return name if isinstance(name, str) else None
-
-
-def _read_request(call: ModelCall, request: dict[str, Any], warnings: list[str], seen: _Contents) -> None:
-    where = f"span {call.span.span_id} ({call.span.name!r}): {semconv.ADK_LLM_REQUEST}"
-    contents: list[genai_types.Content] = []
-    raw_contents = request.get("contents") or []
-    if not isinstance(raw_contents, list):
-        warnings.append(f"{where}: 'contents' is not a list")
-        raw_contents = []
-    for position, raw in enumerate(raw_contents):
-        try:
-            contents.append(_validated_content(raw, seen))
-        except pydantic.ValidationError as exc:
-            warnings.append(f"{where}: contents[{position}] is not a genai Content: {exc.errors()[0]['msg']}")
-    call.request = contents
-    config = request.get("config") or {}
-    if not isinstance(config, dict):
-        return
-    call.system_instruction = _instruction_text(config.get("system_instruction"))
-    raw_tools = config.get("tools")
-    if isinstance(raw_tools, list):
-        declarations, problems = _genai_tools(raw_tools)
-        warnings.extend(f"{where}: {problem}" for problem in problems)
-        call.tools = list(declarations)
-
-
-_Tools = tuple[tuple[dict[str, Any], ...], tuple[str, ...]]
-"""The declarations of the valid genai ``Tool``s (each dumped as ``app_details`` holds it), and one problem line
-per entry that is not a genai ``Tool``."""
-
-
-def _genai_tools(raw_tools: list[Any]) -> _Tools:
-    """``config.tools`` validated as genai ``Tool`` objects, and dumped as ``app_details`` holds them.
-
-    Validating tool declarations (large schemas, and genai's slow per-model checks) and dumping them again is most of
-    the cost of reading a ``call_llm`` span, and an agent sends the same declarations on every call: the result is
-    cached by their value. The cached declarations are shared, so they must not be mutated.
-    """
-    return _validate_tools_once(_ByValue(raw_tools))
-
-
-class _ByValue:
-    """A parsed JSON value as a cache key, compared by :func:`_value_key`."""
-
-    __slots__ = ("key", "value")
-
-    def __init__(self, value: Any) -> None:
-        self.value, self.key = value, _value_key(value)
-
-    def __hash__(self) -> int:
-        return hash(self.key)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _ByValue) and other.key == self.key
-
-
-@functools.lru_cache(maxsize=_TOOLS_CACHE_SIZE)
-def _validate_tools_once(raw_tools: _ByValue) -> _Tools:
-    return _validate_tools(raw_tools.value)
-
-
-def _validate_tools(raw_tools: list[Any]) -> _Tools:
-    declarations: list[dict[str, Any]] = []
-    problems: list[str] = []
-    for position, raw in enumerate(raw_tools):
-        try:
-            tool = genai_types.Tool.model_validate(raw)
-        except pydantic.ValidationError as exc:
-            problems.append(f"config.tools[{position}] is not a genai Tool: {exc.errors()[0]['msg']}")
-        else:
-            declarations.append(tool.model_dump(mode="json", exclude_none=True))
-    return tuple(declarations), tuple(problems)
-
-
-def _instruction_text(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        parts = value.get("parts") or []
-        return "\n".join(p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
-    if isinstance(value, list):
-        return "\n".join(v if isinstance(v, str) else _instruction_text(v) or "" for v in value)
-    return None
-
-
-def _validated_content(raw: Any, seen: _Contents) -> genai_types.Content:
-    """A request or response content, validated once per trace.
-
-    Raises:
-        pydantic.ValidationError: it is not a genai ``Content``.
-    """
-    key = _value_key(raw)
-    content = seen.get(key)
-    if content is None:
-        content = seen[key] = genai_types.Content.model_validate(strip_thought_signatures(raw))
-    return content
-
-
-def _response_content(
-    span: Span, response: dict[str, Any], warnings: list[str], seen: _Contents
-) -> genai_types.Content | None:
-    raw = response.get("content")
-    if raw is None:
-        return None
-    try:
-        return _validated_content(raw, seen)
-    except pydantic.ValidationError as exc:
-        warnings.append(
-            f"span {span.span_id} ({span.name!r}): {semconv.ADK_LLM_RESPONSE} content is not a genai Content: "
-            f"{exc.errors()[0]['msg']}"
-        )
-        return None
-
-
-_THOUGHT_SIGNATURE_KEYS = ("thought_signature", "thoughtSignature")
-
-
-def strip_thought_signatures(content: Any) -> Any:
-    """A genai ``Content`` JSON value whose parts carry no thought signature (opaque bytes ADK itself clears from the
-    parts it traces); a value without any, or not a content, is returned as it is. Only what changes is copied."""
-    parts = content.get("parts") if isinstance(content, dict) else None
-    if not isinstance(parts, list) or not any(
-        isinstance(part, dict) and any(key in part for key in _THOUGHT_SIGNATURE_KEYS) for part in parts
-    ):
-        return content
-    return {
-        **content,
-        "parts": [
-            {k: v for k, v in part.items() if k not in _THOUGHT_SIGNATURE_KEYS} if isinstance(part, dict) else part
-            for part in parts
-        ],
-    }

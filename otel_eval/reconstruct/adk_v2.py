@@ -70,7 +70,7 @@ class AdkV2Convention(Convention):
             model_spans,
             _model_call,
             convention=self.name,
-            model_timing=model_spans,
+            model_timing=[(s, s.end_time_ns) for s in model_spans],
             tool_args_key=semconv.GEN_AI_TOOL_CALL_ARGUMENTS,
             tool_result_key=semconv.GEN_AI_TOOL_CALL_RESULT,
         )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from google.adk.evaluation.eval_result import EvalSetResult as AdkEvalSetResult
 
 from tests.cli.conftest import AGENTEVALS, CliResult
@@ -207,3 +209,17 @@ def test_json_results_carry_the_evaluator_provenance_that_changes_with_the_crite
     assert strict["type"] == "deterministic" and strict["judge_model"] is None
     assert str(strict["id"]).startswith("tool_trajectory_avg_score/")
     assert strict["version"] != lenient["version"] and len(str(strict["version"])) == 12
+
+
+@pytest.mark.parametrize("threshold", [(700, 10, 10), (0, 10, 10)], ids=["default", "collector-off"])
+def test_run_leaves_the_garbage_collector_as_it_found_it(
+    cli: Callable[..., CliResult], threshold: tuple[int, int, int]
+) -> None:
+    before = gc.get_threshold()
+    gc.set_threshold(*threshold)
+    try:
+        result = cli("run", AGENTEVALS / "helm.json", "--output", "json")
+        assert result.exit_code == 0, result.stdout + result.stderr
+        assert gc.get_threshold() == threshold
+    finally:
+        gc.set_threshold(*before)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from otel_eval.reconstruct._adk_contents import genai_tools as _genai_tools
 from otel_eval.reconstruct._genai_messages import tools_from_definitions
-from otel_eval.reconstruct.adk import _genai_tools
 
 DEFINITIONS = json.dumps(
     [
