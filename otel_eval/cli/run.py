@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import gc
 import json
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from otel_eval._runtime.collector import fewer_collections
 from otel_eval.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -308,7 +308,7 @@ def run(
         )
     except ConfigurationError as exc:
         fail(str(exc))
-    with spill_file() as spill, _fewer_collections():
+    with spill_file() as spill, fewer_collections():
         streamed = stream_traces(trace_files, spill)
         report_problems(streamed.loaded.errors, streamed.loaded.warnings, verbose=verbose)
         tally = asyncio.run(
@@ -333,26 +333,6 @@ def run(
                 err=True,
             )
         raise SystemExit(EXIT_NOT_EVALUATED)
-
-
-_RUN_GC_THRESHOLD = 10_000  # allocations between two young-generation collections in a run (Python's default: 700)
-
-
-@contextlib.contextmanager
-def _fewer_collections() -> Iterator[None]:
-    """Python's cyclic garbage collector run less often while traces are rebuilt and scored, as batch tools do.
-
-    A run allocates many small objects that reference counting frees at once; at the default threshold, collecting
-    them took ~8% of the CPU of a run of 500 small ADK traces (~50 collections; 3 at this threshold). Restored after
-    (``run`` may be called in a process with other work); a collector turned off stays off.
-    """
-    previous = gc.get_threshold()
-    if 0 < previous[0] < _RUN_GC_THRESHOLD:
-        gc.set_threshold(_RUN_GC_THRESHOLD, *previous[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*previous)
 
 
 async def _closing_judge(judge: JudgeClient | None, evaluation: Coroutine[Any, Any, RunTally]) -> RunTally:
