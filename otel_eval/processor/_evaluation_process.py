@@ -27,7 +27,7 @@ import logging
 import pickle
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from opentelemetry.context import Context
@@ -129,6 +129,10 @@ class EvaluationProcess:
         self.log_record_processor = EvaluationLogRecordProcessor(
             max_pending=max_pending, sample_bound=sampling.intake_bound
         )
+        self.on_start: Callable[[Span, Context | None], None] = self._intake.on_start
+        """Queues a sampled span's start (:mod:`otel_eval.processor._intake`). Never blocks, never raises."""
+        self.on_end: Callable[[ReadableSpan], None] = self._intake.on_end
+        """Queues a sampled ended span (:mod:`otel_eval.processor._intake`). Never blocks, never raises."""
         self._idle_timeout = max(idle_timeout, _FORGET_TRACES_SECONDS_MIN)
         self._closing = False
         self._stop_deadline = 0.0
@@ -167,13 +171,7 @@ class EvaluationProcess:
 
     # --- the agent's threads -----------------------------------------------------------------------------------
 
-    def on_start(self, span: Span, parent_context: Context | None) -> None:
-        """Queues a sampled span's start (:mod:`otel_eval.processor._intake`). Never blocks."""
-        self._intake.on_start(span, parent_context)
-
-    def on_end(self, span: ReadableSpan) -> None:
-        """Queues a sampled ended span (:mod:`otel_eval.processor._intake`). Never blocks."""
-        self._intake.on_end(span)
+    # ``on_start`` and ``on_end`` are the intake's own (bound in ``__init__``: one call less on every span).
 
     # --- flush and shutdown ------------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ be evaluated for its scores.
 from __future__ import annotations
 
 import contextlib
-import os
+import logging
 import threading
 import time
 from collections import deque
@@ -23,11 +23,18 @@ from typing import cast
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, get_current
 from opentelemetry.sdk.trace import ReadableSpan, Span
+from opentelemetry.trace import TraceFlags
 
+from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.processor._priority import Sampling
 from otel_eval.processor._selection import is_local_root, is_own_traffic, is_sampled
 from otel_eval.processor._shedding import Shedder
+
+logger = logging.getLogger(__name__)
+logger.addFilter(DuplicateLogFilter())
+
+_SAMPLED = TraceFlags.SAMPLED
 
 
 class Wake:
@@ -106,7 +113,7 @@ class SpanIntake:
         # A deque is thread safe for append/popleft: the agent's threads only append, the engine's thread only pops.
         self.starts: deque[tuple[Span, bool]] = deque()
         self.ends: deque[ReadableSpan] = deque()
-        self.wake = Wake() if os.environ.get("H31I_WAKE", "lock") == "lock" else threading.Event()
+        self.wake = Wake()
         self.polling = False
         """Set by an engine thread that looks at the queue every few milliseconds anyway: a root's end then does not
         wake it. The thread clears it before it waits to be woken, then looks at the queue once more (an end queued
@@ -116,55 +123,71 @@ class SpanIntake:
         self._dropped = 0
         self._lock = threading.Lock()
 
+    # The hooks below run on the agent's threads and are called by the processor without a wrapper (one call less
+    # on every span): each catches everything itself. A ``try`` costs nothing until something raises.
+
     def _start_enriched(self, span: Span, parent_context: Context | None) -> None:
-        self.enricher.on_start(span, parent_context)  # type: ignore[union-attr]
+        try:
+            self.enricher.on_start(span, parent_context)  # type: ignore[union-attr]
+        except Exception:  # the agent's thread: log (deduplicated), never raise
+            logger.exception("EvaluationSpanProcessor.on_start failed")
         self._start(span, parent_context)
 
     def _start(self, span: Span, parent_context: Context | None) -> None:
-        # Not sampled (a RECORD_ONLY span) is ruled out when the start is taken: not worth its cost on every span.
-        bound = self._bound
-        if bound is not None and not is_sampled(span.get_span_context().trace_id, bound):
-            return
-        # A start made under suppressed instrumentation (the evaluator's own work) is always queued, however full
-        # the queue or busy the shedder: unmarked, it would be taken for agent traffic. Such starts are few.
-        current = parent_context if parent_context is not None else get_current()
-        suppressed = bool(current.get(_SUPPRESS_INSTRUMENTATION_KEY))
-        starts = self.starts
-        if suppressed or (len(starts) < self._max_pending and not self.shedder.active):  # else untracked
-            starts.append((span, suppressed))
+        try:
+            # Not sampled (a RECORD_ONLY span) is ruled out when the start is taken: not worth its cost on every span.
+            bound = self._bound
+            if bound is not None and not is_sampled(span.get_span_context().trace_id, bound):
+                return
+            # A start made under suppressed instrumentation (the evaluator's own work) is always queued, however
+            # full the queue or busy the shedder: unmarked, it would be taken for agent traffic. Such starts are few.
+            current = parent_context if parent_context is not None else get_current()
+            suppressed = bool(current.get(_SUPPRESS_INSTRUMENTATION_KEY))
+            starts = self.starts
+            if suppressed or (len(starts) < self._max_pending and not self.shedder.active):  # else untracked
+                starts.append((span, suppressed))
+        except Exception:  # the agent's thread: log (deduplicated), never raise
+            logger.exception("EvaluationSpanProcessor.on_start failed")
 
     def _end_enriched(self, span: ReadableSpan) -> None:
         queued = self._queue(span)
-        enricher: RootSpanEnricher = self.enricher  # type: ignore[assignment]
-        # A root that was not queued gets no scores: not held for them. With another exporter the scores never come
-        # back (wait 0): nothing is held, nothing to work out.
-        hold = queued and enricher.wait_seconds > 0 and self._sampling.will_evaluate(span, span.context.trace_id)
-        enricher.on_end(span, hold=hold)
+        try:
+            enricher: RootSpanEnricher = self.enricher  # type: ignore[assignment]
+            # A root that was not queued gets no scores: not held for them. With another exporter the scores never
+            # come back (wait 0): nothing is held, nothing to work out.
+            hold = queued and enricher.wait_seconds > 0 and self._sampling.will_evaluate(span, span.context.trace_id)
+            enricher.on_end(span, hold=hold)
+        except Exception:  # the agent's thread: log (deduplicated), never raise
+            logger.exception("EvaluationSpanProcessor.on_end failed")
 
     def _queue(self, span: ReadableSpan) -> bool:
-        context = span.context
-        bound = self._bound
-        if (
-            context is None
-            or not context.trace_flags.sampled
-            or (bound is not None and not is_sampled(context.trace_id, bound))
-            or self.closed
-        ):
+        try:
+            context = span.context
+            bound = self._bound
+            if (
+                context is None
+                or not context.trace_flags & _SAMPLED  # ``.sampled``, without the property's call
+                or (bound is not None and not is_sampled(context.trace_id, bound))
+                or self.closed
+            ):
+                return False
+            # Own spans (evaluation spans are children of the invocation) never count as a shed agent trace.
+            if self.shedder.active and not is_own_traffic(span) and self.shedder.shed(context.trace_id):
+                return False
+            ends = self.ends
+            if len(ends) >= self._max_pending:
+                with self._lock:
+                    self._dropped += 1
+                return False
+            ends.append(span)
+            if len(ends) >= self._wake_threshold or (
+                not self.polling
+                and ((is_local_root(span) and not is_own_traffic(span)) or context.trace_id in self._waiting)
+            ):
+                self.wake.set()
+        except Exception:  # the agent's thread: log (deduplicated), never raise
+            logger.exception("EvaluationSpanProcessor.on_end failed")
             return False
-        # Own spans (evaluation spans are children of the invocation) never count as a shed agent trace.
-        if self.shedder.active and not is_own_traffic(span) and self.shedder.shed(context.trace_id):
-            return False
-        ends = self.ends
-        if len(ends) >= self._max_pending:
-            with self._lock:
-                self._dropped += 1
-            return False
-        ends.append(span)
-        if len(ends) >= self._wake_threshold or (
-            not self.polling
-            and ((is_local_root(span) and not is_own_traffic(span)) or context.trace_id in self._waiting)
-        ):
-            self.wake.set()
         return True
 
     def take_dropped(self) -> int:
@@ -174,10 +197,10 @@ class SpanIntake:
         return dropped
 
 
-POLL_SECONDS = float(os.environ.get("H31I_POLL", "0.003"))
+POLL_SECONDS = 0.003
 """While spans keep coming, an engine thread looks at the queue this often instead of being woken by each root's end
 (a wake-up costs the agent's thread more than the span does): a complete invocation waits at most this long."""
-POLL_WINDOW_SECONDS = float(os.environ.get("H31I_WINDOW", "0.02"))
+POLL_WINDOW_SECONDS = 0.02
 """How long an engine thread keeps polling after the last span came before it waits to be woken again. A look costs
 the thread about what being woken does (a timed wait; 30-50 us of CPU on a 2-core VM), so polling adds at most
 1 / POLL_SECONDS looks a second while spans flow, and spares the agent's thread a wake-up at every root (an agent
