@@ -5,7 +5,7 @@ threads of the agent's process, where they share its GIL (and its CPU) with the 
 :class:`EvaluationProcess` does what a ``BatchSpanProcessor`` does: ``on_start``/``on_end`` append to bounded
 queues; a daemon thread (``OtelEvalProcessFeeder``) turns each batch into plain tuples
 (:mod:`otel_eval.processor._wire`) and writes one frame to a private socket. The child
-(``python -m otel_eval.processor._evaluation_process_main``) runs an ordinary in-thread
+(``python -m otel_eval.processor._evaluation_process_main``, started by :mod:`otel_eval.processor._child`) runs an ordinary in-thread
 :class:`~otel_eval.EvaluationSpanProcessor` on what it reads, with its own tracer, logger and meter providers
 exporting as ``OTEL_TRACES_EXPORTER`` / ``OTEL_LOGS_EXPORTER`` / ``OTEL_METRICS_EXPORTER`` say, so a trace scores
 the same in both modes.
@@ -25,15 +25,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import pickle
-import select
-import socket
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Final
 
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
@@ -45,6 +40,7 @@ from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit import RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.processor._child import Child, Restarts
 from otel_eval.processor._handoff import drain, millis_until
 from otel_eval.processor._intake import SpanIntake, WakeSchedule
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
@@ -52,14 +48,12 @@ from otel_eval.processor._priority import Sampling
 from otel_eval.processor._wire import (
     Batch,
     ChildSettings,
-    Config,
     Ended,
     Enriched,
     Flush,
     FromChild,
     Origins,
     Records,
-    Reply,
     Shutdown,
     Start,
     ToChild,
@@ -67,20 +61,15 @@ from otel_eval.processor._wire import (
     encode_log_record,
     encode_span,
     encode_start,
-    receive_message,
     send_message,
 )
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
 
-CHILD_MODULE: Final = "otel_eval.processor._evaluation_process_main"
 _TICK_SECONDS = 0.05
 """The feeder's period: spans of a root that waits for its descendants reach the child at most this late."""
 _WAKE_BATCH_SPANS = 256
-_SEND_TIMEOUT_SECONDS = 10.0
-"""A child that reads nothing for this long is taken for hung: killed and restarted."""
-_RESTART_BACKOFF_SECONDS = (1.0, 30.0)
 _MAX_SHED_TRACES = 65536
 """Shed trace ids kept for the next batch at most (the child drops them whole)."""
 
@@ -92,13 +81,6 @@ class _Flush:
     deadline: float
     done: threading.Event = field(default_factory=threading.Event)
     result: bool = False
-
-
-@dataclass(slots=True)
-class _Child:
-    process: subprocess.Popen[bytes]
-    sock: socket.socket
-    requests: int = 0  # control messages sent: each one's sequence number
 
 
 class EvaluationProcess:
@@ -147,6 +129,10 @@ class EvaluationProcess:
         self.log_record_processor = EvaluationLogRecordProcessor(
             max_pending=max_pending, sample_bound=sampling.intake_bound
         )
+        self.on_start: Callable[[Span, Context | None], None] = self._intake.on_start
+        """Queues a sampled span's start (:mod:`otel_eval.processor._intake`). Never blocks, never raises."""
+        self.on_end: Callable[[ReadableSpan], None] = self._intake.on_end
+        """Queues a sampled ended span (:mod:`otel_eval.processor._intake`). Never blocks, never raises."""
         self._idle_timeout = max(idle_timeout, _FORGET_TRACES_SECONDS_MIN)
         self._closing = False
         self._stop_deadline = 0.0
@@ -159,14 +145,13 @@ class EvaluationProcess:
         self._intake.reset()
         self._lock = threading.Lock()
         self._flushes: list[_Flush] = []
-        self._child: _Child | None = None
+        self._child: Child | None = None
         self._origins = Origins()
         self._seen: dict[int, float] = {}  # trace id -> last span start or end the feeder saw
         self._shed_traces: dict[int, None] = {}  # shed while the child was behind: it drops them whole
         self._next_forget = 0.0
         self._lost_some = False  # spans were lost since the last child started: the next one drops their traces
-        self._restart_at = 0.0
-        self._backoff = _RESTART_BACKOFF_SECONDS[0]
+        self._restarts = Restarts()
         self._thread = threading.Thread(name="OtelEvalProcessFeeder", target=self._run, daemon=True)
         self._thread.start()
 
@@ -186,13 +171,7 @@ class EvaluationProcess:
 
     # --- the agent's threads -----------------------------------------------------------------------------------
 
-    def on_start(self, span: Span, parent_context: Context | None) -> None:
-        """Queues a sampled span's start (:mod:`otel_eval.processor._intake`). Never blocks."""
-        self._intake.on_start(span, parent_context)
-
-    def on_end(self, span: ReadableSpan) -> None:
-        """Queues a sampled ended span (:mod:`otel_eval.processor._intake`). Never blocks."""
-        self._intake.on_end(span)
+    # ``on_start`` and ``on_end`` are the intake's own (bound in ``__init__``: one call less on every span).
 
     # --- flush and shutdown ------------------------------------------------------------------------------------
 
@@ -324,8 +303,8 @@ class EvaluationProcess:
         if child is None:
             return
         try:
-            while select.select([child.sock], [], [], 0)[0]:
-                self._dispatch(receive_message(child.sock))
+            for message in child.sent_on_its_own():
+                self._dispatch(message)
         except (OSError, WireError, ValueError) as error:
             self._child_lost(child, f"could not be read from ({error})", 0, 0)
 
@@ -342,10 +321,10 @@ class EvaluationProcess:
         else:
             raise WireError(f"unexpected {type(message).__name__} from the evaluation process")
 
-    def _behind(self, child: _Child) -> bool:
+    def _behind(self, child: Child) -> bool:
         """Whether the child has not read enough of what was sent for another batch to go without waiting."""
         try:
-            return not select.select([], [child.sock], [], 0)[1]
+            return child.behind()
         except (OSError, ValueError) as error:
             self._child_lost(child, f"could not be polled ({error})", 0, 0)
             return False
@@ -363,58 +342,32 @@ class EvaluationProcess:
             for trace_id in [trace_id for trace_id, last in seen.items() if last < quiet]:
                 del seen[trace_id]
 
-    def _running_child(self, now: float) -> _Child | None:
+    def _running_child(self, now: float) -> Child | None:
         child = self._child
         if child is not None:
-            if child.process.poll() is None:
+            if child.running:
                 return child
             self._child_lost(child, f"exited with code {child.process.returncode}", 0, 0)
-        if now < self._restart_at:
+        if not self._restarts.due(now):
             return None
-        try:
-            self._child = self._spawn()
-        except (OSError, ValueError) as error:  # no interpreter, no fds, ...: counted while it lasts, retried later
-            logger.warning("could not start the evaluation process (%s); retrying in %.0f s", error, self._backoff)
-            self._back_off(now)
-            return None
-        self._backoff = _RESTART_BACKOFF_SECONDS[0]
-        return self._child
-
-    def _spawn(self) -> _Child:
-        ours, theirs = socket.socketpair()
-        try:
-            process = subprocess.Popen(
-                [sys.executable, "-m", CHILD_MODULE, str(theirs.fileno())],
-                pass_fds=(theirs.fileno(),),
-                stdin=subprocess.DEVNULL,
-            )
-        except BaseException:
-            ours.close()
-            raise
-        finally:
-            theirs.close()
-        ours.settimeout(_SEND_TIMEOUT_SECONDS)
         lost = list(self._seen) if self._lost_some else []  # traces that may have lost spans: the child drops them
         try:
-            send_message(ours, Config(self._settings, lost))
-        except OSError:
-            ours.close()
-            process.kill()
-            process.wait()
-            raise
-        self._origins = Origins()
+            self._child = Child.spawn(self._settings, lost)
+        except (OSError, ValueError) as error:  # no interpreter, no fds, ...: counted while it lasts, retried later
+            logger.warning(
+                "could not start the evaluation process (%s); retrying in %.0f s", error, self._restarts.backoff
+            )
+            self._restarts.failed(now)
+            return None
+        self._origins = Origins()  # a new child gets new origin numbers
         self._lost_some = False
-        return _Child(process, ours)
+        self._restarts.started()
+        return self._child
 
-    def _child_lost(self, child: _Child, what: str, spans: int, records: int) -> None:
+    def _child_lost(self, child: Child, what: str, spans: int, records: int) -> None:
         """The child died or stopped reading: kill it, count what went with it, restart it later."""
         self._child = None
-        with contextlib.suppress(OSError):
-            child.sock.close()
-        if child.process.poll() is None:
-            child.process.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            child.process.wait(1.0)
+        child.kill()
         self._lost_some = True
         logger.warning(
             "the evaluation process %s; %d span(s) lost; the %d trace(s) in flight are dropped, and a new process "
@@ -422,14 +375,10 @@ class EvaluationProcess:
             what,
             spans,
             len(self._seen),
-            self._backoff,
+            self._restarts.backoff,
         )
         self._lose(spans, records)
-        self._back_off(time.monotonic())
-
-    def _back_off(self, now: float) -> None:
-        self._restart_at = now + self._backoff
-        self._backoff = min(self._backoff * 2, _RESTART_BACKOFF_SECONDS[1])
+        self._restarts.failed(time.monotonic())
 
     def _lose(self, spans: int, records: int) -> None:
         self._lost_some = self._lost_some or bool(spans or records)
@@ -443,31 +392,17 @@ class EvaluationProcess:
         child.requests += 1
         return self._ask(child, Flush(millis_until(deadline), child.requests), deadline)
 
-    def _ask(self, child: _Child, message: Flush | Shutdown, deadline: float) -> bool:
-        """Sends a control message and waits for its :class:`~otel_eval.processor._wire.Reply` until ``deadline``."""
+    def _ask(self, child: Child, message: Flush | Shutdown, deadline: float) -> bool:
+        """Sends a control message and waits for its reply until ``deadline``; False past it, or on a lost child."""
         try:
-            send_message(child.sock, message)
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                child.sock.settimeout(remaining)
-                reply = receive_message(child.sock)
-                if not isinstance(reply, Reply):
-                    self._dispatch(reply)
-                    continue
-                self.child_stats = reply.stats
-                if reply.sequence == message.sequence:  # an older flush's late reply is skipped
-                    return reply.ok
-        except TimeoutError:
-            return False
+            reply = child.ask(message, deadline, self._dispatch)
         except (OSError, WireError, ValueError) as error:
             self._child_lost(child, f"did not answer ({error})", 0, 0)
             return False
-        finally:
-            if self._child is child:
-                with contextlib.suppress(OSError):
-                    child.sock.settimeout(_SEND_TIMEOUT_SECONDS)
+        if reply is None:
+            return False
+        self.child_stats = reply.stats
+        return reply.ok
 
     def _stop_child(self) -> None:
         deadline = self._stop_deadline
@@ -480,7 +415,4 @@ class EvaluationProcess:
             return
         child.requests += 1
         self._ask(child, Shutdown(millis_until(deadline), child.requests), deadline)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            child.process.wait(max(0.0, deadline - time.monotonic()))
-        with contextlib.suppress(OSError):
-            child.sock.close()
+        child.close(deadline)

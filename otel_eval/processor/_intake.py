@@ -13,6 +13,8 @@ be evaluated for its scores.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import threading
 import time
 from collections import deque
@@ -21,11 +23,51 @@ from typing import cast
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, get_current
 from opentelemetry.sdk.trace import ReadableSpan, Span
+from opentelemetry.trace import TraceFlags
 
+from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.processor._priority import Sampling
 from otel_eval.processor._selection import is_local_root, is_own_traffic, is_sampled
 from otel_eval.processor._shedding import Shedder
+
+logger = logging.getLogger(__name__)
+logger.addFilter(DuplicateLogFilter())
+
+_SAMPLED = TraceFlags.SAMPLED
+
+
+class Wake:
+    """A wake-up for one waiting thread: an ``Event`` that the waiter consumes, at half the cost to the setter.
+
+    ``Event.set`` runs ``Condition.notify_all`` in Python around the futex call; this is one lock release (a
+    semaphore post: a futex wake-up only when the thread is asleep on it). Any thread may set it; one thread waits.
+    """
+
+    __slots__ = ("_lock",)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lock.acquire()  # held: not set
+
+    def set(self) -> None:
+        """Wakes the waiting thread, or the next :meth:`wait`; a no-op when already set. Never blocks."""
+        lock = self._lock
+        if lock.locked():
+            with contextlib.suppress(RuntimeError):  # set by another thread in between
+                lock.release()
+
+    def is_set(self) -> bool:
+        """Whether a wake-up is pending."""
+        return not self._lock.locked()
+
+    def clear(self) -> None:
+        """Forgets a pending wake-up."""
+        self._lock.acquire(blocking=False)
+
+    def wait(self, timeout: float) -> bool:
+        """Waits up to ``timeout`` seconds for a wake-up, and consumes it; whether one came."""
+        return self._lock.acquire(timeout=max(0.0, timeout))
 
 
 class SpanIntake:
@@ -71,7 +113,7 @@ class SpanIntake:
         # A deque is thread safe for append/popleft: the agent's threads only append, the engine's thread only pops.
         self.starts: deque[tuple[Span, bool]] = deque()
         self.ends: deque[ReadableSpan] = deque()
-        self.wake = threading.Event()
+        self.wake = Wake()
         self.polling = False
         """Set by an engine thread that looks at the queue every few milliseconds anyway: a root's end then does not
         wake it. The thread clears it before it waits to be woken, then looks at the queue once more (an end queued
@@ -81,57 +123,71 @@ class SpanIntake:
         self._dropped = 0
         self._lock = threading.Lock()
 
+    # The hooks below run on the agent's threads and are called by the processor without a wrapper (one call less
+    # on every span): each catches everything itself. A ``try`` costs nothing until something raises.
+
     def _start_enriched(self, span: Span, parent_context: Context | None) -> None:
-        self.enricher.on_start(span, parent_context)  # type: ignore[union-attr]
+        try:
+            self.enricher.on_start(span, parent_context)  # type: ignore[union-attr]
+        except Exception:  # the agent's thread: log (deduplicated), never raise
+            logger.exception("EvaluationSpanProcessor.on_start failed")
         self._start(span, parent_context)
 
     def _start(self, span: Span, parent_context: Context | None) -> None:
-        # Not sampled (a RECORD_ONLY span) is ruled out when the start is taken: not worth its cost on every span.
-        bound = self._bound
-        if bound is not None and not is_sampled(span.get_span_context().trace_id, bound):
-            return
-        # A start made under suppressed instrumentation (the evaluator's own work) is always queued, however full
-        # the queue or busy the shedder: unmarked, it would be taken for agent traffic. Such starts are few.
-        current = parent_context if parent_context is not None else get_current()
-        suppressed = bool(current.get(_SUPPRESS_INSTRUMENTATION_KEY))
-        starts = self.starts
-        if suppressed or (len(starts) < self._max_pending and not self.shedder.active):  # else untracked
-            starts.append((span, suppressed))
+        try:
+            # Not sampled (a RECORD_ONLY span) is ruled out when the start is taken: not worth its cost on every span.
+            bound = self._bound
+            if bound is not None and not is_sampled(span.get_span_context().trace_id, bound):
+                return
+            # A start made under suppressed instrumentation (the evaluator's own work) is always queued, however
+            # full the queue or busy the shedder: unmarked, it would be taken for agent traffic. Such starts are few.
+            current = parent_context if parent_context is not None else get_current()
+            suppressed = bool(current.get(_SUPPRESS_INSTRUMENTATION_KEY))
+            starts = self.starts
+            if suppressed or (len(starts) < self._max_pending and not self.shedder.active):  # else untracked
+                starts.append((span, suppressed))
+        except Exception:  # the agent's thread: log (deduplicated), never raise
+            logger.exception("EvaluationSpanProcessor.on_start failed")
 
     def _end_enriched(self, span: ReadableSpan) -> None:
         queued = self._queue(span)
-        enricher: RootSpanEnricher = self.enricher  # type: ignore[assignment]
-        # A root that was not queued gets no scores: not held for them. With another exporter the scores never come
-        # back (wait 0): nothing is held, nothing to work out.
-        hold = queued and enricher.wait_seconds > 0 and self._sampling.will_evaluate(span, span.context.trace_id)
-        enricher.on_end(span, hold=hold)
+        try:
+            enricher: RootSpanEnricher = self.enricher  # type: ignore[assignment]
+            # A root that was not queued gets no scores: not held for them. With another exporter the scores never
+            # come back (wait 0): nothing is held, nothing to work out.
+            hold = queued and enricher.wait_seconds > 0 and self._sampling.will_evaluate(span, span.context.trace_id)
+            enricher.on_end(span, hold=hold)
+        except Exception:  # the agent's thread: log (deduplicated), never raise
+            logger.exception("EvaluationSpanProcessor.on_end failed")
 
     def _queue(self, span: ReadableSpan) -> bool:
-        context = span.context
-        bound = self._bound
-        if (
-            context is None
-            or not context.trace_flags.sampled
-            or (bound is not None and not is_sampled(context.trace_id, bound))
-            or self.closed
-        ):
+        try:
+            context = span.context
+            bound = self._bound
+            if (
+                context is None
+                or not context.trace_flags & _SAMPLED  # ``.sampled``, without the property's call
+                or (bound is not None and not is_sampled(context.trace_id, bound))
+                or self.closed
+            ):
+                return False
+            # Own spans (evaluation spans are children of the invocation) never count as a shed agent trace.
+            if self.shedder.active and not is_own_traffic(span) and self.shedder.shed(context.trace_id):
+                return False
+            ends = self.ends
+            if len(ends) >= self._max_pending:
+                with self._lock:
+                    self._dropped += 1
+                return False
+            ends.append(span)
+            if len(ends) >= self._wake_threshold or (
+                not self.polling
+                and ((is_local_root(span) and not is_own_traffic(span)) or context.trace_id in self._waiting)
+            ):
+                self.wake.set()
+        except Exception:  # the agent's thread: log (deduplicated), never raise
+            logger.exception("EvaluationSpanProcessor.on_end failed")
             return False
-        # Own spans (evaluation spans are children of the invocation) never count as a shed agent trace.
-        if self.shedder.active and not is_own_traffic(span) and self.shedder.shed(context.trace_id):
-            return False
-        ends = self.ends
-        if len(ends) >= self._max_pending:
-            with self._lock:
-                self._dropped += 1
-            return False
-        ends.append(span)
-        if len(ends) >= self._wake_threshold or (
-            not self.polling
-            and ((is_local_root(span) and not is_own_traffic(span)) or context.trace_id in self._waiting)
-        ):
-            wake = self.wake
-            if not wake.is_set():
-                wake.set()
         return True
 
     def take_dropped(self) -> int:

@@ -257,13 +257,22 @@ class InThreadEngine:
     # --- the background thread -----------------------------------------------------------------------------------
 
     def _worker(self) -> None:
-        schedule = WakeSchedule(self._intake, tick=self._tick)
+        intake, records = self._intake, self.log_record_processor.queue
+        schedule = WakeSchedule(intake, tick=self._tick)
+        due = 0.0  # the next step even if nothing comes (idle traces, waiting roots, held roots)
         while True:
-            if schedule.wait():
+            woken = schedule.wait()
+            if woken:
                 self._wakeups += 1
             with self._flush_lock:
                 waiters, self._flush_waiters = self._flush_waiters, []
             stopping = self._shutdown
+            now = time.monotonic()
+            if not (woken or waiters or stopping or intake.ends or intake.starts or records or self._rejected) and (
+                now < due and not intake.shedder.active
+            ):
+                continue  # a poll that found nothing: the step (~12 us of bookkeeping) waits for its period
+            due = now + self._tick
             try:
                 if self._step(final=stopping):
                     schedule.busy()

@@ -119,6 +119,14 @@ class EvaluationSpanProcessor(SpanProcessor):
             tracer_provider=tracer_provider, logger_provider=logger_provider, judge=judge, sinks=sinks or (),
             enrich=enrich, enrichment_wait_seconds=enrichment_wait_seconds, pipeline=pipeline,
         )  # fmt: skip
+        if (
+            type(self).on_start is EvaluationSpanProcessor.on_start
+            and type(self).on_end is EvaluationSpanProcessor.on_end
+        ):
+            # The engine's hooks catch everything themselves: called directly, without the methods' frame (they run
+            # on the agent's thread for every span). A subclass overriding a hook keeps the methods.
+            self.on_start = self._engine.on_start  # type: ignore[method-assign, assignment]
+            self.on_end = self._engine.on_end  # type: ignore[method-assign, assignment]
         self.pipeline = self._engine.pipeline
         self.log_record_processor = self._engine.log_record_processor
         """Add to the ``LoggerProvider`` when the instrumentation puts message content on log records

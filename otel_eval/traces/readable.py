@@ -52,23 +52,27 @@ def _convert(span: ReadableSpan, resources: dict[int, Mapping[str, Any]]) -> Spa
         resource = _attributes(resource_obj.attributes)
         resources[id(resource_obj)] = resource
     status = span.status
+    events = span.events
+    # ``int.to_bytes(...).hex()`` and the members' ``_name_``: several times faster than ``format`` and ``.name``.
     return Span(
-        trace_id=format(context.trace_id, "032x"),
-        span_id=format(context.span_id, "016x"),
-        parent_span_id=format(parent.span_id, "016x") if parent is not None and parent.span_id else None,
+        trace_id=context.trace_id.to_bytes(16, "big").hex(),
+        span_id=context.span_id.to_bytes(8, "big").hex(),
+        parent_span_id=parent.span_id.to_bytes(8, "big").hex() if parent is not None and parent.span_id else None,
         name=span.name,
         start_time_ns=start,
         end_time_ns=end,
         attributes=_attributes(span.attributes),
         events=tuple(
             SpanEvent(name=event.name, timestamp_ns=event.timestamp, attributes=_attributes(event.attributes))
-            for event in span.events
-        ),
+            for event in events
+        )
+        if events
+        else (),
         scope_name=scope.name or None if scope is not None else None,
         scope_version=scope.version or None if scope is not None else None,
         resource=resource,
-        kind=span.kind.name,
-        status_code=status.status_code.name,
+        kind=span.kind._name_,
+        status_code=status.status_code._name_,
         status_message=status.description or None,
         parent_is_remote=bool(parent is not None and parent.is_remote),
     )
