@@ -40,7 +40,7 @@ from otel_eval.reconstruct._adk_spans import (
 )
 from otel_eval.reconstruct._containment import tightest_containers
 from otel_eval.reconstruct._span_tree import SpanTree, covered_ns
-from otel_eval.reconstruct._trajectory import sum_token_counts
+from otel_eval.reconstruct._token_usage import sum_token_counts
 from otel_eval.reconstruct.base import TraceInvocations
 from otel_eval.reconstruct.signals import ended_in_error, feedback
 from otel_eval.traces.span import Span

@@ -18,7 +18,7 @@ from otel_eval import semconv
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._containment import containing_range, tightest_containers
 from otel_eval.reconstruct._span_tree import SpanTree
-from otel_eval.reconstruct._trajectory import Usage
+from otel_eval.reconstruct._token_usage import Usage
 from otel_eval.reconstruct._values import tool_call_args, tool_response_payload
 from otel_eval.traces import json_loads
 from otel_eval.traces.span import Span

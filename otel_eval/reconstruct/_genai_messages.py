@@ -1,4 +1,4 @@
-"""OpenTelemetry GenAI message JSON -> Google GenAI ``Content`` / ``Tool``.
+"""OpenTelemetry GenAI message JSON -> Google GenAI ``Content``.
 
 Shared by every convention that reads chat messages from spans (ADK v2, GenAI semantic conventions, OpenInference,
 OpenLLMetry). Two message shapes are accepted, and may be mixed in one list:
@@ -22,27 +22,24 @@ Public API (all pure, none raises on malformed input; problems are appended to `
 * :func:`parse_messages` — a message list parsed, converted later (:class:`ParsedMessages`).
 * :func:`content_from_message` — one message -> ``Content`` (None when it carries nothing usable).
 * :func:`tool_call_names` — call id -> tool name over a message list, to name tool responses that carry only an id.
-* :func:`system_instruction_text` — ``gen_ai.system_instructions`` (parts list, string or messages) -> text.
-* :func:`tools_from_definitions` — ``gen_ai.tool.definitions`` -> genai ``Tool`` list (one function declaration each).
 * :func:`genai_role` — a message role -> ``user`` / ``model`` / ``system``.
+
+System instructions and tool definitions are read by :mod:`otel_eval.reconstruct._genai_agent_details`.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import json
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import pydantic
-
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._flattened import MAPPINGS
-from otel_eval.reconstruct._values import parse_json_value, record_warning, tool_call_args, tool_response_payload
+from otel_eval.reconstruct._values import preview, record_warning, tool_call_args, tool_response_payload
 from otel_eval.traces import json_loads
 
 logger = logging.getLogger(__name__)
@@ -52,7 +49,6 @@ _USER_ROLES = frozenset({"user", "human", "tool", "function", "ipython"})
 _SYSTEM_ROLES = frozenset({"system", "developer"})
 _THOUGHT_TYPES = frozenset({"thinking", "reasoning", "thought"})
 _TEXT_TYPES = frozenset({"text", "input_text", "output_text"})
-_TOOLS_CACHE_SIZE = 64
 
 
 def genai_role(role: object) -> str:
@@ -160,7 +156,7 @@ def content_from_message(
 ) -> genai_types.Content | None:
     """One GenAI message (either shape) as a genai ``Content``; None when it carries no usable part."""
     if not isinstance(message, MAPPINGS):
-        record_warning(warnings, f"{where}: message is not an object: {_preview(message)}")
+        record_warning(warnings, f"{where}: message is not an object: {preview(message)}")
         return None
     names = call_names or {}
     raw_role = message.get("role")
@@ -177,80 +173,6 @@ def content_from_message(
     return genai_types.Content(role=genai_role(raw_role), parts=parts)
 
 
-def system_instruction_text(value: Any, warnings: list[str] | None = None, where: str = "system instructions") -> str:
-    """System instructions as text: a parts list (``gen_ai.system_instructions``), a string, or system messages.
-
-    Text parts are joined with a newline. Returns ``""`` when there is none.
-    """
-    parsed = parse_json_value(value)
-    if parsed is None:
-        return ""
-    if isinstance(parsed, str):
-        return parsed
-    items = parsed if isinstance(parsed, list) else [parsed]
-    texts: list[str] = []
-    for index, item in enumerate(items):
-        if isinstance(item, str):
-            texts.append(item)
-        elif isinstance(item, MAPPINGS) and ("parts" in item or "role" in item):
-            content = content_from_message(item, warnings, f"{where}[{index}]")
-            if content is not None:
-                texts.extend(p.text for p in content.parts or [] if p.text and not p.thought)
-        elif isinstance(item, MAPPINGS):
-            text = item.get("content", item.get("text"))
-            if isinstance(text, str):
-                texts.append(text)
-            else:
-                record_warning(warnings, f"{where}[{index}]: instruction part has no text: {_preview(item)}")
-        else:
-            record_warning(warnings, f"{where}[{index}]: unexpected instruction {_preview(item)}")
-    return "\n".join(texts)
-
-
-def tools_from_definitions(
-    value: Any, warnings: list[str] | None = None, where: str = "tool definitions"
-) -> list[genai_types.Tool]:
-    """``gen_ai.tool.definitions`` (GenAI or OpenAI shape, list or JSON string) as genai ``Tool`` objects.
-
-    Function definitions become one ``Tool`` with one ``FunctionDeclaration`` each; their ``parameters`` are kept as
-    a genai ``Schema`` when they are written as one (upper-case types, as ADK dumps ``Schema`` objects), else as
-    ``parameters_json_schema``. Built-in tools (``{"type": "google_search", "name": "google_search"}``) become the
-    matching ``Tool`` field when genai knows it; others are skipped with a warning.
-
-    Definitions recorded as JSON text (ADK v2 writes them on every model call, the same each time) are converted once
-    and cached; the cached ``Tool`` objects are shared, so callers must not mutate them.
-    """
-    if isinstance(value, str):
-        tools, problems = _tools_from_definitions_text(value)
-        for problem in problems:
-            record_warning(warnings, where + problem)
-        return list(tools)
-    return _tools_from_definitions(value, warnings, where)
-
-
-@functools.lru_cache(maxsize=_TOOLS_CACHE_SIZE)
-def _tools_from_definitions_text(text: str) -> tuple[tuple[genai_types.Tool, ...], tuple[str, ...]]:
-    """Tools of a JSON text, and the problems met, each written relative to the caller's ``where``."""
-    problems: list[str] = []
-    tools = _tools_from_definitions(text, problems, "")
-    return tuple(tools), tuple(problems)
-
-
-def _tools_from_definitions(value: Any, warnings: list[str] | None, where: str) -> list[genai_types.Tool]:
-    parsed = parse_json_value(value)
-    if parsed is None:
-        return []
-    if not isinstance(parsed, list):
-        record_warning(warnings, f"{where}: expected a list of tool definitions, got {_preview(value)}")
-        return []
-    tools: list[genai_types.Tool] = []
-    for index, definition in enumerate(parsed):
-        tool = _tool_from_definition(definition, warnings, f"{where}[{index}]")
-        if tool is not None:
-            tools.append(tool)
-    return tools
-
-
 # --- internals -----------------------------------------------------------------------------------------------------
 
 
@@ -261,23 +183,23 @@ def _message_list(messages: Any, warnings: list[str] | None, where: str) -> list
         try:
             value = json_loads(value)
         except json.JSONDecodeError as exc:
-            record_warning(warnings, f"{where}: not valid JSON ({exc}): {_preview(messages)}")
+            record_warning(warnings, f"{where}: not valid JSON ({exc}): {preview(messages)}")
             return []
         except RecursionError:
-            record_warning(warnings, f"{where}: JSON nested too deeply: {_preview(messages)}")
+            record_warning(warnings, f"{where}: JSON nested too deeply: {preview(messages)}")
             return []
     if isinstance(value, MAPPINGS):
         inner = value.get("messages")
         value = inner if isinstance(inner, list) else [value]
     if not isinstance(value, list):
-        record_warning(warnings, f"{where}: expected a list of messages, got {_preview(messages)}")
+        record_warning(warnings, f"{where}: expected a list of messages, got {preview(messages)}")
         return []
     items: list[tuple[int, Mapping[str, Any]]] = []
     for index, item in enumerate(value):
         if isinstance(item, MAPPINGS):
             items.append((index, item))
         else:
-            record_warning(warnings, f"{where}[{index}]: message is not an object: {_preview(item)}")
+            record_warning(warnings, f"{where}[{index}]: message is not an object: {preview(item)}")
     return items
 
 
@@ -287,7 +209,7 @@ def _part_from_semconv(
     if isinstance(raw, str):
         return genai_types.Part.trusted(text=raw)
     if not isinstance(raw, MAPPINGS):
-        record_warning(warnings, f"{where}: part is not an object: {_preview(raw)}")
+        record_warning(warnings, f"{where}: part is not an object: {preview(raw)}")
         return None
     kind = raw.get("type")
     if kind in _TEXT_TYPES or (kind is None and ("content" in raw or "text" in raw)):
@@ -385,7 +307,7 @@ def _parts_from_chat_message(
             if part is not None:
                 parts.append(part)
     elif content is not None:
-        record_warning(warnings, f"{where}: unexpected message content {_preview(content)}")
+        record_warning(warnings, f"{where}: unexpected message content {preview(content)}")
     tool_calls = message.get("tool_calls")
     if isinstance(tool_calls, list):
         for index, call in enumerate(tool_calls):
@@ -393,7 +315,7 @@ def _parts_from_chat_message(
             if part is not None:
                 parts.append(part)
     elif tool_calls is not None:
-        record_warning(warnings, f"{where}: tool_calls is not a list: {_preview(tool_calls)}")
+        record_warning(warnings, f"{where}: tool_calls is not a list: {preview(tool_calls)}")
     return parts
 
 
@@ -427,59 +349,9 @@ def _chat_text(content: list[Any]) -> str:
     return "\n".join(texts)
 
 
-def _tool_from_definition(definition: Any, warnings: list[str] | None, where: str) -> genai_types.Tool | None:
-    if not isinstance(definition, MAPPINGS):
-        record_warning(warnings, f"{where}: tool definition is not an object: {_preview(definition)}")
-        return None
-    function = definition.get("function")
-    source: Mapping[str, Any] = function if isinstance(function, MAPPINGS) else definition
-    kind = definition.get("type", "function")
-    name = source.get("name")
-    if kind == "function" or isinstance(function, MAPPINGS):
-        if not isinstance(name, str) or not name:
-            record_warning(warnings, f"{where}: function definition without a name")
-            return None
-        description = source.get("description")
-        declaration = genai_types.FunctionDeclaration(
-            name=name, description=description if isinstance(description, str) else None
-        )
-        parameters = parse_json_value(source.get("parameters"))
-        if isinstance(parameters, MAPPINGS):
-            declaration = _with_parameters(declaration, parameters)
-        return genai_types.Tool(function_declarations=[declaration])
-    if isinstance(kind, str) and kind in genai_types.Tool.model_fields:
-        try:
-            return genai_types.Tool.model_validate({kind: {}})
-        except pydantic.ValidationError:
-            pass
-    record_warning(warnings, f"{where}: tool type {kind!r} has no genai equivalent; skipped")
-    return None
-
-
-def _with_parameters(
-    declaration: genai_types.FunctionDeclaration, parameters: Mapping[str, Any]
-) -> genai_types.FunctionDeclaration:
-    if _is_genai_schema(parameters):
-        try:
-            return declaration.model_copy(update={"parameters": genai_types.Schema.model_validate(parameters)})
-        except pydantic.ValidationError:
-            pass
-    return declaration.model_copy(update={"parameters_json_schema": dict(parameters)})
-
-
-def _is_genai_schema(schema: Mapping[str, Any]) -> bool:
-    kind = schema.get("type")
-    return isinstance(kind, str) and kind.isupper()
-
-
 def _bad_part(warnings: list[str] | None, where: str, raw: Any) -> genai_types.Part | None:
-    record_warning(warnings, f"{where}: malformed part {_preview(raw)}; skipped")
+    record_warning(warnings, f"{where}: malformed part {preview(raw)}; skipped")
     return None
-
-
-def _preview(value: Any, limit: int = 120) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
 
 
 __all__ = [
@@ -488,7 +360,5 @@ __all__ = [
     "contents_from_messages",
     "genai_role",
     "parse_messages",
-    "system_instruction_text",
     "tool_call_names",
-    "tools_from_definitions",
 ]

@@ -17,11 +17,10 @@ Each convention module finds the invocation roots, reads its own attributes into
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from otel_eval import semconv
 from otel_eval.model import (
     AgentDetails,
     AppDetails,
@@ -32,27 +31,13 @@ from otel_eval.model import (
 )
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._first_unused import FirstUnused
-from otel_eval.reconstruct._flattened import first_int
 from otel_eval.reconstruct._span_tree import covered_ns
+from otel_eval.reconstruct._token_usage import Usage, sum_token_counts
 from otel_eval.reconstruct._values import nonempty_str, tool_call_args
 from otel_eval.reconstruct.signals import ended_in_error, feedback
 from otel_eval.traces.span import Span
 
 DEFAULT_AUTHOR = "agent"
-
-
-@dataclass(slots=True)
-class Usage:
-    """Token counts of one span (None = not reported)."""
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cached_input_tokens: int | None = None
-    reasoning_tokens: int | None = None
-
-    def reported(self) -> bool:
-        """Whether any count is present."""
-        return self.input_tokens is not None or self.output_tokens is not None
 
 
 @dataclass(slots=True)
@@ -151,22 +136,6 @@ def text_content(text: str | None, role: str) -> genai_types.Content | None:
     if text is None or not text.strip():
         return None
     return genai_types.Content(role=role, parts=[genai_types.Part.trusted(text=text)])
-
-
-def usage_from(attributes: Mapping[str, Any]) -> Usage:
-    """Token counts from the GenAI ``gen_ai.usage.*`` attributes (current names first, then the deprecated ones)."""
-    return Usage(
-        input_tokens=first_int(attributes, semconv.GEN_AI_USAGE_INPUT_TOKENS, semconv.GEN_AI_USAGE_PROMPT_TOKENS),
-        output_tokens=first_int(attributes, semconv.GEN_AI_USAGE_OUTPUT_TOKENS, semconv.GEN_AI_USAGE_COMPLETION_TOKENS),
-        cached_input_tokens=first_int(
-            attributes,
-            semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
-            semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS_LEGACY,
-        ),
-        reasoning_tokens=first_int(
-            attributes, semconv.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, semconv.GEN_AI_USAGE_REASONING_TOKENS_LEGACY
-        ),
-    )
 
 
 def function_call_part(
@@ -348,35 +317,6 @@ def _final_and_intermediate(
         if parts:
             intermediate.append((model_call.author or draft.agent_name or DEFAULT_AUTHOR, parts))
     return final, intermediate
-
-
-class TokenCounts(Protocol):
-    """Token counts of one model call or span (:class:`Usage`, :class:`~otel_eval.model.TokenUsage`)."""
-
-    @property
-    def input_tokens(self) -> int | None: ...
-    @property
-    def output_tokens(self) -> int | None: ...
-    @property
-    def cached_input_tokens(self) -> int | None: ...
-    @property
-    def reasoning_tokens(self) -> int | None: ...
-
-
-def sum_token_counts(counts: Iterable[TokenCounts]) -> TokenUsage:
-    """Each count summed over the items that report it; None where none does."""
-    items = list(counts)
-
-    def total(values: Iterable[int | None]) -> int | None:
-        present = [v for v in values if v is not None]
-        return sum(present) if present else None
-
-    return TokenUsage(
-        input_tokens=total(u.input_tokens for u in items),
-        output_tokens=total(u.output_tokens for u in items),
-        cached_input_tokens=total(u.cached_input_tokens for u in items),
-        reasoning_tokens=total(u.reasoning_tokens for u in items),
-    )
 
 
 def _token_usage(draft: InvocationDraft, calls: Sequence[ModelCall]) -> TokenUsage:

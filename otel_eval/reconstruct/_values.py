@@ -184,3 +184,9 @@ def record_warning(warnings: list[str] | None, message: str) -> None:
         warnings.append(message)
     else:
         logger.debug("%s", message)
+
+
+def preview(value: Any, limit: int = 120) -> str:
+    """The value (text as it is, anything else as its ``repr``) cut to ``limit`` characters, for a warning."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"

@@ -20,12 +20,9 @@ from otel_eval import semconv
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._adk_events import rebuild_invocations
 from otel_eval.reconstruct._adk_spans import ModelCall, invocation_of, is_run_root, usage_of
+from otel_eval.reconstruct._genai_agent_details import system_instruction_text, tools_from_definitions
 from otel_eval.reconstruct._genai_events import content_value, details_value
-from otel_eval.reconstruct._genai_messages import (
-    contents_from_messages,
-    system_instruction_text,
-    tools_from_definitions,
-)
+from otel_eval.reconstruct._genai_messages import contents_from_messages
 from otel_eval.reconstruct._span_tree import SpanTree
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.traces.span import Span

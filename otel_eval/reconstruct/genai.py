@@ -49,12 +49,8 @@ from otel_eval import semconv
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct import _genai_events as events
 from otel_eval.reconstruct._flattened import first_str
-from otel_eval.reconstruct._genai_messages import (
-    ParsedMessages,
-    parse_messages,
-    system_instruction_text,
-    tools_from_definitions,
-)
+from otel_eval.reconstruct._genai_agent_details import system_instruction_text, tools_from_definitions
+from otel_eval.reconstruct._genai_messages import ParsedMessages, parse_messages
 from otel_eval.reconstruct._grouping import (
     InvocationReader,
     invocations_of_roots,
@@ -63,6 +59,7 @@ from otel_eval.reconstruct._grouping import (
     turn_invocations,
 )
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
+from otel_eval.reconstruct._token_usage import usage_from
 from otel_eval.reconstruct._trajectory import (
     InvocationDraft,
     ModelCall,
@@ -70,7 +67,6 @@ from otel_eval.reconstruct._trajectory import (
     last_user_text,
     text_content,
     texts_of,
-    usage_from,
 )
 from otel_eval.reconstruct._values import parse_json_value, record_warning, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations

@@ -55,11 +55,11 @@ from otel_eval.reconstruct._openinference_values import (
     value_text,
 )
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
+from otel_eval.reconstruct._token_usage import Usage
 from otel_eval.reconstruct._trajectory import (
     InvocationDraft,
     ModelCall,
     ToolRun,
-    Usage,
     function_call_part,
     last_user_text,
     normalize_role,

@@ -35,6 +35,7 @@ from otel_eval.reconstruct._grouping import (
     turn_invocations,
 )
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
+from otel_eval.reconstruct._token_usage import usage_from
 from otel_eval.reconstruct._trajectory import (
     InvocationDraft,
     ModelCall,
@@ -43,7 +44,6 @@ from otel_eval.reconstruct._trajectory import (
     normalize_role,
     text_content,
     texts_of,
-    usage_from,
 )
 from otel_eval.reconstruct._values import nonempty_str, parse_json, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations

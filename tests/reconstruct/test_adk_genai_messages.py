@@ -8,13 +8,12 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.telemetry import _experimental_semconv as adk_semconv
 from google.genai import types as genai_types
 
+from otel_eval.reconstruct._genai_agent_details import system_instruction_text, tools_from_definitions
 from otel_eval.reconstruct._genai_messages import (
     content_from_message,
     contents_from_messages,
     genai_role,
-    system_instruction_text,
     tool_call_names,
-    tools_from_definitions,
 )
 from otel_eval.reconstruct._values import tool_response_payload
 

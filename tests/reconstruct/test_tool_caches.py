@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from otel_eval.reconstruct._adk_contents import genai_tools as _genai_tools
-from otel_eval.reconstruct._genai_messages import tools_from_definitions
+from otel_eval.reconstruct._genai_agent_details import tools_from_definitions
 
 DEFINITIONS = json.dumps(
     [

@@ -1,0 +1,74 @@
+"""Token usage: the counts one span reports (:class:`Usage`, read from ``gen_ai.usage.*`` by :func:`usage_from`) and
+their sum over an invocation (:func:`sum_token_counts`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from otel_eval import semconv
+from otel_eval.model import TokenUsage
+from otel_eval.reconstruct._flattened import first_int
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts of one span (None = not reported)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+    def reported(self) -> bool:
+        """Whether any count is present."""
+        return self.input_tokens is not None or self.output_tokens is not None
+
+
+def usage_from(attributes: Mapping[str, Any]) -> Usage:
+    """Token counts from the GenAI ``gen_ai.usage.*`` attributes (current names first, then the deprecated ones)."""
+    return Usage(
+        input_tokens=first_int(attributes, semconv.GEN_AI_USAGE_INPUT_TOKENS, semconv.GEN_AI_USAGE_PROMPT_TOKENS),
+        output_tokens=first_int(attributes, semconv.GEN_AI_USAGE_OUTPUT_TOKENS, semconv.GEN_AI_USAGE_COMPLETION_TOKENS),
+        cached_input_tokens=first_int(
+            attributes,
+            semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
+            semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS_LEGACY,
+        ),
+        reasoning_tokens=first_int(
+            attributes, semconv.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, semconv.GEN_AI_USAGE_REASONING_TOKENS_LEGACY
+        ),
+    )
+
+
+class TokenCounts(Protocol):
+    """Token counts of one model call or span (:class:`Usage`, :class:`~otel_eval.model.TokenUsage`)."""
+
+    @property
+    def input_tokens(self) -> int | None: ...
+    @property
+    def output_tokens(self) -> int | None: ...
+    @property
+    def cached_input_tokens(self) -> int | None: ...
+    @property
+    def reasoning_tokens(self) -> int | None: ...
+
+
+def sum_token_counts(counts: Iterable[TokenCounts]) -> TokenUsage:
+    """Each count summed over the items that report it; None where none does."""
+    items = list(counts)
+
+    def total(values: Iterable[int | None]) -> int | None:
+        present = [v for v in values if v is not None]
+        return sum(present) if present else None
+
+    return TokenUsage(
+        input_tokens=total(u.input_tokens for u in items),
+        output_tokens=total(u.output_tokens for u in items),
+        cached_input_tokens=total(u.cached_input_tokens for u in items),
+        reasoning_tokens=total(u.reasoning_tokens for u in items),
+    )
+
+
+__all__ = ["TokenCounts", "Usage", "sum_token_counts", "usage_from"]
