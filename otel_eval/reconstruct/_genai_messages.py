@@ -32,7 +32,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -41,8 +40,6 @@ from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._flattened import MAPPINGS
 from otel_eval.reconstruct._values import preview, record_warning, tool_call_args, tool_response_payload
 from otel_eval.traces import json_loads
-
-logger = logging.getLogger(__name__)
 
 _MODEL_ROLES = frozenset({"assistant", "model", "ai", "bot"})
 _USER_ROLES = frozenset({"user", "human", "tool", "function", "ipython"})
