@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 
-from opentelemetry._logs import LoggerProvider, LogRecord, SeverityNumber, get_logger
+from opentelemetry._logs import LoggerProvider, LogRecord, SeverityNumber
 
 from otel_eval import semconv
 from otel_eval.emit._context import invocation_context
+from otel_eval.emit._sdk_logs import LogRecordWriter
 from otel_eval.emit.attributes import record_attributes
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.version import __version__
@@ -26,7 +27,7 @@ class EvaluationEventEmitter:
     """
 
     def __init__(self, logger_provider: LoggerProvider | None = None) -> None:
-        self._logger = get_logger(semconv.INSTRUMENTATION_SCOPE, __version__, logger_provider=logger_provider)
+        self._writer = LogRecordWriter(semconv.INSTRUMENTATION_SCOPE, __version__, logger_provider)
 
     def emit(self, record: EvaluationRecord) -> None:
         """Emits the event for ``record``."""
@@ -43,4 +44,4 @@ class EvaluationEventEmitter:
             attributes=attributes,
             event_name=semconv.EVALUATION_RESULT_EVENT,
         )
-        self._logger.emit(log_record)
+        self._writer.emit(log_record)

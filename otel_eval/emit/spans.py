@@ -5,11 +5,13 @@ as an evaluator for the LLM-observability backends (OpenInference's ``openinfere
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from types import TracebackType
 
 from opentelemetry import trace
-from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, TracerProvider
+from opentelemetry.context import attach, detach
+from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer, TracerProvider
 
 from otel_eval import semconv
 from otel_eval.emit._context import invocation_context, invocation_span_context
@@ -53,7 +55,6 @@ class EvaluationSpanEmitter:
     def __init__(self, tracer_provider: TracerProvider | None = None) -> None:
         self._tracer = trace.get_tracer(semconv.INSTRUMENTATION_SCOPE, __version__, tracer_provider=tracer_provider)
 
-    @contextmanager
     def evaluation_span(
         self,
         metric_name: str,
@@ -62,34 +63,73 @@ class EvaluationSpanEmitter:
         links: Sequence[tuple[str, str]] = (),
         *,
         judged: bool = True,
-    ) -> Iterator[EvaluationSpan]:
+    ) -> AbstractContextManager[EvaluationSpan]:
         """An ``evaluate {metric}`` span, current for the ``with`` body, ended on exit; ``links`` are the (trace id,
         span id) of other spans it evaluated (a session's turns). ``judged=False``: the metric calls no judge, so no
         judge trace is prepared for it (:func:`~otel_eval.judge.tracing.evaluation_tracer`).
 
-        When the ids do not parse, the span is a new root (the result is still visible, just not in the trace).
+        When the ids do not parse, the span is a new root (the result is still visible, just not in the trace). An
+        exception out of the body is recorded on the span, which gets an ERROR status, as the SDK's
+        ``start_as_current_span`` does.
         """
-        context = invocation_context(trace_id, span_id)
-        span_links = [Link(c) for t, s in links if (c := invocation_span_context(t, s)) is not None]
-        with self._tracer.start_as_current_span(
+        return _CurrentEvaluationSpan(self._tracer, metric_name, trace_id, span_id, links, judged)
+
+    def emit(self, record: EvaluationRecord) -> None:
+        """A finished evaluation span for a result computed elsewhere (e.g. read from the results topic)."""
+        with self.evaluation_span(record.metric_name, record.trace_id, record.span_id) as span:
+            span.finish(record)
+
+
+class _CurrentEvaluationSpan:
+    """:meth:`EvaluationSpanEmitter.evaluation_span`: ``start_as_current_span`` spelled as one plain context manager
+    (a metric's run is a few microseconds; the SDK's two generator-based context managers cost as much again)."""
+
+    __slots__ = ("_judge", "_judged", "_links", "_name", "_span", "_span_id", "_token", "_trace_id", "_tracer")
+
+    def __init__(
+        self,
+        tracer: Tracer,
+        metric_name: str,
+        trace_id: str,
+        span_id: str,
+        links: Sequence[tuple[str, str]],
+        judged: bool,
+    ) -> None:
+        self._tracer, self._name, self._judged = tracer, metric_name, judged
+        self._trace_id, self._span_id, self._links = trace_id, span_id, links
+
+    def __enter__(self) -> EvaluationSpan:
+        metric_name = self._name
+        span = self._tracer.start_span(
             evaluation_span_name(metric_name),
-            context=context,
+            context=invocation_context(self._trace_id, self._span_id),
             kind=SpanKind.INTERNAL,
-            links=span_links,
+            links=[Link(c) for t, s in self._links if (c := invocation_span_context(t, s)) is not None],
             attributes={
                 semconv.GEN_AI_OPERATION_NAME: semconv.GEN_AI_OPERATION_EVALUATION,
                 semconv.GEN_AI_EVALUATION_NAME: metric_name,
                 semconv.OPENINFERENCE_SPAN_KIND: semconv.OPENINFERENCE_SPAN_KIND_EVALUATOR,
                 semconv.MLFLOW_SPAN_TYPE: semconv.MLFLOW_SPAN_TYPE_EVALUATOR,
             },
-        ) as span:
-            if not judged:
-                yield EvaluationSpan(span)
-                return
-            with evaluation_tracer(self._tracer, span, metric_name):
-                yield EvaluationSpan(span)
+        )
+        self._span = span
+        self._token = attach(trace.set_span_in_context(span))
+        self._judge: AbstractContextManager[None] | None = None
+        if self._judged:
+            self._judge = evaluation_tracer(self._tracer, span, metric_name)
+            self._judge.__enter__()
+        return EvaluationSpan(span)
 
-    def emit(self, record: EvaluationRecord) -> None:
-        """A finished evaluation span for a result computed elsewhere (e.g. read from the results topic)."""
-        with self.evaluation_span(record.metric_name, record.trace_id, record.span_id) as span:
-            span.finish(record)
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        span = self._span
+        try:
+            if self._judge is not None:
+                self._judge.__exit__(kind, error, traceback)  # closes the judge trace before the span ends
+        finally:
+            detach(self._token)
+            if isinstance(error, Exception) and span.is_recording():
+                span.record_exception(error)
+                span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
+            span.end()

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from contextvars import Token
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, detach, set_value
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, attach, detach, get_value, set_value
 
 from otel_eval._runtime.threads import DaemonThreadPool, run_coroutine
 from otel_eval.conversations import Conversation, with_case_rubrics
@@ -81,9 +82,7 @@ async def score_metric(
     evaluator = metric.evaluator
     if evaluator is None or lacks_reference(metric, conversation):
         return _cannot_run(metric, conversation, actual)
-    # The judge's HTTP calls must not be traced by instrumentations, and any span made under this context is
-    # skipped by the EvaluationSpanProcessor: the evaluator never evaluates itself.
-    token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
+    token = _suppress_instrumentation()
     try:
         run = evaluator.evaluate(actual, conversation.expected, conversation_scenario=conversation.scenario)
         if evaluator.runs_inline:
@@ -100,7 +99,18 @@ async def score_metric(
         logger.exception("metric %s failed on trace %s", metric.name, actual[0].trace_id if actual else "?")
         return _failed(metric, actual, exc)
     finally:
-        detach(token)
+        if token is not None:
+            detach(token)
+
+
+def _suppress_instrumentation() -> Token[Context] | None:
+    """Makes the metric's run suppress instrumentation, unless the caller's context already does (the processor
+    hands its requests on so): the judge's HTTP calls must not be traced by instrumentations, and any span made under
+    this context is skipped by the EvaluationSpanProcessor (the evaluator never evaluates itself). Returns the token
+    to detach, if it attached one."""
+    if get_value(_SUPPRESS_INSTRUMENTATION_KEY):
+        return None
+    return attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
 
 
 def runs_inline(metric: PlannedMetric) -> bool:
@@ -119,7 +129,7 @@ def score_metric_inline(
     evaluator = metric.evaluator
     if evaluator is None or lacks_reference(metric, conversation):
         return _cannot_run(metric, conversation, actual)
-    token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
+    token = _suppress_instrumentation()
     try:
         run = evaluator.evaluate(actual, conversation.expected, conversation_scenario=conversation.scenario)
         try:
@@ -133,7 +143,8 @@ def score_metric_inline(
         logger.exception("metric %s failed on trace %s", metric.name, actual[0].trace_id if actual else "?")
         return _failed(metric, actual, exc)
     finally:
-        detach(token)
+        if token is not None:
+            detach(token)
 
 
 def _cannot_run(

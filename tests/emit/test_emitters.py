@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from opentelemetry import trace
 from opentelemetry._logs import SeverityNumber
 from opentelemetry.trace import StatusCode
@@ -131,6 +132,29 @@ def test_unusable_ids_give_a_root_evaluation_span_rather_than_nothing(telemetry:
     (span,) = telemetry.evaluation_spans()
     assert span.parent is None
     assert trace.get_current_span().get_span_context().is_valid is False
+
+
+def test_an_exception_out_of_the_evaluation_span_is_recorded_on_it_as_the_sdk_current_span_records_it(
+    telemetry: Telemetry,
+) -> None:
+    emitter = EvaluationSpanEmitter(telemetry.tracer_provider)
+    sdk_tracer = telemetry.tracer_provider.get_tracer("reference")
+    for judged in (False, True):
+        with pytest.raises(ValueError), emitter.evaluation_span("safety_v1", TRACE_ID, SPAN_ID, judged=judged):
+            raise ValueError("metric bug")
+        assert trace.get_current_span().get_span_context().is_valid is False  # the context is restored
+    with pytest.raises(ValueError), sdk_tracer.start_as_current_span("reference"):
+        raise ValueError("metric bug")
+    *ours, reference = telemetry.finished_spans()
+    assert len(ours) == 2
+    for span in ours:
+        assert (span.status.status_code, span.status.description) == (
+            reference.status.status_code,
+            reference.status.description,
+        )
+        assert [(e.name, e.attributes["exception.type"], e.attributes["exception.message"]) for e in span.events] == [
+            (e.name, e.attributes["exception.type"], e.attributes["exception.message"]) for e in reference.events
+        ]
 
 
 def test_score_histogram_buckets_and_low_cardinality_counter(telemetry: Telemetry) -> None:

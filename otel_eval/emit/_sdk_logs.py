@@ -1,0 +1,58 @@
+"""The one adapter to the OpenTelemetry SDK's logs internals: a record handed to an SDK logger ready-made.
+
+Given an API :class:`~opentelemetry._logs.LogRecord`, the SDK's ``Logger.emit`` wraps it in a ``ReadWriteLogRecord``
+whose default ``LogRecordLimits`` read four environment variables for every record (about a quarter of an event's
+cost). :class:`LogRecordWriter` makes that ``ReadWriteLogRecord`` itself, with the limits read once (as the SDK's
+``TracerProvider`` reads its span limits once); the SDK does the rest as for any record. Any other logger (no SDK,
+a provider of another kind) gets the API record. ``tests/emit/test_sdk_logs.py`` pins the two ways to the same
+exported record.
+"""
+
+from __future__ import annotations
+
+from opentelemetry._logs import Logger, LoggerProvider, LogRecord, get_logger, get_logger_provider
+from opentelemetry.sdk._logs import Logger as SdkLogger
+from opentelemetry.sdk._logs import LoggerProvider as SdkLoggerProvider
+from opentelemetry.sdk._logs import LogRecordLimits, ReadWriteLogRecord
+
+
+class LogRecordWriter:
+    """Emits log records through a logger of ``name`` and ``version`` on ``logger_provider``.
+
+    Args:
+        name: Instrumentation scope name.
+        version: Instrumentation scope version.
+        logger_provider: Provider to emit through; the global one when None, looked up until it is set (an agent
+            sets it after making its processor).
+    """
+
+    def __init__(self, name: str, version: str, logger_provider: LoggerProvider | None = None) -> None:
+        self._name, self._version, self._provider = name, version, logger_provider
+        self._logger: Logger = get_logger(name, version, logger_provider=logger_provider)
+        self._sdk: tuple[SdkLogger, LogRecordLimits] | None = None
+        self._settled = False
+        self._settle()
+
+    def emit(self, record: LogRecord) -> None:
+        """Emits ``record`` (a record without an exception)."""
+        if not self._settled:
+            self._settle()
+        sdk = self._sdk
+        if sdk is None:
+            self._logger.emit(record)
+            return
+        logger, limits = sdk
+        # The SDK's Logger.emit takes a ReadWriteLogRecord as it is (its annotation names only the API record).
+        logger.emit(ReadWriteLogRecord(record, logger.resource, logger.instrumentation_scope, limits))  # type: ignore[arg-type]
+
+    def _settle(self) -> None:
+        """Finds the SDK logger once the provider is known: given, or the global one once set to an SDK provider (it
+        is set once; until then, and for a provider of another kind, the API logger forwards the records)."""
+        if self._provider is None and not isinstance(self._logger, SdkLogger):
+            provider = get_logger_provider()
+            if not isinstance(provider, SdkLoggerProvider):
+                return
+            self._logger = provider.get_logger(self._name, self._version)
+        self._settled = True
+        if isinstance(self._logger, SdkLogger):
+            self._sdk = (self._logger, LogRecordLimits())
