@@ -8,19 +8,9 @@ from otel_eval import semconv
 from otel_eval.model import EvalStatus
 from otel_eval.model.messages import EvaluationRecord
 
-_last: tuple[EvaluationRecord, dict[str, AttributeValue]] | None = None
-"""The last record asked for and its attributes: a record's evaluation span and its event ask one after the other."""
-
 
 def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
-    """``gen_ai.evaluation.*`` values plus provenance; absent values are left out (OTel attributes cannot be None).
-
-    The dict may be the one returned for the same record before: read it, do not change it (the SDK copies it).
-    """
-    global _last
-    last = _last
-    if last is not None and last[0] is record:
-        return last[1]
+    """``gen_ai.evaluation.*`` values plus provenance; absent values are left out (OTel attributes cannot be None)."""
     attributes: dict[str, AttributeValue] = {
         semconv.GEN_AI_EVALUATION_NAME: record.metric_name,
         semconv.GEN_AI_EVALUATION_SCORE_LABEL: record.label,
@@ -48,7 +38,6 @@ def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
         semconv.OTEL_EVAL_SESSION_LAST_TURN: record.session_last_turn,
     }
     attributes.update({key: value for key, value in optional.items() if value is not None})
-    _last = (record, attributes)
     return attributes
 
 
