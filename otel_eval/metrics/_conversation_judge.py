@@ -12,7 +12,6 @@ import abc
 from collections.abc import Sequence
 
 from otel_eval.metrics._llm_judge import INVALID_INPUT, JudgePrompt, SampledJudgeEvaluator
-from otel_eval.metrics._reference import unpaired_reference
 from otel_eval.model import (
     ConversationScenario,
     EvalStatus,
@@ -46,13 +45,9 @@ class ConversationJudgeEvaluator(SampledJudgeEvaluator):
         del conversation_scenario
         if not actual:
             return EvaluationResult()
-        if expected is not None:
-            unpaired = unpaired_reference(self, actual, expected)
-            if unpaired is not None:
-                return unpaired
-        unavailable = self.judge_unavailable(len(actual))
-        if unavailable is not None:
-            return unavailable
+        unjudgeable = self.unjudgeable(actual, expected)
+        if unjudgeable is not None:
+            return unjudgeable
         last = await self._judge_last_turn(actual)
         earlier = [PerInvocationResult(score=None, eval_status=EvalStatus.NOT_EVALUATED) for _ in actual[:-1]]
         return self.aggregate_invocations([*earlier, last])

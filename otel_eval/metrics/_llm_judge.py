@@ -78,6 +78,7 @@ class LlmJudgeEvaluator(Evaluator):
 
     prompt_templates: ClassVar[tuple[str, ...]] = ()
     sampled: ClassVar[bool] = True
+    requires_expected: ClassVar[bool] = False
     judges_tool_results: ClassVar[bool] = False
 
     def __init__(self, criterion: BaseCriterion | None = None, *, judge: Judge | None = None) -> None:
@@ -139,6 +140,17 @@ class LlmJudgeEvaluator(Evaluator):
         reason = client.not_configured_reason or "judge not configured"
         return self.not_evaluated(reason, count=count, error_type=JUDGE_NOT_CONFIGURED)
 
+    def unjudgeable(
+        self, actual: Sequence[TracedInvocation], expected: Sequence[Invocation] | None
+    ) -> EvaluationResult | None:
+        """NOT_EVALUATED for every invocation when the reference is needed (or given) but does not pair one to one with
+        ``actual``, or when no judge is configured; None when the invocations may be judged."""
+        if self.requires_expected or expected is not None:
+            unpaired = unpaired_reference(self, actual, expected)
+            if unpaired is not None:
+                return unpaired
+        return self.judge_unavailable(len(actual))
+
     def context_problem(self, traced: TracedInvocation) -> ContextProblem | None:
         """Why ``traced`` must not be judged (no content, no final response, unanswered tool calls), if anything."""
         return incomplete_context(traced, tool_results=self.judges_tool_results)
@@ -194,8 +206,6 @@ class LlmJudgeEvaluator(Evaluator):
 class SampledJudgeEvaluator(LlmJudgeEvaluator):
     """ADK's ``LlmAsJudge`` template: prompt per invocation, samples, parse, vote, aggregate."""
 
-    requires_expected: ClassVar[bool] = False
-
     @abc.abstractmethod
     def build_prompt(self, actual: Invocation, expected: Invocation | None) -> JudgePrompt:
         """The judge prompt for one invocation. Raises ValueError for input the metric cannot judge."""
@@ -222,13 +232,9 @@ class SampledJudgeEvaluator(LlmJudgeEvaluator):
         """Scores each invocation with ``num_samples`` judge samples; see the class docs."""
         del conversation_scenario
         count = len(actual)
-        if self.requires_expected or expected is not None:
-            unpaired = unpaired_reference(self, actual, expected)
-            if unpaired is not None:
-                return unpaired
-        unavailable = self.judge_unavailable(count)
-        if unavailable is not None:
-            return unavailable
+        unjudgeable = self.unjudgeable(actual, expected)
+        if unjudgeable is not None:
+            return unjudgeable
         try:
             prompts = [
                 self._checked_prompt(traced, expected[i] if expected is not None else None)

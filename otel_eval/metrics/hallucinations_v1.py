@@ -25,7 +25,6 @@ from otel_eval.metrics._judge_context import content_text, hallucination_context
 from otel_eval.metrics._judge_context_check import ContextProblem, context_overflow
 from otel_eval.metrics._judge_prompts_hallucinations import SEGMENTER_PROMPT, VALIDATOR_PROMPT
 from otel_eval.metrics._llm_judge import JudgePrompt, LlmJudgeEvaluator
-from otel_eval.metrics._reference import unpaired_reference
 from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import (
     ConversationScenario,
@@ -180,14 +179,9 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
     ) -> EvaluationResult:
         """Scores every invocation; see the module docs."""
         del conversation_scenario
-        count = len(actual)
-        if expected is not None:  # reference-free, but an expected list given must pair one to one
-            unpaired = unpaired_reference(self, actual, expected)
-            if unpaired is not None:
-                return unpaired
-        unavailable = self.judge_unavailable(count)
-        if unavailable is not None:
-            return unavailable
+        unjudgeable = self.unjudgeable(actual, expected)  # reference-free, but an expected list must pair
+        if unjudgeable is not None:
+            return unjudgeable
         results = list(await asyncio.gather(*(self._invocation(t) for t in actual)))
         scores = [r.score for r in results if r.score is not None]
         if not scores:
