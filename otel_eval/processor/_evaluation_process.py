@@ -45,6 +45,7 @@ from otel_eval.processor._handoff import drain, millis_until
 from otel_eval.processor._intake import SpanIntake, WakeSchedule
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
 from otel_eval.processor._priority import Sampling
+from otel_eval.processor._shedding import MAX_SHED_TRACES
 from otel_eval.processor._wire import (
     Batch,
     ChildSettings,
@@ -70,7 +71,6 @@ logger.addFilter(DuplicateLogFilter())
 _TICK_SECONDS = 0.05
 """The feeder's period: spans of a root that waits for its descendants reach the child at most this late."""
 _WAKE_BATCH_SPANS = 256
-_MAX_SHED_TRACES = 65536
 """Shed trace ids kept for the next batch at most (the child drops them whole)."""
 
 _FORGET_TRACES_SECONDS_MIN = 1.0
@@ -294,7 +294,7 @@ class EvaluationProcess:
         self._note_shed(shed_traces)
 
     def _note_shed(self, trace_ids: list[int]) -> None:
-        if len(self._shed_traces) < _MAX_SHED_TRACES:
+        if len(self._shed_traces) < MAX_SHED_TRACES:
             self._shed_traces.update(dict.fromkeys(trace_ids))
 
     def _receive(self) -> None:

@@ -57,10 +57,6 @@ class Wake:
             with contextlib.suppress(RuntimeError):  # set by another thread in between
                 lock.release()
 
-    def is_set(self) -> bool:
-        """Whether a wake-up is pending."""
-        return not self._lock.locked()
-
     def clear(self) -> None:
         """Forgets a pending wake-up."""
         self._lock.acquire(blocking=False)

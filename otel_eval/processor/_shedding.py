@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import threading
 
-_MAX_SHED_TRACES = 65536
+MAX_SHED_TRACES = 65536
+"""Shed trace ids remembered at most until the background thread takes them (beyond, spans are still shed)."""
 
 
 class Shedder:
@@ -28,7 +29,7 @@ class Shedder:
             if not self.active:
                 return False
             self._spans += 1
-            if len(self._traces) < _MAX_SHED_TRACES:
+            if len(self._traces) < MAX_SHED_TRACES:
                 self._traces[trace_id] = None
             return True
 
