@@ -101,9 +101,10 @@ def select_criteria(
     """Which metrics run with which criterion.
 
     ``metric_names`` when given (each with its criterion from ``criteria`` when it has one, else the metric's
-    default), else ``criteria``, else the defaults: ADK's (``tool_trajectory_avg_score`` 1.0,
-    ``response_match_score`` 0.8) ``with_reference``, plus the reference-free judged metrics ``with_judge``. ADK's
-    informational efficiency metrics are added unless metrics were named.
+    default), else ``criteria`` (empty criteria, like ADK's config with ``"criteria": {}``, select none), else (None:
+    no criteria given at all) the defaults: ADK's (``tool_trajectory_avg_score`` 1.0, ``response_match_score`` 0.8)
+    ``with_reference``, plus the reference-free judged metrics ``with_judge``. ADK's informational efficiency
+    metrics are added unless metrics were named.
 
     Raises:
         ConfigurationError: a name in ``metric_names`` is not a registered metric.
@@ -114,7 +115,7 @@ def select_criteria(
             registry.get(name)  # unknown names fail here, before any work
         return {name: (criteria or {}).get(name) for name in metric_names}
     selected: dict[str, BaseCriterion | None]
-    if criteria:
+    if criteria is not None:
         selected = dict(criteria)
     else:
         selected = {}
