@@ -147,3 +147,35 @@ def test_a_threshold_outside_the_range_warns_once_and_decides_as_adk_would(
     assert (metric["eval_status"], metric["threshold"]) == ("FAILED", 1.25)
     warned = [r for r in caplog.records if "1.25" in r.getMessage() and "can never pass" in r.getMessage()]
     assert len(warned) == 1  # once per process (validate printed its own, to stdout, and logged none)
+
+
+def test_judge_model_flag_keeps_the_configs_custom_metrics(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        {
+            "criteria": {"answer_has_digit": 0.5, "final_response_match_v2": 0.5},
+            "custom_metrics": {
+                "answer_has_digit": {"code_config": {"name": "tests.metrics.custom_metrics_fixture.answer_has_digit"}}
+            },
+        },
+    )
+    run = cli("run", AGENTEVALS / "helm.json", "--eval-set", EVAL_SET, "--config", path, "--judge-model",
+              "gemini-2.5-pro", "--output", "json", "--allow-not-evaluated")  # fmt: skip
+    assert run.exit_code in (0, 1), run.stderr
+    names = [m["metric_name"] for m in run.json()["results"][0]["metrics"]]
+    assert names[:2] == ["answer_has_digit", "final_response_match_v2"]
+
+
+def test_num_samples_above_the_cap_stop_the_run_with_the_setting_named(
+    cli: Callable[..., CliResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _write(
+        tmp_path, {"criteria": {"final_response_match_v2": {"threshold": 0.5, "judgeModelOptions": {"numSamples": 21}}}}
+    )
+    run = cli("run", AGENTEVALS / "helm.json", "--eval-set", EVAL_SET, "--config", path)
+    assert run.exit_code == 2
+    assert "num_samples 21 is above the cap 20 (OTEL_EVAL_MAX_NUM_SAMPLES)" in run.stderr
+    assert cli("run", AGENTEVALS / "helm.json", "-m", "safety_v1", "--num-samples", "21").exit_code == 2
+    monkeypatch.setenv("OTEL_EVAL_MAX_NUM_SAMPLES", "21")
+    raised = cli("run", AGENTEVALS / "helm.json", "--eval-set", EVAL_SET, "--config", path, "--allow-not-evaluated")
+    assert raised.exit_code in (0, 1), raised.stderr
