@@ -19,7 +19,15 @@ from otel_eval.model import (
     EvalConfig,
 )
 
-_CONFIG_KEYS = {"criteria", "custom_metrics", "user_simulator_config", "live_model_config"}
+_CONFIG_KEYS = {
+    "criteria",
+    "custom_metrics",
+    "customMetrics",
+    "user_simulator_config",
+    "userSimulatorConfig",
+    "live_model_config",
+    "liveModelConfig",
+}
 
 
 def criteria_from(value: Mapping[str, Any] | EvalConfig | None) -> dict[str, BaseCriterion] | None:
@@ -53,7 +61,7 @@ def custom_metrics_of(value: Mapping[str, Any] | EvalConfig | None) -> dict[str,
         return {}
     if isinstance(value, EvalConfig):
         return dict(value.custom_metrics or {})
-    raw = value.get("custom_metrics") if isinstance(value, Mapping) else None
+    raw = (value.get("custom_metrics") or value.get("customMetrics")) if isinstance(value, Mapping) else None
     if not raw:
         return {}
     try:
