@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry._logs import LoggerProvider
 from opentelemetry.context import Context
@@ -21,9 +21,17 @@ from otel_eval.metrics import MetricRegistry
 from otel_eval.model import EvalConfig
 from otel_eval.processor._engine import Engine
 from otel_eval.processor._exporters import process_engine
-from otel_eval.processor._settings import ProcessorSettings, processor_options
+from otel_eval.processor._settings import (
+    DeprecatedKeywords,
+    ProcessorSettings,
+    processor_options,
+    with_deprecated_keywords,
+)
 from otel_eval.processor._thread_engine import in_thread_engine
 from otel_eval.transport.base import InvocationExporter
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +86,9 @@ class EvaluationSpanProcessor(SpanProcessor):
         enrichment_wait_seconds: How long a root span is held for its scores.
         pipeline: The pipeline counters to report through, when the exporter already shares them (``from_env``
             builds one for the Kafka exporter and the processor, so each instrument exists once).
+        **deprecated: The settings as keywords, the form before ``settings=`` (``eval_set=``, ``isolation=``,
+            ``sample_rate=``, ... :class:`~otel_eval.processor._settings.DeprecatedKeywords`): applied over
+            ``settings``, with a ``DeprecationWarning``; removed in 0.3.0.
 
     Raises:
         ConfigurationError: unknown metric or invalid criterion.
@@ -101,8 +112,9 @@ class EvaluationSpanProcessor(SpanProcessor):
         enrich: SpanProcessor | None = None,
         enrichment_wait_seconds: float = _DEFAULT_ENRICHMENT_WAIT_SECONDS,
         pipeline: PipelineMetrics | None = None,
+        **deprecated: Unpack[DeprecatedKeywords],
     ) -> None:
-        settings = ProcessorSettings() if settings is None else settings
+        settings = with_deprecated_keywords(settings, deprecated)
         embedded = {"judge": judge, "tracer_provider": tracer_provider, "logger_provider": logger_provider,
                     "sinks": sinks}  # fmt: skip
         given = sorted(name for name, value in embedded.items() if value is not None)
