@@ -35,8 +35,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-_DEFAULT_ENRICHMENT_WAIT_SECONDS = 5.0
-
 logger.addFilter(DuplicateLogFilter())
 
 
@@ -110,7 +108,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         judge: Judge | None = None,
         sinks: Sequence[RecordSink] | None = None,
         enrich: SpanProcessor | None = None,
-        enrichment_wait_seconds: float = _DEFAULT_ENRICHMENT_WAIT_SECONDS,
+        enrichment_wait_seconds: float = 5.0,
         pipeline: PipelineMetrics | None = None,
         **deprecated: Unpack[DeprecatedKeywords],
     ) -> None:
