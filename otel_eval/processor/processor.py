@@ -64,7 +64,8 @@ class EvaluationSpanProcessor(SpanProcessor):
             ``eval_set``. The ``custom_metrics`` of an ``EvalConfig`` (ADK custom metrics) are imported by the
             embedded worker.
         settings: The plain values: sampling, selection, limits, the embedded worker's queue, concurrency and
-            sessions, the golden ``eval_set`` and the ``isolation`` (defaults when None). With
+            sessions, the golden ``eval_set``, the ``isolation`` and the signals the scores are emitted as
+            (``emit``: events, spans, metrics, root-span attributes) (defaults when None). With
             ``isolation="process"`` the evaluation runs in a child process, off the agent's GIL; it exports the
             scores as ``OTEL_TRACES_EXPORTER``, ``OTEL_LOGS_EXPORTER`` and ``OTEL_METRICS_EXPORTER`` say, so
             provider, judge and registry objects (which cannot cross) are refused; ``sinks`` are called here with the
