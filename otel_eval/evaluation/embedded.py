@@ -40,6 +40,12 @@ NO_DESTINATION_WARNING = (
     f"{env.OTEL_EVAL_CONSOLE}=true to print one line per score."
 )
 
+NOTHING_EMITTED_WARNING = (
+    f"EvaluationSpanProcessor: the scores go nowhere: {env.OTEL_EVAL_EMIT} (ProcessorSettings.emit) selects none of "
+    "events, spans and metrics, and no sink is configured. Select a signal, pass sinks=[...], set "
+    f"{env.OTEL_EVAL_SINKS}, or {env.OTEL_EVAL_CONSOLE}=true to print one line per score."
+)
+
 
 class EmbeddedOptions(TypedDict, total=False):
     """The embedded worker's own settings. :class:`~otel_eval.EvaluationSpanProcessor` takes the objects
@@ -139,7 +145,8 @@ def output_sinks(
     emit: Collection[str] = env.DEFAULT_EMIT,
 ) -> list[RecordSink]:
     """``sinks``, plus those ``OTEL_EVAL_SINKS`` and ``OTEL_EVAL_CONSOLE`` name (:func:`sinks_from_env`); logs
-    :data:`NO_DESTINATION_WARNING` once when nothing would receive the scores.
+    :data:`NO_DESTINATION_WARNING` once when nothing would receive the scores (:data:`NOTHING_EMITTED_WARNING` when
+    ``emit`` selects none of the signals).
 
     Only the signals ``emit`` selects count. An explicit ``tracer_provider`` counts (the caller chose where the
     evaluation spans go); the global tracer provider does not: agents set it after making the processor (ADK's set-up), and it exports only if the agent
@@ -154,7 +161,8 @@ def output_sinks(
     )
     has_spans = env.EMIT_SPANS in emit and tracer_provider is not None
     if not (result or has_events or has_metrics or has_spans):
-        logger.warning(NO_DESTINATION_WARNING)
+        signals = {env.EMIT_EVENTS, env.EMIT_METRICS, env.EMIT_SPANS}
+        logger.warning(NO_DESTINATION_WARNING if signals & set(emit) else NOTHING_EMITTED_WARNING)
     return result
 
 

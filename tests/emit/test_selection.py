@@ -4,6 +4,7 @@ is not selected is not computed (no span started, no attribute dict built); the 
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -242,3 +243,18 @@ def test_the_evaluation_process_emits_only_the_selected_signals(sink: OtlpSink) 
     assert sink.evaluation_span_count() == 0  # spans: not selected (the child's trace exporter got none)
     roots = [span for span in exported.get_finished_spans() if span.name == ROOT]
     assert len(roots) == 2 and all(_score_attributes(root) == set() for root in roots)  # attributes: not selected
+
+
+def test_selecting_no_signal_without_a_sink_says_the_scores_go_nowhere_and_why(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="otel_eval.evaluation.embedded"):
+        processor = EvaluationSpanProcessor(settings=ProcessorSettings(emit="none"), **Telemetry().providers())
+    processor.shutdown()
+    (warning,) = [r.getMessage() for r in caplog.records if "the scores go nowhere" in r.getMessage()]
+    assert "OTEL_EVAL_EMIT (ProcessorSettings.emit) selects none of events, spans and metrics" in warning
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="otel_eval.evaluation.embedded"):
+        processor = EvaluationSpanProcessor(settings=ProcessorSettings(emit="none"), sinks=[print])
+    processor.shutdown()
+    assert not [r for r in caplog.records if "the scores go nowhere" in r.getMessage()]  # the sink receives them
