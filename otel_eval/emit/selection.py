@@ -16,8 +16,8 @@ from otel_eval.errors import ConfigurationError
 
 def emit_signals(value: str | Collection[str]) -> frozenset[str]:
     """The selected signals of ``value``: a comma-separated string (``"events,metrics"``) or a collection of names.
-    ``none`` (alone) selects none; an empty string or collection selects all four (the default, as when the variable
-    is unset). Case and surrounding spaces are ignored; a name listed twice counts once.
+    ``none`` (alone) or an empty collection selects none; an empty string selects all four (the default, as when the
+    variable is unset). Case and surrounding spaces are ignored; a name listed twice counts once.
 
     Raises:
         ValueError: a name that is not one of the four (or ``none`` beside another name); the message names it and
@@ -27,8 +27,8 @@ def emit_signals(value: str | Collection[str]) -> frozenset[str]:
     if not all(isinstance(name, str) for name in names):
         raise ValueError(f"expected signal names, got {value!r}")
     wanted = {name.strip().lower() for name in names} - {""}
-    if not wanted:
-        return env.DEFAULT_EMIT
+    if not wanted:  # an unset variable selects the default; an empty collection (a selection of none) stays so
+        return env.DEFAULT_EMIT if isinstance(value, str) else frozenset()
     if wanted == {env.EMIT_NONE}:
         return frozenset()
     unknown = sorted(wanted - set(env.EMIT_SIGNALS))

@@ -165,9 +165,9 @@ class ProcessorSettings:
 
 
 class DeprecatedKeywords(TypedDict, total=False):
-    """The settings ``EvaluationSpanProcessor`` took as keywords until the last round (deprecated: pass
-    ``settings=ProcessorSettings(...)``; they keep working, with a ``DeprecationWarning``, until
-    :data:`DEPRECATED_KEYWORDS_REMOVED_IN`). Each is the :class:`ProcessorSettings` field of the same name."""
+    """The settings ``EvaluationSpanProcessor`` took as keywords before it took ``settings=ProcessorSettings(...)``
+    (deprecated: they keep working, with a ``DeprecationWarning``, until :data:`DEPRECATED_KEYWORDS_REMOVED_IN`).
+    Each is the :class:`ProcessorSettings` field of the same name."""
 
     eval_set: EvalSet | str | Path | None
     sample_rate: float

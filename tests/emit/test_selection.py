@@ -4,6 +4,7 @@ is not selected is not computed (no span started, no attribute dict built); the 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -22,6 +23,7 @@ from otel_eval.emit import enrichment, events, metrics, spans
 from otel_eval.emit.selection import emit_setting, emit_signals, emit_text
 from otel_eval.errors import ConfigurationError
 from otel_eval.model.messages import EvaluationRecord
+from otel_eval.processor._settings import processor_options
 from tests.processor.telemetry import Telemetry
 from tests.worker._harness import OtlpSink
 
@@ -48,7 +50,8 @@ def _no_default_judge(clean_genai_env: None) -> None:
     [
         ("", ALL),
         ("  ", ALL),
-        ((), ALL),
+        ((), set()),
+        (frozenset(), set()),
         ("events,metrics", {"events", "metrics"}),
         (" Events , METRICS ,events", {"events", "metrics"}),
         (["spans"], {"spans"}),
@@ -73,6 +76,15 @@ def test_an_unknown_signal_is_refused_naming_the_setting_and_the_value(value: An
     assert "expected any of events, spans, metrics, attributes" in message
     with pytest.raises(ValueError, match=r"^emit="):
         ProcessorSettings(emit=value)
+
+
+def test_a_selection_survives_deriving_settings_and_from_env_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
+    for value in ("none", "events,metrics"):
+        monkeypatch.setenv(env.OTEL_EVAL_EMIT, value)
+        settings = ProcessorSettings.from_env()
+        assert dataclasses.replace(settings, sample_rate=0.5).emit == settings.emit == emit_signals(value)
+        options = processor_options(None, {"sample_rate": 0.5})  # what from_env(sample_rate=0.5) builds
+        assert options["settings"].emit == emit_signals(value)
 
 
 def test_a_bad_emit_variable_stops_the_processor_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
