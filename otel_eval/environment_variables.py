@@ -99,6 +99,20 @@ ISOLATION_THREAD: Final = "thread"
 ISOLATION_PROCESS: Final = "process"
 DEFAULT_ISOLATION: Final = ISOLATION_THREAD
 
+OTEL_EVAL_EMIT: Final = "OTEL_EVAL_EMIT"
+"""Comma-separated OpenTelemetry signals the scores are emitted as: ``events`` (``gen_ai.evaluation.result``),
+``spans`` (an ``evaluate {metric}`` span per result), ``metrics`` (the score histogram and the results counter),
+``attributes`` (score attributes on the root span, with ``enrich=``); ``none`` for none of them. What is not listed
+is not computed. The score sinks (``OTEL_EVAL_SINKS``) and the worker's results topic are independent of it. Default
+all four; ``events,metrics`` emits what the Splunk in-process evaluator emits (plus the results counter)."""
+EMIT_EVENTS: Final = "events"
+EMIT_SPANS: Final = "spans"
+EMIT_METRICS: Final = "metrics"
+EMIT_ATTRIBUTES: Final = "attributes"
+EMIT_NONE: Final = "none"
+EMIT_SIGNALS: Final = (EMIT_EVENTS, EMIT_SPANS, EMIT_METRICS, EMIT_ATTRIBUTES)
+DEFAULT_EMIT: Final = frozenset(EMIT_SIGNALS)
+
 OTEL_EVAL_QUEUE_SIZE: Final = "OTEL_EVAL_QUEUE_SIZE"
 """Evaluation requests waiting for the embedded worker or the Kafka producer. Default 1024."""
 DEFAULT_QUEUE_SIZE: Final = 1024

@@ -53,6 +53,7 @@ _OPTION_TO_SETTING = {
     "trace_idle_timeout": "trace_idle_timeout",
     "criteria": "criteria",
     "eval_set": "eval_set",
+    "emit": "emit",
 }
 
 
@@ -95,6 +96,11 @@ _OPTION_TO_SETTING = {
     type=click.Choice(["otlp", "prometheus", "console", "none"]),
     help="Where scores go: otlp (OTEL_EXPORTER_OTLP_*), prometheus (metrics on /metrics), console or none. "
     "[env OTEL_EVAL_WORKER_TELEMETRY]",
+)
+@click.option(
+    "--emit",
+    help="Signals the scores are emitted as, comma-separated: events, spans, metrics, or none; the results topic "
+    "and OTEL_EVAL_SINKS do not depend on it. [env OTEL_EVAL_EMIT, default events,spans,metrics,attributes]",
 )
 @click.option(
     "--metrics-host",

@@ -11,6 +11,7 @@ from typing import Final, Literal
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from otel_eval.emit.selection import emit_setting, emit_text
 from otel_eval.environment_variables import (
     DEFAULT_CONCURRENCY,
     DEFAULT_KAFKA_COMPRESSION,
@@ -23,7 +24,9 @@ from otel_eval.environment_variables import (
     DEFAULT_SESSION_IDLE_TIMEOUT,
     DEFAULT_SESSION_MAX_TURNS,
     DEFAULT_TRACE_IDLE_TIMEOUT,
+    EMIT_SIGNALS,
     ENV_PREFIX,
+    OTEL_EVAL_EMIT,
 )
 from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation.sessions import SessionLimits
@@ -136,6 +139,25 @@ class WorkerSettings(BaseSettings):
 
     criteria: str | None = Field(default=None, description="ADK EvalConfig/criteria JSON, or a path to such a file.")
     eval_set: str | None = Field(default=None, description="Path to an ADK eval set for online reference metrics.")
+
+    # --- What the scores are emitted as (OTEL_EVAL_EMIT, --emit) ---
+    emit: str = Field(
+        default=",".join(EMIT_SIGNALS),
+        description="Comma-separated signals the scores are emitted as: events, spans, metrics (attributes is "
+        "accepted and has no root span to go on here), or none. The results topic and the sinks do not depend on it.",
+    )
+
+    @field_validator("emit")
+    @classmethod
+    def _check_emit(cls, value: str) -> str:
+        return emit_text(emit_setting(value, setting=OTEL_EVAL_EMIT))
+
+    @property
+    def emit_signals(self) -> frozenset[str]:
+        """The selected signals (:mod:`otel_eval.emit.selection`)."""
+        return frozenset(self.emit.split(",")) & frozenset(EMIT_SIGNALS)
+
+    # --- end of the emit block ---
 
     @field_validator("worker_sources")
     @classmethod
