@@ -229,7 +229,7 @@ class Worker:
 
     def _start_http(self) -> None:
         """``/healthz``, ``/readyz`` and ``/metrics`` (see :mod:`otel_eval.worker.health`), unless the port is 0."""
-        host, port = self.settings.worker_metrics_host, self.settings.worker_metrics_port
+        host, port = self.settings.metrics_host, self.settings.worker_metrics_port
         if not port:
             return
         try:

@@ -6,6 +6,8 @@ worker's own telemetry is configured by the standard ``OTEL_EXPORTER_OTLP_*`` / 
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import Final, Literal
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
@@ -41,6 +43,17 @@ session windows are judged (their per-invocation metrics were scored where they 
 SOURCES: Final = (SOURCE_REQUESTS, SOURCE_OTLP_SPANS, SOURCE_OTLP_LOGS, SOURCE_SESSIONS)
 
 TelemetryMode = Literal["otlp", "prometheus", "console", "none"]
+
+ALL_INTERFACES: Final = "0.0.0.0"
+LOOPBACK: Final = "127.0.0.1"
+_CONTAINER_MARKERS: Final = ("/.dockerenv", "/run/.containerenv")
+
+
+def in_container(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether this process runs in a container: Kubernetes (``KUBERNETES_SERVICE_HOST``), Docker (``/.dockerenv``)
+    or Podman (``/run/.containerenv``)."""
+    environ = os.environ if environ is None else environ
+    return bool(environ.get("KUBERNETES_SERVICE_HOST")) or any(os.path.exists(p) for p in _CONTAINER_MARKERS)
 
 
 class WorkerSettings(BaseSettings):
@@ -104,8 +117,11 @@ class WorkerSettings(BaseSettings):
     worker_telemetry: TelemetryMode = Field(
         default="otlp", description="otlp (OTEL_EXPORTER_OTLP_*), prometheus (/metrics), console, none."
     )
-    # All interfaces: a pod's probes and scrapes come from outside it.
-    worker_metrics_host: str = Field(default="0.0.0.0", description="Address of /healthz, /readyz and /metrics.")
+    worker_metrics_host: str | None = Field(
+        default=None,
+        description="Address of /healthz, /readyz and /metrics; unset = 0.0.0.0 in a container (probes and scrapes "
+        "come from outside it), 127.0.0.1 elsewhere (the endpoints are unauthenticated).",
+    )
     worker_metrics_port: int = Field(default=9464, ge=0, le=65535, description="Port of /healthz, /readyz, /metrics.")
     worker_flush_timeout: float = Field(default=10.0, gt=0, description="Seconds to export a batch's telemetry.")
 
@@ -183,6 +199,14 @@ class WorkerSettings(BaseSettings):
             max_sessions=self.max_open_sessions,
             max_bytes=self.max_session_bytes,
         )
+
+    @property
+    def metrics_host(self) -> str:
+        """The address the HTTP endpoints listen on: :attr:`worker_metrics_host`, else 0.0.0.0 in a container and
+        127.0.0.1 outside one."""
+        if self.worker_metrics_host:
+            return self.worker_metrics_host
+        return ALL_INTERFACES if in_container() else LOOPBACK
 
     @property
     def servers(self) -> list[str]:
