@@ -46,9 +46,9 @@ def child_command(module: str, *args: str) -> list[str]:
     """The command line that runs ``python -m module args`` with a safe ``sys.path``: the working directory (the
     agent's, possibly writable by others) is not on it, so a module there cannot shadow a dependency of the process
     that holds the judge's key (``-P`` on Python 3.11+, the same done by hand on 3.10)."""
-    if sys.version_info >= (3, 11):
+    if hasattr(sys.flags, "safe_path"):  # Python 3.11+
         return [sys.executable, "-P", "-m", module, *args]
-    return [sys.executable, "-c", _SAFE_PATH_TRAMPOLINE, module, *args]  # pragma: no cover - Python 3.10
+    return [sys.executable, "-c", _SAFE_PATH_TRAMPOLINE, module, *args]
 
 
 @dataclass(slots=True)

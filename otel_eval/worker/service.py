@@ -99,6 +99,7 @@ class Worker:
             settings.trace_idle_timeout,
             max_open_traces=settings.max_open_traces,
             max_spans_per_trace=settings.max_spans_per_trace,
+            max_open_traces_per_tenant=settings.max_open_traces_per_tenant,
         )
         self.started = asyncio.Event()
         """Set once the worker's clients are started and it has joined its group."""

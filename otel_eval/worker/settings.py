@@ -150,6 +150,24 @@ class WorkerSettings(BaseSettings):
         default=DEFAULT_MAX_SESSION_BYTES, ge=1, description="Approximate bytes of turns held over all open sessions."
     )
 
+    # --- tenancy (docs/security.md): whose traces and sessions a record's content is, and each one's share ---------
+    tenant_header: str | None = Field(
+        default=None,
+        description="Kafka header naming a record's tenant (set by an authenticated Collector or a trusted producer); "
+        "when set it alone decides (no header: the default tenant).",
+    )
+    tenant_attribute: str | None = Field(
+        default=None,
+        description="Collector path, without a tenant header: the resource attribute naming a span's tenant "
+        "(e.g. tenant.id, service.namespace).",
+    )
+    max_open_traces_per_tenant: int | None = Field(
+        default=None, ge=1, description="Collector path: traces one tenant may have open (unset: max_open_traces)."
+    )
+    max_open_sessions_per_tenant: int | None = Field(
+        default=None, ge=1, description="Sessions one tenant may hold open (unset: max_open_sessions)."
+    )
+
     criteria: str | None = Field(default=None, description="ADK EvalConfig/criteria JSON, or a path to such a file.")
     eval_set: str | None = Field(default=None, description="Path to an ADK eval set for online reference metrics.")
 
@@ -198,6 +216,7 @@ class WorkerSettings(BaseSettings):
             max_turns=self.session_max_turns,
             max_sessions=self.max_open_sessions,
             max_bytes=self.max_session_bytes,
+            max_sessions_per_tenant=self.max_open_sessions_per_tenant,
         )
 
     @property
