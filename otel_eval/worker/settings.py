@@ -7,7 +7,7 @@ worker's own telemetry is configured by the standard ``OTEL_EXPORTER_OTLP_*`` / 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final, Literal
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
@@ -46,14 +46,16 @@ TelemetryMode = Literal["otlp", "prometheus", "console", "none"]
 
 ALL_INTERFACES: Final = "0.0.0.0"
 LOOPBACK: Final = "127.0.0.1"
-_CONTAINER_MARKERS: Final = ("/.dockerenv", "/run/.containerenv")
+CONTAINER_MARKERS: tuple[str, ...] = ("/.dockerenv", "/run/.containerenv")
+"""Files whose presence says the process runs in a container (Docker's, Podman's)."""
 
 
-def in_container(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether this process runs in a container: Kubernetes (``KUBERNETES_SERVICE_HOST``), Docker (``/.dockerenv``)
-    or Podman (``/run/.containerenv``)."""
+def in_container(environ: Mapping[str, str] | None = None, markers: Sequence[str] | None = None) -> bool:
+    """Whether this process runs in a container: Kubernetes (``KUBERNETES_SERVICE_HOST`` in ``environ``), Docker or
+    Podman (one of ``markers``, :data:`CONTAINER_MARKERS` by default, exists)."""
     environ = os.environ if environ is None else environ
-    return bool(environ.get("KUBERNETES_SERVICE_HOST")) or any(os.path.exists(p) for p in _CONTAINER_MARKERS)
+    markers = CONTAINER_MARKERS if markers is None else markers
+    return bool(environ.get("KUBERNETES_SERVICE_HOST")) or any(os.path.exists(p) for p in markers)
 
 
 class WorkerSettings(BaseSettings):
