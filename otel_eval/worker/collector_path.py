@@ -18,6 +18,11 @@ that a crash re-reads every span of every unfinished trace. :meth:`TraceAssemble
 
 The evaluator's own spans (instrumentation scope ``otel_eval``, and their descendants in the same message) are
 dropped: they carry the agent's trace id and would otherwise re-open evaluated traces.
+
+Traces are keyed by (tenant, trace id) (:mod:`otel_eval.worker._tenancy`): trace ids are not secrets, so another
+tenant's spans with the same id gather into a trace of their own. A span of a trace already handed on is counted
+``late`` and dropped (it never opens the trace again: a forged invocation in a known trace is not scored); a new trace
+of a tenant at ``max_open_traces_per_tenant`` is refused whole (:meth:`TraceAssembler.take_span_drops`).
 """
 
 from __future__ import annotations
