@@ -275,7 +275,28 @@ OTEL_EVAL_WORKER_TELEMETRY: Final = "OTEL_EVAL_WORKER_TELEMETRY"
 ``/metrics``, needs ``otel-eval[prometheus]``; spans and events over OTLP when an ``OTEL_EXPORTER_OTLP_*ENDPOINT`` is set), console or none."""
 
 OTEL_EVAL_WORKER_METRICS_HOST: Final = "OTEL_EVAL_WORKER_METRICS_HOST"
-"""Address the worker's HTTP endpoints (``/healthz``, ``/readyz``, ``/metrics``) listen on. Default ``0.0.0.0``."""
+"""Address the worker's HTTP endpoints (``/healthz``, ``/readyz``, ``/metrics``, unauthenticated) listen on. Default
+``0.0.0.0`` in a container (Kubernetes, Docker, Podman), ``127.0.0.1`` elsewhere; the deploy manifests set it."""
+
+# --- tenancy and bounds on untrusted input (docs/security.md) ---------------------------------------------------------
+OTEL_EVAL_TENANT_HEADER: Final = "OTEL_EVAL_TENANT_HEADER"
+"""Worker: the Kafka record header whose value is the record's tenant (set by an authenticated Collector or a trusted
+producer). When set, it alone decides the tenant (a record without it is the default tenant ``""``). Default unset."""
+OTEL_EVAL_TENANT_ATTRIBUTE: Final = "OTEL_EVAL_TENANT_ATTRIBUTE"
+"""Worker, Collector path: the resource attribute whose value is a span's (and a content log record's) tenant, e.g.
+``tenant.id`` or ``service.namespace``; used when no tenant header is set. Default unset (one tenant)."""
+OTEL_EVAL_MAX_OPEN_TRACES_PER_TENANT: Final = "OTEL_EVAL_MAX_OPEN_TRACES_PER_TENANT"
+"""Worker, Collector path: traces one tenant may have open at once; a new trace past it is refused (its spans counted
+in ``otel_eval.spans.dropped{otel_eval.drop.reason=tenant_max_open_traces}``). Default unset (only the global
+bound)."""
+OTEL_EVAL_MAX_OPEN_SESSIONS_PER_TENANT: Final = "OTEL_EVAL_MAX_OPEN_SESSIONS_PER_TENANT"
+"""Worker: sessions one tenant may hold open at once; a turn of a new session past it is not held
+(``otel_eval.invocations.dropped{otel_eval.drop.reason=tenant_max_open_sessions}``). Default unset (only the global
+bound)."""
+OTEL_EVAL_METRIC_AGENT_NAMES: Final = "OTEL_EVAL_METRIC_AGENT_NAMES"
+"""Distinct ``gen_ai.agent.name`` values (read from spans) the score metrics keep as a label; later ones are counted
+as ``other``. Default 100."""
+DEFAULT_METRIC_AGENT_NAMES: Final = 100
 
 OTEL_EVAL_WORKER_METRICS_PORT: Final = "OTEL_EVAL_WORKER_METRICS_PORT"
 """Port of the worker's HTTP endpoints. Default 9464 (the OpenTelemetry Prometheus exporter's); 0 turns them off."""

@@ -104,7 +104,8 @@ _OPTION_TO_SETTING = {
 )
 @click.option(
     "--metrics-host",
-    help="Address of /healthz, /readyz, /metrics. [env OTEL_EVAL_WORKER_METRICS_HOST, default 0.0.0.0]",
+    help="Address of /healthz, /readyz, /metrics. [env OTEL_EVAL_WORKER_METRICS_HOST, default 0.0.0.0 in a container, "
+    "127.0.0.1 elsewhere]",
 )
 @click.option(
     "--metrics-port",
