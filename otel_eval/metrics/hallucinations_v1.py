@@ -25,6 +25,7 @@ from otel_eval.metrics._judge_context import content_text, hallucination_context
 from otel_eval.metrics._judge_context_check import ContextProblem, context_overflow
 from otel_eval.metrics._judge_prompts_hallucinations import SEGMENTER_PROMPT, VALIDATOR_PROMPT
 from otel_eval.metrics._llm_judge import JudgePrompt, LlmJudgeEvaluator
+from otel_eval.metrics._reply_scan import marked_blocks, tagged
 from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import (
     ConversationScenario,
@@ -45,11 +46,7 @@ NEGATIVE_LABELS = frozenset({"unsupported", "contradictory", "disputed"})
 MIN_SEGMENT_COVERAGE = 0.5
 """Segmented sentences copied from the response must cover at least this share of it (see ``_coverage``)."""
 
-_SENTENCE = re.compile(r"<sentence>(.*?)</sentence>", re.DOTALL)
-_VALIDATION = re.compile(
-    r"sentence:(.*?)\nlabel:(.*?)\nrationale:(.*?)\nsupporting_excerpt:(.*?)\ncontradicting_excerpt:(.*?)(?=\nsentence:|\Z)",
-    re.DOTALL | re.IGNORECASE,
-)
+_VALIDATION_MARKERS = ("sentence:", "\nlabel:", "\nrationale:", "\nsupporting_excerpt:", "\ncontradicting_excerpt:")
 _NON_ALNUM = re.compile(r"[\W_]+")
 
 
@@ -72,15 +69,18 @@ class StepOutcome:
 
 
 def parse_sentences(text: str) -> list[str]:
-    """ADK's segmenter parse: the contents of every ``<sentence>...</sentence>``."""
-    return _SENTENCE.findall(text)
+    """ADK's segmenter parse: the contents of every ``<sentence>...</sentence>`` (its ``re.findall``, in linear
+    time)."""
+    return tagged(text, "<sentence>", "</sentence>")
 
 
 def parse_validation_results(text: str) -> list[dict[str, str | None]]:
-    """ADK's validator parse: one dict per ``sentence:/label:/rationale:/..._excerpt:`` block."""
+    """ADK's validator parse: one dict per ``sentence:/label:/rationale:/..._excerpt:`` block (its case-insensitive
+    ``re.finditer`` with lazy fields up to the next ``\\nsentence:``, in linear time)."""
     results: list[dict[str, str | None]] = []
-    for match in _VALIDATION.finditer(text.strip()):
-        sentence, label, rationale, supporting, contradicting = match.groups()
+    for sentence, label, rationale, supporting, contradicting in marked_blocks(
+        text.strip(), _VALIDATION_MARKERS, "\nsentence:"
+    ):
         results.append(
             {
                 "sentence": sentence.strip(),
