@@ -48,6 +48,7 @@ MIN_SEGMENT_COVERAGE = 0.5
 
 _VALIDATION_MARKERS = ("sentence:", "\nlabel:", "\nrationale:", "\nsupporting_excerpt:", "\ncontradicting_excerpt:")
 _NON_ALNUM = re.compile(r"[\W_]+")
+_COVERAGE_PASSES = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,16 +131,38 @@ def steps_to_evaluate(invocation: Invocation, *, intermediate: bool) -> list[Ste
 
 
 def _coverage(sentences: list[str], response: str) -> float:
-    """Share of the response (letters and digits only) made of sentences that were copied from it."""
+    """Share of the response (letters and digits only) made of sentences that were copied from it.
+
+    Each sentence is looked for from where the previous one was found (a segmenter copies them in order), then
+    anywhere. The searches scan at most ``_COVERAGE_PASSES`` times the response's length: sentences left when that is
+    spent count as not copied. A reply of thousands of sentences that are not in the response thus costs a few passes
+    over it, not one per sentence, while sentences copied in order cost one pass in all.
+    """
     whole = _NON_ALNUM.sub("", response).lower()
     if not whole:
         return 1.0
+    size = len(whole)
+    budget = _COVERAGE_PASSES * size
     copied = 0
+    cursor = 0
     for sentence in sentences:
         piece = _NON_ALNUM.sub("", sentence).lower()
-        if piece and piece in whole:
+        if not piece:
+            continue
+        if budget < size - cursor:
+            break
+        found = whole.find(piece, cursor)
+        if found >= 0:
+            budget -= found + len(piece) - cursor
+            cursor = found + len(piece)
             copied += len(piece)
-    return min(1.0, copied / len(whole))
+            continue
+        budget -= size - cursor
+        if budget >= size:
+            budget -= size
+            if piece in whole:
+                copied += len(piece)
+    return min(1.0, copied / size)
 
 
 def call_sizes(step: Step) -> tuple[int, int]:
@@ -265,7 +288,7 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
                 None,
                 [],
                 reason=f"segmenter: {problem.explanation if problem else 'no text'}",
-                error_type=JUDGE_UNPARSEABLE,
+                error_type=(problem.error_type if problem else None) or JUDGE_UNPARSEABLE,
             )
         sentences = parse_sentences(reply.text)
         if not sentences:
@@ -289,7 +312,7 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
                 None,
                 [],
                 reason=f"validator: {problem.explanation if problem else 'no text'}",
-                error_type=JUDGE_UNPARSEABLE,
+                error_type=(problem.error_type if problem else None) or JUDGE_UNPARSEABLE,
             )
         results = parse_validation_results(reply.text)
         score = accuracy(results)
