@@ -171,5 +171,11 @@ def hallucination_context(invocation: Invocation, events: list[InvocationEvent])
             parts.append(json.dumps([c.model_dump(exclude_none=True) for c in calls], indent=2) + "\n")
         if responses:
             parts.append("tool_outputs:")
-            parts.append(json.dumps([r.model_dump(exclude_none=True) for r in responses], indent=2) + "\n")
+            parts.append(json.dumps([_response_dict(r) for r in responses], indent=2) + "\n")
     return "\n".join(parts)
+
+
+def _response_dict(response: genai_types.FunctionResponse) -> dict[str, Any]:
+    """ADK's ``model_dump(exclude_none=True)``; with media parts (placeholders here), their bytes as base64 text, where
+    ADK's ``json.dumps`` of the bytes raises."""
+    return response.model_dump(mode="json" if response.parts else "python", exclude_none=True)
