@@ -10,34 +10,47 @@ them with ADK's functions and the regexes themselves.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
 _WHITESPACE_RUN = re.compile(r"\s*")
+_SPACE = re.compile(r"\s")
 
 
 def line_fields(text: str, key: str) -> list[tuple[int, str]]:
     """``[(m.start(), m.group(1)) for m in re.finditer(rf"(?m)^\\s*{re.escape(key)}(.*)$", text)]``.
 
-    ``key`` must start with a character that is not whitespace. A match starts at the first line start of the
-    whitespace run before ``key``, so every line start inside one run fails or succeeds together: the run is read once.
+    ``key`` must start with a character that is not whitespace. ``re`` tries ``\\s*`` from every line start inside a
+    run of blank lines (quadratic). The same keys are the matches of ``(?m)^[^\\S\\n]*KEY(.*)$``, whose whitespace
+    stays within one line (linear); each match then starts where ``re``'s does: at the first line start, after the
+    previous match, of the whitespace run before the key (found by matching that run backwards in the reversed text,
+    once per match: the runs before different keys do not overlap).
     """
     if not key or key[0].isspace():
         raise ValueError("key must start with a character that is not whitespace")
     fields: list[tuple[int, str]] = []
+    reversed_text = ""
     size = len(text)
-    line_start = 0
-    while True:
-        run_end = _WHITESPACE_RUN.match(text, line_start).end()  # type: ignore[union-attr]  # a star always matches
-        if text.startswith(key, run_end):
-            value_start = run_end + len(key)
-            line_end = text.find("\n", value_start)
-            fields.append((line_start, text[value_start : line_end if line_end >= 0 else size]))
-        else:
-            line_end = text.find("\n", run_end)
-        if line_end < 0:
-            return fields
-        line_start = line_end + 1
+    resume = 0
+    for match in _key_lines(key).finditer(text):
+        start = match.start()
+        if start > resume and (start < 2 or _SPACE.match(text, start - 2)):  # else the line before is not blank
+            if not reversed_text:
+                reversed_text = text[::-1]
+            run = _WHITESPACE_RUN.match(reversed_text, size - start).end() - (size - start)  # type: ignore[union-attr]
+            first = max(start - run, resume)
+            if first > 0 and text[first - 1] != "\n":
+                first = text.find("\n", first, start) + 1
+            start = first
+        fields.append((start, match.group(1)))
+        resume = match.end()
+    return fields
+
+
+@functools.lru_cache(maxsize=16)
+def _key_lines(key: str) -> re.Pattern[str]:
+    return re.compile(rf"(?m)^[^\S\n]*{re.escape(key)}(.*)$")
 
 
 def tagged(text: str, opening: str, closing: str) -> list[str]:
