@@ -20,7 +20,7 @@ from typing import Any
 
 from google.genai import types as genai_types
 
-from benchmarks._common import Row, machine, print_rows
+from benchmarks._common import Row, interleaved_medians, machine, print_rows
 from otel_eval.environment_variables import DEFAULT_JUDGE_MAX_REPLY_CHARS
 from otel_eval.judge import JudgeClient, JudgeSettings
 from otel_eval.metrics._judge_labels import parse_critique, parse_is_valid
@@ -173,6 +173,7 @@ async def _hallucination_calls() -> tuple[float, float, float, float]:
     return our_calls / n, adk_calls / n, ours.overall_score or 0.0, adk_result.overall_score or 0.0
 
 
+PARSE_REPEAT = 9
 HOSTILE_REPLIES: dict[str, Callable[[int], str]] = {
     "verdict key, spaces, no closing": lambda size: '"is_the_agent_response_valid":' + " " * size + "x",
     "rubric line starts in one whitespace run": lambda size: " \n" * (size // 2) + "ID: x",
@@ -206,8 +207,9 @@ def _parse_rows() -> list[Row]:
     cap = DEFAULT_JUDGE_MAX_REPLY_CHARS
     for shape, build in HOSTILE_REPLIES.items():
         small, large = build(cap), build(16 * cap)
-        small_s = _best_seconds(lambda reply=small: _parse_all(reply))
-        large_s = _best_seconds(lambda reply=large: _parse_all(reply))
+        small_s, large_s = interleaved_medians(
+            [lambda reply=small: _parse_all(reply), lambda reply=large: _parse_all(reply)], PARSE_REPEAT
+        )
         ratio = large_s / small_s
         rows.append(
             Row(

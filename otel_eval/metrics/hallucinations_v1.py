@@ -48,7 +48,7 @@ MIN_SEGMENT_COVERAGE = 0.5
 
 _VALIDATION_MARKERS = ("sentence:", "\nlabel:", "\nrationale:", "\nsupporting_excerpt:", "\ncontradicting_excerpt:")
 _NON_ALNUM = re.compile(r"[\W_]+")
-_COVERAGE_PASSES = 8
+_COVERAGE_PASSES = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,10 +133,11 @@ def steps_to_evaluate(invocation: Invocation, *, intermediate: bool) -> list[Ste
 def _coverage(sentences: list[str], response: str) -> float:
     """Share of the response (letters and digits only) made of sentences that were copied from it.
 
-    Each sentence is looked for from where the previous one was found (a segmenter copies them in order), then
-    anywhere. The searches scan at most ``_COVERAGE_PASSES`` times the response's length: sentences left when that is
-    spent count as not copied. A reply of thousands of sentences that are not in the response thus costs a few passes
-    over it, not one per sentence, while sentences copied in order cost one pass in all.
+    Each sentence is looked for from where the previous one was found (a segmenter copies them in order), then before
+    that (the next ones are then looked for after it). The searches read at most ``_COVERAGE_PASSES`` times the
+    response: sentences left when that is spent count as not copied. A reply of thousands of sentences that are not in
+    the response thus costs a bounded number of passes over it, not one per sentence, while sentences copied in order
+    cost one pass in all.
     """
     whole = _NON_ALNUM.sub("", response).lower()
     if not whole:
@@ -149,19 +150,17 @@ def _coverage(sentences: list[str], response: str) -> float:
         piece = _NON_ALNUM.sub("", sentence).lower()
         if not piece:
             continue
-        if budget < size - cursor:
+        if budget < size:  # the next one may need a whole pass
             break
         found = whole.find(piece, cursor)
         if found >= 0:
             budget -= found + len(piece) - cursor
+        else:  # out of order: the part before the cursor (after it was just read)
+            found = whole.find(piece, 0, cursor + len(piece) - 1)
+            budget -= size
+        if found >= 0:
             cursor = found + len(piece)
             copied += len(piece)
-            continue
-        budget -= size - cursor
-        if budget >= size:
-            budget -= size
-            if piece in whole:
-                copied += len(piece)
     return min(1.0, copied / size)
 
 

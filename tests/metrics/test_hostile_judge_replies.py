@@ -207,3 +207,20 @@ def test_a_bad_cap_names_the_variable() -> None:
         with pytest.raises(ConfigurationError, match=env.OTEL_EVAL_JUDGE_MAX_REPLY_CHARS):
             max_reply_characters({env.OTEL_EVAL_JUDGE_MAX_REPLY_CHARS: bad})
     assert max_reply_characters({env.OTEL_EVAL_JUDGE_MAX_REPLY_CHARS: "4096"}) == 4096
+
+
+def test_segment_coverage_reads_the_response_a_bounded_number_of_times() -> None:
+    """A sentence not found where the previous one ended costs a pass over the response, and at most
+    ``_COVERAGE_PASSES`` passes are read: a segmenter reply of thousands of invented sentences costs that many, not one
+    per sentence, and what comes after them is not counted. Sentences copied in order cost one pass in all; reworded
+    or reordered ones, a pass each."""
+    from otel_eval.metrics.hallucinations_v1 import _COVERAGE_PASSES, _coverage
+
+    copied = [f"Sentence {i} is copied." for i in range(50)]
+    response = " ".join(copied)
+    assert _coverage(copied, response) == 1.0
+    assert _coverage(copied[25:] + copied[:25], response) == 1.0  # halves swapped
+    reworded = [f"Invented claim {i}." for i in range(_COVERAGE_PASSES // 2)]
+    assert _coverage(reworded + copied, response) == 1.0
+    invented = [f"Invented claim {i}." for i in range(_COVERAGE_PASSES + 1)]
+    assert _coverage(invented + copied, response) == 0.0  # the passes are spent before the copied ones
