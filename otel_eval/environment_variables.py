@@ -139,6 +139,13 @@ OTEL_EVAL_JUDGE_INPUT_LIMITS: Final = "OTEL_EVAL_JUDGE_INPUT_LIMITS"
 """JSON object of judge input limits in tokens, ``{"model-or-prefix": 32000}``, over the built-in table (longest
 name prefix wins; positive integers); a prompt over its judge model's limit is not sent (``context_overflow``)."""
 
+OTEL_EVAL_JUDGE_MAX_REPLY_CHARS: Final = "OTEL_EVAL_JUDGE_MAX_REPLY_CHARS"
+"""Longest judge reply, in characters, that a judged metric reads; a longer sample is not parsed (``error.type``
+``judge_reply_too_long``; the invocation is NOT_EVALUATED when no sample could be read). An integer >= 1024. Default
+65536 (64 KiB): room for a hallucination validator's labels on about 200 sentences, while parsing stays a few
+milliseconds."""
+DEFAULT_JUDGE_MAX_REPLY_CHARS: Final = 65_536
+
 OTEL_EVAL_JUDGE_BUDGET: Final = "OTEL_EVAL_JUDGE_BUDGET"
 """Judge spend limit, USD per hour per process: ``2.5`` (all judged metrics together), or per metric,
 ``hallucinations_v1=1.0,safety_v1=0.5,*=2`` (``*``: the metrics not named, together; without ``*`` they are not

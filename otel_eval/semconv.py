@@ -93,6 +93,10 @@ OTEL_EVAL_CONVENTION: Final = "otel_eval.convention"  # trace convention the inv
 # otel_eval_evaluation_errors_total and otel_eval_judge_budget_refusals_total.
 ERROR_TYPE_BUDGET_EXHAUSTED: Final = "budget_exhausted"
 
+# ``error.type`` of a judge sample whose reply is longer than ``OTEL_EVAL_JUDGE_MAX_REPLY_CHARS``: never parsed; the
+# invocation is NOT_EVALUATED when no sample could be read, counted in otel_eval_evaluation_errors_total.
+ERROR_TYPE_JUDGE_REPLY_TOO_LONG: Final = "judge_reply_too_long"
+
 # ``error.type`` of an ADK custom metric (``custom_metrics`` of an ``EvalConfig``) that gave no score: NOT_EVALUATED,
 # counted in otel_eval_evaluation_errors_total; never a crash.
 ERROR_TYPE_CUSTOM_METRIC_ERROR: Final = "custom_metric_error"  # the function raised
