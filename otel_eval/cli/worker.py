@@ -58,6 +58,7 @@ _OPTION_TO_SETTING = {
     "request_judge_models": "request_judge_models",
     "request_max_output_tokens": "request_max_output_tokens",
     "max_num_samples": "max_num_samples",
+    "emit": "emit",
 }
 
 
@@ -128,8 +129,14 @@ _OPTION_TO_SETTING = {
     "[env OTEL_EVAL_WORKER_TELEMETRY]",
 )
 @click.option(
+    "--emit",
+    help="Signals the scores are emitted as, comma-separated: events, spans, metrics, or none; the results topic "
+    "and OTEL_EVAL_SINKS do not depend on it. [env OTEL_EVAL_EMIT, default events,spans,metrics,attributes]",
+)
+@click.option(
     "--metrics-host",
-    help="Address of /healthz, /readyz, /metrics. [env OTEL_EVAL_WORKER_METRICS_HOST, default 0.0.0.0]",
+    help="Address of /healthz, /readyz, /metrics. [env OTEL_EVAL_WORKER_METRICS_HOST, default 0.0.0.0 in a container, "
+    "127.0.0.1 elsewhere]",
 )
 @click.option(
     "--metrics-port",

@@ -40,6 +40,11 @@ class WorkerMetrics(LogRecordDrops):
         self._criteria_refused = self._counter(
             semconv.METRIC_WORKER_CRITERIA_REFUSED, "{request}", "Request criteria refused by the worker's policy."
         )
+        self._spans_dropped = self._counter(  # the pipeline's instrument (same name, unit and description)
+            semconv.METRIC_SPANS_DROPPED,
+            "{span}",
+            "Ended spans the processor did not buffer, by otel_eval.drop.reason.",
+        )
         self._failed_attempts = self._failed_attempts_counter()
         self._published = self._counter(
             semconv.METRIC_WORKER_RESULTS_PUBLISHED, "{result}", "Results published to Kafka."
@@ -83,6 +88,11 @@ class WorkerMetrics(LogRecordDrops):
     def duplicates_skipped(self, count: int) -> None:
         """Invocations skipped as already evaluated."""
         self._add(self._duplicates, "duplicates_skipped", count)
+
+    def spans_dropped(self, reason: str, count: int) -> None:
+        """Collector-path spans not gathered into a trace, for ``reason`` (``late``, ``tenant_max_open_traces``,
+        ``max_spans_per_trace``)."""
+        self._add(self._spans_dropped, f"spans.dropped.{reason}", count, {semconv.OTEL_EVAL_DROP_REASON: reason})
 
     def published(self, count: int) -> None:
         """Results acknowledged by the results topic."""

@@ -99,6 +99,7 @@ class Worker:
             settings.trace_idle_timeout,
             max_open_traces=settings.max_open_traces,
             max_spans_per_trace=settings.max_spans_per_trace,
+            max_open_traces_per_tenant=settings.max_open_traces_per_tenant,
         )
         self.started = asyncio.Event()
         """Set once the worker's clients are started and it has joined its group."""
@@ -229,7 +230,7 @@ class Worker:
 
     def _start_http(self) -> None:
         """``/healthz``, ``/readyz`` and ``/metrics`` (see :mod:`otel_eval.worker.health`), unless the port is 0."""
-        host, port = self.settings.worker_metrics_host, self.settings.worker_metrics_port
+        host, port = self.settings.metrics_host, self.settings.worker_metrics_port
         if not port:
             return
         try:
