@@ -22,6 +22,28 @@ ENV_PREFIX: Final = "OTEL_EVAL_"
 OTEL_EVAL_CRITERIA: Final = "OTEL_EVAL_CRITERIA"
 """ADK EvalConfig JSON (``{"criteria": {...}}`` or just the criteria object), or a path to such a file."""
 
+OTEL_EVAL_REQUEST_CRITERIA: Final = "OTEL_EVAL_REQUEST_CRITERIA"
+"""Kafka worker: ``true`` honours the criteria an evaluation request carries, within the allowlists below (refused
+ones are counted, and the request is scored with the worker's own criteria). Default false: requests' criteria are
+refused."""
+DEFAULT_REQUEST_CRITERIA: Final = False
+
+OTEL_EVAL_REQUEST_METRICS: Final = "OTEL_EVAL_REQUEST_METRICS"
+"""Kafka worker: comma-separated metrics a request's criteria may name (``*``: any registered metric). Default none."""
+
+OTEL_EVAL_REQUEST_JUDGE_MODELS: Final = "OTEL_EVAL_REQUEST_JUDGE_MODELS"
+"""Kafka worker: comma-separated judge models a request's criteria may name (a criterion naming none uses the
+worker's default judge). Default none."""
+
+OTEL_EVAL_REQUEST_MAX_OUTPUT_TOKENS: Final = "OTEL_EVAL_REQUEST_MAX_OUTPUT_TOKENS"
+"""Kafka worker: the largest ``judge_model_config.max_output_tokens`` a request's criteria may set. Default 4096."""
+DEFAULT_REQUEST_MAX_OUTPUT_TOKENS: Final = 4096
+
+OTEL_EVAL_MAX_NUM_SAMPLES: Final = "OTEL_EVAL_MAX_NUM_SAMPLES"
+"""The largest ``judge_model_options.num_samples`` (judge calls per invocation and metric) accepted anywhere: a
+request asking more is refused, a configuration asking more fails at start-up. Default 20."""
+DEFAULT_MAX_NUM_SAMPLES: Final = 20
+
 OTEL_EVAL_EVAL_SET: Final = "OTEL_EVAL_EVAL_SET"
 """Path to an ADK eval set; live invocations whose user text matches a case also get its reference metrics."""
 

@@ -180,6 +180,10 @@ METRIC_WORKER_DUPLICATES_SKIPPED: Final = (
 )
 METRIC_WORKER_RESULTS_PUBLISHED: Final = "otel_eval.worker.results_published"  # prom: ..._results_published_total
 METRIC_WORKER_ERRORS: Final = "otel_eval.worker.errors"  # by error.type; prom: otel_eval_worker_errors_total
+METRIC_WORKER_CRITERIA_REFUSED: Final = (
+    "otel_eval.worker.criteria_refused"  # request criteria refused, by reason; prom: ..._criteria_refused_total
+)
+OTEL_EVAL_REFUSAL_REASON: Final = "otel_eval.refusal.reason"  # not_allowed | metric | judge_model | num_samples | ...
 # Broker outages, from the Kafka exporter (agent) and the worker, by otel_eval.transport.
 METRIC_TRANSPORT_FAILED_ATTEMPTS: Final = (
     "otel_eval.transport.failed_attempts"  # prom: otel_eval_transport_failed_attempts_total

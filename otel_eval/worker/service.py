@@ -91,7 +91,7 @@ class Worker:
         self.settings = settings
         self.telemetry = telemetry or WorkerTelemetry()
         self.metrics = WorkerMetrics(self.telemetry.meter_provider)
-        self.core = core if core is not None else build_core(settings, self.telemetry)
+        self.core = core if core is not None else build_core(settings, self.telemetry, self.metrics)
         self.ledger = ResultLedger(settings.worker_dedup_cache_size)
         self.cpu = DeadlineExecutor(settings.worker_record_timeout, name="OtelEvalWorkerCpu")
         """Decoding and rebuilding run here, off the event loop, each record within ``worker_record_timeout``."""

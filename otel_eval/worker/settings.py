@@ -19,10 +19,13 @@ from otel_eval.environment_variables import (
     DEFAULT_KAFKA_COMPRESSION,
     DEFAULT_KAFKA_REQUESTS_TOPIC,
     DEFAULT_KAFKA_SESSIONS_TOPIC,
+    DEFAULT_MAX_NUM_SAMPLES,
     DEFAULT_MAX_OPEN_SESSIONS,
     DEFAULT_MAX_OPEN_TRACES,
     DEFAULT_MAX_SESSION_BYTES,
     DEFAULT_MAX_SPANS_PER_TRACE,
+    DEFAULT_REQUEST_CRITERIA,
+    DEFAULT_REQUEST_MAX_OUTPUT_TOKENS,
     DEFAULT_SESSION_IDLE_TIMEOUT,
     DEFAULT_SESSION_MAX_TURNS,
     DEFAULT_TRACE_IDLE_TIMEOUT,
@@ -31,6 +34,7 @@ from otel_eval.environment_variables import (
     OTEL_EVAL_EMIT,
 )
 from otel_eval.errors import ConfigurationError
+from otel_eval.evaluation.request_criteria import RequestCriteriaPolicy
 from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.transport import KafkaSecurity, check_compression, split_servers
 
@@ -174,6 +178,18 @@ class WorkerSettings(BaseSettings):
     )
 
     criteria: str | None = Field(default=None, description="ADK EvalConfig/criteria JSON, or a path to such a file.")
+    request_criteria: bool = Field(
+        default=DEFAULT_REQUEST_CRITERIA,
+        description="Honour the criteria requests carry, within the allowlists (else they are refused and counted).",
+    )
+    request_metrics: str = Field(default="", description="Comma-separated metrics request criteria may name; * any.")
+    request_judge_models: str = Field(default="", description="Comma-separated judge models request criteria may name.")
+    request_max_output_tokens: int = Field(
+        default=DEFAULT_REQUEST_MAX_OUTPUT_TOKENS, ge=1, description="Largest max_output_tokens request criteria set."
+    )
+    max_num_samples: int = Field(
+        default=DEFAULT_MAX_NUM_SAMPLES, ge=1, description="Largest num_samples, of requests and of the own criteria."
+    )
     eval_set: str | None = Field(default=None, description="Path to an ADK eval set for online reference metrics.")
 
     # --- What the scores are emitted as (OTEL_EVAL_EMIT, --emit) ---
@@ -241,6 +257,17 @@ class WorkerSettings(BaseSettings):
             max_sessions=self.max_open_sessions,
             max_bytes=self.max_session_bytes,
             max_sessions_per_tenant=self.max_open_sessions_per_tenant,
+        )
+
+    @property
+    def request_policy(self) -> RequestCriteriaPolicy:
+        """Which criteria carried by requests are honoured (off by default)."""
+        return RequestCriteriaPolicy.create(
+            honour=self.request_criteria,
+            metrics=self.request_metrics,
+            judge_models=self.request_judge_models,
+            max_num_samples=self.max_num_samples,
+            max_output_tokens=self.request_max_output_tokens,
         )
 
     @property
