@@ -38,7 +38,6 @@ from otel_eval.evaluation import (
     registry_with_custom_metrics,
     select_criteria,
 )
-from otel_eval.evaluation.request_criteria import check_num_samples, max_num_samples_setting
 from otel_eval.judge.budget import BudgetSpec
 from otel_eval.judge.retry import (
     JUDGE_AUTH,
@@ -304,11 +303,6 @@ def run(
             with_judge=eval_set is None and judge is not None and judge.configured,
             registry=registry,
         )
-        check_num_samples(criteria)  # OTEL_EVAL_MAX_NUM_SAMPLES bounds the judge calls per invocation and metric
-        if num_samples is not None and num_samples > max_num_samples_setting():
-            raise ConfigurationError(
-                f"--num-samples {num_samples} is above the cap {max_num_samples_setting()} (OTEL_EVAL_MAX_NUM_SAMPLES)"
-            )
         if judge is None and any(registry.info(name).requires_judge for name in criteria):
             judge = _make_judge(judge_settings)
         plan = build_plan(

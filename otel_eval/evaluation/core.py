@@ -43,7 +43,6 @@ from otel_eval.evaluation.request_criteria import (
     Refusal,
     RequestCriteriaPolicy,
     RequestGate,
-    check_num_samples,
 )
 from otel_eval.evaluation.scoring import (
     calls_judge,
@@ -105,12 +104,9 @@ class EvaluationCore:
             None: requests come from this process (the embedded processor's), their criteria trusted. Refused
             criteria are not applied (the core's own are) and go to ``on_refused`` (see ``RequestGate``).
         on_refused: Called with each :class:`~otel_eval.evaluation.request_criteria.Refusal` (the worker counts it).
-        max_num_samples: The largest ``num_samples`` of the core's own criteria (``OTEL_EVAL_MAX_NUM_SAMPLES`` when
-            None, default 20).
 
     Raises:
-        ConfigurationError: ``criteria`` names an unknown metric, holds an invalid criterion or more samples than
-            ``max_num_samples``.
+        ConfigurationError: ``criteria`` names an unknown metric or holds an invalid criterion.
     """
 
     def __init__(
@@ -126,7 +122,6 @@ class EvaluationCore:
         metric_timeout_seconds: float = 600.0,
         request_policy: RequestCriteriaPolicy | None = None,
         on_refused: Callable[[Refusal], None] | None = None,
-        max_num_samples: int | None = None,
     ) -> None:
         # The process's own configuration may name ADK custom metrics: imported here, never from a request's criteria.
         self._registry = registry_with_custom_metrics(criteria, registry)
@@ -141,7 +136,6 @@ class EvaluationCore:
         self._own_keys = {flag: f"{flag}:{_criteria_key(self._criteria)}" for flag in (False, True)}
         if self._criteria is not None:
             build_plan(self._criteria, registry=self._registry, judge=self._judge)  # bad criteria fail here
-            check_num_samples(self._criteria, max_num_samples)
         self._gate = RequestGate(request_policy, on_refused)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:

@@ -9,15 +9,13 @@ metrics and judge models, ``num_samples`` within the cap, and a ``judge_model_co
 applied: the request is scored with the worker's own criteria, and the refusal is counted by reason.
 
 The process's own criteria (its configuration file, flags, environment, the embedded processor's arguments) are
-trusted and never pass through here; :func:`num_samples_problems` applies the same ``num_samples`` cap to them at
-start-up.
+trusted and never pass through here: they run as ADK runs them, whatever their ``num_samples``.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -25,10 +23,7 @@ from typing import Any, Final
 from otel_eval.environment_variables import (
     DEFAULT_MAX_NUM_SAMPLES,
     DEFAULT_REQUEST_MAX_OUTPUT_TOKENS,
-    OTEL_EVAL_MAX_NUM_SAMPLES,
-    number_setting,
 )
-from otel_eval.errors import ConfigurationError
 
 logger = logging.getLogger(__name__)
 
@@ -183,44 +178,6 @@ class RequestGate:
                     refusal.detail,
                 )
         return False
-
-
-def max_num_samples_setting() -> int:
-    """``OTEL_EVAL_MAX_NUM_SAMPLES`` (default 20). Raises ConfigurationError when it is not an integer >= 1."""
-    return number_setting(
-        os.environ,
-        OTEL_EVAL_MAX_NUM_SAMPLES,
-        DEFAULT_MAX_NUM_SAMPLES,
-        valid=lambda n: n >= 1,
-        expected="an integer >= 1",
-    )
-
-
-def check_num_samples(criteria: Mapping[str, Any] | None, cap: int | None = None) -> None:
-    """Refuses the process's own ``criteria`` when one asks more than ``cap`` samples (``OTEL_EVAL_MAX_NUM_SAMPLES``
-    when None).
-
-    Raises:
-        ConfigurationError: naming the criterion, its ``num_samples`` and the cap.
-    """
-    problems = num_samples_problems(criteria, cap if cap is not None else max_num_samples_setting())
-    if problems:
-        raise ConfigurationError(problems[0])
-
-
-def num_samples_problems(criteria: Mapping[str, Any] | None, cap: int) -> list[str]:
-    """One line per criterion of the process's own ``criteria`` (parsed or JSON) whose ``num_samples`` is above
-    ``cap`` (``OTEL_EVAL_MAX_NUM_SAMPLES``); empty when none is."""
-    problems = []
-    for name, criterion in (criteria or {}).items():
-        data = criterion.model_dump() if hasattr(criterion, "model_dump") else criterion
-        options = _field(data, "judge_model_options") if isinstance(data, Mapping) else None
-        samples = _field(options, "num_samples") if isinstance(options, Mapping) else None
-        if isinstance(samples, int | float) and samples > cap:
-            problems.append(
-                f"criteria.{name}: num_samples {samples:g} is above the cap {cap} (OTEL_EVAL_MAX_NUM_SAMPLES)"
-            )
-    return problems
 
 
 def _names(value: Iterable[str] | str) -> frozenset[str]:

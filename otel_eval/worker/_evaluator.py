@@ -52,5 +52,4 @@ def build_core(
         pipeline=PipelineMetrics(telemetry.meter_provider, transport="kafka"),
         request_policy=settings.request_policy,
         on_refused=metrics.criteria_refused if metrics is not None else None,
-        max_num_samples=settings.max_num_samples,
     )

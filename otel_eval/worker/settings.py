@@ -188,7 +188,7 @@ class WorkerSettings(BaseSettings):
         default=DEFAULT_REQUEST_MAX_OUTPUT_TOKENS, ge=1, description="Largest max_output_tokens request criteria set."
     )
     max_num_samples: int = Field(
-        default=DEFAULT_MAX_NUM_SAMPLES, ge=1, description="Largest num_samples, of requests and of the own criteria."
+        default=DEFAULT_MAX_NUM_SAMPLES, ge=1, description="Largest num_samples a request may ask for."
     )
     eval_set: str | None = Field(default=None, description="Path to an ADK eval set for online reference metrics.")
 

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from otel_eval import semconv
-from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.evaluation.request_criteria import (
     REFUSED_JUDGE_CONFIG,
@@ -72,12 +71,8 @@ def test_allowlisted_criteria_with_sampling_settings_pass_and_nothing_passes_by_
     assert refusal is not None and refusal.reason == REFUSED_NOT_ALLOWED
 
 
-def test_the_process_own_criteria_are_capped_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
-    own = _judged(num_samples=21)
-    with pytest.raises(ConfigurationError, match="num_samples 21 is above the cap 20"):
-        EvaluationCore(criteria=own, judge_configured=False)
-    monkeypatch.setenv("OTEL_EVAL_MAX_NUM_SAMPLES", "25")
-    EvaluationCore(criteria=own, judge_configured=False)  # the operator raised the cap
+def test_the_process_own_criteria_are_trusted_whatever_their_samples() -> None:
+    EvaluationCore(criteria=_judged(num_samples=21), judge_configured=False)  # ADK runs it: so do we
 
 
 @pytest.fixture
