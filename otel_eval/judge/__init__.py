@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from otel_eval.judge.accounting import JudgeAccounting, JudgeUsage
 from otel_eval.judge.prompt_safety import DataBlocks
-from otel_eval.judge.protocol import Judge
+from otel_eval.judge.protocol import Judge, ModelAwareJudge
 from otel_eval.judge.retry import (
     JUDGE_AUTH,
     JUDGE_BAD_REQUEST,
@@ -62,6 +62,7 @@ __all__ = [
     "JUDGE_UNPARSEABLE",
     "DataBlocks",
     "Judge",
+    "ModelAwareJudge",
     "JudgeAccounting",
     "JudgeClient",
     "JudgeReply",

@@ -39,7 +39,9 @@ INCOMPLETE_CONTEXT = "incomplete_context"
 CONTEXT_OVERFLOW = "context_overflow"
 
 _RETRY_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
-_API_KEY_LIKE = re.compile(r"AIza[0-9A-Za-z_\-]{20,}|(?i:key=)[^&\s\"']+")
+_API_KEY_LIKE = re.compile(
+    r"AIza[0-9A-Za-z_\-]{20,}|sk-[0-9A-Za-z_\-]{16,}|(?i:key=)[^&\s\"']+|(?i:bearer )[0-9A-Za-z._\-]{16,}"
+)
 _QUOTA_EXHAUSTED_HINTS = ("perday", "per_day", "billing", "insufficient", "exhausted your", "check your plan")
 
 
@@ -58,14 +60,15 @@ class Failure:
         return JudgeError(self.message, error_type=self.error_type, retriable=self.retriable)
 
 
-def redact(text: str, secret: str | None = None) -> str:
-    """``text`` with the API key (and anything that looks like one) replaced by ``***``."""
-    if secret:
-        text = text.replace(secret, "***")
+def redact(text: str, secret: str | tuple[str, ...] | None = None) -> str:
+    """``text`` with the API key(s) (and anything that looks like one) replaced by ``***``."""
+    for value in (secret,) if isinstance(secret, str) else secret or ():
+        if value:
+            text = text.replace(value, "***")
     return _API_KEY_LIKE.sub("***", text)
 
 
-def classify(exc: BaseException, *, secret: str | None = None) -> Failure:
+def classify(exc: BaseException, *, secret: str | tuple[str, ...] | None = None) -> Failure:
     """Classifies an exception raised by one judge attempt."""
     if isinstance(exc, JudgeError):
         return Failure(exc.error_type, str(exc), exc.retriable)
@@ -75,7 +78,10 @@ def classify(exc: BaseException, *, secret: str | None = None) -> Failure:
 
     if isinstance(exc, genai_errors.APIError):
         return _classify_api_error(exc, secret)
-    if isinstance(exc, (ConnectionError, OSError)) or _is_transport_error(exc):
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and not isinstance(status, bool) and status >= 400:
+        return _classify_status_error(exc, status, secret)
+    if isinstance(exc, (ConnectionError, OSError)) or _is_transport_error(exc) or "Connection" in type(exc).__name__:
         return Failure(JUDGE_CONNECTION, redact(f"judge connection failed: {type(exc).__name__}: {exc}", secret), True)
     if isinstance(exc, (ValueError, KeyError, TypeError)):
         return Failure(JUDGE_BAD_RESPONSE, redact(f"judge answered a malformed body: {exc}", secret), False)
@@ -87,7 +93,7 @@ def _is_transport_error(exc: BaseException) -> bool:
     return module.startswith(("aiohttp", "httpx", "httpcore", "httpx2")) and "Timeout" not in type(exc).__name__
 
 
-def _classify_api_error(exc: genai_errors.APIError, secret: str | None) -> Failure:
+def _classify_api_error(exc: genai_errors.APIError, secret: str | tuple[str, ...] | None) -> Failure:
     code = int(exc.code or 0)
     status = exc.status or ""
     message = redact(f"judge HTTP {code} {status}: {exc.message or ''}".strip(), secret)
@@ -105,6 +111,40 @@ def _classify_api_error(exc: genai_errors.APIError, secret: str | None) -> Failu
     if code >= 500:
         return Failure(JUDGE_SERVER_ERROR, message, retriable=True, retry_after=_retry_after(exc))
     return Failure(JUDGE_BAD_REQUEST, message, retriable=False)
+
+
+def _classify_status_error(exc: BaseException, code: int, secret: str | tuple[str, ...] | None) -> Failure:
+    """An HTTP error of the ``openai``, ``anthropic`` or ``litellm`` SDK (``status_code``, ``response.headers``),
+    classified by the same rules as google-genai's."""
+    message = redact(f"judge HTTP {code}: {type(exc).__name__}: {exc}", secret)
+    text = message.lower()
+    retry_after = _header_retry_after(getattr(exc, "response", None))
+    if code in (401, 403) or "invalid_api_key" in text or "authentication_error" in text:
+        return Failure(JUDGE_AUTH, f"judge rejected the credentials ({message})", retriable=False, fatal=True)
+    if code == 429:
+        if retry_after is None and any(hint in text for hint in _QUOTA_EXHAUSTED_HINTS):
+            return Failure(JUDGE_QUOTA_EXHAUSTED, f"judge quota exhausted ({message})", retriable=False, fatal=True)
+        return Failure(JUDGE_RATE_LIMITED, message, retriable=True, retry_after=retry_after)
+    if code == 408:
+        return Failure(JUDGE_TIMEOUT, message, retriable=True, retry_after=retry_after)
+    if code >= 500:
+        return Failure(JUDGE_SERVER_ERROR, message, retriable=True, retry_after=retry_after)
+    return Failure(JUDGE_BAD_REQUEST, message, retriable=False)
+
+
+def _header_retry_after(response: Any) -> float | None:
+    """Seconds from a response's ``Retry-After`` header (or ``retry-after-ms``, as OpenAI and Anthropic send it)."""
+    headers: Any = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after") or headers.get("Retry-After")
+    return parse_retry_after(str(value)) if value else None
 
 
 def _retry_after(exc: genai_errors.APIError) -> float | None:
