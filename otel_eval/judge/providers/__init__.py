@@ -44,8 +44,7 @@ class Provider(Protocol):
 def missing_extra(extra: str, package: str, model: str) -> str:
     """The not-configured reason of a provider whose SDK is not installed."""
     return (
-        f"judge not configured: judge model {model!r} needs the {package!r} package: "
-        f"pip install 'otel-eval[{extra}]'"
+        f"judge not configured: judge model {model!r} needs the {package!r} package: pip install 'otel-eval[{extra}]'"
     )
 
 

@@ -142,7 +142,9 @@ def messages_kwargs(request: JudgeRequest, model: str) -> tuple[dict[str, Any], 
     system = system_text(config)
     if system:
         kwargs["system"] = system
-    kwargs["messages"] = [{"role": "user", "content": [{"text": request.prompt, "type": "text"}]}] if request.prompt else []
+    kwargs["messages"] = (
+        [{"role": "user", "content": [{"text": request.prompt, "type": "text"}]}] if request.prompt else []
+    )
     nests: bool | None = None
     if request.response_schema is not None:
         _name, schema = schema_name_and_json(request.response_schema)
@@ -157,7 +159,9 @@ def messages_kwargs(request: JudgeRequest, model: str) -> tuple[dict[str, Any], 
             }
             if defs:
                 schema["$defs"] = defs
-        kwargs["tools"] = [{"name": OUTPUT_SCHEMA_TOOL, "description": _OUTPUT_SCHEMA_DESCRIPTION, "input_schema": schema}]
+        kwargs["tools"] = [
+            {"name": OUTPUT_SCHEMA_TOOL, "description": _OUTPUT_SCHEMA_DESCRIPTION, "input_schema": schema}
+        ]
         kwargs["tool_choice"] = {"type": "tool", "name": OUTPUT_SCHEMA_TOOL, "disable_parallel_tool_use": True}
     if config.temperature is not None:
         kwargs["temperature"] = config.temperature

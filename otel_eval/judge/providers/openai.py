@@ -61,7 +61,9 @@ class OpenAIProvider:
     async def send(self, request: JudgeRequest, model: str, timeout_seconds: float) -> JudgeReply:
         """One ``POST /chat/completions``."""
         client = await self._clients.client()
-        response = await client.chat.completions.create(**chat_completion_kwargs(request, model), timeout=timeout_seconds)
+        response = await client.chat.completions.create(
+            **chat_completion_kwargs(request, model), timeout=timeout_seconds
+        )
         text = response.choices[0].message.content if response.choices else None
         usage = response.usage
         return JudgeReply(
