@@ -62,7 +62,11 @@ def known_environment_variables() -> set[str]:
 def clean_judge_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No Google credentials or endpoint, no ``OTEL_EVAL_*`` setting of the machine, and no default judge, for the
     duration."""
-    for name in (*GENAI_ENVIRONMENT, *PROVIDER_ENVIRONMENT, *(n for n in os.environ if n.startswith(environment_variables.ENV_PREFIX))):
+    for name in (
+        *GENAI_ENVIRONMENT,
+        *PROVIDER_ENVIRONMENT,
+        *(n for n in os.environ if n.startswith(environment_variables.ENV_PREFIX)),
+    ):
         monkeypatch.delenv(name, raising=False)
     set_default_judge(None)
     try:

@@ -185,7 +185,9 @@ class JudgeClient:
             if admission is not None:
                 with spending(admission):
                     return await self.generate(request, metric=metric, sample=sample)
-        fatal = self._fatal.get(family)
+        provider_name = provider.provider_name(route.model)
+        fatal_key = f"{family}:{provider_name}"
+        fatal = self._fatal.get(fatal_key)
         if fatal is not None:
             self.accounting.record(metric, failures=1)
             raise fatal.to_error()
@@ -193,7 +195,7 @@ class JudgeClient:
         started = time.perf_counter()
         with judge_call_span(
             request.model,
-            provider=provider.provider_name(route.model),
+            provider=provider_name,
             metric=metric,
             own_trace=self.settings.own_trace,
         ) as span:
@@ -201,7 +203,7 @@ class JudgeClient:
                 reply, hit = await self._cache.get_or_compute(
                     key,
                     lambda: self._with_retries(
-                        lambda: self._generate_once(provider, request, route.model, metric), metric, family
+                        lambda: self._generate_once(provider, request, route.model, metric), metric, fatal_key
                     ),
                 )
             except JudgeError as exc:
@@ -261,7 +263,8 @@ class JudgeClient:
         problem = self._gemini.configuration_problem(self.settings.default_model)
         if problem is not None:
             raise JudgeError(problem, error_type=JUDGE_NOT_CONFIGURED)
-        fatal = self._fatal.get(GEMINI)
+        gemini_key = f"{GEMINI}:{self._gemini.provider_name(self.settings.default_model)}"
+        fatal = self._fatal.get(gemini_key)
         if fatal is not None:
             self.accounting.record(metric, failures=1)
             raise fatal.to_error()
@@ -280,14 +283,14 @@ class JudgeClient:
             return parsed
 
         try:
-            return await self._with_retries(lambda: self._limited(once, metric), metric, GEMINI)
+            return await self._with_retries(lambda: self._limited(once, metric), metric, gemini_key)
         except JudgeError:
             self.accounting.record(metric, failures=1)
             raise
 
     # --- internals -------------------------------------------------------------------------------------------
 
-    async def _with_retries(self, call: Callable[[], Awaitable[ResultT]], metric: str, family: str) -> ResultT:
+    async def _with_retries(self, call: Callable[[], Awaitable[ResultT]], metric: str, fatal_key: str) -> ResultT:
         settings = self.settings
         deadline = time.monotonic() + settings.max_total_seconds
         attempt = 0
@@ -300,7 +303,7 @@ class JudgeClient:
             except Exception as exc:  # noqa: BLE001 - every failure is classified below
                 failure = classify(exc, secret=self._secrets())
             if failure.fatal:
-                self._set_fatal(family, failure)
+                self._set_fatal(fatal_key, failure)
                 raise failure.to_error()
             if not failure.retriable or attempt >= settings.max_attempts:
                 raise self._final(failure, attempt)
@@ -343,10 +346,10 @@ class JudgeClient:
         )
         return reply
 
-    def _set_fatal(self, family: str, failure: Failure) -> None:
-        self._fatal.setdefault(family, failure)
+    def _set_fatal(self, key: str, failure: Failure) -> None:
+        self._fatal.setdefault(key, failure)
         if self.accounting.report_fatal(failure.message):
-            logger.error("judge provider %s disabled for this process: %s", family, failure.message)
+            logger.error("judge provider %s disabled for this process: %s", key, failure.message)
 
     def _secrets(self) -> tuple[str, ...]:
         with self._providers_lock:

@@ -42,6 +42,8 @@ _RETRY_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 _API_KEY_LIKE = re.compile(
     r"AIza[0-9A-Za-z_\-]{20,}|sk-[0-9A-Za-z_\-]{16,}|(?i:key=)[^&\s\"']+|(?i:bearer )[0-9A-Za-z._\-]{16,}"
 )
+_CONNECTION_HINTS = ("connecterror", "connection refused", "all connection attempts failed", "cannot connect")
+"""What LiteLLM's 500 says when it never reached the provider (it reports a refused connection as a server error)."""
 _QUOTA_EXHAUSTED_HINTS = ("perday", "per_day", "billing", "insufficient", "exhausted your", "check your plan")
 
 
@@ -79,6 +81,8 @@ def classify(exc: BaseException, *, secret: str | tuple[str, ...] | None = None)
     if isinstance(exc, genai_errors.APIError):
         return _classify_api_error(exc, secret)
     status = getattr(exc, "status_code", None)
+    if type(exc).__name__ == "APIConnectionError":  # openai's, anthropic's; LiteLLM's carries status_code 500
+        return Failure(JUDGE_CONNECTION, redact(f"judge connection failed: {type(exc).__name__}: {exc}", secret), True)
     if isinstance(status, int) and not isinstance(status, bool) and status >= 400:
         return _classify_status_error(exc, status, secret)
     if isinstance(exc, (ConnectionError, OSError)) or _is_transport_error(exc) or "Connection" in type(exc).__name__:
@@ -119,6 +123,10 @@ def _classify_status_error(exc: BaseException, code: int, secret: str | tuple[st
     message = redact(f"judge HTTP {code}: {type(exc).__name__}: {exc}", secret)
     text = message.lower()
     retry_after = _header_retry_after(getattr(exc, "response", None))
+    if retry_after is None:  # LiteLLM keeps the provider's headers apart from its own response
+        retry_after = _header_retry_after(_Headers(getattr(exc, "litellm_response_headers", None)))
+    if code >= 500 and any(hint in text for hint in _CONNECTION_HINTS):
+        return Failure(JUDGE_CONNECTION, f"judge connection failed ({message})", retriable=True)
     if code in (401, 403) or "invalid_api_key" in text or "authentication_error" in text:
         return Failure(JUDGE_AUTH, f"judge rejected the credentials ({message})", retriable=False, fatal=True)
     if code == 429:
@@ -130,6 +138,11 @@ def _classify_status_error(exc: BaseException, code: int, secret: str | tuple[st
     if code >= 500:
         return Failure(JUDGE_SERVER_ERROR, message, retriable=True, retry_after=retry_after)
     return Failure(JUDGE_BAD_REQUEST, message, retriable=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _Headers:
+    headers: Any
 
 
 def _header_retry_after(response: Any) -> float | None:

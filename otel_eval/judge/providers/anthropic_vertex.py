@@ -163,12 +163,17 @@ def messages_kwargs(request: JudgeRequest, model: str) -> tuple[dict[str, Any], 
             {"name": OUTPUT_SCHEMA_TOOL, "description": _OUTPUT_SCHEMA_DESCRIPTION, "input_schema": schema}
         ]
         kwargs["tool_choice"] = {"type": "tool", "name": OUTPUT_SCHEMA_TOOL, "disable_parallel_tool_use": True}
+    # the sampling settings go in the body as ADK sends them; anthropic 2.14's create() no longer takes them as
+    # arguments, so they ride in extra_body (the same JSON body)
+    sampling: dict[str, Any] = {}
     if config.temperature is not None:
-        kwargs["temperature"] = config.temperature
+        sampling["temperature"] = config.temperature
     if config.top_p is not None:
-        kwargs["top_p"] = config.top_p
+        sampling["top_p"] = config.top_p
     if config.top_k is not None:
-        kwargs["top_k"] = int(config.top_k)
+        sampling["top_k"] = int(config.top_k)
+    if sampling:
+        kwargs["extra_body"] = sampling
     if config.stop_sequences:
         kwargs["stop_sequences"] = config.stop_sequences
     kwargs["max_tokens"] = config.max_output_tokens if config.max_output_tokens is not None else DEFAULT_MAX_TOKENS

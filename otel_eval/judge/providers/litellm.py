@@ -55,6 +55,10 @@ _GENERATION_PARAMS = {
 """``LiteLlm``'s ``_get_completion_inputs`` mapping of config fields to LiteLLM arguments."""
 
 
+_LOCAL_ROUTES = ("ollama/", "ollama_chat/")
+"""Routes to a local server, which needs no key (LiteLLM defaults ``OLLAMA_API_BASE`` to ``localhost:11434``)."""
+
+
 class LiteLlmProvider:
     """``litellm.acompletion`` (LiteLLM manages its own HTTP clients)."""
 
@@ -74,7 +78,7 @@ class LiteLlmProvider:
             import litellm
         except ImportError:
             return missing_extra("litellm", "litellm", model)
-        if self.settings.api_key:
+        if self.settings.api_key or model.startswith(_LOCAL_ROUTES):
             return None
         try:
             found = litellm.validate_environment(model=model)
