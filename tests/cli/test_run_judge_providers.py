@@ -1,0 +1,55 @@
+"""``otel-eval run`` judged by every provider ADK resolves (OpenAI, Claude on Vertex AI, the LiteLLM routes), each
+through its real SDK to the loopback server speaking its protocol, with only that provider's own variables set; and a
+judge model that cannot be served never passes the run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import CliResult
+from tests.cli.test_run_judge import HELM, _final_text, _script_contradicted
+from tests.judge.fake_gemini import FakeGemini, error_reply
+from tests.judge.providers_env import MODELS, OPENAI_TEST_KEY, PROTOCOLS, use_provider_env
+
+pytest_plugins = ("tests.judge.plugin",)
+pytestmark = pytest.mark.usefixtures("clean_genai_env")
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_hallucinations_judged_by_each_provider(
+    cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model: str
+) -> None:
+    use_provider_env(monkeypatch, fake_gemini.base_url, tmp_path)  # no Google key: Gemini is not configured
+    _script_contradicted(fake_gemini, _final_text())
+    result = cli("run", HELM, "-m", "hallucinations_v1", "--judge-model", model, "--output", "json")
+    assert result.exit_code == 1, result.stdout + result.stderr  # judged, and contradicted: FAILED
+    [conversation] = result.json()["results"]
+    [metric] = conversation["metrics"]
+    assert metric["eval_status"] == "FAILED" and metric["score"] == 0.0
+    assert {request.protocol for request in fake_gemini.generate_requests()} == {PROTOCOLS[model]}
+    assert OPENAI_TEST_KEY not in result.stdout + result.stderr
+
+
+def test_a_judge_model_without_its_providers_credentials_fails_the_run(
+    cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GOOGLE_API_KEY", "AIzaSyTEST-not-a-real-key-0000000000000")  # a Google key is no help
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake_gemini.base_url)
+    result = cli("run", HELM, "-m", "hallucinations_v1", "--judge-model", "gpt-4o-mini")
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert "OPENAI_API_KEY" in result.stderr  # said at start-up
+    assert fake_gemini.generate_requests() == []  # never sent to Gemini
+
+
+def test_a_judge_that_refuses_every_request_fails_the_run(
+    cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    use_provider_env(monkeypatch, fake_gemini.base_url, tmp_path)
+    fake_gemini.set_responder(lambda model, body: error_reply(404, "The model does not exist"))
+    result = cli("run", HELM, "-m", "hallucinations_v1", "--judge-model", "gpt-4o-mini")
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert "judge_bad_request" in result.stderr
+    assert "--allow-not-evaluated" in result.stderr
