@@ -300,3 +300,44 @@ async def test_the_judges_own_endpoint_and_key_serve_every_provider(
     await client.aclose()
     protocols = [request.protocol for request in fake_gemini.generate_requests()]
     assert protocols == ["gemini", "openai.chat_completions", "anthropic.messages", "anthropic.messages"]
+
+
+@pytest.mark.parametrize(
+    ("model", "price", "limit"),
+    [
+        ("gpt-4o-mini", (0.15, 0.60), 128_000),
+        ("openai/gpt-4o-mini", (0.15, 0.60), 128_000),
+        ("gpt-4o-mini-2024-07-18", (0.15, 0.60), 128_000),
+        ("claude-sonnet-4-5", (3.0, 15.0), 200_000),
+        ("claude-sonnet-4-5@20250929", (3.0, 15.0), 200_000),
+        ("anthropic/claude-sonnet-4-5", (3.0, 15.0), 200_000),
+        ("gemini-2.5-flash", (0.30, 2.50), 1_048_576),
+    ],
+)
+def test_openai_and_anthropic_models_are_priced_and_limited(model: str, price: tuple[float, float], limit: int) -> None:
+    client = judge()
+    assert client.settings.prices.cost(model, 1_000_000, 1_000_000) == pytest.approx(sum(price))
+    assert client.input_token_limit(model) == limit
+
+
+def test_the_tables_stay_extendable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(
+        "OTEL_EVAL_JUDGE_PRICES",
+        '{"llama3.1": {"input": 0.0, "output": 0.0}, "gpt-4o-mini": {"input": 1, "output": 2}}',
+    )
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_INPUT_LIMITS", '{"llama3.1": 8192}')
+    settings = JudgeSettings.from_env()
+    client = JudgeClient(settings)
+    assert settings.prices.cost("ollama/llama3.1", 10, 10) == 0.0
+    assert settings.prices.cost("gpt-4o-mini", 1_000_000, 1_000_000) == 3.0
+    assert settings.prices.cost("claude-haiku-4-5", 1_000_000, 0) == 1.0
+    assert client.input_token_limit("ollama_chat/llama3.1") == 8192
+
+
+async def test_cost_and_budget_count_a_priced_provider(providers: FakeGemini) -> None:
+    providers.set_responder(lambda m, body: text_reply("ok", prompt_tokens=1_000_000, output_tokens=1_000_000))
+    client = judge()
+    await client.generate(JudgeRequest(model="gpt-4o-mini", prompt="p"), metric="m")
+    await client.aclose()
+    usage = client.accounting.by_metric()["m"]
+    assert usage.cost_usd == pytest.approx(0.75) and usage.unpriced_calls == 0
