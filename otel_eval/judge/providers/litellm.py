@@ -12,8 +12,10 @@ LiteLLM's own retries are off: the judge client retries.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+from otel_eval.judge._loops import PerLoopClient
 from otel_eval.judge._request_reply import JudgeReply, JudgeRequest
 from otel_eval.judge.providers import missing_extra
 from otel_eval.judge.providers.openai import _strict
@@ -60,12 +62,14 @@ _LOCAL_ROUTES = ("ollama/", "ollama_chat/")
 
 
 class LiteLlmProvider:
-    """``litellm.acompletion`` (LiteLLM manages its own HTTP clients)."""
+    """``litellm.acompletion`` (LiteLLM manages its own HTTP clients; its background logging task is stopped when
+    the event loop that started it shuts down)."""
 
     family = LITELLM
 
     def __init__(self, settings: JudgeSettings) -> None:
         self.settings = settings
+        self._loop_hook: PerLoopClient[object] = PerLoopClient(object, _stop_logging_worker)
 
     def provider_name(self, model: str) -> str:
         """The route's GenAI provider name (``anthropic``, ``aws.bedrock``, ``ollama``, …)."""
@@ -96,6 +100,7 @@ class LiteLlmProvider:
         """One ``litellm.acompletion`` call."""
         import litellm
 
+        await self._loop_hook.client()
         kwargs = completion_kwargs(request, model)
         kwargs.update(timeout=timeout_seconds, num_retries=0, max_retries=0)
         if self.settings.api_key:
@@ -119,7 +124,17 @@ class LiteLlmProvider:
         return (self.settings.api_key,) if self.settings.api_key else ()
 
     async def aclose(self) -> None:
-        """Nothing of ours to close: LiteLLM caches its clients process-wide."""
+        """Stops LiteLLM's logging task on the running loop (LiteLLM caches its HTTP clients process-wide)."""
+        await self._loop_hook.aclose()
+
+
+async def _stop_logging_worker(_: object) -> None:
+    """Stops LiteLLM's process-wide logging worker when it runs on this loop (else the loop would close on its
+    pending task)."""
+    from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+
+    if getattr(GLOBAL_LOGGING_WORKER, "_bound_loop", None) is asyncio.get_running_loop():
+        await GLOBAL_LOGGING_WORKER.stop()
 
 
 def completion_kwargs(request: JudgeRequest, model: str) -> dict[str, Any]:
