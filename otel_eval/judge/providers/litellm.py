@@ -108,6 +108,9 @@ class LiteLlmProvider:
         if self.settings.base_url:
             kwargs["api_base"] = self.settings.base_url
         response = await litellm.acompletion(**kwargs)
+        # LiteLLM hands its success callbacks to its logging worker from a task it has just created: let it run, so
+        # the worker holds them when this loop's shutdown drains it
+        await asyncio.sleep(0)
         choices = getattr(response, "choices", None) or []
         message = getattr(choices[0], "message", None) if choices else None
         text = getattr(message, "content", None)
@@ -129,11 +132,12 @@ class LiteLlmProvider:
 
 
 async def _stop_logging_worker(_: object) -> None:
-    """Stops LiteLLM's process-wide logging worker when it runs on this loop (else the loop would close on its
-    pending task)."""
+    """Drains and stops LiteLLM's process-wide logging worker when it runs on this loop (else the loop would close on
+    its pending task and callbacks never awaited)."""
     from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
     if getattr(GLOBAL_LOGGING_WORKER, "_bound_loop", None) is asyncio.get_running_loop():
+        await GLOBAL_LOGGING_WORKER.clear_queue()  # its queued callbacks run, rather than never being awaited
         await GLOBAL_LOGGING_WORKER.stop()
 
 
