@@ -41,7 +41,6 @@ from otel_eval.evaluation import (
 from otel_eval.judge.budget import BudgetSpec
 from otel_eval.judge.retry import (
     JUDGE_AUTH,
-    JUDGE_BAD_REQUEST,
     JUDGE_CONNECTION,
     JUDGE_NOT_CONFIGURED,
     JUDGE_QUOTA_EXHAUSTED,
@@ -434,19 +433,10 @@ def _print_judge_summary(judge: JudgeClient | None) -> None:
 
 
 JUDGE_UNUSABLE = frozenset(
-    {
-        JUDGE_NOT_CONFIGURED,
-        JUDGE_AUTH,
-        JUDGE_QUOTA_EXHAUSTED,
-        JUDGE_CONNECTION,
-        JUDGE_TIMEOUT,
-        JUDGE_SERVER_ERROR,
-        JUDGE_BAD_REQUEST,
-    }
+    {JUDGE_NOT_CONFIGURED, JUDGE_AUTH, JUDGE_QUOTA_EXHAUSTED, JUDGE_CONNECTION, JUDGE_TIMEOUT, JUDGE_SERVER_ERROR}
 )
-"""Error types meaning the judge could not be used at all, as opposed to a problem with one input (counted only for
-a metric evaluated on no invocation: a judge that refused every request, e.g. a model it does not serve, judged
-nothing)."""
+"""Error types meaning the judge could not be used at all (a model its provider does not serve, 404, included), as
+opposed to a problem with one input."""
 
 
 def judge_unusable_metrics(reports: list[ConversationReport]) -> dict[str, str]:

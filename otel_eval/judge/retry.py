@@ -114,6 +114,8 @@ def _classify_api_error(exc: genai_errors.APIError, secret: str | tuple[str, ...
         return Failure(JUDGE_TIMEOUT, message, retriable=True, retry_after=_retry_after(exc))
     if code >= 500:
         return Failure(JUDGE_SERVER_ERROR, message, retriable=True, retry_after=_retry_after(exc))
+    if code == 404:
+        return _not_found(message)
     return Failure(JUDGE_BAD_REQUEST, message, retriable=False)
 
 
@@ -137,7 +139,15 @@ def _classify_status_error(exc: BaseException, code: int, secret: str | tuple[st
         return Failure(JUDGE_TIMEOUT, message, retriable=True, retry_after=retry_after)
     if code >= 500:
         return Failure(JUDGE_SERVER_ERROR, message, retriable=True, retry_after=retry_after)
+    if code == 404:
+        return _not_found(message)
     return Failure(JUDGE_BAD_REQUEST, message, retriable=False)
+
+
+def _not_found(message: str) -> Failure:
+    """A 404: the provider serves no such model (or endpoint), whatever the input: a configuration problem, reported
+    as ``judge_not_configured`` (so ``otel-eval run`` cannot pass with nothing judged), not retried."""
+    return Failure(JUDGE_NOT_CONFIGURED, f"judge model not found by its provider ({message})", retriable=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,12 +44,21 @@ def test_a_judge_model_without_its_providers_credentials_fails_the_run(
     assert fake_gemini.generate_requests() == []  # never sent to Gemini
 
 
-def test_a_judge_that_refuses_every_request_fails_the_run(
-    cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "gemini-2.5-flash"])
+def test_a_model_the_provider_does_not_serve_fails_the_run(
+    cli: Callable[..., CliResult],
+    fake_gemini: FakeGemini,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    model: str,
 ) -> None:
+    """A 404 (no such model) is a configuration problem: the run exits 3, never 0 with nothing judged (a 400 on one
+    input is not: test_run_strict)."""
     use_provider_env(monkeypatch, fake_gemini.base_url, tmp_path)
+    monkeypatch.setenv("GOOGLE_API_KEY", "AIzaSyTEST-not-a-real-key-0000000000000")
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake_gemini.base_url)
     fake_gemini.set_responder(lambda model, body: error_reply(404, "The model does not exist"))
-    result = cli("run", HELM, "-m", "hallucinations_v1", "--judge-model", "gpt-4o-mini")
+    result = cli("run", HELM, "-m", "hallucinations_v1", "--judge-model", model)
     assert result.exit_code == 3, result.stdout + result.stderr
-    assert "judge_bad_request" in result.stderr
+    assert "judge_not_configured" in result.stderr
     assert "--allow-not-evaluated" in result.stderr
