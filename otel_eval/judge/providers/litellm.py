@@ -18,7 +18,7 @@ from typing import Any
 from otel_eval.judge._loops import PerLoopClient
 from otel_eval.judge._request_reply import JudgeReply, JudgeRequest
 from otel_eval.judge.providers import missing_extra
-from otel_eval.judge.providers.openai import _strict
+from otel_eval.judge.providers.openai import enforce_strict_schema
 from otel_eval.judge.providers.request_parts import judge_config, lowercase_types, schema_name_and_json, system_text
 from otel_eval.judge.resolve import LITELLM
 from otel_eval.judge.settings import JudgeSettings
@@ -157,7 +157,7 @@ def completion_kwargs(request: JudgeRequest, model: str) -> dict[str, Any]:
             response_format = {"type": "json_object", "response_schema": schema}
         else:
             lowercase_types(schema)
-            _strict(schema)
+            enforce_strict_schema(schema)
             response_format = {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
     kwargs: dict[str, Any] = {"model": model, "messages": messages, "tools": None, "response_format": response_format}
     dumped = config.model_dump(exclude_none=True)

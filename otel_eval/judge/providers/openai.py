@@ -106,7 +106,7 @@ def chat_completion_kwargs(request: JudgeRequest, model: str) -> dict[str, Any]:
     response_format: dict[str, Any] | None = None
     if request.response_schema is not None and not isinstance(request.response_schema, dict):
         name, schema = schema_name_and_json(request.response_schema)
-        _strict(schema)
+        enforce_strict_schema(schema)
         response_format = {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
     elif request.response_schema is not None:
         # a dict schema is google-genai's response_json_schema, which OpenAILlm does not read: JSON mode only
@@ -135,7 +135,7 @@ def chat_completion_kwargs(request: JudgeRequest, model: str) -> dict[str, Any]:
     return kwargs
 
 
-def _strict(schema: dict[str, Any]) -> None:
+def enforce_strict_schema(schema: dict[str, Any]) -> None:
     """ADK's ``enforce_strict_openai_schema``: every object closed, every property required."""
     if "$ref" in schema:
         for key in [key for key in schema if key != "$ref"]:
@@ -146,13 +146,13 @@ def _strict(schema: dict[str, Any]) -> None:
         schema["required"] = sorted(schema["properties"].keys())
     for child in [*schema.get("$defs", {}).values(), *schema.get("properties", {}).values()]:
         if isinstance(child, dict):
-            _strict(child)
+            enforce_strict_schema(child)
     for key in ("anyOf", "oneOf", "allOf"):
         for item in schema.get(key, []):
             if isinstance(item, dict):
-                _strict(item)
+                enforce_strict_schema(item)
     if isinstance(schema.get("items"), dict):
-        _strict(schema["items"])
+        enforce_strict_schema(schema["items"])
 
 
 async def _close(client: AsyncOpenAI) -> None:
