@@ -1,5 +1,6 @@
-"""The LLM judge: google-genai client with retries, a shared concurrency limit, a cache, accounting and
-injection-safe prompt data blocks.
+"""The LLM judge: one client over the providers ADK resolves judge models to (Gemini through google-genai, Claude on
+Vertex AI, OpenAI Chat Completions, the LiteLLM routes; :mod:`otel_eval.judge.resolve`), with retries, a shared
+concurrency limit, a cache, accounting and injection-safe prompt data blocks.
 
 Typical wiring (the CLI and workers do this)::
 

@@ -1,6 +1,7 @@
 """How the judge is configured: model defaults, timeouts, retries, concurrency, cache, prices, endpoint.
 
-Credentials and the endpoint are google-genai's own configuration, read unchanged: ``GOOGLE_API_KEY`` /
+Each provider reads its own credentials (:mod:`otel_eval.judge.providers`). For Gemini they are google-genai's own
+configuration, read unchanged: ``GOOGLE_API_KEY`` /
 ``GEMINI_API_KEY`` for the Gemini API, ``GOOGLE_GENAI_USE_VERTEXAI`` with ``GOOGLE_CLOUD_PROJECT`` /
 ``GOOGLE_CLOUD_LOCATION`` for Vertex AI, and ``GOOGLE_GEMINI_BASE_URL`` / ``GOOGLE_VERTEX_BASE_URL`` for a gateway.
 ``base_url`` / ``api_key`` here override them (``OTEL_EVAL_JUDGE_BASE_URL`` / ``OTEL_EVAL_JUDGE_API_KEY``, or explicit
