@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import CliResult
+from tests.cli.conftest import AGENTEVALS, CliResult
 from tests.cli.test_run_judge import HELM, _final_text, _script_contradicted
 from tests.judge.fake_gemini import FakeGemini, error_reply
 from tests.judge.providers_env import MODELS, OPENAI_TEST_KEY, PROTOCOLS, use_provider_env
@@ -62,3 +62,23 @@ def test_a_model_the_provider_does_not_serve_fails_the_run(
     assert result.exit_code == 3, result.stdout + result.stderr
     assert "judge_not_configured" in result.stderr
     assert "--allow-not-evaluated" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "model", ["gpt-4o-mini", "claude-sonnet-4-5", "anthropic/claude-sonnet-4-5", "ollama/llama3.1"]
+)
+def test_final_response_match_v2_judged_by_each_provider(
+    cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model: str
+) -> None:
+    use_provider_env(monkeypatch, fake_gemini.base_url, tmp_path)
+    fake_gemini.set_responder(lambda m, body: '{"reasoning": "same answer", "is_the_agent_response_valid": "valid"}')
+    result = cli(
+        "run", HELM, "--eval-set", AGENTEVALS / "eval_set_helm.json", "-m", "final_response_match_v2",
+        "--judge-model", model, "--output", "json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    [conversation] = result.json()["results"]
+    [metric] = [m for m in conversation["metrics"] if m["metric_name"] == "final_response_match_v2"]
+    assert (metric["eval_status"], metric["score"]) == ("PASSED", 1.0)
+    requests = fake_gemini.generate_requests()
+    assert len(requests) == 5 and {r.protocol for r in requests} == {PROTOCOLS[model]}  # ADK's 5 samples
