@@ -140,7 +140,8 @@ OTEL_EVAL_QUEUE_SIZE: Final = "OTEL_EVAL_QUEUE_SIZE"
 DEFAULT_QUEUE_SIZE: Final = 1024
 
 OTEL_EVAL_JUDGE_MODEL: Final = "OTEL_EVAL_JUDGE_MODEL"
-"""Default judge model when a criterion names none. Default gemini-2.5-flash."""
+"""Default judge model when a criterion names none, any provider's (resolved as ADK resolves it: ``gpt-4o-mini``,
+``claude-sonnet-4-5``, ``anthropic/claude-sonnet-4-5``, ``ollama/llama3.1``, …). Default gemini-2.5-flash."""
 
 OTEL_EVAL_JUDGE_NUM_SAMPLES: Final = "OTEL_EVAL_JUDGE_NUM_SAMPLES"
 """Override of ``judge_model_options.num_samples`` for every judged metric."""
@@ -175,10 +176,12 @@ limited). Unset: no limit."""
 
 OTEL_EVAL_JUDGE_BASE_URL: Final = "OTEL_EVAL_JUDGE_BASE_URL"
 """The judge's endpoint, for the judge only (``GOOGLE_GEMINI_BASE_URL`` would move the agent's own google-genai
-calls too), e.g. the scripted loopback server of ``otel-eval judge-server``. Unset: google-genai's own."""
+calls too), e.g. the scripted loopback server of ``otel-eval judge-server``; it applies to every judge provider (the
+OpenAI base URL, Claude on Vertex AI's endpoint, LiteLLM's ``api_base``). Unset: each provider's own."""
 
 OTEL_EVAL_JUDGE_API_KEY: Final = "OTEL_EVAL_JUDGE_API_KEY"
-"""The judge's API key, for the judge only (else google-genai's ``GOOGLE_API_KEY`` / ``GEMINI_API_KEY``). Never
+"""The judge's API key, for the judge only, for every judge provider (else each provider's own: ``GOOGLE_API_KEY`` /
+``GEMINI_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, …; an access token for Claude on Vertex AI). Never
 logged."""
 
 OTEL_EVAL_JUDGE_OWN_TRACE: Final = "OTEL_EVAL_JUDGE_OWN_TRACE"

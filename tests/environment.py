@@ -26,6 +26,28 @@ GENAI_ENVIRONMENT = (
     "GOOGLE_GENAI_API_VERSION",
 )
 """Every variable google-genai reads to find credentials and an endpoint."""
+PROVIDER_ENVIRONMENT = (
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_BASE",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_API_BASE",
+    "ANTHROPIC_VERTEX_BASE_URL",
+    "ANTHROPIC_VERTEX_PROJECT_ID",
+    "CLOUD_ML_REGION",
+    "AZURE_API_KEY",
+    "AZURE_API_BASE",
+    "AZURE_API_VERSION",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_ENDPOINT",
+    "OLLAMA_API_BASE",
+    "GROQ_API_KEY",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+)
+"""The other judge providers' credentials and endpoints (openai, anthropic, LiteLLM's routes)."""
 
 
 def known_environment_variables() -> set[str]:
@@ -40,7 +62,11 @@ def known_environment_variables() -> set[str]:
 def clean_judge_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No Google credentials or endpoint, no ``OTEL_EVAL_*`` setting of the machine, and no default judge, for the
     duration."""
-    for name in (*GENAI_ENVIRONMENT, *(n for n in os.environ if n.startswith(environment_variables.ENV_PREFIX))):
+    for name in (
+        *GENAI_ENVIRONMENT,
+        *PROVIDER_ENVIRONMENT,
+        *(n for n in os.environ if n.startswith(environment_variables.ENV_PREFIX)),
+    ):
         monkeypatch.delenv(name, raising=False)
     set_default_judge(None)
     try:

@@ -20,6 +20,10 @@ from otel_eval import environment_variables as env
 def judge_server(port: int) -> None:
     """Serve a SCRIPTED judge: a Gemini-compatible server on 127.0.0.1 answering fixed verdicts, no model, no key.
 
+    It also speaks OpenAI Chat Completions, Anthropic Messages (and Claude on Vertex AI's rawPredict) and Ollama, so
+    a judge model of another provider (gpt-4o-mini, anthropic/claude-sonnet-4-5, ollama/llama3.1, ...) is judged here
+    through that provider's own client.
+
     It answers the prompts of hallucinations_v1 (every sentence supported) and safety_v1 (safe); any other judge
     prompt gets an error (NOT_EVALUATED). Its answers say they come from the model 'scripted-local-judge', which no
     backend prices. Point your agent's judge at it with the variables printed (the judge's own: your agent's
@@ -55,6 +59,13 @@ def judge_server(port: int) -> None:
             (env.OTEL_EVAL_JUDGE_MODEL, SCRIPTED_JUDGE_MODEL),
         ):
             click.echo(f"export {name}={value}")
+        click.echo(
+            "\nIt also speaks OpenAI Chat Completions (/v1/chat/completions), Anthropic Messages (/v1/messages, and "
+            "Claude on Vertex AI's rawPredict) and Ollama (/api/chat, /api/generate): to judge through another "
+            f"provider's own client, set {env.OTEL_EVAL_JUDGE_MODEL} to gpt-4o-mini (extra 'openai'), "
+            "anthropic/claude-sonnet-4-5, openai/gpt-4o-mini or ollama/llama3.1 (extra 'litellm'), or "
+            "claude-sonnet-4-5 with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION set (extra 'anthropic')."
+        )
         click.echo(
             f"\nScores judged here are scripted: otel_eval.judge.model={SCRIPTED_JUDGE_MODEL} (a criterion naming its "
             "own judge_model is still judged here, under that name). Ctrl-C stops."

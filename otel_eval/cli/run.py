@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import functools
 import json
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +47,7 @@ from otel_eval.judge.retry import (
     JUDGE_SERVER_ERROR,
     JUDGE_TIMEOUT,
 )
-from otel_eval.metrics import default_registry
+from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.model import EvalConfig, EvalSet, EvalStatus
 from otel_eval.model.loading import load_eval_config, load_eval_set
 
@@ -310,6 +310,7 @@ def run(
         )
     except ConfigurationError as exc:
         fail(str(exc))
+    _warn_unservable_judges(judge, criteria, registry)
     with spill_file() as spill, fewer_collections():
         streamed = stream_traces(trace_files, spill)
         report_problems(streamed.loaded.errors, streamed.loaded.warnings, verbose=verbose)
@@ -410,6 +411,21 @@ def _make_judge(settings: dict[str, Any]) -> JudgeClient:
     return JudgeClient.from_env(**settings)
 
 
+def _warn_unservable_judges(judge: JudgeClient | None, criteria: Mapping[str, Any], registry: MetricRegistry) -> None:
+    """Says at start-up which judged metric's judge model cannot be served (its provider has no credentials, its
+    extra is missing, ADK resolves it to a class not served here): such a metric is evaluated on no invocation and
+    the run exits 3 (``judge_not_configured``) unless ``--allow-not-evaluated``."""
+    if judge is None:
+        return
+    for name, criterion in criteria.items():
+        if not registry.info(name).requires_judge:
+            continue
+        model = judge.model_for(getattr(criterion, "judge_model_options", None))
+        problem = judge.problem_for(model)
+        if problem is not None:
+            click.echo(f"warning: {name}: {problem}", err=True)
+
+
 def _print_judge_summary(judge: JudgeClient | None) -> None:
     if judge is None:
         return
@@ -421,7 +437,8 @@ def _print_judge_summary(judge: JudgeClient | None) -> None:
 JUDGE_UNUSABLE = frozenset(
     {JUDGE_NOT_CONFIGURED, JUDGE_AUTH, JUDGE_QUOTA_EXHAUSTED, JUDGE_CONNECTION, JUDGE_TIMEOUT, JUDGE_SERVER_ERROR}
 )
-"""Error types meaning the judge could not be used at all, as opposed to a problem with one input."""
+"""Error types meaning the judge could not be used at all (a model its provider does not serve, 404, included), as
+opposed to a problem with one input."""
 
 
 def judge_unusable_metrics(reports: list[ConversationReport]) -> dict[str, str]:

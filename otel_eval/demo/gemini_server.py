@@ -1,4 +1,6 @@
-"""A Gemini-API-compatible HTTP server on loopback that answers by scripted rules (no model, no network).
+"""A Gemini-API-compatible HTTP server on loopback that answers by scripted rules (no model, no network), and speaks
+the other judge protocols too (OpenAI Chat Completions, Anthropic Messages and Claude on Vertex AI's ``rawPredict``,
+Ollama's ``/api/chat`` and ``/api/generate``: :mod:`otel_eval.demo.judge_protocols`), answering them by the same rules.
 
 ``otel-eval demo --judge local`` runs the judged metrics against it, and the test suite uses it as the judge's and
 ADK's Gemini endpoint. It speaks what google-genai sends and expects: ``POST /{v1,v1beta,v1beta1}/models/{model}:
@@ -24,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from otel_eval.demo.judge_protocols import ProtocolRequest, answer_body, error_body, read_request
 
 _PATH = re.compile(r"/models/(?P<model>[^/:]+):(?P<method>\w+)$|:(?P<vertex>evaluateInstances)$")
 _STATUS_TEXT = {
@@ -115,6 +119,13 @@ class RecordedRequest:
     method: str
     body: dict[str, Any]
     headers: dict[str, str]
+    raw_body: dict[str, Any] | None = None
+    """The body as sent, for the protocols other than Gemini's (``body`` is then its Gemini form)."""
+
+    @property
+    def protocol(self) -> str:
+        """``gemini``, or the other protocol's name (``method``) the request came in."""
+        return "gemini" if self.raw_body is None else self.method
 
     @property
     def prompt(self) -> str:
@@ -217,9 +228,9 @@ class LoopbackGemini:
         self._responder = responder
 
     def generate_requests(self) -> list[RecordedRequest]:
-        """Recorded ``generateContent`` requests."""
+        """Recorded judge calls: ``generateContent`` requests and the other protocols'."""
         with self._lock:
-            return [r for r in self.requests if r.method == "generateContent"]
+            return [r for r in self.requests if r.method == "generateContent" or r.raw_body is not None]
 
     def reset(self) -> None:
         """Forgets recorded requests and in-flight maxima."""
@@ -229,20 +240,53 @@ class LoopbackGemini:
 
     # --- serving -----------------------------------------------------------------------------------------------
 
-    def _answer(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[Reply, str]:
+    def _answer(
+        self, path: str, body: dict[str, Any], headers: dict[str, str]
+    ) -> tuple[Reply, str, ProtocolRequest | None]:
+        if path.split("?", 1)[0].endswith(TOKEN_PATH):
+            return (
+                Reply(json_body={"access_token": LOOPBACK_ACCESS_TOKEN, "expires_in": 3600, "token_type": "Bearer"}),
+                "",
+                None,
+            )
+        other = read_request(path, body)
+        if other is not None:
+            with self._lock:
+                self.requests.append(
+                    RecordedRequest(path, other.model, other.protocol, other.gemini_body, headers, body)
+                )
+            reply = self._responder(other.model, other.gemini_body)
+            reply = Reply(text="") if reply is None else Reply(text=reply) if isinstance(reply, str) else reply
+            return reply, self.model_version or other.model, other
         match = _PATH.search(path.split("?", 1)[0])
         model = (match.group("model") or "") if match else ""
         method = ((match.group("method") or match.group("vertex")) if match else None) or "unknown"
         with self._lock:
             self.requests.append(RecordedRequest(path, model, method, body, headers))
         if match is None:
-            return error_reply(404, f"unknown path {path}"), model
+            return error_reply(404, f"unknown path {path}"), model, None
         reply = self._responder(model, body)
         if reply is None:
             reply = Reply(text="")
         elif isinstance(reply, str):
             reply = Reply(text=reply)
-        return reply, self.model_version or model
+        return reply, self.model_version or model, None
+
+
+TOKEN_PATH = "/token"
+"""An OAuth token endpoint (``POST``), so Google credentials whose ``token_uri`` points here (an ``authorized_user``
+file) refresh without a network: Claude on Vertex AI authenticates that way."""
+LOOPBACK_ACCESS_TOKEN = "loopback-access-token"
+
+
+def _payload(reply: Reply, model: str, other: ProtocolRequest | None) -> bytes:
+    """The reply's body in the request's protocol (Gemini's when ``other`` is None)."""
+    if other is None or reply.raw_body is not None:
+        return reply.body(model)
+    if reply.json_body is not None:
+        body = error_body(other, reply.status, reply.json_body) if reply.status >= 400 else reply.json_body
+        return json.dumps(body).encode()
+    return json.dumps(answer_body(other, reply.text or "", model, reply.prompt_tokens, reply.output_tokens)).encode()
 
 
 def _handler_for(server: LoopbackGemini) -> type[BaseHTTPRequestHandler]:
@@ -268,8 +312,11 @@ def _handler_for(server: LoopbackGemini) -> type[BaseHTTPRequestHandler]:
                 server.in_flight += 1
                 server.max_in_flight = max(server.max_in_flight, server.in_flight)
             try:
+                other: ProtocolRequest | None = None
                 try:
-                    reply, model = server._answer(self.path, body, {k.lower(): v for k, v in self.headers.items()})
+                    reply, model, other = server._answer(
+                        self.path, body, {k.lower(): v for k, v in self.headers.items()}
+                    )
                 except Exception as exc:  # noqa: BLE001 - a broken responder answers 500, the thread lives on
                     reply, model = error_reply(500, f"responder failed: {exc!r}"), ""
                 wait = server.latency + reply.delay
@@ -278,7 +325,7 @@ def _handler_for(server: LoopbackGemini) -> type[BaseHTTPRequestHandler]:
                     return
                 if wait > 0:
                     server._stopping.wait(timeout=wait)
-                payload = reply.body(model)
+                payload = _payload(reply, model, other)
                 self.send_response(reply.status)
                 self.send_header("Content-Type", reply.headers.get("Content-Type", "application/json"))
                 for key, value in reply.headers.items():

@@ -1,5 +1,6 @@
-"""The LLM judge: google-genai client with retries, a shared concurrency limit, a cache, accounting and
-injection-safe prompt data blocks.
+"""The LLM judge: one client over the providers ADK resolves judge models to (Gemini through google-genai, Claude on
+Vertex AI, OpenAI Chat Completions, the LiteLLM routes; :mod:`otel_eval.judge.resolve`), with retries, a shared
+concurrency limit, a cache, accounting and injection-safe prompt data blocks.
 
 Typical wiring (the CLI and workers do this)::
 
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from otel_eval.judge.accounting import JudgeAccounting, JudgeUsage
 from otel_eval.judge.prompt_safety import DataBlocks
-from otel_eval.judge.protocol import Judge
+from otel_eval.judge.protocol import Judge, ModelAwareJudge
 from otel_eval.judge.retry import (
     JUDGE_AUTH,
     JUDGE_BAD_REQUEST,
@@ -68,6 +69,7 @@ __all__ = [
     "JudgeRequest",
     "JudgeSettings",
     "JudgeUsage",
+    "ModelAwareJudge",
     "PriceTable",
     "default_judge",
     "set_default_judge",

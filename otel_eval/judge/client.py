@@ -1,9 +1,12 @@
-"""The judge client: google-genai's async client with timeouts, retries, a shared concurrency limit, a cache and
-per-metric accounting.
+"""The judge client: timeouts, retries, a shared concurrency limit, a cache, the budget and per-metric accounting,
+the same for every provider; the one HTTP call of each request is made by the provider its judge model resolves to
+(:mod:`otel_eval.judge.resolve`: Gemini through google-genai, Claude on Vertex AI, OpenAI Chat Completions, the
+LiteLLM routes; :mod:`otel_eval.judge.providers`).
 
-Concurrency: one :class:`JudgeClient` holds one limit shared by every metric that uses it. asyncio semaphores are
-bound to an event loop, so the limit is applied per event loop (the CLI and the embedded worker each run one loop;
-the process-wide default client from :func:`default_judge` is shared by all metrics of the process).
+Concurrency: one :class:`JudgeClient` holds one limit shared by every metric (and every provider) that uses it.
+asyncio semaphores are bound to an event loop, so the limit is applied per event loop (the CLI and the embedded worker
+each run one loop; the process-wide default client from :func:`default_judge` is shared by all metrics of the
+process).
 """
 
 from __future__ import annotations
@@ -12,7 +15,6 @@ import asyncio
 import dataclasses
 import json
 import logging
-import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -24,8 +26,8 @@ from opentelemetry.metrics import MeterProvider
 
 from otel_eval import semconv
 from otel_eval.errors import JudgeError
-from otel_eval.judge._loops import PerLoop, close_client
-from otel_eval.judge._request_reply import JudgeReply, JudgeRequest, reply_from
+from otel_eval.judge._loops import PerLoop
+from otel_eval.judge._request_reply import JudgeReply, JudgeRequest
 from otel_eval.judge.accounting import JudgeAccounting
 from otel_eval.judge.budget import (
     Admission,
@@ -37,7 +39,10 @@ from otel_eval.judge.budget import (
     spending,
 )
 from otel_eval.judge.cache import ReplyCache, request_key
-from otel_eval.judge.retry import JUDGE_NOT_CONFIGURED, Backoff, Failure, classify, redact
+from otel_eval.judge.providers import Provider
+from otel_eval.judge.providers.gemini import GeminiProvider
+from otel_eval.judge.resolve import CLAUDE_VERTEX, GEMINI, LITELLM, OPENAI, resolve
+from otel_eval.judge.retry import JUDGE_NOT_CONFIGURED, Backoff, Failure, classify
 from otel_eval.judge.settings import JudgeSettings, input_token_limit
 from otel_eval.judge.telemetry import OUTCOME_CACHED, OUTCOME_ERROR, OUTCOME_OK, JudgeInstruments
 from otel_eval.judge.tracing import finish_judge_call_span, judge_call_span
@@ -51,12 +56,12 @@ __all__ = ["JudgeClient", "JudgeReply", "JudgeRequest", "default_judge", "set_de
 
 
 class JudgeClient:
-    """Sends judge requests through google-genai's async client.
+    """Sends judge requests to the provider each judge model resolves to, as ADK resolves it.
 
     Args:
         settings: Timeouts, retries, concurrency, cache, prices, endpoint overrides (default: from the environment).
-        client: A ready ``genai.Client`` (tests, custom auth); else one is made lazily from ``settings`` and
-            google-genai's own environment variables.
+        client: A ready ``genai.Client`` for the Gemini models (tests, custom auth); else one is made lazily from
+            ``settings`` and google-genai's own environment variables. The other providers read their own.
         accounting: Where usage is counted (default: a new one, see :attr:`accounting`).
         meter_provider: Where the judge's calls, tokens, cost and latency are reported (global when None).
     """
@@ -71,15 +76,14 @@ class JudgeClient:
     ) -> None:
         self.settings = settings or JudgeSettings.from_env()
         self.accounting = accounting or JudgeAccounting()
-        self._given_client = client
-        self._client = client
-        self._client_lock = threading.Lock()
         self._cache: ReplyCache[JudgeReply] = ReplyCache(self.settings.cache_size)
         self._backoff = Backoff(self.settings.initial_backoff_seconds, self.settings.max_backoff_seconds)
-        self._loops = PerLoop(self.settings.max_concurrency, self._new_genai_client)
-        self._fatal: Failure | None = None
-        self._uses_vertex: bool | None = None
-        self.not_configured_reason: str | None = None if client is not None else self._configuration_problem()
+        self._loops = PerLoop(self.settings.max_concurrency)
+        self._gemini = GeminiProvider(self.settings, client)
+        self._providers: dict[str, Provider] = {GEMINI: self._gemini}
+        self._providers_lock = threading.Lock()
+        self._fatal: dict[str, Failure] = {}
+        self.not_configured_reason: str | None = self.problem_for(self.settings.default_model)
         self.instruments = JudgeInstruments(meter_provider)
         self.budget: JudgeBudget | None = None
         if self.settings.budget is not None:
@@ -97,8 +101,21 @@ class JudgeClient:
 
     @property
     def configured(self) -> bool:
-        """Whether credentials are configured (no network call is made to find out)."""
+        """Whether the default judge model's provider has credentials (no network call is made to find out)."""
         return self.not_configured_reason is None
+
+    def problem_for(self, model: str) -> str | None:
+        """Why judge ``model`` cannot be served (not resolvable, its provider's extra missing, no credentials for
+        its provider), or None when it can; known without a network call."""
+        route = resolve(model)
+        if route.problem is not None or route.family is None:
+            return f"judge not configured: {route.problem}"
+        return self._provider(route.family).configuration_problem(route.model)
+
+    def provider_name(self, model: str) -> str | None:
+        """``gen_ai.provider.name`` of judge ``model``'s provider (None when it has none)."""
+        route = resolve(model)
+        return self._provider(route.family).provider_name(route.model) if route.family else None
 
     @property
     def max_in_flight(self) -> int:
@@ -154,8 +171,12 @@ class JudgeClient:
             JudgeError: not configured, fatal (auth/quota, reported once), retries exhausted, or refused by the judge
                 budget (``budget_exhausted``); ``error_type`` says.
         """
-        if self.not_configured_reason is not None:
-            raise JudgeError(self.not_configured_reason, error_type=JUDGE_NOT_CONFIGURED)
+        route = resolve(request.model)
+        family = route.family
+        problem = self.problem_for(request.model)
+        if problem is not None or family is None:
+            raise JudgeError(problem or "judge not configured", error_type=JUDGE_NOT_CONFIGURED)
+        provider = self._provider(family)
         if self.budget is not None and current_admission() is None:
             characters = len(request.prompt) + len(request.system_instruction or "")
             admission = self.admit(metric, [CallEstimate(request.model, characters)])
@@ -164,17 +185,26 @@ class JudgeClient:
             if admission is not None:
                 with spending(admission):
                     return await self.generate(request, metric=metric, sample=sample)
-        if self._fatal is not None:
+        provider_name = provider.provider_name(route.model)
+        fatal_key = f"{family}:{provider_name}"
+        fatal = self._fatal.get(fatal_key)
+        if fatal is not None:
             self.accounting.record(metric, failures=1)
-            raise self._fatal.to_error()
+            raise fatal.to_error()
         key = request_key(request.model, request.cache_identity(), sample)
         started = time.perf_counter()
         with judge_call_span(
-            request.model, vertex=self.uses_vertex, metric=metric, own_trace=self.settings.own_trace
+            request.model,
+            provider=provider_name,
+            metric=metric,
+            own_trace=self.settings.own_trace,
         ) as span:
             try:
                 reply, hit = await self._cache.get_or_compute(
-                    key, lambda: self._with_retries(lambda: self._generate_once(request, metric), metric)
+                    key,
+                    lambda: self._with_retries(
+                        lambda: self._generate_once(provider, request, route.model, metric), metric, fatal_key
+                    ),
                 )
             except JudgeError as exc:
                 self.accounting.record(metric, failures=1)
@@ -209,23 +239,17 @@ class JudgeClient:
         """Closes the judge's connections on the running event loop now (a ``client`` given to the constructor is
         closed too). Without this call they are closed when the loop shuts down its asynchronous generators, as
         ``asyncio.run`` does before it closes the loop."""
-        await self._loops.aclose()
-        if self._given_client is not None:
-            await close_client(self._given_client)
+        with self._providers_lock:
+            providers = list(self._providers.values())
+        for provider in providers:
+            await provider.aclose()
 
     # --- internals -------------------------------------------------------------------------------------------
 
     @property
     def uses_vertex(self) -> bool:
-        """Whether the judge talks to Vertex AI (``vertexai=True`` or ``GOOGLE_GENAI_USE_VERTEXAI``)."""
-        if self._uses_vertex is None:
-            if not self.configured:
-                return False
-            try:
-                self._uses_vertex = bool(self._genai_client()._api_client.vertexai)
-            except JudgeError:
-                return False
-        return self._uses_vertex
+        """Whether the Gemini judge talks to Vertex AI (``vertexai=True`` or ``GOOGLE_GENAI_USE_VERTEXAI``)."""
+        return self._gemini.uses_vertex
 
     async def evaluate_instances(self, body: dict[str, Any], *, metric: str) -> dict[str, Any]:
         """POSTs ``body`` to Vertex AI's ``projects/P/locations/L:evaluateInstances`` (Gen AI evaluation service).
@@ -236,12 +260,15 @@ class JudgeClient:
         Raises:
             JudgeError: as :meth:`generate`.
         """
-        if self.not_configured_reason is not None:
-            raise JudgeError(self.not_configured_reason, error_type=JUDGE_NOT_CONFIGURED)
-        if self._fatal is not None:
+        problem = self._gemini.configuration_problem(self.settings.default_model)
+        if problem is not None:
+            raise JudgeError(problem, error_type=JUDGE_NOT_CONFIGURED)
+        gemini_key = f"{GEMINI}:{self._gemini.provider_name(self.settings.default_model)}"
+        fatal = self._fatal.get(gemini_key)
+        if fatal is not None:
             self.accounting.record(metric, failures=1)
-            raise self._fatal.to_error()
-        api = (await self._loop_client()).aio._api_client
+            raise fatal.to_error()
+        api = (await self._gemini.client()).aio._api_client
         path = f"projects/{api.project}/locations/{api.location}:evaluateInstances"
         options = genai_types.HttpOptions(
             timeout=max(1, int(self.settings.timeout_seconds * 1000)),
@@ -256,14 +283,14 @@ class JudgeClient:
             return parsed
 
         try:
-            return await self._with_retries(lambda: self._limited(once, metric), metric)
+            return await self._with_retries(lambda: self._limited(once, metric), metric, gemini_key)
         except JudgeError:
             self.accounting.record(metric, failures=1)
             raise
 
     # --- internals -------------------------------------------------------------------------------------------
 
-    async def _with_retries(self, call: Callable[[], Awaitable[ResultT]], metric: str) -> ResultT:
+    async def _with_retries(self, call: Callable[[], Awaitable[ResultT]], metric: str, fatal_key: str) -> ResultT:
         settings = self.settings
         deadline = time.monotonic() + settings.max_total_seconds
         attempt = 0
@@ -274,9 +301,9 @@ class JudgeClient:
             try:
                 return await call()
             except Exception as exc:  # noqa: BLE001 - every failure is classified below
-                failure = classify(exc, secret=self._secret())
+                failure = classify(exc, secret=self._secrets())
             if failure.fatal:
-                self._set_fatal(failure)
+                self._set_fatal(fatal_key, failure)
                 raise failure.to_error()
             if not failure.retriable or attempt >= settings.max_attempts:
                 raise self._final(failure, attempt)
@@ -304,17 +331,8 @@ class JudgeClient:
             finally:
                 state.in_flight -= 1
 
-    async def _generate_once(self, request: JudgeRequest, metric: str) -> JudgeReply:
-        client = await self._loop_client()
-        config = request.generate_config(self.settings.timeout_seconds)
-
-        async def call() -> genai_types.GenerateContentResponse:
-            return await client.aio.models.generate_content(
-                model=request.model, contents=request.contents(), config=config
-            )
-
-        response = await self._limited(call, metric)
-        reply = reply_from(response)
+    async def _generate_once(self, provider: Provider, request: JudgeRequest, model: str, metric: str) -> JudgeReply:
+        reply = await self._limited(lambda: provider.send(request, model, self.settings.timeout_seconds), metric)
         cost = self.settings.prices.cost(request.model, reply.input_tokens, reply.output_tokens)
         charge_current(cost or 0.0)
         if self.budget is not None:
@@ -328,70 +346,39 @@ class JudgeClient:
         )
         return reply
 
-    def _set_fatal(self, failure: Failure) -> None:
-        if self._fatal is None:
-            self._fatal = failure
+    def _set_fatal(self, key: str, failure: Failure) -> None:
+        self._fatal.setdefault(key, failure)
         if self.accounting.report_fatal(failure.message):
-            logger.error("judge disabled for this process: %s", failure.message)
+            logger.error("judge provider %s disabled for this process: %s", key, failure.message)
 
-    def _secret(self) -> str | None:
-        if self.settings.api_key:
-            return self.settings.api_key
-        client = self._client
-        api_client = getattr(client, "_api_client", None) if client is not None else None
-        key = getattr(api_client, "api_key", None)
-        return key if isinstance(key, str) else None
+    def _secrets(self) -> tuple[str, ...]:
+        with self._providers_lock:
+            providers = list(self._providers.values())
+        return tuple(secret for provider in providers for secret in provider.secrets())
 
-    async def _loop_client(self) -> genai.Client:
-        """The client to call with: the one given to the constructor, else the running loop's own."""
-        if self._given_client is not None:
-            return self._given_client
-        return await self._loops.client()
+    def _provider(self, family: str) -> Provider:
+        """The provider of ``family``, made on first use (its SDK is imported when it calls)."""
+        with self._providers_lock:
+            provider = self._providers.get(family)
+            if provider is None:
+                provider = self._providers[family] = _new_provider(family, self.settings)
+            return provider
 
-    def _genai_client(self) -> genai.Client:
-        """A client for reading the configuration (it opens no connection)."""
-        with self._client_lock:
-            if self._client is None:
-                self._client = self._new_genai_client()
-            return self._client
 
-    def _new_genai_client(self) -> genai.Client:
-        settings = self.settings
-        http_options = genai_types.HttpOptions(
-            base_url=settings.base_url,
-            api_version=settings.api_version,
-            retry_options=genai_types.HttpRetryOptions(attempts=1),
-        )
-        kwargs: dict[str, Any] = {"http_options": http_options}
-        for name in ("api_key", "vertexai", "project", "location"):
-            value = getattr(settings, name)
-            if value is not None:
-                kwargs[name] = value
-        try:
-            return genai.Client(**kwargs)
-        except Exception as exc:  # noqa: BLE001 - reported as not configured
-            self.not_configured_reason = redact(f"judge not configured: {exc}", settings.api_key)
-            raise JudgeError(self.not_configured_reason, error_type=JUDGE_NOT_CONFIGURED) from None
+def _new_provider(family: str, settings: JudgeSettings) -> Provider:
+    if family == OPENAI:
+        from otel_eval.judge.providers.openai import OpenAIProvider
 
-    def _configuration_problem(self) -> str | None:
-        settings = self.settings
-        vertex = settings.vertexai
-        if vertex is None:
-            vertex = os.environ.get("GOOGLE_GENAI_USE_VERTEXAI", "").strip().lower() in ("1", "true")
-        has_key = bool(settings.api_key or os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY"))
-        if vertex:
-            if has_key or settings.project or os.environ.get("GOOGLE_CLOUD_PROJECT"):
-                return None
-            return (
-                "judge not configured: GOOGLE_GENAI_USE_VERTEXAI is set but neither GOOGLE_CLOUD_PROJECT "
-                "(with GOOGLE_CLOUD_LOCATION) nor an API key is"
-            )
-        if has_key:
-            return None
-        return (
-            "judge not configured: set GOOGLE_API_KEY or GEMINI_API_KEY (Gemini API), or GOOGLE_GENAI_USE_VERTEXAI=true "
-            "with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION (Vertex AI)"
-        )
+        return OpenAIProvider(settings)
+    if family == CLAUDE_VERTEX:
+        from otel_eval.judge.providers.anthropic_vertex import AnthropicVertexProvider
+
+        return AnthropicVertexProvider(settings)
+    if family == LITELLM:
+        from otel_eval.judge.providers.litellm import LiteLlmProvider
+
+        return LiteLlmProvider(settings)
+    raise ValueError(f"unknown judge provider family {family!r}")
 
 
 _default_lock = threading.Lock()

@@ -25,12 +25,12 @@ class Judge(Protocol):
 
     @property
     def configured(self) -> bool:
-        """Whether credentials are configured (known without a network call)."""
+        """Whether the default judge model's provider has credentials (known without a network call)."""
         ...
 
     @property
     def uses_vertex(self) -> bool:
-        """Whether the judge calls Vertex AI (which also offers its own evaluation service)."""
+        """Whether the Gemini judge calls Vertex AI (which also offers its own evaluation service)."""
         ...
 
     def model_for(self, options: JudgeModelOptions | None) -> str:
@@ -67,4 +67,15 @@ class Judge(Protocol):
 
     def summary_line(self) -> str:
         """Calls, cache hits, tokens and cost so far, in one line."""
+        ...
+
+
+@runtime_checkable
+class ModelAwareJudge(Judge, Protocol):
+    """A judge that knows, per judge model, whether it can serve it (:class:`~otel_eval.judge.JudgeClient`: each
+    model's provider has its own credentials). A :class:`Judge` without it is asked :attr:`Judge.configured`."""
+
+    def problem_for(self, model: str) -> str | None:
+        """Why judge ``model`` cannot be served (its provider has no credentials, its extra is missing, it does not
+        resolve), or None when it can; known without a network call."""
         ...

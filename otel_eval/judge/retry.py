@@ -39,7 +39,11 @@ INCOMPLETE_CONTEXT = "incomplete_context"
 CONTEXT_OVERFLOW = "context_overflow"
 
 _RETRY_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
-_API_KEY_LIKE = re.compile(r"AIza[0-9A-Za-z_\-]{20,}|(?i:key=)[^&\s\"']+")
+_API_KEY_LIKE = re.compile(
+    r"AIza[0-9A-Za-z_\-]{20,}|sk-[0-9A-Za-z_\-]{16,}|(?i:key=)[^&\s\"']+|(?i:bearer )[0-9A-Za-z._\-]{16,}"
+)
+_CONNECTION_HINTS = ("connecterror", "connection refused", "all connection attempts failed", "cannot connect")
+"""What LiteLLM's 500 says when it never reached the provider (it reports a refused connection as a server error)."""
 _QUOTA_EXHAUSTED_HINTS = ("perday", "per_day", "billing", "insufficient", "exhausted your", "check your plan")
 
 
@@ -58,14 +62,15 @@ class Failure:
         return JudgeError(self.message, error_type=self.error_type, retriable=self.retriable)
 
 
-def redact(text: str, secret: str | None = None) -> str:
-    """``text`` with the API key (and anything that looks like one) replaced by ``***``."""
-    if secret:
-        text = text.replace(secret, "***")
+def redact(text: str, secret: str | tuple[str, ...] | None = None) -> str:
+    """``text`` with the API key(s) (and anything that looks like one) replaced by ``***``."""
+    for value in (secret,) if isinstance(secret, str) else secret or ():
+        if value:
+            text = text.replace(value, "***")
     return _API_KEY_LIKE.sub("***", text)
 
 
-def classify(exc: BaseException, *, secret: str | None = None) -> Failure:
+def classify(exc: BaseException, *, secret: str | tuple[str, ...] | None = None) -> Failure:
     """Classifies an exception raised by one judge attempt."""
     if isinstance(exc, JudgeError):
         return Failure(exc.error_type, str(exc), exc.retriable)
@@ -75,7 +80,12 @@ def classify(exc: BaseException, *, secret: str | None = None) -> Failure:
 
     if isinstance(exc, genai_errors.APIError):
         return _classify_api_error(exc, secret)
-    if isinstance(exc, (ConnectionError, OSError)) or _is_transport_error(exc):
+    status = getattr(exc, "status_code", None)
+    if type(exc).__name__ == "APIConnectionError":  # openai's, anthropic's; LiteLLM's carries status_code 500
+        return Failure(JUDGE_CONNECTION, redact(f"judge connection failed: {type(exc).__name__}: {exc}", secret), True)
+    if isinstance(status, int) and not isinstance(status, bool) and status >= 400:
+        return _classify_status_error(exc, status, secret)
+    if isinstance(exc, (ConnectionError, OSError)) or _is_transport_error(exc) or "Connection" in type(exc).__name__:
         return Failure(JUDGE_CONNECTION, redact(f"judge connection failed: {type(exc).__name__}: {exc}", secret), True)
     if isinstance(exc, (ValueError, KeyError, TypeError)):
         return Failure(JUDGE_BAD_RESPONSE, redact(f"judge answered a malformed body: {exc}", secret), False)
@@ -87,7 +97,7 @@ def _is_transport_error(exc: BaseException) -> bool:
     return module.startswith(("aiohttp", "httpx", "httpcore", "httpx2")) and "Timeout" not in type(exc).__name__
 
 
-def _classify_api_error(exc: genai_errors.APIError, secret: str | None) -> Failure:
+def _classify_api_error(exc: genai_errors.APIError, secret: str | tuple[str, ...] | None) -> Failure:
     code = int(exc.code or 0)
     status = exc.status or ""
     message = redact(f"judge HTTP {code} {status}: {exc.message or ''}".strip(), secret)
@@ -104,7 +114,60 @@ def _classify_api_error(exc: genai_errors.APIError, secret: str | None) -> Failu
         return Failure(JUDGE_TIMEOUT, message, retriable=True, retry_after=_retry_after(exc))
     if code >= 500:
         return Failure(JUDGE_SERVER_ERROR, message, retriable=True, retry_after=_retry_after(exc))
+    if code == 404:
+        return _not_found(message)
     return Failure(JUDGE_BAD_REQUEST, message, retriable=False)
+
+
+def _classify_status_error(exc: BaseException, code: int, secret: str | tuple[str, ...] | None) -> Failure:
+    """An HTTP error of the ``openai``, ``anthropic`` or ``litellm`` SDK (``status_code``, ``response.headers``),
+    classified by the same rules as google-genai's."""
+    message = redact(f"judge HTTP {code}: {type(exc).__name__}: {exc}", secret)
+    text = message.lower()
+    retry_after = _header_retry_after(getattr(exc, "response", None))
+    if retry_after is None:  # LiteLLM keeps the provider's headers apart from its own response
+        retry_after = _header_retry_after(_Headers(getattr(exc, "litellm_response_headers", None)))
+    if code >= 500 and any(hint in text for hint in _CONNECTION_HINTS):
+        return Failure(JUDGE_CONNECTION, f"judge connection failed ({message})", retriable=True)
+    if code in (401, 403) or "invalid_api_key" in text or "authentication_error" in text:
+        return Failure(JUDGE_AUTH, f"judge rejected the credentials ({message})", retriable=False, fatal=True)
+    if code == 429:
+        if retry_after is None and any(hint in text for hint in _QUOTA_EXHAUSTED_HINTS):
+            return Failure(JUDGE_QUOTA_EXHAUSTED, f"judge quota exhausted ({message})", retriable=False, fatal=True)
+        return Failure(JUDGE_RATE_LIMITED, message, retriable=True, retry_after=retry_after)
+    if code == 408:
+        return Failure(JUDGE_TIMEOUT, message, retriable=True, retry_after=retry_after)
+    if code >= 500:
+        return Failure(JUDGE_SERVER_ERROR, message, retriable=True, retry_after=retry_after)
+    if code == 404:
+        return _not_found(message)
+    return Failure(JUDGE_BAD_REQUEST, message, retriable=False)
+
+
+def _not_found(message: str) -> Failure:
+    """A 404: the provider serves no such model (or endpoint), whatever the input: a configuration problem, reported
+    as ``judge_not_configured`` (so ``otel-eval run`` cannot pass with nothing judged), not retried."""
+    return Failure(JUDGE_NOT_CONFIGURED, f"judge model not found by its provider ({message})", retriable=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _Headers:
+    headers: Any
+
+
+def _header_retry_after(response: Any) -> float | None:
+    """Seconds from a response's ``Retry-After`` header (or ``retry-after-ms``, as OpenAI and Anthropic send it)."""
+    headers: Any = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after") or headers.get("Retry-After")
+    return parse_retry_after(str(value)) if value else None
 
 
 def _retry_after(exc: genai_errors.APIError) -> float | None:

@@ -1,6 +1,7 @@
 """How the judge is configured: model defaults, timeouts, retries, concurrency, cache, prices, endpoint.
 
-Credentials and the endpoint are google-genai's own configuration, read unchanged: ``GOOGLE_API_KEY`` /
+Each provider reads its own credentials (:mod:`otel_eval.judge.providers`). For Gemini they are google-genai's own
+configuration, read unchanged: ``GOOGLE_API_KEY`` /
 ``GEMINI_API_KEY`` for the Gemini API, ``GOOGLE_GENAI_USE_VERTEXAI`` with ``GOOGLE_CLOUD_PROJECT`` /
 ``GOOGLE_CLOUD_LOCATION`` for Vertex AI, and ``GOOGLE_GEMINI_BASE_URL`` / ``GOOGLE_VERTEX_BASE_URL`` for a gateway.
 ``base_url`` / ``api_key`` here override them (``OTEL_EVAL_JUDGE_BASE_URL`` / ``OTEL_EVAL_JUDGE_API_KEY``, or explicit
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,8 +34,39 @@ DEFAULT_PRICES_PER_MILLION: dict[str, tuple[float, float]] = {
     "gemini-2.0-flash": (0.10, 0.40),
     "gemini-2.0-flash-lite": (0.075, 0.30),
 }
-"""Google's published paid-tier list prices, USD per million (input, output) tokens; override with
-``OTEL_EVAL_JUDGE_PRICES``. Output includes thinking tokens, as Google bills them."""
+OPENAI_PRICES_PER_MILLION: dict[str, tuple[float, float]] = {
+    "gpt-4o": (2.50, 10.0),
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4.1": (2.0, 8.0),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "gpt-5": (1.25, 10.0),
+    "gpt-5-mini": (0.25, 2.0),
+    "gpt-5-nano": (0.05, 0.40),
+    "o3": (2.0, 8.0),
+    "o3-mini": (1.10, 4.40),
+    "o4-mini": (1.10, 4.40),
+}
+"""OpenAI's published standard-tier list prices, USD per million (input, output) tokens (output includes reasoning
+tokens, as OpenAI bills them)."""
+ANTHROPIC_PRICES_PER_MILLION: dict[str, tuple[float, float]] = {
+    "claude-opus-4-5": (5.0, 25.0),
+    "claude-opus-4-1": (15.0, 75.0),
+    "claude-opus-4": (15.0, 75.0),
+    "claude-sonnet-4-5": (3.0, 15.0),
+    "claude-sonnet-4": (3.0, 15.0),
+    "claude-3-7-sonnet": (3.0, 15.0),
+    "claude-haiku-4-5": (1.0, 5.0),
+    "claude-3-5-haiku": (0.80, 4.0),
+}
+"""Anthropic's published list prices (the Anthropic API; Vertex AI lists the same), USD per million (input, output)
+tokens, base input (no prompt caching)."""
+DEFAULT_PRICES_PER_MILLION.update(OPENAI_PRICES_PER_MILLION)
+DEFAULT_PRICES_PER_MILLION.update(ANTHROPIC_PRICES_PER_MILLION)
+"""Google's, OpenAI's and Anthropic's published paid-tier list prices, USD per million (input, output) tokens; override
+with ``OTEL_EVAL_JUDGE_PRICES``. Output includes thinking tokens, as the providers bill them. A model is looked up by
+its name, then without a LiteLLM route (``openai/``, ``anthropic/``, ``vertex_ai/``, …) and a dated or ``@`` version
+suffix (``claude-sonnet-4-5@20250929``, ``gpt-4o-mini-2024-07-18``)."""
 
 
 DEFAULT_INPUT_TOKEN_LIMITS: dict[str, int] = {
@@ -44,10 +77,18 @@ DEFAULT_INPUT_TOKEN_LIMITS: dict[str, int] = {
     "gemini-2.0-flash-lite": 1_048_576,
     "gemini-1.5-pro": 2_097_152,
     "gemini-1.5-flash": 1_048_576,
+    "gpt-4o": 128_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-5": 272_000,
+    "o1": 200_000,
+    "o3": 200_000,
+    "o4-mini": 200_000,
+    "claude-": 200_000,
 }
-"""Input token limits of judge models as Google publishes them (model cards), looked up by the longest name prefix,
-so dated and preview variants (``gemini-2.5-flash-preview-05-20``) get their family's limit; override or extend
-with ``OTEL_EVAL_JUDGE_INPUT_LIMITS`` (:func:`parse_input_token_limits`)."""
+"""Input token limits of judge models as Google, OpenAI and Anthropic publish them (model cards), looked up by the
+longest name prefix (after a LiteLLM route such as ``openai/``), so dated and preview variants
+(``gemini-2.5-flash-preview-05-20``, ``gpt-4o-mini-2024-07-18``) get their family's limit; override or extend with
+``OTEL_EVAL_JUDGE_INPUT_LIMITS`` (:func:`parse_input_token_limits`)."""
 UNKNOWN_MODEL_INPUT_TOKEN_LIMIT = 128_000
 """Input limit assumed for a judge model not in :data:`DEFAULT_INPUT_TOKEN_LIMITS` (a gateway's own model names):
 a window most current models have, so a prompt that would be cut or refused is not sent."""
@@ -57,9 +98,27 @@ def input_token_limit(model: str, limits: Mapping[str, int] | None = None) -> in
     """The input token limit of judge ``model``: the entry with the longest prefix of its name, else
     :data:`UNKNOWN_MODEL_INPUT_TOKEN_LIMIT`."""
     table = DEFAULT_INPUT_TOKEN_LIMITS if limits is None else limits
+    for name in dict.fromkeys((model.removeprefix("models/"), _without_route(model))):
+        matches = [key for key in table if name.startswith(key)]
+        if matches:
+            return table[max(matches, key=len)]
+    return UNKNOWN_MODEL_INPUT_TOKEN_LIMIT
+
+
+_DATED = re.compile(r"(?:@.*|-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
+
+
+def _without_route(model: str) -> str:
+    """``model`` without a LiteLLM route (``openai/gpt-4o`` -> ``gpt-4o``) or a ``models/`` prefix."""
+    return model.removeprefix("models/").rpartition("/")[2]
+
+
+def price_names(model: str) -> tuple[str, ...]:
+    """The names a model's price is looked up by, in order: as given (without ``models/``), without its LiteLLM
+    route, and without a dated or ``@`` version suffix."""
     name = model.removeprefix("models/")
-    matches = [key for key in table if name.startswith(key)]
-    return table[max(matches, key=len)] if matches else UNKNOWN_MODEL_INPUT_TOKEN_LIMIT
+    bare = _without_route(name)
+    return tuple(dict.fromkeys((name, bare, _DATED.sub("", bare))))
 
 
 def parse_input_token_limits(text: str, *, source: str = env.OTEL_EVAL_JUDGE_INPUT_LIMITS) -> dict[str, int]:
@@ -99,7 +158,7 @@ class PriceTable:
 
     def cost(self, model: str, input_tokens: int, output_tokens: int) -> float | None:
         """Cost of one call in USD, or None when the model has no price."""
-        price = self.per_million.get(model.removeprefix("models/"))
+        price = next((self.per_million[name] for name in price_names(model) if name in self.per_million), None)
         if price is None:
             return None
         return (input_tokens * price[0] + output_tokens * price[1]) / 1_000_000

@@ -101,10 +101,14 @@ def current_evaluation_tracer() -> Tracer | None:
 
 
 @contextmanager
-def judge_call_span(model: str, *, vertex: bool, metric: str, own_trace: bool = True) -> Iterator[Span | None]:
+def judge_call_span(
+    model: str, *, provider: str | None = None, vertex: bool = False, metric: str, own_trace: bool = True
+) -> Iterator[Span | None]:
     """A CLIENT span for one judge call (with its retries), made on the evaluation span's tracer; None outside one.
 
-    With ``own_trace`` it is a child of the evaluation's judge trace root, else of the evaluation span (current).
+    ``provider`` is its ``gen_ai.provider.name`` (``openai``, ``anthropic``, ``gcp.gemini``, …; without it, Gemini's:
+    ``gcp.vertex_ai`` when ``vertex``). With ``own_trace`` it is a child of the evaluation's judge trace root, else of
+    the evaluation span (current).
     """
     scope = _evaluation_scope.get()
     if scope is None:
@@ -112,7 +116,7 @@ def judge_call_span(model: str, *, vertex: bool, metric: str, own_trace: bool = 
         return
     attributes = {
         semconv.GEN_AI_OPERATION_NAME: "generate_content",
-        semconv.GEN_AI_PROVIDER_NAME: VERTEX_PROVIDER if vertex else GEMINI_PROVIDER,
+        semconv.GEN_AI_PROVIDER_NAME: provider or (VERTEX_PROVIDER if vertex else GEMINI_PROVIDER),
         semconv.GEN_AI_REQUEST_MODEL: model,
         semconv.GEN_AI_EVALUATION_NAME: metric,
     }

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.errors import JudgeError
-from otel_eval.judge import JUDGE_NOT_CONFIGURED, JUDGE_UNPARSEABLE, DataBlocks, Judge
+from otel_eval.judge import JUDGE_NOT_CONFIGURED, JUDGE_UNPARSEABLE, DataBlocks, Judge, ModelAwareJudge
 from otel_eval.judge.budget import Admission, CallEstimate, Refusal, spending
 from otel_eval.judge.priority import is_priority
 from otel_eval.judge.prompt_safety import DATA_INSTRUCTION
@@ -137,9 +137,12 @@ class LlmJudgeEvaluator(Evaluator):
     def judge_unavailable(self, count: int) -> EvaluationResult | None:
         """NOT_EVALUATED (``judge_not_configured``) for all ``count`` invocations when no judge is configured."""
         client = self.judge_client
-        if client.configured:
+        if isinstance(client, ModelAwareJudge):
+            reason = client.problem_for(self.judge_model)
+        else:
+            reason = None if client.configured else client.not_configured_reason or "judge not configured"
+        if reason is None:
             return None
-        reason = client.not_configured_reason or "judge not configured"
         return self.not_evaluated(reason, count=count, error_type=JUDGE_NOT_CONFIGURED)
 
     def unjudgeable(

@@ -129,6 +129,40 @@ def test_ones_own_agent_gets_judged_scores_labelled_scripted(
     assert {s.attributes[semconv.GEN_AI_RESPONSE_MODEL] for s in calls} == {SCRIPTED}
 
 
+@pytest.mark.parametrize(
+    ("model", "protocol_extra"),
+    [("gpt-4o-mini", "openai"), ("anthropic/claude-sonnet-4-5", "litellm"), ("ollama/llama3.1", "litellm")],
+)
+def test_a_judge_of_another_provider_is_served_through_its_own_client(
+    served: Served, monkeypatch: pytest.MonkeyPatch, telemetry: Telemetry, model: str, protocol_extra: str
+) -> None:
+    """The embedded processor with the printed variables and another provider's judge model: judged through that
+    provider's SDK (no provider variable of its own is set: the judge's endpoint and key serve every provider)."""
+    for name, value in served.exports.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_MODEL", model)
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    records: list[EvaluationRecord] = []
+    processor = EvaluationSpanProcessor(
+        {"hallucinations_v1": 0.8, "safety_v1": 0.8}, sinks=[records.extend], **telemetry.providers()
+    )
+    telemetry.tracer_provider.add_span_processor(processor)
+    telemetry.add_exporting_processor()
+    TravelAgent(telemetry.tracer_provider).run(OWN_AGENT)
+    assert processor.force_flush(60_000)
+
+    judged = {r.metric_name: r for r in records if r.metric_name in ("hallucinations_v1", "safety_v1")}
+    assert {name: (r.eval_status, r.score) for name, r in judged.items()} == {
+        "hallucinations_v1": (EvalStatus.PASSED, 1.0),
+        "safety_v1": (EvalStatus.PASSED, 1.0),
+    }
+    assert {r.judge_model for r in judged.values()} == {model}
+    calls = [s for s in telemetry.finished_spans() if s.name == f"generate_content {model}"]
+    assert calls
+    providers = {s.attributes[semconv.GEN_AI_PROVIDER_NAME] for s in calls}
+    assert providers == {"openai" if protocol_extra == "openai" or model.startswith("openai/") else model.split("/")[0]}
+
+
 def test_sigterm_stops_it() -> None:
     served = _serve()
     try:

@@ -1,0 +1,84 @@
+"""``otel-eval run`` judged by every provider ADK resolves (OpenAI, Claude on Vertex AI, the LiteLLM routes), each
+through its real SDK to the loopback server speaking its protocol, with only that provider's own variables set; and a
+judge model that cannot be served never passes the run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import AGENTEVALS, CliResult
+from tests.cli.test_run_judge import HELM, _final_text, _script_contradicted
+from tests.judge.fake_gemini import FakeGemini, error_reply
+from tests.judge.providers_env import MODELS, OPENAI_TEST_KEY, PROTOCOLS, use_provider_env
+
+pytest_plugins = ("tests.judge.plugin",)
+pytestmark = pytest.mark.usefixtures("clean_genai_env")
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_hallucinations_judged_by_each_provider(
+    cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model: str
+) -> None:
+    use_provider_env(monkeypatch, fake_gemini.base_url, tmp_path)  # no Google key: Gemini is not configured
+    _script_contradicted(fake_gemini, _final_text())
+    result = cli("run", HELM, "-m", "hallucinations_v1", "--judge-model", model, "--output", "json")
+    assert result.exit_code == 1, result.stdout + result.stderr  # judged, and contradicted: FAILED
+    [conversation] = result.json()["results"]
+    [metric] = conversation["metrics"]
+    assert metric["eval_status"] == "FAILED" and metric["score"] == 0.0
+    assert {request.protocol for request in fake_gemini.generate_requests()} == {PROTOCOLS[model]}
+    assert OPENAI_TEST_KEY not in result.stdout + result.stderr
+
+
+def test_a_judge_model_without_its_providers_credentials_fails_the_run(
+    cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GOOGLE_API_KEY", "AIzaSyTEST-not-a-real-key-0000000000000")  # a Google key is no help
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake_gemini.base_url)
+    result = cli("run", HELM, "-m", "hallucinations_v1", "--judge-model", "gpt-4o-mini")
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert "OPENAI_API_KEY" in result.stderr  # said at start-up
+    assert fake_gemini.generate_requests() == []  # never sent to Gemini
+
+
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "gemini-2.5-flash"])
+def test_a_model_the_provider_does_not_serve_fails_the_run(
+    cli: Callable[..., CliResult],
+    fake_gemini: FakeGemini,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    model: str,
+) -> None:
+    """A 404 (no such model) is a configuration problem: the run exits 3, never 0 with nothing judged (a 400 on one
+    input is not: test_run_strict)."""
+    use_provider_env(monkeypatch, fake_gemini.base_url, tmp_path)
+    monkeypatch.setenv("GOOGLE_API_KEY", "AIzaSyTEST-not-a-real-key-0000000000000")
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake_gemini.base_url)
+    fake_gemini.set_responder(lambda model, body: error_reply(404, "The model does not exist"))
+    result = cli("run", HELM, "-m", "hallucinations_v1", "--judge-model", model)
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert "judge_not_configured" in result.stderr
+    assert "--allow-not-evaluated" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "model", ["gpt-4o-mini", "claude-sonnet-4-5", "anthropic/claude-sonnet-4-5", "ollama/llama3.1"]
+)
+def test_final_response_match_v2_judged_by_each_provider(
+    cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model: str
+) -> None:
+    use_provider_env(monkeypatch, fake_gemini.base_url, tmp_path)
+    fake_gemini.set_responder(lambda m, body: '{"reasoning": "same answer", "is_the_agent_response_valid": "valid"}')
+    result = cli(
+        "run", HELM, "--eval-set", AGENTEVALS / "eval_set_helm.json", "-m", "final_response_match_v2",
+        "--judge-model", model, "--output", "json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    [conversation] = result.json()["results"]
+    [metric] = [m for m in conversation["metrics"] if m["metric_name"] == "final_response_match_v2"]
+    assert (metric["eval_status"], metric["score"]) == ("PASSED", 1.0)
+    requests = fake_gemini.generate_requests()
+    assert len(requests) == 5 and {r.protocol for r in requests} == {PROTOCOLS[model]}  # ADK's 5 samples
