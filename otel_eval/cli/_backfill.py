@@ -178,17 +178,18 @@ def _counted(pages: Iterator[TracePage], read: dict[str, int]) -> Iterator[Trace
             yield page
 
 
-def dry_run(streamed: StreamedTraces, plan: MetricPlan) -> None:
+def dry_run(streamed: StreamedTraces, plan: MetricPlan, *, informational: bool = False) -> None:
     """Prints what a run would score and write: conversations, invocations, metrics and scores (one per invocation
-    and metric, as the sinks key them)."""
+    and metric with a threshold, as the sinks key and send them; informational ones too when ``informational``)."""
     invocations = 0
     for conversation in streamed.conversations:
         invocations += len(conversation.invocations)
     names = [metric.name for metric in plan.metrics]
+    written = [metric.name for metric in plan.metrics if informational or metric.threshold is not None]
     click.echo(
         f"dry run: {streamed.count} conversation(s), {invocations} invocation(s), {len(names)} metric(s) "
-        f"({', '.join(names) or 'none'}): {invocations * len(names)} score(s) would be written "
-        "(one per invocation and metric, replacing any earlier one)"
+        f"({', '.join(names) or 'none'}): {invocations * len(written)} score(s) would be written to the sinks "
+        f"({', '.join(written) or 'none'}; one per invocation and metric, replacing any earlier one)"
     )
 
 

@@ -6,12 +6,14 @@ import asyncio
 import contextlib
 import functools
 import json
+import os
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from otel_eval import environment_variables as env
 from otel_eval._runtime.collector import fewer_collections
 from otel_eval.cli._backfill import (
     EXIT_BACKEND,
@@ -327,7 +329,9 @@ def run(
         streamed = read_backend(backfill, spill) if backfill.source else stream_traces(trace_files, spill)
         report_problems(streamed.loaded.errors, streamed.loaded.warnings, verbose=verbose)
         if backfill.dry_run:
-            dry_run(streamed, plan)
+            dry_run(
+                streamed, plan, informational=env.flag_setting(os.environ, env.OTEL_EVAL_SINKS_INFORMATIONAL, False)
+            )
             return
         tally = asyncio.run(
             _closing_judge(

@@ -1,0 +1,260 @@
+"""``otel-eval run --from phoenix|mlflow --sinks ...`` against real Phoenix and MLflow servers (from PyPI, own venvs,
+on loopback): the demo agent's spans exported over OTLP/HTTP by the real SDK exporter, with no evaluation, to both
+servers and to an OTLP JSON file; then the backfill, the scores read back through each backend's API and compared
+with the file's; the re-run that changes nothing; a backend that goes away."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from google.protobuf.json_format import MessageToDict
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otel_eval.demo import SCENARIOS, TravelAgent
+from otel_eval.demo.golden import golden_eval_set
+from tests.cli.conftest import CliResult
+from tests.emit.sinks.servers import BackendServer, CuttableLink, mlflow_server, phoenix_server
+from tests.waiting import wait_until
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(1200)]
+
+PROJECT = "backfill-agent"
+CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
+METRICS = sorted(CRITERIA)
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[BackendServer, BackendServer]]:
+    phoenix = phoenix_server(Path(tmp_path_factory.mktemp("phoenix")))
+    mlflow = mlflow_server(Path(tmp_path_factory.mktemp("mlflow")))
+    phoenix.start()
+    try:
+        mlflow.start()
+        try:
+            yield phoenix, mlflow
+        finally:
+            mlflow.stop()
+    finally:
+        phoenix.stop()
+
+
+@pytest.fixture(scope="module")
+def exported(servers: tuple[BackendServer, BackendServer], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The demo's scenarios, run once each with no evaluation: spans to Phoenix, MLflow and an OTLP JSON file."""
+    phoenix, mlflow = servers
+    folder = Path(tmp_path_factory.mktemp("backfill"))
+    created = httpx.post(f"{mlflow.url}/api/2.0/mlflow/experiments/create", json={"name": PROJECT}, timeout=30)
+    created.raise_for_status()
+    experiment = created.json()["experiment_id"]
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(
+        resource=Resource.create({SERVICE_NAME: "travel-agent", "openinference.project.name": PROJECT}),
+        shutdown_on_exit=False,
+    )
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(f"{phoenix.url}/v1/traces", timeout=120)))
+    mlflow_headers = {"x-mlflow-experiment-id": experiment}
+    provider.add_span_processor(
+        BatchSpanProcessor(OTLPSpanExporter(f"{mlflow.url}/v1/traces", headers=mlflow_headers, timeout=120))
+    )
+    agent = TravelAgent(provider)
+    for index, scenario in enumerate(SCENARIOS):
+        agent.run(scenario, conversation_id=f"backfill-conversation-{index + 1}")
+    assert provider.force_flush(60_000)
+    provider.shutdown()
+    spans = memory.get_finished_spans()
+    (folder / "agent.json").write_text(json.dumps(MessageToDict(encode_spans(spans))))
+    (folder / "golden.evalset.json").write_text(golden_eval_set().model_dump_json())
+    (folder / "config.json").write_text(json.dumps({"criteria": CRITERIA}))
+    roots = {format(s.context.trace_id, "032x"): format(s.context.span_id, "016x") for s in spans if s.parent is None}
+    return {"folder": folder, "experiment": experiment, "roots": roots}
+
+
+def _env(servers: tuple[BackendServer, BackendServer], exported: dict[str, Any], **more: str) -> dict[str, str]:
+    phoenix, mlflow = servers
+    return {
+        "PHOENIX_COLLECTOR_ENDPOINT": phoenix.url,
+        "PHOENIX_PROJECT_NAME": PROJECT,
+        "MLFLOW_TRACKING_URI": mlflow.url,
+        "MLFLOW_EXPERIMENT_NAME": PROJECT,
+        "OTEL_EVAL_SINKS": "",
+        **more,
+    }
+
+
+def _run(
+    monkeypatch: pytest.MonkeyPatch,
+    cli: Callable[..., CliResult],
+    env: dict[str, str],
+    exported: dict[str, Any],
+    *args: str,
+) -> CliResult:
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    folder = exported["folder"]
+    common = ["--eval-set", str(folder / "golden.evalset.json"), "--config", str(folder / "config.json")]
+    return cli("run", *args, *common, "--output", "json")
+
+
+def _scores(result: CliResult) -> dict[tuple[str, str], float | None]:
+    assert result.exit_code in (0, 1), result.stderr
+    return {
+        (trace_id, metric["metric_name"]): metric["per_invocation_scores"][0]
+        for conversation in result.json()["results"]
+        for trace_id in conversation["trace_ids"]
+        for metric in conversation["metrics"]
+    }
+
+
+def _phoenix_annotations(phoenix: BackendServer, span_ids: list[str]) -> list[dict[str, Any]]:
+    params: dict[str, Any] = {"span_ids": span_ids, "limit": 1000}
+    response = httpx.get(f"{phoenix.url}/v1/projects/{PROJECT}/span_annotations", params=params, timeout=30)
+    response.raise_for_status()
+    return list(response.json()["data"])
+
+
+def _mlflow_assessments(mlflow: BackendServer, trace_id: str) -> list[dict[str, Any]]:
+    response = httpx.get(f"{mlflow.url}/api/3.0/mlflow/traces/tr-{trace_id}", timeout=30)
+    response.raise_for_status()
+    return list(response.json()["trace"]["trace_info"].get("assessments", []))
+
+
+def _phoenix_holds(phoenix: BackendServer, count: int) -> bool:
+    params = {"parent_id": "null", "limit": 1000}
+    response = httpx.get(f"{phoenix.url}/v1/projects/{PROJECT}/spans/otlpv1", params=params, timeout=30)
+    return response.status_code == 200 and len(response.json()["data"]) >= count
+
+
+@pytest.fixture(scope="module")
+def file_scores(exported: dict[str, Any]) -> dict[tuple[str, str], float | None]:
+    from click.testing import CliRunner
+
+    from otel_eval.cli import main
+
+    folder = exported["folder"]
+    args = ["run", folder / "agent.json", "--eval-set", folder / "golden.evalset.json"]
+    args += ["--config", folder / "config.json", "--output", "json"]
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    scores = _scores(CliResult(result.exit_code, result.stdout, result.stderr))
+    assert set(METRICS) <= {metric for _, metric in scores}  # and ADK's informational efficiency metrics
+    return scores
+
+
+def test_phoenix_backfill_writes_one_annotation_per_root_and_metric_equal_to_the_files_and_a_rerun_changes_nothing(
+    servers: tuple[BackendServer, BackendServer],
+    exported: dict[str, Any],
+    file_scores: dict[tuple[str, str], float | None],
+    cli: Callable[..., CliResult],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    phoenix, _ = servers
+    roots: dict[str, str] = exported["roots"]
+    assert wait_until(lambda: _phoenix_holds(phoenix, len(roots)), 60)
+    env = _env(servers, exported)
+    dry = _run(monkeypatch, cli, env, exported, "--from", "phoenix", "--since", "1h", "--dry-run")
+    assert dry.exit_code == 0, dry.stderr
+    assert f"{len(roots) * len(METRICS)} score(s) would be written" in dry.stdout
+    assert _phoenix_annotations(phoenix, list(roots.values())) == []  # a dry run writes nothing
+
+    first = _run(monkeypatch, cli, env, exported, "--from", "phoenix", "--since", "1h", "--sinks", "phoenix")
+    assert _scores(first) == file_scores  # the same trace scores the same read from Phoenix as from the file
+    annotations = _phoenix_annotations(phoenix, list(roots.values()))
+    assert len(annotations) == len(roots) * len(METRICS)
+    by_key = {(a["span_id"], a["name"]): a for a in annotations}
+    for (trace_id, metric), score in file_scores.items():
+        annotation = by_key[(roots[trace_id], metric)]
+        assert annotation["result"]["score"] == score
+        assert annotation["metadata"]["trace_id"] == trace_id
+
+    again = _run(monkeypatch, cli, env, exported, "--from", "phoenix", "--since", "1h", "--sinks", "phoenix")
+    assert _scores(again) == file_scores
+    after = _phoenix_annotations(phoenix, list(roots.values()))
+    assert sorted((a["id"], a["updated_at"]) for a in after) == sorted((a["id"], a["updated_at"]) for a in annotations)
+
+
+def test_mlflow_backfill_writes_one_assessment_per_root_and_metric_equal_to_the_files_and_a_rerun_changes_nothing(
+    servers: tuple[BackendServer, BackendServer],
+    exported: dict[str, Any],
+    file_scores: dict[tuple[str, str], float | None],
+    cli: Callable[..., CliResult],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _, mlflow = servers
+    roots: dict[str, str] = exported["roots"]
+    env = _env(servers, exported)
+    assert wait_until(lambda: all(httpx.get(f"{mlflow.url}/api/3.0/mlflow/traces/tr-{t}", timeout=30).is_success
+                                  for t in roots), 60)  # fmt: skip
+    first = _run(monkeypatch, cli, env, exported, "--from", "mlflow", "--since", "1h", "--sinks", "mlflow")
+    assert _scores(first) == file_scores
+    before = {}
+    for trace_id, span_id in roots.items():
+        assessments = _mlflow_assessments(mlflow, trace_id)
+        assert sorted(a["assessment_name"] for a in assessments) == METRICS
+        for assessment in assessments:
+            assert assessment["span_id"] == span_id
+            assert assessment["feedback"]["value"] == file_scores[(trace_id, assessment["assessment_name"])]
+            before[assessment["assessment_id"]] = assessment["last_update_time"]
+    again = _run(monkeypatch, cli, env, exported, "--from", "mlflow", "--since", "1h", "--sinks", "mlflow")
+    assert _scores(again) == file_scores
+    after = {a["assessment_id"]: a["last_update_time"] for t in roots for a in _mlflow_assessments(mlflow, t)}
+    assert after == before
+
+
+def test_a_sink_that_is_down_counts_what_it_did_not_deliver_and_exits_4(
+    servers: tuple[BackendServer, BackendServer],
+    exported: dict[str, Any],
+    cli: Callable[..., CliResult],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _, mlflow = servers
+    link = CuttableLink(mlflow.port)  # never restored: MLflow unreachable for the sink
+    env = _env(servers, exported, OTEL_EVAL_SINKS_RETRY_SECONDS="2")
+    env["MLFLOW_TRACKING_URI"] = mlflow.url  # read from the real server
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    result = _run(monkeypatch, cli, env, exported, "--from", "mlflow", "--limit", "2", "--sinks", "mlflow")
+    assert result.exit_code == 0 or result.exit_code == 1, result.stderr  # delivered: the sink reached MLflow
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", link.url)
+    started = time.monotonic()
+    down = cli("run", str(exported["folder"] / "agent.json"), "--eval-set", str(exported["folder"] / "golden.evalset.json"),
+               "--config", str(exported["folder"] / "config.json"), "--sinks", "mlflow", "--output", "json")  # fmt: skip
+    assert down.exit_code == 4, down.stderr
+    assert f"mlflow sink: {len(exported['roots']) * len(METRICS)} of" in down.stderr
+    assert time.monotonic() - started < 120  # bounded: the retry window and the flush slack
+
+
+def test_a_backend_that_goes_away_while_it_is_read_fails_the_run_with_4_and_writes_nothing(
+    servers: tuple[BackendServer, BackendServer],
+    exported: dict[str, Any],
+    cli: Callable[..., CliResult],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    phoenix, _ = servers
+    link = CuttableLink(phoenix.port)
+    link.restore()
+    env = _env(servers, exported, PHOENIX_COLLECTOR_ENDPOINT=link.url)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    from otel_eval.traces.backends import Window
+    from otel_eval.traces.backends.phoenix import PhoenixReader
+
+    pages = PhoenixReader(link.url, project=PROJECT).pages(Window(page_traces=1))
+    first = next(pages)
+    assert first.traces == 1 and first.spans
+    link.cut()  # gone mid-run
+    with pytest.raises(Exception, match="phoenix"):
+        next(pages)
+    result = _run(monkeypatch, cli, env, exported, "--from", "phoenix", "--sinks", "phoenix")
+    assert result.exit_code == 4
+    assert "nothing was scored or written" in result.stderr
