@@ -158,6 +158,9 @@ def read_backend(options: BackfillOptions, spill: IO[bytes]) -> StreamedTraces:
         f"read {read['traces']} trace(s) from {options.source} {reader.where}: {streamed.count} conversation(s)",
         err=True,
     )
+    if not streamed.count and not streamed.loaded.errors:
+        click.echo("nothing to evaluate in that window", err=True)
+        raise SystemExit(0)  # an empty window is no error for a scheduled backfill
     return streamed
 
 

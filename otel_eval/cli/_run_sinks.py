@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from otel_eval import environment_variables as env
+from otel_eval import semconv
 
 if TYPE_CHECKING:
     from otel_eval.emit import RecordSink
@@ -51,7 +52,9 @@ class ScoreWriter:
         )
         self.sinks: list[RecordSink] = sinks_from_env(environ)
         self._eval_set_id = eval_set_id
+        self._informational = env.flag_setting(environ, env.OTEL_EVAL_SINKS_INFORMATIONAL, False)
         self.records = 0
+        """Records handed to the sinks (informational ones only with ``OTEL_EVAL_SINKS_INFORMATIONAL``)."""
 
     def __bool__(self) -> bool:
         return bool(self.sinks)
@@ -59,6 +62,8 @@ class ScoreWriter:
     def add(self, report: ConversationReport) -> None:
         """Sends ``report``'s records (one per invocation and metric) to every sink, waiting for room."""
         records = report_records(report, self._eval_set_id)
+        if not self._informational:  # as the backend sinks filter them: counted as they are
+            records = [r for r in records if r.label != semconv.LABEL_INFORMATIONAL]
         if not records:
             return
         self.records += len(records)

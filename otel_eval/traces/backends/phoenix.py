@@ -8,7 +8,10 @@ by trace id (paged by Phoenix's cursor). Configured as Phoenix's clients are: ``
 ``OTEL_RESOURCE_ATTRIBUTES``, else ``default``).
 
 Phoenix keeps a span's attributes, events and status, not its resource, scope or kind, and no log records: see
-docs/backfill.md for what that costs the metrics.
+docs/backfill.md for what that costs the metrics. It also adds OpenInference attributes it derives from a span's
+``gen_ai.*`` ones (``openinference.span.kind``, ``llm.*``, ``input.value``, ...: ``phoenix.trace.gen_ai.conversion``);
+on a span with ``gen_ai.*`` attributes the reader takes those out again (:func:`without_derived`), so the trace
+rebuilds by the convention its agent wrote, as from the agent's own file.
 """
 
 from __future__ import annotations
@@ -25,12 +28,39 @@ from otel_eval.traces._normalize import Problems
 from otel_eval.traces.backends import TracePage, Window
 from otel_eval.traces.backends._convert import get, iso, spans_of
 from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, first, parse_headers, split_url
+from otel_eval.traces.span import Span
 
 DEFAULT_ENDPOINT: Final = "http://localhost:6006"
 DEFAULT_PROJECT: Final = "default"
 PROJECT_ATTRIBUTE: Final = "openinference.project.name"
 SPANS_PER_REQUEST: Final = 1000
 """Phoenix's largest page of spans."""
+DERIVED_KEYS: Final = frozenset(
+    {"openinference.span.kind", "input.value", "input.mime_type", "output.value", "output.mime_type", "session.id"}
+)
+"""OpenInference attributes Phoenix derives from ``gen_ai.*`` ones, besides those under :data:`DERIVED_PREFIXES`."""
+DERIVED_PREFIXES: Final = ("llm.", "tool.", "retrieval.documents", "embedding.")
+
+
+def to_microseconds(span: Span) -> Span:
+    """``span`` with its times rounded to the microsecond Phoenix stores (its answer carries float rounding, ±256 ns)."""
+    span.start_time_ns = (span.start_time_ns + 500) // 1000 * 1000
+    span.end_time_ns = (span.end_time_ns + 500) // 1000 * 1000
+    return span
+
+
+def without_derived(span: Span) -> Span:
+    """``span`` without the OpenInference attributes Phoenix derives from ``gen_ai.*`` ones, when it has ``gen_ai.*``
+    attributes (a span without them is left as it is: its OpenInference attributes are the agent's own)."""
+    attributes = span.attributes
+    if not any(key.startswith("gen_ai.") for key in attributes):
+        return span
+    span.attributes = {
+        key: value
+        for key, value in attributes.items()
+        if key not in DERIVED_KEYS and not key.startswith(DERIVED_PREFIXES)
+    }
+    return span
 
 
 def connection_from_env(environ: Mapping[str, str]) -> tuple[str, dict[str, str], str]:
@@ -116,5 +146,5 @@ class PhoenixReader:
             cursor = body.get("next_cursor")
             if not cursor:
                 break
-        spans = spans_of(raw, problems, "spans")
+        spans = [to_microseconds(without_derived(span)) for span in spans_of(raw, problems, "spans")]
         return TracePage(spans, size, len(trace_ids), problems.warnings)
