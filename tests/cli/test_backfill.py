@@ -6,6 +6,9 @@ with the file's; the re-run that changes nothing; a backend that goes away."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -147,7 +150,7 @@ def _mlflow_assessments(mlflow: BackendServer, trace_id: str) -> list[dict[str, 
 
 
 def _phoenix_holds(phoenix: BackendServer, count: int) -> bool:
-    params = {"parent_id": "null", "limit": 1000}
+    params: dict[str, Any] = {"parent_id": "null", "limit": 1000}
     response = httpx.get(f"{phoenix.url}/v1/projects/{PROJECT}/spans/otlpv1", params=params, timeout=30)
     return response.status_code == 200 and len(response.json()["data"]) >= count
 
@@ -275,3 +278,112 @@ def test_a_backend_that_goes_away_while_it_is_read_fails_the_run_with_4_and_writ
     result = _run(monkeypatch, cli, env, exported, "--from", "phoenix", "--sinks", "phoenix")
     assert result.exit_code == 4
     assert "nothing was scored or written" in result.stderr
+
+
+# --- docs/backfill.md's recipes, run as written -----------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+WEATHER_PROJECT = "weather-agent"
+WEATHER_SCORES = {"Paris": 1.0, "Berlin": 1.0, "Rome": 0.0}
+
+
+def _recipe(backend: str) -> tuple[str, str]:
+    """The bash block after ``<!-- recipe: backfill-{backend} -->`` in docs/backfill.md: (the agent's part, the
+    backfill's part), split at its blank line."""
+    text = (REPO / "docs" / "backfill.md").read_text(encoding="utf-8")
+    marker = f"<!-- recipe: backfill-{backend} -->\n```bash\n"
+    assert marker in text
+    agent, backfill = text.split(marker, 1)[1].split("```", 1)[0].split("\n\n", 1)
+    return agent, backfill
+
+
+def _bash(script: str, replacements: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``script`` with bash from the checkout's root, the documented addresses replaced by the servers', none of the
+    caller's OTEL_*, PHOENIX_* or MLFLOW_* variables; exit code 0 asserted."""
+    for old, new in replacements.items():
+        assert old in script
+        script = script.replace(old, new)
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_", "MLFLOW_"))}
+    environment["PYTHONPATH"] = str(REPO)
+    environment["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{environment.get('PATH', '')}"
+    process = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=environment,
+        cwd=REPO,
+    )
+    assert process.returncode == 0, process.stderr
+    return process
+
+
+def _city(text: str) -> str:
+    return next(city for city in WEATHER_SCORES if city in text)
+
+
+def test_the_phoenix_backfill_recipe_scores_the_weather_agents_traces_once(
+    servers: tuple[BackendServer, BackendServer],
+) -> None:
+    phoenix, _ = servers
+    agent, backfill = _recipe("phoenix")
+    documented = {"http://localhost:6006": phoenix.url}
+    done = _bash(agent + "\n" + backfill, documented)
+    assert "3 score(s) would be written" in done.stdout and "wrote 3 score(s) to phoenix" in done.stderr
+    roots = httpx.get(
+        f"{phoenix.url}/v1/projects/{WEATHER_PROJECT}/spans/otlpv1", params={"parent_id": "null"}, timeout=30
+    ).json()["data"]
+    cities = {}
+    for root in roots:
+        messages = next(a for a in root["attributes"] if a["key"] == "gen_ai.input.messages")
+        cities[root["span_id"]] = _city(messages["value"]["string_value"])
+    params: dict[str, Any] = {"span_ids": list(cities), "limit": 100}
+    url = f"{phoenix.url}/v1/projects/{WEATHER_PROJECT}/span_annotations"
+    annotations = httpx.get(url, params=params, timeout=30).json()["data"]
+    assert {cities[a["span_id"]]: (a["name"], a["result"]["score"]) for a in annotations} == {
+        city: ("response_match_score", score) for city, score in WEATHER_SCORES.items()
+    }
+    assert len(annotations) == 3
+    _bash(backfill, documented)  # the backfill again: nothing changes
+    after = httpx.get(url, params=params, timeout=30).json()["data"]
+    assert sorted((a["id"], a["updated_at"]) for a in after) == sorted((a["id"], a["updated_at"]) for a in annotations)
+
+
+def test_the_mlflow_backfill_recipe_scores_the_weather_agents_traces_once(
+    servers: tuple[BackendServer, BackendServer],
+) -> None:
+    _, mlflow = servers
+    agent, backfill = _recipe("mlflow")
+    documented = {"http://localhost:5000": mlflow.url}
+    done = _bash(agent + "\n" + backfill, documented)
+    assert "3 score(s) would be written" in done.stdout and "wrote 3 score(s) to mlflow" in done.stderr
+    search = {
+        "locations": [{"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": "0"}}],
+        "max_results": 100,
+    }
+    traces = httpx.post(f"{mlflow.url}/api/3.0/mlflow/traces/search", json=search, timeout=30).json()["traces"]
+    assert len(traces) == 3
+
+    def assessments() -> dict[str, tuple[str, Any, str]]:
+        found = {}
+        for trace in traces:
+            (assessment,) = _mlflow_assessments(mlflow, trace["trace_id"].removeprefix("tr-"))
+            found[_city(trace["request_preview"])] = (
+                assessment["assessment_name"],
+                assessment["feedback"]["value"],
+                assessment["last_update_time"],
+            )
+        return found
+
+    before = assessments()
+    assert {city: found[:2] for city, found in before.items()} == {
+        city: ("response_match_score", score) for city, score in WEATHER_SCORES.items()
+    }
+    _bash(backfill, documented)  # the backfill again: nothing changes
+    assert assessments() == before
+    failing = httpx.post(
+        f"{mlflow.url}/api/3.0/mlflow/traces/search",
+        json={**search, "filter": "feedback.response_match_score < 0.8"},
+        timeout=30,
+    ).json()["traces"]
+    assert [_city(t["request_preview"]) for t in failing] == ["Rome"]
