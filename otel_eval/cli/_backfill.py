@@ -16,13 +16,14 @@ from typing import IO, TYPE_CHECKING, Any, Final
 
 import click
 
+from otel_eval import environment_variables as env
 from otel_eval.cli._common import stderr
 from otel_eval.cli._spill import StreamedTraces, stream_pages
 from otel_eval.traces.backends import BACKEND_NAMES, BackendUnavailable, TracePage, Window, reader_from_env
 
 if TYPE_CHECKING:
-    from otel_eval.cli._run_sinks import ScoreWriter
-    from otel_eval.evaluation import MetricPlan
+    from otel_eval.cli._run_sinks import OtlpExport, ScoreWriter
+    from otel_eval.evaluation import ConversationReport, MetricPlan
     from otel_eval.model import EvalSet
 
 EXIT_BACKEND: Final = 4
@@ -71,6 +72,7 @@ class BackfillOptions:
     limit: int | None = None
     filters: tuple[str, ...] = ()
     sinks: str | None = None
+    export_otlp: bool = False
     dry_run: bool = False
 
     def window(self, now_s: float | None = None) -> Window:
@@ -111,12 +113,18 @@ _OPTIONS: Final[list[Callable[[Any], Any]]] = [
         "processor does; default OTEL_EVAL_SINKS. 'none' for none.",
     ),
     click.option(
+        "--export-otlp",
+        is_flag=True,
+        help="Also export every result as a gen_ai.evaluation.result event and in the score metrics over OTLP, as "
+        "the OTEL_EXPORTER_OTLP_* variables say (for Grafana, Tempo, Loki).",
+    ),
+    click.option(
         "--dry-run",
         is_flag=True,
         help="Read and rebuild the traces, count the invocations and the scores a run would write, score nothing.",
     ),
 ]
-_NAMES: Final = ("source", "since", "until", "limit", "filters", "sinks", "dry_run")
+_NAMES: Final = ("source", "since", "until", "limit", "filters", "sinks", "export_otlp", "dry_run")
 
 
 def backfill_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -181,9 +189,11 @@ def _counted(pages: Iterator[TracePage], read: dict[str, int]) -> Iterator[Trace
             yield page
 
 
-def dry_run(streamed: StreamedTraces, plan: MetricPlan, *, informational: bool = False) -> None:
+def dry_run(streamed: StreamedTraces, plan: MetricPlan) -> None:
     """Prints what a run would score and write: conversations, invocations, metrics and scores (one per invocation
-    and metric with a threshold, as the sinks key and send them; informational ones too when ``informational``)."""
+    and metric with a threshold, as the sinks key and send them; informational ones too with
+    ``OTEL_EVAL_SINKS_INFORMATIONAL``)."""
+    informational = env.flag_setting(os.environ, env.OTEL_EVAL_SINKS_INFORMATIONAL, False)
     invocations = 0
     for conversation in streamed.conversations:
         invocations += len(conversation.invocations)
@@ -196,20 +206,53 @@ def dry_run(streamed: StreamedTraces, plan: MetricPlan, *, informational: bool =
     )
 
 
-def score_writer(names: str | None, eval_set: EvalSet | None) -> ScoreWriter | None:
-    """The sinks ``--sinks`` (else ``OTEL_EVAL_SINKS``) names; None when there are none."""
-    from otel_eval.cli._run_sinks import ScoreWriter  # deferred: the sinks load httpx
+class Outputs:
+    """Where ``run`` writes each report besides its own output: the sinks, and the OTLP export when asked."""
 
-    writer = ScoreWriter(names, eval_set_id=eval_set.eval_set_id if eval_set else None)
-    return writer if writer else None
+    def __init__(self, writer: ScoreWriter | None, otlp: OtlpExport | None) -> None:
+        self.writer, self.otlp = writer, otlp
+
+    def __bool__(self) -> bool:
+        return self.writer is not None or self.otlp is not None
+
+    def add(self, report: ConversationReport) -> None:
+        """Hands ``report`` to each output."""
+        if self.writer is not None:
+            self.writer.add(report)
+        if self.otlp is not None:
+            self.otlp.add(report)
 
 
-def finish_writing(writer: ScoreWriter) -> bool:
-    """Closes the sinks; whether some score was not delivered (said on stderr)."""
+def outputs(options: BackfillOptions, eval_set: EvalSet | None) -> Outputs:
+    """The sinks ``--sinks`` (else ``OTEL_EVAL_SINKS``) names, and the OTLP export of ``--export-otlp``.
+
+    Raises:
+        ConfigurationError: an unknown sink, a backend's bad setting, an unknown OTLP protocol.
+    """
+    from otel_eval.cli._run_sinks import OtlpExport, ScoreWriter  # deferred: the sinks load httpx
+
+    if options.dry_run:
+        return Outputs(None, None)
+    eval_set_id = eval_set.eval_set_id if eval_set else None
+    writer = ScoreWriter(options.sinks, eval_set_id=eval_set_id)
+    return Outputs(writer if writer else None, OtlpExport(eval_set_id) if options.export_otlp else None)
+
+
+def finish_outputs(done: Outputs) -> bool:
+    """Closes the outputs; whether something was not delivered (said on stderr)."""
     from otel_eval.cli._run_sinks import say_undelivered, sink_names_note
 
-    undelivered = writer.close()
-    say_undelivered(undelivered, writer.records)
-    if not undelivered:
-        click.echo(f"wrote {writer.records} score(s) to {sink_names_note(writer.sinks)}", err=True)
-    return bool(undelivered)
+    failed = False
+    if done.writer is not None:
+        undelivered = done.writer.close()
+        say_undelivered(undelivered, done.writer.records)
+        if not undelivered:
+            click.echo(f"wrote {done.writer.records} score(s) to {sink_names_note(done.writer.sinks)}", err=True)
+        failed = bool(undelivered)
+    if done.otlp is not None:
+        if done.otlp.close():
+            click.echo(f"exported {done.otlp.records} result(s) over OTLP", err=True)
+        else:
+            click.echo("error: the OTLP export of the results did not finish in time", err=True)
+            failed = True
+    return failed

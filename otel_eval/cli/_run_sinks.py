@@ -91,6 +91,37 @@ class ScoreWriter:
         return undelivered
 
 
+class OtlpExport:
+    """``--export-otlp``: every record as a ``gen_ai.evaluation.result`` event (parented to its invocation's root
+    span) and in the score metrics, exported over OTLP as the ``OTEL_EXPORTER_OTLP_*`` variables say (as the Kafka
+    worker's ``otlp`` telemetry: ``http/protobuf`` by default, ``grpc`` by ``OTEL_EXPORTER_OTLP_PROTOCOL``)."""
+
+    def __init__(self, eval_set_id: str | None) -> None:
+        from otel_eval.emit import Emitters  # deferred: the OTLP exporters load protobuf
+        from otel_eval.worker.telemetry import create_telemetry
+
+        self._telemetry = create_telemetry("otlp")
+        self._emitters = Emitters.create(
+            logger_provider=self._telemetry.logger_provider,
+            meter_provider=self._telemetry.meter_provider,
+            spans=False,
+        )
+        self._eval_set_id = eval_set_id
+        self.records = 0
+
+    def add(self, report: ConversationReport) -> None:
+        """Emits ``report``'s records."""
+        for record in report_records(report, self._eval_set_id):
+            self._emitters.emit(record)
+            self.records += 1
+
+    def close(self, timeout_s: float = 60.0) -> bool:
+        """Exports what is buffered and shuts the providers down; False when the export did not finish in time."""
+        flushed = self._telemetry.flush(timeout_s)
+        self._telemetry.shutdown()
+        return flushed
+
+
 def report_records(report: ConversationReport, eval_set_id: str | None) -> list[EvaluationRecord]:
     """The records online evaluation would emit for ``report``: one per invocation and metric."""
     from otel_eval.evaluation.core import records_of

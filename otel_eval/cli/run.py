@@ -6,24 +6,15 @@ import asyncio
 import contextlib
 import functools
 import json
-import os
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from otel_eval import environment_variables as env
 from otel_eval._runtime.collector import fewer_collections
-from otel_eval.cli._backfill import (
-    EXIT_BACKEND,
-    BackfillOptions,
-    backfill_options,
-    dry_run,
-    finish_writing,
-    read_backend,
-    score_writer,
-)
+from otel_eval.cli import _backfill
+from otel_eval.cli._backfill import EXIT_BACKEND, BackfillOptions, backfill_options
 from otel_eval.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -322,16 +313,14 @@ def run(
         plan = build_plan(
             criteria, registry=registry, match_type=match_type.upper() if match_type else None, judge=judge
         )
-        writer = None if backfill.dry_run else score_writer(backfill.sinks, eval_set)
+        written = _backfill.outputs(backfill, eval_set)
     except ConfigurationError as exc:
         fail(str(exc))
     with spill_file() as spill, fewer_collections():
-        streamed = read_backend(backfill, spill) if backfill.source else stream_traces(trace_files, spill)
+        streamed = _backfill.read_backend(backfill, spill) if backfill.source else stream_traces(trace_files, spill)
         report_problems(streamed.loaded.errors, streamed.loaded.warnings, verbose=verbose)
         if backfill.dry_run:
-            dry_run(
-                streamed, plan, informational=env.flag_setting(os.environ, env.OTEL_EVAL_SINKS_INFORMATIONAL, False)
-            )
+            _backfill.dry_run(streamed, plan)
             return
         tally = asyncio.run(
             _closing_judge(
@@ -343,12 +332,12 @@ def run(
                     plan,
                     json_output=output == "json",
                     results_dir=results_dir,
-                    on_report=writer.add if writer else None,
+                    on_report=written.add if written else None,
                 ),
             )
         )
     _print_judge_summary(judge)
-    if writer and finish_writing(writer):
+    if written and _backfill.finish_outputs(written):
         raise SystemExit(EXIT_BACKEND)
     if streamed.loaded.errors or not tally.count:
         raise SystemExit(EXIT_BAD_INPUT)
