@@ -49,6 +49,8 @@ CONFIG_ATTEMPTS: Final = 5
 IDENTIFIER_PREFIX: Final = "otel-eval:"
 """Annotation identifiers are this and the metric name (earlier releases used the evaluator id, which has a criterion
 digest in it; such earlier annotations are left alone)."""
+_NOT_THERE_LIMIT: Final = 100_000
+"""Span ids remembered as not in Phoenix yet, at most (then forgotten at once: only an extra read each)."""
 _READ_LIMIT: Final = 10_000
 """Annotations read back per request (Phoenix's largest page)."""
 _MISSING_SPANS = re.compile(r"Spans with IDs ([0-9a-fA-F, ]+) do not exist")
@@ -121,6 +123,7 @@ class PhoenixBackend:
         self._headers = {**auth, **(headers or {})}
         self.project = project
         self._configured: set[str] = set()
+        self._not_there: set[str] = set()  # spans Phoenix said it does not have: no annotation to read on them yet
         self._config_attempts: dict[str, int] = {}
 
     @classmethod
@@ -154,9 +157,13 @@ class PhoenixBackend:
                 for i in waiting:
                     outcomes[i] = outcome
                 if outcome == OK:
+                    self._not_there.difference_update(records[i].span_id for i in waiting)
                     self._configure(client, [records[i] for i in waiting])
                 return outcomes
             named = [i for i in waiting if records[i].span_id in missing] or waiting  # none named: all wait
+            if len(self._not_there) >= _NOT_THERE_LIMIT:
+                self._not_there.clear()
+            self._not_there.update(records[i].span_id for i in named)
             for i in named:
                 outcomes[i] = MISSING
             waiting = [i for i in waiting if i not in named]
@@ -165,9 +172,13 @@ class PhoenixBackend:
     def _existing(self, client: httpx.Client, records: Sequence[EvaluationRecord]) -> dict[tuple[str, str], Any]:
         """otel-eval's annotations of the records' spans and metrics, by (span id, metric). Best effort: nothing
         when Phoenix cannot say (a project or spans it does not have yet, an older server): the upsert still
-        replaces, only without the replaced-version note."""
+        replaces, only without the replaced-version note. Spans Phoenix said it did not have are not asked about (a
+        score waiting for its span costs no extra request per retry)."""
+        span_ids = sorted({r.span_id for r in records} - self._not_there)
+        if not span_ids:
+            return {}
         params: dict[str, Any] = {
-            "span_ids": sorted({r.span_id for r in records}),
+            "span_ids": span_ids,
             "include_annotation_names": sorted({r.metric_name for r in records}),
             "limit": _READ_LIMIT,
         }
