@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any, Final
 import click
 
 from otel_eval import environment_variables as env
-from otel_eval.cli._common import stderr
+from otel_eval.cli._common import EXIT_BAD_INPUT, stderr
 from otel_eval.cli._spill import StreamedTraces, stream_pages
 from otel_eval.traces.backends import BACKEND_NAMES, BackendUnavailable, TracePage, Window, reader_from_env
 
@@ -158,7 +158,7 @@ def read_backend(options: BackfillOptions, spill: IO[bytes]) -> StreamedTraces:
             "scored or written",
             err=True,
         )
-        raise SystemExit(EXIT_BACKEND) from None
+        raise SystemExit(EXIT_BAD_INPUT if error.bad_request else EXIT_BACKEND) from None
     if streamed.empty:
         click.echo(f"note: {len(streamed.empty)} trace(s) hold no agent invocation (not scored)", err=True)
         streamed.empty = []

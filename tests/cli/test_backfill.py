@@ -185,6 +185,18 @@ def test_phoenix_backfill_writes_one_annotation_per_root_and_metric_equal_to_the
     assert dry.exit_code == 0, dry.stderr
     assert f"{len(roots) * len(METRICS)} score(s) would be written" in dry.stdout
     assert _phoenix_annotations(phoenix, list(roots.values())) == []  # a dry run writes nothing
+    one = _run(
+        monkeypatch,
+        cli,
+        env,
+        exported,
+        "--from",
+        "phoenix",
+        "--filter",
+        "gen_ai.conversation.id:backfill-conversation-2",
+        "--dry-run",
+    )
+    assert one.exit_code == 0 and "1 conversation(s), 1 invocation(s)" in one.stdout, one.stderr  # Phoenix's filter
 
     first = _run(monkeypatch, cli, env, exported, "--from", "phoenix", "--since", "1h", "--sinks", "phoenix")
     _assert_same_scores(_scores(first), file_scores, duration_tolerance=1e-6)  # Phoenix keeps microseconds
@@ -231,6 +243,23 @@ def test_mlflow_backfill_writes_one_assessment_per_root_and_metric_equal_to_the_
     assert _scores(again) == file_scores
     after = {a["assessment_id"]: a["last_update_time"] for t in roots for a in _mlflow_assessments(mlflow, t)}
     assert after == before
+    # MLflow's own filter narrows the traces read; one it refuses is bad input (exit 2), not a backend failure
+    one = _run(
+        monkeypatch,
+        cli,
+        env,
+        exported,
+        "--from",
+        "mlflow",
+        "--filter",
+        "trace.status = 'OK'",
+        "--limit",
+        "1",
+        "--dry-run",
+    )
+    assert one.exit_code == 0 and "1 conversation(s), 1 invocation(s)" in one.stdout, one.stderr
+    bad = _run(monkeypatch, cli, env, exported, "--from", "mlflow", "--filter", "no_such_key = 1")
+    assert bad.exit_code == 2 and "HTTP 400" in bad.stderr
 
 
 def test_a_sink_that_is_down_counts_what_it_did_not_deliver_and_exits_4(

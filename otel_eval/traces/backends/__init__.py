@@ -64,7 +64,21 @@ class BackendReader(Protocol):
 
 
 class BackendUnavailable(Exception):
-    """The backend could not be read: unreachable, or it refused (the message says which, without credentials)."""
+    """The backend could not be read: unreachable, or it refused (the message says which, without credentials).
+
+    Args:
+        message: What failed.
+        status: The HTTP status of a refusal (None: unreachable).
+    """
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+    @property
+    def bad_request(self) -> bool:
+        """Whether the backend refused the request itself (a malformed ``--filter``: HTTP 400 or 422)."""
+        return self.status in (400, 422)
 
 
 def reader_from_env(name: str, environ: Mapping[str, str]) -> BackendReader:

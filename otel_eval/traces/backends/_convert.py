@@ -55,7 +55,7 @@ def checked(response: httpx.Response, what: str) -> httpx.Response:
     if response.is_success:
         return response
     body = " ".join(response.text.split())[:200]
-    raise BackendUnavailable(f"{what}: HTTP {response.status_code}: {body}")
+    raise BackendUnavailable(f"{what}: HTTP {response.status_code}: {body}", response.status_code)
 
 
 def get(client: httpx.Client, url: str, what: str, **kwargs: Any) -> httpx.Response:
