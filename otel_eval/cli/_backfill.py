@@ -17,8 +17,9 @@ from typing import IO, TYPE_CHECKING, Any, Final
 import click
 
 from otel_eval import environment_variables as env
-from otel_eval.cli._common import EXIT_BAD_INPUT, stderr
+from otel_eval.cli._common import EXIT_BAD_INPUT, fail, stderr
 from otel_eval.cli._spill import StreamedTraces, stream_pages
+from otel_eval.errors import ConfigurationError
 from otel_eval.traces.backends import BACKEND_NAMES, BackendUnavailable, TracePage, Window, reader_from_env
 
 if TYPE_CHECKING:
@@ -133,6 +134,9 @@ def backfill_options(command: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(command)
     def wrapper(**kwargs: Any) -> Any:
         options = BackfillOptions(**{name: kwargs.pop(name) for name in _NAMES})
+        if options.source is None and (options.since or options.until or options.limit or options.filters):
+            raise click.UsageError("--since, --until, --limit and --filter select traces in a backend: use --from")
+        options.window()  # a bad --since/--until is said before anything starts
         return command(backfill=options, **kwargs)
 
     for option in reversed(_OPTIONS):
@@ -147,7 +151,11 @@ def read_backend(options: BackfillOptions, spill: IO[bytes]) -> StreamedTraces:
         SystemExit: :data:`EXIT_BACKEND` when the backend could not be read (nothing is scored or written then).
     """
     assert options.source is not None
-    reader = reader_from_env(options.source, os.environ)
+    try:
+        reader = reader_from_env(options.source, os.environ)
+    except ConfigurationError as error:
+        fail(str(error))
+        raise  # unreachable: fail() exits
     window = options.window()
     read = {"traces": 0}
     try:

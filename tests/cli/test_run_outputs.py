@@ -127,3 +127,16 @@ def test_instants_and_bad_input() -> None:
     for bad in ("yesterday", "5y", "-3h", ""):
         with pytest.raises(click.BadParameter):
             parse_instant(bad, 0)
+
+
+def test_backend_options_without_from_and_a_bad_since_are_refused_at_once(
+    recorded: tuple[Path, dict[str, str]], cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, _ = recorded
+    without = _run(cli, folder, "--since", "1h")
+    assert without.exit_code == 2 and "use --from" in without.stderr
+    bad = cli("run", "--from", "phoenix", "--since", "yesterday")
+    assert bad.exit_code == 2 and "expected a duration" in bad.stderr
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:///mlflow.db")
+    local = cli("run", "--from", "mlflow", "--eval-set", folder / "golden.evalset.json")
+    assert local.exit_code == 2 and "needs an MLflow tracking server" in local.stderr
