@@ -352,7 +352,7 @@ OTEL_EVAL_SINKS_QUEUE_SIZE: Final = "OTEL_EVAL_SINKS_QUEUE_SIZE"
 """Scores each backend sink holds at most (queued and awaiting retry); further ones are dropped. Default 10000."""
 DEFAULT_SINKS_QUEUE_SIZE: Final = 10_000
 
-# The backends' own variables, read by the score sinks as their own clients read them.
+# The backends' own variables, read by the score sinks and `otel-eval run --from` as their own clients read them.
 PHOENIX_COLLECTOR_ENDPOINT: Final = "PHOENIX_COLLECTOR_ENDPOINT"
 """Phoenix's base URL (a trailing ``/v1/traces`` is ignored). Default ``http://localhost:6006``."""
 PHOENIX_API_KEY: Final = "PHOENIX_API_KEY"
@@ -371,6 +371,10 @@ MLFLOW_TRACKING_USERNAME: Final = "MLFLOW_TRACKING_USERNAME"
 """MLflow basic-auth user (with ``MLFLOW_TRACKING_PASSWORD``). Default none."""
 MLFLOW_TRACKING_PASSWORD: Final = "MLFLOW_TRACKING_PASSWORD"
 """MLflow basic-auth password. Default none."""
+MLFLOW_EXPERIMENT_ID: Final = "MLFLOW_EXPERIMENT_ID"
+"""The MLflow experiment ``otel-eval run --from mlflow`` reads (over ``MLFLOW_EXPERIMENT_NAME``). Default ``0``."""
+MLFLOW_EXPERIMENT_NAME: Final = "MLFLOW_EXPERIMENT_NAME"
+"""The MLflow experiment ``otel-eval run --from mlflow`` reads, by name. Default: ``MLFLOW_EXPERIMENT_ID``."""
 LANGFUSE_BASE_URL: Final = "LANGFUSE_BASE_URL"
 """Langfuse's base URL (``LANGFUSE_HOST``, its older name, too). Default ``https://cloud.langfuse.com``."""
 LANGFUSE_HOST: Final = "LANGFUSE_HOST"

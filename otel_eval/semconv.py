@@ -70,6 +70,10 @@ MLFLOW_SPAN_TYPE_EVALUATOR: Final = '"EVALUATOR"'  # json.dumps("EVALUATOR"), as
 OTEL_EVAL_EVALUATOR_ID: Final = "otel_eval.evaluator.id"  # metric name + digest of its criterion
 OTEL_EVAL_EVALUATOR_TYPE: Final = "otel_eval.evaluator.type"  # llm_judge | deterministic
 OTEL_EVAL_EVALUATOR_VERSION: Final = "otel_eval.evaluator.version"  # digest of everything that changes the score
+# On a backend score (Phoenix annotation, MLflow assessment) that replaced an earlier otel-eval score of the same
+# (trace, span, metric) made by another evaluator version: that version and id, so the change is visible there.
+OTEL_EVAL_REPLACED_EVALUATOR_ID: Final = "otel_eval.replaced.evaluator.id"
+OTEL_EVAL_REPLACED_EVALUATOR_VERSION: Final = "otel_eval.replaced.evaluator.version"
 EVALUATOR_TYPE_LLM_JUDGE: Final = "llm_judge"
 EVALUATOR_TYPE_DETERMINISTIC: Final = "deterministic"
 

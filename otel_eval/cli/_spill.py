@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import pickle
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import click
 
@@ -32,6 +32,10 @@ from otel_eval.cli._common import LoadedTraces, load_traces, read_input_file
 from otel_eval.conversations import Conversation, group_conversations
 from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct import group_by_trace, rebuild_trace, without_evaluator_spans
+
+if TYPE_CHECKING:
+    from otel_eval.traces import Span
+    from otel_eval.traces.backends import TracePage
 
 HELD_BYTES = 16 * 2**20
 """Bytes of trace files whose invocations the first pass keeps in memory before it starts spilling."""
@@ -139,21 +143,50 @@ def stream_traces(paths: Sequence[Path], spill: IO[bytes], *, held_bytes: int = 
 
 
 def _spilled(paths: Sequence[Path], store: _Chunks) -> StreamedTraces:
-    trace_ids: set[str] = set()
-    loaded = LoadedTraces()
-    trace_warnings: list[tuple[int, str, list[str]]] = []
-    empty: list[tuple[str, str]] = []
+    run = _FirstPass(store)
     for path in paths:
-        result = read_input_file(path, loaded)
+        result = read_input_file(path, run.loaded)
         if result is None:
             continue
         if result.log_records:
             raise _NeedsAllSpans
-        loaded.warnings.extend(result.warnings)
-        traces = group_by_trace(result.spans)
-        if not trace_ids.isdisjoint(traces):  # a trace id already met in another file
-            raise _NeedsAllSpans
-        trace_ids.update(traces)
+        run.loaded.warnings.extend(result.warnings)
+        run.add(result.spans, result.size)
+    for line in run.loaded.skipped:  # as load_traces prints them
+        click.echo(f"warning: {line}", err=True)
+    return run.finish()
+
+
+def stream_pages(pages: Iterable[TracePage], spill: IO[bytes], *, held_bytes: int = HELD_BYTES) -> StreamedTraces:
+    """The first pass over a backend's pages (whole traces each, :mod:`otel_eval.traces.backends`), kept and spilled
+    as :func:`stream_traces` keeps and spills files: memory holds one page's spans and ``held_bytes`` of invocations.
+    A trace met again in a later page (a backend answering while spans still arrive) is left out, with a warning."""
+    run = _FirstPass(_Chunks(spill, held_bytes))
+    for page in pages:
+        run.loaded.warnings.extend(page.warnings)
+        run.add(page.spans, page.size, again="skip")
+    return run.finish()
+
+
+class _FirstPass:
+    """Rebuilds span batches (a file's, a page's) into the conversations' chunks."""
+
+    def __init__(self, store: _Chunks) -> None:
+        self.store = store
+        self.loaded = LoadedTraces()
+        self.trace_ids: set[str] = set()
+        self.trace_warnings: list[tuple[int, str, list[str]]] = []
+        self.empty: list[tuple[str, str]] = []
+
+    def add(self, spans: list[Span], size: int, *, again: str = "all-spans") -> None:
+        traces = group_by_trace(spans)
+        if not self.trace_ids.isdisjoint(traces):  # a trace id already met in another file
+            if again != "skip":
+                raise _NeedsAllSpans
+            for trace_id in self.trace_ids.intersection(traces):
+                self.loaded.warnings.append(f"trace {trace_id}: read twice; its second reading is left out")
+                del traces[trace_id]
+        self.trace_ids.update(traces)
         chunks: dict[tuple[str, str], list[TracedInvocation]] = {}
         for all_spans in traces.values():
             trace_spans = without_evaluator_spans(all_spans)
@@ -161,21 +194,21 @@ def _spilled(paths: Sequence[Path], store: _Chunks) -> StreamedTraces:
                 continue  # otel-eval's own trace (a judge's), as rebuild_traces leaves it out
             trace = rebuild_trace(trace_spans)
             if trace.warnings:
-                trace_warnings.append((trace.start_time_ns, trace.trace_id, trace.warnings))
+                self.trace_warnings.append((trace.start_time_ns, trace.trace_id, trace.warnings))
             if not trace.invocations:
-                empty.append((trace.trace_id, trace.convention))
+                self.empty.append((trace.trace_id, trace.convention))
             for inv in trace.invocations:
                 chunks.setdefault(_key(inv), []).append(inv)
-        store.add_file(result.size, chunks)
-    for line in loaded.skipped:  # as load_traces prints them
-        click.echo(f"warning: {line}", err=True)
-    trace_warnings.sort(key=lambda item: (item[0], item[1]))
-    for _, _, warnings in trace_warnings:
-        loaded.warnings.extend(warnings)
-    empty.sort()
-    # group_conversations' order: by first invocation (start, trace id), ties in first-seen order (a stable sort).
-    ordered = sorted(store.conversations.items(), key=lambda item: item[1].first)
-    return StreamedTraces(loaded, empty, len(ordered), store.read_back(ordered))
+        self.store.add_file(size, chunks)
+
+    def finish(self) -> StreamedTraces:
+        self.trace_warnings.sort(key=lambda item: (item[0], item[1]))
+        for _, _, warnings in self.trace_warnings:
+            self.loaded.warnings.extend(warnings)
+        self.empty.sort()
+        # group_conversations' order: by first invocation (start, trace id), ties in first-seen order (a stable sort).
+        ordered = sorted(self.store.conversations.items(), key=lambda item: item[1].first)
+        return StreamedTraces(self.loaded, self.empty, len(ordered), self.store.read_back(ordered))
 
 
 def spill_file() -> IO[bytes]:

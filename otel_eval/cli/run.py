@@ -6,13 +6,15 @@ import asyncio
 import contextlib
 import functools
 import json
-from collections.abc import Coroutine, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from otel_eval._runtime.collector import fewer_collections
+from otel_eval.cli import _backfill
+from otel_eval.cli._backfill import EXIT_BACKEND, BackfillOptions, backfill_options
 from otel_eval.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -207,7 +209,7 @@ def _apply_judge_model(config: EvalConfig | None, judge_model: str | None) -> Ev
 
 
 @click.command()
-@click.argument("trace_files", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("trace_files", nargs=-1, type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--eval-set", "eval_set_path", type=click.Path(path_type=Path, dir_okay=False), help="ADK eval set.")
 @click.option(
     "--config",
@@ -258,6 +260,7 @@ def _apply_judge_model(config: EvalConfig | None, judge_model: str | None) -> Ev
     "because the judge is not usable (no credentials, rejected key, exhausted quota, unreachable).",
 )
 @click.option("--verbose", "-v", is_flag=True, help="Print every warning met while reading and rebuilding.")
+@backfill_options
 def run(
     trace_files: tuple[Path, ...],
     eval_set_path: Path | None,
@@ -273,13 +276,17 @@ def run(
     budget: str | None,
     allow_not_evaluated: bool,
     verbose: bool,
+    backfill: BackfillOptions,
 ) -> None:
-    """Evaluate the agent invocations recorded in TRACE_FILES.
+    """Evaluate the agent invocations recorded in TRACE_FILES, or stored in a backend (--from).
 
     Exit code 0 when nothing failed, 1 when a metric FAILED, 2 on bad input, 3 when a requested metric was evaluated
-    on no invocation because the judge is not usable (unless --allow-not-evaluated). Eval sets and configs among
-    TRACE_FILES are skipped with a warning.
+    on no invocation because the judge is not usable (unless --allow-not-evaluated), 4 when a backend failed the run
+    (traces it could not give, scores a sink did not deliver). Eval sets and configs among TRACE_FILES are skipped
+    with a warning.
     """
+    if bool(trace_files) == (backfill.source is not None):
+        fail("give TRACE_FILES or --from BACKEND (one of them)")
     eval_set, config = _load_inputs(eval_set_path, config_path)
     config = _apply_judge_model(config, judge_model)
     judge_settings: dict[str, Any] = {
@@ -308,21 +315,33 @@ def run(
         plan = build_plan(
             criteria, registry=registry, match_type=match_type.upper() if match_type else None, judge=judge
         )
+        written = _backfill.outputs(backfill, eval_set)
     except ConfigurationError as exc:
         fail(str(exc))
     _warn_unservable_judges(judge, criteria, registry)
     with spill_file() as spill, fewer_collections():
-        streamed = stream_traces(trace_files, spill)
+        streamed = _backfill.read_backend(backfill, spill) if backfill.source else stream_traces(trace_files, spill)
         report_problems(streamed.loaded.errors, streamed.loaded.warnings, verbose=verbose)
+        if backfill.dry_run:
+            _backfill.dry_run(streamed, plan)
+            return
         tally = asyncio.run(
             _closing_judge(
                 judge,
                 _evaluate_streamed(
-                    streamed, eval_set, eval_id, plan, json_output=output == "json", results_dir=results_dir
+                    streamed,
+                    eval_set,
+                    eval_id,
+                    plan,
+                    json_output=output == "json",
+                    results_dir=results_dir,
+                    on_report=written.add if written else None,
                 ),
             )
         )
     _print_judge_summary(judge)
+    if written and _backfill.finish_outputs(written):
+        raise SystemExit(EXIT_BACKEND)
     if streamed.loaded.errors or not tally.count:
         raise SystemExit(EXIT_BAD_INPUT)
     if tally.failed:
@@ -355,6 +374,7 @@ async def _evaluate_streamed(
     *,
     json_output: bool,
     results_dir: Path | None,
+    on_report: Callable[[ConversationReport], None] | None = None,
 ) -> RunTally:
     """Pairs and scores the conversations a window at a time, writing each result out as it comes."""
     tally = RunTally(JUDGE_UNUSABLE)
@@ -381,6 +401,8 @@ async def _evaluate_streamed(
             tick = functools.partial(progress.advance, task)
         async for report in stream_reports(_paired(streamed.conversations, eval_set, eval_id), plan, progress=tick):
             tally.add(report)
+            if on_report is not None:
+                on_report(report)
             if json_results is not None:
                 json_results.add(report_json(report))
             else:

@@ -422,6 +422,19 @@ class _RecordContext:
         return records
 
 
+def records_of(
+    invocations: list[TracedInvocation],
+    metric: PlannedMetric,
+    result: EvaluationResult,
+    *,
+    eval_id: str | None = None,
+    eval_set_id: str | None = None,
+) -> list[EvaluationRecord]:
+    """The records online evaluation would emit for ``result`` of ``metric`` on ``invocations`` (one per
+    invocation, same result ids): what ``otel-eval run`` hands its sinks."""
+    return _RecordContext(list(invocations), eval_id, eval_set_id).records(metric, result)
+
+
 def _criteria_key(criteria: dict[str, BaseCriterion] | None) -> str:
     return json.dumps(
         None if criteria is None else {name: c.model_dump(mode="json") for name, c in criteria.items()}, sort_keys=True

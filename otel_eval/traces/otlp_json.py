@@ -198,6 +198,8 @@ def any_value(value: Any) -> Any:
             return value  # some writers put plain values here
         raise ValueError(f"expected an AnyValue object, got {type(value).__name__}")
     for key, item in value.items():
+        if item is None:
+            continue  # a writer that spells every member, null but one (Phoenix's REST API)
         if key in ("stringValue", "string_value"):
             if not isinstance(item, str):
                 raise ValueError(f"stringValue is {type(item).__name__}, not a string")

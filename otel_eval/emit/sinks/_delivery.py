@@ -192,6 +192,18 @@ class BatchingSink:
         if len(taken) < len(wanted):
             self._drop(semconv.SINK_QUEUE_FULL, len(wanted) - len(taken), "its queue is full")
 
+    def wait_for_room(self, wanted: int, timeout_s: float) -> bool:
+        """Waits until ``wanted`` more records fit in the queue (for a caller that may wait: ``otel-eval run``,
+        which must not drop a backfill's scores for a full queue); False when ``timeout_s`` passed first."""
+        deadline = time.monotonic() + timeout_s
+        with self._changed:
+            while self._max_queue_size - len(self._queue) - self._in_flight < min(wanted, self._max_queue_size):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self._closed:
+                    return False
+                self._changed.wait(min(remaining, 0.5))
+        return True
+
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Waits until every held record is delivered or given up; False when ``timeout_millis`` passed first."""
         deadline = time.monotonic() + max(0, timeout_millis) / 1000

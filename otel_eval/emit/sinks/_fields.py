@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from typing import Any, Final
 
 from otel_eval import semconv
@@ -32,15 +33,36 @@ def explanation(record: EvaluationRecord) -> str | None:
 
 
 def evaluator_key(record: EvaluationRecord) -> str:
-    """What identifies the evaluator across re-evaluations: the evaluator id, or the metric name without one."""
+    """The evaluator id, or the metric name without one (provenance; no longer part of a score's key)."""
     return record.evaluator_id or record.metric_name
 
 
+def score_key(record: EvaluationRecord) -> tuple[str, str, str]:
+    """What a backend score is keyed by: (trace, span, metric). Each invocation (its root span) keeps its own score of
+    each metric; re-evaluating it, with the same or a changed evaluator, replaces that score instead of adding one."""
+    return (record.trace_id.lower(), record.span_id.lower(), record.metric_name)
+
+
 def score_id(record: EvaluationRecord) -> str:
-    """A stable id of (trace, span, evaluator): re-evaluating an invocation with the same evaluator gets the same id,
-    so a backend that upserts on it replaces the score instead of adding a second one."""
-    key = "\x00".join(("otel-eval", record.trace_id, record.span_id, evaluator_key(record)))
+    """A stable id of :func:`score_key`, for a backend that upserts on an id of the caller's (Langfuse)."""
+    key = "\x00".join(("otel-eval", *score_key(record)))
     return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def replaced(previous: Mapping[str, Any] | None, record: EvaluationRecord) -> dict[str, str]:
+    """The ``otel_eval.replaced.evaluator.*`` metadata for ``record`` replacing a score whose metadata is
+    ``previous``: the earlier evaluator version and id when they differ from ``record``'s, else nothing."""
+    if not previous:
+        return {}
+    version = previous.get(semconv.OTEL_EVAL_EVALUATOR_VERSION)
+    evaluator = previous.get(semconv.OTEL_EVAL_EVALUATOR_ID)
+    if version == record.evaluator_version and evaluator == record.evaluator_id:
+        return {}
+    fields = {
+        semconv.OTEL_EVAL_REPLACED_EVALUATOR_VERSION: version,
+        semconv.OTEL_EVAL_REPLACED_EVALUATOR_ID: evaluator,
+    }
+    return {key: str(value) for key, value in fields.items() if value is not None}
 
 
 def provenance(record: EvaluationRecord) -> dict[str, Any]:

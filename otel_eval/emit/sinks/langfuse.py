@@ -2,8 +2,8 @@
 
 One score per result (``POST /api/public/scores``): name = metric, a numeric value (a categorical one, the verdict
 word, when there is no score), comment = explanation, the provenance (verdict and label among it) as metadata, and
-an id derived from the trace, span and evaluator id, so a re-evaluation with the same evaluator replaces the score
-(Langfuse upserts on the id) instead of adding one. Langfuse's trace and observation ids of OTLP spans are the hex
+an id derived from the trace, span and metric, so a re-evaluation replaces the score (Langfuse upserts on the id)
+instead of adding one, and each invocation of a trace keeps its own. Langfuse's trace and observation ids of OTLP spans are the hex
 trace and span ids, and a score may arrive before its trace.
 
 Configured as Langfuse's SDKs are: ``LANGFUSE_BASE_URL`` (or ``LANGFUSE_HOST``; default

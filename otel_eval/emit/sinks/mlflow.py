@@ -4,8 +4,10 @@ API.
 One feedback per result on the invocation's trace (``tr-`` and the OTLP trace id in hex: how MLflow's OTLP endpoint
 names a trace it receives) and root span: name = metric, value = score (the verdict word when there is no score),
 rationale = explanation, source ``LLM_JUDGE`` or ``CODE`` with the evaluator id as its source id, and the
-provenance as metadata. A re-evaluation with the same evaluator updates the assessment it finds on the trace
-(same name and ``otel_eval.evaluator.id``) instead of adding one; a trace MLflow does not have yet is retried.
+provenance as metadata. Assessments are keyed by (trace, span, metric): a re-evaluation updates the assessment
+otel-eval made for that span and metric instead of adding one (a changed evaluator too, its earlier version and id
+then in ``otel_eval.replaced.evaluator.*``), while another invocation of the same trace keeps its own; the very same
+result (same result id) is left as it is. A trace MLflow does not have yet is retried.
 
 Configured as MLflow's clients are: ``MLFLOW_TRACKING_URI`` (an ``http(s)://`` server; default
 ``http://localhost:5000``), ``MLFLOW_TRACKING_TOKEN`` or ``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD``.
@@ -117,14 +119,15 @@ class MlflowBackend:
                 outcomes.append(existing)
                 continue
             body = assessment(record)
-            key = (record.metric_name, _fields.evaluator_key(record))
+            key = (record.span_id.lower(), record.metric_name)
             found = existing.get(key)
             if found is None:
                 response = client.post(f"{_TRACES}/{_path(trace_id)}/assessments", json={"assessment": body})
             elif (found.get("metadata") or {}).get(semconv.OTEL_EVAL_RESULT_ID) == record.result_id:
-                outcomes.append(OK)  # this very result is there already (a redelivery)
+                outcomes.append(OK)  # this very result is there already (a redelivery, a re-run)
                 continue
             else:
+                body["metadata"].update(_fields.replaced(found.get("metadata"), record))
                 body["assessment_id"] = found["assessment_id"]
                 update = {"assessment": body, "update_mask": "feedback,rationale,metadata"}
                 path = f"{_TRACES}/{_path(trace_id)}/assessments/{_path(found['assessment_id'])}"
@@ -136,7 +139,7 @@ class MlflowBackend:
         return outcomes
 
     def _existing(self, client: httpx.Client, trace_id: str) -> _Existing:
-        """The trace's assessments from otel-eval by (name, evaluator id); None when MLflow has no such trace."""
+        """The trace's assessments from otel-eval by (span id, name); None when MLflow has no such trace."""
         response = client.get(f"{_TRACES}/{_path(trace_id)}")
         if response.status_code == 404 or (response.status_code == 400 and "RESOURCE_DOES_NOT_EXIST" in response.text):
             return None
@@ -147,9 +150,8 @@ class MlflowBackend:
         info = response.json().get("trace", {}).get("trace_info", {})
         for item in info.get("assessments", []):
             metadata = item.get("metadata") or {}
-            evaluator = metadata.get(semconv.OTEL_EVAL_EVALUATOR_ID) or item.get("assessment_name", "")
             if metadata.get("source") == semconv.INSTRUMENTATION_SCOPE and item.get("valid", True):
-                found[(item.get("assessment_name", ""), evaluator)] = item
+                found[(str(item.get("span_id", "")).lower(), item.get("assessment_name", ""))] = item
         return found
 
 

@@ -1,10 +1,13 @@
 """Scores as Arize Phoenix span annotations on the invocation's root span, through Phoenix's REST API.
 
 One annotation per result: name = metric, label = the metric's verdict word, score, explanation, annotator kind
-``LLM`` for judged metrics and ``CODE`` for the others, and an identifier derived from the evaluator id, so that
-re-evaluating an invocation with the same evaluator replaces its annotation (Phoenix upserts on span, name and
-identifier) instead of adding one. The metadata carries the provenance (evaluator id, type and version, judge
-model, threshold, result id). Annotations then show on the span, in the evals filter
+``LLM`` for judged metrics and ``CODE`` for the others, and the identifier ``otel-eval:<metric>``: annotations are
+keyed by (trace, span, metric), so re-evaluating an invocation replaces its annotation (Phoenix upserts on span, name
+and identifier) instead of adding one, with the same evaluator or a changed one (the earlier evaluator version and
+id then in ``otel_eval.replaced.evaluator.*``), and each invocation of a trace keeps its own. The sink reads the
+batch's spans' annotations first (one request): a result already there (same result id) is not sent again, so a
+re-run changes nothing. The metadata carries the provenance (evaluator id, type and version, judge model,
+threshold, result id). Annotations then show on the span, in the evals filter
 (``evals['hallucinations_v1'].score < 0.8``) and in the project's annotation summary.
 
 Phoenix colours a score green or red only by an annotation config of the same name assigned to the span's project
@@ -28,6 +31,7 @@ from urllib.parse import quote
 import httpx
 
 from otel_eval import environment_variables as env
+from otel_eval import semconv
 from otel_eval.emit.sinks import _fields
 from otel_eval.emit.sinks._delivery import MISSING, OK, Outcome, status_outcome
 from otel_eval.emit.sinks._http import DEFAULT_TIMEOUT_S, first, parse_headers, split_url
@@ -43,12 +47,23 @@ PROJECT_ATTRIBUTE: Final = "openinference.project.name"
 CONFIG_ATTEMPTS: Final = 5
 """Batches in which the sink tries to set up a metric's annotation config before giving up on it."""
 IDENTIFIER_PREFIX: Final = "otel-eval:"
-"""Annotation identifiers start with this, then the evaluator id."""
+"""Annotation identifiers are this and the metric name (earlier releases used the evaluator id, which has a criterion
+digest in it; such earlier annotations are left alone)."""
+_NOT_THERE_LIMIT: Final = 100_000
+"""Span ids remembered as not in Phoenix yet, at most (then forgotten at once: only an extra read each)."""
+_READ_LIMIT: Final = 10_000
+"""Annotations read back per request (Phoenix's largest page)."""
 _MISSING_SPANS = re.compile(r"Spans with IDs ([0-9a-fA-F, ]+) do not exist")
 
 
-def annotation(record: EvaluationRecord) -> dict[str, Any]:
-    """The ``POST /v1/span_annotations`` item for ``record``."""
+def identifier(record: EvaluationRecord) -> str:
+    """The annotation identifier of ``record``'s (span, metric)."""
+    return IDENTIFIER_PREFIX + record.metric_name
+
+
+def annotation(record: EvaluationRecord, previous: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``POST /v1/span_annotations`` item for ``record``, replacing the annotation whose metadata is
+    ``previous`` (if any)."""
     result: dict[str, Any] = {"label": _fields.verdict(record)}
     if record.score is not None:
         result["score"] = record.score
@@ -60,8 +75,8 @@ def annotation(record: EvaluationRecord) -> dict[str, Any]:
         "name": record.metric_name,
         "annotator_kind": "LLM" if _fields.judged(record) else "CODE",
         "result": result,
-        "metadata": {**_fields.provenance(record), "trace_id": record.trace_id},
-        "identifier": IDENTIFIER_PREFIX + _fields.evaluator_key(record),
+        "metadata": {**_fields.provenance(record), "trace_id": record.trace_id, **_fields.replaced(previous, record)},
+        "identifier": identifier(record),
     }
 
 
@@ -108,6 +123,7 @@ class PhoenixBackend:
         self._headers = {**auth, **(headers or {})}
         self.project = project
         self._configured: set[str] = set()
+        self._not_there: set[str] = set()  # spans Phoenix said it does not have: no annotation to read on them yet
         self._config_attempts: dict[str, int] = {}
 
     @classmethod
@@ -126,12 +142,14 @@ class PhoenixBackend:
         return httpx.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S)
 
     def send(self, client: httpx.Client, records: Sequence[EvaluationRecord]) -> list[Outcome]:
-        """One request for the batch; when Phoenix names spans it does not have, those wait and the rest are sent
-        again without them (Phoenix stores nothing of a request it answers 404)."""
+        """One request for the batch (after reading its spans' annotations); when Phoenix names spans it does not
+        have, those wait and the rest are sent again without them (Phoenix stores nothing of a request it answers
+        404)."""
         outcomes: list[Outcome] = [OK] * len(records)
-        waiting = list(range(len(records)))
+        existing = self._existing(client, records)
+        waiting = [i for i in range(len(records)) if not _unchanged(existing.get(_key(records[i])), records[i])]
         while waiting:
-            data = [annotation(records[i]) for i in waiting]
+            data = [annotation(records[i], (existing.get(_key(records[i])) or {}).get("metadata")) for i in waiting]
             response = client.post("/v1/span_annotations", params={"sync": "true"}, json={"data": data})
             missing = _missing_spans(response)
             if missing is None:
@@ -139,13 +157,42 @@ class PhoenixBackend:
                 for i in waiting:
                     outcomes[i] = outcome
                 if outcome == OK:
+                    self._not_there.difference_update(records[i].span_id for i in waiting)
                     self._configure(client, [records[i] for i in waiting])
                 return outcomes
             named = [i for i in waiting if records[i].span_id in missing] or waiting  # none named: all wait
+            if len(self._not_there) >= _NOT_THERE_LIMIT:
+                self._not_there.clear()
+            self._not_there.update(records[i].span_id for i in named)
             for i in named:
                 outcomes[i] = MISSING
             waiting = [i for i in waiting if i not in named]
         return outcomes
+
+    def _existing(self, client: httpx.Client, records: Sequence[EvaluationRecord]) -> dict[tuple[str, str], Any]:
+        """otel-eval's annotations of the records' spans and metrics, by (span id, metric). Best effort: nothing
+        when Phoenix cannot say (a project or spans it does not have yet, an older server): the upsert still
+        replaces, only without the replaced-version note. Spans Phoenix said it did not have are not asked about (a
+        score waiting for its span costs no extra request per retry)."""
+        span_ids = sorted({r.span_id for r in records} - self._not_there)
+        if not span_ids:
+            return {}
+        params: dict[str, Any] = {
+            "span_ids": span_ids,
+            "include_annotation_names": sorted({r.metric_name for r in records}),
+            "limit": _READ_LIMIT,
+        }
+        response = client.get(f"/v1/projects/{quote(self.project, safe='')}/span_annotations", params=params)
+        if response.status_code >= 500 or response.status_code in (408, 429):
+            status_outcome(response)  # raises Unreachable: the batch is retried
+        if not response.is_success:
+            return {}
+        found: dict[tuple[str, str], Any] = {}
+        for item in response.json().get("data") or []:
+            name, ident = item.get("name", ""), item.get("identifier", "")
+            if ident == IDENTIFIER_PREFIX + name:
+                found[(str(item.get("span_id", "")).lower(), name)] = item
+        return found
 
     def _configure(self, client: httpx.Client, records: Sequence[EvaluationRecord]) -> None:
         """Creates (unless one exists) and assigns to the project the annotation config of each metric not set up
@@ -179,6 +226,15 @@ class PhoenixBackend:
                     self.project,
                     detail,
                 )
+
+
+def _key(record: EvaluationRecord) -> tuple[str, str]:
+    return (record.span_id.lower(), record.metric_name)
+
+
+def _unchanged(found: Mapping[str, Any] | None, record: EvaluationRecord) -> bool:
+    """Whether ``found`` is this very result already (same result id): nothing to send."""
+    return found is not None and (found.get("metadata") or {}).get(semconv.OTEL_EVAL_RESULT_ID) == record.result_id
 
 
 def _missing_spans(response: httpx.Response) -> set[str] | None:

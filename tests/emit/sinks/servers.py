@@ -184,6 +184,8 @@ class CuttableLink:
         """Closes the listening socket and every open connection: the backend is unreachable."""
         listener, self._listener = self._listener, None
         if listener is not None:
+            with contextlib.suppress(OSError):
+                listener.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread: no connection gets through after
             listener.close()
         with self._lock:
             for sock in self._open:

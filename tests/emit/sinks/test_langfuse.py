@@ -75,6 +75,25 @@ def test_a_re_evaluation_replaces_the_score_instead_of_adding_one(langfuse: Loop
     assert {s["value"] for s in langfuse.scores.values() if s["dataType"] == "NUMERIC"} == {0.5}
 
 
+def test_two_invocations_of_one_trace_keep_their_own_scores_and_a_changed_evaluator_replaces_its_own(
+    langfuse: LoopbackLangfuse,
+) -> None:
+    record = _scored(run_evaluated_agent(None))[0]
+    second = record.model_copy(update={"span_id": "f" * 16, "score": 0.125, "result_id": "second"})
+    renewed = record.model_copy(
+        update={"score": 0.25, "result_id": "renewed", "evaluator_id": "x/changed", "evaluator_version": "v-next"}
+    )
+    sink = BatchingSink(LangfuseBackend(langfuse.base_url, PUBLIC_KEY, SECRET_KEY))
+    sink([record, second])
+    assert sink.force_flush(10_000)
+    sink([renewed])
+    assert sink.force_flush(10_000)
+    by_observation = {s["observationId"]: s for s in langfuse.scores.values()}
+    assert len(langfuse.scores) == 2  # one per (trace, span, metric): the renewed score replaced the first
+    assert by_observation[record.span_id]["value"] == 0.25
+    assert by_observation["f" * 16]["value"] == 0.125
+
+
 def test_a_backend_down_for_a_while_costs_two_log_lines_and_no_caller_time(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -4,6 +4,7 @@ REST API; then the link to it cut for a while and restored."""
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import subprocess
@@ -93,6 +94,39 @@ def test_a_re_evaluation_updates_the_assessments_instead_of_adding_some(
     assessments = [a for trace_id in {r.trace_id for r in evaluated} for a in _assessments(mlflow, trace_id)]
     assert len(assessments) == len(evaluated)
     assert {a["feedback"]["value"] for a in assessments} == {0.25}
+
+
+def test_two_invocations_of_one_trace_keep_their_own_assessments_and_a_new_evaluator_says_what_it_replaced(
+    mlflow: BackendServer, evaluated: list[EvaluationRecord]
+) -> None:
+    """Issue 39 item 3: a second invocation in the same trace no longer PATCHes the first one's assessment."""
+    first = evaluated[0]
+    trace = httpx.get(f"{mlflow.url}/api/3.0/mlflow/traces/get", params={"trace_id": f"tr-{first.trace_id}"}).json()
+    spans = [base64.b64decode(s["span_id"]).hex() for s in trace["trace"]["spans"]]
+    second_span = next(s for s in spans if s != first.span_id)  # another span of the trace: a second invocation
+    renewed = first.model_copy(
+        update={"score": 0.25, "result_id": "renewed-" + first.result_id, "evaluator_version": "v-next"}
+    )
+    second = first.model_copy(update={"span_id": second_span, "score": 0.125, "result_id": "second-" + first.result_id})
+    sink = BatchingSink(MlflowBackend(mlflow.url))
+    sink([renewed, second])
+    assert sink.force_flush(30_000)
+    mine = [a for a in _assessments(mlflow, first.trace_id) if a["assessment_name"] == first.metric_name]
+    by_span = {a["span_id"]: a for a in mine}
+    assert len(mine) == 2 and set(by_span) == {first.span_id, second_span}
+    assert by_span[first.span_id]["feedback"]["value"] == 0.25
+    assert by_span[second_span]["feedback"]["value"] == 0.125
+    metadata = by_span[first.span_id]["metadata"]
+    assert metadata["otel_eval.replaced.evaluator.version"] == first.evaluator_version
+    assert "otel_eval.replaced.evaluator.version" not in by_span[second_span]["metadata"]
+    # put the trace back as the other tests expect it: one assessment per result
+    delete = httpx.delete(
+        f"{mlflow.url}/api/3.0/mlflow/traces/tr-{first.trace_id}/assessments/{by_span[second_span]['assessment_id']}"
+    )
+    delete.raise_for_status()
+    sink = BatchingSink(MlflowBackend(mlflow.url))
+    sink([first])
+    assert sink.force_flush(30_000)
 
 
 def test_a_backend_down_for_a_while_costs_at_most_three_lines_and_no_caller_time(

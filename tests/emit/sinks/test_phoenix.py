@@ -80,7 +80,7 @@ def test_every_result_is_one_annotation_on_the_invocation_root_span(
         assert annotation["annotator_kind"] == ("LLM" if record.evaluator_type == "llm_judge" else "CODE")
         assert annotation["result"]["label"] == (record.verdict or record.label)
         assert annotation["result"]["score"] == record.score
-        assert annotation["identifier"] == f"otel-eval:{record.evaluator_id}"
+        assert annotation["identifier"] == f"otel-eval:{record.metric_name}"  # keyed by (trace, span, metric)
         assert annotation["metadata"]["otel_eval.result.id"] == record.result_id
     assert {a["annotator_kind"] for a in annotations} == {"LLM", "CODE"}
     # The scores were ready before the exporter's batch of spans (every 5 s): Phoenix said 404, the sink retried.
@@ -122,6 +122,32 @@ def test_a_re_evaluation_replaces_the_annotations_instead_of_adding_some(
     assert len(annotations) == len(evaluated)
     assert {a["result"]["score"] for a in annotations} == {0.5}
     assert {a["metadata"]["otel_eval.result.id"] for a in annotations} == {r.result_id for r in again}
+
+
+def test_two_invocations_of_one_trace_keep_their_own_annotations_and_a_new_evaluator_says_what_it_replaced(
+    phoenix: BackendServer, evaluated: list[EvaluationRecord]
+) -> None:
+    first = evaluated[0]
+    spans = httpx.get(
+        f"{phoenix.url}/v1/projects/{PROJECT}/spans/otlpv1", params={"trace_id": first.trace_id, "limit": 1000}
+    ).json()["data"]
+    second_span = next(s["span_id"] for s in spans if s["span_id"] != first.span_id)  # another span of the trace
+    renewed = first.model_copy(
+        update={"score": 0.25, "result_id": "renewed-" + first.result_id, "evaluator_version": "v-next"}
+    )
+    second = first.model_copy(update={"span_id": second_span, "score": 0.125, "result_id": "second-" + first.result_id})
+    sink = BatchingSink(PhoenixBackend(phoenix.url, project=PROJECT))
+    sink([renewed, second])
+    assert sink.force_flush(30_000)
+    mine = [a for a in _annotations(phoenix, [first, second]) if a["name"] == first.metric_name]
+    by_span = {a["span_id"]: a for a in mine}
+    assert len(mine) == 2 and set(by_span) == {first.span_id, second_span}  # one each, neither overwritten
+    assert by_span[first.span_id]["result"]["score"] == 0.25
+    assert by_span[second_span]["result"]["score"] == 0.125
+    metadata = by_span[first.span_id]["metadata"]
+    assert metadata["otel_eval.evaluator.version"] == "v-next"
+    assert metadata["otel_eval.replaced.evaluator.version"] == first.evaluator_version
+    assert "otel_eval.replaced.evaluator.version" not in by_span[second_span]["metadata"]  # nothing replaced there
 
 
 def _project_id(phoenix: BackendServer, name: str) -> str:

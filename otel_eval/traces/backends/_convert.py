@@ -1,0 +1,90 @@
+"""What both readers share: OTLP-JSON span objects into :class:`Span`\\ s, times as ISO text, HTTP errors as
+:class:`~otel_eval.traces.backends.BackendUnavailable`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from typing import Any
+
+import httpx
+
+from otel_eval import semconv
+from otel_eval.traces._normalize import Problems, SpanProblem
+from otel_eval.traces.backends import BackendUnavailable
+from otel_eval.traces.otlp_json import span_from_otlp_json
+from otel_eval.traces.span import Span
+
+
+def spans_of(raw_spans: Iterable[Any], problems: Problems, where: str) -> list[Span]:
+    """The spans of OTLP-JSON span objects (camelCase or snake_case, hex or base64 ids); a malformed one is skipped
+    with a warning.
+
+    The backends keep no instrumentation scope, by which otel-eval knows its own spans and leaves them (and the judge's
+    under them) out of the agent's invocations: an evaluation span, told by its ``gen_ai.operation.name``, gets its
+    scope back here, so a trace scored online and backfilled later rebuilds as the agent's alone.
+    """
+    spans: list[Span] = []
+    for index, raw in enumerate(raw_spans):
+        try:
+            span = span_from_otlp_json(raw, problems, f"{where}[{index}]")
+        except SpanProblem as problem:
+            problems.skipped(f"{where}[{index}]", problem)
+            continue
+        if span.scope_name is None and span.attributes.get(semconv.GEN_AI_OPERATION_NAME) == EVALUATION:
+            span.scope_name = semconv.INSTRUMENTATION_SCOPE
+        spans.append(span)
+    return spans
+
+
+EVALUATION = semconv.GEN_AI_OPERATION_EVALUATION
+
+
+def iso(ns: int) -> str:
+    """Unix nanoseconds as ISO 8601 UTC text (microseconds)."""
+    return datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).isoformat()
+
+
+def checked(response: httpx.Response, what: str) -> httpx.Response:
+    """``response`` when it succeeded.
+
+    Raises:
+        BackendUnavailable: any other answer (its status and the start of its body: never a header).
+    """
+    if response.is_success:
+        return response
+    body = " ".join(response.text.split())[:200]
+    raise BackendUnavailable(f"{what}: HTTP {response.status_code}: {body}", response.status_code)
+
+
+def get(client: httpx.Client, url: str, what: str, **kwargs: Any) -> httpx.Response:
+    """``GET url``, tried :data:`ATTEMPTS` times; an unreachable backend as :class:`BackendUnavailable`."""
+    return _call(client, "GET", url, what, **kwargs)
+
+
+def post(client: httpx.Client, url: str, what: str, **kwargs: Any) -> httpx.Response:
+    """``POST url``, tried :data:`ATTEMPTS` times; an unreachable backend as :class:`BackendUnavailable`."""
+    return _call(client, "POST", url, what, **kwargs)
+
+
+ATTEMPTS = 3
+"""Tries of one request before the backend counts as unavailable (transport errors, 5xx, 408, 429)."""
+BACKOFF_S = 1.0
+"""Seconds before the second try, doubled before each next one."""
+
+
+def _call(client: httpx.Client, method: str, url: str, what: str, **kwargs: Any) -> httpx.Response:
+    for attempt in range(ATTEMPTS):
+        last = attempt == ATTEMPTS - 1
+        try:
+            response = client.request(method, url, **kwargs)
+        except httpx.TransportError as error:
+            if last:
+                text = " ".join(str(error).split())[:200]
+                raise BackendUnavailable(f"{what}: {type(error).__name__}: {text}" if text else what) from error
+        else:
+            if last or not (response.status_code >= 500 or response.status_code in (408, 429)):
+                return checked(response, what)
+        time.sleep(BACKOFF_S * 2**attempt)
+    raise AssertionError("unreachable")  # the last attempt returns or raises

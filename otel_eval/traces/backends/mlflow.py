@@ -1,0 +1,146 @@
+"""The traces of an MLflow experiment, through MLflow's REST API: ``POST /api/3.0/mlflow/traces/search`` for the
+trace ids (the experiment, the window as ``trace.timestamp_ms`` conditions and MLflow's own filter string, newest
+first, paged by ``page_token``), then ``GET /api/3.0/mlflow/traces/get`` for each trace's spans (OTLP, proto-JSON).
+
+Configured as MLflow's clients are: ``MLFLOW_TRACKING_URI`` (an ``http(s)://`` server; default
+``http://localhost:5000``), ``MLFLOW_TRACKING_TOKEN`` or ``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD``,
+and ``MLFLOW_EXPERIMENT_ID`` or ``MLFLOW_EXPERIMENT_NAME`` (else the ``Default`` experiment, id 0).
+
+MLflow keeps a span's attributes, events and status, not its resource, scope or kind, and no log records: see
+docs/backfill.md for what that costs the metrics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+import httpx
+
+from otel_eval import environment_variables as env
+from otel_eval.errors import ConfigurationError
+from otel_eval.traces._normalize import Problems
+from otel_eval.traces.backends import TracePage, Window
+from otel_eval.traces.backends._convert import get, post, spans_of
+from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, basic_auth, first, split_url
+
+DEFAULT_TRACKING_URI: Final = "http://localhost:5000"
+DEFAULT_EXPERIMENT_ID: Final = "0"
+"""The experiment every MLflow server has (``Default``)."""
+MAX_PAGE: Final = 500
+"""MLflow's largest page of a trace search."""
+
+
+def tracking_from_env(environ: Mapping[str, str]) -> tuple[str, dict[str, str]]:
+    """MLflow's tracking server URL and the credentials' headers, from its variables.
+
+    Raises:
+        ConfigurationError: a tracking URI that is not an HTTP server (``file:``, ``sqlite:``, ``databricks``).
+    """
+    uri = first(environ, env.MLFLOW_TRACKING_URI) or DEFAULT_TRACKING_URI
+    if not uri.startswith(("http://", "https://")):
+        raise ConfigurationError(
+            f"{env.MLFLOW_TRACKING_URI}: otel-eval needs an MLflow tracking server (http:// or https://); "
+            f"got a {uri.split(':', 1)[0]!r} URI"
+        )
+    headers: dict[str, str] = {}
+    token = first(environ, env.MLFLOW_TRACKING_TOKEN)
+    user = first(environ, env.MLFLOW_TRACKING_USERNAME)
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    elif user:
+        headers["Authorization"] = basic_auth(user, environ.get(env.MLFLOW_TRACKING_PASSWORD, ""))
+    return uri, headers
+
+
+class MlflowReader:
+    """Reads one MLflow experiment's traces.
+
+    Args:
+        tracking_uri: The MLflow tracking server's URL.
+        headers: The credentials' ``Authorization`` header, if any.
+        experiment_id: The experiment's id (None: look ``experiment_name`` up).
+        experiment_name: The experiment's name, when no id is given.
+    """
+
+    name = "mlflow"
+
+    def __init__(
+        self,
+        tracking_uri: str,
+        headers: Mapping[str, str] | None = None,
+        *,
+        experiment_id: str | None = None,
+        experiment_name: str | None = None,
+    ) -> None:
+        self.endpoint, auth = split_url(tracking_uri)
+        self._headers = {**auth, **(headers or {})}
+        self._experiment_id = experiment_id
+        self._experiment_name = experiment_name
+        self.where = f"experiment {experiment_name!r}" if experiment_name else f"experiment {experiment_id or '0'}"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> MlflowReader:
+        """Configured from MLflow's variables (see the module)."""
+        uri, headers = tracking_from_env(environ)
+        experiment_id = first(environ, env.MLFLOW_EXPERIMENT_ID) or None
+        name = first(environ, env.MLFLOW_EXPERIMENT_NAME) or None
+        return cls(uri, headers, experiment_id=experiment_id or (None if name else DEFAULT_EXPERIMENT_ID),
+                   experiment_name=name)  # fmt: skip
+
+    def pages(self, window: Window) -> Iterator[TracePage]:
+        """The window's traces, ``window.page_traces`` at a time, newest first."""
+        with httpx.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S * 3) as client:
+            experiment = self._experiment(client)
+            conditions = list(window.filters)
+            if window.since_ns is not None:
+                conditions.append(f"trace.timestamp_ms >= {window.since_ns // 1_000_000}")
+            if window.until_ns is not None:
+                conditions.append(f"trace.timestamp_ms < {window.until_ns // 1_000_000}")
+            left = window.limit
+            token: str | None = None
+            while left is None or left > 0:
+                body: dict[str, Any] = {
+                    "locations": [{"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": experiment}}],
+                    "max_results": min(MAX_PAGE, window.page_traces if left is None else min(window.page_traces, left)),
+                    "order_by": ["timestamp_ms DESC"],
+                }
+                if conditions:
+                    body["filter"] = " AND ".join(conditions)
+                if token:
+                    body["page_token"] = token
+                response = post(client, "/api/3.0/mlflow/traces/search", f"mlflow: searching {self.where}", json=body)
+                found = response.json()
+                trace_ids = [str(t["trace_id"]) for t in found.get("traces") or [] if t.get("trace_id")]
+                if not trace_ids:
+                    return
+                yield self._traces(client, trace_ids, len(response.content))
+                if left is not None:
+                    left -= len(trace_ids)
+                token = found.get("next_page_token")
+                if not token:
+                    return
+
+    def _experiment(self, client: httpx.Client) -> str:
+        if self._experiment_id is not None:
+            return self._experiment_id
+        response = get(
+            client,
+            "/api/2.0/mlflow/experiments/get-by-name",
+            f"mlflow: looking up {self.where}",
+            params={"experiment_name": self._experiment_name},
+        )
+        self._experiment_id = str(response.json()["experiment"]["experiment_id"])
+        return self._experiment_id
+
+    def _traces(self, client: httpx.Client, trace_ids: list[str], size: int) -> TracePage:
+        problems = Problems(f"mlflow {self.where}")
+        spans = []
+        for trace_id in trace_ids:
+            response = get(
+                client, "/api/3.0/mlflow/traces/get", f"mlflow: reading trace {trace_id}", params={"trace_id": trace_id}
+            )
+            size += len(response.content)
+            raw = (response.json().get("trace") or {}).get("spans") or []
+            spans.extend(spans_of(raw, problems, trace_id))
+        return TracePage(spans, size, len(trace_ids), problems.warnings)
