@@ -24,7 +24,7 @@ from otel_eval.emit import Emitters, RecordSink
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.sinks import sinks_from_env
 from otel_eval.evaluation.core import EvaluationCore
-from otel_eval.evaluation.engine import EmbeddedInvocationExporter
+from otel_eval.evaluation.embedded_worker import EmbeddedInvocationExporter
 from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.judge import Judge
 from otel_eval.metrics import MetricRegistry
@@ -61,7 +61,7 @@ class EmbeddedOptions(TypedDict, total=False):
         concurrency: Requests evaluated at once (``OTEL_EVAL_WORKER_CONCURRENCY``).
         sessions: When a session's conversation-level metrics run and how many open sessions are held
             (``OTEL_EVAL_SESSION_IDLE_TIMEOUT``, ``OTEL_EVAL_SESSION_MAX_TURNS``, ``OTEL_EVAL_MAX_OPEN_SESSIONS``,
-            ``OTEL_EVAL_MAX_SESSION_BYTES``); see :mod:`otel_eval.evaluation.engine`.
+            ``OTEL_EVAL_MAX_SESSION_BYTES``); see :mod:`otel_eval.evaluation.embedded_worker`.
     """
 
     judge: Judge | None

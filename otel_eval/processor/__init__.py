@@ -27,7 +27,7 @@ calls run concurrently under their deadlines and budget.
 
 The processor itself is a facade over one engine (:mod:`otel_eval.processor._engine`): the in-thread engine
 (:mod:`otel_eval.processor._thread_engine`), or with ``isolation="process"`` the feeder of a child process
-(:mod:`otel_eval.processor._evaluation_process`) that runs the in-thread engine on the spans it receives.
+(:mod:`otel_eval.processor._process.feeder`) that runs the in-thread engine on the spans it receives.
 
 Never evaluated: spans of scope ``otel_eval`` (evaluation spans, judge calls), spans started while
 OpenTelemetry instrumentation is suppressed (the judge's and transports' work runs so), Kafka client spans,

@@ -31,7 +31,7 @@ from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation import builtin_metric_names, criteria_from, custom_metrics_of
 from otel_eval.evaluation.embedded import embedded_exporter
-from otel_eval.evaluation.engine import EmbeddedInvocationExporter
+from otel_eval.evaluation.embedded_worker import EmbeddedInvocationExporter
 from otel_eval.judge import Judge
 from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.model import EvalConfig

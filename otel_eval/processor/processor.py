@@ -20,7 +20,7 @@ from otel_eval.judge import Judge
 from otel_eval.metrics import MetricRegistry
 from otel_eval.model import EvalConfig
 from otel_eval.processor._engine import Engine
-from otel_eval.processor._exporters import process_engine
+from otel_eval.processor._process.exporters import process_engine
 from otel_eval.processor._settings import (
     DeprecatedKeywords,
     ProcessorSettings,

@@ -11,7 +11,7 @@ from otel_eval import semconv
 from otel_eval.emit import Emitters
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation.core import EvaluationCore
-from otel_eval.evaluation.engine import EmbeddedInvocationExporter
+from otel_eval.evaluation.embedded_worker import EmbeddedInvocationExporter
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.transport import ExportResult

@@ -12,7 +12,7 @@ import pytest
 
 from otel_eval.emit import Emitters
 from otel_eval.evaluation.core import EvaluationCore
-from otel_eval.evaluation.engine import EmbeddedInvocationExporter
+from otel_eval.evaluation.embedded_worker import EmbeddedInvocationExporter
 from otel_eval.metrics import EFFICIENCY_METRICS, Evaluator, MetricInfo
 from otel_eval.model import (
     BaseCriterion,

@@ -24,7 +24,7 @@ from otel_eval.demo import SCENARIOS, TravelAgent, golden_eval_set
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
-from otel_eval.evaluation.engine import EmbeddedInvocationExporter
+from otel_eval.evaluation.embedded_worker import EmbeddedInvocationExporter
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.transport import InMemoryInvocationExporter
 from tests.processor.telemetry import Telemetry
