@@ -141,11 +141,12 @@ class EvaluationCore:
 
     def holds_sessions(self, request: EvaluationRequest) -> bool:
         """Whether ``request``'s conversation-level metrics should wait for its session: every invocation carries a
-        session id and its metrics include conversation-level ones (planned as :meth:`evaluate` plans them)."""
-        if not request.invocations or not all(i.session_id for i in request.invocations):
+        session id and its metrics include conversation-level ones (planned as :meth:`evaluate` plans them). The
+        embedded worker asks :meth:`start` instead, which pairs and plans the request once for both answers."""
+        invocations = list(request.invocations)
+        if not invocations or not all(i.session_id for i in invocations):
             return False
-        _, plan = self._plan_of(request, list(request.invocations))
-        return bool(plan.by_scope()[1].metrics)
+        return _waits_for_session(self._plan_of(request, invocations)[1])
 
     async def evaluate_window(self, window: SessionWindow) -> list[EvaluationRecord]:
         """Scores a closed session window on the conversation-level metrics, emits every record, returns them.
@@ -164,22 +165,36 @@ class EvaluationCore:
         return []
 
     def evaluate_inline(self, request: EvaluationRequest, *, scope: Scope = "all") -> list[EvaluationRecord] | None:
-        """:meth:`evaluate` on the caller's thread, when every metric ``request`` needs
-        :func:`~otel_eval.evaluation.scoring.runs_inline` (no judge, no metric that needs a deadline): scores and emits
-        it, and returns its records. Otherwise does nothing and returns None: :meth:`evaluate` it on an event loop.
-        Never raises."""
-        outcome = self.start(request, scope=scope)
-        return None if callable(outcome) else outcome
+        """:meth:`start`, for a request that runs inline: its records; None (nothing done) for one that needs an
+        event loop: :meth:`evaluate` it there. Never raises."""
+        started = self.start(request, scope=scope)
+        return None if started.on_loop is not None else started.records
 
-    def start(self, request: EvaluationRequest, *, scope: Scope = "all") -> list[EvaluationRecord] | OnLoop:
-        """:meth:`evaluate_inline`, except that a request that needs an event loop is returned prepared: awaiting
-        the call scores and emits it there (it is not prepared twice). Never raises, nor does the call."""
+    def start(self, request: EvaluationRequest, *, scope: Scope = "all", sessions: bool = False) -> Started:
+        """Pairs and plans ``request`` once and scores it as far as the caller's thread may: when every metric of
+        ``scope`` :func:`~otel_eval.evaluation.scoring.runs_inline` (no judge, no metric that needs a deadline), it is
+        scored and emitted here (:attr:`Started.records`); otherwise it is returned prepared for an event loop
+        (:attr:`Started.on_loop`: awaiting the call scores and emits it there, without pairing or planning again).
+
+        With ``sessions`` (and ``scope="all"``), a request whose conversation-level metrics wait for its session
+        (as :meth:`holds_sessions` says) is started on its per-invocation metrics only, and says so
+        (:attr:`Started.holds_session`): the caller holds its turns for the session's window
+        (:meth:`evaluate_window`). This is the embedded worker's one call per request. Never raises, nor does the
+        call."""
         with self._boundary(request, f"trace {request.trace_id}"):
-            job = self._prepare(request, scope)
-            if job is None:
-                return []
+            invocations = list(request.invocations)
+            if not invocations:
+                return Started([])
+            pairing, plan = self._plan_of(request, invocations)
+            holds = (
+                sessions
+                and scope == "all"
+                and all(i.session_id for i in invocations)
+                and _waits_for_session(plan)
+            )
+            job = self._job(request, "invocation" if holds else scope, pairing, plan, invocations)
             if not all(runs_inline(metric) for metric in job.metrics):
-                return partial(self._evaluate_guarded, job, request)
+                return Started([], partial(self._evaluate_guarded, job, request), holds_session=holds)
             records = []
             for metric in job.metrics:
                 with self._metric_span(metric, job) as span:
@@ -187,8 +202,8 @@ class EvaluationCore:
                     recorded = self._recorded(metric, job, span, result)
                 self._emit(job, recorded)
                 records += recorded
-            return self._delivered(job, records)
-        return []
+            return Started(self._delivered(job, records), holds_session=holds)
+        return Started([])
 
     def _boundary(self, request: EvaluationRequest, what: str) -> _Boundary:
         return _Boundary(self._pipeline, len(request.invocations), what)
@@ -206,6 +221,18 @@ class EvaluationCore:
         if not invocations:
             return None
         pairing, plan = self._plan_of(request, invocations)
+        return self._job(request, scope, pairing, plan, invocations, window)
+
+    def _job(
+        self,
+        request: EvaluationRequest,
+        scope: Scope,
+        pairing: Pairing,
+        plan: MetricPlan,
+        invocations: list[TracedInvocation],
+        window: SessionWindow | None = None,
+    ) -> _Job:
+        """The request paired (``pairing``) and planned (``plan``), ready to score on the metrics of ``scope``."""
         conversation = Conversation(invocations=invocations, eval_case=pairing.case, expected=pairing.expected)
         if scope != "all":
             plan = plan.by_scope()[scope == "conversation"]
@@ -287,6 +314,29 @@ class EvaluationCore:
             self.emitters.emit(record)
             if record.error_type and self._pipeline is not None:
                 self._pipeline.errored(record.metric_name, record.error_type)
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A request as :meth:`EvaluationCore.start` left it, paired and planned once.
+
+    Attributes:
+        records: Its records, scored and emitted on the caller's thread (empty when it needs the loop, or failed).
+        on_loop: None when it ran inline; else the prepared request: awaiting the call scores and emits it on an
+            event loop (never raises).
+        holds_session: Its conversation-level metrics wait for its session: only its per-invocation ones were
+            scored or prepared, and the caller holds its turns for the session's window.
+    """
+
+    records: list[EvaluationRecord]
+    on_loop: OnLoop | None = None
+    holds_session: bool = False
+
+
+def _waits_for_session(plan: MetricPlan) -> bool:
+    """Whether a request whose invocations all carry a session id waits for it: ``plan`` has conversation-level
+    metrics."""
+    return bool(plan.by_scope()[1].metrics)
 
 
 @dataclass(slots=True)

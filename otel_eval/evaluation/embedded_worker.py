@@ -33,7 +33,7 @@ from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.environment_variables import DEFAULT_CONCURRENCY, DEFAULT_QUEUE_SIZE
-from otel_eval.evaluation.core import OnLoop, Scope
+from otel_eval.evaluation.core import OnLoop, Scope, Started
 from otel_eval.evaluation.session_stage import SessionStage
 from otel_eval.evaluation.sessions import SessionLimits, SessionWindow
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
@@ -152,21 +152,21 @@ class EmbeddedInvocationExporter(InvocationExporter):
         return ExportResult.SUCCESS
 
     def _begin(self, requests: Sequence[EvaluationRequest]) -> tuple[list[_Work], list[_Work]]:
-        """Scores inline what needs no loop; returns (the prepared requests that need it, the session windows the
-        requests' turns filled). A request whose conversation-level metrics wait for its session is scored on its
-        per-invocation ones now."""
+        """Starts each request (:meth:`~otel_eval.evaluation.core.EvaluationCore.start`: paired and planned once,
+        scored inline when it can be); returns (the prepared requests that need the loop, the session windows the
+        requests' turns filled). A request whose conversation-level metrics wait for its session was started on its
+        per-invocation ones, and its turns are held here."""
         sessions, core = self._sessions, self.core
         work: list[_Work] = []
         windows: list[_Work] = []
         held = False
         for request in requests:
-            scope: Scope = "all"
-            if core.holds_sessions(request):
-                scope, held = "invocation", True
+            started = core.start(request, sessions=True)
+            if started.holds_session:
+                held = True
                 windows += [_Work(window=window) for window in sessions.hold(request.invocations)]
-            outcome = core.start(request, scope=scope)
-            if callable(outcome):
-                work.append(_Work(run=outcome))
+            if started.on_loop is not None:
+                work.append(_Work(run=started.on_loop))
         if held:
             self._wake()  # a session may have opened: the loop's next wait is until its idle deadline
         return work, windows
@@ -321,12 +321,9 @@ class EmbeddedInvocationExporter(InvocationExporter):
 class EmbeddedCore(RequestEvaluator, Protocol):
     """What the embedded transport needs of its core (:class:`~otel_eval.evaluation.core.EvaluationCore`)."""
 
-    def start(self, request: EvaluationRequest, *, scope: Scope = "all") -> list[EvaluationRecord] | OnLoop:
-        """Scores and emits ``request`` here when it needs no event loop, else returns it prepared for one."""
-        ...
-
-    def holds_sessions(self, request: EvaluationRequest) -> bool:
-        """Whether ``request``'s conversation-level metrics wait for its session."""
+    def start(self, request: EvaluationRequest, *, scope: Scope = "all", sessions: bool = False) -> Started:
+        """Pairs and plans ``request`` once: scores and emits it here when it needs no event loop, else returns it
+        prepared for one; with ``sessions``, says whether its turns wait for their session's window."""
         ...
 
     async def evaluate_window(self, window: SessionWindow) -> list[EvaluationRecord]:

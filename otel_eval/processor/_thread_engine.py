@@ -363,7 +363,7 @@ def in_thread_engine(
             sessions=settings.sessions,
             emit=settings.emit,
         )
-        parsed = None  # the embedded core has them; requests need not carry them
+        parsed = eval_set = None  # the embedded core has them and pairs each request once, with its plan
     else:
         registry = registry or default_registry()
         for name in builtin_metric_names(parsed, criteria):
