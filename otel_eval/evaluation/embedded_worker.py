@@ -74,6 +74,8 @@ class EmbeddedInvocationExporter(InvocationExporter):
         ValueError: ``max_queue_size`` or ``concurrency`` below 1 (:func:`check_worker_bounds`).
     """
 
+    scores_here = True
+
     def __init__(
         self,
         core: EmbeddedCore,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -67,8 +67,6 @@ class SpanAssembler:
         suppressed: Where the ids of spans started under suppressed instrumentation are kept (skipped when they end).
         enricher: Root-span enrichment, when the processor wraps the user's exporting processor.
         open_spans: Open-span bookkeeping (completion without guessing).
-        waiting: Ids of traces with a root waiting for open descendants, kept here for ``on_end`` (which wakes the
-            thread when a span of such a trace ends).
         incomplete: Counts roots handed on with descendants still open.
         sample_bound: The processor's sampling bound (:func:`~otel_eval.processor._selection.sampling_bound`).
         priority: When set, spans of left-out traces arrive too (buffered under the same limits); each left-out
@@ -92,7 +90,6 @@ class SpanAssembler:
         suppressed: dict[int, None],
         enricher: RootSpanEnricher | None,
         open_spans: OpenSpans,
-        waiting: dict[int, int],
         incomplete: IncompleteCounter,
         sample_bound: int | None = None,
         priority: SamplePriority | None = None,
@@ -107,7 +104,10 @@ class SpanAssembler:
         self._suppressed = suppressed
         self._enricher = enricher
         self.open_spans = open_spans
-        self._waiting = waiting
+        self._waiting: dict[int, int] = {}  # trace id -> its roots waiting for open descendants (this thread's)
+        self.waiting_traces: Container[int] = self._waiting.keys()
+        """Ids of the traces with a root waiting for open descendants: a read-only view, for ``on_end`` (which wakes
+        the thread when a span of such a trace ends, :attr:`~otel_eval.processor._intake.SpanIntake.waiting`)."""
         self._incomplete = incomplete
         self._sample_bound = sample_bound
         self._priority = priority if sample_bound is not None else None

@@ -75,7 +75,6 @@ class SpanIntake:
         sampling: Which traces get in (:attr:`~otel_eval.processor._priority.Sampling.intake_bound`), and which roots
             the enricher holds.
         wake_batch: Queued ends that wake the engine's thread without a root.
-        waiting: Ids of traces whose root waits for open descendants (a span of one wakes the thread).
         enricher: The root-span enricher, when the processor wraps the user's exporting processor.
     """
 
@@ -85,14 +84,16 @@ class SpanIntake:
         max_pending: int,
         sampling: Sampling,
         wake_batch: int,
-        waiting: Container[int] = (),
         enricher: RootSpanEnricher | None = None,
     ) -> None:
         self._max_pending = max_pending
         self._sampling = sampling
         self._bound = sampling.intake_bound
         self._wake_threshold = min(wake_batch, max(1, max_pending // 2))
-        self._waiting = waiting
+        self.waiting: Container[int] = ()
+        """Ids of traces whose root waits for open descendants (a span of one wakes the thread): a read-only view
+        of the assembler's (:attr:`~otel_eval.processor._assembler.SpanAssembler.waiting_traces`), set by the
+        engine that owns both."""
         self.enricher = enricher
         # The hooks run on the agent's threads for every span: bound once to what this configuration needs.
         self.on_start: Callable[[Span, Context | None], None] = (
@@ -178,7 +179,7 @@ class SpanIntake:
             ends.append(span)
             if len(ends) >= self._wake_threshold or (
                 not self.polling
-                and ((is_local_root(span) and not is_own_traffic(span)) or context.trace_id in self._waiting)
+                and ((is_local_root(span) and not is_own_traffic(span)) or context.trace_id in self.waiting)
             ):
                 self.wake.set()
         except Exception:  # the agent's thread: log (deduplicated), never raise

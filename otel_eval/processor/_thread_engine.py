@@ -31,7 +31,6 @@ from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation import builtin_metric_names, criteria_from, custom_metrics_of
 from otel_eval.evaluation.embedded import embedded_exporter
-from otel_eval.evaluation.embedded_worker import EmbeddedInvocationExporter
 from otel_eval.judge import Judge
 from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.model import EvalConfig
@@ -94,13 +93,8 @@ class InThreadEngine:
         self._enricher = enricher
         idle = limits.trace_idle_timeout
         self._tick = max(0.01, min(_SCHEDULE_DELAY_SECONDS, idle / 4, enrichment_wait_seconds / 2 or 1.0))
-        self._waiting: dict[int, int] = {}  # traces with a root waiting for open spans (written by the thread only)
         self._intake = SpanIntake(
-            max_pending=limits.max_pending_spans,
-            sampling=sampling,
-            wake_batch=_WAKE_BATCH_SPANS,
-            waiting=self._waiting,
-            enricher=enricher,
+            max_pending=limits.max_pending_spans, sampling=sampling, wake_batch=_WAKE_BATCH_SPANS, enricher=enricher
         )
         self.on_start: Callable[[Span, Context | None], None] = self._intake.on_start
         """Queues the start for the open-span bookkeeping (:mod:`otel_eval.processor._intake`)."""
@@ -124,7 +118,6 @@ class InThreadEngine:
 
     def _start(self) -> None:
         self._intake.reset()
-        self._waiting.clear()
         self._flush_waiters: list[threading.Event] = []
         self._flush_lock = threading.Lock()
         self._rejected: deque[tuple[int, str]] = deque()
@@ -142,7 +135,6 @@ class InThreadEngine:
             suppressed={},
             enricher=self._enricher,
             open_spans=OpenSpans(max_traces=limits.max_open_traces, max_spans_per_trace=limits.max_spans_per_trace),
-            waiting=self._waiting,
             incomplete=self._incomplete,
             sample_bound=self._sampling.bound,
             priority=self._sampling.priority,
@@ -153,6 +145,7 @@ class InThreadEngine:
                 max_bytes=limits.max_buffer_bytes,
             ),
         )
+        self._intake.waiting = self._assembler.waiting_traces  # read on the agent's threads, written by the assembler
         self._thread: threading.Thread | None = None
         if self._threaded:
             self._thread = threading.Thread(name="OtelEvalSpanProcessor", target=self._worker, daemon=True)
@@ -206,10 +199,11 @@ class InThreadEngine:
             self._enricher.shutdown(millis_until(deadline))
 
     def _export_scored_roots(self, deadline: float) -> bool:
-        """With ``enrich=`` and the embedded worker: evaluates what is queued, then exports the root spans held for
-        their scores, before the backend sinks are flushed or stopped. The sinks annotate those very spans (a
-        Phoenix annotation, an MLflow assessment): stopped first, they would wait for spans still held here."""
-        if self._enricher is None or not isinstance(self.exporter, EmbeddedInvocationExporter):
+        """With ``enrich=`` and a transport that scores here (the embedded worker): evaluates what is queued, then
+        exports the root spans held for their scores, before the backend sinks are flushed or stopped. The sinks
+        annotate those very spans (a Phoenix annotation, an MLflow assessment): stopped first, they would wait for
+        spans still held here."""
+        if self._enricher is None or not self.exporter.scores_here:
             return True
         drained = self.exporter.drain(millis_until(deadline))
         return self._enricher.force_flush(millis_until(deadline)) and drained
