@@ -186,12 +186,7 @@ class EvaluationCore:
             if not invocations:
                 return Started([])
             pairing, plan = self._plan_of(request, invocations)
-            holds = (
-                sessions
-                and scope == "all"
-                and all(i.session_id for i in invocations)
-                and _waits_for_session(plan)
-            )
+            holds = sessions and scope == "all" and all(i.session_id for i in invocations) and _waits_for_session(plan)
             job = self._job(request, "invocation" if holds else scope, pairing, plan, invocations)
             if not all(runs_inline(metric) for metric in job.metrics):
                 return Started([], partial(self._evaluate_guarded, job, request), holds_session=holds)

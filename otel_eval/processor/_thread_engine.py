@@ -14,37 +14,30 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
-from opentelemetry._logs import LoggerProvider
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
-from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
-from opentelemetry.trace import TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, Span
 
 from otel_eval import environment_variables as env
 from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval._runtime.log_filters import DuplicateLogFilter
-from otel_eval.emit import RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation import builtin_metric_names, criteria_from, custom_metrics_of
 from otel_eval.evaluation.embedded import embedded_exporter
-from otel_eval.judge import Judge
-from otel_eval.metrics import MetricRegistry, default_registry
-from otel_eval.model import EvalConfig
+from otel_eval.metrics import default_registry
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import TraceBuffers
 from otel_eval.processor._completion import IncompleteCounter, OpenSpans
-from otel_eval.processor._engine import Limits
+from otel_eval.processor._engine import EngineOptions, Limits
 from otel_eval.processor._handoff import drain, millis_until
 from otel_eval.processor._intake import SpanIntake, WakeSchedule
 from otel_eval.processor._logs import EvaluationLogRecordProcessor, LogJoin
 from otel_eval.processor._priority import Sampling
 from otel_eval.processor._requests import RequestBuilder
 from otel_eval.processor._selection import InvocationFilters
-from otel_eval.processor._settings import ProcessorSettings
 from otel_eval.transport.base import InvocationExporter
 
 logger = logging.getLogger(__name__)
@@ -309,49 +302,40 @@ class InThreadEngine:
         return shedder.take(full=full)
 
 
-def in_thread_engine(
-    criteria: Mapping[str, Any] | EvalConfig | None,
-    settings: ProcessorSettings,
-    *,
-    exporter: InvocationExporter | None = None,
-    registry: MetricRegistry | None = None,
-    meter_provider: MeterProvider | None = None,
-    tracer_provider: TracerProvider | None = None,
-    logger_provider: LoggerProvider | None = None,
-    judge: Judge | None = None,
-    sinks: Sequence[RecordSink] = (),
-    enrich: SpanProcessor | None = None,
-    enrichment_wait_seconds: float,
-    pipeline: PipelineMetrics | None = None,
-    threaded: bool = True,
-) -> InThreadEngine:
+def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThreadEngine:
     """The engine of the processor's arguments (``isolation="thread"``, and in the evaluation process): with
-    ``exporter``, or (None) with the embedded worker built from the settings and the worker's objects (``judge``,
-    the providers, ``sinks``), which then gets the criteria (the requests need not carry them). ``threaded``: see
-    :class:`InThreadEngine`.
+    ``options.exporter``, or (None) with the embedded worker built from the settings and the worker's objects
+    (``judge``, the providers, ``sinks``), which then gets the criteria and the eval set (the requests need not carry
+    them). ``threaded``: see :class:`InThreadEngine`.
 
     Raises:
         ConfigurationError: an unknown metric or invalid criterion.
     """
+    criteria, settings, exporter = options.criteria, options.settings, options.exporter
+    meter_provider, enrich, registry = options.meter_provider, options.enrich, options.registry
+    enrichment_wait_seconds = options.enrichment_wait_seconds
     sampling = Sampling.create(settings.sample_rate, settings.sample_priority, meter_provider)
     parsed = criteria_from(criteria)
     eval_set = settings.golden
-    pipeline = pipeline or PipelineMetrics(meter_provider, transport="embedded" if exporter is None else "custom")
+    pipeline = options.pipeline or PipelineMetrics(
+        meter_provider, transport="embedded" if exporter is None else "custom"
+    )
     enricher = None
     if enrich is not None:  # with another exporter, or no ``attributes`` asked, it passes every span straight on
         waits = exporter is None and env.EMIT_ATTRIBUTES in settings.emit
         enricher = RootSpanEnricher(enrich, wait_seconds=enrichment_wait_seconds if waits else 0.0)
     if exporter is None:
+        holds_roots = enricher is not None and enricher.wait_seconds
         exporter = embedded_exporter(
             criteria if custom_metrics_of(criteria) else parsed,
             eval_set=eval_set,
             registry=registry,
             meter_provider=meter_provider,
             pipeline=pipeline,
-            judge=judge,
-            tracer_provider=tracer_provider,
-            logger_provider=logger_provider,
-            sinks=[*sinks, enricher.on_records] if enricher is not None and enricher.wait_seconds else sinks,
+            judge=options.judge,
+            tracer_provider=options.tracer_provider,
+            logger_provider=options.logger_provider,
+            sinks=[*options.sinks, enricher.on_records] if holds_roots and enricher is not None else options.sinks,
             max_queue_size=settings.max_queue_size,
             concurrency=settings.concurrency,
             sessions=settings.sessions,

@@ -19,7 +19,7 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.judge import Judge
 from otel_eval.metrics import MetricRegistry
 from otel_eval.model import EvalConfig
-from otel_eval.processor._engine import Engine
+from otel_eval.processor._engine import Engine, EngineOptions
 from otel_eval.processor._process.exporters import process_engine
 from otel_eval.processor._settings import (
     DeprecatedKeywords,
@@ -124,12 +124,13 @@ class EvaluationSpanProcessor(SpanProcessor):
             )
         self._settings = settings
         self._shutdown = False
-        engine = process_engine if settings.isolation == env.ISOLATION_PROCESS else in_thread_engine
-        self._engine: Engine = engine(
+        options = EngineOptions(
             criteria, settings, exporter=exporter, registry=registry, meter_provider=meter_provider,
             tracer_provider=tracer_provider, logger_provider=logger_provider, judge=judge, sinks=sinks or (),
             enrich=enrich, enrichment_wait_seconds=enrichment_wait_seconds, pipeline=pipeline,
         )  # fmt: skip
+        engine = process_engine if settings.isolation == env.ISOLATION_PROCESS else in_thread_engine
+        self._engine: Engine = engine(options)
         if (
             type(self).on_start is EvaluationSpanProcessor.on_start
             and type(self).on_end is EvaluationSpanProcessor.on_end

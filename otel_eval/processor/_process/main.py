@@ -31,6 +31,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from otel_eval import semconv
 from otel_eval.emit.enrichment import is_enrichment_attribute
+from otel_eval.processor._engine import EngineOptions
 from otel_eval.processor._handoff import millis_until
 from otel_eval.processor._process.exporters import ExportingProviders
 from otel_eval.processor._process.wire import (
@@ -127,7 +128,7 @@ class _Evaluation:
         self.providers = providers = ExportingProviders(resource)
         child = self._settings
         wait = child.enrichment_wait_seconds
-        self.processor = in_thread_engine(
+        options = EngineOptions(
             child.criteria,
             child.settings,
             enrich=_RootRelay(self._send) if wait is not None else None,
@@ -137,8 +138,8 @@ class _Evaluation:
             tracer_provider=providers.tracer_provider,
             logger_provider=providers.logger_provider,
             meter_provider=providers.meter_provider,
-            threaded=False,
         )
+        self.processor = in_thread_engine(options, threaded=False)
         # Traces an earlier evaluation process had part of when it was lost: their rest would rebuild half.
         self.processor.reject_traces(self._lost_traces, semconv.DROP_TRANSPORT_ERROR)
         # What start-up made (modules, metrics, providers) lives as long as the process: kept out of the collector's
