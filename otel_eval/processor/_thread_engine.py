@@ -1,10 +1,10 @@
 """The in-thread engine (``isolation="thread"``): the agent's hooks append to bounded queues; one daemon thread
 (``OtelEvalSpanProcessor``) assembles the invocations, and hands them to the transport.
 
-With the embedded transport (no ``exporter``), that same thread also scores and emits every invocation that needs
-no judge (:meth:`~otel_eval.evaluation.core.EvaluationCore.evaluate_inline`): an invocation crosses one thread
-boundary, from the agent's thread to this one. Only requests that call the judge go on to the embedded worker's
-event loop.
+With the embedded worker (no ``exporter``), that same thread also scores and emits every invocation that needs no
+judge: :meth:`~otel_eval.evaluation.embedded_worker.EmbeddedWorker.export` starts each request there
+(:meth:`~otel_eval.evaluation.core.EvaluationCore.start`), so an invocation crosses one thread boundary, from the
+agent's thread to this one. Only requests that call the judge go on to the embedded worker's event loop.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation import builtin_metric_names, criteria_from, custom_metrics_of
-from otel_eval.evaluation.embedded import embedded_exporter
+from otel_eval.evaluation.embedded import embedded_worker
 from otel_eval.metrics import default_registry
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import TraceBuffers
@@ -326,7 +326,7 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
         enricher = RootSpanEnricher(enrich, wait_seconds=enrichment_wait_seconds if waits else 0.0)
     if exporter is None:
         holds_roots = enricher is not None and enricher.wait_seconds
-        exporter = embedded_exporter(
+        exporter = embedded_worker(
             criteria if custom_metrics_of(criteria) else parsed,
             eval_set=eval_set,
             registry=registry,

@@ -71,7 +71,7 @@ class EvaluationSpanProcessor(SpanProcessor):
             provider, judge and registry objects (which cannot cross) are refused; ``sinks`` are called here with the
             records it sends back, and ``enrich`` holds the roots here for the score attributes it sends back.
         exporter: Transport of the requests (e.g. :class:`~otel_eval.transport.kafka.KafkaInvocationExporter`);
-            when None, an embedded worker built by :func:`otel_eval.evaluation.embedded.embedded_exporter`.
+            when None, the embedded worker built by :func:`otel_eval.evaluation.embedded.embedded_worker`.
         registry: Metrics the criteria may name (checked here, at start-up); the embedded worker evaluates with it.
         meter_provider: Where the pipeline counters go, and in embedded mode the score metrics and the judge's usage
             (global when None).

@@ -12,7 +12,7 @@ import pytest
 
 from otel_eval.emit import Emitters
 from otel_eval.evaluation.core import EvaluationCore
-from otel_eval.evaluation.embedded_worker import EmbeddedInvocationExporter
+from otel_eval.evaluation.embedded_worker import EmbeddedWorker
 from otel_eval.metrics import EFFICIENCY_METRICS, Evaluator, MetricInfo
 from otel_eval.model import (
     BaseCriterion,
@@ -70,7 +70,7 @@ def _core(criteria: dict[str, float] | None, records: list[EvaluationRecord], th
 def test_a_request_without_a_judge_is_scored_and_emitted_on_the_exporting_thread_before_export_returns() -> None:
     records: list[EvaluationRecord] = []
     threads: list[str] = []
-    exporter = EmbeddedInvocationExporter(_core(None, records, threads))
+    exporter = EmbeddedWorker(_core(None, records, threads))
     assert exporter.export([request(traced(index=n)) for n in (1, 2)]) is ExportResult.SUCCESS
     assert threads == [threading.current_thread().name] * 2  # no hand-off: done by the time export returns
     assert sorted(r.metric_name for r in records) == sorted(EFFICIENCY_METRICS * 2)
@@ -80,7 +80,7 @@ def test_a_request_without_a_judge_is_scored_and_emitted_on_the_exporting_thread
 def test_a_request_with_a_metric_that_needs_the_loop_is_evaluated_on_the_worker_thread() -> None:
     records: list[EvaluationRecord] = []
     threads: list[str] = []
-    exporter = EmbeddedInvocationExporter(_core({"hanging_v1": 0.5}, records, threads))
+    exporter = EmbeddedWorker(_core({"hanging_v1": 0.5}, records, threads))
     assert exporter.export([request(traced(index=1))]) is ExportResult.SUCCESS
     assert exporter.force_flush(10_000)
     assert threads == ["OtelEvalEmbeddedWorker"]
