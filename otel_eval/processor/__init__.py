@@ -38,7 +38,7 @@ and spans the SDK did not sample.
 
 Sampling (``sample_rate``) is decided from the trace id. With ``sample_priority`` (the default), a left-out trace
 is buffered too and evaluated anyway when its local root ended in error or carries negative feedback
-(:mod:`otel_eval.processor._priority`); otherwise it is discarded when its root ends.
+(:mod:`otel_eval.processor._selection`); otherwise it is discarded when its root ends.
 
 Limits (each overflow is dropped and counted by ``otel_eval.drop.reason``):
 

@@ -27,9 +27,8 @@ from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._buffers import Rejection, TraceBuffers, top_span_names
 from otel_eval.processor._completion import UNDER_ABANDONED, IncompleteCounter, OpenSpans
 from otel_eval.processor._logs import LogJoin
-from otel_eval.processor._priority import SamplePriority
 from otel_eval.processor._requests import RequestBuilder
-from otel_eval.processor._selection import is_local_root, is_own_traffic, is_sampled
+from otel_eval.processor._selection import SamplePriority, is_local_root, is_own_traffic, is_sampled
 from otel_eval.transport.base import InvocationExporter
 
 logger = logging.getLogger(__name__)
@@ -71,7 +70,7 @@ class SpanAssembler:
         sample_bound: The processor's sampling bound (:func:`~otel_eval.processor._selection.sampling_bound`).
         priority: When set, spans of left-out traces arrive too (buffered under the same limits); each left-out
             local root is evaluated if ``priority`` rescues it, else its buffered subtree is discarded, and a
-            left-out trace that goes idle without its root is discarded (see :mod:`otel_eval.processor._priority`).
+            left-out trace that goes idle without its root is discarded (see :mod:`otel_eval.processor._selection`).
         rebuild_timeout: Seconds (:data:`DEFAULT_REBUILD_TIMEOUT` when None) the rebuild of one trace of more than :data:`INLINE_REBUILD_SPANS` spans may take.
             It runs on its own thread; past the deadline the trace
             is dropped (``rebuild_timeout``) and its thread abandoned to finish on its own (threads cannot be killed;

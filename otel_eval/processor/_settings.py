@@ -48,7 +48,7 @@ class ProcessorSettings:
         sample_rate: Fraction of traces evaluated, decided from the low 64 bits of the trace id as
             ``TraceIdRatioBased`` does (the same trace gets the same decision in every process).
         sample_priority: With ``sample_rate`` below 1, also evaluate a left-out trace whose local root span ended
-            in error or carries negative feedback (:mod:`otel_eval.processor._priority`); left-out traces are then
+            in error or carries negative feedback (:mod:`otel_eval.processor._selection`); left-out traces are then
             buffered until their root ends. False: pure head sampling.
         agent_names: Evaluate only invocations of these agents (empty: all).
         root_span_names: Evaluate only subtrees whose top span name starts with one of these (empty: all).

@@ -32,12 +32,10 @@ from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import TraceBuffers
 from otel_eval.processor._completion import IncompleteCounter, OpenSpans
 from otel_eval.processor._engine import EngineOptions, Limits
-from otel_eval.processor._handoff import drain, millis_until
-from otel_eval.processor._intake import SpanIntake, WakeSchedule
+from otel_eval.processor._intake import SpanIntake, WakeSchedule, drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor, LogJoin
-from otel_eval.processor._priority import Sampling
 from otel_eval.processor._requests import RequestBuilder
-from otel_eval.processor._selection import InvocationFilters
+from otel_eval.processor._selection import InvocationFilters, Sampling
 from otel_eval.transport.base import InvocationExporter
 
 logger = logging.getLogger(__name__)

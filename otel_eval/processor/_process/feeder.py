@@ -40,10 +40,8 @@ from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit import RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
-from otel_eval.processor._handoff import drain, millis_until
-from otel_eval.processor._intake import SpanIntake, WakeSchedule
+from otel_eval.processor._intake import MAX_SHED_TRACES, SpanIntake, WakeSchedule, drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
-from otel_eval.processor._priority import Sampling
 from otel_eval.processor._process.lifecycle import Child, Restarts
 from otel_eval.processor._process.wire import (
     Batch,
@@ -63,7 +61,7 @@ from otel_eval.processor._process.wire import (
     encode_start,
     send_message,
 )
-from otel_eval.processor._shedding import MAX_SHED_TRACES
+from otel_eval.processor._selection import Sampling
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())

@@ -32,7 +32,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from otel_eval import semconv
 from otel_eval.emit.enrichment import is_enrichment_attribute
 from otel_eval.processor._engine import EngineOptions
-from otel_eval.processor._handoff import millis_until
+from otel_eval.processor._intake import millis_until
 from otel_eval.processor._process.exporters import ExportingProviders
 from otel_eval.processor._process.wire import (
     Batch,
