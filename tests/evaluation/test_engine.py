@@ -100,3 +100,13 @@ def test_invalid_bounds_are_rejected() -> None:
         EmbeddedWorker(core, max_queue_size=0)
     with pytest.raises(ValueError, match="concurrency"):
         EmbeddedWorker(core, concurrency=0)
+
+
+def test_the_old_name_of_the_embedded_worker_builder_still_builds_one_and_says_it_is_deprecated() -> None:
+    from otel_eval.evaluation.embedded import embedded_exporter
+
+    with pytest.warns(DeprecationWarning, match="embedded_worker"):
+        worker = embedded_exporter(None, max_queue_size=3, sinks=[lambda records: None])
+    assert isinstance(worker, EmbeddedWorker) and worker.scores_here
+    assert worker.has_capacity()
+    worker.shutdown(1_000)
