@@ -179,13 +179,8 @@ def process_engine(options: EngineOptions) -> EvaluationProcess:
         TypeError: an object that cannot cross into the child (see :func:`check_process_options`).
         ConfigurationError: an unknown metric or exporter name.
     """
-    criteria, settings, meter_provider, sinks = (
-        options.criteria,
-        options.settings,
-        options.meter_provider,
-        options.sinks,
-    )
-    enrich, enrichment_wait_seconds = options.enrich, options.enrichment_wait_seconds
+    criteria, settings, meter_provider = options.criteria, options.settings, options.meter_provider
+    enrich, sinks, enrichment_wait_seconds = options.enrich, options.sinks, options.enrichment_wait_seconds
     sampling = Sampling.create(settings.sample_rate, settings.sample_priority, meter_provider)
     check_process_options(options.crossing, builtin_metric_names(criteria_from(criteria), criteria))
     registry_with_custom_metrics(criteria)  # custom metric code that cannot load stops start-up here, not in the child
