@@ -5,15 +5,20 @@ from __future__ import annotations
 
 from otel_eval import environment_variables as env
 from otel_eval.transport import RequestEvaluator
+from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker.settings import WorkerSettings
 from otel_eval.worker.telemetry import WorkerTelemetry
 
 
-def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry) -> RequestEvaluator:
+def build_core(
+    settings: WorkerSettings, telemetry: WorkerTelemetry, metrics: WorkerMetrics | None = None
+) -> RequestEvaluator:
     """The shared evaluation core, configured from ``settings``, emitting through ``telemetry``'s providers (and
     nothing of what it has no provider for: ``--telemetry none`` emits no span, event or metric, nor what
     ``settings.emit`` does not select); its
     judge is the process-wide one (from the environment), reporting its calls through ``telemetry``'s meter provider.
+    Requests' criteria pass the settings' :attr:`~WorkerSettings.request_policy`; refusals are counted in
+    ``metrics``.
 
     Raises:
         ConfigurationError: bad criteria or eval set.
@@ -45,4 +50,7 @@ def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry) -> RequestE
         eval_set=eval_set_setting(settings.eval_set, setting=f"{env.OTEL_EVAL_EVAL_SET} / --eval-set"),
         emitters=emitters,
         pipeline=PipelineMetrics(telemetry.meter_provider, transport="kafka"),
+        request_policy=settings.request_policy,
+        on_refused=metrics.criteria_refused if metrics is not None else None,
+        max_num_samples=settings.max_num_samples,
     )
