@@ -33,12 +33,12 @@ from typing import Any, Literal
 from otel_eval import semconv
 from otel_eval.conversations import Conversation, with_case_rubrics
 from otel_eval.emit import Emitters
-from otel_eval.emit.attributes import score_label, score_verdict
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.spans import EvaluationSpan
 from otel_eval.evaluation.criteria import criteria_from, registry_with_custom_metrics, select_criteria
 from otel_eval.evaluation.pairing import Pairing, pair_invocations
 from otel_eval.evaluation.plan import MetricPlan, PlannedMetric, build_plan
+from otel_eval.evaluation.records import RecordContext
 from otel_eval.evaluation.request_criteria import (
     Refusal,
     RequestCriteriaPolicy,
@@ -55,22 +55,17 @@ from otel_eval.evaluation.scoring import (
 )
 from otel_eval.evaluation.sessions import SessionWindow
 from otel_eval.judge import Judge
-from otel_eval.metrics import Evaluator, MetricRegistry
-from otel_eval.metrics.provenance import EvaluatorProvenance
+from otel_eval.metrics import MetricRegistry
 from otel_eval.model import (
     BaseCriterion,
     EvalConfig,
     EvalSet,
-    EvalStatus,
     EvaluationResult,
-    PerInvocationResult,
     TracedInvocation,
 )
-from otel_eval.model.messages import EvaluationRecord, EvaluationRequest, result_id, session_result_id
+from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 
 logger = logging.getLogger(__name__)
-
-_MAX_EXPLANATION_CHARS = 4000
 
 Scope = Literal["all", "invocation", "conversation"]
 """Which of a request's metrics to run: all, the per-invocation ones, or the conversation-level ones."""
@@ -254,7 +249,7 @@ class EvaluationCore:
             plan = plan.by_scope()[scope == "conversation"]
         case = pairing.case
         eval_set_id = request.eval_set_id or (self._eval_set.eval_set_id if self._eval_set and case else None)
-        context = _RecordContext(
+        context = RecordContext(
             invocations=invocations, eval_id=case.eval_id if case else None, eval_set_id=eval_set_id, window=window
         )
         metrics = [m for m in plan.metrics if not lacks_reference(m, conversation)]
@@ -384,93 +379,8 @@ class _Job:
 
     conversation: Conversation
     actual: list[TracedInvocation]
-    context: _RecordContext
+    context: RecordContext
     metrics: list[PlannedMetric]
-
-
-@dataclass(slots=True)
-class _RecordContext:
-    """What every record of one request shares."""
-
-    invocations: list[TracedInvocation]
-    eval_id: str | None
-    eval_set_id: str | None
-    window: SessionWindow | None = None
-
-    def span_parent(self) -> tuple[TracedInvocation, list[tuple[str, str]]]:
-        """Where the evaluation span goes (a request's first invocation; a window's last turn) and what it links to
-        (every turn's root span, for a window)."""
-        if self.window is None:
-            return self.invocations[0], []
-        return self.invocations[-1], [(turn.trace_id, turn.span_id) for turn in self.invocations]
-
-    def span_record(self, records: list[EvaluationRecord]) -> EvaluationRecord:
-        """The record the evaluation span carries: the first invocation's, a window's last turn's."""
-        return records[0] if self.window is None else records[-1]
-
-    def records(self, metric: PlannedMetric, result: EvaluationResult) -> list[EvaluationRecord]:
-        """One record per invocation, from its per-invocation result (the overall result when there is none)."""
-        evaluator = metric.evaluator
-        info = evaluator.info if evaluator is not None else None
-        version = info.version if info is not None else "1"
-        provenance = _provenance(evaluator)
-        judge_model = provenance.judge_model if provenance is not None else None
-        evaluator_version = provenance.version if provenance is not None else None
-        threshold = evaluator.threshold if evaluator is not None else None
-        per = result.per_invocation_results
-        records = []
-        for index, traced in enumerate(self.invocations):
-            entry = per[index] if index < len(per) else None
-            if entry is None:
-                single = len(self.invocations) == 1
-                entry = PerInvocationResult(
-                    score=result.overall_score if single else None,
-                    eval_status=result.overall_eval_status if single else EvalStatus.NOT_EVALUATED,
-                )
-            status = entry.eval_status
-            explanation = entry.explanation or result.explanation
-            error_type = entry.error_type or (result.error_type if status is EvalStatus.NOT_EVALUATED else None)
-            if status is EvalStatus.NOT_EVALUATED and error_type is None:
-                error_type = "not_evaluated"
-            window = self.window
-            if window is None:
-                rid = result_id(traced.trace_id, traced.span_id, metric.name, evaluator_version)
-            else:
-                first, last = self.invocations[0], self.invocations[-1]
-                rid = session_result_id(
-                    window.session_id, (first.trace_id, first.span_id), (last.trace_id, last.span_id),
-                    traced.trace_id, traced.span_id, metric.name, evaluator_version,
-                )  # fmt: skip
-            records.append(
-                EvaluationRecord.of_trusted(
-                    result_id=rid,
-                    trace_id=traced.trace_id,
-                    span_id=traced.span_id,
-                    invocation_id=traced.invocation.invocation_id or "",
-                    metric_name=metric.name,
-                    metric_version=version,
-                    evaluator_id=provenance.id if provenance is not None else None,
-                    evaluator_type=provenance.type if provenance is not None else None,
-                    evaluator_version=evaluator_version,
-                    judge_model=judge_model,
-                    score=entry.score,
-                    eval_status=status,
-                    label=score_label(status),
-                    verdict=score_verdict(status, info.verdicts if info is not None else None),
-                    threshold=threshold,
-                    explanation=_truncate(explanation),
-                    error_type=error_type,
-                    agent_name=traced.agent_name,
-                    session_id=traced.session_id,
-                    eval_id=self.eval_id,
-                    eval_set_id=self.eval_set_id,
-                    invocation_end_time_ns=traced.end_time_ns,
-                    session_window=window.window if window is not None else None,
-                    session_first_turn=window.first_turn if window is not None else None,
-                    session_last_turn=window.last_turn if window is not None else None,
-                )
-            )
-        return records
 
 
 def _criteria_key(criteria: dict[str, BaseCriterion] | None) -> str:
@@ -484,21 +394,3 @@ def _finish(span: EvaluationSpan, record: EvaluationRecord) -> None:
         span.finish(record)
     except Exception:  # a span attribute problem must not lose the result
         logger.exception("cannot set the evaluation span's attributes")
-
-
-def _provenance(evaluator: Evaluator | None) -> EvaluatorProvenance | None:
-    """The evaluator's provenance; None when the metric could not be built, or its provenance cannot be computed
-    (a judge that fails to say its model must not lose the result)."""
-    if evaluator is None:
-        return None
-    try:
-        return evaluator.provenance
-    except Exception:
-        logger.exception("cannot compute the provenance of metric %s", evaluator.info.name)
-        return None
-
-
-def _truncate(text: str | None) -> str | None:
-    if text is None or len(text) <= _MAX_EXPLANATION_CHARS:
-        return text
-    return text[: _MAX_EXPLANATION_CHARS - 1] + "…"
