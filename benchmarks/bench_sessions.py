@@ -1,7 +1,7 @@
 """What sessions online cost the embedded worker: memory per open session, CPU per judged session.
 
 - **Memory per open session**: ``tracemalloc`` over rebuilding 3-turn sessions of the demo agent (one trace per
-  turn) and holding their turns in a :class:`~otel_eval.evaluation.session_stage.SessionStage` (what the engine
+  turn) and holding their turns in a :class:`~otel_eval.evaluation.sessions.SessionStage` (what the engine
   keeps alive until the session closes), divided by the sessions; beside it, the turns' JSON size.
 - **CPU per judged session**: process CPU of :meth:`~otel_eval.evaluation.core.EvaluationCore.evaluate_window` for
   ``rubric_based_multi_turn_trajectory_quality_v1`` on a 3-turn window (one judge call), the loopback judge in its
@@ -27,8 +27,7 @@ from benchmarks._common import Row, machine, print_rows
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.emit import Emitters
 from otel_eval.evaluation.core import EvaluationCore
-from otel_eval.evaluation.session_stage import SessionStage, turn_size
-from otel_eval.evaluation.sessions import SessionLimits, SessionWindow
+from otel_eval.evaluation.sessions import SessionLimits, SessionStage, SessionWindow, turn_size
 from otel_eval.judge import JudgeClient, JudgeSettings
 from otel_eval.model import TracedInvocation
 from otel_eval.model.messages import EvaluationRequest

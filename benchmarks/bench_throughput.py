@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
     print(machine())
     # The evaluation process has no exporter here (its scores are made and dropped, like the thread rows' no-op
     # providers): the processor's warning that the scores go nowhere is expected.
-    logging.getLogger("otel_eval.processor._exporters").setLevel(logging.ERROR)
+    logging.getLogger("otel_eval.processor._process.exporters").setLevel(logging.ERROR)
     rows: list[Row] = []
     slow_runs = max(20, args.invocations // 20)
     slow_repeat = max(3, args.repeat // 2)

@@ -1,7 +1,7 @@
 """``otel-eval run --sinks``: every result written where the traces live, with the processor's sinks, record ids
 and delivery.
 
-The records are the ones online evaluation emits (:func:`~otel_eval.evaluation.core.records_of`: one per invocation
+The records are the ones online evaluation emits (:func:`~otel_eval.evaluation.records.records_of`: one per invocation
 and metric, the same result ids), so the sinks' keying, (trace, span, metric), makes a second run replace rather
 than double, and a result already there (same result id) is not sent again. Unlike the processor, ``run`` may wait:
 it waits for room in a sink's queue instead of dropping a score, and at the end for every score to be delivered or
@@ -124,7 +124,7 @@ class OtlpExport:
 
 def report_records(report: ConversationReport, eval_set_id: str | None) -> list[EvaluationRecord]:
     """The records online evaluation would emit for ``report``: one per invocation and metric."""
-    from otel_eval.evaluation.core import records_of
+    from otel_eval.evaluation.records import records_of
 
     conversation = report.conversation
     eval_id = conversation.eval_case.eval_id if conversation.eval_case else None

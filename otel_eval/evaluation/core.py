@@ -33,12 +33,12 @@ from typing import Any, Literal
 from otel_eval import semconv
 from otel_eval.conversations import Conversation, with_case_rubrics
 from otel_eval.emit import Emitters
-from otel_eval.emit.attributes import score_label, score_verdict
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.spans import EvaluationSpan
 from otel_eval.evaluation.criteria import criteria_from, registry_with_custom_metrics, select_criteria
 from otel_eval.evaluation.pairing import Pairing, pair_invocations
 from otel_eval.evaluation.plan import MetricPlan, PlannedMetric, build_plan
+from otel_eval.evaluation.records import RecordContext
 from otel_eval.evaluation.request_criteria import (
     Refusal,
     RequestCriteriaPolicy,
@@ -54,22 +54,17 @@ from otel_eval.evaluation.scoring import (
 )
 from otel_eval.evaluation.sessions import SessionWindow
 from otel_eval.judge import Judge
-from otel_eval.metrics import Evaluator, MetricRegistry
-from otel_eval.metrics.provenance import EvaluatorProvenance
+from otel_eval.metrics import MetricRegistry
 from otel_eval.model import (
     BaseCriterion,
     EvalConfig,
     EvalSet,
-    EvalStatus,
     EvaluationResult,
-    PerInvocationResult,
     TracedInvocation,
 )
-from otel_eval.model.messages import EvaluationRecord, EvaluationRequest, result_id, session_result_id
+from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 
 logger = logging.getLogger(__name__)
-
-_MAX_EXPLANATION_CHARS = 4000
 
 Scope = Literal["all", "invocation", "conversation"]
 """Which of a request's metrics to run: all, the per-invocation ones, or the conversation-level ones."""
@@ -153,11 +148,12 @@ class EvaluationCore:
 
     def holds_sessions(self, request: EvaluationRequest) -> bool:
         """Whether ``request``'s conversation-level metrics should wait for its session: every invocation carries a
-        session id and its metrics include conversation-level ones (planned as :meth:`evaluate` plans them)."""
-        if not request.invocations or not all(i.session_id for i in request.invocations):
+        session id and its metrics include conversation-level ones (planned as :meth:`evaluate` plans them). The
+        embedded worker asks :meth:`start` instead, which pairs and plans the request once for both answers."""
+        invocations = list(request.invocations)
+        if not invocations or not all(i.session_id for i in invocations):
             return False
-        _, plan = self._plan_of(request, list(request.invocations))
-        return bool(plan.by_scope()[1].metrics)
+        return _waits_for_session(self._plan_of(request, invocations)[1])
 
     async def evaluate_window(self, window: SessionWindow) -> list[EvaluationRecord]:
         """Scores a closed session window on the conversation-level metrics, emits every record, returns them.
@@ -176,22 +172,31 @@ class EvaluationCore:
         return []
 
     def evaluate_inline(self, request: EvaluationRequest, *, scope: Scope = "all") -> list[EvaluationRecord] | None:
-        """:meth:`evaluate` on the caller's thread, when every metric ``request`` needs
-        :func:`~otel_eval.evaluation.scoring.runs_inline` (no judge, no metric that needs a deadline): scores and emits
-        it, and returns its records. Otherwise does nothing and returns None: :meth:`evaluate` it on an event loop.
-        Never raises."""
-        outcome = self.start(request, scope=scope)
-        return None if callable(outcome) else outcome
+        """:meth:`start`, for a request that runs inline: its records; None (nothing done) for one that needs an
+        event loop: :meth:`evaluate` it there. Never raises."""
+        started = self.start(request, scope=scope)
+        return None if started.on_loop is not None else started.records
 
-    def start(self, request: EvaluationRequest, *, scope: Scope = "all") -> list[EvaluationRecord] | OnLoop:
-        """:meth:`evaluate_inline`, except that a request that needs an event loop is returned prepared: awaiting
-        the call scores and emits it there (it is not prepared twice). Never raises, nor does the call."""
+    def start(self, request: EvaluationRequest, *, scope: Scope = "all", sessions: bool = False) -> Started:
+        """Pairs and plans ``request`` once and scores it as far as the caller's thread may: when every metric of
+        ``scope`` :func:`~otel_eval.evaluation.scoring.runs_inline` (no judge, no metric that needs a deadline), it is
+        scored and emitted here (:attr:`Started.records`); otherwise it is returned prepared for an event loop
+        (:attr:`Started.on_loop`: awaiting the call scores and emits it there, without pairing or planning again).
+
+        With ``sessions`` (and ``scope="all"``), a request whose conversation-level metrics wait for its session
+        (as :meth:`holds_sessions` says) is started on its per-invocation metrics only, and says so
+        (:attr:`Started.holds_session`): the caller holds its turns for the session's window
+        (:meth:`evaluate_window`). This is the embedded worker's one call per request. Never raises, nor does the
+        call."""
         with self._boundary(request, f"trace {request.trace_id}"):
-            job = self._prepare(request, scope)
-            if job is None:
-                return []
+            invocations = list(request.invocations)
+            if not invocations:
+                return Started([])
+            pairing, plan = self._plan_of(request, invocations, report=True)
+            holds = sessions and scope == "all" and all(i.session_id for i in invocations) and _waits_for_session(plan)
+            job = self._job(request, "invocation" if holds else scope, pairing, plan, invocations)
             if not all(runs_inline(metric) for metric in job.metrics):
-                return partial(self._evaluate_guarded, job, request)
+                return Started([], partial(self._evaluate_guarded, job, request), holds_session=holds)
             records = []
             for metric in job.metrics:
                 with self._metric_span(metric, job) as span:
@@ -199,8 +204,8 @@ class EvaluationCore:
                     recorded = self._recorded(metric, job, span, result)
                 self._emit(job, recorded)
                 records += recorded
-            return self._delivered(job, records)
-        return []
+            return Started(self._delivered(job, records), holds_session=holds)
+        return Started([])
 
     def _boundary(self, request: EvaluationRequest, what: str) -> _Boundary:
         return _Boundary(self._pipeline, len(request.invocations), what)
@@ -221,12 +226,24 @@ class EvaluationCore:
         if not invocations:
             return None
         pairing, plan = self._plan_of(request, invocations, report=True)
+        return self._job(request, scope, pairing, plan, invocations, window)
+
+    def _job(
+        self,
+        request: EvaluationRequest,
+        scope: Scope,
+        pairing: Pairing,
+        plan: MetricPlan,
+        invocations: list[TracedInvocation],
+        window: SessionWindow | None = None,
+    ) -> _Job:
+        """The request paired (``pairing``) and planned (``plan``), ready to score on the metrics of ``scope``."""
         conversation = Conversation(invocations=invocations, eval_case=pairing.case, expected=pairing.expected)
         if scope != "all":
             plan = plan.by_scope()[scope == "conversation"]
         case = pairing.case
         eval_set_id = request.eval_set_id or (self._eval_set.eval_set_id if self._eval_set and case else None)
-        context = _RecordContext(
+        context = RecordContext(
             invocations=invocations, eval_id=case.eval_id if case else None, eval_set_id=eval_set_id, window=window
         )
         metrics = [m for m in plan.metrics if not lacks_reference(m, conversation)]
@@ -304,6 +321,29 @@ class EvaluationCore:
                 self._pipeline.errored(record.metric_name, record.error_type)
 
 
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A request as :meth:`EvaluationCore.start` left it, paired and planned once.
+
+    Attributes:
+        records: Its records, scored and emitted on the caller's thread (empty when it needs the loop, or failed).
+        on_loop: None when it ran inline; else the prepared request: awaiting the call scores and emits it on an
+            event loop (never raises).
+        holds_session: Its conversation-level metrics wait for its session: only its per-invocation ones were
+            scored or prepared, and the caller holds its turns for the session's window.
+    """
+
+    records: list[EvaluationRecord]
+    on_loop: OnLoop | None = None
+    holds_session: bool = False
+
+
+def _waits_for_session(plan: MetricPlan) -> bool:
+    """Whether a request whose invocations all carry a session id waits for it: ``plan`` has conversation-level
+    metrics."""
+    return bool(plan.by_scope()[1].metrics)
+
+
 @dataclass(slots=True)
 class _Boundary:
     """The worker boundary around one request or window: an exception is logged, counted as ``evaluation_error``
@@ -333,106 +373,8 @@ class _Job:
 
     conversation: Conversation
     actual: list[TracedInvocation]
-    context: _RecordContext
+    context: RecordContext
     metrics: list[PlannedMetric]
-
-
-@dataclass(slots=True)
-class _RecordContext:
-    """What every record of one request shares."""
-
-    invocations: list[TracedInvocation]
-    eval_id: str | None
-    eval_set_id: str | None
-    window: SessionWindow | None = None
-
-    def span_parent(self) -> tuple[TracedInvocation, list[tuple[str, str]]]:
-        """Where the evaluation span goes (a request's first invocation; a window's last turn) and what it links to
-        (every turn's root span, for a window)."""
-        if self.window is None:
-            return self.invocations[0], []
-        return self.invocations[-1], [(turn.trace_id, turn.span_id) for turn in self.invocations]
-
-    def span_record(self, records: list[EvaluationRecord]) -> EvaluationRecord:
-        """The record the evaluation span carries: the first invocation's, a window's last turn's."""
-        return records[0] if self.window is None else records[-1]
-
-    def records(self, metric: PlannedMetric, result: EvaluationResult) -> list[EvaluationRecord]:
-        """One record per invocation, from its per-invocation result (the overall result when there is none)."""
-        evaluator = metric.evaluator
-        info = evaluator.info if evaluator is not None else None
-        version = info.version if info is not None else "1"
-        provenance = _provenance(evaluator)
-        judge_model = provenance.judge_model if provenance is not None else None
-        evaluator_version = provenance.version if provenance is not None else None
-        threshold = evaluator.threshold if evaluator is not None else None
-        per = result.per_invocation_results
-        records = []
-        for index, traced in enumerate(self.invocations):
-            entry = per[index] if index < len(per) else None
-            if entry is None:
-                single = len(self.invocations) == 1
-                entry = PerInvocationResult(
-                    score=result.overall_score if single else None,
-                    eval_status=result.overall_eval_status if single else EvalStatus.NOT_EVALUATED,
-                )
-            status = entry.eval_status
-            explanation = entry.explanation or result.explanation
-            error_type = entry.error_type or (result.error_type if status is EvalStatus.NOT_EVALUATED else None)
-            if status is EvalStatus.NOT_EVALUATED and error_type is None:
-                error_type = "not_evaluated"
-            window = self.window
-            if window is None:
-                rid = result_id(traced.trace_id, traced.span_id, metric.name, evaluator_version)
-            else:
-                first, last = self.invocations[0], self.invocations[-1]
-                rid = session_result_id(
-                    window.session_id, (first.trace_id, first.span_id), (last.trace_id, last.span_id),
-                    traced.trace_id, traced.span_id, metric.name, evaluator_version,
-                )  # fmt: skip
-            records.append(
-                EvaluationRecord.of_trusted(
-                    result_id=rid,
-                    trace_id=traced.trace_id,
-                    span_id=traced.span_id,
-                    invocation_id=traced.invocation.invocation_id or "",
-                    metric_name=metric.name,
-                    metric_version=version,
-                    evaluator_id=provenance.id if provenance is not None else None,
-                    evaluator_type=provenance.type if provenance is not None else None,
-                    evaluator_version=evaluator_version,
-                    judge_model=judge_model,
-                    score=entry.score,
-                    eval_status=status,
-                    label=score_label(status),
-                    verdict=score_verdict(status, info.verdicts if info is not None else None),
-                    threshold=threshold,
-                    explanation=_truncate(explanation),
-                    error_type=error_type,
-                    agent_name=traced.agent_name,
-                    session_id=traced.session_id,
-                    eval_id=self.eval_id,
-                    eval_set_id=self.eval_set_id,
-                    invocation_end_time_ns=traced.end_time_ns,
-                    session_window=window.window if window is not None else None,
-                    session_first_turn=window.first_turn if window is not None else None,
-                    session_last_turn=window.last_turn if window is not None else None,
-                )
-            )
-        return records
-
-
-def records_of(
-    invocations: list[TracedInvocation],
-    metric: PlannedMetric,
-    result: EvaluationResult,
-    *,
-    eval_id: str | None = None,
-    eval_set_id: str | None = None,
-) -> list[EvaluationRecord]:
-    """The records online evaluation would emit for ``result`` of ``metric`` on ``invocations`` (one per
-    invocation, same result ids): what ``otel-eval run`` hands its sinks."""
-    return _RecordContext(list(invocations), eval_id, eval_set_id).records(metric, result)
 
 
 def _criteria_key(criteria: dict[str, BaseCriterion] | None) -> str:
@@ -446,21 +388,3 @@ def _finish(span: EvaluationSpan, record: EvaluationRecord) -> None:
         span.finish(record)
     except Exception:  # a span attribute problem must not lose the result
         logger.exception("cannot set the evaluation span's attributes")
-
-
-def _provenance(evaluator: Evaluator | None) -> EvaluatorProvenance | None:
-    """The evaluator's provenance; None when the metric could not be built, or its provenance cannot be computed
-    (a judge that fails to say its model must not lose the result)."""
-    if evaluator is None:
-        return None
-    try:
-        return evaluator.provenance
-    except Exception:
-        logger.exception("cannot compute the provenance of metric %s", evaluator.info.name)
-        return None
-
-
-def _truncate(text: str | None) -> str | None:
-    if text is None or len(text) <= _MAX_EXPLANATION_CHARS:
-        return text
-    return text[: _MAX_EXPLANATION_CHARS - 1] + "…"

@@ -1,6 +1,6 @@
-"""The embedded worker, built: the evaluation core on an :class:`EmbeddedInvocationExporter`, and where its scores go.
+"""The embedded worker, built: the evaluation core on an :class:`EmbeddedWorker`, and where its scores go.
 
-:func:`embedded_exporter` is what :class:`~otel_eval.EvaluationSpanProcessor` uses when no ``exporter`` is given;
+:func:`embedded_worker` is what :class:`~otel_eval.EvaluationSpanProcessor` uses when no ``exporter`` is given;
 its keywords (:class:`EmbeddedOptions`) are the processor's embedded-only objects and three of its settings. Without
 a provider argument the emitters use the global OpenTelemetry providers, which are no-ops until an SDK provider is
 set: a processor attached with one line would evaluate every invocation and show nothing, so that case logs
@@ -10,8 +10,9 @@ set: a processor attached with one line would evaluate every invocation and show
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from opentelemetry._logs import LoggerProvider, get_logger_provider
 from opentelemetry.metrics import MeterProvider, get_meter_provider
@@ -24,11 +25,14 @@ from otel_eval.emit import Emitters, RecordSink
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.sinks import sinks_from_env
 from otel_eval.evaluation.core import EvaluationCore
-from otel_eval.evaluation.engine import EmbeddedInvocationExporter
+from otel_eval.evaluation.embedded_worker import EmbeddedWorker
 from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.judge import Judge
 from otel_eval.metrics import MetricRegistry
 from otel_eval.model import EvalConfig, EvalSet
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +65,7 @@ class EmbeddedOptions(TypedDict, total=False):
         concurrency: Requests evaluated at once (``OTEL_EVAL_WORKER_CONCURRENCY``).
         sessions: When a session's conversation-level metrics run and how many open sessions are held
             (``OTEL_EVAL_SESSION_IDLE_TIMEOUT``, ``OTEL_EVAL_SESSION_MAX_TURNS``, ``OTEL_EVAL_MAX_OPEN_SESSIONS``,
-            ``OTEL_EVAL_MAX_SESSION_BYTES``); see :mod:`otel_eval.evaluation.engine`.
+            ``OTEL_EVAL_MAX_SESSION_BYTES``); see :mod:`otel_eval.evaluation.embedded_worker`.
     """
 
     judge: Judge | None
@@ -77,40 +81,38 @@ EMBEDDED_OPTIONS = frozenset(EmbeddedOptions.__annotations__)
 """The keyword names of :class:`EmbeddedOptions`."""
 
 
-def embedded_exporter(
+def embedded_worker(
     criteria: Mapping[str, Any] | EvalConfig | None = None,
     *,
     eval_set: EvalSet | None = None,
     registry: MetricRegistry | None = None,
     meter_provider: MeterProvider | None = None,
     pipeline: PipelineMetrics | None = None,
-    judge: Judge | None = None,
-    tracer_provider: TracerProvider | None = None,
-    logger_provider: LoggerProvider | None = None,
-    sinks: Sequence[RecordSink] = (),
-    max_queue_size: int = env.DEFAULT_QUEUE_SIZE,
-    concurrency: int = env.DEFAULT_CONCURRENCY,
-    sessions: SessionLimits | None = None,
     emit: Collection[str] = env.DEFAULT_EMIT,
-) -> EmbeddedInvocationExporter:
-    """An in-process worker evaluating each request with an :class:`EvaluationCore` and emitting its scores.
+    **options: Unpack[EmbeddedOptions],
+) -> EmbeddedWorker:
+    """The embedded worker: an in-process :class:`EmbeddedWorker` evaluating each request with an
+    :class:`EvaluationCore` and emitting its scores.
 
     Args:
         criteria: What every request without its own criteria is scored with (see :class:`EvaluationCore`).
-        eval_set: Golden cases for the reference metrics.
+        eval_set: Golden cases for the reference metrics (the core pairs each request with them).
         registry: Metric registry (the default one when None).
         meter_provider: Where score metrics and the judge's usage go (global when None).
-        pipeline: Pipeline counters the exporter reports drops and its queue through.
-        judge, tracer_provider, logger_provider, sinks, max_queue_size, concurrency, sessions: see
-            :class:`EmbeddedOptions`.
-            ``OTEL_EVAL_SINKS`` (and ``OTEL_EVAL_CONSOLE=true``) add the sinks they name.
+        pipeline: Pipeline counters the worker reports drops and its queue through.
         emit: The signals emitted (checked names, :func:`~otel_eval.emit.selection.emit_signals`): ``spans``,
             ``events``, ``metrics``; an emitter not selected is not made (the sinks do not depend on it).
+        **options: The worker's own objects and bounds (:class:`EmbeddedOptions`: ``judge``, ``tracer_provider``,
+            ``logger_provider``, ``sinks``, ``max_queue_size``, ``concurrency``, ``sessions``).
+            ``OTEL_EVAL_SINKS`` (and ``OTEL_EVAL_CONSOLE=true``) add the sinks they name.
 
     Raises:
         ConfigurationError: unknown metric or invalid criterion.
         ValueError: ``max_queue_size`` or ``concurrency`` below 1.
     """
+    judge = options.get("judge")
+    tracer_provider = options.get("tracer_provider")
+    logger_provider = options.get("logger_provider")
     if meter_provider is not None:
         judge = _judge_reporting_to(judge, meter_provider)
     emitters = Emitters.create(
@@ -121,7 +123,7 @@ def embedded_exporter(
         events=env.EMIT_EVENTS in emit,
         metrics=env.EMIT_METRICS in emit,
         sinks=output_sinks(
-            sinks,
+            options.get("sinks", ()),
             tracer_provider=tracer_provider,
             meter_provider=meter_provider,
             logger_provider=logger_provider,
@@ -131,9 +133,25 @@ def embedded_exporter(
     core = EvaluationCore(
         criteria=criteria, eval_set=eval_set, registry=registry, judge=judge, emitters=emitters, pipeline=pipeline
     )
-    return EmbeddedInvocationExporter(
-        core, max_queue_size=max_queue_size, concurrency=concurrency, pipeline=pipeline, sessions=sessions
+    return EmbeddedWorker(
+        core,
+        max_queue_size=options.get("max_queue_size", env.DEFAULT_QUEUE_SIZE),
+        concurrency=options.get("concurrency", env.DEFAULT_CONCURRENCY),
+        pipeline=pipeline,
+        sessions=options.get("sessions"),
     )
+
+
+def embedded_exporter(criteria: Mapping[str, Any] | EvalConfig | None = None, **keywords: Any) -> EmbeddedWorker:
+    """Deprecated name of :func:`embedded_worker` (the same arguments), with a ``DeprecationWarning``; removed in
+    0.3.0."""
+    warnings.warn(
+        "otel_eval.evaluation.embedded.embedded_exporter is deprecated and removed in otel-eval 0.3.0: "
+        "use embedded_worker (the same arguments)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return embedded_worker(criteria, **keywords)
 
 
 def output_sinks(

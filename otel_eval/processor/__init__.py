@@ -19,15 +19,18 @@ A complete subtree is converted, rebuilt into invocations (:func:`otel_eval.reco
 handed to the transport as evaluation requests. While the transport is full (e.g. the judge hangs), ``on_end``
 sheds spans at once and their traces are dropped whole (never rebuilt into partial invocations), so an
 overloaded evaluator costs the agent almost nothing. The transport is the embedded worker
-(:mod:`otel_eval.evaluation.embedded`) unless ``exporter`` is given (e.g. Kafka): a request that needs no judge is
-scored and emitted on the same background thread, right after its rebuild
-(:meth:`~otel_eval.evaluation.core.EvaluationCore.evaluate_inline`), so an invocation crosses one thread boundary
-between ``on_end`` and its results; a request that calls the judge goes on to the worker's asyncio loop, where judge
-calls run concurrently under their deadlines and budget.
+(:class:`~otel_eval.evaluation.embedded_worker.EmbeddedWorker`) unless ``exporter`` is given (e.g. Kafka). The embedded
+worker starts each request on that same background thread, right after its rebuild
+(:meth:`~otel_eval.evaluation.embedded_worker.EmbeddedWorker.export`, which calls
+:meth:`~otel_eval.evaluation.core.EvaluationCore.start`: paired with the golden cases and planned once): a request
+that needs no judge is scored and emitted right there, so an invocation crosses one thread boundary between
+``on_end`` and its results; a request that calls the judge goes on, prepared, to the worker's asyncio loop, where
+judge calls run concurrently under their deadlines and budget.
 
-The processor itself is a facade over one engine (:mod:`otel_eval.processor._engine`): the in-thread engine
+The processor itself is a facade over one engine (:mod:`otel_eval.processor._engine`), built from its arguments
+declared once (:class:`~otel_eval.processor._engine.EngineOptions`): the in-thread engine
 (:mod:`otel_eval.processor._thread_engine`), or with ``isolation="process"`` the feeder of a child process
-(:mod:`otel_eval.processor._evaluation_process`) that runs the in-thread engine on the spans it receives.
+(:mod:`otel_eval.processor._process`) that runs the in-thread engine on the spans it receives.
 
 Never evaluated: spans of scope ``otel_eval`` (evaluation spans, judge calls), spans started while
 OpenTelemetry instrumentation is suppressed (the judge's and transports' work runs so), Kafka client spans,
@@ -35,7 +38,7 @@ and spans the SDK did not sample.
 
 Sampling (``sample_rate``) is decided from the trace id. With ``sample_priority`` (the default), a left-out trace
 is buffered too and evaluated anyway when its local root ended in error or carries negative feedback
-(:mod:`otel_eval.processor._priority`); otherwise it is discarded when its root ends.
+(:mod:`otel_eval.processor._selection`); otherwise it is discarded when its root ends.
 
 Limits (each overflow is dropped and counted by ``otel_eval.drop.reason``):
 

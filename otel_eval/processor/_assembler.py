@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -27,9 +27,8 @@ from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._buffers import Rejection, TraceBuffers, top_span_names
 from otel_eval.processor._completion import UNDER_ABANDONED, IncompleteCounter, OpenSpans
 from otel_eval.processor._logs import LogJoin
-from otel_eval.processor._priority import SamplePriority
 from otel_eval.processor._requests import RequestBuilder
-from otel_eval.processor._selection import is_local_root, is_own_traffic, is_sampled
+from otel_eval.processor._selection import SamplePriority, is_local_root, is_own_traffic, is_sampled
 from otel_eval.transport.base import InvocationExporter
 
 logger = logging.getLogger(__name__)
@@ -67,13 +66,11 @@ class SpanAssembler:
         suppressed: Where the ids of spans started under suppressed instrumentation are kept (skipped when they end).
         enricher: Root-span enrichment, when the processor wraps the user's exporting processor.
         open_spans: Open-span bookkeeping (completion without guessing).
-        waiting: Ids of traces with a root waiting for open descendants, kept here for ``on_end`` (which wakes the
-            thread when a span of such a trace ends).
         incomplete: Counts roots handed on with descendants still open.
         sample_bound: The processor's sampling bound (:func:`~otel_eval.processor._selection.sampling_bound`).
         priority: When set, spans of left-out traces arrive too (buffered under the same limits); each left-out
             local root is evaluated if ``priority`` rescues it, else its buffered subtree is discarded, and a
-            left-out trace that goes idle without its root is discarded (see :mod:`otel_eval.processor._priority`).
+            left-out trace that goes idle without its root is discarded (see :mod:`otel_eval.processor._selection`).
         rebuild_timeout: Seconds (:data:`DEFAULT_REBUILD_TIMEOUT` when None) the rebuild of one trace of more than :data:`INLINE_REBUILD_SPANS` spans may take.
             It runs on its own thread; past the deadline the trace
             is dropped (``rebuild_timeout``) and its thread abandoned to finish on its own (threads cannot be killed;
@@ -92,7 +89,6 @@ class SpanAssembler:
         suppressed: dict[int, None],
         enricher: RootSpanEnricher | None,
         open_spans: OpenSpans,
-        waiting: dict[int, int],
         incomplete: IncompleteCounter,
         sample_bound: int | None = None,
         priority: SamplePriority | None = None,
@@ -107,7 +103,10 @@ class SpanAssembler:
         self._suppressed = suppressed
         self._enricher = enricher
         self.open_spans = open_spans
-        self._waiting = waiting
+        self._waiting: dict[int, int] = {}  # trace id -> its roots waiting for open descendants (this thread's)
+        self.waiting_traces: Container[int] = self._waiting.keys()
+        """Ids of the traces with a root waiting for open descendants: a read-only view, for ``on_end`` (which wakes
+        the thread when a span of such a trace ends, :attr:`~otel_eval.processor._intake.SpanIntake.waiting`)."""
         self._incomplete = incomplete
         self._sample_bound = sample_bound
         self._priority = priority if sample_bound is not None else None

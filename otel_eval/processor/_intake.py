@@ -9,6 +9,10 @@ complete (a local root ended, or a span of a trace whose root waits for it) and 
 thread more than queueing a span does, so while spans keep coming the engine's thread polls instead
 (:class:`WakeSchedule`). With ``enrich=``, the enricher sees every start and end, holding each queued root that will
 be evaluated for its scores.
+
+Also here: the load shedding in ``on_end`` while the transport or the child is full (:class:`Shedder`: spans dropped
+at once, their traces remembered), and what the engines' threads use to take the queued work (:func:`drain`) and to
+split a deadline (:func:`millis_until`).
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Container
-from typing import cast
+from collections.abc import Callable, Container, Iterator
+from typing import TypeVar, cast
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, get_current
 from opentelemetry.sdk.trace import ReadableSpan, Span
@@ -27,14 +31,13 @@ from opentelemetry.trace import TraceFlags
 
 from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.enrichment import RootSpanEnricher
-from otel_eval.processor._priority import Sampling
-from otel_eval.processor._selection import is_local_root, is_own_traffic, is_sampled
-from otel_eval.processor._shedding import Shedder
+from otel_eval.processor._selection import Sampling, is_local_root, is_own_traffic, is_sampled
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
 
 _SAMPLED = TraceFlags.SAMPLED
+T = TypeVar("T")
 
 
 class Wake:
@@ -66,16 +69,60 @@ class Wake:
         return self._lock.acquire(timeout=max(0.0, timeout))
 
 
+MAX_SHED_TRACES = 65536
+"""Shed trace ids remembered at most until the background thread takes them (beyond, spans are still shed)."""
+
+
+class Shedder:
+    """Whether spans are being shed, and what was shed since the background thread last looked.
+
+    ``active`` is read without the lock on the agent's threads (a stale read sheds one span too many or too few);
+    :meth:`shed` re-checks it under the lock.
+    """
+
+    __slots__ = ("_lock", "_spans", "_traces", "active")
+
+    def __init__(self) -> None:
+        self.active = False
+        self._lock = threading.Lock()
+        self._spans = 0
+        self._traces: dict[int, None] = {}
+
+    def shed(self, trace_id: int) -> bool:
+        """Drops a span of ``trace_id`` (remembering the trace). False when shedding just stopped."""
+        with self._lock:
+            if not self.active:
+                return False
+            self._spans += 1
+            if len(self._traces) < MAX_SHED_TRACES:
+                self._traces[trace_id] = None
+            return True
+
+    def start(self) -> bool:
+        """Starts shedding; True when it was not already on (the caller then drops the open traces whole)."""
+        with self._lock:
+            started, self.active = not self.active, True
+            return started
+
+    def take(self, *, full: bool) -> tuple[int, list[int]]:
+        """The spans shed since the last call and their traces' ids; stops shedding unless the transport is ``full``."""
+        with self._lock:
+            spans, self._spans = self._spans, 0
+            traces, self._traces = list(self._traces), {}
+            if not full:
+                self.active = False
+        return spans, traces
+
+
 class SpanIntake:
     """Bounded queues of span starts and ends, drained by one engine thread.
 
     Args:
         max_pending: Starts and ends queued at most, each; an end beyond is dropped and counted
             (:meth:`take_dropped`), a start beyond goes untracked (its root completes when it ends).
-        sampling: Which traces get in (:attr:`~otel_eval.processor._priority.Sampling.intake_bound`), and which roots
+        sampling: Which traces get in (:attr:`~otel_eval.processor._selection.Sampling.intake_bound`), and which roots
             the enricher holds.
         wake_batch: Queued ends that wake the engine's thread without a root.
-        waiting: Ids of traces whose root waits for open descendants (a span of one wakes the thread).
         enricher: The root-span enricher, when the processor wraps the user's exporting processor.
     """
 
@@ -85,14 +132,16 @@ class SpanIntake:
         max_pending: int,
         sampling: Sampling,
         wake_batch: int,
-        waiting: Container[int] = (),
         enricher: RootSpanEnricher | None = None,
     ) -> None:
         self._max_pending = max_pending
         self._sampling = sampling
         self._bound = sampling.intake_bound
         self._wake_threshold = min(wake_batch, max(1, max_pending // 2))
-        self._waiting = waiting
+        self.waiting: Container[int] = ()
+        """Ids of traces whose root waits for open descendants (a span of one wakes the thread): a read-only view
+        of the assembler's (:attr:`~otel_eval.processor._assembler.SpanAssembler.waiting_traces`), set by the
+        engine that owns both."""
         self.enricher = enricher
         # The hooks run on the agent's threads for every span: bound once to what this configuration needs.
         self.on_start: Callable[[Span, Context | None], None] = (
@@ -178,7 +227,7 @@ class SpanIntake:
             ends.append(span)
             if len(ends) >= self._wake_threshold or (
                 not self.polling
-                and ((is_local_root(span) and not is_own_traffic(span)) or context.trace_id in self._waiting)
+                and ((is_local_root(span) and not is_own_traffic(span)) or context.trace_id in self.waiting)
             ):
                 self.wake.set()
         except Exception:  # the agent's thread: log (deduplicated), never raise
@@ -236,3 +285,18 @@ class WakeSchedule:
         """Spans came: poll for the next :data:`POLL_WINDOW_SECONDS`."""
         self._poll_until = time.monotonic() + POLL_WINDOW_SECONDS
         self._intake.polling = True
+
+
+# --- handing work on: what the engines' threads drain, and what is left of a deadline ------------------------------
+
+
+def drain(queue: deque[T], count: int) -> Iterator[T]:
+    """Pops up to ``count`` items from the left of ``queue`` (appended to by other threads meanwhile: a deque's
+    ``append`` and ``popleft`` are thread safe), lazily."""
+    for _ in range(min(count, len(queue))):
+        yield queue.popleft()
+
+
+def millis_until(deadline: float) -> int:
+    """Milliseconds from now to ``deadline`` (a ``time.monotonic()`` value), never below 0."""
+    return max(0, int((deadline - time.monotonic()) * 1000))

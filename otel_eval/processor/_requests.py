@@ -28,7 +28,8 @@ class RequestBuilder:
         filters: Agent-name filter (the root-span-name filter is applied before rebuilding).
         criteria: Criteria sent with each request (None: the worker's own).
         eval_set: Golden cases; an invocation that pairs with a case (:func:`otel_eval.evaluation.pair_invocations`)
-            carries that case.
+            carries that case, for a worker that does not hold the eval set. None with the embedded worker: its core
+            holds the eval set and pairs each request once, together with its plan.
     """
 
     filters: InvocationFilters
@@ -48,19 +49,19 @@ class RequestBuilder:
         if log_records:
             attach_log_records(converted, log_records)
         requests = []
+        criteria: dict[str, Any] | None = None
+        if self.criteria is not None:
+            criteria = {name: c.model_dump(mode="json", exclude_unset=True) for name, c in self.criteria.items()}
         for trace in rebuild_traces(converted):
             for warning in trace.warnings:
                 logger.debug("%s", warning)
             for invocation in trace.invocations:
                 if self.filters.agent_allowed(invocation.agent_name):
-                    requests.append(self._request(invocation))
+                    requests.append(self._request(invocation, criteria))
         return requests
 
-    def _request(self, invocation: TracedInvocation) -> EvaluationRequest:
-        criteria: dict[str, Any] | None = None
-        if self.criteria is not None:
-            criteria = {name: c.model_dump(mode="json", exclude_unset=True) for name, c in self.criteria.items()}
-        eval_case = pair_invocations([invocation], self.eval_set).case
+    def _request(self, invocation: TracedInvocation, criteria: dict[str, Any] | None) -> EvaluationRequest:
+        eval_case = pair_invocations([invocation], self.eval_set).case if self.eval_set is not None else None
         return EvaluationRequest(
             invocations=[invocation],
             criteria=criteria,

@@ -1,13 +1,29 @@
-"""Which spans and invocations the processor evaluates: deterministic trace-id sampling, filters, own traffic."""
+"""Which spans and invocations the processor evaluates: deterministic trace-id sampling, priority sampling, filters,
+own traffic.
+
+Priority sampling: a trace the trace-id decision leaves out is still evaluated when its local root span ended in
+error or carries negative user feedback (the invocations the judge budget also judges first,
+:mod:`otel_eval.judge.priority`).
+
+The processor then buffers left-out traces like the others (same limits) and decides when each local root ends, from
+that span alone: its status, and one attribute (``OTEL_EVAL_PRIORITY_FEEDBACK_ATTRIBUTE``, negative values
+``OTEL_EVAL_PRIORITY_FEEDBACK_VALUES``). A rescued root is counted in ``otel_eval.invocations.priority_sampled``
+(by ``otel_eval.priority.reason``), any other in ``otel_eval.invocations.sampled_out``; neither is a loss.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import StatusCode
 
 from otel_eval import semconv
+from otel_eval.instruments import InstrumentHolder
+from otel_eval.judge.priority import PriorityPolicy
+from otel_eval.reconstruct.signals import feedback_attribute, feedback_text
 
 _LOW_64_BITS = (1 << 64) - 1
 
@@ -73,3 +89,88 @@ class InvocationFilters:
     def agent_allowed(self, agent_name: str | None) -> bool:
         """Whether an invocation of ``agent_name`` is evaluated."""
         return not self.agent_names or (agent_name is not None and agent_name in self.agent_names)
+
+
+class SamplePriority(InstrumentHolder):
+    """Decides whether a left-out local root is evaluated anyway, and counts the decisions.
+
+    Args:
+        meter_provider: Where the two counters go (the global provider when None).
+        policy: The negative feedback values (the environment's when None).
+        attribute: The feedback attribute's name (the environment's when None).
+    """
+
+    def __init__(
+        self,
+        meter_provider: MeterProvider | None = None,
+        *,
+        policy: PriorityPolicy | None = None,
+        attribute: str | None = None,
+    ) -> None:
+        super().__init__(meter_provider)
+        self._policy = policy or PriorityPolicy.from_env()
+        self._attribute = attribute or feedback_attribute()
+        self._sampled_out = self._counter(
+            semconv.METRIC_INVOCATIONS_SAMPLED_OUT,
+            "{invocation}",
+            "Local roots left out by the trace-id sampling decision and not evaluated (not a loss).",
+        )
+        self._rescued = self._counter(
+            semconv.METRIC_INVOCATIONS_PRIORITY_SAMPLED,
+            "{invocation}",
+            "Local roots left out by the trace-id sampling decision but evaluated: error or negative feedback.",
+        )
+
+    def reason(self, root: ReadableSpan) -> str | None:
+        """Why ``root`` is evaluated although its trace was sampled out (a ``PRIORITY_REASON_*``), or None."""
+        status = root.status
+        if status is not None and status.status_code is StatusCode.ERROR:
+            return semconv.PRIORITY_REASON_ERROR
+        attributes = root.attributes
+        if attributes and self._policy.is_negative(feedback_text(attributes.get(self._attribute))):
+            return semconv.PRIORITY_REASON_NEGATIVE_FEEDBACK
+        return None
+
+    def decide(self, root: ReadableSpan) -> bool:
+        """Whether the left-out ``root`` is evaluated; counts the decision."""
+        reason = self.reason(root)
+        if reason is None:
+            self._add(self._sampled_out, "invocations.sampled_out", 1)
+            return False
+        attributes = {semconv.OTEL_EVAL_PRIORITY_REASON: reason}
+        self._add(self._rescued, f"invocations.priority_sampled.{reason}", 1, attributes)
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class Sampling:
+    """Which traces are evaluated: the trace-id decision (``bound``), and the rescue of left-out ones (``priority``).
+
+    Args:
+        bound: The trace-id sampling bound (:func:`~otel_eval.processor._selection.sampling_bound`; None: all).
+        priority: With a bound, what rescues a left-out local root (None: pure head sampling).
+    """
+
+    bound: int | None
+    priority: SamplePriority | None
+
+    @classmethod
+    def create(cls, sample_rate: float, sample_priority: bool, meter_provider: MeterProvider | None) -> Sampling:
+        """The sampling of ``sample_rate`` (ValueError outside [0, 1]), with priority sampling when asked for and
+        the rate leaves traces out."""
+        bound = sampling_bound(sample_rate)
+        return cls(bound, SamplePriority(meter_provider) if sample_priority and bound is not None else None)
+
+    @property
+    def intake_bound(self) -> int | None:
+        """The bound the span intake applies: with priority sampling every trace gets in (decided at its root)."""
+        return None if self.priority is not None else self.bound
+
+    def will_evaluate(self, span: ReadableSpan, trace_id: int) -> bool:
+        """Whether ``span`` is a local root whose scores will come: sampled by its trace id, or rescued by priority
+        sampling (decided from the root alone, as the evaluation side will)."""
+        if not is_local_root(span) or is_own_traffic(span):
+            return False
+        if is_sampled(trace_id, self.bound):
+            return True
+        return self.priority is not None and self.priority.reason(span) is not None

@@ -21,7 +21,7 @@ from otel_eval.emit.selection import emit_setting, emit_signals
 from otel_eval.environment_variables import flag_setting, number_setting
 from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation.embedded import EMBEDDED_OPTIONS
-from otel_eval.evaluation.engine import check_worker_bounds
+from otel_eval.evaluation.embedded_worker import check_worker_bounds
 from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.model import EvalSet
 from otel_eval.model.loading import criteria_setting, eval_set_setting
@@ -48,7 +48,7 @@ class ProcessorSettings:
         sample_rate: Fraction of traces evaluated, decided from the low 64 bits of the trace id as
             ``TraceIdRatioBased`` does (the same trace gets the same decision in every process).
         sample_priority: With ``sample_rate`` below 1, also evaluate a left-out trace whose local root span ended
-            in error or carries negative feedback (:mod:`otel_eval.processor._priority`); left-out traces are then
+            in error or carries negative feedback (:mod:`otel_eval.processor._selection`); left-out traces are then
             buffered until their root ends. False: pure head sampling.
         agent_names: Evaluate only invocations of these agents (empty: all).
         root_span_names: Evaluate only subtrees whose top span name starts with one of these (empty: all).
@@ -61,7 +61,7 @@ class ProcessorSettings:
         max_queue_size: Requests waiting for the embedded worker.
         concurrency: Requests the embedded worker evaluates at once.
         isolation: ``"thread"``: the embedded evaluation runs on background threads of this process. ``"process"``:
-            in a child process fed the spans over a socket (:mod:`otel_eval.processor._evaluation_process`).
+            in a child process fed the spans over a socket (:mod:`otel_eval.processor._process.feeder`).
         sessions: When a session's conversation-level metrics run, and how many open sessions are held.
         emit: The OpenTelemetry signals the scores are emitted as, any of ``events``, ``spans``, ``metrics`` and
             ``attributes`` (root-span score attributes, with ``enrich=``): a collection of names or one

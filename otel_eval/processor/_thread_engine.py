@@ -1,10 +1,10 @@
 """The in-thread engine (``isolation="thread"``): the agent's hooks append to bounded queues; one daemon thread
 (``OtelEvalSpanProcessor``) assembles the invocations, and hands them to the transport.
 
-With the embedded transport (no ``exporter``), that same thread also scores and emits every invocation that needs
-no judge (:meth:`~otel_eval.evaluation.core.EvaluationCore.evaluate_inline`): an invocation crosses one thread
-boundary, from the agent's thread to this one. Only requests that call the judge go on to the embedded worker's
-event loop.
+With the embedded worker (no ``exporter``), that same thread also scores and emits every invocation that needs no
+judge: :meth:`~otel_eval.evaluation.embedded_worker.EmbeddedWorker.export` starts each request there
+(:meth:`~otel_eval.evaluation.core.EvaluationCore.start`), so an invocation crosses one thread boundary, from the
+agent's thread to this one. Only requests that call the judge go on to the embedded worker's event loop.
 """
 
 from __future__ import annotations
@@ -14,38 +14,28 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
-from opentelemetry._logs import LoggerProvider
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
-from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
-from opentelemetry.trace import TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, Span
 
 from otel_eval import environment_variables as env
 from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval._runtime.log_filters import DuplicateLogFilter
-from otel_eval.emit import RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation import builtin_metric_names, criteria_from, custom_metrics_of
-from otel_eval.evaluation.embedded import embedded_exporter
-from otel_eval.evaluation.engine import EmbeddedInvocationExporter
-from otel_eval.judge import Judge
-from otel_eval.metrics import MetricRegistry, default_registry
-from otel_eval.model import EvalConfig
+from otel_eval.evaluation.embedded import embedded_worker
+from otel_eval.metrics import default_registry
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import TraceBuffers
 from otel_eval.processor._completion import IncompleteCounter, OpenSpans
-from otel_eval.processor._engine import Limits
-from otel_eval.processor._handoff import drain, millis_until
-from otel_eval.processor._intake import SpanIntake, WakeSchedule
+from otel_eval.processor._engine import EngineOptions, Limits
+from otel_eval.processor._intake import SpanIntake, WakeSchedule, drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor, LogJoin
-from otel_eval.processor._priority import Sampling
 from otel_eval.processor._requests import RequestBuilder
-from otel_eval.processor._selection import InvocationFilters
-from otel_eval.processor._settings import ProcessorSettings
+from otel_eval.processor._selection import InvocationFilters, Sampling
 from otel_eval.transport.base import InvocationExporter
 
 logger = logging.getLogger(__name__)
@@ -94,13 +84,8 @@ class InThreadEngine:
         self._enricher = enricher
         idle = limits.trace_idle_timeout
         self._tick = max(0.01, min(_SCHEDULE_DELAY_SECONDS, idle / 4, enrichment_wait_seconds / 2 or 1.0))
-        self._waiting: dict[int, int] = {}  # traces with a root waiting for open spans (written by the thread only)
         self._intake = SpanIntake(
-            max_pending=limits.max_pending_spans,
-            sampling=sampling,
-            wake_batch=_WAKE_BATCH_SPANS,
-            waiting=self._waiting,
-            enricher=enricher,
+            max_pending=limits.max_pending_spans, sampling=sampling, wake_batch=_WAKE_BATCH_SPANS, enricher=enricher
         )
         self.on_start: Callable[[Span, Context | None], None] = self._intake.on_start
         """Queues the start for the open-span bookkeeping (:mod:`otel_eval.processor._intake`)."""
@@ -124,7 +109,6 @@ class InThreadEngine:
 
     def _start(self) -> None:
         self._intake.reset()
-        self._waiting.clear()
         self._flush_waiters: list[threading.Event] = []
         self._flush_lock = threading.Lock()
         self._rejected: deque[tuple[int, str]] = deque()
@@ -142,7 +126,6 @@ class InThreadEngine:
             suppressed={},
             enricher=self._enricher,
             open_spans=OpenSpans(max_traces=limits.max_open_traces, max_spans_per_trace=limits.max_spans_per_trace),
-            waiting=self._waiting,
             incomplete=self._incomplete,
             sample_bound=self._sampling.bound,
             priority=self._sampling.priority,
@@ -153,6 +136,7 @@ class InThreadEngine:
                 max_bytes=limits.max_buffer_bytes,
             ),
         )
+        self._intake.waiting = self._assembler.waiting_traces  # read on the agent's threads, written by the assembler
         self._thread: threading.Thread | None = None
         if self._threaded:
             self._thread = threading.Thread(name="OtelEvalSpanProcessor", target=self._worker, daemon=True)
@@ -206,10 +190,11 @@ class InThreadEngine:
             self._enricher.shutdown(millis_until(deadline))
 
     def _export_scored_roots(self, deadline: float) -> bool:
-        """With ``enrich=`` and the embedded worker: evaluates what is queued, then exports the root spans held for
-        their scores, before the backend sinks are flushed or stopped. The sinks annotate those very spans (a
-        Phoenix annotation, an MLflow assessment): stopped first, they would wait for spans still held here."""
-        if self._enricher is None or not isinstance(self.exporter, EmbeddedInvocationExporter):
+        """With ``enrich=`` and a transport that scores here (the embedded worker): evaluates what is queued, then
+        exports the root spans held for their scores, before the backend sinks are flushed or stopped. The sinks
+        annotate those very spans (a Phoenix annotation, an MLflow assessment): stopped first, they would wait for
+        spans still held here."""
+        if self._enricher is None or not self.exporter.scores_here:
             return True
         drained = self.exporter.drain(millis_until(deadline))
         return self._enricher.force_flush(millis_until(deadline)) and drained
@@ -315,55 +300,46 @@ class InThreadEngine:
         return shedder.take(full=full)
 
 
-def in_thread_engine(
-    criteria: Mapping[str, Any] | EvalConfig | None,
-    settings: ProcessorSettings,
-    *,
-    exporter: InvocationExporter | None = None,
-    registry: MetricRegistry | None = None,
-    meter_provider: MeterProvider | None = None,
-    tracer_provider: TracerProvider | None = None,
-    logger_provider: LoggerProvider | None = None,
-    judge: Judge | None = None,
-    sinks: Sequence[RecordSink] = (),
-    enrich: SpanProcessor | None = None,
-    enrichment_wait_seconds: float,
-    pipeline: PipelineMetrics | None = None,
-    threaded: bool = True,
-) -> InThreadEngine:
+def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThreadEngine:
     """The engine of the processor's arguments (``isolation="thread"``, and in the evaluation process): with
-    ``exporter``, or (None) with the embedded worker built from the settings and the worker's objects (``judge``,
-    the providers, ``sinks``), which then gets the criteria (the requests need not carry them). ``threaded``: see
-    :class:`InThreadEngine`.
+    ``options.exporter``, or (None) with the embedded worker built from the settings and the worker's objects
+    (``judge``, the providers, ``sinks``), which then gets the criteria and the eval set (the requests need not carry
+    them). ``threaded``: see :class:`InThreadEngine`.
 
     Raises:
         ConfigurationError: an unknown metric or invalid criterion.
     """
+    criteria, settings, exporter = options.criteria, options.settings, options.exporter
+    meter_provider, enrich, registry = options.meter_provider, options.enrich, options.registry
+    enrichment_wait_seconds = options.enrichment_wait_seconds
     sampling = Sampling.create(settings.sample_rate, settings.sample_priority, meter_provider)
     parsed = criteria_from(criteria)
     eval_set = settings.golden
-    pipeline = pipeline or PipelineMetrics(meter_provider, transport="embedded" if exporter is None else "custom")
+    pipeline = options.pipeline or PipelineMetrics(
+        meter_provider, transport="embedded" if exporter is None else "custom"
+    )
     enricher = None
     if enrich is not None:  # with another exporter, or no ``attributes`` asked, it passes every span straight on
         waits = exporter is None and env.EMIT_ATTRIBUTES in settings.emit
         enricher = RootSpanEnricher(enrich, wait_seconds=enrichment_wait_seconds if waits else 0.0)
     if exporter is None:
-        exporter = embedded_exporter(
+        holds_roots = enricher is not None and enricher.wait_seconds
+        exporter = embedded_worker(
             criteria if custom_metrics_of(criteria) else parsed,
             eval_set=eval_set,
             registry=registry,
             meter_provider=meter_provider,
             pipeline=pipeline,
-            judge=judge,
-            tracer_provider=tracer_provider,
-            logger_provider=logger_provider,
-            sinks=[*sinks, enricher.on_records] if enricher is not None and enricher.wait_seconds else sinks,
+            judge=options.judge,
+            tracer_provider=options.tracer_provider,
+            logger_provider=options.logger_provider,
+            sinks=[*options.sinks, enricher.on_records] if holds_roots and enricher is not None else options.sinks,
             max_queue_size=settings.max_queue_size,
             concurrency=settings.concurrency,
             sessions=settings.sessions,
             emit=settings.emit,
         )
-        parsed = None  # the embedded core has them; requests need not carry them
+        parsed = eval_set = None  # the embedded core has them and pairs each request once, with its plan
     else:
         registry = registry or default_registry()
         for name in builtin_metric_names(parsed, criteria):

@@ -19,8 +19,8 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.judge import Judge
 from otel_eval.metrics import MetricRegistry
 from otel_eval.model import EvalConfig
-from otel_eval.processor._engine import Engine
-from otel_eval.processor._exporters import process_engine
+from otel_eval.processor._engine import Engine, EngineOptions
+from otel_eval.processor._process.exporters import process_engine
 from otel_eval.processor._settings import (
     DeprecatedKeywords,
     ProcessorSettings,
@@ -71,7 +71,7 @@ class EvaluationSpanProcessor(SpanProcessor):
             provider, judge and registry objects (which cannot cross) are refused; ``sinks`` are called here with the
             records it sends back, and ``enrich`` holds the roots here for the score attributes it sends back.
         exporter: Transport of the requests (e.g. :class:`~otel_eval.transport.kafka.KafkaInvocationExporter`);
-            when None, an embedded worker built by :func:`otel_eval.evaluation.embedded.embedded_exporter`.
+            when None, the embedded worker built by :func:`otel_eval.evaluation.embedded.embedded_worker`.
         registry: Metrics the criteria may name (checked here, at start-up); the embedded worker evaluates with it.
         meter_provider: Where the pipeline counters go, and in embedded mode the score metrics and the judge's usage
             (global when None).
@@ -124,12 +124,13 @@ class EvaluationSpanProcessor(SpanProcessor):
             )
         self._settings = settings
         self._shutdown = False
-        engine = process_engine if settings.isolation == env.ISOLATION_PROCESS else in_thread_engine
-        self._engine: Engine = engine(
+        options = EngineOptions(
             criteria, settings, exporter=exporter, registry=registry, meter_provider=meter_provider,
             tracer_provider=tracer_provider, logger_provider=logger_provider, judge=judge, sinks=sinks or (),
             enrich=enrich, enrichment_wait_seconds=enrichment_wait_seconds, pipeline=pipeline,
         )  # fmt: skip
+        engine = process_engine if settings.isolation == env.ISOLATION_PROCESS else in_thread_engine
+        self._engine: Engine = engine(options)
         if (
             type(self).on_start is EvaluationSpanProcessor.on_start
             and type(self).on_end is EvaluationSpanProcessor.on_end

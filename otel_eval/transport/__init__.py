@@ -1,4 +1,4 @@
-"""Transports of evaluation requests: Kafka, and in-memory for tests (the embedded engine is in :mod:`otel_eval.evaluation`)."""
+"""Transports of evaluation requests: Kafka, and in-memory for tests (the embedded worker is in :mod:`otel_eval.evaluation`)."""
 
 from otel_eval.transport._aiokafka import is_retriable, probe_broker, stop_client
 from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers

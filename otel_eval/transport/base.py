@@ -50,6 +50,21 @@ class InvocationExporter(abc.ABC):
             SUCCESS when every request was accepted, FAILURE when any was dropped.
         """
 
+    scores_here: bool = False
+    """Whether the requests are scored in this process (the embedded worker): their records reach this process's
+    sinks, and :meth:`drain` has something to wait for. A transport that ships them elsewhere (Kafka) leaves it
+    False."""
+
+    def drain(self, timeout_millis: int = 30000) -> bool:
+        """Waits until every accepted request is scored and its records emitted, without flushing what lies beyond
+        (sinks that deliver later). Only a transport that :attr:`scores_here` has anything to wait for; the others
+        return True at once.
+
+        Returns:
+            False when ``timeout_millis`` passed first.
+        """
+        return True
+
     def has_capacity(self) -> bool:
         """Whether :meth:`export` would accept another request now. The processor checks it before rebuilding a
         trace, so an overloaded transport sheds load before any reconstruction work is spent on it."""

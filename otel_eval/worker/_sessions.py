@@ -3,7 +3,7 @@
 A request whose conversation-level metrics wait for its session
 (:meth:`~otel_eval.evaluation.core.EvaluationCore.holds_sessions`) is scored at once on its per-invocation metrics
 (:meth:`OpenSessions.evaluate`); its turns are held (:meth:`OpenSessions.hold`) in the embedded worker's
-:class:`~otel_eval.evaluation.session_stage.SessionStage`, with the worker's session settings, until the session's
+:class:`~otel_eval.evaluation.sessions.SessionStage`, with the worker's session settings, until the session's
 window closes: idle for ``session_idle_timeout`` seconds, or ``session_max_turns`` reached. The batch during which a
 window closes judges it (:meth:`OpenSessions.judge`, :meth:`~otel_eval.evaluation.core.EvaluationCore.evaluate_window`)
 and publishes its results with the batch's own, before the batch's offsets are committed.
@@ -34,8 +34,7 @@ from typing import Any
 
 from otel_eval import semconv
 from otel_eval.evaluation.core import EvaluationCore
-from otel_eval.evaluation.session_stage import SessionStage
-from otel_eval.evaluation.sessions import SessionKey, SessionLimits, SessionWindow
+from otel_eval.evaluation.sessions import SessionKey, SessionLimits, SessionStage, SessionWindow
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.transport import RequestEvaluator
 from otel_eval.worker._tenancy import DEFAULT_TENANT, worker_headers

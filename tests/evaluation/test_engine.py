@@ -1,4 +1,4 @@
-"""The embedded transport: a worker thread with its own asyncio loop running the worker core; a bounded queue that
+"""The embedded worker: a worker thread with its own asyncio loop running the worker core; a bounded queue that
 drops and counts; force_flush and shutdown that honour their deadlines."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from otel_eval import semconv
 from otel_eval.emit import Emitters
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation.core import EvaluationCore
-from otel_eval.evaluation.engine import EmbeddedInvocationExporter
+from otel_eval.evaluation.embedded_worker import EmbeddedWorker
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.transport import ExportResult
@@ -28,7 +28,7 @@ def _reset_hanging() -> Iterator[None]:
 
 def _exporter(
     criteria: dict[str, float] | None = None, **options: int
-) -> tuple[EmbeddedInvocationExporter, list[EvaluationRecord], PipelineMetrics]:
+) -> tuple[EmbeddedWorker, list[EvaluationRecord], PipelineMetrics]:
     records: list[EvaluationRecord] = []
     pipeline = PipelineMetrics()
     core = EvaluationCore(
@@ -38,7 +38,7 @@ def _exporter(
         emitters=Emitters(None, sinks=[records.extend]),
         pipeline=pipeline,
     )
-    return EmbeddedInvocationExporter(core, pipeline=pipeline, **options), records, pipeline
+    return EmbeddedWorker(core, pipeline=pipeline, **options), records, pipeline
 
 
 def test_requests_are_evaluated_on_the_worker_thread() -> None:
@@ -97,6 +97,16 @@ def test_concurrency_bounds_the_requests_in_flight() -> None:
 def test_invalid_bounds_are_rejected() -> None:
     core = EvaluationCore(judge_configured=False, emitters=Emitters(None))
     with pytest.raises(ValueError, match="max_queue_size"):
-        EmbeddedInvocationExporter(core, max_queue_size=0)
+        EmbeddedWorker(core, max_queue_size=0)
     with pytest.raises(ValueError, match="concurrency"):
-        EmbeddedInvocationExporter(core, concurrency=0)
+        EmbeddedWorker(core, concurrency=0)
+
+
+def test_the_old_name_of_the_embedded_worker_builder_still_builds_one_and_says_it_is_deprecated() -> None:
+    from otel_eval.evaluation.embedded import embedded_exporter
+
+    with pytest.warns(DeprecationWarning, match="embedded_worker"):
+        worker = embedded_exporter(None, max_queue_size=3, sinks=[lambda records: None])
+    assert isinstance(worker, EmbeddedWorker) and worker.scores_here
+    assert worker.has_capacity()
+    worker.shutdown(1_000)

@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 
 from otel_eval.emit import Emitters
+from otel_eval.evaluation import Pairing, pair_invocations
 from otel_eval.evaluation.core import EvaluationCore
-from otel_eval.evaluation.engine import EmbeddedInvocationExporter
+from otel_eval.evaluation.embedded_worker import EmbeddedWorker
 from otel_eval.metrics import EFFICIENCY_METRICS, Evaluator, MetricInfo
 from otel_eval.model import (
     BaseCriterion,
@@ -70,7 +71,7 @@ def _core(criteria: dict[str, float] | None, records: list[EvaluationRecord], th
 def test_a_request_without_a_judge_is_scored_and_emitted_on_the_exporting_thread_before_export_returns() -> None:
     records: list[EvaluationRecord] = []
     threads: list[str] = []
-    exporter = EmbeddedInvocationExporter(_core(None, records, threads))
+    exporter = EmbeddedWorker(_core(None, records, threads))
     assert exporter.export([request(traced(index=n)) for n in (1, 2)]) is ExportResult.SUCCESS
     assert threads == [threading.current_thread().name] * 2  # no hand-off: done by the time export returns
     assert sorted(r.metric_name for r in records) == sorted(EFFICIENCY_METRICS * 2)
@@ -80,7 +81,7 @@ def test_a_request_without_a_judge_is_scored_and_emitted_on_the_exporting_thread
 def test_a_request_with_a_metric_that_needs_the_loop_is_evaluated_on_the_worker_thread() -> None:
     records: list[EvaluationRecord] = []
     threads: list[str] = []
-    exporter = EmbeddedInvocationExporter(_core({"hanging_v1": 0.5}, records, threads))
+    exporter = EmbeddedWorker(_core({"hanging_v1": 0.5}, records, threads))
     assert exporter.export([request(traced(index=1))]) is ExportResult.SUCCESS
     assert exporter.force_flush(10_000)
     assert threads == ["OtelEvalEmbeddedWorker"]
@@ -110,3 +111,55 @@ def test_a_metric_that_waits_although_it_runs_inline_is_not_evaluated_and_says_w
     (waited,) = [r for r in records if r.metric_name == "waits_inline_v1"]
     assert waited.eval_status is EvalStatus.NOT_EVALUATED
     assert waited.error_type == "RuntimeError" and "runs_inline" in (waited.explanation or "")
+
+
+class _WholeConversation(Evaluator):
+    """A conversation-level metric that needs no loop: the number of turns it was given."""
+
+    info: ClassVar[MetricInfo] = MetricInfo(
+        name="turns_v1",
+        description="turns",
+        criterion_type=BaseCriterion,
+        default_threshold=0.5,
+        conversation_level=True,
+    )
+    runs_inline = True
+
+    async def evaluate(
+        self,
+        actual: Sequence[TracedInvocation],
+        expected: Sequence[Invocation] | None = None,
+        *,
+        conversation_scenario: ConversationScenario | None = None,
+    ) -> EvaluationResult:
+        return self.mean_result([PerInvocationResult(score=1.0, eval_status=self.status_of(1.0)) for _ in actual])
+
+
+def test_the_embedded_worker_pairs_and_plans_each_request_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The request is paired and planned by one call, which also says whether its turns wait for their session:
+    the real pairing function, counted."""
+    from otel_eval.evaluation import core as core_module
+
+    pairings: list[int] = []
+    real = pair_invocations
+
+    def counted(*args: Any, **kwargs: Any) -> Pairing:
+        pairings.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(core_module, "pair_invocations", counted)
+    records: list[EvaluationRecord] = []
+    core = EvaluationCore(
+        criteria={"turns_v1": 0.5},
+        registry=registry_with(_WholeConversation),
+        judge_configured=False,
+        emitters=Emitters(None, sinks=[records.extend]),
+    )
+    exporter = EmbeddedWorker(core)
+    in_session = [traced(index=n).model_copy(update={"session_id": "s"}) for n in (1, 2)]
+    assert exporter.export([request(turn) for turn in in_session]) is ExportResult.SUCCESS
+    assert len(pairings) == 2  # one per request: not again to ask whether it waits for its session
+    assert exporter.open_sessions == 1  # its turns are held for the window
+    assert {r.metric_name for r in records} == set(EFFICIENCY_METRICS)  # the per-invocation metrics, at once
+    exporter.shutdown(10_000)  # closes the window: the conversation-level metric scores both turns
+    assert sorted(r.span_id for r in records if r.metric_name == "turns_v1") == [f"{n:016x}" for n in (1, 2)]

@@ -87,7 +87,7 @@ def attach(provider: TracerProvider, exporter: InvocationExporter, **options: ob
 
 def evaluation_process_pids() -> list[int]:
     """The live evaluation processes (``isolation="process"``) this process started, read from ``/proc``."""
-    from otel_eval.processor._child import CHILD_MODULE
+    from otel_eval.processor._process.lifecycle import CHILD_MODULE
 
     pids: list[int] = []
     for children in Path("/proc/self/task").glob("*/children"):

@@ -12,7 +12,7 @@ import pytest
 
 from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.demo import SCENARIOS, TravelAgent
-from otel_eval.processor._child import _SAFE_PATH_TRAMPOLINE, child_command
+from otel_eval.processor._process.lifecycle import _SAFE_PATH_TRAMPOLINE, child_command
 from tests.worker._harness import OtlpSink
 
 pytestmark = pytest.mark.integration

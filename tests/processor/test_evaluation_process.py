@@ -1,6 +1,6 @@
 """``isolation="process"``: the spans go to a real child process, whose real OTLP exporters deliver the scores.
 
-Each test runs the child (``python -m otel_eval.processor._evaluation_process_main``) and a loopback OTLP/HTTP
+Each test runs the child (``python -m otel_eval.processor._process.main``) and a loopback OTLP/HTTP
 receiver; the scores are read from what the SDK's OTLP exporters sent, never from the processor's internals.
 """
 
@@ -28,7 +28,7 @@ from otel_eval.errors import ConfigurationError
 from otel_eval.metrics import default_registry
 from otel_eval.model import EvalCase, EvalSet
 from otel_eval.model.messages import EvaluationRecord
-from otel_eval.processor._wire import Origins, SpanDecoder, encode_span
+from otel_eval.processor._process.wire import Origins, SpanDecoder, encode_span
 from otel_eval.traces import spans_from_readable
 from otel_eval.transport import InMemoryInvocationExporter
 from tests.processor.telemetry import evaluation_process_pid, is_running

@@ -7,7 +7,7 @@ import pytest
 from opentelemetry.sdk._configuration import _get_exporter_names  # the SDK's own resolution, pinned against
 
 from otel_eval.errors import ConfigurationError
-from otel_eval.processor._exporters import SIGNALS, exporter_names
+from otel_eval.processor._process.exporters import SIGNALS, exporter_names
 
 CASES = [
     {},

@@ -24,7 +24,7 @@ from otel_eval.demo import SCENARIOS, TravelAgent, golden_eval_set
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
-from otel_eval.evaluation.engine import EmbeddedInvocationExporter
+from otel_eval.evaluation.embedded_worker import EmbeddedWorker
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.transport import InMemoryInvocationExporter
 from tests.processor.telemetry import Telemetry
@@ -86,7 +86,7 @@ def test_from_env_reads_every_setting(tmp_path: Path, monkeypatch: pytest.Monkey
     provider.shutdown()
 
     embedded = EvaluationSpanProcessor.from_env({env.OTEL_EVAL_CRITERIA: '{"response_match_score": 0.7}'})
-    assert EmbeddedInvocationExporter.__name__ in repr(embedded)
+    assert EmbeddedWorker.__name__ in repr(embedded)
     embedded.shutdown()
 
 

@@ -18,8 +18,7 @@ from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.errors import ConfigurationError
 from otel_eval.judge.priority import PriorityPolicy
 from otel_eval.model import content_text
-from otel_eval.processor._priority import SamplePriority
-from otel_eval.processor._selection import is_sampled, sampling_bound
+from otel_eval.processor._selection import SamplePriority, is_sampled, sampling_bound
 from otel_eval.transport import InMemoryInvocationExporter
 from tests.processor.telemetry import attach, hex_id
 

@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
-from otel_eval.processor._wire import Origins, SpanDecoder, encode_span, encode_start, receive_frame, send_frame
+from otel_eval.processor._process.wire import Origins, SpanDecoder, encode_span, encode_start, receive_frame, send_frame
 from otel_eval.traces import spans_from_readable
 
 _TEXT = st.text(max_size=40)

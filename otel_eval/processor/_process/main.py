@@ -1,11 +1,11 @@
-"""The evaluation process of ``isolation="process"``: ``python -m otel_eval.processor._evaluation_process_main FD``.
+"""The evaluation process of ``isolation="process"``: ``python -m otel_eval.processor._process.main FD``.
 
-Started by :class:`~otel_eval.processor._evaluation_process.EvaluationProcess` with one end of a private socket
+Started by :class:`~otel_eval.processor._process.feeder.EvaluationProcess` with one end of a private socket
 pair. It reads the processor's settings, then batches of span starts, ended spans and content log records, and feeds
 them to the in-thread engine of an ordinary processor (:func:`~otel_eval.processor._thread_engine.in_thread_engine`:
 ``on_start``, ``on_end``, its ``log_record_processor``), stepping it on the same thread after each batch (and when
 nothing came for the engine's period), so a batch is not handed from a reader thread to an engine thread; the scores go to providers exporting as the ``OTEL_*_EXPORTER`` variables say
-(:mod:`otel_eval.processor._exporters`) with the agent's resource. A ``flush`` or ``shutdown`` message is answered
+(:mod:`otel_eval.processor._process.exporters`) with the agent's resource. A ``flush`` or ``shutdown`` message is answered
 once the processor and the exporters are done. The end of the socket (the agent's process exited, or was killed)
 shuts it down as well. SIGINT is ignored: a Ctrl-C in the agent's terminal reaches the whole process group, and
 the agent's own shutdown drains this process. It runs at a lower priority (``nice`` 10) than the agent.
@@ -31,10 +31,10 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from otel_eval import semconv
 from otel_eval.emit.enrichment import is_enrichment_attribute
-from otel_eval.processor._exporters import ExportingProviders
-from otel_eval.processor._handoff import millis_until
-from otel_eval.processor._thread_engine import InThreadEngine, in_thread_engine
-from otel_eval.processor._wire import (
+from otel_eval.processor._engine import EngineOptions
+from otel_eval.processor._intake import millis_until
+from otel_eval.processor._process.exporters import ExportingProviders
+from otel_eval.processor._process.wire import (
     Batch,
     ChildSettings,
     Config,
@@ -50,6 +50,7 @@ from otel_eval.processor._wire import (
     receive_message,
     send_message,
 )
+from otel_eval.processor._thread_engine import InThreadEngine, in_thread_engine
 
 logger = logging.getLogger("otel_eval.processor.evaluation_process")
 
@@ -127,7 +128,7 @@ class _Evaluation:
         self.providers = providers = ExportingProviders(resource)
         child = self._settings
         wait = child.enrichment_wait_seconds
-        self.processor = in_thread_engine(
+        options = EngineOptions(
             child.criteria,
             child.settings,
             enrich=_RootRelay(self._send) if wait is not None else None,
@@ -137,8 +138,8 @@ class _Evaluation:
             tracer_provider=providers.tracer_provider,
             logger_provider=providers.logger_provider,
             meter_provider=providers.meter_provider,
-            threaded=False,
         )
+        self.processor = in_thread_engine(options, threaded=False)
         # Traces an earlier evaluation process had part of when it was lost: their rest would rebuild half.
         self.processor.reject_traces(self._lost_traces, semconv.DROP_TRANSPORT_ERROR)
         # What start-up made (modules, metrics, providers) lives as long as the process: kept out of the collector's
@@ -192,7 +193,7 @@ class _Outbox:
 
 
 def serve(sock: socket.socket) -> None:
-    """Reads and answers messages until :class:`~otel_eval.processor._wire.Shutdown` or the end of the socket."""
+    """Reads and answers messages until :class:`~otel_eval.processor._process.wire.Shutdown` or the end of the socket."""
     config = receive_message(sock)
     if not isinstance(config, Config):
         raise WireError(f"expected the settings first, got {type(config).__name__}")

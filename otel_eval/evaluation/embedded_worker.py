@@ -1,18 +1,18 @@
-"""The embedded default transport: the evaluation core run where the requests are made, with an asyncio loop for
+"""The embedded worker: the evaluation core run in the process that makes the requests, with an asyncio loop for
 the judge.
 
-Used when no Kafka is configured. The processor calls :meth:`EmbeddedInvocationExporter.export` from its background
-thread (never from the agent's): a request whose metrics all run inline (no judge, see
-:meth:`~otel_eval.evaluation.core.EvaluationCore.start`) is scored and emitted right there, with no further
-hand-off; any other is appended to a bounded queue (drop and count when full) for the worker thread's event loop,
-where judge calls run concurrently under their deadlines and budget.
+Used when no Kafka is configured (built by :func:`~otel_eval.evaluation.embedded.embedded_worker`). The processor
+calls :meth:`EmbeddedWorker.export` from its background thread (never from the agent's), which starts each request
+once (:meth:`~otel_eval.evaluation.core.EvaluationCore.start`: paired and planned once): a request whose metrics all
+run inline (no judge) is scored and emitted right there, with no further hand-off; any other is appended, prepared,
+to a bounded queue (drop and count when full) for the worker thread's event loop, where judge calls run concurrently
+under their deadlines and budget.
 
-Sessions: with an :class:`~otel_eval.evaluation.core.EvaluationCore`, a request whose conversation-level metrics
-wait for its session (:meth:`~otel_eval.evaluation.core.EvaluationCore.holds_sessions`) is scored at once on its
-per-invocation metrics and its turns are held in a :class:`~otel_eval.evaluation.session_stage.SessionStage`; a
+Sessions: a request whose conversation-level metrics wait for its session (the same start says so) is scored at once
+on its per-invocation metrics and its turns are held in a :class:`~otel_eval.evaluation.sessions.SessionStage`; a
 session's window is judged on the loop when it has been idle for ``sessions.idle_timeout``, when it reaches
 ``sessions.max_turns``, and at shutdown (as far as the timeout allows; the turns of the rest are counted as
-dropped, ``shutdown``). :meth:`EmbeddedInvocationExporter.force_flush` does not close open sessions.
+dropped, ``shutdown``). :meth:`EmbeddedWorker.force_flush` does not close open sessions.
 """
 
 from __future__ import annotations
@@ -33,9 +33,8 @@ from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.environment_variables import DEFAULT_CONCURRENCY, DEFAULT_QUEUE_SIZE
-from otel_eval.evaluation.core import OnLoop, Scope
-from otel_eval.evaluation.session_stage import SessionStage
-from otel_eval.evaluation.sessions import SessionLimits, SessionWindow
+from otel_eval.evaluation.core import OnLoop, Scope, Started
+from otel_eval.evaluation.sessions import SessionLimits, SessionStage, SessionWindow
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.transport.base import ExportResult, InvocationExporter, RequestEvaluator
 
@@ -55,7 +54,7 @@ def check_worker_bounds(*, max_queue_size: int, concurrency: int) -> None:
             raise ValueError(f"{name} must be at least 1, got {value!r}")
 
 
-class EmbeddedInvocationExporter(InvocationExporter):
+class EmbeddedWorker(InvocationExporter):
     """Evaluates requests inline when they need no event loop, else on a named daemon thread
     (``OtelEvalEmbeddedWorker``) with its own asyncio loop.
 
@@ -73,6 +72,8 @@ class EmbeddedInvocationExporter(InvocationExporter):
     Raises:
         ValueError: ``max_queue_size`` or ``concurrency`` below 1 (:func:`check_worker_bounds`).
     """
+
+    scores_here = True
 
     def __init__(
         self,
@@ -152,21 +153,21 @@ class EmbeddedInvocationExporter(InvocationExporter):
         return ExportResult.SUCCESS
 
     def _begin(self, requests: Sequence[EvaluationRequest]) -> tuple[list[_Work], list[_Work]]:
-        """Scores inline what needs no loop; returns (the prepared requests that need it, the session windows the
-        requests' turns filled). A request whose conversation-level metrics wait for its session is scored on its
-        per-invocation ones now."""
+        """Starts each request (:meth:`~otel_eval.evaluation.core.EvaluationCore.start`: paired and planned once,
+        scored inline when it can be); returns (the prepared requests that need the loop, the session windows the
+        requests' turns filled). A request whose conversation-level metrics wait for its session was started on its
+        per-invocation ones, and its turns are held here."""
         sessions, core = self._sessions, self.core
         work: list[_Work] = []
         windows: list[_Work] = []
         held = False
         for request in requests:
-            scope: Scope = "all"
-            if core.holds_sessions(request):
-                scope, held = "invocation", True
+            started = core.start(request, sessions=True)
+            if started.holds_session:
+                held = True
                 windows += [_Work(window=window) for window in sessions.hold(request.invocations)]
-            outcome = core.start(request, scope=scope)
-            if callable(outcome):
-                work.append(_Work(run=outcome))
+            if started.on_loop is not None:
+                work.append(_Work(run=started.on_loop))
         if held:
             self._wake()  # a session may have opened: the loop's next wait is until its idle deadline
         return work, windows
@@ -319,14 +320,11 @@ class EmbeddedInvocationExporter(InvocationExporter):
 
 
 class EmbeddedCore(RequestEvaluator, Protocol):
-    """What the embedded transport needs of its core (:class:`~otel_eval.evaluation.core.EvaluationCore`)."""
+    """What the embedded worker needs of its core (:class:`~otel_eval.evaluation.core.EvaluationCore`)."""
 
-    def start(self, request: EvaluationRequest, *, scope: Scope = "all") -> list[EvaluationRecord] | OnLoop:
-        """Scores and emits ``request`` here when it needs no event loop, else returns it prepared for one."""
-        ...
-
-    def holds_sessions(self, request: EvaluationRequest) -> bool:
-        """Whether ``request``'s conversation-level metrics wait for its session."""
+    def start(self, request: EvaluationRequest, *, scope: Scope = "all", sessions: bool = False) -> Started:
+        """Pairs and plans ``request`` once: scores and emits it here when it needs no event loop, else returns it
+        prepared for one; with ``sessions``, says whether its turns wait for their session's window."""
         ...
 
     async def evaluate_window(self, window: SessionWindow) -> list[EvaluationRecord]:
@@ -355,7 +353,7 @@ class _Work:
         return len(self.window.turns) if self.window is not None else 1
 
 
-def _queued(weak_self: weakref.ref[EmbeddedInvocationExporter]) -> int:
+def _queued(weak_self: weakref.ref[EmbeddedWorker]) -> int:
     exporter = weak_self()
     return exporter.queue_size if exporter is not None else 0
 

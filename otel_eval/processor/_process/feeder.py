@@ -4,8 +4,8 @@ With the default ``isolation="thread"`` the rebuild, the metrics and the emissio
 threads of the agent's process, where they share its GIL (and its CPU) with the agent. With ``"process"``,
 :class:`EvaluationProcess` does what a ``BatchSpanProcessor`` does: ``on_start``/``on_end`` append to bounded
 queues; a daemon thread (``OtelEvalProcessFeeder``) turns each batch into plain tuples
-(:mod:`otel_eval.processor._wire`) and writes one frame to a private socket. The child
-(``python -m otel_eval.processor._evaluation_process_main``, started by :mod:`otel_eval.processor._child`) runs an ordinary in-thread
+(:mod:`otel_eval.processor._process.wire`) and writes one frame to a private socket. The child
+(``python -m otel_eval.processor._process.main``, started by :mod:`otel_eval.processor._process.lifecycle`) runs an ordinary in-thread
 :class:`~otel_eval.EvaluationSpanProcessor` on what it reads, with its own tracer, logger and meter providers
 exporting as ``OTEL_TRACES_EXPORTER`` / ``OTEL_LOGS_EXPORTER`` / ``OTEL_METRICS_EXPORTER`` say, so a trace scores
 the same in both modes.
@@ -40,13 +40,10 @@ from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit import RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
-from otel_eval.processor._child import Child, Restarts
-from otel_eval.processor._handoff import drain, millis_until
-from otel_eval.processor._intake import SpanIntake, WakeSchedule
+from otel_eval.processor._intake import MAX_SHED_TRACES, SpanIntake, WakeSchedule, drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
-from otel_eval.processor._priority import Sampling
-from otel_eval.processor._shedding import MAX_SHED_TRACES
-from otel_eval.processor._wire import (
+from otel_eval.processor._process.lifecycle import Child, Restarts
+from otel_eval.processor._process.wire import (
     Batch,
     ChildSettings,
     Ended,
@@ -64,6 +61,7 @@ from otel_eval.processor._wire import (
     encode_start,
     send_message,
 )
+from otel_eval.processor._selection import Sampling
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
@@ -96,9 +94,9 @@ class EvaluationProcess:
         idle_timeout: How long the feeder remembers a trace it has seen a span of (to drop the rest of it when the
             child that had its first spans is lost).
         enricher: With ``enrich=``, the enricher holding the root spans here: the child's own enricher decides when
-            each is complete and sends its score attributes (:class:`~otel_eval.processor._wire.Enriched`).
+            each is complete and sends its score attributes (:class:`~otel_eval.processor._process.wire.Enriched`).
         sinks: Called here with each request's records, which the child sends back
-            (:class:`~otel_eval.processor._wire.Records`).
+            (:class:`~otel_eval.processor._process.wire.Records`).
     """
 
     def __init__(

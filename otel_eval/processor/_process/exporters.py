@@ -13,11 +13,10 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal
 
 from opentelemetry.environment_variables import OTEL_LOGS_EXPORTER, OTEL_METRICS_EXPORTER, OTEL_TRACES_EXPORTER
-from opentelemetry.metrics import MeterProvider as ApiMeterProvider
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.environment_variables import (
@@ -29,21 +28,19 @@ from opentelemetry.sdk.environment_variables import (
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from otel_eval import environment_variables as env
-from otel_eval.emit import RecordSink
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.sinks import sink_names
 from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation import builtin_metric_names, criteria_from, registry_with_custom_metrics
 from otel_eval.metrics import default_registry
-from otel_eval.model import EvalConfig
-from otel_eval.processor._evaluation_process import EvaluationProcess
-from otel_eval.processor._priority import Sampling
-from otel_eval.processor._settings import ProcessorSettings
-from otel_eval.processor._wire import ChildSettings
+from otel_eval.processor._engine import EngineOptions
+from otel_eval.processor._process.feeder import EvaluationProcess
+from otel_eval.processor._process.wire import ChildSettings
+from otel_eval.processor._selection import Sampling
 
 logger = logging.getLogger(__name__)
 
@@ -173,16 +170,7 @@ def check_process_options(given: Mapping[str, object], metric_names: Iterable[st
         registry.get(name)
 
 
-def process_engine(
-    criteria: Mapping[str, Any] | EvalConfig | None,
-    settings: ProcessorSettings,
-    *,
-    meter_provider: ApiMeterProvider | None = None,
-    sinks: Sequence[RecordSink] = (),
-    enrich: SpanProcessor | None = None,
-    enrichment_wait_seconds: float,
-    **objects: Any,
-) -> EvaluationProcess:
+def process_engine(options: EngineOptions) -> EvaluationProcess:
     """The engine of ``isolation="process"``: the child gets the criteria and the settings (its own
     :func:`~otel_eval.processor._thread_engine.in_thread_engine` is built from them); the roots ``enrich`` holds
     and the ``sinks`` stay here.
@@ -191,8 +179,10 @@ def process_engine(
         TypeError: an object that cannot cross into the child (see :func:`check_process_options`).
         ConfigurationError: an unknown metric or exporter name.
     """
+    criteria, settings, meter_provider = options.criteria, options.settings, options.meter_provider
+    enrich, sinks, enrichment_wait_seconds = options.enrich, options.sinks, options.enrichment_wait_seconds
     sampling = Sampling.create(settings.sample_rate, settings.sample_priority, meter_provider)
-    check_process_options(objects, builtin_metric_names(criteria_from(criteria), criteria))
+    check_process_options(options.crossing, builtin_metric_names(criteria_from(criteria), criteria))
     registry_with_custom_metrics(criteria)  # custom metric code that cannot load stops start-up here, not in the child
     enriches = enrich is not None and env.EMIT_ATTRIBUTES in settings.emit  # else the roots pass straight on
     child = ChildSettings(criteria, settings, enrichment_wait_seconds if enriches else None, relay_records=bool(sinks))

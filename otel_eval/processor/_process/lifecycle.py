@@ -1,7 +1,7 @@
 """The evaluation process itself, as the agent's side of ``isolation="process"`` sees it: started with its settings
 over a private socket, asked to flush or stop and waited for within a deadline, restarted with a backoff when lost.
 
-:class:`~otel_eval.processor._evaluation_process.EvaluationProcess` feeds it; this module only knows the process and
+:class:`~otel_eval.processor._process.feeder.EvaluationProcess` feeds it; this module only knows the process and
 its socket, never the spans (what a lost child took with it is counted by the feeder).
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from otel_eval.processor._wire import (
+from otel_eval.processor._process.wire import (
     ChildSettings,
     Config,
     Flush,
@@ -29,7 +29,7 @@ from otel_eval.processor._wire import (
     send_message,
 )
 
-CHILD_MODULE: Final = "otel_eval.processor._evaluation_process_main"
+CHILD_MODULE: Final = "otel_eval.processor._process.main"
 SEND_TIMEOUT_SECONDS = 10.0
 """A child that reads nothing for this long is taken for hung: killed and restarted."""
 RESTART_BACKOFF_SECONDS = (1.0, 30.0)
@@ -117,7 +117,7 @@ class Child:
     def ask(
         self, message: Flush | Shutdown, deadline: float, other: Callable[[ToChild | FromChild], None]
     ) -> Reply | None:
-        """Sends a control message and waits for its :class:`~otel_eval.processor._wire.Reply` until ``deadline``
+        """Sends a control message and waits for its :class:`~otel_eval.processor._process.wire.Reply` until ``deadline``
         (None past it); what else arrives meanwhile goes to ``other``; older flushes' late replies are skipped.
 
         Raises:

@@ -1,0 +1,136 @@
+"""The records of one request or session window: one :class:`~otel_eval.model.messages.EvaluationRecord` per
+invocation and metric, with its deterministic result id, the evaluator's provenance and the window it covers (what
+:class:`~otel_eval.evaluation.core.EvaluationCore` emits and returns)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from otel_eval.emit.attributes import score_label, score_verdict
+from otel_eval.evaluation.plan import PlannedMetric
+from otel_eval.evaluation.sessions import SessionWindow
+from otel_eval.metrics import Evaluator
+from otel_eval.metrics.provenance import EvaluatorProvenance
+from otel_eval.model import EvalStatus, EvaluationResult, PerInvocationResult, TracedInvocation
+from otel_eval.model.messages import EvaluationRecord, result_id, session_result_id
+
+logger = logging.getLogger(__name__)
+
+_MAX_EXPLANATION_CHARS = 4000
+
+
+@dataclass(slots=True)
+class RecordContext:
+    """What every record of one request shares."""
+
+    invocations: list[TracedInvocation]
+    eval_id: str | None
+    eval_set_id: str | None
+    window: SessionWindow | None = None
+
+    def span_parent(self) -> tuple[TracedInvocation, list[tuple[str, str]]]:
+        """Where the evaluation span goes (a request's first invocation; a window's last turn) and what it links to
+        (every turn's root span, for a window)."""
+        if self.window is None:
+            return self.invocations[0], []
+        return self.invocations[-1], [(turn.trace_id, turn.span_id) for turn in self.invocations]
+
+    def span_record(self, records: list[EvaluationRecord]) -> EvaluationRecord:
+        """The record the evaluation span carries: the first invocation's, a window's last turn's."""
+        return records[0] if self.window is None else records[-1]
+
+    def records(self, metric: PlannedMetric, result: EvaluationResult) -> list[EvaluationRecord]:
+        """One record per invocation, from its per-invocation result (the overall result when there is none)."""
+        evaluator = metric.evaluator
+        info = evaluator.info if evaluator is not None else None
+        version = info.version if info is not None else "1"
+        provenance = _provenance(evaluator)
+        judge_model = provenance.judge_model if provenance is not None else None
+        evaluator_version = provenance.version if provenance is not None else None
+        threshold = evaluator.threshold if evaluator is not None else None
+        per = result.per_invocation_results
+        records = []
+        for index, traced in enumerate(self.invocations):
+            entry = per[index] if index < len(per) else None
+            if entry is None:
+                single = len(self.invocations) == 1
+                entry = PerInvocationResult(
+                    score=result.overall_score if single else None,
+                    eval_status=result.overall_eval_status if single else EvalStatus.NOT_EVALUATED,
+                )
+            status = entry.eval_status
+            explanation = entry.explanation or result.explanation
+            error_type = entry.error_type or (result.error_type if status is EvalStatus.NOT_EVALUATED else None)
+            if status is EvalStatus.NOT_EVALUATED and error_type is None:
+                error_type = "not_evaluated"
+            window = self.window
+            if window is None:
+                rid = result_id(traced.trace_id, traced.span_id, metric.name, evaluator_version)
+            else:
+                first, last = self.invocations[0], self.invocations[-1]
+                rid = session_result_id(
+                    window.session_id, (first.trace_id, first.span_id), (last.trace_id, last.span_id),
+                    traced.trace_id, traced.span_id, metric.name, evaluator_version,
+                )  # fmt: skip
+            records.append(
+                EvaluationRecord.of_trusted(
+                    result_id=rid,
+                    trace_id=traced.trace_id,
+                    span_id=traced.span_id,
+                    invocation_id=traced.invocation.invocation_id or "",
+                    metric_name=metric.name,
+                    metric_version=version,
+                    evaluator_id=provenance.id if provenance is not None else None,
+                    evaluator_type=provenance.type if provenance is not None else None,
+                    evaluator_version=evaluator_version,
+                    judge_model=judge_model,
+                    score=entry.score,
+                    eval_status=status,
+                    label=score_label(status),
+                    verdict=score_verdict(status, info.verdicts if info is not None else None),
+                    threshold=threshold,
+                    explanation=_truncate(explanation),
+                    error_type=error_type,
+                    agent_name=traced.agent_name,
+                    session_id=traced.session_id,
+                    eval_id=self.eval_id,
+                    eval_set_id=self.eval_set_id,
+                    invocation_end_time_ns=traced.end_time_ns,
+                    session_window=window.window if window is not None else None,
+                    session_first_turn=window.first_turn if window is not None else None,
+                    session_last_turn=window.last_turn if window is not None else None,
+                )
+            )
+        return records
+
+
+def records_of(
+    invocations: list[TracedInvocation],
+    metric: PlannedMetric,
+    result: EvaluationResult,
+    *,
+    eval_id: str | None = None,
+    eval_set_id: str | None = None,
+) -> list[EvaluationRecord]:
+    """The records online evaluation would emit for ``result`` of ``metric`` on ``invocations`` (one per
+    invocation, same result ids): what ``otel-eval run`` hands its sinks."""
+    return RecordContext(list(invocations), eval_id, eval_set_id).records(metric, result)
+
+
+def _provenance(evaluator: Evaluator | None) -> EvaluatorProvenance | None:
+    """The evaluator's provenance; None when the metric could not be built, or its provenance cannot be computed
+    (a judge that fails to say its model must not lose the result)."""
+    if evaluator is None:
+        return None
+    try:
+        return evaluator.provenance
+    except Exception:
+        logger.exception("cannot compute the provenance of metric %s", evaluator.info.name)
+        return None
+
+
+def _truncate(text: str | None) -> str | None:
+    if text is None or len(text) <= _MAX_EXPLANATION_CHARS:
+        return text
+    return text[: _MAX_EXPLANATION_CHARS - 1] + "…"
