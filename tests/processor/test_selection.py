@@ -147,7 +147,7 @@ def test_criteria_and_unknown_metrics_are_checked_at_construction(exporter: InMe
     with pytest.raises(ConfigurationError, match="tool_trajectory_avg_scor"):
         EvaluationSpanProcessor({"tool_trajectory_avg_scor": 1.0}, exporter=exporter)
     with pytest.raises(ConfigurationError, match="tool_trajectory_avg_score"):
-        EvaluationSpanProcessor({"tool_trajectory_avg_score": 2.0})
+        EvaluationSpanProcessor({"tool_trajectory_avg_score": {"threshold": 1.0, "match_type": "SOMETIMES"}})
     with pytest.raises(ValueError, match="max_open_traces"):
         EvaluationSpanProcessor(exporter=exporter, settings=ProcessorSettings(max_open_traces=0))
 
