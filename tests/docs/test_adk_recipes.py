@@ -1,0 +1,218 @@
+"""docs/recipe-adk.md, run as written: examples/adk_agent.py into a real Phoenix and a real MLflow, judged by the
+scripted judge its first line starts, then the same agent scraped by a real Prometheus (Debian's) with the shipped
+rules. Each page's claim is read back through the server's own API: one hallucinated invocation and one failed tool
+trajectory, found by the documented filters (the Spans tab's and the Traces tab's), the judge's traces hidden by the
+documented filter, and the hallucination-rate alert pending."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.docs.recipes import JUDGE_LINE, REPO, recipe, run_bash
+from tests.emit.sinks.servers import BackendServer, free_port, mlflow_server, phoenix_server
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.slow,
+    pytest.mark.timeout(1200),
+    pytest.mark.usefixtures("clean_genai_env"),
+]
+
+PAGE = "recipe-adk.md"
+PAGE_TEXT = (REPO / "docs" / PAGE).read_text(encoding="utf-8")
+PROJECT = "adk-weather-agent"
+HALLUCINATED = "Is it raining in Tokyo right now?"
+WRONG_TOOL = "What time is it in London?"
+QUESTIONS = ("What's the weather in Paris?", HALLUCINATED, WRONG_TOOL)
+SPAN_FILTERS = {
+    "evals['hallucinations_v1'].label == 'hallucinated'": HALLUCINATED,
+    "evals['tool_trajectory_avg_score'].score < 1": WRONG_TOOL,
+}
+TRACE_FILTERS = {
+    "any(a.name == 'hallucinations_v1' and a.label == 'hallucinated' for a in span_annotations)": HALLUCINATED,
+    "any(a.name == 'tool_trajectory_avg_score' and a.score < 1 for a in span_annotations)": WRONG_TOOL,
+}
+NOT_JUDGE_SPANS = "span_kind != 'EVALUATOR'"
+NOT_JUDGE_TRACES = "not any(span.span_kind == 'EVALUATOR' for span in spans)"
+
+
+def test_the_page_shows_the_filters_the_tests_run() -> None:
+    for condition in (*SPAN_FILTERS, *TRACE_FILTERS, NOT_JUDGE_SPANS, NOT_JUDGE_TRACES):
+        assert condition in PAGE_TEXT, condition
+    for name in ("adk-phoenix", "adk-mlflow", "adk-prometheus"):
+        assert recipe(PAGE, name).startswith(JUDGE_LINE + "\n")
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped files the recipes name, as a fresh clone has them."""
+    root = tmp_path_factory.mktemp("checkout")
+    for folder in ("examples", "deploy"):
+        shutil.copytree(REPO / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+# --- Phoenix -----------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackendServer]:
+    server = phoenix_server(Path(tmp_path_factory.mktemp("phoenix")))
+    server.start()
+    yield server
+    server.stop()
+
+
+def _graphql(phoenix: BackendServer, query: str, **variables: Any) -> dict[str, Any]:
+    response = httpx.post(f"{phoenix.url}/graphql", json={"query": query, "variables": variables}, timeout=30)
+    response.raise_for_status()
+    body = response.json()
+    assert "errors" not in body, body
+    return dict(body["data"])
+
+
+_SPANS = """query ($id: ID!, $filter: String, $traces: String) { node(id: $id) { ... on Project {
+    spans(first: 1000, filterCondition: $filter, traceFilterCondition: $traces) { edges { node {
+        name spanKind parentId attributes context { traceId } spanAnnotations { name label score }
+    } } }
+} } }"""
+
+
+def _spans(phoenix: BackendServer, spans: str | None = None, traces: str | None = None) -> list[dict[str, Any]]:
+    projects = _graphql(phoenix, "{ projects { edges { node { id name } } } }")["projects"]["edges"]
+    project = next(edge["node"]["id"] for edge in projects if edge["node"]["name"] == PROJECT)
+    found = _graphql(phoenix, _SPANS, id=project, filter=spans, traces=traces)["node"]["spans"]["edges"]
+    return [edge["node"] for edge in found]
+
+
+def _question(span: dict[str, Any]) -> str | None:
+    text = json.dumps(json.loads(span["attributes"]))
+    return next((question for question in QUESTIONS if question.replace("'", "\\u0027") in text or question in text),
+                None)  # fmt: skip
+
+
+def _agent_roots(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [s for s in spans if s["parentId"] is None and s["name"].startswith("invoke_agent")]
+
+
+@pytest.fixture(scope="module")
+def adk_phoenix(phoenix: BackendServer, checkout: Path) -> subprocess.CompletedProcess[str]:
+    script = recipe(PAGE, "adk-phoenix")
+    return run_bash(script, {"http://localhost:6006": phoenix.url}, cwd=checkout, timeout=300)
+
+
+def test_phoenix_shows_one_hallucinated_invocation_and_one_failed_tool_trajectory(
+    phoenix: BackendServer, adk_phoenix: subprocess.CompletedProcess[str]
+) -> None:
+    assert adk_phoenix.returncode == 0, adk_phoenix.stderr
+    assert "WARNING" not in adk_phoenix.stderr, adk_phoenix.stderr
+    roots = _agent_roots(_spans(phoenix))
+    assert sorted(_question(root) or "" for root in roots) == sorted(QUESTIONS)
+    for root in roots:
+        assert {a["name"] for a in root["spanAnnotations"]} == {
+            "hallucinations_v1",
+            "safety_v1",
+            "tool_trajectory_avg_score",
+        }
+    for condition, question in SPAN_FILTERS.items():  # the Spans tab
+        assert [_question(s) for s in _spans(phoenix, spans=condition)] == [question], condition
+    for condition, question in TRACE_FILTERS.items():  # the Traces tab: the spans of the one matching trace
+        assert [_question(s) for s in _agent_roots(_spans(phoenix, traces=condition))] == [question], condition
+
+
+def test_the_documented_filters_hide_the_judges_own_traces(
+    phoenix: BackendServer, adk_phoenix: subprocess.CompletedProcess[str]
+) -> None:
+    every = _spans(phoenix)
+    assert any(s["spanKind"] == "evaluator" for s in every)  # the judge's traces are there
+    assert all(s["spanKind"] != "evaluator" for s in _spans(phoenix, spans=NOT_JUDGE_SPANS))
+    kept = _spans(phoenix, traces=NOT_JUDGE_TRACES)
+    assert kept and all(s["spanKind"] != "evaluator" for s in kept)
+    assert len(_agent_roots(kept)) == len(QUESTIONS)
+
+
+def test_the_evals_filter_is_refused_in_the_traces_tab_as_the_page_says(
+    phoenix: BackendServer, adk_phoenix: subprocess.CompletedProcess[str]
+) -> None:
+    projects = _graphql(phoenix, "{ projects { edges { node { id name } } } }")["projects"]["edges"]
+    project = next(edge["node"]["id"] for edge in projects if edge["node"]["name"] == PROJECT)
+    response = httpx.post(
+        f"{phoenix.url}/graphql",
+        json={"query": _SPANS, "variables": {"id": project, "traces": next(iter(SPAN_FILTERS))}},
+        timeout=30,
+    )
+    assert "is not available in the trace filter" in response.text
+
+
+# --- the alert, from the same run (runs after the Phoenix tests: the project then holds 60 more rounds) ----------
+
+
+def test_the_hallucination_rate_alert_goes_pending_in_prometheus(
+    phoenix: BackendServer, adk_phoenix: subprocess.CompletedProcess[str], checkout: Path
+) -> None:
+    if shutil.which("prometheus") is None:
+        pytest.fail("prometheus is not installed: `apt-get install -y --no-install-recommends prometheus`")
+    prometheus, metrics = free_port(), free_port()
+    config = checkout / "examples" / "prometheus.yml"
+    config.write_text(config.read_text().replace("127.0.0.1:9464", f"127.0.0.1:{metrics}"))
+    script = recipe(PAGE, "adk-prometheus")
+    replacements = {
+        "http://localhost:6006": phoenix.url,
+        "127.0.0.1:9090": f"127.0.0.1:{prometheus}",
+        "--metrics-port 9464": f"--metrics-port {metrics}",
+    }
+    process = run_bash(script, replacements, cwd=checkout, timeout=600)
+    assert process.returncode == 0, process.stderr
+    assert '"alertname":"OtelEvalHallucinationRateHigh"' in process.stdout, process.stdout + process.stderr
+    assert '"job":"adk-weather-agent"' in process.stdout and '"state":"pending"' in process.stdout
+    hallucinated = _spans(phoenix, spans=next(iter(SPAN_FILTERS)))
+    assert len(hallucinated) == 1 + 60  # the first recipe's, and one per round of this one
+
+
+# --- MLflow --------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mlflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackendServer]:
+    server = mlflow_server(Path(tmp_path_factory.mktemp("mlflow")))
+    server.start()
+    yield server
+    server.stop()
+
+
+def _search(mlflow: BackendServer, condition: str | None = None) -> list[dict[str, Any]]:
+    body: dict[str, Any] = {
+        "locations": [{"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": "0"}}],
+        "max_results": 100,
+    }
+    if condition is not None:
+        body["filter"] = condition
+    response = httpx.post(f"{mlflow.url}/api/3.0/mlflow/traces/search", json=body, timeout=30)
+    response.raise_for_status()
+    return list(response.json().get("traces", []))
+
+
+def _asked(trace: dict[str, Any]) -> str | None:
+    preview = trace.get("request_preview") or ""
+    return next((question for question in QUESTIONS if question in preview), None)
+
+
+def test_mlflow_shows_one_hallucinated_invocation_and_one_failed_tool_trajectory(
+    mlflow: BackendServer, checkout: Path
+) -> None:
+    process = run_bash(recipe(PAGE, "adk-mlflow"), {"http://localhost:5000": mlflow.url}, cwd=checkout, timeout=300)
+    assert process.returncode == 0, process.stderr
+    assert "WARNING" not in process.stderr, process.stderr
+    assert sorted(q for t in _search(mlflow) if (q := _asked(t))) == sorted(QUESTIONS)
+    assert [_asked(t) for t in _search(mlflow, "feedback.hallucinations_v1 < 0.8")] == [HALLUCINATED]
+    assert [_asked(t) for t in _search(mlflow, "feedback.tool_trajectory_avg_score < 1")] == [WRONG_TOOL]
+    for condition in ("feedback.hallucinations_v1 < 0.8", "feedback.tool_trajectory_avg_score < 1"):
+        assert condition in PAGE_TEXT
