@@ -46,6 +46,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 
 from otel_eval import EvaluationSpanProcessor
+from otel_eval import environment_variables as env
 from otel_eval.emit.console import ConsoleRecordSink
 from otel_eval.model import EvalCase, EvalSet, IntermediateData, Invocation
 
@@ -181,7 +182,8 @@ def main() -> int:
         sinks: list[Any] = [watch]  # plus those OTEL_EVAL_SINKS names
     else:
         providers = {"tracer_provider": TracerProvider()}
-        sinks = [watch, ConsoleRecordSink()]
+        console = env.flag_setting(os.environ, env.OTEL_EVAL_CONSOLE, False)  # set: from_env prints them already
+        sinks = [watch] if console else [watch, ConsoleRecordSink()]
     provider: TracerProvider = providers.pop("tracer_provider")
     processor = EvaluationSpanProcessor.from_env(
         eval_set=GOLDEN, sinks=sinks, tracer_provider=provider, **providers, **criteria

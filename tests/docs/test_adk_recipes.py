@@ -29,9 +29,10 @@ pytestmark = [
 PAGE = "recipe-adk.md"
 PAGE_TEXT = (REPO / "docs" / PAGE).read_text(encoding="utf-8")
 PROJECT = "adk-weather-agent"
-HALLUCINATED = "Is it raining in Tokyo right now?"
-WRONG_TOOL = "What time is it in London?"
-QUESTIONS = ("What's the weather in Paris?", HALLUCINATED, WRONG_TOOL)
+HALLUCINATED, WRONG_TOOL = "tokyo", "london"
+QUESTIONS = ("paris", HALLUCINATED, WRONG_TOOL)
+"""The example's golden eval cases (examples/adk_agent.py: GOLDEN), one per question: each score's provenance
+names its case (``otel_eval.eval_id``), which is how the tests tell the three invocations apart."""
 SPAN_FILTERS = {
     "evals['hallucinations_v1'].label == 'hallucinated'": HALLUCINATED,
     "evals['tool_trajectory_avg_score'].score < 1": WRONG_TOOL,
@@ -81,7 +82,7 @@ def _graphql(phoenix: BackendServer, query: str, **variables: Any) -> dict[str, 
 
 _SPANS = """query ($id: ID!, $filter: String, $traces: String) { node(id: $id) { ... on Project {
     spans(first: 1000, filterCondition: $filter, traceFilterCondition: $traces) { edges { node {
-        name spanKind parentId attributes context { traceId } spanAnnotations { name label score }
+        name spanKind parentId context { traceId } spanAnnotations { name label score metadata }
     } } }
 } } }"""
 
@@ -94,13 +95,20 @@ def _spans(phoenix: BackendServer, spans: str | None = None, traces: str | None 
 
 
 def _question(span: dict[str, Any]) -> str | None:
-    text = json.dumps(json.loads(span["attributes"]))
-    return next((question for question in QUESTIONS if question.replace("'", "\\u0027") in text or question in text),
-                None)  # fmt: skip
+    """The eval case of the invocation whose root span this is (from its annotations' provenance)."""
+    cases = {_metadata(a).get("otel_eval.eval_id") for a in span["spanAnnotations"]}
+    assert len(cases) <= 1, cases
+    return next(iter(cases), None)
+
+
+def _metadata(annotation: dict[str, Any]) -> dict[str, Any]:
+    metadata = annotation["metadata"]
+    return dict(json.loads(metadata) if isinstance(metadata, str) else metadata)
 
 
 def _agent_roots(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [s for s in spans if s["parentId"] is None and s["name"].startswith("invoke_agent")]
+    """The invocations' root spans: the ones carrying the scores (the judge's root spans carry none)."""
+    return [s for s in spans if s["parentId"] is None and s["spanAnnotations"]]
 
 
 @pytest.fixture(scope="module")
@@ -201,8 +209,10 @@ def _search(mlflow: BackendServer, condition: str | None = None) -> list[dict[st
 
 
 def _asked(trace: dict[str, Any]) -> str | None:
-    preview = trace.get("request_preview") or ""
-    return next((question for question in QUESTIONS if question in preview), None)
+    """The eval case of an agent trace (from its assessments' provenance); None for the judge's traces."""
+    cases = {a.get("metadata", {}).get("otel_eval.eval_id") for a in trace.get("assessments", [])}
+    assert len(cases) <= 1, cases
+    return next(iter(cases), None)
 
 
 def test_mlflow_shows_one_hallucinated_invocation_and_one_failed_tool_trajectory(
