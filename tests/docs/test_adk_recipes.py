@@ -42,7 +42,7 @@ TRACE_FILTERS = {
     "any(a.name == 'tool_trajectory_avg_score' and a.score < 1 for a in span_annotations)": WRONG_TOOL,
 }
 NOT_JUDGE_SPANS = "span_kind != 'EVALUATOR'"
-NOT_JUDGE_TRACES = "not any(span.span_kind == 'EVALUATOR' for span in spans)"
+NOT_JUDGE_TRACES = "not any(span.parent_id is None and span.span_kind == 'EVALUATOR' for span in spans)"
 
 
 def test_the_page_shows_the_filters_the_tests_run() -> None:
@@ -139,12 +139,12 @@ def test_phoenix_shows_one_hallucinated_invocation_and_one_failed_tool_trajector
 def test_the_documented_filters_hide_the_judges_own_traces(
     phoenix: BackendServer, adk_phoenix: subprocess.CompletedProcess[str]
 ) -> None:
-    every = _spans(phoenix)
-    assert any(s["spanKind"] == "evaluator" for s in every)  # the judge's traces are there
-    assert all(s["spanKind"] != "evaluator" for s in _spans(phoenix, spans=NOT_JUDGE_SPANS))
-    kept = _spans(phoenix, traces=NOT_JUDGE_TRACES)
-    assert kept and all(s["spanKind"] != "evaluator" for s in kept)
-    assert len(_agent_roots(kept)) == len(QUESTIONS)
+    judge_roots = [s for s in _spans(phoenix) if s["parentId"] is None and s["name"].startswith("judge ")]
+    assert len(judge_roots) == 2 * len(QUESTIONS) and {s["spanKind"] for s in judge_roots} == {"evaluator"}
+    roots = [s for s in _spans(phoenix, spans=NOT_JUDGE_SPANS) if s["parentId"] is None]  # the Spans tab's roots
+    assert sorted(_question(s) or "" for s in roots) == sorted(QUESTIONS)
+    kept = _spans(phoenix, traces=NOT_JUDGE_TRACES)  # the Traces tab
+    assert sorted(_question(s) or "" for s in kept if s["parentId"] is None) == sorted(QUESTIONS)
 
 
 def test_the_evals_filter_is_refused_in_the_traces_tab_as_the_page_says(
@@ -226,3 +226,26 @@ def test_mlflow_shows_one_hallucinated_invocation_and_one_failed_tool_trajectory
     assert [_asked(t) for t in _search(mlflow, "feedback.tool_trajectory_avg_score < 1")] == [WRONG_TOOL]
     for condition in ("feedback.hallucinations_v1 < 0.8", "feedback.tool_trajectory_avg_score < 1"):
         assert condition in PAGE_TEXT
+
+
+# --- docs/backends-sinks.md: the weather recipe's Traces-tab filters (its Spans-tab ones: tests/emit/sinks) ------
+
+WEATHER_TRACE_FILTERS = {
+    "any(a.name == 'response_match_score' and a.score < 0.8 for a in span_annotations)": ["Rome"],
+    "any(a.name == 'hallucinations_v1' and a.label == 'hallucinated' for a in span_annotations)": [],
+    NOT_JUDGE_TRACES: ["Berlin", "Paris", "Rome"],
+}
+
+
+def test_the_weather_recipes_traces_tab_filters_find_what_the_page_says(phoenix: BackendServer) -> None:
+    page = (REPO / "docs" / "backends-sinks.md").read_text(encoding="utf-8")
+    process = run_bash(recipe("backends-sinks.md", "phoenix"), {"http://localhost:6006": phoenix.url}, timeout=300)
+    assert process.returncode == 0, process.stderr
+    projects = _graphql(phoenix, "{ projects { edges { node { id name } } } }")["projects"]["edges"]
+    project = next(edge["node"]["id"] for edge in projects if edge["node"]["name"] == "weather-agent")
+    query = _SPANS.replace("spanAnnotations { name label score metadata }", "attributes")
+    for condition, cities in WEATHER_TRACE_FILTERS.items():
+        assert " ".join(condition.split()) in " ".join(page.split()), condition
+        found = _graphql(phoenix, query, id=project, traces=condition)["node"]["spans"]["edges"]
+        roots = [edge["node"] for edge in found if edge["node"]["parentId"] is None]
+        assert sorted(c for r in roots for c in ("Paris", "Berlin", "Rome") if c in r["attributes"]) == cities

@@ -55,7 +55,9 @@ def test_an_unreachable_judge_is_one_warning_naming_its_endpoint_and_exit_1(scri
 
 
 def test_with_the_recipes_judge_line_the_judged_metrics_are_judged_and_the_exit_is_0() -> None:
-    script = f"{JUDGE_LINE}\nexport OTEL_EVAL_CRITERIA='{CRITERIA}' OTEL_EVAL_CONSOLE=true\npython examples/adk_agent.py\n"
+    script = (
+        f"{JUDGE_LINE}\nexport OTEL_EVAL_CRITERIA='{CRITERIA}' OTEL_EVAL_CONSOLE=true\npython examples/adk_agent.py\n"
+    )
     process = run_bash(script, {}, timeout=300)
     assert process.returncode == 0, process.stderr
     assert "WARNING" not in process.stderr
