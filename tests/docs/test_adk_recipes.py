@@ -198,11 +198,19 @@ def mlflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackendServer]:
 
 
 def _warm_up(mlflow: BackendServer) -> None:
-    """One empty OTLP export and one search first: MLflow loads its OTLP and search handlers on their first request,
-    which on a loaded machine takes longer than the agent's exporter waits (10 s), as no user's second run sees."""
-    headers = {"content-type": "application/x-protobuf", "x-mlflow-experiment-id": "0"}
-    httpx.post(f"{mlflow.url}/v1/traces", content=b"", headers=headers, timeout=300)
-    _search(mlflow)
+    """The example run once first, unjudged, into an experiment of its own, with a patient exporter: a fresh MLflow
+    server ingests its first traces slowly (on a loaded machine longer than the exporter's 10 s), which a user's
+    second run never sees."""
+    created = httpx.post(f"{mlflow.url}/api/2.0/mlflow/experiments/create", json={"name": "warm-up"}, timeout=300)
+    created.raise_for_status()
+    script = (
+        "export OTEL_LOGS_EXPORTER=none OTEL_METRICS_EXPORTER=none OTEL_EXPORTER_OTLP_TIMEOUT=300\n"
+        f"export OTEL_EXPORTER_OTLP_ENDPOINT={mlflow.url}\n"
+        f"export OTEL_EXPORTER_OTLP_HEADERS=x-mlflow-experiment-id={created.json()['experiment_id']}\n"
+        "python examples/adk_agent.py --otlp\n"
+    )
+    process = run_bash(script, {}, timeout=600)
+    assert process.returncode == 0, process.stderr
 
 
 def _search(mlflow: BackendServer, condition: str | None = None) -> list[dict[str, Any]]:
