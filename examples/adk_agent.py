@@ -134,8 +134,9 @@ async def ask_each_question(runner: InMemoryRunner) -> None:
 
 
 def otlp_providers(metrics_port: int | None, metrics_host: str) -> dict[str, Any]:
-    """The processor's providers for ``--otlp``: traces over OTLP/HTTP (the scores' spans and the enriched roots),
-    logs and metrics as ``OTEL_LOGS_EXPORTER`` / ``OTEL_METRICS_EXPORTER`` say, or metrics on /metrics."""
+    """The processor's providers for ``--otlp``: traces (the agent's spans, the scores' spans, the enriched roots),
+    logs and metrics over OTLP/HTTP as ``OTEL_TRACES_EXPORTER`` / ``OTEL_LOGS_EXPORTER`` / ``OTEL_METRICS_EXPORTER``
+    say (``otlp``, the default, or ``none``), or the metrics on /metrics."""
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
     from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -146,7 +147,7 @@ def otlp_providers(metrics_port: int | None, metrics_host: str) -> dict[str, Any
 
     resource = Resource.create({"service.name": "adk-weather-agent"})  # plus OTEL_RESOURCE_ATTRIBUTES
     logger_provider = LoggerProvider(resource=resource)
-    if os.environ.get("OTEL_LOGS_EXPORTER", "otlp").strip().lower() != "none":
+    if _exporting("OTEL_LOGS_EXPORTER"):
         logger_provider.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter()))
     readers: list[MetricReader] = []
     if metrics_port is not None:
@@ -155,14 +156,20 @@ def otlp_providers(metrics_port: int | None, metrics_host: str) -> dict[str, Any
 
         start_http_server(metrics_port, addr=metrics_host)  # the agent's /metrics, for Prometheus to scrape
         readers.append(PrometheusMetricReader())
-    elif os.environ.get("OTEL_METRICS_EXPORTER", "otlp").strip().lower() != "none":
+    elif _exporting("OTEL_METRICS_EXPORTER"):
         readers.append(PeriodicExportingMetricReader(OTLPMetricExporter()))
     return {
         "tracer_provider": TracerProvider(resource=resource),
         "meter_provider": MeterProvider(resource=resource, metric_readers=readers),
         "logger_provider": logger_provider,
-        "enrich": BatchSpanProcessor(OTLPSpanExporter()),  # the agent's spans, root spans with their scores
+        # the agent's spans, root spans with their scores
+        "enrich": BatchSpanProcessor(OTLPSpanExporter()) if _exporting("OTEL_TRACES_EXPORTER") else None,
     }
+
+
+def _exporting(variable: str) -> bool:
+    """``OTEL_<SIGNAL>_EXPORTER`` is ``otlp`` (or unset), not ``none``."""
+    return os.environ.get(variable, "otlp").strip().lower() != "none"
 
 
 def main() -> int:
@@ -202,7 +209,10 @@ def main() -> int:
         if round_number:
             time.sleep(args.pause)
         asyncio.run(ask_each_question(runner))
-    provider.shutdown()  # evaluates what is still buffered, then exports
+    # Evaluates what is buffered, exports the spans and waits (at most a minute) until the sinks' backends took the
+    # scores: a backend still ingesting the spans makes the sinks retry, which shutdown alone gives only 5 s.
+    processor.force_flush(60_000)
+    provider.shutdown()
     for other in ("meter_provider", "logger_provider"):
         if other in providers:
             providers[other].shutdown()

@@ -14,7 +14,7 @@ and the root spans' ``gen_ai.evaluation.<metric>.score`` / ``.label`` attributes
 the evaluation runs in a child process, which exports with the same variables (the agent's provider objects cannot
 cross into it). Without any destination, the processor warns at start-up that the scores go nowhere. A judge that
 gives no verdict (unreachable, not configured) is said at once in one WARNING naming its endpoint, and the run exits 1
-(``judge_watch.py``).
+(``judge_watch.py``; with ``--otlp``).
 """
 
 from __future__ import annotations
@@ -62,12 +62,13 @@ def run_agent(provider: TracerProvider) -> None:
 
 
 WATCH = JudgeWatch()
-"""Says at once when the judge gives no verdict; gives the run its exit code."""
+"""Says at once when the judge gives no verdict; gives the run its exit code (with ``--otlp``, the recipes' mode:
+the console mode keeps the one line alone)."""
 
 
 def console() -> None:
     provider = TracerProvider()
-    provider.add_span_processor(EvaluationSpanProcessor.from_env(sinks=[WATCH]))  # the one line (and the watch)
+    provider.add_span_processor(EvaluationSpanProcessor.from_env())  # the one line
     run_agent(provider)
     provider.shutdown()  # evaluates what is still buffered
 
@@ -128,6 +129,9 @@ def otlp() -> None:
         )
     tracer_provider.add_span_processor(processor)
     run_agent(tracer_provider)
+    # Evaluates what is buffered, exports the spans and waits (at most a minute) until the sinks' backends took the
+    # scores: a backend still ingesting the spans makes the sinks retry, which shutdown alone gives only 5 s.
+    processor.force_flush(60_000)
     tracer_provider.shutdown()  # first: drains the evaluations, which emit through the other two
     meter_provider.shutdown()
     logger_provider.shutdown()

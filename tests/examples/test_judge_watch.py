@@ -31,6 +31,7 @@ def _unreachable_judge() -> str:
 
 @pytest.mark.parametrize("script", ["weather_agent.py", "adk_agent.py"])
 def test_an_unreachable_judge_is_one_warning_naming_its_endpoint_and_exit_1(script: str) -> None:
+    """With --otlp (the recipes' mode), exporting nothing: the judge's failure is the only thing said."""
     url = _unreachable_judge()
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "GOOGLE_", "GEMINI_"))}
     environ.update(
@@ -39,10 +40,16 @@ def test_an_unreachable_judge_is_one_warning_naming_its_endpoint_and_exit_1(scri
         OTEL_EVAL_JUDGE_BASE_URL=url,
         OTEL_EVAL_JUDGE_API_KEY=SECRET,
         OTEL_EVAL_JUDGE_MAX_ATTEMPTS="1",
-        OTEL_EVAL_CONSOLE="true",
+        OTEL_TRACES_EXPORTER="none",
+        OTEL_LOGS_EXPORTER="none",
+        OTEL_METRICS_EXPORTER="none",
     )
     process = subprocess.run(
-        [sys.executable, str(REPO / "examples" / script)], capture_output=True, text=True, timeout=180, env=environ
+        [sys.executable, str(REPO / "examples" / script), "--otlp"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=environ,
     )
     assert process.returncode == 1, process.stderr
     lines = process.stderr.splitlines()
