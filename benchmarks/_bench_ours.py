@@ -8,6 +8,8 @@ two ``execute_tool``, ``chat``) on the global SDK providers, which export to cou
 that plus ``EvaluationSpanProcessor`` with this isolation (with ``process`` the evaluation process exports its
 results to the same counting exporters, which it loads through the SDK's entry points).
 
+``--emit events,metrics``: only those signals (the result events must be among them: they are what is counted).
+
 ``--setup thread-cpu-thread`` / ``thread-cpu-process``: the agent-thread comparison in one process: three agents on
 three tracer providers (no span processor; a ``BatchSpanProcessor``; our processor alone, with that isolation), their
 invocations interleaved one by one (in a rotating order) so that drift in the machine's load hits all three, each
@@ -26,6 +28,7 @@ import argparse
 import json
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -76,13 +79,17 @@ class Timed(SpanProcessor):
         self.inner.shutdown()
 
 
-def processor_for(isolation: str, metrics: int) -> Any:
+def processor_for(isolation: str, metrics: int, emit: str | None = None) -> Any:
     """Our processor with ``isolation`` and one metric or the 4 efficiency metrics, queues no run fills (as the
-    peer's): every invocation is evaluated unless the processor sheds it itself."""
+    peer's): every invocation is evaluated unless the processor sheds it itself. ``emit``: the signals emitted
+    (``ProcessorSettings.emit``; None: the default, all four)."""
     from otel_eval import EvaluationSpanProcessor, ProcessorSettings
     from otel_eval.metrics import MetricRegistry, default_registry
 
-    options: dict[str, Any] = {"settings": ProcessorSettings(isolation=isolation, max_pending_spans=1_000_000)}
+    settings = ProcessorSettings(isolation=isolation, max_pending_spans=1_000_000)
+    if emit is not None:
+        settings = replace(settings, emit=emit)
+    options: dict[str, Any] = {"settings": settings}
     if metrics == 1 and isolation == "thread":
         # With criteria or without, the processor adds ADK's 4 efficiency metrics that its registry holds: a registry
         # of one metric is how the public API runs one. It cannot cross into the evaluation process, so there the
@@ -99,6 +106,7 @@ def main() -> None:
     parser.add_argument("--metrics", type=int, choices=(1, 4), default=1)
     parser.add_argument("--invocations", type=int, default=2000)
     parser.add_argument("--rate", type=float, default=None, help="invocations per second (default: a burst)")
+    parser.add_argument("--emit", default=None, help="ProcessorSettings.emit, e.g. events,metrics (default: all)")
     args = parser.parse_args()
     isolation = args.setup.rsplit("-", 1)[-1]
     if isolation == "process":
@@ -114,7 +122,7 @@ def main() -> None:
     if args.setup.startswith(("thread-cpu-", "hooks-")):
         # Three agents on three providers: no span processor (hooks-: a no-op one), a BatchSpanProcessor, ours alone.
         tracer_providers = [TracerProvider(), TracerProvider(), TracerProvider()]
-        processor = processor_for(isolation, args.metrics)
+        processor = processor_for(isolation, args.metrics, args.emit)
         processors = [SpanProcessor(), BatchSpanProcessor(CountingSpanExporter()), processor]
         if args.setup.startswith("hooks-"):
             timed = [Timed(inner) for inner in processors]
@@ -135,7 +143,7 @@ def main() -> None:
 
     else:
         if args.setup != "bsp":
-            processor = processor_for(args.setup, args.metrics)
+            processor = processor_for(args.setup, args.metrics, args.emit)
             providers.tracer_provider.add_span_processor(processor)
         agent = TravelAgent(providers.tracer_provider)
         tracer_providers = [providers.tracer_provider]

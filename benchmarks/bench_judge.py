@@ -1,5 +1,9 @@
-"""Judge-pool benchmark: throughput against a loopback judge with fixed latency, and hallucinations_v1 judge calls
-per invocation compared with ADK 2.13's evaluator on the same inputs.
+"""Judge-pool benchmark: throughput against a loopback judge with fixed latency, hallucinations_v1 judge calls
+per invocation compared with ADK 2.13's evaluator on the same inputs, and the parse time of hostile judge replies.
+
+Hostile replies (issue 39): the shapes that make ADK's reply parsers backtrack, parsed by ours at the reply cap (64 KiB)
+and at 16 times that. Linear parsing gives a ratio near 16 (quadratic: 256); target <= 40. ADK's own parser on the
+issue's input (a verdict key and 200 spaces) is timed once beside ours.
 
 Run: ``python -m benchmarks.bench_judge``. The judge is the loopback Gemini-compatible server of the tests, reached
 through the real google-genai client; nothing leaves the machine.
@@ -11,13 +15,17 @@ import asyncio
 import multiprocessing
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 from google.genai import types as genai_types
 
-from benchmarks._common import Row, machine, print_rows
+from benchmarks._common import Row, interleaved_medians, machine, print_rows
+from otel_eval.environment_variables import DEFAULT_JUDGE_MAX_REPLY_CHARS
 from otel_eval.judge import JudgeClient, JudgeSettings
-from otel_eval.metrics.hallucinations_v1 import HallucinationsV1Evaluator
+from otel_eval.metrics._judge_labels import parse_critique, parse_is_valid
+from otel_eval.metrics._judge_rubrics import parse_rubric_responses
+from otel_eval.metrics.hallucinations_v1 import HallucinationsV1Evaluator, parse_sentences, parse_validation_results
 from otel_eval.metrics.safety_v1 import SafetyEvaluatorV1
 from otel_eval.model import (
     AgentDetails,
@@ -165,6 +173,70 @@ async def _hallucination_calls() -> tuple[float, float, float, float]:
     return our_calls / n, adk_calls / n, ours.overall_score or 0.0, adk_result.overall_score or 0.0
 
 
+PARSE_REPEAT = 9
+HOSTILE_REPLIES: dict[str, Callable[[int], str]] = {
+    "verdict key, spaces, no closing": lambda size: '"is_the_agent_response_valid":' + " " * size + "x",
+    "rubric line starts in one whitespace run": lambda size: " \n" * (size // 2) + "ID: x",
+    "segmenter tags never closed": lambda size: "<sentence>" * (size // 10),
+    "validator blocks never completed": lambda size: "sentence: s\nlabel: x\n" * (size // 21),
+}
+
+
+def _parse_all(reply: str) -> None:
+    parse_critique(reply)
+    parse_is_valid(reply)
+    parse_rubric_responses(reply)
+    parse_sentences(reply)
+    parse_validation_results(reply)
+
+
+def _best_seconds(function: Callable[[], object], repeat: int = 5) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _parse_rows() -> list[Row]:
+    """Every reply parser on each hostile shape at the cap and at 16 times it; ADK's on the issue's input."""
+    from google.adk.evaluation.final_response_match_v2 import _parse_critique
+
+    rows = []
+    cap = DEFAULT_JUDGE_MAX_REPLY_CHARS
+    for shape, build in HOSTILE_REPLIES.items():
+        small, large = build(cap), build(16 * cap)
+        small_s, large_s = interleaved_medians(
+            [lambda reply=small: _parse_all(reply), lambda reply=large: _parse_all(reply)], PARSE_REPEAT
+        )
+        ratio = large_s / small_s
+        rows.append(
+            Row(
+                f"parse hostile reply: {shape}",
+                f"{small_s * 1000:.2f} ms at 64 KiB",
+                f"{large_s * 1000:.1f} ms at 1 MiB",
+                ratio,
+                "<= 40 (linear: 16)",
+                ratio <= 40,
+            )
+        )
+    issue_input = '"is_the_agent_response_valid":' + " " * 200 + "x"
+    adk_s = _best_seconds(lambda: _parse_critique(issue_input), repeat=1)
+    ours_s = _best_seconds(lambda: parse_critique(issue_input))
+    rows.append(
+        Row(
+            "verdict key + 200 spaces (issue 39)",
+            f"{ours_s * 1e6:.0f} us",
+            f"{adk_s:.2f} s ADK",
+            ours_s / adk_s,
+            "info",
+            True,
+        )
+    )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> list[Row]:
     """Runs both benchmarks, prints the table and returns its rows."""
     print(f"# judge benchmark on {machine()}")
@@ -199,6 +271,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
             call_ratio <= 1.0,
         ),
     ]
+    rows.extend(_parse_rows())
     print_rows("judge", rows)
     print(f"\nhallucinations_v1 overall score: ours {our_score:.3f}, ADK {adk_score:.3f}")
     return rows

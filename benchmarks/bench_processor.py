@@ -22,7 +22,8 @@ the configurations alternating within each repeat so that drift in the machine's
 - **Freshness**: a trace's first result event's time (stamped when emitted) minus its root span's end, paced, p50
   and p99. Targets: <= 5 ms and <= 25 ms, both isolations.
 
-Run: ``python -m benchmarks.bench_processor [--quick] [--invocations N] [--repeat N] [--save FILE | --load FILE]``.
+Run: ``python -m benchmarks.bench_processor [--quick] [--invocations N] [--repeat N] [--emit events,metrics]
+[--save FILE | --load FILE]``.
 """
 
 from __future__ import annotations
@@ -95,15 +96,17 @@ def peer_python() -> Path:
     return python
 
 
-def run_one(config: Config, rate: float | None, invocations: int, entry_points: Path) -> dict[str, Any]:
-    """One fresh process of ``config``'s runner; what it measured."""
+def run_one(
+    config: Config, rate: float | None, invocations: int, entry_points: Path, emit: str | None = None
+) -> dict[str, Any]:
+    """One fresh process of ``config``'s runner; what it measured (``emit``: our processor's signals)."""
     env = {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
     with tempfile.TemporaryDirectory(prefix="bench-counts-") as counts:
         env[COUNTS_DIR] = counts
         if config.side == "ours":
             env["PYTHONPATH"] = os.pathsep.join((str(ROOT), str(entry_points)))  # the evaluation process inherits it
             argv = [sys.executable, "-m", "benchmarks._bench_ours", "--setup", config.setup]
-            argv += ["--metrics", str(config.metrics)]
+            argv += ["--metrics", str(config.metrics)] + (["--emit", emit] if emit else [])
         else:
             env["PYTHONPATH"] = str(ROOT)
             argv = [str(peer_python()), "-m", "benchmarks._bench_peer", "--setup", config.setup]
@@ -296,8 +299,9 @@ def freshness(runs: dict[tuple[Config, str], list[dict[str, Any]]]) -> list[Row]
     return rows
 
 
-def measure(invocations: int, repeat: int) -> dict[tuple[Config, str], list[dict[str, Any]]]:
-    """Every configuration's runs in each workload: fresh processes, in alternating order within each repeat."""
+def measure(invocations: int, repeat: int, emit: str | None = None) -> dict[tuple[Config, str], list[dict[str, Any]]]:
+    """Every configuration's runs in each workload: fresh processes, in alternating order within each repeat
+    (``emit``: the signals our processor emits, all by default)."""
     peer_python()
     runs: dict[tuple[Config, str], list[dict[str, Any]]] = {(c, m): [] for c in CONFIGS for m in MODES}
     started = time.perf_counter()
@@ -307,7 +311,7 @@ def measure(invocations: int, repeat: int) -> dict[tuple[Config, str], list[dict
             for mode, rate in MODES.items():
                 order = CONFIGS if round_ % 2 == 0 else tuple(reversed(CONFIGS))
                 for config in order:
-                    run = run_one(config, rate, invocations, entry_points)
+                    run = run_one(config, rate, invocations, entry_points, emit)
                     runs[config, mode].append(run)
                     elapsed = time.perf_counter() - started
                     print(f"[{elapsed:5.0f} s] {mode} {config.label}: {progress(config, run)}", flush=True)
@@ -330,6 +334,9 @@ def main(argv: list[str] | None = None) -> list[Row]:
     parser.add_argument("--repeat", type=int, default=None, help="runs per configuration and workload (default 3)")
     parser.add_argument("--save", type=Path, help="write every run's measurements to this JSON file")
     parser.add_argument("--load", type=Path, help="report the runs saved with --save instead of running")
+    parser.add_argument(
+        "--emit", help="the signals our processor emits (OTEL_EVAL_EMIT's values, with events), e.g. events,metrics"
+    )
     args = parser.parse_args(argv)
     invocations = args.invocations or (500 if args.quick else 2000)
     repeat = args.repeat or (1 if args.quick else 3)
@@ -340,7 +347,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
         by_key = {(c.setup, c.metrics): c for c in CONFIGS}
         runs = {(by_key[setup, metrics], mode): found for setup, metrics, mode, found in saved["runs"]}
     else:
-        runs = measure(invocations, repeat)
+        runs = measure(invocations, repeat, args.emit)
     if args.save:
         flat = [[config.setup, config.metrics, mode, found] for (config, mode), found in runs.items()]
         args.save.write_text(json.dumps({"invocations": invocations, "repeat": repeat, "runs": flat}))

@@ -22,6 +22,28 @@ ENV_PREFIX: Final = "OTEL_EVAL_"
 OTEL_EVAL_CRITERIA: Final = "OTEL_EVAL_CRITERIA"
 """ADK EvalConfig JSON (``{"criteria": {...}}`` or just the criteria object), or a path to such a file."""
 
+OTEL_EVAL_REQUEST_CRITERIA: Final = "OTEL_EVAL_REQUEST_CRITERIA"
+"""Kafka worker: ``true`` honours the criteria an evaluation request carries, within the allowlists below (refused
+ones are counted, and the request is scored with the worker's own criteria). Default false: requests' criteria are
+refused."""
+DEFAULT_REQUEST_CRITERIA: Final = False
+
+OTEL_EVAL_REQUEST_METRICS: Final = "OTEL_EVAL_REQUEST_METRICS"
+"""Kafka worker: comma-separated metrics a request's criteria may name (``*``: any registered metric). Default none."""
+
+OTEL_EVAL_REQUEST_JUDGE_MODELS: Final = "OTEL_EVAL_REQUEST_JUDGE_MODELS"
+"""Kafka worker: comma-separated judge models a request's criteria may name (a criterion naming none uses the
+worker's default judge). Default none."""
+
+OTEL_EVAL_REQUEST_MAX_OUTPUT_TOKENS: Final = "OTEL_EVAL_REQUEST_MAX_OUTPUT_TOKENS"
+"""Kafka worker: the largest ``judge_model_config.max_output_tokens`` a request's criteria may set. Default 4096."""
+DEFAULT_REQUEST_MAX_OUTPUT_TOKENS: Final = 4096
+
+OTEL_EVAL_MAX_NUM_SAMPLES: Final = "OTEL_EVAL_MAX_NUM_SAMPLES"
+"""The largest ``judge_model_options.num_samples`` (judge calls per invocation and metric) accepted anywhere: a
+request asking more is refused, a configuration asking more fails at start-up. Default 20."""
+DEFAULT_MAX_NUM_SAMPLES: Final = 20
+
 OTEL_EVAL_EVAL_SET: Final = "OTEL_EVAL_EVAL_SET"
 """Path to an ADK eval set; live invocations whose user text matches a case also get its reference metrics."""
 
@@ -99,6 +121,20 @@ ISOLATION_THREAD: Final = "thread"
 ISOLATION_PROCESS: Final = "process"
 DEFAULT_ISOLATION: Final = ISOLATION_THREAD
 
+OTEL_EVAL_EMIT: Final = "OTEL_EVAL_EMIT"
+"""Comma-separated OpenTelemetry signals the scores are emitted as: ``events`` (``gen_ai.evaluation.result``),
+``spans`` (an ``evaluate {metric}`` span per result), ``metrics`` (the score histogram and the results counter),
+``attributes`` (score attributes on the root span, with ``enrich=``); ``none`` for none of them. What is not listed
+is not computed. The score sinks (``OTEL_EVAL_SINKS``) and the worker's results topic are independent of it. Default
+all four; ``events,metrics`` emits what the Splunk in-process evaluator emits (plus the results counter)."""
+EMIT_EVENTS: Final = "events"
+EMIT_SPANS: Final = "spans"
+EMIT_METRICS: Final = "metrics"
+EMIT_ATTRIBUTES: Final = "attributes"
+EMIT_NONE: Final = "none"
+EMIT_SIGNALS: Final = (EMIT_EVENTS, EMIT_SPANS, EMIT_METRICS, EMIT_ATTRIBUTES)
+DEFAULT_EMIT: Final = frozenset(EMIT_SIGNALS)
+
 OTEL_EVAL_QUEUE_SIZE: Final = "OTEL_EVAL_QUEUE_SIZE"
 """Evaluation requests waiting for the embedded worker or the Kafka producer. Default 1024."""
 DEFAULT_QUEUE_SIZE: Final = 1024
@@ -124,6 +160,13 @@ OTEL_EVAL_JUDGE_PRICES: Final = "OTEL_EVAL_JUDGE_PRICES"
 OTEL_EVAL_JUDGE_INPUT_LIMITS: Final = "OTEL_EVAL_JUDGE_INPUT_LIMITS"
 """JSON object of judge input limits in tokens, ``{"model-or-prefix": 32000}``, over the built-in table (longest
 name prefix wins; positive integers); a prompt over its judge model's limit is not sent (``context_overflow``)."""
+
+OTEL_EVAL_JUDGE_MAX_REPLY_CHARS: Final = "OTEL_EVAL_JUDGE_MAX_REPLY_CHARS"
+"""Longest judge reply, in characters, that a judged metric reads; a longer sample is not parsed (``error.type``
+``judge_reply_too_long``; the invocation is NOT_EVALUATED when no sample could be read). An integer >= 1024. Default
+65536 (64 KiB): room for a hallucination validator's labels on about 200 sentences, while parsing stays a few
+milliseconds."""
+DEFAULT_JUDGE_MAX_REPLY_CHARS: Final = 65_536
 
 OTEL_EVAL_JUDGE_BUDGET: Final = "OTEL_EVAL_JUDGE_BUDGET"
 """Judge spend limit, USD per hour per process: ``2.5`` (all judged metrics together), or per metric,
@@ -261,7 +304,28 @@ OTEL_EVAL_WORKER_TELEMETRY: Final = "OTEL_EVAL_WORKER_TELEMETRY"
 ``/metrics``, needs ``otel-eval[prometheus]``; spans and events over OTLP when an ``OTEL_EXPORTER_OTLP_*ENDPOINT`` is set), console or none."""
 
 OTEL_EVAL_WORKER_METRICS_HOST: Final = "OTEL_EVAL_WORKER_METRICS_HOST"
-"""Address the worker's HTTP endpoints (``/healthz``, ``/readyz``, ``/metrics``) listen on. Default ``0.0.0.0``."""
+"""Address the worker's HTTP endpoints (``/healthz``, ``/readyz``, ``/metrics``, unauthenticated) listen on. Default
+``0.0.0.0`` in a container (Kubernetes, Docker, Podman), ``127.0.0.1`` elsewhere; the deploy manifests set it."""
+
+# --- tenancy and bounds on untrusted input (docs/security.md) ---------------------------------------------------------
+OTEL_EVAL_TENANT_HEADER: Final = "OTEL_EVAL_TENANT_HEADER"
+"""Worker: the Kafka record header whose value is the record's tenant (set by an authenticated Collector or a trusted
+producer). When set, it alone decides the tenant (a record without it is the default tenant ``""``). Default unset."""
+OTEL_EVAL_TENANT_ATTRIBUTE: Final = "OTEL_EVAL_TENANT_ATTRIBUTE"
+"""Worker, Collector path: the resource attribute whose value is a span's (and a content log record's) tenant, e.g.
+``tenant.id`` or ``service.namespace``; used when no tenant header is set. Default unset (one tenant)."""
+OTEL_EVAL_MAX_OPEN_TRACES_PER_TENANT: Final = "OTEL_EVAL_MAX_OPEN_TRACES_PER_TENANT"
+"""Worker, Collector path: traces one tenant may have open at once; a new trace past it is refused (its spans counted
+in ``otel_eval.spans.dropped{otel_eval.drop.reason=tenant_max_open_traces}``). Default unset (only the global
+bound)."""
+OTEL_EVAL_MAX_OPEN_SESSIONS_PER_TENANT: Final = "OTEL_EVAL_MAX_OPEN_SESSIONS_PER_TENANT"
+"""Worker: sessions one tenant may hold open at once; a turn of a new session past it is not held
+(``otel_eval.invocations.dropped{otel_eval.drop.reason=tenant_max_open_sessions}``). Default unset (only the global
+bound)."""
+OTEL_EVAL_METRIC_AGENT_NAMES: Final = "OTEL_EVAL_METRIC_AGENT_NAMES"
+"""Distinct ``gen_ai.agent.name`` values (read from spans) the score metrics keep as a label; later ones are counted
+as ``other``. Default 100."""
+DEFAULT_METRIC_AGENT_NAMES: Final = 100
 
 OTEL_EVAL_WORKER_METRICS_PORT: Final = "OTEL_EVAL_WORKER_METRICS_PORT"
 """Port of the worker's HTTP endpoints. Default 9464 (the OpenTelemetry Prometheus exporter's); 0 turns them off."""

@@ -82,6 +82,7 @@ LABEL_FAIL: Final = "fail"  # EvalStatus.FAILED
 LABEL_NOT_EVALUATED: Final = "not_evaluated"  # EvalStatus.NOT_EVALUATED (with error.type)
 LABEL_INFORMATIONAL: Final = "informational"  # EvalStatus.INFORMATIONAL (efficiency metrics: a value, no verdict)
 SCORE_LABELS: Final[tuple[str, ...]] = (LABEL_PASS, LABEL_FAIL, LABEL_NOT_EVALUATED, LABEL_INFORMATIONAL)
+LABEL_VALUE_OTHER: Final = "other"  # a metric label value read from spans (gen_ai.agent.name) past its bound
 OTEL_EVAL_SCORE_VERDICT: Final = "otel_eval.score.verdict"  # metric-specific word for pass/fail, events and spans
 
 # Also emitted on evaluation spans and events (processor, worker core and emitters).
@@ -91,6 +92,10 @@ OTEL_EVAL_CONVENTION: Final = "otel_eval.convention"  # trace convention the inv
 # ``error.type`` of a judged metric refused by the judge budget (``OTEL_EVAL_JUDGE_BUDGET``): NOT_EVALUATED, counted in
 # otel_eval_evaluation_errors_total and otel_eval_judge_budget_refusals_total.
 ERROR_TYPE_BUDGET_EXHAUSTED: Final = "budget_exhausted"
+
+# ``error.type`` of a judge sample whose reply is longer than ``OTEL_EVAL_JUDGE_MAX_REPLY_CHARS``: never parsed; the
+# invocation is NOT_EVALUATED when no sample could be read, counted in otel_eval_evaluation_errors_total.
+ERROR_TYPE_JUDGE_REPLY_TOO_LONG: Final = "judge_reply_too_long"
 
 # ``error.type`` of an ADK custom metric (``custom_metrics`` of an ``EvalConfig``) that gave no score: NOT_EVALUATED,
 # counted in otel_eval_evaluation_errors_total; never a crash.
@@ -121,8 +126,11 @@ DROP_TRANSPORT_ERROR: Final = "transport_error"
 DROP_TRANSPORT_MESSAGE_TOO_LARGE: Final = "transport_message_too_large"  # over the Kafka max_request_size
 DROP_TRANSPORT_SERIALIZATION_ERROR: Final = "transport_serialization_error"
 DROP_INCOMPLETE: Final = "incomplete"  # a span still open when its local root was handed on at the idle timeout
-DROP_LATE: Final = "late"  # a content log record whose span was already handed on (or its trace evaluated)
+DROP_LATE: Final = "late"  # a content log record (or a Collector-path span) of a trace already handed on
 DROP_NO_TRACE: Final = "no_trace"  # a content log record whose span never came within the idle timeout
+# Tenancy (the worker, docs/security.md)
+DROP_TENANT_MAX_OPEN_TRACES: Final = "tenant_max_open_traces"  # a new trace past its tenant's open-trace bound
+DROP_TENANT_MAX_OPEN_SESSIONS: Final = "tenant_max_open_sessions"  # a new session past its tenant's bound
 TRANSPORT_KAFKA: Final = "kafka"  # value of otel_eval.transport
 TRANSPORT_PROCESS: Final = "process"  # the processor's spans to its evaluation process (isolation="process")
 
@@ -172,6 +180,10 @@ METRIC_WORKER_DUPLICATES_SKIPPED: Final = (
 )
 METRIC_WORKER_RESULTS_PUBLISHED: Final = "otel_eval.worker.results_published"  # prom: ..._results_published_total
 METRIC_WORKER_ERRORS: Final = "otel_eval.worker.errors"  # by error.type; prom: otel_eval_worker_errors_total
+METRIC_WORKER_CRITERIA_REFUSED: Final = (
+    "otel_eval.worker.criteria_refused"  # request criteria refused, by reason; prom: ..._criteria_refused_total
+)
+OTEL_EVAL_REFUSAL_REASON: Final = "otel_eval.refusal.reason"  # not_allowed | metric | judge_model | num_samples | ...
 # Broker outages, from the Kafka exporter (agent) and the worker, by otel_eval.transport.
 METRIC_TRANSPORT_FAILED_ATTEMPTS: Final = (
     "otel_eval.transport.failed_attempts"  # prom: otel_eval_transport_failed_attempts_total

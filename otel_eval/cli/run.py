@@ -202,7 +202,8 @@ def _apply_judge_model(config: EvalConfig | None, judge_model: str | None) -> Ev
         if isinstance(data.get("judge_model_options"), dict):
             data["judge_model_options"] = {**data["judge_model_options"], "judge_model": judge_model}
         criteria[name] = data
-    return EvalConfig.model_validate({"criteria": criteria})
+    # Only the criteria change: the config's custom metrics and other sections stay.
+    return config.model_copy(update={"criteria": EvalConfig.model_validate({"criteria": criteria}).criteria})
 
 
 @click.command()
@@ -287,15 +288,16 @@ def run(
         "max_concurrency": max_concurrency,
     }
     # Only the default metric choice depends on whether a judge is configured; otherwise build one only if needed.
-    probe = not metrics and not (config and config.criteria) and eval_set is None
+    probe = not metrics and config is None and eval_set is None
     try:
         # The config's own custom metrics (and installed ones): their code is imported here, at start-up.
         registry = registry_with_custom_metrics(config, default_registry())
         judge_settings["budget"] = BudgetSpec.parse(budget, source="--budget") if budget is not None else None
         judge = _make_judge(judge_settings) if probe else None
-        # Offline an eval set means ADK's defaults (as ADK's AgentEvaluator); judged defaults only without one.
+        # A config file's criteria, even empty ones, as ADK runs them; with no config file at all, an eval set means
+        # ADK's defaults (as ADK's AgentEvaluator), and judged defaults only without one.
         criteria = select_criteria(
-            criteria_from(config) if config is not None and config.criteria else None,
+            criteria_from(config),
             metric_names=metrics,
             with_reference=eval_set is not None,
             with_judge=eval_set is None and judge is not None and judge.configured,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,24 +14,47 @@ import pydantic
 
 from otel_eval.errors import ConfigurationError, InputError
 from otel_eval.metrics import MetricRegistry, default_registry
-from otel_eval.metrics.base import check_threshold
+from otel_eval.metrics.base import MetricInfo, threshold_warning
+from otel_eval.metrics.base import logger as base_logger
 from otel_eval.metrics.custom_metric import custom_metric_info
 from otel_eval.model import BaseCriterion, CustomMetricConfig, EvalConfig, EvalSet
 from otel_eval.model.loading import json_path, read_json, validation_problems
 
+_CONFIG_KEYS = frozenset(
+    {
+        "criteria",
+        "custom_metrics",
+        "customMetrics",
+        "user_simulator_config",
+        "userSimulatorConfig",
+        "live_model_config",
+        "liveModelConfig",
+    }
+)
+
 
 def _kind(payload: Any) -> str:
-    if isinstance(payload, dict) and "criteria" in payload:
+    """An object with an eval config's key, or ``{}`` (ADK's config with empty criteria), is an eval config."""
+    if isinstance(payload, dict) and (not payload or _CONFIG_KEYS & set(payload)):
         return "eval config"
     return "eval set"
 
 
-def config_problems(payload: Any) -> list[str]:
+class Notes:
+    """What a check found: problems (the file is invalid) and warnings (valid, but probably not meant)."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+        self.warnings: list[str] = []
+
+
+def config_problems(payload: Any, notes: Notes | None = None) -> list[str]:
     """Every problem of an eval config, each ``json.path: message``: the schema's, and per criterion an unknown
-    metric, every invalid option for its metric and a threshold outside its range (one criterion's problems never
-    hide another's)."""
+    metric and every invalid option for its metric (one criterion's problems never hide another's). A threshold
+    outside its metric's range is accepted, as ADK accepts it, with a warning in ``notes``."""
     criteria = payload.get("criteria") if isinstance(payload, dict) else None
-    problems: list[str] = []
+    notes = notes if notes is not None else Notes()
+    problems = notes.problems
     try:  # everything but the criteria, which are checked one by one below
         EvalConfig.model_validate({**payload, "criteria": {}} if isinstance(criteria, dict) else payload)
     except pydantic.ValidationError as exc:
@@ -38,9 +64,9 @@ def config_problems(payload: Any) -> list[str]:
         custom = _custom_metrics(payload)
         for name, value in criteria.items():
             if name in custom:
-                problems.extend(custom_criterion_problems(str(name), value, custom[name]))
+                problems.extend(custom_criterion_problems(str(name), value, custom[name], notes.warnings))
             else:
-                problems.extend(criterion_problems(registry, str(name), value))
+                problems.extend(criterion_problems(registry, str(name), value, notes.warnings))
     return problems
 
 
@@ -58,22 +84,29 @@ def _custom_metrics(payload: dict[str, Any]) -> dict[str, CustomMetricConfig]:
     return valid
 
 
-def custom_criterion_problems(name: str, value: Any, config: CustomMetricConfig) -> list[str]:
-    """The problems of the criterion of an ADK custom metric: ADK's schema and a threshold within ``metric_info``'s
-    range. Its code is not imported here (``otel-eval run`` and the workers import it at start-up)."""
+def custom_criterion_problems(
+    name: str, value: Any, config: CustomMetricConfig, warnings: list[str] | None = None
+) -> list[str]:
+    """The problems of the criterion of an ADK custom metric: ADK's schema (a threshold outside ``metric_info``'s
+    range goes to ``warnings``). Its code is not imported here (``otel-eval run`` and the workers import it at
+    start-up)."""
     try:
         criterion = EvalConfig.model_validate({"criteria": {name: value}}).criterion_for(name)
     except pydantic.ValidationError as exc:
         return validation_problems(exc)
-    try:
-        check_threshold(custom_metric_info(name, config), criterion.threshold)
-    except ConfigurationError as exc:
-        return [f"{json_path(('criteria', name, 'threshold'))}: {exc}"]
+    _threshold_note(custom_metric_info(name, config), name, criterion.threshold, warnings)
     return []
 
 
-def criterion_problems(registry: MetricRegistry, name: str, value: Any) -> list[str]:
-    """The problems of one criterion ``criteria.<name>``."""
+def _threshold_note(info: MetricInfo, name: str, threshold: float, warnings: list[str] | None) -> None:
+    warning = threshold_warning(info, threshold)
+    if warning is not None and warnings is not None:
+        warnings.append(f"{json_path(('criteria', name, 'threshold'))}: {warning}")
+
+
+def criterion_problems(registry: MetricRegistry, name: str, value: Any, warnings: list[str] | None = None) -> list[str]:
+    """The problems of one criterion ``criteria.<name>`` (a threshold outside the metric's range goes to
+    ``warnings``: ADK accepts it)."""
     path = json_path(("criteria", name))
     try:
         info = registry.info(name)
@@ -90,16 +123,25 @@ def criterion_problems(registry: MetricRegistry, name: str, value: Any) -> list[
         except pydantic.ValidationError as exc:
             spelled = set(value) if isinstance(value, dict) else set()
             problems.extend(_option_problems(exc, info.criterion_type, ("criteria", name), spelled))
-        try:
-            check_threshold(info, criterion.threshold)
-        except ConfigurationError as exc:
-            problems.append(f"{json_path(('criteria', name, 'threshold'))}: {exc}")
+        _threshold_note(info, name, criterion.threshold, warnings)
     if not problems:
-        try:  # the metric's own checks beyond its criterion's schema
-            registry.create(name, criterion)
+        try:  # the metric's own checks beyond its criterion's schema (its threshold warning is printed above)
+            with _quiet(base_logger):
+                registry.create(name, criterion)
         except ConfigurationError as exc:
             problems.append(f"{path}: {exc}")
     return problems
+
+
+@contextlib.contextmanager
+def _quiet(logger: logging.Logger) -> Iterator[None]:
+    """``logger``'s warnings dropped for the block (validate prints them itself, once)."""
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _option_problems(
@@ -128,15 +170,16 @@ def _option_problems(
     return problems
 
 
-def file_problems(path: Path) -> tuple[str, list[str]]:
-    """The kind of file (eval set or eval config) and its problems, each ``json.path: message``."""
+def file_problems(path: Path, notes: Notes | None = None) -> tuple[str, list[str]]:
+    """The kind of file (eval set or eval config) and its problems, each ``json.path: message`` (warnings, which
+    leave the file valid, in ``notes``)."""
     try:
         payload = read_json(path)
     except InputError as exc:
         return "file", [str(exc).removeprefix(f"{path}: ")]
     kind = _kind(payload)
     if kind == "eval config":
-        return kind, config_problems(payload)
+        return kind, config_problems(payload, notes)
     try:
         EvalSet.model_validate(payload)
     except pydantic.ValidationError as exc:
@@ -148,10 +191,13 @@ def file_problems(path: Path) -> tuple[str, list[str]]:
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
 def validate(files: tuple[Path, ...]) -> None:
     """Check ADK eval sets and eval configs, printing every problem of each file with its JSON path; exit code 1 if
-    any file is invalid."""
+    any file is invalid. Warnings (e.g. a threshold outside its metric's range, which ADK accepts) leave a file valid."""
     invalid = 0
     for path in files:
-        kind, problems = file_problems(path)
+        notes = Notes()
+        kind, problems = file_problems(path, notes)
+        for warning in notes.warnings:
+            click.echo(f"{path}: warning: {warning}")
         if problems:
             invalid += 1
             for problem in problems:

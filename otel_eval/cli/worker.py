@@ -53,6 +53,12 @@ _OPTION_TO_SETTING = {
     "trace_idle_timeout": "trace_idle_timeout",
     "criteria": "criteria",
     "eval_set": "eval_set",
+    "request_criteria": "request_criteria",
+    "request_metrics": "request_metrics",
+    "request_judge_models": "request_judge_models",
+    "request_max_output_tokens": "request_max_output_tokens",
+    "max_num_samples": "max_num_samples",
+    "emit": "emit",
 }
 
 
@@ -91,14 +97,46 @@ _OPTION_TO_SETTING = {
 @click.option("--criteria", help="ADK criteria JSON or a path to it. [env OTEL_EVAL_CRITERIA]")
 @click.option("--eval-set", help="ADK eval set for online reference metrics. [env OTEL_EVAL_EVAL_SET]")
 @click.option(
+    "--request-criteria/--no-request-criteria",
+    default=None,
+    help="Honour the criteria requests carry, within --request-metrics and --request-judge-models (refused ones are "
+    "counted; the request is scored with the worker's own). [env OTEL_EVAL_REQUEST_CRITERIA, default off]",
+)
+@click.option(
+    "--request-metrics",
+    help="Comma-separated metrics request criteria may name; * for any. [env OTEL_EVAL_REQUEST_METRICS]",
+)
+@click.option(
+    "--request-judge-models",
+    help="Comma-separated judge models request criteria may name. [env OTEL_EVAL_REQUEST_JUDGE_MODELS]",
+)
+@click.option(
+    "--request-max-output-tokens",
+    type=int,
+    help="Largest judge_model_config.max_output_tokens of request criteria. "
+    "[env OTEL_EVAL_REQUEST_MAX_OUTPUT_TOKENS, default 4096]",
+)
+@click.option(
+    "--max-num-samples",
+    type=int,
+    help="Largest num_samples: a request asking more is refused, own criteria asking more fail at start-up. "
+    "[env OTEL_EVAL_MAX_NUM_SAMPLES, default 20]",
+)
+@click.option(
     "--telemetry",
     type=click.Choice(["otlp", "prometheus", "console", "none"]),
     help="Where scores go: otlp (OTEL_EXPORTER_OTLP_*), prometheus (metrics on /metrics), console or none. "
     "[env OTEL_EVAL_WORKER_TELEMETRY]",
 )
 @click.option(
+    "--emit",
+    help="Signals the scores are emitted as, comma-separated: events, spans, metrics, or none; the results topic "
+    "and OTEL_EVAL_SINKS do not depend on it. [env OTEL_EVAL_EMIT, default events,spans,metrics,attributes]",
+)
+@click.option(
     "--metrics-host",
-    help="Address of /healthz, /readyz, /metrics. [env OTEL_EVAL_WORKER_METRICS_HOST, default 0.0.0.0]",
+    help="Address of /healthz, /readyz, /metrics. [env OTEL_EVAL_WORKER_METRICS_HOST, default 0.0.0.0 in a container, "
+    "127.0.0.1 elsewhere]",
 )
 @click.option(
     "--metrics-port",

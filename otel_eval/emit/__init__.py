@@ -1,7 +1,8 @@
 """Scores -> OpenTelemetry: ``gen_ai.evaluation.result`` events, evaluation spans in the agent's trace, metrics.
 
 :class:`Emitters` bundles what the worker core emits each :class:`~otel_eval.model.messages.EvaluationRecord`
-through. Every emitter uses the global tracer/logger/meter provider unless one is passed in.
+through. Every emitter uses the global tracer/logger/meter provider unless one is passed in. Which emitters are made
+is the configuration's (``OTEL_EVAL_EMIT``, :mod:`otel_eval.emit.selection`): one not made costs nothing.
 """
 
 from __future__ import annotations

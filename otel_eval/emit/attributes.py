@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from opentelemetry.util.types import AttributeValue
 
 from otel_eval import semconv
@@ -41,18 +43,44 @@ def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
     return attributes
 
 
-def metric_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
+class BoundedLabel:
+    """A metric label whose values come from untrusted spans (the agent name), bounded: the first ``limit`` distinct
+    values are kept, every later one is folded to ``other`` (:data:`~otel_eval.semconv.LABEL_VALUE_OTHER`), so spans
+    cannot create series without end. Thread-safe.
+
+    Args:
+        limit: distinct values kept (``OTEL_EVAL_METRIC_AGENT_NAMES``; 0 folds every value).
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, value: str) -> str:
+        if value in self._seen:
+            return value
+        with self._lock:
+            if len(self._seen) < self.limit:
+                self._seen.add(value)
+                return value
+        return semconv.LABEL_VALUE_OTHER
+
+
+def metric_attributes(record: EvaluationRecord, agent_names: BoundedLabel | None = None) -> dict[str, AttributeValue]:
     """The low-cardinality attributes of the score histogram and the results counter (uniform label, no verdict).
 
     Of the provenance only the evaluator version: one value per evaluator configuration, so a series can be split by
-    it (an evaluator change shows as a new series, not as a regression).
+    it (an evaluator change shows as a new series, not as a regression). The agent name, read from spans, goes
+    through ``agent_names`` (past its limit: ``other``) when given.
     """
     attributes: dict[str, AttributeValue] = {
         semconv.GEN_AI_EVALUATION_NAME: record.metric_name,
         semconv.GEN_AI_EVALUATION_SCORE_LABEL: record.label,
     }
     if record.agent_name:
-        attributes[semconv.GEN_AI_AGENT_NAME] = record.agent_name
+        name = record.agent_name
+        attributes[semconv.GEN_AI_AGENT_NAME] = agent_names(name) if agent_names is not None else name
     if record.evaluator_version:
         attributes[semconv.OTEL_EVAL_EVALUATOR_VERSION] = record.evaluator_version
     return attributes

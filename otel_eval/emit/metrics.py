@@ -8,12 +8,15 @@ gen_ai_evaluation_score_label="fail"}[10m])) / sum(rate(gen_ai_evaluation_result
 
 from __future__ import annotations
 
+import os
+
 from opentelemetry import metrics
 from opentelemetry.metrics import MeterProvider
 
+from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.emit._context import invocation_context
-from otel_eval.emit.attributes import metric_attributes
+from otel_eval.emit.attributes import BoundedLabel, metric_attributes
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.version import __version__
 
@@ -25,11 +28,26 @@ class ScoreMetricsEmitter:
     The histogram's explicit buckets (:data:`~otel_eval.semconv.SCORE_HISTOGRAM_BUCKETS`) suit 0-1 and 1-5 scores;
     they are given as the advisory boundaries, so a user View still wins.
 
+    The agent name comes from the spans: past ``OTEL_EVAL_METRIC_AGENT_NAMES`` distinct names, later ones are
+    counted as ``other``.
+
     Args:
         meter_provider: Provider to create instruments with; the global one (resolved lazily) when None.
+
+    Raises:
+        ConfigurationError: ``OTEL_EVAL_METRIC_AGENT_NAMES`` is not an integer >= 0.
     """
 
     def __init__(self, meter_provider: MeterProvider | None = None) -> None:
+        self._agent_names = BoundedLabel(
+            env.number_setting(
+                os.environ,
+                env.OTEL_EVAL_METRIC_AGENT_NAMES,
+                env.DEFAULT_METRIC_AGENT_NAMES,
+                valid=lambda n: n >= 0,
+                expected="an integer >= 0",
+            )
+        )
         meter = metrics.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider)
         self._score = meter.create_histogram(
             semconv.METRIC_EVALUATION_SCORE,
@@ -45,7 +63,7 @@ class ScoreMetricsEmitter:
 
     def emit(self, record: EvaluationRecord) -> None:
         """Counts ``record`` and records its score (when it has one)."""
-        attributes = metric_attributes(record)
+        attributes = metric_attributes(record, self._agent_names)
         context = invocation_context(record.trace_id, record.span_id)
         self._results.add(1, attributes, context=context)
         if record.score is not None:

@@ -39,6 +39,11 @@ from otel_eval.emit.spans import EvaluationSpan
 from otel_eval.evaluation.criteria import criteria_from, registry_with_custom_metrics, select_criteria
 from otel_eval.evaluation.pairing import Pairing, pair_invocations
 from otel_eval.evaluation.plan import MetricPlan, PlannedMetric, build_plan
+from otel_eval.evaluation.request_criteria import (
+    Refusal,
+    RequestCriteriaPolicy,
+    RequestGate,
+)
 from otel_eval.evaluation.scoring import (
     calls_judge,
     lacks_reference,
@@ -95,6 +100,10 @@ class EvaluationCore:
         emitters: Where records go (events, evaluation spans, metrics, extra sinks); the global providers when None.
         pipeline: Pipeline counters (evaluated, errored).
         metric_timeout_seconds: Bound on one metric's run on one request; a metric past it is NOT_EVALUATED.
+        request_policy: Which criteria carried by requests are honoured (the Kafka worker's, from its settings);
+            None: requests come from this process (the embedded processor's), their criteria trusted. Refused
+            criteria are not applied (the core's own are) and go to ``on_refused`` (see ``RequestGate``).
+        on_refused: Called with each :class:`~otel_eval.evaluation.request_criteria.Refusal` (the worker counts it).
 
     Raises:
         ConfigurationError: ``criteria`` names an unknown metric or holds an invalid criterion.
@@ -111,6 +120,8 @@ class EvaluationCore:
         emitters: Emitters | None = None,
         pipeline: PipelineMetrics | None = None,
         metric_timeout_seconds: float = 600.0,
+        request_policy: RequestCriteriaPolicy | None = None,
+        on_refused: Callable[[Refusal], None] | None = None,
     ) -> None:
         # The process's own configuration may name ADK custom metrics: imported here, never from a request's criteria.
         self._registry = registry_with_custom_metrics(criteria, registry)
@@ -125,6 +136,7 @@ class EvaluationCore:
         self._own_keys = {flag: f"{flag}:{_criteria_key(self._criteria)}" for flag in (False, True)}
         if self._criteria is not None:
             build_plan(self._criteria, registry=self._registry, judge=self._judge)  # bad criteria fail here
+        self._gate = RequestGate(request_policy, on_refused)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Waits for the sinks that deliver later (the backend sinks) to deliver what they hold."""
@@ -193,11 +205,14 @@ class EvaluationCore:
     def _boundary(self, request: EvaluationRequest, what: str) -> _Boundary:
         return _Boundary(self._pipeline, len(request.invocations), what)
 
-    def _plan_of(self, request: EvaluationRequest, invocations: list[TracedInvocation]) -> tuple[Pairing, MetricPlan]:
+    def _plan_of(
+        self, request: EvaluationRequest, invocations: list[TracedInvocation], *, report: bool = False
+    ) -> tuple[Pairing, MetricPlan]:
         """The case ``request`` pairs with, and the metrics planned for it (its own criteria, else the core's)."""
         pairing = pair_invocations(invocations, self._eval_set, chosen=request.eval_case)
-        criteria = criteria_from(request.criteria) if request.criteria is not None else self._criteria
-        plan = self._plan_for(criteria, with_reference=pairing.case is not None, own=request.criteria is None)
+        own = request.criteria is None or not self._gate.admits(request.criteria, report=report)
+        criteria = self._criteria if own else criteria_from(request.criteria)
+        plan = self._plan_for(criteria, with_reference=pairing.case is not None, own=own)
         return pairing, plan
 
     def _prepare(self, request: EvaluationRequest, scope: Scope, window: SessionWindow | None = None) -> _Job | None:
@@ -205,7 +220,7 @@ class EvaluationCore:
         invocations = list(request.invocations)
         if not invocations:
             return None
-        pairing, plan = self._plan_of(request, invocations)
+        pairing, plan = self._plan_of(request, invocations, report=True)
         conversation = Conversation(invocations=invocations, eval_case=pairing.case, expected=pairing.expected)
         if scope != "all":
             plan = plan.by_scope()[scope == "conversation"]

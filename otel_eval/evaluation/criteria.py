@@ -19,7 +19,15 @@ from otel_eval.model import (
     EvalConfig,
 )
 
-_CONFIG_KEYS = {"criteria", "custom_metrics", "user_simulator_config", "live_model_config"}
+_CONFIG_KEYS = {
+    "criteria",
+    "custom_metrics",
+    "customMetrics",
+    "user_simulator_config",
+    "userSimulatorConfig",
+    "live_model_config",
+    "liveModelConfig",
+}
 
 
 def criteria_from(value: Mapping[str, Any] | EvalConfig | None) -> dict[str, BaseCriterion] | None:
@@ -53,7 +61,7 @@ def custom_metrics_of(value: Mapping[str, Any] | EvalConfig | None) -> dict[str,
         return {}
     if isinstance(value, EvalConfig):
         return dict(value.custom_metrics or {})
-    raw = value.get("custom_metrics") if isinstance(value, Mapping) else None
+    raw = (value.get("custom_metrics") or value.get("customMetrics")) if isinstance(value, Mapping) else None
     if not raw:
         return {}
     try:
@@ -101,9 +109,10 @@ def select_criteria(
     """Which metrics run with which criterion.
 
     ``metric_names`` when given (each with its criterion from ``criteria`` when it has one, else the metric's
-    default), else ``criteria``, else the defaults: ADK's (``tool_trajectory_avg_score`` 1.0,
-    ``response_match_score`` 0.8) ``with_reference``, plus the reference-free judged metrics ``with_judge``. ADK's
-    informational efficiency metrics are added unless metrics were named.
+    default), else ``criteria`` (empty criteria, like ADK's config with ``"criteria": {}``, select none), else (None:
+    no criteria given at all) the defaults: ADK's (``tool_trajectory_avg_score`` 1.0, ``response_match_score`` 0.8)
+    ``with_reference``, plus the reference-free judged metrics ``with_judge``. ADK's informational efficiency
+    metrics are added unless metrics were named.
 
     Raises:
         ConfigurationError: a name in ``metric_names`` is not a registered metric.
@@ -114,7 +123,7 @@ def select_criteria(
             registry.get(name)  # unknown names fail here, before any work
         return {name: (criteria or {}).get(name) for name in metric_names}
     selected: dict[str, BaseCriterion | None]
-    if criteria:
+    if criteria is not None:
         selected = dict(criteria)
     else:
         selected = {}

@@ -10,7 +10,7 @@ set: a processor attached with one line would evaluate every invocation and show
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, TypedDict
 
 from opentelemetry._logs import LoggerProvider, get_logger_provider
@@ -38,6 +38,12 @@ NO_DESTINATION_WARNING = (
     "score metrics are dropped. Pass logger_provider= and meter_provider= (or set them with "
     "opentelemetry._logs.set_logger_provider / opentelemetry.metrics.set_meter_provider), sinks=[...], or set "
     f"{env.OTEL_EVAL_CONSOLE}=true to print one line per score."
+)
+
+NOTHING_EMITTED_WARNING = (
+    f"EvaluationSpanProcessor: the scores go nowhere: {env.OTEL_EVAL_EMIT} (ProcessorSettings.emit) selects none of "
+    "events, spans and metrics, and no sink is configured. Select a signal, pass sinks=[...], set "
+    f"{env.OTEL_EVAL_SINKS}, or {env.OTEL_EVAL_CONSOLE}=true to print one line per score."
 )
 
 
@@ -85,6 +91,7 @@ def embedded_exporter(
     max_queue_size: int = env.DEFAULT_QUEUE_SIZE,
     concurrency: int = env.DEFAULT_CONCURRENCY,
     sessions: SessionLimits | None = None,
+    emit: Collection[str] = env.DEFAULT_EMIT,
 ) -> EmbeddedInvocationExporter:
     """An in-process worker evaluating each request with an :class:`EvaluationCore` and emitting its scores.
 
@@ -97,6 +104,8 @@ def embedded_exporter(
         judge, tracer_provider, logger_provider, sinks, max_queue_size, concurrency, sessions: see
             :class:`EmbeddedOptions`.
             ``OTEL_EVAL_SINKS`` (and ``OTEL_EVAL_CONSOLE=true``) add the sinks they name.
+        emit: The signals emitted (checked names, :func:`~otel_eval.emit.selection.emit_signals`): ``spans``,
+            ``events``, ``metrics``; an emitter not selected is not made (the sinks do not depend on it).
 
     Raises:
         ConfigurationError: unknown metric or invalid criterion.
@@ -108,8 +117,15 @@ def embedded_exporter(
         tracer_provider=tracer_provider,
         logger_provider=logger_provider,
         meter_provider=meter_provider,
+        spans=env.EMIT_SPANS in emit,
+        events=env.EMIT_EVENTS in emit,
+        metrics=env.EMIT_METRICS in emit,
         sinks=output_sinks(
-            sinks, tracer_provider=tracer_provider, meter_provider=meter_provider, logger_provider=logger_provider
+            sinks,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            logger_provider=logger_provider,
+            emit=emit,
         ),
     )
     core = EvaluationCore(
@@ -126,19 +142,27 @@ def output_sinks(
     tracer_provider: TracerProvider | None,
     meter_provider: MeterProvider | None,
     logger_provider: LoggerProvider | None,
+    emit: Collection[str] = env.DEFAULT_EMIT,
 ) -> list[RecordSink]:
     """``sinks``, plus those ``OTEL_EVAL_SINKS`` and ``OTEL_EVAL_CONSOLE`` name (:func:`sinks_from_env`); logs
-    :data:`NO_DESTINATION_WARNING` once when nothing would receive the scores.
+    :data:`NO_DESTINATION_WARNING` once when nothing would receive the scores (:data:`NOTHING_EMITTED_WARNING` when
+    ``emit`` selects none of the signals).
 
-    An explicit ``tracer_provider`` counts (the caller chose where the evaluation spans go); the global tracer
-    provider does not: agents set it after making the processor (ADK's set-up), and it exports only if the agent
+    Only the signals ``emit`` selects count. An explicit ``tracer_provider`` counts (the caller chose where the
+    evaluation spans go); the global tracer provider does not: agents set it after making the processor (ADK's set-up), and it exports only if the agent
     added an exporting processor, which cannot be told from here.
     """
     result = [*sinks, *sinks_from_env(meter_provider=meter_provider)]
-    has_events = logger_provider is not None or isinstance(get_logger_provider(), SdkLoggerProvider)
-    has_metrics = meter_provider is not None or isinstance(get_meter_provider(), SdkMeterProvider)
-    if not (result or has_events or has_metrics or tracer_provider is not None):
-        logger.warning(NO_DESTINATION_WARNING)
+    has_events = env.EMIT_EVENTS in emit and (
+        logger_provider is not None or isinstance(get_logger_provider(), SdkLoggerProvider)
+    )
+    has_metrics = env.EMIT_METRICS in emit and (
+        meter_provider is not None or isinstance(get_meter_provider(), SdkMeterProvider)
+    )
+    has_spans = env.EMIT_SPANS in emit and tracer_provider is not None
+    if not (result or has_events or has_metrics or has_spans):
+        signals = {env.EMIT_EVENTS, env.EMIT_METRICS, env.EMIT_SPANS}
+        logger.warning(NO_DESTINATION_WARNING if signals & set(emit) else NOTHING_EMITTED_WARNING)
     return result
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
-from otel_eval.evaluation.sessions import SessionLimits, SessionWindow, SessionWindows
+from otel_eval.evaluation.sessions import SessionKey, SessionLimits, SessionWindow, SessionWindows
 from otel_eval.model import TracedInvocation
 
 
@@ -41,9 +41,10 @@ class SessionStage:
     def __len__(self) -> int:
         return len(self._windows)
 
-    def hold(self, turns: Sequence[TracedInvocation]) -> list[SessionWindow]:
-        """Holds each of ``turns`` (each with a session id) in its session's window; returns the windows these turns
-        filled (``max_turns``), closed, to be judged now. After :meth:`close_all`, turns are dropped (``shutdown``)."""
+    def hold(self, turns: Sequence[TracedInvocation], *, tenant: str = "") -> list[SessionWindow]:
+        """Holds each of ``turns`` (each with a session id) of ``tenant`` in its session's window; returns the windows
+        these turns filled (``max_turns``), closed, to be judged now. After :meth:`close_all`, turns are dropped
+        (``shutdown``)."""
         if self._closed:
             self._count(semconv.DROP_SHUTDOWN, len(turns))
             return []
@@ -52,7 +53,7 @@ class SessionStage:
         with self._lock:
             before = dict(self._windows.dropped)
             for turn, size in sized:
-                window = self._windows.add(turn, size_bytes=size, now=time.monotonic())
+                window = self._windows.add(turn, size_bytes=size, now=time.monotonic(), tenant=tenant)
                 if window is not None:
                     full.append(window)
             dropped = {reason: n - before.get(reason, 0) for reason, n in self._windows.dropped.items()}
@@ -60,13 +61,14 @@ class SessionStage:
             self._count(reason, count)
         return full
 
-    def is_open(self, session_id: str) -> bool:
-        """Whether ``session_id`` has an open window (its turns are held)."""
+    def is_open(self, session_id: str, tenant: str = "") -> bool:
+        """Whether ``tenant``'s session ``session_id`` has an open window (its turns are held)."""
         with self._lock:
-            return session_id in self._windows
+            return (tenant, session_id) in self._windows
 
-    def discard(self, session_ids: Iterable[str]) -> None:
-        """Forgets the open windows of ``session_ids`` without judging them (their turns are to be read again)."""
+    def discard(self, session_ids: Iterable[str | SessionKey]) -> None:
+        """Forgets the open windows of ``session_ids`` (session ids of the default tenant, or (tenant, session id)
+        pairs) without judging them (their turns are to be read again)."""
         with self._lock:
             for session_id in session_ids:
                 self._windows.discard(session_id)

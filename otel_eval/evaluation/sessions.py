@@ -13,8 +13,10 @@ session (0, 1, …), and each closed window says which turns of the session it c
 ``last_turn``, counted from 0 over the whole session as this process saw it), so its results get their own
 deterministic ids.
 
-The buffer is bounded by sessions, turns per session and bytes; a turn that would pass a bound is dropped and
-counted by reason (:attr:`SessionWindows.dropped`), never an open session. The structure is not thread-safe and
+Sessions are keyed by (tenant, session id): a session id is not a secret, and a tenant's turns never join another
+tenant's window of the same id (see ``docs/security.md``; the embedded worker has one tenant, ``""``). The buffer is
+bounded by sessions (overall and per tenant), turns per session and bytes; a turn that would pass a bound is dropped
+and counted by reason (:attr:`SessionWindows.dropped`), never an open session. The structure is not thread-safe and
 takes the clock from its caller (monotonic seconds): the engine that owns it serialises calls.
 """
 
@@ -29,6 +31,9 @@ from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.model import TracedInvocation
 
+SessionKey = tuple[str, str]
+"""(tenant, session id)."""
+
 
 @dataclass(frozen=True, slots=True)
 class SessionLimits:
@@ -42,19 +47,23 @@ class SessionLimits:
         max_turns: Turns after which a session is judged at once (its next turn opens a new window).
         max_sessions: Open sessions held at once; a turn of a new session beyond it is dropped.
         max_bytes: Approximate bytes held over all open sessions; a turn that would pass it is dropped.
+        max_sessions_per_tenant: Open sessions one tenant may hold at once; a turn of a new session of a tenant at
+            it is dropped (None: only ``max_sessions``).
     """
 
     idle_timeout: float = env.DEFAULT_SESSION_IDLE_TIMEOUT
     max_turns: int = env.DEFAULT_SESSION_MAX_TURNS
     max_sessions: int = env.DEFAULT_MAX_OPEN_SESSIONS
     max_bytes: int = env.DEFAULT_MAX_SESSION_BYTES
+    max_sessions_per_tenant: int | None = None
 
     def __post_init__(self) -> None:
         if self.idle_timeout <= 0:
             raise ValueError(f"idle_timeout must be positive, got {self.idle_timeout!r}")
-        for name in ("max_turns", "max_sessions", "max_bytes"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)!r}")
+        for name in ("max_turns", "max_sessions", "max_bytes", "max_sessions_per_tenant"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be at least 1, got {value!r}")
 
 
 @dataclass(slots=True)
@@ -69,6 +78,13 @@ class SessionWindow:
     turns: list[TracedInvocation] = field(default_factory=list)
     size_bytes: int = 0
     last_seen: float = 0.0
+    tenant: str = ""
+    """Whose session it is (``""``: the default tenant)."""
+
+    @property
+    def key(self) -> SessionKey:
+        """(tenant, session id)."""
+        return self.tenant, self.session_id
 
     @property
     def last_turn(self) -> int:
@@ -81,26 +97,32 @@ class SessionWindows:
 
     def __init__(self, limits: SessionLimits | None = None) -> None:
         self.limits = limits or SessionLimits()
-        self._open: dict[str, SessionWindow] = {}
-        self._next: dict[str, tuple[int, int]] = {}
+        self._open: dict[SessionKey, SessionWindow] = {}
+        self._per_tenant: Counter[str] = Counter()
+        self._next: dict[SessionKey, tuple[int, int]] = {}
         """Per session whose window closed: the next window's number and first turn index (bounded like _open)."""
-        self._deadlines: list[tuple[float, str]] = []
+        self._deadlines: list[tuple[float, SessionKey]] = []
         self._bytes = 0
         self.dropped: Counter[str] = Counter()
 
     def __len__(self) -> int:
         return len(self._open)
 
-    def __contains__(self, session_id: object) -> bool:
-        return session_id in self._open
+    def __contains__(self, key: object) -> bool:
+        """Whether session ``key`` (a (tenant, session id) pair, or a session id of the default tenant) is open."""
+        return (("", key) if isinstance(key, str) else key) in self._open
+
+    def open_sessions(self, tenant: str) -> int:
+        """Sessions of ``tenant`` open now."""
+        return self._per_tenant[tenant]
 
     @property
     def size_bytes(self) -> int:
         """Approximate bytes held over all open sessions."""
         return self._bytes
 
-    def add(self, turn: TracedInvocation, *, size_bytes: int, now: float) -> SessionWindow | None:
-        """Holds ``turn`` (which must carry a session id) in its session's window.
+    def add(self, turn: TracedInvocation, *, size_bytes: int, now: float, tenant: str = "") -> SessionWindow | None:
+        """Holds ``turn`` (which must carry a session id) of ``tenant`` in its session's window.
 
         Returns:
             The session's window when this turn filled it (``max_turns``): it is closed, to be judged now.
@@ -109,30 +131,37 @@ class SessionWindows:
         session_id = turn.session_id
         if not session_id:
             raise ValueError("a turn without a session id has no session window")
-        window = self._open.get(session_id)
-        if window is None and len(self._open) >= self.limits.max_sessions:
-            self.dropped[semconv.DROP_MAX_OPEN_SESSIONS] += 1
-            return None
+        key = (tenant, session_id)
+        window = self._open.get(key)
+        if window is None:
+            if len(self._open) >= self.limits.max_sessions:
+                self.dropped[semconv.DROP_MAX_OPEN_SESSIONS] += 1
+                return None
+            per_tenant = self.limits.max_sessions_per_tenant
+            if per_tenant is not None and self._per_tenant[tenant] >= per_tenant:
+                self.dropped[semconv.DROP_TENANT_MAX_OPEN_SESSIONS] += 1
+                return None
         if self._bytes + size_bytes > self.limits.max_bytes:
             self.dropped[semconv.DROP_MAX_SESSION_BYTES] += 1
             return None
         if window is None:
-            number, first = self._next.pop(session_id, (0, 0))
-            window = self._open[session_id] = SessionWindow(session_id, number, first)
+            number, first = self._next.pop(key, (0, 0))
+            window = self._open[key] = SessionWindow(session_id, number, first, tenant=tenant)
+            self._per_tenant[tenant] += 1
         bisect.insort(window.turns, turn, key=_time_order)
         window.size_bytes += size_bytes
         window.last_seen = now
         self._bytes += size_bytes
-        heapq.heappush(self._deadlines, (now + self.limits.idle_timeout, session_id))
+        heapq.heappush(self._deadlines, (now + self.limits.idle_timeout, key))
         if len(window.turns) >= self.limits.max_turns:
-            return self._close(session_id)
+            return self._close(key)
         return None
 
     def next_deadline(self) -> float | None:
         """The earliest time at which :meth:`expire` may close a session (None: nothing open)."""
         while self._deadlines:
-            deadline, session_id = self._deadlines[0]
-            window = self._open.get(session_id)
+            deadline, key = self._deadlines[0]
+            window = self._open.get(key)
             if window is not None and window.last_seen + self.limits.idle_timeout == deadline:
                 return deadline
             heapq.heappop(self._deadlines)  # stale: the session got a later turn, or was closed
@@ -142,33 +171,41 @@ class SessionWindows:
         """Closes and returns the sessions idle for ``idle_timeout`` at ``now``, oldest first."""
         closed = []
         while (deadline := self.next_deadline()) is not None and deadline <= now:
-            _, session_id = heapq.heappop(self._deadlines)
-            closed.append(self._close(session_id))
+            _, key = heapq.heappop(self._deadlines)
+            closed.append(self._close(key))
         return closed
 
     def close_all(self) -> list[SessionWindow]:
         """Closes and returns every open session (at shutdown), oldest activity first."""
         windows = sorted(self._open.values(), key=lambda w: w.last_seen)
         for window in windows:
-            self._close(window.session_id)
+            self._close(window.key)
         self._deadlines.clear()
         return windows
 
-    def discard(self, session_id: str) -> None:
-        """Forgets ``session_id``'s open window without closing it (its turns are to be read again, e.g. by another
-        worker): the window read again gets the same number and turn indexes."""
-        window = self._open.pop(session_id, None)
+    def discard(self, key: str | SessionKey) -> None:
+        """Forgets session ``key``'s open window (a (tenant, session id) pair, or a session id of the default tenant)
+        without closing it (its turns are to be read again, e.g. by another worker): the window read again gets the
+        same number and turn indexes."""
+        key = ("", key) if isinstance(key, str) else key
+        window = self._open.pop(key, None)
         if window is not None:
-            self._bytes -= window.size_bytes
-            self._next[session_id] = (window.window, window.first_turn)
+            self._untrack(window)
+            self._next[key] = (window.window, window.first_turn)
 
-    def _close(self, session_id: str) -> SessionWindow:
-        window = self._open.pop(session_id)
-        self._bytes -= window.size_bytes
+    def _close(self, key: SessionKey) -> SessionWindow:
+        window = self._open.pop(key)
+        self._untrack(window)
         if len(self._next) >= self.limits.max_sessions:  # forget the oldest closed session's numbering
             del self._next[next(iter(self._next))]
-        self._next[session_id] = (window.window + 1, window.last_turn + 1)
+        self._next[key] = (window.window + 1, window.last_turn + 1)
         return window
+
+    def _untrack(self, window: SessionWindow) -> None:
+        self._bytes -= window.size_bytes
+        self._per_tenant[window.tenant] -= 1
+        if not self._per_tenant[window.tenant]:
+            del self._per_tenant[window.tenant]
 
 
 def _time_order(turn: TracedInvocation) -> tuple[int, str, str]:

@@ -1,11 +1,13 @@
 """What judged metrics show the judge about an invocation, serialised exactly as ADK 2.13's
-``llm_as_judge_utils`` does (texts, tool declarations, tool calls with responses, grounding metadata)."""
+``llm_as_judge_utils`` does (texts, tool declarations, tool calls with responses, grounding metadata), except that a
+tool response's file and inline data parts are shown as placeholders (:mod:`otel_eval.metrics._judge_media`)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from otel_eval.metrics._judge_media import judge_safe_function_response
 from otel_eval.model import (
     AppDetails,
     EvalBaseModel,
@@ -90,7 +92,9 @@ def tool_declarations_json(app_details: AppDetails | None) -> str:
 
 def tool_calls_and_responses_json(intermediate_data: IntermediateDataType | None) -> str:
     """Tool calls paired with their responses by call id, as ADK's JSON; or ADK's no-steps sentence."""
-    responses_by_id = {response.id: response for response in get_all_tool_responses(intermediate_data)}
+    responses_by_id = {
+        response.id: judge_safe_function_response(response) for response in get_all_tool_responses(intermediate_data)
+    }
     pairs = [(call, responses_by_id.get(call.id)) for call in get_all_tool_calls(intermediate_data)]
     if not pairs:
         return NO_STEPS
@@ -158,7 +162,7 @@ def hallucination_context(invocation: Invocation, events: list[InvocationEvent])
             continue
         event_parts = event.content.parts
         calls = [p.function_call for p in event_parts if p.function_call]
-        responses = [p.function_response for p in event_parts if p.function_response]
+        responses = [judge_safe_function_response(p.function_response) for p in event_parts if p.function_response]
         texts = [p.text for p in event_parts if p.text]
         if texts:
             parts.append("\n".join(texts) + "\n")
@@ -167,5 +171,11 @@ def hallucination_context(invocation: Invocation, events: list[InvocationEvent])
             parts.append(json.dumps([c.model_dump(exclude_none=True) for c in calls], indent=2) + "\n")
         if responses:
             parts.append("tool_outputs:")
-            parts.append(json.dumps([r.model_dump(exclude_none=True) for r in responses], indent=2) + "\n")
+            parts.append(json.dumps([_response_dict(r) for r in responses], indent=2) + "\n")
     return "\n".join(parts)
+
+
+def _response_dict(response: genai_types.FunctionResponse) -> dict[str, Any]:
+    """ADK's ``model_dump(exclude_none=True)``; with media parts (placeholders here), their bytes as base64 text, where
+    ADK's ``json.dumps`` of the bytes raises."""
+    return response.model_dump(mode="json" if response.parts else "python", exclude_none=True)

@@ -2,13 +2,16 @@
 
 Effective rubrics = criterion rubrics + invocation rubrics of the metric's type (duplicate ids and an empty list are
 errors). The judge answers ``ID:`` / ``Property:`` / ``Rationale:`` / ``Verdict:`` blocks in plain text, parsed
-exactly as ADK's ``DefaultAutoRaterResponseParser``; a block is matched to a rubric by id, else by normalised text.
+exactly as ADK's ``DefaultAutoRaterResponseParser`` but in linear time (its ``(?m)^\\s*ID: (.*)$`` rescans a whitespace
+run from every line start in it, and it pairs every id line with every property line); a block is matched to a rubric
+by id, else by normalised text.
 Samples are combined per rubric by majority vote; the overall score is the mean of all voted rubric scores pooled
 over invocations.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 import statistics
 import unicodedata
@@ -17,6 +20,7 @@ from typing import ClassVar
 
 from otel_eval.judge import JUDGE_INJECTION_SUSPECTED, JUDGE_UNPARSEABLE
 from otel_eval.metrics._llm_judge import JudgePrompt, Sample, SampledJudgeEvaluator
+from otel_eval.metrics._reply_scan import line_fields
 from otel_eval.model import (
     EvalStatus,
     EvaluationResult,
@@ -26,8 +30,6 @@ from otel_eval.model import (
     RubricScore,
 )
 
-_ID_PATTERN = re.compile(r"(?m)^\s*ID: (.*)$")
-_PROPERTY_PATTERN = re.compile(r"(?m)^\s*Property: (.*)$")
 _RATIONALE_PATTERN = re.compile(r"(?<=Rationale: )(.*)")
 _VERDICT_PATTERN = re.compile(r"(?<=Verdict: )(.*)")
 _SMART_CHARS = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"})
@@ -50,9 +52,15 @@ class RubricResponse:
 
 
 def parse_rubric_responses(text: str) -> list[RubricResponse]:
-    """ADK's parser: all three of Property/Rationale/Verdict must have equal counts, else nothing is parsed."""
-    properties = list(_PROPERTY_PATTERN.finditer(text))
-    ids = list(_ID_PATTERN.finditer(text))
+    """ADK's parser: all three of Property/Rationale/Verdict must have equal counts, else nothing is parsed.
+
+    ``ID:`` and ``Property:`` lines are ADK's ``(?m)^\\s*ID: (.*)$`` and ``(?m)^\\s*Property: (.*)$`` matches (by
+    :func:`line_fields`); ``Rationale:`` and ``Verdict:`` are ADK's own regexes (linear: a lookbehind, then the line).
+    A property takes the last id line between the previous property's start and its own, found by bisection where ADK
+    compares every id with every property.
+    """
+    properties = line_fields(text, "Property: ")
+    ids = line_fields(text, "ID: ")
     rationales = _RATIONALE_PATTERN.findall(text)
     scores: list[float | None] = []
     for verdict in _VERDICT_PATTERN.findall(text):
@@ -60,14 +68,17 @@ def parse_rubric_responses(text: str) -> list[RubricResponse]:
         scores.append(1.0 if "yes" in lowered else 0.0 if "no" in lowered else None)
     if not len(properties) == len(rationales) == len(scores):
         return []
+    id_starts = [start for start, _ in ids]
     responses = []
-    for index, (prop, rationale, score) in enumerate(zip(properties, rationales, scores, strict=True)):
-        previous_start = properties[index - 1].start() if index > 0 else -1
+    for index, ((start, property_text), rationale, score) in enumerate(
+        zip(properties, rationales, scores, strict=True)
+    ):
+        previous_start = properties[index - 1][0] if index > 0 else -1
+        last_id = bisect.bisect_left(id_starts, start) - 1
         rubric_id = None
-        for id_match in ids:
-            if previous_start < id_match.start() < prop.start():
-                rubric_id = id_match.group(1).strip() or None
-        responses.append(RubricResponse(rubric_id, prop.group(1).strip(), rationale.strip(), score))
+        if last_id >= 0 and id_starts[last_id] > previous_start:
+            rubric_id = ids[last_id][1].strip() or None
+        responses.append(RubricResponse(rubric_id, property_text.strip(), rationale.strip(), score))
     return responses
 
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 import abc
 import asyncio
 import logging
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
+from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.errors import JudgeError
 from otel_eval.judge import JUDGE_NOT_CONFIGURED, JUDGE_UNPARSEABLE, DataBlocks, Judge
@@ -192,10 +194,25 @@ class LlmJudgeEvaluator(Evaluator):
 
     @staticmethod
     def reply_problem(reply: JudgeReply, prompt: JudgePrompt) -> Sample | None:
-        """An unparseable sample when the reply has no text, was blocked, or echoes the prompt; else None."""
+        """A sample without a score when the reply has no text, was blocked, is longer than
+        ``OTEL_EVAL_JUDGE_MAX_REPLY_CHARS`` (``judge_reply_too_long``: never parsed), or echoes the prompt; else None.
+
+        Replies are parsed on the event loop. That is bounded: a reply passing this check is at most the cap, and
+        every parser of a judged metric is linear in the reply (:mod:`otel_eval.metrics._star_chain`,
+        :mod:`otel_eval.metrics._reply_scan`, JSON), a few milliseconds at the default cap.
+        """
         if reply.text is None or not reply.text.strip():
             why = f"judge blocked the prompt ({reply.block_reason})" if reply.block_reason else "judge sent no text"
             return Sample(score=None, explanation=why, error_type=JUDGE_UNPARSEABLE)
+        limit = max_reply_characters()
+        if len(reply.text) > limit:
+            _say_reply_too_long(len(reply.text), limit)
+            return Sample(
+                score=None,
+                explanation=f"judge reply of {len(reply.text)} characters is over the {limit} read "
+                f"({env.OTEL_EVAL_JUDGE_MAX_REPLY_CHARS}); not parsed",
+                error_type=semconv.ERROR_TYPE_JUDGE_REPLY_TOO_LONG,
+            )
         if prompt.data.echoes_prompt(reply.text):
             return Sample(
                 score=None, explanation="judge repeated the prompt instead of judging", error_type=JUDGE_UNPARSEABLE
@@ -305,6 +322,42 @@ class SampledJudgeEvaluator(LlmJudgeEvaluator):
             return problem
         assert reply.text is not None
         return self.parse(reply.text, prompt)
+
+
+def max_reply_characters(environ: Mapping[str, str] | None = None) -> int:
+    """The longest judge reply a judged metric parses: ``OTEL_EVAL_JUDGE_MAX_REPLY_CHARS`` (default 64 KiB).
+
+    Raises:
+        ConfigurationError: the variable is not an integer >= 1024.
+    """
+    return env.number_setting(
+        os.environ if environ is None else environ,
+        env.OTEL_EVAL_JUDGE_MAX_REPLY_CHARS,
+        env.DEFAULT_JUDGE_MAX_REPLY_CHARS,
+        valid=lambda value: value >= _MIN_REPLY_CHARACTERS,
+        expected=f"an integer >= {_MIN_REPLY_CHARACTERS}",
+    )
+
+
+_MIN_REPLY_CHARACTERS = 1024
+_said_too_long = False
+
+
+def _say_reply_too_long(length: int, limit: int) -> None:
+    """Warns once per process; each such sample is counted by its ``error.type`` with the evaluation errors."""
+    global _said_too_long
+    if _said_too_long:
+        logger.debug("judge reply of %d characters over the %d read; not parsed", length, limit)
+        return
+    _said_too_long = True
+    logger.warning(
+        "a judge reply of %d characters is over the %d read (%s); such replies are not parsed, their samples are "
+        "%s (said once)",
+        length,
+        limit,
+        env.OTEL_EVAL_JUDGE_MAX_REPLY_CHARS,
+        semconv.ERROR_TYPE_JUDGE_REPLY_TOO_LONG,
+    )
 
 
 def prompt_characters(prompt: JudgePrompt) -> int:

@@ -7,7 +7,8 @@ NOT_EVALUATED and the overall result is the last turn's. Two judges:
 * **Vertex AI** (the judge configured for Vertex): the conversation goes to ``evaluateInstances`` in the shape the
   Vertex AI SDK gives it for ADK (``metrics: [{predefined_metric_spec: {metric_spec_name}}]``, ``instance:
   {prompt, agent_eval_data: {agents, turns}}``; each turn the user's content, the turn's events as ADK keeps them
-  (:mod:`otel_eval.metrics._multi_turn`) and the final response authored ``agent``). The answer's
+  (:mod:`otel_eval.metrics._multi_turn`) and the final response authored ``agent``; unlike ADK, file and inline data
+  parts are sent as text placeholders, see :mod:`otel_eval.metrics._judge_media`). The answer's
   ``metricResults[0]`` gives the score; its rubric verdicts, explanation and error become rubric scores as ADK maps
   them (``rubric_id`` = the rubric's description, ``explanation``, ``error``). Tested against a loopback server
   speaking the documented REST shape, side by side with ADK's own evaluator (its facade and the Vertex AI SDK)
@@ -30,6 +31,7 @@ from otel_eval.errors import JudgeError
 from otel_eval.judge import JUDGE_INJECTION_SUSPECTED, JUDGE_UNPARSEABLE, DataBlocks
 from otel_eval.metrics._conversation_judge import ConversationJudgeEvaluator
 from otel_eval.metrics._judge_context_check import ContextProblem
+from otel_eval.metrics._judge_media import judge_safe_content
 from otel_eval.metrics._llm_judge import JudgePrompt, Sample
 from otel_eval.metrics._multi_turn import dialogue, instructions_and_tools, turn_events
 from otel_eval.model import (
@@ -289,7 +291,9 @@ def _field(mapping: dict[str, Any], *names: str) -> Any:
 
 
 def _content(content: genai_types.Content | None) -> dict[str, Any] | None:
-    return None if content is None else content.model_dump(mode="json", exclude_none=True)
+    """The content as the SDK serialises it, file and inline data replaced by placeholders (never sent to Vertex)."""
+    safe = judge_safe_content(content)
+    return None if safe is None else safe.model_dump(mode="json", exclude_none=True)
 
 
 def _tools(declarations: list[Any]) -> list[Any] | None:

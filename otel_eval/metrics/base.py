@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import abc
 import enum
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -27,6 +28,8 @@ from otel_eval.model import (
     PerInvocationResult,
     TracedInvocation,
 )
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +96,7 @@ class Evaluator(abc.ABC):
                 raise ConfigurationError(
                     f"invalid criterion for metric {info.name!r}: {_first_error(exc, info.criterion_type)}"
                 ) from exc
-            check_threshold(info, self.criterion.threshold)
+            warn_threshold(info, self.criterion.threshold)
         if judge is not None and not isinstance(judge, Judge):
             raise TypeError(f"judge must implement otel_eval.judge.Judge, got {type(judge).__name__}")
         self.judge = judge
@@ -172,8 +175,38 @@ class Evaluator(abc.ABC):
         )
 
 
+def threshold_warning(info: MetricInfo, threshold: float) -> str | None:
+    """Why ``threshold`` cannot give both verdicts (above the metric's range: it never passes; below: it never
+    fails), or None. ADK's threshold is an unbounded float, so such a threshold is accepted, with this warning."""
+    low, high = info.min_value, info.max_value
+    if high is not None and threshold > high:
+        return (
+            f"threshold {threshold:g} of metric {info.name!r} is above its range {info.value_range}: it can never pass"
+        )
+    if low is not None and threshold < low:
+        return (
+            f"threshold {threshold:g} of metric {info.name!r} is below its range {info.value_range}: it can never fail"
+        )
+    return None
+
+
+_warned_thresholds: set[tuple[str, float]] = set()
+
+
+def warn_threshold(info: MetricInfo, threshold: float) -> None:
+    """Logs :func:`threshold_warning` once per metric and threshold (the first 256 such pairs of the process)."""
+    key = (info.name, threshold)
+    if key in _warned_thresholds or len(_warned_thresholds) >= 256 or not logger.isEnabledFor(logging.WARNING):
+        return
+    warning = threshold_warning(info, threshold)
+    if warning is not None:
+        _warned_thresholds.add(key)
+        logger.warning("%s", warning)
+
+
 def check_threshold(info: MetricInfo, threshold: float) -> None:
-    """Rejects a threshold outside the metric's value range."""
+    """Rejects a threshold outside the metric's value range (stricter than ADK, which accepts any threshold: see
+    :func:`threshold_warning`, what the evaluators apply)."""
     low, high = info.min_value, info.max_value
     if (low is not None and threshold < low) or (high is not None and threshold > high):
         raise ConfigurationError(

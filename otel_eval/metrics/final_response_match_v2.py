@@ -6,13 +6,13 @@ As ADK 2.13: ``num_samples`` samples per invocation, majority vote (tie -> inval
 from __future__ import annotations
 
 import json
-import re
 
 from otel_eval.judge import JUDGE_INJECTION_SUSPECTED, JUDGE_UNPARSEABLE, DataBlocks
 from otel_eval.metrics._judge_context import content_text, invocation_text
 from otel_eval.metrics._judge_labels import FINAL_RESPONSE_VERDICT_KEYS, Label, label_score, parse_critique
 from otel_eval.metrics._judge_prompts_final_response import FINAL_RESPONSE_MATCH_V2_PROMPT
 from otel_eval.metrics._llm_judge import JudgePrompt, Sample, SampledJudgeEvaluator, majority_vote
+from otel_eval.metrics._reply_scan import quoted_or_bracketed
 from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import (
     EvalStatus,
@@ -21,8 +21,6 @@ from otel_eval.model import (
     LlmAsAJudgeCriterion,
     PerInvocationResult,
 )
-
-_REASONING = re.compile(r'"reasoning"\s*:\s*(\[.*?\]|".*?(?<!\\)")', re.DOTALL)
 
 
 class FinalResponseMatchV2Evaluator(SampledJudgeEvaluator):
@@ -101,10 +99,11 @@ class FinalResponseMatchV2Evaluator(SampledJudgeEvaluator):
 
 
 def _reasoning(text: str) -> str | None:
-    match = _REASONING.search(text)
-    if not match:
+    """The ``"reasoning"`` field's list or string (``re.search(r'"reasoning"\\s*:\\s*(\\[.*?\\]|".*?(?<!\\\\)")',
+    text, re.DOTALL)``, scanned in linear time), else None."""
+    raw = quoted_or_bracketed(text, '"reasoning"')
+    if raw is None:
         return None
-    raw = match.group(1)
     try:
         value = json.loads(raw)
     except json.JSONDecodeError:

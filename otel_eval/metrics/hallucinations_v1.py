@@ -25,6 +25,7 @@ from otel_eval.metrics._judge_context import content_text, hallucination_context
 from otel_eval.metrics._judge_context_check import ContextProblem, context_overflow
 from otel_eval.metrics._judge_prompts_hallucinations import SEGMENTER_PROMPT, VALIDATOR_PROMPT
 from otel_eval.metrics._llm_judge import JudgePrompt, LlmJudgeEvaluator
+from otel_eval.metrics._reply_scan import marked_blocks, tagged
 from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import (
     ConversationScenario,
@@ -45,12 +46,9 @@ NEGATIVE_LABELS = frozenset({"unsupported", "contradictory", "disputed"})
 MIN_SEGMENT_COVERAGE = 0.5
 """Segmented sentences copied from the response must cover at least this share of it (see ``_coverage``)."""
 
-_SENTENCE = re.compile(r"<sentence>(.*?)</sentence>", re.DOTALL)
-_VALIDATION = re.compile(
-    r"sentence:(.*?)\nlabel:(.*?)\nrationale:(.*?)\nsupporting_excerpt:(.*?)\ncontradicting_excerpt:(.*?)(?=\nsentence:|\Z)",
-    re.DOTALL | re.IGNORECASE,
-)
+_VALIDATION_MARKERS = ("sentence:", "\nlabel:", "\nrationale:", "\nsupporting_excerpt:", "\ncontradicting_excerpt:")
 _NON_ALNUM = re.compile(r"[\W_]+")
+_COVERAGE_PASSES = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,15 +70,18 @@ class StepOutcome:
 
 
 def parse_sentences(text: str) -> list[str]:
-    """ADK's segmenter parse: the contents of every ``<sentence>...</sentence>``."""
-    return _SENTENCE.findall(text)
+    """ADK's segmenter parse: the contents of every ``<sentence>...</sentence>`` (its ``re.findall``, in linear
+    time)."""
+    return tagged(text, "<sentence>", "</sentence>")
 
 
 def parse_validation_results(text: str) -> list[dict[str, str | None]]:
-    """ADK's validator parse: one dict per ``sentence:/label:/rationale:/..._excerpt:`` block."""
+    """ADK's validator parse: one dict per ``sentence:/label:/rationale:/..._excerpt:`` block (its case-insensitive
+    ``re.finditer`` with lazy fields up to the next ``\\nsentence:``, in linear time)."""
     results: list[dict[str, str | None]] = []
-    for match in _VALIDATION.finditer(text.strip()):
-        sentence, label, rationale, supporting, contradicting = match.groups()
+    for sentence, label, rationale, supporting, contradicting in marked_blocks(
+        text.strip(), _VALIDATION_MARKERS, "\nsentence:"
+    ):
         results.append(
             {
                 "sentence": sentence.strip(),
@@ -130,16 +131,37 @@ def steps_to_evaluate(invocation: Invocation, *, intermediate: bool) -> list[Ste
 
 
 def _coverage(sentences: list[str], response: str) -> float:
-    """Share of the response (letters and digits only) made of sentences that were copied from it."""
+    """Share of the response (letters and digits only) made of sentences that were copied from it.
+
+    Each sentence is looked for from where the previous one was found (a segmenter copies them in order), then before
+    that (the next ones are then looked for after it). The searches read at most ``_COVERAGE_PASSES`` times the
+    response: sentences left when that is spent count as not copied. A reply of thousands of sentences that are not in
+    the response thus costs a bounded number of passes over it, not one per sentence, while sentences copied in order
+    cost one pass in all.
+    """
     whole = _NON_ALNUM.sub("", response).lower()
     if not whole:
         return 1.0
+    size = len(whole)
+    budget = _COVERAGE_PASSES * size
     copied = 0
+    cursor = 0
     for sentence in sentences:
         piece = _NON_ALNUM.sub("", sentence).lower()
-        if piece and piece in whole:
+        if not piece:
+            continue
+        if budget < size:  # the next one may need a whole pass
+            break
+        found = whole.find(piece, cursor)
+        if found >= 0:
+            budget -= found + len(piece) - cursor
+        else:  # out of order: the part before the cursor (after it was just read)
+            found = whole.find(piece, 0, cursor + len(piece) - 1)
+            budget -= size
+        if found >= 0:
+            cursor = found + len(piece)
             copied += len(piece)
-    return min(1.0, copied / len(whole))
+    return min(1.0, copied / size)
 
 
 def call_sizes(step: Step) -> tuple[int, int]:
@@ -265,7 +287,7 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
                 None,
                 [],
                 reason=f"segmenter: {problem.explanation if problem else 'no text'}",
-                error_type=JUDGE_UNPARSEABLE,
+                error_type=(problem.error_type if problem else None) or JUDGE_UNPARSEABLE,
             )
         sentences = parse_sentences(reply.text)
         if not sentences:
@@ -289,7 +311,7 @@ class HallucinationsV1Evaluator(LlmJudgeEvaluator):
                 None,
                 [],
                 reason=f"validator: {problem.explanation if problem else 'no text'}",
-                error_type=JUDGE_UNPARSEABLE,
+                error_type=(problem.error_type if problem else None) or JUDGE_UNPARSEABLE,
             )
         results = parse_validation_results(reply.text)
         score = accuracy(results)

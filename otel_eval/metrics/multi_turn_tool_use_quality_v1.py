@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from otel_eval.metrics._multi_turn_service import MultiTurnServiceEvaluator
 from otel_eval.metrics.base import MetricInfo
-from otel_eval.model import LlmAsAJudgeCriterion
+from otel_eval.model import EvalServiceCriterion
 
 
 class MultiTurnToolUseQualityV1Evaluator(MultiTurnServiceEvaluator):
@@ -19,7 +19,7 @@ class MultiTurnToolUseQualityV1Evaluator(MultiTurnServiceEvaluator):
         name="multi_turn_tool_use_quality_v1",
         description="LLM judge over the whole conversation: the quality of the agent's function calls over the conversation (Vertex AI's evaluation service, or our own "
         "prompt on the Gemini API); scored on the last turn.",
-        criterion_type=LlmAsAJudgeCriterion,
+        criterion_type=EvalServiceCriterion,
         requires_judge=True,
         conversation_level=True,
         version="1",

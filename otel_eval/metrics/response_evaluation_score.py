@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from otel_eval.metrics._judge_pointwise import PointwiseJudgeEvaluator
 from otel_eval.metrics.base import MetricInfo
-from otel_eval.model import LlmAsAJudgeCriterion
+from otel_eval.model import EvalServiceCriterion
 
 COHERENCE_PROMPT = """# Instruction
 You are an expert evaluator. You will be given a user prompt and the response an AI agent gave to it.
@@ -66,7 +66,7 @@ class ResponseEvaluationScoreEvaluator(PointwiseJudgeEvaluator):
     info = MetricInfo(
         name="response_evaluation_score",
         description="LLM judge: coherence of the final response on a 1-5 scale (needs an eval set, like ADK).",
-        criterion_type=LlmAsAJudgeCriterion,
+        criterion_type=EvalServiceCriterion,
         min_value=1.0,
         max_value=5.0,
         requires_reference=True,

@@ -9,11 +9,12 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, alias_generators, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, alias_generators, field_validator, model_validator
 
 from otel_eval.model import genai as genai_types
 from otel_eval.model._base import EvalBaseModel
 from otel_eval.model.eval_case import Rubric
+from otel_eval.model.simulator_config import LiveModelConfig, UserSimulatorConfig, with_default_simulator_type
 
 DEFAULT_JUDGE_MODEL = "gemini-2.5-flash"
 
@@ -29,6 +30,14 @@ class JudgeModelOptions(EvalBaseModel):
     )
     num_samples: int = Field(default=5, ge=1, description="Samples per invocation, aggregated by the metric's vote.")
     parallelism_limit: int = Field(default=1, ge=1, description="ADK's per-metric parallelism (accepted, unused).")
+
+    @field_validator("judge_model")
+    @classmethod
+    def _names_a_model(cls, value: str) -> str:
+        # ADK's model registry resolves no blank name ("Model  not found"): refused when the criterion is read.
+        if not value.strip():
+            raise ValueError("judge_model must name a model (ADK's model registry resolves no empty name)")
+        return value
 
 
 class BaseCriterion(BaseModel):
@@ -47,7 +56,8 @@ class BaseCriterion(BaseModel):
         """Re-validates this criterion (with its extra keys) as ``criterion_type``, as ADK's evaluators do."""
         if isinstance(self, criterion_type):
             return self
-        return criterion_type.model_validate(self.model_dump())
+        # Only what was given: a default of this type stays a default (not "set") in the other.
+        return criterion_type.model_validate(self.model_dump(exclude_unset=True))
 
 
 class LlmAsAJudgeCriterion(BaseCriterion):
@@ -61,6 +71,18 @@ class RubricsBasedCriterion(BaseCriterion):
 
     judge_model_options: JudgeModelOptions = Field(default_factory=JudgeModelOptions)
     rubrics: list[Rubric] = Field(default_factory=list)
+
+
+class EvalServiceCriterion(BaseCriterion):
+    """Criterion of a metric ADK 2.13 scores with Vertex AI's evaluation service (``safety_v1``,
+    ``response_evaluation_score``, the ``multi_turn_*`` metrics).
+
+    ADK's criterion for these is a plain ``BaseCriterion``: ``judge_model_options`` is an extra field it ignores, so
+    any value is accepted. Here valid judge options choose the judge (the Gemini judge scores them when Vertex AI is
+    not configured); any other value is kept as given, unused, and the judge's defaults apply.
+    """
+
+    judge_model_options: JudgeModelOptions | Any = Field(default_factory=JudgeModelOptions, union_mode="left_to_right")
 
 
 class HallucinationsCriterion(BaseCriterion):
@@ -182,8 +204,17 @@ class EvalConfig(BaseModel):
         description="Metric name -> the function computing it (ADK's custom metrics); a name in ``criteria`` that is "
         "here runs that function.",
     )
-    user_simulator_config: dict[str, Any] | None = Field(default=None, description="Accepted for ADK compatibility.")
-    live_model_config: dict[str, Any] | None = Field(default=None, description="Accepted for ADK compatibility.")
+    user_simulator_config: UserSimulatorConfig | None = Field(
+        default=None, description="ADK's user simulator settings: checked as ADK checks them, otherwise unused."
+    )
+    live_model_config: LiveModelConfig | None = Field(
+        default=None, description="ADK's live-model settings: checked as ADK checks them, otherwise unused."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_simulator_type(cls, values: Any) -> Any:
+        return with_default_simulator_type(values)
 
     def criterion_for(self, metric_name: str) -> BaseCriterion:
         """The criterion of ``metric_name`` as a :class:`BaseCriterion` (a bare number becomes its threshold)."""
@@ -194,4 +225,5 @@ class EvalConfig(BaseModel):
 
 
 DEFAULT_EVAL_CONFIG = EvalConfig(criteria={"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8})
-"""ADK's default criteria when no config is given."""
+"""ADK's default criteria when no config file is given at all (a config with empty ``criteria`` runs only the
+informational efficiency metrics, as in ADK)."""

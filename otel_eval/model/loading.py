@@ -14,6 +14,19 @@ from otel_eval.model.eval_set import EvalSet
 
 ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
 
+_EVAL_CONFIG_KEYS = frozenset(
+    {
+        "criteria",
+        "custom_metrics",
+        "customMetrics",
+        "user_simulator_config",
+        "userSimulatorConfig",
+        "live_model_config",
+        "liveModelConfig",
+    }
+)
+"""An object with one of these keys is an ``EvalConfig`` (else, in a criteria setting, the criteria object itself)."""
+
 
 def json_path(location: tuple[int | str, ...]) -> str:
     """A pydantic error location as a JSON path: ``eval_cases[0].conversation[1].user_content``."""
@@ -119,12 +132,21 @@ def criteria_setting(raw: str | None, *, setting: str) -> dict[str, Any] | None:
         raise ConfigurationError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     if not isinstance(data, dict):
         raise ConfigurationError(f"{source}: expected a JSON object of metric -> threshold or criterion")
-    criteria = data.get("criteria", data)
+    if data and not set(data) & _EVAL_CONFIG_KEYS:
+        return data  # just the criteria object
+    # An EvalConfig, read as ADK reads it ({} has no criteria): its other sections are checked here, the criteria
+    # where they are planned.
+    criteria = data.get("criteria", {})
     if not isinstance(criteria, dict):
         raise ConfigurationError(f"{source}: 'criteria' must be an object of metric -> threshold or criterion")
-    if "criteria" in data and data.get("custom_metrics"):
+    try:
+        EvalConfig.model_validate({**data, "criteria": {}})
+    except pydantic.ValidationError as exc:
+        raise ConfigurationError(f"{source}: invalid eval config: {validation_problems(exc)[0]}") from None
+    custom_metrics = data.get("custom_metrics") or data.get("customMetrics")
+    if custom_metrics:
         # ADK custom metrics declared by the process's own configuration travel with their criteria.
-        return {"criteria": criteria, "custom_metrics": data["custom_metrics"]}
+        return {"criteria": criteria, "custom_metrics": custom_metrics}
     return criteria
 
 

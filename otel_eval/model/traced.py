@@ -9,6 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from otel_eval.model import genai as genai_types
 from otel_eval.model.eval_case import IntermediateData, Invocation, InvocationEvent, InvocationEvents
 
+TRACE_ID_PATTERN = r"^[0-9a-f]{32}$"
+"""A trace id as every part of otel-eval writes it: 32 lowercase hex digits."""
+SPAN_ID_PATTERN = r"^[0-9a-f]{16}$"
+"""A span id as every part of otel-eval writes it: 16 lowercase hex digits."""
+
 
 class TokenUsage(BaseModel):
     """Token counts summed over an invocation's model calls (None = never reported)."""
@@ -52,8 +57,10 @@ class TracedInvocation(BaseModel):
     """
 
     invocation: Invocation
-    trace_id: str = Field(description="32 lowercase hex digits.")
-    span_id: str = Field(description="16 lowercase hex digits: the invocation's root span.")
+    # Validated where they enter (requests and the sessions topic are JSON from outside; spans are normalised by
+    # otel_eval.traces): they travel into URL paths, metric labels and record keys.
+    trace_id: str = Field(pattern=TRACE_ID_PATTERN, description="32 lowercase hex digits.")
+    span_id: str = Field(pattern=SPAN_ID_PATTERN, description="16 lowercase hex digits: the invocation's root span.")
     session_id: str | None = Field(default=None, description="Conversation/session id, when the spans carry one.")
     convention: str = Field(description="The trace convention it was rebuilt from (e.g. adk, genai, openinference).")
     agent_name: str | None = None

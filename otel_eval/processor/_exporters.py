@@ -194,11 +194,10 @@ def process_engine(
     sampling = Sampling.create(settings.sample_rate, settings.sample_priority, meter_provider)
     check_process_options(objects, builtin_metric_names(criteria_from(criteria), criteria))
     registry_with_custom_metrics(criteria)  # custom metric code that cannot load stops start-up here, not in the child
-    child = ChildSettings(
-        criteria, settings, enrichment_wait_seconds if enrich is not None else None, relay_records=bool(sinks)
-    )
+    enriches = enrich is not None and env.EMIT_ATTRIBUTES in settings.emit  # else the roots pass straight on
+    child = ChildSettings(criteria, settings, enrichment_wait_seconds if enriches else None, relay_records=bool(sinks))
     # The roots are held here; the evaluation process says when, and with which scores.
-    wait = enrichment_wait_seconds + ENRICHMENT_MARGIN
+    wait = enrichment_wait_seconds + ENRICHMENT_MARGIN if enriches else 0.0
     enricher = RootSpanEnricher(enrich, wait_seconds=wait) if enrich is not None else None
     limits = settings.limits
     return EvaluationProcess(

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+import warnings
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.emit.selection import emit_setting, emit_signals
 from otel_eval.environment_variables import flag_setting, number_setting
 from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation.embedded import EMBEDDED_OPTIONS
@@ -61,11 +63,16 @@ class ProcessorSettings:
         isolation: ``"thread"``: the embedded evaluation runs on background threads of this process. ``"process"``:
             in a child process fed the spans over a socket (:mod:`otel_eval.processor._evaluation_process`).
         sessions: When a session's conversation-level metrics run, and how many open sessions are held.
+        emit: The OpenTelemetry signals the scores are emitted as, any of ``events``, ``spans``, ``metrics`` and
+            ``attributes`` (root-span score attributes, with ``enrich=``): a collection of names or one
+            comma-separated string (``"events,metrics"``; ``"none"`` for none), kept as a ``frozenset``. What is not
+            selected is not computed. Default all four. The sinks (``OTEL_EVAL_SINKS``, ``sinks=``) do not depend
+            on it.
         kafka_bootstrap_servers: Read by :meth:`~otel_eval.EvaluationSpanProcessor.from_env`: set, the requests go
             to Kafka (the constructor takes an ``exporter`` instead).
 
     Raises:
-        ValueError: a limit below 1, ``sample_rate`` outside [0, 1], or an unknown ``isolation``.
+        ValueError: a limit below 1, ``sample_rate`` outside [0, 1], an unknown ``isolation`` or ``emit`` signal.
         ConfigurationError: an ``eval_set`` path that cannot be read.
     """
 
@@ -83,6 +90,7 @@ class ProcessorSettings:
     concurrency: int = env.DEFAULT_CONCURRENCY
     isolation: str = env.DEFAULT_ISOLATION
     sessions: SessionLimits = field(default_factory=SessionLimits)
+    emit: Collection[str] = env.DEFAULT_EMIT
     kafka_bootstrap_servers: str | None = None
 
     def __post_init__(self) -> None:
@@ -91,6 +99,10 @@ class ProcessorSettings:
         if self.isolation not in (env.ISOLATION_THREAD, env.ISOLATION_PROCESS):
             raise ValueError(f"isolation must be 'thread' or 'process', got {self.isolation!r}")
         check_worker_bounds(max_queue_size=self.max_queue_size, concurrency=self.concurrency)
+        try:
+            object.__setattr__(self, "emit", emit_signals(self.emit))  # frozen: normalised once, here
+        except ValueError as error:
+            raise ValueError(f"emit={self.emit!r}: {error}") from None
         self.limits  # noqa: B018 (validates them)
         if isinstance(self.eval_set, (str, Path)):  # frozen: set once, here
             object.__setattr__(self, "eval_set", eval_set_setting(str(self.eval_set), setting="eval_set"))
@@ -118,8 +130,9 @@ class ProcessorSettings:
         """Settings from ``OTEL_EVAL_*``.
 
         Raises:
-            ConfigurationError: a number that is not one or is out of range, or ``OTEL_EVAL_EVAL_SET`` cannot be
-                read (evaluating otherwise than configured would be worse than failing at start-up).
+            ConfigurationError: a number that is not one or is out of range, an unknown signal in
+                ``OTEL_EVAL_EMIT``, or ``OTEL_EVAL_EVAL_SET`` cannot be read (evaluating otherwise than configured
+                would be worse than failing at start-up).
         """
         environ = os.environ if environ is None else environ
         eval_set_path = environ.get(env.OTEL_EVAL_EVAL_SET, "").strip()
@@ -146,8 +159,61 @@ class ProcessorSettings:
             concurrency=_count(environ, env.OTEL_EVAL_WORKER_CONCURRENCY, env.DEFAULT_CONCURRENCY),
             isolation=_isolation(environ),
             sessions=_session_limits(environ),
+            emit=emit_setting(environ.get(env.OTEL_EVAL_EMIT, ""), setting=env.OTEL_EVAL_EMIT),
             kafka_bootstrap_servers=environ.get(env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS, "").strip() or None,
         )
+
+
+class DeprecatedKeywords(TypedDict, total=False):
+    """The settings ``EvaluationSpanProcessor`` took as keywords before it took ``settings=ProcessorSettings(...)``
+    (deprecated: they keep working, with a ``DeprecationWarning``, until :data:`DEPRECATED_KEYWORDS_REMOVED_IN`).
+    Each is the :class:`ProcessorSettings` field of the same name."""
+
+    eval_set: EvalSet | str | Path | None
+    sample_rate: float
+    sample_priority: bool
+    agent_names: Iterable[str]
+    root_span_names: Iterable[str]
+    max_open_traces: int
+    max_spans_per_trace: int
+    max_buffer_bytes: int
+    max_pending_spans: int
+    trace_idle_timeout: float
+    isolation: str
+    max_queue_size: int
+    concurrency: int
+    sessions: SessionLimits
+
+
+DEPRECATED_KEYWORDS: Final = frozenset(DeprecatedKeywords.__annotations__)
+"""The names of :class:`DeprecatedKeywords`."""
+DEPRECATED_KEYWORDS_REMOVED_IN: Final = "0.3.0"
+"""The version without :data:`DEPRECATED_KEYWORDS` (they work, deprecated, through the 0.2 releases)."""
+
+
+def with_deprecated_keywords(settings: ProcessorSettings | None, keywords: Mapping[str, Any]) -> ProcessorSettings:
+    """``settings`` (defaults when None) with the deprecated keywords of ``EvaluationSpanProcessor(...)`` applied
+    over them, said by one ``DeprecationWarning`` that names the replacement.
+
+    Raises:
+        TypeError: a keyword that the processor never took (as Python says it for any other function).
+        ValueError, ConfigurationError: a bad value (as :class:`ProcessorSettings` says it).
+    """
+    settings = ProcessorSettings() if settings is None else settings
+    if not keywords:
+        return settings
+    unknown = sorted(set(keywords) - DEPRECATED_KEYWORDS)
+    if unknown:
+        raise TypeError(f"EvaluationSpanProcessor() got an unexpected keyword argument {unknown[0]!r}")
+    given = ", ".join(f"{name}=..." for name in sorted(keywords))
+    warnings.warn(
+        f"EvaluationSpanProcessor({given}) is deprecated and stops working in otel-eval "
+        f"{DEPRECATED_KEYWORDS_REMOVED_IN}: pass settings=ProcessorSettings({given}) instead "
+        "(otel_eval.ProcessorSettings)",
+        DeprecationWarning,
+        stacklevel=3,  # the caller of EvaluationSpanProcessor(...)
+    )
+    return replace(settings, **keywords)
 
 
 _SETTING_NAMES: Final = frozenset(setting.name for setting in fields(ProcessorSettings))

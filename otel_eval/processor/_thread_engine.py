@@ -23,6 +23,7 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import TracerProvider
 
+from otel_eval import environment_variables as env
 from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit import RecordSink
@@ -343,8 +344,9 @@ def in_thread_engine(
     eval_set = settings.golden
     pipeline = pipeline or PipelineMetrics(meter_provider, transport="embedded" if exporter is None else "custom")
     enricher = None
-    if enrich is not None:  # with another exporter the scores never come back here: nothing to wait for
-        enricher = RootSpanEnricher(enrich, wait_seconds=enrichment_wait_seconds if exporter is None else 0.0)
+    if enrich is not None:  # with another exporter, or no ``attributes`` asked, it passes every span straight on
+        waits = exporter is None and env.EMIT_ATTRIBUTES in settings.emit
+        enricher = RootSpanEnricher(enrich, wait_seconds=enrichment_wait_seconds if waits else 0.0)
     if exporter is None:
         exporter = embedded_exporter(
             criteria if custom_metrics_of(criteria) else parsed,
@@ -355,10 +357,11 @@ def in_thread_engine(
             judge=judge,
             tracer_provider=tracer_provider,
             logger_provider=logger_provider,
-            sinks=[*sinks, enricher.on_records] if enricher is not None else sinks,
+            sinks=[*sinks, enricher.on_records] if enricher is not None and enricher.wait_seconds else sinks,
             max_queue_size=settings.max_queue_size,
             concurrency=settings.concurrency,
             sessions=settings.sessions,
+            emit=settings.emit,
         )
         parsed = None  # the embedded core has them; requests need not carry them
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry._logs import LoggerProvider
 from opentelemetry.context import Context
@@ -21,13 +21,19 @@ from otel_eval.metrics import MetricRegistry
 from otel_eval.model import EvalConfig
 from otel_eval.processor._engine import Engine
 from otel_eval.processor._exporters import process_engine
-from otel_eval.processor._settings import ProcessorSettings, processor_options
+from otel_eval.processor._settings import (
+    DeprecatedKeywords,
+    ProcessorSettings,
+    processor_options,
+    with_deprecated_keywords,
+)
 from otel_eval.processor._thread_engine import in_thread_engine
 from otel_eval.transport.base import InvocationExporter
 
-logger = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
-_DEFAULT_ENRICHMENT_WAIT_SECONDS = 5.0
+logger = logging.getLogger(__name__)
 
 logger.addFilter(DuplicateLogFilter())
 
@@ -58,7 +64,8 @@ class EvaluationSpanProcessor(SpanProcessor):
             ``eval_set``. The ``custom_metrics`` of an ``EvalConfig`` (ADK custom metrics) are imported by the
             embedded worker.
         settings: The plain values: sampling, selection, limits, the embedded worker's queue, concurrency and
-            sessions, the golden ``eval_set`` and the ``isolation`` (defaults when None). With
+            sessions, the golden ``eval_set``, the ``isolation`` and the signals the scores are emitted as
+            (``emit``: events, spans, metrics, root-span attributes) (defaults when None). With
             ``isolation="process"`` the evaluation runs in a child process, off the agent's GIL; it exports the
             scores as ``OTEL_TRACES_EXPORTER``, ``OTEL_LOGS_EXPORTER`` and ``OTEL_METRICS_EXPORTER`` say, so
             provider, judge and registry objects (which cannot cross) are refused; ``sinks`` are called here with the
@@ -78,6 +85,9 @@ class EvaluationSpanProcessor(SpanProcessor):
         enrichment_wait_seconds: How long a root span is held for its scores.
         pipeline: The pipeline counters to report through, when the exporter already shares them (``from_env``
             builds one for the Kafka exporter and the processor, so each instrument exists once).
+        **deprecated: The settings as keywords, the form before ``settings=`` (``eval_set=``, ``isolation=``,
+            ``sample_rate=``, ... :class:`~otel_eval.processor._settings.DeprecatedKeywords`): applied over
+            ``settings``, with a ``DeprecationWarning``; removed in 0.3.0.
 
     Raises:
         ConfigurationError: unknown metric or invalid criterion.
@@ -99,10 +109,11 @@ class EvaluationSpanProcessor(SpanProcessor):
         judge: Judge | None = None,
         sinks: Sequence[RecordSink] | None = None,
         enrich: SpanProcessor | None = None,
-        enrichment_wait_seconds: float = _DEFAULT_ENRICHMENT_WAIT_SECONDS,
+        enrichment_wait_seconds: float = 5.0,
         pipeline: PipelineMetrics | None = None,
+        **deprecated: Unpack[DeprecatedKeywords],
     ) -> None:
-        settings = ProcessorSettings() if settings is None else settings
+        settings = with_deprecated_keywords(settings, deprecated)
         embedded = {"judge": judge, "tracer_provider": tracer_provider, "logger_provider": logger_provider,
                     "sinks": sinks}  # fmt: skip
         given = sorted(name for name, value in embedded.items() if value is not None)

@@ -88,7 +88,10 @@ def read_request(call: ModelCall, request: dict[str, Any], warnings: list[str], 
     config = request.get("config") or {}
     if not isinstance(config, dict):
         return
-    call.system_instruction = _instruction_text(config.get("system_instruction"))
+    instruction = config.get("system_instruction")
+    if instruction is None:  # ADK for JavaScript (@google/adk) writes its request config in camelCase
+        instruction = config.get("systemInstruction")
+    call.system_instruction = _instruction_text(instruction)
     raw_tools = config.get("tools")
     if isinstance(raw_tools, list):
         declarations, problems = genai_tools(raw_tools)

@@ -12,10 +12,12 @@ the recorded data is kept, never silently dropped.
   number -- is kept as ``{"input": value}`` (JSON parsed first).
 * **Results** (:func:`tool_response_payload`): a dict, or a string holding a JSON object, is the response dict as-is;
   a Python-literal dict string (``{'city': 'Paris'}``, the OpenAI Agents SDK's ``str()`` of a dict result) is that
-  dict; a JSON array string is parsed and wrapped as ``{"result": [...]}``; anything else -- plain text, and scalar-looking
-  text such as ``"294.0"``, which stays a string because the trace cannot tell a number from its text -- is kept as
-  ``{"result": value}``, the way ADK wraps a non-dict tool return. A list of text blocks (``[{"text": ...}]``,
-  Strands/Bedrock tool results, MCP content) is joined into one text first.
+  dict; a JSON array string is parsed and wrapped as ``{"result": [...]}``; anything else -- plain text, and
+  scalar-looking text such as ``"294.0"``, which stays a string because the trace cannot tell a number from its text
+  -- is kept as ``{"result": value}``, the way ADK wraps a non-dict tool return. A list of text blocks
+  (``[{"text": ...}]``, Strands/Bedrock tool results, MCP content) is joined into one text first.
+* **Python literals** are read only up to :data:`MAX_LITERAL_CHARS` (64 KiB); a longer one is kept as text, with a
+  warning.
 * **Warnings**: text that looks like JSON (:func:`looks_like_json`) but does not parse is kept as text, and a warning
   naming where it was found is recorded (it was probably truncated or corrupted). Nothing here raises.
 """
@@ -33,7 +35,9 @@ from otel_eval.traces import json_loads
 logger = logging.getLogger(__name__)
 
 _TEXT_BLOCK_KEYS = frozenset({"text", "type"})
-_MAX_LITERAL_CHARS = 1_000_000
+MAX_LITERAL_CHARS = 64 * 1024
+"""Longest text read as a Python literal: ``ast.literal_eval`` parses a whole syntax tree first (tens of bytes of
+memory and microseconds per character of span text), so a longer one is kept as text, with a warning."""
 
 
 def parse_json(value: Any) -> tuple[Any, bool]:
@@ -85,7 +89,7 @@ def tool_call_args(value: Any, warnings: list[str] | None = None, where: str = "
         if isinstance(parsed, dict):
             return _unwrapped_args(parsed, warnings, where)
         return {} if parsed is None else {"input": parsed}
-    literal = _python_literal(value)
+    literal = _python_literal(value, warnings, where)
     if isinstance(literal, dict):
         return literal
     if looks_like_json(value):
@@ -130,7 +134,7 @@ def tool_response_payload(value: Any, warnings: list[str] | None = None, where: 
     if joined is not None:
         parsed = parse_json_value(joined)
     elif parsed is value and isinstance(value, str) and looks_like_json(value):
-        literal = _python_literal(value)
+        literal = _python_literal(value, warnings, where)
         if isinstance(literal, dict):
             return literal
         record_warning(warnings, f"{where}: tool result is not valid JSON; kept as text")
@@ -168,9 +172,15 @@ def _joined_text_blocks(value: Any) -> str | None:
     return "\n".join(texts)
 
 
-def _python_literal(text: str) -> Any:
+def _python_literal(text: str, warnings: list[str] | None, where: str) -> Any:
     stripped = text.strip()
-    if not stripped.startswith("{") or len(stripped) > _MAX_LITERAL_CHARS:
+    if not stripped.startswith("{"):
+        return None
+    if len(stripped) > MAX_LITERAL_CHARS:
+        record_warning(
+            warnings,
+            f"{where}: {len(stripped)} characters, too long to read as a Python literal (over {MAX_LITERAL_CHARS})",
+        )
         return None
     try:
         return ast.literal_eval(stripped)

@@ -17,16 +17,25 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from itertools import groupby
+from operator import itemgetter
 from typing import Any, Literal
 
 from otel_eval import semconv
 from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval.errors import InputError
-from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
+from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport import RequestEvaluator
 from otel_eval.worker._metrics import WorkerMetrics
-from otel_eval.worker._sessions import OpenSessions, SessionsTopic
-from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_logs, parse_otlp_spans, requests_from_trace
+from otel_eval.worker._sessions import OpenSessions, Routed, SessionsTopic
+from otel_eval.worker._tenancy import DEFAULT_TENANT, Tenancy, of_worker_record
+from otel_eval.worker.collector_path import (
+    TraceAssembler,
+    parse_otlp_logs,
+    parse_otlp_logs_by_resource,
+    parse_otlp_spans,
+    requests_from_trace,
+)
 from otel_eval.worker.consumer import parse_request
 from otel_eval.worker.dead_letter import DeadLetters
 from otel_eval.worker.health import WorkerHealth
@@ -49,19 +58,21 @@ class _Work:
     request: EvaluationRequest
     scope: Literal["all", "invocation"] = "all"
     """``invocation``: its turns are held in their sessions, whose windows are judged on the rest."""
+    tenant: str = DEFAULT_TENANT
 
 
 @dataclass(frozen=True, slots=True)
 class _Prepared:
     """A batch evaluated (and its telemetry emitted), to settle: publish its results, then commit ``offsets``."""
 
-    evaluated_keys: list[tuple[str, str]]
-    records: list[tuple[int, EvaluationRecord]]
+    evaluated_keys: list[tuple[str, str, str]]
+    """(trace id, span id, tenant) of each invocation handled."""
+    records: list[Routed]
     offsets: dict[Any, int]
     started: float
     source: str
-    rekeyed: list[EvaluationRequest]
-    """Collector path: invocations for the sessions topic (published before the commit)."""
+    rekeyed: list[tuple[EvaluationRequest, str]]
+    """Collector path: invocations (with their tenants) for the sessions topic (published before the commit)."""
 
 
 class BatchPipeline:
@@ -107,7 +118,7 @@ class BatchPipeline:
         self._dead_letters: DeadLetters | None = None
         self._sessions_topic: SessionsTopic | None = None
         self._positions: dict[Any, int] = {}
-        self._unpublished: dict[str, list[tuple[int, EvaluationRecord]]] = {}
+        self._unpublished: dict[str, list[Routed]] = {}
         """Records emitted in a batch attempt whose publication failed, by invocation: published on the retry."""
         self._committed: dict[Any, int] = {}
         self._settling: tuple[asyncio.Task[None], list[str]] | None = None
@@ -115,6 +126,8 @@ class BatchPipeline:
         """Invocations of the batch being settled: a copy of one in the next batch is a duplicate, not new work."""
         self.sessions = OpenSessions(core, settings.session_limits, ledger)
         """The turns of open sessions, held until their windows are judged."""
+        self.tenancy = Tenancy(settings.tenant_header, settings.tenant_attribute)
+        """Whose traces and sessions the records' content is (see :mod:`otel_eval.worker._tenancy`)."""
 
     def attach(
         self, consumer: Any, dead_letters: DeadLetters, publisher: ResultsPublisher | None, producer: Any
@@ -162,7 +175,7 @@ class BatchPipeline:
         # published by more than this batch (a crash re-emits at most this batch's telemetry).
         if (prepared.records or prepared.evaluated_keys) and self.telemetry.buffers:
             await self._flush()
-        keys = [invocation_key(t, s) for t, s in prepared.evaluated_keys]
+        keys = [invocation_key(t, s, tenant) for t, s, tenant in prepared.evaluated_keys]
         self._settling = (asyncio.create_task(self._settle(prepared), name="otel-eval-worker-settle"), keys)
 
     async def settled(self) -> None:
@@ -192,23 +205,29 @@ class BatchPipeline:
             for tp, messages in batch.items()
             for message in messages
         ]
-        decoded = await self.cpu.map_async([_decoding(message, source) for _, message, source in fetched])
+        tenancy = self.tenancy
+        decoded = await self.cpu.map_async([_decoding(message, source, tenancy) for _, message, source in fetched])
         for (tp, message, source), outcome in zip(fetched, decoded, strict=True):
             if isinstance(outcome, (InputError, RecordTimeoutError)):
                 await self._dead_letter([message], outcome)
             elif isinstance(outcome, Exception):
                 raise outcome
             elif source == SOURCE_OTLP_SPANS:
-                self.assembler.add(message.partition, message.offset, outcome, message)
+                tenant = tenancy.of_message(message)  # None: each span's resource says
+                self.assembler.add(
+                    message.partition, message.offset, outcome, message, tenant=tenant, tenant_of=_span_tenant(tenancy)
+                )
             elif source == SOURCE_OTLP_LOGS:
-                self.assembler.add_logs(message.partition, message.offset, outcome)
+                for tenant, records in outcome:
+                    self.assembler.add_logs(message.partition, message.offset, records, tenant=tenant)
             elif source == SOURCE_SESSIONS:
-                self.sessions.hold_rekeyed(tp, message.offset, outcome)
+                self.sessions.hold_rekeyed(tp, message.offset, outcome, of_worker_record(message))
             elif self.sessions.waits(outcome):  # held even when its own results are known: a re-read rebuilds it
-                self.sessions.hold(tp, message.offset, outcome)
-                work.append(_Work(message.partition, outcome, "invocation"))
+                tenant = tenancy.of_request(message)
+                self.sessions.hold(tp, message.offset, outcome, tenant)
+                work.append(_Work(message.partition, outcome, "invocation", tenant))
             else:
-                work.append(_Work(message.partition, outcome))
+                work.append(_Work(message.partition, outcome, tenant=tenancy.of_request(message)))
         for tp, messages in batch.items():
             if messages:
                 self._positions[tp] = messages[-1].offset + 1
@@ -217,8 +236,8 @@ class BatchPipeline:
                     self.metrics.lag(tp.topic, tp.partition, highwater - self._positions[tp])
         if SOURCE_OTLP_SPANS in self.settings.sources and batch:
             ready = ready + self.assembler.ready()
-        fresh = [trace for trace in ready if not self.ledger.has_trace(trace.trace_id)]
-        rekeyed: list[EvaluationRequest] = []
+        fresh = [trace for trace in ready if not self.ledger.has_trace(trace.trace_id, trace.tenant)]
+        rekeyed: list[tuple[EvaluationRequest, str]] = []
         self.metrics.duplicates_skipped(len(ready) - len(fresh))
         rebuilt = await self.cpu.map_async(
             [
@@ -234,19 +253,21 @@ class BatchPipeline:
                 raise outcome
             for request in outcome:
                 if self._sessions_topic is not None and self.sessions.waits(request):
-                    rekeyed.append(request)
-                    work.append(_Work(trace.partition, request, "invocation"))
+                    rekeyed.append((request, trace.tenant))
+                    work.append(_Work(trace.partition, request, "invocation", trace.tenant))
                 else:
-                    work.append(_Work(trace.partition, request))
+                    work.append(_Work(trace.partition, request, tenant=trace.tenant))
             unjoined = len(trace.log_records) if not trace.spans else trace.unmatched_log_records
             self.metrics.log_records_dropped(semconv.DROP_NO_TRACE, unjoined)
         for reason, count in self.assembler.take_log_drops().items():
             self.metrics.log_records_dropped(reason, count)
+        for reason, count in self.assembler.take_span_drops().items():
+            self.metrics.spans_dropped(reason, count)
         evaluated_keys, records = await self._evaluate(work)
         windows, rejudged = await self.sessions.judge(self.settings.worker_concurrency)
         self.metrics.duplicates_skipped(rejudged)
         records += windows
-        self._in_settlement.update(invocation_key(t, s) for t, s in evaluated_keys)
+        self._in_settlement.update(invocation_key(t, s, tenant) for t, s, tenant in evaluated_keys)
         source = SOURCE_OTLP_SPANS if ready else SOURCE_REQUESTS
         return _Prepared(evaluated_keys, records, self._committable(), started, source, rekeyed)
 
@@ -260,13 +281,16 @@ class BatchPipeline:
     async def _settle(self, prepared: _Prepared) -> None:
         """Publishes the batch's results (its telemetry was flushed), and then commits its offsets."""
         if self._publisher is not None and prepared.records:
-            self.metrics.published(await self._publisher.publish(prepared.records))
+            pairs = [(partition, record) for partition, record, _ in prepared.records]
+            tenants = [tenant for _, _, tenant in prepared.records]
+            self.metrics.published(await self._publisher.publish(pairs, tenants))
         if self._sessions_topic is not None and prepared.rekeyed:
             await self._sessions_topic.publish(prepared.rekeyed)
-        self.ledger.add(record for _, record in prepared.records)
-        for trace_id, span_id in prepared.evaluated_keys:
-            self.ledger.add_invocation(trace_id, span_id)
-            self._unpublished.pop(invocation_key(trace_id, span_id), None)
+        for tenant, routed in groupby(prepared.records, key=itemgetter(2)):
+            self.ledger.add((record for _, record, _ in routed), tenant=tenant)
+        for trace_id, span_id, tenant in prepared.evaluated_keys:
+            self.ledger.add_invocation(trace_id, span_id, tenant)
+            self._unpublished.pop(invocation_key(trace_id, span_id, tenant), None)
         await self._commit(prepared.offsets)
         self.metrics.batch(time.monotonic() - prepared.started, prepared.source)
 
@@ -291,9 +315,7 @@ class BatchPipeline:
                 )
             )
 
-    async def _evaluate(
-        self, work: Sequence[_Work]
-    ) -> tuple[list[tuple[str, str]], list[tuple[int, EvaluationRecord]]]:
+    async def _evaluate(self, work: Sequence[_Work]) -> tuple[list[tuple[str, str, str]], list[Routed]]:
         """Evaluates the batch's new invocations; returns the invocations handled and the records to publish.
 
         An invocation evaluated (and emitted) in an earlier attempt of this batch whose results could not be
@@ -301,15 +323,15 @@ class BatchPipeline:
         """
         semaphore = asyncio.Semaphore(self.settings.worker_concurrency)
         in_batch: set[str] = set()
-        evaluated: list[tuple[str, str]] = []
-        reused: list[tuple[int, EvaluationRecord]] = []
+        evaluated: list[tuple[str, str, str]] = []
+        reused: list[Routed] = []
         skipped = 0
         todo: list[_Work] = []
         for item in work:
-            invocations = item.request.invocations
-            keys = [invocation_key(i.trace_id, i.span_id) for i in invocations]
+            invocations, tenant = item.request.invocations, item.tenant
+            keys = [invocation_key(i.trace_id, i.span_id, tenant) for i in invocations]
             known = all(
-                self.ledger.has_invocation(i.trace_id, i.span_id) or k in self._in_settlement
+                self.ledger.has_invocation(i.trace_id, i.span_id, tenant) or k in self._in_settlement
                 for i, k in zip(invocations, keys, strict=True)
             )
             if not keys or known or all(k in in_batch for k in keys):
@@ -317,23 +339,25 @@ class BatchPipeline:
                 continue
             in_batch.update(keys)
             if all(k in self._unpublished for k in keys):
-                reused.extend(pair for k in keys for pair in self._unpublished[k])
-                evaluated.extend((i.trace_id, i.span_id) for i in invocations)
+                reused.extend(routed for k in keys for routed in self._unpublished[k])
+                evaluated.extend((i.trace_id, i.span_id, tenant) for i in invocations)
                 continue
             todo.append(item)
 
-        async def one(item: _Work) -> list[tuple[int, EvaluationRecord]]:
+        async def one(item: _Work) -> list[Routed]:
             async with semaphore:
                 if item.scope == "invocation":
                     records = await self.sessions.evaluate(item.request)
                 else:
                     records = await self.core.evaluate(item.request)
-            pairs = [(item.partition, r) for r in records if not self.ledger.has_result(r.result_id)]
+            tenant = item.tenant
+            routed = [(item.partition, r, tenant) for r in records if not self.ledger.has_result(r.result_id, tenant)]
             for invocation in item.request.invocations:
-                key = invocation_key(invocation.trace_id, invocation.span_id)
-                self._unpublished[key] = [p for p in pairs if invocation_key(p[1].trace_id, p[1].span_id) == key]
-                evaluated.append((invocation.trace_id, invocation.span_id))
-            return pairs
+                trace_id, span_id = invocation.trace_id, invocation.span_id
+                key = invocation_key(trace_id, span_id, tenant)
+                self._unpublished[key] = [p for p in routed if (p[1].trace_id, p[1].span_id) == (trace_id, span_id)]
+                evaluated.append((trace_id, span_id, tenant))
+            return routed
 
         results = await asyncio.gather(*(one(item) for item in todo))
         self.metrics.duplicates_skipped(skipped)
@@ -398,11 +422,25 @@ class BatchPipeline:
         self.metrics.forget_lag((tp.topic, tp.partition) for tp in revoked)
 
 
-def _decoding(message: Any, source: str) -> tuple[str, Callable[[], Any]]:
-    """The off-loop step that reads ``message`` of ``source``: its spans, its log records, or its request."""
+def _span_tenant(tenancy: Tenancy) -> Callable[[Any], str]:
+    """A span's tenant by its resource attribute."""
+    return lambda span: tenancy.of_resource(span.resource)
+
+
+def _decoding(message: Any, source: str, tenancy: Tenancy) -> tuple[str, Callable[[], Any]]:
+    """The off-loop step that reads ``message`` of ``source``: its spans, its log records (in (tenant, records)
+    groups), or its request."""
     where = f"{message.topic}/{message.partition}@{message.offset}"
     if source == SOURCE_OTLP_SPANS:
         return f"decoding {where}", partial(parse_otlp_spans, message.value, where)
     if source == SOURCE_OTLP_LOGS:
-        return f"decoding {where}", partial(parse_otlp_logs, message.value, where)
+        tenant = tenancy.of_message(message)
+        if tenant is None:  # by resource attribute
+            return f"decoding {where}", partial(parse_otlp_logs_by_resource, message.value, where, tenancy.of_resource)
+        return f"decoding {where}", partial(_logs_of, tenant, message.value, where)
     return f"parsing {where}", partial(parse_request, message.value, where)
+
+
+def _logs_of(tenant: str, value: bytes | None, where: str) -> list[tuple[str, list[Any]]]:
+    """The log records of a logs message, all of ``tenant``."""
+    return [(tenant, parse_otlp_logs(value, where))]

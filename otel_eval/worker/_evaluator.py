@@ -5,14 +5,20 @@ from __future__ import annotations
 
 from otel_eval import environment_variables as env
 from otel_eval.transport import RequestEvaluator
+from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker.settings import WorkerSettings
 from otel_eval.worker.telemetry import WorkerTelemetry
 
 
-def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry) -> RequestEvaluator:
+def build_core(
+    settings: WorkerSettings, telemetry: WorkerTelemetry, metrics: WorkerMetrics | None = None
+) -> RequestEvaluator:
     """The shared evaluation core, configured from ``settings``, emitting through ``telemetry``'s providers (and
-    nothing of what it has no provider for: ``--telemetry none`` emits no span, event or metric); its
+    nothing of what it has no provider for: ``--telemetry none`` emits no span, event or metric, nor what
+    ``settings.emit`` does not select); its
     judge is the process-wide one (from the environment), reporting its calls through ``telemetry``'s meter provider.
+    Requests' criteria pass the settings' :attr:`~WorkerSettings.request_policy`; refusals are counted in
+    ``metrics``.
 
     Raises:
         ConfigurationError: bad criteria or eval set.
@@ -24,14 +30,16 @@ def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry) -> RequestE
     from otel_eval.judge import default_judge
     from otel_eval.model.loading import criteria_setting, eval_set_setting
 
-    # The worker emits through its own providers only (flushed before each commit): none for what it has none of.
+    # The worker emits through its own providers only (flushed before each commit): none for what it has none of,
+    # and only the signals OTEL_EVAL_EMIT / --emit selects.
+    emit = settings.emit_signals
     emitters = Emitters.create(
         tracer_provider=telemetry.tracer_provider,
         logger_provider=telemetry.logger_provider,
         meter_provider=telemetry.meter_provider,
-        spans=telemetry.tracer_provider is not None,
-        events=telemetry.logger_provider is not None,
-        metrics=telemetry.meter_provider is not None,
+        spans=telemetry.tracer_provider is not None and env.EMIT_SPANS in emit,
+        events=telemetry.logger_provider is not None and env.EMIT_EVENTS in emit,
+        metrics=telemetry.meter_provider is not None and env.EMIT_METRICS in emit,
         sinks=sinks_from_env(meter_provider=telemetry.meter_provider),  # OTEL_EVAL_SINKS: backends' score APIs
     )
     judge = default_judge()
@@ -42,4 +50,6 @@ def build_core(settings: WorkerSettings, telemetry: WorkerTelemetry) -> RequestE
         eval_set=eval_set_setting(settings.eval_set, setting=f"{env.OTEL_EVAL_EVAL_SET} / --eval-set"),
         emitters=emitters,
         pipeline=PipelineMetrics(telemetry.meter_provider, transport="kafka"),
+        request_policy=settings.request_policy,
+        on_refused=metrics.criteria_refused if metrics is not None else None,
     )

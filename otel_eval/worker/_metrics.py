@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 
 from otel_eval import semconv
+from otel_eval.evaluation.request_criteria import Refusal
 from otel_eval.instruments import LogRecordDrops, weak_callback
 
 
@@ -36,6 +37,14 @@ class WorkerMetrics(LogRecordDrops):
             semconv.METRIC_WORKER_DEAD_LETTERS, "{message}", "Messages sent to the dead-letter topic."
         )
         self._errors = self._counter(semconv.METRIC_WORKER_ERRORS, "{error}", "Worker failures by error.type.")
+        self._criteria_refused = self._counter(
+            semconv.METRIC_WORKER_CRITERIA_REFUSED, "{request}", "Request criteria refused by the worker's policy."
+        )
+        self._spans_dropped = self._counter(  # the pipeline's instrument (same name, unit and description)
+            semconv.METRIC_SPANS_DROPPED,
+            "{span}",
+            "Ended spans the processor did not buffer, by otel_eval.drop.reason.",
+        )
         self._failed_attempts = self._failed_attempts_counter()
         self._published = self._counter(
             semconv.METRIC_WORKER_RESULTS_PUBLISHED, "{result}", "Results published to Kafka."
@@ -71,9 +80,19 @@ class WorkerMetrics(LogRecordDrops):
         )
         self._count(f"dead_letters.{reason}", 1)
 
+    def criteria_refused(self, refusal: Refusal) -> None:
+        """A request's criteria were refused (see :mod:`otel_eval.evaluation.request_criteria`)."""
+        reason = refusal.reason
+        self._add(self._criteria_refused, f"criteria_refused.{reason}", 1, {semconv.OTEL_EVAL_REFUSAL_REASON: reason})
+
     def duplicates_skipped(self, count: int) -> None:
         """Invocations skipped as already evaluated."""
         self._add(self._duplicates, "duplicates_skipped", count)
+
+    def spans_dropped(self, reason: str, count: int) -> None:
+        """Collector-path spans not gathered into a trace, for ``reason`` (``late``, ``tenant_max_open_traces``,
+        ``max_spans_per_trace``)."""
+        self._add(self._spans_dropped, f"spans.dropped.{reason}", count, {semconv.OTEL_EVAL_DROP_REASON: reason})
 
     def published(self, count: int) -> None:
         """Results acknowledged by the results topic."""

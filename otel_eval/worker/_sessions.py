@@ -16,6 +16,9 @@ sessions (:meth:`OpenSessions.forget`); at shutdown open sessions are not judged
 owner. A window every turn of which was already judged in a published window (by a worker whose commit another open
 session held back) is not judged again.
 
+Sessions are keyed by (tenant, session id) (:mod:`otel_eval.worker._tenancy`): another tenant's turns with the same
+session id are another session, and each tenant holds at most ``max_open_sessions_per_tenant`` sessions.
+
 The Collector path reads a session's turns from trace-keyed partitions: its worker scores each rebuilt invocation at
 once and re-keys those whose sessions are held to the sessions topic (:class:`SessionsTopic`), before committing the
 spans; the ``sessions`` source holds them and judges their windows here (:meth:`OpenSessions.hold_rekeyed`).
@@ -32,10 +35,14 @@ from typing import Any
 from otel_eval import semconv
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.evaluation.session_stage import SessionStage
-from otel_eval.evaluation.sessions import SessionLimits, SessionWindow
+from otel_eval.evaluation.sessions import SessionKey, SessionLimits, SessionWindow
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.transport import RequestEvaluator
+from otel_eval.worker._tenancy import DEFAULT_TENANT, worker_headers
 from otel_eval.worker.results import ResultLedger, invocation_key
+
+Routed = tuple[int, EvaluationRecord, str]
+"""A result to publish: (the partition its request came from, the record, its tenant)."""
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +75,7 @@ class OpenSessions:
         self._core = core if isinstance(core, EvaluationCore) else None
         self._stage = SessionStage(limits, self._core.pipeline if self._core is not None else None)
         self._ledger = ledger
-        self._held: dict[str, _Held] = {}
+        self._held: dict[SessionKey, _Held] = {}
         self._closed: list[tuple[SessionWindow, _Held]] = []
         self._said_not_waiting = False
 
@@ -85,33 +92,35 @@ class OpenSessions:
             raise RuntimeError("OpenSessions.evaluate scores only requests that wait() for their sessions")
         return await self._core.evaluate(request, scope="invocation")
 
-    def hold(self, tp: Any, offset: int, request: EvaluationRequest) -> None:
-        """Holds the turns of ``request`` (read at ``offset`` of partition ``tp``) in their sessions' windows."""
+    def hold(self, tp: Any, offset: int, request: EvaluationRequest, tenant: str = DEFAULT_TENANT) -> None:
+        """Holds the turns of ``request`` (read at ``offset`` of partition ``tp``, of ``tenant``) in their sessions'
+        windows."""
         for turn in request.invocations:
             session_id = turn.session_id
             if not session_id:
                 continue
+            session = (tenant, session_id)
             key = invocation_key(turn.trace_id, turn.span_id)
-            held = self._held.get(session_id) or _Held()
+            held = self._held.get(session) or _Held()
             if key in held.turns:
                 continue  # redelivered
-            full = self._stage.hold([turn])
+            full = self._stage.hold([turn], tenant=tenant)
             held.offsets[tp] = min(offset, held.offsets.get(tp, offset))
             held.turns.add(key)
             if full:
-                self._held.pop(session_id, None)
+                self._held.pop(session, None)
                 self._closed.extend((window, held) for window in full)
-            elif self._stage.is_open(session_id):
-                self._held[session_id] = held
+            elif self._stage.is_open(session_id, tenant):
+                self._held[session] = held
 
-    def hold_rekeyed(self, tp: Any, offset: int, request: EvaluationRequest) -> None:
+    def hold_rekeyed(self, tp: Any, offset: int, request: EvaluationRequest, tenant: str = DEFAULT_TENANT) -> None:
         """Holds the turns of a sessions-topic ``request`` (scored where it was rebuilt: only its window is left).
 
         When its metrics no longer wait for its session (the criteria changed since it was re-keyed), nothing is left
         to do: its turns are counted as dropped (``otel_eval.invocations.dropped``, reason ``no_session_metrics``)
         and the first such request is logged at WARNING."""
         if self.waits(request):
-            self.hold(tp, offset, request)
+            self.hold(tp, offset, request, tenant)
             return
         pipeline = self._core.pipeline if self._core is not None else None
         if pipeline is not None:
@@ -132,25 +141,30 @@ class OpenSessions:
         """Seconds until a window may close (0: one is closed, to judge; None: none open)."""
         return 0.0 if self._closed else self._stage.seconds_to_next_close()
 
-    async def judge(self, concurrency: int) -> tuple[list[tuple[int, EvaluationRecord]], int]:
+    async def judge(self, concurrency: int) -> tuple[list[Routed], int]:
         """Judges the windows closed (full, or idle now), ``concurrency`` at once, and releases their offsets.
 
         Returns:
-            The (partition, record) pairs to publish (records already published left out), and the turns of the
-            windows not judged again (already judged in a published window).
+            The (partition, record, tenant) triples to publish (records already published left out), and the turns
+            of the windows not judged again (already judged in a published window).
         """
         closing, self._closed = self._closed, []
-        closing += [(window, self._held.pop(window.session_id)) for window in self._stage.expire()]
+        closing += [(window, self._held.pop(window.key)) for window in self._stage.expire()]
         if not closing or self._core is None:
             return [], 0
         core, ledger = self._core, self._ledger
         semaphore = asyncio.Semaphore(concurrency)
-        todo = [(w, h) for w, h in closing if not all(ledger.has_session_turn(t.trace_id, t.span_id) for t in w.turns)]
+        todo = [
+            (w, h)
+            for w, h in closing
+            if not all(ledger.has_session_turn(t.trace_id, t.span_id, w.tenant) for t in w.turns)
+        ]
 
-        async def one(window: SessionWindow, held: _Held) -> list[tuple[int, EvaluationRecord]]:
+        async def one(window: SessionWindow, held: _Held) -> list[Routed]:
             async with semaphore:
                 records = await core.evaluate_window(window)
-            return [(held.partition, r) for r in records if not ledger.has_result(r.result_id)]
+            tenant = window.tenant
+            return [(held.partition, r, tenant) for r in records if not ledger.has_result(r.result_id, tenant)]
 
         judged = await asyncio.gather(*(one(w, h) for w, h in todo))
         skipped = sum(len(w.turns) for w, _ in closing) - sum(len(w.turns) for w, _ in todo)
@@ -164,10 +178,10 @@ class OpenSessions:
         """Forgets, unjudged, the sessions with records on ``partitions`` (revoked, or re-read after a rewind):
         their next reader rebuilds them from the held-back offsets. Returns how many."""
         gone = set(partitions)
-        lost = [session_id for session_id, held in self._held.items() if gone & held.offsets.keys()]
+        lost = [session for session, held in self._held.items() if gone & held.offsets.keys()]
         self._stage.discard(lost)
-        for session_id in lost:
-            del self._held[session_id]
+        for session in lost:
+            del self._held[session]
         self._closed = [(w, h) for w, h in self._closed if not gone & h.offsets.keys()]
         return len(lost)
 
@@ -186,14 +200,17 @@ class SessionsTopic:
         self._producer = producer
         self.topic = topic
 
-    async def publish(self, requests: Sequence[EvaluationRequest]) -> None:
-        """Sends ``requests`` keyed by session id and waits for every acknowledgement.
+    async def publish(self, requests: Sequence[tuple[EvaluationRequest, str]]) -> None:
+        """Sends the (request, tenant) pairs ``requests`` keyed by session id, each with its tenant in a header, and
+        waits for every acknowledgement.
 
         Raises:
             aiokafka.errors.KafkaError: a send finally failed (the batch is then not committed, so it is retried).
         """
         futures = [
-            await self._producer.send(self.topic, value=r.model_dump_json().encode(), key=r.record_key.encode())
-            for r in requests
+            await self._producer.send(
+                self.topic, value=r.model_dump_json().encode(), key=r.record_key.encode(), headers=worker_headers(t)
+            )
+            for r, t in requests
         ]
         await asyncio.gather(*futures)

@@ -18,6 +18,11 @@ that a crash re-reads every span of every unfinished trace. :meth:`TraceAssemble
 
 The evaluator's own spans (instrumentation scope ``otel_eval``, and their descendants in the same message) are
 dropped: they carry the agent's trace id and would otherwise re-open evaluated traces.
+
+Traces are keyed by (tenant, trace id) (:mod:`otel_eval.worker._tenancy`): trace ids are not secrets, so another
+tenant's spans with the same id gather into a trace of their own. A span of a trace already handed on is counted
+``late`` and dropped (it never opens the trace again: a forged invocation in a known trace is not scored); a new trace
+of a tenant at ``max_open_traces_per_tenant`` is refused whole (:meth:`TraceAssembler.take_span_drops`).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,11 +41,15 @@ from otel_eval.model.messages import EvaluationRequest
 from otel_eval.reconstruct import rebuild_traces, without_evaluator_spans
 from otel_eval.traces import Span, spans_from_otlp_proto
 from otel_eval.traces.log_records import SpanLogRecord, attach_log_records
+from otel_eval.worker._tenancy import DEFAULT_TENANT
 
 logger = logging.getLogger(__name__)
 
 _HANDED_ON_REMEMBERED = 65536
-"""Trace ids handed on that are remembered, to count a log record arriving after its trace as late."""
+"""Traces handed on (or refused) that are remembered, to count a span or log record arriving after its trace as
+late (or refused) rather than open the trace again."""
+_SAID_REFUSED_REMEMBERED = 1024
+"""Tenants whose refused traces were logged (once each)."""
 
 
 def parse_otlp_spans(value: bytes | None, source: str) -> list[Span]:
@@ -67,6 +76,35 @@ def parse_otlp_logs(value: bytes | None, source: str) -> list[SpanLogRecord]:
     return log_records_from_otlp_proto(message, source=source)
 
 
+def parse_otlp_logs_by_resource(
+    value: bytes | None, source: str, tenant_of: Callable[[Mapping[str, Any]], str]
+) -> list[tuple[str, list[SpanLogRecord]]]:
+    """The GenAI content log records of one ``otlp_proto`` logs message, per resource, each with the tenant
+    ``tenant_of(resource attributes)`` names (the tenancy by resource attribute).
+
+    Raises:
+        InputError: the bytes are not an OTLP protobuf logs message (the message is dead-lettered).
+    """
+    from otel_eval.traces.otlp_logs import log_records_from_otlp_proto, parse_logs_data
+    from otel_eval.traces.otlp_proto import attributes_from_proto
+
+    message = _decode(value, source, parse_logs_data, "logs", "ExportLogsServiceRequest", "resource_logs")
+    return [
+        (
+            tenant_of(attributes_from_proto(resource_logs.resource.attributes)),
+            log_records_from_otlp_proto(_OneResource([resource_logs]), source=source),
+        )
+        for resource_logs in message.resource_logs
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class _OneResource:
+    """A logs message of one of a message's ``resource_logs``."""
+
+    resource_logs: list[Any]
+
+
 def _decode(
     value: bytes | None, source: str, parse: Callable[[bytes], Any], what: str, request: str, content: str
 ) -> Any:
@@ -83,6 +121,10 @@ def _decode(
     if not getattr(message, content):
         raise InputError(f"{source}: {len(value)} bytes decode to an OTLP message without {content}")
     return message
+
+
+TraceKey = tuple[str, str]
+"""(tenant, trace id): a trace is one tenant's; another tenant's spans with the same trace id are another trace."""
 
 
 @dataclass(slots=True)
@@ -106,6 +148,13 @@ class AssembledTrace:
     """``otlp_logs`` partition -> offset of the first message that carried a log record of this trace."""
     unmatched_log_records: int = 0
     """Set by :func:`requests_from_trace`: records whose span is not among the trace's spans."""
+    tenant: str = DEFAULT_TENANT
+    """Whose trace it is (see :mod:`otel_eval.worker._tenancy`)."""
+
+    @property
+    def key(self) -> TraceKey:
+        """(tenant, trace id)."""
+        return self.tenant, self.trace_id
 
     @property
     def partition(self) -> int:
@@ -113,13 +162,29 @@ class AssembledTrace:
         return min(self.first_offsets) if self.first_offsets else min(self.first_log_offsets, default=0)
 
 
+@dataclass(frozen=True, slots=True)
+class _Closed:
+    """A trace no longer gathered: handed on (``late``) or refused (its tenant's bound); what its later spans are
+    counted as, and the partitions it was read from (a rewind of one of them forgets it: it is read again)."""
+
+    reason: str
+    partitions: frozenset[int] = frozenset()
+    log_partitions: frozenset[int] = frozenset()
+
+
 class TraceAssembler:
-    """Gathers spans per trace id until the trace has been idle for ``idle_timeout`` seconds.
+    """Gathers spans per (tenant, trace id) until the trace has been idle for ``idle_timeout`` seconds.
+
+    A span or log record of a trace already handed on is counted ``late`` and dropped: it never re-opens the trace
+    (a forged invocation with a known trace id is not scored) and never joins another tenant's trace of the same id.
+    A new trace of a tenant that has ``max_open_traces_per_tenant`` open is refused whole: its spans and log records
+    are counted ``tenant_max_open_traces`` (:meth:`take_span_drops`, :meth:`take_log_drops`).
 
     Args:
         idle_timeout: seconds without a new span after which a trace is complete.
         max_open_traces: traces gathered at once; beyond it the oldest is handed on early.
         max_spans_per_trace: spans kept per trace; further ones are dropped (counted in ``dropped_spans``).
+        max_open_traces_per_tenant: traces one tenant may have open at once (None: only ``max_open_traces``).
         clock: monotonic seconds (tests may pass their own).
     """
 
@@ -129,41 +194,91 @@ class TraceAssembler:
         *,
         max_open_traces: int = env.DEFAULT_MAX_OPEN_TRACES,
         max_spans_per_trace: int = env.DEFAULT_MAX_SPANS_PER_TRACE,
+        max_open_traces_per_tenant: int | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.idle_timeout = idle_timeout
         self.max_open_traces = max_open_traces
         self.max_spans_per_trace = max_spans_per_trace
+        self.max_open_traces_per_tenant = max_open_traces_per_tenant
         self._clock = clock
-        self._open: dict[str, AssembledTrace] = {}
+        self._open: dict[TraceKey, AssembledTrace] = {}
+        self._per_tenant: Counter[str] = Counter()
         self._forced: list[AssembledTrace] = []
         self.dropped_spans = 0
-        self._handed_on: OrderedDict[str, None] = OrderedDict()
+        self._closed: OrderedDict[TraceKey, _Closed] = OrderedDict()
+        self._span_drops: Counter[str] = Counter()
         self._log_drops: Counter[str] = Counter()
+        self._said_refused: set[str] = set()
 
     def __len__(self) -> int:
         return len(self._open)
 
-    def _trace(self, trace_id: str) -> AssembledTrace:
-        trace = self._open.get(trace_id)
-        if trace is None:
-            if len(self._open) >= self.max_open_traces:
-                oldest = min(self._open.values(), key=lambda t: t.last_seen)
-                logger.warning("%d traces open: handing on trace %s early", len(self._open), oldest.trace_id)
-                self._forced.append(self._open.pop(oldest.trace_id))
-            trace = self._open[trace_id] = AssembledTrace(trace_id=trace_id)
+    def open_traces(self, tenant: str) -> int:
+        """Traces of ``tenant`` open now."""
+        return self._per_tenant[tenant]
+
+    def _trace(self, key: TraceKey, drops: Counter[str], count: int = 1) -> AssembledTrace | None:
+        """The open trace ``key``, opened when new; None (``count`` items counted in ``drops``) when it was handed
+        on already or its tenant is at its bound."""
+        trace = self._open.get(key)
+        if trace is not None:
+            return trace
+        closed = self._closed.get(key)
+        if closed is not None:
+            drops[closed.reason] += count
+            return None
+        tenant = key[0]
+        limit = self.max_open_traces_per_tenant
+        if limit is not None and self._per_tenant[tenant] >= limit:
+            self._remember(key, _Closed(semconv.DROP_TENANT_MAX_OPEN_TRACES))
+            drops[semconv.DROP_TENANT_MAX_OPEN_TRACES] += count
+            if tenant not in self._said_refused and len(self._said_refused) < _SAID_REFUSED_REMEMBERED:
+                self._said_refused.add(tenant)
+                logger.warning(
+                    "tenant %r has %d traces open (max_open_traces_per_tenant): its new traces are refused, counted "
+                    "as otel_eval.spans.dropped{%s=%s} (said once per tenant)",
+                    tenant,
+                    limit,
+                    semconv.OTEL_EVAL_DROP_REASON,
+                    semconv.DROP_TENANT_MAX_OPEN_TRACES,
+                )
+            return None
+        if len(self._open) >= self.max_open_traces:
+            oldest = min(self._open.values(), key=lambda t: t.last_seen)
+            logger.warning("%d traces open: handing on trace %s early", len(self._open), oldest.trace_id)
+            self._forced.append(self._pop(oldest.key))
+        trace = self._open[key] = AssembledTrace(trace_id=key[1], tenant=tenant)
+        self._per_tenant[tenant] += 1
         return trace
 
-    def add_logs(self, partition: int, offset: int, records: Iterable[SpanLogRecord]) -> None:
-        """Adds the GenAI content log records of the ``otlp_logs`` message at ``partition``/``offset``; a record of
-        a trace already handed on is counted ``late``, one past ``max_spans_per_trace`` records
-        ``max_spans_per_trace``."""
+    def _pop(self, key: TraceKey) -> AssembledTrace:
+        trace = self._open.pop(key)
+        self._per_tenant[trace.tenant] -= 1
+        if not self._per_tenant[trace.tenant]:
+            del self._per_tenant[trace.tenant]
+        self._remember(
+            key, _Closed(semconv.DROP_LATE, frozenset(trace.first_offsets), frozenset(trace.first_log_offsets))
+        )
+        return trace
+
+    def _remember(self, key: TraceKey, closed: _Closed) -> None:
+        self._closed[key] = closed
+        self._closed.move_to_end(key)
+        while len(self._closed) > _HANDED_ON_REMEMBERED:
+            self._closed.popitem(last=False)
+
+    def add_logs(
+        self, partition: int, offset: int, records: Iterable[SpanLogRecord], *, tenant: str = DEFAULT_TENANT
+    ) -> None:
+        """Adds the GenAI content log records of ``tenant`` in the ``otlp_logs`` message at ``partition``/``offset``;
+        a record of a trace already handed on is counted ``late``, one past ``max_spans_per_trace`` records
+        ``max_spans_per_trace``, one of a refused trace ``tenant_max_open_traces``."""
         now = self._clock()
         for record in records:
-            if record.trace_id in self._handed_on and record.trace_id not in self._open:
-                self._log_drops[semconv.DROP_LATE] += 1
+            trace = self._trace((tenant, record.trace_id), self._log_drops)
+            if trace is None:
                 continue
-            trace = self._trace(record.trace_id)
             trace.last_seen = now
             trace.first_log_offsets.setdefault(partition, offset)
             if len(trace.log_records) >= self.max_spans_per_trace:
@@ -172,15 +287,35 @@ class TraceAssembler:
             trace.log_records.append(record)
 
     def take_log_drops(self) -> Counter[str]:
-        """Log records dropped since the last call, by reason (``late``, ``max_spans_per_trace``)."""
+        """Log records dropped since the last call, by reason (``late``, ``max_spans_per_trace``,
+        ``tenant_max_open_traces``)."""
         drops, self._log_drops = self._log_drops, Counter()
         return drops
 
-    def add(self, partition: int, offset: int, spans: Iterable[Span], message: Any = None) -> None:
-        """Adds the spans of the message at ``partition``/``offset`` (``message``: the Kafka record itself)."""
+    def take_span_drops(self) -> Counter[str]:
+        """Spans dropped since the last call, by reason (``late``, ``max_spans_per_trace``,
+        ``tenant_max_open_traces``)."""
+        drops, self._span_drops = self._span_drops, Counter()
+        return drops
+
+    def add(
+        self,
+        partition: int,
+        offset: int,
+        spans: Iterable[Span],
+        message: Any = None,
+        *,
+        tenant: str | None = DEFAULT_TENANT,
+        tenant_of: Callable[[Span], str] | None = None,
+    ) -> None:
+        """Adds the spans of the message at ``partition``/``offset`` (``message``: the Kafka record itself), all of
+        ``tenant``, or (``tenant`` None) each of ``tenant_of(span)``'s."""
         now = self._clock()
         for span in without_evaluator_spans(list(spans)):
-            trace = self._trace(span.trace_id)
+            owner = tenant if tenant is not None or tenant_of is None else tenant_of(span)
+            trace = self._trace((owner or DEFAULT_TENANT, span.trace_id), self._span_drops)
+            if trace is None:
+                continue
             trace.last_seen = now
             trace.first_offsets.setdefault(partition, offset)
             if message is not None:
@@ -190,6 +325,7 @@ class TraceAssembler:
             if len(trace.spans) >= self.max_spans_per_trace:
                 trace.dropped_spans += 1
                 self.dropped_spans += 1
+                self._span_drops[semconv.DROP_MAX_SPANS_PER_TRACE] += 1
                 continue
             trace.spans.append(span)
             trace.span_ids.add(span.span_id)
@@ -198,14 +334,8 @@ class TraceAssembler:
         """Removes and returns the traces idle for ``idle_timeout`` (all of them with ``everything``)."""
         now = self._clock()
         done, self._forced = self._forced, []
-        for trace_id in [
-            t for t, trace in self._open.items() if everything or now - trace.last_seen >= self.idle_timeout
-        ]:
-            done.append(self._open.pop(trace_id))
-        for trace in done:
-            self._handed_on[trace.trace_id] = None
-        while len(self._handed_on) > _HANDED_ON_REMEMBERED:
-            self._handed_on.popitem(last=False)
+        for key in [k for k, trace in self._open.items() if everything or now - trace.last_seen >= self.idle_timeout]:
+            done.append(self._pop(key))
         return done
 
     def committable(self, partition: int, next_offset: int, *, logs: bool = False) -> int:
@@ -220,13 +350,14 @@ class TraceAssembler:
 
     def forget(self, partitions: Iterable[int], *, logs: bool = False) -> int:
         """Drops the open traces that started on ``partitions`` (of ``otlp_logs`` with ``logs``; revoked: another
-        worker re-reads them)."""
+        worker re-reads them; rewound: this one does), and the memory of the traces handed on from them (so that
+        what is read again is gathered again; the ledger skips what was evaluated). Returns the open ones dropped."""
         gone = set(partitions)
-        lost = [
-            t for t, trace in self._open.items() if gone & set(trace.first_log_offsets if logs else trace.first_offsets)
-        ]
-        for trace_id in lost:
-            del self._open[trace_id]
+        lost = [k for k, t in self._open.items() if gone & set(t.first_log_offsets if logs else t.first_offsets)]
+        for key in lost:
+            self._pop(key)
+        for key in [k for k, c in self._closed.items() if gone & (c.log_partitions if logs else c.partitions)]:
+            del self._closed[key]
         return len(lost)
 
 

@@ -9,7 +9,8 @@ daemon thread, so it answers while the event loop is busy, and so a stuck loop s
 ``/readyz``
     200 when the worker is connected and a member of its consumer group (partitions assigned, possibly none when
     there are more workers than partitions), its last fetch from the broker succeeded, and its last telemetry export
-    finished. Otherwise 503 with the failing checks, one per line. Kubernetes stops routing to it (and KEDA and
+    finished. Otherwise 503 with the failing checks, one per line, in generic words: the broker's error text (its
+    addresses, its TLS and SASL messages) is in the worker's log, never in the unauthenticated answer. Kubernetes stops routing to it (and KEDA and
     operators see it); it is not restarted for a broker outage.
 ``/metrics``
     The worker's metrics in the Prometheus text format, with ``OTEL_EVAL_WORKER_TELEMETRY=prometheus`` (404 otherwise).
@@ -40,6 +41,7 @@ class WorkerHealth:
         self.started = False
         self.group_member = False
         self.fetch_error: str | None = None
+        """Why the last fetch failed (for the log; ``/readyz`` says only that it failed)."""
         self.telemetry_error: str | None = None
 
     def beat(self) -> None:
@@ -59,9 +61,9 @@ class WorkerHealth:
         elif not self.group_member:
             problems.append("not a member of the consumer group (joining or rebalancing)")
         if self.fetch_error is not None:
-            problems.append(f"last fetch from the broker failed: {self.fetch_error}")
+            problems.append("last fetch from the broker failed")
         if self.telemetry_error is not None:
-            problems.append(f"last telemetry export failed: {self.telemetry_error}")
+            problems.append("last telemetry export failed")
         return problems
 
 

@@ -10,7 +10,9 @@ evaluated or emitted again when this worker group already emitted its results, a
 
 A worker killed after its telemetry was exported but before the results were published re-emits that batch on
 redelivery: telemetry may then contain a duplicate, never a gap. Consumers of the results topic de-duplicate
-exactly by ``result_id`` (deterministic from trace id, span id, metric, metric version and judge model).
+exactly by ``result_id`` (deterministic from trace id, span id, metric, metric version and judge model) and, where
+the worker is configured with tenants, by the ``otel_eval.tenant`` header (absent for the default tenant): two tenants'
+results on the same ids are two results.
 """
 
 from __future__ import annotations
@@ -24,19 +26,26 @@ from typing import Any
 from pydantic import ValidationError
 
 from otel_eval.model.messages import EvaluationRecord
+from otel_eval.worker._tenancy import of_worker_record, worker_headers
 
 logger = logging.getLogger(__name__)
 
 _READBACK_IDLE_MS = 300
 
 
-def invocation_key(trace_id: str, span_id: str) -> str:
-    """The key of one evaluated invocation in the ledger."""
-    return f"{trace_id}/{span_id}"
+def invocation_key(trace_id: str, span_id: str, tenant: str = "") -> str:
+    """The key of one evaluated invocation of ``tenant`` in the ledger."""
+    return f"{tenant}\x00{trace_id}/{span_id}" if tenant else f"{trace_id}/{span_id}"
+
+
+def _of(tenant: str, key: str) -> str:
+    """``key`` of ``tenant`` (the default tenant's keys are the bare ones)."""
+    return f"{tenant}\x00{key}" if tenant else key
 
 
 class ResultLedger:
-    """A bounded LRU of emitted result ids, of evaluated invocations and of evaluated traces.
+    """A bounded LRU of emitted result ids, of evaluated invocations and of evaluated traces, per tenant (another
+    tenant's results with the same trace and span ids never make one's own look already emitted).
 
     Args:
         capacity: entries kept per kind; 0 turns the ledger off (nothing is ever skipped).
@@ -62,43 +71,43 @@ class ResultLedger:
         while len(lru) > self.capacity:
             lru.popitem(last=False)
 
-    def add(self, records: Iterable[EvaluationRecord]) -> None:
-        """Remembers ``records`` as emitted (and their invocations and traces as evaluated; a session window's
-        records, their turns as judged in a window)."""
+    def add(self, records: Iterable[EvaluationRecord], *, tenant: str = "") -> None:
+        """Remembers ``records`` (of ``tenant``) as emitted (and their invocations and traces as evaluated; a session
+        window's records, their turns as judged in a window)."""
         last = None
         for record in records:
-            self._remember(self._results, record.result_id)
+            self._remember(self._results, _of(tenant, record.result_id))
             invocation = (record.trace_id, record.span_id, record.session_window is not None)
             if invocation == last:  # an invocation's records come together: remembered once
                 continue
             last = invocation
-            key = invocation_key(record.trace_id, record.span_id)
+            key = invocation_key(record.trace_id, record.span_id, tenant)
             if record.session_window is not None:
                 self._remember(self._session_turns, key)
                 continue
             self._remember(self._invocations, key)
-            self._remember(self._traces, record.trace_id)
+            self._remember(self._traces, _of(tenant, record.trace_id))
 
-    def add_invocation(self, trace_id: str, span_id: str) -> None:
+    def add_invocation(self, trace_id: str, span_id: str, tenant: str = "") -> None:
         """Remembers an invocation as evaluated even though it produced no record (no metric applied)."""
-        self._remember(self._invocations, invocation_key(trace_id, span_id))
-        self._remember(self._traces, trace_id)
+        self._remember(self._invocations, invocation_key(trace_id, span_id, tenant))
+        self._remember(self._traces, _of(tenant, trace_id))
 
-    def has_result(self, result_id: str) -> bool:
-        """Whether ``result_id`` was emitted."""
-        return result_id in self._results
+    def has_result(self, result_id: str, tenant: str = "") -> bool:
+        """Whether ``result_id`` was emitted (for ``tenant``)."""
+        return _of(tenant, result_id) in self._results
 
-    def has_invocation(self, trace_id: str, span_id: str) -> bool:
-        """Whether the invocation (root span ``span_id`` of ``trace_id``) was evaluated."""
-        return invocation_key(trace_id, span_id) in self._invocations
+    def has_invocation(self, trace_id: str, span_id: str, tenant: str = "") -> bool:
+        """Whether the invocation (root span ``span_id`` of ``trace_id``, of ``tenant``) was evaluated."""
+        return invocation_key(trace_id, span_id, tenant) in self._invocations
 
-    def has_session_turn(self, trace_id: str, span_id: str) -> bool:
+    def has_session_turn(self, trace_id: str, span_id: str, tenant: str = "") -> bool:
         """Whether the invocation was judged as a turn of a session window."""
-        return invocation_key(trace_id, span_id) in self._session_turns
+        return invocation_key(trace_id, span_id, tenant) in self._session_turns
 
-    def has_trace(self, trace_id: str) -> bool:
-        """Whether any invocation of ``trace_id`` was evaluated."""
-        return trace_id in self._traces
+    def has_trace(self, trace_id: str, tenant: str = "") -> bool:
+        """Whether any invocation of ``trace_id`` (of ``tenant``) was evaluated."""
+        return _of(tenant, trace_id) in self._traces
 
 
 def parse_record(value: bytes | None) -> EvaluationRecord | None:
@@ -133,8 +142,13 @@ class ResultsPublisher:
         partitions = await self._producer.partitions_for(self.topic)
         return max(1, len(partitions))
 
-    async def publish(self, records: Sequence[tuple[int, EvaluationRecord]]) -> int:
+    async def publish(
+        self, records: Sequence[tuple[int, EvaluationRecord]], tenants: Sequence[str] | None = None
+    ) -> int:
         """Sends ``(source partition, record)`` pairs and waits for every acknowledgement. Returns the count.
+
+        ``tenants`` (one per record): a record of a tenant other than the default one carries it in the
+        :data:`~otel_eval.worker._tenancy.WORKER_TENANT_HEADER` header (read back by :meth:`read_back`).
 
         The records are packed into one producer batch per results partition (aiokafka's ``create_batch`` and
         ``send_batch``; a full batch is sent and a new one started), so a worker batch of results travels in a few
@@ -149,16 +163,17 @@ class ResultsPublisher:
         producer, topic = self._producer, self.topic
         open_batches: dict[int, Any] = {}
         sent = []
-        for source_partition, record in records:
+        for index, (source_partition, record) in enumerate(records):
             partition = source_partition % count
             key, value = record.trace_id.encode(), record.model_dump_json().encode()
+            headers = worker_headers(tenants[index]) if tenants is not None else []
             batch = open_batches.get(partition)
             if batch is None:
                 batch = open_batches[partition] = producer.create_batch()
-            if batch.append(timestamp=None, key=key, value=value) is None:  # full: send it, start the next one
+            if batch.append(timestamp=None, key=key, value=value, headers=headers) is None:  # full: send, start anew
                 sent.append(await producer.send_batch(batch, topic, partition=partition))
                 batch = open_batches[partition] = producer.create_batch()
-                batch.append(timestamp=None, key=key, value=value)  # an empty batch takes any one record
+                batch.append(timestamp=None, key=key, value=value, headers=headers)  # an empty batch takes any one
         for partition, batch in open_batches.items():
             sent.append(await producer.send_batch(batch, topic, partition=partition))
         await asyncio.gather(*sent)
@@ -195,7 +210,7 @@ class ResultsPublisher:
                 for message in records:
                     record = parse_record(message.value)
                     if record is not None:
-                        ledger.add([record])
+                        ledger.add([record], tenant=of_worker_record(message))
                         read += 1
         consumer.assign([])
         return read

@@ -91,7 +91,7 @@ class Worker:
         self.settings = settings
         self.telemetry = telemetry or WorkerTelemetry()
         self.metrics = WorkerMetrics(self.telemetry.meter_provider)
-        self.core = core if core is not None else build_core(settings, self.telemetry)
+        self.core = core if core is not None else build_core(settings, self.telemetry, self.metrics)
         self.ledger = ResultLedger(settings.worker_dedup_cache_size)
         self.cpu = DeadlineExecutor(settings.worker_record_timeout, name="OtelEvalWorkerCpu")
         """Decoding and rebuilding run here, off the event loop, each record within ``worker_record_timeout``."""
@@ -99,6 +99,7 @@ class Worker:
             settings.trace_idle_timeout,
             max_open_traces=settings.max_open_traces,
             max_spans_per_trace=settings.max_spans_per_trace,
+            max_open_traces_per_tenant=settings.max_open_traces_per_tenant,
         )
         self.started = asyncio.Event()
         """Set once the worker's clients are started and it has joined its group."""
@@ -229,7 +230,7 @@ class Worker:
 
     def _start_http(self) -> None:
         """``/healthz``, ``/readyz`` and ``/metrics`` (see :mod:`otel_eval.worker.health`), unless the port is 0."""
-        host, port = self.settings.worker_metrics_host, self.settings.worker_metrics_port
+        host, port = self.settings.metrics_host, self.settings.worker_metrics_port
         if not port:
             return
         try:

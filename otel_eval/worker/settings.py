@@ -6,26 +6,35 @@ worker's own telemetry is configured by the standard ``OTEL_EXPORTER_OTLP_*`` / 
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping, Sequence
 from typing import Final, Literal
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from otel_eval.emit.selection import emit_setting, emit_text
 from otel_eval.environment_variables import (
     DEFAULT_CONCURRENCY,
     DEFAULT_KAFKA_COMPRESSION,
     DEFAULT_KAFKA_REQUESTS_TOPIC,
     DEFAULT_KAFKA_SESSIONS_TOPIC,
+    DEFAULT_MAX_NUM_SAMPLES,
     DEFAULT_MAX_OPEN_SESSIONS,
     DEFAULT_MAX_OPEN_TRACES,
     DEFAULT_MAX_SESSION_BYTES,
     DEFAULT_MAX_SPANS_PER_TRACE,
+    DEFAULT_REQUEST_CRITERIA,
+    DEFAULT_REQUEST_MAX_OUTPUT_TOKENS,
     DEFAULT_SESSION_IDLE_TIMEOUT,
     DEFAULT_SESSION_MAX_TURNS,
     DEFAULT_TRACE_IDLE_TIMEOUT,
+    EMIT_SIGNALS,
     ENV_PREFIX,
+    OTEL_EVAL_EMIT,
 )
 from otel_eval.errors import ConfigurationError
+from otel_eval.evaluation.request_criteria import RequestCriteriaPolicy
 from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.transport import KafkaSecurity, check_compression, split_servers
 
@@ -41,6 +50,19 @@ session windows are judged (their per-invocation metrics were scored where they 
 SOURCES: Final = (SOURCE_REQUESTS, SOURCE_OTLP_SPANS, SOURCE_OTLP_LOGS, SOURCE_SESSIONS)
 
 TelemetryMode = Literal["otlp", "prometheus", "console", "none"]
+
+ALL_INTERFACES: Final = "0.0.0.0"
+LOOPBACK: Final = "127.0.0.1"
+CONTAINER_MARKERS: tuple[str, ...] = ("/.dockerenv", "/run/.containerenv")
+"""Files whose presence says the process runs in a container (Docker's, Podman's)."""
+
+
+def in_container(environ: Mapping[str, str] | None = None, markers: Sequence[str] | None = None) -> bool:
+    """Whether this process runs in a container: Kubernetes (``KUBERNETES_SERVICE_HOST`` in ``environ``), Docker or
+    Podman (one of ``markers``, :data:`CONTAINER_MARKERS` by default, exists)."""
+    environ = os.environ if environ is None else environ
+    markers = CONTAINER_MARKERS if markers is None else markers
+    return bool(environ.get("KUBERNETES_SERVICE_HOST")) or any(os.path.exists(p) for p in markers)
 
 
 class WorkerSettings(BaseSettings):
@@ -104,8 +126,11 @@ class WorkerSettings(BaseSettings):
     worker_telemetry: TelemetryMode = Field(
         default="otlp", description="otlp (OTEL_EXPORTER_OTLP_*), prometheus (/metrics), console, none."
     )
-    # All interfaces: a pod's probes and scrapes come from outside it.
-    worker_metrics_host: str = Field(default="0.0.0.0", description="Address of /healthz, /readyz and /metrics.")
+    worker_metrics_host: str | None = Field(
+        default=None,
+        description="Address of /healthz, /readyz and /metrics; unset = 0.0.0.0 in a container (probes and scrapes "
+        "come from outside it), 127.0.0.1 elsewhere (the endpoints are unauthenticated).",
+    )
     worker_metrics_port: int = Field(default=9464, ge=0, le=65535, description="Port of /healthz, /readyz, /metrics.")
     worker_flush_timeout: float = Field(default=10.0, gt=0, description="Seconds to export a batch's telemetry.")
 
@@ -134,8 +159,57 @@ class WorkerSettings(BaseSettings):
         default=DEFAULT_MAX_SESSION_BYTES, ge=1, description="Approximate bytes of turns held over all open sessions."
     )
 
+    # --- tenancy (docs/security.md): whose traces and sessions a record's content is, and each one's share ---------
+    tenant_header: str | None = Field(
+        default=None,
+        description="Kafka header naming a record's tenant (set by an authenticated Collector or a trusted producer); "
+        "when set it alone decides (no header: the default tenant).",
+    )
+    tenant_attribute: str | None = Field(
+        default=None,
+        description="Collector path, without a tenant header: the resource attribute naming a span's tenant "
+        "(e.g. tenant.id, service.namespace).",
+    )
+    max_open_traces_per_tenant: int | None = Field(
+        default=None, ge=1, description="Collector path: traces one tenant may have open (unset: max_open_traces)."
+    )
+    max_open_sessions_per_tenant: int | None = Field(
+        default=None, ge=1, description="Sessions one tenant may hold open (unset: max_open_sessions)."
+    )
+
     criteria: str | None = Field(default=None, description="ADK EvalConfig/criteria JSON, or a path to such a file.")
+    request_criteria: bool = Field(
+        default=DEFAULT_REQUEST_CRITERIA,
+        description="Honour the criteria requests carry, within the allowlists (else they are refused and counted).",
+    )
+    request_metrics: str = Field(default="", description="Comma-separated metrics request criteria may name; * any.")
+    request_judge_models: str = Field(default="", description="Comma-separated judge models request criteria may name.")
+    request_max_output_tokens: int = Field(
+        default=DEFAULT_REQUEST_MAX_OUTPUT_TOKENS, ge=1, description="Largest max_output_tokens request criteria set."
+    )
+    max_num_samples: int = Field(
+        default=DEFAULT_MAX_NUM_SAMPLES, ge=1, description="Largest num_samples a request may ask for."
+    )
     eval_set: str | None = Field(default=None, description="Path to an ADK eval set for online reference metrics.")
+
+    # --- What the scores are emitted as (OTEL_EVAL_EMIT, --emit) ---
+    emit: str = Field(
+        default=",".join(EMIT_SIGNALS),
+        description="Comma-separated signals the scores are emitted as: events, spans, metrics (attributes is "
+        "accepted and has no root span to go on here), or none. The results topic and the sinks do not depend on it.",
+    )
+
+    @field_validator("emit")
+    @classmethod
+    def _check_emit(cls, value: str) -> str:
+        return emit_text(emit_setting(value, setting=OTEL_EVAL_EMIT))
+
+    @property
+    def emit_signals(self) -> frozenset[str]:
+        """The selected signals (:mod:`otel_eval.emit.selection`)."""
+        return frozenset(self.emit.split(",")) & frozenset(EMIT_SIGNALS)
+
+    # --- end of the emit block ---
 
     @field_validator("worker_sources")
     @classmethod
@@ -182,7 +256,27 @@ class WorkerSettings(BaseSettings):
             max_turns=self.session_max_turns,
             max_sessions=self.max_open_sessions,
             max_bytes=self.max_session_bytes,
+            max_sessions_per_tenant=self.max_open_sessions_per_tenant,
         )
+
+    @property
+    def request_policy(self) -> RequestCriteriaPolicy:
+        """Which criteria carried by requests are honoured (off by default)."""
+        return RequestCriteriaPolicy.create(
+            honour=self.request_criteria,
+            metrics=self.request_metrics,
+            judge_models=self.request_judge_models,
+            max_num_samples=self.max_num_samples,
+            max_output_tokens=self.request_max_output_tokens,
+        )
+
+    @property
+    def metrics_host(self) -> str:
+        """The address the HTTP endpoints listen on: :attr:`worker_metrics_host`, else 0.0.0.0 in a container and
+        127.0.0.1 outside one."""
+        if self.worker_metrics_host:
+            return self.worker_metrics_host
+        return ALL_INTERFACES if in_container() else LOOPBACK
 
     @property
     def servers(self) -> list[str]:

@@ -57,3 +57,43 @@ def test_the_image_copies_only_what_exists_and_the_context_allows() -> None:
             for source in sources:
                 assert (REPO / source).exists(), f"COPY {source}: not in the repository"
                 assert source.rstrip("/") in allowed, f"COPY {source}: excluded by Dockerfile.dockerignore"
+
+
+def _locked() -> dict[str, tuple[str, list[str]]]:
+    """deploy/requirements.lock: name -> (version, hashes)."""
+    text = re.sub(r"\\\n\s*", " ", (DEPLOY / "requirements.lock").read_text(encoding="utf-8"))
+    locked = {}
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#"):
+            requirement, *options = line.split()
+            name, version = requirement.split("==")
+            locked[name] = (version, [o.removeprefix("--hash=sha256:") for o in options])
+    return locked
+
+
+def test_every_base_is_pinned_by_digest_and_the_dependencies_by_hash() -> None:
+    bases = [argument.split()[0] for instruction, argument in _instructions() if instruction == "FROM"]
+    assert bases and all(re.search(r"@sha256:[0-9a-f]{64}$", image) for image in bases), bases
+    installs = [
+        argument for instruction, argument in _instructions() if instruction == "RUN" and "pip install" in argument
+    ]
+    assert any("--require-hashes" in run and "deploy/requirements.lock" in run for run in installs)
+    assert all("--no-deps" in run for run in installs), "every install takes its dependencies from the lock only"
+    locked = _locked()
+    assert all(re.fullmatch(r"[0-9a-f]{64}", h) for _, hashes in locked.values() for h in hashes)
+    assert all(hashes for _, hashes in locked.values())
+
+
+def test_the_lock_satisfies_the_runtime_dependencies() -> None:
+    import tomllib
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    locked = {canonicalize_name(name): version for name, (version, _) in _locked().items()}
+    wanted = [Requirement(r) for r in [*project["dependencies"], *project["optional-dependencies"]["prometheus"]]]
+    for requirement in wanted:
+        name = canonicalize_name(requirement.name)
+        assert name in locked, f"{requirement}: not in deploy/requirements.lock"
+        assert requirement.specifier.contains(locked[name], prereleases=True), f"{requirement}: locked {locked[name]}"
+    assert {"hatchling", "setuptools"} <= set(locked)  # what builds otel-eval and rouge-score's sdist

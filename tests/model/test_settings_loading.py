@@ -29,12 +29,22 @@ def test_criteria_from_json_object_config_or_file(tmp_path: Path) -> None:
         ('{"criteria": ', "S: invalid JSON at line 1"),
         ('{"criteria": [1]}', "S: 'criteria' must be an object"),
         ("/no/such/config.json", "S file /no/such/config.json: cannot read"),
+        ('{"userSimulatorConfig": {"type": "bogus"}}', "S: invalid eval config: user_simulator_config: Input tag"),
+        ('{"user_simulator_config": {"max_allowed_invocations": "many"}}', "S: invalid eval config: user_simulator"),
     ],
 )
 def test_bad_criteria_name_the_setting_and_the_problem(raw: str, message: str) -> None:
     with pytest.raises(ConfigurationError) as raised:
         criteria_setting(raw, setting="S")
     assert str(raised.value).startswith(message)
+
+
+def test_an_eval_config_without_criteria_has_none_as_in_adk() -> None:
+    assert criteria_setting("{}", setting="S") == {}
+    assert criteria_setting('{"userSimulatorConfig": {"maxAllowedInvocations": 3}}', setting="S") == {}
+    custom = {"m": {"codeConfig": {"name": "pkg.m"}}}
+    config = {"criteria": {"m": 0.5}, "customMetrics": custom}
+    assert criteria_setting(json.dumps(config), setting="S") == {"criteria": {"m": 0.5}, "custom_metrics": custom}
 
 
 def test_eval_set_setting(tmp_path: Path) -> None:

@@ -198,8 +198,7 @@ def test_embedded_objects_next_to_an_exporter_or_unknown_keywords_are_refused_by
         EvaluationSpanProcessor(exporter=InMemoryInvocationExporter(), sinks=[print], logger_provider=LoggerProvider())
     with pytest.raises(TypeError, match=r"unexpected keyword argument.*max_queue"):
         EvaluationSpanProcessor(max_queue=3)  # type: ignore[call-arg]
-    with pytest.raises(TypeError, match=r"unexpected keyword argument.*max_queue_size"):
-        EvaluationSpanProcessor(max_queue_size=3)  # type: ignore[call-arg]  # a setting: ProcessorSettings holds it
+    # A setting given as a keyword (the form before ProcessorSettings) works, deprecated: test_deprecated_keywords.py
 
 
 def test_settings_are_checked_when_made_and_derived_with_replace() -> None:

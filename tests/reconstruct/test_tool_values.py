@@ -9,7 +9,7 @@ import pytest
 from otel_eval import semconv
 from otel_eval.reconstruct._adk_spans import read_tool_run
 from otel_eval.reconstruct._genai_messages import content_from_message
-from otel_eval.reconstruct._values import tool_call_args, tool_response_payload
+from otel_eval.reconstruct._values import MAX_LITERAL_CHARS, tool_call_args, tool_response_payload
 from otel_eval.traces.span import Span
 
 
@@ -68,6 +68,41 @@ def test_only_text_that_looks_like_broken_json_warns() -> None:
         tool_call_args(text, quiet, "x")
         tool_response_payload(text, quiet, "x")
     assert quiet == []
+
+
+def _python_literal_of(size: int) -> str:
+    """A Python-literal dict (single quotes: not JSON) of exactly ``size`` characters."""
+    head = "{'city': '"
+    return head + "x" * (size - len(head) - 2) + "'}"
+
+
+def test_python_literals_are_read_only_up_to_the_cap() -> None:
+    at_cap = _python_literal_of(MAX_LITERAL_CHARS)
+    assert len(at_cap) == MAX_LITERAL_CHARS == 64 * 1024
+    warnings: list[str] = []
+    assert tool_call_args(at_cap, warnings, "a") == {"city": "x" * (MAX_LITERAL_CHARS - 12)}
+    assert tool_response_payload(at_cap, warnings, "r") == {"city": "x" * (MAX_LITERAL_CHARS - 12)}
+    assert warnings == []
+    over = _python_literal_of(MAX_LITERAL_CHARS + 1)
+    assert tool_call_args(over, warnings, "a") == {"input": over}  # kept as recorded text, not evaluated
+    assert tool_response_payload(over, warnings, "r") == {"result": over}
+    too_long = f"{MAX_LITERAL_CHARS + 1} characters, too long to read as a Python literal (over {MAX_LITERAL_CHARS})"
+    assert warnings == [
+        f"a: {too_long}",
+        "a: tool arguments are not valid JSON; kept as text",
+        f"r: {too_long}",
+        "r: tool result is not valid JSON; kept as text",
+    ]
+
+
+@pytest.mark.timeout(60)
+def test_deeply_nested_literal_text_is_not_parsed() -> None:
+    """800 KB of nested brackets, under the former 1 MB bound: ``ast.literal_eval`` would build a syntax tree for all
+    of it before failing; now the text is kept as recorded and said to be too long, without being parsed."""
+    nested = "{'a': " + "[" * 400_000 + "]" * 400_000 + "}"
+    warnings: list[str] = []
+    assert tool_response_payload(nested, warnings, "r") == {"result": nested}
+    assert warnings[0].startswith(f"r: {len(nested)} characters, too long to read as a Python literal")
 
 
 def _tool_span(**attributes: Any) -> Span:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
+from urllib.parse import quote
 
 import httpx
 
@@ -119,14 +120,15 @@ class MlflowBackend:
             key = (record.metric_name, _fields.evaluator_key(record))
             found = existing.get(key)
             if found is None:
-                response = client.post(f"{_TRACES}/{trace_id}/assessments", json={"assessment": body})
+                response = client.post(f"{_TRACES}/{_path(trace_id)}/assessments", json={"assessment": body})
             elif (found.get("metadata") or {}).get(semconv.OTEL_EVAL_RESULT_ID) == record.result_id:
                 outcomes.append(OK)  # this very result is there already (a redelivery)
                 continue
             else:
                 body["assessment_id"] = found["assessment_id"]
                 update = {"assessment": body, "update_mask": "feedback,rationale,metadata"}
-                response = client.patch(f"{_TRACES}/{trace_id}/assessments/{found['assessment_id']}", json=update)
+                path = f"{_TRACES}/{_path(trace_id)}/assessments/{_path(found['assessment_id'])}"
+                response = client.patch(path, json=update)
             outcome = status_outcome(response)
             if outcome == OK:
                 existing[key] = {**body, **(response.json().get("assessment") or {})}
@@ -135,7 +137,7 @@ class MlflowBackend:
 
     def _existing(self, client: httpx.Client, trace_id: str) -> _Existing:
         """The trace's assessments from otel-eval by (name, evaluator id); None when MLflow has no such trace."""
-        response = client.get(f"{_TRACES}/{trace_id}")
+        response = client.get(f"{_TRACES}/{_path(trace_id)}")
         if response.status_code == 404 or (response.status_code == 400 and "RESOURCE_DOES_NOT_EXIST" in response.text):
             return None
         outcome = status_outcome(response)
@@ -152,6 +154,11 @@ class MlflowBackend:
 
 
 _Existing = dict[tuple[str, str], dict[str, Any]] | Rejected | None
+
+
+def _path(value: Any) -> str:
+    """``value`` as one URL path segment: ids come from requests and spans, and the backend's answers."""
+    return quote(str(value), safe="")
 
 
 def _string(value: Any) -> str:

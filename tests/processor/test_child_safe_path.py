@@ -1,0 +1,82 @@
+"""The evaluation process runs where the agent runs (its working directory, possibly writable by others) and holds
+the judge's key: a module there named like one of its dependencies must not be imported by it (``-P``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings
+from otel_eval.demo import SCENARIOS, TravelAgent
+from otel_eval.processor._child import _SAFE_PATH_TRAMPOLINE, child_command
+from tests.worker._harness import OtlpSink
+
+pytestmark = pytest.mark.integration
+
+SHADOW = """
+import pathlib
+pathlib.Path({marker!r}).write_text("imported from the working directory")
+raise ImportError("a module of the working directory shadowed a dependency")
+"""
+
+
+@pytest.fixture
+def sink(monkeypatch: pytest.MonkeyPatch) -> Iterator[OtlpSink]:
+    receiver = OtlpSink().start()
+    monkeypatch.setenv("OTEL_LOGS_EXPORTER", "otlp")
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "none")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
+    yield receiver
+    receiver.stop()
+
+
+def _shadowing(directory: Path, *modules: str) -> Path:
+    """``directory`` with a module of each name in ``modules`` that, imported, writes the marker it returns."""
+    marker = directory / "shadow-imported"
+    for name in modules:
+        (directory / f"{name}.py").write_text(SHADOW.format(marker=str(marker)))
+    return marker
+
+
+def test_the_evaluation_process_does_not_import_modules_of_the_working_directory(
+    sink: OtlpSink, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = _shadowing(tmp_path, "pydantic", "google", "opentelemetry")
+    monkeypatch.chdir(tmp_path)
+    processor = EvaluationSpanProcessor(settings=ProcessorSettings(isolation="process"))
+    from opentelemetry.sdk.trace import TracerProvider
+
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    TravelAgent(provider).run(SCENARIOS[0])
+    try:
+        assert processor.force_flush(60_000)
+        assert sink.events(), "the evaluation process scored the invocation"
+    finally:
+        provider.shutdown()
+    assert not marker.exists()
+
+
+def test_the_command_line_keeps_the_working_directory_off_the_path(tmp_path: Path) -> None:
+    marker = _shadowing(tmp_path, "json")
+    safe = subprocess.run(child_command("json.tool", "--help"), cwd=tmp_path, capture_output=True, timeout=60)
+    assert safe.returncode == 0 and b"usage" in safe.stdout and not marker.exists()
+    unsafe = subprocess.run(
+        [sys.executable, "-m", "json.tool", "--help"], cwd=tmp_path, capture_output=True, timeout=60
+    )
+    assert unsafe.returncode != 0 and marker.exists()  # what the child was exposed to before
+
+
+def test_the_python_3_10_form_keeps_the_working_directory_off_the_path_too(tmp_path: Path) -> None:
+    """Python 3.10 has no ``-P``: the child is started through a ``-c`` trampoline that drops the working directory
+    from ``sys.path`` before importing anything, then runs the module as ``-m`` would (its arguments intact)."""
+    marker = _shadowing(tmp_path, "json", "runpy")
+    command = [sys.executable, "-c", _SAFE_PATH_TRAMPOLINE, "json.tool", "--sort-keys"]
+    run = subprocess.run(command, cwd=tmp_path, input=b'{"b": 1, "a": 2}', capture_output=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.decode().split() == ["{", '"a":', "2,", '"b":', "1", "}"] and not marker.exists()

@@ -1,0 +1,99 @@
+"""The worker's ``OTEL_EVAL_EMIT`` / ``--emit``: the shared evaluation core built from the worker's settings emits only
+the selected signals (agent -> Kafka -> the real worker, read back from in-memory exporters); the results topic does
+not depend on it; a bad value stops the worker at start-up, naming the variable and the value."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from click.testing import CliRunner
+from opentelemetry.sdk.trace import TracerProvider
+
+from otel_eval import EvaluationSpanProcessor, semconv
+from otel_eval import environment_variables as env
+from otel_eval.cli import main
+from otel_eval.demo import SCENARIOS, TravelAgent
+from otel_eval.metrics import EFFICIENCY_METRICS
+from otel_eval.model.messages import EvaluationRecord
+from otel_eval.transport.kafka import KafkaInvocationExporter
+from otel_eval.worker.service import Worker
+from otel_eval.worker.settings import WorkerSettings
+from tests._kafka import create_topics, random_topic, read_topic
+from tests.waiting import wait_until_async
+from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
+
+
+@pytest.fixture(autouse=True)
+def _no_default_judge(clean_genai_env: None) -> None:
+    """No judge credentials: the worker's default criteria are the efficiency metrics."""
+
+
+def test_the_worker_reads_its_selection_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert WorkerSettings().emit_signals == frozenset(env.EMIT_SIGNALS)  # all four by default, as before
+    monkeypatch.setenv(env.OTEL_EVAL_EMIT, " Metrics,events")
+    assert WorkerSettings().emit == "events,metrics"
+    assert WorkerSettings().emit_signals == {"events", "metrics"}
+    assert WorkerSettings(emit="none").emit_signals == frozenset()
+
+
+def test_a_bad_selection_stops_the_worker_with_exit_code_2_naming_the_variable_and_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    result = CliRunner().invoke(main, ["worker", "--telemetry", "none", "--emit", "events,traces"])
+    assert result.exit_code == 2
+    assert "OTEL_EVAL_EMIT='events,traces': unknown signal 'traces'" in result.output
+    monkeypatch.setenv(env.OTEL_EVAL_EMIT, "logs")
+    result = CliRunner().invoke(main, ["worker", "--telemetry", "none"])
+    assert result.exit_code == 2
+    assert "OTEL_EVAL_EMIT='logs': unknown signal 'logs'" in result.output
+
+
+@pytest.mark.kafka
+@pytest.mark.integration
+@pytest.mark.parametrize("emit", ["events,metrics", "spans"])
+async def test_the_worker_emits_only_the_selected_signals(kafka_bootstrap: str, emit: str) -> None:
+    requests_topic, results_topic = random_topic("requests"), random_topic("results")
+    await create_topics(kafka_bootstrap, [requests_topic, results_topic])
+    provider = TracerProvider()
+    processor = EvaluationSpanProcessor(exporter=KafkaInvocationExporter(kafka_bootstrap, topic=requests_topic))
+    provider.add_span_processor(processor)
+    agent = TravelAgent(provider)
+    telemetry = MemoryTelemetry()
+    settings = worker_settings(
+        kafka_bootstrap,
+        kafka_requests_topic=requests_topic,
+        kafka_results_topic=results_topic,
+        kafka_group_id=random_topic("group"),
+        emit=emit,
+    )
+    worker = Worker(settings, telemetry=telemetry.providers)  # the core built from the settings, as in production
+    try:
+        async with running_worker(worker):
+            for scenario in SCENARIOS[:2]:
+                await asyncio.to_thread(agent.run, scenario)
+            assert await asyncio.to_thread(processor.force_flush, 30_000)
+            total = 2 * len(EFFICIENCY_METRICS)
+            await wait_until_async(
+                lambda: worker.metrics.snapshot().get("results_published", 0) >= total, timeout=60, what="the results"
+            )
+    finally:
+        await asyncio.to_thread(processor.shutdown)
+    published = [
+        EvaluationRecord.model_validate_json(r.value) for r in await read_topic(kafka_bootstrap, results_topic)
+    ]
+    assert len(published) == total  # the results topic: every result, whatever is emitted
+    assert len({(r.trace_id, r.span_id) for r in published}) == 2
+    ids = sorted(r.result_id for r in published)
+    events = sorted(e.result_id for e in telemetry.events())
+    spans = telemetry.evaluation_spans()
+    counted = sum(p.value for p in telemetry.metric_points(semconv.METRIC_EVALUATION_RESULTS))
+    scores = sum(p.count for p in telemetry.metric_points(semconv.METRIC_EVALUATION_SCORE))
+    if emit == "events,metrics":
+        assert events == ids
+        assert counted == len(ids) and scores == sum(r.score is not None for r in published)
+        assert spans == []
+    else:
+        assert sorted(s.attributes[semconv.OTEL_EVAL_RESULT_ID] for s in spans) == ids
+        assert events == [] and counted == 0 and scores == 0
+    telemetry.shutdown()
