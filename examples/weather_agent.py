@@ -12,15 +12,19 @@ the processor is given all three, so the scores arrive as ``gen_ai.evaluation.re
 default here, or ``none``): a backend that takes only traces (Phoenix, MLflow) gets the scores as the evaluate spans
 and the root spans' ``gen_ai.evaluation.<metric>.score`` / ``.label`` attributes. With ``OTEL_EVAL_ISOLATION=process``
 the evaluation runs in a child process, which exports with the same variables (the agent's provider objects cannot
-cross into it). Without any destination, the processor warns at start-up that the scores go nowhere.
+cross into it). Without any destination, the processor warns at start-up that the scores go nowhere. A judge that
+gives no verdict (unreachable, not configured) is said at once in one WARNING naming its endpoint, and the run exits 1
+(``judge_watch.py``; with ``--otlp``).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 
+from judge_watch import JudgeWatch
 from opentelemetry.sdk.trace import TracerProvider
 
 from otel_eval import EvaluationSpanProcessor
@@ -55,6 +59,11 @@ def run_agent(provider: TracerProvider) -> None:
             ),
         ):
             pass
+
+
+WATCH = JudgeWatch()
+"""Says at once when the judge gives no verdict; gives the run its exit code (with ``--otlp``, the recipes' mode:
+the console mode keeps the one line alone)."""
 
 
 def console() -> None:
@@ -109,23 +118,29 @@ def otlp() -> None:
     enrich = BatchSpanProcessor(OTLPSpanExporter()) if "traces" in signals else None
     if os.environ.get("OTEL_EVAL_ISOLATION", "").strip().lower() == "process":
         # the evaluation process makes its own providers, exporting as OTEL_*_EXPORTER say
-        processor = EvaluationSpanProcessor.from_env(enrich=enrich)
+        processor = EvaluationSpanProcessor.from_env(enrich=enrich, sinks=[WATCH])
     else:
         processor = EvaluationSpanProcessor.from_env(
             tracer_provider=tracer_provider,  # evaluate {metric} spans, children of the evaluated invocation span
             meter_provider=meter_provider,  # gen_ai.evaluation.score / .results and the pipeline counters
             logger_provider=logger_provider,  # gen_ai.evaluation.result events
             enrich=enrich,
+            sinks=[WATCH],
         )
     tracer_provider.add_span_processor(processor)
     run_agent(tracer_provider)
+    # Evaluates what is buffered, exports the spans and waits (at most a minute) until the sinks' backends took the
+    # scores: a backend still ingesting the spans makes the sinks retry, which shutdown alone gives only 5 s.
+    processor.force_flush(60_000)
     tracer_provider.shutdown()  # first: drains the evaluations, which emit through the other two
     meter_provider.shutdown()
     logger_provider.shutdown()
 
 
 if __name__ == "__main__":
+    logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
     if "--otlp" in sys.argv[1:]:
         otlp()
     else:
         console()
+    sys.exit(WATCH.summary())

@@ -69,11 +69,17 @@ class Command:
 
 
 def runnable_commands(readme: str, markdown: str) -> list[Command]:
-    """Each command line (backslash continuations joined) of the ``sh`` blocks right after a runnable marker."""
+    """Each command line (backslash continuations joined) of the ``sh`` blocks right after a runnable marker, and
+    each ``python`` block right after one, whole (run by ``python -``)."""
     lines = markdown.splitlines()
     commands = []
     for index, line in enumerate(lines):
         if line.strip() != RUNNABLE:
+            continue
+        if lines[index + 1].startswith("```python"):
+            end = lines.index("```", index + 2)
+            script = "\n".join(lines[index + 2 : end])
+            commands.append(Command(readme, index + 3, f"python - <<'PYTHON_BLOCK'\n{script}\nPYTHON_BLOCK"))
             continue
         assert lines[index + 1].startswith("```sh"), f"{readme}:{index + 1}: {RUNNABLE} must precede a ```sh block"
         pending, start = "", 0
@@ -180,6 +186,7 @@ def test_the_walk_covers_the_first_hour() -> None:
         "otel-eval run examples/traces/*.json -m hallucinations_v1",
         "otel-eval validate examples/traces/eval_set_helm.json examples/traces/test_config.json",
         "promtool test rules prometheus/tests/*.yaml",
+        "python - <<'PYTHON_BLOCK'\nfrom opentelemetry import trace",  # docs/deploying.md: the alert's set-up
     ):
         assert any(text.startswith(expected) for text in texts), f"no runnable README command starts with {expected!r}"
 

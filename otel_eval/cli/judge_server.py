@@ -3,6 +3,8 @@ no key (the verdicts are scripted, not a model's)."""
 
 from __future__ import annotations
 
+import os
+import shlex
 import signal
 import sys
 import threading
@@ -17,17 +19,25 @@ from otel_eval import environment_variables as env
 @click.option(
     "--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port on 127.0.0.1 (0: a free one)."
 )
-def judge_server(port: int) -> None:
+@click.option(
+    "--print-env",
+    is_flag=True,
+    help="Print only the export lines, once serving, then close stdout: "
+    'eval "$(otel-eval judge-server --print-env &)" sets them in your shell and leaves the judge running '
+    "in the background (its pid on stderr; kill it to stop it).",
+)
+def judge_server(port: int, print_env: bool) -> None:
     """Serve a SCRIPTED judge: a Gemini-compatible server on 127.0.0.1 answering fixed verdicts, no model, no key.
 
     It also speaks OpenAI Chat Completions, Anthropic Messages (and Claude on Vertex AI's rawPredict) and Ollama, so
     a judge model of another provider (gpt-4o-mini, anthropic/claude-sonnet-4-5, ollama/llama3.1, ...) is judged here
     through that provider's own client.
 
-    It answers the prompts of hallucinations_v1 (every sentence supported) and safety_v1 (safe); any other judge
-    prompt gets an error (NOT_EVALUATED). Its answers say they come from the model 'scripted-local-judge', which no
-    backend prices. Point your agent's judge at it with the variables printed (the judge's own: your agent's
-    google-genai calls keep their endpoint). Stops on Ctrl-C or SIGTERM.
+    It answers the prompts of hallucinations_v1 (every sentence supported, but for the demo's one hallucinated
+    answer) and safety_v1 (safe); any other judge prompt gets an error (NOT_EVALUATED). Its answers say they come
+    from the model 'scripted-local-judge', which no backend prices. Point your agent's judge at it with the
+    variables printed (the judge's own: your agent's google-genai calls keep their endpoint), or let your shell set
+    them: eval "$(otel-eval judge-server --print-env &)". Stops on Ctrl-C or SIGTERM.
     """
     from otel_eval.demo.local_judge import (  # deferred: keeps `otel-eval --help` fast
         LOOPBACK_KEY,
@@ -47,30 +57,21 @@ def judge_server(port: int) -> None:
         stop.set()
 
     previous = signal.signal(signal.SIGTERM, _stop)
+    exports = (
+        (env.OTEL_EVAL_JUDGE_BASE_URL, server.base_url),
+        (env.OTEL_EVAL_JUDGE_API_KEY, LOOPBACK_KEY),
+        (env.OTEL_EVAL_JUDGE_MODEL, SCRIPTED_JUDGE_MODEL),
+    )
     try:
-        click.echo(
-            f"SCRIPTED judge (not a model): {server.base_url} answers fixed verdicts for "
-            f"{', '.join(SCRIPTED_METRICS)} as model '{SCRIPTED_JUDGE_MODEL}'.\n"
-            "Set these where your agent runs (the judge's own endpoint and key; the agent keeps its own):\n"
-        )
-        for name, value in (
-            (env.OTEL_EVAL_JUDGE_BASE_URL, server.base_url),
-            (env.OTEL_EVAL_JUDGE_API_KEY, LOOPBACK_KEY),
-            (env.OTEL_EVAL_JUDGE_MODEL, SCRIPTED_JUDGE_MODEL),
-        ):
-            click.echo(f"export {name}={value}")
-        click.echo(
-            "\nIt also speaks OpenAI Chat Completions (/v1/chat/completions), Anthropic Messages (/v1/messages, and "
-            "Claude on Vertex AI's rawPredict) and Ollama (/api/chat, /api/generate): to judge through another "
-            f"provider's own client, set {env.OTEL_EVAL_JUDGE_MODEL} to gpt-4o-mini (extra 'openai'), "
-            "anthropic/claude-sonnet-4-5, openai/gpt-4o-mini or ollama/llama3.1 (extra 'litellm'), or "
-            "claude-sonnet-4-5 with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION set (extra 'anthropic')."
-        )
-        click.echo(
-            f"\nScores judged here are scripted: otel_eval.judge.model={SCRIPTED_JUDGE_MODEL} (a criterion naming its "
-            "own judge_model is still judged here, under that name). Ctrl-C stops."
-        )
-        sys.stdout.flush()
+        if print_env:
+            _print_env_and_detach(exports)
+            click.echo(
+                f"judge-server: SCRIPTED judge (not a model) serving {server.base_url} as model "
+                f"'{SCRIPTED_JUDGE_MODEL}', pid {os.getpid()} (`kill {os.getpid()}` stops it)",
+                err=True,
+            )
+        else:
+            _banner(server.base_url, exports, SCRIPTED_METRICS, SCRIPTED_JUDGE_MODEL)
         try:
             while not stop.wait(0.5):
                 pass
@@ -80,3 +81,39 @@ def judge_server(port: int) -> None:
         signal.signal(signal.SIGTERM, previous)
         server.stop()
         click.echo("judge-server stopped", err=True)
+
+
+def _print_env_and_detach(exports: tuple[tuple[str, str], ...]) -> None:
+    """The export lines on stdout, then stdout closed (pointed at /dev/null): a ``$(...)`` reading it ends at once,
+    while the server goes on serving."""
+    for name, value in exports:
+        click.echo(f"export {name}={shlex.quote(value)}")
+    sys.stdout.flush()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+
+
+def _banner(base_url: str, exports: tuple[tuple[str, str], ...], metrics: tuple[str, ...], model: str) -> None:
+    """What the judge serves, the variables to export and what the scores will say, for a terminal of its own."""
+    click.echo(
+        f"SCRIPTED judge (not a model): {base_url} answers fixed verdicts for "
+        f"{', '.join(metrics)} as model '{model}'.\n"
+        "Set these where your agent runs (the judge's own endpoint and key; the agent keeps its own):\n"
+    )
+    for name, value in exports:
+        click.echo(f"export {name}={value}")
+    click.echo(
+        "\nIt also speaks OpenAI Chat Completions (/v1/chat/completions), Anthropic Messages (/v1/messages, and "
+        "Claude on Vertex AI's rawPredict) and Ollama (/api/chat, /api/generate): to judge through another "
+        f"provider's own client, set {env.OTEL_EVAL_JUDGE_MODEL} to gpt-4o-mini (extra 'openai'), "
+        "anthropic/claude-sonnet-4-5, openai/gpt-4o-mini or ollama/llama3.1 (extra 'litellm'), or "
+        "claude-sonnet-4-5 with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION set (extra 'anthropic')."
+    )
+    click.echo(
+        f"\nScores judged here are scripted: otel_eval.judge.model={model} (a criterion naming its "
+        "own judge_model is still judged here, under that name). Ctrl-C stops."
+    )
+    sys.stdout.flush()

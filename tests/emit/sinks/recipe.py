@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.docs import recipes
+
 REPO = Path(__file__).resolve().parents[3]
 CITIES = ("Paris", "Berlin", "Rome")
 """The weather agent's three invocations, one trace each."""
@@ -56,44 +58,17 @@ def judge_server() -> Iterator[dict[str, str]]:
         process.stdout.close()
 
 
-DOCS = REPO / "docs" / "backends-sinks.md"
-DOCUMENTED_JUDGE = "http://127.0.0.1:40215"
-"""The judge-server address the docs show (its port varies: the recipe says to export what it prints)."""
-
-
-def documented(backend: str) -> str:
-    """The bash block after ``<!-- recipe: {backend} -->`` in docs/backends-sinks.md."""
-    text = DOCS.read_text(encoding="utf-8")
-    marker = f"<!-- recipe: {backend} -->\n```bash\n"
-    assert marker in text, f"no {backend} recipe in {DOCS.name}"
-    return text.split(marker, 1)[1].split("```", 1)[0]
-
-
 def run_recipe(backend: str, judge: dict[str, str], replacements: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """Runs the documented recipe of ``backend`` with bash, from the checkout's root, as written but for the
-    judge-server's address (what it printed: ``judge``) and ``replacements`` (the documented server address and
-    keys by the test server's); none of the caller's OTEL_*, backend or Google variables. Exit code 0 asserted."""
-    script = documented(backend)
+    """Runs docs/backends-sinks.md's recipe of ``backend`` with bash, from the checkout's root, as written but for
+    ``replacements`` (the documented server address and keys by the test server's): its first line starts the
+    scripted judge (``tests/docs/recipes.py`` stops it afterwards), whose variables are the ones ``judge`` (what
+    judge-server prints) holds. Exit code 0 asserted."""
+    script = recipes.recipe("backends-sinks.md", backend)
+    assert script.startswith(recipes.JUDGE_LINE + "\n"), script
     assert f"OTEL_EVAL_CRITERIA='{CRITERIA}'" in script and f"OTEL_EVAL_EVAL_SET={EVAL_SET}" in script
-    for line in script.splitlines():  # the judge's variables are the ones judge-server printed
-        for name, value in judge.items():
-            if f"{name}=" in line and name != "OTEL_EVAL_JUDGE_BASE_URL":
-                assert f"{name}={value}" in line, line
-    for old, new in {DOCUMENTED_JUDGE: judge["OTEL_EVAL_JUDGE_BASE_URL"], **replacements}.items():
-        assert old in script, f"{old} is not in the {backend} recipe"
-        script = script.replace(old, new)
-    backend_prefixes = ("OTEL_", "GOOGLE_", "GEMINI_", "PHOENIX_", "MLFLOW_", "LANGFUSE_")
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(backend_prefixes)}
-    environment["PYTHONPATH"] = str(REPO)
-    environment["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{environment.get('PATH', '')}"  # its python
-    process = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=environment,
-        cwd=REPO,
-    )
+    assert "OTEL_EVAL_JUDGE_" not in script.removeprefix(recipes.JUDGE_LINE)  # the judge's variables are printed
+    assert set(judge) == {"OTEL_EVAL_JUDGE_BASE_URL", "OTEL_EVAL_JUDGE_API_KEY", "OTEL_EVAL_JUDGE_MODEL"}
+    process = recipes.run_bash(script, replacements, timeout=300)
     assert process.returncode == 0, process.stderr
     return process
 
