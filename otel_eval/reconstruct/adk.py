@@ -29,6 +29,7 @@ from otel_eval.reconstruct._adk_spans import (
 )
 from otel_eval.reconstruct._span_tree import SpanTree
 from otel_eval.reconstruct.adk_v2 import genai_model_content, is_generate_content
+from otel_eval.reconstruct.reads import Reads
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.traces.span import Span
 
@@ -52,8 +53,9 @@ class AdkConvention(Convention):
         """ADK legacy: a ``call_llm`` span, or an ``agent_run [..]`` span of very old ADK."""
         return any(is_call_llm(s) or s.name.startswith("agent_run [") for s in spans)
 
-    def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
-        """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them."""
+    def rebuild(self, spans: Sequence[Span], reads: Reads = Reads.ALL) -> TraceInvocations:
+        """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them.
+        The session events are replayed whole whatever ``reads`` asks (the replay needs them all)."""
         tree = SpanTree(spans)
         model_spans = [s for s in tree.spans if is_call_llm(s)]
         agent_above = tree.nearest(is_agent_span)

@@ -24,6 +24,7 @@ from otel_eval.reconstruct._genai_agent_details import system_instruction_text, 
 from otel_eval.reconstruct._genai_events import content_value, details_value
 from otel_eval.reconstruct._genai_messages import contents_from_messages
 from otel_eval.reconstruct._span_tree import SpanTree
+from otel_eval.reconstruct.reads import Reads
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.traces.span import Span
 
@@ -58,8 +59,9 @@ class AdkV2Convention(Convention):
             for s in spans
         )
 
-    def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
-        """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them."""
+    def rebuild(self, spans: Sequence[Span], reads: Reads = Reads.ALL) -> TraceInvocations:
+        """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them.
+        The session events are replayed whole whatever ``reads`` asks (the replay needs them all)."""
         tree = SpanTree(spans)
         model_spans = [s for s in tree.spans if _is_adk_model_span(s)]
         result = rebuild_invocations(

@@ -68,8 +68,10 @@ from otel_eval.reconstruct._trajectory import (
     text_content,
     texts_of,
 )
+from otel_eval.reconstruct._token_usage import Usage
 from otel_eval.reconstruct._values import parse_json_value, record_warning, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations
+from otel_eval.reconstruct.reads import Reads
 from otel_eval.traces.span import Span
 
 MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
@@ -108,15 +110,20 @@ class GenAIConvention(Convention):
                 return True
         return operation or content
 
-    def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
-        """One invocation per agent root, or per user turn of model calls without an agent span."""
+    def rebuild(self, spans: Sequence[Span], reads: Reads = Reads.ALL) -> TraceInvocations:
+        """One invocation per agent root, or per user turn of model calls without an agent span; only what the
+        parts ``reads`` asks for need is read (no message history parsed for a tool count)."""
         tree = SpanTree(spans)
         kinds = _SpanKinds(tree.spans)
         roots = tree.tops(tree.spans, kinds.is_agent)
+
+        def reader(root: Span, members: Sequence[Span]) -> _Reader:
+            return _Reader(tree, root, members, kinds, reads)
+
         if roots:
-            invocations = invocations_of_roots(tree, roots, lambda root, members: _Reader(tree, root, members, kinds))
+            invocations = invocations_of_roots(tree, roots, reader, reads)
         else:
-            invocations = turn_invocations(tree, self.name, lambda root, members: _Reader(tree, root, members, kinds))
+            invocations = turn_invocations(tree, self.name, reader, reads)
         names = sorted({s.name for s in tree.spans})[:5]
         return trace_invocations(
             tree, self.name, invocations, f"GenAI spans {names} but no agent invocation or model call"
@@ -178,12 +185,29 @@ class _SpanKinds:
         return span.span_id in self.tools
 
 
-class _Reader(InvocationReader):
-    """Reads the spans of one invocation (a :class:`~otel_eval.reconstruct._grouping.TurnReader`)."""
+_MESSAGE_READS = (
+    Reads.USER_CONTENT
+    | Reads.FINAL_RESPONSE
+    | Reads.TOOL_CALLS
+    | Reads.TOOL_RESPONSES
+    | Reads.INTERMEDIATE_TEXTS
+    | Reads.APP_DETAILS
+)
+"""What a model call's messages are read for (its count, usage and timing are not)."""
+_ROOT_IO_READS = Reads.USER_CONTENT | Reads.FINAL_RESPONSE | Reads.INTERMEDIATE_TEXTS
+_TOOL_READS = Reads.TOOL_CALLS | Reads.TOOL_RESPONSES
 
-    def __init__(self, tree: SpanTree, root: Span, members: Sequence[Span], kinds: _SpanKinds) -> None:
+
+class _Reader(InvocationReader):
+    """Reads the spans of one invocation (a :class:`~otel_eval.reconstruct._grouping.TurnReader`), only what the parts
+    ``reads`` asks for need."""
+
+    def __init__(
+        self, tree: SpanTree, root: Span, members: Sequence[Span], kinds: _SpanKinds, reads: Reads = Reads.ALL
+    ) -> None:
         super().__init__(tree, root, members)
         self.kinds = kinds
+        self.reads = reads
 
     def is_model_call(self, span: Span) -> bool:
         return self.kinds.is_model_call(span)
@@ -236,10 +260,13 @@ class _Reader(InvocationReader):
             (label for label in (self.agent_label(a) for a in agents) if label), None
         )
         draft.agent_name = draft.agent_name or next((c.author for c in draft.model_calls if c.author), None)
-        draft.root_input, draft.root_output = self.agent_io(root)
-        if draft.root_input is None:
+        reads = self.reads
+        if reads & _ROOT_IO_READS:
+            draft.root_input, draft.root_output = self.agent_io(root)
+        if draft.root_input is None and Reads.USER_CONTENT in reads:
             draft.root_input = next((i for i in (self.agent_io(a)[0] for a in agents) if i is not None), None)
-        draft.root_usage = usage_from(root.attributes)
+        if Reads.USAGE in reads:
+            draft.root_usage = usage_from(root.attributes)
         draft.root_model = first_str(root.attributes, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL)
         draft.session_id = self.session_id()
         draft.content_captured = any(self.has_content(s) for s in self.members)
@@ -286,23 +313,40 @@ class _Reader(InvocationReader):
 
     def model_call(self, span: Span) -> ModelCall:
         attributes = span.attributes
-        parsed_inputs = self.parsed_messages(span, semconv.GEN_AI_INPUT_MESSAGES)
-        outputs = self.messages(span, semconv.GEN_AI_OUTPUT_MESSAGES)
-        agent = self.agent_above.get(span.span_id)
+        reads = self.reads
+        # The system instruction may be in the input history: read at once for the app details, else only if a rule
+        # reads the inputs (the whole history again).
+        with_details = Reads.APP_DETAILS in reads
+        parsed_inputs = self.parsed_messages(span, semconv.GEN_AI_INPUT_MESSAGES) if with_details else None
+        outputs = self.messages(span, semconv.GEN_AI_OUTPUT_MESSAGES) if reads & _MESSAGE_READS else []
         call = ModelCall(
             span=span,
             author=self.author(span),
             model=first_str(attributes, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL),
-            usage=usage_from(attributes),
+            usage=usage_from(attributes) if Reads.USAGE in reads else Usage(),
         )
+        if not reads & _MESSAGE_READS:
+            return call
         if outputs:
-            # The inputs (the whole history again) are converted only if a rule reads them.
-            call.read_inputs = functools.partial(self.contents, parsed_inputs)
+            # The inputs are converted only if a rule reads them.
+            call.read_inputs = functools.partial(self.input_contents, span, parsed_inputs)
         else:
-            call.inputs = self.contents(parsed_inputs)
+            call.inputs = self.input_contents(span, parsed_inputs)
             if not call.inputs:
                 call.inputs, outputs = events.deprecated_messages(span, self.warnings)
         call.outputs = [c for c in outputs if c.role != "system"]
+        if with_details:
+            assert parsed_inputs is not None
+            self.agent_details(span, call, parsed_inputs)
+        return call
+
+    def input_contents(self, span: Span, parsed: list[ParsedMessages] | None) -> list[genai_types.Content]:
+        """A model call's input messages converted (their JSON read first unless ``parsed`` already holds it)."""
+        return self.contents(parsed if parsed is not None else self.parsed_messages(span, semconv.GEN_AI_INPUT_MESSAGES))
+
+    def agent_details(self, span: Span, call: ModelCall, parsed_inputs: list[ParsedMessages]) -> None:
+        """The call's system instruction and tool declarations (its own, else the agent's above it)."""
+        agent = self.agent_above.get(span.span_id)
         system = self.system_instruction(span)
         if not system and (call.read_inputs is None or any(p.has_role("system") for p in parsed_inputs)):
             system = "\n".join(t for m in call.inputs if m.role == "system" for t in texts_of(m))
@@ -312,7 +356,6 @@ class _Reader(InvocationReader):
         call.tool_declarations = self.tool_declarations(span)
         if not call.tool_declarations and agent is not None:
             call.tool_declarations = self.tool_declarations(agent)
-        return call
 
     def system_instruction(self, span: Span) -> str:
         """``gen_ai.system_instructions`` (or Strands' ``gen_ai.agent.system_prompt``) as text."""
@@ -339,6 +382,8 @@ class _Reader(InvocationReader):
         return _declarations(tools_from_definitions(value, self.warnings, where))
 
     def tool_run(self, span: Span) -> ToolRun:
+        if not self.reads & _TOOL_READS:
+            return ToolRun(span=span, name=None)  # its time only
         attributes = span.attributes
         where = f"span {span.span_id} ({span.name!r})"
         name = first_str(attributes, semconv.GEN_AI_TOOL_NAME)
@@ -348,10 +393,10 @@ class _Reader(InvocationReader):
         run = ToolRun(span=span, name=name, call_id=first_str(attributes, semconv.GEN_AI_TOOL_CALL_ID))
         if semconv.GEN_AI_TOOL_CALL_ARGUMENTS in attributes:
             run.args = tool_call_args(attributes[semconv.GEN_AI_TOOL_CALL_ARGUMENTS], self.warnings, where)
-        if semconv.GEN_AI_TOOL_CALL_RESULT in attributes:
+        if semconv.GEN_AI_TOOL_CALL_RESULT in attributes and Reads.TOOL_RESPONSES in self.reads:
             run.response = tool_response_payload(attributes[semconv.GEN_AI_TOOL_CALL_RESULT])
         self.tool_details(span, run)
-        if run.args is None or run.response is None:
+        if run.args is None or (run.response is None and Reads.TOOL_RESPONSES in self.reads):
             args, result, call_id = events.deprecated_tool_io(span, self.warnings)
             run.args = run.args if run.args is not None else args
             run.call_id = run.call_id or call_id
