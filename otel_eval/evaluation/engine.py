@@ -37,6 +37,7 @@ from otel_eval.evaluation.core import OnLoop, Scope
 from otel_eval.evaluation.session_stage import SessionStage
 from otel_eval.evaluation.sessions import SessionLimits, SessionWindow
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
+from otel_eval.reconstruct import Reads
 from otel_eval.transport.base import ExportResult, InvocationExporter, RequestEvaluator
 
 logger = logging.getLogger(__name__)
@@ -327,6 +328,10 @@ class EmbeddedCore(RequestEvaluator, Protocol):
 
     def holds_sessions(self, request: EvaluationRequest) -> bool:
         """Whether ``request``'s conversation-level metrics wait for its session."""
+        ...
+
+    def reads(self) -> Reads:
+        """What the requests it scores with its own criteria need rebuilt."""
         ...
 
     async def evaluate_window(self, window: SessionWindow) -> list[EvaluationRecord]:

@@ -45,6 +45,7 @@ from otel_eval.processor._priority import Sampling
 from otel_eval.processor._requests import RequestBuilder
 from otel_eval.processor._selection import InvocationFilters
 from otel_eval.processor._settings import ProcessorSettings
+from otel_eval.reconstruct import Reads
 from otel_eval.transport.base import InvocationExporter
 
 logger = logging.getLogger(__name__)
@@ -345,8 +346,9 @@ def in_thread_engine(
     enricher = None
     if enrich is not None:  # with another exporter the scores never come back here: nothing to wait for
         enricher = RootSpanEnricher(enrich, wait_seconds=enrichment_wait_seconds if exporter is None else 0.0)
+    reads = Reads.ALL  # a remote worker may score anything
     if exporter is None:
-        exporter = embedded_exporter(
+        exporter = embedded = embedded_exporter(
             criteria if custom_metrics_of(criteria) else parsed,
             eval_set=eval_set,
             registry=registry,
@@ -361,6 +363,7 @@ def in_thread_engine(
             sessions=settings.sessions,
         )
         parsed = None  # the embedded core has them; requests need not carry them
+        reads = embedded.core.reads()  # rebuild only what its metrics read
     else:
         registry = registry or default_registry()
         for name in builtin_metric_names(parsed, criteria):
@@ -372,6 +375,7 @@ def in_thread_engine(
             filters=InvocationFilters.create(settings.agent_names, settings.root_span_names),
             criteria=parsed,
             eval_set=eval_set,
+            reads=reads,
         ),
         limits=settings.limits,
         sampling=sampling,

@@ -19,8 +19,8 @@ from typing import Protocol
 from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct._span_tree import SpanTree
 from otel_eval.reconstruct._trajectory import InvocationDraft, ModelCall, ToolRun, build_invocation, texts_of
-from otel_eval.reconstruct.reads import Reads
 from otel_eval.reconstruct.base import TraceInvocations
+from otel_eval.reconstruct.reads import Reads
 from otel_eval.traces.span import Span
 
 

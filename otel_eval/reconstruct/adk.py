@@ -29,8 +29,8 @@ from otel_eval.reconstruct._adk_spans import (
 )
 from otel_eval.reconstruct._span_tree import SpanTree
 from otel_eval.reconstruct.adk_v2 import genai_model_content, is_generate_content
-from otel_eval.reconstruct.reads import Reads
 from otel_eval.reconstruct.base import Convention, TraceInvocations
+from otel_eval.reconstruct.reads import Reads
 from otel_eval.traces.span import Span
 
 CONVENTION_NAME = "adk"

@@ -24,8 +24,8 @@ from otel_eval.reconstruct._genai_agent_details import system_instruction_text, 
 from otel_eval.reconstruct._genai_events import content_value, details_value
 from otel_eval.reconstruct._genai_messages import contents_from_messages
 from otel_eval.reconstruct._span_tree import SpanTree
-from otel_eval.reconstruct.reads import Reads
 from otel_eval.reconstruct.base import Convention, TraceInvocations
+from otel_eval.reconstruct.reads import Reads
 from otel_eval.traces.span import Span
 
 CONVENTION_NAME = "adk_v2"

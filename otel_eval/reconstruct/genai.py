@@ -59,7 +59,7 @@ from otel_eval.reconstruct._grouping import (
     turn_invocations,
 )
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
-from otel_eval.reconstruct._token_usage import usage_from
+from otel_eval.reconstruct._token_usage import Usage, usage_from
 from otel_eval.reconstruct._trajectory import (
     InvocationDraft,
     ModelCall,
@@ -68,7 +68,6 @@ from otel_eval.reconstruct._trajectory import (
     text_content,
     texts_of,
 )
-from otel_eval.reconstruct._token_usage import Usage
 from otel_eval.reconstruct._values import parse_json_value, record_warning, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.reconstruct.reads import Reads
@@ -117,8 +116,11 @@ class GenAIConvention(Convention):
         kinds = _SpanKinds(tree.spans)
         roots = tree.tops(tree.spans, kinds.is_agent)
 
+        # Without agent roots the model calls are grouped into turns by their inputs: those are read whatever is asked.
+        read = reads if roots else reads | Reads.USER_CONTENT
+
         def reader(root: Span, members: Sequence[Span]) -> _Reader:
-            return _Reader(tree, root, members, kinds, reads)
+            return _Reader(tree, root, members, kinds, read)
 
         if roots:
             invocations = invocations_of_roots(tree, roots, reader, reads)
@@ -342,7 +344,9 @@ class _Reader(InvocationReader):
 
     def input_contents(self, span: Span, parsed: list[ParsedMessages] | None) -> list[genai_types.Content]:
         """A model call's input messages converted (their JSON read first unless ``parsed`` already holds it)."""
-        return self.contents(parsed if parsed is not None else self.parsed_messages(span, semconv.GEN_AI_INPUT_MESSAGES))
+        return self.contents(
+            parsed if parsed is not None else self.parsed_messages(span, semconv.GEN_AI_INPUT_MESSAGES)
+        )
 
     def agent_details(self, span: Span, call: ModelCall, parsed_inputs: list[ParsedMessages]) -> None:
         """The call's system instruction and tool declarations (its own, else the agent's above it)."""

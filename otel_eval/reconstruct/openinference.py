@@ -67,8 +67,8 @@ from otel_eval.reconstruct._trajectory import (
     texts_of,
 )
 from otel_eval.reconstruct._values import nonempty_str, parse_json, tool_call_args, tool_response_payload
-from otel_eval.reconstruct.reads import Reads
 from otel_eval.reconstruct.base import Convention, TraceInvocations
+from otel_eval.reconstruct.reads import Reads
 from otel_eval.traces.span import Span
 
 _LANGGRAPH = "LangGraph"
