@@ -28,7 +28,7 @@ from otel_eval.demo.workload import SCENARIOS, TravelAgent
 from otel_eval.evaluation.plan import build_plan
 from otel_eval.metrics import Evaluator, default_registry
 from otel_eval.model import BaseCriterion, TracedInvocation
-from otel_eval.reconstruct import Reads, TraceInvocations, rebuild_traces
+from otel_eval.reconstruct import Reads, TraceInvocations, genai, rebuild_traces
 from otel_eval.reconstruct.reads import always_read, parts_of, read_of
 from otel_eval.traces import Span, read_trace_bytes, read_trace_file, spans_from_readable
 from tests.reconstruct.adk_agents import adk_telemetry
@@ -152,15 +152,29 @@ def test_every_metric_reads_of_the_rebuild_on_demand_what_the_full_rebuild_gives
     assert skipped < len(TRACE_FILES) // 2
 
 
-def test_a_tool_count_rebuild_reads_no_message_history() -> None:
+def test_a_tool_count_rebuild_reads_no_message_history(monkeypatch: pytest.MonkeyPatch) -> None:
     """The common case skips the expensive parts: asked for the tool calls only, a GenAI rebuild leaves the user
     message, the responses, the texts and the agent details empty, and converts no model call's input history."""
-    name, spans = next(_demo_traces())
+    spans = dict(_demo_traces())["demo:two_tools"]
+
+    parse = genai._Reader.parsed_messages
+    read: list[str] = []
+
+    def counted(reader: Any, span: Span, key: str) -> Any:
+        read.append(key)
+        return parse(reader, span, key)
+
+    monkeypatch.setattr(genai._Reader, "parsed_messages", counted)
     full = rebuild_traces(spans)[0].invocations[0]
+    assert "gen_ai.input.messages" in read  # the full rebuild reads the histories
+    read.clear()
     asked = rebuild_traces(spans, reads=Reads.TOOL_CALLS)[0].invocations[0]
+    assert "gen_ai.output.messages" in read and "gen_ai.input.messages" not in read
     assert asked.convention == "genai"
+    assert len(read_of(asked, Reads.TOOL_CALLS)) == 2
     assert read_of(asked, Reads.TOOL_CALLS) == read_of(full, Reads.TOOL_CALLS)
     assert full.invocation.user_content.parts and not asked.invocation.user_content.parts
     assert full.invocation.final_response is not None and asked.invocation.final_response is None
+    assert full.invocation.intermediate_data.tool_responses and not asked.invocation.intermediate_data.tool_responses
     assert asked.invocation.app_details is None
     assert asked.model_call_count == 0 and full.model_call_count > 0
