@@ -31,7 +31,7 @@ import click
 from otel_eval.cli._common import LoadedTraces, load_traces, read_input_file
 from otel_eval.conversations import Conversation, group_conversations
 from otel_eval.model import TracedInvocation
-from otel_eval.reconstruct import group_by_trace, rebuild_trace, without_evaluator_spans
+from otel_eval.reconstruct import Reads, group_by_trace, rebuild_trace, without_evaluator_spans
 
 HELD_BYTES = 16 * 2**20
 """Bytes of trace files whose invocations the first pass keeps in memory before it starts spilling."""
@@ -120,25 +120,27 @@ class StreamedTraces:
     """The conversations in :func:`group_conversations` order, each read from the spill when reached."""
 
 
-def stream_traces(paths: Sequence[Path], spill: IO[bytes], *, held_bytes: int = HELD_BYTES) -> StreamedTraces:
+def stream_traces(
+    paths: Sequence[Path], spill: IO[bytes], *, held_bytes: int = HELD_BYTES, reads: Reads = Reads.ALL
+) -> StreamedTraces:
     """The first pass over ``paths`` into ``spill`` (an empty binary file open for reading and writing), keeping the
-    invocations of the first ``held_bytes`` of files in memory.
+    invocations of the first ``held_bytes`` of files in memory, rebuilt with the parts ``reads`` asks for.
 
     Falls back to :func:`load_traces` (everything in memory, as before) when the files need all their spans at once.
     """
     try:
-        return _spilled(paths, _Chunks(spill, held_bytes))
+        return _spilled(paths, _Chunks(spill, held_bytes), reads)
     except _NeedsAllSpans:
         spill.seek(0)
         spill.truncate()
-    loaded = load_traces(paths)  # reports the skipped files: the first pass had not printed them yet
+    loaded = load_traces(paths, reads=reads)  # reports the skipped files: the first pass had not printed them yet
     empty = [(t.trace_id, t.convention) for t in loaded.traces if not t.invocations]
     conversations = group_conversations(inv for t in loaded.traces for inv in t.invocations)
     loaded.traces = []
     return StreamedTraces(loaded, empty, len(conversations), iter(conversations))
 
 
-def _spilled(paths: Sequence[Path], store: _Chunks) -> StreamedTraces:
+def _spilled(paths: Sequence[Path], store: _Chunks, reads: Reads) -> StreamedTraces:
     trace_ids: set[str] = set()
     loaded = LoadedTraces()
     trace_warnings: list[tuple[int, str, list[str]]] = []
@@ -159,7 +161,7 @@ def _spilled(paths: Sequence[Path], store: _Chunks) -> StreamedTraces:
             trace_spans = without_evaluator_spans(all_spans)
             if not trace_spans:
                 continue  # otel-eval's own trace (a judge's), as rebuild_traces leaves it out
-            trace = rebuild_trace(trace_spans)
+            trace = rebuild_trace(trace_spans, reads=reads)
             if trace.warnings:
                 trace_warnings.append((trace.start_time_ns, trace.trace_id, trace.warnings))
             if not trace.invocations:

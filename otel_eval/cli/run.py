@@ -50,6 +50,7 @@ from otel_eval.judge.retry import (
 from otel_eval.metrics import default_registry
 from otel_eval.model import EvalConfig, EvalSet, EvalStatus
 from otel_eval.model.loading import load_eval_config, load_eval_set
+from otel_eval.reconstruct import Reads
 
 if TYPE_CHECKING:
     from otel_eval.judge.client import JudgeClient
@@ -309,7 +310,7 @@ def run(
     except ConfigurationError as exc:
         fail(str(exc))
     with spill_file() as spill, fewer_collections():
-        streamed = stream_traces(trace_files, spill)
+        streamed = stream_traces(trace_files, spill, reads=_reads(plan, eval_set, results_dir))
         report_problems(streamed.loaded.errors, streamed.loaded.warnings, verbose=verbose)
         tally = asyncio.run(
             _closing_judge(
@@ -389,6 +390,14 @@ async def _evaluate_streamed(
         if results_file is not None and (path := results_file.close()) is not None:
             click.echo(f"wrote {path}", err=True)
     return tally
+
+
+def _reads(plan: MetricPlan, eval_set: EvalSet | None, results_dir: Path | None) -> Reads:
+    """What the run rebuilds (:mod:`otel_eval.reconstruct.reads`): what its metrics read, the user message that pairing
+    with an eval set reads, everything for result files (they hold ADK's whole invocations)."""
+    if results_dir is not None:
+        return Reads.ALL
+    return plan.reads | (Reads.USER_CONTENT if eval_set is not None else Reads.NONE)
 
 
 def _paired(

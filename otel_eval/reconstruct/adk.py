@@ -55,7 +55,8 @@ class AdkConvention(Convention):
 
     def rebuild(self, spans: Sequence[Span], reads: Reads = Reads.ALL) -> TraceInvocations:
         """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them.
-        The session events are replayed whole whatever ``reads`` asks (the replay needs them all)."""
+        The session events are replayed whole whatever ``reads`` asks; the user message and the app details are read
+        only when asked."""
         tree = SpanTree(spans)
         model_spans = [s for s in tree.spans if is_call_llm(s)]
         agent_above = tree.nearest(is_agent_span)
@@ -68,6 +69,7 @@ class AdkConvention(Convention):
             convention=self.name,
             model_timing=[timing.of(s) for s in model_spans],
             tool_args_key=semconv.ADK_TOOL_CALL_ARGS,
+            reads=reads,
             tool_result_key=semconv.ADK_TOOL_RESPONSE,
         )
         if not model_spans and any(is_run_root(s) or is_agent_span(s) for s in spans):

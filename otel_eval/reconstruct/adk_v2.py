@@ -61,7 +61,8 @@ class AdkV2Convention(Convention):
 
     def rebuild(self, spans: Sequence[Span], reads: Reads = Reads.ALL) -> TraceInvocations:
         """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them.
-        The session events are replayed whole whatever ``reads`` asks (the replay needs them all)."""
+        The session events are replayed whole whatever ``reads`` asks; the user message and the app details are read
+        only when asked."""
         tree = SpanTree(spans)
         model_spans = [s for s in tree.spans if _is_adk_model_span(s)]
         result = rebuild_invocations(
@@ -71,6 +72,7 @@ class AdkV2Convention(Convention):
             convention=self.name,
             model_timing=[(s, s.end_time_ns) for s in model_spans],
             tool_args_key=semconv.GEN_AI_TOOL_CALL_ARGUMENTS,
+            reads=reads,
             tool_result_key=semconv.GEN_AI_TOOL_CALL_RESULT,
         )
         if not model_spans:

@@ -12,8 +12,11 @@ model name, ``content_captured``, ``ended_in_error`` and the feedback. :func:`re
 property test (``tests/reconstruct/test_rebuild_on_demand.py``) compares between the rebuild asked for a metric's reads
 and the full one on every recorded trace.
 
-A convention may produce more than it is asked for (the ADK conventions replay the session events whole and honour
-only what :func:`otel_eval.reconstruct._trajectory.build_invocation` can skip), never less.
+A convention may produce more than it is asked for, never less: the ADK conventions replay the session events whole
+(tool calls, texts and final response come out of one replay) and skip only the user message and the app details; the
+GenAI reader also skips the model calls' messages (their input histories above all), the root's input and output and
+the tool results when no part asked needs them; OpenInference and OpenLLMetry read their spans whole and skip what
+:func:`otel_eval.reconstruct._trajectory.build_invocation` builds from them.
 """
 
 from __future__ import annotations
