@@ -344,14 +344,15 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
     """The ADK invocation and its telemetry facts: the parts ``draft.reads`` asks for, the others left empty. Never
     raises on content: problems end up in ``warnings``."""
     root = draft.root
-    reads = draft.reads
-    user_content = draft.root_input if Reads.USER_CONTENT in reads else None
-    if user_content is None and Reads.USER_CONTENT in reads:
+    reads = draft.reads.value  # an int: a Flag's operators are Python calls
+    read_user = bool(reads & _USER)
+    user_content = draft.root_input if read_user else None
+    if user_content is None and read_user:
         for model_call in draft.model_calls:
             user_content = last_user_text(model_call.inputs)
             if user_content is not None:
                 break
-    steps = _steps(draft, responses=Reads.TOOL_RESPONSES in reads) if reads & _STEP_READS else []
+    steps = _steps(draft, responses=bool(reads & _RESPONSES)) if reads & _STEP_READS else []
     final: genai_types.Content | None = None
     intermediate: list[tuple[str, list[genai_types.Part]]] = []
     if reads & _TEXT_READS:
@@ -363,7 +364,7 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
             f"trace {root.trace_id} span {root.span_id}: no message content was captured "
             "(content capture off?); user text, responses and tool arguments are unknown"
         )
-    elif user_content is None and Reads.USER_CONTENT in reads:
+    elif user_content is None and read_user:
         warnings.append(f"trace {root.trace_id} span {root.span_id}: no user message found")
     real_calls = [c for c in [*draft.model_calls, *draft.nested_model_calls] if not c.synthetic]
     agent_name = draft.agent_name
@@ -377,15 +378,13 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
             intermediate_responses=intermediate,
         ),
         creation_timestamp=root.start_time_ns / 1e9,
-        app_details=_app_details(draft.model_calls, agent_name or DEFAULT_AUTHOR)
-        if Reads.APP_DETAILS in reads
-        else None,
+        app_details=_app_details(draft.model_calls, agent_name or DEFAULT_AUTHOR) if reads & _DETAILS else None,
     )
     model = next((c.model for c in real_calls if c.model), None) or draft.root_model
     measured: dict[str, Any] = {}
-    if Reads.USAGE in reads:
+    if reads & _USAGE:
         measured.update(model_call_count=len(real_calls), token_usage=_token_usage(draft, real_calls))
-    if Reads.TIMING in reads:
+    if reads & _TIMING:
         model_intervals = [(c.span.start_time_ns, c.span.end_time_ns) for c in real_calls]
         tool_intervals = [(r.span.start_time_ns, r.span.end_time_ns) for r in draft.tool_runs]
         model_ns = covered_ns(model_intervals)
@@ -412,5 +411,10 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
     )
 
 
-_STEP_READS = Reads.TOOL_CALLS | Reads.TOOL_RESPONSES
-_TEXT_READS = Reads.FINAL_RESPONSE | Reads.INTERMEDIATE_TEXTS
+_USER = Reads.USER_CONTENT.value
+_RESPONSES = Reads.TOOL_RESPONSES.value
+_STEP_READS = (Reads.TOOL_CALLS | Reads.TOOL_RESPONSES).value
+_TEXT_READS = (Reads.FINAL_RESPONSE | Reads.INTERMEDIATE_TEXTS).value
+_DETAILS = Reads.APP_DETAILS.value
+_USAGE = Reads.USAGE.value
+_TIMING = Reads.TIMING.value

@@ -116,11 +116,13 @@ class GenAIConvention(Convention):
         kinds = _SpanKinds(tree.spans)
         roots = tree.tops(tree.spans, kinds.is_agent)
 
-        # Without agent roots the model calls are grouped into turns by their inputs: those are read whatever is asked.
+        # Without agent roots the model calls are grouped into turns by their inputs, and the turn's agent is its
+        # calls' author: those are read whatever is asked.
         read = reads if roots else reads | Reads.USER_CONTENT
+        authors = not roots or bool(reads & _AUTHOR_READS)
 
         def reader(root: Span, members: Sequence[Span]) -> _Reader:
-            return _Reader(tree, root, members, kinds, read)
+            return _Reader(tree, root, members, kinds, read, authors=authors)
 
         if roots:
             invocations = invocations_of_roots(tree, roots, reader, reads)
@@ -198,6 +200,7 @@ _MESSAGE_READS = (
 """What a model call's messages are read for (its count, usage and timing are not)."""
 _ROOT_IO_READS = Reads.USER_CONTENT | Reads.FINAL_RESPONSE | Reads.INTERMEDIATE_TEXTS
 _TOOL_READS = Reads.TOOL_CALLS | Reads.TOOL_RESPONSES
+_AUTHOR_READS = Reads.INTERMEDIATE_TEXTS | Reads.APP_DETAILS
 
 
 class _Reader(InvocationReader):
@@ -205,11 +208,28 @@ class _Reader(InvocationReader):
     ``reads`` asks for need."""
 
     def __init__(
-        self, tree: SpanTree, root: Span, members: Sequence[Span], kinds: _SpanKinds, reads: Reads = Reads.ALL
+        self,
+        tree: SpanTree,
+        root: Span,
+        members: Sequence[Span],
+        kinds: _SpanKinds,
+        reads: Reads = Reads.ALL,
+        *,
+        authors: bool = True,
     ) -> None:
         super().__init__(tree, root, members)
         self.kinds = kinds
-        self.reads = reads
+        # What to read, worked out once (a Flag's operators are Python calls): see _Reader.draft and model_call.
+        self.read_root_io = bool(reads & _ROOT_IO_READS)
+        self.read_user = Reads.USER_CONTENT in reads
+        self.read_usage = Reads.USAGE in reads
+        self.read_details = Reads.APP_DETAILS in reads
+        self.read_messages = bool(reads & _MESSAGE_READS)
+        self.read_tools = bool(reads & _TOOL_READS)
+        self.read_responses = Reads.TOOL_RESPONSES in reads
+        self.read_authors = authors
+        """Each model call's author (for the texts' authors and the agent details; else only when no agent span
+        names the invocation's agent)."""
 
     def is_model_call(self, span: Span) -> bool:
         return self.kinds.is_model_call(span)
@@ -261,13 +281,14 @@ class _Reader(InvocationReader):
         draft.agent_name = self.agent_label(root) or next(
             (label for label in (self.agent_label(a) for a in agents) if label), None
         )
-        draft.agent_name = draft.agent_name or next((c.author for c in draft.model_calls if c.author), None)
-        reads = self.reads
-        if reads & _ROOT_IO_READS:
+        if draft.agent_name is None:
+            authors = (c.author if self.read_authors else self.author(c.span) for c in draft.model_calls)
+            draft.agent_name = next((author for author in authors if author), None)
+        if self.read_root_io:
             draft.root_input, draft.root_output = self.agent_io(root)
-        if draft.root_input is None and Reads.USER_CONTENT in reads:
+        if draft.root_input is None and self.read_user:
             draft.root_input = next((i for i in (self.agent_io(a)[0] for a in agents) if i is not None), None)
-        if Reads.USAGE in reads:
+        if self.read_usage:
             draft.root_usage = usage_from(root.attributes)
         draft.root_model = first_str(root.attributes, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL)
         draft.session_id = self.session_id()
@@ -315,19 +336,18 @@ class _Reader(InvocationReader):
 
     def model_call(self, span: Span) -> ModelCall:
         attributes = span.attributes
-        reads = self.reads
         # The system instruction may be in the input history: read at once for the app details, else only if a rule
         # reads the inputs (the whole history again).
-        with_details = Reads.APP_DETAILS in reads
+        with_details = self.read_details
         parsed_inputs = self.parsed_messages(span, semconv.GEN_AI_INPUT_MESSAGES) if with_details else None
-        outputs = self.messages(span, semconv.GEN_AI_OUTPUT_MESSAGES) if reads & _MESSAGE_READS else []
+        outputs = self.messages(span, semconv.GEN_AI_OUTPUT_MESSAGES) if self.read_messages else []
         call = ModelCall(
             span=span,
-            author=self.author(span),
+            author=self.author(span) if self.read_authors else None,
             model=first_str(attributes, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL),
-            usage=usage_from(attributes) if Reads.USAGE in reads else Usage(),
+            usage=usage_from(attributes) if self.read_usage else Usage(),
         )
-        if not reads & _MESSAGE_READS:
+        if not self.read_messages:
             return call
         if outputs:
             # The inputs are converted only if a rule reads them.
@@ -386,7 +406,7 @@ class _Reader(InvocationReader):
         return _declarations(tools_from_definitions(value, self.warnings, where))
 
     def tool_run(self, span: Span) -> ToolRun:
-        if not self.reads & _TOOL_READS:
+        if not self.read_tools:
             return ToolRun(span=span, name=None)  # its time only
         attributes = span.attributes
         where = f"span {span.span_id} ({span.name!r})"
@@ -397,10 +417,10 @@ class _Reader(InvocationReader):
         run = ToolRun(span=span, name=name, call_id=first_str(attributes, semconv.GEN_AI_TOOL_CALL_ID))
         if semconv.GEN_AI_TOOL_CALL_ARGUMENTS in attributes:
             run.args = tool_call_args(attributes[semconv.GEN_AI_TOOL_CALL_ARGUMENTS], self.warnings, where)
-        if semconv.GEN_AI_TOOL_CALL_RESULT in attributes and Reads.TOOL_RESPONSES in self.reads:
+        if semconv.GEN_AI_TOOL_CALL_RESULT in attributes and self.read_responses:
             run.response = tool_response_payload(attributes[semconv.GEN_AI_TOOL_CALL_RESULT])
         self.tool_details(span, run)
-        if run.args is None or (run.response is None and Reads.TOOL_RESPONSES in self.reads):
+        if run.args is None or (run.response is None and self.read_responses):
             args, result, call_id = events.deprecated_tool_io(span, self.warnings)
             run.args = run.args if run.args is not None else args
             run.call_id = run.call_id or call_id
