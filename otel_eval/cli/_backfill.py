@@ -20,6 +20,7 @@ from otel_eval import environment_variables as env
 from otel_eval.cli._common import EXIT_BAD_INPUT, fail, stderr
 from otel_eval.cli._spill import StreamedTraces, stream_pages
 from otel_eval.errors import ConfigurationError
+from otel_eval.reconstruct import Reads
 from otel_eval.traces.backends import BACKEND_NAMES, BackendUnavailable, TracePage, Window, reader_from_env
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ def backfill_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def read_backend(options: BackfillOptions, spill: IO[bytes]) -> StreamedTraces:
+def read_backend(options: BackfillOptions, spill: IO[bytes], reads: Reads = Reads.ALL) -> StreamedTraces:
     """The first pass over the backend's traces into ``spill``.
 
     Raises:
@@ -159,7 +160,7 @@ def read_backend(options: BackfillOptions, spill: IO[bytes]) -> StreamedTraces:
     window = options.window()
     read = {"traces": 0}
     try:
-        streamed = stream_pages(_counted(reader.pages(window), read), spill)
+        streamed = stream_pages(_counted(reader.pages(window), read), spill, reads=reads)
     except BackendUnavailable as error:
         click.echo(
             f"error: {error} (after {read['traces']} trace(s) of {reader.where} at {reader.endpoint}); nothing was "

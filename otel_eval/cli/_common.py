@@ -14,7 +14,7 @@ import click
 import pydantic_core
 
 from otel_eval.errors import InputError
-from otel_eval.reconstruct import TraceInvocations, rebuild_traces
+from otel_eval.reconstruct import Reads, TraceInvocations, rebuild_traces
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -75,8 +75,9 @@ def read_input_file(path: Path, loaded: LoadedTraces) -> TraceReadResult | None:
         return None
 
 
-def load_traces(paths: Sequence[Path]) -> LoadedTraces:
-    """Reads every file (a bad one is reported and skipped) and rebuilds the invocations of all their spans.
+def load_traces(paths: Sequence[Path], *, reads: Reads = Reads.ALL) -> LoadedTraces:
+    """Reads every file (a bad one is reported and skipped) and rebuilds the invocations of all their spans (the
+    parts ``reads`` asks for: everything by default).
 
     OTLP log files among them (``EVENT_ONLY`` content) are joined onto the spans of the trace files first.
 
@@ -103,7 +104,7 @@ def load_traces(paths: Sequence[Path]) -> LoadedTraces:
         unmatched = attach_log_records(spans, log_records)
         if unmatched:
             loaded.warnings.append(f"{len(unmatched)} GenAI content log record(s) match no span of the trace files")
-    loaded.traces = rebuild_traces(spans)
+    loaded.traces = rebuild_traces(spans, reads=reads)
     for trace in loaded.traces:
         loaded.warnings.extend(trace.warnings)
     return loaded

@@ -31,7 +31,7 @@ import click
 from otel_eval.cli._common import LoadedTraces, load_traces, read_input_file
 from otel_eval.conversations import Conversation, group_conversations
 from otel_eval.model import TracedInvocation
-from otel_eval.reconstruct import group_by_trace, rebuild_trace, without_evaluator_spans
+from otel_eval.reconstruct import Reads, group_by_trace, rebuild_trace, without_evaluator_spans
 
 if TYPE_CHECKING:
     from otel_eval.traces import Span
@@ -124,26 +124,28 @@ class StreamedTraces:
     """The conversations in :func:`group_conversations` order, each read from the spill when reached."""
 
 
-def stream_traces(paths: Sequence[Path], spill: IO[bytes], *, held_bytes: int = HELD_BYTES) -> StreamedTraces:
+def stream_traces(
+    paths: Sequence[Path], spill: IO[bytes], *, held_bytes: int = HELD_BYTES, reads: Reads = Reads.ALL
+) -> StreamedTraces:
     """The first pass over ``paths`` into ``spill`` (an empty binary file open for reading and writing), keeping the
-    invocations of the first ``held_bytes`` of files in memory.
+    invocations of the first ``held_bytes`` of files in memory, rebuilt with the parts ``reads`` asks for.
 
     Falls back to :func:`load_traces` (everything in memory, as before) when the files need all their spans at once.
     """
     try:
-        return _spilled(paths, _Chunks(spill, held_bytes))
+        return _spilled(paths, _Chunks(spill, held_bytes), reads)
     except _NeedsAllSpans:
         spill.seek(0)
         spill.truncate()
-    loaded = load_traces(paths)  # reports the skipped files: the first pass had not printed them yet
+    loaded = load_traces(paths, reads=reads)  # reports the skipped files: the first pass had not printed them yet
     empty = [(t.trace_id, t.convention) for t in loaded.traces if not t.invocations]
     conversations = group_conversations(inv for t in loaded.traces for inv in t.invocations)
     loaded.traces = []
     return StreamedTraces(loaded, empty, len(conversations), iter(conversations))
 
 
-def _spilled(paths: Sequence[Path], store: _Chunks) -> StreamedTraces:
-    run = _FirstPass(store)
+def _spilled(paths: Sequence[Path], store: _Chunks, reads: Reads) -> StreamedTraces:
+    run = _FirstPass(store, reads)
     for path in paths:
         result = read_input_file(path, run.loaded)
         if result is None:
@@ -157,11 +159,13 @@ def _spilled(paths: Sequence[Path], store: _Chunks) -> StreamedTraces:
     return run.finish()
 
 
-def stream_pages(pages: Iterable[TracePage], spill: IO[bytes], *, held_bytes: int = HELD_BYTES) -> StreamedTraces:
+def stream_pages(
+    pages: Iterable[TracePage], spill: IO[bytes], *, held_bytes: int = HELD_BYTES, reads: Reads = Reads.ALL
+) -> StreamedTraces:
     """The first pass over a backend's pages (whole traces each, :mod:`otel_eval.traces.backends`), kept and spilled
     as :func:`stream_traces` keeps and spills files: memory holds one page's spans and ``held_bytes`` of invocations.
     A trace met again in a later page (a backend answering while spans still arrive) is left out, with a warning."""
-    run = _FirstPass(_Chunks(spill, held_bytes))
+    run = _FirstPass(_Chunks(spill, held_bytes), reads)
     for page in pages:
         run.loaded.warnings.extend(page.warnings)
         run.add(page.spans, page.size, again="skip")
@@ -171,8 +175,9 @@ def stream_pages(pages: Iterable[TracePage], spill: IO[bytes], *, held_bytes: in
 class _FirstPass:
     """Rebuilds span batches (a file's, a page's) into the conversations' chunks."""
 
-    def __init__(self, store: _Chunks) -> None:
+    def __init__(self, store: _Chunks, reads: Reads) -> None:
         self.store = store
+        self.reads = reads
         self.loaded = LoadedTraces()
         self.trace_ids: set[str] = set()
         self.trace_warnings: list[tuple[int, str, list[str]]] = []
@@ -192,7 +197,7 @@ class _FirstPass:
             trace_spans = without_evaluator_spans(all_spans)
             if not trace_spans:
                 continue  # otel-eval's own trace (a judge's), as rebuild_traces leaves it out
-            trace = rebuild_trace(trace_spans)
+            trace = rebuild_trace(trace_spans, reads=self.reads)
             if trace.warnings:
                 self.trace_warnings.append((trace.start_time_ns, trace.trace_id, trace.warnings))
             if not trace.invocations:

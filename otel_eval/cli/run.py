@@ -52,6 +52,7 @@ from otel_eval.judge.retry import (
 from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.model import EvalConfig, EvalSet, EvalStatus
 from otel_eval.model.loading import load_eval_config, load_eval_set
+from otel_eval.reconstruct import Reads
 
 if TYPE_CHECKING:
     from otel_eval.judge.client import JudgeClient
@@ -320,7 +321,12 @@ def run(
         fail(str(exc))
     _warn_unservable_judges(judge, criteria, registry)
     with spill_file() as spill, fewer_collections():
-        streamed = _backfill.read_backend(backfill, spill) if backfill.source else stream_traces(trace_files, spill)
+        reads = _reads(plan, eval_set, results_dir)
+        streamed = (
+            _backfill.read_backend(backfill, spill, reads)
+            if backfill.source
+            else stream_traces(trace_files, spill, reads=reads)
+        )
         report_problems(streamed.loaded.errors, streamed.loaded.warnings, verbose=verbose)
         if backfill.dry_run:
             _backfill.dry_run(streamed, plan)
@@ -414,6 +420,14 @@ async def _evaluate_streamed(
         if results_file is not None and (path := results_file.close()) is not None:
             click.echo(f"wrote {path}", err=True)
     return tally
+
+
+def _reads(plan: MetricPlan, eval_set: EvalSet | None, results_dir: Path | None) -> Reads:
+    """What the run rebuilds (:mod:`otel_eval.reconstruct.reads`): what its metrics read, the user message that pairing
+    with an eval set reads, everything for result files (they hold ADK's whole invocations)."""
+    if results_dir is not None:
+        return Reads.ALL
+    return plan.reads | (Reads.USER_CONTENT if eval_set is not None else Reads.NONE)
 
 
 def _paired(

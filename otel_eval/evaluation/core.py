@@ -63,6 +63,7 @@ from otel_eval.model import (
     TracedInvocation,
 )
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
+from otel_eval.reconstruct import Reads
 
 logger = logging.getLogger(__name__)
 
@@ -145,6 +146,15 @@ class EvaluationCore:
     def pipeline(self) -> PipelineMetrics | None:
         """The pipeline counters it reports to (None: none)."""
         return self._pipeline
+
+    def reads(self) -> Reads:
+        """What the requests this core scores with its own criteria need rebuilt (:mod:`otel_eval.reconstruct.reads`):
+        the union of its plans' reads, with and (when it holds an eval set) without a paired case, and the user
+        message that pairing reads."""
+        found = self._plan_for(self._criteria, with_reference=False, own=True).reads
+        if self._eval_set is not None:
+            found |= self._plan_for(self._criteria, with_reference=True, own=True).reads | Reads.USER_CONTENT
+        return found
 
     def holds_sessions(self, request: EvaluationRequest) -> bool:
         """Whether ``request``'s conversation-level metrics should wait for its session: every invocation carries a

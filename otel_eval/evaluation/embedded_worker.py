@@ -36,6 +36,7 @@ from otel_eval.environment_variables import DEFAULT_CONCURRENCY, DEFAULT_QUEUE_S
 from otel_eval.evaluation.core import OnLoop, Scope, Started
 from otel_eval.evaluation.sessions import SessionLimits, SessionStage, SessionWindow
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
+from otel_eval.reconstruct import Reads
 from otel_eval.transport.base import ExportResult, InvocationExporter, RequestEvaluator
 
 logger = logging.getLogger(__name__)
@@ -325,6 +326,10 @@ class EmbeddedCore(RequestEvaluator, Protocol):
     def start(self, request: EvaluationRequest, *, scope: Scope = "all", sessions: bool = False) -> Started:
         """Pairs and plans ``request`` once: scores and emits it here when it needs no event loop, else returns it
         prepared for one; with ``sessions``, says whether its turns wait for their session's window."""
+        ...
+
+    def reads(self) -> Reads:
+        """What the requests it scores with its own criteria need rebuilt."""
         ...
 
     async def evaluate_window(self, window: SessionWindow) -> list[EvaluationRecord]:

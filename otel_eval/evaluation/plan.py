@@ -17,6 +17,7 @@ from otel_eval.model import (
     BaseCriterion,
     ToolTrajectoryCriterion,
 )
+from otel_eval.reconstruct import Reads
 
 TRAJECTORY_METRIC = "tool_trajectory_avg_score"
 
@@ -52,6 +53,16 @@ class MetricPlan:
 
     metrics: list[PlannedMetric]
     _scopes: tuple[MetricPlan, MetricPlan] | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def reads(self) -> Reads:
+        """What the planned metrics read of an invocation, together (:attr:`otel_eval.metrics.Evaluator.reads`): what
+        a rebuild for this plan must produce. A metric that cannot run reads nothing."""
+        found = Reads.NONE
+        for metric in self.metrics:
+            if metric.evaluator is not None:
+                found |= metric.evaluator.reads
+        return found
 
     @property
     def needs_judge(self) -> bool:

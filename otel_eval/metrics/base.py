@@ -28,6 +28,7 @@ from otel_eval.model import (
     PerInvocationResult,
     TracedInvocation,
 )
+from otel_eval.reconstruct.reads import Reads
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +79,11 @@ class Evaluator(abc.ABC):
     """Whether the workers may run :meth:`evaluate` on their event loop rather than on a metric thread: only for a
     metric that never waits and whose work is a single linear pass over the (already rebuilt, size-limited)
     invocations, so it ends well within any deadline; handing it to a thread would cost more than the metric."""
+    reads: ClassVar[Reads] = Reads.ALL
+    """What :meth:`evaluate` reads of the actual invocations beyond the facts always rebuilt (ids, agent, start and
+    end, ``content_captured``; see :mod:`otel_eval.reconstruct.reads`): the rebuild produces only the union of the
+    planned metrics' reads. Everything by default (a judge prompt, an ADK custom metric); a metric that reads less
+    says so in one line, and ``tests/reconstruct/test_rebuild_on_demand.py`` proves it on every recorded trace."""
 
     def __init__(self, criterion: BaseCriterion | None = None, *, judge: Judge | None = None) -> None:
         info = self.info

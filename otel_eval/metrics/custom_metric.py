@@ -50,6 +50,7 @@ from otel_eval.model import (
     RubricScore,
     TracedInvocation,
 )
+from otel_eval.reconstruct.reads import Reads
 
 logger = logging.getLogger(__name__)
 
@@ -149,6 +150,8 @@ def custom_evaluator_type(
 
 class CustomMetricEvaluator(Evaluator):
     """Runs an ADK custom metric function (see the module docs); made per metric by :func:`custom_evaluator_type`."""
+
+    reads = Reads.ALL
 
     function: ClassVar[Callable[..., Any]]
     function_path: ClassVar[str]

@@ -13,10 +13,13 @@ from typing import ClassVar
 from otel_eval.metrics._efficiency import InformationalEvaluator, informational
 from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import BaseCriterion, InvocationEvents, PerInvocationResult, TracedInvocation
+from otel_eval.reconstruct.reads import Reads
 
 
 class InferenceCallCountV1Evaluator(InformationalEvaluator):
     """Counts the model calls of each invocation."""
+
+    reads = Reads.USAGE
 
     info: ClassVar[MetricInfo] = MetricInfo(
         name="inference_call_count_v1",

@@ -19,10 +19,13 @@ from typing import ClassVar
 from otel_eval.metrics._efficiency import InformationalEvaluator, informational, mean_of_present
 from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import BaseCriterion, DurationDetails, PerInvocationResult, TracedInvocation
+from otel_eval.reconstruct.reads import Reads
 
 
 class InvocationDurationV1Evaluator(InformationalEvaluator):
     """Reports each invocation's duration and where the time went."""
+
+    reads = Reads.TIMING
 
     info: ClassVar[MetricInfo] = MetricInfo(
         name="invocation_duration_v1",

@@ -18,10 +18,13 @@ from otel_eval.metrics._reference import ReferenceEvaluator, not_captured
 from otel_eval.metrics._text import rouge1_fmeasure
 from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import BaseCriterion, Invocation, PerInvocationResult, TracedInvocation, content_text
+from otel_eval.reconstruct.reads import Reads
 
 
 class ResponseMatchScoreEvaluator(ReferenceEvaluator):
     """ROUGE-1 F-measure of each actual final response against the expected one, averaged."""
+
+    reads = Reads.FINAL_RESPONSE
 
     info: ClassVar[MetricInfo] = MetricInfo(
         name="response_match_score",

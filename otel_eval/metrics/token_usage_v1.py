@@ -27,10 +27,13 @@ from otel_eval.model import (
     TracedInvocation,
 )
 from otel_eval.model import genai as genai_types
+from otel_eval.reconstruct.reads import Reads
 
 
 class TokenUsageV1Evaluator(InformationalEvaluator):
     """Sums the token usage of each invocation's model calls."""
+
+    reads = Reads.USAGE
 
     info: ClassVar[MetricInfo] = MetricInfo(
         name="token_usage_v1",

@@ -12,10 +12,13 @@ from typing import ClassVar
 from otel_eval.metrics._efficiency import InformationalEvaluator, informational
 from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import BaseCriterion, PerInvocationResult, TracedInvocation, get_all_tool_calls
+from otel_eval.reconstruct.reads import Reads
 
 
 class ToolCallCountV1Evaluator(InformationalEvaluator):
     """Counts the tool calls of each invocation."""
+
+    reads = Reads.TOOL_CALLS
 
     info: ClassVar[MetricInfo] = MetricInfo(
         name="tool_call_count_v1",

@@ -44,12 +44,15 @@ from otel_eval.model import (
 )
 from otel_eval.model import genai as genai_types
 from otel_eval.model.criteria import ArgumentStrategy
+from otel_eval.reconstruct.reads import Reads
 
 _STRATEGIES: tuple[ArgumentStrategy, ...] = ("exact", "casefold_exact", "numeric", "contains")
 
 
 class ToolParameterMatchEvaluator(ReferenceEvaluator):
     """Mean argument match of deterministically aligned tool calls (see the module docstring)."""
+
+    reads = Reads.TOOL_CALLS | Reads.APP_DETAILS
 
     info: ClassVar[MetricInfo] = MetricInfo(
         name="tool_parameter_match",

@@ -35,6 +35,7 @@ from otel_eval.model import (
     get_all_tool_calls,
 )
 from otel_eval.model import genai as genai_types
+from otel_eval.reconstruct.reads import Reads
 
 MatchType = ToolTrajectoryCriterion.MatchType
 FunctionCalls = list[genai_types.FunctionCall]
@@ -42,6 +43,8 @@ FunctionCalls = list[genai_types.FunctionCall]
 
 class ToolTrajectoryAvgScoreEvaluator(ReferenceEvaluator):
     """Binary per-invocation tool trajectory match (EXACT / IN_ORDER / ANY_ORDER), averaged."""
+
+    reads = Reads.TOOL_CALLS
 
     info: ClassVar[MetricInfo] = MetricInfo(
         name="tool_trajectory_avg_score",

@@ -41,12 +41,15 @@ from otel_eval.model import (
     get_all_tool_calls,
 )
 from otel_eval.model import genai as genai_types
+from otel_eval.reconstruct.reads import Reads
 
 _MISSING = object()
 
 
 class ToolTrajectoryF1Evaluator(ReferenceEvaluator):
     """F1 of the actual against the expected tool calls under a one-to-one alignment (see the module docstring)."""
+
+    reads = Reads.TOOL_CALLS | Reads.APP_DETAILS
 
     info: ClassVar[MetricInfo] = MetricInfo(
         name="tool_trajectory_f1",

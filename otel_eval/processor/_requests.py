@@ -13,7 +13,7 @@ from otel_eval.evaluation import pair_invocations
 from otel_eval.model import BaseCriterion, EvalSet, TracedInvocation
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._selection import InvocationFilters
-from otel_eval.reconstruct import rebuild_traces
+from otel_eval.reconstruct import Reads, rebuild_traces
 from otel_eval.traces import spans_from_readable
 from otel_eval.traces.log_records import SpanLogRecord, attach_log_records
 
@@ -30,11 +30,14 @@ class RequestBuilder:
         eval_set: Golden cases; an invocation that pairs with a case (:func:`otel_eval.evaluation.pair_invocations`)
             carries that case, for a worker that does not hold the eval set. None with the embedded worker: its core
             holds the eval set and pairs each request once, together with its plan.
+        reads: What the rebuild produces (:mod:`otel_eval.reconstruct.reads`): what the metrics that score the
+            requests read (the full rebuild by default); with ``eval_set``, the user message pairing reads too.
     """
 
     filters: InvocationFilters
     criteria: dict[str, BaseCriterion] | None = None
     eval_set: EvalSet | None = None
+    reads: Reads = Reads.ALL
 
     def build(
         self, spans: Sequence[ReadableSpan], log_records: Sequence[SpanLogRecord] = ()
@@ -52,7 +55,8 @@ class RequestBuilder:
         criteria: dict[str, Any] | None = None
         if self.criteria is not None:
             criteria = {name: c.model_dump(mode="json", exclude_unset=True) for name, c in self.criteria.items()}
-        for trace in rebuild_traces(converted):
+        reads = self.reads if self.eval_set is None else self.reads | Reads.USER_CONTENT
+        for trace in rebuild_traces(converted, reads=reads):
             for warning in trace.warnings:
                 logger.debug("%s", warning)
             for invocation in trace.invocations:

@@ -36,6 +36,7 @@ from otel_eval.processor._intake import SpanIntake, WakeSchedule, drain, millis_
 from otel_eval.processor._logs import EvaluationLogRecordProcessor, LogJoin
 from otel_eval.processor._requests import RequestBuilder
 from otel_eval.processor._selection import InvocationFilters, Sampling
+from otel_eval.reconstruct import Reads
 from otel_eval.transport.base import InvocationExporter
 
 logger = logging.getLogger(__name__)
@@ -322,9 +323,10 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
     if enrich is not None:  # with another exporter, or no ``attributes`` asked, it passes every span straight on
         waits = exporter is None and env.EMIT_ATTRIBUTES in settings.emit
         enricher = RootSpanEnricher(enrich, wait_seconds=enrichment_wait_seconds if waits else 0.0)
+    reads = Reads.ALL  # a remote worker may score anything
     if exporter is None:
         holds_roots = enricher is not None and enricher.wait_seconds
-        exporter = embedded_worker(
+        exporter = embedded = embedded_worker(
             criteria if custom_metrics_of(criteria) else parsed,
             eval_set=eval_set,
             registry=registry,
@@ -340,6 +342,7 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
             emit=settings.emit,
         )
         parsed = eval_set = None  # the embedded core has them and pairs each request once, with its plan
+        reads = embedded.core.reads()  # rebuild only what its metrics read
     else:
         registry = registry or default_registry()
         for name in builtin_metric_names(parsed, criteria):
@@ -351,6 +354,7 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
             filters=InvocationFilters.create(settings.agent_names, settings.root_span_names),
             criteria=parsed,
             eval_set=eval_set,
+            reads=reads,
         ),
         limits=settings.limits,
         sampling=sampling,

@@ -24,6 +24,7 @@ from otel_eval.reconstruct.evaluator_spans import without_evaluator_spans
 from otel_eval.reconstruct.genai import GenAIConvention
 from otel_eval.reconstruct.openinference import OpenInferenceConvention
 from otel_eval.reconstruct.openllmetry import OpenLLMetryConvention
+from otel_eval.reconstruct.reads import Reads
 from otel_eval.traces.span import Span
 
 logger = logging.getLogger(__name__)
@@ -53,14 +54,17 @@ def group_by_trace(spans: Iterable[Span]) -> dict[str, list[Span]]:
     return dict(traces)
 
 
-def rebuild_trace(spans: Sequence[Span], available: Sequence[Convention] | None = None) -> TraceInvocations:
-    """Invocations of one trace, by the first convention that recognises its spans. Never raises."""
+def rebuild_trace(
+    spans: Sequence[Span], available: Sequence[Convention] | None = None, *, reads: Reads = Reads.ALL
+) -> TraceInvocations:
+    """Invocations of one trace, by the first convention that recognises its spans, with (at least) the parts
+    ``reads`` asks for (:mod:`otel_eval.reconstruct.reads`; the full rebuild by default). Never raises."""
     trace_id = spans[0].trace_id if spans else ""
     for convention in conventions() if available is None else available:
         try:
             if not convention.detect(spans):
                 continue
-            return convention.rebuild(spans)
+            return convention.rebuild(spans, reads)
         except Exception as exc:  # noqa: BLE001 - one broken trace must not stop the others
             logger.warning("trace %s: %s reconstruction failed: %r", trace_id, convention.name, exc)
             return TraceInvocations(
@@ -75,17 +79,19 @@ def rebuild_trace(spans: Sequence[Span], available: Sequence[Convention] | None 
     )
 
 
-def rebuild_traces(spans: Iterable[Span]) -> list[TraceInvocations]:
-    """Invocations of every trace in ``spans``, traces in start-time order; otel-eval's own spans and their
-    descendants are left out (:func:`without_evaluator_spans`), and a trace of nothing else is no trace."""
+def rebuild_traces(spans: Iterable[Span], *, reads: Reads = Reads.ALL) -> list[TraceInvocations]:
+    """Invocations of every trace in ``spans``, traces in start-time order, with (at least) the parts ``reads`` asks
+    for; otel-eval's own spans and their descendants are left out (:func:`without_evaluator_spans`), and a trace of
+    nothing else is no trace."""
     groups = (without_evaluator_spans(trace_spans) for trace_spans in group_by_trace(spans).values())
-    results = [rebuild_trace(trace_spans) for trace_spans in groups if trace_spans]
+    results = [rebuild_trace(trace_spans, reads=reads) for trace_spans in groups if trace_spans]
     results.sort(key=lambda t: (t.start_time_ns, t.trace_id))
     return results
 
 
 __all__ = [
     "Convention",
+    "Reads",
     "TraceInvocations",
     "conventions",
     "group_by_trace",

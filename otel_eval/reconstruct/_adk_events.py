@@ -42,6 +42,7 @@ from otel_eval.reconstruct._containment import tightest_containers
 from otel_eval.reconstruct._span_tree import SpanTree, covered_ns
 from otel_eval.reconstruct._token_usage import sum_token_counts
 from otel_eval.reconstruct.base import TraceInvocations
+from otel_eval.reconstruct.reads import Reads
 from otel_eval.reconstruct.signals import ended_in_error, feedback
 from otel_eval.traces.span import Span
 
@@ -61,6 +62,7 @@ def rebuild_invocations(
     model_timing: Sequence[ModelWait],
     tool_args_key: str,
     tool_result_key: str,
+    reads: Reads = Reads.ALL,
 ) -> TraceInvocations:
     """The invocations of one ADK trace, one per ADK invocation id; AgentTool inner runs are dropped as ADK drops them.
 
@@ -73,6 +75,9 @@ def rebuild_invocations(
             ``model_seconds``.
         tool_args_key: The tool-span attribute holding the arguments in this schema.
         tool_result_key: The tool-span attribute holding the result in this schema.
+        reads: The parts to produce (:mod:`otel_eval.reconstruct.reads`): the events are replayed whole whatever is
+            asked (the tool calls, texts and final response all come out of one replay), the user message and the app
+            details only when asked.
     """
     trace_id = tree.spans[0].trace_id if tree.spans else ""
     result = TraceInvocations(trace_id=trace_id, convention=convention, warnings=list(tree.problems))
@@ -85,7 +90,9 @@ def rebuild_invocations(
         calls = [read_model_call(s, warnings) for s in group.model_spans]
         tools = [read_tool_run(s, tool_args_key, tool_result_key, warnings) for s in group.tool_spans]
         result.invocations.append(
-            build_invocation(group, calls, tools, tree=tree, convention=convention, timing=timing, warnings=warnings)
+            build_invocation(
+                group, calls, tools, tree=tree, convention=convention, timing=timing, warnings=warnings, reads=reads
+            )
         )
     return result
 
@@ -99,6 +106,7 @@ def build_invocation(
     convention: str,
     timing: _RunTiming,
     warnings: list[str],
+    reads: Reads = Reads.ALL,
 ) -> TracedInvocation:
     """The ``TracedInvocation`` of one ADK invocation.
 
@@ -110,6 +118,8 @@ def build_invocation(
         convention: Reported convention name.
         timing: Model and tool time per run root.
         warnings: Problems met so far for this invocation; more are added.
+        reads: Whether the user message and the app details are read (:data:`Reads.USER_CONTENT`,
+            :data:`Reads.APP_DETAILS`); the rest comes out of the one replay.
     """
     calls = sorted(calls, key=lambda c: (c.span.start_time_ns, c.span.span_id))
     tools = sorted(tools, key=lambda t: (t.span.start_time_ns, t.span.span_id))
@@ -136,11 +146,13 @@ def build_invocation(
     data, outline = _intermediate_data(kept, final_event)
     invocation = Invocation(
         invocation_id=owned.invocation_id,
-        user_content=_user_content(calls, warnings, where) if captured else genai_types.Content(role="user", parts=[]),
+        user_content=_user_content(calls, warnings, where)
+        if captured and Reads.USER_CONTENT in reads
+        else genai_types.Content(role="user", parts=[]),
         final_response=final_event.content if final_event is not None else None,
         intermediate_data=data,
         creation_timestamp=owned.root.start_time_ns / 1e9,
-        app_details=_app_details(calls),
+        app_details=_app_details(calls) if Reads.APP_DETAILS in reads else None,
         duration=round(owned.root.duration_ns / 1e9, 3),
         model_duration=round(model_ns / 1e9, 3),
         tool_duration=round(tool_ns / 1e9, 3),

@@ -20,6 +20,7 @@ from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct._span_tree import SpanTree
 from otel_eval.reconstruct._trajectory import InvocationDraft, ModelCall, ToolRun, build_invocation, texts_of
 from otel_eval.reconstruct.base import TraceInvocations
+from otel_eval.reconstruct.reads import Reads
 from otel_eval.traces.span import Span
 
 
@@ -68,19 +69,31 @@ class TurnReader(Protocol):
 
 
 def invocations_of_roots(
-    tree: SpanTree, roots: Sequence[Span], new_reader: Callable[[Span, Sequence[Span]], RootReader]
+    tree: SpanTree,
+    roots: Sequence[Span],
+    new_reader: Callable[[Span, Sequence[Span]], RootReader],
+    reads: Reads = Reads.ALL,
 ) -> list[TracedInvocation]:
-    """One invocation per root, read from the root's subtree (spans under no root join the tightest root in time)."""
+    """One invocation per root, read from the root's subtree (spans under no root join the tightest root in time),
+    built with the parts ``reads`` asks for."""
     groups = tree.subtrees(roots)
-    return [
-        build_invocation(new_reader(root, groups[root.span_id]).draft()) for root in roots if root.span_id in groups
-    ]
+    invocations = []
+    for root in roots:
+        if root.span_id in groups:
+            draft = new_reader(root, groups[root.span_id]).draft()
+            draft.reads = reads
+            invocations.append(build_invocation(draft))
+    return invocations
 
 
 def turn_invocations(
-    tree: SpanTree, convention: str, new_reader: Callable[[Span, Sequence[Span]], TurnReader]
+    tree: SpanTree,
+    convention: str,
+    new_reader: Callable[[Span, Sequence[Span]], TurnReader],
+    reads: Reads = Reads.ALL,
 ) -> list[TracedInvocation]:
-    """The model calls of a trace without invocation roots, one invocation per user turn (see the module docstring).
+    """The model calls of a trace without invocation roots, one invocation per user turn (see the module docstring),
+    built with the parts ``reads`` asks for.
 
     Calls and tools inside a tool span (an agent used as a tool) are left out, as everywhere else.
     """
@@ -100,7 +113,7 @@ def turn_invocations(
             if index + 1 < len(turns)
             else len(tools)
         )
-        draft = InvocationDraft(convention=convention, root=turn[0].span, model_calls=turn)
+        draft = InvocationDraft(convention=convention, root=turn[0].span, model_calls=turn, reads=reads)
         draft.tool_runs = [reader.tool_run(t) for t in tools[first:last]]
         draft.end_time_ns = max(c.span.end_time_ns for c in turn)
         draft.session_id = reader.session_id()

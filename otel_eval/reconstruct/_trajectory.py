@@ -34,6 +34,7 @@ from otel_eval.reconstruct._first_unused import FirstUnused
 from otel_eval.reconstruct._span_tree import covered_ns
 from otel_eval.reconstruct._token_usage import Usage, sum_token_counts
 from otel_eval.reconstruct._values import nonempty_str, tool_call_args
+from otel_eval.reconstruct.reads import Reads
 from otel_eval.reconstruct.signals import ended_in_error, feedback
 from otel_eval.traces.span import Span
 
@@ -107,6 +108,9 @@ class InvocationDraft:
     warnings: list[str] = field(default_factory=list)
     end_time_ns: int | None = None
     """End of the invocation when it is not the root's end (model calls grouped without an agent span)."""
+    reads: Reads = Reads.ALL
+    """What :func:`build_invocation` produces (the rest left empty; see :mod:`otel_eval.reconstruct.reads`); a
+    convention's reader may also skip reading what only those parts need."""
 
 
 _ROLES = {
@@ -256,7 +260,7 @@ def _response(
     return genai_types.FunctionResponse(name=call.name, id=call.id, response=payload)
 
 
-def _steps(draft: InvocationDraft) -> list[_Step]:
+def _steps(draft: InvocationDraft, *, responses: bool = True) -> list[_Step]:
     matcher = _tool_matcher(draft.tool_runs)
     read: list[dict[str, genai_types.FunctionResponse]] = []
 
@@ -277,12 +281,13 @@ def _steps(draft: InvocationDraft) -> list[_Step]:
                 seen_ids.add(call.id)
             run = _take(matcher, call)
             sequence += 1
-            response = _response(call, run, sent_back)
+            response = _response(call, run, sent_back) if responses else None
             steps.append(_Step((model_call.span.end_time_ns, sequence), call, response))
     for run in matcher.leftovers():
         call = genai_types.FunctionCall(name=run.name or "unknown_tool", args=run.args or {}, id=run.call_id)
         sequence += 1
-        steps.append(_Step((run.span.start_time_ns, sequence), call, _response(call, run, sent_back)))
+        response = _response(call, run, sent_back) if responses else None
+        steps.append(_Step((run.span.start_time_ns, sequence), call, response))
     steps.sort(key=lambda s: s.sort_key)
     return steps
 
@@ -336,16 +341,22 @@ def _app_details(calls: Sequence[ModelCall], default_author: str) -> AppDetails 
 
 
 def build_invocation(draft: InvocationDraft) -> TracedInvocation:
-    """The ADK invocation and its telemetry facts. Never raises on content: problems end up in ``warnings``."""
+    """The ADK invocation and its telemetry facts: the parts ``draft.reads`` asks for, the others left empty. Never
+    raises on content: problems end up in ``warnings``."""
     root = draft.root
-    user_content = draft.root_input
-    if user_content is None:
+    reads = draft.reads.value  # an int: a Flag's operators are Python calls
+    read_user = bool(reads & _USER)
+    user_content = draft.root_input if read_user else None
+    if user_content is None and read_user:
         for model_call in draft.model_calls:
             user_content = last_user_text(model_call.inputs)
             if user_content is not None:
                 break
-    steps = _steps(draft)
-    final, intermediate = _final_and_intermediate(draft)
+    steps = _steps(draft, responses=bool(reads & _RESPONSES)) if reads & _STEP_READS else []
+    final: genai_types.Content | None = None
+    intermediate: list[tuple[str, list[genai_types.Part]]] = []
+    if reads & _TEXT_READS:
+        final, intermediate = _final_and_intermediate(draft)
     # Copied after the reads above: inputs read on first use record their problems in draft.warnings.
     warnings = list(draft.warnings)
     if not draft.content_captured:
@@ -353,12 +364,9 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
             f"trace {root.trace_id} span {root.span_id}: no message content was captured "
             "(content capture off?); user text, responses and tool arguments are unknown"
         )
-    elif user_content is None:
+    elif user_content is None and read_user:
         warnings.append(f"trace {root.trace_id} span {root.span_id}: no user message found")
     real_calls = [c for c in [*draft.model_calls, *draft.nested_model_calls] if not c.synthetic]
-    model_intervals = [(c.span.start_time_ns, c.span.end_time_ns) for c in real_calls]
-    tool_intervals = [(r.span.start_time_ns, r.span.end_time_ns) for r in draft.tool_runs]
-    model_ns = covered_ns(model_intervals)
     agent_name = draft.agent_name
     invocation = Invocation(
         invocation_id=root.span_id,
@@ -370,9 +378,21 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
             intermediate_responses=intermediate,
         ),
         creation_timestamp=root.start_time_ns / 1e9,
-        app_details=_app_details(draft.model_calls, agent_name or DEFAULT_AUTHOR),
+        app_details=_app_details(draft.model_calls, agent_name or DEFAULT_AUTHOR) if reads & _DETAILS else None,
     )
     model = next((c.model for c in real_calls if c.model), None) or draft.root_model
+    measured: dict[str, Any] = {}
+    if reads & _USAGE:
+        measured.update(model_call_count=len(real_calls), token_usage=_token_usage(draft, real_calls))
+    if reads & _TIMING:
+        model_intervals = [(c.span.start_time_ns, c.span.end_time_ns) for c in real_calls]
+        tool_intervals = [(r.span.start_time_ns, r.span.end_time_ns) for r in draft.tool_runs]
+        model_ns = covered_ns(model_intervals)
+        measured["model_seconds"] = model_ns / 1e9 if model_ns else None
+        # Time in tools while no model call was in flight.
+        measured["tool_seconds"] = (
+            (covered_ns(model_intervals + tool_intervals) - model_ns) / 1e9 if covered_ns(tool_intervals) else None
+        )
     return TracedInvocation(
         invocation=invocation,
         trace_id=root.trace_id,
@@ -383,15 +403,18 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
         model=model,
         start_time_ns=root.start_time_ns,
         end_time_ns=draft.end_time_ns if draft.end_time_ns is not None else root.end_time_ns,
-        model_call_count=len(real_calls),
-        token_usage=_token_usage(draft, real_calls),
-        model_seconds=model_ns / 1e9 if model_ns else None,
-        # Time in tools while no model call was in flight.
-        tool_seconds=(covered_ns(model_intervals + tool_intervals) - model_ns) / 1e9
-        if covered_ns(tool_intervals)
-        else None,
         content_captured=draft.content_captured,
         warnings=warnings,
         ended_in_error=ended_in_error(root),
         feedback=feedback(root),
+        **measured,
     )
+
+
+_USER = Reads.USER_CONTENT.value
+_RESPONSES = Reads.TOOL_RESPONSES.value
+_STEP_READS = (Reads.TOOL_CALLS | Reads.TOOL_RESPONSES).value
+_TEXT_READS = (Reads.FINAL_RESPONSE | Reads.INTERMEDIATE_TEXTS).value
+_DETAILS = Reads.APP_DETAILS.value
+_USAGE = Reads.USAGE.value
+_TIMING = Reads.TIMING.value

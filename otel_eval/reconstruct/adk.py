@@ -30,6 +30,7 @@ from otel_eval.reconstruct._adk_spans import (
 from otel_eval.reconstruct._span_tree import SpanTree
 from otel_eval.reconstruct.adk_v2 import genai_model_content, is_generate_content
 from otel_eval.reconstruct.base import Convention, TraceInvocations
+from otel_eval.reconstruct.reads import Reads
 from otel_eval.traces.span import Span
 
 CONVENTION_NAME = "adk"
@@ -52,8 +53,10 @@ class AdkConvention(Convention):
         """ADK legacy: a ``call_llm`` span, or an ``agent_run [..]`` span of very old ADK."""
         return any(is_call_llm(s) or s.name.startswith("agent_run [") for s in spans)
 
-    def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
-        """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them."""
+    def rebuild(self, spans: Sequence[Span], reads: Reads = Reads.ALL) -> TraceInvocations:
+        """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them.
+        The session events are replayed whole whatever ``reads`` asks; the user message and the app details are read
+        only when asked."""
         tree = SpanTree(spans)
         model_spans = [s for s in tree.spans if is_call_llm(s)]
         agent_above = tree.nearest(is_agent_span)
@@ -66,6 +69,7 @@ class AdkConvention(Convention):
             convention=self.name,
             model_timing=[timing.of(s) for s in model_spans],
             tool_args_key=semconv.ADK_TOOL_CALL_ARGS,
+            reads=reads,
             tool_result_key=semconv.ADK_TOOL_RESPONSE,
         )
         if not model_spans and any(is_run_root(s) or is_agent_span(s) for s in spans):

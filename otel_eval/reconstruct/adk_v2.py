@@ -25,6 +25,7 @@ from otel_eval.reconstruct._genai_events import content_value, details_value
 from otel_eval.reconstruct._genai_messages import contents_from_messages
 from otel_eval.reconstruct._span_tree import SpanTree
 from otel_eval.reconstruct.base import Convention, TraceInvocations
+from otel_eval.reconstruct.reads import Reads
 from otel_eval.traces.span import Span
 
 CONVENTION_NAME = "adk_v2"
@@ -58,8 +59,10 @@ class AdkV2Convention(Convention):
             for s in spans
         )
 
-    def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
-        """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them."""
+    def rebuild(self, spans: Sequence[Span], reads: Reads = Reads.ALL) -> TraceInvocations:
+        """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them.
+        The session events are replayed whole whatever ``reads`` asks; the user message and the app details are read
+        only when asked."""
         tree = SpanTree(spans)
         model_spans = [s for s in tree.spans if _is_adk_model_span(s)]
         result = rebuild_invocations(
@@ -69,6 +72,7 @@ class AdkV2Convention(Convention):
             convention=self.name,
             model_timing=[(s, s.end_time_ns) for s in model_spans],
             tool_args_key=semconv.GEN_AI_TOOL_CALL_ARGUMENTS,
+            reads=reads,
             tool_result_key=semconv.GEN_AI_TOOL_CALL_RESULT,
         )
         if not model_spans:

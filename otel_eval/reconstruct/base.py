@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from otel_eval.model import TracedInvocation
+from otel_eval.reconstruct.reads import Reads
 from otel_eval.traces.span import Span
 
 
@@ -38,5 +39,6 @@ class Convention(abc.ABC):
         """Whether ``spans`` (one trace) are written in this convention. Cheap: attribute and name checks only."""
 
     @abc.abstractmethod
-    def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
-        """Invocations of one trace. Never raises on malformed content: records a warning and goes on."""
+    def rebuild(self, spans: Sequence[Span], reads: Reads = Reads.ALL) -> TraceInvocations:
+        """Invocations of one trace with (at least) the parts ``reads`` asks for (:mod:`otel_eval.reconstruct.reads`).
+        Never raises on malformed content: records a warning and goes on."""

@@ -59,7 +59,7 @@ from otel_eval.reconstruct._grouping import (
     turn_invocations,
 )
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
-from otel_eval.reconstruct._token_usage import usage_from
+from otel_eval.reconstruct._token_usage import Usage, usage_from
 from otel_eval.reconstruct._trajectory import (
     InvocationDraft,
     ModelCall,
@@ -70,6 +70,7 @@ from otel_eval.reconstruct._trajectory import (
 )
 from otel_eval.reconstruct._values import parse_json_value, record_warning, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations
+from otel_eval.reconstruct.reads import Reads
 from otel_eval.traces.span import Span
 
 MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
@@ -108,15 +109,25 @@ class GenAIConvention(Convention):
                 return True
         return operation or content
 
-    def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
-        """One invocation per agent root, or per user turn of model calls without an agent span."""
+    def rebuild(self, spans: Sequence[Span], reads: Reads = Reads.ALL) -> TraceInvocations:
+        """One invocation per agent root, or per user turn of model calls without an agent span; only what the
+        parts ``reads`` asks for need is read (no message history parsed for a tool count)."""
         tree = SpanTree(spans)
         kinds = _SpanKinds(tree.spans)
         roots = tree.tops(tree.spans, kinds.is_agent)
+
+        # Without agent roots the model calls are grouped into turns by their inputs, and the turn's agent is its
+        # calls' author: those are read whatever is asked.
+        read = reads if roots else reads | Reads.USER_CONTENT
+        authors = not roots or bool(reads & _AUTHOR_READS)
+
+        def reader(root: Span, members: Sequence[Span]) -> _Reader:
+            return _Reader(tree, root, members, kinds, read, authors=authors)
+
         if roots:
-            invocations = invocations_of_roots(tree, roots, lambda root, members: _Reader(tree, root, members, kinds))
+            invocations = invocations_of_roots(tree, roots, reader, reads)
         else:
-            invocations = turn_invocations(tree, self.name, lambda root, members: _Reader(tree, root, members, kinds))
+            invocations = turn_invocations(tree, self.name, reader, reads)
         names = sorted({s.name for s in tree.spans})[:5]
         return trace_invocations(
             tree, self.name, invocations, f"GenAI spans {names} but no agent invocation or model call"
@@ -178,12 +189,47 @@ class _SpanKinds:
         return span.span_id in self.tools
 
 
-class _Reader(InvocationReader):
-    """Reads the spans of one invocation (a :class:`~otel_eval.reconstruct._grouping.TurnReader`)."""
+_MESSAGE_READS = (
+    Reads.USER_CONTENT
+    | Reads.FINAL_RESPONSE
+    | Reads.TOOL_CALLS
+    | Reads.TOOL_RESPONSES
+    | Reads.INTERMEDIATE_TEXTS
+    | Reads.APP_DETAILS
+)
+"""What a model call's messages are read for (its count, usage and timing are not)."""
+_ROOT_IO_READS = Reads.USER_CONTENT | Reads.FINAL_RESPONSE | Reads.INTERMEDIATE_TEXTS
+_TOOL_READS = Reads.TOOL_CALLS | Reads.TOOL_RESPONSES
+_AUTHOR_READS = Reads.INTERMEDIATE_TEXTS | Reads.APP_DETAILS
 
-    def __init__(self, tree: SpanTree, root: Span, members: Sequence[Span], kinds: _SpanKinds) -> None:
+
+class _Reader(InvocationReader):
+    """Reads the spans of one invocation (a :class:`~otel_eval.reconstruct._grouping.TurnReader`), only what the parts
+    ``reads`` asks for need."""
+
+    def __init__(
+        self,
+        tree: SpanTree,
+        root: Span,
+        members: Sequence[Span],
+        kinds: _SpanKinds,
+        reads: Reads = Reads.ALL,
+        *,
+        authors: bool = True,
+    ) -> None:
         super().__init__(tree, root, members)
         self.kinds = kinds
+        # What to read, worked out once (a Flag's operators are Python calls): see _Reader.draft and model_call.
+        self.read_root_io = bool(reads & _ROOT_IO_READS)
+        self.read_user = Reads.USER_CONTENT in reads
+        self.read_usage = Reads.USAGE in reads
+        self.read_details = Reads.APP_DETAILS in reads
+        self.read_messages = bool(reads & _MESSAGE_READS)
+        self.read_tools = bool(reads & _TOOL_READS)
+        self.read_responses = Reads.TOOL_RESPONSES in reads
+        self.read_authors = authors
+        """Each model call's author (for the texts' authors and the agent details; else only when no agent span
+        names the invocation's agent)."""
 
     def is_model_call(self, span: Span) -> bool:
         return self.kinds.is_model_call(span)
@@ -235,11 +281,15 @@ class _Reader(InvocationReader):
         draft.agent_name = self.agent_label(root) or next(
             (label for label in (self.agent_label(a) for a in agents) if label), None
         )
-        draft.agent_name = draft.agent_name or next((c.author for c in draft.model_calls if c.author), None)
-        draft.root_input, draft.root_output = self.agent_io(root)
-        if draft.root_input is None:
+        if draft.agent_name is None:
+            authors = (c.author if self.read_authors else self.author(c.span) for c in draft.model_calls)
+            draft.agent_name = next((author for author in authors if author), None)
+        if self.read_root_io:
+            draft.root_input, draft.root_output = self.agent_io(root)
+        if draft.root_input is None and self.read_user:
             draft.root_input = next((i for i in (self.agent_io(a)[0] for a in agents) if i is not None), None)
-        draft.root_usage = usage_from(root.attributes)
+        if self.read_usage:
+            draft.root_usage = usage_from(root.attributes)
         draft.root_model = first_str(root.attributes, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL)
         draft.session_id = self.session_id()
         draft.content_captured = any(self.has_content(s) for s in self.members)
@@ -286,23 +336,41 @@ class _Reader(InvocationReader):
 
     def model_call(self, span: Span) -> ModelCall:
         attributes = span.attributes
-        parsed_inputs = self.parsed_messages(span, semconv.GEN_AI_INPUT_MESSAGES)
-        outputs = self.messages(span, semconv.GEN_AI_OUTPUT_MESSAGES)
-        agent = self.agent_above.get(span.span_id)
+        # The system instruction may be in the input history: read at once for the app details, else only if a rule
+        # reads the inputs (the whole history again).
+        with_details = self.read_details
+        parsed_inputs = self.parsed_messages(span, semconv.GEN_AI_INPUT_MESSAGES) if with_details else None
+        outputs = self.messages(span, semconv.GEN_AI_OUTPUT_MESSAGES) if self.read_messages else []
         call = ModelCall(
             span=span,
-            author=self.author(span),
+            author=self.author(span) if self.read_authors else None,
             model=first_str(attributes, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL),
-            usage=usage_from(attributes),
+            usage=usage_from(attributes) if self.read_usage else Usage(),
         )
+        if not self.read_messages:
+            return call
         if outputs:
-            # The inputs (the whole history again) are converted only if a rule reads them.
-            call.read_inputs = functools.partial(self.contents, parsed_inputs)
+            # The inputs are converted only if a rule reads them.
+            call.read_inputs = functools.partial(self.input_contents, span, parsed_inputs)
         else:
-            call.inputs = self.contents(parsed_inputs)
+            call.inputs = self.input_contents(span, parsed_inputs)
             if not call.inputs:
                 call.inputs, outputs = events.deprecated_messages(span, self.warnings)
         call.outputs = [c for c in outputs if c.role != "system"]
+        if with_details:
+            assert parsed_inputs is not None
+            self.agent_details(span, call, parsed_inputs)
+        return call
+
+    def input_contents(self, span: Span, parsed: list[ParsedMessages] | None) -> list[genai_types.Content]:
+        """A model call's input messages converted (their JSON read first unless ``parsed`` already holds it)."""
+        return self.contents(
+            parsed if parsed is not None else self.parsed_messages(span, semconv.GEN_AI_INPUT_MESSAGES)
+        )
+
+    def agent_details(self, span: Span, call: ModelCall, parsed_inputs: list[ParsedMessages]) -> None:
+        """The call's system instruction and tool declarations (its own, else the agent's above it)."""
+        agent = self.agent_above.get(span.span_id)
         system = self.system_instruction(span)
         if not system and (call.read_inputs is None or any(p.has_role("system") for p in parsed_inputs)):
             system = "\n".join(t for m in call.inputs if m.role == "system" for t in texts_of(m))
@@ -312,7 +380,6 @@ class _Reader(InvocationReader):
         call.tool_declarations = self.tool_declarations(span)
         if not call.tool_declarations and agent is not None:
             call.tool_declarations = self.tool_declarations(agent)
-        return call
 
     def system_instruction(self, span: Span) -> str:
         """``gen_ai.system_instructions`` (or Strands' ``gen_ai.agent.system_prompt``) as text."""
@@ -339,6 +406,8 @@ class _Reader(InvocationReader):
         return _declarations(tools_from_definitions(value, self.warnings, where))
 
     def tool_run(self, span: Span) -> ToolRun:
+        if not self.read_tools:
+            return ToolRun(span=span, name=None)  # its time only
         attributes = span.attributes
         where = f"span {span.span_id} ({span.name!r})"
         name = first_str(attributes, semconv.GEN_AI_TOOL_NAME)
@@ -348,10 +417,10 @@ class _Reader(InvocationReader):
         run = ToolRun(span=span, name=name, call_id=first_str(attributes, semconv.GEN_AI_TOOL_CALL_ID))
         if semconv.GEN_AI_TOOL_CALL_ARGUMENTS in attributes:
             run.args = tool_call_args(attributes[semconv.GEN_AI_TOOL_CALL_ARGUMENTS], self.warnings, where)
-        if semconv.GEN_AI_TOOL_CALL_RESULT in attributes:
+        if semconv.GEN_AI_TOOL_CALL_RESULT in attributes and self.read_responses:
             run.response = tool_response_payload(attributes[semconv.GEN_AI_TOOL_CALL_RESULT])
         self.tool_details(span, run)
-        if run.args is None or run.response is None:
+        if run.args is None or (run.response is None and self.read_responses):
             args, result, call_id = events.deprecated_tool_io(span, self.warnings)
             run.args = run.args if run.args is not None else args
             run.call_id = run.call_id or call_id

@@ -68,6 +68,7 @@ from otel_eval.reconstruct._trajectory import (
 )
 from otel_eval.reconstruct._values import nonempty_str, parse_json, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations
+from otel_eval.reconstruct.reads import Reads
 from otel_eval.traces.span import Span
 
 _LANGGRAPH = "LangGraph"
@@ -90,12 +91,12 @@ class OpenInferenceConvention(Convention):
             for s in spans
         )
 
-    def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
-        """One invocation per invocation root (see the module docstring)."""
+    def rebuild(self, spans: Sequence[Span], reads: Reads = Reads.ALL) -> TraceInvocations:
+        """One invocation per invocation root (see the module docstring), built with the parts ``reads`` asks for."""
         tree = SpanTree(spans)
         kinds = {s.span_id: span_kind(s) for s in tree.spans}
         invocations = invocations_of_roots(
-            tree, _invocation_roots(tree, kinds), lambda root, members: _Reader(tree, kinds, root, members)
+            tree, _invocation_roots(tree, kinds), lambda root, members: _Reader(tree, kinds, root, members), reads
         )
         return trace_invocations(
             tree, self.name, invocations, "OpenInference spans but no agent, chain or LLM span to rebuild"

@@ -47,6 +47,7 @@ from otel_eval.reconstruct._trajectory import (
 )
 from otel_eval.reconstruct._values import nonempty_str, parse_json, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations
+from otel_eval.reconstruct.reads import Reads
 from otel_eval.traces.span import Span
 
 WORKFLOW = "workflow"
@@ -75,14 +76,15 @@ class OpenLLMetryConvention(Convention):
             )
         return found
 
-    def rebuild(self, spans: Sequence[Span]) -> TraceInvocations:
-        """One invocation per workflow/agent root, or per user turn of bare model calls."""
+    def rebuild(self, spans: Sequence[Span], reads: Reads = Reads.ALL) -> TraceInvocations:
+        """One invocation per workflow/agent root, or per user turn of bare model calls, built with the parts ``reads``
+        asks for."""
         tree = SpanTree(spans)
         roots = _agent_roots(tree)
         if roots:
-            invocations = invocations_of_roots(tree, roots, lambda root, members: _Reader(tree, root, members))
+            invocations = invocations_of_roots(tree, roots, lambda root, members: _Reader(tree, root, members), reads)
         else:
-            invocations = turn_invocations(tree, self.name, lambda root, members: _Reader(tree, root, members))
+            invocations = turn_invocations(tree, self.name, lambda root, members: _Reader(tree, root, members), reads)
         return trace_invocations(tree, self.name, invocations, "OpenLLMetry spans but no workflow, agent or model call")
 
 
