@@ -39,7 +39,11 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.genai import types
-from judge_watch import JudgeWatch
+
+try:
+    from judge_watch import JudgeWatch  # run as a script: examples/ is on the path
+except ImportError:  # imported as a module of the repository (the tests)
+    from examples.judge_watch import JudgeWatch
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.resources import Resource

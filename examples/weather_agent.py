@@ -24,7 +24,10 @@ import logging
 import os
 import sys
 
-from judge_watch import JudgeWatch
+try:
+    from judge_watch import JudgeWatch  # run as a script: examples/ is on the path
+except ImportError:  # imported as a module of the repository (the tests)
+    from examples.judge_watch import JudgeWatch
 from opentelemetry.sdk.trace import TracerProvider
 
 from otel_eval import EvaluationSpanProcessor

@@ -50,7 +50,7 @@ from otel_eval.judge.retry import (
     JUDGE_TIMEOUT,
 )
 from otel_eval.metrics import MetricRegistry, default_registry
-from otel_eval.model import EvalConfig, EvalSet, EvalStatus
+from otel_eval.model import EvalConfig, EvalSet, EvalStatus, JudgeModelOptions
 from otel_eval.model.loading import load_eval_config, load_eval_set
 from otel_eval.reconstruct import Reads
 
@@ -456,7 +456,8 @@ def _warn_unservable_judges(judge: JudgeClient | None, criteria: Mapping[str, An
     for name, criterion in criteria.items():
         if not registry.info(name).requires_judge:
             continue
-        model = judge.model_for(getattr(criterion, "judge_model_options", None))
+        options = getattr(criterion, "judge_model_options", None)  # kept raw where the metric ignores it, as ADK
+        model = judge.model_for(options if isinstance(options, JudgeModelOptions) else None)
         problem = judge.problem_for(model)
         if problem is not None:
             click.echo(f"warning: {name}: {problem}", err=True)

@@ -129,6 +129,6 @@ def test_a_custom_threshold_outside_metric_info_is_reported(cli: Callable[..., C
     }
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
-    result = cli("validate", path)
-    assert result.exit_code == 1
-    assert "criteria.stars.threshold" in result.stdout and "[1, 5]" in result.stdout
+    result = cli("validate", path)  # ADK's threshold has no bounds: accepted, with a warning that it never passes
+    assert result.exit_code == 0
+    assert "warning: criteria.stars.threshold" in result.stdout and "[1, 5]" in result.stdout
