@@ -61,12 +61,30 @@ DOCUMENTED_JUDGE = "http://127.0.0.1:40215"
 """The judge-server address the docs show (its port varies: the recipe says to export what it prints)."""
 
 
-def documented(backend: str) -> str:
-    """The bash block after ``<!-- recipe: {backend} -->`` in docs/backends-sinks.md."""
-    text = DOCS.read_text(encoding="utf-8")
+def documented(backend: str, doc: Path = DOCS) -> str:
+    """The bash block after ``<!-- recipe: {backend} -->`` in ``doc`` (docs/backends-sinks.md)."""
+    text = doc.read_text(encoding="utf-8")
     marker = f"<!-- recipe: {backend} -->\n```bash\n"
-    assert marker in text, f"no {backend} recipe in {DOCS.name}"
+    assert marker in text, f"no {backend} recipe in {doc.name}"
     return text.split(marker, 1)[1].split("```", 1)[0]
+
+
+def run_bash(script: str, *, without: tuple[str, ...], timeout: float) -> subprocess.CompletedProcess[str]:
+    """``script`` run with bash from the checkout's root, with this interpreter first on ``PATH`` and none of the
+    caller's variables that start with one of ``without``; exit code 0 asserted."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(without)}
+    environment["PYTHONPATH"] = str(REPO)
+    environment["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{environment.get('PATH', '')}"  # its python
+    process = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=environment,
+        cwd=REPO,
+    )
+    assert process.returncode == 0, process.stderr
+    return process
 
 
 def run_recipe(backend: str, judge: dict[str, str], replacements: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -83,19 +101,7 @@ def run_recipe(backend: str, judge: dict[str, str], replacements: dict[str, str]
         assert old in script, f"{old} is not in the {backend} recipe"
         script = script.replace(old, new)
     backend_prefixes = ("OTEL_", "GOOGLE_", "GEMINI_", "PHOENIX_", "MLFLOW_", "LANGFUSE_")
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(backend_prefixes)}
-    environment["PYTHONPATH"] = str(REPO)
-    environment["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{environment.get('PATH', '')}"  # its python
-    process = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=environment,
-        cwd=REPO,
-    )
-    assert process.returncode == 0, process.stderr
-    return process
+    return run_bash(script, without=backend_prefixes, timeout=300)
 
 
 def export_errors(process: subprocess.CompletedProcess[str]) -> list[str]:
