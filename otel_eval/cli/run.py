@@ -6,9 +6,9 @@ import asyncio
 import contextlib
 import functools
 import json
-from collections.abc import Callable, Coroutine, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -26,6 +26,14 @@ from otel_eval.cli._common import (
     stdout,
     truncate,
 )
+from otel_eval.cli._run_judge import (
+    JUDGE_UNUSABLE,
+    closing_judge,
+    make_judge,
+    print_judge_summary,
+    warn_unservable_judges,
+)
+from otel_eval.cli._run_judge import judge_unusable_metrics as judge_unusable_metrics  # re-exported
 from otel_eval.cli._run_stream import JsonResults, ResultsFile, RunTally, spool_file, stream_reports
 from otel_eval.cli._spill import StreamedTraces, spill_file, stream_traces
 from otel_eval.conversations import Conversation
@@ -41,21 +49,10 @@ from otel_eval.evaluation import (
     select_criteria,
 )
 from otel_eval.judge.budget import BudgetSpec
-from otel_eval.judge.retry import (
-    JUDGE_AUTH,
-    JUDGE_CONNECTION,
-    JUDGE_NOT_CONFIGURED,
-    JUDGE_QUOTA_EXHAUSTED,
-    JUDGE_SERVER_ERROR,
-    JUDGE_TIMEOUT,
-)
-from otel_eval.metrics import MetricRegistry, default_registry
-from otel_eval.model import EvalConfig, EvalSet, EvalStatus, JudgeModelOptions
+from otel_eval.metrics import default_registry
+from otel_eval.model import EvalConfig, EvalSet, EvalStatus
 from otel_eval.model.loading import load_eval_config, load_eval_set
 from otel_eval.reconstruct import Reads
-
-if TYPE_CHECKING:
-    from otel_eval.judge.client import JudgeClient
 
 PROGRESS_MIN_CONVERSATIONS = 20
 
@@ -301,7 +298,7 @@ def run(
         # The config's own custom metrics (and installed ones): their code is imported here, at start-up.
         registry = registry_with_custom_metrics(config, default_registry())
         judge_settings["budget"] = BudgetSpec.parse(budget, source="--budget") if budget is not None else None
-        judge = _make_judge(judge_settings) if probe else None
+        judge = make_judge(judge_settings) if probe else None
         # A config file's criteria, even empty ones, as ADK runs them; with no config file at all, an eval set means
         # ADK's defaults (as ADK's AgentEvaluator), and judged defaults only without one.
         criteria = select_criteria(
@@ -312,14 +309,14 @@ def run(
             registry=registry,
         )
         if judge is None and any(registry.info(name).requires_judge for name in criteria):
-            judge = _make_judge(judge_settings)
+            judge = make_judge(judge_settings)
         plan = build_plan(
             criteria, registry=registry, match_type=match_type.upper() if match_type else None, judge=judge
         )
         written = _backfill.outputs(backfill, eval_set)
     except ConfigurationError as exc:
         fail(str(exc))
-    _warn_unservable_judges(judge, criteria, registry)
+    warn_unservable_judges(judge, criteria, registry)
     with spill_file() as spill, fewer_collections():
         reads = _reads(plan, eval_set, results_dir)
         streamed = (
@@ -332,7 +329,7 @@ def run(
             _backfill.dry_run(streamed, plan)
             return
         tally = asyncio.run(
-            _closing_judge(
+            closing_judge(
                 judge,
                 _evaluate_streamed(
                     streamed,
@@ -345,7 +342,7 @@ def run(
                 ),
             )
         )
-    _print_judge_summary(judge)
+    print_judge_summary(judge)
     if written and _backfill.finish_outputs(written):
         raise SystemExit(EXIT_BACKEND)
     if streamed.loaded.errors or not tally.count:
@@ -361,15 +358,6 @@ def run(
                 err=True,
             )
         raise SystemExit(EXIT_NOT_EVALUATED)
-
-
-async def _closing_judge(judge: JudgeClient | None, evaluation: Coroutine[Any, Any, RunTally]) -> RunTally:
-    """``evaluation``'s result, the judge's connections closed on the event loop that opened them."""
-    try:
-        return await evaluation
-    finally:
-        if judge is not None:
-            await judge.aclose()
 
 
 async def _evaluate_streamed(
@@ -438,49 +426,3 @@ def _paired(
         if eval_set is None:
             conversation.pairing_note = "no reference: pass --eval-set with a matching eval case"
         yield conversation
-
-
-def _make_judge(settings: dict[str, Any]) -> JudgeClient:
-    """The judge client from google-genai's environment with the CLI's overrides (None values are ignored)."""
-    from otel_eval.judge.client import JudgeClient  # deferred: the judge's HTTP stack is only loaded when used
-
-    return JudgeClient.from_env(**settings)
-
-
-def _warn_unservable_judges(judge: JudgeClient | None, criteria: Mapping[str, Any], registry: MetricRegistry) -> None:
-    """Says at start-up which judged metric's judge model cannot be served (its provider has no credentials, its
-    extra is missing, ADK resolves it to a class not served here): such a metric is evaluated on no invocation and
-    the run exits 3 (``judge_not_configured``) unless ``--allow-not-evaluated``."""
-    if judge is None:
-        return
-    for name, criterion in criteria.items():
-        if not registry.info(name).requires_judge:
-            continue
-        options = getattr(criterion, "judge_model_options", None)  # kept raw where the metric ignores it, as ADK
-        model = judge.model_for(options if isinstance(options, JudgeModelOptions) else None)
-        problem = judge.problem_for(model)
-        if problem is not None:
-            click.echo(f"warning: {name}: {problem}", err=True)
-
-
-def _print_judge_summary(judge: JudgeClient | None) -> None:
-    if judge is None:
-        return
-    usage = judge.accounting.total()
-    if usage.calls or usage.cache_hits or usage.failures or judge.accounting.budget_refusals:
-        click.echo(judge.summary_line(), err=True)
-
-
-JUDGE_UNUSABLE = frozenset(
-    {JUDGE_NOT_CONFIGURED, JUDGE_AUTH, JUDGE_QUOTA_EXHAUSTED, JUDGE_CONNECTION, JUDGE_TIMEOUT, JUDGE_SERVER_ERROR}
-)
-"""Error types meaning the judge could not be used at all (a model its provider does not serve, 404, included), as
-opposed to a problem with one input."""
-
-
-def judge_unusable_metrics(reports: list[ConversationReport]) -> dict[str, str]:
-    """Metrics evaluated on no invocation of any conversation, each with the judge error that stopped them."""
-    tally = RunTally(JUDGE_UNUSABLE)
-    for report in reports:
-        tally.add(report)
-    return tally.judge_unusable()

@@ -18,24 +18,12 @@ from otel_eval.metrics.base import MetricInfo, threshold_warning
 from otel_eval.metrics.base import logger as base_logger
 from otel_eval.metrics.custom_metric import custom_metric_info
 from otel_eval.model import BaseCriterion, CustomMetricConfig, EvalConfig, EvalSet
-from otel_eval.model.loading import json_path, read_json, validation_problems
-
-_CONFIG_KEYS = frozenset(
-    {
-        "criteria",
-        "custom_metrics",
-        "customMetrics",
-        "user_simulator_config",
-        "userSimulatorConfig",
-        "live_model_config",
-        "liveModelConfig",
-    }
-)
+from otel_eval.model.loading import EVAL_CONFIG_KEYS, json_path, read_json, validation_problems
 
 
 def _kind(payload: Any) -> str:
     """An object with an eval config's key, or ``{}`` (ADK's config with empty criteria), is an eval config."""
-    if isinstance(payload, dict) and (not payload or _CONFIG_KEYS & set(payload)):
+    if isinstance(payload, dict) and (not payload or EVAL_CONFIG_KEYS & set(payload)):
         return "eval config"
     return "eval set"
 

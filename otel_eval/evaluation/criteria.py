@@ -18,16 +18,7 @@ from otel_eval.model import (
     CustomMetricConfig,
     EvalConfig,
 )
-
-_CONFIG_KEYS = {
-    "criteria",
-    "custom_metrics",
-    "customMetrics",
-    "user_simulator_config",
-    "userSimulatorConfig",
-    "live_model_config",
-    "liveModelConfig",
-}
+from otel_eval.model.loading import EVAL_CONFIG_KEYS
 
 
 def criteria_from(value: Mapping[str, Any] | EvalConfig | None) -> dict[str, BaseCriterion] | None:
@@ -42,7 +33,7 @@ def criteria_from(value: Mapping[str, Any] | EvalConfig | None) -> dict[str, Bas
         config = value
     else:
         data = dict(value)
-        if set(data) <= _CONFIG_KEYS and isinstance(data.get("criteria"), Mapping):
+        if set(data) <= EVAL_CONFIG_KEYS and isinstance(data.get("criteria"), Mapping):
             data = dict(data["criteria"])
         try:
             config = EvalConfig.model_validate({"criteria": data})

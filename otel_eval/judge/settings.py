@@ -27,6 +27,9 @@ from otel_eval.model import DEFAULT_JUDGE_MODEL
 
 logger = logging.getLogger(__name__)
 
+_MIN_REPLY_CHARACTERS = 1024
+"""The smallest ``OTEL_EVAL_JUDGE_MAX_REPLY_CHARS`` accepted."""
+
 DEFAULT_PRICES_PER_MILLION: dict[str, tuple[float, float]] = {
     "gemini-2.5-pro": (1.25, 10.0),
     "gemini-2.5-flash": (0.30, 2.50),
@@ -298,5 +301,23 @@ class JudgeSettings:
             values["input_token_limits"] = parse_input_token_limits(limits)
         values["budget"] = BudgetSpec.parse(environ.get(env.OTEL_EVAL_JUDGE_BUDGET, ""))
         values["own_trace"] = env.flag_setting(environ, env.OTEL_EVAL_JUDGE_OWN_TRACE, env.DEFAULT_JUDGE_OWN_TRACE)
+        max_reply_characters(environ)  # read by the judged metrics per reply: a bad value stops the start-up here
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
+
+
+def max_reply_characters(environ: Mapping[str, str] | None = None) -> int:
+    """The longest judge reply a judged metric parses: ``OTEL_EVAL_JUDGE_MAX_REPLY_CHARS`` (default 64 KiB).
+
+    Read by each judged metric when it checks a reply, and validated at start-up by :meth:`JudgeSettings.from_env`.
+
+    Raises:
+        ConfigurationError: the variable is not an integer >= 1024.
+    """
+    return env.number_setting(
+        os.environ if environ is None else environ,
+        env.OTEL_EVAL_JUDGE_MAX_REPLY_CHARS,
+        env.DEFAULT_JUDGE_MAX_REPLY_CHARS,
+        valid=lambda value: value >= _MIN_REPLY_CHARACTERS,
+        expected=f"an integer >= {_MIN_REPLY_CHARACTERS}",
+    )

@@ -12,8 +12,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import logging
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -26,6 +25,7 @@ from otel_eval.judge import JUDGE_NOT_CONFIGURED, JUDGE_UNPARSEABLE, DataBlocks,
 from otel_eval.judge.budget import Admission, CallEstimate, Refusal, spending
 from otel_eval.judge.priority import is_priority
 from otel_eval.judge.prompt_safety import DATA_INSTRUCTION
+from otel_eval.judge.settings import max_reply_characters
 from otel_eval.metrics._judge_context_check import ContextProblem, context_overflow, incomplete_context
 from otel_eval.metrics._reference import unpaired_reference
 from otel_eval.metrics.base import Evaluator
@@ -327,22 +327,6 @@ class SampledJudgeEvaluator(LlmJudgeEvaluator):
         return self.parse(reply.text, prompt)
 
 
-def max_reply_characters(environ: Mapping[str, str] | None = None) -> int:
-    """The longest judge reply a judged metric parses: ``OTEL_EVAL_JUDGE_MAX_REPLY_CHARS`` (default 64 KiB).
-
-    Raises:
-        ConfigurationError: the variable is not an integer >= 1024.
-    """
-    return env.number_setting(
-        os.environ if environ is None else environ,
-        env.OTEL_EVAL_JUDGE_MAX_REPLY_CHARS,
-        env.DEFAULT_JUDGE_MAX_REPLY_CHARS,
-        valid=lambda value: value >= _MIN_REPLY_CHARACTERS,
-        expected=f"an integer >= {_MIN_REPLY_CHARACTERS}",
-    )
-
-
-_MIN_REPLY_CHARACTERS = 1024
 _said_too_long = False
 
 

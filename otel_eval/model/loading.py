@@ -14,7 +14,7 @@ from otel_eval.model.eval_set import EvalSet
 
 ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
 
-_EVAL_CONFIG_KEYS = frozenset(
+EVAL_CONFIG_KEYS = frozenset(
     {
         "criteria",
         "custom_metrics",
@@ -132,7 +132,7 @@ def criteria_setting(raw: str | None, *, setting: str) -> dict[str, Any] | None:
         raise ConfigurationError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     if not isinstance(data, dict):
         raise ConfigurationError(f"{source}: expected a JSON object of metric -> threshold or criterion")
-    if data and not set(data) & _EVAL_CONFIG_KEYS:
+    if data and not set(data) & EVAL_CONFIG_KEYS:
         return data  # just the criteria object
     # An EvalConfig, read as ADK reads it ({} has no criteria): its other sections are checked here, the criteria
     # where they are planned.

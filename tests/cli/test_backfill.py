@@ -6,9 +6,7 @@ with the file's; the re-run that changes nothing; a backend that goes away."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,6 +25,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.demo.golden import golden_eval_set
 from tests.cli.conftest import CliResult
+from tests.emit.sinks import recipe
 from tests.emit.sinks.servers import BackendServer, CuttableLink, mlflow_server, phoenix_server
 from tests.waiting import wait_until
 
@@ -321,10 +320,7 @@ WEATHER_SCORES = {"Paris": 1.0, "Berlin": 1.0, "Rome": 0.0}
 def _recipe(backend: str) -> tuple[str, str]:
     """The bash block after ``<!-- recipe: backfill-{backend} -->`` in docs/backfill.md: (the agent's part, the
     backfill's part), split at its blank line."""
-    text = (REPO / "docs" / "backfill.md").read_text(encoding="utf-8")
-    marker = f"<!-- recipe: backfill-{backend} -->\n```bash\n"
-    assert marker in text
-    agent, backfill = text.split(marker, 1)[1].split("```", 1)[0].split("\n\n", 1)
+    agent, backfill = recipe.documented(f"backfill-{backend}", REPO / "docs" / "backfill.md").split("\n\n", 1)
     return agent, backfill
 
 
@@ -334,19 +330,7 @@ def _bash(script: str, replacements: dict[str, str]) -> subprocess.CompletedProc
     for old, new in replacements.items():
         assert old in script
         script = script.replace(old, new)
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_", "MLFLOW_"))}
-    environment["PYTHONPATH"] = str(REPO)
-    environment["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{environment.get('PATH', '')}"
-    process = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=environment,
-        cwd=REPO,
-    )
-    assert process.returncode == 0, process.stderr
-    return process
+    return recipe.run_bash(script, without=("OTEL_", "PHOENIX_", "MLFLOW_"), timeout=600)
 
 
 def _city(text: str) -> str:

@@ -104,10 +104,12 @@ def test_google_genai_gets_an_answer_from_the_scripted_model(served: Served) -> 
     client.close()
 
 
-def test_ones_own_agent_gets_judged_scores_labelled_scripted(
-    served: Served, monkeypatch: pytest.MonkeyPatch, telemetry: Telemetry
-) -> None:
-    for name, value in served.exports.items():
+def _judged_own_agent(
+    served: Served, monkeypatch: pytest.MonkeyPatch, telemetry: Telemetry, **environment: str
+) -> dict[str, EvaluationRecord]:
+    """The embedded processor, with the variables judge-server printed (and ``environment``), on one run of one's own
+    agent: its two judged results, both asserted PASSED with 1.0."""
+    for name, value in {**served.exports, **environment}.items():
         monkeypatch.setenv(name, value)
     records: list[EvaluationRecord] = []
     processor = EvaluationSpanProcessor(
@@ -123,6 +125,13 @@ def test_ones_own_agent_gets_judged_scores_labelled_scripted(
         "hallucinations_v1": (EvalStatus.PASSED, 1.0),
         "safety_v1": (EvalStatus.PASSED, 1.0),
     }
+    return judged
+
+
+def test_ones_own_agent_gets_judged_scores_labelled_scripted(
+    served: Served, monkeypatch: pytest.MonkeyPatch, telemetry: Telemetry
+) -> None:
+    judged = _judged_own_agent(served, monkeypatch, telemetry)
     assert {r.judge_model for r in judged.values()} == {SCRIPTED}
     calls = [s for s in telemetry.finished_spans() if s.name.startswith("generate_content ")]
     assert calls and all(s.name == f"generate_content {SCRIPTED}" for s in calls)
@@ -138,24 +147,9 @@ def test_a_judge_of_another_provider_is_served_through_its_own_client(
 ) -> None:
     """The embedded processor with the printed variables and another provider's judge model: judged through that
     provider's SDK (no provider variable of its own is set: the judge's endpoint and key serve every provider)."""
-    for name, value in served.exports.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("OTEL_EVAL_JUDGE_MODEL", model)
-    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    records: list[EvaluationRecord] = []
-    processor = EvaluationSpanProcessor(
-        {"hallucinations_v1": 0.8, "safety_v1": 0.8}, sinks=[records.extend], **telemetry.providers()
+    judged = _judged_own_agent(
+        served, monkeypatch, telemetry, OTEL_EVAL_JUDGE_MODEL=model, LITELLM_LOCAL_MODEL_COST_MAP="True"
     )
-    telemetry.tracer_provider.add_span_processor(processor)
-    telemetry.add_exporting_processor()
-    TravelAgent(telemetry.tracer_provider).run(OWN_AGENT)
-    assert processor.force_flush(60_000)
-
-    judged = {r.metric_name: r for r in records if r.metric_name in ("hallucinations_v1", "safety_v1")}
-    assert {name: (r.eval_status, r.score) for name, r in judged.items()} == {
-        "hallucinations_v1": (EvalStatus.PASSED, 1.0),
-        "safety_v1": (EvalStatus.PASSED, 1.0),
-    }
     assert {r.judge_model for r in judged.values()} == {model}
     calls = [s for s in telemetry.finished_spans() if s.name == f"generate_content {model}"]
     assert calls

@@ -57,6 +57,18 @@ def test_hallucinations_via_gemini_base_url_fails_with_explanation_and_summary(
     assert TEST_KEY not in result.stdout + result.stderr
 
 
+def test_a_bad_max_reply_chars_stops_the_run_at_start_up_naming_it(
+    cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake_gemini.base_url)
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_MAX_REPLY_CHARS", "100")  # under the 1024 minimum
+    result = cli("run", HELM, "-m", "hallucinations_v1")
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "OTEL_EVAL_JUDGE_MAX_REPLY_CHARS" in result.stderr
+    assert not fake_gemini.generate_requests()  # stopped before the first judge call, not at its reply
+
+
 def test_without_credentials_judged_metric_is_not_evaluated_with_one_reason(cli: Callable[..., CliResult]) -> None:
     result = cli("run", HELM, "-m", "hallucinations_v1", "--output", "json", "--allow-not-evaluated")
     assert result.exit_code == 0, result.stderr

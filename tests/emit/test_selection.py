@@ -25,7 +25,7 @@ from otel_eval.errors import ConfigurationError
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.processor._settings import processor_options
 from tests.processor.telemetry import Telemetry
-from tests.worker._harness import OtlpSink
+from tests.worker._harness import OtlpSink, child_otlp_sink
 
 ROOT = f"invoke_agent {AGENT_NAME}"
 ALL = frozenset(env.EMIT_SIGNALS)
@@ -224,13 +224,8 @@ def test_what_is_not_selected_is_not_computed(attribute_builds: Counter[str]) ->
 @pytest.fixture
 def sink(monkeypatch: pytest.MonkeyPatch) -> Iterator[OtlpSink]:
     """A loopback OTLP receiver, and the evaluation process's exporters pointed at it by the SDK's own variables."""
-    receiver = OtlpSink().start()
-    monkeypatch.setenv("OTEL_LOGS_EXPORTER", "otlp")
-    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "otlp")
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
-    yield receiver
-    receiver.stop()
+    with child_otlp_sink(monkeypatch) as receiver:
+        yield receiver
 
 
 @pytest.mark.integration

@@ -243,6 +243,14 @@ def test_settings_from_env() -> None:
     )
 
 
+@pytest.mark.parametrize("bad", ["lots", "0", "1023", "-5"])
+def test_a_bad_max_reply_chars_stops_the_settings_naming_it(bad: str) -> None:
+    # Validated where the other judge settings are read, not first when a judge reply is checked.
+    with pytest.raises(ConfigurationError, match="OTEL_EVAL_JUDGE_MAX_REPLY_CHARS"):
+        JudgeSettings.from_env({"OTEL_EVAL_JUDGE_MAX_REPLY_CHARS": bad})
+    assert JudgeSettings.from_env({"OTEL_EVAL_JUDGE_MAX_REPLY_CHARS": "1024"}).default_model
+
+
 def test_backoff_honours_retry_after_and_is_bounded() -> None:
     backoff = Backoff(initial_seconds=0.5, max_seconds=2.0)
     assert all(backoff.delay(1, retry_after=3.0) >= 3.0 for _ in range(20))

@@ -13,7 +13,7 @@ import pytest
 from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.processor._process.lifecycle import _SAFE_PATH_TRAMPOLINE, child_command
-from tests.worker._harness import OtlpSink
+from tests.worker._harness import OtlpSink, child_otlp_sink
 
 pytestmark = pytest.mark.integration
 
@@ -26,13 +26,8 @@ raise ImportError("a module of the working directory shadowed a dependency")
 
 @pytest.fixture
 def sink(monkeypatch: pytest.MonkeyPatch) -> Iterator[OtlpSink]:
-    receiver = OtlpSink().start()
-    monkeypatch.setenv("OTEL_LOGS_EXPORTER", "otlp")
-    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "none")
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
-    yield receiver
-    receiver.stop()
+    with child_otlp_sink(monkeypatch, traces=False) as receiver:
+        yield receiver
 
 
 def _shadowing(directory: Path, *modules: str) -> Path:

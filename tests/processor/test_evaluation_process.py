@@ -35,7 +35,7 @@ from tests.processor.telemetry import evaluation_process_pid, is_running
 from tests.reconstruct.adk_agents import SCENARIOS as ADK_SCENARIOS
 from tests.reconstruct.adk_agents import adk_telemetry, global_logger_provider, run_turns, span_exporter
 from tests.waiting import wait_until
-from tests.worker._harness import OtlpSink
+from tests.worker._harness import OtlpSink, child_otlp_sink
 
 pytestmark = pytest.mark.integration
 
@@ -51,13 +51,8 @@ class _Recorder(SpanProcessor):
 @pytest.fixture
 def sink(monkeypatch: pytest.MonkeyPatch) -> Iterator[OtlpSink]:
     """A receiver, and the child's exporters pointed at it through the SDK's own variables."""
-    receiver = OtlpSink().start()
-    monkeypatch.setenv("OTEL_LOGS_EXPORTER", "otlp")
-    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "otlp")
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
-    yield receiver
-    receiver.stop()
+    with child_otlp_sink(monkeypatch) as receiver:
+        yield receiver
 
 
 def _recorded_spans(invocations: int) -> list[ReadableSpan]:

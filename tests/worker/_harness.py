@@ -8,12 +8,13 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import pytest
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk._logs import LoggerProvider
@@ -229,6 +230,21 @@ class OtlpSink:
                 self.end_headers()
 
         return Handler
+
+
+@contextlib.contextmanager
+def child_otlp_sink(monkeypatch: pytest.MonkeyPatch, *, traces: bool = True) -> Iterator[OtlpSink]:
+    """A loopback OTLP receiver, and an evaluation process's exporters pointed at it by the SDK's own variables
+    (logs always; traces unless ``traces`` is False)."""
+    receiver = OtlpSink().start()
+    monkeypatch.setenv("OTEL_LOGS_EXPORTER", "otlp")
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "otlp" if traces else "none")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
+    try:
+        yield receiver
+    finally:
+        receiver.stop()
 
 
 def _any_value(value: Any) -> Any:

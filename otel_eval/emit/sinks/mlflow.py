@@ -25,15 +25,13 @@ from urllib.parse import quote
 
 import httpx
 
-from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.emit.sinks import _fields
 from otel_eval.emit.sinks._delivery import MISSING, OK, Outcome, Rejected, status_outcome
-from otel_eval.emit.sinks._http import DEFAULT_TIMEOUT_S, basic_auth, first, split_url
-from otel_eval.errors import ConfigurationError
 from otel_eval.model.messages import EvaluationRecord
+from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, split_url
+from otel_eval.traces.backends.mlflow import tracking_from_env
 
-DEFAULT_TRACKING_URI: Final = "http://localhost:5000"
 TRACE_ID_PREFIX: Final = "tr-"
 """MLflow's trace id of an OTLP trace: this prefix and the 32 hex digits (``generate_mlflow_trace_id_from_otel_trace_id``)."""
 _TRACES: Final = "/api/3.0/mlflow/traces"
@@ -86,19 +84,7 @@ class MlflowBackend:
         Raises:
             ConfigurationError: a tracking URI that is not an HTTP server (``file:``, ``sqlite:``, ``databricks``).
         """
-        uri = first(environ, env.MLFLOW_TRACKING_URI) or DEFAULT_TRACKING_URI
-        if not uri.startswith(("http://", "https://")):
-            raise ConfigurationError(
-                f"{env.MLFLOW_TRACKING_URI}: the mlflow sink needs an MLflow tracking server (http:// or https://); "
-                f"got a {uri.split(':', 1)[0]!r} URI"
-            )
-        headers: dict[str, str] = {}
-        token = first(environ, env.MLFLOW_TRACKING_TOKEN)
-        user = first(environ, env.MLFLOW_TRACKING_USERNAME)
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        elif user:
-            headers["Authorization"] = basic_auth(user, environ.get(env.MLFLOW_TRACKING_PASSWORD, ""))
+        uri, headers = tracking_from_env(environ, needed_by="the mlflow sink")
         return cls(uri, headers)
 
     def client(self) -> httpx.Client:

@@ -30,20 +30,15 @@ from urllib.parse import quote
 
 import httpx
 
-from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.emit.sinks import _fields
 from otel_eval.emit.sinks._delivery import MISSING, OK, Outcome, status_outcome
-from otel_eval.emit.sinks._http import DEFAULT_TIMEOUT_S, first, parse_headers, split_url
 from otel_eval.model.messages import EvaluationRecord
+from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, split_url
+from otel_eval.traces.backends.phoenix import DEFAULT_PROJECT, connection_from_env
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_ENDPOINT: Final = "http://localhost:6006"
-DEFAULT_PROJECT: Final = "default"
-"""Where Phoenix files spans whose resource names no project."""
-PROJECT_ATTRIBUTE: Final = "openinference.project.name"
-"""The resource attribute Phoenix files spans by."""
 CONFIG_ATTEMPTS: Final = 5
 """Batches in which the sink tries to set up a metric's annotation config before giving up on it."""
 IDENTIFIER_PREFIX: Final = "otel-eval:"
@@ -94,16 +89,6 @@ def annotation_config(record: EvaluationRecord) -> dict[str, Any] | None:
     }
 
 
-def project_from_env(environ: Mapping[str, str]) -> str:
-    """``PHOENIX_PROJECT_NAME``, else ``openinference.project.name`` in ``OTEL_RESOURCE_ATTRIBUTES``, else
-    ``default``: the project Phoenix files the agent's spans under."""
-    named = first(environ, env.PHOENIX_PROJECT_NAME)
-    if named:
-        return named
-    attributes = parse_headers(environ.get("OTEL_RESOURCE_ATTRIBUTES", ""))  # the same k=v,k2=v2 format
-    return attributes.get(PROJECT_ATTRIBUTE, "").strip() or DEFAULT_PROJECT
-
-
 class PhoenixBackend:
     """Posts annotations to ``/v1/span_annotations?sync=true``; a span Phoenix does not have yet is retried. Sets up
     each metric's annotation config once, after its first annotation is taken (the project then exists).
@@ -129,14 +114,8 @@ class PhoenixBackend:
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> PhoenixBackend:
         """Configured from ``PHOENIX_COLLECTOR_ENDPOINT``, ``PHOENIX_API_KEY`` and ``PHOENIX_CLIENT_HEADERS``."""
-        endpoint = first(environ, env.PHOENIX_COLLECTOR_ENDPOINT) or DEFAULT_ENDPOINT
-        endpoint = re.sub(r"/+v1/traces/?$", "", endpoint)
-        headers = parse_headers(environ.get(env.PHOENIX_CLIENT_HEADERS, ""))
-        api_key = first(environ, env.PHOENIX_API_KEY)
-        if api_key:
-            headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
-            headers["Authorization"] = f"Bearer {api_key}"
-        return cls(endpoint, headers, project=project_from_env(environ))
+        endpoint, headers, project = connection_from_env(environ)
+        return cls(endpoint, headers, project=project)
 
     def client(self) -> httpx.Client:
         return httpx.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S)

@@ -19,7 +19,12 @@ from otel_eval.judge._loops import PerLoopClient
 from otel_eval.judge._request_reply import JudgeReply, JudgeRequest
 from otel_eval.judge.providers import missing_extra
 from otel_eval.judge.providers.openai import enforce_strict_schema
-from otel_eval.judge.providers.request_parts import judge_config, lowercase_types, schema_name_and_json, system_text
+from otel_eval.judge.providers.request_parts import (
+    chat_messages,
+    judge_config,
+    lowercase_types,
+    schema_name_and_json,
+)
 from otel_eval.judge.resolve import LITELLM
 from otel_eval.judge.settings import JudgeSettings
 
@@ -144,12 +149,7 @@ async def _stop_logging_worker(_: object) -> None:
 def completion_kwargs(request: JudgeRequest, model: str) -> dict[str, Any]:
     """The ``litellm.acompletion`` arguments ADK's ``LiteLlm`` passes for the same judge request."""
     config = judge_config(request)
-    messages: list[dict[str, Any]] = []
-    system = system_text(config)
-    if system:
-        messages.append({"role": "system", "content": system})
-    if request.prompt:
-        messages.append({"role": "user", "content": request.prompt})
+    messages = chat_messages(request, config)
     response_format: dict[str, Any] | None = None
     if request.response_schema is not None:
         name, schema = schema_name_and_json(request.response_schema)

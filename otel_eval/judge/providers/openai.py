@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from otel_eval.judge._loops import PerLoopClient
 from otel_eval.judge._request_reply import JudgeReply, JudgeRequest
 from otel_eval.judge.providers import missing_extra
-from otel_eval.judge.providers.request_parts import judge_config, schema_name_and_json, system_text
+from otel_eval.judge.providers.request_parts import chat_messages, judge_config, schema_name_and_json
 from otel_eval.judge.resolve import OPENAI
 from otel_eval.judge.settings import JudgeSettings
 
@@ -97,12 +97,7 @@ class OpenAIProvider:
 def chat_completion_kwargs(request: JudgeRequest, model: str) -> dict[str, Any]:
     """The ``chat.completions.create`` arguments ADK's ``OpenAILlm`` passes for the same judge request."""
     config = judge_config(request)
-    messages: list[dict[str, Any]] = []
-    system = system_text(config)
-    if system:
-        messages.append({"role": "system", "content": system})
-    if request.prompt:
-        messages.append({"role": "user", "content": request.prompt})
+    messages = chat_messages(request, config)
     response_format: dict[str, Any] | None = None
     if request.response_schema is not None and not isinstance(request.response_schema, dict):
         name, schema = schema_name_and_json(request.response_schema)

@@ -37,6 +37,18 @@ def system_text(config: genai_types.GenerateContentConfig) -> str | None:
     return None
 
 
+def chat_messages(request: JudgeRequest, config: genai_types.GenerateContentConfig) -> list[dict[str, Any]]:
+    """The OpenAI-style chat messages ADK's ``OpenAILlm`` and ``LiteLlm`` send for a judge request: the system text
+    (if any), then the prompt as the user's message (if any)."""
+    messages: list[dict[str, Any]] = []
+    system = system_text(config)
+    if system:
+        messages.append({"role": "system", "content": system})
+    if request.prompt:
+        messages.append({"role": "user", "content": request.prompt})
+    return messages
+
+
 def schema_name_and_json(schema: dict[str, Any] | type[BaseModel]) -> tuple[str, dict[str, Any]]:
     """A response schema as ADK's model classes read it: (its name, a JSON schema copy)."""
     if isinstance(schema, dict):

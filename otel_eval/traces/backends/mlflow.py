@@ -31,8 +31,9 @@ MAX_PAGE: Final = 500
 """MLflow's largest page of a trace search."""
 
 
-def tracking_from_env(environ: Mapping[str, str]) -> tuple[str, dict[str, str]]:
-    """MLflow's tracking server URL and the credentials' headers, from its variables.
+def tracking_from_env(environ: Mapping[str, str], *, needed_by: str = "otel-eval") -> tuple[str, dict[str, str]]:
+    """MLflow's tracking server URL and the credentials' headers, from its variables (the backend reader's and the
+    score sink's); ``needed_by`` names who needs the server in the error.
 
     Raises:
         ConfigurationError: a tracking URI that is not an HTTP server (``file:``, ``sqlite:``, ``databricks``).
@@ -40,7 +41,7 @@ def tracking_from_env(environ: Mapping[str, str]) -> tuple[str, dict[str, str]]:
     uri = first(environ, env.MLFLOW_TRACKING_URI) or DEFAULT_TRACKING_URI
     if not uri.startswith(("http://", "https://")):
         raise ConfigurationError(
-            f"{env.MLFLOW_TRACKING_URI}: otel-eval needs an MLflow tracking server (http:// or https://); "
+            f"{env.MLFLOW_TRACKING_URI}: {needed_by} needs an MLflow tracking server (http:// or https://); "
             f"got a {uri.split(':', 1)[0]!r} URI"
         )
     headers: dict[str, str] = {}

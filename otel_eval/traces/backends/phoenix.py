@@ -32,7 +32,9 @@ from otel_eval.traces.span import Span
 
 DEFAULT_ENDPOINT: Final = "http://localhost:6006"
 DEFAULT_PROJECT: Final = "default"
+"""Where Phoenix files spans whose resource names no project."""
 PROJECT_ATTRIBUTE: Final = "openinference.project.name"
+"""The resource attribute Phoenix files spans by."""
 SPANS_PER_REQUEST: Final = 1000
 """Phoenix's largest page of spans."""
 DERIVED_KEYS: Final = frozenset(
@@ -63,8 +65,19 @@ def without_derived(span: Span) -> Span:
     return span
 
 
+def project_from_env(environ: Mapping[str, str]) -> str:
+    """``PHOENIX_PROJECT_NAME``, else ``openinference.project.name`` in ``OTEL_RESOURCE_ATTRIBUTES``, else
+    ``default``: the project Phoenix files the agent's spans under."""
+    named = first(environ, env.PHOENIX_PROJECT_NAME)
+    if named:
+        return named
+    attributes = parse_headers(environ.get("OTEL_RESOURCE_ATTRIBUTES", ""))  # the same k=v,k2=v2 format
+    return attributes.get(PROJECT_ATTRIBUTE, "").strip() or DEFAULT_PROJECT
+
+
 def connection_from_env(environ: Mapping[str, str]) -> tuple[str, dict[str, str], str]:
-    """Phoenix's base URL, headers (the API key's ``Authorization`` among them) and project, from its variables."""
+    """Phoenix's base URL, headers (the API key's ``Authorization`` among them) and project, from its variables
+    (the backend reader's and the score sink's)."""
     endpoint = first(environ, env.PHOENIX_COLLECTOR_ENDPOINT) or DEFAULT_ENDPOINT
     endpoint = re.sub(r"/+v1/traces/?$", "", endpoint)
     headers = parse_headers(environ.get(env.PHOENIX_CLIENT_HEADERS, ""))
@@ -72,11 +85,7 @@ def connection_from_env(environ: Mapping[str, str]) -> tuple[str, dict[str, str]
     if api_key:
         headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
         headers["Authorization"] = f"Bearer {api_key}"
-    project = first(environ, env.PHOENIX_PROJECT_NAME)
-    if not project:
-        attributes = parse_headers(environ.get("OTEL_RESOURCE_ATTRIBUTES", ""))
-        project = attributes.get(PROJECT_ATTRIBUTE, "").strip() or DEFAULT_PROJECT
-    return endpoint, headers, project
+    return endpoint, headers, project_from_env(environ)
 
 
 class PhoenixReader:

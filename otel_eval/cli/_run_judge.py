@@ -1,0 +1,82 @@
+"""The judge of ``otel-eval run``: made from the environment with the CLI's overrides, its unservable models named at
+start-up, its connections closed on the loop that opened them, its spend summed up at the end, and which judge errors
+mean it could not be used at all."""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine, Mapping
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from otel_eval.cli._run_stream import RunTally
+from otel_eval.evaluation import ConversationReport
+from otel_eval.judge.retry import (
+    JUDGE_AUTH,
+    JUDGE_CONNECTION,
+    JUDGE_NOT_CONFIGURED,
+    JUDGE_QUOTA_EXHAUSTED,
+    JUDGE_SERVER_ERROR,
+    JUDGE_TIMEOUT,
+)
+from otel_eval.metrics import MetricRegistry
+from otel_eval.model import JudgeModelOptions
+
+if TYPE_CHECKING:
+    from otel_eval.judge.client import JudgeClient
+
+
+async def closing_judge(judge: JudgeClient | None, evaluation: Coroutine[Any, Any, RunTally]) -> RunTally:
+    """``evaluation``'s result, the judge's connections closed on the event loop that opened them."""
+    try:
+        return await evaluation
+    finally:
+        if judge is not None:
+            await judge.aclose()
+
+
+def make_judge(settings: dict[str, Any]) -> JudgeClient:
+    """The judge client from google-genai's environment with the CLI's overrides (None values are ignored)."""
+    from otel_eval.judge.client import JudgeClient  # deferred: the judge's HTTP stack is only loaded when used
+
+    return JudgeClient.from_env(**settings)
+
+
+def warn_unservable_judges(judge: JudgeClient | None, criteria: Mapping[str, Any], registry: MetricRegistry) -> None:
+    """Says at start-up which judged metric's judge model cannot be served (its provider has no credentials, its
+    extra is missing, ADK resolves it to a class not served here): such a metric is evaluated on no invocation and
+    the run exits 3 (``judge_not_configured``) unless ``--allow-not-evaluated``."""
+    if judge is None:
+        return
+    for name, criterion in criteria.items():
+        if not registry.info(name).requires_judge:
+            continue
+        options = getattr(criterion, "judge_model_options", None)  # kept raw where the metric ignores it, as ADK
+        model = judge.model_for(options if isinstance(options, JudgeModelOptions) else None)
+        problem = judge.problem_for(model)
+        if problem is not None:
+            click.echo(f"warning: {name}: {problem}", err=True)
+
+
+def print_judge_summary(judge: JudgeClient | None) -> None:
+    """The judge's calls, cache hits, failures and spend on stderr, when it did anything."""
+    if judge is None:
+        return
+    usage = judge.accounting.total()
+    if usage.calls or usage.cache_hits or usage.failures or judge.accounting.budget_refusals:
+        click.echo(judge.summary_line(), err=True)
+
+
+JUDGE_UNUSABLE = frozenset(
+    {JUDGE_NOT_CONFIGURED, JUDGE_AUTH, JUDGE_QUOTA_EXHAUSTED, JUDGE_CONNECTION, JUDGE_TIMEOUT, JUDGE_SERVER_ERROR}
+)
+"""Error types meaning the judge could not be used at all (a model its provider does not serve, 404, included), as
+opposed to a problem with one input."""
+
+
+def judge_unusable_metrics(reports: list[ConversationReport]) -> dict[str, str]:
+    """Metrics evaluated on no invocation of any conversation, each with the judge error that stopped them."""
+    tally = RunTally(JUDGE_UNUSABLE)
+    for report in reports:
+        tally.add(report)
+    return tally.judge_unusable()
