@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -11,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 
-from otel_eval.errors import ConfigurationError
 from otel_eval.metrics._text import UnicodeAwareTokenizer, rouge1_fmeasure
 from otel_eval.model import EvalStatus
 from tests.metrics._factories import Json, adk, evaluate, evaluator, invocation, scores, statuses, traced
@@ -174,6 +174,8 @@ def test_uncaptured_response_is_not_evaluated_not_zero() -> None:
     assert result.overall_score == 1.0  # the mean of the evaluated invocations
 
 
-def test_threshold_outside_range_is_a_clear_error() -> None:
-    with pytest.raises(ConfigurationError, match=r"threshold 1.2 of metric 'response_match_score' is outside"):
-        evaluator(METRIC, 1.2)
+def test_a_threshold_outside_the_range_is_accepted_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        beyond = evaluator(METRIC, 1.2)  # ADK's threshold is an unbounded float
+    assert beyond.threshold == 1.2
+    assert "threshold 1.2 of metric 'response_match_score' is above its range [0, 1]: it can never pass" in caplog.text
