@@ -87,10 +87,10 @@ def shoot_phoenix(browser: Any, phoenix: BackendServer) -> None:
         box = page.locator(".cm-content").first
         box.click()
         page.keyboard.press("Control+A")
-        page.keyboard.type(condition)
+        page.keyboard.insert_text(condition)  # as pasted: no auto-closed brackets or quotes
         page.keyboard.press("Enter")
         page.wait_for_timeout(3000)
-        page.get_by_text("invoke_workflow weather_agent").first.click()
+        page.get_by_text("invoke_workflow weather_agent").first.click(timeout=60_000)
         drawer = page.get_by_test_id("application-drawer-plane")
         header = drawer.locator(".card__collapsible-header").filter(has_text="Annotations").first
         header.click(position={"x": 25, "y": 20})  # opens the card (its chevron)
@@ -188,7 +188,9 @@ def main() -> None:
             try:
                 checkout = _checkout(work / "checkout")
                 script = recipe(adk.PAGE, "adk-phoenix")
-                _check(run_bash(script, {"http://localhost:6006": phoenix.url}, cwd=checkout, timeout=300), "adk-phoenix")
+                _check(
+                    run_bash(script, {"http://localhost:6006": phoenix.url}, cwd=checkout, timeout=300), "adk-phoenix"
+                )
                 if "phoenix" in only:
                     shoot_phoenix(browser, phoenix)
                 if "prometheus" in only:
