@@ -129,9 +129,12 @@ def shoot_mlflow(browser: Any, mlflow: BackendServer) -> None:
 
 
 def shoot_prometheus(browser: Any, url: str) -> None:
-    """The Alerts page, the pending alert opened."""
+    """The Alerts page, inactive rules hidden and the pending alert opened. Debian's build serves only the classic UI
+    (``/classic/alerts``; ``/alerts`` answers 404), the upstream release the React one (``/alerts``)."""
     page = _page(browser, url)
-    page.goto(f"{url}/alerts", wait_until="load")
+    if page.goto(f"{url}/alerts", wait_until="load").status == 404:
+        page.goto(f"{url}/classic/alerts", wait_until="load")
+        page.locator("label").filter(has=page.locator("#inactiveAlerts")).click()
     page.get_by_text("OtelEvalHallucinationRateHigh").first.click(timeout=60_000)
     page.wait_for_timeout(1500)
     _save(page, "adk-prometheus-alert.png")
