@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 PROMTOOL_PACKAGE := prometheus
 SUDO ?=
 
-.PHONY: demo test tools lint typecheck docs unit bench clean
+.PHONY: demo test tools lint typecheck docs unit bench clean screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -58,6 +58,11 @@ backends: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+# docs/images/adk-*.png: docs/recipe-adk.md's recipes run against real Phoenix, MLflow and Prometheus servers, each UI
+# photographed by a headless Chromium (needs `pip install playwright`, Debian's chromium and prometheus). Not in `test`.
+screenshots: $(STAMP)
+	$(BIN)/python -m tests.docs.screenshots
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache site
