@@ -61,7 +61,9 @@ bench: $(STAMP)
 
 # docs/images/adk-*.png: docs/recipe-adk.md's recipes run against real Phoenix, MLflow and Prometheus servers, each UI
 # photographed by a headless Chromium (needs `pip install playwright`, Debian's chromium and prometheus). Not in `test`.
+# The recipe's pictures (docs/images/): real Phoenix, MLflow and Prometheus, Debian's chromium driven by playwright.
 screenshots: $(STAMP)
+	$(BIN)/python -m pip install --quiet 'playwright>=1.50'
 	$(BIN)/python -m tests.docs.screenshots
 
 clean:
