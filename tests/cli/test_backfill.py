@@ -25,7 +25,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.demo.golden import golden_eval_set
 from tests.cli.conftest import CliResult
-from tests.emit.sinks import recipe
+from tests.docs import recipes
 from tests.emit.sinks.servers import BackendServer, CuttableLink, mlflow_server, phoenix_server
 from tests.waiting import wait_until
 
@@ -320,17 +320,16 @@ WEATHER_SCORES = {"Paris": 1.0, "Berlin": 1.0, "Rome": 0.0}
 def _recipe(backend: str) -> tuple[str, str]:
     """The bash block after ``<!-- recipe: backfill-{backend} -->`` in docs/backfill.md: (the agent's part, the
     backfill's part), split at its blank line."""
-    agent, backfill = recipe.documented(f"backfill-{backend}", REPO / "docs" / "backfill.md").split("\n\n", 1)
+    agent, backfill = recipes.recipe("backfill.md", f"backfill-{backend}").split("\n\n", 1)
     return agent, backfill
 
 
 def _bash(script: str, replacements: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """``script`` with bash from the checkout's root, the documented addresses replaced by the servers', none of the
-    caller's OTEL_*, PHOENIX_* or MLFLOW_* variables; exit code 0 asserted."""
-    for old, new in replacements.items():
-        assert old in script
-        script = script.replace(old, new)
-    return recipe.run_bash(script, without=("OTEL_", "PHOENIX_", "MLFLOW_"), timeout=600)
+    """``script`` run as :func:`tests.docs.recipes.run_bash` runs a recipe, the documented addresses replaced by the
+    servers'; exit code 0 asserted."""
+    process = recipes.run_bash(script, replacements, timeout=600)
+    assert process.returncode == 0, process.stderr
+    return process
 
 
 def _city(text: str) -> str:

@@ -58,35 +58,6 @@ def judge_server() -> Iterator[dict[str, str]]:
         process.stdout.close()
 
 
-DOCS = REPO / "docs" / "backends-sinks.md"
-
-
-def documented(backend: str, doc: Path = DOCS) -> str:
-    """The bash block after ``<!-- recipe: {backend} -->`` in ``doc`` (docs/backends-sinks.md)."""
-    text = doc.read_text(encoding="utf-8")
-    marker = f"<!-- recipe: {backend} -->\n```bash\n"
-    assert marker in text, f"no {backend} recipe in {doc.name}"
-    return text.split(marker, 1)[1].split("```", 1)[0]
-
-
-def run_bash(script: str, *, without: tuple[str, ...], timeout: float) -> subprocess.CompletedProcess[str]:
-    """``script`` run with bash from the checkout's root, with this interpreter first on ``PATH`` and none of the
-    caller's variables that start with one of ``without``; exit code 0 asserted."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(without)}
-    environment["PYTHONPATH"] = str(REPO)
-    environment["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{environment.get('PATH', '')}"  # its python
-    process = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=environment,
-        cwd=REPO,
-    )
-    assert process.returncode == 0, process.stderr
-    return process
-
-
 def run_recipe(backend: str, judge: dict[str, str], replacements: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """Runs docs/backends-sinks.md's recipe of ``backend`` with bash, from the checkout's root, as written but for
     ``replacements`` (the documented server address and keys by the test server's): its first line starts the
