@@ -6,21 +6,17 @@ are read, and a malformed input is still reported wherever it is read (or, as ma
 
 from __future__ import annotations
 
-import gzip
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_eval.demo.workload import SCENARIOS, TravelAgent
 from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.reconstruct._genai_messages import ParsedMessages
-from otel_eval.traces import Span, read_trace_bytes, read_trace_file, spans_from_readable
+from otel_eval.traces import Span
+from tests.reconstruct.recorded import demo_spans, file_spans
 from tests.reconstruct.sdk_traces import TraceRecorder, as_json, only_invocation, trajectory
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -33,23 +29,6 @@ TRACE_FILES = sorted(
     ]
 )
 INPUT_KEY = "gen_ai.input.messages"
-
-
-def _spans(path: Path) -> list[Span]:
-    if path.name.endswith(".gz"):
-        return read_trace_bytes(gzip.decompress(path.read_bytes()), source=str(path)).spans
-    return read_trace_file(path).spans
-
-
-def _demo_spans() -> Iterator[tuple[str, list[Span]]]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    agent = TravelAgent(provider)
-    for scenario in SCENARIOS:
-        exporter.clear()
-        agent.run(scenario)
-        yield scenario.key, spans_from_readable(exporter.get_finished_spans())
 
 
 def _with_every_input_read(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -87,11 +66,11 @@ def _assert_same_as_reading_every_input(spans: Sequence[Span], monkeypatch: pyte
 
 @pytest.mark.parametrize("path", TRACE_FILES, ids=lambda p: str(p.relative_to(DATA)))
 def test_recorded_traces_rebuild_as_when_every_input_is_read(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _assert_same_as_reading_every_input(_spans(path), monkeypatch)
+    _assert_same_as_reading_every_input(file_spans(path), monkeypatch)
 
 
 def test_demo_traces_rebuild_as_when_every_input_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    for _, spans in _demo_spans():
+    for _, spans in demo_spans():
         _assert_same_as_reading_every_input(spans, monkeypatch)
 
 

@@ -13,26 +13,22 @@ full rebuild's own invocations and against them in reverse order, so that both m
 from __future__ import annotations
 
 import asyncio
-import gzip
 from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_eval.demo.workload import SCENARIOS, TravelAgent
 from otel_eval.evaluation.plan import build_plan
 from otel_eval.metrics import Evaluator, default_registry
 from otel_eval.model import BaseCriterion, TracedInvocation
 from otel_eval.reconstruct import Reads, TraceInvocations, genai, rebuild_traces
 from otel_eval.reconstruct.reads import always_read, parts_of, read_of
-from otel_eval.traces import Span, read_trace_bytes, read_trace_file, spans_from_readable
+from otel_eval.traces import Span, spans_from_readable
 from tests.reconstruct.adk_agents import adk_telemetry
 from tests.reconstruct.adk_sessions import record_sessions
+from tests.reconstruct.recorded import demo_spans, file_spans
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SHARED = Path("/work/shared/data/traces")
@@ -50,23 +46,6 @@ EFFICIENCY = ("tool_call_count_v1", "inference_call_count_v1", "token_usage_v1",
 DEFAULT_WITH_REFERENCE = ("tool_trajectory_avg_score", "response_match_score", *EFFICIENCY)
 
 
-def _file_spans(path: Path) -> list[Span]:
-    if path.name.endswith(".gz"):
-        return read_trace_bytes(gzip.decompress(path.read_bytes()), source=str(path)).spans
-    return read_trace_file(path).spans
-
-
-def _demo_traces() -> Iterator[tuple[str, list[Span]]]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    agent = TravelAgent(provider)
-    for scenario in SCENARIOS:
-        exporter.clear()
-        agent.run(scenario)
-        yield f"demo:{scenario.key}", spans_from_readable(exporter.get_finished_spans())
-
-
 @cache
 def _session_traces() -> tuple[tuple[str, list[Span]], ...]:
     found = []
@@ -79,8 +58,8 @@ def _session_traces() -> tuple[tuple[str, list[Span]], ...]:
 
 def _traces() -> Iterator[tuple[str, list[Span]]]:
     for path in TRACE_FILES:
-        yield str(path.relative_to(path.parents[2])), _file_spans(path)
-    yield from _demo_traces()
+        yield str(path.relative_to(path.parents[2])), file_spans(path)
+    yield from ((f"demo:{key}", spans) for key, spans in demo_spans())
     yield from _session_traces()
 
 
@@ -155,7 +134,7 @@ def test_every_metric_reads_of_the_rebuild_on_demand_what_the_full_rebuild_gives
 def test_a_tool_count_rebuild_reads_no_message_history(monkeypatch: pytest.MonkeyPatch) -> None:
     """The common case skips the expensive parts: asked for the tool calls only, a GenAI rebuild leaves the user
     message, the responses, the texts and the agent details empty, and converts no model call's input history."""
-    spans = dict(_demo_traces())["demo:two_tools"]
+    spans = dict(demo_spans())["two_tools"]
 
     parse = genai._Reader.parsed_messages
     read: list[str] = []

@@ -1,0 +1,33 @@
+"""Spans of the recorded trace files and of the demo travel agent, for tests that run a rule over all of them."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterator
+from pathlib import Path
+
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otel_eval.demo.workload import SCENARIOS, TravelAgent
+from otel_eval.traces import Span, read_trace_bytes, read_trace_file, spans_from_readable
+
+
+def file_spans(path: Path) -> list[Span]:
+    """The spans of a trace file (``.gz`` ones decompressed first)."""
+    if path.name.endswith(".gz"):
+        return read_trace_bytes(gzip.decompress(path.read_bytes()), source=str(path)).spans
+    return read_trace_file(path).spans
+
+
+def demo_spans() -> Iterator[tuple[str, list[Span]]]:
+    """``(scenario key, spans)`` of each demo travel-agent scenario, run on the real SDK."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    agent = TravelAgent(provider)
+    for scenario in SCENARIOS:
+        exporter.clear()
+        agent.run(scenario)
+        yield scenario.key, spans_from_readable(exporter.get_finished_spans())
