@@ -42,7 +42,7 @@ from otel_eval.judge.cache import ReplyCache, request_key
 from otel_eval.judge.providers import Provider
 from otel_eval.judge.providers.gemini import GeminiProvider
 from otel_eval.judge.resolve import CLAUDE_VERTEX, GEMINI, LITELLM, OPENAI, resolve
-from otel_eval.judge.retry import JUDGE_NOT_CONFIGURED, Backoff, Failure, classify
+from otel_eval.judge.retry import JUDGE_CONNECTION, JUDGE_NOT_CONFIGURED, Backoff, Failure, classify
 from otel_eval.judge.settings import JudgeSettings, input_token_limit
 from otel_eval.judge.telemetry import OUTCOME_CACHED, OUTCOME_ERROR, OUTCOME_OK, JudgeInstruments
 from otel_eval.judge.tracing import finish_judge_call_span, judge_call_span
@@ -83,6 +83,7 @@ class JudgeClient:
         self._providers: dict[str, Provider] = {GEMINI: self._gemini}
         self._providers_lock = threading.Lock()
         self._fatal: dict[str, Failure] = {}
+        self._unreachable: set[str] = set()  # providers whose endpoint could not be reached (said once each)
         self.not_configured_reason: str | None = self.problem_for(self.settings.default_model)
         self.instruments = JudgeInstruments(meter_provider)
         self.budget: JudgeBudget | None = None
@@ -306,16 +307,22 @@ class JudgeClient:
                 self._set_fatal(fatal_key, failure)
                 raise failure.to_error()
             if not failure.retriable or attempt >= settings.max_attempts:
-                raise self._final(failure, attempt)
+                raise self._final(failure, attempt, fatal_key)
             delay = self._backoff.delay(attempt, failure.retry_after)
             if time.monotonic() + delay > deadline:
-                raise self._final(failure, attempt, out_of_time=True)
+                raise self._final(failure, attempt, fatal_key, out_of_time=True)
             logger.debug("judge attempt %d failed (%s); retrying in %.2fs", attempt, failure.error_type, delay)
             await asyncio.sleep(delay)
 
-    @staticmethod
-    def _final(failure: Failure, attempts: int, *, out_of_time: bool = False) -> JudgeError:
+    def _final(self, failure: Failure, attempts: int, provider: str, *, out_of_time: bool = False) -> JudgeError:
         why = "retry time budget spent" if out_of_time else f"after {attempts} attempt(s)"
+        if failure.error_type == JUDGE_CONNECTION and provider not in self._unreachable:
+            # A judge that cannot be reached (a wrong port, a gateway down) is said once, at once, naming where.
+            self._unreachable.add(provider)
+            where = self.settings.base_url or "the endpoint its provider's own variables name"
+            logger.warning(
+                "judge unreachable at %s (%s): %s; its metrics are NOT_EVALUATED", where, provider, failure.message
+            )
         return JudgeError(f"{failure.message} ({why})", error_type=failure.error_type, retriable=failure.retriable)
 
     async def _limited(self, call: Callable[[], Awaitable[ResultT]], metric: str) -> ResultT:

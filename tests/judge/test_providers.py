@@ -251,7 +251,11 @@ def _closed_port() -> int:
     "model", ["gpt-4o-mini", "claude-sonnet-4-5", "anthropic/claude-sonnet-4-5", "ollama/llama3.1"]
 )
 async def test_a_provider_that_is_down_is_a_connection_error(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fake_gemini: FakeGemini, model: str
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    fake_gemini: FakeGemini,
+    model: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     use_provider_env(monkeypatch, f"http://127.0.0.1:{_closed_port()}", tmp_path)
     # the Vertex token still comes from a live endpoint: only the model's endpoint is down
@@ -263,6 +267,13 @@ async def test_a_provider_that_is_down_is_a_connection_error(
         await client.generate(JudgeRequest(model=model, prompt="p"), metric="m")
     assert caught.value.error_type == JUDGE_CONNECTION and caught.value.retriable
     assert client.accounting.by_metric()["m"].calls == 2
+    with pytest.raises(JudgeError):
+        await client.generate(JudgeRequest(model=model, prompt="q"), metric="m")
+    said = [
+        r.getMessage() for r in caplog.records if r.levelname == "WARNING" and "judge unreachable" in r.getMessage()
+    ]
+    assert len(said) == 1, said  # once, however many calls fail
+    assert "its provider's own variables" in said[0] and "NOT_EVALUATED" in said[0]  # OPENAI_BASE_URL & co. here
     await client.aclose()
 
 
