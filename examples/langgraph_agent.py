@@ -108,6 +108,7 @@ def main() -> int:
     logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
 
     kafka = bool(os.environ.get(env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS, "").strip())
+    # --8<-- [start:attach]
     provider = TracerProvider()
     if kafka:  # the workers evaluate, with their own criteria and eval set
         processor = EvaluationSpanProcessor.from_env(tracer_provider=provider)
@@ -121,7 +122,8 @@ def main() -> int:
             **criteria,
         )
     provider.add_span_processor(processor)
-    LangChainInstrumentor().instrument(tracer_provider=provider)
+    LangChainInstrumentor().instrument(tracer_provider=provider)  # LangChain/LangGraph spans, OpenInference's
+    # --8<-- [end:attach]
 
     with ExitStack() as stack:
         base_url = args.model_base_url
