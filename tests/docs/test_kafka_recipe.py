@@ -148,3 +148,14 @@ def test_the_page_renders_the_shipped_scaled_object() -> None:
     assert 'lagThreshold: "200"' in scaled and "minReplicaCount: 2" in scaled and "maxReplicaCount: 12" in scaled
     for claim in ("at most 200 messages of lag per replica", "between 2 and 12 replicas"):
         assert claim in PAGE_TEXT
+
+
+def test_without_kafka_the_example_prints_its_scores_as_the_page_says() -> None:
+    """``python examples/langgraph_agent.py`` alone: scored in-process (the page's other branch), on the console."""
+    assert "(`python examples/langgraph_agent.py` prints the scores)" in PAGE_TEXT
+    process = run_bash("python examples/langgraph_agent.py\n", {}, timeout=120)
+    assert process.returncode == 0, process.stderr
+    scores = re.findall(r"^otel-eval: (\w+) (\S+) (\w+) agent=weather_agent ", process.stdout, re.MULTILINE)
+    trajectories = sorted((score, label) for metric, score, label in scores if metric == "tool_trajectory_avg_score")
+    assert trajectories == [("0", "fail"), ("1", "pass"), ("1", "pass")]  # London: the weather tool, not the clock
+    assert sorted(score for metric, score, _ in scores if metric == "tool_call_count_v1") == ["1", "1", "1"]
