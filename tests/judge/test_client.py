@@ -197,6 +197,29 @@ async def test_not_configured_makes_no_call(fake_gemini: FakeGemini) -> None:
     assert fake_gemini.requests == []
 
 
+def test_the_not_configured_reason_names_every_providers_variables_and_no_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-the-gemini-judge")  # another provider's key: names only
+    reason = JudgeClient(JudgeSettings()).not_configured_reason or ""
+    for variable in (
+        "GOOGLE_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "OTEL_EVAL_JUDGE_MODEL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "GOOGLE_CLOUD_PROJECT",
+        "ANTHROPIC_API_KEY",
+        "AWS_ACCESS_KEY_ID",
+        "OLLAMA_API_BASE",
+        "OTEL_EVAL_JUDGE_BASE_URL",
+        "OTEL_EVAL_JUDGE_API_KEY",
+    ):
+        assert variable in reason, variable
+    assert "sk-not-for-the-gemini-judge" not in reason
+
+
 def test_vertex_without_project_is_not_configured(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GOOGLE_GENAI_USE_VERTEXAI", "true")
     assert not JudgeClient(JudgeSettings()).configured

@@ -17,6 +17,7 @@ from google.genai import types as genai_types
 from otel_eval.errors import JudgeError
 from otel_eval.judge._loops import PerLoopClient, best_effort
 from otel_eval.judge._request_reply import JudgeReply, JudgeRequest, reply_from
+from otel_eval.judge.providers import OTHER_PROVIDERS
 from otel_eval.judge.resolve import GEMINI
 from otel_eval.judge.retry import JUDGE_NOT_CONFIGURED, redact
 from otel_eval.judge.settings import JudgeSettings
@@ -131,8 +132,9 @@ class GeminiProvider:
         if has_key:
             return None
         return (
-            "judge not configured: set GOOGLE_API_KEY or GEMINI_API_KEY (Gemini API), or GOOGLE_GENAI_USE_VERTEXAI=true "
-            "with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION (Vertex AI)"
+            "judge not configured: for a Gemini judge (the default) set GOOGLE_API_KEY or "
+            "GEMINI_API_KEY (Gemini API), or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and "
+            f"GOOGLE_CLOUD_LOCATION (Vertex AI); {OTHER_PROVIDERS}"
         )
 
 
