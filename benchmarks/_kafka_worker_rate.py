@@ -36,6 +36,8 @@ from tests._kafka import create_topics, producer, random_topic
 from tests.transport._requests import request
 
 PARTITIONS = 4
+LAUNCH = "from otel_eval.cli import main; main()"
+"""The worker process's ``python -c`` program (a profiling run may wrap it)."""
 Payloads = list[tuple[bytes, bytes]]
 
 
@@ -114,7 +116,7 @@ async def pinned_worker_rate(
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
-        "from otel_eval.cli import main; main()",
+        LAUNCH,
         *args,
         env=env,
         stdout=log,
