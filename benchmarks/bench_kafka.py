@@ -10,8 +10,16 @@
 3. Agent-side cost: CPU seconds of the agent's process (every thread) to run 1000 agent invocations and hand every
    request off, with the processor on the Kafka exporter (serialise and send; the broker is another process) vs on
    the embedded transport (which evaluates in the agent's process); median of 3. Target: ratio <= 1.0.
+4. One worker's own rate, pinned to one core (``os.sched_setaffinity``), its input topic fed before it starts (the
+   producer is not in the window), invocations counted from the results topic (distinct invocations with a result):
+   the requests path (``EvaluationRequest`` JSON as the processor's Kafka exporter writes it) and the Collector path
+   (one OTLP protobuf ``ExportTraceServiceRequest`` per 5-span demo-agent trace, encoded by the OpenTelemetry SDK's
+   OTLP encoder as a Collector's Kafka exporter writes it with ``partition_traces_by_id``; the worker assembles,
+   rebuilds and evaluates). Rate = invocations over the span of the results' ``evaluated_at``; beside it,
+   invocations per CPU-second of the worker process over the same window (load-independent). Targets (issue 36):
+   requests >= 5,000/s, Collector path >= 2,000/s. See :mod:`benchmarks._kafka_worker_rate`.
 
-Run: ``python -m benchmarks.bench_kafka [--invocations N] [--throughput N]``.
+Run: ``python -m benchmarks.bench_kafka [--invocations N] [--throughput N] [--pinned N] [--pinned-only]``.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from typing import Any
 from opentelemetry.sdk.trace import TracerProvider
 
 from benchmarks._common import ROOT, Row, machine, print_rows
+from benchmarks._kafka_worker_rate import collector_payloads, pinned_worker_rate, requests_payloads
 from otel_eval import EvaluationSpanProcessor
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.environment_variables import DEFAULT_KAFKA_COMPRESSION
@@ -202,9 +211,32 @@ async def throughput(bootstrap: str, workers: int, count: int, tmp: Path) -> flo
         return count / (time.perf_counter() - started)
 
 
-async def run(invocations: int, pace: float, count: int) -> list[Row]:
+async def pinned_rows(bootstrap: str, count: int, tmp: Path) -> list[Row]:
+    """One worker pinned to one core on a topic fed beforehand: the requests path, then the Collector path."""
+    rows: list[Row] = []
+    for source, label, target, make in (
+        ("requests", "requests path", 5000, requests_payloads),
+        ("otlp_spans", "Collector path", 2000, collector_payloads),
+    ):
+        payloads, invocations = await asyncio.to_thread(make, count)
+        rate = await pinned_worker_rate(bootstrap, payloads, invocations, source, tmp)
+        if rate.invocations != invocations:
+            raise RuntimeError(f"{label}: {rate.invocations} of {invocations} invocations evaluated")
+        print(
+            f"pinned worker (core {rate.core}), {label}: {rate.wall_rate:.0f} inv/s, "
+            f"{rate.cpu_rate:.0f} inv per CPU-s ({rate.invocations} invocations)"
+        )
+        name = f"1 worker on 1 core, {label} (inv/s; beside: inv per CPU-s)"
+        ok = rate.wall_rate >= target
+        rows.append(Row(name, f"{rate.wall_rate:.0f}/s", f"{rate.cpu_rate:.0f}/CPU-s", 0.0, f">= {target}/s", ok))
+    return rows
+
+
+async def run(invocations: int, pace: float, count: int, pinned: int, pinned_only: bool) -> list[Row]:
     rows: list[Row] = []
     with TansuBroker() as broker, tempfile.TemporaryDirectory() as tmp:
+        if pinned_only:
+            return await pinned_rows(broker.bootstrap, pinned, Path(tmp))
         kafka = await latency_over_kafka(broker.bootstrap, invocations, pace, Path(tmp))
         embedded = await asyncio.to_thread(latency_embedded, invocations, pace)
         for label, q in (("p50", 0.5), ("p99", 0.99)):
@@ -223,6 +255,7 @@ async def run(invocations: int, pace: float, count: int) -> list[Row]:
         print(f"worker throughput: 1 worker {one:.0f} inv/s, 2 workers {two:.0f} inv/s ({count} invocations)")
         name = "worker throughput, 2 workers vs 1"
         rows.append(Row(name, f"{two:.0f} inv/s", f"{one:.0f} inv/s", two / one, "info", True))
+        rows += await pinned_rows(broker.bootstrap, pinned, Path(tmp))
     return rows
 
 
@@ -232,10 +265,12 @@ def main(argv: list[str]) -> list[Row]:
     parser.add_argument("--invocations", type=int, default=200, help="agent runs for latency and agent cost")
     parser.add_argument("--pace", type=float, default=0.01, help="seconds between paced agent runs (latency)")
     parser.add_argument("--throughput", type=int, default=2000, help="requests for the throughput runs")
+    parser.add_argument("--pinned", type=int, default=5000, help="invocations for the pinned one-worker rows")
+    parser.add_argument("--pinned-only", action="store_true", help="only the pinned one-worker rows")
     options = parser.parse_args(argv)
     for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
         os.environ.pop(name, None)  # deterministic metrics only
-    rows = asyncio.run(run(options.invocations, options.pace, options.throughput))
+    rows = asyncio.run(run(options.invocations, options.pace, options.throughput, options.pinned, options.pinned_only))
     print_rows(f"bench_kafka — {machine()}", rows)
     return rows
 

@@ -126,7 +126,9 @@ def _attributes(key_values: Iterable[KeyValue]) -> dict[str, Any]:
     for key_value in key_values:
         value = key_value.value
         which = value.WhichOneof("value")
-        if which is not None:
+        if which == "string_value":  # most attributes: read without the table's call
+            result[key_value.key] = value.string_value
+        elif which is not None:
             result[key_value.key] = _READERS[which](value)
     return result
 

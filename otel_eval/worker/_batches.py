@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import groupby
@@ -24,7 +24,8 @@ from typing import Any, Literal
 from otel_eval import semconv
 from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval.errors import InputError
-from otel_eval.model.messages import EvaluationRequest
+from otel_eval.evaluation.core import EvaluationCore, OnLoop
+from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.transport import RequestEvaluator
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker._sessions import OpenSessions, Routed, SessionsTopic
@@ -124,6 +125,8 @@ class BatchPipeline:
         self._settling: tuple[asyncio.Task[None], list[str]] | None = None
         self._in_settlement: set[str] = set()
         """Invocations of the batch being settled: a copy of one in the next batch is a duplicate, not new work."""
+        self._start = core.start if isinstance(core, EvaluationCore) else None
+        """Scores a request inline when it can (see :meth:`EvaluationCore.start`); None for a core of another kind."""
         self.sessions = OpenSessions(core, settings.session_limits, ledger)
         """The turns of open sessions, held until their windows are judged."""
         self.tenancy = Tenancy(settings.tenant_header, settings.tenant_attribute)
@@ -344,12 +347,7 @@ class BatchPipeline:
                 continue
             todo.append(item)
 
-        async def one(item: _Work) -> list[Routed]:
-            async with semaphore:
-                if item.scope == "invocation":
-                    records = await self.sessions.evaluate(item.request)
-                else:
-                    records = await self.core.evaluate(item.request)
+        def routed_of(item: _Work, records: list[EvaluationRecord]) -> list[Routed]:
             tenant = item.tenant
             routed = [(item.partition, r, tenant) for r in records if not self.ledger.has_result(r.result_id, tenant)]
             for invocation in item.request.invocations:
@@ -359,7 +357,33 @@ class BatchPipeline:
                 evaluated.append((trace_id, span_id, tenant))
             return routed
 
-        results = await asyncio.gather(*(one(item) for item in todo))
+        async def one(item: _Work, on_loop: OnLoop | None) -> list[Routed]:
+            async with semaphore:
+                if on_loop is not None:
+                    records = await on_loop()
+                elif item.scope == "invocation":
+                    records = await self.sessions.evaluate(item.request)
+                else:
+                    records = await self.core.evaluate(item.request)
+            return routed_of(item, records)
+
+        # A request whose metrics all run inline (no judge, no deadline) is scored here, without a task of its own;
+        # the others are paired and planned once here, then scored on the loop, at most worker_concurrency at once.
+        outcomes: list[list[Routed]] = []
+        waiting: list[tuple[int, Awaitable[list[Routed]]]] = []
+        for item in todo:
+            if self._start is not None and item.scope == "all":
+                started = self._start(item.request)
+                if started.on_loop is None:
+                    outcomes.append(routed_of(item, started.records))
+                    continue
+                waiting.append((len(outcomes), one(item, started.on_loop)))
+            else:
+                waiting.append((len(outcomes), one(item, None)))
+            outcomes.append([])
+        for (index, _), routed in zip(waiting, await asyncio.gather(*(w for _, w in waiting)), strict=True):
+            outcomes[index] = routed
+        results = outcomes
         self.metrics.duplicates_skipped(skipped)
         self.metrics.evaluated(len(todo))
         return evaluated, reused + [pair for records in results for pair in records]

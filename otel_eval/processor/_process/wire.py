@@ -1,10 +1,12 @@
 """What the processor ships to its evaluation process (``isolation="process"``): span starts, ended spans and GenAI
 content log records as plain tuples in typed messages (:class:`Batch`, :class:`Flush`, ... , each a
-``NamedTuple``), framed pickles over a socket, and back into SDK objects on the other side.
+``NamedTuple``), framed pickles over a socket, and back into span objects on the other side.
 
 The agent's process pays only for reading each span's fields into a tuple (the ``BatchSpanProcessor``'s exporters
-do as much) and one pickle per batch; the evaluation process rebuilds ``ReadableSpan`` objects and feeds them to an
-ordinary :class:`~otel_eval.EvaluationSpanProcessor`, so both sides score a trace with the same code. Pickle is safe
+do as much) and one pickle per batch; the evaluation process makes :class:`EndedSpan` objects (the fields of a
+``ReadableSpan`` the processor reads, in slots) and feeds them to an ordinary in-thread engine, whose conversion
+(:func:`~otel_eval.traces.spans_from_readable`) is the one the in-thread isolation runs, so both sides score a trace
+with the same code. Pickle is safe
 here because both ends are this package: the socket is a private ``socketpair`` between a process and its child.
 """
 
@@ -194,30 +196,81 @@ class SpanDecoder:
         return span, suppressed  # type: ignore[return-value]  # on_start reads only what a StartedSpan has
 
     def span(self, ended: Ended) -> ReadableSpan:
-        """The ended span."""
+        """The ended span (an :class:`EndedSpan`: the fields of a ``ReadableSpan`` the processor reads)."""
         (
             name, trace_id, span_id, parent_id, parent_remote, kind, start_time, end_time, status_code,
             status_description, attributes, events, scope, resource_key,
         ) = ended  # fmt: skip
-        return ReadableSpan(
-            name=name,
-            context=SpanContext(trace_id, span_id, is_remote=False, trace_flags=_SAMPLED),
-            parent=SpanContext(trace_id, parent_id, is_remote=parent_remote) if parent_id else None,
-            resource=self.resource(resource_key),
-            attributes=attributes,
-            events=[
-                Event(event_name, event_attributes, timestamp) for event_name, timestamp, event_attributes in events
-            ],
-            kind=_KINDS[kind],
-            status=(
-                _BARE_STATUSES[status_code]
-                if status_description is None
-                else Status(_STATUS_CODES[status_code], status_description)
-            ),
-            start_time=start_time,
-            end_time=end_time,
-            instrumentation_scope=self._scopes.get(scope, self._no_scope),
+        return EndedSpan(  # type: ignore[return-value]  # the processor reads only what an EndedSpan has
+            name,
+            SpanContext(trace_id, span_id, is_remote=False, trace_flags=_SAMPLED),
+            SpanContext(trace_id, parent_id, is_remote=parent_remote) if parent_id else None,
+            self._resources.get(resource_key, self._empty),
+            attributes,
+            tuple(Event(event_name, event_attributes, timestamp) for event_name, timestamp, event_attributes in events)
+            if events
+            else (),
+            _KINDS[kind],
+            _BARE_STATUSES[status_code]
+            if status_description is None
+            else Status(_STATUS_CODES[status_code], status_description),
+            start_time,
+            end_time,
+            self._scopes.get(scope, self._no_scope),
         )
+
+
+class EndedSpan:
+    """An ended span in the evaluation process: the fields of a ``ReadableSpan`` that the processor, its rebuild
+    (:func:`~otel_eval.traces.spans_from_readable`) and its enricher read, as plain slots. A ``ReadableSpan`` costs
+    more to make, and wraps its attributes and copies its events on every read; nothing here is shared with a
+    caller that could change it (the attributes dict came off the socket)."""
+
+    __slots__ = (
+        "attributes",
+        "context",
+        "end_time",
+        "events",
+        "instrumentation_scope",
+        "kind",
+        "name",
+        "parent",
+        "resource",
+        "start_time",
+        "status",
+    )
+    links: tuple[Any, ...] = ()
+    """Links are not shipped: nothing in the evaluation reads them."""
+
+    def __init__(
+        self,
+        name: str,
+        context: SpanContext,
+        parent: SpanContext | None,
+        resource: Resource,
+        attributes: dict[str, Any] | None,
+        events: tuple[Event, ...],
+        kind: SpanKind,
+        status: Status,
+        start_time: int | None,
+        end_time: int | None,
+        instrumentation_scope: InstrumentationScope,
+    ) -> None:
+        self.name = name
+        self.context = context
+        self.parent = parent
+        self.resource = resource
+        self.attributes = attributes
+        self.events = events
+        self.kind = kind
+        self.status = status
+        self.start_time = start_time
+        self.end_time = end_time
+        self.instrumentation_scope = instrumentation_scope
+
+    def get_span_context(self) -> SpanContext:
+        """The span's context, as ``ReadableSpan.get_span_context``."""
+        return self.context
 
 
 class StartedSpan:
