@@ -26,7 +26,6 @@ from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval.errors import InputError
 from otel_eval.evaluation.core import EvaluationCore, OnLoop
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
-from otel_eval.transport import RequestEvaluator
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker._sessions import OpenSessions, Routed, SessionsTopic
 from otel_eval.worker._tenancy import DEFAULT_TENANT, Tenancy, of_worker_record
@@ -97,7 +96,7 @@ class BatchPipeline:
         *,
         telemetry: WorkerTelemetry,
         metrics: WorkerMetrics,
-        core: RequestEvaluator,
+        core: EvaluationCore,
         ledger: ResultLedger,
         cpu: DeadlineExecutor,
         assembler: TraceAssembler,
@@ -125,8 +124,8 @@ class BatchPipeline:
         self._settling: tuple[asyncio.Task[None], list[str]] | None = None
         self._in_settlement: set[str] = set()
         """Invocations of the batch being settled: a copy of one in the next batch is a duplicate, not new work."""
-        self._start = core.start if isinstance(core, EvaluationCore) else None
-        """Scores a request inline when it can (see :meth:`EvaluationCore.start`); None for a core of another kind."""
+        self._reads = core.reads()
+        """What the Collector path rebuilds: what the core's metrics read (the requests carry no criteria)."""
         self.sessions = OpenSessions(core, settings.session_limits, ledger)
         """The turns of open sessions, held until their windows are judged."""
         self.tenancy = Tenancy(settings.tenant_header, settings.tenant_attribute)
@@ -244,7 +243,10 @@ class BatchPipeline:
         self.metrics.duplicates_skipped(len(ready) - len(fresh))
         rebuilt = await self.cpu.map_async(
             [
-                (f"rebuilding trace {trace.trace_id} ({len(trace.spans)} spans)", partial(requests_from_trace, trace))
+                (
+                    f"rebuilding trace {trace.trace_id} ({len(trace.spans)} spans)",
+                    partial(requests_from_trace, trace, self._reads),
+                )
                 for trace in fresh
             ]
         )
@@ -372,8 +374,8 @@ class BatchPipeline:
         outcomes: list[list[Routed]] = []
         waiting: list[tuple[int, Awaitable[list[Routed]]]] = []
         for item in todo:
-            if self._start is not None and item.scope == "all":
-                started = self._start(item.request)
+            if item.scope == "all":
+                started = self.core.start(item.request)
                 if started.on_loop is None:
                     outcomes.append(routed_of(item, started.records))
                     continue

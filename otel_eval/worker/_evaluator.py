@@ -4,7 +4,7 @@ worker's settings and emitting through its telemetry."""
 from __future__ import annotations
 
 from otel_eval import environment_variables as env
-from otel_eval.transport import RequestEvaluator
+from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker.settings import WorkerSettings
 from otel_eval.worker.telemetry import WorkerTelemetry
@@ -12,7 +12,7 @@ from otel_eval.worker.telemetry import WorkerTelemetry
 
 def build_core(
     settings: WorkerSettings, telemetry: WorkerTelemetry, metrics: WorkerMetrics | None = None
-) -> RequestEvaluator:
+) -> EvaluationCore:
     """The shared evaluation core, configured from ``settings``, emitting through ``telemetry``'s providers (and
     nothing of what it has no provider for: ``--telemetry none`` emits no span, event or metric, nor what
     ``settings.emit`` does not select); its
@@ -26,7 +26,6 @@ def build_core(
     from otel_eval.emit import Emitters
     from otel_eval.emit.pipeline import PipelineMetrics
     from otel_eval.emit.sinks import sinks_from_env
-    from otel_eval.evaluation.core import EvaluationCore
     from otel_eval.judge import default_judge
     from otel_eval.model.loading import criteria_setting, eval_set_setting
 

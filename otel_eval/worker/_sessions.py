@@ -36,7 +36,6 @@ from otel_eval import semconv
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.evaluation.sessions import SessionKey, SessionLimits, SessionStage, SessionWindow
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
-from otel_eval.transport import RequestEvaluator
 from otel_eval.worker._tenancy import DEFAULT_TENANT, worker_headers
 from otel_eval.worker.results import ResultLedger, invocation_key
 
@@ -64,15 +63,14 @@ class OpenSessions:
     """The turns of the open sessions of one worker's partitions (see the module's docstring).
 
     Args:
-        core: evaluates requests; sessions are held only when it is an
-            :class:`~otel_eval.evaluation.core.EvaluationCore` (a core of another kind scores each request alone).
+        core: evaluates requests and says which wait for their sessions.
         limits: when windows close, and how much is held.
         ledger: the results already published (a window already judged is not judged again).
     """
 
-    def __init__(self, core: RequestEvaluator, limits: SessionLimits, ledger: ResultLedger) -> None:
-        self._core = core if isinstance(core, EvaluationCore) else None
-        self._stage = SessionStage(limits, self._core.pipeline if self._core is not None else None)
+    def __init__(self, core: EvaluationCore, limits: SessionLimits, ledger: ResultLedger) -> None:
+        self._core = core
+        self._stage = SessionStage(limits, core.pipeline)
         self._ledger = ledger
         self._held: dict[SessionKey, _Held] = {}
         self._closed: list[tuple[SessionWindow, _Held]] = []
@@ -83,12 +81,10 @@ class OpenSessions:
 
     def waits(self, request: EvaluationRequest) -> bool:
         """Whether ``request``'s conversation-level metrics wait for its session (its turns are to be held)."""
-        return self._core is not None and self._core.holds_sessions(request)
+        return self._core.holds_sessions(request)
 
     async def evaluate(self, request: EvaluationRequest) -> list[EvaluationRecord]:
         """Scores and emits ``request`` on its per-invocation metrics (its session's are judged with the window)."""
-        if self._core is None:  # nothing waits without an EvaluationCore
-            raise RuntimeError("OpenSessions.evaluate scores only requests that wait() for their sessions")
         return await self._core.evaluate(request, scope="invocation")
 
     def hold(self, tp: Any, offset: int, request: EvaluationRequest, tenant: str = DEFAULT_TENANT) -> None:
@@ -121,7 +117,7 @@ class OpenSessions:
         if self.waits(request):
             self.hold(tp, offset, request, tenant)
             return
-        pipeline = self._core.pipeline if self._core is not None else None
+        pipeline = self._core.pipeline
         if pipeline is not None:
             pipeline.invocations_dropped(semconv.DROP_NO_SESSION_METRICS, len(request.invocations))
         if not self._said_not_waiting:
@@ -149,7 +145,7 @@ class OpenSessions:
         """
         closing, self._closed = self._closed, []
         closing += [(window, self._held.pop(window.key)) for window in self._stage.expire()]
-        if not closing or self._core is None:
+        if not closing:
             return [], 0
         core, ledger = self._core, self._ledger
         semaphore = asyncio.Semaphore(concurrency)

@@ -38,7 +38,7 @@ from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.errors import InputError
 from otel_eval.model.messages import EvaluationRequest
-from otel_eval.reconstruct import rebuild_traces, without_evaluator_spans
+from otel_eval.reconstruct import Reads, rebuild_traces, without_evaluator_spans
 from otel_eval.traces import Span, spans_from_otlp_proto
 from otel_eval.traces.log_records import SpanLogRecord, attach_log_records
 from otel_eval.worker._tenancy import DEFAULT_TENANT
@@ -361,15 +361,16 @@ class TraceAssembler:
         return len(lost)
 
 
-def requests_from_trace(trace: AssembledTrace) -> list[EvaluationRequest]:
-    """One request per invocation rebuilt from the trace's spans, as the in-process path builds them.
+def requests_from_trace(trace: AssembledTrace, reads: Reads = Reads.ALL) -> list[EvaluationRequest]:
+    """One request per invocation rebuilt from the trace's spans, as the in-process path builds them, with the parts
+    ``reads`` asks for (the worker's core's :meth:`~otel_eval.evaluation.core.EvaluationCore.reads`).
 
     The worker's core applies its configured criteria and eval set to each (the request carries none).
     """
     if trace.log_records:
         trace.unmatched_log_records = len(attach_log_records(trace.spans, trace.log_records))
     requests: list[EvaluationRequest] = []
-    for rebuilt in rebuild_traces(trace.spans):
+    for rebuilt in rebuild_traces(trace.spans, reads=reads):
         for warning in rebuilt.warnings:
             logger.debug("%s", warning)
         requests.extend(EvaluationRequest(invocations=[invocation]) for invocation in rebuilt.invocations)

@@ -31,7 +31,8 @@ from typing import Any
 
 from otel_eval._runtime.deadline import DeadlineExecutor
 from otel_eval.errors import OtelEvalError
-from otel_eval.transport import RequestEvaluator, is_retriable, quiet_client_logs, release_client_logs, stop_client
+from otel_eval.evaluation.core import EvaluationCore
+from otel_eval.transport import is_retriable, quiet_client_logs, release_client_logs, stop_client
 from otel_eval.worker._batches import BatchPipeline
 from otel_eval.worker._evaluator import build_core
 from otel_eval.worker._metrics import WorkerMetrics
@@ -85,7 +86,7 @@ class Worker:
         self,
         settings: WorkerSettings,
         *,
-        core: RequestEvaluator | None = None,
+        core: EvaluationCore | None = None,
         telemetry: WorkerTelemetry | None = None,
     ) -> None:
         self.settings = settings
@@ -344,9 +345,8 @@ class Worker:
         await asyncio.to_thread(
             self.telemetry.flush, max(0.1, min(self.settings.worker_flush_timeout, self._time_left()))
         )
-        stop_sinks = getattr(self.core, "shutdown", None)  # the backend sinks (OTEL_EVAL_SINKS) deliver what they hold
-        if callable(stop_sinks):
-            await asyncio.to_thread(stop_sinks, int(max(0.1, self._time_left()) * 1000))
+        # the backend sinks (OTEL_EVAL_SINKS) deliver what they hold
+        await asyncio.to_thread(self.core.shutdown, int(max(0.1, self._time_left()) * 1000))
 
     async def _close_clients(self, budget: float) -> None:
         self.health.group_member = False  # /readyz: draining, route nothing new here
