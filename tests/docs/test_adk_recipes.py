@@ -65,11 +65,26 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackendServer]:
-    server = phoenix_server(Path(tmp_path_factory.mktemp("phoenix")))
-    server.start()
-    yield server
-    server.stop()
+def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[BackendServer, BackendServer]]:
+    """Phoenix and MLflow, both launched when the first needs one: MLflow's cold start overlaps the Phoenix tests."""
+    phoenix = phoenix_server(Path(tmp_path_factory.mktemp("phoenix")))
+    mlflow = mlflow_server(Path(tmp_path_factory.mktemp("mlflow")))
+    try:
+        phoenix.launch()
+        mlflow.launch()
+        yield phoenix, mlflow
+    finally:
+        try:
+            mlflow.stop()
+        finally:
+            phoenix.stop()
+
+
+@pytest.fixture(scope="module")
+def phoenix(launched: tuple[BackendServer, BackendServer]) -> BackendServer:
+    server = launched[0]
+    server.wait_ready()
+    return server
 
 
 def _graphql(phoenix: BackendServer, query: str, **variables: Any) -> dict[str, Any]:
@@ -189,12 +204,11 @@ def test_the_hallucination_rate_alert_goes_pending_in_prometheus(
 
 
 @pytest.fixture(scope="module")
-def mlflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackendServer]:
-    server = mlflow_server(Path(tmp_path_factory.mktemp("mlflow")))
-    server.start()
+def mlflow(launched: tuple[BackendServer, BackendServer]) -> BackendServer:
+    server = launched[1]
+    server.wait_ready()
     _warm_up(server)
-    yield server
-    server.stop()
+    return server
 
 
 def _warm_up(mlflow: BackendServer) -> None:
