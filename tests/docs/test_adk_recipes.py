@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from tests.docs.recipes import JUDGE_LINE, REPO, recipe, run_bash
-from tests.emit.sinks.servers import BackendServer, free_port, mlflow_server, phoenix_server
+from tests.emit.sinks.servers import START_TIMEOUT_S, BackendServer, free_port, mlflow_server, phoenix_server
 
 pytestmark = [
     pytest.mark.integration,
@@ -83,7 +83,7 @@ def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Backend
 @pytest.fixture(scope="module")
 def phoenix(launched: tuple[BackendServer, BackendServer]) -> BackendServer:
     server = launched[0]
-    server.wait_ready()
+    server.wait_ready(2 * START_TIMEOUT_S)  # the two cold starts share the cores
     return server
 
 
@@ -206,7 +206,7 @@ def test_the_hallucination_rate_alert_goes_pending_in_prometheus(
 @pytest.fixture(scope="module")
 def mlflow(launched: tuple[BackendServer, BackendServer]) -> BackendServer:
     server = launched[1]
-    server.wait_ready()
+    server.wait_ready(2 * START_TIMEOUT_S)
     _warm_up(server)
     return server
 

@@ -99,14 +99,15 @@ class BackendServer:
         )
         log.close()
 
-    def wait_ready(self) -> None:
-        """Waits until the launched server answers on its health path (:data:`START_TIMEOUT_S` after its launch)."""
+    def wait_ready(self, timeout: float = START_TIMEOUT_S) -> None:
+        """Waits until the launched server answers on its health path, ``timeout`` seconds after its launch at most
+        (asked at least once, however long ago it was launched)."""
         import httpx  # here, not at the top: `make backends` runs this module with the bare Python of a fresh machine
 
         process, started = self._process, self._started
         assert process is not None, f"{self.name} was not launched"
-        deadline = started + START_TIMEOUT_S
-        while time.monotonic() < deadline:
+        deadline = started + timeout
+        while True:
             if process.poll() is not None:
                 raise RuntimeError(f"{self.name} exited with {process.returncode}: {self.log_tail()}")
             try:
@@ -115,9 +116,11 @@ class BackendServer:
                     return
             except httpx.TransportError:
                 pass
+            if time.monotonic() >= deadline:
+                break
             time.sleep(POLL_S)
         self.stop()
-        raise RuntimeError(f"{self.name} did not answer within {START_TIMEOUT_S:.0f} s: {self.log_tail()}")
+        raise RuntimeError(f"{self.name} did not answer within {timeout:.0f} s: {self.log_tail()}")
 
     def stop(self) -> None:
         """Stops the server (SIGTERM, then SIGKILL after 15 s)."""
@@ -138,12 +141,12 @@ class BackendServer:
 
 def start_all(*servers: BackendServer) -> None:
     """Starts ``servers`` side by side (their cold starts overlap) and waits until each answers; when one fails, stops
-    them all and raises."""
+    them all and raises. Each may take :data:`START_TIMEOUT_S` per server started: they share the cores."""
     try:
         for server in servers:
             server.launch()
         for server in servers:
-            server.wait_ready()
+            server.wait_ready(START_TIMEOUT_S * len(servers))
     except BaseException:
         for server in servers:
             server.stop()
