@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from tests.docs.recipes import JUDGE_LINE, REPO, recipe, run_bash
-from tests.emit.sinks.servers import START_TIMEOUT_S, BackendServer, free_port, mlflow_server, phoenix_server
+from tests.emit.sinks.servers import BackendServer, free_port, mlflow_server, phoenix_server
 
 pytestmark = [
     pytest.mark.integration,
@@ -65,26 +65,11 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[BackendServer, BackendServer]]:
-    """Phoenix and MLflow, both launched when the first needs one: MLflow's cold start overlaps the Phoenix tests."""
-    phoenix = phoenix_server(Path(tmp_path_factory.mktemp("phoenix")))
-    mlflow = mlflow_server(Path(tmp_path_factory.mktemp("mlflow")))
-    try:
-        phoenix.launch()
-        mlflow.launch()
-        yield phoenix, mlflow
-    finally:
-        try:
-            mlflow.stop()
-        finally:
-            phoenix.stop()
-
-
-@pytest.fixture(scope="module")
-def phoenix(launched: tuple[BackendServer, BackendServer]) -> BackendServer:
-    server = launched[0]
-    server.wait_ready(2 * START_TIMEOUT_S)  # the two cold starts share the cores
-    return server
+def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackendServer]:
+    server = phoenix_server(Path(tmp_path_factory.mktemp("phoenix")))
+    server.start()
+    yield server
+    server.stop()
 
 
 def _graphql(phoenix: BackendServer, query: str, **variables: Any) -> dict[str, Any]:
@@ -204,11 +189,12 @@ def test_the_hallucination_rate_alert_goes_pending_in_prometheus(
 
 
 @pytest.fixture(scope="module")
-def mlflow(launched: tuple[BackendServer, BackendServer]) -> BackendServer:
-    server = launched[1]
-    server.wait_ready(2 * START_TIMEOUT_S)
+def mlflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackendServer]:
+    server = mlflow_server(Path(tmp_path_factory.mktemp("mlflow")))
+    server.start()
     _warm_up(server)
-    return server
+    yield server
+    server.stop()
 
 
 def _warm_up(mlflow: BackendServer) -> None:
