@@ -52,9 +52,10 @@ unit: $(STAMP) tools
 test: tools lint typecheck docs unit
 
 # The real Phoenix and MLflow servers of the score-sink tests, each in a venv of its own under .venv-backends/
-# (created on first use by the tests too; .ci/run starts this beside the rest so the installs overlap other work).
-backends: $(STAMP)
-	$(BIN)/python -m tests.emit.sinks.servers
+# (created on first use by the tests too; .ci/run starts this first, beside the rest, so the installs overlap other
+# work). Only the standard library is needed: the bare $(PYTHON) runs it, before .venv exists.
+backends:
+	$(PYTHON) -m tests.emit.sinks.servers
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks

@@ -26,7 +26,7 @@ from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.demo.golden import golden_eval_set
 from tests.cli.conftest import CliResult
 from tests.docs import recipes
-from tests.emit.sinks.servers import BackendServer, CuttableLink, mlflow_server, phoenix_server
+from tests.emit.sinks.servers import BackendServer, CuttableLink, mlflow_server, phoenix_server, start_all
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(1200)]
@@ -40,15 +40,14 @@ METRICS = sorted(CRITERIA)
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[BackendServer, BackendServer]]:
     phoenix = phoenix_server(Path(tmp_path_factory.mktemp("phoenix")))
     mlflow = mlflow_server(Path(tmp_path_factory.mktemp("mlflow")))
-    phoenix.start()
+    start_all(phoenix, mlflow)  # side by side: their cold starts (database migrations) overlap
     try:
-        mlflow.start()
-        try:
-            yield phoenix, mlflow
-        finally:
-            mlflow.stop()
+        yield phoenix, mlflow
     finally:
-        phoenix.stop()
+        try:
+            mlflow.stop()
+        finally:
+            phoenix.stop()
 
 
 @pytest.fixture(scope="module")

@@ -20,14 +20,15 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import httpx
-
 ROOT = Path(__file__).resolve().parents[3]
 BACKENDS = Path(os.environ.get("OTEL_EVAL_TEST_BACKENDS") or ROOT / ".venv-backends")
 PHOENIX_REQUIREMENT = "arize-phoenix==20.26.1"
 MLFLOW_REQUIREMENT = "mlflow==3.17.2"
 START_TIMEOUT_S = 300.0
 """A cold start of Phoenix (its database migrations) on a busy two-core machine takes minutes."""
+POLL_S = 0.1
+"""How often a starting server's health endpoint is asked (each ask costs the server little; a late answer costs a
+test the rest of the interval)."""
 
 
 def backend_venv(name: str, requirement: str) -> Path:
@@ -81,29 +82,45 @@ class BackendServer:
         self._health = health
         self._workdir = workdir
         self._process: subprocess.Popen[bytes] | None = None
+        self._started = 0.0
         self.start_seconds: list[float] = []
 
     def start(self) -> None:
         """Starts the server and waits until it answers (:data:`START_TIMEOUT_S` at most)."""
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
+        """Starts the server's process without waiting for it (:func:`start_all` starts several at once)."""
         log = open(self._workdir / f"{self.name}.log", "ab")  # noqa: SIM115 - the child writes it until it stops
-        started = time.monotonic()
+        self._started = time.monotonic()
         self._process = subprocess.Popen(
             self._command, env=self._env, cwd=self._workdir, stdout=log, stderr=subprocess.STDOUT
         )
         log.close()
-        deadline = started + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self._process.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self._process.returncode}: {self.log_tail()}")
+
+    def wait_ready(self, timeout: float = START_TIMEOUT_S) -> None:
+        """Waits until the launched server answers on its health path, ``timeout`` seconds after its launch at most
+        (asked at least once, however long ago it was launched)."""
+        import httpx  # here, not at the top: `make backends` runs this module with the bare Python of a fresh machine
+
+        process, started = self._process, self._started
+        assert process is not None, f"{self.name} was not launched"
+        deadline = started + timeout
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {process.returncode}: {self.log_tail()}")
             try:
                 if httpx.get(self.url + self._health, timeout=2.0).status_code == 200:
                     self.start_seconds.append(time.monotonic() - started)
                     return
             except httpx.TransportError:
                 pass
-            time.sleep(0.5)
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(POLL_S)
         self.stop()
-        raise RuntimeError(f"{self.name} did not answer within {START_TIMEOUT_S:.0f} s: {self.log_tail()}")
+        raise RuntimeError(f"{self.name} did not answer within {timeout:.0f} s: {self.log_tail()}")
 
     def stop(self) -> None:
         """Stops the server (SIGTERM, then SIGKILL after 15 s)."""
@@ -120,6 +137,20 @@ class BackendServer:
     def log_tail(self, lines: int = 20) -> str:
         path = self._workdir / f"{self.name}.log"
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+
+
+def start_all(*servers: BackendServer) -> None:
+    """Starts ``servers`` side by side (their cold starts overlap) and waits until each answers; when one fails, stops
+    them all and raises. Each may take :data:`START_TIMEOUT_S` per server started: they share the cores."""
+    try:
+        for server in servers:
+            server.launch()
+        for server in servers:
+            server.wait_ready(START_TIMEOUT_S * len(servers))
+    except BaseException:
+        for server in servers:
+            server.stop()
+        raise
 
 
 def phoenix_server(workdir: Path) -> BackendServer:
