@@ -21,25 +21,40 @@ _REJECTED_TRACES_REMEMBERED = 4096
 
 
 def approximate_size(span: ReadableSpan) -> int:
-    """Bytes a buffered span holds, roughly: a fixed overhead plus its attribute and event data."""
+    """Bytes a buffered span holds, roughly: a fixed overhead plus its attribute and event data.
+
+    Every attribute counts its key's length plus 16 bytes, and its value: a string its length, a sequence its
+    strings' lengths (8 bytes for any other item), any other value 8 bytes. Runs once per buffered span on the
+    processor's thread, so it reads the SDK span's own fields where it has them: ``ReadableSpan.attributes`` wraps
+    them in a new proxy and ``ReadableSpan.events`` copies the event list under a lock at every call.
+    """
     size = _SPAN_OVERHEAD_BYTES + len(span.name)
-    size += _attributes_size(span.attributes)
-    for event in span.events:
-        size += 64 + len(event.name) + _attributes_size(event.attributes)
+    attributes = getattr(span, "_attributes", _PUBLIC)
+    if attributes is _PUBLIC:
+        attributes = span.attributes
+    if attributes:
+        size += _attributes_size(attributes)
+    if getattr(span, "_events", True):  # most spans have none: the public copy only when there are some
+        for event in span.events:
+            size += 64 + len(event.name)
+            if event.attributes:
+                size += _attributes_size(event.attributes)
     return size
 
 
-def _attributes_size(attributes: Mapping[str, object] | None) -> int:
-    if not attributes:
-        return 0
-    # The SDK's BoundedAttributes (behind a MappingProxyType on a ReadableSpan) copy their inner dict in C;
-    # iterating the Mapping ABC item by item is several times slower, and this runs once per buffered span.
+_PUBLIC = object()
+
+
+def _attributes_size(attributes: Mapping[str, object]) -> int:
+    # The SDK's BoundedAttributes copy their inner dict in C; iterating the Mapping ABC item by item is several
+    # times slower.
     copy = getattr(attributes, "copy", None)
-    plain = copy() if copy is not None else attributes
-    size = 0
-    for key, value in plain.items():
-        size += len(key) + 16
-        if isinstance(value, str):
+    plain: Mapping[str, object] = copy() if copy is not None else attributes
+    size = 16 * len(plain) + sum(map(len, plain))
+    for value in plain.values():
+        if value.__class__ is str:
+            size += len(value)  # type: ignore[arg-type]
+        elif isinstance(value, str):
             size += len(value)
         elif isinstance(value, (tuple, list)):
             size += sum(len(item) if isinstance(item, str) else 8 for item in value)
