@@ -37,7 +37,9 @@ class PipelineMetrics(LogRecordDrops):
             "{invocation}",
             "Invocations (or whole traces) dropped before evaluation, by otel_eval.drop.reason.",
         )
-        self._observed_counter(semconv.METRIC_INVOCATIONS_EVALUATED, "{invocation}", "Invocations evaluated.", _EVALUATED)
+        self._observed_counter(
+            semconv.METRIC_INVOCATIONS_EVALUATED, "{invocation}", "Invocations evaluated.", _EVALUATED
+        )
         self._spans_dropped = self._counter(
             semconv.METRIC_SPANS_DROPPED,
             "{span}",
