@@ -241,14 +241,15 @@ class SpanAssembler:
         context = span.context
         if context is None:
             return
+        span_id = context.span_id
         suppressed = self._suppressed
-        if suppressed and context.span_id in suppressed:
-            suppressed.pop(context.span_id, None)
+        if suppressed and span_id in suppressed:
+            suppressed.pop(span_id, None)
             return  # started under suppressed instrumentation: the evaluator's own work
-        if is_own_traffic(span):
-            return
         trace_id = context.trace_id
-        under = self.open_spans.ended(trace_id, context.span_id, now)
+        under = self.open_spans.ended(trace_id, span_id, now)
+        if under is None and is_own_traffic(span):  # a tracked span passed this check when it started
+            return
         if under == UNDER_ABANDONED:
             counts.spans[semconv.DROP_INCOMPLETE] += 1  # its root was handed on without it
             return
@@ -263,20 +264,20 @@ class SpanAssembler:
             if root:
                 self.buffers.forget_rejection(trace_id)
                 if self._enricher is not None:
-                    self._enricher.release(trace_id, context.span_id)
+                    self._enricher.release(trace_id, span_id)
                 return
         elif root:
             priority = self._priority
             if priority is not None and not is_sampled(trace_id, self._sample_bound) and not priority.decide(span):
                 # Left out by its trace id, and neither errored nor negative feedback: discarded.
-                self._discard(self.buffers.take_subtree(trace_id, context.span_id))
+                self._discard(self.buffers.take_subtree(trace_id, span_id))
                 if self._enricher is not None:
-                    self._enricher.release(trace_id, context.span_id)
+                    self._enricher.release(trace_id, span_id)
                 return
-            if self.open_spans.open_under(trace_id, context.span_id):
-                self._wait((trace_id, context.span_id), now + self._idle_timeout)
+            if self.open_spans.open_under(trace_id, span_id):
+                self._wait((trace_id, span_id), now + self._idle_timeout)
             else:
-                roots.append((trace_id, context.span_id))
+                roots.append((trace_id, span_id))
             return
         if under is not None and (trace_id, under) in self._pending and not self.open_spans.open_under(trace_id, under):
             self._unwait((trace_id, under))

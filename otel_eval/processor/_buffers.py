@@ -51,7 +51,7 @@ def approximate_size(span: ReadableSpan) -> int:
     attributes: Mapping[str, object] | None = getattr(span, "_attributes", _PUBLIC)
     if attributes is _PUBLIC:
         attributes = span.attributes
-    if attributes:
+    if attributes is not None:
         size += _attributes_size(attributes)
     if getattr(span, "_events", True):  # most spans have none: the public copy only when there are some
         for event in span.events:
