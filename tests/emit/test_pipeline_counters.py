@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
@@ -20,8 +21,8 @@ from tests.processor.telemetry import Telemetry
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _sum(telemetry: Telemetry, name: str) -> tuple[int | None, bool | None]:
-    data = telemetry.metric_reader.get_metrics_data()
+def _sum(telemetry: Telemetry, name: str) -> tuple[Any, Any]:
+    data: Any = telemetry.metric_reader.get_metrics_data()
     for resource_metrics in data.resource_metrics if data is not None else ():
         for scope_metrics in resource_metrics.scope_metrics:
             for metric in scope_metrics.metrics:
