@@ -3,6 +3,11 @@
 A holder declares its instruments in ``__init__`` from :attr:`InstrumentHolder.meter` and records through
 :meth:`InstrumentHolder._add`, which also keeps the in-process total that :meth:`InstrumentHolder.snapshot` returns
 (tests, logs and the demo read those without a metric reader).
+
+A counter added to once per evaluated invocation is declared with :meth:`InstrumentHolder._observed_counter`
+instead: the holder only keeps its in-process total, and an observable counter reports the sum of those totals at
+collection time (the same series, without an SDK measurement per invocation). Every holder of one meter provider
+reports through one such instrument per name (:class:`_Totals`): the SDK keeps the first callbacks of a name only.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import TypeVar
 
 from opentelemetry import metrics
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
+from opentelemetry.metrics._internal import _ProxyMeterProvider
 from opentelemetry.util.types import Attributes
 
 from otel_eval import semconv
@@ -22,6 +28,25 @@ from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval.version import __version__
 
 HolderT = TypeVar("HolderT", bound="InstrumentHolder")
+
+
+class _Totals:
+    """One observable counter's value: the sum of the in-process totals ``key`` of every holder that reports it
+    (dead holders' included: a counter never goes down)."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.counts: list[Counter[str]] = []
+
+    def observe(self, options: CallbackOptions) -> Iterable[Observation]:
+        key = self.key
+        total = sum(counts.get(key, 0) for counts in list(self.counts))
+        return [Observation(total)] if total else []
+
+
+_OBSERVED: weakref.WeakKeyDictionary[MeterProvider, dict[str, _Totals]] = weakref.WeakKeyDictionary()
+"""Meter provider -> its observable counters by name."""
+_OBSERVED_LOCK = threading.Lock()
 
 
 class InstrumentHolder:
@@ -32,8 +57,11 @@ class InstrumentHolder:
 
     def __init__(self, meter_provider: MeterProvider | None = None) -> None:
         self.meter = metrics.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider)
+        self._meter_provider = meter_provider
         self._counts: Counter[str] = Counter()
         self._lock = threading.Lock()
+        self._unobserved: list[tuple[str, str, str, str]] = []
+        """Observable counters not registered yet: the global meter provider is not set yet."""
         reinit_after_fork(self._at_fork_reinit)
 
     def _at_fork_reinit(self) -> None:
@@ -41,6 +69,36 @@ class InstrumentHolder:
 
     def _counter(self, name: str, unit: str, description: str) -> metrics.Counter:
         return self.meter.create_counter(name, unit=unit, description=description)
+
+    def _observed_counter(self, name: str, unit: str, description: str, key: str) -> None:
+        """Reports the in-process total ``key`` (added to with :meth:`_add_observed`) as the counter ``name``."""
+        self._unobserved.append((name, unit, description, key))
+        self._observe()
+
+    def _observe(self) -> None:
+        """Registers the pending observable counters once a real meter provider is known (until then the global
+        one is a proxy, and the SDK would keep only the first callbacks of a name once it is set)."""
+        provider = self._meter_provider if self._meter_provider is not None else metrics.get_meter_provider()
+        if isinstance(provider, _ProxyMeterProvider):
+            return
+        meter = provider.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__)
+        with _OBSERVED_LOCK:
+            by_name = _OBSERVED.setdefault(provider, {})
+            for name, unit, description, key in self._unobserved:
+                totals = by_name.get(name)
+                if totals is None:
+                    totals = by_name[name] = _Totals(key)
+                    meter.create_observable_counter(name, [totals.observe], unit=unit, description=description)
+                totals.counts.append(self._counts)
+            self._unobserved = []
+
+    def _add_observed(self, key: str, amount: int) -> None:
+        """Adds ``amount`` to the in-process total ``key`` of an observed counter (:meth:`_observed_counter`)."""
+        if amount:
+            if self._unobserved:
+                self._observe()
+            with self._lock:
+                self._counts[key] += amount
 
     def _failed_attempts_counter(self) -> metrics.Counter:
         """``otel_eval.transport.failed_attempts``: a transport's failed attempts to reach its broker."""

@@ -12,6 +12,7 @@ import os
 
 from opentelemetry import metrics
 from opentelemetry.metrics import MeterProvider
+from opentelemetry.util.types import AttributeValue
 
 from otel_eval import environment_variables as env
 from otel_eval import semconv
@@ -19,6 +20,9 @@ from otel_eval.emit._context import invocation_context
 from otel_eval.emit.attributes import BoundedLabel, metric_attributes
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.version import __version__
+
+_CACHED_LABEL_SETS = 1024
+"""Attribute dicts kept, by metric, label, agent name and evaluator version (the agent name comes from spans)."""
 
 
 class ScoreMetricsEmitter:
@@ -48,6 +52,7 @@ class ScoreMetricsEmitter:
                 expected="an integer >= 0",
             )
         )
+        self._attributes: dict[tuple[str, str, str | None, str | None], dict[str, AttributeValue]] = {}
         meter = metrics.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider)
         self._score = meter.create_histogram(
             semconv.METRIC_EVALUATION_SCORE,
@@ -63,7 +68,13 @@ class ScoreMetricsEmitter:
 
     def emit(self, record: EvaluationRecord) -> None:
         """Counts ``record`` and records its score (when it has one)."""
-        attributes = metric_attributes(record, self._agent_names)
+        key = (record.metric_name, record.label, record.agent_name, record.evaluator_version)
+        attributes = self._attributes.get(key)
+        if attributes is None:
+            # One dict per label set, made once (the agent name's fold is decided once, too: a name seen is kept).
+            if len(self._attributes) >= _CACHED_LABEL_SETS:
+                self._attributes.clear()
+            attributes = self._attributes[key] = metric_attributes(record, self._agent_names)
         context = invocation_context(record.trace_id, record.span_id)
         self._results.add(1, attributes, context=context)
         if record.score is not None:

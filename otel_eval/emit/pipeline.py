@@ -13,6 +13,9 @@ from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 from otel_eval import semconv
 from otel_eval.instruments import LogRecordDrops, weak_callback
 
+_SAMPLED = "invocations.sampled"
+_EVALUATED = "invocations.evaluated"
+
 
 class PipelineMetrics(LogRecordDrops):
     """Counters and the queue-size gauge shared by the processor, the transport and the worker core.
@@ -25,15 +28,18 @@ class PipelineMetrics(LogRecordDrops):
     def __init__(self, meter_provider: MeterProvider | None = None, *, transport: str = "embedded") -> None:
         super().__init__(meter_provider)
         self._transport = transport
-        self._sampled = self._counter(
-            semconv.METRIC_INVOCATIONS_SAMPLED, "{invocation}", "Invocations selected for evaluation."
+        # Added to per invocation: observed at collection time, not an SDK measurement each.
+        self._observed_counter(
+            semconv.METRIC_INVOCATIONS_SAMPLED, "{invocation}", "Invocations selected for evaluation.", _SAMPLED
         )
         self._invocations_dropped = self._counter(
             semconv.METRIC_INVOCATIONS_DROPPED,
             "{invocation}",
             "Invocations (or whole traces) dropped before evaluation, by otel_eval.drop.reason.",
         )
-        self._evaluated = self._counter(semconv.METRIC_INVOCATIONS_EVALUATED, "{invocation}", "Invocations evaluated.")
+        self._observed_counter(
+            semconv.METRIC_INVOCATIONS_EVALUATED, "{invocation}", "Invocations evaluated.", _EVALUATED
+        )
         self._spans_dropped = self._counter(
             semconv.METRIC_SPANS_DROPPED,
             "{span}",
@@ -60,7 +66,7 @@ class PipelineMetrics(LogRecordDrops):
 
     def sampled(self, count: int = 1) -> None:
         """Invocations that passed sampling and filters."""
-        self._add(self._sampled, "invocations.sampled", count)
+        self._add_observed(_SAMPLED, count)
 
     def invocations_dropped(self, reason: str, count: int = 1) -> None:
         """Invocations (or traces) dropped for ``reason`` (one of :mod:`otel_eval.semconv`'s ``DROP_*``)."""
@@ -74,7 +80,7 @@ class PipelineMetrics(LogRecordDrops):
 
     def evaluated(self, count: int = 1) -> None:
         """Invocations whose evaluation finished (whatever the scores)."""
-        self._add(self._evaluated, "invocations.evaluated", count)
+        self._add_observed(_EVALUATED, count)
 
     def errored(self, metric_name: str, error_type: str) -> None:
         """A metric that could not evaluate an invocation."""

@@ -27,8 +27,8 @@ that needs no judge is scored and emitted right there, so an invocation crosses 
 ``on_end`` and its results; a request that calls the judge goes on, prepared, to the worker's asyncio loop, where
 judge calls run concurrently under their deadlines and budget.
 
-The processor itself is a facade over one engine (:mod:`otel_eval.processor._engine`), built from its arguments
-declared once (:class:`~otel_eval.processor._engine.EngineOptions`): the in-thread engine
+The processor itself is a facade over one engine (:class:`~otel_eval.processor._settings.Engine`), built from its arguments
+declared once (:class:`~otel_eval.processor._settings.EngineOptions`): the in-thread engine
 (:mod:`otel_eval.processor._thread_engine`), or with ``isolation="process"`` the feeder of a child process
 (:mod:`otel_eval.processor._process`) that runs the in-thread engine on the spans it receives.
 

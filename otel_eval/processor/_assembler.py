@@ -2,8 +2,10 @@
 
 Used by the ``OtelEvalSpanProcessor`` thread only, so it needs no locking. One :meth:`SpanAssembler.step` takes the
 spans that started and ended since the last step, completes every subtree whose local root and descendants have all
-ended (:mod:`otel_eval.processor._completion`), hands roots that waited too long and traces that went idle on, and
-exports the resulting requests under suppressed instrumentation.
+ended (:class:`~otel_eval.processor._buffers.OpenSpans`), hands roots that waited too long and traces that went idle on, and
+exports the resulting requests under suppressed instrumentation. :class:`RequestBuilder` turns a finished subtree into
+requests: the spans converted, their content log records joined, the invocations rebuilt (only what the metrics
+read) and filtered by agent name.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, detach, set_value
 from opentelemetry.sdk.trace import ReadableSpan, Span
@@ -23,12 +26,22 @@ from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.evaluation import pair_invocations
+from otel_eval.model import BaseCriterion, EvalSet, TracedInvocation
 from otel_eval.model.messages import EvaluationRequest
-from otel_eval.processor._buffers import Rejection, TraceBuffers, top_span_names
-from otel_eval.processor._completion import UNDER_ABANDONED, IncompleteCounter, OpenSpans
+from otel_eval.processor._buffers import (
+    UNDER_ABANDONED,
+    IncompleteCounter,
+    OpenSpans,
+    Rejection,
+    TraceBuffers,
+    top_span_names,
+)
 from otel_eval.processor._logs import LogJoin
-from otel_eval.processor._requests import RequestBuilder
-from otel_eval.processor._selection import SamplePriority, is_local_root, is_own_traffic, is_sampled
+from otel_eval.processor._selection import InvocationFilters, SamplePriority, is_local_root, is_own_traffic, is_sampled
+from otel_eval.reconstruct import Reads, rebuild_traces
+from otel_eval.traces import spans_from_readable
+from otel_eval.traces.log_records import SpanLogRecord, attach_log_records
 from otel_eval.transport.base import InvocationExporter
 
 logger = logging.getLogger(__name__)
@@ -228,14 +241,15 @@ class SpanAssembler:
         context = span.context
         if context is None:
             return
+        span_id = context.span_id
         suppressed = self._suppressed
-        if suppressed and context.span_id in suppressed:
-            suppressed.pop(context.span_id, None)
+        if suppressed and span_id in suppressed:
+            suppressed.pop(span_id, None)
             return  # started under suppressed instrumentation: the evaluator's own work
-        if is_own_traffic(span):
-            return
         trace_id = context.trace_id
-        under = self.open_spans.ended(trace_id, context.span_id, now)
+        under = self.open_spans.ended(trace_id, span_id, now)
+        if under is None and is_own_traffic(span):  # a tracked span passed this check when it started
+            return
         if under == UNDER_ABANDONED:
             counts.spans[semconv.DROP_INCOMPLETE] += 1  # its root was handed on without it
             return
@@ -250,20 +264,20 @@ class SpanAssembler:
             if root:
                 self.buffers.forget_rejection(trace_id)
                 if self._enricher is not None:
-                    self._enricher.release(trace_id, context.span_id)
+                    self._enricher.release(trace_id, span_id)
                 return
         elif root:
             priority = self._priority
             if priority is not None and not is_sampled(trace_id, self._sample_bound) and not priority.decide(span):
                 # Left out by its trace id, and neither errored nor negative feedback: discarded.
-                self._discard(self.buffers.take_subtree(trace_id, context.span_id))
+                self._discard(self.buffers.take_subtree(trace_id, span_id))
                 if self._enricher is not None:
-                    self._enricher.release(trace_id, context.span_id)
+                    self._enricher.release(trace_id, span_id)
                 return
-            if self.open_spans.open_under(trace_id, context.span_id):
-                self._wait((trace_id, context.span_id), now + self._idle_timeout)
+            if self.open_spans.open_under(trace_id, span_id):
+                self._wait((trace_id, span_id), now + self._idle_timeout)
             else:
-                roots.append((trace_id, context.span_id))
+                roots.append((trace_id, span_id))
             return
         if under is not None and (trace_id, under) in self._pending and not self.open_spans.open_under(trace_id, under):
             self._unwait((trace_id, under))
@@ -355,3 +369,60 @@ class SpanAssembler:
             self._pipeline.invocations_dropped(semconv.DROP_TRANSPORT_ERROR, len(requests))
         finally:
             detach(token)
+
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestBuilder:
+    """Rebuilds invocations from spans and wraps each one that passes the filters in an :class:`EvaluationRequest`.
+
+    Args:
+        filters: Agent-name filter (the root-span-name filter is applied before rebuilding).
+        criteria: Criteria sent with each request (None: the worker's own).
+        eval_set: Golden cases; an invocation that pairs with a case (:func:`otel_eval.evaluation.pair_invocations`)
+            carries that case, for a worker that does not hold the eval set. None with the embedded worker: its core
+            holds the eval set and pairs each request once, together with its plan.
+        reads: What the rebuild produces (:mod:`otel_eval.reconstruct.reads`): what the metrics that score the
+            requests read (the full rebuild by default); with ``eval_set``, the user message pairing reads too.
+    """
+
+    filters: InvocationFilters
+    criteria: dict[str, BaseCriterion] | None = None
+    eval_set: EvalSet | None = None
+    reads: Reads = Reads.ALL
+
+    def build(
+        self, spans: Sequence[ReadableSpan], log_records: Sequence[SpanLogRecord] = ()
+    ) -> list[EvaluationRequest]:
+        """One request per rebuilt invocation that passes the filters, in start-time order; ``log_records`` (GenAI
+        content log records of these spans) are joined onto their spans as events first.
+
+        Raises:
+            Exception: whatever conversion or reconstruction raised (the caller counts the trace as dropped).
+        """
+        converted = spans_from_readable(spans)
+        if log_records:
+            attach_log_records(converted, log_records)
+        requests = []
+        criteria: dict[str, Any] | None = None
+        if self.criteria is not None:
+            criteria = {name: c.model_dump(mode="json", exclude_unset=True) for name, c in self.criteria.items()}
+        reads = self.reads if self.eval_set is None else self.reads | Reads.USER_CONTENT
+        for trace in rebuild_traces(converted, reads=reads):
+            for warning in trace.warnings:
+                logger.debug("%s", warning)
+            for invocation in trace.invocations:
+                if self.filters.agent_allowed(invocation.agent_name):
+                    requests.append(self._request(invocation, criteria))
+        return requests
+
+    def _request(self, invocation: TracedInvocation, criteria: dict[str, Any] | None) -> EvaluationRequest:
+        eval_case = pair_invocations([invocation], self.eval_set).case if self.eval_set is not None else None
+        return EvaluationRequest(
+            invocations=[invocation],
+            criteria=criteria,
+            eval_case=eval_case,
+            eval_set_id=self.eval_set.eval_set_id if eval_case is not None and self.eval_set is not None else None,
+        )

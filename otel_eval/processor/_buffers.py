@@ -1,19 +1,38 @@
-"""Bounded per-trace buffers of ended spans, used by the processor's background thread only (no locking).
+"""The per-trace state of the processor's background thread (no locking): bounded buffers of ended spans, and the
+spans still open under each local root (exact completion).
 
-Three limits bound memory: open traces, spans per trace and (approximate) bytes over all traces. A trace that
-hits a limit is *discarded whole* (a partial trace would rebuild into a wrong invocation, e.g. a missing tool
+Buffers. Three limits bound memory: open traces, spans per trace and (approximate) bytes over all traces. A trace
+that hits a limit is *discarded whole* (a partial trace would rebuild into a wrong invocation, e.g. a missing tool
 call), and its later spans are dropped with the same reason until it completes or goes idle.
+
+Completion (:class:`OpenSpans`): the processor sees every span start (``on_start``) and end (``on_end``), so it needs no timer to decide that an
+invocation is over. The rule:
+
+* a local root's subtree is *complete* when the root and every span started under it in this process have ended;
+* a root that ends with descendants still open (an async tool, a background task) waits for them, at most
+  ``trace_idle_timeout`` seconds after its own end; then it is handed on without them, counted as
+  ``otel_eval.invocations.incomplete``, and each of those spans is dropped when it ends (within another
+  ``trace_idle_timeout``; ``otel_eval.spans.dropped{otel_eval.drop.reason=incomplete}``).
+
+Memory is bounded like the span buffers: at most ``max_traces`` traces and ``max_spans_per_trace`` spans per trace are tracked (beyond, a span is simply not tracked
+and its root completes when it ends, as without tracking), and a trace with no start or end for ``idle_timeout``
+seconds is forgotten.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
+from opentelemetry import metrics
+from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan
 
 from otel_eval import semconv
+from otel_eval.version import __version__
 
 _SPAN_OVERHEAD_BYTES = 400
 """Rough size of a ReadableSpan and its context objects before attributes."""
@@ -21,24 +40,38 @@ _REJECTED_TRACES_REMEMBERED = 4096
 
 
 def approximate_size(span: ReadableSpan) -> int:
-    """Bytes a buffered span holds, roughly: a fixed overhead plus its attribute and event data."""
+    """Bytes a buffered span holds, roughly: a fixed overhead plus its attribute and event data.
+
+    Every attribute counts its key's length plus 16 bytes, and its value: a string its length, a sequence its
+    strings' lengths (8 bytes for any other item), any other value 8 bytes. Runs once per buffered span on the
+    processor's thread, so it reads the SDK span's own fields where it has them: ``ReadableSpan.attributes`` wraps
+    them in a new proxy and ``ReadableSpan.events`` copies the event list under a lock at every call.
+    """
     size = _SPAN_OVERHEAD_BYTES + len(span.name)
-    size += _attributes_size(span.attributes)
-    for event in span.events:
-        size += 64 + len(event.name) + _attributes_size(event.attributes)
+    attributes: Mapping[str, object] | None = getattr(span, "_attributes", _PUBLIC)
+    if attributes is _PUBLIC:
+        attributes = span.attributes
+    if attributes is not None:
+        size += _attributes_size(attributes)
+    if getattr(span, "_events", True):  # most spans have none: the public copy only when there are some
+        for event in span.events:
+            size += 64 + len(event.name)
+            if event.attributes:
+                size += _attributes_size(event.attributes)
     return size
 
 
-def _attributes_size(attributes: Mapping[str, object] | None) -> int:
-    if not attributes:
-        return 0
-    # The SDK's BoundedAttributes (behind a MappingProxyType on a ReadableSpan) copy their inner dict in C;
-    # iterating the Mapping ABC item by item is several times slower, and this runs once per buffered span.
+_PUBLIC: Mapping[str, object] = {"": ""}
+"""Marks a span without the SDK's own attribute field (read through ``ReadableSpan.attributes`` then)."""
+
+
+def _attributes_size(attributes: Mapping[str, object]) -> int:
+    # The SDK's BoundedAttributes copy their inner dict in C; iterating the Mapping ABC item by item is several
+    # times slower.
     copy = getattr(attributes, "copy", None)
-    plain = copy() if copy is not None else attributes
-    size = 0
-    for key, value in plain.items():
-        size += len(key) + 16
+    plain: Mapping[str, object] = copy() if copy is not None else attributes
+    size = 16 * len(plain) + sum(map(len, plain))
+    for value in plain.values():
         if isinstance(value, str):
             size += len(value)
         elif isinstance(value, (tuple, list)):
@@ -151,6 +184,10 @@ class TraceBuffers:
         buffer = self._traces.get(trace_id)
         if buffer is None:
             return []
+        if _only_subtree(buffer.spans, root_span_id):  # the usual case: the trace's one local root ended last
+            del self._traces[trace_id]
+            self._release(buffer)
+            return buffer.spans
         children: dict[int, list[int]] = {}
         for index, span in enumerate(buffer.spans):
             parent = span.parent
@@ -200,8 +237,149 @@ class TraceBuffers:
         self.total_spans -= len(buffer.spans)
 
 
+def _only_subtree(spans: list[ReadableSpan], root_span_id: int) -> bool:
+    """Whether ``spans`` are all under ``root_span_id``: it is their one local root and every other span's parent is
+    among them (so each parent chain ends at that root)."""
+    ids = {span.context.span_id for span in spans if span.context is not None}
+    if len(ids) != len(spans) or root_span_id not in ids:
+        return False
+    for span in spans:
+        parent = span.parent
+        if parent is None or parent.is_remote:
+            if span.context.span_id != root_span_id:
+                return False
+        elif parent.span_id not in ids:
+            return False
+    return True
+
+
 def top_span_names(spans: Iterable[ReadableSpan]) -> list[str]:
     """Names of the spans whose parent is not among ``spans`` (the subtree's roots)."""
     spans = list(spans)
     ids = {span.context.span_id for span in spans if span.context is not None}
     return [span.name for span in spans if span.parent is None or span.parent.span_id not in ids]
+
+
+UNDER_ABANDONED: Final = -1
+"""Returned by :meth:`OpenSpans.ended` for a span whose root was already handed on incomplete."""
+
+
+@dataclass(slots=True)
+class _Trace:
+    root_of: dict[int, int] = field(default_factory=dict)
+    """Span id -> id of the local root it started under, for every span started while the trace is tracked."""
+    open: Counter[int] = field(default_factory=Counter)
+    """Local root id -> spans under it (itself included) that started and have not ended."""
+    abandoned: set[int] = field(default_factory=set)
+    """Roots handed on while spans under them were still open."""
+    last_seen: float = 0.0
+
+
+class OpenSpans:
+    """Open spans per trace and local root.
+
+    Args:
+        max_traces: Traces tracked at once.
+        max_spans_per_trace: Spans tracked per trace.
+    """
+
+    def __init__(self, *, max_traces: int, max_spans_per_trace: int) -> None:
+        self._max_traces = max_traces
+        self._max_spans = max_spans_per_trace
+        self._traces: dict[int, _Trace] = {}
+
+    @property
+    def tracked_traces(self) -> int:
+        """Traces with open spans (or spans under an abandoned root) tracked now."""
+        return len(self._traces)
+
+    def started(self, trace_id: int, span_id: int, local_parent_id: int | None, now: float) -> None:
+        """A span started; ``local_parent_id`` is its parent's id when the parent is in this process."""
+        trace = self._traces.get(trace_id)
+        if trace is None:
+            if len(self._traces) >= self._max_traces:
+                return
+            trace = self._traces[trace_id] = _Trace()
+        if len(trace.root_of) >= self._max_spans:
+            return
+        # A parent that started before tracking began stands for its own root: if it is the root, that is exact.
+        root = span_id if local_parent_id is None else trace.root_of.get(local_parent_id, local_parent_id)
+        trace.root_of[span_id] = root
+        trace.open[root] += 1
+        trace.last_seen = now
+
+    def ended(self, trace_id: int, span_id: int, now: float) -> int | None:
+        """A span ended. Returns the id of the local root it started under, :data:`UNDER_ABANDONED`, or None when
+        the span was not tracked."""
+        trace = self._traces.get(trace_id)
+        if trace is None:
+            return None
+        root = trace.root_of.get(span_id)
+        if root is None:
+            return None
+        trace.last_seen = now
+        remaining = trace.open[root] - 1
+        abandoned = root in trace.abandoned
+        if remaining > 0:
+            trace.open[root] = remaining
+        else:
+            del trace.open[root]
+            trace.abandoned.discard(root)
+            if not trace.open:
+                del self._traces[trace_id]  # nothing open: the trace's bookkeeping is done
+        return UNDER_ABANDONED if abandoned else root
+
+    def tracks(self, trace_id: int) -> bool:
+        """Whether spans of ``trace_id`` are open (or were handed on incomplete) and tracked."""
+        return trace_id in self._traces
+
+    def open_under(self, trace_id: int, root_id: int) -> int:
+        """Spans under ``root_id`` still open."""
+        trace = self._traces.get(trace_id)
+        return trace.open.get(root_id, 0) if trace is not None else 0
+
+    def abandon(self, trace_id: int, root_id: int, now: float) -> int:
+        """``root_id`` was handed on incomplete: its open spans are dropped when they end (if they end within
+        another idle timeout). Returns how many."""
+        trace = self._traces.get(trace_id)
+        if trace is None or root_id not in trace.open:
+            return 0
+        trace.abandoned.add(root_id)
+        trace.last_seen = now
+        return trace.open[root_id]
+
+    def forget(self, trace_id: int) -> None:
+        """Stops tracking ``trace_id`` (dropped whole, or handed on at shutdown)."""
+        self._traces.pop(trace_id, None)
+
+    def forget_idle(self, now: float, idle_seconds: float) -> None:
+        """Forgets traces without a start or end for ``idle_seconds`` (spans that never end must not hold memory)."""
+        idle = [trace_id for trace_id, trace in self._traces.items() if now - trace.last_seen >= idle_seconds]
+        for trace_id in idle:
+            del self._traces[trace_id]
+
+
+class IncompleteCounter:
+    """``otel_eval.invocations.incomplete``: local roots handed on while spans under them were still open.
+
+    Args:
+        meter_provider: Where the counter goes (the global provider when None).
+    """
+
+    def __init__(self, meter_provider: MeterProvider | None = None) -> None:
+        meter = metrics.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider)
+        self._counter = meter.create_counter(
+            semconv.METRIC_INVOCATIONS_INCOMPLETE,
+            unit="{invocation}",
+            description="Invocations handed on at the idle timeout with spans under their root still open.",
+        )
+        self._lock = threading.Lock()
+        self.total = 0
+        """In-process total (:meth:`EvaluationSpanProcessor.stats` reports it as ``invocations.incomplete``)."""
+
+    def add(self, count: int) -> None:
+        """``count`` more roots were handed on incomplete."""
+        if count:
+            self._counter.add(count)
+            with self._lock:
+                self.total += count

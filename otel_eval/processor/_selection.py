@@ -26,6 +26,7 @@ from otel_eval.judge.priority import PriorityPolicy
 from otel_eval.reconstruct.signals import feedback_attribute, feedback_text
 
 _LOW_64_BITS = (1 << 64) - 1
+_OWN_SCOPE_PREFIX = semconv.INSTRUMENTATION_SCOPE + "."
 
 
 def sampling_bound(sample_rate: float) -> int | None:
@@ -51,12 +52,13 @@ def is_sampled(trace_id: int, bound: int | None) -> bool:
 def is_own_traffic(span: ReadableSpan) -> bool:
     """Spans otel-eval itself makes (scope ``otel_eval``) and Kafka client spans: never buffered or evaluated."""
     scope = span.instrumentation_scope
-    name = scope.name if scope is not None else ""
+    if scope is None:
+        return False
+    name = scope.name
     return (
-        name == semconv.INSTRUMENTATION_SCOPE
-        or name.startswith(semconv.INSTRUMENTATION_SCOPE + ".")
-        or name in semconv.KAFKA_CLIENT_SCOPES
-    )
+        name.startswith(semconv.INSTRUMENTATION_SCOPE)
+        and (name == semconv.INSTRUMENTATION_SCOPE or name.startswith(_OWN_SCOPE_PREFIX))
+    ) or name in semconv.KAFKA_CLIENT_SCOPES
 
 
 def is_local_root(span: ReadableSpan) -> bool:

@@ -19,10 +19,11 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.judge import Judge
 from otel_eval.metrics import MetricRegistry
 from otel_eval.model import EvalConfig
-from otel_eval.processor._engine import Engine, EngineOptions
 from otel_eval.processor._process.exporters import process_engine
 from otel_eval.processor._settings import (
     DeprecatedKeywords,
+    Engine,
+    EngineOptions,
     ProcessorSettings,
     processor_options,
     with_deprecated_keywords,

@@ -10,10 +10,12 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry._logs import LogRecord, SeverityNumber
 from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord
+from opentelemetry.sdk._logs._internal import LogRecordDroppedAttributesWarning
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.resources import Resource
 
@@ -25,26 +27,32 @@ TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 SPAN_ID = "00f067aa0ba902b7"
 
 
-def _api_record() -> LogRecord:
+def _api_record(**extra: Any) -> LogRecord:
     return LogRecord(
         timestamp=1_700_000_000_123_456_789,
         observed_timestamp=1_700_000_000_200_000_000,
         context=invocation_context(TRACE_ID, SPAN_ID),
         severity_number=SeverityNumber.WARN,
         severity_text="WARN",
-        attributes={"gen_ai.evaluation.name": "safety_v1", "score": 0.5, "explanation": "x" * 40, "flag": True},
+        attributes={
+            "gen_ai.evaluation.name": "safety_v1",
+            "score": 0.5,
+            "explanation": "x" * 40,
+            "flag": True,
+            **extra,
+        },
         event_name="gen_ai.evaluation.result",
     )
 
 
-def _exported(emit_through_writer: bool) -> ReadableLogRecord:
+def _exported(emit_through_writer: bool, **extra: Any) -> ReadableLogRecord:
     exporter = InMemoryLogRecordExporter()
     provider = LoggerProvider(resource=Resource.create({"service.name": "agent"}))
     provider.add_log_record_processor(SimpleLogRecordProcessor(exporter))
     if emit_through_writer:
-        LogRecordWriter("otel_eval", "1.2.3", provider).emit(_api_record())
+        LogRecordWriter("otel_eval", "1.2.3", provider).emit(_api_record(**extra))
     else:
-        provider.get_logger("otel_eval", "1.2.3").emit(_api_record())
+        provider.get_logger("otel_eval", "1.2.3").emit(_api_record(**extra))
     (exported,) = exporter.get_finished_logs()
     return exported
 
@@ -78,6 +86,23 @@ def test_the_environment_limits_apply_as_the_sdk_applies_them(monkeypatch: pytes
     through_writer, through_api = _fields(_exported(True)), _fields(_exported(False))
     assert through_writer == through_api
     assert through_writer["attributes"]["explanation"] == "x" * 8  # type: ignore[index]
+
+
+def test_attributes_the_sdk_would_clean_are_cleaned_as_the_sdk_cleans_them() -> None:
+    # A sequence, a mapping and a value of no attribute type: not handed over as they are, but through the SDK.
+    extra = {"turns": (1, 2), "nested": {"a": "b"}, "odd": object()}
+    through_writer, through_api = _fields(_exported(True, **extra)), _fields(_exported(False, **extra))
+    assert through_writer == through_api
+    assert through_writer["attributes"]["turns"] == (1, 2)  # type: ignore[index]
+    assert through_writer["attributes"]["nested"] == {"a": "b"}  # type: ignore[index]
+
+
+def test_as_many_attributes_as_the_count_limit_allows(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT", "3")
+    with pytest.warns(LogRecordDroppedAttributesWarning):  # the SDK's, both ways
+        through_writer, through_api = _fields(_exported(True)), _fields(_exported(False))
+    assert through_writer == through_api
+    assert len(through_writer["attributes"]) == 3 and through_writer["dropped"] == 1  # type: ignore[arg-type]
 
 
 SCRIPT = textwrap.dedent(

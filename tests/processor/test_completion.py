@@ -18,7 +18,7 @@ from otel_eval.model import content_text
 from otel_eval.model.eval_case import get_all_tool_calls
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor import ProcessorSettings
-from otel_eval.processor._completion import OpenSpans
+from otel_eval.processor._buffers import OpenSpans
 from otel_eval.transport import InMemoryInvocationExporter
 from tests.processor.telemetry import attach
 from tests.waiting import wait_until

@@ -37,10 +37,10 @@ from otel_eval.emit.sinks import sink_names
 from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation import builtin_metric_names, criteria_from, registry_with_custom_metrics
 from otel_eval.metrics import default_registry
-from otel_eval.processor._engine import EngineOptions
 from otel_eval.processor._process.feeder import EvaluationProcess
 from otel_eval.processor._process.wire import ChildSettings
 from otel_eval.processor._selection import Sampling
+from otel_eval.processor._settings import EngineOptions
 
 logger = logging.getLogger(__name__)
 

@@ -31,7 +31,6 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from otel_eval import semconv
 from otel_eval.emit.enrichment import is_enrichment_attribute
-from otel_eval.processor._engine import EngineOptions
 from otel_eval.processor._intake import millis_until
 from otel_eval.processor._process.exporters import ExportingProviders
 from otel_eval.processor._process.wire import (
@@ -50,6 +49,7 @@ from otel_eval.processor._process.wire import (
     receive_message,
     send_message,
 )
+from otel_eval.processor._settings import EngineOptions
 from otel_eval.processor._thread_engine import InThreadEngine, in_thread_engine
 
 logger = logging.getLogger("otel_eval.processor.evaluation_process")
