@@ -44,6 +44,10 @@ def conventions() -> list[Convention]:
     return found
 
 
+_DEFAULT_CONVENTIONS = tuple(conventions())
+"""What :func:`rebuild_trace` tries when it is given none (conventions hold no state: made once)."""
+
+
 def group_by_trace(spans: Iterable[Span]) -> dict[str, list[Span]]:
     """Spans grouped by trace id, each group sorted by start time (ties: end time, then span id)."""
     traces: dict[str, list[Span]] = defaultdict(list)
@@ -60,7 +64,7 @@ def rebuild_trace(
     """Invocations of one trace, by the first convention that recognises its spans, with (at least) the parts
     ``reads`` asks for (:mod:`otel_eval.reconstruct.reads`; the full rebuild by default). Never raises."""
     trace_id = spans[0].trace_id if spans else ""
-    for convention in conventions() if available is None else available:
+    for convention in _DEFAULT_CONVENTIONS if available is None else available:
         try:
             if not convention.detect(spans):
                 continue

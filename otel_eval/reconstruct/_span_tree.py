@@ -245,11 +245,17 @@ def nested_span_ids(
     via OpenLLMetry) start an agent-as-tool's agent span as a *sibling* of the tool span rather than its child; such an
     agent span is recognised by lying within a top-level tool span's time range, and it is nested with everything below.
     """
-    member_ids = {s.span_id for s in members}
-    tool_above = tree.nearest(is_tool, within=member_ids - {root.span_id})
-    nested = {s.span_id for s in members if s.span_id in tool_above and s.span_id != root.span_id}
-    top_tools = [s for s in members if is_tool(s) and s.span_id not in nested]
+    tools = [s for s in members if is_tool(s)]
+    nested: set[str] = set()
+    if tools and any(t.span_id in tree._children for t in tools):  # else no span lies below a tool
+        member_ids = {s.span_id for s in members}
+        tool_above = tree.nearest(is_tool, within=member_ids - {root.span_id})
+        nested = {s.span_id for s in members if s.span_id in tool_above and s.span_id != root.span_id}
+    top_tools = [s for s in tools if s.span_id not in nested]
     agents = [s for s in members if s.span_id not in nested and s.span_id != root.span_id and is_agent(s)]
+    if not top_tools or not agents:
+        return nested
+    member_ids = {s.span_id for s in members}
     for agent in containers_outside_subtree(tree, top_tools, agents):
         if agent.span_id in nested:
             continue
