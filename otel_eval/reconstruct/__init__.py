@@ -14,6 +14,7 @@ deep, 100,000 siblings, cycles, attributes of tens of MB (``benchmarks/bench_hos
 from __future__ import annotations
 
 import logging
+import operator
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -30,6 +31,7 @@ from otel_eval.traces.span import Span
 logger = logging.getLogger(__name__)
 
 UNKNOWN_CONVENTION = "unknown"
+_TIME_ORDER = operator.attrgetter("start_time_ns", "end_time_ns", "span_id")
 
 
 def conventions() -> list[Convention]:
@@ -54,7 +56,7 @@ def group_by_trace(spans: Iterable[Span]) -> dict[str, list[Span]]:
     for span in spans:
         traces[span.trace_id].append(span)
     for trace_spans in traces.values():
-        trace_spans.sort(key=lambda s: (s.start_time_ns, s.end_time_ns, s.span_id))
+        trace_spans.sort(key=_TIME_ORDER)
     return dict(traces)
 
 

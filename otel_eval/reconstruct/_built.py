@@ -15,6 +15,7 @@ fails as it always did.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Callable
@@ -56,6 +57,8 @@ def _template(cls: type[pydantic.BaseModel]) -> _Template:
             factory = field.default_factory
             if _takes_data(factory):
                 raise TypeError(f"{cls.__name__}.{name}: a default factory taking data: validate it")
+            if isinstance(factory, type) and issubclass(factory, pydantic.BaseModel):
+                factory = functools.partial(built, factory)  # a model of its defaults, e.g. TokenUsage()
             factories.append((name, factory))  # type: ignore[arg-type]
             defaults[name] = None
         elif field.is_required() or isinstance(field.default, _IMMUTABLE_DEFAULTS):

@@ -66,8 +66,10 @@ _TEXT_READS = (Reads.FINAL_RESPONSE | Reads.INTERMEDIATE_TEXTS).value
 """What a model call's outputs are converted into contents for (the rest reads only their function calls)."""
 _ROOT_IO_READS = (Reads.USER_CONTENT | Reads.FINAL_RESPONSE | Reads.INTERMEDIATE_TEXTS).value
 _TOOL_READS = (Reads.TOOL_CALLS | Reads.TOOL_RESPONSES).value
-_AUTHOR_READS = Reads.INTERMEDIATE_TEXTS | Reads.APP_DETAILS
-"""What each model call's author is read for (else only when no agent span names the invocation's agent)."""
+_USER = Reads.USER_CONTENT.value
+_USAGE = Reads.USAGE.value
+_DETAILS = Reads.APP_DETAILS.value
+_RESPONSES = Reads.TOOL_RESPONSES.value
 
 
 class GenAIReader(InvocationReader):
@@ -88,14 +90,14 @@ class GenAIReader(InvocationReader):
         self.kinds = kinds
         value = reads.value
         self.read_root_io = bool(value & _ROOT_IO_READS)
-        self.read_user = bool(value & Reads.USER_CONTENT.value)
-        self.read_usage = bool(value & Reads.USAGE.value)
-        self.read_details = bool(value & Reads.APP_DETAILS.value)
+        self.read_user = bool(value & _USER)
+        self.read_usage = bool(value & _USAGE)
+        self.read_details = bool(value & _DETAILS)
         self.read_messages = bool(value & _MESSAGE_READS)
         self.read_calls_only = not value & _TEXT_READS
         """The outputs are read for their function calls only (no text of theirs is asked for)."""
         self.read_tools = bool(value & _TOOL_READS)
-        self.read_responses = bool(value & Reads.TOOL_RESPONSES.value)
+        self.read_responses = bool(value & _RESPONSES)
         self.read_authors = authors
         """Each model call's author (for the texts' authors and the agent details; else only when no agent span
         names the invocation's agent)."""
@@ -108,7 +110,14 @@ class GenAIReader(InvocationReader):
 
     def nested(self) -> set[str]:
         kinds = self.kinds
-        return nested_span_ids(self.tree, self.root, self.members, is_tool=kinds.is_tool, is_agent=kinds.is_agent)
+        tools, agents, root_id, tree = kinds.tools, kinds.agents, self.root.span_id, self.tree
+        for span in self.members:
+            span_id = span.span_id
+            if (span_id in agents and span_id != root_id) or (span_id in tools and tree.children(span)):
+                break
+        else:  # no span below a tool, no agent to lie within one's time: nothing is nested
+            return set()
+        return nested_span_ids(tree, self.root, self.members, is_tool=kinds.is_tool, is_agent=kinds.is_agent)
 
     def agent_label(self, span: Span) -> str | None:
         label = first_str(span.attributes, semconv.GEN_AI_AGENT_NAME)

@@ -100,7 +100,7 @@ class GenAIConvention(Convention):
         parts ``reads`` asks for need is read (no message history parsed for a tool count)."""
         tree = SpanTree(spans)
         kinds = SpanKinds(tree.spans)
-        roots = tree.tops(tree.spans, kinds.is_agent)
+        roots = tree.tops_of(kinds.agents)
 
         # Without agent roots the model calls are grouped into turns by their inputs, and the turn's agent is its
         # calls' author: those are read whatever is asked.
