@@ -58,7 +58,10 @@ def _template(cls: type[pydantic.BaseModel]) -> _Template:
             if _takes_data(factory):
                 raise TypeError(f"{cls.__name__}.{name}: a default factory taking data: validate it")
             if isinstance(factory, type) and issubclass(factory, pydantic.BaseModel):
-                factory = functools.partial(built, factory)  # a model of its defaults, e.g. TokenUsage()
+                if factory.model_config.get("frozen"):  # immutable: one model of its defaults (TokenUsage()) shared
+                    factory = functools.partial(_shared, built(factory))
+                else:
+                    factory = functools.partial(built, factory)  # a model of its defaults
             factories.append((name, factory))  # type: ignore[arg-type]
             defaults[name] = None
         elif field.is_required() or isinstance(field.default, _IMMUTABLE_DEFAULTS):
@@ -68,6 +71,10 @@ def _template(cls: type[pydantic.BaseModel]) -> _Template:
     template = _Template(defaults, tuple(factories), required)
     _TEMPLATES[cls] = template
     return template
+
+
+def _shared(value: Any) -> Any:
+    return value
 
 
 def _takes_data(factory: Callable[..., Any]) -> bool:

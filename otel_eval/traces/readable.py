@@ -90,21 +90,41 @@ def spans_from_readable(spans: Iterable[ReadableSpan]) -> list[Span]:
 
 def _reads_fields(cls: type) -> bool:
     try:
+        from opentelemetry.attributes import BoundedAttributes
         from opentelemetry.sdk.trace import ReadableSpan
+        from opentelemetry.sdk.util import BoundedList
+        from opentelemetry.trace import SpanContext, Status
     except ImportError:  # pragma: no cover - the SDK is what makes ReadableSpans
         return False
+    _SDK_TYPES.update(attributes=BoundedAttributes, events=BoundedList, context=SpanContext, status=Status)
     return issubclass(cls, ReadableSpan) and all(
         getattr(cls, name) is getattr(ReadableSpan, name) for name in _PROPERTIES
     )
 
 
+_SDK_TYPES: dict[str, Any] = {}
+"""The SDK's and API's classes of a span's fields (set with the first span class read through its fields): a field of
+another class is read through its properties."""
+
+
 def _convert_fields(span: Any, resources: dict[int, Mapping[str, Any]], scopes: dict[int, _Scope]) -> Span | None:
-    """:func:`_convert` of a span of the SDK's classes, read through the fields behind its properties."""
+    """:func:`_convert` of a span of the SDK's classes, read through the fields behind its properties (and behind
+    those of its ``SpanContext``, a tuple, its ``Status``, attributes and events when they are the SDK's classes)."""
     context = span._context
-    if context is None or not context.trace_id or not context.span_id:
+    parent = span._parent
+    status = span._status
+    types = _SDK_TYPES
+    if (
+        type(context) is not types["context"]
+        or (parent is not None and type(parent) is not types["context"])
+        or type(status) is not types["status"]
+    ):
+        return _convert(span, resources, scopes)
+    trace_id, span_id = context[0], context[1]  # SpanContext's trace_id, span_id, is_remote are its first items
+    if not trace_id or not span_id:
         logger.warning("skipped span %r: it has no valid span context", span._name)
         return None
-    parent = span._parent
+    parent_id = parent[1] if parent is not None else 0
     start = span._start_time or 0
     end = span._end_time or start
     resource_obj = span._resource
@@ -115,27 +135,30 @@ def _convert_fields(span: Any, resources: dict[int, Mapping[str, Any]], scopes: 
     scope = scopes.get(id(scope_obj))
     if scope is None:
         scope = scopes[id(scope_obj)] = _scope(scope_obj)
-    status = span._status
+    attributes = span._attributes
+    if type(attributes) is types["attributes"]:
+        attributes = attributes._dict
     events = span._events
-    parent_id = parent.span_id if parent is not None else 0
+    if type(events) is types["events"]:
+        events = events._dq
     # ``int.to_bytes(...).hex()`` and the members' ``_name_``: several times faster than ``format`` and ``.name``.
     # Positional: a keyword call of the 15 fields costs twice as much (the order is checked at import: _SPAN_FIELDS).
     return Span(
-        context.trace_id.to_bytes(16, "big").hex(),
-        context.span_id.to_bytes(8, "big").hex(),
+        trace_id.to_bytes(16, "big").hex(),
+        span_id.to_bytes(8, "big").hex(),
         parent_id.to_bytes(8, "big").hex() if parent_id else None,
         span._name,
         start,
         end,
-        _attributes(span._attributes),
+        _attributes(attributes),
         _events(events) if events else (),
         scope[0],
         scope[1],
         resource,
         span._kind._name_,
-        status.status_code._name_,
-        status.description or None,
-        bool(parent is not None and parent.is_remote),
+        status._status_code._name_,
+        status._description or None,
+        bool(parent is not None and parent[2]),
     )
 
 
@@ -190,12 +213,15 @@ def _events(events: Iterable[Any]) -> tuple[SpanEvent, ...]:
 def _attributes(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
     if not attributes:
         return {}
-    # The SDK's BoundedAttributes (behind a MappingProxyType or not) copy their inner dict in C; iterating the Mapping
-    # ABC item by item is several times slower.
-    copy = getattr(attributes, "copy", None)
-    result: dict[str, Any] = copy() if copy is not None else dict(attributes)
-    if type(result) is not dict:
-        result = dict(result)
+    # A dict (the SDK's BoundedAttributes' own) is copied in C; the BoundedAttributes (behind a MappingProxyType or
+    # not) copy their inner dict in C too; iterating the Mapping ABC item by item is several times slower.
+    if type(attributes) is dict:
+        result = attributes.copy()
+    else:
+        copy = getattr(attributes, "copy", None)
+        result = copy() if copy is not None else dict(attributes)
+        if type(result) is not dict:
+            result = dict(result)
     for key, value in result.items():
         if type(value) is tuple:
             result[key] = list(value)
