@@ -14,6 +14,7 @@ deep, 100,000 siblings, cycles, attributes of tens of MB (``benchmarks/bench_hos
 from __future__ import annotations
 
 import logging
+import operator
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -30,6 +31,7 @@ from otel_eval.traces.span import Span
 logger = logging.getLogger(__name__)
 
 UNKNOWN_CONVENTION = "unknown"
+_TIME_ORDER = operator.attrgetter("start_time_ns", "end_time_ns", "span_id")
 
 
 def conventions() -> list[Convention]:
@@ -44,13 +46,17 @@ def conventions() -> list[Convention]:
     return found
 
 
+_DEFAULT_CONVENTIONS = tuple(conventions())
+"""What :func:`rebuild_trace` tries when it is given none (conventions hold no state: made once)."""
+
+
 def group_by_trace(spans: Iterable[Span]) -> dict[str, list[Span]]:
     """Spans grouped by trace id, each group sorted by start time (ties: end time, then span id)."""
     traces: dict[str, list[Span]] = defaultdict(list)
     for span in spans:
         traces[span.trace_id].append(span)
     for trace_spans in traces.values():
-        trace_spans.sort(key=lambda s: (s.start_time_ns, s.end_time_ns, s.span_id))
+        trace_spans.sort(key=_TIME_ORDER)
     return dict(traces)
 
 
@@ -60,7 +66,7 @@ def rebuild_trace(
     """Invocations of one trace, by the first convention that recognises its spans, with (at least) the parts
     ``reads`` asks for (:mod:`otel_eval.reconstruct.reads`; the full rebuild by default). Never raises."""
     trace_id = spans[0].trace_id if spans else ""
-    for convention in conventions() if available is None else available:
+    for convention in _DEFAULT_CONVENTIONS if available is None else available:
         try:
             if not convention.detect(spans):
                 continue

@@ -9,12 +9,13 @@ Public API (pure, none raises on malformed input; problems are appended to ``war
 
 * :func:`system_instruction_text` — ``gen_ai.system_instructions`` (parts list, string or messages) -> text.
 * :func:`tools_from_definitions` — ``gen_ai.tool.definitions`` -> genai ``Tool`` list (one function declaration each).
+* :func:`declarations_from_definitions` — the same as function-declaration dicts (ADK's ``AgentDetails``).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pydantic
@@ -25,6 +26,7 @@ from otel_eval.reconstruct._genai_messages import content_from_message
 from otel_eval.reconstruct._values import parse_json_value, preview, record_warning
 
 _TOOLS_CACHE_SIZE = 64
+_DECLARATIONS_CACHE_SIZE = 64
 
 
 def system_instruction_text(value: Any, warnings: list[str] | None = None, where: str = "system instructions") -> str:
@@ -141,9 +143,38 @@ def _with_parameters(
     return declaration.model_copy(update={"parameters_json_schema": dict(parameters)})
 
 
+def declarations_from_definitions(
+    value: Any, warnings: list[str] | None = None, where: str = "tool definitions"
+) -> list[dict[str, Any]]:
+    """``gen_ai.tool.definitions`` as function-declaration dicts, each dumped as JSON without None fields (shared
+    between the calls that declared the same JSON text: not to be mutated)."""
+    if isinstance(value, str):
+        declarations, problems = _declarations_of_text(value)
+        for problem in problems:
+            record_warning(warnings, where + problem)
+        return list(declarations)
+    return _declarations(tools_from_definitions(value, warnings, where))
+
+
+def _declarations(tools: Sequence[genai_types.Tool]) -> list[dict[str, Any]]:
+    return [
+        declaration.model_dump(mode="json", exclude_none=True)
+        for tool in tools
+        for declaration in tool.function_declarations or []
+    ]
+
+
+@functools.lru_cache(maxsize=_DECLARATIONS_CACHE_SIZE)
+def _declarations_of_text(text: str) -> tuple[tuple[dict[str, Any], ...], tuple[str, ...]]:
+    """The declarations of a JSON text of definitions, dumped once (an agent declares the same tools on every call),
+    and the problems met, each written relative to the caller's ``where``."""
+    problems: list[str] = []
+    return tuple(_declarations(tools_from_definitions(text, problems, ""))), tuple(problems)
+
+
 def _is_genai_schema(schema: Mapping[str, Any]) -> bool:
     kind = schema.get("type")
     return isinstance(kind, str) and kind.isupper()
 
 
-__all__ = ["system_instruction_text", "tools_from_definitions"]
+__all__ = ["declarations_from_definitions", "system_instruction_text", "tools_from_definitions"]

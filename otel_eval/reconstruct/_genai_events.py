@@ -27,6 +27,8 @@ from otel_eval.traces.span import Span, SpanEvent
 
 SYSTEM_MESSAGE, USER_MESSAGE, ASSISTANT_MESSAGE, TOOL_MESSAGE, CHOICE = semconv.GEN_AI_DEPRECATED_MESSAGE_EVENTS
 _INPUT_EVENTS = {SYSTEM_MESSAGE: "system", USER_MESSAGE: "user", ASSISTANT_MESSAGE: "model", TOOL_MESSAGE: "user"}
+STRINGIFIED_CALL_MARK = "ResponseFunctionToolCall("
+"""Text that holds no such mark prints no call (a cheaper test than the pattern below)."""
 _STRINGIFIED_CALL = re.compile(r"^\s*ResponseFunctionToolCall\((?P<fields>.*)\)\s*$", re.DOTALL)
 _FIELD = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|None|True|False|[\w.\-]+)")
 
@@ -209,7 +211,7 @@ def unstringify_tool_calls(
         parts: list[genai_types.Part] = []
         changed = False
         for part in content.parts or []:
-            call = _stringified_call(part.text, warnings, where) if part.text else None
+            call = stringified_call(part.text, warnings, where) if part.text else None
             parts.append(genai_types.Part(function_call=call) if call is not None else part)
             changed = changed or call is not None
         # A content without such text is kept as it is (its fields were role and parts already).
@@ -217,7 +219,8 @@ def unstringify_tool_calls(
     return fixed
 
 
-def _stringified_call(text: str, warnings: list[str], where: str) -> genai_types.FunctionCall | None:
+def stringified_call(text: str, warnings: list[str], where: str) -> genai_types.FunctionCall | None:
+    """The call a printed ``ResponseFunctionToolCall(...)`` text stands for; None for any other text."""
     match = _STRINGIFIED_CALL.match(text)
     if match is None:
         return None

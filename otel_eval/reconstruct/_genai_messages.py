@@ -43,9 +43,9 @@ from otel_eval.traces import json_loads
 
 _MODEL_ROLES = frozenset({"assistant", "model", "ai", "bot"})
 _USER_ROLES = frozenset({"user", "human", "tool", "function", "ipython"})
-_SYSTEM_ROLES = frozenset({"system", "developer"})
-_THOUGHT_TYPES = frozenset({"thinking", "reasoning", "thought"})
-_TEXT_TYPES = frozenset({"text", "input_text", "output_text"})
+SYSTEM_ROLES = frozenset({"system", "developer"})
+THOUGHT_TYPES = frozenset({"thinking", "reasoning", "thought"})
+TEXT_TYPES = frozenset({"text", "input_text", "output_text"})
 
 
 def genai_role(role: object) -> str:
@@ -53,7 +53,7 @@ def genai_role(role: object) -> str:
     value = role.strip().lower() if isinstance(role, str) else ""
     if value in _MODEL_ROLES:
         return "model"
-    if value in _SYSTEM_ROLES:
+    if value in SYSTEM_ROLES:
         return "system"
     return "user"
 
@@ -209,10 +209,10 @@ def _part_from_semconv(
         record_warning(warnings, f"{where}: part is not an object: {preview(raw)}")
         return None
     kind = raw.get("type")
-    if kind in _TEXT_TYPES or (kind is None and ("content" in raw or "text" in raw)):
+    if kind in TEXT_TYPES or (kind is None and ("content" in raw or "text" in raw)):
         text = raw.get("content", raw.get("text"))
         return genai_types.Part.trusted(text=text) if isinstance(text, str) else _bad_part(warnings, where, raw)
-    if kind in _THOUGHT_TYPES:
+    if kind in THOUGHT_TYPES:
         text = raw.get("content", raw.get("text"))
         return (
             genai_types.Part.trusted(text=text, thought=True)

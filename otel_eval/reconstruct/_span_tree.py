@@ -12,6 +12,7 @@ Nothing here recurses or raises on malformed links.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import TypeVar
 
@@ -28,6 +29,19 @@ def time_order(span: Span) -> tuple[int, int, str]:
     return (span.start_time_ns, span.end_time_ns, span.span_id)
 
 
+_RANK = operator.attrgetter("start_time_ns", "end_time_ns", "span_id", "name", "parent_span_id")
+
+
+def _ranked(spans: Sequence[Span]) -> list[Span]:
+    """``spans`` in :func:`time_order`, then by name and parent (a missing parent first): duplicate span ids are kept
+    in this order. The key is read in C; only spans alike up to their names, one with a parent and one without, need
+    the Python key."""
+    try:
+        return sorted(spans, key=_RANK)
+    except TypeError:  # None against a parent id
+        return sorted(spans, key=lambda s: (s.start_time_ns, s.end_time_ns, s.span_id, s.name, s.parent_span_id or ""))
+
+
 class SpanTree:
     """The spans of one trace as a forest (see the module docstring for how broken links are repaired).
 
@@ -38,29 +52,33 @@ class SpanTree:
     def __init__(self, spans: Sequence[Span]) -> None:
         self.problems: list[str] = []
         self._counts: dict[str, int] = {}
-        ranked = sorted(
-            spans, key=lambda s: (s.start_time_ns, s.end_time_ns, s.span_id, s.name, s.parent_span_id or "")
-        )  # time_order, then name and parent
+        ranked = _ranked(spans)
         self.by_id: dict[str, Span] = {}
+        self.spans: list[Span] = []
+        by_id, kept_spans = self.by_id, self.spans
         for span in ranked:
-            kept = self.by_id.setdefault(span.span_id, span)
-            if kept is not span:
+            kept = by_id.setdefault(span.span_id, span)
+            if kept is span:
+                kept_spans.append(span)
+            else:
                 self._report("duplicate", f"span {span.span_id}: span id used more than once; kept {kept.name!r}")
-        self.spans: list[Span] = [s for s in ranked if self.by_id[s.span_id] is s]
         self._parent: dict[str, str] = {}
-        for span in self.spans:
+        for span in kept_spans:
             parent = span.parent_span_id
             if parent == span.span_id:
                 self._report("self", f"span {span.span_id}: is its own parent; treated as a root")
-            elif parent and parent in self.by_id:
+            elif parent and parent in by_id:
                 self._parent[span.span_id] = parent
         self._cut_cycles()
         self._children: dict[str, list[Span]] = {}
-        for span in self.spans:
-            parent_id = self._parent.get(span.span_id)
-            if parent_id is not None:
-                self._children.setdefault(parent_id, []).append(span)
-        self.roots: list[Span] = [s for s in self.spans if s.span_id not in self._parent]
+        self.roots: list[Span] = []
+        parents, children = self._parent, self._children
+        for span in kept_spans:
+            parent_id = parents.get(span.span_id)
+            if parent_id is None:
+                self.roots.append(span)
+            else:
+                children.setdefault(parent_id, []).append(span)
         self.order: list[Span] = []
         self._end: dict[str, int] = {}
         self._position: dict[str, int] = {}
@@ -186,12 +204,28 @@ class SpanTree:
         above = self.nearest(predicate)
         return [s for s in spans if predicate(s) and s.span_id not in above]
 
+    def tops_of(self, ids: Collection[str]) -> list[Span]:
+        """The spans whose ids are in ``ids`` with no ancestor whose id is (:meth:`tops` of every span, for the
+        predicate "its id is in ``ids``", without a call per span), in time order."""
+        if not ids:
+            return []
+        under: set[str] = set()  # spans with an ancestor in ids
+        parents = self._parent
+        for span in self.order:
+            parent_id = parents.get(span.span_id)
+            if parent_id is not None and (parent_id in ids or parent_id in under):
+                under.add(span.span_id)
+        return [s for s in self.spans if s.span_id in ids and s.span_id not in under]
+
     def subtrees(self, roots: Sequence[Span]) -> dict[str, list[Span]]:
         """Root span id -> the root and the spans under it, in start-time order.
 
         A span under no given root (a lost parent, or a trace whose spans carry no parent links at all) joins the
         tightest given root whose time range contains it; spans that fit no root are left out.
         """
+        if len(roots) == 1 and len(self.roots) == 1 and roots[0] is self.roots[0]:
+            # The one tree root: every span is its own, and ``spans`` is already in time order.
+            return {roots[0].span_id: list(self.spans)}
         members: dict[str, list[Span]] = {}
         claimed: set[str] = set()
         for root in roots:
@@ -245,11 +279,17 @@ def nested_span_ids(
     via OpenLLMetry) start an agent-as-tool's agent span as a *sibling* of the tool span rather than its child; such an
     agent span is recognised by lying within a top-level tool span's time range, and it is nested with everything below.
     """
-    member_ids = {s.span_id for s in members}
-    tool_above = tree.nearest(is_tool, within=member_ids - {root.span_id})
-    nested = {s.span_id for s in members if s.span_id in tool_above and s.span_id != root.span_id}
-    top_tools = [s for s in members if is_tool(s) and s.span_id not in nested]
+    tools = [s for s in members if is_tool(s)]
+    nested: set[str] = set()
+    if tools and any(t.span_id in tree._children for t in tools):  # else no span lies below a tool
+        member_ids = {s.span_id for s in members}
+        tool_above = tree.nearest(is_tool, within=member_ids - {root.span_id})
+        nested = {s.span_id for s in members if s.span_id in tool_above and s.span_id != root.span_id}
+    top_tools = [s for s in tools if s.span_id not in nested]
     agents = [s for s in members if s.span_id not in nested and s.span_id != root.span_id and is_agent(s)]
+    if not top_tools or not agents:
+        return nested
+    member_ids = {s.span_id for s in members}
     for agent in containers_outside_subtree(tree, top_tools, agents):
         if agent.span_id in nested:
             continue

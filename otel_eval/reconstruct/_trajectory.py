@@ -30,6 +30,7 @@ from otel_eval.model import (
     TracedInvocation,
 )
 from otel_eval.model import genai as genai_types
+from otel_eval.reconstruct._built import built, traced_invocation
 from otel_eval.reconstruct._first_unused import FirstUnused
 from otel_eval.reconstruct._span_tree import covered_ns
 from otel_eval.reconstruct._token_usage import Usage, sum_token_counts
@@ -61,6 +62,9 @@ class ModelCall:
     """True when the outputs were read from an agent span (no model span exists); not counted as a model call."""
     read_inputs: Callable[[], list[genai_types.Content]] | None = field(default=None, repr=False)
     """Reads ``inputs`` on first use, when they were not set."""
+    calls: list[genai_types.FunctionCall] | None = None
+    """The function calls of the outputs, when only they were read (``outputs`` then left empty): what the rules read
+    of the outputs when no text is asked for (see :mod:`otel_eval.reconstruct.reads`)."""
     _inputs: list[genai_types.Content] | None = field(default=None, init=False, repr=False)
 
     @property
@@ -178,6 +182,11 @@ def _function_calls(contents: Sequence[genai_types.Content]) -> list[genai_types
     return [p.function_call for c in contents for p in c.parts or [] if p.function_call]
 
 
+def calls_of(call: ModelCall) -> list[genai_types.FunctionCall]:
+    """The function calls a model call made: its ``calls`` when only they were read, else those of its outputs."""
+    return call.calls if call.calls is not None else _function_calls(call.outputs)
+
+
 def _is_final(outputs: Sequence[genai_types.Content]) -> bool:
     has_text = any(texts_of(c) for c in outputs)
     return has_text and not _function_calls(outputs)
@@ -274,7 +283,7 @@ def _steps(draft: InvocationDraft, *, responses: bool = True) -> list[_Step]:
     seen_ids: set[str] = set()
     sequence = 0
     for model_call in draft.model_calls:
-        for call in _function_calls(model_call.outputs):
+        for call in calls_of(model_call):
             if call.id and call.id in seen_ids:
                 continue
             if call.id:
@@ -368,11 +377,14 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
         warnings.append(f"trace {root.trace_id} span {root.span_id}: no user message found")
     real_calls = [c for c in [*draft.model_calls, *draft.nested_model_calls] if not c.synthetic]
     agent_name = draft.agent_name
-    invocation = Invocation(
+    # Built without validating again (see _built): every value below was validated, or typed by the rebuild, when made.
+    invocation = built(
+        Invocation,
         invocation_id=root.span_id,
-        user_content=user_content if user_content is not None else genai_types.Content(parts=[]),
+        user_content=user_content if user_content is not None else genai_types.Content.trusted(parts=[]),
         final_response=final,
-        intermediate_data=IntermediateData(
+        intermediate_data=built(
+            IntermediateData,
             tool_uses=[s.call for s in steps],
             tool_responses=[s.response for s in steps if s.response is not None],
             intermediate_responses=intermediate,
@@ -393,7 +405,7 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
         measured["tool_seconds"] = (
             (covered_ns(model_intervals + tool_intervals) - model_ns) / 1e9 if covered_ns(tool_intervals) else None
         )
-    return TracedInvocation(
+    return traced_invocation(
         invocation=invocation,
         trace_id=root.trace_id,
         span_id=root.span_id,

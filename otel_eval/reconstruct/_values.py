@@ -98,6 +98,8 @@ def tool_call_args(value: Any, warnings: list[str] | None = None, where: str = "
 
 
 def _unwrapped_args(args: dict[str, Any], warnings: list[str] | None, where: str) -> dict[str, Any]:
+    if "input_str" not in args and "kwargs" not in args:  # no envelope, known or not (see _envelopes): the args
+        return dict(args)
     inner = _envelopes.tool_arguments(args)
     if inner is not args:
         return tool_call_args(inner, warnings, where)

@@ -51,7 +51,15 @@ class AdkConvention(Convention):
 
     def detect(self, spans: Sequence[Span]) -> bool:
         """ADK legacy: a ``call_llm`` span, or an ``agent_run [..]`` span of very old ADK."""
-        return any(is_call_llm(s) or s.name.startswith("agent_run [") for s in spans)
+        for span in spans:  # is_call_llm inline: every trace of every convention is asked
+            name = span.name
+            if (
+                name == CALL_LLM
+                or name.startswith("agent_run [")
+                or (semconv.ADK_LLM_REQUEST in span.attributes and not name.startswith("execute_tool"))
+            ):
+                return True
+        return False
 
     def rebuild(self, spans: Sequence[Span], reads: Reads = Reads.ALL) -> TraceInvocations:
         """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them.

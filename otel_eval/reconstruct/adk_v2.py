@@ -51,13 +51,21 @@ class AdkV2Convention(Convention):
     def detect(self, spans: Sequence[Span]) -> bool:
         """ADK v2: ``generate_content`` spans carrying ADK's invocation id, or ``invoke_workflow`` roots of ADK's
         instrumentation scope (a plain GenAI-semconv workflow is not ADK's); no ``call_llm`` (those are legacy)."""
-        if any(s.name == "call_llm" for s in spans):
-            return False
-        return any(
-            _is_adk_model_span(s)
-            or (is_run_root(s) and s.name.startswith("invoke_workflow") and s.scope_name == semconv.ADK_SCOPE)
-            for s in spans
-        )
+        found = False
+        for span in spans:  # _is_adk_model_span inline: every trace of every convention is asked
+            name = span.name
+            if name == "call_llm":
+                return False
+            if found:
+                continue
+            operation = span.attributes.get(semconv.GEN_AI_OPERATION_NAME)
+            if not isinstance(operation, str):
+                operation = None
+            found = (
+                (operation == GENERATE_CONTENT or (operation is None and name.startswith(GENERATE_CONTENT)))
+                and invocation_of(span) is not None
+            ) or (span.scope_name == semconv.ADK_SCOPE and name.startswith("invoke_workflow") and is_run_root(span))
+        return found
 
     def rebuild(self, spans: Sequence[Span], reads: Reads = Reads.ALL) -> TraceInvocations:
         """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them.

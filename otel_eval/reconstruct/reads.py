@@ -15,7 +15,8 @@ and the full one on every recorded trace.
 A convention may produce more than it is asked for, never less: the ADK conventions replay the session events whole
 (tool calls, texts and final response come out of one replay) and skip only the user message and the app details; the
 GenAI reader also skips the model calls' messages (their input histories above all), the root's input and output and
-the tool results when no part asked needs them; OpenInference and OpenLLMetry read their spans whole and skip what
+the tool results when no part asked needs them, and converts the model calls' outputs into contents only when a text
+is asked (else it takes only their function calls, :mod:`otel_eval.reconstruct._genai_calls`); OpenInference and OpenLLMetry read their spans whole and skip what
 :func:`otel_eval.reconstruct._trajectory.build_invocation` builds from them.
 """
 

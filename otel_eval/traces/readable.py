@@ -1,11 +1,18 @@
 """Live OpenTelemetry SDK spans (``ReadableSpan``) to the internal :class:`Span` form.
 
 Called by the online processor on a background thread, so it copies only what it needs and never raises: a span
-that cannot be converted is skipped and logged. Resource attributes are converted once per ``Resource`` object.
+that cannot be converted is skipped and logged. Resource attributes and instrumentation scopes are converted once per
+object.
+
+The SDK's own span classes are read through the fields behind their properties (``_attributes``, ``_events``, ...):
+each property is a Python call (``attributes`` wraps the dict in a ``MappingProxyType``, ``events`` copies the list
+under a lock), and a span has eleven of them. A class that overrides any of those properties is read through the
+properties, as any other ``ReadableSpan``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -17,6 +24,45 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+_PROPERTIES = (
+    "name",
+    "context",
+    "parent",
+    "start_time",
+    "end_time",
+    "attributes",
+    "events",
+    "instrumentation_scope",
+    "resource",
+    "status",
+    "kind",
+)
+"""The ``ReadableSpan`` properties read here: a class overriding none of them returns the fields behind them."""
+_READS_FIELDS: dict[type, bool] = {}
+"""Per span class, whether its fields can be read directly (see the module docstring)."""
+
+_Scope = tuple[str | None, str | None]
+_SPAN_FIELDS = (
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "name",
+    "start_time_ns",
+    "end_time_ns",
+    "attributes",
+    "events",
+    "scope_name",
+    "scope_version",
+    "resource",
+    "kind",
+    "status_code",
+    "status_message",
+    "parent_is_remote",
+)
+"""The fields of :class:`Span` in the order :func:`_convert_fields` gives them."""
+if tuple(field.name for field in dataclasses.fields(Span)) != _SPAN_FIELDS:  # pragma: no cover - a change to Span
+    raise ImportError("otel_eval.traces.readable: Span's fields changed; update _convert_fields")
+
 
 def spans_from_readable(spans: Iterable[ReadableSpan]) -> list[Span]:
     """Converts finished SDK spans; a span without a valid context is skipped (and logged), never raised on.
@@ -25,10 +71,15 @@ def spans_from_readable(spans: Iterable[ReadableSpan]) -> list[Span]:
     ended is taken to end when it starts.
     """
     resources: dict[int, Mapping[str, Any]] = {}
+    scopes: dict[int, _Scope] = {}
     result: list[Span] = []
     for span in spans:
         try:
-            converted = _convert(span, resources)
+            reads_fields = _READS_FIELDS.get(type(span))
+            if reads_fields is None:
+                reads_fields = _READS_FIELDS[type(span)] = _reads_fields(type(span))
+            convert = _convert_fields if reads_fields else _convert
+            converted = convert(span, resources, scopes)
         except Exception:  # runs inside the agent's process: log and skip, never raise
             logger.warning("skipped a span that could not be converted: %r", getattr(span, "name", span), exc_info=True)
             continue
@@ -37,7 +88,81 @@ def spans_from_readable(spans: Iterable[ReadableSpan]) -> list[Span]:
     return result
 
 
-def _convert(span: ReadableSpan, resources: dict[int, Mapping[str, Any]]) -> Span | None:
+def _reads_fields(cls: type) -> bool:
+    try:
+        from opentelemetry.attributes import BoundedAttributes
+        from opentelemetry.sdk.trace import ReadableSpan
+        from opentelemetry.sdk.util import BoundedList
+        from opentelemetry.trace import SpanContext, Status
+    except ImportError:  # pragma: no cover - the SDK is what makes ReadableSpans
+        return False
+    _SDK_TYPES.update(attributes=BoundedAttributes, events=BoundedList, context=SpanContext, status=Status)
+    return issubclass(cls, ReadableSpan) and all(
+        getattr(cls, name) is getattr(ReadableSpan, name) for name in _PROPERTIES
+    )
+
+
+_SDK_TYPES: dict[str, Any] = {}
+"""The SDK's and API's classes of a span's fields (set with the first span class read through its fields): a field of
+another class is read through its properties."""
+
+
+def _convert_fields(span: Any, resources: dict[int, Mapping[str, Any]], scopes: dict[int, _Scope]) -> Span | None:
+    """:func:`_convert` of a span of the SDK's classes, read through the fields behind its properties (and behind
+    those of its ``SpanContext``, a tuple, its ``Status``, attributes and events when they are the SDK's classes)."""
+    context = span._context
+    parent = span._parent
+    status = span._status
+    types = _SDK_TYPES
+    if (
+        type(context) is not types["context"]
+        or (parent is not None and type(parent) is not types["context"])
+        or type(status) is not types["status"]
+    ):
+        return _convert(span, resources, scopes)
+    trace_id, span_id = context[0], context[1]  # SpanContext's trace_id, span_id, is_remote are its first items
+    if not trace_id or not span_id:
+        logger.warning("skipped span %r: it has no valid span context", span._name)
+        return None
+    parent_id = parent[1] if parent is not None else 0
+    start = span._start_time or 0
+    end = span._end_time or start
+    resource_obj = span._resource
+    resource = resources.get(id(resource_obj))
+    if resource is None:
+        resource = resources[id(resource_obj)] = _attributes(resource_obj.attributes)
+    scope_obj = span._instrumentation_scope
+    scope = scopes.get(id(scope_obj))
+    if scope is None:
+        scope = scopes[id(scope_obj)] = _scope(scope_obj)
+    attributes = span._attributes
+    if type(attributes) is types["attributes"]:
+        attributes = attributes._dict
+    events = span._events
+    if type(events) is types["events"]:
+        events = events._dq
+    # ``int.to_bytes(...).hex()`` and the members' ``_name_``: several times faster than ``format`` and ``.name``.
+    # Positional: a keyword call of the 15 fields costs twice as much (the order is checked at import: _SPAN_FIELDS).
+    return Span(
+        trace_id.to_bytes(16, "big").hex(),
+        span_id.to_bytes(8, "big").hex(),
+        parent_id.to_bytes(8, "big").hex() if parent_id else None,
+        span._name,
+        start,
+        end,
+        _attributes(attributes),
+        _events(events) if events else (),
+        scope[0],
+        scope[1],
+        resource,
+        span._kind._name_,
+        status._status_code._name_,
+        status._description or None,
+        bool(parent is not None and parent[2]),
+    )
+
+
+def _convert(span: ReadableSpan, resources: dict[int, Mapping[str, Any]], scopes: dict[int, _Scope]) -> Span | None:
     context = span.context
     if context is None or not context.trace_id or not context.span_id:
         logger.warning("skipped span %r: it has no valid span context", span.name)
@@ -45,15 +170,16 @@ def _convert(span: ReadableSpan, resources: dict[int, Mapping[str, Any]]) -> Spa
     parent = span.parent
     start = span.start_time or 0
     end = span.end_time or start
-    scope = span.instrumentation_scope
     resource_obj = span.resource
     resource = resources.get(id(resource_obj))
     if resource is None:
-        resource = _attributes(resource_obj.attributes)
-        resources[id(resource_obj)] = resource
+        resource = resources[id(resource_obj)] = _attributes(resource_obj.attributes)
+    scope_obj = span.instrumentation_scope
+    scope = scopes.get(id(scope_obj))
+    if scope is None:
+        scope = scopes[id(scope_obj)] = _scope(scope_obj)
     status = span.status
     events = span.events
-    # ``int.to_bytes(...).hex()`` and the members' ``_name_``: several times faster than ``format`` and ``.name``.
     return Span(
         trace_id=context.trace_id.to_bytes(16, "big").hex(),
         span_id=context.span_id.to_bytes(8, "big").hex(),
@@ -62,14 +188,9 @@ def _convert(span: ReadableSpan, resources: dict[int, Mapping[str, Any]]) -> Spa
         start_time_ns=start,
         end_time_ns=end,
         attributes=_attributes(span.attributes),
-        events=tuple(
-            SpanEvent(name=event.name, timestamp_ns=event.timestamp, attributes=_attributes(event.attributes))
-            for event in events
-        )
-        if events
-        else (),
-        scope_name=scope.name or None if scope is not None else None,
-        scope_version=scope.version or None if scope is not None else None,
+        events=_events(events) if events else (),
+        scope_name=scope[0],
+        scope_version=scope[1],
         resource=resource,
         kind=span.kind._name_,
         status_code=status.status_code._name_,
@@ -78,15 +199,29 @@ def _convert(span: ReadableSpan, resources: dict[int, Mapping[str, Any]]) -> Spa
     )
 
 
+def _scope(scope: Any) -> _Scope:
+    return (scope.name or None, scope.version or None) if scope is not None else (None, None)
+
+
+def _events(events: Iterable[Any]) -> tuple[SpanEvent, ...]:
+    return tuple(
+        SpanEvent(name=event.name, timestamp_ns=event.timestamp, attributes=_attributes(event.attributes))
+        for event in events
+    )
+
+
 def _attributes(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
     if not attributes:
         return {}
-    # The SDK's BoundedAttributes (behind a MappingProxyType) copy their inner dict in C; iterating the Mapping
-    # ABC item by item is several times slower.
-    copy = getattr(attributes, "copy", None)
-    result: dict[str, Any] = copy() if copy is not None else dict(attributes)
-    if type(result) is not dict:
-        result = dict(result)
+    # A dict (the SDK's BoundedAttributes' own) is copied in C; the BoundedAttributes (behind a MappingProxyType or
+    # not) copy their inner dict in C too; iterating the Mapping ABC item by item is several times slower.
+    if type(attributes) is dict:
+        result = attributes.copy()
+    else:
+        copy = getattr(attributes, "copy", None)
+        result = copy() if copy is not None else dict(attributes)
+        if type(result) is not dict:
+            result = dict(result)
     for key, value in result.items():
         if type(value) is tuple:
             result[key] = list(value)

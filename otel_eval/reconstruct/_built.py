@@ -1,0 +1,127 @@
+"""Pydantic models the rebuild assembles from values it made itself, without validating them again.
+
+Every rebuilt invocation is a :class:`~otel_eval.model.TracedInvocation` holding an ADK ``Invocation`` and its
+``IntermediateData``; validating them re-checks values that are already what validation gives (the contents, calls
+and responses were validated, or built from validated parts, when they were made; the rest are strings, numbers and
+lists the rebuild typed itself), and it is most of the fixed cost of a rebuild whose parts are few. :func:`built`
+makes such an object as validating it would (the same fields, in the same order, the same fields set; each unset
+field at its default, a default factory called), without the check. pydantic's own ``model_construct`` does the same
+in Python, field by field, and costs more than validating these models.
+
+What a rebuild reads from the span itself and a model constrains is not trusted: :func:`traced_invocation` checks the
+ids against the model's patterns and the times' types, and when one does not fit it validates, so a malformed value
+fails as it always did.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import pydantic
+
+from otel_eval.model import TracedInvocation
+from otel_eval.model.traced import SPAN_ID_PATTERN, TRACE_ID_PATTERN
+
+M = TypeVar("M", bound=pydantic.BaseModel)
+
+_IMMUTABLE_DEFAULTS = (type(None), str, int, float, bool)
+_set_attribute = object.__setattr__
+_TRACE_ID = re.compile(TRACE_ID_PATTERN)
+_SPAN_ID = re.compile(SPAN_ID_PATTERN)
+
+
+@dataclass(frozen=True, slots=True)
+class _Template:
+    defaults: dict[str, Any]
+    """Every field in declaration order, at its default (None for the ones with a factory)."""
+    factories: tuple[tuple[str, Callable[[], Any]], ...]
+    required: frozenset[str]
+
+
+_TEMPLATES: dict[type[pydantic.BaseModel], _Template] = {}
+
+
+def _template(cls: type[pydantic.BaseModel]) -> _Template:
+    defaults: dict[str, Any] = {}
+    required = frozenset(name for name, field in cls.model_fields.items() if field.is_required())
+    factories: list[tuple[str, Callable[[], Any]]] = []
+    if cls.__private_attributes__ or cls.model_config.get("extra") == "allow":
+        raise TypeError(f"{cls.__name__} has private attributes or extra fields: validate it")
+    for name, field in cls.model_fields.items():
+        if field.default_factory is not None:
+            factory = field.default_factory
+            if _takes_data(factory):
+                raise TypeError(f"{cls.__name__}.{name}: a default factory taking data: validate it")
+            if isinstance(factory, type) and issubclass(factory, pydantic.BaseModel):
+                if factory.model_config.get("frozen"):  # immutable: one model of its defaults (TokenUsage()) shared
+                    factory = functools.partial(_shared, built(factory))
+                else:
+                    factory = functools.partial(built, factory)  # a model of its defaults
+            factories.append((name, factory))  # type: ignore[arg-type]
+            defaults[name] = None
+        elif field.is_required() or isinstance(field.default, _IMMUTABLE_DEFAULTS):
+            defaults[name] = None if field.is_required() else field.default
+        else:
+            raise TypeError(f"{cls.__name__}.{name}: a mutable default: validate it")
+    template = _Template(defaults, tuple(factories), required)
+    _TEMPLATES[cls] = template
+    return template
+
+
+def _shared(value: Any) -> Any:
+    return value
+
+
+def _takes_data(factory: Callable[..., Any]) -> bool:
+    """Whether pydantic calls ``factory`` with the validated data: it has a parameter without a default."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: takes nothing
+        return False
+    return any(p.default is inspect.Parameter.empty for p in parameters)
+
+
+def built(cls: type[M], **values: Any) -> M:
+    """``cls(**values)`` without validating ``values``: for values that already are what validating them gives (a
+    model instance for a model field, a new list of instances for a list field, a ``str`` for a ``str`` field), every
+    required field among them. The object equals, dumps and prints as the validated one; the values are kept, not
+    copied.
+
+    Raises:
+        TypeError: ``cls`` has private attributes, extra fields, a mutable default or a factory taking data; or
+            ``values`` leave out a required field or name one ``cls`` does not have.
+    """
+    template = _TEMPLATES.get(cls) or _template(cls)
+    if not template.required <= values.keys() <= template.defaults.keys():
+        raise TypeError(f"{cls.__name__}: fields {sorted(values)} are not its fields with every required one")
+    fields = template.defaults.copy()
+    fields.update(values)
+    for name, factory in template.factories:
+        if name not in values:
+            fields[name] = factory()
+    instance = object.__new__(cls)
+    _set_attribute(instance, "__dict__", fields)
+    _set_attribute(instance, "__pydantic_fields_set__", set(values))
+    _set_attribute(instance, "__pydantic_extra__", None)
+    _set_attribute(instance, "__pydantic_private__", None)
+    return instance
+
+
+def traced_invocation(**values: Any) -> TracedInvocation:
+    """A :class:`~otel_eval.model.TracedInvocation` of values the rebuild made (see :func:`built`), validated when the
+    values read from the root span -- its ids and times -- are not what the model takes (they fail as they did)."""
+    if (
+        type(values["start_time_ns"]) is int
+        and type(values["end_time_ns"]) is int
+        and type(values["trace_id"]) is str
+        and type(values["span_id"]) is str
+        and _TRACE_ID.fullmatch(values["trace_id"])
+        and _SPAN_ID.fullmatch(values["span_id"])
+    ):
+        return built(TracedInvocation, **values)
+    return TracedInvocation(**values)
