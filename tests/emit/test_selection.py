@@ -216,7 +216,10 @@ def test_what_is_not_selected_is_not_computed(attribute_builds: Counter[str]) ->
     telemetry = Telemetry()
     try:
         _, records = _run_agent("events,metrics", telemetry)
-        assert attribute_builds == {"events.record_attributes": len(records), "metrics.metric_attributes": len(records)}
+        # an event's attributes per record; the score metrics' once per label set (cached), so at most per record
+        assert set(attribute_builds) == {"events.record_attributes", "metrics.metric_attributes"}
+        assert attribute_builds["events.record_attributes"] == len(records)
+        assert 0 < attribute_builds["metrics.metric_attributes"] <= len(records)
     finally:
         telemetry.shutdown()
 
