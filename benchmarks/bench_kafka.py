@@ -226,9 +226,10 @@ async def pinned_rows(bootstrap: str, count: int, tmp: Path) -> list[Row]:
             f"pinned worker (core {rate.core}), {label}: {rate.wall_rate:.0f} inv/s, "
             f"{rate.cpu_rate:.0f} inv per CPU-s ({rate.invocations} invocations)"
         )
-        name = f"1 worker on 1 core, {label} (inv/s; beside: inv per CPU-s)"
-        ok = rate.wall_rate >= target
-        rows.append(Row(name, f"{rate.wall_rate:.0f}/s", f"{rate.cpu_rate:.0f}/CPU-s", 0.0, f">= {target}/s", ok))
+        # ratio: the rate over its target (>= 1.0 is met); beside it, the invocations per CPU-second
+        name = f"1 worker on 1 core, {label}: inv/s vs {target}/s (beside: inv per CPU-s)"
+        ratio = rate.wall_rate / target
+        rows.append(Row(name, f"{rate.wall_rate:.0f}/s", f"{rate.cpu_rate:.0f}/CPU-s", ratio, ">= 1.0", ratio >= 1.0))
     return rows
 
 
