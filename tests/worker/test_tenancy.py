@@ -31,25 +31,12 @@ from tests.judge.helpers import TEST_KEY
 from tests.reconstruct.adk_agents import adk_telemetry
 from tests.reconstruct.adk_sessions import record_sessions
 from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
+from tests.worker._multi_turn import CONFIG, MULTI_TURN, verdict
 
 pytestmark = [pytest.mark.kafka, pytest.mark.integration, pytest.mark.usefixtures("quiet_adk")]
 
-MULTI_TURN = "rubric_based_multi_turn_trajectory_quality_v1"
-CONFIG: dict[str, Any] = {
-    "criteria": {
-        MULTI_TURN: {
-            "threshold": 0.5,
-            "judge_model_options": {"num_samples": 1},
-            "rubrics": [{"rubric_id": "r", "rubric_content": {"text_property": "The agent helped."}}],
-        }
-    }
-}
 TENANT_HEADER = "x-tenant"
 PARTITIONS = 2
-
-
-def _verdict(model: str, body: dict[str, Any]) -> str:
-    return "ID: r\nProperty: The agent helped.\nRationale: read it\nVerdict: yes\n"
 
 
 def _forged(message: ExportTraceServiceRequest) -> ExportTraceServiceRequest:
@@ -120,7 +107,7 @@ async def test_a_second_tenants_spans_with_the_first_tenants_ids_never_touch_its
                 value, key = message.SerializeToString(), trace_id.encode()
                 await prod.send(spans_topic, value=value, key=key, headers=[(TENANT_HEADER, tenant.encode())])
 
-    server = FakeGemini(_verdict).start()
+    server = FakeGemini(verdict).start()
     judge = JudgeClient(JudgeSettings(api_key=TEST_KEY, base_url=server.base_url))
     telemetry = MemoryTelemetry()
     worker = Worker(

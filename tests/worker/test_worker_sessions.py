@@ -38,25 +38,12 @@ from tests.reconstruct.adk_sessions import RecordedSessions, record_sessions
 from tests.transport._requests import request, traced_invocation
 from tests.waiting import wait_until_async
 from tests.worker._harness import MemoryTelemetry, running_worker, start_worker_process, worker_settings
+from tests.worker._multi_turn import CONFIG, MULTI_TURN, verdict
 
 pytestmark = [pytest.mark.kafka, pytest.mark.integration, pytest.mark.usefixtures("quiet_adk")]
 
-MULTI_TURN = "rubric_based_multi_turn_trajectory_quality_v1"
-CONFIG: dict[str, Any] = {
-    "criteria": {
-        MULTI_TURN: {
-            "threshold": 0.5,
-            "judge_model_options": {"num_samples": 1},
-            "rubrics": [{"rubric_id": "r", "rubric_content": {"text_property": "The agent helped."}}],
-        }
-    }
-}
 PARTITIONS = 4
 COPIES = 2
-
-
-def _verdict(model: str, body: dict[str, Any]) -> str:
-    return "ID: r\nProperty: The agent helped.\nRationale: read it\nVerdict: yes\n"
 
 
 async def _recorded() -> tuple[RecordedSessions, list[TracedInvocation]]:
@@ -112,7 +99,7 @@ async def test_a_worker_killed_in_the_middle_of_sessions_loses_none_and_the_surv
         exporter.export([EvaluationRequest(invocations=[turn]) for turn in batch])
         assert await asyncio.to_thread(exporter.force_flush, 15_000)
 
-    server = FakeGemini(_verdict).start()
+    server = FakeGemini(verdict).start()
     # Worker A (a process) would judge its sessions only after 30 idle seconds: it is killed with all of them open.
     env = {
         "GOOGLE_API_KEY": TEST_KEY,
@@ -231,7 +218,7 @@ async def test_collector_path_rekeys_session_turns_by_session_id_and_the_session
         by_session[turn.session_id].add(span_partitions[turn.trace_id])
     assert any(len(found) > 1 for found in by_session.values())  # a session's turns on several span partitions
 
-    server = FakeGemini(_verdict).start()
+    server = FakeGemini(verdict).start()
     judge = JudgeClient(JudgeSettings(api_key=TEST_KEY, base_url=server.base_url))
     telemetry = MemoryTelemetry()
     worker = Worker(
@@ -289,7 +276,7 @@ class _OnePartition:
         self.bootstrap = bootstrap
         self.requests, self.results = random_topic("requests"), random_topic("results")
         self.group = random_topic("group")
-        self.server = FakeGemini(_verdict).start()
+        self.server = FakeGemini(verdict).start()
         self.judge = JudgeClient(JudgeSettings(api_key=TEST_KEY, base_url=self.server.base_url))
 
     async def produce(self, requests: list[EvaluationRequest]) -> None:
