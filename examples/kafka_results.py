@@ -114,7 +114,7 @@ def main() -> int:
     if not bootstrap:
         print(f"error: set {env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS}", file=sys.stderr)
         return 2
-    topic = os.environ.get(env.OTEL_EVAL_KAFKA_RESULTS_TOPIC, "").strip() or "otel_eval.results"
+    topic = os.environ.get(env.OTEL_EVAL_KAFKA_RESULTS_TOPIC, "").strip() or env.DEFAULT_KAFKA_RESULTS_TOPIC
     results, duplicates = asyncio.run(
         read_results(bootstrap, topic, invocations=args.invocations, wait=args.wait, idle=args.idle)
     )

@@ -211,6 +211,7 @@ DEFAULT_KAFKA_REQUESTS_TOPIC: Final = "otel_eval.requests"
 
 OTEL_EVAL_KAFKA_RESULTS_TOPIC: Final = "OTEL_EVAL_KAFKA_RESULTS_TOPIC"
 """Topic of evaluation results. Default otel_eval.results."""
+DEFAULT_KAFKA_RESULTS_TOPIC: Final = "otel_eval.results"
 
 OTEL_EVAL_KAFKA_SPANS_TOPIC: Final = "OTEL_EVAL_KAFKA_SPANS_TOPIC"
 """Topic the Collector's Kafka exporter writes OTLP spans to. Default otlp_spans."""

@@ -18,6 +18,7 @@ from otel_eval.environment_variables import (
     DEFAULT_CONCURRENCY,
     DEFAULT_KAFKA_COMPRESSION,
     DEFAULT_KAFKA_REQUESTS_TOPIC,
+    DEFAULT_KAFKA_RESULTS_TOPIC,
     DEFAULT_KAFKA_SESSIONS_TOPIC,
     DEFAULT_MAX_NUM_SAMPLES,
     DEFAULT_MAX_OPEN_SESSIONS,
@@ -77,7 +78,7 @@ class WorkerSettings(BaseSettings):
     kafka_bootstrap_servers: str = Field(default="localhost:9092", description="host:port[,host:port...]")
     kafka_requests_topic: str = Field(default=DEFAULT_KAFKA_REQUESTS_TOPIC, description="Evaluation requests (JSON).")
     kafka_results_topic: str = Field(
-        default="otel_eval.results", description="Where each result is published; empty = do not publish."
+        default=DEFAULT_KAFKA_RESULTS_TOPIC, description="Where each result is published; empty = do not publish."
     )
     kafka_spans_topic: str = Field(default="otlp_spans", description="OTLP spans from the Collector (otlp_proto).")
     kafka_logs_topic: str = Field(default="otlp_logs", description="OTLP logs from the Collector (otlp_proto).")
