@@ -191,3 +191,16 @@ def test_generated_traces_data_every_value_type_and_bad_span() -> None:
     as_json = read_trace_bytes(MessageToJson(data).encode(), source="gen.json")
     assert as_json.spans == result.spans
     assert len(as_json.warnings) == 1 and "spanId" in as_json.warnings[0]
+
+
+def test_the_sdk_fields_path_converts_as_the_properties_path(recorded: list[ReadableSpan]) -> None:
+    """``spans_from_readable`` reads the SDK's own span classes through the fields behind their properties (cheaper);
+    any other span class through the properties. Both give the same ``Span`` for the same real SDK spans."""
+    from otel_eval.traces import readable
+
+    assert all(readable._reads_fields(type(span)) for span in recorded)  # the fast path is what these take
+    by_fields = [readable._convert_fields(span, {}, {}) for span in recorded]
+    by_properties = [readable._convert(span, {}, {}) for span in recorded]
+    assert by_fields == by_properties
+    assert by_fields == spans_from_readable(recorded)
+    assert any(span.events for span in by_fields if span) and any(span.parent_is_remote for span in by_fields if span)
