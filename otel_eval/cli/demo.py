@@ -125,8 +125,11 @@ def _print_notes(run: Any) -> None:
             )
         elif record.eval_status.name == "FAILED":
             failures.append(record)
+    by_reason: dict[str, list[str]] = {}
     for metric, reason in not_evaluated.items():
-        stdout().print(f"[yellow]NOT_EVALUATED[/yellow] {metric}: {reason}")
+        by_reason.setdefault(reason, []).append(metric)
+    for reason, metrics in by_reason.items():  # one line per reason: a judge not configured is said once
+        stdout().print(f"[yellow]NOT_EVALUATED[/yellow] {', '.join(metrics)}: {reason}")
     if any(r.error_type == JUDGE_NOT_CONFIGURED for r in run.records):
         stdout().print("  (no key? `otel-eval demo --judge local` runs the judged metrics on scripted verdicts)")
     keys = {(inv.trace_id, inv.span_id): inv.scenario.key for inv in run.invocations}

@@ -49,6 +49,6 @@ def test_the_demo_command_labels_the_scripted_scores() -> None:
 def test_without_the_local_judge_and_without_a_key_judged_metrics_are_not_evaluated() -> None:
     result = CliRunner().invoke(main, ["demo", "--no-output"])
     assert result.exit_code == 0, result.output
-    assert "NOT_EVALUATED hallucinations_v1: judge not configured" in result.output
+    assert "NOT_EVALUATED hallucinations_v1, safety_v1: judge not configured" in result.output
     assert "otel-eval demo --judge local" in result.output  # the way to see them without a key
     assert "SCRIPTED" not in result.output and "*" not in result.output

@@ -23,7 +23,7 @@ def test_the_demo_command_prints_scores_and_writes_readable_otlp_json(tmp_path: 
     assert result.exit_code == 0, result.output
     for scenario in SCENARIOS:
         assert scenario.key in result.output
-    assert "NOT_EVALUATED hallucinations_v1: judge not configured" in result.output
+    assert "NOT_EVALUATED hallucinations_v1, safety_v1: judge not configured" in result.output
     assert "FAIL wrong_tool tool_trajectory_avg_score" in result.output
     assert "FAIL hallucination response_match_score" in result.output
 

@@ -49,12 +49,10 @@ def missing_extra(extra: str, package: str, model: str) -> str:
 
 
 OTHER_PROVIDERS = (
-    "or judge with another provider, named by OTEL_EVAL_JUDGE_MODEL: an OpenAI model (gpt-4o-mini, o3-mini, ...) "
-    "with OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible server); a Claude model (claude-sonnet-4-5, "
-    "... on Vertex AI) with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION; a LiteLLM route (anthropic/... with ANTHROPIC_API_KEY, openai/... with OPENAI_API_KEY, "
-    "bedrock/... with AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_REGION_NAME, ollama/... with OLLAMA_API_BASE); or "
-    "point the judge at a server of your own with OTEL_EVAL_JUDGE_BASE_URL and OTEL_EVAL_JUDGE_API_KEY "
-    "(`otel-eval judge-server` is a scripted one)"
+    "or set OTEL_EVAL_JUDGE_MODEL and that provider's variables: OpenAI (gpt-4o-mini, ...): OPENAI_API_KEY "
+    "(OPENAI_BASE_URL); Claude on Vertex AI (claude-sonnet-4-5, ...): GOOGLE_CLOUD_PROJECT, GOOGLE_CLOUD_LOCATION; "
+    "LiteLLM routes: anthropic/ ANTHROPIC_API_KEY, bedrock/ AWS_ACCESS_KEY_ID..., ollama/ OLLAMA_API_BASE; or a server of your own: OTEL_EVAL_JUDGE_BASE_URL "
+    "(OTEL_EVAL_JUDGE_API_KEY)"
 )
 """What the reason of an unconfigured default (Gemini) judge adds: every other provider's variables, names only."""
 

@@ -132,9 +132,9 @@ class GeminiProvider:
         if has_key:
             return None
         return (
-            "judge not configured: for a Gemini judge (the default) set GOOGLE_API_KEY or "
-            "GEMINI_API_KEY (Gemini API), or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and "
-            f"GOOGLE_CLOUD_LOCATION (Vertex AI); {OTHER_PROVIDERS}"
+            "judge not configured: set GOOGLE_API_KEY or GEMINI_API_KEY (Gemini, the default judge), or "
+            "GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION (Vertex AI); "
+            f"{OTHER_PROVIDERS}"
         )
 
 
