@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import itertools
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -184,6 +185,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--source", choices=("requests", "otlp_spans"), default="requests")
     parser.add_argument("--invocations", type=int, default=640)
     parser.add_argument("--profile", action="store_true", help="yappi (CPU clock) instead of callgrind")
+    parser.add_argument("--keep", type=Path, help="copy the window's callgrind dump here (for callgrind_annotate)")
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.inside or args.profile:
@@ -199,6 +201,8 @@ def main(argv: list[str] | None = None) -> None:
         subprocess.run(command, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
         window = Path(f"{out}.2")  # dump 1: start-up and warm-up; dump 2: the window
         total = next(int(line.split()[1]) for line in window.read_text().splitlines() if line.startswith("summary:"))
+        if args.keep is not None:
+            shutil.copyfile(window, args.keep)
     print(f"{args.source}: {total / args.invocations / 1e6:.3f} M instructions per invocation ({args.invocations})")
 
 
