@@ -46,7 +46,6 @@ from otel_eval.evaluation.request_criteria import (
 )
 from otel_eval.evaluation.scoring import (
     calls_judge,
-    lacks_reference,
     runs_inline,
     score_in_order,
     score_metric,
@@ -256,7 +255,8 @@ class EvaluationCore:
         context = RecordContext(
             invocations=invocations, eval_id=case.eval_id if case else None, eval_set_id=eval_set_id, window=window
         )
-        metrics = [m for m in plan.metrics if not lacks_reference(m, conversation)]
+        # lacks_reference, worked out once per plan (issue 36: one plan, its answers kept with it)
+        metrics = plan.applicable(has_reference=conversation.expected is not None or conversation.scenario is not None)
         return _Job(conversation, with_case_rubrics(conversation), context, metrics)
 
     async def _evaluate_guarded(self, job: _Job, request: EvaluationRequest) -> list[EvaluationRecord]:

@@ -53,6 +53,7 @@ class MetricPlan:
 
     metrics: list[PlannedMetric]
     _scopes: tuple[MetricPlan, MetricPlan] | None = field(default=None, init=False, repr=False, compare=False)
+    _without_reference: list[PlannedMetric] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def reads(self) -> Reads:
@@ -68,6 +69,16 @@ class MetricPlan:
     def needs_judge(self) -> bool:
         """Whether any planned metric calls an LLM judge."""
         return any(m.info is not None and m.info.requires_judge for m in self.metrics)
+
+    def applicable(self, *, has_reference: bool) -> list[PlannedMetric]:
+        """The metrics that apply to a conversation with (``has_reference``: expected turns or a scenario) or without a
+        reference: all of them, else those that do not :attr:`~PlannedMetric.requires_reference` (worked out once
+        per plan). A new list each call (the caller's to keep)."""
+        if has_reference:
+            return list(self.metrics)
+        if self._without_reference is None:
+            self._without_reference = [m for m in self.metrics if not m.requires_reference]
+        return list(self._without_reference)
 
     def by_scope(self) -> tuple[MetricPlan, MetricPlan]:
         """(the metrics scored on each invocation, the conversation-level ones): the latter need a session's turns

@@ -42,14 +42,9 @@ class RecordContext:
 
     def records(self, metric: PlannedMetric, result: EvaluationResult) -> list[EvaluationRecord]:
         """One record per invocation, from its per-invocation result (the overall result when there is none)."""
-        evaluator = metric.evaluator
-        info = evaluator.info if evaluator is not None else None
-        version = info.version if info is not None else "1"
-        provenance = _provenance(evaluator)
-        judge_model = provenance.judge_model if provenance is not None else None
-        evaluator_version = provenance.version if provenance is not None else None
-        threshold = evaluator.threshold if evaluator is not None else None
+        fields = _metric_fields(metric)
         per = result.per_invocation_results
+        window = self.window
         records = []
         for index, traced in enumerate(self.invocations):
             entry = per[index] if index < len(per) else None
@@ -64,14 +59,13 @@ class RecordContext:
             error_type = entry.error_type or (result.error_type if status is EvalStatus.NOT_EVALUATED else None)
             if status is EvalStatus.NOT_EVALUATED and error_type is None:
                 error_type = "not_evaluated"
-            window = self.window
             if window is None:
-                rid = result_id(traced.trace_id, traced.span_id, metric.name, evaluator_version)
+                rid = result_id(traced.trace_id, traced.span_id, metric.name, fields.evaluator_version)
             else:
                 first, last = self.invocations[0], self.invocations[-1]
                 rid = session_result_id(
                     window.session_id, (first.trace_id, first.span_id), (last.trace_id, last.span_id),
-                    traced.trace_id, traced.span_id, metric.name, evaluator_version,
+                    traced.trace_id, traced.span_id, metric.name, fields.evaluator_version,
                 )  # fmt: skip
             records.append(
                 EvaluationRecord.of_trusted(
@@ -80,16 +74,16 @@ class RecordContext:
                     span_id=traced.span_id,
                     invocation_id=traced.invocation.invocation_id or "",
                     metric_name=metric.name,
-                    metric_version=version,
-                    evaluator_id=provenance.id if provenance is not None else None,
-                    evaluator_type=provenance.type if provenance is not None else None,
-                    evaluator_version=evaluator_version,
-                    judge_model=judge_model,
+                    metric_version=fields.version,
+                    evaluator_id=fields.evaluator_id,
+                    evaluator_type=fields.evaluator_type,
+                    evaluator_version=fields.evaluator_version,
+                    judge_model=fields.judge_model,
                     score=entry.score,
                     eval_status=status,
                     label=score_label(status),
-                    verdict=score_verdict(status, info.verdicts if info is not None else None),
-                    threshold=threshold,
+                    verdict=score_verdict(status, fields.verdicts),
+                    threshold=fields.threshold,
                     explanation=_truncate(explanation),
                     error_type=error_type,
                     agent_name=traced.agent_name,
@@ -103,6 +97,50 @@ class RecordContext:
                 )
             )
         return records
+
+
+@dataclass(frozen=True, slots=True)
+class _MetricFields:
+    """What every record of one planned metric carries whatever it scored: worked out once per metric."""
+
+    version: str
+    evaluator_id: str | None
+    evaluator_type: str | None
+    evaluator_version: str | None
+    judge_model: str | None
+    threshold: float | None
+    verdicts: tuple[str, str] | None
+
+
+_METRIC_FIELDS: dict[int, tuple[PlannedMetric, _MetricFields]] = {}
+"""By ``id`` of the planned metric (kept with it, so the id is not reused while the entry lives); bounded."""
+_METRIC_FIELDS_KEPT = 1024
+
+
+def _metric_fields(metric: PlannedMetric) -> _MetricFields:
+    """The record fields of ``metric`` that do not depend on the result: the metric's version, provenance, threshold
+    and verdict words. A planned metric's evaluator does not change (its provenance is computed once), so they are
+    kept per planned metric; a provenance that could not be computed is not kept (asked again next time)."""
+    kept = _METRIC_FIELDS.get(id(metric))
+    if kept is not None and kept[0] is metric:
+        return kept[1]
+    evaluator = metric.evaluator
+    info = evaluator.info if evaluator is not None else None
+    provenance = _provenance(evaluator)
+    fields = _MetricFields(
+        version=info.version if info is not None else "1",
+        evaluator_id=provenance.id if provenance is not None else None,
+        evaluator_type=provenance.type if provenance is not None else None,
+        evaluator_version=provenance.version if provenance is not None else None,
+        judge_model=provenance.judge_model if provenance is not None else None,
+        threshold=evaluator.threshold if evaluator is not None else None,
+        verdicts=info.verdicts if info is not None else None,
+    )
+    if provenance is not None or evaluator is None:
+        if len(_METRIC_FIELDS) >= _METRIC_FIELDS_KEPT:
+            _METRIC_FIELDS.clear()
+        _METRIC_FIELDS[id(metric)] = (metric, fields)
+    return fields
 
 
 def records_of(

@@ -21,6 +21,8 @@ from itertools import groupby
 from operator import itemgetter
 from typing import Any, Literal
 
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, detach, set_value
+
 from otel_eval import semconv
 from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval.errors import InputError
@@ -373,16 +375,23 @@ class BatchPipeline:
         # the others are paired and planned once here, then scored on the loop, at most worker_concurrency at once.
         outcomes: list[list[Routed]] = []
         waiting: list[tuple[int, Awaitable[list[Routed]]]] = []
-        for item in todo:
-            if item.scope == "all":
-                started = self.core.start(item.request)
-                if started.on_loop is None:
-                    outcomes.append(routed_of(item, started.records))
-                    continue
-                waiting.append((len(outcomes), one(item, started.on_loop)))
-            else:
-                waiting.append((len(outcomes), one(item, None)))
-            outcomes.append([])
+        # The metrics scored here run with instrumentation suppressed (as scoring does per metric): said once for the
+        # batch rather than attached and detached per metric. Nothing awaits in this loop; the coroutines made in it
+        # start after it, under the loop's own context.
+        token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
+        try:
+            for item in todo:
+                if item.scope == "all":
+                    started = self.core.start(item.request)
+                    if started.on_loop is None:
+                        outcomes.append(routed_of(item, started.records))
+                        continue
+                    waiting.append((len(outcomes), one(item, started.on_loop)))
+                else:
+                    waiting.append((len(outcomes), one(item, None)))
+                outcomes.append([])
+        finally:
+            detach(token)
         for (index, _), routed in zip(waiting, await asyncio.gather(*(w for _, w in waiting)), strict=True):
             outcomes[index] = routed
         results = outcomes

@@ -121,6 +121,11 @@ def parse_record(value: bytes | None) -> EvaluationRecord | None:
         return None
 
 
+def _json(record: EvaluationRecord) -> bytes:
+    """``record.model_dump_json().encode()``: the same bytes, straight from pydantic's serializer (no str between)."""
+    return record.__pydantic_serializer__.to_json(record)
+
+
 class ResultsPublisher:
     """Publishes records to the results topic, keyed by trace id.
 
@@ -165,7 +170,7 @@ class ResultsPublisher:
         sent = []
         for index, (source_partition, record) in enumerate(records):
             partition = source_partition % count
-            key, value = record.trace_id.encode(), record.model_dump_json().encode()
+            key, value = record.trace_id.encode(), _json(record)
             headers = worker_headers(tenants[index]) if tenants is not None else []
             batch = open_batches.get(partition)
             if batch is None:

@@ -129,3 +129,24 @@ async def test_values_not_of_their_declared_type_are_validated_as_before() -> No
     assert [(record.score, type(record.score)) for record in records] == [(1.0, float)]
     assert json.loads(records[0].model_dump_json())["score"] == 1.0
     _assert_as_validated(records)
+
+
+async def test_each_planned_metric_keeps_its_own_fields_across_requests_and_criteria() -> None:
+    """The fields a metric's records share (version, provenance, threshold) are worked out once per planned metric:
+    two cores whose criteria differ only in a threshold, asked in turn, each give their own, as validation would."""
+    cores = [
+        EvaluationCore(criteria={"tool_trajectory_avg_score": t}, judge_configured=False, emitters=Emitters(None))
+        for t in (1.0, 0.5)
+    ]
+    case = request().invocations[0]
+    chosen = load_eval_set(AGENTEVALS / "eval_set_helm.json").eval_cases[0]
+    records = []
+    for _ in range(2):
+        for core in cores:
+            got = await core.evaluate(EvaluationRequest(invocations=[case], eval_case=chosen))
+            records.append(next(r for r in got if r.metric_name == "tool_trajectory_avg_score"))
+    assert [r.threshold for r in records] == [1.0, 0.5, 1.0, 0.5]
+    versions = [r.evaluator_version for r in records]
+    assert versions[0] == versions[2] != versions[1] == versions[3]
+    assert [r.result_id for r in records[:2]] != [records[0].result_id] * 2
+    _assert_as_validated(records)

@@ -76,3 +76,16 @@ def test_the_ledger_remembers_results_invocations_and_traces() -> None:
     assert not ledger.has_invocation(first[0].trace_id, first[0].span_id)
     assert all(ledger.has_invocation(f"{n:032x}", f"{n:016x}") for n in (2, 3, 4))
     assert len(ledger) == 3
+
+
+def test_a_record_is_published_as_its_json() -> None:
+    """What goes to the results topic is exactly the record's ``model_dump_json`` (the public results schema), for a
+    record of one invocation (no session fields) and one of a session window."""
+    from otel_eval.worker.results import _json
+
+    plain = _record(7, 10)
+    windowed = plain.model_copy(update={"session_window": 2, "session_first_turn": 0, "session_last_turn": 3})
+    for record in (plain, windowed):
+        assert _json(record) == record.model_dump_json().encode()
+        assert EvaluationRecord.model_validate_json(_json(record)) == record
+    assert b"session_window" not in _json(plain) and b'"session_window":2' in _json(windowed)
