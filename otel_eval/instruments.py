@@ -22,9 +22,9 @@ from functools import partial
 from typing import Any, TypeVar
 
 from opentelemetry import metrics
+from opentelemetry.context import Context
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 from opentelemetry.metrics._internal import _ProxyMeterProvider
-from opentelemetry.context import Context
 from opentelemetry.util.types import Attributes, AttributeValue
 
 from otel_eval import semconv

@@ -18,7 +18,7 @@ from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.emit._context import invocation_context
 from otel_eval.emit.attributes import BoundedLabel, metric_attributes
-from otel_eval.instruments import SeriesCounts, CountedSeries
+from otel_eval.instruments import CountedSeries, SeriesCounts
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.version import __version__
 
