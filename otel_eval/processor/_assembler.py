@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, detach, set_value
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, attach, detach, get_current, set_value
 from opentelemetry.sdk.trace import ReadableSpan, Span
 from opentelemetry.trace import TraceFlags
 
@@ -55,6 +55,8 @@ INLINE_REBUILD_SPANS = 256
 under :data:`DEFAULT_REBUILD_TIMEOUT` (every rebuild is linear in the spans, so only a large trace can outlast it)."""
 _MAX_SUPPRESSED_MARKS = 4096
 _SAMPLED = TraceFlags.SAMPLED
+_SUPPRESSED = set_value(_SUPPRESS_INSTRUMENTATION_KEY, True, Context())
+"""The context requests are exported in from an empty one (made once)."""
 _LOW_64_BITS = (1 << 64) - 1
 _SWEEP_SECONDS = 0.1
 """At most this often, the idle sweeps walk every buffered and tracked trace (steps run at every root end)."""
@@ -371,7 +373,8 @@ class SpanAssembler:
         if self.logs is not None:
             self.logs.hint_if_detached(requests)
         self._pipeline.sampled(len(requests))
-        token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
+        current = get_current()  # empty on this thread, but for a flush stepping on the caller's
+        token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True, current) if current else _SUPPRESSED)
         try:
             self._exporter.export(requests)
         except Exception:  # exporters should not raise; if one does, count and go on
