@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Final, cast
+from typing import Final
 
 from opentelemetry import metrics
 from opentelemetry.metrics import MeterProvider
@@ -65,23 +65,19 @@ _PUBLIC: Mapping[str, object] = {"": ""}
 """Marks a span without the SDK's own attribute field (read through ``ReadableSpan.attributes`` then)."""
 
 
-_is_str: Callable[[object], bool] = str.__instancecheck__
-
-
 def _attributes_size(attributes: Mapping[str, object]) -> int:
-    # Read in C where it can be: the SDK's BoundedAttributes' own dict (an ended span's no longer changes), the keys'
-    # and the strings' lengths summed by ``map``; only the other values (numbers, sequences: few) one by one.
+    # The SDK's BoundedAttributes are read through their own dict (an ended span's no longer changes): a copy, or
+    # iterating the Mapping ABC item by item, costs more.
     inner = getattr(attributes, "_dict", None)
     plain: Mapping[str, object] = inner if isinstance(inner, dict) else attributes
-    values = plain.values()
-    strings = cast("list[str]", list(filter(_is_str, values)))
-    size = 16 * len(plain) + sum(map(len, plain)) + sum(map(len, strings))
-    if len(strings) < len(plain):
-        for value in values:
-            if isinstance(value, (tuple, list)):
-                size += sum(len(item) if isinstance(item, str) else 8 for item in value)
-            elif not isinstance(value, str):
-                size += 8
+    size = 16 * len(plain) + sum(map(len, plain))
+    for value in plain.values():
+        if isinstance(value, str):
+            size += len(value)
+        elif isinstance(value, (tuple, list)):
+            size += sum(len(item) if isinstance(item, str) else 8 for item in value)
+        else:
+            size += 8
     return size
 
 
