@@ -8,6 +8,8 @@ A counter added to once per evaluated invocation is declared with :meth:`Instrum
 instead: the holder only keeps its in-process total, and an observable counter reports the sum of those totals at
 collection time (the same series, without an SDK measurement per invocation). Every holder of one meter provider
 reports through one such instrument per name (:class:`_Totals`): the SDK keeps the first callbacks of a name only.
+:class:`SeriesCounts` does the same for a counter with attributes (one plain int per attribute set, e.g. the
+results counter, added to once per result).
 """
 
 from __future__ import annotations
@@ -15,13 +17,15 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Callable, Iterable
-from typing import TypeVar
+from collections.abc import Callable, Hashable, Iterable
+from functools import partial
+from typing import Any, TypeVar
 
 from opentelemetry import metrics
+from opentelemetry.context import Context
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 from opentelemetry.metrics._internal import _ProxyMeterProvider
-from opentelemetry.util.types import Attributes
+from opentelemetry.util.types import Attributes, AttributeValue
 
 from otel_eval import semconv
 from otel_eval._runtime.forking import reinit_after_fork
@@ -30,23 +34,120 @@ from otel_eval.version import __version__
 HolderT = TypeVar("HolderT", bound="InstrumentHolder")
 
 
-class _Totals:
-    """One observable counter's value: the sum of the in-process totals ``key`` of every holder that reports it
-    (dead holders' included: a counter never goes down)."""
+_SeriesRow = tuple[Hashable, Attributes, int, Context | None]
+"""One series of an observed counter: its key (its attributes, frozen), attributes, total and the context of its
+latest measurement (the exemplar's, when it has a sampled span)."""
 
-    def __init__(self, key: str) -> None:
-        self.key = key
-        self.counts: list[Counter[str]] = []
+
+class _Totals:
+    """One observable counter's series: the sums of the in-process totals of every source that reports it (dead
+    holders' included: a counter never goes down)."""
+
+    def __init__(self) -> None:
+        self.sources: list[Callable[[], Iterable[_SeriesRow]]] = []
 
     def observe(self, options: CallbackOptions) -> Iterable[Observation]:
-        key = self.key
-        total = sum(counts.get(key, 0) for counts in list(self.counts))
-        return [Observation(total)] if total else []
+        totals: dict[Hashable, list[Any]] = {}
+        for source in list(self.sources):
+            for key, attributes, value, context in source():
+                entry = totals.get(key)
+                if entry is None:
+                    totals[key] = [attributes, value, context]
+                else:
+                    entry[1] += value
+                    entry[2] = context or entry[2]
+        return [Observation(value, attributes, context) for attributes, value, context in totals.values() if value]
 
 
 _OBSERVED: weakref.WeakKeyDictionary[MeterProvider, dict[str, _Totals]] = weakref.WeakKeyDictionary()
 """Meter provider -> its observable counters by name."""
 _OBSERVED_LOCK = threading.Lock()
+
+
+def _observe_counter(
+    meter_provider: MeterProvider | None,
+    name: str,
+    unit: str,
+    description: str,
+    source: Callable[[], Iterable[_SeriesRow]],
+) -> bool:
+    """Reports the series ``source`` returns through the observable counter ``name`` of ``meter_provider`` (the
+    global one when None), made at the first call for that provider and name. False (nothing done) while the global
+    provider is not set yet: the SDK would keep only the first callbacks of a name once it is."""
+    provider = meter_provider if meter_provider is not None else metrics.get_meter_provider()
+    if isinstance(provider, _ProxyMeterProvider):
+        return False
+    with _OBSERVED_LOCK:
+        by_name = _OBSERVED.setdefault(provider, {})
+        totals = by_name.get(name)
+        if totals is None:
+            totals = by_name[name] = _Totals()
+            meter = provider.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__)
+            meter.create_observable_counter(name, [totals.observe], unit=unit, description=description)
+        totals.sources.append(source)
+    return True
+
+
+class CountedSeries:
+    """One attribute set's count (:class:`SeriesCounts`)."""
+
+    __slots__ = ("attributes", "context", "count", "key")
+
+    def __init__(self, attributes: dict[str, AttributeValue]) -> None:
+        self.attributes = attributes
+        self.key: Hashable = tuple(attributes.items())
+        self.count = 0
+        self.context: Context | None = None
+
+
+class SeriesCounts:
+    """A monotonic counter with attributes kept as plain ints, one per attribute set, and reported by an observable
+    counter at collection time: the same series as a synchronous counter's, without an SDK measurement per add.
+
+    Each series' exemplar is its latest measurement's (the context passed to :meth:`add`), as the SDK keeps for a
+    synchronous counter's last measurement. Every instance of one name on one meter provider reports through one
+    instrument (their counts summed, as the SDK sums a synchronous counter's adds).
+
+    Args:
+        meter_provider: Provider of the counter; the global one when None (the counter is made once it is set).
+        name: The counter's name.
+        unit: Its unit.
+        description: Its description.
+    """
+
+    def __init__(self, meter_provider: MeterProvider | None, name: str, unit: str, description: str) -> None:
+        self._instrument = (meter_provider, name, unit, description)
+        self._cells: dict[Hashable, CountedSeries] = {}
+        self._lock = threading.Lock()
+        self._pending = True
+        self._register()
+        reinit_after_fork(self._at_fork_reinit)
+
+    def _at_fork_reinit(self) -> None:
+        self._lock = threading.Lock()
+
+    def _register(self) -> None:
+        meter_provider, name, unit, description = self._instrument
+        if _observe_counter(meter_provider, name, unit, description, self._series):
+            self._pending = False
+
+    def series(self, attributes: dict[str, AttributeValue]) -> CountedSeries:
+        """The series of ``attributes`` (kept: look it up once per attribute set, then :meth:`add` to it)."""
+        cell = CountedSeries(attributes)
+        with self._lock:
+            return self._cells.setdefault(cell.key, cell)
+
+    def add(self, series: CountedSeries, context: Context | None = None) -> None:
+        """Adds 1 to ``series``; ``context`` is its exemplar's until the next add."""
+        if self._pending:
+            self._register()
+        with self._lock:
+            series.count += 1
+        series.context = context
+
+    def _series(self) -> list[_SeriesRow]:
+        with self._lock:
+            return [(cell.key, cell.attributes, cell.count, cell.context) for cell in self._cells.values()]
 
 
 class InstrumentHolder:
@@ -78,19 +179,11 @@ class InstrumentHolder:
     def _observe(self) -> None:
         """Registers the pending observable counters once a real meter provider is known (until then the global
         one is a proxy, and the SDK would keep only the first callbacks of a name once it is set)."""
-        provider = self._meter_provider if self._meter_provider is not None else metrics.get_meter_provider()
-        if isinstance(provider, _ProxyMeterProvider):
-            return
-        meter = provider.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__)
-        with _OBSERVED_LOCK:
-            by_name = _OBSERVED.setdefault(provider, {})
-            for name, unit, description, key in self._unobserved:
-                totals = by_name.get(name)
-                if totals is None:
-                    totals = by_name[name] = _Totals(key)
-                    meter.create_observable_counter(name, [totals.observe], unit=unit, description=description)
-                totals.counts.append(self._counts)
-            self._unobserved = []
+        while self._unobserved:
+            name, unit, description, key = self._unobserved[0]
+            if not _observe_counter(self._meter_provider, name, unit, description, partial(_total, self._counts, key)):
+                return
+            del self._unobserved[0]
 
     def _add_observed(self, key: str, amount: int) -> None:
         """Adds ``amount`` to the in-process total ``key`` of an observed counter (:meth:`_observed_counter`)."""
@@ -119,6 +212,10 @@ class InstrumentHolder:
         """In-process totals, e.g. ``{"spans.dropped.queue_full": 3, "invocations.evaluated": 10}``."""
         with self._lock:
             return dict(self._counts)
+
+
+def _total(counts: Counter[str], key: str) -> list[_SeriesRow]:
+    return [(None, None, counts.get(key, 0), None)]
 
 
 def weak_callback(

@@ -41,8 +41,10 @@ class LogRecordWriter:
         self._settled = False
         self._settle()
 
-    def emit(self, record: LogRecord) -> None:
-        """Emits ``record`` (a record without an exception)."""
+    def emit(self, record: LogRecord, *, plain: bool = False) -> None:
+        """Emits ``record`` (a record without an exception); ``plain``: the caller made its attributes for this record
+        alone, a dict with non-empty string keys and string, bool, int or float values (not checked again, and handed
+        to the SDK without a copy)."""
         if not self._settled:
             self._settle()
         sdk = self._sdk
@@ -51,18 +53,24 @@ class LogRecordWriter:
             return
         logger, limits = sdk
         attributes = record.attributes
-        plain = (
+        as_they_are = bool(
             attributes
             and len(attributes) <= self._max_plain
-            and _PLAIN_VALUES.issuperset(map(type, attributes.values()))
-            and set(map(type, attributes)) == {str}
-            and "" not in attributes
+            and (
+                plain
+                or (
+                    _PLAIN_VALUES.issuperset(map(type, attributes.values()))
+                    and set(map(type, attributes)) == {str}
+                    and "" not in attributes
+                )
+            )
         )
-        if plain:
+        if as_they_are:
             record.attributes = None  # the SDK wraps an empty BoundedAttributes, filled below as it would fill it
         made = ReadWriteLogRecord(record, logger.resource, logger.instrumentation_scope, limits)
-        if plain:
-            made.log_record.attributes._dict = dict(attributes)  # type: ignore[arg-type, union-attr]
+        if as_they_are:
+            inner = attributes if plain else dict(attributes)  # type: ignore[arg-type]
+            made.log_record.attributes._dict = inner  # type: ignore[union-attr]
         # The SDK's Logger.emit takes a ReadWriteLogRecord as it is (its annotation names only the API record).
         logger.emit(made)  # type: ignore[arg-type]
 

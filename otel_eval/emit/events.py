@@ -44,4 +44,4 @@ class EvaluationEventEmitter:
             attributes=attributes,
             event_name=semconv.EVALUATION_RESULT_EVENT,
         )
-        self._writer.emit(log_record)
+        self._writer.emit(log_record, plain=True)  # record_attributes: semconv keys, the record's plain values

@@ -18,6 +18,7 @@ from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval.emit._context import invocation_context
 from otel_eval.emit.attributes import BoundedLabel, metric_attributes
+from otel_eval.instruments import CountedSeries, SeriesCounts
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.version import __version__
 
@@ -52,7 +53,9 @@ class ScoreMetricsEmitter:
                 expected="an integer >= 0",
             )
         )
-        self._attributes: dict[tuple[str, str, str | None, str | None], dict[str, AttributeValue]] = {}
+        self._series: dict[
+            tuple[str, str, str | None, str | None], tuple[dict[str, AttributeValue], CountedSeries]
+        ] = {}
         meter = metrics.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider)
         self._score = meter.create_histogram(
             semconv.METRIC_EVALUATION_SCORE,
@@ -60,22 +63,27 @@ class ScoreMetricsEmitter:
             description="Evaluation scores of agent invocations, by metric.",
             explicit_bucket_boundaries_advisory=list(semconv.SCORE_HISTOGRAM_BUCKETS),
         )
-        self._results = meter.create_counter(
+        # Added to once per result: counted in plain ints and observed at collection (the same series; each one's
+        # exemplar is its latest result's invocation).
+        self._results = SeriesCounts(
+            meter_provider,
             semconv.METRIC_EVALUATION_RESULTS,
-            unit="{result}",
-            description="Evaluation results, by metric, label (pass, fail, not_evaluated, informational) and agent.",
+            "{result}",
+            "Evaluation results, by metric, label (pass, fail, not_evaluated, informational) and agent.",
         )
 
     def emit(self, record: EvaluationRecord) -> None:
         """Counts ``record`` and records its score (when it has one)."""
         key = (record.metric_name, record.label, record.agent_name, record.evaluator_version)
-        attributes = self._attributes.get(key)
-        if attributes is None:
+        series = self._series.get(key)
+        if series is None:
             # One dict per label set, made once (the agent name's fold is decided once, too: a name seen is kept).
-            if len(self._attributes) >= _CACHED_LABEL_SETS:
-                self._attributes.clear()
-            attributes = self._attributes[key] = metric_attributes(record, self._agent_names)
+            if len(self._series) >= _CACHED_LABEL_SETS:
+                self._series.clear()
+            attributes = metric_attributes(record, self._agent_names)
+            series = self._series[key] = (attributes, self._results.series(attributes))
+        attributes, counted = series
         context = invocation_context(record.trace_id, record.span_id)
-        self._results.add(1, attributes, context=context)
+        self._results.add(counted, context)
         if record.score is not None:
             self._score.record(record.score, attributes, context=context)

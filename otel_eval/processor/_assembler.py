@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, detach, set_value
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, attach, detach, get_current, set_value
 from opentelemetry.sdk.trace import ReadableSpan, Span
+from opentelemetry.trace import TraceFlags
 
 from otel_eval import semconv
 from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
@@ -38,7 +39,7 @@ from otel_eval.processor._buffers import (
     top_span_names,
 )
 from otel_eval.processor._logs import LogJoin
-from otel_eval.processor._selection import InvocationFilters, SamplePriority, is_local_root, is_own_traffic, is_sampled
+from otel_eval.processor._selection import InvocationFilters, SamplePriority, is_own_traffic, is_sampled
 from otel_eval.reconstruct import Reads, rebuild_traces
 from otel_eval.traces import spans_from_readable
 from otel_eval.traces.log_records import SpanLogRecord, attach_log_records
@@ -53,6 +54,10 @@ INLINE_REBUILD_SPANS = 256
 """Traces of at most this many spans are rebuilt on the background thread itself; larger ones on a step thread
 under :data:`DEFAULT_REBUILD_TIMEOUT` (every rebuild is linear in the spans, so only a large trace can outlast it)."""
 _MAX_SUPPRESSED_MARKS = 4096
+_SAMPLED = TraceFlags.SAMPLED
+_SUPPRESSED = set_value(_SUPPRESS_INSTRUMENTATION_KEY, True, Context())
+"""The context requests are exported in from an empty one (made once)."""
+_LOW_64_BITS = (1 << 64) - 1
 _SWEEP_SECONDS = 0.1
 """At most this often, the idle sweeps walk every buffered and tracked trace (steps run at every root end)."""
 
@@ -161,16 +166,14 @@ class SpanAssembler:
             self._count(self.buffers.reject(trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL), counts, first_drop=0)
         for trace_id, reason in rejected:
             self._count(self.buffers.reject(trace_id, reason), counts, first_drop=0)
-        for started, suppressed in starts:
-            if suppressed:
-                self._mark_suppressed(started)
-            else:
-                self._track(started, now)
+        self._track(starts, now)
         if self.logs is not None:  # before the spans: a record is emitted before its span ends
             self.logs.ingest(now)
         roots: list[RootKey] = []
+        # Whether the transport has room, once per step: it only gains room meanwhile (requests are handed on below).
+        capacity = self._exporter.has_capacity()
         for span in spans:
-            self._ingest(span, now, roots, counts)
+            self._ingest(span, now, roots, counts, capacity)
         roots += self._stop_waiting(now, final=final)
         batches: list[tuple[RootKey | None, list[ReadableSpan]]] = [
             (root, self.buffers.take_subtree(*root)) for root in roots
@@ -217,48 +220,56 @@ class SpanAssembler:
         for reason, count in counts.invocations.items():
             self._pipeline.invocations_dropped(reason, count)
 
-    def _mark_suppressed(self, span: Span) -> None:
+    def _mark_suppressed(self, span_id: int) -> None:
         marks = self._suppressed
-        marks[span.get_span_context().span_id] = None
+        marks[span_id] = None
         if len(marks) > _MAX_SUPPRESSED_MARKS:  # marks of spans that never ended: forget the oldest
             marks.pop(next(iter(marks)), None)
 
-    def _track(self, span: Span, now: float) -> None:
-        context = span.context
-        if (
-            context is None
-            or not context.trace_flags.sampled
-            or not is_sampled(context.trace_id, self._track_bound)
-            or context.span_id in self._suppressed
-            or is_own_traffic(span)
-        ):
-            return
-        parent = span.parent
-        local_parent = parent.span_id if parent is not None and not parent.is_remote else None
-        self.open_spans.started(context.trace_id, context.span_id, local_parent, now)
+    def _track(self, starts: Iterable[tuple[Span, bool]], now: float) -> None:
+        """Records the starts for the open-span bookkeeping; marks those made under suppressed instrumentation."""
+        bound, marks, started = self._track_bound, self._suppressed, self.open_spans.started
+        for span, suppressed in starts:
+            context = span.context
+            if context is None:
+                continue
+            # A SpanContext is a tuple: (trace id, span id, is remote, trace flags, ...), read at once.
+            trace_id, span_id, _, flags = context[:4]
+            if suppressed:
+                self._mark_suppressed(span_id)
+            elif (
+                flags & _SAMPLED
+                and (bound is None or (trace_id & _LOW_64_BITS) < bound)
+                and not (marks and span_id in marks)
+                and not is_own_traffic(span)
+            ):
+                parent = span.parent
+                started(trace_id, span_id, parent[1] if parent is not None and not parent[2] else None, now)
 
-    def _ingest(self, span: ReadableSpan, now: float, roots: list[RootKey], counts: _StepCounts) -> None:
+    def _ingest(
+        self, span: ReadableSpan, now: float, roots: list[RootKey], counts: _StepCounts, capacity: bool
+    ) -> None:
         context = span.context
         if context is None:
             return
-        span_id = context.span_id
+        trace_id, span_id = context[:2]
         suppressed = self._suppressed
         if suppressed and span_id in suppressed:
             suppressed.pop(span_id, None)
             return  # started under suppressed instrumentation: the evaluator's own work
-        trace_id = context.trace_id
         under = self.open_spans.ended(trace_id, span_id, now)
         if under is None and is_own_traffic(span):  # a tracked span passed this check when it started
             return
         if under == UNDER_ABANDONED:
             counts.spans[semconv.DROP_INCOMPLETE] += 1  # its root was handed on without it
             return
-        if self._exporter.has_capacity():
-            outcome = self.buffers.add(span, trace_id, now)
+        if capacity:
+            outcome = self.buffers.add(span, trace_id, now, under)
         else:
             # Shed load before spending memory and CPU on a trace the transport would drop: the whole trace goes.
             outcome = self.buffers.reject(trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL)
-        root = is_local_root(span)
+        parent = span.parent
+        root = parent is None or parent[2]  # a local root: no parent, or a remote one
         if outcome is not None:
             self._count(outcome, counts, first_drop=1)
             if root:
@@ -341,7 +352,8 @@ class SpanAssembler:
             self._pipeline.invocations_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL)
             self._pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, len(spans))
             spans = []
-        if spans and self._builder.filters.root_allowed(top_span_names(spans)):
+        filters = self._builder.filters
+        if spans and (not filters.root_span_prefixes or filters.root_allowed(top_span_names(spans))):
             try:
                 build = partial(self._builder.build, spans, records)
                 if len(spans) <= INLINE_REBUILD_SPANS:
@@ -361,7 +373,8 @@ class SpanAssembler:
         if self.logs is not None:
             self.logs.hint_if_detached(requests)
         self._pipeline.sampled(len(requests))
-        token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
+        current = get_current()  # empty on this thread, but for a flush stepping on the caller's
+        token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True, current) if current else _SUPPRESSED)
         try:
             self._exporter.export(requests)
         except Exception:  # exporters should not raise; if one does, count and go on

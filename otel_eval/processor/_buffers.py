@@ -66,10 +66,10 @@ _PUBLIC: Mapping[str, object] = {"": ""}
 
 
 def _attributes_size(attributes: Mapping[str, object]) -> int:
-    # The SDK's BoundedAttributes copy their inner dict in C; iterating the Mapping ABC item by item is several
-    # times slower.
-    copy = getattr(attributes, "copy", None)
-    plain: Mapping[str, object] = copy() if copy is not None else attributes
+    # The SDK's BoundedAttributes are read through their own dict (an ended span's no longer changes): a copy, or
+    # iterating the Mapping ABC item by item, costs more.
+    inner = getattr(attributes, "_dict", None)
+    plain: Mapping[str, object] = inner if isinstance(inner, dict) else attributes
     size = 16 * len(plain) + sum(map(len, plain))
     for value in plain.values():
         if isinstance(value, str):
@@ -81,11 +81,18 @@ def _attributes_size(attributes: Mapping[str, object]) -> int:
     return size
 
 
+_MIXED: Final = -2
+"""A buffer's ``root`` when its spans did not all start under one local root (or were not all tracked)."""
+
+
 @dataclass(slots=True)
 class _TraceBuffer:
     spans: list[ReadableSpan] = field(default_factory=list)
     size: int = 0
     last_seen: float = 0.0
+    root: int | None = None
+    """The local root every span buffered started under (:meth:`OpenSpans.ended`), None before the first,
+    :data:`_MIXED` when they differ or one was not tracked: taking that root's subtree then takes the whole buffer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,8 +131,8 @@ class TraceBuffers:
         """Ids of the traces currently buffered."""
         return list(self._traces)
 
-    def add(self, span: ReadableSpan, trace_id: int, now: float) -> Rejection | str | None:
-        """Buffers ``span``.
+    def add(self, span: ReadableSpan, trace_id: int, now: float, under: int | None = None) -> Rejection | str | None:
+        """Buffers ``span``; ``under``: the local root it started under, when tracked (:meth:`OpenSpans.ended`).
 
         Returns:
             None when buffered; the drop reason (str) when only this span was dropped (its trace was discarded
@@ -144,6 +151,8 @@ class TraceBuffers:
             return self._reject(trace_id, semconv.DROP_MAX_SPANS_PER_TRACE)
         if self.total_bytes + size > self._max_bytes:
             return self._reject(trace_id, semconv.DROP_MAX_BUFFER_BYTES)
+        if buffer.root != under:
+            buffer.root = under if under is not None and not buffer.spans else _MIXED
         buffer.spans.append(span)
         buffer.size += size
         buffer.last_seen = now
@@ -184,7 +193,8 @@ class TraceBuffers:
         buffer = self._traces.get(trace_id)
         if buffer is None:
             return []
-        if _only_subtree(buffer.spans, root_span_id):  # the usual case: the trace's one local root ended last
+        # The usual case: the trace's one local root ended last, every span buffered started under it.
+        if buffer.root == root_span_id or _only_subtree(buffer.spans, root_span_id):
             del self._traces[trace_id]
             self._release(buffer)
             return buffer.spans
@@ -213,6 +223,7 @@ class TraceBuffers:
         kept = [span for index, span in enumerate(buffer.spans) if index not in taken]
         removed = sum(approximate_size(span) for span in subtree)
         buffer.spans = kept
+        buffer.root = _MIXED
         buffer.size -= removed
         self.total_bytes -= removed
         self.total_spans -= len(subtree)

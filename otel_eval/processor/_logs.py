@@ -141,10 +141,10 @@ class LogJoin:
         put it on log records (``EVENT_ONLY``) and the companion never received one: it is not attached."""
         if self._hinted or self._source.received:
             return
+        if all(invocation.content_captured for request in requests for invocation in request.invocations):
+            return  # the usual case, decided without reading the environment
         capture = os.environ.get(env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, "").strip().upper()
-        if capture == env.CAPTURE_EVENT_ONLY and any(
-            not invocation.content_captured for request in requests for invocation in request.invocations
-        ):
+        if capture == env.CAPTURE_EVENT_ONLY:
             self._hinted = True
             logger.warning(DETACHED_HINT)
 

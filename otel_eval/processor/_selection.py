@@ -54,11 +54,25 @@ def is_own_traffic(span: ReadableSpan) -> bool:
     scope = span.instrumentation_scope
     if scope is None:
         return False
+    # A tracer's spans share its scope object: decided once per scope (by identity; the entry keeps it alive).
+    known = _OWN_SCOPES.get(id(scope))
+    if known is not None and known[0] is scope:
+        return known[1]
     name = scope.name
-    return (
+    own = (
         name.startswith(semconv.INSTRUMENTATION_SCOPE)
         and (name == semconv.INSTRUMENTATION_SCOPE or name.startswith(_OWN_SCOPE_PREFIX))
     ) or name in semconv.KAFKA_CLIENT_SCOPES
+    if len(_OWN_SCOPES) >= _OWN_SCOPES_KEPT:
+        _OWN_SCOPES.clear()
+    _OWN_SCOPES[id(scope)] = (scope, own)
+    return own
+
+
+_OWN_SCOPES: dict[int, tuple[object, bool]] = {}
+"""id of an instrumentation scope -> (the scope, whether its spans are own traffic). Written from any thread: a lost
+entry is decided again."""
+_OWN_SCOPES_KEPT = 256
 
 
 def is_local_root(span: ReadableSpan) -> bool:

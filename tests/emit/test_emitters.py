@@ -181,6 +181,32 @@ def test_score_histogram_buckets_and_low_cardinality_counter(telemetry: Telemetr
     assert exemplars and all(format(e.trace_id, "032x") == TRACE_ID for e in exemplars)
 
 
+def test_the_results_counter_sums_every_emitter_and_keeps_the_latest_result_as_exemplar(telemetry: Telemetry) -> None:
+    # Two emitters of one provider (two processors' cores) report one series per attribute set, summed, as the
+    # SDK sums a synchronous counter's adds; the series' exemplar is its latest result's invocation.
+    later = "0af7651916cd43dd8448eb211c80319c"
+    first, second = ScoreMetricsEmitter(telemetry.meter_provider), ScoreMetricsEmitter(telemetry.meter_provider)
+    first.emit(_record())
+    second.emit(_record(trace_id=later))
+    second.emit(_record(label="pass", eval_status=EvalStatus.PASSED))
+    (metric,) = [
+        m
+        for rm in telemetry.metric_reader.get_metrics_data().resource_metrics
+        for sm in rm.scope_metrics
+        for m in sm.metrics
+        if m.name == semconv.METRIC_EVALUATION_RESULTS
+    ]
+    assert metric.data.is_monotonic and metric.unit == "{result}"
+    points = {dict(p.attributes)[semconv.GEN_AI_EVALUATION_SCORE_LABEL]: p for p in metric.data.data_points}
+    assert {label: p.value for label, p in points.items()} == {"fail": 2, "pass": 1}
+    assert [format(e.trace_id, "032x") for e in points["fail"].exemplars] == [later]
+    first.emit(_record())
+    assert {
+        dict(p.attributes)[semconv.GEN_AI_EVALUATION_SCORE_LABEL]: p.value
+        for p in telemetry.metric_points(semconv.METRIC_EVALUATION_RESULTS)
+    } == {"fail": 3, "pass": 1}  # cumulative
+
+
 def test_a_failing_emitter_or_sink_does_not_stop_the_others(telemetry: Telemetry) -> None:
     class Broken:
         def emit(self, record: EvaluationRecord) -> None:

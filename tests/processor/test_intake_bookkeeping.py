@@ -1,0 +1,87 @@
+"""The intake's per-span bookkeeping read the cheap way gives what the plain way gives: span sizes, the SDK's
+``SpanContext`` layout, a buffered subtree taken without walking its tree."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+from otel_eval.demo import SCENARIOS, TravelAgent
+from otel_eval.processor._buffers import OpenSpans, TraceBuffers, _attributes_size, approximate_size
+
+
+def _reference_size(attributes: Mapping[str, object]) -> int:
+    """The documented estimate, item by item: key length + 16, a string its length, a sequence its strings' lengths
+    (8 for any other item), any other value 8."""
+    size = 0
+    for key, value in attributes.items():
+        size += 16 + len(key)
+        if isinstance(value, str):
+            size += len(value)
+        elif isinstance(value, (tuple, list)):
+            size += sum(len(item) if isinstance(item, str) else 8 for item in value)
+        else:
+            size += 8
+    return size
+
+
+def _spans() -> tuple[InMemorySpanExporter, TracerProvider]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return exporter, provider
+
+
+def test_span_sizes_are_the_documented_estimate() -> None:
+    exporter, provider = _spans()
+    TravelAgent(provider).run(next(s for s in SCENARIOS if s.key == "two_tools"))
+    with provider.get_tracer("t").start_as_current_span("mixed") as span:
+        span.set_attributes(
+            {"s": "abc", "i": 7, "f": 0.5, "b": True, "ss": ("x", "yy"), "is": [1, 2, 3], "empty": "", "é": "ü"}
+        )
+        span.add_event("e", {"k": "value", "n": 3})
+    spans = exporter.get_finished_spans()
+    assert len(spans) == 6
+    for span in spans:
+        assert span.attributes is not None
+        assert _attributes_size(span.attributes) == _reference_size(span.attributes)
+        assert _attributes_size(dict(span.attributes)) == _reference_size(span.attributes)  # a plain mapping too
+        events = sum(64 + len(e.name) + _reference_size(e.attributes or {}) for e in span.events)
+        assert approximate_size(span) == 400 + len(span.name) + _reference_size(span.attributes) + events
+
+
+def test_a_span_context_reads_as_its_four_first_fields() -> None:
+    context = SpanContext(0xABC, 0xDEF, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    assert context[:4] == (context.trace_id, context.span_id, context.is_remote, context.trace_flags)
+
+
+def test_a_subtree_is_taken_alone_when_two_local_roots_share_a_trace() -> None:
+    exporter, provider = _spans()
+    tracer = provider.get_tracer("t")
+    remote = SpanContext(0x1234, 0x99, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    parent = trace.set_span_in_context(NonRecordingSpan(remote))
+    for name in ("a", "b"):
+        with tracer.start_as_current_span(name, context=parent), tracer.start_as_current_span(f"{name}.child"):
+            pass
+    spans: list[ReadableSpan] = list(exporter.get_finished_spans())  # a.child, a, b.child, b
+    open_spans = OpenSpans(max_traces=10, max_spans_per_trace=10)
+    for span in (spans[1], spans[0], spans[3], spans[2]):  # start order
+        assert span.context is not None and span.parent is not None
+        local = span.parent.span_id if not span.parent.is_remote else None
+        open_spans.started(0x1234, span.context.span_id, local, 0.0)
+    buffers = TraceBuffers(max_open_traces=10, max_spans_per_trace=10, max_bytes=1 << 20)
+    for span in spans[:3]:  # b still open
+        assert span.context is not None
+        assert buffers.add(span, 0x1234, 0.0, open_spans.ended(0x1234, span.context.span_id, 0.0)) is None
+    a, b = spans[1].context, spans[3].context
+    assert a is not None and b is not None
+    assert [s.name for s in buffers.take_subtree(0x1234, a.span_id)] == ["a.child", "a"]
+    assert buffers.total_spans == 1
+    assert buffers.add(spans[3], 0x1234, 0.0, open_spans.ended(0x1234, b.span_id, 0.0)) is None
+    assert [s.name for s in buffers.take_subtree(0x1234, b.span_id)] == ["b.child", "b"]
+    assert (buffers.open_traces, buffers.total_spans, buffers.total_bytes) == (0, 0, 0)
