@@ -57,7 +57,6 @@ _MAX_SUPPRESSED_MARKS = 4096
 _SAMPLED = TraceFlags.SAMPLED
 _SUPPRESSED = set_value(_SUPPRESS_INSTRUMENTATION_KEY, True, Context())
 """The context requests are exported in from an empty one (made once)."""
-_LOW_64_BITS = (1 << 64) - 1
 _SWEEP_SECONDS = 0.1
 """At most this often, the idle sweeps walk every buffered and tracked trace (steps run at every root end)."""
 
@@ -239,7 +238,7 @@ class SpanAssembler:
                 self._mark_suppressed(span_id)
             elif (
                 flags & _SAMPLED
-                and (bound is None or (trace_id & _LOW_64_BITS) < bound)
+                and is_sampled(trace_id, bound)
                 and not (marks and span_id in marks)
                 and not is_own_traffic(span)
             ):
