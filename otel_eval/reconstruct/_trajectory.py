@@ -17,6 +17,7 @@ Each convention module finds the invocation roots, reads its own attributes into
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -270,7 +271,6 @@ def _response(
 
 
 def _steps(draft: InvocationDraft, *, responses: bool = True) -> list[_Step]:
-    matcher = _tool_matcher(draft.tool_runs)
     read: list[dict[str, genai_types.FunctionResponse]] = []
 
     def sent_back() -> dict[str, genai_types.FunctionResponse]:
@@ -279,7 +279,11 @@ def _steps(draft: InvocationDraft, *, responses: bool = True) -> list[_Step]:
             read.append(_sent_back_responses(draft.model_calls))
         return read[0]
 
-    steps: list[_Step] = []
+    steps = _steps_by_id(draft, sent_back if responses else None)
+    if steps is not None:
+        return steps
+    matcher = _tool_matcher(draft.tool_runs)
+    steps = []
     seen_ids: set[str] = set()
     sequence = 0
     for model_call in draft.model_calls:
@@ -297,7 +301,34 @@ def _steps(draft: InvocationDraft, *, responses: bool = True) -> list[_Step]:
         sequence += 1
         response = _response(call, run, sent_back) if responses else None
         steps.append(_Step((run.span.start_time_ns, sequence), call, response))
-    steps.sort(key=lambda s: s.sort_key)
+    steps.sort(key=_SORT_KEY)
+    return steps
+
+
+_SORT_KEY = operator.attrgetter("sort_key")
+
+
+def _steps_by_id(
+    draft: InvocationDraft, sent_back: Callable[[], dict[str, genai_types.FunctionResponse]] | None
+) -> list[_Step] | None:
+    """The steps when every function call and every tool run has a call id, each id once, and the calls' ids are the
+    runs' ids: then each call's run is the one of its id and no run is left over, which is what the general matching
+    of :func:`_steps` gives, without its queues. None when they are not so (the general matching decides)."""
+    runs = {run.call_id: run for run in draft.tool_runs}
+    calls = [(model_call.span.end_time_ns, call) for model_call in draft.model_calls for call in calls_of(model_call)]
+    if (
+        len(runs) != len(draft.tool_runs)
+        or len(calls) != len(runs)
+        or None in runs
+        or "" in runs
+        or {call.id for _, call in calls} != runs.keys()
+    ):
+        return None
+    steps = [
+        _Step((end, sequence), call, None if sent_back is None else _response(call, runs[call.id], sent_back))
+        for sequence, (end, call) in enumerate(calls, 1)
+    ]
+    steps.sort(key=_SORT_KEY)
     return steps
 
 
