@@ -68,13 +68,16 @@ class SpanTree:
         kept_spans = self.spans
         self._parent: dict[str, str] = {}
         parents = self._parent
-        for span in kept_spans:
+        rank = {span.span_id: index for index, span in enumerate(kept_spans)}
+        backward = False  # a parent ranked after its child: only then can the links close a cycle
+        for index, span in enumerate(kept_spans):
             parent = span.parent_span_id
             if parent == span.span_id:
                 self._report("self", f"span {span.span_id}: is its own parent; treated as a root")
             elif parent and parent in by_id:
                 parents[span.span_id] = parent
-        if parents:
+                backward = backward or rank[parent] > index
+        if backward:  # else every parent chain goes down the ranks, and ends
             self._cut_cycles()
         self._children: dict[str, list[Span]] = {}
         self.roots: list[Span] = []

@@ -37,7 +37,7 @@ from otel_eval.reconstruct._span_tree import covered_ns
 from otel_eval.reconstruct._token_usage import Usage, sum_token_counts
 from otel_eval.reconstruct._values import nonempty_str, tool_call_args
 from otel_eval.reconstruct.reads import Reads
-from otel_eval.reconstruct.signals import ended_in_error, feedback
+from otel_eval.reconstruct.signals import feedback
 from otel_eval.traces.span import Span
 
 DEFAULT_AUTHOR = "agent"
@@ -406,7 +406,9 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
         )
     elif user_content is None and read_user:
         warnings.append(f"trace {root.trace_id} span {root.span_id}: no user message found")
-    real_calls = [c for c in [*draft.model_calls, *draft.nested_model_calls] if not c.synthetic]
+    real_calls = [c for c in draft.model_calls if not c.synthetic]
+    if draft.nested_model_calls:
+        real_calls += [c for c in draft.nested_model_calls if not c.synthetic]
     agent_name = draft.agent_name
     # Built without validating again (see _built): every value below was validated, or typed by the rebuild, when made.
     invocation = built(
@@ -448,7 +450,7 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
         end_time_ns=draft.end_time_ns if draft.end_time_ns is not None else root.end_time_ns,
         content_captured=draft.content_captured,
         warnings=warnings,
-        ended_in_error=ended_in_error(root),
+        ended_in_error=root.status_code == "ERROR",  # signals.ended_in_error inline
         feedback=feedback(root),
         **measured,
     )
