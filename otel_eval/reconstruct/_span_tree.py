@@ -140,7 +140,8 @@ class SpanTree:
     def _visit(self) -> None:
         """Pre-order over the forest, without recursion: ``_position`` and ``_end`` bound each subtree."""
         stack: list[tuple[Span, bool]] = [(root, False) for root in reversed(self.roots)]
-        self._order = order = []
+        order: list[Span] = []
+        self._order = order
         position, end, children = self._position, self._end, self._children
         while stack:
             span, done = stack.pop()

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from otel_eval.model import genai as genai_types
+from otel_eval.model import get_all_tool_calls
 from otel_eval.reconstruct import Reads, _trajectory, rebuild_traces
 from otel_eval.reconstruct._genai_calls import function_calls, may_hold_calls
 from otel_eval.reconstruct._genai_messages import parse_messages
@@ -81,7 +82,7 @@ def test_tool_calls_matched_by_id_equal_the_general_matching(
         patched.setattr(_trajectory, "_steps_by_id", lambda draft, sent_back: None)
         general = rebuild_traces(spans, reads=reads)
     data = lean[0].invocations[0].invocation.intermediate_data
-    assert data is not None and data.tool_uses
+    assert data is not None and get_all_tool_calls(data)
     assert data == general[0].invocations[0].invocation.intermediate_data
     assert lean[0].invocations[0].model_dump() == general[0].invocations[0].model_dump()
 
@@ -193,10 +194,8 @@ def test_the_demo_tool_count_rebuild_is_the_full_rebuilds_tool_calls() -> None:
     for _key, spans in demo_spans():
         lean = rebuild_traces(spans, reads=Reads.TOOL_CALLS)
         full = rebuild_traces(spans)
-        assert [i.invocation.intermediate_data.tool_uses for t in lean for i in t.invocations] == [  # type: ignore[union-attr]
-            i.invocation.intermediate_data.tool_uses
-            for t in full
-            for i in t.invocations  # type: ignore[union-attr]
+        assert [get_all_tool_calls(i.invocation.intermediate_data) for t in lean for i in t.invocations] == [
+            get_all_tool_calls(i.invocation.intermediate_data) for t in full for i in t.invocations
         ]
 
 
@@ -207,8 +206,9 @@ def test_a_call_spelled_with_escapes_is_found_by_the_tool_count_rebuild() -> Non
     assert escaped != output and json.loads(escaped) == json.loads(output)
     spans[1].attributes = {**spans[1].attributes, "gen_ai.output.messages": escaped}
     spans[2].attributes = {**spans[2].attributes, "gen_ai.tool.call.id": "other"}  # no run answers it: no leftover
-    lean = rebuild_traces(spans, reads=Reads.TOOL_CALLS)[0].invocations[0].invocation.intermediate_data
-    full = rebuild_traces(spans)[0].invocations[0].invocation.intermediate_data
-    assert lean is not None and full is not None
-    assert [c.id for c in lean.tool_uses] == ["c1", "other"]
-    assert lean.tool_uses == full.tool_uses
+    lean = get_all_tool_calls(
+        rebuild_traces(spans, reads=Reads.TOOL_CALLS)[0].invocations[0].invocation.intermediate_data
+    )
+    full = get_all_tool_calls(rebuild_traces(spans)[0].invocations[0].invocation.intermediate_data)
+    assert [c.id for c in lean] == ["c1", "other"]
+    assert lean == full
