@@ -91,7 +91,8 @@ def rebuild_traces(spans: Iterable[Span], *, reads: Reads = Reads.ALL) -> list[T
     nothing else is no trace."""
     groups = (without_evaluator_spans(trace_spans) for trace_spans in group_by_trace(spans).values())
     results = [rebuild_trace(trace_spans, reads=reads) for trace_spans in groups if trace_spans]
-    results.sort(key=lambda t: (t.start_time_ns, t.trace_id))
+    if len(results) > 1:
+        results.sort(key=lambda t: (t.start_time_ns, t.trace_id))
     return results
 
 

@@ -24,6 +24,24 @@ from otel_eval.reconstruct._values import tool_call_args
 
 _CALL_TYPES = ("tool_call", "function_call")
 _RESPONSE_ROLES = ("tool", "function")
+_STR_KEYS = frozenset({str})
+
+
+def may_hold_calls(raw: str) -> bool:
+    """Whether an output message list's JSON text may hold a function call: False only when it holds none of the
+    words every call is written with (a ``tool_call``/``function_call`` part, a ``tool_calls`` list, a printed
+    ``ResponseFunctionToolCall(``) and no ``\\u`` escape that could spell one; the text must still be parsed for its
+    problems."""
+    return "tool_call" in raw or "function_call" in raw or STRINGIFIED_CALL_MARK in raw or "\\u" in raw
+
+
+def _function_call(call_id: Any, name: str, args: dict[str, Any]) -> genai_types.FunctionCall:
+    """``FunctionCall(id=..., name=..., args=...)``, not validated again when ``args`` is what validating gives (a new
+    dict with string keys, as JSON objects have; a Python-literal text may hold other keys, which fail as before)."""
+    identifier = call_id if isinstance(call_id, str) else None
+    if set(map(type, args)) <= _STR_KEYS:
+        return genai_types.FunctionCall.trusted(id=identifier, name=name, args=args)
+    return genai_types.FunctionCall(id=identifier, name=name, args=args)
 
 
 def function_calls(parsed: Sequence[ParsedMessages], warnings: list[str]) -> list[genai_types.FunctionCall]:
@@ -77,16 +95,8 @@ def _chat_calls(
             name = source.get("name")
             if not isinstance(name, str) or not name:
                 continue
-            call_id = raw.get("id")
-            calls.append(
-                genai_types.FunctionCall(
-                    id=call_id if isinstance(call_id, str) else None,
-                    name=name,
-                    args=tool_call_args(
-                        source.get("arguments", source.get("args")), warnings, f"{where}.tool_calls[{index}]"
-                    ),
-                )
-            )
+            args = tool_call_args(source.get("arguments", source.get("args")), warnings, f"{where}.tool_calls[{index}]")
+            calls.append(_function_call(raw.get("id"), name, args))
 
 
 def _part_call(
@@ -112,14 +122,8 @@ def _part_call(
     name = raw.get("name")
     if not isinstance(name, str) or not name:
         return None
-    call_id = raw.get("id")
     at = f"{where}[{message_index}]{field}[{index}]" if message_index is not None else f"{where}{field}[{index}]"
-    # Validated: the arguments come from the span (a Python-literal text may hold keys that are not strings).
-    return genai_types.FunctionCall(
-        id=call_id if isinstance(call_id, str) else None,
-        name=name,
-        args=tool_call_args(raw.get("arguments", raw.get("args")), warnings, at),
-    )
+    return _function_call(raw.get("id"), name, tool_call_args(raw.get("arguments", raw.get("args")), warnings, at))
 
 
 def _printed_call(text: str, warnings: list[str], where: str) -> genai_types.FunctionCall | None:
@@ -128,4 +132,4 @@ def _printed_call(text: str, warnings: list[str], where: str) -> genai_types.Fun
     return stringified_call(text, warnings, where)
 
 
-__all__ = ["function_calls"]
+__all__ = ["function_calls", "may_hold_calls"]

@@ -56,9 +56,13 @@ class SpanKinds:
         self.agents: set[str] = set()
         self.model_calls: set[str] = set()
         self.tools: set[str] = set()
-        for span in spans:
-            op = operation(span)
-            kind = traceloop_kind(span)
+        for span in spans:  # operation() and traceloop_kind() inline: a call per span each costs more than the rest
+            attributes = span.attributes
+            op = attributes.get(semconv.GEN_AI_OPERATION_NAME)
+            if not isinstance(op, str) or not op or op == "unknown":
+                op = span.name.split(" ", 1)[0]
+            kind = attributes.get(semconv.TRACELOOP_SPAN_KIND)
+            kind = kind.lower() if isinstance(kind, str) else ""
             container = kind in _TRACELOOP_CONTAINERS
             if op.startswith(AGENT_PREFIX) or container:
                 self.agents.add(span.span_id)

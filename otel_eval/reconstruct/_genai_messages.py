@@ -185,7 +185,7 @@ def _message_list(messages: Any, warnings: list[str] | None, where: str) -> list
         except RecursionError:
             record_warning(warnings, f"{where}: JSON nested too deeply: {preview(messages)}")
             return []
-    if isinstance(value, MAPPINGS):
+    if type(value) is not list and isinstance(value, MAPPINGS):  # a list, the usual value, skips the ABC's check
         inner = value.get("messages")
         value = inner if isinstance(inner, list) else [value]
     if not isinstance(value, list):

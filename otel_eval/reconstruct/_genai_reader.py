@@ -24,7 +24,7 @@ from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct import _genai_events as events
 from otel_eval.reconstruct._flattened import first_str
 from otel_eval.reconstruct._genai_agent_details import declarations_from_definitions, system_instruction_text
-from otel_eval.reconstruct._genai_calls import function_calls
+from otel_eval.reconstruct._genai_calls import function_calls, may_hold_calls
 from otel_eval.reconstruct._genai_kinds import CONVENTION_NAME, TOOL_OPERATION, SpanKinds, traceloop_kind
 from otel_eval.reconstruct._genai_messages import ParsedMessages, parse_messages
 from otel_eval.reconstruct._grouping import InvocationReader, session_id_of
@@ -43,13 +43,15 @@ from otel_eval.reconstruct.reads import Reads
 from otel_eval.traces.span import Span
 
 _GENERIC_AGENT_NAMES = frozenset({"OpenAI Agent"})
-_CONTENT_KEYS = (
-    semconv.GEN_AI_INPUT_MESSAGES,
-    semconv.GEN_AI_OUTPUT_MESSAGES,
-    semconv.GEN_AI_TOOL_CALL_ARGUMENTS,
-    semconv.GEN_AI_TOOL_CALL_RESULT,
-    semconv.PYDANTIC_AI_ALL_MESSAGES,
-    semconv.PYDANTIC_AI_FINAL_RESULT,
+_CONTENT_KEYS = frozenset(
+    {
+        semconv.GEN_AI_INPUT_MESSAGES,
+        semconv.GEN_AI_OUTPUT_MESSAGES,
+        semconv.GEN_AI_TOOL_CALL_ARGUMENTS,
+        semconv.GEN_AI_TOOL_CALL_RESULT,
+        semconv.PYDANTIC_AI_ALL_MESSAGES,
+        semconv.PYDANTIC_AI_FINAL_RESULT,
+    }
 )
 
 # What each part is read for, as ints (a Flag's operators are Python calls).
@@ -72,6 +74,24 @@ _DETAILS = Reads.APP_DETAILS.value
 _RESPONSES = Reads.TOOL_RESPONSES.value
 
 
+def _flags(value: int) -> tuple[bool, bool, bool, bool, bool, bool, bool, bool]:
+    """What a reader reads for the parts ``value`` asks (see :class:`GenAIReader`'s attributes)."""
+    return (
+        bool(value & _ROOT_IO_READS),
+        bool(value & _USER),
+        bool(value & _USAGE),
+        bool(value & _DETAILS),
+        bool(value & _MESSAGE_READS),
+        not value & _TEXT_READS,
+        bool(value & _TOOL_READS),
+        bool(value & _RESPONSES),
+    )
+
+
+_FLAGS: dict[Reads, tuple[bool, bool, bool, bool, bool, bool, bool, bool]] = {}
+""":func:`_flags` per parts asked (a few per process)."""
+
+
 class GenAIReader(InvocationReader):
     """Reads the spans of one invocation (a :class:`~otel_eval.reconstruct._grouping.TurnReader`), only what the parts
     ``reads`` asks for need."""
@@ -88,16 +108,20 @@ class GenAIReader(InvocationReader):
     ) -> None:
         super().__init__(tree, root, members)
         self.kinds = kinds
-        value = reads.value
-        self.read_root_io = bool(value & _ROOT_IO_READS)
-        self.read_user = bool(value & _USER)
-        self.read_usage = bool(value & _USAGE)
-        self.read_details = bool(value & _DETAILS)
-        self.read_messages = bool(value & _MESSAGE_READS)
-        self.read_calls_only = not value & _TEXT_READS
-        """The outputs are read for their function calls only (no text of theirs is asked for)."""
-        self.read_tools = bool(value & _TOOL_READS)
-        self.read_responses = bool(value & _RESPONSES)
+        flags = _FLAGS.get(reads)
+        if flags is None:
+            flags = _FLAGS[reads] = _flags(reads.value)
+        (
+            self.read_root_io,
+            self.read_user,
+            self.read_usage,
+            self.read_details,
+            self.read_messages,
+            self.read_calls_only,
+            self.read_tools,
+            self.read_responses,
+        ) = flags
+        """``read_calls_only``: the outputs are read for their function calls only (no text of theirs is asked)."""
         self.read_authors = authors
         """Each model call's author (for the texts' authors and the agent details; else only when no agent span
         names the invocation's agent)."""
@@ -181,9 +205,7 @@ class GenAIReader(InvocationReader):
 
     def has_content(self, span: Span) -> bool:
         attributes = span.attributes
-        return any(key in attributes for key in _CONTENT_KEYS) or (
-            bool(span.events) and events.has_content_events(span)
-        )
+        return not _CONTENT_KEYS.isdisjoint(attributes) or (bool(span.events) and events.has_content_events(span))
 
     def messages(self, span: Span, key: str) -> list[genai_types.Content]:
         return self.contents(self.parsed_messages(span, key))
@@ -234,7 +256,9 @@ class GenAIReader(InvocationReader):
         if self.read_calls_only and not span.events:
             # Only the outputs' function calls are read: the same calls converting them gives (without events there
             # are no deprecated message events to fall back on when no output converts).
-            call.calls = function_calls(self.parsed_messages(span, semconv.GEN_AI_OUTPUT_MESSAGES), self.warnings)
+            parsed = self.parsed_messages(span, semconv.GEN_AI_OUTPUT_MESSAGES)  # parsed whatever: its problems
+            raw = attributes.get(semconv.GEN_AI_OUTPUT_MESSAGES)
+            call.calls = function_calls(parsed, self.warnings) if type(raw) is not str or may_hold_calls(raw) else []
             call.read_inputs = functools.partial(self.input_contents, span, parsed_inputs)
         else:
             outputs = self.messages(span, semconv.GEN_AI_OUTPUT_MESSAGES)
@@ -314,11 +338,10 @@ class GenAIReader(InvocationReader):
                 run.response = tool_response_payload(result)
         # The status description is the exception's text (what frameworks such as AutoGen send the model); the
         # error.type beside it is only its class.
-        description = span.status_message if span.status_code == "ERROR" else None
-        error = description or first_str(attributes, semconv.ERROR_TYPE)
-        if error is None and span.status_code == "ERROR":
-            error = "error"
-        run.error = error
+        if span.status_code == "ERROR":
+            run.error = span.status_message or first_str(attributes, semconv.ERROR_TYPE) or "error"
+        elif semconv.ERROR_TYPE in attributes:
+            run.error = first_str(attributes, semconv.ERROR_TYPE)
         return run
 
     def tool_details(self, span: Span, run: ToolRun) -> None:

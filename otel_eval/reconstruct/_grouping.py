@@ -159,7 +159,9 @@ def trace_invocations(
     with the trace id) when nothing was rebuilt."""
     trace_id = tree.spans[0].trace_id if tree.spans else ""
     result = TraceInvocations(trace_id=trace_id, convention=convention, warnings=list(tree.problems))
-    result.invocations = sorted(invocations, key=lambda inv: (inv.start_time_ns, inv.span_id))
+    result.invocations = (
+        sorted(invocations, key=lambda inv: (inv.start_time_ns, inv.span_id)) if len(invocations) > 1 else invocations
+    )
     if not result.invocations:
         result.warnings.append(f"trace {trace_id}: {empty_warning}")
     return result

@@ -53,38 +53,55 @@ class SpanTree:
         self.problems: list[str] = []
         self._counts: dict[str, int] = {}
         ranked = _ranked(spans)
-        self.by_id: dict[str, Span] = {}
-        self.spans: list[Span] = []
-        by_id, kept_spans = self.by_id, self.spans
-        for span in ranked:
-            kept = by_id.setdefault(span.span_id, span)
-            if kept is span:
-                kept_spans.append(span)
-            else:
-                self._report("duplicate", f"span {span.span_id}: span id used more than once; kept {kept.name!r}")
+        self.by_id: dict[str, Span] = {span.span_id: span for span in reversed(ranked)}  # the first of an id kept
+        by_id = self.by_id
+        if len(by_id) == len(ranked):
+            self.spans: list[Span] = ranked
+        else:
+            self.spans = []
+            for span in ranked:
+                if by_id[span.span_id] is span:
+                    self.spans.append(span)
+                else:
+                    kept = by_id[span.span_id]
+                    self._report("duplicate", f"span {span.span_id}: span id used more than once; kept {kept.name!r}")
+        kept_spans = self.spans
         self._parent: dict[str, str] = {}
-        for span in kept_spans:
+        parents = self._parent
+        rank = {span.span_id: index for index, span in enumerate(kept_spans)}
+        backward = False  # a parent ranked after its child: only then can the links close a cycle
+        for index, span in enumerate(kept_spans):
             parent = span.parent_span_id
             if parent == span.span_id:
                 self._report("self", f"span {span.span_id}: is its own parent; treated as a root")
             elif parent and parent in by_id:
-                self._parent[span.span_id] = parent
-        self._cut_cycles()
+                parents[span.span_id] = parent
+                backward = backward or rank[parent] > index
+        if backward:  # else every parent chain goes down the ranks, and ends
+            self._cut_cycles()
         self._children: dict[str, list[Span]] = {}
         self.roots: list[Span] = []
-        parents, children = self._parent, self._children
+        children = self._children
         for span in kept_spans:
             parent_id = parents.get(span.span_id)
             if parent_id is None:
                 self.roots.append(span)
             else:
                 children.setdefault(parent_id, []).append(span)
-        self.order: list[Span] = []
+        self._order: list[Span] | None = None
         self._end: dict[str, int] = {}
         self._position: dict[str, int] = {}
         self._nearest: dict[Callable[[Span], bool], dict[str, Span]] = {}
-        self._visit()
-        self._summarise_problems()
+        if self._counts:
+            self._summarise_problems()
+
+    @property
+    def order(self) -> list[Span]:
+        """Every kept span, each parent before its children (children in start-time order): made on first use."""
+        if self._order is None:
+            self._visit()
+            assert self._order is not None
+        return self._order
 
     def _report(self, kind: str, message: str) -> None:
         count = self._counts.get(kind, 0) + 1
@@ -114,10 +131,18 @@ class SpanTree:
             for span_id in path:
                 state[span_id] = 2
 
+    def _visited(self) -> dict[str, int]:
+        """Span id -> its place in :attr:`order` (the pre-order made first when it was not)."""
+        if self._order is None:
+            self._visit()
+        return self._position
+
     def _visit(self) -> None:
         """Pre-order over the forest, without recursion: ``_position`` and ``_end`` bound each subtree."""
         stack: list[tuple[Span, bool]] = [(root, False) for root in reversed(self.roots)]
-        order, position, end, children = self.order, self._position, self._end, self._children
+        order: list[Span] = []
+        self._order = order
+        position, end, children = self._position, self._end, self._children
         while stack:
             span, done = stack.pop()
             if done:
@@ -151,11 +176,12 @@ class SpanTree:
         Raises:
             KeyError: the span is not in the tree.
         """
-        return self._position[span.span_id], self._end[span.span_id]
+        position = self._visited()
+        return position[span.span_id], self._end[span.span_id]
 
     def subtree(self, span: Span) -> list[Span]:
         """``span`` and every span below it, parents before children."""
-        start = self._position.get(span.span_id)
+        start = self._visited().get(span.span_id)
         return [] if start is None else self.order[start : self._end[span.span_id]]
 
     def fold_down(self, step: Callable[[T, Span], T], initial: T) -> dict[str, T]:
@@ -183,9 +209,8 @@ class SpanTree:
         if within is None:
             spans: Iterable[Span] = self.order
         else:
-            spans = sorted(
-                (self.by_id[i] for i in within if i in self._position), key=lambda s: self._position[s.span_id]
-            )
+            position = self._visited()
+            spans = sorted((self.by_id[i] for i in within if i in position), key=lambda s: position[s.span_id])
         for span in spans:
             parent_id = self._parent.get(span.span_id)
             if parent_id is None or (within is not None and parent_id not in within):
@@ -207,8 +232,8 @@ class SpanTree:
     def tops_of(self, ids: Collection[str]) -> list[Span]:
         """The spans whose ids are in ``ids`` with no ancestor whose id is (:meth:`tops` of every span, for the
         predicate "its id is in ``ids``", without a call per span), in time order."""
-        if not ids:
-            return []
+        if len(ids) <= 1:  # one span has none of the others above it
+            return [s for s in self.spans if s.span_id in ids] if ids else []
         under: set[str] = set()  # spans with an ancestor in ids
         parents = self._parent
         for span in self.order:
@@ -229,7 +254,7 @@ class SpanTree:
         members: dict[str, list[Span]] = {}
         claimed: set[str] = set()
         for root in roots:
-            if root.span_id in claimed or root.span_id not in self._position:
+            if root.span_id in claimed or root.span_id not in self._visited():
                 continue
             group = [s for s in self.subtree(root) if s.span_id not in claimed]
             claimed.update(s.span_id for s in group)

@@ -17,6 +17,7 @@ Each convention module finds the invocation roots, reads its own attributes into
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +37,7 @@ from otel_eval.reconstruct._span_tree import covered_ns
 from otel_eval.reconstruct._token_usage import Usage, sum_token_counts
 from otel_eval.reconstruct._values import nonempty_str, tool_call_args
 from otel_eval.reconstruct.reads import Reads
-from otel_eval.reconstruct.signals import ended_in_error, feedback
+from otel_eval.reconstruct.signals import feedback
 from otel_eval.traces.span import Span
 
 DEFAULT_AUTHOR = "agent"
@@ -270,7 +271,6 @@ def _response(
 
 
 def _steps(draft: InvocationDraft, *, responses: bool = True) -> list[_Step]:
-    matcher = _tool_matcher(draft.tool_runs)
     read: list[dict[str, genai_types.FunctionResponse]] = []
 
     def sent_back() -> dict[str, genai_types.FunctionResponse]:
@@ -279,7 +279,11 @@ def _steps(draft: InvocationDraft, *, responses: bool = True) -> list[_Step]:
             read.append(_sent_back_responses(draft.model_calls))
         return read[0]
 
-    steps: list[_Step] = []
+    steps = _steps_by_id(draft, sent_back if responses else None)
+    if steps is not None:
+        return steps
+    matcher = _tool_matcher(draft.tool_runs)
+    steps = []
     seen_ids: set[str] = set()
     sequence = 0
     for model_call in draft.model_calls:
@@ -297,7 +301,34 @@ def _steps(draft: InvocationDraft, *, responses: bool = True) -> list[_Step]:
         sequence += 1
         response = _response(call, run, sent_back) if responses else None
         steps.append(_Step((run.span.start_time_ns, sequence), call, response))
-    steps.sort(key=lambda s: s.sort_key)
+    steps.sort(key=_SORT_KEY)
+    return steps
+
+
+_SORT_KEY = operator.attrgetter("sort_key")
+
+
+def _steps_by_id(
+    draft: InvocationDraft, sent_back: Callable[[], dict[str, genai_types.FunctionResponse]] | None
+) -> list[_Step] | None:
+    """The steps when every function call and every tool run has a call id, each id once, and the calls' ids are the
+    runs' ids: then each call's run is the one of its id and no run is left over, which is what the general matching
+    of :func:`_steps` gives, without its queues. None when they are not so (the general matching decides)."""
+    runs = {run.call_id: run for run in draft.tool_runs}
+    calls = [(model_call.span.end_time_ns, call) for model_call in draft.model_calls for call in calls_of(model_call)]
+    if (
+        len(runs) != len(draft.tool_runs)
+        or len(calls) != len(runs)
+        or None in runs
+        or "" in runs
+        or {call.id for _, call in calls} != runs.keys()
+    ):
+        return None
+    steps = [
+        _Step((end, sequence), call, None if sent_back is None else _response(call, runs[call.id], sent_back))
+        for sequence, (end, call) in enumerate(calls, 1)
+    ]
+    steps.sort(key=_SORT_KEY)
     return steps
 
 
@@ -375,7 +406,9 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
         )
     elif user_content is None and read_user:
         warnings.append(f"trace {root.trace_id} span {root.span_id}: no user message found")
-    real_calls = [c for c in [*draft.model_calls, *draft.nested_model_calls] if not c.synthetic]
+    real_calls = [c for c in draft.model_calls if not c.synthetic]
+    if draft.nested_model_calls:
+        real_calls += [c for c in draft.nested_model_calls if not c.synthetic]
     agent_name = draft.agent_name
     # Built without validating again (see _built): every value below was validated, or typed by the rebuild, when made.
     invocation = built(
@@ -417,7 +450,7 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
         end_time_ns=draft.end_time_ns if draft.end_time_ns is not None else root.end_time_ns,
         content_captured=draft.content_captured,
         warnings=warnings,
-        ended_in_error=ended_in_error(root),
+        ended_in_error=root.status_code == "ERROR",  # signals.ended_in_error inline
         feedback=feedback(root),
         **measured,
     )

@@ -16,8 +16,17 @@ A convention may produce more than it is asked for, never less: the ADK conventi
 (tool calls, texts and final response come out of one replay) and skip only the user message and the app details; the
 GenAI reader also skips the model calls' messages (their input histories above all), the root's input and output and
 the tool results when no part asked needs them, and converts the model calls' outputs into contents only when a text
-is asked (else it takes only their function calls, :mod:`otel_eval.reconstruct._genai_calls`); OpenInference and OpenLLMetry read their spans whole and skip what
-:func:`otel_eval.reconstruct._trajectory.build_invocation` builds from them.
+is asked (else it takes only their function calls, :mod:`otel_eval.reconstruct._genai_calls`: made without validating
+again when their arguments are a JSON object, and not looked for in an output whose JSON text holds no call word,
+which is still parsed so that its problems are reported alike); OpenInference and OpenLLMetry read their spans whole
+and skip what :func:`otel_eval.reconstruct._trajectory.build_invocation` builds from them.
+
+What every rebuild still pays, whatever is asked: converting the spans, the span tree (its pre-order made only when a
+step walks it), the span kinds and roots, matching the tool calls to the tool runs (by id without queues when the
+ids pair one to one) and the pydantic ``TracedInvocation``, ``Invocation`` and ``IntermediateData`` (assembled
+without validating again, :mod:`otel_eval.reconstruct._built`). A plain view for the deterministic metrics, the
+pydantic models built only for the consumers that need them, is the next step (issue 36): the models are about 8% of
+a tool-count rebuild today (``docs/benchmarks.md``, "A leaner rebuild, round 3").
 """
 
 from __future__ import annotations

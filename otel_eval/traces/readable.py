@@ -2,7 +2,7 @@
 
 Called by the online processor on a background thread, so it copies only what it needs and never raises: a span
 that cannot be converted is skipped and logged. Resource attributes and instrumentation scopes are converted once per
-object.
+object (and kept between calls: every batch names the provider's again).
 
 The SDK's own span classes are read through the fields behind their properties (``_attributes``, ``_events``, ...):
 each property is a Python call (``attributes`` wraps the dict in a ``MappingProxyType``, ``events`` copies the list
@@ -70,8 +70,7 @@ def spans_from_readable(spans: Iterable[ReadableSpan]) -> list[Span]:
     Sequence attribute values (tuples in the SDK) become lists, as from the file readers. A span that has not
     ended is taken to end when it starts.
     """
-    resources: dict[int, Mapping[str, Any]] = {}
-    scopes: dict[int, _Scope] = {}
+    resources, scopes = _kept_resources()
     result: list[Span] = []
     for span in spans:
         try:
@@ -86,6 +85,24 @@ def spans_from_readable(spans: Iterable[ReadableSpan]) -> list[Span]:
         if converted is not None:
             result.append(converted)
     return result
+
+
+_RESOURCES: dict[int, Mapping[str, Any]] = {}
+_SCOPES: dict[int, _Scope] = {}
+_KEPT: dict[int, Any] = {}
+"""The resources and scopes converted so far, by id, and the objects themselves (held, so that an id is not reused
+while its entry is kept): a process has a few, its providers', and every batch of spans names them again."""
+_MAX_KEPT = 64
+
+
+def _kept_resources() -> tuple[dict[int, Mapping[str, Any]], dict[int, _Scope]]:
+    """The conversions of resources and scopes kept between calls (both emptied when the objects they were made from
+    are no longer the ones kept, or when there are more than a few)."""
+    if len(_KEPT) > _MAX_KEPT:
+        _KEPT.clear()
+        _RESOURCES.clear()
+        _SCOPES.clear()
+    return _RESOURCES, _SCOPES
 
 
 def _reads_fields(cls: type) -> bool:
@@ -129,12 +146,14 @@ def _convert_fields(span: Any, resources: dict[int, Mapping[str, Any]], scopes: 
     end = span._end_time or start
     resource_obj = span._resource
     resource = resources.get(id(resource_obj))
-    if resource is None:
+    if resource is None or _KEPT.get(id(resource_obj)) is not resource_obj:
         resource = resources[id(resource_obj)] = _attributes(resource_obj.attributes)
+        _KEPT[id(resource_obj)] = resource_obj
     scope_obj = span._instrumentation_scope
     scope = scopes.get(id(scope_obj))
-    if scope is None:
+    if scope is None or _KEPT.get(id(scope_obj)) is not scope_obj:
         scope = scopes[id(scope_obj)] = _scope(scope_obj)
+        _KEPT[id(scope_obj)] = scope_obj
     attributes = span._attributes
     if type(attributes) is types["attributes"]:
         attributes = attributes._dict
@@ -172,12 +191,14 @@ def _convert(span: ReadableSpan, resources: dict[int, Mapping[str, Any]], scopes
     end = span.end_time or start
     resource_obj = span.resource
     resource = resources.get(id(resource_obj))
-    if resource is None:
+    if resource is None or _KEPT.get(id(resource_obj)) is not resource_obj:
         resource = resources[id(resource_obj)] = _attributes(resource_obj.attributes)
+        _KEPT[id(resource_obj)] = resource_obj
     scope_obj = span.instrumentation_scope
     scope = scopes.get(id(scope_obj))
-    if scope is None:
+    if scope is None or _KEPT.get(id(scope_obj)) is not scope_obj:
         scope = scopes[id(scope_obj)] = _scope(scope_obj)
+        _KEPT[id(scope_obj)] = scope_obj
     status = span.status
     events = span.events
     return Span(
@@ -222,6 +243,11 @@ def _attributes(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
         result = copy() if copy is not None else dict(attributes)
         if type(result) is not dict:
             result = dict(result)
+    for value in result.values():  # most spans hold no sequence: looked for first, without writing
+        if type(value) is tuple:
+            break
+    else:
+        return result
     for key, value in result.items():
         if type(value) is tuple:
             result[key] = list(value)
