@@ -46,8 +46,9 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 # Three processes on two cores: the Kafka outage and fault tests mostly wait. A file's tests stay in one process.
+# --no-loadscope-reorder keeps tests/conftest.py's order (the slowest files first) instead of most tests first.
 unit: $(STAMP) tools
-	$(BIN)/python -m pytest -q -n 3 --dist loadfile
+	$(BIN)/python -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder
 
 test: tools lint typecheck docs unit
 

@@ -13,6 +13,8 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -214,21 +216,45 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.mark.integration
-@pytest.mark.parametrize("command", COMMANDS, ids=str)
-def test_readme_command_runs_as_written(command: Command, checkout: Path) -> None:
+CONCURRENT_COMMANDS = 4
+"""README commands run side by side: they are independent (their own ports and output files), and most of their time
+is a fresh interpreter's start-up or a ``sleep`` before a judge server listens."""
+
+
+def _run(command: Command, checkout: Path) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "GOOGLE_", "GEMINI_"))}
     environ["PATH"] = os.pathsep.join((str(Path(sys.executable).parent), environ.get("PATH", "")))
     environ["PYTHONPATH"] = str(REPO)  # this checkout's code, as the editable install of a clone would give
-    cwd = checkout / command.folder
-    process = subprocess.run(
+    return subprocess.run(
         ["bash", "-c", f"set -o pipefail; {command.text}"],
-        cwd=cwd,
+        cwd=checkout / command.folder,
         env=environ,
         capture_output=True,
         text=True,
         timeout=180,
     )
+
+
+@pytest.fixture(scope="module")
+def started(
+    request: pytest.FixtureRequest, checkout: Path
+) -> Iterator[dict[Command, Future[subprocess.CompletedProcess[str]]]]:
+    """Every selected README command, started at the first one's test, :data:`CONCURRENT_COMMANDS` at a time."""
+    selected = [
+        item.callspec.params["command"]
+        for item in request.session.items
+        if item.module is request.module and hasattr(item, "callspec") and "command" in item.callspec.params
+    ]
+    with ThreadPoolExecutor(CONCURRENT_COMMANDS) as pool:
+        yield {command: pool.submit(_run, command, checkout) for command in selected}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("command", COMMANDS, ids=str)
+def test_readme_command_runs_as_written(
+    command: Command, started: dict[Command, Future[subprocess.CompletedProcess[str]]]
+) -> None:
+    process = started[command].result()
     assert process.returncode == command.expected_exit, (
         f"{command}\nexit {process.returncode}, expected {command.expected_exit}\n"
         f"--- stdout\n{process.stdout[-3000:]}\n--- stderr\n{process.stderr[-3000:]}"
