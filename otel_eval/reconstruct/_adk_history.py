@@ -12,8 +12,9 @@ An ``AgentTool`` with ``skip_summarization`` is such a case: its result is not r
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from otel_eval.model import genai as genai_types
@@ -24,13 +25,17 @@ _RETURNS_NONE = frozenset(("transfer_to_agent", "exit_loop"))
 
 
 def fill_from_history(
-    function_calls: Sequence[genai_types.FunctionCall], runs: Sequence[ToolRun | None], later: Sequence[ModelCall]
+    function_calls: Sequence[genai_types.FunctionCall],
+    runs: Sequence[ToolRun | None],
+    calls: Sequence[ModelCall],
+    after: int,
 ) -> None:
     """Sets the response of each run without one (paired with ``function_calls`` by position) from the first of the
-    ``later`` model calls whose request repeats these function calls (same names and arguments, in order)."""
+    model calls after ``calls[after]`` whose request repeats these function calls (same names and arguments, in
+    order). The later calls are not copied: a call per model call must not make the replay quadratic."""
     if not any(run is not None and run.response is None for run in runs):
         return
-    responses = _recorded_responses(function_calls, later)
+    responses = _recorded_responses(function_calls, itertools.islice(calls, after + 1, None))
     for run, response in zip(runs, responses, strict=False):
         if run is not None and run.response is None:
             if response is None and run.name in _RETURNS_NONE and not run.failed:
@@ -39,7 +44,7 @@ def fill_from_history(
 
 
 def _recorded_responses(
-    function_calls: Sequence[genai_types.FunctionCall], later: Sequence[ModelCall]
+    function_calls: Sequence[genai_types.FunctionCall], later: Iterable[ModelCall]
 ) -> list[dict[str, Any] | None]:
     wanted = [_call_key(call) for call in function_calls]
     for call in later:

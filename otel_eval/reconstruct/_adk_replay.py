@@ -52,7 +52,7 @@ def replay_events(
         content = call.response
         function_calls = [p.function_call for p in content.parts or [] if p.function_call]
         runs = _match_tools(call, function_calls, runs_left)
-        fill_from_history(function_calls, runs, calls[order + 1 :])
+        fill_from_history(function_calls, runs, calls, order)
         if any(run is not None and c.id is None and run.call_id for c, run in zip(function_calls, runs, strict=True)):
             content = _own_function_calls(content)  # ids are filled in: on a copy, the response stays as recorded
             function_calls = [p.function_call for p in content.parts or [] if p.function_call]
