@@ -46,6 +46,12 @@ _CREATE_KIND: dict[str, Kind] = {
     "create_histogram": "histogram",
 }
 
+_OWN_COUNTERS: dict[str, tuple[Kind, int, int]] = {
+    "SeriesCounts": ("counter", 1, 2),  # otel_eval.instruments.SeriesCounts(meter_provider, name, unit, description)
+    "_observed_counter": ("counter", 0, 1),  # InstrumentHolder._observed_counter(name, unit, description, key)
+}
+"""otel-eval's own helpers that make an observable counter: their positional (name, unit) arguments."""
+
 _UNIT_WORDS = {
     "d": "days",
     "h": "hours",
@@ -158,20 +164,30 @@ def documented_prometheus_names() -> dict[str, str]:
 
 
 def _created_instruments() -> dict[str, list[tuple[Kind, str, Path]]]:
-    """``METRIC_*`` constant -> (kind, unit, module) of every ``create_*`` call naming it under ``otel_eval/``."""
+    """``METRIC_*`` constant -> (kind, unit, module) of every ``create_*`` call (or own counter helper, ``_OWN_COUNTERS``)
+    naming it under ``otel_eval/``."""
     created: dict[str, list[tuple[Kind, str, Path]]] = {}
     for module in sorted(PACKAGE_DIR.rglob("*.py")):
         for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            if not isinstance(node, ast.Call):
                 continue
-            kind = _CREATE_KIND.get(node.func.attr)
-            name_node = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "name"), None)
+            func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            kind = _CREATE_KIND.get(func) if isinstance(func, str) else None
+            helper = _OWN_COUNTERS.get(func) if isinstance(func, str) else None
+            if helper is not None:
+                kind, name_at, unit_at = helper
+                name_node = node.args[name_at] if len(node.args) > name_at else None
+                unit_node = node.args[unit_at] if len(node.args) > unit_at else None
+            else:
+                name_node = (
+                    node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "name"), None)
+                )
+                unit_node = next((k.value for k in node.keywords if k.arg == "unit"), None)
             if kind is None or name_node is None:
                 continue
             constant = name_node.attr if isinstance(name_node, ast.Attribute) else getattr(name_node, "id", None)
             if not (isinstance(constant, str) and constant.startswith("METRIC_")):
                 continue
-            unit_node = next((k.value for k in node.keywords if k.arg == "unit"), None)
             unit = unit_node.value if isinstance(unit_node, ast.Constant) and isinstance(unit_node.value, str) else ""
             created.setdefault(constant, []).append((kind, unit, module))
     return created
