@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from otel_eval._runtime.identity_cache import IdentityCache
 from otel_eval.emit.attributes import score_label, score_verdict
 from otel_eval.evaluation.plan import PlannedMetric
 from otel_eval.evaluation.sessions import SessionWindow
@@ -112,18 +113,17 @@ class _MetricFields:
     verdicts: tuple[str, str] | None
 
 
-_METRIC_FIELDS: dict[int, tuple[PlannedMetric, _MetricFields]] = {}
-"""By ``id`` of the planned metric (kept with it, so the id is not reused while the entry lives); bounded."""
-_METRIC_FIELDS_KEPT = 1024
+_METRIC_FIELDS: IdentityCache[_MetricFields] = IdentityCache(1024)
+"""By planned metric."""
 
 
 def _metric_fields(metric: PlannedMetric) -> _MetricFields:
     """The record fields of ``metric`` that do not depend on the result: the metric's version, provenance, threshold
     and verdict words. A planned metric's evaluator does not change (its provenance is computed once), so they are
     kept per planned metric; a provenance that could not be computed is not kept (asked again next time)."""
-    kept = _METRIC_FIELDS.get(id(metric))
-    if kept is not None and kept[0] is metric:
-        return kept[1]
+    kept = _METRIC_FIELDS.get(metric)
+    if kept is not None:
+        return kept
     evaluator = metric.evaluator
     info = evaluator.info if evaluator is not None else None
     provenance = _provenance(evaluator)
@@ -137,9 +137,7 @@ def _metric_fields(metric: PlannedMetric) -> _MetricFields:
         verdicts=info.verdicts if info is not None else None,
     )
     if provenance is not None or evaluator is None:
-        if len(_METRIC_FIELDS) >= _METRIC_FIELDS_KEPT:
-            _METRIC_FIELDS.clear()
-        _METRIC_FIELDS[id(metric)] = (metric, fields)
+        _METRIC_FIELDS.put(metric, fields)
     return fields
 
 

@@ -39,7 +39,13 @@ from otel_eval.processor._buffers import (
     top_span_names,
 )
 from otel_eval.processor._logs import LogJoin
-from otel_eval.processor._selection import InvocationFilters, SamplePriority, is_own_traffic, is_sampled
+from otel_eval.processor._selection import (
+    InvocationFilters,
+    SamplePriority,
+    is_local_root,
+    is_own_traffic,
+    is_sampled,
+)
 from otel_eval.reconstruct import Reads, rebuild_traces
 from otel_eval.traces import spans_from_readable
 from otel_eval.traces.log_records import SpanLogRecord, attach_log_records
@@ -267,8 +273,7 @@ class SpanAssembler:
         else:
             # Shed load before spending memory and CPU on a trace the transport would drop: the whole trace goes.
             outcome = self.buffers.reject(trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL)
-        parent = span.parent
-        root = parent is None or parent[2]  # a local root: no parent, or a remote one
+        root = is_local_root(span)
         if outcome is not None:
             self._count(outcome, counts, first_drop=1)
             if root:

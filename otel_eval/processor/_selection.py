@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
 from otel_eval import semconv
+from otel_eval._runtime.identity_cache import IdentityCache
 from otel_eval.instruments import InstrumentHolder
 from otel_eval.judge.priority import PriorityPolicy
 from otel_eval.reconstruct.signals import feedback_attribute, feedback_text
@@ -54,25 +55,20 @@ def is_own_traffic(span: ReadableSpan) -> bool:
     scope = span.instrumentation_scope
     if scope is None:
         return False
-    # A tracer's spans share its scope object: decided once per scope (by identity; the entry keeps it alive).
-    known = _OWN_SCOPES.get(id(scope))
-    if known is not None and known[0] is scope:
-        return known[1]
+    # A tracer's spans share its scope object: decided once per scope.
+    known = _OWN_SCOPES.get(scope)
+    if known is not None:
+        return known
     name = scope.name
     own = (
         name.startswith(semconv.INSTRUMENTATION_SCOPE)
         and (name == semconv.INSTRUMENTATION_SCOPE or name.startswith(_OWN_SCOPE_PREFIX))
     ) or name in semconv.KAFKA_CLIENT_SCOPES
-    if len(_OWN_SCOPES) >= _OWN_SCOPES_KEPT:
-        _OWN_SCOPES.clear()
-    _OWN_SCOPES[id(scope)] = (scope, own)
-    return own
+    return _OWN_SCOPES.put(scope, own)
 
 
-_OWN_SCOPES: dict[int, tuple[object, bool]] = {}
-"""id of an instrumentation scope -> (the scope, whether its spans are own traffic). Written from any thread: a lost
-entry is decided again."""
-_OWN_SCOPES_KEPT = 256
+_OWN_SCOPES: IdentityCache[bool] = IdentityCache(256)
+"""Whether an instrumentation scope's spans are own traffic, by scope."""
 
 
 def is_local_root(span: ReadableSpan) -> bool:

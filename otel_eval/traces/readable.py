@@ -17,6 +17,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from otel_eval._runtime.identity_cache import IdentityCache
 from otel_eval.traces.span import Span, SpanEvent
 
 if TYPE_CHECKING:
@@ -70,7 +71,6 @@ def spans_from_readable(spans: Iterable[ReadableSpan]) -> list[Span]:
     Sequence attribute values (tuples in the SDK) become lists, as from the file readers. A span that has not
     ended is taken to end when it starts.
     """
-    resources, scopes = _kept_resources()
     result: list[Span] = []
     for span in spans:
         try:
@@ -78,7 +78,7 @@ def spans_from_readable(spans: Iterable[ReadableSpan]) -> list[Span]:
             if reads_fields is None:
                 reads_fields = _READS_FIELDS[type(span)] = _reads_fields(type(span))
             convert = _convert_fields if reads_fields else _convert
-            converted = convert(span, resources, scopes)
+            converted = convert(span)
         except Exception:  # runs inside the agent's process: log and skip, never raise
             logger.warning("skipped a span that could not be converted: %r", getattr(span, "name", span), exc_info=True)
             continue
@@ -87,22 +87,20 @@ def spans_from_readable(spans: Iterable[ReadableSpan]) -> list[Span]:
     return result
 
 
-_RESOURCES: dict[int, Mapping[str, Any]] = {}
-_SCOPES: dict[int, _Scope] = {}
-_KEPT: dict[int, Any] = {}
-"""The resources and scopes converted so far, by id, and the objects themselves (held, so that an id is not reused
-while its entry is kept): a process has a few, its providers', and every batch of spans names them again."""
-_MAX_KEPT = 64
+_RESOURCES: IdentityCache[Mapping[str, Any]] = IdentityCache(64)
+_SCOPES: IdentityCache[_Scope] = IdentityCache(64)
+"""Resources and scopes converted, kept between calls: a process has a few, its providers', and every batch of spans
+names them again."""
 
 
-def _kept_resources() -> tuple[dict[int, Mapping[str, Any]], dict[int, _Scope]]:
-    """The conversions of resources and scopes kept between calls (both emptied when the objects they were made from
-    are no longer the ones kept, or when there are more than a few)."""
-    if len(_KEPT) > _MAX_KEPT:
-        _KEPT.clear()
-        _RESOURCES.clear()
-        _SCOPES.clear()
-    return _RESOURCES, _SCOPES
+def _resource_of(resource: Any) -> Mapping[str, Any]:
+    kept = _RESOURCES.get(resource)
+    return kept if kept is not None else _RESOURCES.put(resource, _attributes(resource.attributes))
+
+
+def _scope_of(scope: Any) -> _Scope:
+    kept = _SCOPES.get(scope)
+    return kept if kept is not None else _SCOPES.put(scope, _scope(scope))
 
 
 def _reads_fields(cls: type) -> bool:
@@ -124,7 +122,7 @@ _SDK_TYPES: dict[str, Any] = {}
 another class is read through its properties."""
 
 
-def _convert_fields(span: Any, resources: dict[int, Mapping[str, Any]], scopes: dict[int, _Scope]) -> Span | None:
+def _convert_fields(span: Any) -> Span | None:
     """:func:`_convert` of a span of the SDK's classes, read through the fields behind its properties (and behind
     those of its ``SpanContext``, a tuple, its ``Status``, attributes and events when they are the SDK's classes)."""
     context = span._context
@@ -136,7 +134,7 @@ def _convert_fields(span: Any, resources: dict[int, Mapping[str, Any]], scopes: 
         or (parent is not None and type(parent) is not types["context"])
         or type(status) is not types["status"]
     ):
-        return _convert(span, resources, scopes)
+        return _convert(span)
     trace_id, span_id = context[0], context[1]  # SpanContext's trace_id, span_id, is_remote are its first items
     if not trace_id or not span_id:
         logger.warning("skipped span %r: it has no valid span context", span._name)
@@ -144,16 +142,8 @@ def _convert_fields(span: Any, resources: dict[int, Mapping[str, Any]], scopes: 
     parent_id = parent[1] if parent is not None else 0
     start = span._start_time or 0
     end = span._end_time or start
-    resource_obj = span._resource
-    resource = resources.get(id(resource_obj))
-    if resource is None or _KEPT.get(id(resource_obj)) is not resource_obj:
-        resource = resources[id(resource_obj)] = _attributes(resource_obj.attributes)
-        _KEPT[id(resource_obj)] = resource_obj
-    scope_obj = span._instrumentation_scope
-    scope = scopes.get(id(scope_obj))
-    if scope is None or _KEPT.get(id(scope_obj)) is not scope_obj:
-        scope = scopes[id(scope_obj)] = _scope(scope_obj)
-        _KEPT[id(scope_obj)] = scope_obj
+    resource = _resource_of(span._resource)
+    scope = _scope_of(span._instrumentation_scope)
     attributes = span._attributes
     if type(attributes) is types["attributes"]:
         attributes = attributes._dict
@@ -181,7 +171,7 @@ def _convert_fields(span: Any, resources: dict[int, Mapping[str, Any]], scopes: 
     )
 
 
-def _convert(span: ReadableSpan, resources: dict[int, Mapping[str, Any]], scopes: dict[int, _Scope]) -> Span | None:
+def _convert(span: ReadableSpan) -> Span | None:
     context = span.context
     if context is None or not context.trace_id or not context.span_id:
         logger.warning("skipped span %r: it has no valid span context", span.name)
@@ -189,16 +179,8 @@ def _convert(span: ReadableSpan, resources: dict[int, Mapping[str, Any]], scopes
     parent = span.parent
     start = span.start_time or 0
     end = span.end_time or start
-    resource_obj = span.resource
-    resource = resources.get(id(resource_obj))
-    if resource is None or _KEPT.get(id(resource_obj)) is not resource_obj:
-        resource = resources[id(resource_obj)] = _attributes(resource_obj.attributes)
-        _KEPT[id(resource_obj)] = resource_obj
-    scope_obj = span.instrumentation_scope
-    scope = scopes.get(id(scope_obj))
-    if scope is None or _KEPT.get(id(scope_obj)) is not scope_obj:
-        scope = scopes[id(scope_obj)] = _scope(scope_obj)
-        _KEPT[id(scope_obj)] = scope_obj
+    resource = _resource_of(span.resource)
+    scope = _scope_of(span.instrumentation_scope)
     status = span.status
     events = span.events
     return Span(

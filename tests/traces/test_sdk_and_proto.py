@@ -199,8 +199,8 @@ def test_the_sdk_fields_path_converts_as_the_properties_path(recorded: list[Read
     from otel_eval.traces import readable
 
     assert all(readable._reads_fields(type(span)) for span in recorded)  # the fast path is what these take
-    by_fields = [readable._convert_fields(span, {}, {}) for span in recorded]
-    by_properties = [readable._convert(span, {}, {}) for span in recorded]
+    by_fields = [readable._convert_fields(span) for span in recorded]
+    by_properties = [readable._convert(span) for span in recorded]
     assert by_fields == by_properties
     assert by_fields == spans_from_readable(recorded)
     assert any(span.events for span in by_fields if span) and any(span.parent_is_remote for span in by_fields if span)
