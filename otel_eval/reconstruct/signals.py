@@ -16,21 +16,9 @@ DEFAULT_FEEDBACK_ATTRIBUTE = "user.feedback"
 _MAX_FEEDBACK_CHARS = 200
 
 
-_ENVIRON_DATA = getattr(os.environ, "_data", None) if os.name == "posix" else None
-"""The dict behind ``os.environ`` on POSIX (bytes keys and values, what ``os.environ`` encodes and decodes), or None."""
-_FEEDBACK_KEY = os.fsencode(env.OTEL_EVAL_PRIORITY_FEEDBACK_ATTRIBUTE)
-
-
 def feedback_attribute() -> str:
     """The name of the root-span attribute holding the user's feedback."""
-    if type(_ENVIRON_DATA) is dict:
-        # os.environ.get of an unset variable raises and catches a KeyError in Python: read once per rebuild, that
-        # is more than the rest of the feedback's cost. The same value, decoded as os.environ decodes it.
-        raw = _ENVIRON_DATA.get(_FEEDBACK_KEY)
-        value = os.fsdecode(raw) if raw is not None else ""
-    else:
-        value = os.environ.get(env.OTEL_EVAL_PRIORITY_FEEDBACK_ATTRIBUTE, "")
-    return value.strip() or DEFAULT_FEEDBACK_ATTRIBUTE
+    return os.environ.get(env.OTEL_EVAL_PRIORITY_FEEDBACK_ATTRIBUTE, "").strip() or DEFAULT_FEEDBACK_ATTRIBUTE
 
 
 def ended_in_error(root: Span) -> bool:

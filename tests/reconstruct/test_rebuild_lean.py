@@ -1,7 +1,7 @@
 """The shortcuts of the lean rebuild give what the general rules give: the tool calls matched by id without queues,
 function calls made without validating again, outputs without a call word not walked, the span tree's pre-order made
-on first use and its cycle cut skipped when no parent ranks after its child, and the feedback variable read from the
-environment's own dict (``tests/reconstruct/test_rebuild_on_demand.py`` checks the whole rebuild on every trace)."""
+on first use and its cycle cut skipped when no parent ranks after its child, and the feedback variable read at each
+rebuild (``tests/reconstruct/test_rebuild_on_demand.py`` checks the whole rebuild on every trace)."""
 
 from __future__ import annotations
 
