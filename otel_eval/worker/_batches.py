@@ -399,6 +399,14 @@ class BatchPipeline:
         self.metrics.evaluated(len(todo))
         return evaluated, reused + [pair for records in results for pair in records]
 
+    async def observe_unread_lag(self) -> None:
+        """Reports the lag of the assigned partitions no batch has read from yet (0 for an empty one), once a fetch
+        has told their high watermark: every partition a worker owns has its lag series, not only those with
+        traffic."""
+        for tp in self._consumer.assignment():
+            if tp not in self._positions and (highwater := self._consumer.highwater(tp)) is not None:
+                self.metrics.lag(tp.topic, tp.partition, highwater - await self._consumer.position(tp))
+
     def _committable(self) -> dict[Any, int]:
         """The offset to commit per partition read: the next one to read, held back by still open traces and
         sessions."""

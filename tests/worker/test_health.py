@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.worker.health import LOOP_STALL_SECONDS, HealthServer, WorkerHealth
-from tests._kafka import free_port, producer, random_topic, read_topic
+from tests._kafka import create_topics, free_port, producer, random_topic, read_topic
 from tests.transport._requests import request
 from tests.worker._harness import start_worker_process
 
@@ -88,9 +88,10 @@ async def test_a_prometheus_mode_worker_serves_health_readiness_and_its_metrics(
 ) -> None:
     requests_topic, results_topic = random_topic("requests"), random_topic("results")
     sent = [request(i) for i in range(3)]
+    await create_topics(kafka_bootstrap, [requests_topic], partitions=2)
     async with producer(kafka_bootstrap, acks="all") as prod:
-        for item in sent:
-            await prod.send(requests_topic, value=item.model_dump_json().encode(), key=item.trace_id.encode())
+        for item in sent:  # all on partition 0: partition 1 stays empty
+            await prod.send(requests_topic, value=item.model_dump_json().encode(), partition=0)
         await prod.flush()
     port = free_port()
     args = ["--bootstrap-servers", kafka_bootstrap, "--requests-topic", requests_topic]
@@ -108,6 +109,13 @@ async def test_a_prometheus_mode_worker_serves_health_readiness_and_its_metrics(
         assert samples["otel_eval_invocations_evaluated_total"].value == len(sent)
         assert samples["otel_eval_worker_results_published_total"].value == len(sent) * len(EFFICIENCY_METRICS)
         assert "otel_eval_worker_batch_duration_seconds_bucket" in samples
+        lags = {
+            s.labels["messaging_destination_partition_id"]: s.value
+            for family in text_string_to_metric_families(text)
+            for s in family.samples
+            if s.name == "otel_eval_worker_consumer_lag"
+        }
+        assert lags == {"0": 0, "1": 0}  # the empty partition it owns too
         results = [s for f in text_string_to_metric_families(text) for s in f.samples]
         assert sum(s.value for s in results if s.name == "gen_ai_evaluation_results_total") == len(sent) * len(
             EFFICIENCY_METRICS
