@@ -198,6 +198,8 @@ class SpanAssembler:
                     continue  # left out by its trace id, root not ended: undecided, not a loss
                 counts.spans[semconv.DROP_SHUTDOWN] += len(trace_spans)
                 counts.invocations[semconv.DROP_SHUTDOWN] += 1
+        for rejection in self.buffers.settle():  # the byte limit, over what stays buffered after this step
+            self._count(rejection, counts, first_drop=1)
         for reason, count in counts.spans.items():
             self._pipeline.spans_dropped(reason, count)
         for reason, count in counts.invocations.items():
