@@ -97,6 +97,6 @@ def collect_young_here() -> bool:
     missing = young - gc.get_count()[0] + 1  # the collector runs when the count passes the threshold
     if missing > young // _NEAR_SHARE:
         return False
-    placeholders = list(map(list, repeat((), max(1, missing))))  # tracked containers, made in C
+    placeholders: list[list[object]] = list(map(list, repeat((), max(1, missing))))  # tracked, made in C
     del placeholders
     return True
