@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import threading
 from collections.abc import Iterator
 from itertools import repeat
 from typing import Final
@@ -64,15 +65,39 @@ def collections_deferred() -> Iterator[None]:
     application that saves ``gc.isenabled()`` and restores it around its own section keeps its state). Not for long
     blocks: what the process allocates in cycles meanwhile waits for the block's end.
     """
-    if not gc.isenabled():
+    if _paused.here or not gc.isenabled():
         yield
         return
     gc.disable()
+    _paused.here = True
     try:
         yield
     finally:
+        _paused.here = False
         gc.enable()
     collect_young_here()
+
+
+@contextlib.contextmanager
+def collections_resumed() -> Iterator[None]:
+    """Inside :func:`collections_deferred` on this thread, the collector on again while the block runs: for a wait
+    that may be long (a large trace rebuilt under a deadline). Elsewhere, nothing."""
+    if not _paused.here:
+        yield
+        return
+    gc.enable()
+    try:
+        yield
+    finally:
+        gc.disable()
+
+
+class _Paused(threading.local):
+    here = False
+    """This thread paused the collector (:func:`collections_deferred`)."""
+
+
+_paused = _Paused()
 
 
 _NEAR_SHARE: Final = 4

@@ -23,6 +23,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span
 from opentelemetry.trace import TraceFlags
 
 from otel_eval import semconv
+from otel_eval._runtime.collector import collections_resumed
 from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.enrichment import RootSpanEnricher
@@ -365,7 +366,8 @@ class SpanAssembler:
                 if len(spans) <= INLINE_REBUILD_SPANS:
                     requests = build()  # linear in a few spans: the deadline's hand-off would cost more
                 else:
-                    requests = self.rebuild.run(f"rebuilding a trace of {len(spans)} spans", build)
+                    with collections_resumed():  # a wait of up to the deadline: not with the collector paused
+                        requests = self.rebuild.run(f"rebuilding a trace of {len(spans)} spans", build)
             except RecordTimeoutError:  # a pathological trace: dropped, and the traces behind it go on at once
                 self._pipeline.invocations_dropped(semconv.DROP_REBUILD_TIMEOUT)
                 self._pipeline.spans_dropped(semconv.DROP_REBUILD_TIMEOUT, len(spans))

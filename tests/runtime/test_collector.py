@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from otel_eval._runtime.collector import collect_young_here, collections_deferred
+from otel_eval._runtime.collector import collect_young_here, collections_deferred, collections_resumed
 
 
 @pytest.fixture
@@ -102,4 +102,17 @@ def test_the_collector_is_on_again_after_a_block_that_raised(collections: list[t
     with pytest.raises(ValueError), collections_deferred():
         assert not gc.isenabled()
         raise ValueError("the step failed")
+    assert gc.isenabled()
+
+
+def test_a_long_wait_inside_the_block_runs_with_the_collector_on(collections: list[tuple[int, str]]) -> None:
+    with collections_resumed():
+        assert gc.isenabled()  # outside a block: nothing changes
+    with collections_deferred():
+        with collections_resumed():
+            assert gc.isenabled()
+        assert not gc.isenabled()
+        with collections_deferred():  # nested: the outer block keeps the pause
+            assert not gc.isenabled()
+        assert not gc.isenabled()
     assert gc.isenabled()
