@@ -24,7 +24,7 @@ seconds is forgotten.
 from __future__ import annotations
 
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -305,13 +305,17 @@ UNDER_ABANDONED: Final = -1
 """Returned by :meth:`OpenSpans.ended` for a span whose root was already handed on incomplete."""
 
 
+_NONE_ABANDONED: frozenset[int] = frozenset()
+"""A trace's abandoned roots while it has none (most traces never have one): no set made per trace."""
+
+
 @dataclass(slots=True)
 class _Trace:
     root_of: dict[int, int] = field(default_factory=dict)
     """Span id -> id of the local root it started under, for every span started while the trace is tracked."""
-    open: Counter[int] = field(default_factory=Counter)
+    open: dict[int, int] = field(default_factory=dict)
     """Local root id -> spans under it (itself included) that started and have not ended."""
-    abandoned: set[int] = field(default_factory=set)
+    abandoned: set[int] | frozenset[int] = _NONE_ABANDONED
     """Roots handed on while spans under them were still open."""
     last_seen: float = 0.0
 
@@ -346,7 +350,8 @@ class OpenSpans:
         # A parent that started before tracking began stands for its own root: if it is the root, that is exact.
         root = span_id if local_parent_id is None else trace.root_of.get(local_parent_id, local_parent_id)
         trace.root_of[span_id] = root
-        trace.open[root] += 1
+        open_spans = trace.open
+        open_spans[root] = open_spans.get(root, 0) + 1
         trace.last_seen = now
 
     def ended(self, trace_id: int, span_id: int, now: float) -> int | None:
@@ -365,7 +370,8 @@ class OpenSpans:
             trace.open[root] = remaining
         else:
             del trace.open[root]
-            trace.abandoned.discard(root)
+            if abandoned:
+                trace.abandoned.remove(root)  # type: ignore[union-attr]  # a set once a root was abandoned
             if not trace.open:
                 del self._traces[trace_id]  # nothing open: the trace's bookkeeping is done
         return UNDER_ABANDONED if abandoned else root
@@ -385,7 +391,9 @@ class OpenSpans:
         trace = self._traces.get(trace_id)
         if trace is None or root_id not in trace.open:
             return 0
-        trace.abandoned.add(root_id)
+        if not trace.abandoned:
+            trace.abandoned = set()
+        trace.abandoned.add(root_id)  # type: ignore[union-attr]
         trace.last_seen = now
         return trace.open[root_id]
 
