@@ -165,9 +165,11 @@ class SpanAssembler:
         """
         now = time.monotonic()
         counts = _StepCounts()
-        counts.spans[semconv.DROP_QUEUE_FULL] += dropped_at_intake
         shed_spans, shed_traces = shed
-        counts.spans[semconv.DROP_TRANSPORT_QUEUE_FULL] += shed_spans
+        if dropped_at_intake:  # no entry (and no call below) for a zero: most steps drop nothing
+            counts.spans[semconv.DROP_QUEUE_FULL] += dropped_at_intake
+        if shed_spans:
+            counts.spans[semconv.DROP_TRANSPORT_QUEUE_FULL] += shed_spans
         for trace_id in shed_traces:
             self._count(self.buffers.reject(trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL), counts, first_drop=0)
         for trace_id, reason in rejected:
