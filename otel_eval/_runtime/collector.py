@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import threading
 from collections.abc import Iterator
 from itertools import repeat
@@ -68,11 +69,14 @@ def collections_deferred() -> Iterator[None]:
     if _paused.here or not gc.isenabled():
         yield
         return
+    ident = threading.get_ident()
     gc.disable()
     _paused.here = True
+    _pausing.add(ident)  # a child forked meanwhile turns the collector on again (:func:`_after_fork_in_child`)
     try:
         yield
     finally:
+        _pausing.discard(ident)
         _paused.here = False
         gc.enable()
     collect_young_here()
@@ -98,6 +102,21 @@ class _Paused(threading.local):
 
 
 _paused = _Paused()
+_pausing: set[int] = set()
+"""Threads in :func:`collections_deferred` now (``set.add``/``discard`` are atomic)."""
+
+
+def _after_fork_in_child() -> None:
+    """A process forked while a thread of its parent had the collector paused: that thread does not exist here, so
+    nothing would turn it on again."""
+    if _pausing:
+        _pausing.clear()
+        _paused.here = False
+        gc.enable()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 _NEAR_SHARE: Final = 4

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import threading
 from collections.abc import Iterator
 
@@ -28,8 +29,7 @@ def collections() -> Iterator[list[tuple[int, str]]]:
         yield seen
     finally:
         gc.callbacks.remove(callback)
-        if not enabled:
-            gc.disable()
+        (gc.enable if enabled else gc.disable)()
 
 
 def _young_to(share: float) -> list[list[int]]:
@@ -115,4 +115,36 @@ def test_a_long_wait_inside_the_block_runs_with_the_collector_on(collections: li
         with collections_deferred():  # nested: the outer block keeps the pause
             assert not gc.isenabled()
         assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_child_forked_while_another_thread_pauses_the_collector_has_it_on(
+    collections: list[tuple[int, str]],
+) -> None:
+    inside, done = threading.Event(), threading.Event()
+
+    def evaluation() -> None:
+        with collections_deferred():
+            inside.set()
+            done.wait(10)
+
+    thread = threading.Thread(target=evaluation)
+    thread.start()
+    try:
+        assert inside.wait(10)
+        assert not gc.isenabled()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: report and leave at once
+            os.write(write, b"1" if gc.isenabled() else b"0")
+            os._exit(0)
+        os.close(write)
+        reported = os.read(read, 1)
+        os.close(read)
+        os.waitpid(pid, 0)
+    finally:
+        done.set()
+        thread.join(10)
+    assert reported == b"1"
     assert gc.isenabled()
