@@ -12,6 +12,7 @@ from types import TracebackType
 from opentelemetry import trace
 from opentelemetry.context import attach, detach
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer, TracerProvider
+from opentelemetry.util.types import AttributeValue
 
 from otel_eval import semconv
 from otel_eval.emit._context import invocation_context, invocation_span_context
@@ -74,6 +75,29 @@ class EvaluationSpanEmitter:
         """
         return _CurrentEvaluationSpan(self._tracer, metric_name, trace_id, span_id, links, judged)
 
+    def finished(self, record: EvaluationRecord, trace_id: str, span_id: str, start_time: int) -> None:
+        """The ``evaluate {metric}`` span of a metric scored on this thread since ``start_time`` (``time.time_ns()``)
+        without a judge and without its span as the current one, parented to ``trace_id``/``span_id``: started
+        and ended here with every attribute at once (one SDK call where :meth:`evaluation_span` and
+        :meth:`EvaluationSpan.finish` make three, and no context attached); the span exported is the one those
+        make, attributes in the same order."""
+        metric_name = record.metric_name
+        attributes = record_attributes(record)
+        # The start's attributes first, but those the result sets again last, where a set moves them in the SDK.
+        ordered = {key: value for key, value in _start_attributes(metric_name).items() if key not in attributes}
+        ordered.update(attributes)
+        span = self._tracer.start_span(
+            evaluation_span_name(metric_name),
+            context=invocation_context(trace_id, span_id),
+            kind=SpanKind.INTERNAL,
+            links=[],
+            attributes=ordered,
+            start_time=start_time,
+        )
+        if record.error_type:
+            span.set_status(Status(StatusCode.ERROR, record.explanation or record.error_type))
+        span.end()
+
     def emit(self, record: EvaluationRecord) -> None:
         """A finished evaluation span for a result computed elsewhere (e.g. read from the results topic)."""
         with self.evaluation_span(record.metric_name, record.trace_id, record.span_id) as span:
@@ -105,12 +129,7 @@ class _CurrentEvaluationSpan:
             context=invocation_context(self._trace_id, self._span_id),
             kind=SpanKind.INTERNAL,
             links=[Link(c) for t, s in self._links if (c := invocation_span_context(t, s)) is not None],
-            attributes={
-                semconv.GEN_AI_OPERATION_NAME: semconv.GEN_AI_OPERATION_EVALUATION,
-                semconv.GEN_AI_EVALUATION_NAME: metric_name,
-                semconv.OPENINFERENCE_SPAN_KIND: semconv.OPENINFERENCE_SPAN_KIND_EVALUATOR,
-                semconv.MLFLOW_SPAN_TYPE: semconv.MLFLOW_SPAN_TYPE_EVALUATOR,
-            },
+            attributes=_start_attributes(metric_name),
         )
         self._span = span
         self._token = attach(trace.set_span_in_context(span))
@@ -133,3 +152,13 @@ class _CurrentEvaluationSpan:
                 span.record_exception(error)
                 span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
             span.end()
+
+
+def _start_attributes(metric_name: str) -> dict[str, AttributeValue]:
+    """What an evaluation span carries from its start: the operation, the metric and the evaluator kind."""
+    return {
+        semconv.GEN_AI_OPERATION_NAME: semconv.GEN_AI_OPERATION_EVALUATION,
+        semconv.GEN_AI_EVALUATION_NAME: metric_name,
+        semconv.OPENINFERENCE_SPAN_KIND: semconv.OPENINFERENCE_SPAN_KIND_EVALUATOR,
+        semconv.MLFLOW_SPAN_TYPE: semconv.MLFLOW_SPAN_TYPE_EVALUATOR,
+    }

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from functools import partial
+from time import time_ns
 from types import TracebackType
 from typing import Any, Literal
 
@@ -34,7 +35,7 @@ from otel_eval import semconv
 from otel_eval.conversations import Conversation, with_case_rubrics
 from otel_eval.emit import Emitters
 from otel_eval.emit.pipeline import PipelineMetrics
-from otel_eval.emit.spans import EvaluationSpan
+from otel_eval.emit.spans import EvaluationSpan, EvaluationSpanEmitter
 from otel_eval.evaluation.criteria import criteria_from, registry_with_custom_metrics, select_criteria
 from otel_eval.evaluation.pairing import Pairing, pair_invocations
 from otel_eval.evaluation.plan import MetricPlan, PlannedMetric, build_plan
@@ -207,10 +208,14 @@ class EvaluationCore:
             if not all(runs_inline(metric) for metric in job.metrics):
                 return Started([], partial(self._evaluate_guarded, job, request), holds_session=holds)
             records = []
+            spans = self.emitters.spans
             for metric in job.metrics:
-                with self._metric_span(metric, job) as span:
-                    result = score_metric_inline(metric, job.conversation, job.actual)
-                    recorded = self._recorded(metric, job, span, result)
+                # Inline: no judge, nothing the metric's run needs its span for; the span is made once it is scored.
+                started_at = time_ns() if spans is not None else 0
+                result = score_metric_inline(metric, job.conversation, job.actual)
+                recorded = job.context.records(metric, result)
+                if spans is not None:
+                    self._finished_span(spans, job, recorded, started_at)
                 self._emit(job, recorded)
                 records += recorded
             return Started(self._delivered(job, records), holds_session=holds)
@@ -315,6 +320,15 @@ class EvaluationCore:
         if span is not None:
             _finish(span, job.context.span_record(records))
         return records
+
+    @staticmethod
+    def _finished_span(spans: EvaluationSpanEmitter, job: _Job, records: list[EvaluationRecord], start: int) -> None:
+        """The evaluation span of a metric scored inline (the first invocation's record, as :meth:`_recorded`)."""
+        parent = job.context.span_parent()[0]
+        try:
+            spans.finished(job.context.span_record(records), parent.trace_id, parent.span_id, start)
+        except Exception:  # a span attribute problem must not lose the result
+            logger.exception("cannot set the evaluation span's attributes")
 
     def _other_spans(self, job: _Job, records: list[EvaluationRecord]) -> None:
         """A span for each record but the first (a request's other invocations); a session window has its one."""

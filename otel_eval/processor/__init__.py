@@ -52,6 +52,8 @@ limit                   what happens                              counted as
 ``max_spans_per_trace`` the whole trace is discarded              ``{max_spans_per_trace}``
 ``max_buffer_bytes``    the trace of the span that would pass     ``{max_buffer_bytes}``
                         the (approximate) total is discarded
+                        (counted over the spans still buffered
+                        at the end of a step)
 ``max_queue_size``      requests beyond it are dropped; while     ``invocations.dropped{transport_queue_full}``
                         full, spans are shed in ``on_end``        ``spans.dropped{transport_queue_full}``
 ``sessions``            a turn of a new session past              ``invocations.dropped``

@@ -23,6 +23,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span
 from opentelemetry.trace import TraceFlags
 
 from otel_eval import semconv
+from otel_eval._runtime.collector import collections_resumed
 from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.enrichment import RootSpanEnricher
@@ -164,9 +165,11 @@ class SpanAssembler:
         """
         now = time.monotonic()
         counts = _StepCounts()
-        counts.spans[semconv.DROP_QUEUE_FULL] += dropped_at_intake
         shed_spans, shed_traces = shed
-        counts.spans[semconv.DROP_TRANSPORT_QUEUE_FULL] += shed_spans
+        if dropped_at_intake:  # no entry (and no call below) for a zero: most steps drop nothing
+            counts.spans[semconv.DROP_QUEUE_FULL] += dropped_at_intake
+        if shed_spans:
+            counts.spans[semconv.DROP_TRANSPORT_QUEUE_FULL] += shed_spans
         for trace_id in shed_traces:
             self._count(self.buffers.reject(trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL), counts, first_drop=0)
         for trace_id, reason in rejected:
@@ -198,6 +201,8 @@ class SpanAssembler:
                     continue  # left out by its trace id, root not ended: undecided, not a loss
                 counts.spans[semconv.DROP_SHUTDOWN] += len(trace_spans)
                 counts.invocations[semconv.DROP_SHUTDOWN] += 1
+        for rejection in self.buffers.settle():  # the byte limit, over what stays buffered after this step
+            self._count(rejection, counts, first_drop=1)
         for reason, count in counts.spans.items():
             self._pipeline.spans_dropped(reason, count)
         for reason, count in counts.invocations.items():
@@ -363,7 +368,8 @@ class SpanAssembler:
                 if len(spans) <= INLINE_REBUILD_SPANS:
                     requests = build()  # linear in a few spans: the deadline's hand-off would cost more
                 else:
-                    requests = self.rebuild.run(f"rebuilding a trace of {len(spans)} spans", build)
+                    with collections_resumed():  # a wait of up to the deadline: not with the collector paused
+                        requests = self.rebuild.run(f"rebuilding a trace of {len(spans)} spans", build)
             except RecordTimeoutError:  # a pathological trace: dropped, and the traces behind it go on at once
                 self._pipeline.invocations_dropped(semconv.DROP_REBUILD_TIMEOUT)
                 self._pipeline.spans_dropped(semconv.DROP_REBUILD_TIMEOUT, len(spans))

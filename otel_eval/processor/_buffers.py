@@ -3,7 +3,9 @@ spans still open under each local root (exact completion).
 
 Buffers. Three limits bound memory: open traces, spans per trace and (approximate) bytes over all traces. A trace
 that hits a limit is *discarded whole* (a partial trace would rebuild into a wrong invocation, e.g. a missing tool
-call), and its later spans are dropped with the same reason until it completes or goes idle.
+call), and its later spans are dropped with the same reason until it completes or goes idle. The bytes are those of
+the spans buffered *between* steps (:meth:`TraceBuffers.settle`, at the end of each): a span whose subtree is handed
+on in the step it arrived in is never sized (the intake's queue, bounded in spans, held it until then anyway).
 
 Completion (:class:`OpenSpans`): the processor sees every span start (``on_start``) and end (``on_end``), so it needs no timer to decide that an
 invocation is over. The rule:
@@ -22,7 +24,7 @@ seconds is forgotten.
 from __future__ import annotations
 
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -90,6 +92,8 @@ class _TraceBuffer:
     spans: list[ReadableSpan] = field(default_factory=list)
     size: int = 0
     last_seen: float = 0.0
+    unsized: int = 0
+    """The last spans of ``spans`` not sized yet (:meth:`TraceBuffers.settle`)."""
     root: int | None = None
     """The local root every span buffered started under (:meth:`OpenSpans.ended`), None before the first,
     :data:`_MIXED` when they differ or one was not tracked: taking that root's subtree then takes the whole buffer."""
@@ -110,7 +114,8 @@ class TraceBuffers:
     Args:
         max_open_traces: Traces buffered at once; a span of a new trace beyond this is dropped.
         max_spans_per_trace: Spans of one trace; the trace is discarded when one more arrives.
-        max_bytes: Approximate bytes over all traces; the trace whose span would pass it is discarded.
+        max_bytes: Approximate bytes over all traces, checked by :meth:`settle`: the trace whose span would pass it is
+            discarded.
     """
 
     def __init__(self, *, max_open_traces: int, max_spans_per_trace: int, max_bytes: int) -> None:
@@ -119,7 +124,9 @@ class TraceBuffers:
         self._max_bytes = max_bytes
         self._traces: dict[int, _TraceBuffer] = {}
         self._rejected: OrderedDict[int, str] = OrderedDict()
+        self._unsized: dict[int, None] = {}  # traces with spans added since the last settle, in arrival order
         self.total_bytes = 0
+        """The approximate bytes of the spans buffered, as of the last :meth:`settle`."""
         self.total_spans = 0
 
     @property
@@ -132,7 +139,8 @@ class TraceBuffers:
         return list(self._traces)
 
     def add(self, span: ReadableSpan, trace_id: int, now: float, under: int | None = None) -> Rejection | str | None:
-        """Buffers ``span``; ``under``: the local root it started under, when tracked (:meth:`OpenSpans.ended`).
+        """Buffers ``span``; ``under``: the local root it started under, when tracked (:meth:`OpenSpans.ended`). Its
+        bytes are counted (and the byte limit checked) by the next :meth:`settle`, if it is still buffered then.
 
         Returns:
             None when buffered; the drop reason (str) when only this span was dropped (its trace was discarded
@@ -146,19 +154,39 @@ class TraceBuffers:
             if len(self._traces) >= self._max_open_traces:
                 return self._reject(trace_id, semconv.DROP_MAX_OPEN_TRACES)
             buffer = self._traces[trace_id] = _TraceBuffer()
-        size = approximate_size(span)
         if len(buffer.spans) >= self._max_spans_per_trace:
             return self._reject(trace_id, semconv.DROP_MAX_SPANS_PER_TRACE)
-        if self.total_bytes + size > self._max_bytes:
-            return self._reject(trace_id, semconv.DROP_MAX_BUFFER_BYTES)
         if buffer.root != under:
             buffer.root = under if under is not None and not buffer.spans else _MIXED
         buffer.spans.append(span)
-        buffer.size += size
+        buffer.unsized += 1
         buffer.last_seen = now
-        self.total_bytes += size
+        self._unsized[trace_id] = None
         self.total_spans += 1
         return None
+
+    def settle(self) -> list[Rejection]:
+        """Counts the bytes of the spans added since the last call that are still buffered, in arrival order by trace;
+        the trace whose span would pass the byte limit is discarded whole. Returns those discarded traces, each
+        :class:`Rejection` with every span it discarded (as :meth:`add`'s counts the span that passed a limit too)."""
+        rejections = []
+        traces, max_bytes = self._traces, self._max_bytes
+        for trace_id in self._unsized:
+            buffer = traces.get(trace_id)
+            if buffer is None or not buffer.unsized:
+                continue  # handed on (or discarded) since
+            spans = buffer.spans
+            for span in spans[len(spans) - buffer.unsized :]:
+                size = approximate_size(span)
+                if self.total_bytes + size > max_bytes:
+                    rejection = self._reject(trace_id, semconv.DROP_MAX_BUFFER_BYTES)  # counts one unbuffered span
+                    rejections.append(Rejection(trace_id, rejection.reason, rejection.spans - 1))
+                    break
+                buffer.size += size
+                buffer.unsized -= 1
+                self.total_bytes += size
+        self._unsized.clear()
+        return rejections
 
     def _reject(self, trace_id: int, reason: str) -> Rejection:
         buffer = self._traces.pop(trace_id, None)
@@ -219,9 +247,11 @@ class TraceBuffers:
             del self._traces[trace_id]
             self._release(buffer)
             return buffer.spans
+        sized = len(buffer.spans) - buffer.unsized  # the spans before this index were counted by ``settle``
         subtree = [span for index, span in enumerate(buffer.spans) if index in taken]
         kept = [span for index, span in enumerate(buffer.spans) if index not in taken]
-        removed = sum(approximate_size(span) for span in subtree)
+        removed = sum(approximate_size(buffer.spans[index]) for index in taken if index < sized)
+        buffer.unsized = sum(1 for index in range(sized, len(buffer.spans)) if index not in taken)
         buffer.spans = kept
         buffer.root = _MIXED
         buffer.size -= removed
@@ -275,13 +305,17 @@ UNDER_ABANDONED: Final = -1
 """Returned by :meth:`OpenSpans.ended` for a span whose root was already handed on incomplete."""
 
 
+_NONE_ABANDONED: frozenset[int] = frozenset()
+"""A trace's abandoned roots while it has none (most traces never have one): no set made per trace."""
+
+
 @dataclass(slots=True)
 class _Trace:
     root_of: dict[int, int] = field(default_factory=dict)
     """Span id -> id of the local root it started under, for every span started while the trace is tracked."""
-    open: Counter[int] = field(default_factory=Counter)
+    open: dict[int, int] = field(default_factory=dict)
     """Local root id -> spans under it (itself included) that started and have not ended."""
-    abandoned: set[int] = field(default_factory=set)
+    abandoned: set[int] | frozenset[int] = _NONE_ABANDONED
     """Roots handed on while spans under them were still open."""
     last_seen: float = 0.0
 
@@ -316,7 +350,8 @@ class OpenSpans:
         # A parent that started before tracking began stands for its own root: if it is the root, that is exact.
         root = span_id if local_parent_id is None else trace.root_of.get(local_parent_id, local_parent_id)
         trace.root_of[span_id] = root
-        trace.open[root] += 1
+        open_spans = trace.open
+        open_spans[root] = open_spans.get(root, 0) + 1
         trace.last_seen = now
 
     def ended(self, trace_id: int, span_id: int, now: float) -> int | None:
@@ -335,7 +370,8 @@ class OpenSpans:
             trace.open[root] = remaining
         else:
             del trace.open[root]
-            trace.abandoned.discard(root)
+            if abandoned:
+                trace.abandoned.remove(root)  # type: ignore[union-attr]  # a set once a root was abandoned
             if not trace.open:
                 del self._traces[trace_id]  # nothing open: the trace's bookkeeping is done
         return UNDER_ABANDONED if abandoned else root
@@ -355,7 +391,9 @@ class OpenSpans:
         trace = self._traces.get(trace_id)
         if trace is None or root_id not in trace.open:
             return 0
-        trace.abandoned.add(root_id)
+        if not trace.abandoned:
+            trace.abandoned = set()
+        trace.abandoned.add(root_id)  # type: ignore[union-attr]
         trace.last_seen = now
         return trace.open[root_id]
 

@@ -198,17 +198,17 @@ class LogJoin:
         """Removes and returns the records of ``spans`` (a subtree being handed on); later records of these spans
         are counted as late."""
         handed_on = self._handed_on
-        contexts = [context for span in spans if (context := span.context) is not None]
-        for context in contexts:
-            handed_on[(context.trace_id, context.span_id)] = None
+        # A SpanContext is a tuple: (trace id, span id, ...), read at once.
+        keys: list[tuple[int, int]] = [context[:2] for span in spans if (context := span.context) is not None]
+        handed_on.update(dict.fromkeys(keys))
         while len(handed_on) > _HANDED_ON_REMEMBERED:
             handed_on.popitem(last=False)
         taken: list[SpanLogRecord] = []
         if not self._traces:  # no record kept (the usual case without EVENT_ONLY content): nothing to look up
             return taken
         by_trace: dict[int, set[str]] = {}
-        for context in contexts:
-            by_trace.setdefault(context.trace_id, set()).add(format(context.span_id, "016x"))
+        for trace_id, span_id in keys:
+            by_trace.setdefault(trace_id, set()).add(format(span_id, "016x"))
         for trace_id, span_ids in by_trace.items():
             trace = self._traces.get(trace_id)
             if trace is None:

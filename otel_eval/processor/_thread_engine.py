@@ -21,6 +21,7 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span
 
 from otel_eval import environment_variables as env
+from otel_eval._runtime.collector import collections_deferred
 from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.enrichment import RootSpanEnricher
@@ -259,7 +260,10 @@ class InThreadEngine:
                 continue  # a poll that found nothing: the step (~12 us of bookkeeping) waits for its period
             due = now + self._tick
             try:
-                if self._step(final=stopping):
+                # The collections due while the step runs, the agent's included, run on this thread after it.
+                with collections_deferred():
+                    took = self._step(final=stopping)
+                if took:
                     schedule.busy()
             except Exception:  # the thread boundary: log and carry on
                 logger.exception("EvaluationSpanProcessor background step failed")

@@ -4,6 +4,7 @@ the invocation span (and parent of spans made while the metric runs), the score 
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from opentelemetry import trace
@@ -224,3 +225,38 @@ def test_a_failing_emitter_or_sink_does_not_stop_the_others(telemetry: Telemetry
     emitters.deliver([_record()])
     assert len(telemetry.result_events()) == 1
     assert len(delivered) == 1
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{}, {"eval_status": EvalStatus.NOT_EVALUATED, "label": "not_evaluated", "score": None, "error_type": "timeout"}],
+)
+def test_an_inline_metric_s_finished_span_is_the_span_of_a_run_inside_it(
+    telemetry: Telemetry, changes: dict[str, object]
+) -> None:
+    """``EvaluationSpanEmitter.finished`` (the span made once an inline metric is scored) exports what
+    ``evaluation_span`` + ``finish`` around the run exports: name, kind, parent, links, status, attributes in order."""
+    record = _record(**changes)
+    emitter = EvaluationSpanEmitter(telemetry.tracer_provider)
+    with emitter.evaluation_span(record.metric_name, TRACE_ID, SPAN_ID, judged=False) as span:
+        span.finish(record)
+    emitter.finished(record, TRACE_ID, SPAN_ID, time.time_ns())
+    telemetry.tracer_provider.force_flush()
+    around, finished = telemetry.evaluation_spans()
+    for made in (around, finished):
+        assert made.context is not None and made.parent is not None
+    assert list(finished.attributes.items()) == list(around.attributes.items())  # type: ignore[union-attr]
+    assert (finished.name, finished.kind, finished.parent, list(finished.links)) == (
+        around.name,
+        around.kind,
+        around.parent,
+        list(around.links),
+    )
+    assert (finished.status.status_code, finished.status.description) == (
+        around.status.status_code,
+        around.status.description,
+    )
+    assert finished.instrumentation_scope == around.instrumentation_scope
+    assert finished.context is not None and finished.context.trace_id == int(TRACE_ID, 16)
+    assert around.start_time is not None and finished.start_time is not None and finished.end_time is not None
+    assert finished.start_time <= finished.end_time

@@ -85,3 +85,43 @@ def test_a_subtree_is_taken_alone_when_two_local_roots_share_a_trace() -> None:
     assert buffers.add(spans[3], 0x1234, 0.0, open_spans.ended(0x1234, b.span_id, 0.0)) is None
     assert [s.name for s in buffers.take_subtree(0x1234, b.span_id)] == ["b.child", "b"]
     assert (buffers.open_traces, buffers.total_spans, buffers.total_bytes) == (0, 0, 0)
+
+
+def test_the_byte_limit_counts_only_what_stays_buffered_after_a_step() -> None:
+    exporter, provider = _spans()
+    tracer = provider.get_tracer("t")
+    remote = SpanContext(0x1234, 0x99, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    parent = trace.set_span_in_context(NonRecordingSpan(remote))
+    for name in ("a", "b"):
+        with tracer.start_as_current_span(name, context=parent), tracer.start_as_current_span(f"{name}.child") as s:
+            s.set_attribute("payload", "x" * 1000)
+    spans: list[ReadableSpan] = list(exporter.get_finished_spans())  # a.child, a, b.child, b
+    sizes = [approximate_size(span) for span in spans]
+    a, b = spans[1].context, spans[3].context
+    assert a is not None and b is not None
+    # Under a limit smaller than one subtree: a subtree handed on in the step it arrived in is never counted.
+    buffers = TraceBuffers(max_open_traces=10, max_spans_per_trace=10, max_bytes=sizes[0] + sizes[1] - 1)
+    for span in spans[:2]:
+        assert buffers.add(span, 0x1234, 0.0) is None
+    assert [s.name for s in buffers.take_subtree(0x1234, a.span_id)] == ["a.child", "a"]
+    assert buffers.settle() == []
+    assert (buffers.open_traces, buffers.total_spans, buffers.total_bytes) == (0, 0, 0)
+    # What stays buffered is counted at the step's end; taking part of it releases exactly what was counted.
+    buffers = TraceBuffers(max_open_traces=10, max_spans_per_trace=10, max_bytes=1 << 20)
+    for span in spans[:3]:
+        assert buffers.add(span, 0x1234, 0.0) is None
+    assert buffers.settle() == []
+    assert buffers.total_bytes == sum(sizes[:3])
+    assert buffers.add(spans[3], 0x1234, 0.0) is None
+    assert [s.name for s in buffers.take_subtree(0x1234, a.span_id)] == ["a.child", "a"]
+    assert buffers.total_bytes == sizes[2]
+    assert buffers.settle() == []
+    assert buffers.total_bytes == sizes[2] + sizes[3]
+    # The span that would pass the limit discards its trace whole at the step's end, counted as add would count it.
+    buffers = TraceBuffers(max_open_traces=10, max_spans_per_trace=10, max_bytes=sizes[0] + sizes[1] - 1)
+    for span in spans[:2]:
+        assert buffers.add(span, 0x1234, 0.0) is None
+    [rejection] = buffers.settle()
+    assert (rejection.trace_id, rejection.reason, rejection.spans) == (0x1234, "max_buffer_bytes", 2)  # both spans
+    assert (buffers.open_traces, buffers.total_spans, buffers.total_bytes) == (0, 0, 0)
+    assert buffers.add(spans[2], 0x1234, 0.0) == "max_buffer_bytes"

@@ -35,6 +35,7 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span
 
 from otel_eval import semconv
+from otel_eval._runtime.collector import collections_deferred
 from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit import RecordSink
@@ -221,9 +222,13 @@ class EvaluationProcess:
                 flushes, self._flushes = self._flushes, []
             closing = self._closing
             try:
-                if self._answers:
-                    self._receive()
-                self._send_pending(wait=bool(flushes) or closing)
+                waits = bool(flushes) or closing
+                # The collections due while a batch is encoded, the agent's included, run on this thread after it;
+                # not around a write that may wait for the child.
+                with contextlib.nullcontext() if waits else collections_deferred():
+                    if self._answers:
+                        self._receive()
+                    self._send_pending(wait=waits)
                 for flush in flushes:
                     flush.result = self._flush_child(flush.deadline)
                 if self._enricher is not None:
