@@ -30,6 +30,8 @@ from functools import partial
 from types import TracebackType
 from typing import Any, Literal
 
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, get_value
+
 from otel_eval import semconv
 from otel_eval.conversations import Conversation, with_case_rubrics
 from otel_eval.emit import Emitters
@@ -207,10 +209,18 @@ class EvaluationCore:
             if not all(runs_inline(metric) for metric in job.metrics):
                 return Started([], partial(self._evaluate_guarded, job, request), holds_session=holds)
             records = []
+            # Asked once per request, not per metric: the metrics apply (the plan's applicable ones) and, when the
+            # caller suppresses instrumentation already (the Kafka worker, for its batch), that is not asked again.
+            checked = bool(get_value(_SUPPRESS_INSTRUMENTATION_KEY))
+            no_spans = self.emitters.spans is None
             for metric in job.metrics:
-                with self._metric_span(metric, job) as span:
-                    result = score_metric_inline(metric, job.conversation, job.actual)
-                    recorded = self._recorded(metric, job, span, result)
+                if no_spans:
+                    result = score_metric_inline(metric, job.conversation, job.actual, checked=checked)
+                    recorded = job.context.records(metric, result)
+                else:
+                    with self._metric_span(metric, job) as span:
+                        result = score_metric_inline(metric, job.conversation, job.actual, checked=checked)
+                        recorded = self._recorded(metric, job, span, result)
                 self._emit(job, recorded)
                 records += recorded
             return Started(self._delivered(job, records), holds_session=holds)
