@@ -31,6 +31,8 @@ from time import time_ns
 from types import TracebackType
 from typing import Any, Literal
 
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, get_value
+
 from otel_eval import semconv
 from otel_eval.conversations import Conversation, with_case_rubrics
 from otel_eval.emit import Emitters
@@ -208,11 +210,14 @@ class EvaluationCore:
             if not all(runs_inline(metric) for metric in job.metrics):
                 return Started([], partial(self._evaluate_guarded, job, request), holds_session=holds)
             records = []
+            # Asked once per request, not per metric: the metrics apply (the plan's applicable ones) and, when the
+            # caller suppresses instrumentation already (the Kafka worker, for its batch), that is not asked again.
+            checked = bool(get_value(_SUPPRESS_INSTRUMENTATION_KEY))
             spans = self.emitters.spans
             for metric in job.metrics:
                 # Inline: no judge, nothing the metric's run needs its span for; the span is made once it is scored.
                 started_at = time_ns() if spans is not None else 0
-                result = score_metric_inline(metric, job.conversation, job.actual)
+                result = score_metric_inline(metric, job.conversation, job.actual, checked=checked)
                 recorded = job.context.records(metric, result)
                 if spans is not None:
                     self._finished_span(spans, job, recorded, started_at)

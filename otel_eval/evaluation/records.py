@@ -5,7 +5,10 @@ invocation and metric, with its deterministic result id, the evaluator's provena
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
+from hashlib import sha256
+from typing import Any
 
 from otel_eval._runtime.identity_cache import IdentityCache
 from otel_eval.emit.attributes import score_label, score_verdict
@@ -14,7 +17,13 @@ from otel_eval.evaluation.sessions import SessionWindow
 from otel_eval.metrics import Evaluator
 from otel_eval.metrics.provenance import EvaluatorProvenance
 from otel_eval.model import EvalStatus, EvaluationResult, PerInvocationResult, TracedInvocation
-from otel_eval.model.messages import EvaluationRecord, result_id, session_result_id
+from otel_eval.model.messages import (
+    RESULT_SCHEMA_VERSION,
+    EvaluationRecord,
+    record_of_values,
+    result_id,
+    session_result_id,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +38,7 @@ class RecordContext:
     eval_id: str | None
     eval_set_id: str | None
     window: SessionWindow | None = None
+    _by_invocation: list[tuple[bytes, dict[str, Any]]] | None = field(default=None, init=False, repr=False)
 
     def span_parent(self) -> tuple[TracedInvocation, list[tuple[str, str]]]:
         """Where the evaluation span goes (a request's first invocation; a window's last turn) and what it links to
@@ -46,6 +56,8 @@ class RecordContext:
         fields = _metric_fields(metric)
         per = result.per_invocation_results
         window = self.window
+        templates = fields.templates if window is None else None
+        shared = self._shared() if templates is not None else []
         records = []
         for index, traced in enumerate(self.invocations):
             entry = per[index] if index < len(per) else None
@@ -60,6 +72,28 @@ class RecordContext:
             error_type = entry.error_type or (result.error_type if status is EvalStatus.NOT_EVALUATED else None)
             if status is EvalStatus.NOT_EVALUATED and error_type is None:
                 error_type = "not_evaluated"
+            if explanation is not None and len(explanation) > _MAX_EXPLANATION_CHARS:
+                explanation = _truncate(explanation)
+            score = entry.score
+            template = templates.get(status) if templates is not None else None
+            if (
+                template is not None
+                and (score is None or type(score) is float)
+                and (explanation is None or type(explanation) is str)
+                and (error_type is None or type(error_type) is str)
+            ):
+                # The values are of their declared types: the record is made from the metric's template and the
+                # invocation's fields, as EvaluationRecord.of_trusted would make it, without a call per field.
+                prefix, values = shared[index]
+                record = template.copy()
+                record.update(values)
+                record["result_id"] = sha256(prefix + fields.id_suffix).hexdigest()[:32]
+                record["score"] = score
+                record["explanation"] = explanation
+                record["error_type"] = error_type
+                record["evaluated_at"] = time.time()
+                records.append(record_of_values(record))
+                continue
             if window is None:
                 rid = result_id(traced.trace_id, traced.span_id, metric.name, fields.evaluator_version)
             else:
@@ -80,12 +114,12 @@ class RecordContext:
                     evaluator_type=fields.evaluator_type,
                     evaluator_version=fields.evaluator_version,
                     judge_model=fields.judge_model,
-                    score=entry.score,
+                    score=score,
                     eval_status=status,
                     label=score_label(status),
                     verdict=score_verdict(status, fields.verdicts),
                     threshold=fields.threshold,
-                    explanation=_truncate(explanation),
+                    explanation=explanation,
                     error_type=error_type,
                     agent_name=traced.agent_name,
                     session_id=traced.session_id,
@@ -99,6 +133,30 @@ class RecordContext:
             )
         return records
 
+    def _shared(self) -> list[tuple[bytes, dict[str, Any]]]:
+        """Per invocation (of a request, not a window), what every metric's record of it shares: the start of its
+        result id's key and its record fields (from validated models); worked out at the first metric."""
+        shared = self._by_invocation
+        if shared is None:
+            eval_id, eval_set_id = self.eval_id, self.eval_set_id
+            shared = self._by_invocation = [
+                (
+                    f"{traced.trace_id}\x00{traced.span_id}\x00".encode(),
+                    {
+                        "trace_id": traced.trace_id,
+                        "span_id": traced.span_id,
+                        "invocation_id": traced.invocation.invocation_id or "",
+                        "agent_name": traced.agent_name,
+                        "session_id": traced.session_id,
+                        "eval_id": eval_id,
+                        "eval_set_id": eval_set_id,
+                        "invocation_end_time_ns": traced.end_time_ns,
+                    },
+                )
+                for traced in self.invocations
+            ]
+        return shared
+
 
 @dataclass(frozen=True, slots=True)
 class _MetricFields:
@@ -111,8 +169,22 @@ class _MetricFields:
     judge_model: str | None
     threshold: float | None
     verdicts: tuple[str, str] | None
+    id_suffix: bytes
+    """The end of the key a record's result id digests (:func:`~otel_eval.model.messages.result_id`)."""
+    templates: dict[EvalStatus, dict[str, Any]] | None
+    """Per status, a record's fields (every one, in field order) with this metric's values: the rest are the
+    invocation's and the result's. None when a value of the metric's is not of its declared type (validated)."""
 
 
+_EMPTY_RECORD: dict[str, Any] = {
+    **dict.fromkeys(EvaluationRecord.model_fields),
+    "schema_version": RESULT_SCHEMA_VERSION,
+    "session_window": None,
+    "session_first_turn": None,
+    "session_last_turn": None,
+}
+"""A record's fields in field order (the order validation stores them in), those of a request's record that no
+metric, invocation or result sets at their values."""
 _METRIC_FIELDS: IdentityCache[_MetricFields] = IdentityCache(1024)
 """By planned metric."""
 
@@ -127,14 +199,50 @@ def _metric_fields(metric: PlannedMetric) -> _MetricFields:
     evaluator = metric.evaluator
     info = evaluator.info if evaluator is not None else None
     provenance = _provenance(evaluator)
+    version = info.version if info is not None else "1"
+    evaluator_id = provenance.id if provenance is not None else None
+    evaluator_type = provenance.type if provenance is not None else None
+    evaluator_version = provenance.version if provenance is not None else None
+    judge_model = provenance.judge_model if provenance is not None else None
+    threshold = evaluator.threshold if evaluator is not None else None
+    verdicts = info.verdicts if info is not None else None
+    common: dict[str, Any] = {
+        "metric_name": metric.name,
+        "metric_version": version,
+        "evaluator_id": evaluator_id,
+        "evaluator_type": evaluator_type,
+        "evaluator_version": evaluator_version,
+        "judge_model": judge_model,
+        "threshold": threshold,
+    }
+    # The types of_trusted checks (the version, the threshold), and the provenance's (from the metric's code).
+    trusted = (
+        type(version) is str
+        and (threshold is None or type(threshold) is float)
+        and all(value is None or type(value) is str for name, value in common.items() if name != "threshold")
+    )
+    templates = None
+    if trusted:
+        templates = {
+            status: {
+                **_EMPTY_RECORD,
+                **common,
+                "eval_status": status,
+                "label": score_label(status),
+                "verdict": score_verdict(status, verdicts),
+            }
+            for status in EvalStatus
+        }
     fields = _MetricFields(
-        version=info.version if info is not None else "1",
-        evaluator_id=provenance.id if provenance is not None else None,
-        evaluator_type=provenance.type if provenance is not None else None,
-        evaluator_version=provenance.version if provenance is not None else None,
-        judge_model=provenance.judge_model if provenance is not None else None,
-        threshold=evaluator.threshold if evaluator is not None else None,
-        verdicts=info.verdicts if info is not None else None,
+        version=version,
+        evaluator_id=evaluator_id,
+        evaluator_type=evaluator_type,
+        evaluator_version=evaluator_version,
+        judge_model=judge_model,
+        threshold=threshold,
+        verdicts=verdicts,
+        id_suffix=f"{metric.name}\x00{evaluator_version or ''}".encode(),
+        templates=templates,
     )
     if provenance is not None or evaluator is None:
         _METRIC_FIELDS.put(metric, fields)

@@ -121,15 +121,19 @@ def runs_inline(metric: PlannedMetric) -> bool:
 
 
 def score_metric_inline(
-    metric: PlannedMetric, conversation: Conversation, actual: Sequence[TracedInvocation]
+    metric: PlannedMetric, conversation: Conversation, actual: Sequence[TracedInvocation], *, checked: bool = False
 ) -> EvaluationResult:
     """:func:`score_metric` for a metric that :func:`runs_inline`, on the caller's thread without an event loop
     (its coroutine never waits, so one step runs it to the end). Never raises; a coroutine that does wait breaks
-    the ``runs_inline`` promise: it is closed and the metric NOT_EVALUATED."""
+    the ``runs_inline`` promise: it is closed and the metric NOT_EVALUATED.
+
+    ``checked``: the caller knows that the metric applies to ``conversation`` (it is among the plan's
+    :meth:`~otel_eval.evaluation.plan.MetricPlan.applicable` ones) and that instrumentation is suppressed already;
+    neither is asked again."""
     evaluator = metric.evaluator
-    if evaluator is None or lacks_reference(metric, conversation):
+    if evaluator is None or (not checked and lacks_reference(metric, conversation)):
         return _cannot_run(metric, conversation, actual)
-    token = _suppress_instrumentation()
+    token = None if checked else _suppress_instrumentation()
     try:
         run = evaluator.evaluate(actual, conversation.expected, conversation_scenario=conversation.scenario)
         try:

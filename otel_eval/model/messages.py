@@ -151,11 +151,7 @@ class EvaluationRecord(BaseModel):
         ):
             arguments = locals()
             return cls(**{name: arguments[name] for name in _TRUSTED_FIELDS})
-        record = cls.__new__(cls)
-        # What validation stores, in field order (the order model_dump and the JSON follow).
-        _set_attribute(
-            record,
-            "__dict__",
+        return record_of_values(
             {
                 "schema_version": RESULT_SCHEMA_VERSION,
                 "result_id": result_id,
@@ -185,14 +181,24 @@ class EvaluationRecord(BaseModel):
                 "session_last_turn": session_last_turn,
                 "evaluated_at": time.time(),
             },
+            cls,
         )
-        _set_attribute(record, "__pydantic_fields_set__", set(_TRUSTED_FIELDS))
-        _set_attribute(record, "__pydantic_extra__", None)
-        _set_attribute(record, "__pydantic_private__", None)
-        return record
+
+
+def record_of_values(values: dict[str, Any], cls: type[EvaluationRecord] = EvaluationRecord) -> EvaluationRecord:
+    """The record whose fields are ``values``, not validated: every field, in field order (the order ``model_dump``
+    and the JSON follow), each of its declared type, as validation stores them (what
+    :meth:`EvaluationRecord.of_trusted` checks); ``values`` becomes the record's own ``__dict__``."""
+    record = _new_record(cls)
+    _set_attribute(record, "__dict__", values)
+    _set_attribute(record, "__pydantic_fields_set__", set(_TRUSTED_FIELDS))
+    _set_attribute(record, "__pydantic_extra__", None)
+    _set_attribute(record, "__pydantic_private__", None)
+    return record
 
 
 _set_attribute = object.__setattr__
+_new_record = object.__new__
 _TRUSTED_FIELDS = frozenset(EvaluationRecord.model_fields) - {"schema_version", "evaluated_at"}
 """The fields :meth:`EvaluationRecord.of_trusted` is given: those set explicitly, as validation counts them."""
 

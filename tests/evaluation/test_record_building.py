@@ -23,12 +23,12 @@ from otel_eval.model import (
     TracedInvocation,
 )
 from otel_eval.model.loading import load_eval_set
-from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
+from otel_eval.model.messages import EvaluationRecord, EvaluationRequest, result_id
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import read_trace_file
 from tests.judge.fake_gemini import FakeGemini
 from tests.judge.helpers import make_judge
-from tests.worker._core_helpers import registry_with, request
+from tests.worker._core_helpers import registry_with, request, traced
 
 AGENTEVALS = Path(__file__).resolve().parents[1] / "data" / "traces" / "agentevals"
 MULTI_TURN = "rubric_based_multi_turn_trajectory_quality_v1"
@@ -66,6 +66,10 @@ def _assert_as_validated(records: Sequence[EvaluationRecord]) -> None:
     for record in records:
         validated = _validated(record)
         assert record.model_fields_set == validated.model_fields_set
+        assert list(record.__dict__) == list(validated.__dict__)  # field order, as validation stores them
+        if record.session_window is None:
+            rid = result_id(record.trace_id, record.span_id, record.metric_name, record.evaluator_version)
+            assert record.result_id == rid
         validated = validated.model_copy(update={"evaluated_at": record.evaluated_at})
         assert record == validated
         assert record.model_dump() == validated.model_dump()
@@ -149,4 +153,48 @@ async def test_each_planned_metric_keeps_its_own_fields_across_requests_and_crit
     versions = [r.evaluator_version for r in records]
     assert versions[0] == versions[2] != versions[1] == versions[3]
     assert [r.result_id for r in records[:2]] != [records[0].result_id] * 2
+    _assert_as_validated(records)
+
+
+class _Skipping(Evaluator):
+    """A metric that does not evaluate its invocations, with a long explanation and no error type on the first one,
+    and no per-invocation result on the others (the record falls back to the overall result)."""
+
+    info: ClassVar[MetricInfo] = MetricInfo(
+        name="skipping_v1", description="skips", criterion_type=BaseCriterion, default_threshold=0.5
+    )
+
+    async def evaluate(
+        self,
+        actual: Sequence[TracedInvocation],
+        expected: Sequence[Invocation] | None = None,
+        *,
+        conversation_scenario: ConversationScenario | None = None,
+    ) -> EvaluationResult:
+        first = PerInvocationResult(eval_status=EvalStatus.NOT_EVALUATED, explanation="why " * 2000)
+        return EvaluationResult(
+            overall_eval_status=EvalStatus.NOT_EVALUATED, per_invocation_results=[first], explanation="overall"
+        )
+
+
+async def test_records_of_several_invocations_equal_validated_ones() -> None:
+    """A request of three invocations (one record per invocation and metric, made from the metric's template and the
+    invocation's fields): every record as validation makes it, its result id the digest of its own ids, a long
+    explanation cut as before, the missing per-invocation results NOT_EVALUATED."""
+    core = EvaluationCore(
+        criteria={"skipping_v1": 0.5}, registry=registry_with(_Skipping),
+        judge_configured=False, emitters=Emitters(None),
+    )  # fmt: skip
+    turns = [traced(index=i, agent=f"agent-{i}") for i in (1, 2, 3)]
+    records = await core.evaluate(request(*turns, eval_set_id="set-1"))
+    assert len(records) == 3 * (1 + len(EFFICIENCY_METRICS))
+    assert {(r.trace_id, r.span_id, r.agent_name) for r in records} == {
+        (t.trace_id, t.span_id, t.agent_name) for t in turns
+    }
+    assert {r.eval_set_id for r in records} == {"set-1"}
+    skipped = [r for r in records if r.metric_name == "skipping_v1"]
+    assert [r.error_type for r in skipped] == ["not_evaluated"] * 3
+    assert skipped[0].explanation is not None and len(skipped[0].explanation) == 4000
+    assert skipped[0].explanation.endswith("…") and skipped[1].explanation == "overall"
+    assert len({r.result_id for r in records}) == len(records)
     _assert_as_validated(records)
