@@ -20,7 +20,6 @@ from pydantic import ValidationError
 
 from otel_eval.errors import InputError
 from otel_eval.model.messages import REQUEST_SCHEMA_VERSION, EvaluationRequest
-from otel_eval.model.request_json import validate_request_json
 from otel_eval.transport import BROKER, KafkaSecurity, OutageMonitor, probe_broker
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker.health import HEARTBEAT_SECONDS, WorkerHealth
@@ -44,9 +43,8 @@ default 1 MB limit on a (compressed) batch."""
 def parse_request(value: bytes | None, source: str) -> EvaluationRequest:
     """An :class:`EvaluationRequest` from a requests-topic message.
 
-    Read in one pass by pydantic's JSON parser (:func:`~otel_eval.model.request_json.validate_request_json`: the JSON
-    the processor's exporter writes without a call into Python per part); a message it rejects is read again field by
-    field to say why (or accepted, exactly as a mapping of its JSON would be).
+    Read in one pass by pydantic's JSON parser; a message it rejects is read again field by field to say why (or
+    accepted, exactly as a mapping of its JSON would be).
 
     Raises:
         InputError: not JSON, an unknown ``schema_version``, or a field that does not validate (the message names
@@ -55,7 +53,7 @@ def parse_request(value: bytes | None, source: str) -> EvaluationRequest:
     if not value:
         raise InputError(f"{source}: empty message, expected EvaluationRequest JSON")
     try:
-        request = validate_request_json(value)
+        request = EvaluationRequest.model_validate_json(value)
     except ValidationError:
         return _parse_request_slowly(value, source)
     if "schema_version" not in request.model_fields_set:  # a request names its version: the default is no answer

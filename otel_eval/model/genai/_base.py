@@ -167,14 +167,7 @@ def _genai_validator(type_name: str, *, many: bool = False) -> BeforeValidator:
                 f"{first['msg']}"
             ) from None
 
-    validate.genai_type = type_name  # type: ignore[attr-defined]  # what is_genai_validator looks for
     return BeforeValidator(validate)
-
-
-def is_genai_validator(function: Any) -> bool:
-    """Whether ``function`` (from a core schema) is the validator of a field google-genai validates: it returns None
-    for None, and calls google-genai for anything else."""
-    return getattr(function, "genai_type", None) is not None
 
 
 _PartMediaResolution = Annotated[Any, _genai_validator("PartMediaResolution")]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from itertools import compress
-from operator import is_, itemgetter
 from typing import Any, Literal, Self
 
 import pydantic
@@ -196,13 +194,6 @@ class Part(BaseModel):
             return {key: item for key, item in data.items() if item is not None or key not in _INIT_KEYWORDS}
         return data
 
-    def _unset_none_keywords(self, context: Any) -> None:
-        """Unsets the fields of ``__init__``'s keywords that are None: what ``_drop_none_keywords`` does, for a part
-        validated from a mapping keyed by field names without it (:mod:`otel_eval.model.request_json`; its ``post_init``
-        step, hence the unused ``context``)."""
-        nones = map(is_, _init_keyword_values(self.__dict__), _NONES)  # C calls only: once per part read
-        self.__pydantic_fields_set__.difference_update(compress(_INIT_KEYWORD_ORDER, nones))
-
     @classmethod
     def trusted(cls, **values: Any) -> Self:
         """As :meth:`BaseModel.trusted`, the None values of ``__init__``'s keywords left unset as ``Part(...)`` does."""
@@ -278,9 +269,6 @@ _INIT_KEYWORDS = frozenset(
     }
 )
 """The keywords of ``Part.__init__`` whose None values it drops (they stay unset, as in google-genai)."""
-_INIT_KEYWORD_ORDER = tuple(sorted(_INIT_KEYWORDS))
-_init_keyword_values = itemgetter(*_INIT_KEYWORD_ORDER)
-_NONES = (None,) * len(_INIT_KEYWORD_ORDER)
 _FROM_INIT = object()
 """Validation context of ``Part.__init__``: its data has the None keywords dropped already."""
 
