@@ -21,7 +21,14 @@ from typing import IO, Any
 import pydantic_core
 
 from otel_eval.cli._results_dir import case_result
-from otel_eval.evaluation import ConversationReport, MetricOutcome, MetricPlan, evaluate_conversation
+from otel_eval.evaluation import (
+    ConversationReport,
+    MetricOutcome,
+    MetricPlan,
+    all_inline,
+    evaluate_conversation,
+    evaluate_conversation_inline,
+)
 from otel_eval.model import EvalSetResult, EvalStatus
 
 WINDOW = 32
@@ -31,7 +38,17 @@ WINDOW = 32
 async def stream_reports(
     conversations: Iterator[Any], plan: MetricPlan, *, window: int = WINDOW, progress: Callable[[], None] | None = None
 ) -> AsyncIterator[ConversationReport]:
-    """:func:`evaluate_conversation` over ``conversations``, at most ``window`` at once, reports in input order."""
+    """:func:`evaluate_conversation` over ``conversations``, at most ``window`` at once, reports in input order.
+
+    A plan whose metrics all run inline (no judge: counts, matches) is scored one conversation after the other on
+    the loop's thread, without a task per conversation (:func:`evaluate_conversation_inline`: the same reports)."""
+    if all_inline(plan):
+        for conversation in conversations:
+            report = evaluate_conversation_inline(conversation, plan)
+            if progress is not None:
+                progress()
+            yield report
+        return
     pending: list[asyncio.Task[ConversationReport]] = []
     for conversation in conversations:
         pending.append(asyncio.ensure_future(evaluate_conversation(conversation, plan)))

@@ -38,6 +38,7 @@ from otel_eval.reconstruct._adk_spans import (
     is_tool_span,
     read_tool_run,
 )
+from otel_eval.reconstruct._built import built, traced_invocation
 from otel_eval.reconstruct._containment import tightest_containers
 from otel_eval.reconstruct._span_tree import SpanTree, covered_ns
 from otel_eval.reconstruct._token_usage import sum_token_counts
@@ -144,11 +145,13 @@ def build_invocation(
     kept = [e for e in events if is_kept(e)]
     model_ns, tool_ns = timing.of(owned.root)
     data, outline = _intermediate_data(kept, final_event)
-    invocation = Invocation(
+    # Built without validating again (see _built): every value below was validated, or typed by the rebuild, when made.
+    invocation = built(
+        Invocation,
         invocation_id=owned.invocation_id,
         user_content=_user_content(calls, warnings, where)
         if captured and Reads.USER_CONTENT in reads
-        else genai_types.Content(role="user", parts=[]),
+        else genai_types.Content.trusted(role="user", parts=[]),
         final_response=final_event.content if final_event is not None else None,
         intermediate_data=data,
         creation_timestamp=owned.root.start_time_ns / 1e9,
@@ -157,7 +160,7 @@ def build_invocation(
         model_duration=round(model_ns / 1e9, 3),
         tool_duration=round(tool_ns / 1e9, 3),
     )
-    return TracedInvocation(
+    return traced_invocation(
         invocation=invocation,
         trace_id=owned.root.trace_id,
         span_id=owned.root.span_id,
@@ -203,8 +206,10 @@ def _intermediate_data(kept: Sequence[Event], final_event: Event | None) -> tupl
             text = any(p.text for p in parts)
             if text:
                 texts.append((event.author, [p for p in parts if p.text is not None]))
-        outline.append(EventOutline(author=event.author, calls=len(calls), responses=responses, text=text, final=final))
-    data = IntermediateData(tool_uses=tool_uses, tool_responses=tool_responses, intermediate_responses=texts)
+        outline.append(
+            built(EventOutline, author=event.author, calls=len(calls), responses=responses, text=text, final=final)
+        )
+    data = built(IntermediateData, tool_uses=tool_uses, tool_responses=tool_responses, intermediate_responses=texts)
     return data, outline
 
 
