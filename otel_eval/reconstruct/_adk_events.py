@@ -76,9 +76,9 @@ def rebuild_invocations(
             ``model_seconds``.
         tool_args_key: The tool-span attribute holding the arguments in this schema.
         tool_result_key: The tool-span attribute holding the result in this schema.
-        reads: The parts to produce (:mod:`otel_eval.reconstruct.reads`): the events are replayed whole whatever is
-            asked (the tool calls, texts and final response all come out of one replay), the user message and the app
-            details only when asked.
+        reads: The parts to produce (:mod:`otel_eval.reconstruct.reads`): the events are replayed whole when a part
+            other than the tool calls needs them (the texts, responses and final response come out of one replay),
+            else only the events that call tools; the user message and the app details only when asked.
     """
     trace_id = tree.spans[0].trace_id if tree.spans else ""
     result = TraceInvocations(trace_id=trace_id, convention=convention, warnings=list(tree.problems))
@@ -120,7 +120,8 @@ def build_invocation(
         timing: Model and tool time per run root.
         warnings: Problems met so far for this invocation; more are added.
         reads: Whether the user message and the app details are read (:data:`Reads.USER_CONTENT`,
-            :data:`Reads.APP_DETAILS`); the rest comes out of the one replay.
+            :data:`Reads.APP_DETAILS`); the rest comes out of the one replay, which replays only the events that
+            call tools when none of the final response, tool responses, texts and events is asked.
     """
     calls = sorted(calls, key=lambda c: (c.span.start_time_ns, c.span.span_id))
     tools = sorted(tools, key=lambda t: (t.span.start_time_ns, t.span.span_id))
@@ -140,11 +141,17 @@ def build_invocation(
         # Legacy spans write "{}" for content that was not captured: an unknown value, not an empty one.
         tools = [dataclasses.replace(t, args=t.args or None, response=t.response or None) for t in tools]
 
-    events = replay_events(calls, tools, captured, warnings, where)
-    final_event = last_final_event(events)
-    kept = [e for e in events if is_kept(e)]
     model_ns, tool_ns = timing.of(owned.root)
-    data, outline = _intermediate_data(kept, final_event)
+    final_event: Event | None = None
+    outline: list[EventOutline] | None = None
+    if reads & _REPLAYED_WHOLE:
+        events = replay_events(calls, tools, captured, warnings, where)
+        final_event = last_final_event(events)
+        data, outline = _intermediate_data([e for e in events if is_kept(e)], final_event)
+    else:  # only the tool calls: the events that call tools, the same calls (ids, order) and warnings
+        events = replay_events(calls, tools, captured, warnings, where, responses=False)
+        tool_uses = [p.function_call for e in events for p in e.content.parts or () if p.function_call]
+        data = built(IntermediateData, tool_uses=tool_uses, tool_responses=[], intermediate_responses=[])
     # Built without validating again (see _built): every value below was validated, or typed by the rebuild, when made.
     invocation = built(
         Invocation,
@@ -180,6 +187,10 @@ def build_invocation(
         ended_in_error=ended_in_error(owned.root),
         feedback=feedback(owned.root),
     )
+
+
+_REPLAYED_WHOLE = Reads.FINAL_RESPONSE | Reads.TOOL_RESPONSES | Reads.INTERMEDIATE_TEXTS | Reads.EVENTS
+"""The parts that need every session event replayed (the function responses, the final one, the texts)."""
 
 
 def _intermediate_data(kept: Sequence[Event], final_event: Event | None) -> tuple[IntermediateData, list[EventOutline]]:
