@@ -156,9 +156,12 @@ class RunTally:
     def _add(self, outcome: MetricOutcome) -> None:
         name, result = outcome.metric.name, outcome.result
         self.failed = self.failed or result.overall_eval_status is EvalStatus.FAILED
-        if any(entry.eval_status is not EvalStatus.NOT_EVALUATED for entry in result.per_invocation_results):
-            self._evaluated.add(name)
-            return
+        if name in self._evaluated:
+            return  # evaluated on an invocation already: nothing this outcome says changes judge_unusable
+        for entry in result.per_invocation_results:
+            if entry.eval_status is not EvalStatus.NOT_EVALUATED:
+                self._evaluated.add(name)
+                return
         error_types = [result.error_type, *(entry.error_type for entry in result.per_invocation_results)]
         reason = next((e for e in error_types if e in self._judge_unusable), None)
         if reason is not None:

@@ -46,12 +46,12 @@ class RequestHistory:
     content that is not one is reported (once) and skipped. Iterated forwards or backwards; not indexed, so that
     reading the last user message does not validate everything before it."""
 
-    __slots__ = ("_raw", "_read", "_seen", "_warnings", "_where")
+    __slots__ = ("_raw", "_read", "_seen", "_span", "_warnings")
 
-    def __init__(self, raw: list[Any], seen: Contents, warnings: list[str], where: str) -> None:
+    def __init__(self, raw: list[Any], seen: Contents, warnings: list[str], span: Span) -> None:
         self._raw = raw
         self._read: dict[int, genai_types.Content | None] = {}
-        self._seen, self._warnings, self._where = seen, warnings, where
+        self._seen, self._warnings, self._span = seen, warnings, span
 
     def _content(self, position: int) -> genai_types.Content | None:
         if position in self._read:
@@ -61,7 +61,7 @@ class RequestHistory:
             content = validated_content(self._raw[position], self._seen)
         except pydantic.ValidationError as exc:
             self._warnings.append(
-                f"{self._where}: contents[{position}] is not a genai Content: {exc.errors()[0]['msg']}"
+                f"{_request_where(self._span)}: contents[{position}] is not a genai Content: {exc.errors()[0]['msg']}"
             )
         self._read[position] = content
         return content
@@ -81,12 +81,11 @@ class RequestHistory:
 
 def read_request(call: ModelCall, request: dict[str, Any], warnings: list[str], seen: Contents) -> None:
     """Fills ``call`` from a parsed ``llm_request``: its history (read lazily), system instruction and tools."""
-    where = f"span {call.span.span_id} ({call.span.name!r}): {semconv.ADK_LLM_REQUEST}"
     raw_contents = request.get("contents") or []
     if not isinstance(raw_contents, list):
-        warnings.append(f"{where}: 'contents' is not a list")
+        warnings.append(f"{_request_where(call.span)}: 'contents' is not a list")
         raw_contents = []
-    call.request = RequestHistory(raw_contents, seen, warnings, where)
+    call.request = RequestHistory(raw_contents, seen, warnings, call.span)
     config = request.get("config") or {}
     if not isinstance(config, dict):
         return
@@ -97,8 +96,15 @@ def read_request(call: ModelCall, request: dict[str, Any], warnings: list[str], 
     raw_tools = config.get("tools")
     if isinstance(raw_tools, list):
         declarations, problems = genai_tools(raw_tools)
-        warnings.extend(f"{where}: {problem}" for problem in problems)
+        if problems:
+            where = _request_where(call.span)
+            warnings.extend(f"{where}: {problem}" for problem in problems)
         call.tools = list(declarations)
+
+
+def _request_where(span: Span) -> str:
+    """The start of a warning about a span's ``llm_request`` (made only when there is one)."""
+    return f"span {span.span_id} ({span.name!r}): {semconv.ADK_LLM_REQUEST}"
 
 
 def response_content(
@@ -210,8 +216,6 @@ def _plain_object(cls: type[_Call], raw: Any, keys: frozenset[str], mapping: str
         elif type(value) is not str:
             return None
     return cls.trusted(**raw)
-
-
 
 
 def strip_thought_signatures(content: Any) -> Any:
