@@ -83,9 +83,10 @@ def rebuild_invocations(
     trace_id = tree.spans[0].trace_id if tree.spans else ""
     result = TraceInvocations(trace_id=trace_id, convention=convention, warnings=list(tree.problems))
     model_spans = [s for s in model_spans if tree.by_id.get(s.span_id) is s]  # duplicates dropped by the tree
-    groups = group_by_invocation(tree, model_spans, result.warnings)
+    tool_spans = [s for s in tree.spans if is_tool_span(s)]
+    groups = group_by_invocation(tree, model_spans, result.warnings, tool_spans)
     top_level = [g for g in groups if not g.nested]
-    timing = _RunTiming(tree, top_level, [w for w in model_timing if w[0].span_id in tree.by_id])
+    timing = _RunTiming(tree, top_level, [w for w in model_timing if w[0].span_id in tree.by_id], tool_spans)
     for group in top_level:
         warnings: list[str] = []
         calls = [read_model_call(s, warnings) for s in group.model_spans]
@@ -144,7 +145,8 @@ def build_invocation(
     model_ns, tool_ns = timing.of(owned.root)
     final_event: Event | None = None
     outline: list[EventOutline] | None = None
-    if reads & _REPLAYED_WHOLE:
+    asked = reads.value  # int tests: Flag's operators are Python-level calls
+    if asked & _REPLAYED_WHOLE:
         events = replay_events(calls, tools, captured, warnings, where)
         final_event = last_final_event(events)
         data, outline = _intermediate_data([e for e in events if is_kept(e)], final_event)
@@ -157,12 +159,12 @@ def build_invocation(
         Invocation,
         invocation_id=owned.invocation_id,
         user_content=_user_content(calls, warnings, where)
-        if captured and Reads.USER_CONTENT in reads
+        if captured and asked & _USER_CONTENT
         else genai_types.Content.trusted(role="user", parts=[]),
         final_response=final_event.content if final_event is not None else None,
         intermediate_data=data,
         creation_timestamp=owned.root.start_time_ns / 1e9,
-        app_details=_app_details(calls) if Reads.APP_DETAILS in reads else None,
+        app_details=_app_details(calls) if asked & _APP_DETAILS else None,
         duration=round(owned.root.duration_ns / 1e9, 3),
         model_duration=round(model_ns / 1e9, 3),
         tool_duration=round(tool_ns / 1e9, 3),
@@ -189,8 +191,10 @@ def build_invocation(
     )
 
 
-_REPLAYED_WHOLE = Reads.FINAL_RESPONSE | Reads.TOOL_RESPONSES | Reads.INTERMEDIATE_TEXTS | Reads.EVENTS
+_REPLAYED_WHOLE = (Reads.FINAL_RESPONSE | Reads.TOOL_RESPONSES | Reads.INTERMEDIATE_TEXTS | Reads.EVENTS).value
 """The parts that need every session event replayed (the function responses, the final one, the texts)."""
+_USER_CONTENT = Reads.USER_CONTENT.value
+_APP_DETAILS = Reads.APP_DETAILS.value
 
 
 def _intermediate_data(kept: Sequence[Event], final_event: Event | None) -> tuple[IntermediateData, list[EventOutline]]:
@@ -289,12 +293,14 @@ class _RunTiming:
     them, as in ADK); a span whose parent is lost, to the shortest run root whose time range holds its start.
     """
 
-    def __init__(self, tree: SpanTree, runs: Sequence[OwnedSpans], model_timing: Sequence[ModelWait]) -> None:
+    def __init__(
+        self, tree: SpanTree, runs: Sequence[OwnedSpans], model_timing: Sequence[ModelWait], tool_spans: Sequence[Span]
+    ) -> None:
         roots = {g.root.span_id: g.root for g in runs}
         root_above = tree.nearest(lambda s: s.span_id in roots)
         self._intervals: dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {r: ([], []) for r in roots}
         timed = [(span, end, 0) for span, end in model_timing]
-        timed += [(span, span.end_time_ns, 1) for span in tree.spans if is_tool_span(span)]
+        timed += [(span, span.end_time_ns, 1) for span in tool_spans]
         lost = [item for item in timed if item[0].span_id not in roots and not tree.has_parent_chain(item[0])]
         by_time: dict[tuple[str, int], str] = {}
         if lost:
