@@ -53,7 +53,8 @@ def replay_events(
     Without ``responses`` only the events that call tools come out (a model response, or a tool run no response
     asked for when content was not captured), with the same function calls, ids and warnings: the function-response
     events, the tool results read from later requests' histories and the ``skip_summarization`` marks are left out
-    (what :data:`~otel_eval.reconstruct.reads.Reads.TOOL_CALLS` alone needs)."""
+    (what :data:`~otel_eval.reconstruct.reads.Reads.TOOL_CALLS` alone needs). A malformed history content that only
+    the tool-result lookup would have read is then not reported (:mod:`otel_eval.reconstruct._adk_contents`)."""
     runs_left = _ToolQueues(tools)
     timeline: list[tuple[int, int, Event]] = []
     for order, call in enumerate(calls):
