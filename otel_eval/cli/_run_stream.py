@@ -21,7 +21,14 @@ from typing import IO, Any
 import pydantic_core
 
 from otel_eval.cli._results_dir import case_result
-from otel_eval.evaluation import ConversationReport, MetricOutcome, MetricPlan, evaluate_conversation
+from otel_eval.evaluation import (
+    ConversationReport,
+    MetricOutcome,
+    MetricPlan,
+    all_inline,
+    evaluate_conversation,
+    evaluate_conversation_inline,
+)
 from otel_eval.model import EvalSetResult, EvalStatus
 
 WINDOW = 32
@@ -31,7 +38,17 @@ WINDOW = 32
 async def stream_reports(
     conversations: Iterator[Any], plan: MetricPlan, *, window: int = WINDOW, progress: Callable[[], None] | None = None
 ) -> AsyncIterator[ConversationReport]:
-    """:func:`evaluate_conversation` over ``conversations``, at most ``window`` at once, reports in input order."""
+    """:func:`evaluate_conversation` over ``conversations``, at most ``window`` at once, reports in input order.
+
+    A plan whose metrics all run inline (no judge: counts, matches) is scored one conversation after the other on
+    the loop's thread, without a task per conversation (:func:`evaluate_conversation_inline`: the same reports)."""
+    if all_inline(plan):
+        for conversation in conversations:
+            report = evaluate_conversation_inline(conversation, plan)
+            if progress is not None:
+                progress()
+            yield report
+        return
     pending: list[asyncio.Task[ConversationReport]] = []
     for conversation in conversations:
         pending.append(asyncio.ensure_future(evaluate_conversation(conversation, plan)))
@@ -139,9 +156,12 @@ class RunTally:
     def _add(self, outcome: MetricOutcome) -> None:
         name, result = outcome.metric.name, outcome.result
         self.failed = self.failed or result.overall_eval_status is EvalStatus.FAILED
-        if any(entry.eval_status is not EvalStatus.NOT_EVALUATED for entry in result.per_invocation_results):
-            self._evaluated.add(name)
-            return
+        if name in self._evaluated:
+            return  # evaluated on an invocation already: nothing this outcome says changes judge_unusable
+        for entry in result.per_invocation_results:
+            if entry.eval_status is not EvalStatus.NOT_EVALUATED:
+                self._evaluated.add(name)
+                return
         error_types = [result.error_type, *(entry.error_type for entry in result.per_invocation_results)]
         reason = next((e for e in error_types if e in self._judge_unusable), None)
         if reason is not None:

@@ -67,7 +67,7 @@ def report_json(report: ConversationReport) -> dict[str, Any]:
         "trace_ids": conversation.trace_ids,
         "session_id": conversation.session_id,
         "eval_id": conversation.eval_case.eval_id if conversation.eval_case else None,
-        "status": report.status.name,
+        "status": report.status._name_,
         "metrics": [outcome_json(outcome) for outcome in report.outcomes],
     }
 
@@ -79,10 +79,10 @@ def outcome_json(outcome: MetricOutcome) -> dict[str, Any]:
     return {
         "metric_name": outcome.metric.name,
         "score": result.overall_score,
-        "eval_status": result.overall_eval_status.name,
+        "eval_status": result.overall_eval_status._name_,  # .name without Enum's Python-level property
         "threshold": outcome.threshold,
         "per_invocation_scores": [entry.score for entry in entries],
-        "per_invocation_statuses": [entry.eval_status.name for entry in entries],
+        "per_invocation_statuses": [entry.eval_status._name_ for entry in entries],
         "explanation": result.explanation,
         "error_type": result.error_type,
         "per_invocation_explanations": [entry.explanation for entry in entries],

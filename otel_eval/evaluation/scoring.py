@@ -204,6 +204,26 @@ async def evaluate_conversation(conversation: Conversation, plan: MetricPlan) ->
     return ConversationReport(conversation=conversation, outcomes=outcomes)
 
 
+def all_inline(plan: MetricPlan) -> bool:
+    """Whether every metric of ``plan`` :func:`runs_inline`: then :func:`evaluate_conversation_inline` scores a
+    conversation as :func:`evaluate_conversation` does, without an event loop."""
+    return all(runs_inline(metric) for metric in plan.metrics)
+
+
+def evaluate_conversation_inline(conversation: Conversation, plan: MetricPlan) -> ConversationReport:
+    """:func:`evaluate_conversation` for a plan whose metrics all :func:`runs_inline` (:func:`all_inline`), on the
+    caller's thread: the same outcomes in plan order (the order :func:`score_in_order` scores inline metrics in),
+    one metric after the other under one suppress-instrumentation context; nothing escapes."""
+    actual = with_case_rubrics(conversation)
+    token = _suppress_instrumentation()
+    try:
+        outcomes = [MetricOutcome(m, score_metric_inline(m, conversation, actual)) for m in plan.metrics]
+    finally:
+        if token is not None:
+            detach(token)
+    return ConversationReport(conversation=conversation, outcomes=outcomes)
+
+
 async def evaluate_conversations(
     conversations: Sequence[Conversation], plan: MetricPlan, *, max_concurrency: int = 32, progress: Any = None
 ) -> list[ConversationReport]:

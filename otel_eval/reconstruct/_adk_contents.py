@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import marshal
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import pydantic
 
@@ -23,6 +23,8 @@ from otel_eval.reconstruct._adk_spans import ModelCall
 from otel_eval.traces.span import Span
 
 _TOOLS_CACHE_SIZE = 64
+_THOUGHT_SIGNATURE_KEYS = ("thought_signature", "thoughtSignature")
+_Call = TypeVar("_Call", genai_types.FunctionCall, genai_types.FunctionResponse)
 
 Contents = dict[bytes | str, genai_types.Content]
 """Request and response contents of one trace already validated, by :func:`_value_key` of their JSON value (shared
@@ -44,12 +46,12 @@ class RequestHistory:
     content that is not one is reported (once) and skipped. Iterated forwards or backwards; not indexed, so that
     reading the last user message does not validate everything before it."""
 
-    __slots__ = ("_raw", "_read", "_seen", "_warnings", "_where")
+    __slots__ = ("_raw", "_read", "_seen", "_span", "_warnings")
 
-    def __init__(self, raw: list[Any], seen: Contents, warnings: list[str], where: str) -> None:
+    def __init__(self, raw: list[Any], seen: Contents, warnings: list[str], span: Span) -> None:
         self._raw = raw
         self._read: dict[int, genai_types.Content | None] = {}
-        self._seen, self._warnings, self._where = seen, warnings, where
+        self._seen, self._warnings, self._span = seen, warnings, span
 
     def _content(self, position: int) -> genai_types.Content | None:
         if position in self._read:
@@ -59,7 +61,7 @@ class RequestHistory:
             content = validated_content(self._raw[position], self._seen)
         except pydantic.ValidationError as exc:
             self._warnings.append(
-                f"{self._where}: contents[{position}] is not a genai Content: {exc.errors()[0]['msg']}"
+                f"{_request_where(self._span)}: contents[{position}] is not a genai Content: {exc.errors()[0]['msg']}"
             )
         self._read[position] = content
         return content
@@ -79,12 +81,11 @@ class RequestHistory:
 
 def read_request(call: ModelCall, request: dict[str, Any], warnings: list[str], seen: Contents) -> None:
     """Fills ``call`` from a parsed ``llm_request``: its history (read lazily), system instruction and tools."""
-    where = f"span {call.span.span_id} ({call.span.name!r}): {semconv.ADK_LLM_REQUEST}"
     raw_contents = request.get("contents") or []
     if not isinstance(raw_contents, list):
-        warnings.append(f"{where}: 'contents' is not a list")
+        warnings.append(f"{_request_where(call.span)}: 'contents' is not a list")
         raw_contents = []
-    call.request = RequestHistory(raw_contents, seen, warnings, where)
+    call.request = RequestHistory(raw_contents, seen, warnings, call.span)
     config = request.get("config") or {}
     if not isinstance(config, dict):
         return
@@ -95,8 +96,15 @@ def read_request(call: ModelCall, request: dict[str, Any], warnings: list[str], 
     raw_tools = config.get("tools")
     if isinstance(raw_tools, list):
         declarations, problems = genai_tools(raw_tools)
-        warnings.extend(f"{where}: {problem}" for problem in problems)
+        if problems:
+            where = _request_where(call.span)
+            warnings.extend(f"{where}: {problem}" for problem in problems)
         call.tools = list(declarations)
+
+
+def _request_where(span: Span) -> str:
+    """The start of a warning about a span's ``llm_request`` (made only when there is one)."""
+    return f"span {span.span_id} ({span.name!r}): {semconv.ADK_LLM_REQUEST}"
 
 
 def response_content(
@@ -125,11 +133,89 @@ def validated_content(raw: Any, seen: Contents) -> genai_types.Content:
     key = _value_key(raw)
     content = seen.get(key)
     if content is None:
-        content = seen[key] = genai_types.Content.model_validate(strip_thought_signatures(raw))
+        content = _plain_content(raw)
+        if content is None:
+            content = genai_types.Content.model_validate(strip_thought_signatures(raw))
+        seen[key] = content
     return content
 
 
-_THOUGHT_SIGNATURE_KEYS = ("thought_signature", "thoughtSignature")
+# --- the common shapes, made as validating them makes them -------------------------------------------------------
+
+_CONTENT_KEYS = frozenset(("parts", "role"))
+_PART_KEYS = frozenset(("text", "thought", "function_call", "function_response", *_THOUGHT_SIGNATURE_KEYS))
+_CALL_KEYS = frozenset(("id", "args", "name"))
+_RESPONSE_KEYS = frozenset(("id", "name", "response"))
+
+
+def _plain_content(raw: Any) -> genai_types.Content | None:
+    """The genai ``Content`` that ``Content.model_validate(strip_thought_signatures(raw))`` gives, made without the
+    validator for the shapes ADK records (parts of text, thought flags, function calls and responses, by their
+    snake_case names, of exactly the JSON types the fields take; thought signatures dropped): the same fields, the
+    same fields set, the JSON objects kept rather than copied. None for any other shape (camelCase keys, other part
+    kinds, a value of another type): that one is validated, and fails as it does."""
+    if type(raw) is not dict or not raw.keys() <= _CONTENT_KEYS:
+        return None
+    values: dict[str, Any] = {}
+    if "parts" in raw:
+        raw_parts = raw["parts"]
+        parts: list[genai_types.Part] | None = None
+        if raw_parts is not None:
+            if type(raw_parts) is not list:
+                return None
+            parts = []
+            for raw_part in raw_parts:
+                part = _plain_part(raw_part)
+                if part is None:
+                    return None
+                parts.append(part)
+        values["parts"] = parts
+    if "role" in raw:
+        role = raw["role"]
+        if role is not None and type(role) is not str:
+            return None
+        values["role"] = role
+    return genai_types.Content.trusted(**values)
+
+
+def _plain_part(raw: Any) -> genai_types.Part | None:
+    if type(raw) is not dict or not raw.keys() <= _PART_KEYS:
+        return None
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        if value is None or key in _THOUGHT_SIGNATURE_KEYS:
+            continue  # a None keyword stays unset, as Part's validation leaves it; signatures are cleared
+        if key == "text":
+            if type(value) is not str:
+                return None
+        elif key == "thought":
+            if type(value) is not bool:
+                return None
+        elif key == "function_call":
+            value = _plain_object(genai_types.FunctionCall, value, _CALL_KEYS, "args")
+            if value is None:
+                return None
+        else:
+            value = _plain_object(genai_types.FunctionResponse, value, _RESPONSE_KEYS, "response")
+            if value is None:
+                return None
+        values[key] = value
+    return genai_types.Part.trusted(**values)
+
+
+def _plain_object(cls: type[_Call], raw: Any, keys: frozenset[str], mapping: str) -> _Call | None:
+    """A ``FunctionCall`` / ``FunctionResponse`` of string ``id`` and ``name`` and a JSON-object ``mapping`` field."""
+    if type(raw) is not dict or not raw.keys() <= keys:
+        return None
+    for key, value in raw.items():
+        if value is None:
+            continue
+        if key == mapping:
+            if type(value) is not dict or not all(type(name) is str for name in value):
+                return None
+        elif type(value) is not str:
+            return None
+    return cls.trusted(**raw)
 
 
 def strip_thought_signatures(content: Any) -> Any:

@@ -38,6 +38,7 @@ from otel_eval.reconstruct._adk_spans import (
     is_tool_span,
     read_tool_run,
 )
+from otel_eval.reconstruct._built import built, traced_invocation
 from otel_eval.reconstruct._containment import tightest_containers
 from otel_eval.reconstruct._span_tree import SpanTree, covered_ns
 from otel_eval.reconstruct._token_usage import sum_token_counts
@@ -75,16 +76,17 @@ def rebuild_invocations(
             ``model_seconds``.
         tool_args_key: The tool-span attribute holding the arguments in this schema.
         tool_result_key: The tool-span attribute holding the result in this schema.
-        reads: The parts to produce (:mod:`otel_eval.reconstruct.reads`): the events are replayed whole whatever is
-            asked (the tool calls, texts and final response all come out of one replay), the user message and the app
-            details only when asked.
+        reads: The parts to produce (:mod:`otel_eval.reconstruct.reads`): the events are replayed whole when a part
+            other than the tool calls needs them (the texts, responses and final response come out of one replay),
+            else only the events that call tools; the user message and the app details only when asked.
     """
     trace_id = tree.spans[0].trace_id if tree.spans else ""
     result = TraceInvocations(trace_id=trace_id, convention=convention, warnings=list(tree.problems))
     model_spans = [s for s in model_spans if tree.by_id.get(s.span_id) is s]  # duplicates dropped by the tree
-    groups = group_by_invocation(tree, model_spans, result.warnings)
+    tool_spans = [s for s in tree.spans if is_tool_span(s)]
+    groups = group_by_invocation(tree, model_spans, result.warnings, tool_spans)
     top_level = [g for g in groups if not g.nested]
-    timing = _RunTiming(tree, top_level, [w for w in model_timing if w[0].span_id in tree.by_id])
+    timing = _RunTiming(tree, top_level, [w for w in model_timing if w[0].span_id in tree.by_id], tool_spans)
     for group in top_level:
         warnings: list[str] = []
         calls = [read_model_call(s, warnings) for s in group.model_spans]
@@ -119,7 +121,8 @@ def build_invocation(
         timing: Model and tool time per run root.
         warnings: Problems met so far for this invocation; more are added.
         reads: Whether the user message and the app details are read (:data:`Reads.USER_CONTENT`,
-            :data:`Reads.APP_DETAILS`); the rest comes out of the one replay.
+            :data:`Reads.APP_DETAILS`); the rest comes out of the one replay, which replays only the events that
+            call tools when none of the final response, tool responses, texts and events is asked.
     """
     calls = sorted(calls, key=lambda c: (c.span.start_time_ns, c.span.span_id))
     tools = sorted(tools, key=lambda t: (t.span.start_time_ns, t.span.span_id))
@@ -139,25 +142,34 @@ def build_invocation(
         # Legacy spans write "{}" for content that was not captured: an unknown value, not an empty one.
         tools = [dataclasses.replace(t, args=t.args or None, response=t.response or None) for t in tools]
 
-    events = replay_events(calls, tools, captured, warnings, where)
-    final_event = last_final_event(events)
-    kept = [e for e in events if is_kept(e)]
     model_ns, tool_ns = timing.of(owned.root)
-    data, outline = _intermediate_data(kept, final_event)
-    invocation = Invocation(
+    final_event: Event | None = None
+    outline: list[EventOutline] | None = None
+    asked = reads.value  # int tests: Flag's operators are Python-level calls
+    if asked & _REPLAYED_WHOLE:
+        events = replay_events(calls, tools, captured, warnings, where)
+        final_event = last_final_event(events)
+        data, outline = _intermediate_data([e for e in events if is_kept(e)], final_event)
+    else:  # only the tool calls: the events that call tools, the same calls (ids, order) and warnings
+        events = replay_events(calls, tools, captured, warnings, where, responses=False)
+        tool_uses = [p.function_call for e in events for p in e.content.parts or () if p.function_call]
+        data = built(IntermediateData, tool_uses=tool_uses, tool_responses=[], intermediate_responses=[])
+    # Built without validating again (see _built): every value below was validated, or typed by the rebuild, when made.
+    invocation = built(
+        Invocation,
         invocation_id=owned.invocation_id,
         user_content=_user_content(calls, warnings, where)
-        if captured and Reads.USER_CONTENT in reads
-        else genai_types.Content(role="user", parts=[]),
+        if captured and asked & _USER_CONTENT
+        else genai_types.Content.trusted(role="user", parts=[]),
         final_response=final_event.content if final_event is not None else None,
         intermediate_data=data,
         creation_timestamp=owned.root.start_time_ns / 1e9,
-        app_details=_app_details(calls) if Reads.APP_DETAILS in reads else None,
+        app_details=_app_details(calls) if asked & _APP_DETAILS else None,
         duration=round(owned.root.duration_ns / 1e9, 3),
         model_duration=round(model_ns / 1e9, 3),
         tool_duration=round(tool_ns / 1e9, 3),
     )
-    return TracedInvocation(
+    return traced_invocation(
         invocation=invocation,
         trace_id=owned.root.trace_id,
         span_id=owned.root.span_id,
@@ -177,6 +189,12 @@ def build_invocation(
         ended_in_error=ended_in_error(owned.root),
         feedback=feedback(owned.root),
     )
+
+
+_REPLAYED_WHOLE = (Reads.FINAL_RESPONSE | Reads.TOOL_RESPONSES | Reads.INTERMEDIATE_TEXTS | Reads.EVENTS).value
+"""The parts that need every session event replayed (the function responses, the final one, the texts)."""
+_USER_CONTENT = Reads.USER_CONTENT.value
+_APP_DETAILS = Reads.APP_DETAILS.value
 
 
 def _intermediate_data(kept: Sequence[Event], final_event: Event | None) -> tuple[IntermediateData, list[EventOutline]]:
@@ -203,8 +221,10 @@ def _intermediate_data(kept: Sequence[Event], final_event: Event | None) -> tupl
             text = any(p.text for p in parts)
             if text:
                 texts.append((event.author, [p for p in parts if p.text is not None]))
-        outline.append(EventOutline(author=event.author, calls=len(calls), responses=responses, text=text, final=final))
-    data = IntermediateData(tool_uses=tool_uses, tool_responses=tool_responses, intermediate_responses=texts)
+        outline.append(
+            built(EventOutline, author=event.author, calls=len(calls), responses=responses, text=text, final=final)
+        )
+    data = built(IntermediateData, tool_uses=tool_uses, tool_responses=tool_responses, intermediate_responses=texts)
     return data, outline
 
 
@@ -273,12 +293,14 @@ class _RunTiming:
     them, as in ADK); a span whose parent is lost, to the shortest run root whose time range holds its start.
     """
 
-    def __init__(self, tree: SpanTree, runs: Sequence[OwnedSpans], model_timing: Sequence[ModelWait]) -> None:
+    def __init__(
+        self, tree: SpanTree, runs: Sequence[OwnedSpans], model_timing: Sequence[ModelWait], tool_spans: Sequence[Span]
+    ) -> None:
         roots = {g.root.span_id: g.root for g in runs}
         root_above = tree.nearest(lambda s: s.span_id in roots)
         self._intervals: dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {r: ([], []) for r in roots}
         timed = [(span, end, 0) for span, end in model_timing]
-        timed += [(span, span.end_time_ns, 1) for span in tree.spans if is_tool_span(span)]
+        timed += [(span, span.end_time_ns, 1) for span in tool_spans]
         lost = [item for item in timed if item[0].span_id not in roots and not tree.has_parent_chain(item[0])]
         by_time: dict[tuple[str, int], str] = {}
         if lost:

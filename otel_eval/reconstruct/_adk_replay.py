@@ -40,9 +40,21 @@ class Event:
 
 
 def replay_events(
-    calls: Sequence[ModelCall], tools: Sequence[ToolRun], captured: bool, warnings: list[str], where: str
+    calls: Sequence[ModelCall],
+    tools: Sequence[ToolRun],
+    captured: bool,
+    warnings: list[str],
+    where: str,
+    *,
+    responses: bool = True,
 ) -> list[Event]:
-    """The session events ADK stored for these calls and tools, in order."""
+    """The session events ADK stored for these calls and tools, in order.
+
+    Without ``responses`` only the events that call tools come out (a model response, or a tool run no response
+    asked for when content was not captured), with the same function calls, ids and warnings: the function-response
+    events, the tool results read from later requests' histories and the ``skip_summarization`` marks are left out
+    (what :data:`~otel_eval.reconstruct.reads.Reads.TOOL_CALLS` alone needs). A malformed history content that only
+    the tool-result lookup would have read is then not reported (:mod:`otel_eval.reconstruct._adk_contents`)."""
     runs_left = _ToolQueues(tools)
     timeline: list[tuple[int, int, Event]] = []
     for order, call in enumerate(calls):
@@ -52,15 +64,15 @@ def replay_events(
         content = call.response
         function_calls = [p.function_call for p in content.parts or [] if p.function_call]
         runs = _match_tools(call, function_calls, runs_left)
+        if not responses:
+            if function_calls:
+                timeline.append((call.span.start_time_ns, 2 * order, Event(author, _with_ids(content, runs))))
+            continue
         fill_from_history(function_calls, runs, calls, order)
-        if any(run is not None and c.id is None and run.call_id for c, run in zip(function_calls, runs, strict=True)):
-            content = _own_function_calls(content)  # ids are filled in: on a copy, the response stays as recorded
-            function_calls = [p.function_call for p in content.parts or [] if p.function_call]
-            for function_call, run in zip(function_calls, runs, strict=True):
-                if run is not None and function_call.id is None and run.call_id:
-                    function_call.id = run.call_id
+        content = _with_ids(content, runs)
+        function_calls = [p.function_call for p in content.parts or [] if p.function_call]
         timeline.append((call.span.start_time_ns, 2 * order, Event(author, content)))
-        responses = [
+        answers = [
             genai_types.Part.trusted(
                 function_response=genai_types.FunctionResponse.trusted(
                     id=run.call_id or function_call.id, name=run.name, response=run.response
@@ -69,10 +81,10 @@ def replay_events(
             for function_call, run in zip(function_calls, runs, strict=True)
             if run is not None and run.response is not None
         ]
-        if responses:
+        if answers:
             end = max(run.span.end_time_ns for run in runs if run is not None)
             answered = [run for run in runs if run is not None and run.response is not None]
-            event = Event(author, genai_types.Content.trusted(role="user", parts=responses), runs=answered)
+            event = Event(author, genai_types.Content.trusted(role="user", parts=answers), runs=answered)
             timeline.append((end, 2 * order + 1, event))
     unmatched = runs_left.leftovers()
     if unmatched and captured:
@@ -95,7 +107,7 @@ def replay_events(
                     Event(author, genai_types.Content.trusted(role="model", parts=[call_part])),
                 )
             )
-            if run.response is not None:
+            if run.response is not None and responses:
                 response = genai_types.FunctionResponse.trusted(id=run.call_id, name=run.name, response=run.response)
                 part = genai_types.Part.trusted(function_response=response)
                 timeline.append(
@@ -103,8 +115,23 @@ def replay_events(
                 )
     timeline.sort(key=lambda item: (item[0], item[1]))
     events = [event for _, _, event in timeline]
-    _mark_skip_summarization(events)
+    if responses:
+        _mark_skip_summarization(events)
     return events
+
+
+def _with_ids(content: genai_types.Content, runs: Sequence[ToolRun | None]) -> genai_types.Content:
+    """``content`` (a model response) with the id of each function call's tool run filled in where the call has
+    none: on a copy, the response stays as recorded; ``content`` itself when no id is missing."""
+    function_calls = [p.function_call for p in content.parts or [] if p.function_call]
+    if not any(run is not None and c.id is None and run.call_id for c, run in zip(function_calls, runs, strict=True)):
+        return content
+    content = _own_function_calls(content)
+    function_calls = [p.function_call for p in content.parts or [] if p.function_call]
+    for function_call, run in zip(function_calls, runs, strict=True):
+        if run is not None and function_call.id is None and run.call_id:
+            function_call.id = run.call_id
+    return content
 
 
 def _own_function_calls(response: genai_types.Content) -> genai_types.Content:

@@ -193,11 +193,14 @@ class OwnedSpans:
     """True for an AgentTool's inner run: ADK's eval keeps none of it, so neither do we."""
 
 
-def group_by_invocation(tree: SpanTree, model_spans: Sequence[Span], warnings: list[str]) -> list[OwnedSpans]:
+def group_by_invocation(
+    tree: SpanTree, model_spans: Sequence[Span], warnings: list[str], tool_spans: Sequence[Span] | None = None
+) -> list[OwnedSpans]:
     """Model and tool spans grouped per ADK invocation id, with the invocation's root span and nesting.
 
     ``model_spans`` are the spans that stand for one model call each (``call_llm`` for the legacy schema,
-    ``generate_content`` for v2). Returned in start-time order, nested (AgentTool) invocations included and flagged.
+    ``generate_content`` for v2); ``tool_spans`` the tree's spans that :func:`is_tool_span` (found here when not
+    given). Returned in start-time order, nested (AgentTool) invocations included and flagged.
     """
     tops = tree.fold_down(_run_top_step, _NO_TOP)
     groups: dict[str, OwnedSpans] = {}
@@ -227,7 +230,9 @@ def group_by_invocation(tree: SpanTree, model_spans: Sequence[Span], warnings: l
     inside_tools = _inside_other_runs_tools(tree, [g.model_spans[0] for g in broken], ordered)
     for group, verdict in zip(ordered, verdicts, strict=True):
         group.nested = verdict if verdict is not None else group.model_spans[0].span_id in inside_tools
-    _assign_tool_spans(tree, ordered, warnings)
+    _assign_tool_spans(
+        tree, ordered, warnings, [s for s in tree.spans if is_tool_span(s)] if tool_spans is None else tool_spans
+    )
     return ordered
 
 
@@ -325,7 +330,9 @@ def _inside_other_runs_tools(tree: SpanTree, firsts: Sequence[Span], groups: Seq
     return inside
 
 
-def _assign_tool_spans(tree: SpanTree, groups: Sequence[OwnedSpans], warnings: list[str]) -> None:
+def _assign_tool_spans(
+    tree: SpanTree, groups: Sequence[OwnedSpans], warnings: list[str], tool_spans: Sequence[Span]
+) -> None:
     """Gives every tool span to its run: the nearest span above it that names an invocation id of a run, or is the
     agent span of one of its model calls, or is a run's root; by time when the tree is broken above it."""
     by_invocation = {g.invocation_id: g for g in groups if g.invocation_id}
@@ -345,7 +352,7 @@ def _assign_tool_spans(tree: SpanTree, groups: Sequence[OwnedSpans], warnings: l
         return agent_owner.get(span.span_id) or by_root.get(span.span_id)
 
     owning = tree.nearest(lambda span: owner_of(span) is not None)
-    tools = sorted((s for s in tree.spans if is_tool_span(s)), key=lambda s: (s.start_time_ns, s.span_id))
+    tools = sorted(tool_spans, key=lambda s: (s.start_time_ns, s.span_id))
     lost = [t for t in tools if t.span_id not in owning]
     by_time = dict(zip((t.span_id for t in lost), _owners_by_time(lost, groups), strict=True)) if lost else {}
     for span in tools:

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from otel_eval import semconv
 from otel_eval.model import TokenUsage
+from otel_eval.reconstruct._built import built
 from otel_eval.reconstruct._flattened import first_int
 
 
@@ -56,18 +57,22 @@ class TokenCounts(Protocol):
 
 
 def sum_token_counts(counts: Iterable[TokenCounts]) -> TokenUsage:
-    """Each count summed over the items that report it; None where none does."""
-    items = list(counts)
-
-    def total(values: Iterable[int | None]) -> int | None:
-        present = [v for v in values if v is not None]
-        return sum(present) if present else None
-
-    return TokenUsage(
-        input_tokens=total(u.input_tokens for u in items),
-        output_tokens=total(u.output_tokens for u in items),
-        cached_input_tokens=total(u.cached_input_tokens for u in items),
-        reasoning_tokens=total(u.reasoning_tokens for u in items),
+    """Each count summed over the items that report it; None where none does (a ``TokenUsage`` of the sums, which
+    are ``int`` or None: assembled without validating them again, :mod:`otel_eval.reconstruct._built`)."""
+    totals: list[int | None] = [None, None, None, None]
+    for item in counts:
+        for index, value in enumerate(
+            (item.input_tokens, item.output_tokens, item.cached_input_tokens, item.reasoning_tokens)
+        ):
+            if value is not None:
+                known = totals[index]
+                totals[index] = 0 + value if known is None else known + value
+    return built(
+        TokenUsage,
+        input_tokens=totals[0],
+        output_tokens=totals[1],
+        cached_input_tokens=totals[2],
+        reasoning_tokens=totals[3],
     )
 
 

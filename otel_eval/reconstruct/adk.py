@@ -63,8 +63,8 @@ class AdkConvention(Convention):
 
     def rebuild(self, spans: Sequence[Span], reads: Reads = Reads.ALL) -> TraceInvocations:
         """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them.
-        The session events are replayed whole whatever ``reads`` asks; the user message and the app details are read
-        only when asked."""
+        The session events are replayed whole unless ``reads`` asks only for the tool calls among what the replay gives;
+        the user message and the app details are read only when asked."""
         tree = SpanTree(spans)
         model_spans = [s for s in tree.spans if is_call_llm(s)]
         agent_above = tree.nearest(is_agent_span)

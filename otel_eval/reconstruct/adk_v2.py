@@ -69,8 +69,8 @@ class AdkV2Convention(Convention):
 
     def rebuild(self, spans: Sequence[Span], reads: Reads = Reads.ALL) -> TraceInvocations:
         """One invocation per ADK invocation id (user turn); AgentTool inner runs are dropped as ADK drops them.
-        The session events are replayed whole whatever ``reads`` asks; the user message and the app details are read
-        only when asked."""
+        The session events are replayed whole unless ``reads`` asks only for the tool calls among what the replay gives;
+        the user message and the app details are read only when asked."""
         tree = SpanTree(spans)
         model_spans = [s for s in tree.spans if _is_adk_model_span(s)]
         result = rebuild_invocations(

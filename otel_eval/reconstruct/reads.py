@@ -13,7 +13,8 @@ property test (``tests/reconstruct/test_rebuild_on_demand.py``) compares between
 and the full one on every recorded trace.
 
 A convention may produce more than it is asked for, never less: the ADK conventions replay the session events whole
-(tool calls, texts and final response come out of one replay) and skip only the user message and the app details; the
+(tool calls, texts and final response come out of one replay; only the events that call tools when no other of these
+is asked) and skip only the user message and the app details; the
 GenAI reader also skips the model calls' messages (their input histories above all), the root's input and output and
 the tool results when no part asked needs them, and converts the model calls' outputs into contents only when a text
 is asked (else it takes only their function calls, :mod:`otel_eval.reconstruct._genai_calls`: made without validating

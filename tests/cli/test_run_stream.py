@@ -14,7 +14,14 @@ from otel_eval.cli._results_dir import write_results
 from otel_eval.cli._run_stream import JsonResults, ResultsFile, spool_file, stream_reports
 from otel_eval.cli.run import report_json
 from otel_eval.conversations import group_conversations
-from otel_eval.evaluation import ConversationReport, build_plan, select_criteria
+from otel_eval.evaluation import (
+    ConversationReport,
+    all_inline,
+    build_plan,
+    evaluate_conversation,
+    evaluate_conversation_inline,
+    select_criteria,
+)
 from otel_eval.metrics import default_registry
 
 DATA = Path(__file__).parents[1] / "data" / "traces"
@@ -75,3 +82,45 @@ def test_results_file_spooled_case_by_case_equals_the_whole_file(tmp_path: Path)
 def _without_times(text: str) -> str:
     """The file without its unix times (in the result id and name, and the creation timestamp)."""
     return re.sub(r"_traces_[0-9.]+\"|\"creationTimestamp\": [0-9.e+]+|\"creation_timestamp\": [0-9.e+]+", "", text)
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        ("tool_call_count_v1", "inference_call_count_v1", "token_usage_v1", "invocation_duration_v1"),
+        ("token_usage_v1", "tool_call_count_v1"),
+    ],
+)
+def test_a_plan_of_inline_metrics_is_scored_without_tasks_to_the_same_reports(names: tuple[str, ...]) -> None:
+    loaded = load_traces(FILES)
+    conversations = group_conversations(inv for trace in loaded.traces for inv in trace.invocations)
+    plan = build_plan(dict.fromkeys(names), registry=default_registry())
+    assert all_inline(plan)
+
+    async def streamed() -> list[ConversationReport]:
+        return [report async for report in stream_reports(iter(conversations), plan)]
+
+    async def one_by_one() -> list[ConversationReport]:
+        return [await evaluate_conversation(conversation, plan) for conversation in conversations]
+
+    inline, reference = asyncio.run(streamed()), asyncio.run(one_by_one())
+    assert [evaluate_conversation_inline(c, plan) for c in conversations] == inline
+    assert [json.dumps(report_json(r)) for r in inline] == [json.dumps(report_json(r)) for r in reference]
+    assert {o.result.overall_eval_status.name for r in inline for o in r.outcomes} >= {"INFORMATIONAL"}
+
+
+def test_a_plan_with_a_metric_that_does_not_run_inline_is_scored_in_tasks() -> None:
+    plan = build_plan(dict.fromkeys(("tool_call_count_v1", "tool_trajectory_avg_score")), registry=default_registry())
+    assert not all_inline(plan)
+    loaded = load_traces(FILES)
+    conversations = group_conversations(inv for trace in loaded.traces for inv in trace.invocations)
+
+    async def streamed() -> list[ConversationReport]:
+        return [report async for report in stream_reports(iter(conversations), plan, window=2)]
+
+    reports = asyncio.run(streamed())
+    assert [r.conversation.trace_ids for r in reports] == [c.trace_ids for c in conversations]
+    assert {o.metric.name: o.result.overall_eval_status.name for o in reports[0].outcomes} == {
+        "tool_call_count_v1": "INFORMATIONAL",
+        "tool_trajectory_avg_score": "NOT_EVALUATED",  # no reference
+    }
