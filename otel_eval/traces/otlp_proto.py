@@ -63,7 +63,7 @@ def spans_from_otlp_proto(
     # Repeated fields are read as one list each (``[:]``): iterating a protobuf container goes by index until an
     # IndexError, whose formatted message costs more than reading a span's ids.
     for r_index, resource_spans in enumerate(_items(message.resource_spans)):
-        resource = _attributes(resource_spans.resource.attributes)
+        resource = _resource_attributes(resource_spans.resource)
         for s_index, scope_spans in enumerate(resource_spans.scope_spans[:]):
             scope = scope_spans.scope
             scope_name = scope.name or None
@@ -78,6 +78,25 @@ def spans_from_otlp_proto(
         for warning in sink.warnings:
             logger.warning("%s", warning)
     return spans
+
+
+_RESOURCES_KEPT = 64
+_RESOURCES: dict[bytes, dict[str, Any]] = {}
+"""Resource attributes by the resource's bytes: a process sends the same resource in every message (its service,
+SDK and host), read once; emptied when full (a sender of ever-new resources gains nothing and keeps a few)."""
+
+
+def _resource_attributes(resource: Any) -> dict[str, Any]:
+    """The resource's attributes (shared between the messages that carry the same resource bytes: not mutated)."""
+    if not resource.attributes:
+        return {}
+    key = resource.SerializeToString(deterministic=True)
+    found = _RESOURCES.get(key)
+    if found is None:
+        if len(_RESOURCES) >= _RESOURCES_KEPT:
+            _RESOURCES.clear()
+        found = _RESOURCES[key] = _attributes(resource.attributes)
+    return found
 
 
 def _span(span: ProtoSpan, resource: dict[str, Any], scope_name: str | None, scope_version: str | None) -> Span | str:

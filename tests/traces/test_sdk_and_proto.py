@@ -304,3 +304,26 @@ def test_lean_proto_reading_equals_the_general_rule() -> None:
 class _ResourceSpansList:
     def __init__(self, resource_spans: list[ResourceSpans]) -> None:
         self.resource_spans = resource_spans
+
+
+def test_a_resource_read_again_by_its_bytes_equals_reading_it() -> None:
+    """The resource attributes are kept by the resource's bytes: the same resource in another message gives the same
+    attributes, another resource (other values, or the same in another order) its own."""
+    from otel_eval.traces.otlp_proto import spans_from_otlp_proto
+
+    def message(*attributes: KeyValue) -> TracesData:
+        span = ProtoSpan(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="s")
+        scope_spans = [ScopeSpans(spans=[span])]
+        return TracesData(
+            resource_spans=[ResourceSpans(resource=ProtoResource(attributes=attributes), scope_spans=scope_spans)]
+        )
+
+    a, b = _kv("service.name", AnyValue(string_value="a")), _kv("n", AnyValue(int_value=1))
+    first = spans_from_otlp_proto(TracesData.FromString(message(a, b).SerializeToString()))[0].resource
+    again = spans_from_otlp_proto(TracesData.FromString(message(a, b).SerializeToString()))[0].resource
+    other = spans_from_otlp_proto(message(a, _kv("n", AnyValue(int_value=2))))[0].resource
+    reordered = spans_from_otlp_proto(message(b, a))[0].resource
+    assert first == again == {"service.name": "a", "n": 1}
+    assert other == {"service.name": "a", "n": 2}
+    assert list(reordered) == ["n", "service.name"]
+    assert spans_from_otlp_proto(message())[0].resource == {}
