@@ -42,7 +42,7 @@ from otel_eval import semconv
 from otel_eval.errors import InputError
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.reconstruct import Reads, rebuild_traces, without_evaluator_spans
-from otel_eval.traces import Span, spans_from_otlp_proto
+from otel_eval.traces import Span
 from otel_eval.traces.log_records import SpanLogRecord, attach_log_records
 from otel_eval.worker._tenancy import DEFAULT_TENANT
 
@@ -113,7 +113,7 @@ def _decode(
 ) -> Any:
     """``parse(value)``, or an :class:`InputError` naming ``source`` when it is empty, not protobuf, or has no
     ``content`` (``resource_spans`` / ``resource_logs``)."""
-    ProtoDecodeError = _otlp_proto().ProtoDecodeError  # noqa: N806 - the class
+    ProtoDecodeError = _otlp_proto().ProtoDecodeError
 
     if not value:
         raise InputError(f"{source}: empty message, expected an OTLP {request} (otlp_proto)")
