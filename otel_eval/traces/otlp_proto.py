@@ -60,13 +60,15 @@ def spans_from_otlp_proto(
     """
     sink = problems if problems is not None else Problems(source)
     spans: list[Span] = []
-    for r_index, resource_spans in enumerate(message.resource_spans):
-        resource = _attributes(resource_spans.resource.attributes)
-        for s_index, scope_spans in enumerate(resource_spans.scope_spans):
+    # Repeated fields are read as one list each (``[:]``): iterating a protobuf container goes by index until an
+    # IndexError, whose formatted message costs more than reading a span's ids.
+    for r_index, resource_spans in enumerate(_items(message.resource_spans)):
+        resource = _resource_attributes(resource_spans.resource)
+        for s_index, scope_spans in enumerate(resource_spans.scope_spans[:]):
             scope = scope_spans.scope
             scope_name = scope.name or None
             scope_version = scope.version or None
-            for index, span in enumerate(scope_spans.spans):
+            for index, span in enumerate(scope_spans.spans[:]):
                 converted = _span(span, resource, scope_name, scope_version)
                 if isinstance(converted, str):
                     sink.skipped(f"span resource_spans[{r_index}].scope_spans[{s_index}].spans[{index}]", converted)
@@ -78,38 +80,60 @@ def spans_from_otlp_proto(
     return spans
 
 
+_RESOURCES_KEPT = 64
+_RESOURCES: dict[bytes, dict[str, Any]] = {}
+"""Resource attributes by the resource's bytes: a process sends the same resource in every message (its service,
+SDK and host), read once; emptied when full (a sender of ever-new resources gains nothing and keeps a few)."""
+
+
+def _resource_attributes(resource: Any) -> dict[str, Any]:
+    """The resource's attributes (shared between the messages that carry the same resource bytes: not mutated)."""
+    if not resource.attributes:
+        return {}
+    key = resource.SerializeToString(deterministic=True)
+    found = _RESOURCES.get(key)
+    if found is None:
+        if len(_RESOURCES) >= _RESOURCES_KEPT:
+            _RESOURCES.clear()
+        found = _RESOURCES[key] = _attributes(resource.attributes)
+    return found
+
+
 def _span(span: ProtoSpan, resource: dict[str, Any], scope_name: str | None, scope_version: str | None) -> Span | str:
     trace_id = span.trace_id
     span_id = span.span_id
     parent = span.parent_span_id
-    problem = _id_problem(trace_id, _TRACE_ID_BYTES, "trace_id") or _id_problem(span_id, _SPAN_ID_BYTES, "span_id")
-    if problem:
-        return problem
+    if not (len(trace_id) == _TRACE_ID_BYTES and len(span_id) == _SPAN_ID_BYTES and any(trace_id) and any(span_id)):
+        problem = _id_problem(trace_id, _TRACE_ID_BYTES, "trace_id") or _id_problem(span_id, _SPAN_ID_BYTES, "span_id")
+        if problem:
+            return problem
     if parent and len(parent) != _SPAN_ID_BYTES:
         return f"field 'parent_span_id': expected {_SPAN_ID_BYTES} bytes, got {len(parent)}"
     start = span.start_time_unix_nano
-    end = span.end_time_unix_nano or start
     status = span.status
     has_parent = bool(parent) and any(parent)
+    events = span.events
     return Span(
-        trace_id=trace_id.hex(),
-        span_id=span_id.hex(),
-        parent_span_id=parent.hex() if has_parent else None,
-        name=span.name,
-        start_time_ns=start,
-        end_time_ns=end,
-        attributes=_attributes(span.attributes),
-        events=tuple(
+        trace_id.hex(),
+        span_id.hex(),
+        parent.hex() if has_parent else None,
+        span.name,
+        start,
+        span.end_time_unix_nano or start,
+        _attributes(span.attributes),
+        tuple(
             SpanEvent(name=event.name, timestamp_ns=event.time_unix_nano, attributes=_attributes(event.attributes))
-            for event in span.events
-        ),
-        scope_name=scope_name,
-        scope_version=scope_version,
-        resource=resource,
-        kind=span_kind(span.kind),
-        status_code=status_code(status.code),
-        status_message=status.message or None,
-        parent_is_remote=has_parent and span.flags & _FLAGS_REMOTE_PARENT == _FLAGS_REMOTE_PARENT,
+            for event in events[:]
+        )
+        if events
+        else (),
+        scope_name,
+        scope_version,
+        resource,
+        span_kind(span.kind),
+        status_code(status.code),
+        status.message or None,
+        has_parent and span.flags & _FLAGS_REMOTE_PARENT == _FLAGS_REMOTE_PARENT,
     )
 
 
@@ -123,14 +147,25 @@ def _id_problem(value: bytes, size: int, field_name: str) -> str | None:
 
 def _attributes(key_values: Iterable[KeyValue]) -> dict[str, Any]:
     result: dict[str, Any] = {}
-    for key_value in key_values:
+    for key_value in _items(key_values):
         value = key_value.value
+        text = value.string_value
+        if text:  # most attributes: a string that is not empty is the oneof's member, read without asking which
+            result[key_value.key] = text
+            continue
         which = value.WhichOneof("value")
-        if which == "string_value":  # most attributes: read without the table's call
-            result[key_value.key] = value.string_value
-        elif which is not None:
+        if which is not None:
             result[key_value.key] = _READERS[which](value)
     return result
+
+
+def _items(repeated: Iterable[Any]) -> Iterable[Any]:
+    """A repeated field's items as a list (one call: see :func:`spans_from_otlp_proto`), or ``repeated`` itself when
+    it is not protobuf's container (a plain list passed in)."""
+    try:
+        return repeated[:]  # type: ignore[index,no-any-return]
+    except TypeError:
+        return repeated
 
 
 def _any_value(value: AnyValue) -> Any:

@@ -27,11 +27,14 @@ of a tenant at ``max_open_traces_per_tenant`` is refused whole (:meth:`TraceAsse
 
 from __future__ import annotations
 
+import functools
+import importlib
 import logging
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from otel_eval import environment_variables as env
@@ -39,7 +42,7 @@ from otel_eval import semconv
 from otel_eval.errors import InputError
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.reconstruct import Reads, rebuild_traces, without_evaluator_spans
-from otel_eval.traces import Span, spans_from_otlp_proto
+from otel_eval.traces import Span
 from otel_eval.traces.log_records import SpanLogRecord, attach_log_records
 from otel_eval.worker._tenancy import DEFAULT_TENANT
 
@@ -58,10 +61,10 @@ def parse_otlp_spans(value: bytes | None, source: str) -> list[Span]:
     Raises:
         InputError: the bytes are not an OTLP protobuf trace message (the message is dead-lettered).
     """
-    from otel_eval.traces.otlp_proto import parse_traces_data
-
-    message = _decode(value, source, parse_traces_data, "trace", "ExportTraceServiceRequest", "resource_spans")
-    return spans_from_otlp_proto(message, source=source)
+    proto = _otlp_proto()
+    message = _decode(value, source, proto.parse_traces_data, "trace", "ExportTraceServiceRequest", "resource_spans")
+    spans: list[Span] = proto.spans_from_otlp_proto(message, source=source)
+    return spans
 
 
 def parse_otlp_logs(value: bytes | None, source: str) -> list[SpanLogRecord]:
@@ -110,7 +113,7 @@ def _decode(
 ) -> Any:
     """``parse(value)``, or an :class:`InputError` naming ``source`` when it is empty, not protobuf, or has no
     ``content`` (``resource_spans`` / ``resource_logs``)."""
-    from otel_eval.traces.otlp_proto import ProtoDecodeError
+    ProtoDecodeError = _otlp_proto().ProtoDecodeError
 
     if not value:
         raise InputError(f"{source}: empty message, expected an OTLP {request} (otlp_proto)")
@@ -121,6 +124,14 @@ def _decode(
     if not getattr(message, content):
         raise InputError(f"{source}: {len(value)} bytes decode to an OTLP message without {content}")
     return message
+
+
+@functools.cache
+def _otlp_proto() -> ModuleType:
+    """:mod:`otel_eval.traces.otlp_proto`, imported on first use (protobuf is slow to import) and then at the cost
+    of a call (an import statement in a function looks the module up again, and fails to find a ``__path__``, per
+    message)."""
+    return importlib.import_module("otel_eval.traces.otlp_proto")
 
 
 TraceKey = tuple[str, str]

@@ -24,6 +24,7 @@ from otel_eval.traces import (
     FORMAT_OTLP_JSON,
     FORMAT_OTLP_PROTO,
     Span,
+    SpanEvent,
     read_trace_bytes,
     spans_from_otlp_proto,
     spans_from_readable,
@@ -204,3 +205,125 @@ def test_the_sdk_fields_path_converts_as_the_properties_path(recorded: list[Read
     assert by_fields == by_properties
     assert by_fields == spans_from_readable(recorded)
     assert any(span.events for span in by_fields if span) and any(span.parent_is_remote for span in by_fields if span)
+
+
+def _general_attributes(key_values: object) -> dict[str, object]:
+    """The general rule the lean reader shortcuts: each value read by its oneof member (``WhichOneof``)."""
+    from otel_eval.traces.otlp_proto import value_from_proto
+
+    result: dict[str, object] = {}
+    for key_value in key_values:  # type: ignore[attr-defined]
+        if key_value.value.WhichOneof("value") is not None:
+            result[key_value.key] = value_from_proto(key_value.value)
+    return result
+
+
+def test_lean_proto_reading_equals_the_general_rule() -> None:
+    """Attributes are read by their string first (a non-empty string is the oneof's member) and repeated fields as
+    one list: the same spans and warnings as reading every value by its oneof member, empty strings, string indexes,
+    empty values and broken ids included, from the message and from a plain list of its ResourceSpans alike."""
+    from otel_eval.traces._normalize import Problems
+    from otel_eval.traces.otlp_proto import spans_from_otlp_proto
+
+    trace_id = bytes.fromhex("5b8efff798038103d269b633813fc60c")
+    attributes = [
+        _kv("empty string", AnyValue(string_value="")),
+        _kv("index", AnyValue(string_value_strindex=7)),
+        _kv("nothing", AnyValue()),
+        _kv("s", AnyValue(string_value="x")),
+        _kv("s", AnyValue(int_value=3)),  # a key again: the later value
+        _kv("a", AnyValue(array_value=ArrayValue(values=[AnyValue(), AnyValue(string_value="")]))),
+        KeyValue(key="no value"),
+    ]
+    spans = [
+        ProtoSpan(trace_id=trace_id, span_id=b"\x01" * 8, name="ok", attributes=attributes, start_time_unix_nano=5),
+        ProtoSpan(trace_id=b"\x00" * 16, span_id=b"\x01" * 8, name="zero trace"),
+        ProtoSpan(trace_id=trace_id, span_id=b"\x00" * 8, name="zero span"),
+        ProtoSpan(trace_id=trace_id[:3], span_id=b"\x01" * 8, name="short trace"),
+        ProtoSpan(trace_id=trace_id, span_id=b"\x02" * 8, parent_span_id=b"\x01" * 3, name="short parent"),
+        ProtoSpan(
+            trace_id=trace_id,
+            span_id=b"\x03" * 8,
+            parent_span_id=b"\x00" * 8,
+            name="zero parent, events",
+            flags=0x300,
+            events=[ProtoSpan.Event(name="e", time_unix_nano=9, attributes=attributes)],
+            status=Status(code=Status.STATUS_CODE_OK),
+        ),
+    ]
+    data = TracesData(
+        resource_spans=[
+            ResourceSpans(
+                resource=ProtoResource(attributes=attributes),
+                scope_spans=[ScopeSpans(scope=InstrumentationScope(name="s", version="1"), spans=spans), ScopeSpans()],
+            ),
+            ResourceSpans(),
+        ]
+    )
+    parsed = TracesData.FromString(data.SerializeToString())
+    lean = Problems("x")
+    read = spans_from_otlp_proto(parsed, problems=lean)
+    expected = [
+        Span(
+            trace_id=s.trace_id.hex(),
+            span_id=s.span_id.hex(),
+            parent_span_id=s.parent_span_id.hex() if any(s.parent_span_id) else None,
+            name=s.name,
+            start_time_ns=s.start_time_unix_nano,
+            end_time_ns=s.end_time_unix_nano or s.start_time_unix_nano,
+            attributes=_general_attributes(s.attributes),
+            events=tuple(
+                SpanEvent(name=e.name, timestamp_ns=e.time_unix_nano, attributes=_general_attributes(e.attributes))
+                for e in s.events
+            ),
+            scope_name="s",
+            scope_version="1",
+            resource=_general_attributes(parsed.resource_spans[0].resource.attributes),
+            kind=None,
+            status_code="OK" if s.status.code == Status.STATUS_CODE_OK else "UNSET",
+            status_message=None,
+            parent_is_remote=False,
+        )
+        for s in (parsed.resource_spans[0].scope_spans[0].spans[0], parsed.resource_spans[0].scope_spans[0].spans[5])
+    ]
+    assert read == expected
+    assert read[0].attributes == {"empty string": "", "index": 7, "s": 3, "a": [None, ""]}
+    assert [w.split(": ", 2)[1] for w in lean.warnings] == [
+        f"span resource_spans[0].scope_spans[0].spans[{i}]" for i in (1, 2, 3, 4)
+    ]
+    assert "all-zero id" in lean.warnings[0] and "all-zero id" in lean.warnings[1]
+    assert (
+        "expected 16 bytes, got 3" in lean.warnings[2]
+        and "'parent_span_id': expected 8 bytes, got 3" in lean.warnings[3]
+    )
+    from_list = Problems("x")
+    assert spans_from_otlp_proto(_ResourceSpansList(list(parsed.resource_spans)), problems=from_list) == read
+    assert from_list.warnings == lean.warnings
+
+
+class _ResourceSpansList:
+    def __init__(self, resource_spans: list[ResourceSpans]) -> None:
+        self.resource_spans = resource_spans
+
+
+def test_a_resource_read_again_by_its_bytes_equals_reading_it() -> None:
+    """The resource attributes are kept by the resource's bytes: the same resource in another message gives the same
+    attributes, another resource (other values, or the same in another order) its own."""
+    from otel_eval.traces.otlp_proto import spans_from_otlp_proto
+
+    def message(*attributes: KeyValue) -> TracesData:
+        span = ProtoSpan(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="s")
+        scope_spans = [ScopeSpans(spans=[span])]
+        return TracesData(
+            resource_spans=[ResourceSpans(resource=ProtoResource(attributes=attributes), scope_spans=scope_spans)]
+        )
+
+    a, b = _kv("service.name", AnyValue(string_value="a")), _kv("n", AnyValue(int_value=1))
+    first = spans_from_otlp_proto(TracesData.FromString(message(a, b).SerializeToString()))[0].resource
+    again = spans_from_otlp_proto(TracesData.FromString(message(a, b).SerializeToString()))[0].resource
+    other = spans_from_otlp_proto(message(a, _kv("n", AnyValue(int_value=2))))[0].resource
+    reordered = spans_from_otlp_proto(message(b, a))[0].resource
+    assert first == again == {"service.name": "a", "n": 1}
+    assert other == {"service.name": "a", "n": 2}
+    assert list(reordered) == ["n", "service.name"]
+    assert spans_from_otlp_proto(message())[0].resource == {}
