@@ -235,9 +235,6 @@ class BatchPipeline:
         for tp, messages in batch.items():
             if messages:
                 self._positions[tp] = messages[-1].offset + 1
-                highwater = self._consumer.highwater(tp)
-                if highwater is not None:
-                    self.metrics.lag(tp.topic, tp.partition, highwater - self._positions[tp])
         if SOURCE_OTLP_SPANS in self.settings.sources and batch:
             ready = ready + self.assembler.ready()
         fresh = [trace for trace in ready if not self.ledger.has_trace(trace.trace_id, trace.tenant)]
@@ -399,12 +396,13 @@ class BatchPipeline:
         self.metrics.evaluated(len(todo))
         return evaluated, reused + [pair for records in results for pair in records]
 
-    async def observe_unread_lag(self) -> None:
-        """Reports the lag of the assigned partitions no batch has read from yet (0 for an empty one), once a fetch
-        has told their high watermark: every partition a worker owns has its lag series, not only those with
-        traffic."""
+    async def observe_lag(self) -> None:
+        """Reports the lag of every assigned partition (high watermark minus the consumer's position: 0 for an empty
+        or caught-up one) once a fetch has told its high watermark; called after each fetch, so a partition without
+        traffic has its lag series too."""
         for tp in self._consumer.assignment():
-            if tp not in self._positions and (highwater := self._consumer.highwater(tp)) is not None:
+            highwater = self._consumer.highwater(tp)
+            if highwater is not None:
                 self.metrics.lag(tp.topic, tp.partition, highwater - await self._consumer.position(tp))
 
     def _committable(self) -> dict[Any, int]:

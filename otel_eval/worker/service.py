@@ -369,7 +369,7 @@ class Worker:
                 try:
                     poll = self._batches.poll_timeout_ms(_POLL_MS)  # shorter when a session's idle deadline is nearer
                     batch = await consumer.getmany(timeout_ms=poll, max_records=self.settings.worker_max_batch_size)
-                    await self._batches.observe_unread_lag()
+                    await self._batches.observe_lag()
                 except KafkaError as exc:  # e.g. a codec this process lacks: report it and keep trying, never skip
                     if is_retriable(exc):
                         self.broker.failed(exc)
