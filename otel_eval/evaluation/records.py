@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from hashlib import sha256
 from typing import Any
 
 from otel_eval._runtime.identity_cache import IdentityCache
@@ -22,6 +21,9 @@ from otel_eval.model.messages import (
     EvaluationRecord,
     record_of_values,
     result_id,
+    result_id_invocation_key,
+    result_id_metric_key,
+    result_id_of,
     session_result_id,
 )
 
@@ -87,7 +89,7 @@ class RecordContext:
                 prefix, values = shared[index]
                 record = template.copy()
                 record.update(values)
-                record["result_id"] = sha256(prefix + fields.id_suffix).hexdigest()[:32]
+                record["result_id"] = result_id_of(prefix, fields.id_suffix)
                 record["score"] = score
                 record["explanation"] = explanation
                 record["error_type"] = error_type
@@ -141,7 +143,7 @@ class RecordContext:
             eval_id, eval_set_id = self.eval_id, self.eval_set_id
             shared = self._by_invocation = [
                 (
-                    f"{traced.trace_id}\x00{traced.span_id}\x00".encode(),
+                    result_id_invocation_key(traced.trace_id, traced.span_id),
                     {
                         "trace_id": traced.trace_id,
                         "span_id": traced.span_id,
@@ -241,7 +243,7 @@ def _metric_fields(metric: PlannedMetric) -> _MetricFields:
         judge_model=judge_model,
         threshold=threshold,
         verdicts=verdicts,
-        id_suffix=f"{metric.name}\x00{evaluator_version or ''}".encode(),
+        id_suffix=result_id_metric_key(metric.name, evaluator_version),
         templates=templates,
     )
     if provenance is not None or evaluator is None:

@@ -209,8 +209,24 @@ def result_id(trace_id: str, span_id: str, metric_name: str, evaluator_version: 
     The evaluator version is part of it (it covers the metric's version, criterion and judge model): re-evaluating
     an invocation with a changed evaluator is a different result, not a duplicate of the old one.
     """
-    key = "\x00".join((trace_id, span_id, metric_name, evaluator_version or ""))
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
+    return result_id_of(
+        result_id_invocation_key(trace_id, span_id), result_id_metric_key(metric_name, evaluator_version)
+    )
+
+
+def result_id_invocation_key(trace_id: str, span_id: str) -> bytes:
+    """The start of :func:`result_id`'s key: the invocation's (shared by every metric's result on it)."""
+    return f"{trace_id}\x00{span_id}\x00".encode()
+
+
+def result_id_metric_key(metric_name: str, evaluator_version: str | None) -> bytes:
+    """The end of :func:`result_id`'s key: the metric's (shared by its results on every invocation)."""
+    return f"{metric_name}\x00{evaluator_version or ''}".encode()
+
+
+def result_id_of(invocation_key: bytes, metric_key: bytes) -> str:
+    """:func:`result_id` from its two keys (:func:`result_id_invocation_key`, :func:`result_id_metric_key`)."""
+    return hashlib.sha256(invocation_key + metric_key).hexdigest()[:32]
 
 
 def session_result_id(
