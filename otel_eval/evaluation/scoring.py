@@ -124,8 +124,8 @@ def score_metric_inline(
     metric: PlannedMetric, conversation: Conversation, actual: Sequence[TracedInvocation], *, checked: bool = False
 ) -> EvaluationResult:
     """:func:`score_metric` for a metric that :func:`runs_inline`, on the caller's thread without an event loop
-    (its coroutine never waits, so one step runs it to the end). Never raises; a coroutine that does wait breaks
-    the ``runs_inline`` promise: it is closed and the metric NOT_EVALUATED.
+    (:meth:`~otel_eval.metrics.Evaluator.evaluate_now`). Never raises; a metric whose ``evaluate`` waits breaks the
+    ``runs_inline`` promise: it is NOT_EVALUATED.
 
     ``checked``: the caller knows that the metric applies to ``conversation`` (it is among the plan's
     :meth:`~otel_eval.evaluation.plan.MetricPlan.applicable` ones) and that instrumentation is suppressed already;
@@ -135,14 +135,7 @@ def score_metric_inline(
         return _cannot_run(metric, conversation, actual)
     token = None if checked else _suppress_instrumentation()
     try:
-        run = evaluator.evaluate(actual, conversation.expected, conversation_scenario=conversation.scenario)
-        try:
-            run.send(None)
-        except StopIteration as done:
-            result: EvaluationResult = done.value
-            return result
-        run.close()
-        raise RuntimeError(f"{type(evaluator).__name__}.evaluate waited although it declares runs_inline")
+        return evaluator.evaluate_now(actual, conversation.expected, conversation_scenario=conversation.scenario)
     except Exception as exc:  # one failing metric yields NOT_EVALUATED, the others still run
         logger.exception("metric %s failed on trace %s", metric.name, actual[0].trace_id if actual else "?")
         return _failed(metric, actual, exc)

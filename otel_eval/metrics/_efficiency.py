@@ -40,6 +40,16 @@ class InformationalEvaluator(Evaluator):
         conversation_scenario: ConversationScenario | None = None,
     ) -> EvaluationResult:
         """The value of each invocation and the overall value; reference-free, so ``expected`` is ignored."""
+        return self.evaluate_now(actual)
+
+    def evaluate_now(
+        self,
+        actual: Sequence[TracedInvocation],
+        expected: Sequence[Invocation] | None = None,
+        *,
+        conversation_scenario: ConversationScenario | None = None,
+    ) -> EvaluationResult:
+        """:meth:`evaluate`'s work, synchronous (the workers call it without a coroutine)."""
         results = [self.measure(traced) for traced in actual]
         return overall(results, self.overall_value([r.score for r in results]))
 

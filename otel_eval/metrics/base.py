@@ -78,7 +78,8 @@ class Evaluator(abc.ABC):
     runs_inline: ClassVar[bool] = False
     """Whether the workers may run :meth:`evaluate` on their event loop rather than on a metric thread: only for a
     metric that never waits and whose work is a single linear pass over the (already rebuilt, size-limited)
-    invocations, so it ends well within any deadline; handing it to a thread would cost more than the metric."""
+    invocations, so it ends well within any deadline; handing it to a thread would cost more than the metric. Such a
+    metric is scored through :meth:`evaluate_now` where no event loop runs (the in-thread processor)."""
     reads: ClassVar[Reads] = Reads.ALL
     """What :meth:`evaluate` reads of the actual invocations beyond the facts always rebuilt (ids, agent, start and
     end, ``content_captured``; see :mod:`otel_eval.reconstruct.reads`): the rebuild produces only the union of the
@@ -143,6 +144,30 @@ class Evaluator(abc.ABC):
 
         Never raises for bad or missing data: returns NOT_EVALUATED with the reason in ``explanation``.
         """
+
+    def evaluate_now(
+        self,
+        actual: Sequence[TracedInvocation],
+        expected: Sequence[Invocation] | None = None,
+        *,
+        conversation_scenario: ConversationScenario | None = None,
+    ) -> EvaluationResult:
+        """:meth:`evaluate`'s result, computed on the caller's thread without an event loop: what the workers call
+        for a metric that :attr:`runs_inline`. By default one step of the :meth:`evaluate` coroutine, which must end
+        in it (it never waits); a metric whose work is synchronous overrides this with that work (no coroutine per
+        call) and has :meth:`evaluate` return it.
+
+        Raises:
+            RuntimeError: :meth:`evaluate` waited (the metric breaks its ``runs_inline`` promise; it is closed).
+        """
+        run = self.evaluate(actual, expected, conversation_scenario=conversation_scenario)
+        try:
+            run.send(None)
+        except StopIteration as done:
+            result: EvaluationResult = done.value
+            return result
+        run.close()
+        raise RuntimeError(f"{type(self).__name__}.evaluate waited although it declares runs_inline")
 
     def status_of(self, score: float | None) -> EvalStatus:
         """PASSED when ``score >= threshold``, FAILED below, NOT_EVALUATED for None, INFORMATIONAL if no threshold."""
