@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -14,7 +15,7 @@ from otel_eval.emit import Emitters
 from otel_eval.evaluation import Pairing, pair_invocations
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.evaluation.embedded_worker import EmbeddedWorker
-from otel_eval.metrics import EFFICIENCY_METRICS, Evaluator, MetricInfo
+from otel_eval.metrics import EFFICIENCY_METRICS, Evaluator, MetricInfo, default_registry
 from otel_eval.model import (
     BaseCriterion,
     ConversationScenario,
@@ -24,8 +25,10 @@ from otel_eval.model import (
     PerInvocationResult,
     TracedInvocation,
 )
-from otel_eval.model.messages import EvaluationRecord
+from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
+from otel_eval.reconstruct import rebuild_traces
 from otel_eval.transport import ExportResult
+from tests.reconstruct.recorded import demo_spans, file_spans
 from tests.worker._core_helpers import HangingEvaluator, registry_with, request, traced
 
 
@@ -163,3 +166,45 @@ def test_the_embedded_worker_pairs_and_plans_each_request_once(monkeypatch: pyte
     assert {r.metric_name for r in records} == set(EFFICIENCY_METRICS)  # the per-invocation metrics, at once
     exporter.shutdown(10_000)  # closes the window: the conversation-level metric scores both turns
     assert sorted(r.span_id for r in records if r.metric_name == "turns_v1") == [f"{n:016x}" for n in (1, 2)]
+
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+TRACE_FILES = sorted(
+    [
+        *(DATA / "frameworks").glob("*/*.otlp.json.gz"),
+        *(DATA / "traces" / "strands-evals").glob("*.json"),
+        *(p for p in (DATA / "traces" / "agentevals").glob("*.json") if "eval" not in p.name),
+        *(DATA / "hostile").glob("*.json"),
+    ]
+)
+
+
+def _recorded_invocations() -> list[TracedInvocation]:
+    """Every invocation of the recorded framework, ADK, hostile traces and of the demo agent's scenarios."""
+    spans = [file_spans(path) for path in TRACE_FILES] + [found for _, found in demo_spans()]
+    return [invocation for found in spans for trace in rebuild_traces(found) for invocation in trace.invocations]
+
+
+def test_the_efficiency_metrics_score_recorded_traces_synchronously_as_their_coroutine_does() -> None:
+    """``evaluate_now`` (what the in-thread processor and the Kafka worker call: no coroutine) gives what awaiting
+    ``evaluate`` gives, on every recorded trace, one invocation at a time and all together; and the records
+    ``start`` makes on the caller's thread equal those the event loop's path makes."""
+    invocations = _recorded_invocations()
+    assert len(invocations) > 50
+    for name in EFFICIENCY_METRICS:
+        metric = default_registry().create(name)
+        assert metric.runs_inline
+        for actual in [*([i] for i in invocations), invocations]:
+            now = metric.evaluate_now(actual)
+            assert now == asyncio.run(metric.evaluate(actual))
+            assert now == Evaluator.evaluate_now(metric, actual)  # the protocol's default: one step of evaluate
+            assert [r.score for r in now.per_invocation_results] and now.overall_eval_status is EvalStatus.INFORMATIONAL
+    inline: list[EvaluationRecord] = []
+    on_loop: list[EvaluationRecord] = []
+    for invocation in invocations:
+        started = _core(None, inline, []).start(EvaluationRequest(invocations=[invocation]))
+        assert started.on_loop is None and started.records
+        asyncio.run(_core(None, on_loop, []).evaluate(EvaluationRequest(invocations=[invocation])))
+    assert len(inline) == len(EFFICIENCY_METRICS) * len(invocations)
+    ignore = {"evaluated_at"}  # when
+    assert [r.model_dump(exclude=ignore) for r in inline] == [r.model_dump(exclude=ignore) for r in on_loop]
