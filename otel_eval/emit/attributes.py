@@ -20,27 +20,41 @@ def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
         semconv.OTEL_EVAL_METRIC_VERSION: record.metric_version,
         semconv.OTEL_EVAL_RESULT_ID: record.result_id,
     }
-    optional: dict[str, AttributeValue | None] = {
-        semconv.GEN_AI_EVALUATION_SCORE_VALUE: record.score,
-        semconv.GEN_AI_EVALUATION_EXPLANATION: record.explanation,
-        semconv.OTEL_EVAL_SCORE_VERDICT: record.verdict,
-        semconv.ERROR_TYPE: record.error_type,
-        semconv.OTEL_EVAL_THRESHOLD: record.threshold,
-        semconv.OTEL_EVAL_JUDGE_MODEL: record.judge_model,
-        semconv.OTEL_EVAL_EVALUATOR_ID: record.evaluator_id,
-        semconv.OTEL_EVAL_EVALUATOR_TYPE: record.evaluator_type,
-        semconv.OTEL_EVAL_EVALUATOR_VERSION: record.evaluator_version,
-        semconv.GEN_AI_AGENT_NAME: record.agent_name,
-        semconv.GEN_AI_CONVERSATION_ID: record.session_id,
-        semconv.OTEL_EVAL_INVOCATION_ID: record.invocation_id or None,
-        semconv.OTEL_EVAL_EVAL_ID: record.eval_id,
-        semconv.OTEL_EVAL_EVAL_SET_ID: record.eval_set_id,
-        semconv.OTEL_EVAL_SESSION_WINDOW: record.session_window,
-        semconv.OTEL_EVAL_SESSION_FIRST_TURN: record.session_first_turn,
-        semconv.OTEL_EVAL_SESSION_LAST_TURN: record.session_last_turn,
-    }
-    attributes.update({key: value for key, value in optional.items() if value is not None})
+    # Each optional value read once and set when present (no dict of them all made per record, then filtered).
+    for key, name in _OPTIONAL_BEFORE_INVOCATION_ID:
+        value = getattr(record, name)
+        if value is not None:
+            attributes[key] = value
+    if record.invocation_id:  # an empty invocation id is absent
+        attributes[semconv.OTEL_EVAL_INVOCATION_ID] = record.invocation_id
+    for key, name in _OPTIONAL_AFTER_INVOCATION_ID:
+        value = getattr(record, name)
+        if value is not None:
+            attributes[key] = value
     return attributes
+
+
+_OPTIONAL_BEFORE_INVOCATION_ID: tuple[tuple[str, str], ...] = (
+    (semconv.GEN_AI_EVALUATION_SCORE_VALUE, "score"),
+    (semconv.GEN_AI_EVALUATION_EXPLANATION, "explanation"),
+    (semconv.OTEL_EVAL_SCORE_VERDICT, "verdict"),
+    (semconv.ERROR_TYPE, "error_type"),
+    (semconv.OTEL_EVAL_THRESHOLD, "threshold"),
+    (semconv.OTEL_EVAL_JUDGE_MODEL, "judge_model"),
+    (semconv.OTEL_EVAL_EVALUATOR_ID, "evaluator_id"),
+    (semconv.OTEL_EVAL_EVALUATOR_TYPE, "evaluator_type"),
+    (semconv.OTEL_EVAL_EVALUATOR_VERSION, "evaluator_version"),
+    (semconv.GEN_AI_AGENT_NAME, "agent_name"),
+    (semconv.GEN_AI_CONVERSATION_ID, "session_id"),
+)
+"""The optional attributes, in the order they are set (after the invocation id: the rest), by record field."""
+_OPTIONAL_AFTER_INVOCATION_ID: tuple[tuple[str, str], ...] = (
+    (semconv.OTEL_EVAL_EVAL_ID, "eval_id"),
+    (semconv.OTEL_EVAL_EVAL_SET_ID, "eval_set_id"),
+    (semconv.OTEL_EVAL_SESSION_WINDOW, "session_window"),
+    (semconv.OTEL_EVAL_SESSION_FIRST_TURN, "session_first_turn"),
+    (semconv.OTEL_EVAL_SESSION_LAST_TURN, "session_last_turn"),
+)
 
 
 class BoundedLabel:

@@ -9,7 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from otel_eval import semconv
 from otel_eval.emit import Emitters
+from otel_eval.emit.attributes import record_attributes
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.evaluation.sessions import SessionWindow
 from otel_eval.metrics import EFFICIENCY_METRICS, Evaluator, MetricInfo
@@ -62,8 +64,39 @@ def _validated(record: EvaluationRecord) -> EvaluationRecord:
     return EvaluationRecord(**{name: getattr(record, name) for name in given})
 
 
+def _reference_attributes(record: EvaluationRecord) -> list[tuple[str, Any]]:
+    """The event's and span's attributes as the general form makes them: every value, in order, absent ones out."""
+    values = {
+        semconv.GEN_AI_EVALUATION_NAME: record.metric_name,
+        semconv.GEN_AI_EVALUATION_SCORE_LABEL: record.label,
+        semconv.OTEL_EVAL_STATUS: record.eval_status.name,
+        semconv.OTEL_EVAL_METRIC_VERSION: record.metric_version,
+        semconv.OTEL_EVAL_RESULT_ID: record.result_id,
+        semconv.GEN_AI_EVALUATION_SCORE_VALUE: record.score,
+        semconv.GEN_AI_EVALUATION_EXPLANATION: record.explanation,
+        semconv.OTEL_EVAL_SCORE_VERDICT: record.verdict,
+        semconv.ERROR_TYPE: record.error_type,
+        semconv.OTEL_EVAL_THRESHOLD: record.threshold,
+        semconv.OTEL_EVAL_JUDGE_MODEL: record.judge_model,
+        semconv.OTEL_EVAL_EVALUATOR_ID: record.evaluator_id,
+        semconv.OTEL_EVAL_EVALUATOR_TYPE: record.evaluator_type,
+        semconv.OTEL_EVAL_EVALUATOR_VERSION: record.evaluator_version,
+        semconv.GEN_AI_AGENT_NAME: record.agent_name,
+        semconv.GEN_AI_CONVERSATION_ID: record.session_id,
+        semconv.OTEL_EVAL_INVOCATION_ID: record.invocation_id or None,
+        semconv.OTEL_EVAL_EVAL_ID: record.eval_id,
+        semconv.OTEL_EVAL_EVAL_SET_ID: record.eval_set_id,
+        semconv.OTEL_EVAL_SESSION_WINDOW: record.session_window,
+        semconv.OTEL_EVAL_SESSION_FIRST_TURN: record.session_first_turn,
+        semconv.OTEL_EVAL_SESSION_LAST_TURN: record.session_last_turn,
+    }
+    return [(key, value) for key, value in values.items() if value is not None]
+
+
 def _assert_as_validated(records: Sequence[EvaluationRecord]) -> None:
     for record in records:
+        # what its event and its span carry: every attribute, in the same order, as the general form
+        assert list(record_attributes(record).items()) == _reference_attributes(record)
         validated = _validated(record)
         assert record.model_fields_set == validated.model_fields_set
         assert list(record.__dict__) == list(validated.__dict__)  # field order, as validation stores them
