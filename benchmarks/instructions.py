@@ -9,7 +9,7 @@ is the difference of the two.
 
 ``--pace RATE``: the invocations arrive paced, ``RATE`` a second (each waits for its slot on
 ``threading.Event().wait``, not ``time.sleep``: callgrind cuts the window at ``time_sleep``), instead of in a burst.
-Under callgrind everything runs ~50x slower, so a rate of 5-10 a second with ~120 invocations gives each invocation its
+Under callgrind everything runs ~50x slower (more on a loaded machine), so a rate of 2 a second with ~60 invocations gives each invocation its
 own step of the engine (as 250/s does at full speed): what a burst amortizes over many invocations (a wake-up, a step's
 set-up, an emission's flush) is paid per invocation. ``--agent-thread`` counts only the agent's (main) thread
 (``--separate-threads=yes``): what evaluation costs the agent itself.
