@@ -11,7 +11,9 @@ is the difference of the two.
 ``threading.Event().wait``, not ``time.sleep``: callgrind cuts the window at ``time_sleep``), instead of in a burst.
 Under callgrind everything runs ~50x slower (more on a loaded machine), so a rate of 2 a second with ~60 invocations gives each invocation its
 own step of the engine (as 250/s does at full speed): what a burst amortizes over many invocations (a wake-up, a step's
-set-up, an emission's flush) is paid per invocation. ``--agent-thread`` counts only the agent's (main) thread
+set-up, an emission's flush) is paid per invocation. Unlike a burst's, a paced figure depends on the scheduling: on a
+loaded machine an engine's poll or period may land mid-invocation and split it over two steps (1.5 steps per
+invocation seen at load 10), so runs differ by a few percent; compare runs made side by side. ``--agent-thread`` counts only the agent's (main) thread
 (``--separate-threads=yes``): what evaluation costs the agent itself.
 
 Run: ``python -m benchmarks.instructions [--setup thread|bsp] [--metrics 1|4] [--emit events,metrics|all]
