@@ -17,6 +17,7 @@ import os
 import threading
 from collections.abc import Iterator
 from itertools import repeat
+from types import TracebackType
 from typing import Final
 
 SERVING_YOUNG_THRESHOLD: Final = 10_000
@@ -48,8 +49,7 @@ def fewer_collections() -> Iterator[None]:
         gc.set_threshold(*previous)
 
 
-@contextlib.contextmanager
-def collections_deferred() -> Iterator[None]:
+def collections_deferred() -> contextlib.AbstractContextManager[None]:
     """The collector paused while the block runs on this thread, and the collection it deferred run here after it.
 
     CPython collects on whichever thread allocates past the young generation's threshold. A background thread that
@@ -65,21 +65,40 @@ def collections_deferred() -> Iterator[None]:
     of the application that turns the collector off *while* the block runs finds it on again after the block (an
     application that saves ``gc.isenabled()`` and restores it around its own section keeps its state). Not for long
     blocks: what the process allocates in cycles meanwhile waits for the block's end.
+
+    A class, not a generator: an engine's thread enters it at every step, and a generator's context manager costs
+    five more Python calls each time.
     """
-    if _paused.here or not gc.isenabled():
-        yield
-        return
-    ident = threading.get_ident()
-    gc.disable()
-    _paused.here = True
-    _pausing.add(ident)  # a child forked meanwhile turns the collector on again (:func:`_after_fork_in_child`)
-    try:
-        yield
-    finally:
+    return _Deferred()
+
+
+class _Deferred:
+    """:func:`collections_deferred`'s context manager."""
+
+    __slots__ = ("_ident",)
+    _ident: int | None
+    """The thread that paused the collector here, None when the block runs with it as it was."""
+
+    def __enter__(self) -> None:
+        if _paused.here or not gc.isenabled():
+            self._ident = None
+            return
+        self._ident = ident = threading.get_ident()
+        gc.disable()
+        _paused.here = True
+        _pausing.add(ident)  # a child forked meanwhile turns the collector on again (:func:`_after_fork_in_child`)
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        ident = self._ident
+        if ident is None:
+            return
         _pausing.discard(ident)
         _paused.here = False
         gc.enable()
-    collect_young_here()
+        if exc_type is None:  # as the block's end: what it raised goes on at once
+            collect_young_here()
 
 
 @contextlib.contextmanager

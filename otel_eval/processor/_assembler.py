@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -73,8 +73,9 @@ RootKey = tuple[int, int]
 
 @dataclass(slots=True)
 class _StepCounts:
-    spans: Counter[str] = field(default_factory=Counter)
-    invocations: Counter[str] = field(default_factory=Counter)
+    # ``defaultdict(int)``, made in C: a step's counts are mostly empty, and ``Counter()`` costs a Python call chain.
+    spans: defaultdict[str, int] = field(default_factory=partial(defaultdict, int))
+    invocations: defaultdict[str, int] = field(default_factory=partial(defaultdict, int))
 
 
 class SpanAssembler:
@@ -332,6 +333,8 @@ class SpanAssembler:
 
     def _stop_waiting(self, now: float, *, final: bool) -> list[RootKey]:
         """Roots that waited ``idle_timeout`` for open descendants (all of them at shutdown): handed on without them."""
+        if not self._pending:
+            return []  # most steps: no root waits
         expired = []
         for root, deadline in self._pending.items():
             if deadline > now and not final:

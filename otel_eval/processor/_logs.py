@@ -95,6 +95,8 @@ class EvaluationLogRecordProcessor(LogRecordProcessor):
 
     def take_dropped(self) -> int:
         """Records dropped on a full queue since the last call."""
+        if not self._dropped:  # most calls: read without the lock (one dropped meanwhile is taken next time)
+            return 0
         with self._lock:
             dropped, self._dropped = self._dropped, 0
         return dropped

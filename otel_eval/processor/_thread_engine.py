@@ -254,10 +254,12 @@ class InThreadEngine:
                 waiters, self._flush_waiters = self._flush_waiters, []
             stopping = self._shutdown
             now = time.monotonic()
-            if not (woken or waiters or stopping or intake.ends or intake.starts or records or self._rejected) and (
+            # Starts alone do not make a step: they only matter to the ends that follow them (taken in the same
+            # step), so a poll that lands mid-invocation leaves them queued; the period takes them at the latest.
+            if not (woken or waiters or stopping or intake.ends or records or self._rejected) and (
                 now < due and not intake.shedder.active
             ):
-                continue  # a poll that found nothing: the step (~12 us of bookkeeping) waits for its period
+                continue  # a poll that found no end: the step (~75k instructions of bookkeeping) waits for its period
             due = now + self._tick
             try:
                 # The collections due while the step runs, the agent's included, run on this thread after it.
@@ -298,6 +300,8 @@ class InThreadEngine:
         """
         full = not self.exporter.has_capacity() and not self._shutdown
         shedder = self._intake.shedder
+        if not full and not shedder.active:
+            return 0, []  # only this thread turns shedding on and off: none since the last step's ``take``
         if full and shedder.start():
             self._assembler.shed_open_traces()  # their later spans are being shed: drop them whole now
         return shedder.take(full=full)
