@@ -4,7 +4,8 @@
 The records are the ones :mod:`benchmarks._kafka_worker_rate` puts on the topic (``requests``: the processor
 exporter's ``EvaluationRequest`` JSON; ``otlp_spans``: the Collector's ``otlp_proto`` message per demo-agent
 trace), handed to the worker's real :class:`~otel_eval.worker._batches.BatchPipeline` in fetched batches of 64, as
-the worker built by ``otel-eval worker --telemetry none`` (its core, ledger, assembler, record executor) runs it:
+the worker built by ``otel-eval worker --telemetry none`` (its core, ledger, assembler, record executor, and the
+garbage collector tuned for serving as the command tunes it) runs it:
 decoding or parsing, assembling and rebuilding, evaluating, and publishing through the real
 :class:`~otel_eval.worker.results.ResultsPublisher` into aiokafka's own record batches (the produce request itself is
 not sent: no broker). After two batches of warm-up, the window is cut with ``--dump-before=time_sleep``; every thread
@@ -153,6 +154,9 @@ def _workload(source: str, invocations: int, profile: bool) -> None:
     warm = WARM_UP_BATCHES * BATCH
     payloads = _payloads(source, warm + invocations)
     pipeline, producer = _pipeline(source)
+    from otel_eval._runtime.collector import tune_for_serving
+
+    tune_for_serving()  # as ``otel-eval worker`` does once its worker is built (the fetched records come after)
     batches = _batches(source, payloads)
     loop = asyncio.new_event_loop()
     loop.run_until_complete(_run(pipeline, batches[:WARM_UP_BATCHES]))

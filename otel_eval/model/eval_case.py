@@ -92,7 +92,13 @@ class Invocation(EvalBaseModel):
     invocation_id: str = ""
     user_content: genai_types.Content
     final_response: genai_types.Content | None = None
-    intermediate_data: IntermediateDataType | None = None
+    intermediate_data: IntermediateDataType | None = Field(
+        default=None,
+        # The two forms have no field in common and forbid unknown ones, so at most one accepts a non-empty mapping
+        # (an empty one is IntermediateData's in either mode): the first that validates is the one pydantic's
+        # default ("smart") mode picks, without validating the other form as well.
+        union_mode="left_to_right",
+    )
     creation_timestamp: float = 0.0
     duration: float | None = None
     model_duration: float | None = None
