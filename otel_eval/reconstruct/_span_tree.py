@@ -274,7 +274,9 @@ def covered_ns(intervals: Iterable[tuple[int, int]]) -> int:
     """Nanoseconds covered by ``(start, end)`` intervals, overlaps counted once; empty or inverted ones add nothing."""
     total = 0
     counted_to: int | None = None
-    for start, end in sorted(i for i in intervals if i[1] > i[0]):
+    kept = [interval for interval in intervals if interval[1] > interval[0]]
+    kept.sort()
+    for start, end in kept:
         if counted_to is not None and end <= counted_to:
             continue
         total += end - (start if counted_to is None else max(start, counted_to))

@@ -435,8 +435,11 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
         model_ns = covered_ns(model_intervals)
         measured["model_seconds"] = model_ns / 1e9 if model_ns else None
         # Time in tools while no model call was in flight.
+        # None when no tool interval covers any time (what covered_ns(tool_intervals) == 0 says, without its sort).
         measured["tool_seconds"] = (
-            (covered_ns(model_intervals + tool_intervals) - model_ns) / 1e9 if covered_ns(tool_intervals) else None
+            (covered_ns(model_intervals + tool_intervals) - model_ns) / 1e9
+            if any(end > start for start, end in tool_intervals)
+            else None
         )
     return traced_invocation(
         invocation=invocation,

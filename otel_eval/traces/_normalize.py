@@ -18,7 +18,8 @@ _ID_CACHE_SIZE = 4096
 _BASE64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_")
 _PREVIEW_CHARS = 60
 
-_STATUS_BY_INT = {0: "UNSET", 1: "OK", 2: "ERROR"}
+STATUS_BY_INT = {0: "UNSET", 1: "OK", 2: "ERROR"}
+"""An OTLP status code int -> its name (:func:`status_code` of an int)."""
 _STATUS_BY_NAME = {
     "UNSET": "UNSET",
     "OK": "OK",
@@ -31,7 +32,8 @@ _STATUS_BY_NAME = {
     "STATUSCODE.ERROR": "ERROR",
 }
 _KINDS = ("INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
-_KIND_BY_INT: dict[int, str | None] = {0: None, **{i + 1: k for i, k in enumerate(_KINDS)}}
+KIND_BY_INT: dict[int, str | None] = {0: None, **{i + 1: k for i, k in enumerate(_KINDS)}}
+"""An OTLP span kind int -> its name (:func:`span_kind` of an int)."""
 _KIND_BY_NAME: dict[str, str | None] = {
     **{k: k for k in _KINDS},
     **{f"SPAN_KIND_{k}": k for k in _KINDS},
@@ -193,7 +195,7 @@ def _iso_to_ns(text: str, field_name: str) -> int:
 def status_code(value: Any) -> str:
     """``"UNSET"``, ``"OK"`` or ``"ERROR"`` from an OTLP int, an enum name or a Jaeger/SDK string."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return _STATUS_BY_INT.get(value, "UNSET")
+        return STATUS_BY_INT.get(value, "UNSET")
     if isinstance(value, str):
         return _STATUS_BY_NAME.get(value.strip().upper(), "UNSET")
     return "UNSET"
@@ -202,7 +204,7 @@ def status_code(value: Any) -> str:
 def span_kind(value: Any) -> str | None:
     """``"INTERNAL"``/``"SERVER"``/``"CLIENT"``/``"PRODUCER"``/``"CONSUMER"``, or None (unspecified/unknown)."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return _KIND_BY_INT.get(value)
+        return KIND_BY_INT.get(value)
     if isinstance(value, str):
         return _KIND_BY_NAME.get(value.strip().upper())
     return None

@@ -16,7 +16,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, TracesData
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as ProtoSpan
 
-from otel_eval.traces._normalize import Problems, span_kind, status_code
+from otel_eval.traces._normalize import KIND_BY_INT, STATUS_BY_INT, Problems
 from otel_eval.traces.span import Span, SpanEvent
 
 logger = logging.getLogger(__name__)
@@ -130,8 +130,8 @@ def _span(span: ProtoSpan, resource: dict[str, Any], scope_name: str | None, sco
         scope_name,
         scope_version,
         resource,
-        span_kind(span.kind),
-        status_code(status.code),
+        KIND_BY_INT.get(span.kind),  # what span_kind() and status_code() give for protobuf's enum ints
+        STATUS_BY_INT.get(status.code, "UNSET"),
         status.message or None,
         has_parent and span.flags & _FLAGS_REMOTE_PARENT == _FLAGS_REMOTE_PARENT,
     )

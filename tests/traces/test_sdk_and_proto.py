@@ -327,3 +327,27 @@ def test_a_resource_read_again_by_its_bytes_equals_reading_it() -> None:
     assert other == {"service.name": "a", "n": 2}
     assert list(reordered) == ["n", "service.name"]
     assert spans_from_otlp_proto(message())[0].resource == {}
+
+
+def test_kinds_and_status_codes_read_by_their_ints_equal_the_general_rule() -> None:
+    """Protobuf gives the span kind and the status code as ints: the tables looked up directly give what
+    ``span_kind``/``status_code`` give for every value, unknown ones (from a newer sender) included."""
+    from otel_eval.traces._normalize import span_kind, status_code
+    from otel_eval.traces.otlp_proto import spans_from_otlp_proto
+
+    trace_id = bytes.fromhex("5b8efff798038103d269b633813fc60c")
+    values = range(-1, 9)
+    spans = [
+        ProtoSpan(trace_id=trace_id, span_id=bytes([1, 0, 0, 0, 0, 0, 0, index + 2]), name="s")
+        for index in range(len(values))
+    ]
+    for span, value in zip(spans, values, strict=True):
+        span.kind = value  # type: ignore[assignment]
+        span.status.code = value  # type: ignore[assignment]
+    message = TracesData.FromString(
+        TracesData(resource_spans=[ResourceSpans(scope_spans=[ScopeSpans(spans=spans)])]).SerializeToString()
+    )
+    read = spans_from_otlp_proto(message)
+    assert [(s.kind, s.status_code) for s in read] == [(span_kind(v), status_code(v)) for v in values]
+    assert {s.kind for s in read} == {None, "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER"}
+    assert {s.status_code for s in read} == {"UNSET", "OK", "ERROR"}
