@@ -70,6 +70,29 @@ class Wake:
         return self._lock.acquire(timeout=max(0.0, timeout))
 
 
+class DropCount:
+    """Items an agent's thread dropped on a full queue, counted there and taken by the engine's thread each step."""
+
+    __slots__ = ("_count", "_lock")
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def add(self) -> None:
+        """Counts one dropped item. Never blocks for long (the lock guards one addition)."""
+        with self._lock:
+            self._count += 1
+
+    def take(self) -> int:
+        """The items dropped since the last call."""
+        if not self._count:  # most steps: read without the lock (one dropped meanwhile is taken next time)
+            return 0
+        with self._lock:
+            taken, self._count = self._count, 0
+        return taken
+
+
 MAX_SHED_TRACES = 65536
 """Shed trace ids remembered at most until the background thread takes them (beyond, spans are still shed)."""
 
@@ -166,8 +189,7 @@ class SpanIntake:
         in between is seen either way)."""
         self.shedder = Shedder()
         self.closed = False
-        self._dropped = 0
-        self._lock = threading.Lock()
+        self._dropped = DropCount()
 
     # The hooks below run on the agent's threads and are called by the processor without a wrapper (one call less
     # on every span): each catches everything itself. A ``try`` costs nothing until something raises.
@@ -222,8 +244,7 @@ class SpanIntake:
                 return False
             ends = self.ends
             if len(ends) >= self._max_pending:
-                with self._lock:
-                    self._dropped += 1
+                self._dropped.add()
                 return False
             ends.append(span)
             if len(ends) >= self._wake_threshold or (
@@ -238,11 +259,7 @@ class SpanIntake:
 
     def take_dropped(self) -> int:
         """Ends dropped on a full queue since the last call."""
-        if not self._dropped:  # most calls: read without the lock (one dropped meanwhile is taken next time)
-            return 0
-        with self._lock:
-            dropped, self._dropped = self._dropped, 0
-        return dropped
+        return self._dropped.take()
 
 
 POLL_SECONDS = 0.003

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from otel_eval import semconv
 from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.model.messages import EvaluationRequest
+from otel_eval.processor._intake import DropCount
 from otel_eval.processor._selection import is_sampled
 from otel_eval.traces.log_records import SpanLogRecord, event_name_of, is_content_event, log_record_from_sdk
 
@@ -66,8 +66,7 @@ class EvaluationLogRecordProcessor(LogRecordProcessor):
         self._max_pending = max_pending
         self._sample_bound = sample_bound
         self.queue: deque[ReadWriteLogRecord] = deque()
-        self._dropped = 0
-        self._lock = threading.Lock()
+        self._dropped = DropCount()
         self.closed = False
         self.received = False
         """Whether a content record ever came: with none, ``EVENT_ONLY`` content means the companion is not attached."""
@@ -88,18 +87,13 @@ class EvaluationLogRecordProcessor(LogRecordProcessor):
             if len(self.queue) < self._max_pending:
                 self.queue.append(log_record)
             else:
-                with self._lock:
-                    self._dropped += 1
+                self._dropped.add()
         except Exception:  # the agent's thread: log (deduplicated), never raise
             logger.exception("EvaluationLogRecordProcessor.on_emit failed")
 
     def take_dropped(self) -> int:
         """Records dropped on a full queue since the last call."""
-        if not self._dropped:  # most calls: read without the lock (one dropped meanwhile is taken next time)
-            return 0
-        with self._lock:
-            dropped, self._dropped = self._dropped, 0
-        return dropped
+        return self._dropped.take()
 
     def shutdown(self) -> None:
         """Nothing to release: the span processor drains and drops what is queued at its own shutdown."""
