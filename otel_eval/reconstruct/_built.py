@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -31,8 +30,11 @@ M = TypeVar("M", bound=pydantic.BaseModel)
 
 _IMMUTABLE_DEFAULTS = (type(None), str, int, float, bool)
 _set_attribute = object.__setattr__
-_TRACE_ID = re.compile(TRACE_ID_PATTERN)
-_SPAN_ID = re.compile(SPAN_ID_PATTERN)
+_HEX_DIGITS = "0123456789abcdef"
+_TRACE_ID_DIGITS = 32
+_SPAN_ID_DIGITS = 16
+if TRACE_ID_PATTERN != r"^[0-9a-f]{32}$" or SPAN_ID_PATTERN != r"^[0-9a-f]{16}$":  # pragma: no cover - a model change
+    raise ImportError("otel_eval.reconstruct._built: the id patterns changed; update traced_invocation's check")
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,13 +117,16 @@ def built(cls: type[M], **values: Any) -> M:
 def traced_invocation(**values: Any) -> TracedInvocation:
     """A :class:`~otel_eval.model.TracedInvocation` of values the rebuild made (see :func:`built`), validated when the
     values read from the root span -- its ids and times -- are not what the model takes (they fail as they did)."""
+    trace_id, span_id = values["trace_id"], values["span_id"]
     if (
         type(values["start_time_ns"]) is int
         and type(values["end_time_ns"]) is int
-        and type(values["trace_id"]) is str
-        and type(values["span_id"]) is str
-        and _TRACE_ID.fullmatch(values["trace_id"])
-        and _SPAN_ID.fullmatch(values["span_id"])
+        and type(trace_id) is str
+        and type(span_id) is str
+        and len(trace_id) == _TRACE_ID_DIGITS
+        and len(span_id) == _SPAN_ID_DIGITS
+        and not trace_id.strip(_HEX_DIGITS)  # only lowercase hex digits: what the patterns match, in one C call
+        and not span_id.strip(_HEX_DIGITS)
     ):
         return built(TracedInvocation, **values)
     return TracedInvocation(**values)

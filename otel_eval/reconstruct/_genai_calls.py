@@ -122,8 +122,12 @@ def _part_call(
     name = raw.get("name")
     if not isinstance(name, str) or not name:
         return None
+    arguments = raw.get("arguments", raw.get("args"))
+    if type(arguments) is dict and "input_str" not in arguments and "kwargs" not in arguments:
+        # A JSON object without an envelope's keys: what tool_call_args gives (a copy), with no problem to name.
+        return _function_call(raw.get("id"), name, arguments.copy())
     at = f"{where}[{message_index}]{field}[{index}]" if message_index is not None else f"{where}{field}[{index}]"
-    return _function_call(raw.get("id"), name, tool_call_args(raw.get("arguments", raw.get("args")), warnings, at))
+    return _function_call(raw.get("id"), name, tool_call_args(arguments, warnings, at))
 
 
 def _printed_call(text: str, warnings: list[str], where: str) -> genai_types.FunctionCall | None:

@@ -122,6 +122,8 @@ class GenAIReader(InvocationReader):
             self.read_responses,
         ) = flags
         """``read_calls_only``: the outputs are read for their function calls only (no text of theirs is asked)."""
+        self.read_everything = reads is Reads.ALL
+        """Everything is asked: what is read lazily otherwise is read at once (its problems reported alike)."""
         self.read_authors = authors
         """Each model call's author (for the texts' authors and the agent details; else only when no agent span
         names the invocation's agent)."""
@@ -324,15 +326,20 @@ class GenAIReader(InvocationReader):
             name = rest if head == TOOL_OPERATION and rest else span.name.removesuffix(".tool")
         run = ToolRun(span=span, name=name, call_id=first_str(attributes, semconv.GEN_AI_TOOL_CALL_ID))
         if semconv.GEN_AI_TOOL_CALL_ARGUMENTS in attributes:
-            where = f"span {span.span_id} ({span.name!r})"
-            run.args = tool_call_args(attributes[semconv.GEN_AI_TOOL_CALL_ARGUMENTS], self.warnings, where)
+            # Parsed on first use when less than everything is asked (only a run no call accounts for reads them); at
+            # once for the full rebuild, which reports every problem of the span's arguments.
+            if self.read_everything:
+                run.args = self.tool_args(span)
+            else:
+                run.read_args = functools.partial(self.tool_args, span)
         if semconv.GEN_AI_TOOL_CALL_RESULT in attributes and self.read_responses:
             run.response = tool_response_payload(attributes[semconv.GEN_AI_TOOL_CALL_RESULT])
         if span.events or semconv.GEN_AI_INPUT_MESSAGES in attributes or semconv.GEN_AI_OUTPUT_MESSAGES in attributes:
             self.tool_details(span, run)
-        if run.args is None or (run.response is None and self.read_responses):
+        if not run.has_args or (run.response is None and self.read_responses):
             args, result, call_id = events.deprecated_tool_io(span, self.warnings)
-            run.args = run.args if run.args is not None else args
+            if not run.has_args:
+                run.args = args
             run.call_id = run.call_id or call_id
             if run.response is None and result is not None:
                 run.response = tool_response_payload(result)
@@ -344,12 +351,17 @@ class GenAIReader(InvocationReader):
             run.error = first_str(attributes, semconv.ERROR_TYPE)
         return run
 
+    def tool_args(self, span: Span) -> dict[str, Any]:
+        """The span's ``gen_ai.tool.call.arguments`` as the args dict (its problems recorded in ``warnings``)."""
+        where = f"span {span.span_id} ({span.name!r})"
+        return tool_call_args(span.attributes[semconv.GEN_AI_TOOL_CALL_ARGUMENTS], self.warnings, where)
+
     def tool_details(self, span: Span, run: ToolRun) -> None:
         """Strands (``gen_ai_latest_experimental``): the call and its response as messages in details events."""
         for key in (semconv.GEN_AI_INPUT_MESSAGES, semconv.GEN_AI_OUTPUT_MESSAGES):
             for content in self.messages(span, key):
                 for part in content.parts or []:
-                    if part.function_call is not None and run.args is None:
+                    if part.function_call is not None and not run.has_args:
                         run.args = dict(part.function_call.args or {})
                         run.call_id = run.call_id or part.function_call.id
                     if part.function_response is not None and run.response is None:

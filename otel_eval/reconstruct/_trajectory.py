@@ -83,15 +83,40 @@ class ModelCall:
 
 @dataclass(slots=True)
 class ToolRun:
-    """One tool execution span."""
+    """One tool execution span.
+
+    A convention may give ``read_args`` instead of setting ``args``: the arguments are then read on first use. The
+    rules need a run's own arguments only for a run no function call accounts for (a call's arguments are the call's),
+    so a rebuild that matches every run to its call reads none.
+    """
 
     span: Span
     name: str | None
     call_id: str | None = None
-    args: dict[str, Any] | None = None
     response: dict[str, Any] | None = None
     error: str | None = None
     """Why the tool failed (``error.type``, span status), used as ``{"error": ...}`` when no result is recorded."""
+    read_args: Callable[[], dict[str, Any]] | None = field(default=None, repr=False)
+    """Reads ``args`` on first use, when they were not set."""
+    _args: dict[str, Any] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def args(self) -> dict[str, Any] | None:
+        """The recorded arguments (read by ``read_args`` the first time when it was given), None when none were."""
+        read = self.read_args
+        if read is not None:
+            self.read_args = None
+            self._args = read()
+        return self._args
+
+    @args.setter
+    def args(self, value: dict[str, Any] | None) -> None:
+        self._args, self.read_args = value, None
+
+    @property
+    def has_args(self) -> bool:
+        """Whether arguments were recorded (without reading them)."""
+        return self.read_args is not None or self._args is not None
 
 
 @dataclass(slots=True)

@@ -72,12 +72,16 @@ def spans_from_readable(spans: Iterable[ReadableSpan]) -> list[Span]:
     ended is taken to end when it starts.
     """
     result: list[Span] = []
+    last_class: type | None = None
+    convert: Any = _convert
     for span in spans:
         try:
-            reads_fields = _READS_FIELDS.get(type(span))
-            if reads_fields is None:
-                reads_fields = _READS_FIELDS[type(span)] = _reads_fields(type(span))
-            convert = _convert_fields if reads_fields else _convert
+            if type(span) is not last_class:  # a batch is mostly of one class: looked up when it changes
+                reads_fields = _READS_FIELDS.get(type(span))
+                if reads_fields is None:
+                    reads_fields = _READS_FIELDS[type(span)] = _reads_fields(type(span))
+                convert = _convert_fields if reads_fields else _convert
+                last_class = type(span)
             converted = convert(span)
         except Exception:  # runs inside the agent's process: log and skip, never raise
             logger.warning("skipped a span that could not be converted: %r", getattr(span, "name", span), exc_info=True)
@@ -93,14 +97,28 @@ _SCOPES: IdentityCache[_Scope] = IdentityCache(64)
 names them again."""
 
 
+_last_resource: tuple[Any, Mapping[str, Any]] = (object(), {})
+_last_scope: tuple[Any, _Scope] = (object(), (None, None))
+"""The last resource and scope converted, with what they became: the spans of a batch name the same ones, so most
+spans find theirs here without a look-up (a tuple, replaced whole: threads may share it)."""
+
+
 def _resource_of(resource: Any) -> Mapping[str, Any]:
+    global _last_resource
     kept = _RESOURCES.get(resource)
-    return kept if kept is not None else _RESOURCES.put(resource, _attributes(resource.attributes))
+    if kept is None:
+        kept = _RESOURCES.put(resource, _attributes(resource.attributes))
+    _last_resource = (resource, kept)
+    return kept
 
 
 def _scope_of(scope: Any) -> _Scope:
+    global _last_scope
     kept = _SCOPES.get(scope)
-    return kept if kept is not None else _SCOPES.put(scope, _scope(scope))
+    if kept is None:
+        kept = _SCOPES.put(scope, _scope(scope))
+    _last_scope = (scope, kept)
+    return kept
 
 
 def _reads_fields(cls: type) -> bool:
@@ -142,8 +160,9 @@ def _convert_fields(span: Any) -> Span | None:
     parent_id = parent[1] if parent is not None else 0
     start = span._start_time or 0
     end = span._end_time or start
-    resource = _resource_of(span._resource)
-    scope = _scope_of(span._instrumentation_scope)
+    last_resource, last_scope = _last_resource, _last_scope
+    resource = last_resource[1] if last_resource[0] is span._resource else _resource_of(span._resource)
+    scope = last_scope[1] if last_scope[0] is span._instrumentation_scope else _scope_of(span._instrumentation_scope)
     attributes = span._attributes
     if type(attributes) is types["attributes"]:
         attributes = attributes._dict
