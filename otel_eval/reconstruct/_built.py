@@ -101,11 +101,11 @@ def built(cls: type[M], **values: Any) -> M:
     template = _TEMPLATES.get(cls) or _template(cls)
     if not template.required <= values.keys() <= template.defaults.keys():
         raise TypeError(f"{cls.__name__}: fields {sorted(values)} are not its fields with every required one")
-    fields = template.defaults.copy()
-    fields.update(values)
-    for name, factory in template.factories:
-        if name not in values:
-            fields[name] = factory()
+    fields = {**template.defaults, **values}
+    if len(values) < len(fields):  # some field left at its default: its factory, if it has one, makes it
+        for name, factory in template.factories:
+            if name not in values:
+                fields[name] = factory()
     instance = object.__new__(cls)
     _set_attribute(instance, "__dict__", fields)
     _set_attribute(instance, "__pydantic_fields_set__", set(values))

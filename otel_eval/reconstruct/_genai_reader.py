@@ -203,7 +203,10 @@ class GenAIReader(InvocationReader):
         return draft
 
     def session_id(self) -> str | None:
-        return session_id_of([self.root, *self.members], (semconv.GEN_AI_CONVERSATION_ID, semconv.SESSION_ID))
+        members = self.members
+        # The root first, then the members (the root among them, usually first: not read twice).
+        spans = members if members and members[0] is self.root else [self.root, *members]
+        return session_id_of(spans, (semconv.GEN_AI_CONVERSATION_ID, semconv.SESSION_ID))
 
     def has_content(self, span: Span) -> bool:
         attributes = span.attributes
