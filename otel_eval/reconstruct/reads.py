@@ -19,7 +19,9 @@ GenAI reader also skips the model calls' messages (their input histories above a
 the tool results when no part asked needs them, and converts the model calls' outputs into contents only when a text
 is asked (else it takes only their function calls, :mod:`otel_eval.reconstruct._genai_calls`: made without validating
 again when their arguments are a JSON object, and not looked for in an output whose JSON text holds no call word,
-which is still parsed so that its problems are reported alike); OpenInference and OpenLLMetry read their spans whole
+which is still parsed so that its problems are reported alike), and parses a tool run's own arguments only when
+something reads them (a run no function call accounts for; the full rebuild parses them at once, so that their
+problems are reported); OpenInference and OpenLLMetry read their spans whole
 and skip what :func:`otel_eval.reconstruct._trajectory.build_invocation` builds from them.
 
 What every rebuild still pays, whatever is asked: converting the spans, the span tree (its pre-order made only when a
