@@ -21,7 +21,7 @@ Paced: ``PACE`` invocations a second under callgrind (each its own engine step, 
 Each run takes ~1-4 min (the evaluation process imports google-adk under callgrind too); ``--jobs`` runs that many
 at once (counts do not depend on it; paced figures may shift a few percent with the scheduling).
 
-Run: ``python -m benchmarks.bench_instructions [--burst-only] [--invocations 300] [--paced-invocations 60]
+Run: ``python -m benchmarks.bench_instructions [--modes burst,paced] [--invocations 300] [--paced-invocations 60]
 [--jobs 2] [--save FILE | --load FILE]`` (needs ``valgrind``: without it, prints why and returns no rows).
 """
 
@@ -31,6 +31,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
@@ -42,13 +43,15 @@ BURST = 300
 PACED = 60
 PACE = 2.0
 EVENTS_METRICS = "events,metrics"
+MODES = ("burst", "paced")
 
 
-def plan(burst: int, paced: int, with_paced: bool) -> dict[str, Setup]:
+def plan(burst: int, paced: int, modes: Sequence[str] = MODES) -> dict[str, Setup]:
     """Every run the rows need, by name (``burst ...`` / ``paced ...``)."""
-    modes = {"burst": (burst, None)} | ({"paced": (paced, PACE)} if with_paced else {})
+    how = {"burst": (burst, None), "paced": (paced, PACE)}
     setups: dict[str, Setup] = {}
-    for mode, (invocations, pace) in modes.items():
+    for mode in modes:
+        invocations, pace = how[mode]
         runs = {
             "process": Setup("process", 4, EVENTS_METRICS),
             "thread 1m": Setup("thread", 1, EVENTS_METRICS),
@@ -92,7 +95,7 @@ def run_all(setups: dict[str, Setup], jobs: int, save: Path | None = None) -> di
 def rows(counts: dict[str, Count]) -> list[Row]:
     """The targets' rows from the counts (a mode whose runs are missing is left out)."""
     found: list[Row] = []
-    for mode in ("burst", "paced"):
+    for mode in MODES:
         if not any(name.startswith(mode) for name in counts):
             continue
 
@@ -138,14 +141,16 @@ def main(argv: list[str] | None = None) -> list[Row]:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_instructions", description=__doc__)
     parser.add_argument("--invocations", type=int, default=BURST, help=f"a burst's invocations (default {BURST})")
     parser.add_argument("--paced-invocations", type=int, default=PACED, help=f"paced at {PACE:g}/s (default {PACED})")
-    parser.add_argument("--burst-only", action="store_true", help="leave the paced runs out")
+    parser.add_argument("--modes", default=",".join(MODES), help="burst, paced or both (default)")
     parser.add_argument("--jobs", type=int, default=2, help="runs at once (default 2)")
     parser.add_argument("--save", type=Path, help="write every count to this JSON file")
-    parser.add_argument("--load", type=Path, help="report the counts saved with --save instead of running")
+    parser.add_argument(
+        "--load", type=Path, nargs="+", help="report the counts saved with --save (merged) instead of running"
+    )
     args = parser.parse_args(argv)
     print(machine())
     if args.load:
-        counts = {name: from_json(data) for name, data in json.loads(args.load.read_text()).items()}
+        counts = {name: from_json(data) for path in args.load for name, data in json.loads(path.read_text()).items()}
     else:
         from benchmarks._callgrind import missing
 
@@ -153,7 +158,10 @@ def main(argv: list[str] | None = None) -> list[Row]:
         if reason:
             print(f"bench_instructions skipped: {reason}")
             return []
-        setups = plan(args.invocations, args.paced_invocations, not args.burst_only)
+        modes = [mode.strip() for mode in args.modes.split(",") if mode.strip()]
+        if not set(modes) <= set(MODES):
+            parser.error(f"--modes: burst, paced or both, not {args.modes!r}")
+        setups = plan(args.invocations, args.paced_invocations, modes)
         print(f"{len(setups)} runs under callgrind, {args.jobs} at a time")
         counts = run_all(setups, args.jobs, args.save)
     if args.save:

@@ -172,7 +172,8 @@ def _peer(setup: Setup) -> tuple[Invoke, Flush, Tally]:
 def _workload(setup: Setup) -> None:
     sleep, slept = time.sleep, [0]
 
-    def counted(seconds: float | SupportsIndex) -> None:  # every time.sleep until the window ends marks it: there must be 2
+    # Every time.sleep until the window ends marks it (callgrind dumps there): the workload's two must be all.
+    def counted(seconds: float | SupportsIndex) -> None:
         slept[0] += 1
         sleep(seconds)
 
