@@ -142,6 +142,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
     parser.add_argument("--invocations", type=int, default=BURST, help=f"a burst's invocations (default {BURST})")
     parser.add_argument("--paced-invocations", type=int, default=PACED, help=f"paced at {PACE:g}/s (default {PACED})")
     parser.add_argument("--modes", default=",".join(MODES), help="burst, paced or both (default)")
+    parser.add_argument("--only", help="these runs of the set alone, comma-separated (e.g. 'agent bsp,agent none')")
     parser.add_argument("--jobs", type=int, default=2, help="runs at once (default 2)")
     parser.add_argument("--save", type=Path, help="write every count to this JSON file")
     parser.add_argument(
@@ -162,6 +163,9 @@ def main(argv: list[str] | None = None) -> list[Row]:
         if not set(modes) <= set(MODES):
             parser.error(f"--modes: burst, paced or both, not {args.modes!r}")
         setups = plan(args.invocations, args.paced_invocations, modes)
+        if args.only:
+            only = {f"{mode} {name.strip()}" for mode in modes for name in args.only.split(",")}
+            setups = {name: setup for name, setup in setups.items() if name in only}
         print(f"{len(setups)} runs under callgrind, {args.jobs} at a time")
         counts = run_all(setups, args.jobs, args.save)
     if args.save:
