@@ -96,7 +96,7 @@ def run(
     main_thread: bool = False,
     child_window: int = 2,
     keep: str | None = None,
-    timeout: float = 1800,
+    timeout: float = 7200,
 ) -> Run:
     """Runs ``argv`` (``python -m module ...``) under callgrind; every process's window: the main process's dump 2,
     its children's dump ``child_window`` (``main_thread``: the main thread of the main process only,

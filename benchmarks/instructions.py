@@ -52,8 +52,9 @@ SETUPS = ("thread", "process", "bsp", "none", "peer-on", "peer-off")
 WARM_UP = 50
 PAUSE = 0.05
 """The ``time.sleep`` before and after the window: where callgrind dumps."""
-FLUSH_MILLIS = 900_000
-"""A flush's timeout: under callgrind the evaluation process takes minutes to start (it imports google-adk)."""
+FLUSH_MILLIS = 3_600_000
+"""A flush's timeout: under callgrind the evaluation process takes minutes to start (it imports google-adk), more than
+15 on a loaded machine."""
 
 Invoke = Callable[[int], None]
 Flush = Callable[[bool], None]  # True: the flush before the window, False: after it
