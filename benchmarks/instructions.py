@@ -115,6 +115,11 @@ def _ours(setup: Setup) -> tuple[Invoke, Flush, Tally]:
     if setup.setup == "process":
         for signal in ("TRACES", "LOGS", "METRICS"):
             os.environ[f"OTEL_{signal}_EXPORTER"] = "bench_counting"  # the evaluation process's exporters
+        from otel_eval.processor._process import lifecycle
+
+        # Under callgrind (~50x slower, more on a loaded machine) a child busy with a step for 10 s is not hung: the
+        # feeder's hang timeout scaled as the flush's is (else it kills and restarts it mid-run: seen at load 7-10).
+        lifecycle.SEND_TIMEOUT_SECONDS = FLUSH_MILLIS / 1000
     from benchmarks._bench_ours import processor_for
     from benchmarks._counting import CountingProviders
     from otel_eval.demo.workload import SCENARIOS, TravelAgent
