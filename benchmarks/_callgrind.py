@@ -4,21 +4,22 @@ The window is cut with ``--dump-before=time_sleep``: the workload calls ``time.s
 it, so that the process's dump 1 holds its start-up and warm-up, dump 2 the window and the later dumps the rest (the
 workload checks that nothing else slept before its window ended). With ``children`` every process the workload
 starts is traced too (``--trace-children=yes``, one file per process): the evaluation process of
-``isolation="process"`` cannot see the agent's pauses, so it marks its own window at the flushes that come right
-before them (the agent's ``force_flush`` reaches its meter provider, whose exporter
-:class:`WindowMarkingMetricExporter` then calls ``time.sleep(0)``); whatever it does between its mark and the agent's
-is waiting, or the same flush reply at both ends. Instructions counted this way do not depend on the machine's load,
+``isolation="process"`` cannot see the agent's pauses, so it marks its own window at the two flushes that come right
+before them (marked by the agent with the file :data:`MARK_FILE` names) (the agent's ``force_flush`` reaches its meter provider, whose exporter
+:class:`WindowMarkingMetricExporter` then calls ``os.sched_yield()``, a second trigger, :data:`CHILD_MARK`, so that
+its marks are told from any other dump by the trigger each dump names); whatever it does between its mark and the
+agent's is waiting, or the same flush reply at both ends. Instructions counted this way do not depend on the machine's load,
 unlike CPU times.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,17 +28,30 @@ from benchmarks._counting import EXPORTER_NAME, CountingMetricExporter
 
 MARK = "time_sleep"
 """The C function of ``time.sleep``: callgrind dumps before each call of it."""
+MARK_FILE = "BENCH_CALLGRIND_MARK_FILE"
+"""A path: the evaluation process marks the first ``force_flush`` that finds the file, and removes it (the agent
+creates it around the flushes that end its warm-up and its window): one mark per marked flush."""
+CHILD_MARK = "os_sched_yield"
+"""The C function of ``os.sched_yield``, the evaluation process's mark: its dumps are told from any other by their
+trigger, so a stray ``time.sleep`` there (one was seen before its first flush) adds a dump, not a shift."""
 _DUMP = re.compile(r"callgrind\.out\.(\d+)(?:\.(\d+))?(?:-(\d+))?$")
 
 
 class WindowMarkingMetricExporter(CountingMetricExporter):
-    """The counting metric exporter that also marks callgrind's window on each ``force_flush`` (``time.sleep(0)``).
+    """The counting metric exporter that also marks callgrind's window on each ``force_flush`` (``os.sched_yield``).
 
     Loaded in the evaluation process through the SDK's entry points (:func:`entry_points`), whose flush is the
     agent's ``force_flush`` reaching it: that process's dumps are then cut where the agent's are."""
 
     def force_flush(self, timeout_millis: float = 10_000) -> bool:
-        time.sleep(0)  # callgrind dumps here (and nothing is slept)
+        marker = os.environ.get(MARK_FILE)
+        if not marker:
+            return True
+        try:  # only the flushes the agent marks, once each (a flush may reach the meter provider more than once)
+            os.remove(marker)
+        except FileNotFoundError:
+            return True
+        os.sched_yield()  # callgrind dumps here
         return True
 
 
@@ -109,7 +123,7 @@ def run(
         command = ["valgrind", "--tool=callgrind", f"--dump-before={MARK}"]
         command += [f"--callgrind-out-file={tmp}/callgrind.out.%p", f"--log-file={tmp}/valgrind.%p.log"]
         if children:
-            command.append("--trace-children=yes")
+            command += ["--trace-children=yes", f"--dump-before={CHILD_MARK}"]
         if main_thread:
             command.append("--separate-threads=yes")
         done = subprocess.run(
@@ -130,9 +144,9 @@ def run(
         if parent is None:
             raise RuntimeError(f"no callgrind dump of {started}: {sorted(commands.values())}")
         windows = [_window(parent, commands[parent], dumps.pop(parent), 2, main_thread)]
-        windows += [_window(pid, commands[pid], found, child_window, False) for pid, found in sorted(dumps.items())]
+        windows += [_child_window(pid, commands[pid], found, child_window) for pid, found in sorted(dumps.items())]
         if keep:
-            for window in windows:
+            for window in windows[:1]:
                 for path in Path(tmp).glob(f"callgrind.out.{window.pid}.{window.part}*"):
                     shutil.copy(path, f"{keep}{path.name.removeprefix('callgrind.out')}")
     unmarked = [window.command for window in windows if window.marks < window.part]
@@ -156,6 +170,27 @@ def _window(pid: int, command: str, dumps: list[tuple[int, int, Path]], part: in
     parts = {number for number, _, _ in dumps if number}
     window = [path for number, thread, path in dumps if number == part and (not main_thread or thread == 1)]
     return Window(pid, command[:200], part, sum(summary(path) for path in window), len(parts))
+
+
+def _child_window(pid: int, command: str, dumps: list[tuple[int, int, Path]], mark: int) -> Window:
+    """A child's window: its dumps after the one its mark ``mark - 1`` ended, up to the one its mark ``mark`` ended
+    (dumps that other triggers ended in between are summed in)."""
+    numbered = sorted((part, path) for part, _, path in dumps if part)
+    ends = [part for part, path in numbered if _trigger(path) == CHILD_MARK]
+    if len(ends) < mark:
+        return Window(pid, command[:200], mark, 0, len(ends))
+    first = ends[mark - 2] + 1 if mark >= 2 else 1
+    window = [path for part, path in numbered if first <= part <= ends[mark - 1]]
+    return Window(pid, command[:200], mark, sum(summary(path) for path in window), len(ends))
+
+
+def _trigger(dump: Path) -> str:
+    """The function whose call ended a dump (``desc: Trigger: --dump-before=NAME``)."""
+    with dump.open(errors="replace") as lines:
+        for line in itertools.islice(lines, 30):
+            if line.startswith("desc: Trigger:"):
+                return line.rsplit("=", 1)[-1].strip()
+    return ""
 
 
 def summary(dump: Path) -> int:

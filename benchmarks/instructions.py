@@ -35,13 +35,14 @@ run). ``benchmarks.bench_instructions`` runs the set the issue's CPU targets nam
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, SupportsIndex
@@ -175,6 +176,19 @@ def _peer(setup: Setup) -> tuple[Invoke, Flush, Tally]:
     return invoke, flush, tally
 
 
+@contextlib.contextmanager
+def _marked() -> Iterator[None]:
+    """The evaluation process (``process``) marks the flushes made inside (see :mod:`benchmarks._callgrind`)."""
+    marker = os.environ.get("BENCH_CALLGRIND_MARK_FILE")
+    if marker:
+        Path(marker).touch()
+    try:
+        yield
+    finally:
+        if marker:
+            Path(marker).unlink(missing_ok=True)
+
+
 def _workload(setup: Setup) -> None:
     sleep, slept = time.sleep, [0]
 
@@ -192,7 +206,8 @@ def _workload(setup: Setup) -> None:
     flush(True)
     for index in range(1, WARM_UP):
         invoke(index)
-    flush(True)
+    with _marked():
+        flush(True)
     before = tally()
     time.sleep(PAUSE)  # callgrind dumps here: the window starts
     if setup.pace is None:
@@ -203,7 +218,8 @@ def _workload(setup: Setup) -> None:
         for index in range(setup.invocations):
             pause.wait(max(0.0, start + index / setup.pace - time.monotonic()))  # never set: not time_sleep
             invoke(index)
-    flush(False)
+    with _marked():
+        flush(False)
     time.sleep(PAUSE)  # and here: the window ends
     marks = slept[0]
     time.sleep = sleep
@@ -235,10 +251,11 @@ def measure(setup: Setup, keep: str | None = None) -> Count:
             python = sys.executable
             entry_points = _callgrind.entry_points(Path(directory))
             env["PYTHONPATH"] = os.pathsep.join((str(ROOT), str(entry_points)))  # the evaluation process inherits it
+            env[_callgrind.MARK_FILE] = str(Path(directory, "mark"))
         argv = [python, "-m", "benchmarks.instructions", "--inside", *setup.argv()]
         children = setup.setup == "process"
-        # The evaluation process marks at each flush: after the first invocation, after the warm-up, after the window.
-        run = _callgrind.run(argv, cwd=ROOT, env=env, children=children, main_thread=setup.agent_thread, child_window=3,
+        # The evaluation process marks the flushes after the warm-up and after the window: its window is between.
+        run = _callgrind.run(argv, cwd=ROOT, env=env, children=children, main_thread=setup.agent_thread, child_window=2,
                              keep=keep)  # fmt: skip
     lines = [line for line in run.stdout.splitlines() if line.startswith("{")]
     tallies: dict[str, int] = json.loads(lines[-1]) if lines else {}
