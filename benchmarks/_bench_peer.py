@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks._counting import COUNTS_DIR, CountingProviders, collect, drive, settle
@@ -35,13 +36,11 @@ def _tool(name: str, arguments: dict[str, object]) -> dict[str, object]:
     return {"amount": round(float(arguments["amount"]) * 1.09, 2), "currency": str(arguments["target"])}  # type: ignore[arg-type]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--setup", choices=("on", "off"), required=True)
-    parser.add_argument("--invocations", type=int, default=2000)
-    parser.add_argument("--rate", type=float, default=None)
-    args = parser.parse_args()
-    os.environ["OTEL_INSTRUMENTATION_GENAI_EVALS_EVALUATORS"] = EVALUATORS if args.setup == "on" else "none"
+def peer_workload(setup: str) -> tuple[CountingProviders, Callable[[int], None], Callable[[], None]]:
+    """The peer's side set up on the global providers (``setup`` ``on`` or ``off``): the counting providers, one
+    invocation (``invoke(index)``) and a wait for every offered invocation's evaluation (the manager's queue joined).
+    Also run by ``benchmarks.instructions --setup peer-on|peer-off`` (under callgrind, in this virtualenv)."""
+    os.environ["OTEL_INSTRUMENTATION_GENAI_EVALS_EVALUATORS"] = EVALUATORS if setup == "on" else "none"
     os.environ["OTEL_INSTRUMENTATION_GENAI_EVALS_QUEUE_SIZE"] = "1000000"
     os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"  # messages on the spans, as ours
     providers = CountingProviders()
@@ -85,8 +84,19 @@ def main() -> None:
         agent.output_messages = [OutputMessage(role="assistant", parts=[Text(content=ANSWER)], finish_reason="stop")]
         handler.stop_agent(agent)
 
+    return providers, invoke, handler.wait_for_evaluations
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--setup", choices=("on", "off"), required=True)
+    parser.add_argument("--invocations", type=int, default=2000)
+    parser.add_argument("--rate", type=float, default=None)
+    args = parser.parse_args()
+    providers, invoke, wait_for_evaluations = peer_workload(args.setup)
+
     def flush() -> None:
-        handler.wait_for_evaluations()  # the manager's queue joined: every offered invocation evaluated
+        wait_for_evaluations()  # the manager's queue joined: every offered invocation evaluated
         providers.force_flush()
 
     drive(invoke, WARM_UP, args.rate)
