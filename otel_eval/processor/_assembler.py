@@ -62,6 +62,7 @@ INLINE_REBUILD_SPANS = 256
 under :data:`DEFAULT_REBUILD_TIMEOUT` (every rebuild is linear in the spans, so only a large trace can outlast it)."""
 _MAX_SUPPRESSED_MARKS = 4096
 _SAMPLED = TraceFlags.SAMPLED
+_LOW_64_BITS = (1 << 64) - 1
 _SUPPRESSED = set_value(_SUPPRESS_INSTRUMENTATION_KEY, True, Context())
 """The context requests are exported in from an empty one (made once)."""
 _SWEEP_SECONDS = 0.1
@@ -209,8 +210,15 @@ class SpanAssembler:
         for reason, count in counts.invocations.items():
             self._pipeline.invocations_dropped(reason, count)
             logger.warning("dropped %d trace(s) before evaluation: %s", count, reason)  # one line per step
-        for root, trace_spans in batches:
-            self._hand_on(root, trace_spans)
+        if batches:
+            # The requests are exported under suppressed instrumentation, attached once per step (not per subtree).
+            current = get_current()  # empty on this thread, but for a flush stepping on the caller's
+            token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True, current) if current else _SUPPRESSED)
+            try:
+                for root, trace_spans in batches:
+                    self._hand_on(root, trace_spans)
+            finally:
+                detach(token)
         if final and self.logs is not None:
             self.logs.drop_everything()
         if self._enricher is not None:
@@ -250,7 +258,7 @@ class SpanAssembler:
                 self._mark_suppressed(span_id)
             elif (
                 flags & _SAMPLED
-                and is_sampled(trace_id, bound)
+                and (bound is None or (trace_id & _LOW_64_BITS) < bound)  # is_sampled, without a call per span
                 and not (marks and span_id in marks)
                 and not is_own_traffic(span)
             ):
@@ -269,17 +277,21 @@ class SpanAssembler:
             suppressed.pop(span_id, None)
             return  # started under suppressed instrumentation: the evaluator's own work
         under = self.open_spans.ended(trace_id, span_id, now)
-        if under is None and is_own_traffic(span):  # a tracked span passed this check when it started
-            return
-        if under == UNDER_ABANDONED:
+        if under is None:
+            if is_own_traffic(span):  # a tracked span passed this check when it started
+                return
+            root = is_local_root(span)
+        elif under == UNDER_ABANDONED:
             counts.spans[semconv.DROP_INCOMPLETE] += 1  # its root was handed on without it
             return
+        else:
+            # Only a span tracked as its own root can be a local root (asked only of those: one span an invocation).
+            root = under == span_id and is_local_root(span)
         if capacity:
             outcome = self.buffers.add(span, trace_id, now, under)
         else:
             # Shed load before spending memory and CPU on a trace the transport would drop: the whole trace goes.
             outcome = self.buffers.reject(trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL)
-        root = is_local_root(span)
         if outcome is not None:
             self._count(outcome, counts, first_drop=1)
             if root:
@@ -367,10 +379,10 @@ class SpanAssembler:
         filters = self._builder.filters
         if spans and (not filters.root_span_prefixes or filters.root_allowed(top_span_names(spans))):
             try:
-                build = partial(self._builder.build, spans, records)
                 if len(spans) <= INLINE_REBUILD_SPANS:
-                    requests = build()  # linear in a few spans: the deadline's hand-off would cost more
+                    requests = self._builder.build(spans, records)  # linear in a few spans: no deadline's hand-off
                 else:
+                    build = partial(self._builder.build, spans, records)
                     with collections_resumed():  # a wait of up to the deadline: not with the collector paused
                         requests = self.rebuild.run(f"rebuilding a trace of {len(spans)} spans", build)
             except RecordTimeoutError:  # a pathological trace: dropped, and the traces behind it go on at once
@@ -386,15 +398,11 @@ class SpanAssembler:
         if self.logs is not None:
             self.logs.hint_if_detached(requests)
         self._pipeline.sampled(len(requests))
-        current = get_current()  # empty on this thread, but for a flush stepping on the caller's
-        token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True, current) if current else _SUPPRESSED)
         try:
-            self._exporter.export(requests)
+            self._exporter.export(requests)  # under suppressed instrumentation (:meth:`step`)
         except Exception:  # exporters should not raise; if one does, count and go on
             logger.exception("the evaluation transport failed to export")
             self._pipeline.invocations_dropped(semconv.DROP_TRANSPORT_ERROR, len(requests))
-        finally:
-            detach(token)
 
 
 logger = logging.getLogger(__name__)
