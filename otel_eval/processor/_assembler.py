@@ -182,8 +182,7 @@ class SpanAssembler:
         roots: list[RootKey] = []
         # Whether the transport has room, once per step: it only gains room meanwhile (requests are handed on below).
         capacity = self._exporter.has_capacity()
-        for span in spans:
-            self._ingest(span, now, roots, counts, capacity)
+        self._ingest(spans, now, roots, counts, capacity)
         roots += self._stop_waiting(now, final=final)
         batches: list[tuple[RootKey | None, list[ReadableSpan]]] = [
             (root, self.buffers.take_subtree(*root)) for root in roots
@@ -266,55 +265,66 @@ class SpanAssembler:
                 started(trace_id, span_id, parent[1] if parent is not None and not parent[2] else None, now)
 
     def _ingest(
-        self, span: ReadableSpan, now: float, roots: list[RootKey], counts: _StepCounts, capacity: bool
+        self, spans: Iterable[ReadableSpan], now: float, roots: list[RootKey], counts: _StepCounts, capacity: bool
     ) -> None:
-        context = span.context
-        if context is None:
-            return
-        trace_id, span_id = context[:2]
-        suppressed = self._suppressed
-        if suppressed and span_id in suppressed:
-            suppressed.pop(span_id, None)
-            return  # started under suppressed instrumentation: the evaluator's own work
-        under = self.open_spans.ended(trace_id, span_id, now)
-        if under is None:
-            if is_own_traffic(span):  # a tracked span passed this check when it started
-                return
-            root = is_local_root(span)
-        elif under == UNDER_ABANDONED:
-            counts.spans[semconv.DROP_INCOMPLETE] += 1  # its root was handed on without it
-            return
-        else:
-            # Only a span tracked as its own root can be a local root (asked only of those: one span an invocation).
-            root = under == span_id and is_local_root(span)
-        if capacity:
-            outcome = self.buffers.add(span, trace_id, now, under)
-        else:
-            # Shed load before spending memory and CPU on a trace the transport would drop: the whole trace goes.
-            outcome = self.buffers.reject(trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL)
-        if outcome is not None:
-            self._count(outcome, counts, first_drop=1)
-            if root:
-                self.buffers.forget_rejection(trace_id)
-                if self._enricher is not None:
-                    self._enricher.release(trace_id, span_id)
-                return
-        elif root:
-            priority = self._priority
-            if priority is not None and not is_sampled(trace_id, self._sample_bound) and not priority.decide(span):
-                # Left out by its trace id, and neither errored nor negative feedback: discarded.
-                self._discard(self.buffers.take_subtree(trace_id, span_id))
-                if self._enricher is not None:
-                    self._enricher.release(trace_id, span_id)
-                return
-            if self.open_spans.open_under(trace_id, span_id):
-                self._wait((trace_id, span_id), now + self._idle_timeout)
+        """Buffers the ended ``spans`` (each of a trace being evaluated), in end order; the local roots whose subtrees
+        they complete go to ``roots``. One loop for the step's spans: what it calls is looked up once."""
+        suppressed, ended, add, pending = self._suppressed, self.open_spans.ended, self.buffers.add, self._pending
+        for span in spans:
+            context = span.context
+            if context is None:
+                continue
+            trace_id, span_id = context[:2]
+            if suppressed and span_id in suppressed:
+                suppressed.pop(span_id, None)
+                continue  # started under suppressed instrumentation: the evaluator's own work
+            under = ended(trace_id, span_id, now)
+            if under is None:
+                if is_own_traffic(span):  # a tracked span passed this check when it started
+                    continue
+                root = is_local_root(span)
+            elif under == UNDER_ABANDONED:
+                counts.spans[semconv.DROP_INCOMPLETE] += 1  # its root was handed on without it
+                continue
             else:
-                roots.append((trace_id, span_id))
+                # Only a span tracked as its own root can be a local root (asked only of those: one an invocation).
+                root = under == span_id and is_local_root(span)
+            if capacity:
+                outcome = add(span, trace_id, now, under)
+            else:
+                # Shed load before spending memory and CPU on a trace the transport would drop: the whole trace goes.
+                outcome = self.buffers.reject(trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL)
+            if outcome is not None:
+                self._count(outcome, counts, first_drop=1)
+                if root:
+                    self.buffers.forget_rejection(trace_id)
+                    if self._enricher is not None:
+                        self._enricher.release(trace_id, span_id)
+            elif root:
+                self._ended_root(span, trace_id, span_id, now, roots)
+            elif (
+                under is not None
+                and pending
+                and (trace_id, under) in pending
+                and not self.open_spans.open_under(trace_id, under)
+            ):
+                self._unwait((trace_id, under))
+                roots.append((trace_id, under))  # the last open descendant of a waiting root ended
+
+    def _ended_root(self, span: ReadableSpan, trace_id: int, span_id: int, now: float, roots: list[RootKey]) -> None:
+        """A local root was buffered: its subtree is complete (to ``roots``), waits for open descendants, or (left out
+        by its trace id and not rescued) is discarded."""
+        priority = self._priority
+        if priority is not None and not is_sampled(trace_id, self._sample_bound) and not priority.decide(span):
+            # Left out by its trace id, and neither errored nor negative feedback: discarded.
+            self._discard(self.buffers.take_subtree(trace_id, span_id))
+            if self._enricher is not None:
+                self._enricher.release(trace_id, span_id)
             return
-        if under is not None and (trace_id, under) in self._pending and not self.open_spans.open_under(trace_id, under):
-            self._unwait((trace_id, under))
-            roots.append((trace_id, under))  # the last open descendant of a waiting root ended
+        if self.open_spans.open_under(trace_id, span_id):
+            self._wait((trace_id, span_id), now + self._idle_timeout)
+        else:
+            roots.append((trace_id, span_id))
 
     def _in_sample(self, spans: list[ReadableSpan]) -> bool:
         """Whether an idle trace's spans are evaluated; a left-out trace's (priority sampling) are discarded."""
