@@ -26,7 +26,8 @@ def invocation_span_context(trace_id: str, span_id: str) -> SpanContext | None:
 def invocation_context(trace_id: str, span_id: str, base: Context | None = None) -> Context | None:
     """``base`` (default: empty) with the invocation span as current span; None when the ids are unusable."""
     if base is None:
-        return _invocation_context(trace_id, span_id)
+        found = invocation(trace_id, span_id)
+        return found[0] if found is not None else None
     span_context = invocation_span_context(trace_id, span_id)
     if span_context is None:
         return None
@@ -34,10 +35,11 @@ def invocation_context(trace_id: str, span_id: str, base: Context | None = None)
 
 
 @functools.lru_cache(maxsize=64)
-def _invocation_context(trace_id: str, span_id: str) -> Context | None:
-    # Each record's span, event and metric points need the same context (every metric's records of a request, too):
-    # built once. Contexts are never changed in place, so one can be shared.
+def invocation(trace_id: str, span_id: str) -> tuple[Context, SpanContext] | None:
+    """:func:`invocation_context` (from an empty context) and its span's :class:`SpanContext`; None when the ids are
+    unusable. Each record's span, event and metric points need the same context (every metric's records of a
+    request, too): built once. Contexts are never changed in place, so one can be shared."""
     span_context = invocation_span_context(trace_id, span_id)
     if span_context is None:
         return None
-    return trace.set_span_in_context(NonRecordingSpan(span_context), Context())
+    return trace.set_span_in_context(NonRecordingSpan(span_context), Context()), span_context

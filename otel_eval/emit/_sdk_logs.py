@@ -9,14 +9,26 @@ no value length limit, within the count limit) they are handed over as they are 
 one by one (the other half of an event's cost). Any other logger (no SDK, a provider of another kind) gets the API
 record. ``tests/emit/test_sdk_logs.py`` pins the two ways to the same
 exported record.
+
+:func:`prepared_log_record` makes the API record itself from values its caller holds (the span context of the
+evaluated invocation: the API's ``LogRecord.__init__`` looks the current span up in the context again), and the
+record copies itself field for field (``__copy__``, which the ``copy`` module calls): the SDK's
+``BatchLogRecordProcessor`` copies every record it queues, and ``copy.copy`` of an object without ``__copy__`` goes
+through ``__reduce_ex__`` and its reconstruction in Python.
 """
 
 from __future__ import annotations
 
-from opentelemetry._logs import Logger, LoggerProvider, LogRecord, get_logger, get_logger_provider
+from time import time_ns
+from typing import Any
+
+from opentelemetry._logs import Logger, LoggerProvider, LogRecord, SeverityNumber, get_logger, get_logger_provider
+from opentelemetry.context import Context
 from opentelemetry.sdk._logs import Logger as SdkLogger
 from opentelemetry.sdk._logs import LoggerProvider as SdkLoggerProvider
 from opentelemetry.sdk._logs import LogRecordLimits, ReadWriteLogRecord
+from opentelemetry.trace import SpanContext
+from opentelemetry.util.types import AttributeValue
 
 _PLAIN_VALUES = frozenset((str, bool, int, float))
 """Attribute value types the SDK keeps as they are (without a value length limit)."""
@@ -89,3 +101,49 @@ class LogRecordWriter:
             if limits.max_log_record_attribute_length is None:
                 count = limits.max_log_record_attributes
                 self._max_plain = 1 << 30 if count is None else count
+
+
+class _PreparedLogRecord(LogRecord):
+    """An API :class:`LogRecord` whose fields were set at once (:func:`prepared_log_record`), copied field for field."""
+
+    def __init__(self) -> None:  # the fields are set by prepared_log_record, as LogRecord.__init__ would set them
+        pass
+
+    def __copy__(self) -> _PreparedLogRecord:
+        copied = _new_record(_PreparedLogRecord)
+        copied.__dict__.update(self.__dict__)
+        return copied
+
+
+_new_record = object.__new__
+_FIELDS: dict[str, Any] = dict(LogRecord(context=Context()).__dict__)
+"""The API record's fields (this API version's), at the values ``LogRecord.__init__`` gives those not passed."""
+
+
+def prepared_log_record(
+    *,
+    timestamp: int,
+    context: Context,
+    span_context: SpanContext,
+    severity_number: SeverityNumber,
+    attributes: dict[str, AttributeValue],
+    event_name: str,
+) -> LogRecord:
+    """The API record ``LogRecord(timestamp=, context=, severity_number=, severity_text=severity_number.name,
+    attributes=, event_name=)`` would make, where ``span_context`` is the span ``context`` holds (valid: its ids are
+    the record's), made without looking that span up again; it copies itself field for field."""
+    record = _new_record(_PreparedLogRecord)
+    record.__dict__.update(_FIELDS)
+    record.__dict__.update(
+        timestamp=timestamp,
+        observed_timestamp=time_ns(),
+        context=context,
+        trace_id=span_context.trace_id,
+        span_id=span_context.span_id,
+        trace_flags=span_context.trace_flags,
+        severity_text=severity_number.name,
+        severity_number=severity_number,
+        attributes=attributes,
+        event_name=event_name,
+    )
+    return record

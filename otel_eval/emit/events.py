@@ -7,8 +7,8 @@ import logging
 from opentelemetry._logs import LoggerProvider, LogRecord, SeverityNumber
 
 from otel_eval import semconv
-from otel_eval.emit._context import invocation_context
-from otel_eval.emit._sdk_logs import LogRecordWriter
+from otel_eval.emit._context import invocation
+from otel_eval.emit._sdk_logs import LogRecordWriter, prepared_log_record
 from otel_eval.emit.attributes import record_attributes
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.version import __version__
@@ -32,16 +32,25 @@ class EvaluationEventEmitter:
     def emit(self, record: EvaluationRecord) -> None:
         """Emits the event for ``record``."""
         attributes = record_attributes(record)
-        context = invocation_context(record.trace_id, record.span_id)
+        found = invocation(record.trace_id, record.span_id)
         severity = SeverityNumber.WARN if record.label == semconv.LABEL_FAIL else SeverityNumber.INFO
         timestamp = int(record.evaluated_at * 1e9)
         # ``event_name`` (opentelemetry-api >= 1.35; we require >= 1.39) makes this an event, not a plain log.
-        log_record = LogRecord(
-            timestamp=timestamp,
-            context=context,
-            severity_number=severity,
-            severity_text=severity.name,
-            attributes=attributes,
-            event_name=semconv.EVALUATION_RESULT_EVENT,
-        )
+        if found is not None:
+            log_record = prepared_log_record(
+                timestamp=timestamp,
+                context=found[0],
+                span_context=found[1],
+                severity_number=severity,
+                attributes=attributes,
+                event_name=semconv.EVALUATION_RESULT_EVENT,
+            )
+        else:  # unusable ids: the API record takes the current context's span, as for any record without one
+            log_record = LogRecord(
+                timestamp=timestamp,
+                severity_number=severity,
+                severity_text=severity.name,
+                attributes=attributes,
+                event_name=semconv.EVALUATION_RESULT_EVENT,
+            )
         self._writer.emit(log_record, plain=True)  # record_attributes: semconv keys, the record's plain values

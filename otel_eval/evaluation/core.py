@@ -178,7 +178,7 @@ class EvaluationCore:
 
     async def evaluate(self, request: EvaluationRequest, *, scope: Scope = "all") -> list[EvaluationRecord]:
         """Scores ``request`` (its metrics of ``scope``), emits every record, and returns them. Never raises."""
-        with self._boundary(request, f"trace {request.trace_id}"):
+        with self._boundary(request):
             job = self._prepare(request, scope)
             return await self._evaluate(job) if job is not None else []
         return []
@@ -200,20 +200,20 @@ class EvaluationCore:
         (:attr:`Started.holds_session`): the caller holds its turns for the session's window
         (:meth:`evaluate_window`). This is the embedded worker's one call per request. Never raises, nor does the
         call."""
-        with self._boundary(request, f"trace {request.trace_id}"):
+        with self._boundary(request):
             invocations = list(request.invocations)
             if not invocations:
                 return Started([])
             pairing, plan = self._plan_of(request, invocations, report=True)
             holds = sessions and scope == "all" and all(i.session_id for i in invocations) and _waits_for_session(plan)
             job = self._job(request, "invocation" if holds else scope, pairing, plan, invocations)
-            if not all(runs_inline(metric) for metric in job.metrics):
+            if not (plan.inline or all(runs_inline(metric) for metric in job.metrics)):
                 return Started([], partial(self._evaluate_guarded, job, request), holds_session=holds)
             records = []
             # Asked once per request, not per metric: the metrics apply (the plan's applicable ones) and, when the
             # caller suppresses instrumentation already (the Kafka worker, for its batch), that is not asked again.
             checked = bool(get_value(_SUPPRESS_INSTRUMENTATION_KEY))
-            spans = self.emitters.spans
+            spans, emit, pipeline = self.emitters.spans, self.emitters.emit, self._pipeline
             for metric in job.metrics:
                 # Inline: no judge, nothing the metric's run needs its span for; the span is made once it is scored.
                 started_at = time_ns() if spans is not None else 0
@@ -221,13 +221,18 @@ class EvaluationCore:
                 recorded = job.context.records(metric, result)
                 if spans is not None:
                     self._finished_span(spans, job, recorded, started_at)
-                self._emit(job, recorded)
+                    self._other_spans(job, recorded)
+                for record in recorded:  # as _emit, its spans made above
+                    emit(record)
+                    if record.error_type and pipeline is not None:
+                        pipeline.errored(record.metric_name, record.error_type)
                 records += recorded
             return Started(self._delivered(job, records), holds_session=holds)
         return Started([])
 
-    def _boundary(self, request: EvaluationRequest, what: str) -> _Boundary:
-        return _Boundary(self._pipeline, len(request.invocations), what)
+    def _boundary(self, request: EvaluationRequest, what: str | None = None) -> _Boundary:
+        """The boundary around ``request``; ``what`` it is for the log (None: its trace, worked out if it fails)."""
+        return _Boundary(self._pipeline, request, what)
 
     def _plan_of(
         self, request: EvaluationRequest, invocations: list[TracedInvocation], *, report: bool = False
@@ -270,7 +275,7 @@ class EvaluationCore:
         return _Job(conversation, with_case_rubrics(conversation), context, metrics)
 
     async def _evaluate_guarded(self, job: _Job, request: EvaluationRequest) -> list[EvaluationRecord]:
-        with self._boundary(request, f"trace {request.trace_id}"):
+        with self._boundary(request):
             return await self._evaluate(job)
         return []
 
@@ -379,8 +384,9 @@ class _Boundary:
     for its invocations and swallowed (one bad request must not stop the others; the caller returns no records)."""
 
     pipeline: PipelineMetrics | None
-    invocations: int
-    what: str
+    request: EvaluationRequest
+    what: str | None
+    """What it is for the log; None: the request's trace (worked out only when it fails)."""
 
     def __enter__(self) -> None:
         return None
@@ -390,9 +396,10 @@ class _Boundary:
     ) -> bool:
         if not isinstance(error, Exception):
             return False
-        logger.error("evaluation of %s failed", self.what, exc_info=(kind, error, traceback))  # type: ignore[arg-type]
+        what = self.what if self.what is not None else f"trace {self.request.trace_id}"
+        logger.error("evaluation of %s failed", what, exc_info=(kind, error, traceback))  # type: ignore[arg-type]
         if self.pipeline is not None:
-            self.pipeline.invocations_dropped(semconv.DROP_EVALUATION_ERROR, self.invocations)
+            self.pipeline.invocations_dropped(semconv.DROP_EVALUATION_ERROR, len(self.request.invocations))
         return True
 
 

@@ -50,6 +50,10 @@ class Pairing:
     note: str
 
 
+_NO_EVAL_SET = Pairing(None, None, "no eval set")
+"""The pairing of every conversation without an eval set (a frozen value: one for all)."""
+
+
 def pair_invocations(
     invocations: Sequence[TracedInvocation],
     eval_set: EvalSet | None,
@@ -66,7 +70,7 @@ def pair_invocations(
             )
         return Pairing(chosen, expected, note)
     if eval_set is None or not invocations:
-        return Pairing(None, None, "no eval set")
+        return _NO_EVAL_SET
     first = content_text(invocations[0].invocation.user_content)
     found = find_golden_turn(eval_set.eval_cases, first)
     if found is not None:

@@ -42,6 +42,13 @@ class PlannedMetric:
         return self.evaluator.threshold if self.evaluator is not None else None
 
     @property
+    def runs_inline(self) -> bool:
+        """Whether the metric is scored on the caller's thread without an event loop: it calls no judge and its
+        evaluator :attr:`~otel_eval.metrics.Evaluator.runs_inline` (or it cannot run, which needs no work either)."""
+        evaluator = self.evaluator
+        return evaluator is None or (evaluator.runs_inline and not evaluator.info.requires_judge)
+
+    @property
     def requires_reference(self) -> bool:
         """Whether the metric needs expected invocations (or a scenario)."""
         return self.info is not None and self.info.requires_reference
@@ -54,6 +61,7 @@ class MetricPlan:
     metrics: list[PlannedMetric]
     _scopes: tuple[MetricPlan, MetricPlan] | None = field(default=None, init=False, repr=False, compare=False)
     _without_reference: list[PlannedMetric] | None = field(default=None, init=False, repr=False, compare=False)
+    _inline: bool | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def reads(self) -> Reads:
@@ -64,6 +72,14 @@ class MetricPlan:
             if metric.evaluator is not None:
                 found |= metric.evaluator.reads
         return found
+
+    @property
+    def inline(self) -> bool:
+        """Whether every planned metric :attr:`~PlannedMetric.runs_inline`: then so does any subset of them (worked out
+        once per plan)."""
+        if self._inline is None:
+            self._inline = all(metric.runs_inline for metric in self.metrics)
+        return self._inline
 
     @property
     def needs_judge(self) -> bool:

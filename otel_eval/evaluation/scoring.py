@@ -116,8 +116,7 @@ def _suppress_instrumentation() -> Token[Context] | None:
 def runs_inline(metric: PlannedMetric) -> bool:
     """Whether ``metric`` is scored by :func:`score_metric_inline`: it calls no judge and its evaluator
     :attr:`~otel_eval.metrics.Evaluator.runs_inline` (or it cannot run, which needs no work either)."""
-    evaluator = metric.evaluator
-    return evaluator is None or (evaluator.runs_inline and not evaluator.info.requires_judge)
+    return metric.runs_inline
 
 
 def score_metric_inline(

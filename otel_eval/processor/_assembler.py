@@ -62,6 +62,7 @@ INLINE_REBUILD_SPANS = 256
 under :data:`DEFAULT_REBUILD_TIMEOUT` (every rebuild is linear in the spans, so only a large trace can outlast it)."""
 _MAX_SUPPRESSED_MARKS = 4096
 _SAMPLED = TraceFlags.SAMPLED
+_LOW_64_BITS = (1 << 64) - 1
 _SUPPRESSED = set_value(_SUPPRESS_INSTRUMENTATION_KEY, True, Context())
 """The context requests are exported in from an empty one (made once)."""
 _SWEEP_SECONDS = 0.1
@@ -181,8 +182,7 @@ class SpanAssembler:
         roots: list[RootKey] = []
         # Whether the transport has room, once per step: it only gains room meanwhile (requests are handed on below).
         capacity = self._exporter.has_capacity()
-        for span in spans:
-            self._ingest(span, now, roots, counts, capacity)
+        self._ingest(spans, now, roots, counts, capacity)
         roots += self._stop_waiting(now, final=final)
         batches: list[tuple[RootKey | None, list[ReadableSpan]]] = [
             (root, self.buffers.take_subtree(*root)) for root in roots
@@ -209,8 +209,15 @@ class SpanAssembler:
         for reason, count in counts.invocations.items():
             self._pipeline.invocations_dropped(reason, count)
             logger.warning("dropped %d trace(s) before evaluation: %s", count, reason)  # one line per step
-        for root, trace_spans in batches:
-            self._hand_on(root, trace_spans)
+        if batches:
+            # The requests are exported under suppressed instrumentation, attached once per step (not per subtree).
+            current = get_current()  # empty on this thread, but for a flush stepping on the caller's
+            token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True, current) if current else _SUPPRESSED)
+            try:
+                for root, trace_spans in batches:
+                    self._hand_on(root, trace_spans)
+            finally:
+                detach(token)
         if final and self.logs is not None:
             self.logs.drop_everything()
         if self._enricher is not None:
@@ -250,7 +257,7 @@ class SpanAssembler:
                 self._mark_suppressed(span_id)
             elif (
                 flags & _SAMPLED
-                and is_sampled(trace_id, bound)
+                and (bound is None or (trace_id & _LOW_64_BITS) < bound)  # is_sampled, without a call per span
                 and not (marks and span_id in marks)
                 and not is_own_traffic(span)
             ):
@@ -258,51 +265,66 @@ class SpanAssembler:
                 started(trace_id, span_id, parent[1] if parent is not None and not parent[2] else None, now)
 
     def _ingest(
-        self, span: ReadableSpan, now: float, roots: list[RootKey], counts: _StepCounts, capacity: bool
+        self, spans: Iterable[ReadableSpan], now: float, roots: list[RootKey], counts: _StepCounts, capacity: bool
     ) -> None:
-        context = span.context
-        if context is None:
-            return
-        trace_id, span_id = context[:2]
-        suppressed = self._suppressed
-        if suppressed and span_id in suppressed:
-            suppressed.pop(span_id, None)
-            return  # started under suppressed instrumentation: the evaluator's own work
-        under = self.open_spans.ended(trace_id, span_id, now)
-        if under is None and is_own_traffic(span):  # a tracked span passed this check when it started
-            return
-        if under == UNDER_ABANDONED:
-            counts.spans[semconv.DROP_INCOMPLETE] += 1  # its root was handed on without it
-            return
-        if capacity:
-            outcome = self.buffers.add(span, trace_id, now, under)
-        else:
-            # Shed load before spending memory and CPU on a trace the transport would drop: the whole trace goes.
-            outcome = self.buffers.reject(trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL)
-        root = is_local_root(span)
-        if outcome is not None:
-            self._count(outcome, counts, first_drop=1)
-            if root:
-                self.buffers.forget_rejection(trace_id)
-                if self._enricher is not None:
-                    self._enricher.release(trace_id, span_id)
-                return
-        elif root:
-            priority = self._priority
-            if priority is not None and not is_sampled(trace_id, self._sample_bound) and not priority.decide(span):
-                # Left out by its trace id, and neither errored nor negative feedback: discarded.
-                self._discard(self.buffers.take_subtree(trace_id, span_id))
-                if self._enricher is not None:
-                    self._enricher.release(trace_id, span_id)
-                return
-            if self.open_spans.open_under(trace_id, span_id):
-                self._wait((trace_id, span_id), now + self._idle_timeout)
+        """Buffers the ended ``spans`` (each of a trace being evaluated), in end order; the local roots whose subtrees
+        they complete go to ``roots``. One loop for the step's spans: what it calls is looked up once."""
+        suppressed, ended, add, pending = self._suppressed, self.open_spans.ended, self.buffers.add, self._pending
+        for span in spans:
+            context = span.context
+            if context is None:
+                continue
+            trace_id, span_id = context[:2]
+            if suppressed and span_id in suppressed:
+                suppressed.pop(span_id, None)
+                continue  # started under suppressed instrumentation: the evaluator's own work
+            under = ended(trace_id, span_id, now)
+            if under is None:
+                if is_own_traffic(span):  # a tracked span passed this check when it started
+                    continue
+                root = is_local_root(span)
+            elif under == UNDER_ABANDONED:
+                counts.spans[semconv.DROP_INCOMPLETE] += 1  # its root was handed on without it
+                continue
             else:
-                roots.append((trace_id, span_id))
+                # Only a span tracked as its own root can be a local root (asked only of those: one an invocation).
+                root = under == span_id and is_local_root(span)
+            if capacity:
+                outcome = add(span, trace_id, now, under)
+            else:
+                # Shed load before spending memory and CPU on a trace the transport would drop: the whole trace goes.
+                outcome = self.buffers.reject(trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL)
+            if outcome is not None:
+                self._count(outcome, counts, first_drop=1)
+                if root:
+                    self.buffers.forget_rejection(trace_id)
+                    if self._enricher is not None:
+                        self._enricher.release(trace_id, span_id)
+            elif root:
+                self._ended_root(span, trace_id, span_id, now, roots)
+            elif (
+                under is not None
+                and pending
+                and (trace_id, under) in pending
+                and not self.open_spans.open_under(trace_id, under)
+            ):
+                self._unwait((trace_id, under))
+                roots.append((trace_id, under))  # the last open descendant of a waiting root ended
+
+    def _ended_root(self, span: ReadableSpan, trace_id: int, span_id: int, now: float, roots: list[RootKey]) -> None:
+        """A local root was buffered: its subtree is complete (to ``roots``), waits for open descendants, or (left out
+        by its trace id and not rescued) is discarded."""
+        priority = self._priority
+        if priority is not None and not is_sampled(trace_id, self._sample_bound) and not priority.decide(span):
+            # Left out by its trace id, and neither errored nor negative feedback: discarded.
+            self._discard(self.buffers.take_subtree(trace_id, span_id))
+            if self._enricher is not None:
+                self._enricher.release(trace_id, span_id)
             return
-        if under is not None and (trace_id, under) in self._pending and not self.open_spans.open_under(trace_id, under):
-            self._unwait((trace_id, under))
-            roots.append((trace_id, under))  # the last open descendant of a waiting root ended
+        if self.open_spans.open_under(trace_id, span_id):
+            self._wait((trace_id, span_id), now + self._idle_timeout)
+        else:
+            roots.append((trace_id, span_id))
 
     def _in_sample(self, spans: list[ReadableSpan]) -> bool:
         """Whether an idle trace's spans are evaluated; a left-out trace's (priority sampling) are discarded."""
@@ -367,10 +389,10 @@ class SpanAssembler:
         filters = self._builder.filters
         if spans and (not filters.root_span_prefixes or filters.root_allowed(top_span_names(spans))):
             try:
-                build = partial(self._builder.build, spans, records)
                 if len(spans) <= INLINE_REBUILD_SPANS:
-                    requests = build()  # linear in a few spans: the deadline's hand-off would cost more
+                    requests = self._builder.build(spans, records)  # linear in a few spans: no deadline's hand-off
                 else:
+                    build = partial(self._builder.build, spans, records)
                     with collections_resumed():  # a wait of up to the deadline: not with the collector paused
                         requests = self.rebuild.run(f"rebuilding a trace of {len(spans)} spans", build)
             except RecordTimeoutError:  # a pathological trace: dropped, and the traces behind it go on at once
@@ -386,15 +408,11 @@ class SpanAssembler:
         if self.logs is not None:
             self.logs.hint_if_detached(requests)
         self._pipeline.sampled(len(requests))
-        current = get_current()  # empty on this thread, but for a flush stepping on the caller's
-        token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True, current) if current else _SUPPRESSED)
         try:
-            self._exporter.export(requests)
+            self._exporter.export(requests)  # under suppressed instrumentation (:meth:`step`)
         except Exception:  # exporters should not raise; if one does, count and go on
             logger.exception("the evaluation transport failed to export")
             self._pipeline.invocations_dropped(semconv.DROP_TRANSPORT_ERROR, len(requests))
-        finally:
-            detach(token)
 
 
 logger = logging.getLogger(__name__)

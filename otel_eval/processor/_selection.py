@@ -21,7 +21,6 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
 from otel_eval import semconv
-from otel_eval._runtime.identity_cache import IdentityCache
 from otel_eval.instruments import InstrumentHolder
 from otel_eval.judge.priority import PriorityPolicy
 from otel_eval.reconstruct.signals import feedback_attribute, feedback_text
@@ -55,20 +54,25 @@ def is_own_traffic(span: ReadableSpan) -> bool:
     scope = span.instrumentation_scope
     if scope is None:
         return False
-    # A tracer's spans share its scope object: decided once per scope.
-    known = _OWN_SCOPES.get(scope)
-    if known is not None:
-        return known
+    # A tracer's spans share its scope object: decided once per scope (kept by the scope's identity, looked up here
+    # without a call: this runs for every span).
+    entry = _OWN_SCOPES.get(id(scope))
+    if entry is not None and entry[0] is scope:
+        return entry[1]
     name = scope.name
     own = (
         name.startswith(semconv.INSTRUMENTATION_SCOPE)
         and (name == semconv.INSTRUMENTATION_SCOPE or name.startswith(_OWN_SCOPE_PREFIX))
     ) or name in semconv.KAFKA_CLIENT_SCOPES
-    return _OWN_SCOPES.put(scope, own)
+    if len(_OWN_SCOPES) >= _OWN_SCOPES_KEPT:  # a process has a few scopes: a full cache means they are not long-lived
+        _OWN_SCOPES.clear()
+    _OWN_SCOPES[id(scope)] = (scope, own)  # the entry holds its scope: its id is not reused while it lives
+    return own
 
 
-_OWN_SCOPES: IdentityCache[bool] = IdentityCache(256)
-"""Whether an instrumentation scope's spans are own traffic, by scope."""
+_OWN_SCOPES: dict[int, tuple[object, bool]] = {}
+"""Whether an instrumentation scope's spans are own traffic, by the scope's id (each entry holds its scope)."""
+_OWN_SCOPES_KEPT = 256
 
 
 def is_local_root(span: ReadableSpan) -> bool:

@@ -4,6 +4,7 @@ environment included; and with no provider it follows the global one once that i
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -14,13 +15,18 @@ from typing import Any
 
 import pytest
 from opentelemetry._logs import LogRecord, SeverityNumber
+from opentelemetry.context import Context
 from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord
 from opentelemetry.sdk._logs._internal import LogRecordDroppedAttributesWarning
-from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk._logs.export import (
+    BatchLogRecordProcessor,
+    InMemoryLogRecordExporter,
+    SimpleLogRecordProcessor,
+)
 from opentelemetry.sdk.resources import Resource
 
-from otel_eval.emit._context import invocation_context
-from otel_eval.emit._sdk_logs import LogRecordWriter
+from otel_eval.emit._context import invocation, invocation_context
+from otel_eval.emit._sdk_logs import LogRecordWriter, prepared_log_record
 
 REPO = Path(__file__).resolve().parents[2]
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -103,6 +109,51 @@ def test_as_many_attributes_as_the_count_limit_allows(monkeypatch: pytest.Monkey
         through_writer, through_api = _fields(_exported(True)), _fields(_exported(False))
     assert through_writer == through_api
     assert len(through_writer["attributes"]) == 3 and through_writer["dropped"] == 1  # type: ignore[arg-type]
+
+
+def _prepared_record(**extra: Any) -> LogRecord:
+    found = invocation(TRACE_ID, SPAN_ID)
+    assert found is not None
+    api = _api_record(**extra)
+    assert api.attributes is not None and api.timestamp is not None and api.severity_number is not None
+    prepared = prepared_log_record(
+        timestamp=api.timestamp,
+        context=found[0],
+        span_context=found[1],
+        severity_number=api.severity_number,
+        attributes=dict(api.attributes),
+        event_name="gen_ai.evaluation.result",
+    )
+    prepared.observed_timestamp = api.observed_timestamp  # the one value taken from the clock
+    return prepared
+
+
+def _batch_exported(record: LogRecord) -> ReadableLogRecord:
+    """``record`` emitted through the SDK's batch processor, which copies each record it queues."""
+    exporter = InMemoryLogRecordExporter()
+    provider = LoggerProvider(resource=Resource.create({"service.name": "agent"}))
+    provider.add_log_record_processor(BatchLogRecordProcessor(exporter))
+    provider.get_logger("otel_eval", "1.2.3").emit(record)
+    provider.force_flush()
+    (exported,) = exporter.get_finished_logs()
+    provider.shutdown()
+    return exported
+
+
+def test_a_prepared_record_is_the_api_record_and_is_exported_as_it_through_the_batch_processor() -> None:
+    prepared, api = _prepared_record(), _api_record()
+    assert isinstance(prepared, LogRecord)
+    assert vars(prepared) == vars(api)  # every field of this API version, at the same value
+    assert _fields(_batch_exported(_prepared_record())) == _fields(_batch_exported(_api_record()))
+
+
+def test_a_prepared_record_copies_itself_as_the_copy_module_copies_the_api_record() -> None:
+    prepared = _prepared_record()
+    copied = copy.copy(prepared)
+    assert copied is not prepared and type(copied) is type(prepared)
+    assert vars(copied) == vars(copy.copy(_api_record())) == vars(prepared)
+    copied.context = Context()  # what the batch processor does to its copy: the original keeps its own
+    assert prepared.context is invocation_context(TRACE_ID, SPAN_ID)
 
 
 SCRIPT = textwrap.dedent(
