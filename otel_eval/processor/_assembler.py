@@ -4,8 +4,7 @@ Used by the ``OtelEvalSpanProcessor`` thread only, so it needs no locking. One :
 spans that started and ended since the last step, completes every subtree whose local root and descendants have all
 ended (:class:`~otel_eval.processor._buffers.OpenSpans`), hands roots that waited too long and traces that went idle on, and
 exports the resulting requests under suppressed instrumentation. :class:`RequestBuilder` turns a finished subtree into
-requests: the spans converted, their content log records joined, the invocations rebuilt (only what the metrics
-read) and filtered by agent name.
+requests (:mod:`otel_eval.processor._request_builder`).
 """
 
 from __future__ import annotations
@@ -13,10 +12,9 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, attach, detach, get_current, set_value
 from opentelemetry.sdk.trace import ReadableSpan, Span
@@ -28,8 +26,6 @@ from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
-from otel_eval.evaluation import pair_invocations
-from otel_eval.model import BaseCriterion, EvalSet, TracedInvocation
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._buffers import (
     UNDER_ABANDONED,
@@ -40,16 +36,13 @@ from otel_eval.processor._buffers import (
     top_span_names,
 )
 from otel_eval.processor._logs import LogJoin
+from otel_eval.processor._request_builder import RequestBuilder
 from otel_eval.processor._selection import (
-    InvocationFilters,
     SamplePriority,
     is_local_root,
     is_own_traffic,
     is_sampled,
 )
-from otel_eval.reconstruct import Reads, rebuild_traces
-from otel_eval.traces import spans_from_readable
-from otel_eval.traces.log_records import SpanLogRecord, attach_log_records
 from otel_eval.transport.base import InvocationExporter
 
 logger = logging.getLogger(__name__)
@@ -413,60 +406,3 @@ class SpanAssembler:
         except Exception:  # exporters should not raise; if one does, count and go on
             logger.exception("the evaluation transport failed to export")
             self._pipeline.invocations_dropped(semconv.DROP_TRANSPORT_ERROR, len(requests))
-
-
-logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class RequestBuilder:
-    """Rebuilds invocations from spans and wraps each one that passes the filters in an :class:`EvaluationRequest`.
-
-    Args:
-        filters: Agent-name filter (the root-span-name filter is applied before rebuilding).
-        criteria: Criteria sent with each request (None: the worker's own).
-        eval_set: Golden cases; an invocation that pairs with a case (:func:`otel_eval.evaluation.pair_invocations`)
-            carries that case, for a worker that does not hold the eval set. None with the embedded worker: its core
-            holds the eval set and pairs each request once, together with its plan.
-        reads: What the rebuild produces (:mod:`otel_eval.reconstruct.reads`): what the metrics that score the
-            requests read (the full rebuild by default); with ``eval_set``, the user message pairing reads too.
-    """
-
-    filters: InvocationFilters
-    criteria: dict[str, BaseCriterion] | None = None
-    eval_set: EvalSet | None = None
-    reads: Reads = Reads.ALL
-
-    def build(
-        self, spans: Sequence[ReadableSpan], log_records: Sequence[SpanLogRecord] = ()
-    ) -> list[EvaluationRequest]:
-        """One request per rebuilt invocation that passes the filters, in start-time order; ``log_records`` (GenAI
-        content log records of these spans) are joined onto their spans as events first.
-
-        Raises:
-            Exception: whatever conversion or reconstruction raised (the caller counts the trace as dropped).
-        """
-        converted = spans_from_readable(spans)
-        if log_records:
-            attach_log_records(converted, log_records)
-        requests = []
-        criteria: dict[str, Any] | None = None
-        if self.criteria is not None:
-            criteria = {name: c.model_dump(mode="json", exclude_unset=True) for name, c in self.criteria.items()}
-        reads = self.reads if self.eval_set is None else self.reads | Reads.USER_CONTENT
-        for trace in rebuild_traces(converted, reads=reads):
-            for warning in trace.warnings:
-                logger.debug("%s", warning)
-            for invocation in trace.invocations:
-                if self.filters.agent_allowed(invocation.agent_name):
-                    requests.append(self._request(invocation, criteria))
-        return requests
-
-    def _request(self, invocation: TracedInvocation, criteria: dict[str, Any] | None) -> EvaluationRequest:
-        eval_case = pair_invocations([invocation], self.eval_set).case if self.eval_set is not None else None
-        return EvaluationRequest(
-            invocations=[invocation],
-            criteria=criteria,
-            eval_case=eval_case,
-            eval_set_id=self.eval_set.eval_set_id if eval_case is not None and self.eval_set is not None else None,
-        )

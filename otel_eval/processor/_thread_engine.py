@@ -29,10 +29,11 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation import builtin_metric_names, criteria_from, custom_metrics_of
 from otel_eval.evaluation.embedded import embedded_worker
 from otel_eval.metrics import default_registry
-from otel_eval.processor._assembler import RequestBuilder, SpanAssembler
+from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import IncompleteCounter, OpenSpans, TraceBuffers
 from otel_eval.processor._intake import SpanIntake, WakeSchedule, drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor, LogJoin
+from otel_eval.processor._request_builder import RequestBuilder
 from otel_eval.processor._selection import InvocationFilters, Sampling
 from otel_eval.processor._settings import EngineOptions, Limits
 from otel_eval.reconstruct import Reads
