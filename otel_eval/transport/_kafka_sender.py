@@ -216,7 +216,7 @@ class KafkaSender:
 
         for index, request in enumerate(batch):
             try:
-                value = request.model_dump_json().encode()
+                value = request.to_wire()
             except Exception as exc:  # noqa: BLE001 - one bad request must not stop the others
                 logger.warning("evaluation request of trace %s cannot be serialised: %r", request.trace_id, exc)
                 self._buffer.settle(semconv.DROP_TRANSPORT_SERIALIZATION_ERROR)

@@ -204,7 +204,7 @@ class SessionsTopic:
         """
         futures = [
             await self._producer.send(
-                self.topic, value=r.model_dump_json().encode(), key=r.record_key.encode(), headers=worker_headers(t)
+                self.topic, value=r.to_wire(), key=r.record_key.encode(), headers=worker_headers(t)
             )
             for r, t in requests
         ]

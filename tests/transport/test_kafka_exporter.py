@@ -57,6 +57,7 @@ async def test_requests_arrive_keyed_by_trace_id_as_versioned_json(kafka_bootstr
         record = by_trace[original.trace_id]
         payload = json.loads(record.value)
         assert payload["schema_version"] == 1
+        assert record.value == original.to_wire() and b"null" not in record.value  # None fields left out
         assert EvaluationRequest.model_validate_json(record.value) == original
     # Keyed records of one trace always land on the same partition; several partitions are used.
     assert len({r.partition for r in records}) > 1
