@@ -290,8 +290,9 @@ class BatchPipeline:
             self.metrics.published(await self._publisher.publish(pairs, tenants))
         if self._sessions_topic is not None and prepared.rekeyed:
             await self._sessions_topic.publish(prepared.rekeyed)
+        # Every record's invocation is among the evaluated ones, remembered once each just below.
         for tenant, routed in groupby(prepared.records, key=itemgetter(2)):
-            self.ledger.add((record for _, record, _ in routed), tenant=tenant)
+            self.ledger.add((record for _, record, _ in routed), tenant=tenant, invocations=False)
         for trace_id, span_id, tenant in prepared.evaluated_keys:
             self.ledger.add_invocation(trace_id, span_id, tenant)
             self._unpublished.pop(invocation_key(trace_id, span_id, tenant), None)
@@ -334,10 +335,7 @@ class BatchPipeline:
         for item in work:
             invocations, tenant = item.request.invocations, item.tenant
             keys = [invocation_key(i.trace_id, i.span_id, tenant) for i in invocations]
-            known = all(
-                self.ledger.has_invocation(i.trace_id, i.span_id, tenant) or k in self._in_settlement
-                for i, k in zip(invocations, keys, strict=True)
-            )
+            known = all(self.ledger.has_invocation_key(k) or k in self._in_settlement for k in keys)
             if not keys or known or all(k in in_batch for k in keys):
                 skipped += len(keys)
                 continue
@@ -349,9 +347,15 @@ class BatchPipeline:
             todo.append(item)
 
         def routed_of(item: _Work, records: list[EvaluationRecord]) -> list[Routed]:
-            tenant = item.tenant
-            routed = [(item.partition, r, tenant) for r in records if not self.ledger.has_result(r.result_id, tenant)]
-            for invocation in item.request.invocations:
+            tenant, partition, has_result = item.tenant, item.partition, self.ledger.has_result
+            routed = [(partition, r, tenant) for r in records if not has_result(r.result_id, tenant)]
+            invocations = item.request.invocations
+            if len(invocations) == 1:  # every record is the one invocation's
+                trace_id, span_id = invocations[0].trace_id, invocations[0].span_id
+                self._unpublished[invocation_key(trace_id, span_id, tenant)] = routed
+                evaluated.append((trace_id, span_id, tenant))
+                return routed
+            for invocation in invocations:
                 trace_id, span_id = invocation.trace_id, invocation.span_id
                 key = invocation_key(trace_id, span_id, tenant)
                 self._unpublished[key] = [p for p in routed if (p[1].trace_id, p[1].span_id) == (trace_id, span_id)]

@@ -71,22 +71,29 @@ class ResultLedger:
         while len(lru) > self.capacity:
             lru.popitem(last=False)
 
-    def add(self, records: Iterable[EvaluationRecord], *, tenant: str = "") -> None:
+    def add(self, records: Iterable[EvaluationRecord], *, tenant: str = "", invocations: bool = True) -> None:
         """Remembers ``records`` (of ``tenant``) as emitted (and their invocations and traces as evaluated; a session
-        window's records, their turns as judged in a window)."""
+        window's records, their turns as judged in a window).
+
+        ``invocations`` False: the records' invocations and traces are not remembered here, for a caller that
+        remembers each of them once with :meth:`add_invocation` (a session window's turns still are)."""
+        remember, results = self._remember, self._results
         last = None
         for record in records:
-            self._remember(self._results, _of(tenant, record.result_id))
-            invocation = (record.trace_id, record.span_id, record.session_window is not None)
+            remember(results, f"{tenant}\x00{record.result_id}" if tenant else record.result_id)
+            window = record.session_window is not None
+            if not (invocations or window):
+                continue
+            invocation = (record.trace_id, record.span_id, window)
             if invocation == last:  # an invocation's records come together: remembered once
                 continue
             last = invocation
             key = invocation_key(record.trace_id, record.span_id, tenant)
-            if record.session_window is not None:
-                self._remember(self._session_turns, key)
+            if window:
+                remember(self._session_turns, key)
                 continue
-            self._remember(self._invocations, key)
-            self._remember(self._traces, _of(tenant, record.trace_id))
+            remember(self._invocations, key)
+            remember(self._traces, _of(tenant, record.trace_id))
 
     def add_invocation(self, trace_id: str, span_id: str, tenant: str = "") -> None:
         """Remembers an invocation as evaluated even though it produced no record (no metric applied)."""
@@ -95,11 +102,15 @@ class ResultLedger:
 
     def has_result(self, result_id: str, tenant: str = "") -> bool:
         """Whether ``result_id`` was emitted (for ``tenant``)."""
-        return _of(tenant, result_id) in self._results
+        return (f"{tenant}\x00{result_id}" if tenant else result_id) in self._results
 
     def has_invocation(self, trace_id: str, span_id: str, tenant: str = "") -> bool:
         """Whether the invocation (root span ``span_id`` of ``trace_id``, of ``tenant``) was evaluated."""
         return invocation_key(trace_id, span_id, tenant) in self._invocations
+
+    def has_invocation_key(self, key: str) -> bool:
+        """:meth:`has_invocation` of the invocation whose :func:`invocation_key` is ``key``."""
+        return key in self._invocations
 
     def has_session_turn(self, trace_id: str, span_id: str, tenant: str = "") -> bool:
         """Whether the invocation was judged as a turn of a session window."""
