@@ -136,11 +136,7 @@ def _ours(setup: Setup) -> tuple[Invoke, Flush, Tally]:
     def flush(before: bool) -> None:
         if processor is not None and not processor.force_flush(FLUSH_MILLIS):
             raise RuntimeError(f"force_flush did not finish: {processor.stats()}")
-        if before:
-            providers.force_flush()
-        else:
-            providers.tracer_provider.force_flush()
-            providers.logger_provider.force_flush()
+        _flush_providers(providers, before)
 
     def tally() -> dict[str, int]:
         tallies = {"results": providers.logs.results} if setup.setup == "thread" else {}
@@ -156,6 +152,16 @@ def _ours(setup: Setup) -> tuple[Invoke, Flush, Tally]:
     return invoke, flush, tally
 
 
+def _flush_providers(providers: Any, before: bool) -> None:
+    """The counting providers flushed at a window's edge: all three before it, the meter provider not after it (its
+    export is not the workload's)."""
+    if before:
+        providers.force_flush()
+    else:
+        providers.tracer_provider.force_flush()
+        providers.logger_provider.force_flush()
+
+
 def _peer(setup: Setup) -> tuple[Invoke, Flush, Tally]:
     from benchmarks._bench_peer import peer_workload
 
@@ -163,11 +169,7 @@ def _peer(setup: Setup) -> tuple[Invoke, Flush, Tally]:
 
     def flush(before: bool) -> None:  # as ours: the meter provider flushed before the window only
         wait_for_evaluations()
-        if before:
-            providers.force_flush()
-        else:
-            providers.tracer_provider.force_flush()
-            providers.logger_provider.force_flush()
+        _flush_providers(providers, before)
 
     def tally() -> dict[str, int]:
         logs = providers.logs  # evaluated: the traces with a result event

@@ -13,9 +13,7 @@ from otel_eval.model.messages import EvaluationRecord
 
 def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
     """``gen_ai.evaluation.*`` values plus provenance; absent values are left out (OTel attributes cannot be None)."""
-    # The record's fields read from its own dict (a model's fields live there), each optional one set when present,
-    # in this order (no dict of them all made per record, then filtered; no loop over their names).
-    fields = record.__dict__
+    fields = record.__dict__  # a model's fields live there: read without an attribute look-up each
     attributes: dict[str, AttributeValue] = {
         semconv.GEN_AI_EVALUATION_NAME: fields["metric_name"],
         semconv.GEN_AI_EVALUATION_SCORE_LABEL: fields["label"],
@@ -23,41 +21,39 @@ def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
         semconv.OTEL_EVAL_METRIC_VERSION: fields["metric_version"],
         semconv.OTEL_EVAL_RESULT_ID: fields["result_id"],
     }
-    if (value := fields["score"]) is not None:
-        attributes[semconv.GEN_AI_EVALUATION_SCORE_VALUE] = value
-    if (value := fields["explanation"]) is not None:
-        attributes[semconv.GEN_AI_EVALUATION_EXPLANATION] = value
-    if (value := fields["verdict"]) is not None:
-        attributes[semconv.OTEL_EVAL_SCORE_VERDICT] = value
-    if (value := fields["error_type"]) is not None:
-        attributes[semconv.ERROR_TYPE] = value
-    if (value := fields["threshold"]) is not None:
-        attributes[semconv.OTEL_EVAL_THRESHOLD] = value
-    if (value := fields["judge_model"]) is not None:
-        attributes[semconv.OTEL_EVAL_JUDGE_MODEL] = value
-    if (value := fields["evaluator_id"]) is not None:
-        attributes[semconv.OTEL_EVAL_EVALUATOR_ID] = value
-    if (value := fields["evaluator_type"]) is not None:
-        attributes[semconv.OTEL_EVAL_EVALUATOR_TYPE] = value
-    if (value := fields["evaluator_version"]) is not None:
-        attributes[semconv.OTEL_EVAL_EVALUATOR_VERSION] = value
-    if (value := fields["agent_name"]) is not None:
-        attributes[semconv.GEN_AI_AGENT_NAME] = value
-    if (value := fields["session_id"]) is not None:
-        attributes[semconv.GEN_AI_CONVERSATION_ID] = value
+    # Each optional value read once and set when present, in this order (no dict of them all made, then filtered).
+    for key, name in _OPTIONAL_BEFORE_INVOCATION_ID:
+        if (value := fields[name]) is not None:
+            attributes[key] = value
     if value := fields["invocation_id"]:  # an empty invocation id is absent
         attributes[semconv.OTEL_EVAL_INVOCATION_ID] = value
-    if (value := fields["eval_id"]) is not None:
-        attributes[semconv.OTEL_EVAL_EVAL_ID] = value
-    if (value := fields["eval_set_id"]) is not None:
-        attributes[semconv.OTEL_EVAL_EVAL_SET_ID] = value
-    if (value := fields["session_window"]) is not None:
-        attributes[semconv.OTEL_EVAL_SESSION_WINDOW] = value
-    if (value := fields["session_first_turn"]) is not None:
-        attributes[semconv.OTEL_EVAL_SESSION_FIRST_TURN] = value
-    if (value := fields["session_last_turn"]) is not None:
-        attributes[semconv.OTEL_EVAL_SESSION_LAST_TURN] = value
+    for key, name in _OPTIONAL_AFTER_INVOCATION_ID:
+        if (value := fields[name]) is not None:
+            attributes[key] = value
     return attributes
+
+
+_OPTIONAL_BEFORE_INVOCATION_ID: tuple[tuple[str, str], ...] = (
+    (semconv.GEN_AI_EVALUATION_SCORE_VALUE, "score"),
+    (semconv.GEN_AI_EVALUATION_EXPLANATION, "explanation"),
+    (semconv.OTEL_EVAL_SCORE_VERDICT, "verdict"),
+    (semconv.ERROR_TYPE, "error_type"),
+    (semconv.OTEL_EVAL_THRESHOLD, "threshold"),
+    (semconv.OTEL_EVAL_JUDGE_MODEL, "judge_model"),
+    (semconv.OTEL_EVAL_EVALUATOR_ID, "evaluator_id"),
+    (semconv.OTEL_EVAL_EVALUATOR_TYPE, "evaluator_type"),
+    (semconv.OTEL_EVAL_EVALUATOR_VERSION, "evaluator_version"),
+    (semconv.GEN_AI_AGENT_NAME, "agent_name"),
+    (semconv.GEN_AI_CONVERSATION_ID, "session_id"),
+)
+
+_OPTIONAL_AFTER_INVOCATION_ID: tuple[tuple[str, str], ...] = (
+    (semconv.OTEL_EVAL_EVAL_ID, "eval_id"),
+    (semconv.OTEL_EVAL_EVAL_SET_ID, "eval_set_id"),
+    (semconv.OTEL_EVAL_SESSION_WINDOW, "session_window"),
+    (semconv.OTEL_EVAL_SESSION_FIRST_TURN, "session_first_turn"),
+    (semconv.OTEL_EVAL_SESSION_LAST_TURN, "session_last_turn"),
+)
 
 
 class BoundedLabel:

@@ -97,28 +97,14 @@ _SCOPES: IdentityCache[_Scope] = IdentityCache(64)
 names them again."""
 
 
-_last_resource: tuple[Any, Mapping[str, Any]] = (object(), {})
-_last_scope: tuple[Any, _Scope] = (object(), (None, None))
-"""The last resource and scope converted, with what they became: the spans of a batch name the same ones, so most
-spans find theirs here without a look-up (a tuple, replaced whole: threads may share it)."""
-
-
 def _resource_of(resource: Any) -> Mapping[str, Any]:
-    global _last_resource
     kept = _RESOURCES.get(resource)
-    if kept is None:
-        kept = _RESOURCES.put(resource, _attributes(resource.attributes))
-    _last_resource = (resource, kept)
-    return kept
+    return kept if kept is not None else _RESOURCES.put(resource, _attributes(resource.attributes))
 
 
 def _scope_of(scope: Any) -> _Scope:
-    global _last_scope
     kept = _SCOPES.get(scope)
-    if kept is None:
-        kept = _SCOPES.put(scope, _scope(scope))
-    _last_scope = (scope, kept)
-    return kept
+    return kept if kept is not None else _SCOPES.put(scope, _scope(scope))
 
 
 def _reads_fields(cls: type) -> bool:
@@ -160,9 +146,18 @@ def _convert_fields(span: Any) -> Span | None:
     parent_id = parent[1] if parent is not None else 0
     start = span._start_time or 0
     end = span._end_time or start
-    last_resource, last_scope = _last_resource, _last_scope
-    resource = last_resource[1] if last_resource[0] is span._resource else _resource_of(span._resource)
-    scope = last_scope[1] if last_scope[0] is span._instrumentation_scope else _scope_of(span._instrumentation_scope)
+    # The spans of a batch name the same resource and scope: most find theirs as the caches' last entry, uncalled.
+    last_resource, last_scope = _RESOURCES.last, _SCOPES.last
+    resource = (
+        last_resource[1]
+        if last_resource is not None and last_resource[0] is span._resource
+        else _resource_of(span._resource)
+    )
+    scope = (
+        last_scope[1]
+        if last_scope is not None and last_scope[0] is span._instrumentation_scope
+        else _scope_of(span._instrumentation_scope)
+    )
     attributes = span._attributes
     if type(attributes) is types["attributes"]:
         attributes = attributes._dict

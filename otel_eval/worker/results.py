@@ -80,7 +80,7 @@ class ResultLedger:
         remember, results = self._remember, self._results
         last = None
         for record in records:
-            remember(results, f"{tenant}\x00{record.result_id}" if tenant else record.result_id)
+            remember(results, _of(tenant, record.result_id))
             window = record.session_window is not None
             if not (invocations or window):
                 continue
@@ -102,7 +102,7 @@ class ResultLedger:
 
     def has_result(self, result_id: str, tenant: str = "") -> bool:
         """Whether ``result_id`` was emitted (for ``tenant``)."""
-        return (f"{tenant}\x00{result_id}" if tenant else result_id) in self._results
+        return _of(tenant, result_id) in self._results
 
     def has_invocation(self, trace_id: str, span_id: str, tenant: str = "") -> bool:
         """Whether the invocation (root span ``span_id`` of ``trace_id``, of ``tenant``) was evaluated."""
