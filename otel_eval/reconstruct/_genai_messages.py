@@ -106,13 +106,14 @@ def contents_from_messages(
     return parse_messages(messages, warnings, where).contents(warnings, call_names=call_names)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ParsedMessages:
     """A message list read as far as its JSON: the message objects, not converted yet (:func:`parse_messages`).
 
     Converting messages to ``Content`` is most of the cost of reading them, and a model call's input (the whole history
     again, on every call) is seldom needed, so a reader may parse eagerly -- malformed JSON is reported at once -- and
-    convert only when the contents are used.
+    convert only when the contents are used. Not changed once made (not frozen: a frozen dataclass sets each field
+    through ``object.__setattr__``, and every model call of a rebuild makes one or two).
     """
 
     messages: tuple[tuple[int, Mapping[str, Any]], ...]

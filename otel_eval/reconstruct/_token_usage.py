@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from otel_eval import semconv
 from otel_eval.model import TokenUsage
-from otel_eval.reconstruct._built import built
+from otel_eval.reconstruct._built import built_from
 from otel_eval.reconstruct._flattened import first_int
 
 
@@ -78,12 +78,14 @@ def sum_token_counts(counts: Iterable[TokenCounts]) -> TokenUsage:
             if value is not None:
                 known = totals[index]
                 totals[index] = 0 + value if known is None else known + value
-    return built(
+    return built_from(
         TokenUsage,
-        input_tokens=totals[0],
-        output_tokens=totals[1],
-        cached_input_tokens=totals[2],
-        reasoning_tokens=totals[3],
+        {
+            "input_tokens": totals[0],
+            "output_tokens": totals[1],
+            "cached_input_tokens": totals[2],
+            "reasoning_tokens": totals[3],
+        },
     )
 
 

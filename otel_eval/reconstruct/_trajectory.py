@@ -31,7 +31,7 @@ from otel_eval.model import (
     TracedInvocation,
 )
 from otel_eval.model import genai as genai_types
-from otel_eval.reconstruct._built import built, traced_invocation
+from otel_eval.reconstruct._built import built_from, traced_invocation
 from otel_eval.reconstruct._first_unused import FirstUnused
 from otel_eval.reconstruct._span_tree import covered_ns
 from otel_eval.reconstruct._token_usage import Usage, sum_token_counts
@@ -436,52 +436,55 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
         real_calls += [c for c in draft.nested_model_calls if not c.synthetic]
     agent_name = draft.agent_name
     # Built without validating again (see _built): every value below was validated, or typed by the rebuild, when made.
-    invocation = built(
+    # Dicts, not keywords: a keyword call packs them into a dict again.
+    data = {
+        "tool_uses": [s.call for s in steps],
+        "tool_responses": [s.response for s in steps if s.response is not None],
+        "intermediate_responses": intermediate,
+    }
+    invocation = built_from(
         Invocation,
-        invocation_id=root.span_id,
-        user_content=user_content if user_content is not None else genai_types.Content.trusted(parts=[]),
-        final_response=final,
-        intermediate_data=built(
-            IntermediateData,
-            tool_uses=[s.call for s in steps],
-            tool_responses=[s.response for s in steps if s.response is not None],
-            intermediate_responses=intermediate,
-        ),
-        creation_timestamp=root.start_time_ns / 1e9,
-        app_details=_app_details(draft.model_calls, agent_name or DEFAULT_AUTHOR) if reads & _DETAILS else None,
+        {
+            "invocation_id": root.span_id,
+            "user_content": user_content if user_content is not None else genai_types.Content.trusted(parts=[]),
+            "final_response": final,
+            "intermediate_data": built_from(IntermediateData, data),
+            "creation_timestamp": root.start_time_ns / 1e9,
+            "app_details": _app_details(draft.model_calls, agent_name or DEFAULT_AUTHOR) if reads & _DETAILS else None,
+        },
     )
     model = next((c.model for c in real_calls if c.model), None) or draft.root_model
-    measured: dict[str, Any] = {}
+    values: dict[str, Any] = {
+        "invocation": invocation,
+        "trace_id": root.trace_id,
+        "span_id": root.span_id,
+        "session_id": draft.session_id,
+        "convention": draft.convention,
+        "agent_name": agent_name,
+        "model": model,
+        "start_time_ns": root.start_time_ns,
+        "end_time_ns": draft.end_time_ns if draft.end_time_ns is not None else root.end_time_ns,
+        "content_captured": draft.content_captured,
+        "warnings": warnings,
+        "ended_in_error": root.status_code == "ERROR",  # signals.ended_in_error inline
+        "feedback": feedback(root),
+    }
     if reads & _USAGE:
-        measured.update(model_call_count=len(real_calls), token_usage=_token_usage(draft, real_calls))
+        values["model_call_count"] = len(real_calls)
+        values["token_usage"] = _token_usage(draft, real_calls)
     if reads & _TIMING:
         model_intervals = [(c.span.start_time_ns, c.span.end_time_ns) for c in real_calls]
         tool_intervals = [(r.span.start_time_ns, r.span.end_time_ns) for r in draft.tool_runs]
         model_ns = covered_ns(model_intervals)
-        measured["model_seconds"] = model_ns / 1e9 if model_ns else None
+        values["model_seconds"] = model_ns / 1e9 if model_ns else None
         # Time in tools while no model call was in flight.
         # None when no tool interval covers any time (what covered_ns(tool_intervals) == 0 says, without its sort).
-        measured["tool_seconds"] = (
+        values["tool_seconds"] = (
             (covered_ns(model_intervals + tool_intervals) - model_ns) / 1e9
             if any(end > start for start, end in tool_intervals)
             else None
         )
-    return traced_invocation(
-        invocation=invocation,
-        trace_id=root.trace_id,
-        span_id=root.span_id,
-        session_id=draft.session_id,
-        convention=draft.convention,
-        agent_name=agent_name,
-        model=model,
-        start_time_ns=root.start_time_ns,
-        end_time_ns=draft.end_time_ns if draft.end_time_ns is not None else root.end_time_ns,
-        content_captured=draft.content_captured,
-        warnings=warnings,
-        ended_in_error=root.status_code == "ERROR",  # signals.ended_in_error inline
-        feedback=feedback(root),
-        **measured,
-    )
+    return traced_invocation(values)
 
 
 _USER = Reads.USER_CONTENT.value

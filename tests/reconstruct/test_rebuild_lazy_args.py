@@ -108,7 +108,7 @@ def test_the_ids_of_a_rebuilt_invocation_are_checked_as_the_patterns_check_them(
         "convention": "genai",
     }
     if fits:
-        assert traced_invocation(**values).trace_id == trace_id
+        assert traced_invocation(values).trace_id == trace_id
     else:
         with pytest.raises(pydantic.ValidationError):
-            traced_invocation(**values)
+            traced_invocation(values)
