@@ -20,6 +20,7 @@ Public API (all pure, none raises on malformed input; problems are appended to `
 
 * :func:`contents_from_messages` — a message list (or its JSON string) -> ``list[Content]``.
 * :func:`parse_messages` — a message list parsed, converted later (:class:`ParsedMessages`).
+* :func:`sound_message_list` — whether parsing a message list reports no problem.
 * :func:`content_from_message` — one message -> ``Content`` (None when it carries nothing usable).
 * :func:`tool_call_names` — call id -> tool name over a message list, to name tool responses that carry only an id.
 * :func:`genai_role` — a message role -> ``user`` / ``model`` / ``system``.
@@ -143,6 +144,14 @@ def parse_messages(messages: Any, warnings: list[str] | None = None, where: str 
     """A message list (list or JSON string) parsed but not converted; JSON and structure problems go to ``warnings``
     now (not JSON, not a list, an item that is not an object), those of the messages' parts when converted."""
     return ParsedMessages(tuple(_message_list(messages, warnings, where)), where)
+
+
+def sound_message_list(messages: Any) -> bool:
+    """Whether :func:`parse_messages` of ``messages`` reports no problem (a message list whose messages are objects):
+    the check of a list that is parsed only for its problems, without keeping what it holds."""
+    problems: list[str] = []
+    _message_list(messages, problems, "")
+    return not problems
 
 
 def content_from_message(

@@ -26,7 +26,7 @@ from otel_eval.reconstruct._flattened import first_str
 from otel_eval.reconstruct._genai_agent_details import declarations_from_definitions, system_instruction_text
 from otel_eval.reconstruct._genai_calls import function_calls, may_hold_calls
 from otel_eval.reconstruct._genai_kinds import CONVENTION_NAME, TOOL_OPERATION, SpanKinds, traceloop_kind
-from otel_eval.reconstruct._genai_messages import ParsedMessages, parse_messages
+from otel_eval.reconstruct._genai_messages import ParsedMessages, parse_messages, sound_message_list
 from otel_eval.reconstruct._grouping import InvocationReader, session_id_of
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
 from otel_eval.reconstruct._token_usage import Usage, usage_from
@@ -87,6 +87,9 @@ def _flags(value: int) -> tuple[bool, bool, bool, bool, bool, bool, bool, bool]:
         bool(value & _RESPONSES),
     )
 
+
+_NO_USAGE = Usage()
+"""A model call's usage when it is not read (shared: a ``Usage`` is never changed once made)."""
 
 _FLAGS: dict[Reads, tuple[bool, bool, bool, bool, bool, bool, bool, bool]] = {}
 """:func:`_flags` per parts asked (a few per process)."""
@@ -254,16 +257,21 @@ class GenAIReader(InvocationReader):
             span=span,
             author=self.author(span) if self.read_authors else None,
             model=first_str(attributes, semconv.GEN_AI_REQUEST_MODEL, semconv.GEN_AI_RESPONSE_MODEL),
-            usage=usage_from(attributes) if self.read_usage else Usage(),
+            usage=usage_from(attributes) if self.read_usage else _NO_USAGE,
         )
         if not self.read_messages:
             return call
         if self.read_calls_only and not span.events:
             # Only the outputs' function calls are read: the same calls converting them gives (without events there
             # are no deprecated message events to fall back on when no output converts).
-            parsed = self.parsed_messages(span, semconv.GEN_AI_OUTPUT_MESSAGES)  # parsed whatever: its problems
             raw = attributes.get(semconv.GEN_AI_OUTPUT_MESSAGES)
-            call.calls = function_calls(parsed, self.warnings) if type(raw) is not str or may_hold_calls(raw) else []
+            if type(raw) is str and not may_hold_calls(raw):
+                # No call in it: parsed only for its problems (parsed again, to name them, when it has some).
+                if not sound_message_list(raw):
+                    self.parsed_messages(span, semconv.GEN_AI_OUTPUT_MESSAGES)
+                call.calls = []
+            else:
+                call.calls = function_calls(self.parsed_messages(span, semconv.GEN_AI_OUTPUT_MESSAGES), self.warnings)
             call.read_inputs = functools.partial(self.input_contents, span, parsed_inputs)
         else:
             outputs = self.messages(span, semconv.GEN_AI_OUTPUT_MESSAGES)

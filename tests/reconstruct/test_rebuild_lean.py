@@ -14,7 +14,7 @@ from otel_eval.model import genai as genai_types
 from otel_eval.model import get_all_tool_calls
 from otel_eval.reconstruct import Reads, _trajectory, rebuild_traces
 from otel_eval.reconstruct._genai_calls import function_calls, may_hold_calls
-from otel_eval.reconstruct._genai_messages import parse_messages
+from otel_eval.reconstruct._genai_messages import parse_messages, sound_message_list
 from otel_eval.reconstruct._span_tree import SpanTree
 from otel_eval.reconstruct.signals import DEFAULT_FEEDBACK_ATTRIBUTE, feedback_attribute
 from otel_eval.traces import Span
@@ -147,6 +147,39 @@ def test_an_output_that_is_not_json_warns_alike_when_no_call_can_be_in_it() -> N
     full = rebuild_traces(spans)[0].invocations[0]
     not_json = [w for w in full.warnings if "not valid JSON" in w]
     assert not_json and [w for w in lean.warnings if "not valid JSON" in w] == not_json
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        '[{"role": "assistant", "parts": [',  # not JSON
+        '{"role": "assistant", "parts": [{"type": "text", "content": "hi"}]}',  # one message, not a list
+        '{"messages": [{"role": "assistant", "parts": []}]}',  # a wrapper holding the list
+        '"just text"',  # not a list of messages
+        '[{"role": "assistant", "parts": []}, 3, "x", null]',  # items that are not objects
+        "[" * 300 + "]" * 300,  # nested too deeply for pydantic-core: read by json, items not objects
+        '[{"role": "assistant", "parts": [{"type": "text", "content": "fine"}]}]',  # sound
+        "[]",
+    ],
+)
+def test_an_output_without_a_call_word_reports_the_problems_its_full_parse_reports(output: str) -> None:
+    """The tool-count rebuild checks such an output with :func:`sound_message_list` and parses it again only when it
+    has problems: the same warnings as the full rebuild, and as parsing it whole."""
+    assert not may_hold_calls(output)
+    problems: list[str] = []
+    parse_messages(output, problems, "out")
+    assert sound_message_list(output) == (not problems)
+    spans = _agent_trace(["c1"], ["c1"], ["x"])
+    spans.append(
+        _span(
+            "c" * 16, "a" * 16, "chat m", 40, 50, **{"gen_ai.operation.name": "chat", "gen_ai.output.messages": output}
+        )
+    )
+    lean = rebuild_traces(spans, reads=Reads.TOOL_CALLS)[0].invocations[0]
+    full = rebuild_traces(spans)[0].invocations[0]
+    named = [w for w in full.warnings if f"span {'c' * 16}" in w]
+    assert [w for w in lean.warnings if f"span {'c' * 16}" in w] == named
+    assert bool(named) == bool(problems)
 
 
 @pytest.mark.parametrize(
