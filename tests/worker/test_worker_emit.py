@@ -106,7 +106,7 @@ def test_without_telemetry_the_core_counts_into_a_no_op_meter_provider_and_keeps
 
     from otel_eval.model.messages import EvaluationRequest
     from otel_eval.reconstruct import rebuild_traces
-    from otel_eval.worker.service import build_core
+    from otel_eval.worker._evaluator import build_core
     from otel_eval.worker.telemetry import WorkerTelemetry
     from tests.reconstruct.recorded import demo_spans
 
