@@ -23,6 +23,8 @@ def build_core(
     Raises:
         ConfigurationError: bad criteria or eval set.
     """
+    from opentelemetry.metrics import NoOpMeterProvider
+
     from otel_eval.emit import Emitters
     from otel_eval.emit.pipeline import PipelineMetrics
     from otel_eval.emit.sinks import sinks_from_env
@@ -41,6 +43,9 @@ def build_core(
         metrics=telemetry.meter_provider is not None and env.EMIT_METRICS in emit,
         sinks=sinks_from_env(meter_provider=telemetry.meter_provider),  # OTEL_EVAL_SINKS: backends' score APIs
     )
+    # Without a meter provider of its own (``--telemetry none``) the core counts into a no-op one: the global
+    # provider, which the worker never sets then, would be looked up (and found unset) for every request.
+    pipeline_meters = telemetry.meter_provider if telemetry.meter_provider is not None else NoOpMeterProvider()
     judge = default_judge()
     judge.use_meter_provider(telemetry.meter_provider)
     return EvaluationCore(
@@ -48,7 +53,7 @@ def build_core(
         judge=judge,
         eval_set=eval_set_setting(settings.eval_set, setting=f"{env.OTEL_EVAL_EVAL_SET} / --eval-set"),
         emitters=emitters,
-        pipeline=PipelineMetrics(telemetry.meter_provider, transport="kafka"),
+        pipeline=PipelineMetrics(pipeline_meters, transport="kafka"),
         request_policy=settings.request_policy,
         on_refused=metrics.criteria_refused if metrics is not None else None,
     )

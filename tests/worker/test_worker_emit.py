@@ -97,3 +97,25 @@ async def test_the_worker_emits_only_the_selected_signals(kafka_bootstrap: str, 
         assert sorted(s.attributes[semconv.OTEL_EVAL_RESULT_ID] for s in spans) == ids
         assert events == [] and counted == 0 and scores == 0
     telemetry.shutdown()
+
+
+def test_without_telemetry_the_core_counts_into_a_no_op_meter_provider_and_keeps_its_totals() -> None:
+    """``--telemetry none``: the core's pipeline counters go to no provider (not the global one, which the worker
+    never sets then and which would be looked up for every request); its in-process totals still count."""
+    from opentelemetry.metrics import NoOpMeter
+
+    from otel_eval.model.messages import EvaluationRequest
+    from otel_eval.reconstruct import rebuild_traces
+    from otel_eval.worker._evaluator import build_core
+    from otel_eval.worker.telemetry import WorkerTelemetry
+    from tests.reconstruct.recorded import demo_spans
+
+    core = build_core(WorkerSettings(), WorkerTelemetry())
+    pipeline = core.pipeline
+    assert pipeline is not None
+    assert isinstance(pipeline.meter, NoOpMeter)
+    invocations = [i for _, spans in demo_spans() for t in rebuild_traces(spans) for i in t.invocations]
+    assert invocations
+    for invocation in invocations:
+        assert core.start(EvaluationRequest(invocations=[invocation])).records
+    assert pipeline.snapshot()["invocations.evaluated"] == len(invocations)
