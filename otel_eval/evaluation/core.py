@@ -219,7 +219,7 @@ class EvaluationCore:
             for metric in job.metrics:
                 # Inline: no judge, nothing the metric's run needs its span for; the span is made once it is scored.
                 started_at = time_ns() if spans is not None else 0
-                result = score_metric_inline(metric, job.conversation, job.actual, checked=checked)
+                result = score_metric_inline(metric, job.conversation, job.actual, checked=checked, for_records=True)
                 recorded = job.context.records(metric, result)
                 # The span's record's attributes, made once: copied onto its span, then its result event's.
                 shared = self._finished_span(spans, job, recorded, started_at) if spans is not None else None

@@ -53,9 +53,25 @@ class InformationalEvaluator(Evaluator):
         results = [self.measure(traced) for traced in actual]
         return overall(results, self.overall_value([r.score for r in results]))
 
+    def score_now(
+        self,
+        actual: Sequence[TracedInvocation],
+        expected: Sequence[Invocation] | None = None,
+        *,
+        conversation_scenario: ConversationScenario | None = None,
+    ) -> EvaluationResult:
+        """:meth:`evaluate_now` without the per-invocation details (:meth:`measure_score`)."""
+        results = [self.measure_score(traced) for traced in actual]
+        return overall(results, self.overall_value([r.score for r in results]))
+
     @abc.abstractmethod
     def measure(self, traced: TracedInvocation) -> PerInvocationResult:
         """The invocation's value (see :func:`informational`)."""
+
+    def measure_score(self, traced: TracedInvocation) -> PerInvocationResult:
+        """:meth:`measure`'s value, status and explanation, without the details only an offline report reads (by
+        default :meth:`measure` itself)."""
+        return self.measure(traced)
 
     def overall_value(self, values: Sequence[float | None]) -> float | None:
         """The overall value from the per-invocation ones: by default ADK's mean of the available values."""
