@@ -26,6 +26,9 @@ from otel_eval.model import (
     TracedInvocation,
 )
 
+_INFORMATIONAL = EvalStatus.INFORMATIONAL
+"""Read once (an enum member read off its class is a call in Python 3.11), not per result."""
+
 
 class InformationalEvaluator(Evaluator):
     """A reference-free metric reporting one INFORMATIONAL value per invocation and an overall value."""
@@ -88,7 +91,7 @@ def informational(
     """A per-invocation INFORMATIONAL result; ``explanation`` says why a None value is not available."""
     return PerInvocationResult(
         score=score,
-        eval_status=EvalStatus.INFORMATIONAL,
+        eval_status=_INFORMATIONAL,
         explanation=explanation,
         token_usage_details=token_usage_details,
         duration_details=duration_details,
@@ -108,7 +111,7 @@ def overall(per_invocation: list[PerInvocationResult], score: float | None) -> E
         explanation = next((r.explanation for r in per_invocation if r.explanation), "no invocations")
     return EvaluationResult(
         overall_score=score,
-        overall_eval_status=EvalStatus.INFORMATIONAL,
+        overall_eval_status=_INFORMATIONAL,
         per_invocation_results=per_invocation,
         explanation=explanation,
     )
