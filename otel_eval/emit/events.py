@@ -17,6 +17,13 @@ from otel_eval.version import __version__
 logger = logging.getLogger(__name__)
 
 
+_FAIL = (SeverityNumber.WARN, SeverityNumber.WARN.name)
+"""A failed result's severity and its text: read once (an enum member read off its class, and its ``name``, are each a
+call in Python 3.11)."""
+_OTHER = (SeverityNumber.INFO, SeverityNumber.INFO.name)
+"""Any other result's."""
+
+
 class EvaluationEventEmitter:
     """Emits one ``gen_ai.evaluation.result`` log event per :class:`EvaluationRecord`.
 
@@ -37,7 +44,7 @@ class EvaluationEventEmitter:
         if attributes is None:
             attributes = record_attributes(record)
         found = invocation(record.trace_id, record.span_id)
-        severity = SeverityNumber.WARN if record.label == semconv.LABEL_FAIL else SeverityNumber.INFO
+        severity, severity_text = _FAIL if record.label == semconv.LABEL_FAIL else _OTHER
         timestamp = int(record.evaluated_at * 1e9)
         # ``event_name`` (opentelemetry-api >= 1.35; we require >= 1.39) makes this an event, not a plain log.
         if found is not None:
@@ -46,6 +53,7 @@ class EvaluationEventEmitter:
                 context=found[0],
                 span_context=found[1],
                 severity_number=severity,
+                severity_text=severity_text,
                 attributes=attributes,
                 event_name=semconv.EVALUATION_RESULT_EVENT,
             )
@@ -53,7 +61,7 @@ class EvaluationEventEmitter:
             log_record = LogRecord(
                 timestamp=timestamp,
                 severity_number=severity,
-                severity_text=severity.name,
+                severity_text=severity_text,
                 attributes=attributes,
                 event_name=semconv.EVALUATION_RESULT_EVENT,
             )

@@ -98,7 +98,7 @@ class EvaluationSpanEmitter:
         span = self._tracer.start_span(
             evaluation_span_name(record.metric_name),
             context=invocation_context(trace_id, span_id),
-            kind=SpanKind.INTERNAL,
+            kind=_INTERNAL,
             links=[],
             attributes=ordered,
             start_time=start_time,
@@ -172,6 +172,9 @@ def _start_attributes(metric_name: str) -> dict[str, AttributeValue]:
         semconv.MLFLOW_SPAN_TYPE: semconv.MLFLOW_SPAN_TYPE_EVALUATOR,
     }
 
+
+_INTERNAL = SpanKind.INTERNAL
+"""Read once (an enum member read off its class is a call in Python 3.11), not per span."""
 
 _START_ONLY_ATTRIBUTES: dict[str, AttributeValue] = {
     key: value for key, value in _start_attributes("").items() if key != semconv.GEN_AI_EVALUATION_NAME
