@@ -128,10 +128,12 @@ def prepared_log_record(
     severity_number: SeverityNumber,
     attributes: dict[str, AttributeValue],
     event_name: str,
+    severity_text: str | None = None,
 ) -> LogRecord:
     """The API record ``LogRecord(timestamp=, context=, severity_number=, severity_text=severity_number.name,
     attributes=, event_name=)`` would make, where ``span_context`` is the span ``context`` holds (valid: its ids are
-    the record's), made without looking that span up again; it copies itself field for field."""
+    the record's), made without looking that span up again; it copies itself field for field. ``severity_text``:
+    ``severity_number.name``, when the caller holds it."""
     record = _new_record(_PreparedLogRecord)
     record.__dict__.update(_FIELDS)
     record.__dict__.update(
@@ -141,7 +143,7 @@ def prepared_log_record(
         trace_id=span_context.trace_id,
         span_id=span_context.span_id,
         trace_flags=span_context.trace_flags,
-        severity_text=severity_number.name,
+        severity_text=severity_number.name if severity_text is None else severity_text,
         severity_number=severity_number,
         attributes=attributes,
         event_name=event_name,

@@ -17,7 +17,7 @@ def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
     attributes: dict[str, AttributeValue] = {
         semconv.GEN_AI_EVALUATION_NAME: fields["metric_name"],
         semconv.GEN_AI_EVALUATION_SCORE_LABEL: fields["label"],
-        semconv.OTEL_EVAL_STATUS: fields["eval_status"].name,
+        semconv.OTEL_EVAL_STATUS: _STATUS_NAMES[id(fields["eval_status"])],
         semconv.OTEL_EVAL_METRIC_VERSION: fields["metric_version"],
         semconv.OTEL_EVAL_RESULT_ID: fields["result_id"],
     }
@@ -32,6 +32,10 @@ def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
             attributes[key] = value
     return attributes
 
+
+_STATUS_NAMES = {id(status): status.name for status in EvalStatus}
+"""Each status's name, by the member's identity (a member is a singleton; its ``name`` and its hash are each a call in
+Python)."""
 
 _OPTIONAL_BEFORE_INVOCATION_ID: tuple[tuple[str, str], ...] = (
     (semconv.GEN_AI_EVALUATION_SCORE_VALUE, "score"),

@@ -10,6 +10,7 @@ through, except sampled local root spans, which are held until the scores of the
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -61,10 +62,17 @@ def is_enrichment_attribute(key: str) -> bool:
 
 def enrichment_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
     """What one record adds to its root span: the metric's label, and its score when it has one."""
-    attributes: dict[str, AttributeValue] = {label_attribute(record.metric_name): record.label}
+    label, score = _attribute_names(record.metric_name)
+    attributes: dict[str, AttributeValue] = {label: record.label}
     if record.score is not None:
-        attributes[score_attribute(record.metric_name)] = record.score
+        attributes[score] = record.score
     return attributes
+
+
+@functools.lru_cache(maxsize=256)
+def _attribute_names(metric_name: str) -> tuple[str, str]:
+    """(:func:`label_attribute`, :func:`score_attribute`) of a metric: spelled once per metric, not per record."""
+    return label_attribute(metric_name), score_attribute(metric_name)
 
 
 def with_attributes(span: ReadableSpan, extra: dict[str, AttributeValue]) -> ReadableSpan:

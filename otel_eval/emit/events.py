@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from opentelemetry._logs import LoggerProvider, LogRecord, SeverityNumber
+from opentelemetry.util.types import AttributeValue
 
 from otel_eval import semconv
 from otel_eval.emit._context import invocation
@@ -14,6 +15,13 @@ from otel_eval.model.messages import EvaluationRecord
 from otel_eval.version import __version__
 
 logger = logging.getLogger(__name__)
+
+
+_FAIL = (SeverityNumber.WARN, SeverityNumber.WARN.name)
+"""A failed result's severity and its text: read once (an enum member read off its class, and its ``name``, are each a
+call in Python 3.11)."""
+_OTHER = (SeverityNumber.INFO, SeverityNumber.INFO.name)
+"""Any other result's."""
 
 
 class EvaluationEventEmitter:
@@ -29,11 +37,14 @@ class EvaluationEventEmitter:
     def __init__(self, logger_provider: LoggerProvider | None = None) -> None:
         self._writer = LogRecordWriter(semconv.INSTRUMENTATION_SCOPE, __version__, logger_provider)
 
-    def emit(self, record: EvaluationRecord) -> None:
-        """Emits the event for ``record``."""
-        attributes = record_attributes(record)
+    def emit(self, record: EvaluationRecord, attributes: dict[str, AttributeValue] | None = None) -> None:
+        """Emits the event for ``record``; ``attributes``: its :func:`~otel_eval.emit.attributes.record_attributes`
+        when the caller made them already (for its evaluation span, which copied them), handed to the event as they
+        are (the caller does not change them after)."""
+        if attributes is None:
+            attributes = record_attributes(record)
         found = invocation(record.trace_id, record.span_id)
-        severity = SeverityNumber.WARN if record.label == semconv.LABEL_FAIL else SeverityNumber.INFO
+        severity, severity_text = _FAIL if record.label == semconv.LABEL_FAIL else _OTHER
         timestamp = int(record.evaluated_at * 1e9)
         # ``event_name`` (opentelemetry-api >= 1.35; we require >= 1.39) makes this an event, not a plain log.
         if found is not None:
@@ -42,6 +53,7 @@ class EvaluationEventEmitter:
                 context=found[0],
                 span_context=found[1],
                 severity_number=severity,
+                severity_text=severity_text,
                 attributes=attributes,
                 event_name=semconv.EVALUATION_RESULT_EVENT,
             )
@@ -49,7 +61,7 @@ class EvaluationEventEmitter:
             log_record = LogRecord(
                 timestamp=timestamp,
                 severity_number=severity,
-                severity_text=severity.name,
+                severity_text=severity_text,
                 attributes=attributes,
                 event_name=semconv.EVALUATION_RESULT_EVENT,
             )

@@ -75,21 +75,30 @@ class EvaluationSpanEmitter:
         """
         return _CurrentEvaluationSpan(self._tracer, metric_name, trace_id, span_id, links, judged)
 
-    def finished(self, record: EvaluationRecord, trace_id: str, span_id: str, start_time: int) -> None:
+    def finished(
+        self,
+        record: EvaluationRecord,
+        trace_id: str,
+        span_id: str,
+        start_time: int,
+        attributes: dict[str, AttributeValue] | None = None,
+    ) -> None:
         """The ``evaluate {metric}`` span of a metric scored on this thread since ``start_time`` (``time.time_ns()``)
         without a judge and without its span as the current one, parented to ``trace_id``/``span_id``: started
         and ended here with every attribute at once (one SDK call where :meth:`evaluation_span` and
         :meth:`EvaluationSpan.finish` make three, and no context attached); the span exported is the one those
-        make, attributes in the same order."""
-        metric_name = record.metric_name
-        attributes = record_attributes(record)
-        # The start's attributes first, but those the result sets again last, where a set moves them in the SDK.
-        ordered = {key: value for key, value in _start_attributes(metric_name).items() if key not in attributes}
+        make, attributes in the same order. ``attributes``: the record's :func:`record_attributes` when the caller
+        made them (to hand them to the result event after: they are copied here, not changed)."""
+        if attributes is None:
+            attributes = record_attributes(record)
+        # The start's attributes first, but the metric's name, which the result sets again: last, where a set moves
+        # it in the SDK (the others are not among a result's attributes).
+        ordered = dict(_START_ONLY_ATTRIBUTES)
         ordered.update(attributes)
         span = self._tracer.start_span(
-            evaluation_span_name(metric_name),
+            evaluation_span_name(record.metric_name),
             context=invocation_context(trace_id, span_id),
-            kind=SpanKind.INTERNAL,
+            kind=_INTERNAL,
             links=[],
             attributes=ordered,
             start_time=start_time,
@@ -162,3 +171,12 @@ def _start_attributes(metric_name: str) -> dict[str, AttributeValue]:
         semconv.OPENINFERENCE_SPAN_KIND: semconv.OPENINFERENCE_SPAN_KIND_EVALUATOR,
         semconv.MLFLOW_SPAN_TYPE: semconv.MLFLOW_SPAN_TYPE_EVALUATOR,
     }
+
+
+_INTERNAL = SpanKind.INTERNAL
+"""Read once (an enum member read off its class is a call in Python 3.11), not per span."""
+
+_START_ONLY_ATTRIBUTES: dict[str, AttributeValue] = {
+    key: value for key, value in _start_attributes("").items() if key != semconv.GEN_AI_EVALUATION_NAME
+}
+"""The start's attributes a result does not set (:func:`record_attributes` sets the metric's name, none of these)."""

@@ -30,6 +30,10 @@ from otel_eval.model.messages import (
 logger = logging.getLogger(__name__)
 
 _MAX_EXPLANATION_CHARS = 4000
+_NOT_EVALUATED = EvalStatus.NOT_EVALUATED
+"""Read once: an enum member read off its class, and an enum member's hash, are each a call in Python (3.11's
+``EnumType.__getattr__``, ``Enum.__hash__``); a member is a singleton, so per result it is compared and looked up
+by identity."""
 
 
 @dataclass(slots=True)
@@ -67,17 +71,17 @@ class RecordContext:
                 single = len(self.invocations) == 1
                 entry = PerInvocationResult(
                     score=result.overall_score if single else None,
-                    eval_status=result.overall_eval_status if single else EvalStatus.NOT_EVALUATED,
+                    eval_status=result.overall_eval_status if single else _NOT_EVALUATED,
                 )
             status = entry.eval_status
             explanation = entry.explanation or result.explanation
-            error_type = entry.error_type or (result.error_type if status is EvalStatus.NOT_EVALUATED else None)
-            if status is EvalStatus.NOT_EVALUATED and error_type is None:
+            error_type = entry.error_type or (result.error_type if status is _NOT_EVALUATED else None)
+            if status is _NOT_EVALUATED and error_type is None:
                 error_type = "not_evaluated"
             if explanation is not None and len(explanation) > _MAX_EXPLANATION_CHARS:
                 explanation = _truncate(explanation)
             score = entry.score
-            template = templates.get(status) if templates is not None else None
+            template = templates.get(id(status)) if templates is not None else None
             if (
                 template is not None
                 and (score is None or type(score) is float)
@@ -173,9 +177,10 @@ class _MetricFields:
     verdicts: tuple[str, str] | None
     id_suffix: bytes
     """The end of the key a record's result id digests (:func:`~otel_eval.model.messages.result_id`)."""
-    templates: dict[EvalStatus, dict[str, Any]] | None
-    """Per status, a record's fields (every one, in field order) with this metric's values: the rest are the
-    invocation's and the result's. None when a value of the metric's is not of its declared type (validated)."""
+    templates: dict[int, dict[str, Any]] | None
+    """Per status (by the member's identity, see :data:`_NOT_EVALUATED`), a record's fields (every one, in field
+    order) with this metric's values: the rest are the invocation's and the result's. None when a value of the
+    metric's is not of its declared type (validated)."""
 
 
 _EMPTY_RECORD: dict[str, Any] = {
@@ -226,7 +231,7 @@ def _metric_fields(metric: PlannedMetric) -> _MetricFields:
     templates = None
     if trusted:
         templates = {
-            status: {
+            id(status): {
                 **_EMPTY_RECORD,
                 **common,
                 "eval_status": status,

@@ -120,7 +120,12 @@ def runs_inline(metric: PlannedMetric) -> bool:
 
 
 def score_metric_inline(
-    metric: PlannedMetric, conversation: Conversation, actual: Sequence[TracedInvocation], *, checked: bool = False
+    metric: PlannedMetric,
+    conversation: Conversation,
+    actual: Sequence[TracedInvocation],
+    *,
+    checked: bool = False,
+    for_records: bool = False,
 ) -> EvaluationResult:
     """:func:`score_metric` for a metric that :func:`runs_inline`, on the caller's thread without an event loop
     (:meth:`~otel_eval.metrics.Evaluator.evaluate_now`). Never raises; a metric whose ``evaluate`` waits breaks the
@@ -128,13 +133,17 @@ def score_metric_inline(
 
     ``checked``: the caller knows that the metric applies to ``conversation`` (it is among the plan's
     :meth:`~otel_eval.evaluation.plan.MetricPlan.applicable` ones) and that instrumentation is suppressed already;
-    neither is asked again."""
+    neither is asked again.
+
+    ``for_records``: only what the records read is needed (:meth:`~otel_eval.metrics.Evaluator.score_now`: the
+    same scores, statuses, explanations and error types, without the details only an offline report reads)."""
     evaluator = metric.evaluator
     if evaluator is None or (not checked and lacks_reference(metric, conversation)):
         return _cannot_run(metric, conversation, actual)
     token = None if checked else _suppress_instrumentation()
     try:
-        return evaluator.evaluate_now(actual, conversation.expected, conversation_scenario=conversation.scenario)
+        run = evaluator.score_now if for_records else evaluator.evaluate_now
+        return run(actual, conversation.expected, conversation_scenario=conversation.scenario)
     except Exception as exc:  # one failing metric yields NOT_EVALUATED, the others still run
         logger.exception("metric %s failed on trace %s", metric.name, actual[0].trace_id if actual else "?")
         return _failed(metric, actual, exc)

@@ -26,6 +26,9 @@ from otel_eval.model import (
     TracedInvocation,
 )
 
+_INFORMATIONAL = EvalStatus.INFORMATIONAL
+"""Read once (an enum member read off its class is a call in Python 3.11), not per result."""
+
 
 class InformationalEvaluator(Evaluator):
     """A reference-free metric reporting one INFORMATIONAL value per invocation and an overall value."""
@@ -53,9 +56,25 @@ class InformationalEvaluator(Evaluator):
         results = [self.measure(traced) for traced in actual]
         return overall(results, self.overall_value([r.score for r in results]))
 
+    def score_now(
+        self,
+        actual: Sequence[TracedInvocation],
+        expected: Sequence[Invocation] | None = None,
+        *,
+        conversation_scenario: ConversationScenario | None = None,
+    ) -> EvaluationResult:
+        """:meth:`evaluate_now` without the per-invocation details (:meth:`measure_score`)."""
+        results = [self.measure_score(traced) for traced in actual]
+        return overall(results, self.overall_value([r.score for r in results]))
+
     @abc.abstractmethod
     def measure(self, traced: TracedInvocation) -> PerInvocationResult:
         """The invocation's value (see :func:`informational`)."""
+
+    def measure_score(self, traced: TracedInvocation) -> PerInvocationResult:
+        """:meth:`measure`'s value, status and explanation, without the details only an offline report reads (by
+        default :meth:`measure` itself)."""
+        return self.measure(traced)
 
     def overall_value(self, values: Sequence[float | None]) -> float | None:
         """The overall value from the per-invocation ones: by default ADK's mean of the available values."""
@@ -72,7 +91,7 @@ def informational(
     """A per-invocation INFORMATIONAL result; ``explanation`` says why a None value is not available."""
     return PerInvocationResult(
         score=score,
-        eval_status=EvalStatus.INFORMATIONAL,
+        eval_status=_INFORMATIONAL,
         explanation=explanation,
         token_usage_details=token_usage_details,
         duration_details=duration_details,
@@ -92,7 +111,7 @@ def overall(per_invocation: list[PerInvocationResult], score: float | None) -> E
         explanation = next((r.explanation for r in per_invocation if r.explanation), "no invocations")
     return EvaluationResult(
         overall_score=score,
-        overall_eval_status=EvalStatus.INFORMATIONAL,
+        overall_eval_status=_INFORMATIONAL,
         per_invocation_results=per_invocation,
         explanation=explanation,
     )

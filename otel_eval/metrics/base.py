@@ -169,6 +169,23 @@ class Evaluator(abc.ABC):
         run.close()
         raise RuntimeError(f"{type(self).__name__}.evaluate waited although it declares runs_inline")
 
+    def score_now(
+        self,
+        actual: Sequence[TracedInvocation],
+        expected: Sequence[Invocation] | None = None,
+        *,
+        conversation_scenario: ConversationScenario | None = None,
+    ) -> EvaluationResult:
+        """:meth:`evaluate_now` as online evaluation's records read it: each invocation's and the overall score,
+        status, explanation and error type, equal to :meth:`evaluate_now`'s. A metric may leave out what only an
+        offline report reads (the efficiency metrics' token and duration breakdowns); by default
+        :meth:`evaluate_now` itself.
+
+        Raises:
+            RuntimeError: as :meth:`evaluate_now`.
+        """
+        return self.evaluate_now(actual, expected, conversation_scenario=conversation_scenario)
+
     def status_of(self, score: float | None) -> EvalStatus:
         """PASSED when ``score >= threshold``, FAILED below, NOT_EVALUATED for None, INFORMATIONAL if no threshold."""
         if score is None:

@@ -45,6 +45,13 @@ class InvocationDurationV1Evaluator(InformationalEvaluator):
         explanation = None if details.total_seconds is not None else "the invocation carries no timing"
         return informational(details.total_seconds, explanation=explanation, duration_details=details)
 
+    def measure_score(self, traced: TracedInvocation) -> PerInvocationResult:
+        """:meth:`measure` without the split: the root span's seconds (without them, :meth:`measure`)."""
+        total = traced.duration_seconds
+        if total is None:
+            return self.measure(traced)
+        return informational(total)
+
     def overall_value(self, values: Sequence[float | None]) -> float | None:
         """ADK's: the mean of the available totals, rounded to milliseconds."""
         mean = mean_of_present(values)

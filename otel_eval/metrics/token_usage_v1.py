@@ -53,10 +53,22 @@ class TokenUsageV1Evaluator(InformationalEvaluator):
         explanation = None if details.total_tokens is not None else "no token usage reported for this invocation"
         return informational(details.total_tokens, explanation=explanation, token_usage_details=details)
 
+    def measure_score(self, traced: TracedInvocation) -> PerInvocationResult:
+        """:meth:`measure` without the breakdown: the total of the spans' token counts, as the breakdown's float
+        (validation turns an int into the float of the same value; else, or without span counts, :meth:`measure`)."""
+        total = traced.token_usage.total_tokens
+        if type(total) is not int or not -_EXACT < total < _EXACT:
+            return self.measure(traced)
+        return informational(float(total))
+
     def overall_value(self, values: Sequence[float | None]) -> float | None:
         """ADK's: the sum of the reported totals over the number of all invocations."""
         present = [total for total in values if total is not None]
         return sum(present) / len(values) if present else None
+
+
+_EXACT = 2**53
+"""Integers up to this are floats of the same value."""
 
 
 def token_usage_details(traced: TracedInvocation) -> TokenUsageDetails:
