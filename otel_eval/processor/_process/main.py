@@ -26,7 +26,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, set_value
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from otel_eval import semconv
@@ -59,7 +58,6 @@ _OUTBOX_CLOSE_SECONDS = 5.0
 _NICENESS = 10
 """Evaluation is background work: where it competes with the agent for a core, the agent gets ~90% of it (the
 evaluation then falls behind, and its queues drop and count what does not fit)."""
-_SUPPRESSED: Context = set_value(_SUPPRESS_INSTRUMENTATION_KEY, True)
 _NO_ENRICHMENT_WAIT_SECONDS = 5.0
 """Without ``enrich=`` nothing is held; the value only bounds the engine's idle period, as the processor's default."""
 
@@ -102,11 +100,7 @@ class _Evaluation:
         if shed:
             processor.reject_traces(shed, semconv.DROP_TRANSPORT_QUEUE_FULL)
         try:
-            for start in starts:
-                span, suppressed = decoder.start(start)
-                processor.on_start(span, _SUPPRESSED if suppressed else None)
-            for ended in ends:
-                processor.on_end(decoder.span(ended))
+            processor.queue_batch(list(map(decoder.start, starts)), list(map(decoder.span, ends)))
             for record in logs:
                 processor.log_record_processor.on_emit(decode_log_record(record))
         except Exception:  # a span the engine cannot take: the rest of the batch is lost, the process goes on
