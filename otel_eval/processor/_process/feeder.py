@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
@@ -73,6 +74,9 @@ _WAKE_BATCH_SPANS = 256
 """Shed trace ids kept for the next batch at most (the child drops them whole)."""
 
 _FORGET_TRACES_SECONDS_MIN = 1.0
+_TRACE_OF_START = itemgetter(0)
+_TRACE_OF_END = itemgetter(1)
+"""Where a start's and an ended span's trace id are in their tuples (:mod:`~otel_eval.processor._process.wire`)."""
 
 
 @dataclass(slots=True)
@@ -252,7 +256,10 @@ class EvaluationProcess:
         log_queue = self.log_record_processor.queue
         self.pipeline.log_records_dropped(semconv.DROP_QUEUE_FULL, self.log_record_processor.take_dropped())
         ended = len(intake.ends)  # every span counted here started before: its start is among those drained next
-        if not (ended or intake.starts or log_queue or intake.shedder.active):
+        # Starts alone make no batch (a batch costs both processes a write, a read and a step): they matter only to
+        # the ends that follow them, and go with those (or with a flush, or once they fill half the queue).
+        starts = len(intake.starts)
+        if not (ended or log_queue or intake.shedder.active or (starts and (wait or starts >= self._max_pending // 2))):
             return
         now = time.monotonic()
         child = self._running_child(now)  # first: a new child gets new origin numbers
@@ -335,10 +342,8 @@ class EvaluationProcess:
     def _remember(self, starts: list[Start], ends: list[Ended], now: float) -> None:
         """Notes the traces in flight, forgetting those quiet for the idle timeout (at most once a second)."""
         seen = self._seen
-        for start in starts:
-            seen[start[0]] = now
-        for ended in ends:
-            seen[ended[1]] = now
+        seen.update(dict.fromkeys(map(_TRACE_OF_START, starts), now))  # in C: no Python step per span
+        seen.update(dict.fromkeys(map(_TRACE_OF_END, ends), now))
         if now >= self._next_forget:
             self._next_forget = now + _FORGET_TRACES_SECONDS_MIN
             quiet = now - self._idle_timeout
