@@ -3,8 +3,10 @@ content log records as plain tuples in typed messages (:class:`Batch`, :class:`F
 ``NamedTuple``), framed pickles over a socket, and back into span objects on the other side.
 
 The agent's process pays only for reading each span's fields into a tuple (the ``BatchSpanProcessor``'s exporters
-do as much) and one pickle per batch; the evaluation process makes :class:`EndedSpan` objects (the fields of a
-``ReadableSpan`` the processor reads, in slots) and feeds them to an ordinary in-thread engine, whose conversion
+do as much; a span of the SDK's own classes is read through the fields behind its properties, as
+:func:`~otel_eval.traces.spans_from_readable` reads it) and one pickle per batch; the evaluation process makes
+:class:`EndedSpan` objects (the fields of a ``ReadableSpan`` the processor reads, in slots, their contexts plain
+:class:`SpanIds` tuples) and queues each batch whole into an ordinary in-thread engine, whose conversion
 (:func:`~otel_eval.traces.spans_from_readable`) is the one the in-thread isolation runs, so both sides score a trace
 with the same code. Pickle is safe
 here because both ends are this package: the socket is a private ``socketpair`` between a process and its child.
