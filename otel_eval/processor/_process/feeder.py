@@ -45,18 +45,20 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.processor._intake import MAX_SHED_TRACES, SpanIntake, WakeSchedule, drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
 from otel_eval.processor._process.lifecycle import Child, Restarts
-from otel_eval.processor._process.wire import (
+from otel_eval.processor._process.messages import (
     Batch,
     ChildSettings,
     Ended,
     Enriched,
     Flush,
     FromChild,
-    Origins,
     Records,
     Shutdown,
     Start,
     ToChild,
+)
+from otel_eval.processor._process.wire import (
+    Origins,
     WireError,
     encode_log_record,
     encode_span,
@@ -99,9 +101,9 @@ class EvaluationProcess:
         idle_timeout: How long the feeder remembers a trace it has seen a span of (to drop the rest of it when the
             child that had its first spans is lost).
         enricher: With ``enrich=``, the enricher holding the root spans here: the child's own enricher decides when
-            each is complete and sends its score attributes (:class:`~otel_eval.processor._process.wire.Enriched`).
+            each is complete and sends its score attributes (:class:`~otel_eval.processor._process.messages.Enriched`).
         sinks: Called here with each request's records, which the child sends back
-            (:class:`~otel_eval.processor._process.wire.Records`).
+            (:class:`~otel_eval.processor._process.messages.Records`).
     """
 
     def __init__(

@@ -32,7 +32,7 @@ from otel_eval import semconv
 from otel_eval.emit.enrichment import is_enrichment_attribute
 from otel_eval.processor._intake import millis_until
 from otel_eval.processor._process.exporters import ExportingProviders
-from otel_eval.processor._process.wire import (
+from otel_eval.processor._process.messages import (
     Batch,
     ChildSettings,
     Config,
@@ -42,12 +42,8 @@ from otel_eval.processor._process.wire import (
     Records,
     Reply,
     Shutdown,
-    SpanDecoder,
-    WireError,
-    decode_log_record,
-    receive_message,
-    send_message,
 )
+from otel_eval.processor._process.wire import SpanDecoder, WireError, decode_log_record, receive_message, send_message
 from otel_eval.processor._settings import EngineOptions
 from otel_eval.processor._thread_engine import InThreadEngine, in_thread_engine
 
@@ -187,7 +183,7 @@ class _Outbox:
 
 
 def serve(sock: socket.socket) -> None:
-    """Reads and answers messages until :class:`~otel_eval.processor._process.wire.Shutdown` or the end of the socket."""
+    """Reads and answers messages until :class:`~otel_eval.processor._process.messages.Shutdown` or the end of the socket."""
     config = receive_message(sock)
     if not isinstance(config, Config):
         raise WireError(f"expected the settings first, got {type(config).__name__}")
