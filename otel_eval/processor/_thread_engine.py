@@ -92,6 +92,8 @@ class InThreadEngine:
         """Queues the start for the open-span bookkeeping (:mod:`otel_eval.processor._intake`)."""
         self.on_end: Callable[[ReadableSpan], None] = self._intake.on_end
         """Queues a sampled ended span for the background thread (:mod:`otel_eval.processor._intake`)."""
+        self.queue_batch = self._intake.queue_batch
+        """Queues a batch of starts and ends the agent's process let in (the evaluation process's intake)."""
         self._shutdown = False
         self._incomplete = IncompleteCounter(meter_provider)
         self._wakeups = 0

@@ -13,7 +13,15 @@ from hypothesis import strategies as st
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
+from opentelemetry.trace import (
+    NonRecordingSpan,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+    set_span_in_context,
+)
 
 from otel_eval.processor._process.wire import Origins, SpanDecoder, encode_span, encode_start, receive_frame, send_frame
 from otel_eval.traces import spans_from_readable
@@ -61,6 +69,20 @@ def _spans(draw: st.DrawFn) -> ReadableSpan:
     )
 
 
+class _PropertiesOnly(ReadableSpan):
+    """A span class overriding a property: the encoders read it through the properties, as any other class."""
+
+    @property
+    def attributes(self) -> Any:
+        return ReadableSpan.attributes.fget(self)  # type: ignore[attr-defined]
+
+
+def _properties_only(span: ReadableSpan) -> ReadableSpan:
+    copy = _PropertiesOnly.__new__(_PropertiesOnly)
+    copy.__dict__.update(vars(span))
+    return copy
+
+
 def _through_the_socket(message: Any) -> Any:
     ours, theirs = socket.socketpair()
     with ours, theirs:
@@ -77,6 +99,29 @@ def test_any_recorded_span_converts_the_same_after_the_wire(spans: list[Readable
     decoder = SpanDecoder()
     decoder.add_origins(new)
     assert spans_from_readable([decoder.span(e) for e in received]) == spans_from_readable(spans)
+    # The SDK's own classes are read through their fields: the same tuples as through the properties.
+    by_properties = Origins()
+    assert encoded == [encode_span(_properties_only(span), by_properties) for span in spans]
+
+
+def test_sdk_spans_encode_the_same_through_their_fields_as_through_their_properties() -> None:
+    provider = TracerProvider()
+    tracer = provider.get_tracer("tests.wire", "2.0")
+    remote = SpanContext(7, 9, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    with tracer.start_as_current_span("root", context=set_span_in_context(NonRecordingSpan(remote))) as root:
+        root.set_attribute("tags", ("a", "b"))
+        with tracer.start_as_current_span("child", attributes={"n": 1}) as child:
+            child.add_event("note", {"k": "v"})
+            child.set_status(Status(StatusCode.ERROR, "failed"))
+    spans: list[Any] = [child, root]  # the SDK's recording spans
+    assert all(type(span) is not ReadableSpan for span in spans)  # the SDK's recording class
+    by_fields, by_properties = Origins(), Origins()
+    encoded = [encode_span(span, by_fields) for span in spans]
+    assert encoded == [encode_span(_properties_only(span), by_properties) for span in spans]
+    assert by_fields.take_new() == by_properties.take_new()
+    assert encoded[0][11] == (("note", spans[0].events[0].timestamp, {"k": "v"}),) and encoded[1][4] is True
+    starts = [encode_start(span, False, Origins()) for span in spans]
+    assert starts == [encode_start(_properties_only(span), False, Origins()) for span in spans]  # type: ignore[arg-type]
 
 
 def test_a_span_start_keeps_its_ids_parent_scope_and_suppression() -> None:

@@ -38,7 +38,7 @@ from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation import builtin_metric_names, criteria_from, registry_with_custom_metrics
 from otel_eval.metrics import default_registry
 from otel_eval.processor._process.feeder import EvaluationProcess
-from otel_eval.processor._process.wire import ChildSettings
+from otel_eval.processor._process.messages import ChildSettings
 from otel_eval.processor._selection import Sampling
 from otel_eval.processor._settings import EngineOptions
 

@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
@@ -44,18 +45,20 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.processor._intake import MAX_SHED_TRACES, SpanIntake, WakeSchedule, drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
 from otel_eval.processor._process.lifecycle import Child, Restarts
-from otel_eval.processor._process.wire import (
+from otel_eval.processor._process.messages import (
     Batch,
     ChildSettings,
     Ended,
     Enriched,
     Flush,
     FromChild,
-    Origins,
     Records,
     Shutdown,
     Start,
     ToChild,
+)
+from otel_eval.processor._process.wire import (
+    Origins,
     WireError,
     encode_log_record,
     encode_span,
@@ -73,6 +76,9 @@ _WAKE_BATCH_SPANS = 256
 """Shed trace ids kept for the next batch at most (the child drops them whole)."""
 
 _FORGET_TRACES_SECONDS_MIN = 1.0
+_TRACE_OF_START = itemgetter(0)
+_TRACE_OF_END = itemgetter(1)
+"""Where a start's and an ended span's trace id are in their tuples (:mod:`~otel_eval.processor._process.wire`)."""
 
 
 @dataclass(slots=True)
@@ -95,9 +101,9 @@ class EvaluationProcess:
         idle_timeout: How long the feeder remembers a trace it has seen a span of (to drop the rest of it when the
             child that had its first spans is lost).
         enricher: With ``enrich=``, the enricher holding the root spans here: the child's own enricher decides when
-            each is complete and sends its score attributes (:class:`~otel_eval.processor._process.wire.Enriched`).
+            each is complete and sends its score attributes (:class:`~otel_eval.processor._process.messages.Enriched`).
         sinks: Called here with each request's records, which the child sends back
-            (:class:`~otel_eval.processor._process.wire.Records`).
+            (:class:`~otel_eval.processor._process.messages.Records`).
     """
 
     def __init__(
@@ -252,7 +258,10 @@ class EvaluationProcess:
         log_queue = self.log_record_processor.queue
         self.pipeline.log_records_dropped(semconv.DROP_QUEUE_FULL, self.log_record_processor.take_dropped())
         ended = len(intake.ends)  # every span counted here started before: its start is among those drained next
-        if not (ended or intake.starts or log_queue or intake.shedder.active):
+        # Starts alone make no batch (a batch costs both processes a write, a read and a step): they matter only to
+        # the ends that follow them, and go with those (or with a flush, or once they fill half the queue).
+        starts = len(intake.starts)
+        if not (ended or log_queue or intake.shedder.active or (starts and (wait or starts >= self._max_pending // 2))):
             return
         now = time.monotonic()
         child = self._running_child(now)  # first: a new child gets new origin numbers
@@ -335,10 +344,8 @@ class EvaluationProcess:
     def _remember(self, starts: list[Start], ends: list[Ended], now: float) -> None:
         """Notes the traces in flight, forgetting those quiet for the idle timeout (at most once a second)."""
         seen = self._seen
-        for start in starts:
-            seen[start[0]] = now
-        for ended in ends:
-            seen[ended[1]] = now
+        seen.update(dict.fromkeys(map(_TRACE_OF_START, starts), now))  # in C: no Python step per span
+        seen.update(dict.fromkeys(map(_TRACE_OF_END, ends), now))
         if now >= self._next_forget:
             self._next_forget = now + _FORGET_TRACES_SECONDS_MIN
             quiet = now - self._idle_timeout

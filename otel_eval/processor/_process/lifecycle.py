@@ -17,17 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from otel_eval.processor._process.wire import (
-    ChildSettings,
-    Config,
-    Flush,
-    FromChild,
-    Reply,
-    Shutdown,
-    ToChild,
-    receive_message,
-    send_message,
-)
+from otel_eval.processor._process.messages import ChildSettings, Config, Flush, FromChild, Reply, Shutdown, ToChild
+from otel_eval.processor._process.wire import receive_message, send_message
 
 CHILD_MODULE: Final = "otel_eval.processor._process.main"
 SEND_TIMEOUT_SECONDS = 10.0
@@ -117,7 +108,7 @@ class Child:
     def ask(
         self, message: Flush | Shutdown, deadline: float, other: Callable[[ToChild | FromChild], None]
     ) -> Reply | None:
-        """Sends a control message and waits for its :class:`~otel_eval.processor._process.wire.Reply` until ``deadline``
+        """Sends a control message and waits for its :class:`~otel_eval.processor._process.messages.Reply` until ``deadline``
         (None past it); what else arrives meanwhile goes to ``other``; older flushes' late replies are skipped.
 
         Raises:

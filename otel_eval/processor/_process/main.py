@@ -26,14 +26,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, set_value
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from otel_eval import semconv
 from otel_eval.emit.enrichment import is_enrichment_attribute
 from otel_eval.processor._intake import millis_until
 from otel_eval.processor._process.exporters import ExportingProviders
-from otel_eval.processor._process.wire import (
+from otel_eval.processor._process.messages import (
     Batch,
     ChildSettings,
     Config,
@@ -43,12 +42,8 @@ from otel_eval.processor._process.wire import (
     Records,
     Reply,
     Shutdown,
-    SpanDecoder,
-    WireError,
-    decode_log_record,
-    receive_message,
-    send_message,
 )
+from otel_eval.processor._process.wire import SpanDecoder, WireError, decode_log_record, receive_message, send_message
 from otel_eval.processor._settings import EngineOptions
 from otel_eval.processor._thread_engine import InThreadEngine, in_thread_engine
 
@@ -59,7 +54,6 @@ _OUTBOX_CLOSE_SECONDS = 5.0
 _NICENESS = 10
 """Evaluation is background work: where it competes with the agent for a core, the agent gets ~90% of it (the
 evaluation then falls behind, and its queues drop and count what does not fit)."""
-_SUPPRESSED: Context = set_value(_SUPPRESS_INSTRUMENTATION_KEY, True)
 _NO_ENRICHMENT_WAIT_SECONDS = 5.0
 """Without ``enrich=`` nothing is held; the value only bounds the engine's idle period, as the processor's default."""
 
@@ -102,11 +96,7 @@ class _Evaluation:
         if shed:
             processor.reject_traces(shed, semconv.DROP_TRANSPORT_QUEUE_FULL)
         try:
-            for start in starts:
-                span, suppressed = decoder.start(start)
-                processor.on_start(span, _SUPPRESSED if suppressed else None)
-            for ended in ends:
-                processor.on_end(decoder.span(ended))
+            processor.queue_batch(list(map(decoder.start, starts)), list(map(decoder.span, ends)))
             for record in logs:
                 processor.log_record_processor.on_emit(decode_log_record(record))
         except Exception:  # a span the engine cannot take: the rest of the batch is lost, the process goes on
@@ -193,7 +183,7 @@ class _Outbox:
 
 
 def serve(sock: socket.socket) -> None:
-    """Reads and answers messages until :class:`~otel_eval.processor._process.wire.Shutdown` or the end of the socket."""
+    """Reads and answers messages until :class:`~otel_eval.processor._process.messages.Shutdown` or the end of the socket."""
     config = receive_message(sock)
     if not isinstance(config, Config):
         raise WireError(f"expected the settings first, got {type(config).__name__}")

@@ -3,8 +3,10 @@ content log records as plain tuples in typed messages (:class:`Batch`, :class:`F
 ``NamedTuple``), framed pickles over a socket, and back into span objects on the other side.
 
 The agent's process pays only for reading each span's fields into a tuple (the ``BatchSpanProcessor``'s exporters
-do as much) and one pickle per batch; the evaluation process makes :class:`EndedSpan` objects (the fields of a
-``ReadableSpan`` the processor reads, in slots) and feeds them to an ordinary in-thread engine, whose conversion
+do as much; a span of the SDK's own classes is read through the fields behind its properties, as
+:func:`~otel_eval.traces.spans_from_readable` reads it) and one pickle per batch; the evaluation process makes
+:class:`EndedSpan` objects (the fields of a ``ReadableSpan`` the processor reads, in slots, their contexts plain
+:class:`SpanIds` tuples) and queues each batch whole into an ordinary in-thread engine, whose conversion
 (:func:`~otel_eval.traces.spans_from_readable`) is the one the in-thread isolation runs, so both sides score a trace
 with the same code. Pickle is safe
 here because both ends are this package: the socket is a private ``socketpair`` between a process and its child.
@@ -15,12 +17,15 @@ from __future__ import annotations
 import pickle
 import socket
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, NamedTuple, cast
 
 from opentelemetry._logs import LogRecord
+from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk._logs import ReadWriteLogRecord
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, Span
+from opentelemetry.sdk.util import BoundedList
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import (
     NonRecordingSpan,
@@ -33,20 +38,18 @@ from opentelemetry.trace import (
 )
 
 from otel_eval.errors import OtelEvalError
-from otel_eval.model import EvalConfig
-from otel_eval.processor._settings import ProcessorSettings
-
-Start = tuple[int, int, int, bool, int, bool]
-"""trace id, span id, parent span id (0: none), parent is remote, scope number, started under suppressed
-instrumentation. Only sampled spans are shipped, so their trace flags are not."""
-Ended = tuple[Any, ...]
-"""An ended span's fields, in :func:`encode_span`'s order."""
-NewOrigins = tuple[dict[int, dict[str, Any]], dict[int, tuple[str, "str | None"]]]
-"""Resource attributes and scope (name, version) by number."""
-LogTuple = tuple[int, int, int, "str | None", "int | None", "int | None", "dict[str, Any] | None", Any]
-"""trace id, span id, trace flags, event name, timestamp, observed timestamp, attributes, body."""
+from otel_eval.processor._process.messages import (
+    MESSAGES,
+    Ended,
+    FromChild,
+    LogTuple,
+    NewOrigins,
+    Start,
+    ToChild,
+)
 
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
+_DEFAULT_FLAGS = TraceFlags(TraceFlags.DEFAULT)
 _KINDS = {kind.value: kind for kind in SpanKind}
 _STATUS_CODES = {code.value: code for code in StatusCode}
 _BARE_STATUSES = {code.value: Status(code) for code in StatusCode}
@@ -100,20 +103,26 @@ class Origins:
 
 def encode_start(span: Span, suppressed: bool, origins: Origins) -> Start:
     """A span start: what the completion bookkeeping needs (ids, local parent, scope)."""
-    context = span.get_span_context()
-    parent = span.parent
+    context: Any
+    if _reads_fields(type(span)):
+        fields: Any = span  # the SDK's own class: read through its fields (see _encode_fields)
+        context, parent, scope = fields._context, fields._parent, fields._instrumentation_scope
+    else:
+        context, parent, scope = span.get_span_context(), span.parent, span.instrumentation_scope
     return (
         context.trace_id,
         context.span_id,
         parent.span_id if parent is not None else 0,
         parent is not None and parent.is_remote,
-        origins.scope(span.instrumentation_scope),
+        origins.scope(scope),
         suppressed,
     )
 
 
 def encode_span(span: ReadableSpan, origins: Origins) -> Ended:
     """An ended span: every field the rebuild reads."""
+    if _reads_fields(type(span)):
+        return _encode_fields(span, origins)
     context = cast(SpanContext, span.get_span_context())  # the processor ships only spans with a context
     parent = span.parent
     status = span.status
@@ -134,6 +143,56 @@ def encode_span(span: ReadableSpan, origins: Origins) -> Ended:
         origins.scope(span.instrumentation_scope),
         origins.resource(span.resource),
     )
+
+
+def _encode_fields(span: Any, origins: Origins) -> Ended:
+    """:func:`encode_span` of a span of the SDK's own classes, read through the fields behind its properties (as
+    :func:`~otel_eval.traces.spans_from_readable` reads them): each property is a Python call, ``attributes`` wraps
+    the dict in a proxy and ``events`` copies the list under a lock. The span has ended: its fields no longer
+    change."""
+    context, parent, status = span._context, span._parent, span._status
+    attributes: Any = span._attributes
+    events: Any = span._events
+    if type(events) is _SDK_LIST:
+        events = events._dq
+    return (
+        span._name,
+        context.trace_id,  # the processor ships only spans with a context
+        context.span_id,
+        parent.span_id if parent is not None else 0,
+        parent is not None and parent.is_remote,
+        span._kind._value_,
+        span._start_time,
+        span._end_time,
+        status.status_code._value_,
+        status.description,
+        (attributes._dict.copy() if type(attributes) is _SDK_ATTRIBUTES else _attributes(attributes)) or None,
+        tuple((event.name, event.timestamp, _attributes(event.attributes)) for event in events) if events else (),
+        origins.scope(span._instrumentation_scope),
+        origins.resource(span._resource),
+    )
+
+
+_PROPERTIES = (
+    "name", "context", "parent", "start_time", "end_time", "attributes", "events", "instrumentation_scope",
+    "resource", "status", "kind",
+)  # fmt: skip
+"""The ``ReadableSpan`` members the encoders read: a class overriding none of them returns the fields behind them."""
+_READS_FIELDS: dict[type, bool] = {}
+_SDK_ATTRIBUTES: Any = BoundedAttributes
+_SDK_LIST: Any = BoundedList
+"""The SDK's classes of a span's attributes and events, whose own dict and deque are read (a copy, or the Mapping
+ABC item by item, costs more)."""
+
+
+def _reads_fields(cls: type) -> bool:
+    """Whether spans of ``cls`` can be read through their fields (see :func:`_encode_fields`)."""
+    reads = _READS_FIELDS.get(cls)
+    if reads is None:
+        reads = _READS_FIELDS[cls] = issubclass(cls, ReadableSpan) and all(
+            getattr(cls, name) is getattr(ReadableSpan, name) for name in _PROPERTIES
+        )
+    return reads
 
 
 def encode_log_record(record: ReadWriteLogRecord) -> LogTuple:
@@ -163,6 +222,21 @@ def _attributes(attributes: Mapping[str, Any] | None) -> dict[str, Any] | None:
 # --- the evaluation process's side -----------------------------------------------------------------------------------
 
 
+class SpanIds(NamedTuple):
+    """A span's context in the evaluation process: the first four items of a ``SpanContext`` (a tuple too), which are
+    all the processor reads there. A ``SpanContext`` validates its ids in Python on every construction, and the
+    evaluation process makes one or two per span start and end."""
+
+    trace_id: int
+    span_id: int
+    is_remote: bool
+    trace_flags: int
+
+
+_ids = partial(tuple.__new__, SpanIds)
+"""``SpanIds`` of a tuple, made in C (its ``__new__`` is a Python function)."""
+
+
 class SpanDecoder:
     """Turns tuples back into SDK spans, start stand-ins and log records (scopes and resources shared)."""
 
@@ -189,8 +263,8 @@ class SpanDecoder:
         completion bookkeeping read), and whether it started under suppressed instrumentation."""
         trace_id, span_id, parent_id, parent_remote, scope, suppressed = start
         span = StartedSpan(
-            SpanContext(trace_id, span_id, is_remote=False, trace_flags=_SAMPLED),
-            SpanContext(trace_id, parent_id, is_remote=parent_remote) if parent_id else None,
+            _ids((trace_id, span_id, False, _SAMPLED)),
+            _ids((trace_id, parent_id, parent_remote, _DEFAULT_FLAGS)) if parent_id else None,
             self._scopes.get(scope, self._no_scope),
         )
         return span, suppressed  # type: ignore[return-value]  # on_start reads only what a StartedSpan has
@@ -203,8 +277,8 @@ class SpanDecoder:
         ) = ended  # fmt: skip
         return EndedSpan(  # type: ignore[return-value]  # the processor reads only what an EndedSpan has
             name,
-            SpanContext(trace_id, span_id, is_remote=False, trace_flags=_SAMPLED),
-            SpanContext(trace_id, parent_id, is_remote=parent_remote) if parent_id else None,
+            _ids((trace_id, span_id, False, _SAMPLED)),
+            _ids((trace_id, parent_id, parent_remote, _DEFAULT_FLAGS)) if parent_id else None,
             self._resources.get(resource_key, self._empty),
             attributes,
             tuple(Event(event_name, event_attributes, timestamp) for event_name, timestamp, event_attributes in events)
@@ -245,8 +319,8 @@ class EndedSpan:
     def __init__(
         self,
         name: str,
-        context: SpanContext,
-        parent: SpanContext | None,
+        context: SpanIds,
+        parent: SpanIds | None,
         resource: Resource,
         attributes: dict[str, Any] | None,
         events: tuple[Event, ...],
@@ -268,7 +342,7 @@ class EndedSpan:
         self.end_time = end_time
         self.instrumentation_scope = instrumentation_scope
 
-    def get_span_context(self) -> SpanContext:
+    def get_span_context(self) -> SpanIds:
         """The span's context, as ``ReadableSpan.get_span_context``."""
         return self.context
 
@@ -280,14 +354,12 @@ class StartedSpan:
 
     __slots__ = ("context", "instrumentation_scope", "parent")
 
-    def __init__(
-        self, context: SpanContext, parent: SpanContext | None, instrumentation_scope: InstrumentationScope
-    ) -> None:
+    def __init__(self, context: SpanIds, parent: SpanIds | None, instrumentation_scope: InstrumentationScope) -> None:
         self.context = context
         self.parent = parent
         self.instrumentation_scope = instrumentation_scope
 
-    def get_span_context(self) -> SpanContext:
+    def get_span_context(self) -> SpanIds:
         """The span's context, as ``Span.get_span_context``."""
         return self.context
 
@@ -307,78 +379,6 @@ def decode_log_record(encoded: LogTuple) -> ReadWriteLogRecord:
     return ReadWriteLogRecord(record)
 
 
-# --- messages --------------------------------------------------------------------------------------------------------
-
-
-class ChildSettings(NamedTuple):
-    """What the child's engine is built from: the processor's criteria and settings, how long its roots are held
-    for their scores (None: no ``enrich=``), and whether each request's records go back (the agent has sinks)."""
-
-    criteria: Mapping[str, Any] | EvalConfig | None
-    settings: ProcessorSettings
-    enrichment_wait_seconds: float | None
-    relay_records: bool
-
-
-class Config(NamedTuple):
-    """First message to the child: the processor's settings, and the traces an earlier child lost part of."""
-
-    settings: ChildSettings
-    lost_traces: list[int]
-
-
-class Batch(NamedTuple):
-    """Span starts, ended spans and content log records since the last batch, the resources and scopes they refer to
-    that were numbered since, and the traces the agent's process shed (the child drops them whole)."""
-
-    starts: list[Start]
-    ends: list[Ended]
-    logs: list[LogTuple]
-    origins: NewOrigins
-    shed: list[int]
-
-
-class Flush(NamedTuple):
-    """Evaluate and export what was sent, within ``timeout_millis``; answered by a :class:`Reply`."""
-
-    timeout_millis: int
-    sequence: int
-
-
-class Shutdown(NamedTuple):
-    """Drain and stop within ``timeout_millis``; answered by a :class:`Reply`, then the child exits."""
-
-    timeout_millis: int
-    sequence: int
-
-
-class Reply(NamedTuple):
-    """The child's answer to the :class:`Flush` or :class:`Shutdown` numbered ``sequence``, with its counts."""
-
-    ok: bool
-    sequence: int
-    stats: dict[str, int]
-
-
-class Enriched(NamedTuple):
-    """From the child: a local root's score attributes (``enrich=``: the agent's process holds the root span)."""
-
-    trace_id: int
-    span_id: int
-    scores: dict[str, Any]
-
-
-class Records(NamedTuple):
-    """From the child: one request's records, for the ``sinks`` of the agent's process."""
-
-    records: list[Any]
-
-
-ToChild = Config | Batch | Flush | Shutdown
-FromChild = Reply | Enriched | Records
-_MESSAGES = (Config, Batch, Flush, Shutdown, Reply, Enriched, Records)
-
-
 def send_message(sock: socket.socket, message: ToChild | FromChild) -> int:
     """Sends one message (:func:`send_frame`). Returns the bytes sent."""
     return send_frame(sock, message)
@@ -392,7 +392,7 @@ def receive_message(sock: socket.socket) -> ToChild | FromChild:
         OSError: the socket failed or timed out.
     """
     message = receive_frame(sock)
-    if not isinstance(message, _MESSAGES):
+    if not isinstance(message, MESSAGES):
         raise WireError(f"expected a message, got {type(message).__name__}")
     return message
 

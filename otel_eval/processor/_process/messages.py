@@ -1,0 +1,90 @@
+"""The messages between the processor and its evaluation process (``isolation="process"``), each a ``NamedTuple``
+of plain values (:mod:`otel_eval.processor._process.wire` frames and pickles them), and the tuples that carry span
+starts, ended spans and log records in a :class:`Batch`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from otel_eval.model import EvalConfig
+from otel_eval.processor._settings import ProcessorSettings
+
+Start = tuple[int, int, int, bool, int, bool]
+"""trace id, span id, parent span id (0: none), parent is remote, scope number, started under suppressed
+instrumentation. Only sampled spans are shipped, so their trace flags are not."""
+Ended = tuple[Any, ...]
+"""An ended span's fields, in :func:`~otel_eval.processor._process.wire.encode_span`'s order."""
+NewOrigins = tuple[dict[int, dict[str, Any]], dict[int, tuple[str, "str | None"]]]
+"""Resource attributes and scope (name, version) by number."""
+LogTuple = tuple[int, int, int, "str | None", "int | None", "int | None", "dict[str, Any] | None", Any]
+"""trace id, span id, trace flags, event name, timestamp, observed timestamp, attributes, body."""
+
+
+class ChildSettings(NamedTuple):
+    """What the child's engine is built from: the processor's criteria and settings, how long its roots are held
+    for their scores (None: no ``enrich=``), and whether each request's records go back (the agent has sinks)."""
+
+    criteria: Mapping[str, Any] | EvalConfig | None
+    settings: ProcessorSettings
+    enrichment_wait_seconds: float | None
+    relay_records: bool
+
+
+class Config(NamedTuple):
+    """First message to the child: the processor's settings, and the traces an earlier child lost part of."""
+
+    settings: ChildSettings
+    lost_traces: list[int]
+
+
+class Batch(NamedTuple):
+    """Span starts, ended spans and content log records since the last batch, the resources and scopes they refer to
+    that were numbered since, and the traces the agent's process shed (the child drops them whole)."""
+
+    starts: list[Start]
+    ends: list[Ended]
+    logs: list[LogTuple]
+    origins: NewOrigins
+    shed: list[int]
+
+
+class Flush(NamedTuple):
+    """Evaluate and export what was sent, within ``timeout_millis``; answered by a :class:`Reply`."""
+
+    timeout_millis: int
+    sequence: int
+
+
+class Shutdown(NamedTuple):
+    """Drain and stop within ``timeout_millis``; answered by a :class:`Reply`, then the child exits."""
+
+    timeout_millis: int
+    sequence: int
+
+
+class Reply(NamedTuple):
+    """The child's answer to the :class:`Flush` or :class:`Shutdown` numbered ``sequence``, with its counts."""
+
+    ok: bool
+    sequence: int
+    stats: dict[str, int]
+
+
+class Enriched(NamedTuple):
+    """From the child: a local root's score attributes (``enrich=``: the agent's process holds the root span)."""
+
+    trace_id: int
+    span_id: int
+    scores: dict[str, Any]
+
+
+class Records(NamedTuple):
+    """From the child: one request's records, for the ``sinks`` of the agent's process."""
+
+    records: list[Any]
+
+
+ToChild = Config | Batch | Flush | Shutdown
+FromChild = Reply | Enriched | Records
+MESSAGES = (Config, Batch, Flush, Shutdown, Reply, Enriched, Records)
