@@ -77,10 +77,7 @@ def spans_from_readable(spans: Iterable[ReadableSpan]) -> list[Span]:
     for span in spans:
         try:
             if type(span) is not last_class:  # a batch is mostly of one class: looked up when it changes
-                reads_fields = _READS_FIELDS.get(type(span))
-                if reads_fields is None:
-                    reads_fields = _READS_FIELDS[type(span)] = _reads_fields(type(span))
-                convert = _convert_fields if reads_fields else _convert
+                convert = _convert_fields if reads_fields(type(span)) else _convert
                 last_class = type(span)
             converted = convert(span)
         except Exception:  # runs inside the agent's process: log and skip, never raise
@@ -105,6 +102,16 @@ def _resource_of(resource: Any) -> Mapping[str, Any]:
 def _scope_of(scope: Any) -> _Scope:
     kept = _SCOPES.get(scope)
     return kept if kept is not None else _SCOPES.put(scope, _scope(scope))
+
+
+def reads_fields(cls: type) -> bool:
+    """Whether spans of ``cls`` can be read through the fields behind their properties: an SDK ``ReadableSpan``
+    (sub)class that overrides none of the properties read (each property is a Python call, ``attributes`` wraps the
+    dict in a proxy and ``events`` copies the list under a lock). Worked out once per class."""
+    reads = _READS_FIELDS.get(cls)
+    if reads is None:
+        reads = _READS_FIELDS[cls] = _reads_fields(cls)
+    return reads
 
 
 def _reads_fields(cls: type) -> bool:

@@ -47,6 +47,7 @@ from otel_eval.processor._process.messages import (
     Start,
     ToChild,
 )
+from otel_eval.traces.readable import reads_fields
 
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 _DEFAULT_FLAGS = TraceFlags(TraceFlags.DEFAULT)
@@ -104,7 +105,7 @@ class Origins:
 def encode_start(span: Span, suppressed: bool, origins: Origins) -> Start:
     """A span start: what the completion bookkeeping needs (ids, local parent, scope)."""
     context: Any
-    if _reads_fields(type(span)):
+    if reads_fields(type(span)):
         fields: Any = span  # the SDK's own class: read through its fields (see _encode_fields)
         context, parent, scope = fields._context, fields._parent, fields._instrumentation_scope
     else:
@@ -121,7 +122,7 @@ def encode_start(span: Span, suppressed: bool, origins: Origins) -> Start:
 
 def encode_span(span: ReadableSpan, origins: Origins) -> Ended:
     """An ended span: every field the rebuild reads."""
-    if _reads_fields(type(span)):
+    if reads_fields(type(span)):
         return _encode_fields(span, origins)
     context = cast(SpanContext, span.get_span_context())  # the processor ships only spans with a context
     parent = span.parent
@@ -173,26 +174,10 @@ def _encode_fields(span: Any, origins: Origins) -> Ended:
     )
 
 
-_PROPERTIES = (
-    "name", "context", "parent", "start_time", "end_time", "attributes", "events", "instrumentation_scope",
-    "resource", "status", "kind",
-)  # fmt: skip
-"""The ``ReadableSpan`` members the encoders read: a class overriding none of them returns the fields behind them."""
-_READS_FIELDS: dict[type, bool] = {}
 _SDK_ATTRIBUTES: Any = BoundedAttributes
 _SDK_LIST: Any = BoundedList
 """The SDK's classes of a span's attributes and events, whose own dict and deque are read (a copy, or the Mapping
 ABC item by item, costs more)."""
-
-
-def _reads_fields(cls: type) -> bool:
-    """Whether spans of ``cls`` can be read through their fields (see :func:`_encode_fields`)."""
-    reads = _READS_FIELDS.get(cls)
-    if reads is None:
-        reads = _READS_FIELDS[cls] = issubclass(cls, ReadableSpan) and all(
-            getattr(cls, name) is getattr(ReadableSpan, name) for name in _PROPERTIES
-        )
-    return reads
 
 
 def encode_log_record(record: ReadWriteLogRecord) -> LogTuple:
