@@ -53,8 +53,7 @@ class InformationalEvaluator(Evaluator):
         conversation_scenario: ConversationScenario | None = None,
     ) -> EvaluationResult:
         """:meth:`evaluate`'s work, synchronous (the workers call it without a coroutine)."""
-        results = [self.measure(traced) for traced in actual]
-        return overall(results, self.overall_value([r.score for r in results]))
+        return self._overall_of([self.measure(traced) for traced in actual])
 
     def score_now(
         self,
@@ -64,7 +63,9 @@ class InformationalEvaluator(Evaluator):
         conversation_scenario: ConversationScenario | None = None,
     ) -> EvaluationResult:
         """:meth:`evaluate_now` without the per-invocation details (:meth:`measure_score`)."""
-        results = [self.measure_score(traced) for traced in actual]
+        return self._overall_of([self.measure_score(traced) for traced in actual])
+
+    def _overall_of(self, results: list[PerInvocationResult]) -> EvaluationResult:
         return overall(results, self.overall_value([r.score for r in results]))
 
     @abc.abstractmethod
