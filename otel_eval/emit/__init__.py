@@ -15,7 +15,6 @@ from typing import Protocol
 from opentelemetry._logs import LoggerProvider
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
-from opentelemetry.util.types import AttributeValue
 
 from otel_eval.emit.events import EvaluationEventEmitter
 from otel_eval.emit.metrics import ScoreMetricsEmitter
@@ -76,18 +75,11 @@ class Emitters:
         """Also hands every request's records to ``sink``."""
         self._sinks.append(sink)
 
-    def emit(self, record: EvaluationRecord, attributes: dict[str, AttributeValue] | None = None) -> None:
-        """Emits ``record`` through every per-record emitter; ``attributes``: its
-        :func:`~otel_eval.emit.attributes.record_attributes` when the caller made them already (for its evaluation
-        span, :meth:`EvaluationSpanEmitter.finished`), given to the first result-event emitter instead of being made
-        again (the caller does not change them after)."""
+    def emit(self, record: EvaluationRecord) -> None:
+        """Emits ``record`` through every per-record emitter."""
         for emitter in self._record_emitters:
             try:
-                if attributes is not None and type(emitter) is EvaluationEventEmitter:
-                    emitter.emit(record, attributes)
-                    attributes = None  # the event owns them now: another event emitter makes its own
-                else:
-                    emitter.emit(record)
+                emitter.emit(record)
             except Exception:  # one broken exporter must not lose the other signals
                 logger.exception("emitter %s failed on result %s", type(emitter).__name__, record.result_id)
 

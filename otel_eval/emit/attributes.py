@@ -7,12 +7,20 @@ import threading
 from opentelemetry.util.types import AttributeValue
 
 from otel_eval import semconv
+from otel_eval._runtime.identity_cache import IdentityCache
 from otel_eval.model import EvalStatus
 from otel_eval.model.messages import EvaluationRecord
 
 
 def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
-    """``gen_ai.evaluation.*`` values plus provenance; absent values are left out (OTel attributes cannot be None)."""
+    """``gen_ai.evaluation.*`` values plus provenance; absent values are left out (OTel attributes cannot be None).
+
+    Not to be changed by the caller: asked again for the record it was last asked for, it returns the same dict (a
+    result scored inline is asked for its evaluation span, then for its event; a record is not changed once made).
+    """
+    last = _LAST.last
+    if last is not None and last[0] is record:
+        return last[1]
     fields = record.__dict__  # a model's fields live there: read without an attribute look-up each
     attributes: dict[str, AttributeValue] = {
         semconv.GEN_AI_EVALUATION_NAME: fields["metric_name"],
@@ -30,8 +38,11 @@ def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
     for key, name in _OPTIONAL_AFTER_INVOCATION_ID:
         if (value := fields[name]) is not None:
             attributes[key] = value
-    return attributes
+    return _LAST.put(record, attributes)
 
+
+_LAST: IdentityCache[dict[str, AttributeValue]] = IdentityCache(1)
+"""The attributes of the record last asked for (any thread may ask: a miss only makes them again)."""
 
 _STATUS_NAMES = {id(status): status.name for status in EvalStatus}
 """Each status's name, by the member's identity (a member is a singleton; its ``name`` and its hash are each a call in

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 from opentelemetry._logs import LoggerProvider, LogRecord, SeverityNumber
-from opentelemetry.util.types import AttributeValue
 
 from otel_eval import semconv
 from otel_eval.emit._context import invocation
@@ -37,12 +36,9 @@ class EvaluationEventEmitter:
     def __init__(self, logger_provider: LoggerProvider | None = None) -> None:
         self._writer = LogRecordWriter(semconv.INSTRUMENTATION_SCOPE, __version__, logger_provider)
 
-    def emit(self, record: EvaluationRecord, attributes: dict[str, AttributeValue] | None = None) -> None:
-        """Emits the event for ``record``; ``attributes``: its :func:`~otel_eval.emit.attributes.record_attributes`
-        when the caller made them already (for its evaluation span, which copied them), handed to the event as they
-        are (the caller does not change them after)."""
-        if attributes is None:
-            attributes = record_attributes(record)
+    def emit(self, record: EvaluationRecord) -> None:
+        """Emits the event for ``record``."""
+        attributes = record_attributes(record)
         found = invocation(record.trace_id, record.span_id)
         severity, severity_text = _FAIL if record.label == semconv.LABEL_FAIL else _OTHER
         timestamp = int(record.evaluated_at * 1e9)

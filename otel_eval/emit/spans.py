@@ -81,16 +81,13 @@ class EvaluationSpanEmitter:
         trace_id: str,
         span_id: str,
         start_time: int,
-        attributes: dict[str, AttributeValue] | None = None,
     ) -> None:
         """The ``evaluate {metric}`` span of a metric scored on this thread since ``start_time`` (``time.time_ns()``)
         without a judge and without its span as the current one, parented to ``trace_id``/``span_id``: started
         and ended here with every attribute at once (one SDK call where :meth:`evaluation_span` and
         :meth:`EvaluationSpan.finish` make three, and no context attached); the span exported is the one those
-        make, attributes in the same order. ``attributes``: the record's :func:`record_attributes` when the caller
-        made them (to hand them to the result event after: they are copied here, not changed)."""
-        if attributes is None:
-            attributes = record_attributes(record)
+        make, attributes in the same order."""
+        attributes = record_attributes(record)
         # The start's attributes first, but the metric's name, which the result sets again: last, where a set moves
         # it in the SDK (the others are not among a result's attributes).
         ordered = dict(_START_ONLY_ATTRIBUTES)

@@ -32,12 +32,10 @@ from types import TracebackType
 from typing import Any, Literal
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, get_value
-from opentelemetry.util.types import AttributeValue
 
 from otel_eval import semconv
 from otel_eval.conversations import Conversation, with_case_rubrics
 from otel_eval.emit import Emitters
-from otel_eval.emit.attributes import record_attributes
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.spans import EvaluationSpan, EvaluationSpanEmitter
 from otel_eval.evaluation.criteria import criteria_from, registry_with_custom_metrics, select_criteria
@@ -221,13 +219,11 @@ class EvaluationCore:
                 started_at = time_ns() if spans is not None else 0
                 result = score_metric_inline(metric, job.conversation, job.actual, checked=checked, for_records=True)
                 recorded = job.context.records(metric, result)
-                # The span's record's attributes, made once: copied onto its span, then its result event's.
-                shared = self._finished_span(spans, job, recorded, started_at) if spans is not None else None
                 if spans is not None:
+                    self._finished_span(spans, job, recorded, started_at)
                     self._other_spans(job, recorded)
                 for record in recorded:  # as _emit, its spans made above
-                    emit(record, shared)
-                    shared = None
+                    emit(record)
                     if record.error_type and pipeline is not None:
                         pipeline.errored(record.metric_name, record.error_type)
                 records += recorded
@@ -336,20 +332,13 @@ class EvaluationCore:
         return records
 
     @staticmethod
-    def _finished_span(
-        spans: EvaluationSpanEmitter, job: _Job, records: list[EvaluationRecord], start: int
-    ) -> dict[str, AttributeValue] | None:
-        """The evaluation span of a metric scored inline (the first invocation's record, as :meth:`_recorded`, which
-        comes first in ``records``: a request's); returns that record's attributes, which the span copied, for its
-        result event (None when the span failed)."""
+    def _finished_span(spans: EvaluationSpanEmitter, job: _Job, records: list[EvaluationRecord], start: int) -> None:
+        """The evaluation span of a metric scored inline (the first invocation's record, as :meth:`_recorded`)."""
         parent = job.context.span_parent()[0]
         try:
-            attributes = record_attributes(records[0])  # a request's span record (start scores no window)
-            spans.finished(records[0], parent.trace_id, parent.span_id, start, attributes)
+            spans.finished(job.context.span_record(records), parent.trace_id, parent.span_id, start)
         except Exception:  # a span attribute problem must not lose the result
             logger.exception("cannot set the evaluation span's attributes")
-            return None
-        return attributes
 
     def _other_spans(self, job: _Job, records: list[EvaluationRecord]) -> None:
         """A span for each record but the first (a request's other invocations); a session window has its one."""
