@@ -42,12 +42,15 @@ def _roots(exported: InMemorySpanExporter) -> list:
 
 def test_the_root_span_is_exported_with_its_scores() -> None:
     provider, exported, processor = _pipeline(
-        criteria={"tool_trajectory_avg_score": 1.0}, settings=ProcessorSettings(eval_set=None)
+        criteria={"tool_trajectory_avg_score": 1.0},
+        # Held past any pause of a loaded machine: released unscored, the root would be exported before the flush.
+        settings=ProcessorSettings(eval_set=None),
+        enrichment_wait_seconds=60.0,
     )
     TravelAgent(provider).run(SCENARIOS[0])
     assert [s for s in exported.get_finished_spans() if s.name.startswith("execute_tool")]  # children pass at once
     assert _roots(exported) == []  # the root waits for its scores
-    assert processor.force_flush(10_000)
+    assert processor.force_flush(60_000)
     (root,) = _roots(exported)
     assert root.attributes[score_attribute("tool_call_count_v1")] == 1.0
     assert root.attributes[score_attribute("inference_call_count_v1")] == 2.0
