@@ -260,7 +260,8 @@ class BatchPipeline:
                 raise outcome
             rekey = partial(_rekey, rekeyed, trace.tenant) if self._sessions_topic is not None else None
             for request in outcome:
-                work.append(_Work(trace.partition, request, trace.tenant, rekey if _has_sessions(request) else None))
+                held = rekey if rekey is not None and _has_sessions(request) else None
+                work.append(_Work(trace.partition, request, trace.tenant, held))
             unjoined = len(trace.log_records) if not trace.spans else trace.unmatched_log_records
             self.metrics.log_records_dropped(semconv.DROP_NO_TRACE, unjoined)
         for reason, count in self.assembler.take_log_drops().items():
