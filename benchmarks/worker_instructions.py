@@ -11,7 +11,11 @@ decoding or parsing, assembling and rebuilding, evaluating, and publishing throu
 not sent: no broker). After two batches of warm-up, the window is cut with ``--dump-before=time_sleep``; every thread
 is counted.
 
-Run: ``python -m benchmarks.worker_instructions [--source requests|otlp_spans] [--invocations 640]`` (needs
+``requests_sessions`` is the requests path with every request a turn of a conversation (a session id on its
+invocation, 4 turns a session), none of whose metrics waits for the session.
+
+Run: ``python -m benchmarks.worker_instructions [--source requests|requests_sessions|otlp_spans] [--invocations 640]``
+(needs
 ``valgrind``); ``--profile`` runs the same window under yappi (CPU clock) instead and prints the top of its profile.
 """
 
@@ -33,6 +37,8 @@ from typing import Any
 from benchmarks._common import ROOT
 
 BATCH = 64
+SESSION_REQUESTS = "requests_sessions"
+"""The requests path, every request a turn of a conversation (its invocation carries a session id)."""
 PARTITIONS = 4
 WARM_UP_BATCHES = 2
 
@@ -95,8 +101,25 @@ class _Producer:
 def _payloads(source: str, invocations: int) -> list[tuple[bytes, bytes]]:
     from benchmarks._kafka_worker_rate import collector_payloads, requests_payloads
 
+    if source == SESSION_REQUESTS:
+        return _session_requests(invocations)
     made = requests_payloads if source == "requests" else collector_payloads
     return made(invocations)[0]
+
+
+def _session_requests(count: int) -> list[tuple[bytes, bytes]]:
+    """``count`` requests as the processor's Kafka exporter writes them for turns of conversations (each request's
+    invocation carries a session id, 4 turns a session; key: the session id). The worker's criteria have no
+    conversation-level metric, so none waits for its session: every request is scored at once."""
+    import benchmarks._kafka_worker_rate  # noqa: F401  (puts the repository's tests on the path)
+    from otel_eval.model.messages import EvaluationRequest
+    from tests.transport._requests import traced_invocation
+
+    made = [
+        EvaluationRequest(invocations=[traced_invocation(1000 + i).model_copy(update={"session_id": f"s-{i // 4}"})])
+        for i in range(count)
+    ]
+    return [(r.record_key.encode(), r.to_wire()) for r in made]
 
 
 def _pipeline(source: str) -> tuple[Any, _Producer]:
@@ -106,7 +129,7 @@ def _pipeline(source: str) -> tuple[Any, _Producer]:
     from otel_eval.worker.settings import WorkerSettings
 
     settings = WorkerSettings(
-        worker_sources=source,
+        worker_sources="requests" if source == SESSION_REQUESTS else source,
         kafka_requests_topic="requests",
         kafka_spans_topic="spans",
         kafka_results_topic="results",
@@ -129,7 +152,7 @@ def _pipeline(source: str) -> tuple[Any, _Producer]:
 def _batches(source: str, payloads: list[tuple[bytes, bytes]]) -> list[dict[Any, list[_Message]]]:
     from aiokafka import TopicPartition
 
-    topic = "requests" if source == "requests" else "spans"
+    topic = "spans" if source == "otlp_spans" else "requests"
     batches = []
     offsets = [0] * PARTITIONS
     for start in range(0, len(payloads), BATCH):
@@ -186,7 +209,7 @@ def _workload(source: str, invocations: int, profile: bool) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="benchmarks.worker_instructions")
-    parser.add_argument("--source", choices=("requests", "otlp_spans"), default="requests")
+    parser.add_argument("--source", choices=("requests", SESSION_REQUESTS, "otlp_spans"), default="requests")
     parser.add_argument("--invocations", type=int, default=640)
     parser.add_argument("--profile", action="store_true", help="yappi (CPU clock) instead of callgrind")
     parser.add_argument("--keep", type=Path, help="copy the window's callgrind dump here (for callgrind_annotate)")

@@ -160,8 +160,10 @@ class EvaluationCore:
 
     def holds_sessions(self, request: EvaluationRequest) -> bool:
         """Whether ``request``'s conversation-level metrics should wait for its session: every invocation carries a
-        session id and its metrics include conversation-level ones (planned as :meth:`evaluate` plans them). The
-        embedded worker asks :meth:`start` instead, which pairs and plans the request once for both answers."""
+        session id and its metrics include conversation-level ones (planned as :meth:`evaluate` plans them). For a
+        request it scores, a caller asks :meth:`start` with ``sessions`` instead, which pairs and plans the request once
+        for both answers (the embedded worker, the Kafka worker); this is for one it only holds (the Kafka worker's
+        re-read or re-keyed turns, whose results are known)."""
         invocations = list(request.invocations)
         if not invocations or not all(i.session_id for i in invocations):
             return False
@@ -198,8 +200,8 @@ class EvaluationCore:
         With ``sessions`` (and ``scope="all"``), a request whose conversation-level metrics wait for its session
         (as :meth:`holds_sessions` says) is started on its per-invocation metrics only, and says so
         (:attr:`Started.holds_session`): the caller holds its turns for the session's window
-        (:meth:`evaluate_window`). This is the embedded worker's one call per request. Never raises, nor does the
-        call."""
+        (:meth:`evaluate_window`). This is the embedded worker's and the Kafka worker's one call per request. Never
+        raises, nor does the call."""
         with self._boundary(request):
             invocations = list(request.invocations)
             if not invocations:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import partial
 from itertools import groupby
 from operator import itemgetter
-from typing import Any, Literal
+from typing import Any
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, detach, set_value
 
@@ -58,9 +58,12 @@ logger = logging.getLogger(__name__)
 class _Work:
     partition: int
     request: EvaluationRequest
-    scope: Literal["all", "invocation"] = "all"
-    """``invocation``: its turns are held in their sessions, whose windows are judged on the rest."""
     tenant: str = DEFAULT_TENANT
+    on_session: Callable[[EvaluationRequest], None] | None = None
+    """Given, when the request's conversation-level metrics wait for its session (which the one pairing and planning
+    of the request says, :meth:`~otel_eval.evaluation.core.EvaluationCore.start` with ``sessions``): its turns are
+    held in their sessions (requests), or re-keyed to the sessions topic (Collector path); only its per-invocation
+    metrics are scored. None: every metric is scored."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,12 +229,12 @@ class BatchPipeline:
                     self.assembler.add_logs(message.partition, message.offset, records, tenant=tenant)
             elif source == SOURCE_SESSIONS:
                 self.sessions.hold_rekeyed(tp, message.offset, outcome, of_worker_record(message))
-            elif self.sessions.waits(outcome):  # held even when its own results are known: a re-read rebuilds it
-                tenant = tenancy.of_request(message)
-                self.sessions.hold(tp, message.offset, outcome, tenant)
-                work.append(_Work(message.partition, outcome, "invocation", tenant))
             else:
-                work.append(_Work(message.partition, outcome, tenant=tenancy.of_request(message)))
+                tenant = tenancy.of_request(message)
+                hold = (
+                    partial(self.sessions.hold, tp, message.offset, tenant=tenant) if _has_sessions(outcome) else None
+                )
+                work.append(_Work(message.partition, outcome, tenant, hold))
         for tp, messages in batch.items():
             if messages:
                 self._positions[tp] = messages[-1].offset + 1
@@ -255,12 +258,10 @@ class BatchPipeline:
                 continue
             if isinstance(outcome, Exception):
                 raise outcome
+            rekey = partial(_rekey, rekeyed, trace.tenant) if self._sessions_topic is not None else None
             for request in outcome:
-                if self._sessions_topic is not None and self.sessions.waits(request):
-                    rekeyed.append((request, trace.tenant))
-                    work.append(_Work(trace.partition, request, "invocation", trace.tenant))
-                else:
-                    work.append(_Work(trace.partition, request, tenant=trace.tenant))
+                held = rekey if rekey is not None and _has_sessions(request) else None
+                work.append(_Work(trace.partition, request, trace.tenant, held))
             unjoined = len(trace.log_records) if not trace.spans else trace.unmatched_log_records
             self.metrics.log_records_dropped(semconv.DROP_NO_TRACE, unjoined)
         for reason, count in self.assembler.take_log_drops().items():
@@ -325,6 +326,11 @@ class BatchPipeline:
 
         An invocation evaluated (and emitted) in an earlier attempt of this batch whose results could not be
         published is not evaluated again: its stored records are published instead.
+
+        Each request is paired and planned once: a new one by :meth:`~otel_eval.evaluation.core.EvaluationCore.start`,
+        which also says whether its turns wait for their session; one not evaluated again (its results known) by
+        :meth:`~otel_eval.evaluation.core.EvaluationCore.holds_sessions`, when it carries session ids (its turns are
+        held even so: a re-read rebuilds the session's window).
         """
         semaphore = asyncio.Semaphore(self.settings.worker_concurrency)
         in_batch: set[str] = set()
@@ -338,13 +344,16 @@ class BatchPipeline:
             known = all(self.ledger.has_invocation_key(k) or k in self._in_settlement for k in keys)
             if not keys or known or all(k in in_batch for k in keys):
                 skipped += len(keys)
-                continue
-            in_batch.update(keys)
-            if all(k in self._unpublished for k in keys):
+            elif all(k in self._unpublished for k in keys):
+                in_batch.update(keys)
                 reused.extend(routed for k in keys for routed in self._unpublished[k])
                 evaluated.extend((i.trace_id, i.span_id, tenant) for i in invocations)
+            else:
+                in_batch.update(keys)
+                todo.append(item)
                 continue
-            todo.append(item)
+            if item.on_session is not None and self.core.holds_sessions(item.request):
+                item.on_session(item.request)
 
         def routed_of(item: _Work, records: list[EvaluationRecord]) -> list[Routed]:
             tenant, partition, has_result = item.tenant, item.partition, self.ledger.has_result
@@ -362,14 +371,9 @@ class BatchPipeline:
                 evaluated.append((trace_id, span_id, tenant))
             return routed
 
-        async def one(item: _Work, on_loop: OnLoop | None) -> list[Routed]:
+        async def one(item: _Work, on_loop: OnLoop) -> list[Routed]:
             async with semaphore:
-                if on_loop is not None:
-                    records = await on_loop()
-                elif item.scope == "invocation":
-                    records = await self.sessions.evaluate(item.request)
-                else:
-                    records = await self.core.evaluate(item.request)
+                records = await on_loop()
             return routed_of(item, records)
 
         # A request whose metrics all run inline (no judge, no deadline) is scored here, without a task of its own;
@@ -382,14 +386,13 @@ class BatchPipeline:
         token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
         try:
             for item in todo:
-                if item.scope == "all":
-                    started = self.core.start(item.request)
-                    if started.on_loop is None:
-                        outcomes.append(routed_of(item, started.records))
-                        continue
-                    waiting.append((len(outcomes), one(item, started.on_loop)))
-                else:
-                    waiting.append((len(outcomes), one(item, None)))
+                started = self.core.start(item.request, sessions=item.on_session is not None)
+                if started.holds_session and item.on_session is not None:
+                    item.on_session(item.request)
+                if started.on_loop is None:
+                    outcomes.append(routed_of(item, started.records))
+                    continue
+                waiting.append((len(outcomes), one(item, started.on_loop)))
                 outcomes.append([])
         finally:
             detach(token)
@@ -465,6 +468,18 @@ class BatchPipeline:
             self._positions.pop(tp, None)
             self._committed.pop(tp, None)
         self.metrics.forget_lag((tp.topic, tp.partition) for tp in revoked)
+
+
+def _has_sessions(request: EvaluationRequest) -> bool:
+    """Whether every invocation of ``request`` carries a session id (else its turns never wait for a session)."""
+    invocations = request.invocations
+    return bool(invocations) and all(i.session_id for i in invocations)
+
+
+def _rekey(rekeyed: list[tuple[EvaluationRequest, str]], tenant: str, request: EvaluationRequest) -> None:
+    """Puts ``request`` (of ``tenant``), whose turns wait for their session, among those re-keyed to the sessions
+    topic."""
+    rekeyed.append((request, tenant))
 
 
 def _span_tenant(tenancy: Tenancy) -> Callable[[Any], str]:

@@ -1,8 +1,8 @@
 """``OpenSessions``: the Kafka worker's open sessions, and the offsets they hold back from the commit.
 
-A request whose conversation-level metrics wait for its session
-(:meth:`~otel_eval.evaluation.core.EvaluationCore.holds_sessions`) is scored at once on its per-invocation metrics
-(:meth:`OpenSessions.evaluate`); its turns are held (:meth:`OpenSessions.hold`) in the embedded worker's
+A request whose conversation-level metrics wait for its session (as the one pairing and planning of the request
+says: :meth:`~otel_eval.evaluation.core.EvaluationCore.start` with ``sessions``) is scored at once on its
+per-invocation metrics; its turns are held (:meth:`OpenSessions.hold`) in the embedded worker's
 :class:`~otel_eval.evaluation.sessions.SessionStage`, with the worker's session settings, until the session's
 window closes: idle for ``session_idle_timeout`` seconds, or ``session_max_turns`` reached. The batch during which a
 window closes judges it (:meth:`OpenSessions.judge`, :meth:`~otel_eval.evaluation.core.EvaluationCore.evaluate_window`)
@@ -79,14 +79,6 @@ class OpenSessions:
     def __len__(self) -> int:
         return len(self._held)
 
-    def waits(self, request: EvaluationRequest) -> bool:
-        """Whether ``request``'s conversation-level metrics wait for its session (its turns are to be held)."""
-        return self._core.holds_sessions(request)
-
-    async def evaluate(self, request: EvaluationRequest) -> list[EvaluationRecord]:
-        """Scores and emits ``request`` on its per-invocation metrics (its session's are judged with the window)."""
-        return await self._core.evaluate(request, scope="invocation")
-
     def hold(self, tp: Any, offset: int, request: EvaluationRequest, tenant: str = DEFAULT_TENANT) -> None:
         """Holds the turns of ``request`` (read at ``offset`` of partition ``tp``, of ``tenant``) in their sessions'
         windows."""
@@ -114,7 +106,7 @@ class OpenSessions:
         When its metrics no longer wait for its session (the criteria changed since it was re-keyed), nothing is left
         to do: its turns are counted as dropped (``otel_eval.invocations.dropped``, reason ``no_session_metrics``)
         and the first such request is logged at WARNING."""
-        if self.waits(request):
+        if self._core.holds_sessions(request):
             self.hold(tp, offset, request, tenant)
             return
         pipeline = self._core.pipeline

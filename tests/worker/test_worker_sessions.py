@@ -352,6 +352,42 @@ async def test_a_graceful_stop_leaves_open_sessions_uncommitted_for_the_next_wor
     second.shutdown()
 
 
+async def test_the_worker_pairs_and_plans_each_request_once(
+    kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request it scores is paired and planned by one call, which also says whether its turns wait for their
+    session; one whose results are known (re-read) is paired once to hold its turns; a window once: the real pairing
+    function, counted by the trace ids it pairs."""
+    from otel_eval.evaluation import core as core_module
+
+    paired: list[tuple[str, ...]] = []
+    real = core_module.pair_invocations
+
+    def counted(invocations: list[TracedInvocation], *args: Any, **kwargs: Any) -> Any:
+        paired.append(tuple(i.trace_id for i in invocations))
+        return real(invocations, *args, **kwargs)
+
+    monkeypatch.setattr(core_module, "pair_invocations", counted)
+    kafka = _OnePartition(kafka_bootstrap)
+    alone, turns = request(0), _turns("s-once", range(1, 3))
+    await kafka.produce([alone, *(EvaluationRequest(invocations=[turn]) for turn in turns)])
+    first, second = MemoryTelemetry(), MemoryTelemetry()
+    ids = [t.trace_id for t in turns]
+    try:
+        async with running_worker(kafka.worker(first, session_idle_timeout=600)):
+            expected = 3 * len(EFFICIENCY_METRICS)
+            await _wait(lambda: _count_per_invocation(kafka_bootstrap, kafka.results, expected), "the results")
+        assert paired == [(alone.trace_id,), *((i,) for i in ids)]  # once each, scored and (the turns) held
+        paired.clear()
+        async with running_worker(kafka.worker(second, session_idle_timeout=0.5)):
+            await _wait(lambda: _all_judged(kafka_bootstrap, kafka.results, turns), "the session judged")
+        assert paired == [*((i,) for i in ids), tuple(ids)]  # the re-read turns held, then their window judged
+    finally:
+        await kafka.close()
+    first.shutdown()
+    second.shutdown()
+
+
 async def test_a_full_window_is_judged_at_once_and_not_again_by_the_worker_that_re_reads_it(
     kafka_bootstrap: str,
 ) -> None:
