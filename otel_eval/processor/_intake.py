@@ -17,7 +17,6 @@ split a deadline (:func:`millis_until`).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
@@ -60,8 +59,10 @@ class Wake:
         """Wakes the waiting thread, or the next :meth:`wait`; a no-op when already set. Never blocks."""
         lock = self._lock
         if lock.locked():
-            with contextlib.suppress(RuntimeError):  # set by another thread in between
+            try:  # noqa: SIM105 - ``contextlib.suppress`` costs three Python calls on the agent's thread per wake-up
                 lock.release()
+            except RuntimeError:  # set by another thread in between
+                pass
 
     def clear(self) -> None:
         """Forgets a pending wake-up."""
