@@ -343,12 +343,12 @@ class WakeSchedule:
         intake = self._intake
         wake = intake.wake
         if time.monotonic() < self._poll_until:
-            woken = wake.wait(self._poll)
-        else:
-            intake.polling = False  # then a look at the queue: an end queued before this line is seen there
-            woken = not intake.ends and wake.wait(self._tick)
-        wake.clear()
-        return woken
+            return wake.wait(self._poll)  # consumed, if one came
+        intake.polling = False  # then a look at the queue: an end queued before this line is seen there
+        if intake.ends:
+            wake.clear()  # the ends are taken now: a wake-up for them would only make one more look
+            return False
+        return wake.wait(self._tick)
 
     def busy(self) -> None:
         """Spans came: poll for the next :data:`POLL_WINDOW_SECONDS`."""

@@ -253,8 +253,10 @@ class InThreadEngine:
             woken = schedule.wait()
             if woken:
                 self._wakeups += 1
-            with self._flush_lock:
-                waiters, self._flush_waiters = self._flush_waiters, []
+            waiters: list[threading.Event] = []
+            if self._flush_waiters:  # read without the lock: one appended meanwhile also wakes the thread
+                with self._flush_lock:
+                    waiters, self._flush_waiters = self._flush_waiters, []
             stopping = self._shutdown
             now = time.monotonic()
             # Starts alone do not make a step: they only matter to the ends that follow them (taken in the same
