@@ -17,7 +17,6 @@ split a deadline (:func:`millis_until`).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
@@ -32,7 +31,8 @@ from opentelemetry.trace import TraceFlags
 
 from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.enrichment import RootSpanEnricher
-from otel_eval.processor._selection import Sampling, is_local_root, is_own_traffic, is_sampled
+from otel_eval.processor._selection import Sampling, is_own_traffic, is_sampled
+from otel_eval.traces.readable import reads_fields
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
@@ -59,8 +59,10 @@ class Wake:
         """Wakes the waiting thread, or the next :meth:`wait`; a no-op when already set. Never blocks."""
         lock = self._lock
         if lock.locked():
-            with contextlib.suppress(RuntimeError):  # set by another thread in between
+            try:  # noqa: SIM105 - ``contextlib.suppress`` costs three Python calls on the agent's thread per wake-up
                 lock.release()
+            except RuntimeError:  # set by another thread in between
+                pass
 
     def clear(self) -> None:
         """Forgets a pending wake-up."""
@@ -168,6 +170,7 @@ class SpanIntake:
         of the assembler's (:attr:`~otel_eval.processor._assembler.SpanAssembler.waiting_traces`), set by the
         engine that owns both."""
         self.enricher = enricher
+        self._fields_class: type | None = None  # the SDK span class ``on_end`` reads through its fields
         # The hooks run on the agent's threads for every span: bound once to what this configuration needs.
         self.on_start: Callable[[Span, Context | None], None] = (
             self._start if enricher is None else self._start_enriched
@@ -231,17 +234,21 @@ class SpanIntake:
 
     def _queue(self, span: ReadableSpan) -> bool:
         try:
-            context = span.context
+            # An SDK span is read through the fields behind its properties, as traces.readable reads it
+            # (``reads_fields``), and a SpanContext (a tuple: trace id, span id, is remote, trace flags, ...) by
+            # index: each property would be a Python call on the agent's thread.
+            fields = type(span) is self._fields_class or self._reads_fields(span)
+            context = span._context if fields else span.context
             bound = self._bound
             if (
                 context is None
-                or not context.trace_flags & _SAMPLED  # ``.sampled``, without the property's call
-                or (bound is not None and not is_sampled(context.trace_id, bound))
+                or not context[3] & _SAMPLED  # ``.trace_flags.sampled``
+                or (bound is not None and not is_sampled(context[0], bound))
                 or self.closed
             ):
                 return False
             # Own spans (evaluation spans are children of the invocation) never count as a shed agent trace.
-            if self.shedder.active and not is_own_traffic(span) and self.shedder.shed(context.trace_id):
+            if self.shedder.active and not is_own_traffic(span) and self.shedder.shed(context[0]):
                 return False
             ends = self.ends
             if len(ends) >= self._max_pending:
@@ -250,13 +257,29 @@ class SpanIntake:
             ends.append(span)
             if len(ends) >= self._wake_threshold or (
                 not self.polling
-                and ((is_local_root(span) and not is_own_traffic(span)) or context.trace_id in self.waiting)
+                # a local root (no parent, or a remote one: ``is_local_root``) of the agent's, or a span of a trace
+                # whose root waits for it
+                and (
+                    (
+                        ((parent := span._parent if fields else span.parent) is None or parent[2])
+                        and not is_own_traffic(span)
+                    )
+                    or context[0] in self.waiting
+                )
             ):
                 self.wake.set()
         except Exception:  # the agent's thread: log (deduplicated), never raise
             logger.exception("EvaluationSpanProcessor.on_end failed")
             return False
         return True
+
+    def _reads_fields(self, span: ReadableSpan) -> bool:
+        """Whether ``span``'s class is read through its fields (:func:`~otel_eval.traces.readable.reads_fields`);
+        remembered for the next span (the agent's spans are of one class)."""
+        if reads_fields(type(span)):
+            self._fields_class = type(span)
+            return True
+        return False
 
     def queue_batch(self, starts: list[tuple[Span, bool]], ends: list[ReadableSpan]) -> None:
         """Queues a batch that another process's intake let in (the evaluation process's: the agent's process ran
@@ -320,12 +343,12 @@ class WakeSchedule:
         intake = self._intake
         wake = intake.wake
         if time.monotonic() < self._poll_until:
-            woken = wake.wait(self._poll)
-        else:
-            intake.polling = False  # then a look at the queue: an end queued before this line is seen there
-            woken = not intake.ends and wake.wait(self._tick)
-        wake.clear()
-        return woken
+            return wake.wait(self._poll)  # consumed, if one came
+        intake.polling = False  # then a look at the queue: an end queued before this line is seen there
+        if intake.ends:
+            wake.clear()  # the ends are taken now: a wake-up for them would only make one more look
+            return False
+        return wake.wait(self._tick)
 
     def busy(self) -> None:
         """Spans came: poll for the next :data:`POLL_WINDOW_SECONDS`."""

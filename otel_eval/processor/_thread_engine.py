@@ -253,14 +253,18 @@ class InThreadEngine:
             woken = schedule.wait()
             if woken:
                 self._wakeups += 1
-            with self._flush_lock:
-                waiters, self._flush_waiters = self._flush_waiters, []
+            waiters: list[threading.Event] = []
+            if self._flush_waiters:  # read without the lock: one appended meanwhile also wakes the thread
+                with self._flush_lock:
+                    waiters, self._flush_waiters = self._flush_waiters, []
             stopping = self._shutdown
             now = time.monotonic()
             # Starts alone do not make a step: they only matter to the ends that follow them (taken in the same
             # step), so a poll that lands mid-invocation leaves them queued; the period takes them at the latest.
+            # The period's step is for what is held (idle traces, waiting roots, held roots): when nothing is held
+            # or queued, it would do nothing, so an agent that pauses between invocations pays no step per period.
             if not (woken or waiters or stopping or intake.ends or records or self._rejected) and (
-                now < due and not intake.shedder.active
+                (now < due or (not intake.starts and self._assembler.holds_nothing)) and not intake.shedder.active
             ):
                 continue  # a poll that found no end: the step (~75k instructions of bookkeeping) waits for its period
             due = now + self._tick

@@ -153,3 +153,26 @@ def test_the_open_span_bookkeeping_is_bounded() -> None:
     assert open_spans.ended(1, 13, now=0.0) is None  # never tracked
     open_spans.forget_idle(now=10.0, idle_seconds=5.0)
     assert open_spans.tracked_traces == 0  # spans that never end do not hold memory past the idle timeout
+
+
+def test_the_periodic_step_runs_only_while_something_is_held(
+    provider: TracerProvider, exporter: InMemoryInvocationExporter
+) -> None:
+    processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=3600.0))
+    assembler = processor._engine._assembler
+    TravelAgent(provider).run(SCENARIOS[0])
+    assert wait_until(lambda: len(exporter.get_finished_requests()) == 1)
+    assert assembler.holds_nothing
+    sweep = assembler._next_sweep  # moved on by every step (at most every 0.1 s)
+    time.sleep(0.5)  # two periods (0.2 s) with nothing queued or held: no step
+    assert assembler._next_sweep == sweep
+
+    _root, tool = _invocation_with_background_tool(provider)
+    assert wait_until(lambda: processor.stats()["waiting_roots"] == 1)
+    assert not assembler.holds_nothing  # a root waits for its open child: the period's step runs (its expiry)
+    sweep = assembler._next_sweep
+    assert wait_until(lambda: assembler._next_sweep != sweep)
+    tool.end()
+    assert wait_until(lambda: len(exporter.get_finished_requests()) == 2)
+    assert assembler.holds_nothing
+    processor.shutdown()

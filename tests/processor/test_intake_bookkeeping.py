@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
@@ -125,3 +125,84 @@ def test_the_byte_limit_counts_only_what_stays_buffered_after_a_step() -> None:
     assert (rejection.trace_id, rejection.reason, rejection.spans) == (0x1234, "max_buffer_bytes", 2)  # both spans
     assert (buffers.open_traces, buffers.total_spans, buffers.total_bytes) == (0, 0, 0)
     assert buffers.add(spans[2], 0x1234, 0.0) == "max_buffer_bytes"
+
+
+class _Ended(SpanProcessor):
+    def __init__(self, ended: list[ReadableSpan]) -> None:
+        self.ended = ended
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.ended.append(span)
+
+
+class _PropertySpan(ReadableSpan):
+    """A ``ReadableSpan`` class that overrides a property: read through its properties, as any other class."""
+
+    @property
+    def context(self) -> SpanContext | None:
+        return super().context
+
+
+def _as_property_span(span: ReadableSpan) -> _PropertySpan:
+    return _PropertySpan(
+        name=span.name,
+        context=span.context,
+        parent=span.parent,
+        resource=span.resource,
+        attributes=span.attributes,
+        events=span.events,
+        links=span.links,
+        kind=span.kind,
+        status=span.status,
+        start_time=span.start_time,
+        end_time=span.end_time,
+        instrumentation_scope=span.instrumentation_scope,
+    )
+
+
+def test_on_end_reads_an_sdk_span_through_its_fields_as_through_its_properties() -> None:
+    from opentelemetry.sdk.trace.sampling import Decision, StaticSampler
+
+    from otel_eval import semconv
+    from otel_eval.processor._intake import SpanIntake
+    from otel_eval.processor._selection import Sampling
+    from otel_eval.traces.readable import reads_fields
+
+    exporter, provider = _spans()
+    for scenario in SCENARIOS:
+        TravelAgent(provider).run(scenario)
+    TravelAgent(provider, scope=semconv.INSTRUMENTATION_SCOPE).run(SCENARIOS[0])  # own traffic: roots never wake
+    remote = SpanContext(0x1234, 0x5678, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    with provider.get_tracer("t").start_as_current_span(
+        "remote child", trace.set_span_in_context(NonRecordingSpan(remote))
+    ):
+        pass
+    ended: list[ReadableSpan] = []
+    record_only = TracerProvider(sampler=StaticSampler(Decision.RECORD_ONLY))  # recorded, not sampled: never queued
+    record_only.add_span_processor(_Ended(ended))
+    with record_only.get_tracer("t").start_as_current_span("unsampled"):
+        pass
+    spans = [*exporter.get_finished_spans(), *ended]
+    assert not spans[-1].context.trace_flags.sampled
+    waiting = {spans[1].context.trace_id}  # a trace whose root waits: any of its spans wakes the thread
+
+    def intake() -> SpanIntake:
+        made = SpanIntake(max_pending=100, sampling=Sampling(None, None), wake_batch=1000)
+        made.waiting = waiting
+        return made
+
+    by_fields, by_properties = intake(), intake()
+    outcomes = []
+    for span in spans:
+        copy = _as_property_span(span)
+        assert reads_fields(type(span)) and not reads_fields(type(copy))
+        queued = (by_fields._queue(span), by_properties._queue(copy))
+        woken = (by_fields.wake.wait(0), by_properties.wake.wait(0))
+        assert queued[0] == queued[1] and woken[0] == woken[1], span.name
+        outcomes.append((queued[0], woken[0]))
+    assert list(by_fields.ends) == spans[:-1] and len(by_properties.ends) == len(spans) - 1
+    assert (False, False) in outcomes and (True, True) in outcomes and (True, False) in outcomes
+    assert (
+        sum(woken for _, woken in outcomes)
+        == len(SCENARIOS) + 1 + len([s for s in spans if s.context.trace_id in waiting]) - 1
+    )
