@@ -52,11 +52,17 @@ _DEFAULT_CONVENTIONS = tuple(conventions())
 
 def group_by_trace(spans: Iterable[Span]) -> dict[str, list[Span]]:
     """Spans grouped by trace id, each group sorted by start time (ties: end time, then span id)."""
+    traces = _grouped(spans)
+    for trace_spans in traces.values():
+        trace_spans.sort(key=_TIME_ORDER)
+    return traces
+
+
+def _grouped(spans: Iterable[Span]) -> dict[str, list[Span]]:
+    """Spans grouped by trace id, in the order given."""
     traces: dict[str, list[Span]] = defaultdict(list)
     for span in spans:
         traces[span.trace_id].append(span)
-    for trace_spans in traces.values():
-        trace_spans.sort(key=_TIME_ORDER)
     return dict(traces)
 
 
@@ -89,7 +95,9 @@ def rebuild_traces(spans: Iterable[Span], *, reads: Reads = Reads.ALL) -> list[T
     """Invocations of every trace in ``spans``, traces in start-time order, with (at least) the parts ``reads`` asks
     for; otel-eval's own spans and their descendants are left out (:func:`without_evaluator_spans`), and a trace of
     nothing else is no trace."""
-    groups = (without_evaluator_spans(trace_spans) for trace_spans in group_by_trace(spans).values())
+    # Not sorted here: each convention reads a trace through its SpanTree, which puts the spans in order (detection
+    # asks whether some span shows a sign, in any order).
+    groups = (without_evaluator_spans(trace_spans) for trace_spans in _grouped(spans).values())
     results = [rebuild_trace(trace_spans, reads=reads) for trace_spans in groups if trace_spans]
     if len(results) > 1:
         results.sort(key=lambda t: (t.start_time_ns, t.trace_id))

@@ -46,54 +46,76 @@ class SpanTree:
     """The spans of one trace as a forest (see the module docstring for how broken links are repaired).
 
     Children are kept in start-time order. ``spans`` holds every kept span in start-time order, ``order`` the same
-    spans with every parent before its children, ``roots`` the spans without a parent in the tree.
+    spans with every parent before its children, ``roots`` the spans without a parent in the tree. The links are
+    made in one pass over the spans in rank order (:func:`_ranked`).
     """
 
     def __init__(self, spans: Sequence[Span]) -> None:
         self.problems: list[str] = []
         self._counts: dict[str, int] = {}
         ranked = _ranked(spans)
-        self.by_id: dict[str, Span] = {span.span_id: span for span in reversed(ranked)}  # the first of an id kept
-        by_id = self.by_id
-        if len(by_id) == len(ranked):
-            self.spans: list[Span] = ranked
-        else:
-            self.spans = []
-            for span in ranked:
-                if by_id[span.span_id] is span:
-                    self.spans.append(span)
-                else:
-                    kept = by_id[span.span_id]
-                    self._report("duplicate", f"span {span.span_id}: span id used more than once; kept {kept.name!r}")
-        kept_spans = self.spans
+        # One pass in rank order: the first span of an id is kept, and a parent seen before its child is linked at
+        # once; a child seen before its parent (or whose parent is missing) is a root until the pass ends.
+        self.by_id: dict[str, Span] = {}
         self._parent: dict[str, str] = {}
-        parents = self._parent
-        rank = {span.span_id: index for index, span in enumerate(kept_spans)}
-        backward = False  # a parent ranked after its child: only then can the links close a cycle
-        for index, span in enumerate(kept_spans):
-            parent = span.parent_span_id
-            if parent == span.span_id:
-                self._report("self", f"span {span.span_id}: is its own parent; treated as a root")
-            elif parent and parent in by_id:
-                parents[span.span_id] = parent
-                backward = backward or rank[parent] > index
-        if backward:  # else every parent chain goes down the ranks, and ends
-            self._cut_cycles()
         self._children: dict[str, list[Span]] = {}
         self.roots: list[Span] = []
-        children = self._children
-        for span in kept_spans:
-            parent_id = parents.get(span.span_id)
-            if parent_id is None:
-                self.roots.append(span)
+        by_id, parents, children, roots = self.by_id, self._parent, self._children, self.roots
+        duplicates: list[Span] = []
+        own_parents: list[Span] = []
+        early: list[Span] = []  # spans ranked before their parent, or whose parent is missing
+        for span in ranked:
+            span_id = span.span_id
+            if span_id in by_id:
+                duplicates.append(span)
+                continue
+            parent = span.parent_span_id
+            if not parent:
+                roots.append(span)
+            elif parent in by_id:  # ranked before this span (it is not this span: that one is not in by_id yet)
+                parents[span_id] = parent
+                kids = children.get(parent)
+                if kids is None:
+                    children[parent] = [span]
+                else:
+                    kids.append(span)
             else:
-                children.setdefault(parent_id, []).append(span)
+                (own_parents if parent == span_id else early).append(span)
+                roots.append(span)
+            by_id[span_id] = span
+        self.spans: list[Span] = [s for s in ranked if by_id[s.span_id] is s] if duplicates else ranked
+        for span in duplicates:
+            self._report(
+                "duplicate", f"span {span.span_id}: span id used more than once; kept {by_id[span.span_id].name!r}"
+            )
+        for span in own_parents:
+            self._report("self", f"span {span.span_id}: is its own parent; treated as a root")
+        backward = [span for span in early if span.parent_span_id in by_id]
+        if backward:  # a parent ranked after its child: only then can the links close a cycle
+            self._link_backward(backward)
         self._order: list[Span] | None = None
         self._end: dict[str, int] = {}
         self._position: dict[str, int] = {}
         self._nearest: dict[Callable[[Span], bool], dict[str, Span]] = {}
         if self._counts:
             self._summarise_problems()
+
+    def _link_backward(self, backward: list[Span]) -> None:
+        """Links the spans whose parent is ranked after them, cuts the cycles that can close, and places every kept
+        span under its parent (or among the roots) again, in rank order."""
+        parents = self._parent
+        for span in backward:
+            parents[span.span_id] = span.parent_span_id  # type: ignore[assignment]  # in by_id: not None
+        self._cut_cycles()
+        self._children = {}
+        self.roots = []
+        children = self._children
+        for span in self.spans:
+            parent_id = parents.get(span.span_id)
+            if parent_id is None:
+                self.roots.append(span)
+            else:
+                children.setdefault(parent_id, []).append(span)
 
     @property
     def order(self) -> list[Span]:
