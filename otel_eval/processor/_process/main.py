@@ -96,7 +96,8 @@ class _Evaluation:
         if shed:
             processor.reject_traces(shed, semconv.DROP_TRANSPORT_QUEUE_FULL)
         try:
-            processor.queue_batch(list(map(decoder.start, starts)), list(map(decoder.span, ends)))
+            ended = list(map(decoder.span, ends))
+            processor.queue_batch(decoder.starts(starts, ended), ended)
             for record in logs:
                 processor.log_record_processor.on_emit(decode_log_record(record))
         except Exception:  # a span the engine cannot take: the rest of the batch is lost, the process goes on

@@ -18,6 +18,7 @@ import pickle
 import socket
 from collections.abc import Mapping
 from functools import partial
+from operator import attrgetter
 from typing import Any, NamedTuple, cast
 
 from opentelemetry._logs import LogRecord
@@ -125,6 +126,27 @@ def encode_start(span: Span, suppressed: bool, origins: Origins) -> Start:
         origins.scope(scope),
         suppressed,
     )
+
+
+def encode_starts(starts: list[tuple[Span, bool]], ends: list[ReadableSpan], origins: Origins) -> list[Start | int]:
+    """Span starts (each with whether it began under suppressed instrumentation), in order: a start whose span is
+    among ``ends`` (it ended before this batch was taken: most spans) is its position there, since the ended span
+    carries every field of its start (the evaluation process reads them from it, :meth:`SpanDecoder.starts`); any
+    other start is encoded (:func:`encode_start`), a suppressed one always. A start is told from its end by their
+    shared ``SpanContext`` (the SDK ends a span with a ``ReadableSpan`` of its own context object): another span
+    class that makes a new context on each read has its starts encoded."""
+    if not ends:
+        return [encode_start(span, suppressed, origins) for span, suppressed in starts]
+    ended_at = {id(context): position for position, context in enumerate(map(_CONTEXT_OF, ends))}
+    encoded: list[Start | int] = []
+    append = encoded.append
+    for span, suppressed in starts:
+        position = None if suppressed else ended_at.get(id(span.get_span_context()))
+        append(encode_start(span, suppressed, origins) if position is None else position)
+    return encoded
+
+
+_CONTEXT_OF = attrgetter("context")
 
 
 def encode_span(span: ReadableSpan, origins: Origins) -> Ended:
@@ -260,6 +282,14 @@ class SpanDecoder:
             self._scopes.get(scope, self._no_scope)[0],
         )
         return span, suppressed  # type: ignore[return-value]  # on_start reads only what a StartedSpan has
+
+    def starts(self, starts: list[Start | int], ended: list[ReadableSpan]) -> list[tuple[Span, bool]]:
+        """The starts of a batch (:func:`encode_starts`), each with whether it began under suppressed instrumentation:
+        a start given by its span's position among the batch's ``ended`` spans (decoded by :meth:`span`) is that
+        ended span, which has every field a :class:`StartedSpan` has, with the same values."""
+        # An EndedSpan stands for the start: the processor's start bookkeeping reads only what a StartedSpan has.
+        stand_ins = cast("list[Span]", ended)
+        return [(stand_ins[start], False) if isinstance(start, int) else self.start(start) for start in starts]
 
     def span(self, ended: Ended) -> ReadableSpan:
         """The ended span: an :class:`EndedSpan` (the fields of a ``ReadableSpan`` the processor reads), holding its
