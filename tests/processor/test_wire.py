@@ -23,7 +23,8 @@ from opentelemetry.trace import (
     set_span_in_context,
 )
 
-from otel_eval.processor._process.wire import Origins, SpanDecoder, encode_span, encode_start, receive_frame, send_frame
+from otel_eval.processor._process.framing import receive_frame, send_frame
+from otel_eval.processor._process.wire import Origins, SpanDecoder, encode_span, encode_start
 from otel_eval.traces import spans_from_readable
 
 _TEXT = st.text(max_size=40)

@@ -44,6 +44,7 @@ from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.processor._intake import MAX_SHED_TRACES, SpanIntake, WakeSchedule, drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
+from otel_eval.processor._process.framing import WireError, send_message
 from otel_eval.processor._process.lifecycle import Child, Restarts
 from otel_eval.processor._process.messages import (
     Batch,
@@ -57,14 +58,7 @@ from otel_eval.processor._process.messages import (
     Start,
     ToChild,
 )
-from otel_eval.processor._process.wire import (
-    Origins,
-    WireError,
-    encode_log_record,
-    encode_span,
-    encode_starts,
-    send_message,
-)
+from otel_eval.processor._process.wire import Origins, encode_log_record, encode_span, encode_starts
 from otel_eval.processor._selection import Sampling
 
 logger = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
 """The messages between the processor and its evaluation process (``isolation="process"``), each a ``NamedTuple``
-of plain values (:mod:`otel_eval.processor._process.wire` frames and pickles them), and the tuples that carry span
+of plain values (:mod:`otel_eval.processor._process.framing` frames them), and the tuples that carry span
 starts, ended spans and log records in a :class:`Batch`."""
 
 from __future__ import annotations

@@ -1,21 +1,20 @@
 """What the processor ships to its evaluation process (``isolation="process"``): span starts, ended spans and GenAI
-content log records as plain tuples in typed messages (:class:`Batch`, :class:`Flush`, ... , each a
-``NamedTuple``), framed pickles over a socket, and back into span objects on the other side.
+content log records as plain tuples in a :class:`~otel_eval.processor._process.messages.Batch`
+(:mod:`~otel_eval.processor._process.framing` frames it), and back into span objects on the other side.
 
 The agent's process pays only for reading each span's fields into a tuple (the ``BatchSpanProcessor``'s exporters
 do as much; a span of the SDK's own classes is read through the fields behind its properties, as
-:func:`~otel_eval.traces.spans_from_readable` reads it) and one pickle per batch; the evaluation process makes
-:class:`EndedSpan` objects (the fields of a ``ReadableSpan`` the processor reads, in slots, their contexts plain
-:class:`SpanIds` tuples) and queues each batch whole into an ordinary in-thread engine, whose conversion
-(:func:`~otel_eval.traces.spans_from_readable`) is the one the in-thread isolation runs, so both sides score a trace
-with the same code. Pickle is safe
-here because both ends are this package: the socket is a private ``socketpair`` between a process and its child.
+:func:`~otel_eval.traces.spans_from_readable` reads it); a span that started and ended within a batch crosses once,
+its start given as its position among the ends (:func:`encode_starts`). The evaluation process decodes each ended
+span straight into the internal :class:`~otel_eval.traces.Span` the rebuild reads
+(:func:`~otel_eval.traces.readable.span_from_fields`, the rule by which the in-thread isolation converts SDK spans, so
+both sides score a trace from equal spans), held by an :class:`EndedSpan` (the fields of a ``ReadableSpan`` the
+processor reads: its contexts plain :class:`SpanIds` tuples), and queues each batch whole into an ordinary in-thread
+engine, whose conversion takes that form as it is.
 """
 
 from __future__ import annotations
 
-import pickle
-import socket
 from collections.abc import Mapping
 from functools import partial
 from operator import attrgetter
@@ -38,15 +37,11 @@ from opentelemetry.trace import (
     set_span_in_context,
 )
 
-from otel_eval.errors import OtelEvalError
 from otel_eval.processor._process.messages import (
-    MESSAGES,
     Ended,
-    FromChild,
     LogTuple,
     NewOrigins,
     Start,
-    ToChild,
 )
 from otel_eval.traces import Span as TraceSpan
 from otel_eval.traces import SpanEvent
@@ -63,12 +58,6 @@ _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 _DEFAULT_FLAGS = TraceFlags(TraceFlags.DEFAULT)
 _KIND_NAMES = {kind.value: kind.name for kind in SpanKind}
 _STATUS_NAMES = {code.value: code.name for code in StatusCode}
-_HEADER_BYTES = 4
-MAX_FRAME_BYTES = (1 << 31) - 1
-
-
-class WireError(OtelEvalError):
-    """The other end closed the socket, or sent a frame this side cannot read."""
 
 
 # --- the agent's side ------------------------------------------------------------------------------------------------
@@ -415,59 +404,3 @@ def decode_log_record(encoded: LogTuple) -> ReadWriteLogRecord:
         event_name=event_name,
     )
     return ReadWriteLogRecord(record)
-
-
-def send_message(sock: socket.socket, message: ToChild | FromChild) -> int:
-    """Sends one message (:func:`send_frame`). Returns the bytes sent."""
-    return send_frame(sock, message)
-
-
-def receive_message(sock: socket.socket) -> ToChild | FromChild:
-    """The next message.
-
-    Raises:
-        WireError: the other end closed the socket, or sent something that is not a message.
-        OSError: the socket failed or timed out.
-    """
-    message = receive_frame(sock)
-    if not isinstance(message, MESSAGES):
-        raise WireError(f"expected a message, got {type(message).__name__}")
-    return message
-
-
-# --- framing ---------------------------------------------------------------------------------------------------------
-
-
-def send_frame(sock: socket.socket, message: object) -> int:
-    """Pickles ``message`` and sends it with a 4-byte length. Returns the bytes sent.
-
-    Raises:
-        OSError: the socket failed or timed out (the stream is then unusable: close it).
-    """
-    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    if len(payload) > MAX_FRAME_BYTES:
-        raise ValueError(f"a frame of {len(payload)} bytes is over {MAX_FRAME_BYTES}")
-    sock.sendall(len(payload).to_bytes(_HEADER_BYTES, "big") + payload)
-    return len(payload)
-
-
-def receive_frame(sock: socket.socket) -> Any:
-    """The next message.
-
-    Raises:
-        WireError: the other end closed the socket (cleanly or mid-frame).
-        OSError: the socket failed or timed out.
-    """
-    size = int.from_bytes(_receive_exactly(sock, _HEADER_BYTES), "big")
-    return pickle.loads(_receive_exactly(sock, size))
-
-
-def _receive_exactly(sock: socket.socket, size: int) -> bytes:
-    view = memoryview(bytearray(size))
-    received = 0
-    while received < size:
-        count = sock.recv_into(view[received:], size - received)
-        if not count:
-            raise WireError("the other end closed the connection")
-        received += count
-    return view.tobytes()
