@@ -305,10 +305,16 @@ def _attributes(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
     # A dict (the SDK's BoundedAttributes' own) is copied in C; the BoundedAttributes (behind a MappingProxyType or
     # not) copy their inner dict in C too; iterating the Mapping ABC item by item is several times slower.
     if type(attributes) is dict:
-        return owned_attributes(attributes.copy())
-    copy = getattr(attributes, "copy", None)
-    result = copy() if copy is not None else dict(attributes)
-    return owned_attributes(result if type(result) is dict else dict(result))
+        result = attributes.copy()
+    else:
+        copy = getattr(attributes, "copy", None)
+        result = copy() if copy is not None else dict(attributes)
+        if type(result) is not dict:
+            result = dict(result)
+    for value in result.values():  # most spans hold no sequence: looked for first, without a call
+        if type(value) is tuple:
+            return owned_attributes(result)
+    return result
 
 
 def owned_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
