@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Iterable, Mapping
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from otel_eval._runtime.identity_cache import IdentityCache
@@ -69,7 +70,7 @@ def spans_from_readable(spans: Iterable[ReadableSpan]) -> list[Span]:
     """Converts finished SDK spans; a span without a valid context is skipped (and logged), never raised on.
 
     Sequence attribute values (tuples in the SDK) become lists, as from the file readers. A span that has not
-    ended is taken to end when it starts.
+    ended is taken to end when it starts. A :class:`ConvertedSpan` gives the form it holds.
     """
     result: list[Span] = []
     last_class: type | None = None
@@ -77,8 +78,14 @@ def spans_from_readable(spans: Iterable[ReadableSpan]) -> list[Span]:
     for span in spans:
         try:
             if type(span) is not last_class:  # a batch is mostly of one class: looked up when it changes
-                convert = _convert_fields if reads_fields(type(span)) else _convert
                 last_class = type(span)
+                convert = (
+                    _CARRIED
+                    if issubclass(last_class, ConvertedSpan)
+                    else _convert_fields
+                    if reads_fields(last_class)
+                    else _convert
+                )
             converted = convert(span)
         except Exception:  # runs inside the agent's process: log and skip, never raise
             logger.warning("skipped a span that could not be converted: %r", getattr(span, "name", span), exc_info=True)
@@ -88,6 +95,8 @@ def spans_from_readable(spans: Iterable[ReadableSpan]) -> list[Span]:
     return result
 
 
+_CARRIED = attrgetter("span")
+"""A :class:`ConvertedSpan`'s form (read in C)."""
 _RESOURCES: IdentityCache[Mapping[str, Any]] = IdentityCache(64)
 _SCOPES: IdentityCache[_Scope] = IdentityCache(64)
 """Resources and scopes converted, kept between calls: a process has a few, its providers', and every batch of spans
@@ -147,12 +156,6 @@ def _convert_fields(span: Any) -> Span | None:
     ):
         return _convert(span)
     trace_id, span_id = context[0], context[1]  # SpanContext's trace_id, span_id, is_remote are its first items
-    if not trace_id or not span_id:
-        logger.warning("skipped span %r: it has no valid span context", span._name)
-        return None
-    parent_id = parent[1] if parent is not None else 0
-    start = span._start_time or 0
-    end = span._end_time or start
     # The spans of a batch name the same resource and scope: most find theirs as the caches' last entry, uncalled.
     last_resource, last_scope = _RESOURCES.last, _SCOPES.last
     resource = (
@@ -171,60 +174,122 @@ def _convert_fields(span: Any) -> Span | None:
     events = span._events
     if type(events) is types["events"]:
         events = events._dq
-    # ``int.to_bytes(...).hex()`` and the members' ``_name_``: several times faster than ``format`` and ``.name``.
-    # Positional: a keyword call of the 15 fields costs twice as much (the order is checked at import: _SPAN_FIELDS).
-    return Span(
-        trace_id.to_bytes(16, "big").hex(),
-        span_id.to_bytes(8, "big").hex(),
-        parent_id.to_bytes(8, "big").hex() if parent_id else None,
+    return span_from_fields(
+        trace_id,
+        span_id,
+        parent[1] if parent is not None else 0,
+        bool(parent is not None and parent[2]),
         span._name,
-        start,
-        end,
+        span._start_time,
+        span._end_time,
         _attributes(attributes),
         _events(events) if events else (),
-        scope[0],
-        scope[1],
+        scope,
         resource,
         span._kind._name_,
         status._status_code._name_,
-        status._description or None,
-        bool(parent is not None and parent[2]),
+        status._description,
     )
 
 
 def _convert(span: ReadableSpan) -> Span | None:
     context = span.context
-    if context is None or not context.trace_id or not context.span_id:
+    if context is None:
         logger.warning("skipped span %r: it has no valid span context", span.name)
         return None
     parent = span.parent
-    start = span.start_time or 0
-    end = span.end_time or start
-    resource = _resource_of(span.resource)
-    scope = _scope_of(span.instrumentation_scope)
     status = span.status
     events = span.events
+    return span_from_fields(
+        context.trace_id,
+        context.span_id,
+        parent.span_id if parent is not None else 0,
+        bool(parent is not None and parent.is_remote),
+        span.name,
+        span.start_time,
+        span.end_time,
+        _attributes(span.attributes),
+        _events(events) if events else (),
+        _scope_of(span.instrumentation_scope),
+        _resource_of(span.resource),
+        span.kind._name_,
+        status.status_code._name_,
+        status.description,
+    )
+
+
+def span_from_fields(
+    trace_id: int,
+    span_id: int,
+    parent_id: int,
+    parent_is_remote: bool,
+    name: str,
+    start_time: int | None,
+    end_time: int | None,
+    attributes: dict[str, Any],
+    events: tuple[SpanEvent, ...],
+    scope: tuple[str | None, str | None],
+    resource: Mapping[str, Any],
+    kind: str,
+    status_code: str,
+    status_message: str | None,
+) -> Span | None:
+    """The internal :class:`Span` of a finished span's fields as a ``ReadableSpan`` holds them (ids as integers, 0:
+    none; a kind and a status code by their members' names), already in this module's forms: ``attributes`` from
+    :func:`owned_attributes`, ``events`` from :func:`span_events`, ``scope`` from
+    :func:`converted_scope`. The one rule for every ``ReadableSpan`` read here, and for a span another process read and
+    shipped (:class:`ConvertedSpan`). None, logged, for a span without a valid context (a zero id)."""
+    if not trace_id or not span_id:
+        logger.warning("skipped span %r: it has no valid span context", name)
+        return None
+    start = start_time or 0
+    # ``int.to_bytes(...).hex()``: several times faster than ``format``. Positional: a keyword call of the 15 fields
+    # costs twice as much (the order is checked at import: _SPAN_FIELDS).
     return Span(
-        trace_id=context.trace_id.to_bytes(16, "big").hex(),
-        span_id=context.span_id.to_bytes(8, "big").hex(),
-        parent_span_id=parent.span_id.to_bytes(8, "big").hex() if parent is not None and parent.span_id else None,
-        name=span.name,
-        start_time_ns=start,
-        end_time_ns=end,
-        attributes=_attributes(span.attributes),
-        events=_events(events) if events else (),
-        scope_name=scope[0],
-        scope_version=scope[1],
-        resource=resource,
-        kind=span.kind._name_,
-        status_code=status.status_code._name_,
-        status_message=status.description or None,
-        parent_is_remote=bool(parent is not None and parent.is_remote),
+        trace_id.to_bytes(16, "big").hex(),
+        span_id.to_bytes(8, "big").hex(),
+        parent_id.to_bytes(8, "big").hex() if parent_id else None,
+        name,
+        start,
+        end_time or start,
+        attributes,
+        events,
+        scope[0],
+        scope[1],
+        resource,
+        kind,
+        status_code,
+        status_message or None,
+        parent_is_remote,
+    )
+
+
+class ConvertedSpan:
+    """A stand-in for a ``ReadableSpan`` that holds its internal form already (``span``; None: it has no valid
+    context): a span another process read and shipped, made straight into that form where it is decoded
+    (:func:`span_from_fields`). :func:`spans_from_readable` takes ``span`` as it is, without a second conversion."""
+
+    __slots__ = ("span",)
+
+    def __init__(self, span: Span | None) -> None:
+        self.span = span
+
+
+def converted_scope(name: str | None, version: str | None) -> tuple[str | None, str | None]:
+    """An instrumentation scope's name and version as :class:`Span` holds them."""
+    return name or None, version or None
+
+
+def span_events(events: Iterable[tuple[str, int, Mapping[str, Any] | None]]) -> tuple[SpanEvent, ...]:
+    """Events from (name, timestamp, attributes) tuples (the attributes copied)."""
+    return tuple(
+        SpanEvent(name=name, timestamp_ns=timestamp, attributes=_attributes(attributes))
+        for name, timestamp, attributes in events
     )
 
 
 def _scope(scope: Any) -> _Scope:
-    return (scope.name or None, scope.version or None) if scope is not None else (None, None)
+    return converted_scope(scope.name, scope.version) if scope is not None else (None, None)
 
 
 def _events(events: Iterable[Any]) -> tuple[SpanEvent, ...]:
@@ -246,12 +311,21 @@ def _attributes(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
         result = copy() if copy is not None else dict(attributes)
         if type(result) is not dict:
             result = dict(result)
-    for value in result.values():  # most spans hold no sequence: looked for first, without writing
+    for value in result.values():  # most spans hold no sequence: looked for first, without a call
+        if type(value) is tuple:
+            return owned_attributes(result)
+    return result
+
+
+def owned_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
+    """``attributes`` (a dict nothing else holds: a copy, or one decoded from another process) as :class:`Span` holds
+    them, changed in place: sequences as lists (tuples in the SDK), as from the file readers."""
+    for value in attributes.values():  # most spans hold no sequence: looked for first, without writing
         if type(value) is tuple:
             break
     else:
-        return result
-    for key, value in result.items():
+        return attributes
+    for key, value in attributes.items():
         if type(value) is tuple:
-            result[key] = list(value)
-    return result
+            attributes[key] = list(value)
+    return attributes

@@ -35,7 +35,7 @@ from tests.processor.telemetry import evaluation_process_pid, is_running
 from tests.reconstruct.adk_agents import SCENARIOS as ADK_SCENARIOS
 from tests.reconstruct.adk_agents import adk_telemetry, global_logger_provider, run_turns, span_exporter
 from tests.waiting import wait_until
-from tests.worker._harness import OtlpSink, child_otlp_sink
+from tests.worker._harness import MemoryTelemetry, OtlpSink, child_otlp_sink
 
 pytestmark = pytest.mark.integration
 
@@ -116,6 +116,30 @@ def test_the_same_spans_score_the_same_in_a_child_process_as_on_threads(sink: Ot
     assert {trace_id for trace_id, *_ in from_child} == trace_ids
     assert from_child == _scores(sink)
     assert sink.evaluation_span_count() > 0  # the child's evaluation spans went out through its trace exporter
+
+
+def test_a_live_agent_scores_the_same_records_in_a_child_process_as_on_threads(sink: OtlpSink) -> None:
+    # Both processors on one provider see every start and end of the same spans: the child's records (from its
+    # exporters) equal the in-thread isolation's, result ids included.
+    telemetry = MemoryTelemetry()
+    providers = telemetry.providers
+    threaded = EvaluationSpanProcessor(
+        tracer_provider=providers.tracer_provider,
+        logger_provider=providers.logger_provider,
+        meter_provider=providers.meter_provider,
+    )
+    _, isolated, agent = _isolated_agent(threaded)
+    for index in range(3 * len(SCENARIOS)):
+        agent.run(SCENARIOS[index % len(SCENARIOS)])
+    assert isolated.force_flush(60_000) and threaded.force_flush(60_000)
+    child_stats = isolated.stats()
+    isolated.shutdown(30_000)
+    threaded.shutdown()
+    evaluated = 3 * len(SCENARIOS) + 1  # and the first, which started the child
+    assert child_stats["evaluation_process.invocations.sampled"] == evaluated
+    from_child, on_threads = set(sink.events()), set(telemetry.events())
+    assert len({event.trace_id for event in on_threads}) == evaluated
+    assert from_child == on_threads
 
 
 def test_a_killed_evaluation_process_is_replaced_and_the_agent_never_sees_it(sink: OtlpSink) -> None:

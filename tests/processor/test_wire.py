@@ -4,14 +4,16 @@ the same internal span on both sides of the socket, and a frame survives the rea
 
 from __future__ import annotations
 
+import enum
 import socket
 from datetime import timedelta
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, get_current
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import Event, ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import (
     NonRecordingSpan,
@@ -23,8 +25,14 @@ from opentelemetry.trace import (
     set_span_in_context,
 )
 
-from otel_eval.processor._process.wire import Origins, SpanDecoder, encode_span, encode_start, receive_frame, send_frame
+from otel_eval.demo import SCENARIOS, TravelAgent
+from otel_eval.processor._process.framing import receive_frame, send_frame
+from otel_eval.processor._process.messages import Batch, Flush
+from otel_eval.processor._process.wire import Origins, SpanDecoder, encode_span, encode_start, encode_starts
+from otel_eval.traces import Span as TraceSpan
 from otel_eval.traces import spans_from_readable
+from tests.reconstruct.recorded import file_spans
+from tests.reconstruct.test_rebuild_on_demand import TRACE_FILES
 
 _TEXT = st.text(max_size=40)
 _SCALARS = st.one_of(
@@ -95,9 +103,11 @@ def _through_the_socket(message: Any) -> Any:
 def test_any_recorded_span_converts_the_same_after_the_wire(spans: list[ReadableSpan]) -> None:
     origins = Origins()
     encoded = [encode_span(span, origins) for span in spans]
-    _, received, new = _through_the_socket(("batch", encoded, origins.take_new()))
+    batch = _through_the_socket(Batch([], encoded, [], origins.take_new(), []))  # marshalled: every value a core type
+    assert type(batch) is Batch
+    received = batch.ends
     decoder = SpanDecoder()
-    decoder.add_origins(new)
+    decoder.add_origins(batch.origins)
     assert spans_from_readable([decoder.span(e) for e in received]) == spans_from_readable(spans)
     # The SDK's own classes are read through their fields: the same tuples as through the properties.
     by_properties = Origins()
@@ -144,3 +154,105 @@ def test_a_span_start_keeps_its_ids_parent_scope_and_suppression() -> None:
     assert root_start.parent is None
     assert child_start.instrumentation_scope == InstrumentationScope("tests.wire", "2.0")
     assert (suppressed, root_suppressed) == (True, False)
+
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
+def test_a_batch_of_other_values_is_pickled_and_crosses_unchanged() -> None:
+    # An IntEnum is an int to the SDK (kept as an attribute value) but not to marshal: the batch is pickled instead.
+    values = {"level": _Level.HIGH, "tags": ("a", "b"), "n": 2**63 - 1, "x": -0.0, "ok": True, "none": None}
+    batch = Batch([(1, 2, 0, False, 0, False), 0], [("span", 1, 2)], [], ({0: values}, {0: ("s", None)}), [9])
+    received = _through_the_socket(batch)
+    assert received == batch and type(received) is Batch
+    assert type(received.origins[0][0]["level"]) is _Level  # pickled: the class survived
+    core = batch._replace(origins=({0: {**values, "level": 3}}, batch.origins[1]))
+    assert _through_the_socket(core) == core  # marshalled
+    assert _through_the_socket(Flush(10, 1)) == Flush(10, 1)  # any other message: pickled
+
+
+class _Recorder(SpanProcessor):
+    """Span starts (each with whether it began under suppressed instrumentation) and ends, as the intake queues them."""
+
+    def __init__(self) -> None:
+        self.starts: list[tuple[Span, bool]] = []
+        self.ends: list[ReadableSpan] = []
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        self.starts.append((span, bool((parent_context or get_current()).get(_SUPPRESS_INSTRUMENTATION_KEY))))
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.ends.append(span)
+
+
+def _start_fields(start: tuple[Any, bool]) -> tuple[Any, ...]:
+    """What the processor's start bookkeeping reads of a start."""
+    span, suppressed = start
+    parent = span.parent
+    return tuple(span.context), None if parent is None else tuple(parent), span.instrumentation_scope, suppressed
+
+
+def test_a_start_given_by_its_ended_span_reads_as_its_own_start() -> None:
+    recorder = _Recorder()
+    provider = TracerProvider()
+    provider.add_span_processor(recorder)
+    agent = TravelAgent(provider)
+    for scenario in SCENARIOS:
+        agent.run(scenario)
+    tracer = provider.get_tracer("tests.wire")
+    with tracer.start_as_current_span("open"):  # started in this batch, ends in a later one
+        pass
+    open_end = recorder.ends.pop()
+    recorder.starts[1] = (recorder.starts[1][0], True)  # suppressed: always sent whole
+    starts, ends = recorder.starts, recorder.ends
+    origins = Origins()
+    by_position = encode_starts(starts, ends, origins)
+    whole = [encode_start(span, suppressed, origins) for span, suppressed in starts]
+    encoded_ends = [encode_span(span, origins) for span in ends]
+    assert sum(isinstance(start, int) for start in by_position) == len(starts) - 2  # all but the suppressed and open
+    assert not isinstance(by_position[1], int) and not isinstance(by_position[-1], int)
+    batch = _through_the_socket(Batch(by_position, encoded_ends, [], origins.take_new(), []))
+    decoder = SpanDecoder()
+    decoder.add_origins(batch.origins)
+    ended = [decoder.span(end) for end in batch.ends]
+    from_positions = decoder.starts(batch.starts, ended)
+    from_tuples = [decoder.start(start) for start in whole]
+    assert [_start_fields(start) for start in from_positions] == [_start_fields(start) for start in from_tuples]
+    assert open_end.context is not None and from_positions[-1][0].context.span_id == open_end.context.span_id
+
+
+def test_every_recorded_trace_converts_the_same_after_the_wire() -> None:
+    assert len(TRACE_FILES) >= 15
+    for path in TRACE_FILES:  # the recorded, framework and hostile traces
+        spans = [_readable(span) for span in file_spans(path)]
+        origins = Origins()
+        batch = _through_the_socket(
+            Batch([], [encode_span(span, origins) for span in spans], [], origins.take_new(), [])
+        )
+        decoder = SpanDecoder()
+        decoder.add_origins(batch.origins)
+        assert spans_from_readable([decoder.span(end) for end in batch.ends]) == spans_from_readable(spans), path
+
+
+def _readable(span: TraceSpan) -> ReadableSpan:
+    """An SDK span of a recorded span's fields (as an agent's SDK would have held them)."""
+    trace_id = int(span.trace_id, 16)
+    parent = span.parent_span_id
+    return ReadableSpan(
+        name=span.name,
+        context=SpanContext(trace_id, int(span.span_id, 16), is_remote=False, trace_flags=TraceFlags(1)),
+        parent=None if parent is None else SpanContext(trace_id, int(parent, 16), is_remote=span.parent_is_remote),
+        resource=Resource(dict(span.resource)),
+        attributes=_sdk_attributes(span.attributes),
+        events=[Event(e.name, _sdk_attributes(e.attributes), e.timestamp_ns) for e in span.events],
+        kind=SpanKind.__members__.get(span.kind or "", SpanKind.INTERNAL),
+        status=Status(StatusCode[span.status_code], span.status_message),
+        start_time=span.start_time_ns,
+        end_time=span.end_time_ns,
+        instrumentation_scope=InstrumentationScope(span.scope_name or "", span.scope_version),
+    )
+
+
+def _sdk_attributes(attributes: Any) -> dict[str, Any]:
+    return {key: tuple(value) if isinstance(value, list) else value for key, value in attributes.items()}

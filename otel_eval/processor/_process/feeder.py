@@ -44,6 +44,7 @@ from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.processor._intake import MAX_SHED_TRACES, SpanIntake, WakeSchedule, drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
+from otel_eval.processor._process.framing import WireError, send_message
 from otel_eval.processor._process.lifecycle import Child, Restarts
 from otel_eval.processor._process.messages import (
     Batch,
@@ -57,14 +58,7 @@ from otel_eval.processor._process.messages import (
     Start,
     ToChild,
 )
-from otel_eval.processor._process.wire import (
-    Origins,
-    WireError,
-    encode_log_record,
-    encode_span,
-    encode_start,
-    send_message,
-)
+from otel_eval.processor._process.wire import Origins, encode_log_record, encode_span, encode_starts
 from otel_eval.processor._selection import Sampling
 
 logger = logging.getLogger(__name__)
@@ -76,9 +70,8 @@ _WAKE_BATCH_SPANS = 256
 """Shed trace ids kept for the next batch at most (the child drops them whole)."""
 
 _FORGET_TRACES_SECONDS_MIN = 1.0
-_TRACE_OF_START = itemgetter(0)
 _TRACE_OF_END = itemgetter(1)
-"""Where a start's and an ended span's trace id are in their tuples (:mod:`~otel_eval.processor._process.wire`)."""
+"""Where an ended span's trace id is in its tuple (:mod:`~otel_eval.processor._process.wire`)."""
 
 
 @dataclass(slots=True)
@@ -273,10 +266,10 @@ class EvaluationProcess:
         self.pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, shed_spans)
         self._note_shed(shed_traces)
         origins = self._origins
-        encoded_starts = [
-            encode_start(span, suppressed, origins) for span, suppressed in drain(intake.starts, len(intake.starts))
-        ]
-        encoded_ends = [encode_span(span, origins) for span in drain(intake.ends, ended)]
+        starts_taken = list(drain(intake.starts, len(intake.starts)))
+        ends_taken = list(drain(intake.ends, ended))
+        encoded_starts = encode_starts(starts_taken, ends_taken, origins)
+        encoded_ends = [encode_span(span, origins) for span in ends_taken]
         records = list(drain(log_queue, len(log_queue)))
         self._remember(encoded_starts, encoded_ends, now)
         if child is None:
@@ -341,11 +334,12 @@ class EvaluationProcess:
             self._child_lost(child, f"could not be polled ({error})", 0, 0)
             return False
 
-    def _remember(self, starts: list[Start], ends: list[Ended], now: float) -> None:
+    def _remember(self, starts: list[Start | int], ends: list[Ended], now: float) -> None:
         """Notes the traces in flight, forgetting those quiet for the idle timeout (at most once a second)."""
         seen = self._seen
-        seen.update(dict.fromkeys(map(_TRACE_OF_START, starts), now))  # in C: no Python step per span
-        seen.update(dict.fromkeys(map(_TRACE_OF_END, ends), now))
+        # A start given by its span's position among the ends is of a trace noted with the ends.
+        seen.update(dict.fromkeys([start[0] for start in starts if type(start) is tuple], now))
+        seen.update(dict.fromkeys(map(_TRACE_OF_END, ends), now))  # in C: no Python step per span
         if now >= self._next_forget:
             self._next_forget = now + _FORGET_TRACES_SECONDS_MIN
             quiet = now - self._idle_timeout

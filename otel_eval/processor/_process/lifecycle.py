@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from otel_eval.processor._process.framing import receive_message, send_message
 from otel_eval.processor._process.messages import ChildSettings, Config, Flush, FromChild, Reply, Shutdown, ToChild
-from otel_eval.processor._process.wire import receive_message, send_message
 
 CHILD_MODULE: Final = "otel_eval.processor._process.main"
 SEND_TIMEOUT_SECONDS = 10.0

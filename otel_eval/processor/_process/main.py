@@ -32,6 +32,7 @@ from otel_eval import semconv
 from otel_eval.emit.enrichment import is_enrichment_attribute
 from otel_eval.processor._intake import millis_until
 from otel_eval.processor._process.exporters import ExportingProviders
+from otel_eval.processor._process.framing import WireError, receive_message, send_message
 from otel_eval.processor._process.messages import (
     Batch,
     ChildSettings,
@@ -43,7 +44,7 @@ from otel_eval.processor._process.messages import (
     Reply,
     Shutdown,
 )
-from otel_eval.processor._process.wire import SpanDecoder, WireError, decode_log_record, receive_message, send_message
+from otel_eval.processor._process.wire import SpanDecoder, decode_log_record
 from otel_eval.processor._settings import EngineOptions
 from otel_eval.processor._thread_engine import InThreadEngine, in_thread_engine
 
@@ -96,7 +97,8 @@ class _Evaluation:
         if shed:
             processor.reject_traces(shed, semconv.DROP_TRANSPORT_QUEUE_FULL)
         try:
-            processor.queue_batch(list(map(decoder.start, starts)), list(map(decoder.span, ends)))
+            ended = list(map(decoder.span, ends))
+            processor.queue_batch(decoder.starts(starts, ended), ended)
             for record in logs:
                 processor.log_record_processor.on_emit(decode_log_record(record))
         except Exception:  # a span the engine cannot take: the rest of the batch is lost, the process goes on

@@ -1,5 +1,5 @@
 """The messages between the processor and its evaluation process (``isolation="process"``), each a ``NamedTuple``
-of plain values (:mod:`otel_eval.processor._process.wire` frames and pickles them), and the tuples that carry span
+of plain values (:mod:`otel_eval.processor._process.framing` frames them), and the tuples that carry span
 starts, ended spans and log records in a :class:`Batch`."""
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ class Batch(NamedTuple):
     """Span starts, ended spans and content log records since the last batch, the resources and scopes they refer to
     that were numbered since, and the traces the agent's process shed (the child drops them whole)."""
 
-    starts: list[Start]
+    starts: list[Start | int]
+    """In start order; a start whose span is among ``ends`` is its position there (its fields are the ended span's)."""
     ends: list[Ended]
     logs: list[LogTuple]
     origins: NewOrigins

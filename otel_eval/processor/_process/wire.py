@@ -1,30 +1,30 @@
 """What the processor ships to its evaluation process (``isolation="process"``): span starts, ended spans and GenAI
-content log records as plain tuples in typed messages (:class:`Batch`, :class:`Flush`, ... , each a
-``NamedTuple``), framed pickles over a socket, and back into span objects on the other side.
+content log records as plain tuples in a :class:`~otel_eval.processor._process.messages.Batch`
+(:mod:`~otel_eval.processor._process.framing` frames it), and back into span objects on the other side.
 
 The agent's process pays only for reading each span's fields into a tuple (the ``BatchSpanProcessor``'s exporters
 do as much; a span of the SDK's own classes is read through the fields behind its properties, as
-:func:`~otel_eval.traces.spans_from_readable` reads it) and one pickle per batch; the evaluation process makes
-:class:`EndedSpan` objects (the fields of a ``ReadableSpan`` the processor reads, in slots, their contexts plain
-:class:`SpanIds` tuples) and queues each batch whole into an ordinary in-thread engine, whose conversion
-(:func:`~otel_eval.traces.spans_from_readable`) is the one the in-thread isolation runs, so both sides score a trace
-with the same code. Pickle is safe
-here because both ends are this package: the socket is a private ``socketpair`` between a process and its child.
+:func:`~otel_eval.traces.spans_from_readable` reads it); a span that started and ended within a batch crosses once,
+its start given as its position among the ends (:func:`encode_starts`). The evaluation process decodes each ended
+span straight into the internal :class:`~otel_eval.traces.Span` the rebuild reads
+(:func:`~otel_eval.traces.readable.span_from_fields`, the rule by which the in-thread isolation converts SDK spans, so
+both sides score a trace from equal spans), held by an :class:`EndedSpan` (the fields of a ``ReadableSpan`` the
+processor reads: its contexts plain :class:`SpanIds` tuples), and queues each batch whole into an ordinary in-thread
+engine, whose conversion takes that form as it is.
 """
 
 from __future__ import annotations
 
-import pickle
-import socket
 from collections.abc import Mapping
 from functools import partial
+from operator import attrgetter
 from typing import Any, NamedTuple, cast
 
 from opentelemetry._logs import LogRecord
 from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk._logs import ReadWriteLogRecord
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import Event, ReadableSpan, Span
+from opentelemetry.sdk.trace import ReadableSpan, Span
 from opentelemetry.sdk.util import BoundedList
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import (
@@ -37,30 +37,27 @@ from opentelemetry.trace import (
     set_span_in_context,
 )
 
-from otel_eval.errors import OtelEvalError
 from otel_eval.processor._process.messages import (
-    MESSAGES,
     Ended,
-    FromChild,
     LogTuple,
     NewOrigins,
     Start,
-    ToChild,
 )
-from otel_eval.traces.readable import reads_fields
+from otel_eval.traces import Span as TraceSpan
+from otel_eval.traces import SpanEvent
+from otel_eval.traces.readable import (
+    ConvertedSpan,
+    converted_scope,
+    owned_attributes,
+    reads_fields,
+    span_events,
+    span_from_fields,
+)
 
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 _DEFAULT_FLAGS = TraceFlags(TraceFlags.DEFAULT)
-_KINDS = {kind.value: kind for kind in SpanKind}
-_STATUS_CODES = {code.value: code for code in StatusCode}
-_BARE_STATUSES = {code.value: Status(code) for code in StatusCode}
-"""A status without a description, by code: shared (``Status`` is immutable)."""
-_HEADER_BYTES = 4
-MAX_FRAME_BYTES = (1 << 31) - 1
-
-
-class WireError(OtelEvalError):
-    """The other end closed the socket, or sent a frame this side cannot read."""
+_KIND_NAMES = {kind.value: kind.name for kind in SpanKind}
+_STATUS_NAMES = {code.value: code.name for code in StatusCode}
 
 
 # --- the agent's side ------------------------------------------------------------------------------------------------
@@ -118,6 +115,27 @@ def encode_start(span: Span, suppressed: bool, origins: Origins) -> Start:
         origins.scope(scope),
         suppressed,
     )
+
+
+def encode_starts(starts: list[tuple[Span, bool]], ends: list[ReadableSpan], origins: Origins) -> list[Start | int]:
+    """Span starts (each with whether it began under suppressed instrumentation), in order: a start whose span is
+    among ``ends`` (it ended before this batch was taken: most spans) is its position there, since the ended span
+    carries every field of its start (the evaluation process reads them from it, :meth:`SpanDecoder.starts`); any
+    other start is encoded (:func:`encode_start`), a suppressed one always. A start is told from its end by their
+    shared ``SpanContext`` (the SDK ends a span with a ``ReadableSpan`` of its own context object): another span
+    class that makes a new context on each read has its starts encoded."""
+    if not ends:
+        return [encode_start(span, suppressed, origins) for span, suppressed in starts]
+    ended_at = {id(context): position for position, context in enumerate(map(_CONTEXT_OF, ends))}
+    encoded: list[Start | int] = []
+    append = encoded.append
+    for span, suppressed in starts:
+        position = None if suppressed else ended_at.get(id(span.get_span_context()))
+        append(encode_start(span, suppressed, origins) if position is None else position)
+    return encoded
+
+
+_CONTEXT_OF = attrgetter("context")
 
 
 def encode_span(span: ReadableSpan, origins: Origins) -> Ended:
@@ -223,25 +241,25 @@ _ids = partial(tuple.__new__, SpanIds)
 
 
 class SpanDecoder:
-    """Turns tuples back into SDK spans, start stand-ins and log records (scopes and resources shared)."""
+    """Turns tuples back into span stand-ins and log records (scopes and resources shared)."""
 
     def __init__(self) -> None:
-        self._resources: dict[int, Resource] = {}
-        self._scopes: dict[int, InstrumentationScope] = {}
-        self._empty = Resource({})
-        self._no_scope = InstrumentationScope("")
+        self._resources: dict[int, tuple[Resource, dict[str, Any]]] = {}
+        self._scopes: dict[int, tuple[InstrumentationScope, tuple[str | None, str | None]]] = {}
+        self._empty: tuple[Resource, dict[str, Any]] = (Resource({}), {})
+        self._no_scope = (InstrumentationScope(""), converted_scope("", None))
 
     def add_origins(self, new: NewOrigins) -> None:
         """Resources and scopes numbered by the sender (:meth:`Origins.take_new`)."""
         resources, scopes = new
         for key, attributes in resources.items():
-            self._resources[key] = Resource(attributes)
+            self._resources[key] = (Resource(attributes), owned_attributes(dict(attributes)))
         for key, (name, version) in scopes.items():
-            self._scopes[key] = InstrumentationScope(name, version)
+            self._scopes[key] = (InstrumentationScope(name, version), converted_scope(name, version))
 
     def resource(self, key: int) -> Resource:
         """The resource numbered ``key`` (an empty one when it was never sent)."""
-        return self._resources.get(key, self._empty)
+        return self._resources.get(key, self._empty)[0]
 
     def start(self, start: Start) -> tuple[Span, bool]:
         """A stand-in for a started span (:class:`StartedSpan`: the ids and scope the processor's ``on_start`` and
@@ -250,82 +268,106 @@ class SpanDecoder:
         span = StartedSpan(
             _ids((trace_id, span_id, False, _SAMPLED)),
             _ids((trace_id, parent_id, parent_remote, _DEFAULT_FLAGS)) if parent_id else None,
-            self._scopes.get(scope, self._no_scope),
+            self._scopes.get(scope, self._no_scope)[0],
         )
         return span, suppressed  # type: ignore[return-value]  # on_start reads only what a StartedSpan has
 
+    def starts(self, starts: list[Start | int], ended: list[ReadableSpan]) -> list[tuple[Span, bool]]:
+        """The starts of a batch (:func:`encode_starts`), each with whether it began under suppressed instrumentation:
+        a start given by its span's position among the batch's ``ended`` spans (decoded by :meth:`span`) is that
+        ended span, which has every field a :class:`StartedSpan` has, with the same values."""
+        # An EndedSpan stands for the start: the processor's start bookkeeping reads only what a StartedSpan has.
+        stand_ins = cast("list[Span]", ended)
+        return [(stand_ins[start], False) if isinstance(start, int) else self.start(start) for start in starts]
+
     def span(self, ended: Ended) -> ReadableSpan:
-        """The ended span (an :class:`EndedSpan`: the fields of a ``ReadableSpan`` the processor reads)."""
+        """The ended span: an :class:`EndedSpan` (the fields of a ``ReadableSpan`` the processor reads), holding its
+        internal form, made here at once (:func:`~otel_eval.traces.readable.span_from_fields`, the rule the in-thread
+        isolation converts each span with), so the rebuild does not convert it again."""
         (
             name, trace_id, span_id, parent_id, parent_remote, kind, start_time, end_time, status_code,
             status_description, attributes, events, scope, resource_key,
         ) = ended  # fmt: skip
+        scope_object, scope_fields = self._scopes.get(scope, self._no_scope)
+        resource, resource_fields = self._resources.get(resource_key, self._empty)
+        attributes = owned_attributes(attributes) if attributes else {}  # off the socket: nothing else holds it
+        span_events_ = span_events(events) if events else ()
+        converted = span_from_fields(
+            trace_id, span_id, parent_id, parent_remote, name, start_time, end_time, attributes, span_events_,
+            scope_fields, resource_fields, _KIND_NAMES[kind], _STATUS_NAMES[status_code], status_description,
+        )  # fmt: skip
         return EndedSpan(  # type: ignore[return-value]  # the processor reads only what an EndedSpan has
-            name,
+            converted,
+            converted or TraceSpan("", "", None, name, start_time or 0, end_time or 0, attributes, span_events_),
             _ids((trace_id, span_id, False, _SAMPLED)),
             _ids((trace_id, parent_id, parent_remote, _DEFAULT_FLAGS)) if parent_id else None,
-            self._resources.get(resource_key, self._empty),
-            attributes,
-            tuple(Event(event_name, event_attributes, timestamp) for event_name, timestamp, event_attributes in events)
-            if events
-            else (),
-            _KINDS[kind],
-            _BARE_STATUSES[status_code]
-            if status_description is None
-            else Status(_STATUS_CODES[status_code], status_description),
-            start_time,
-            end_time,
-            self._scopes.get(scope, self._no_scope),
+            scope_object,
+            resource,
         )
 
 
-class EndedSpan:
-    """An ended span in the evaluation process: the fields of a ``ReadableSpan`` that the processor, its rebuild
-    (:func:`~otel_eval.traces.spans_from_readable`) and its enricher read, as plain slots. A ``ReadableSpan`` costs
-    more to make, and wraps its attributes and copies its events on every read; nothing here is shared with a
-    caller that could change it (the attributes dict came off the socket)."""
+class EndedSpan(ConvertedSpan):
+    """An ended span in the evaluation process: the fields of a ``ReadableSpan`` that the processor and its enricher
+    read, and its internal :class:`~otel_eval.traces.Span` (``span``, None without a valid context), which the
+    rebuild takes as it is (:func:`~otel_eval.traces.spans_from_readable`). Its ids, parent and scope are slots;
+    the rest is read from that form (``fields``) when asked: its attributes (sequences as lists), events
+    (:class:`~otel_eval.traces.SpanEvent`, whose ``name`` and ``attributes`` are an SDK event's), times, kind and
+    status. Nothing here is shared with a caller that could change it (the attributes came off the socket)."""
 
-    __slots__ = (
-        "attributes",
-        "context",
-        "end_time",
-        "events",
-        "instrumentation_scope",
-        "kind",
-        "name",
-        "parent",
-        "resource",
-        "start_time",
-        "status",
-    )
+    __slots__ = ("context", "fields", "instrumentation_scope", "parent", "resource")
     links: tuple[Any, ...] = ()
     """Links are not shipped: nothing in the evaluation reads them."""
 
     def __init__(
         self,
-        name: str,
+        span: TraceSpan | None,
+        fields: TraceSpan,
         context: SpanIds,
         parent: SpanIds | None,
-        resource: Resource,
-        attributes: dict[str, Any] | None,
-        events: tuple[Event, ...],
-        kind: SpanKind,
-        status: Status,
-        start_time: int | None,
-        end_time: int | None,
         instrumentation_scope: InstrumentationScope,
+        resource: Resource,
     ) -> None:
-        self.name = name
+        self.span = span
+        self.fields = fields
         self.context = context
         self.parent = parent
-        self.resource = resource
-        self.attributes = attributes
-        self.events = events
-        self.kind = kind
-        self.status = status
-        self.start_time = start_time
-        self.end_time = end_time
         self.instrumentation_scope = instrumentation_scope
+        self.resource = resource
+
+    @property
+    def name(self) -> str:
+        """The span's name."""
+        return self.fields.name
+
+    @property
+    def attributes(self) -> Mapping[str, Any]:
+        """The span's attributes (sequences as lists)."""
+        return self.fields.attributes
+
+    @property
+    def events(self) -> tuple[SpanEvent, ...]:
+        """The span's events."""
+        return self.fields.events
+
+    @property
+    def start_time(self) -> int:
+        """When the span started (Unix nanoseconds)."""
+        return self.fields.start_time_ns
+
+    @property
+    def end_time(self) -> int:
+        """When the span ended (Unix nanoseconds)."""
+        return self.fields.end_time_ns
+
+    @property
+    def kind(self) -> SpanKind:
+        """The span's kind."""
+        return SpanKind[self.fields.kind or "INTERNAL"]
+
+    @property
+    def status(self) -> Status:
+        """The span's status."""
+        return Status(StatusCode[self.fields.status_code], self.fields.status_message)
 
     def get_span_context(self) -> SpanIds:
         """The span's context, as ``ReadableSpan.get_span_context``."""
@@ -362,59 +404,3 @@ def decode_log_record(encoded: LogTuple) -> ReadWriteLogRecord:
         event_name=event_name,
     )
     return ReadWriteLogRecord(record)
-
-
-def send_message(sock: socket.socket, message: ToChild | FromChild) -> int:
-    """Sends one message (:func:`send_frame`). Returns the bytes sent."""
-    return send_frame(sock, message)
-
-
-def receive_message(sock: socket.socket) -> ToChild | FromChild:
-    """The next message.
-
-    Raises:
-        WireError: the other end closed the socket, or sent something that is not a message.
-        OSError: the socket failed or timed out.
-    """
-    message = receive_frame(sock)
-    if not isinstance(message, MESSAGES):
-        raise WireError(f"expected a message, got {type(message).__name__}")
-    return message
-
-
-# --- framing ---------------------------------------------------------------------------------------------------------
-
-
-def send_frame(sock: socket.socket, message: object) -> int:
-    """Pickles ``message`` and sends it with a 4-byte length. Returns the bytes sent.
-
-    Raises:
-        OSError: the socket failed or timed out (the stream is then unusable: close it).
-    """
-    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    if len(payload) > MAX_FRAME_BYTES:
-        raise ValueError(f"a frame of {len(payload)} bytes is over {MAX_FRAME_BYTES}")
-    sock.sendall(len(payload).to_bytes(_HEADER_BYTES, "big") + payload)
-    return len(payload)
-
-
-def receive_frame(sock: socket.socket) -> Any:
-    """The next message.
-
-    Raises:
-        WireError: the other end closed the socket (cleanly or mid-frame).
-        OSError: the socket failed or timed out.
-    """
-    size = int.from_bytes(_receive_exactly(sock, _HEADER_BYTES), "big")
-    return pickle.loads(_receive_exactly(sock, size))
-
-
-def _receive_exactly(sock: socket.socket, size: int) -> bytes:
-    view = memoryview(bytearray(size))
-    received = 0
-    while received < size:
-        count = sock.recv_into(view[received:], size - received)
-        if not count:
-            raise WireError("the other end closed the connection")
-        received += count
-    return view.tobytes()
