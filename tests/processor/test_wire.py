@@ -7,7 +7,7 @@ from __future__ import annotations
 import enum
 import socket
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -139,7 +139,10 @@ def test_a_span_start_keeps_its_ids_parent_scope_and_suppression() -> None:
     tracer = provider.get_tracer("tests.wire", "2.0")
     with tracer.start_as_current_span("root") as root, tracer.start_as_current_span("child") as child:
         origins = Origins()
-        encoded = _through_the_socket([encode_start(child, True, origins), encode_start(root, False, origins)])
+        sdk_spans = cast("list[Span]", [child, root])  # start_as_current_span yields the SDK's Span, typed as the API's
+        encoded = _through_the_socket(
+            [encode_start(sdk_spans[0], True, origins), encode_start(sdk_spans[1], False, origins)]
+        )
     decoder = SpanDecoder()
     decoder.add_origins(origins.take_new())
     (child_start, suppressed), (root_start, root_suppressed) = (decoder.start(e) for e in encoded)
