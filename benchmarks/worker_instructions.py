@@ -17,6 +17,11 @@ invocation, 4 turns a session), none of whose metrics waits for the session.
 Run: ``python -m benchmarks.worker_instructions [--source requests|requests_sessions|otlp_spans] [--invocations 640]``
 (needs
 ``valgrind``); ``--profile`` runs the same window under yappi (CPU clock) instead and prints the top of its profile.
+
+``--stages`` (requests path) also counts, after the window, each step of it run alone on the window's records, with
+a fresh worker (so nothing is a duplicate): parsing (``parse_request``), the core (``EvaluationCore.start``), the
+results' JSON, and aiokafka's record batches (framing and compression); the rest of the window's figure is the
+worker's own bookkeeping (the batch's hand-off to the parsing thread, de-duplication, the ledger, routing, commits).
 """
 
 from __future__ import annotations
@@ -173,7 +178,38 @@ async def _run(pipeline: Any, batches: list[dict[Any, list[_Message]]]) -> None:
     await pipeline.settled()
 
 
-def _workload(source: str, invocations: int, profile: bool) -> None:
+STAGES = ("parse", "core", "results JSON", "record batches")
+"""The steps ``--stages`` counts alone, in the order of their callgrind dumps (after the window's)."""
+
+
+def _stages(source: str, payloads: list[tuple[bytes, bytes]]) -> None:
+    """Each of :data:`STAGES` run alone on ``payloads`` by a fresh worker, one callgrind dump each (``--stages``)."""
+    from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, detach, set_value
+
+    from otel_eval.worker.consumer import parse_request
+    from otel_eval.worker.results import _json
+
+    pipeline, producer = _pipeline(source)
+    core = pipeline.core
+    time.sleep(0.05)  # the set-up's dump (not counted)
+    requests = [parse_request(value, "stage") for _, value in payloads]
+    time.sleep(0.05)
+    token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))  # as the pipeline scores a batch
+    records = [record for request in requests for record in core.start(request).records]
+    detach(token)
+    time.sleep(0.05)
+    values = [_json(record) for record in records]
+    time.sleep(0.05)
+    for start in range(0, len(values), BATCH):  # one batch per results partition and worker batch, as published
+        batch = producer.create_batch()
+        for record, value in zip(records[start : start + BATCH], values[start : start + BATCH], strict=True):
+            batch.append(timestamp=None, key=record.trace_id.encode(), value=value, headers=[])
+        batch.close()
+        batch._build()
+    time.sleep(0.05)
+
+
+def _workload(source: str, invocations: int, profile: bool, stages: bool = False) -> None:
     warm = WARM_UP_BATCHES * BATCH
     payloads = _payloads(source, warm + invocations)
     pipeline, producer = _pipeline(source)
@@ -194,6 +230,8 @@ def _workload(source: str, invocations: int, profile: bool) -> None:
     loop.run_until_complete(_run(pipeline, batches[WARM_UP_BATCHES:]))
     time.sleep(0.05)  # and here: the window ends
     cpu = time.process_time() - started
+    if stages:
+        _stages(source, payloads[warm:])
     if profile:
         yappi.stop()
         stats = yappi.get_func_stats()
@@ -212,12 +250,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--source", choices=("requests", SESSION_REQUESTS, "otlp_spans"), default="requests")
     parser.add_argument("--invocations", type=int, default=640)
     parser.add_argument("--profile", action="store_true", help="yappi (CPU clock) instead of callgrind")
+    parser.add_argument("--stages", action="store_true", help="requests path: also count each step alone")
     parser.add_argument("--keep", type=Path, help="copy the window's callgrind dump here (for callgrind_annotate)")
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.inside or args.profile:
-        _workload(args.source, args.invocations, args.profile)
+        _workload(args.source, args.invocations, args.profile, args.stages)
         return
+    if args.stages and args.source != "requests":
+        parser.error("--stages counts the requests path's steps (--source requests)")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "GOOGLE_", "GEMINI_"))}
     env["PYTHONPATH"] = str(ROOT)
     with tempfile.TemporaryDirectory() as tmp:
@@ -227,10 +268,20 @@ def main(argv: list[str] | None = None) -> None:
         command += [sys.executable, "-m", "benchmarks.worker_instructions", "--inside", *(argv or sys.argv[1:])]
         subprocess.run(command, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
         window = Path(f"{out}.2")  # dump 1: start-up and warm-up; dump 2: the window
-        total = next(int(line.split()[1]) for line in window.read_text().splitlines() if line.startswith("summary:"))
+        total = _summary(window)
         if args.keep is not None:
             shutil.copyfile(window, args.keep)
+        counted = [_summary(Path(f"{out}.{4 + index}")) for index in range(len(STAGES))] if args.stages else []
     print(f"{args.source}: {total / args.invocations / 1e6:.3f} M instructions per invocation ({args.invocations})")
+    for name, count in zip(STAGES, counted, strict=True):
+        print(f"  {name}: {count / args.invocations / 1e6:.3f} M")
+    if counted:
+        print(f"  the rest (the worker's bookkeeping): {(total - sum(counted)) / args.invocations / 1e6:.3f} M")
+
+
+def _summary(dump: Path) -> int:
+    """The instructions a callgrind dump counts."""
+    return next(int(line.split()[1]) for line in dump.read_text().splitlines() if line.startswith("summary:"))
 
 
 if __name__ == "__main__":
