@@ -25,17 +25,15 @@ from typing import Any
 from otel_eval.model import (
     AgentDetails,
     AppDetails,
-    IntermediateData,
-    Invocation,
     TokenUsage,
     TracedInvocation,
 )
 from otel_eval.model import genai as genai_types
-from otel_eval.reconstruct._built import built_from, traced_invocation
 from otel_eval.reconstruct._first_unused import FirstUnused
 from otel_eval.reconstruct._span_tree import covered_ns
 from otel_eval.reconstruct._token_usage import Usage, sum_token_counts
 from otel_eval.reconstruct._values import nonempty_str, tool_call_args
+from otel_eval.reconstruct.plain import Call, PlainInvocation
 from otel_eval.reconstruct.reads import Reads
 from otel_eval.reconstruct.signals import feedback
 from otel_eval.traces.span import Span
@@ -63,7 +61,7 @@ class ModelCall:
     """True when the outputs were read from an agent span (no model span exists); not counted as a model call."""
     read_inputs: Callable[[], list[genai_types.Content]] | None = field(default=None, repr=False)
     """Reads ``inputs`` on first use, when they were not set."""
-    calls: list[genai_types.FunctionCall] | None = None
+    calls: list[Call] | None = None
     """The function calls of the outputs, when only they were read (``outputs`` then left empty): what the rules read
     of the outputs when no text is asked for (see :mod:`otel_eval.reconstruct.reads`)."""
     _inputs: list[genai_types.Content] | None = field(default=None, init=False, repr=False)
@@ -208,7 +206,7 @@ def _function_calls(contents: Sequence[genai_types.Content]) -> list[genai_types
     return [p.function_call for c in contents for p in c.parts or [] if p.function_call]
 
 
-def calls_of(call: ModelCall) -> list[genai_types.FunctionCall]:
+def calls_of(call: ModelCall) -> Sequence[Call]:
     """The function calls a model call made: its ``calls`` when only they were read, else those of its outputs."""
     return call.calls if call.calls is not None else _function_calls(call.outputs)
 
@@ -221,7 +219,7 @@ def _is_final(outputs: Sequence[genai_types.Content]) -> bool:
 @dataclass(slots=True)
 class _Step:
     sort_key: tuple[int, int]
-    call: genai_types.FunctionCall
+    call: Call
     response: genai_types.FunctionResponse | None
 
 
@@ -239,7 +237,7 @@ def _tool_matcher(runs: Sequence[ToolRun]) -> FirstUnused[ToolRun]:
     return FirstUnused(runs, keys)
 
 
-def _take(runs: FirstUnused[ToolRun], call: genai_types.FunctionCall) -> ToolRun | None:
+def _take(runs: FirstUnused[ToolRun], call: Call) -> ToolRun | None:
     """The run of a function call: same call id, else the first unused run of that name (one without a call id when
     the call has one: a run with a different id answers another call)."""
     run = runs.first(("id", call.id)) if call.id else None
@@ -279,7 +277,7 @@ def _sent_back_responses(calls: Sequence[ModelCall]) -> dict[str, genai_types.Fu
 
 
 def _response(
-    call: genai_types.FunctionCall,
+    call: Call,
     run: ToolRun | None,
     sent_back: Callable[[], dict[str, genai_types.FunctionResponse]],
 ) -> genai_types.FunctionResponse | None:
@@ -406,8 +404,15 @@ def _app_details(calls: Sequence[ModelCall], default_author: str) -> AppDetails 
 
 
 def build_invocation(draft: InvocationDraft) -> TracedInvocation:
-    """The ADK invocation and its telemetry facts: the parts ``draft.reads`` asks for, the others left empty. Never
-    raises on content: problems end up in ``warnings``."""
+    """The ADK invocation and its telemetry facts: the parts ``draft.reads`` asks for, the others left empty (the
+    models of :func:`plain_invocation`). Never raises on content: problems end up in ``warnings``."""
+    return plain_invocation(draft).traced()
+
+
+def plain_invocation(draft: InvocationDraft) -> PlainInvocation:
+    """The invocation's values (:class:`~otel_eval.reconstruct.plain.PlainInvocation`): the parts ``draft.reads`` asks
+    for, the others left empty, no ADK model made for them yet. Never raises on content: problems end up in
+    ``warnings``."""
     root = draft.root
     reads = draft.reads.value  # an int: a Flag's operators are Python calls
     read_user = bool(reads & _USER)
@@ -435,27 +440,22 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
     if draft.nested_model_calls:
         real_calls += [c for c in draft.nested_model_calls if not c.synthetic]
     agent_name = draft.agent_name
-    # Built without validating again (see _built): every value below was validated, or typed by the rebuild, when made.
-    # Dicts, not keywords: a keyword call packs them into a dict again.
+    # The models' values (assembled without validating again, see plain._assemble). Dicts, not keywords: a keyword
+    # call packs them into a dict again.
     data = {
         "tool_uses": [s.call for s in steps],
         "tool_responses": [s.response for s in steps if s.response is not None],
         "intermediate_responses": intermediate,
     }
-    invocation = built_from(
-        Invocation,
-        {
-            "invocation_id": root.span_id,
-            "user_content": user_content if user_content is not None else genai_types.Content.trusted(parts=[]),
-            "final_response": final,
-            "intermediate_data": built_from(IntermediateData, data),
-            "creation_timestamp": root.start_time_ns / 1e9,
-            "app_details": _app_details(draft.model_calls, agent_name or DEFAULT_AUTHOR) if reads & _DETAILS else None,
-        },
-    )
+    invocation = {
+        "invocation_id": root.span_id,
+        "user_content": user_content if user_content is not None else genai_types.Content.trusted(parts=[]),
+        "final_response": final,
+        "creation_timestamp": root.start_time_ns / 1e9,
+        "app_details": _app_details(draft.model_calls, agent_name or DEFAULT_AUTHOR) if reads & _DETAILS else None,
+    }
     model = next((c.model for c in real_calls if c.model), None) or draft.root_model
     values: dict[str, Any] = {
-        "invocation": invocation,
         "trace_id": root.trace_id,
         "span_id": root.span_id,
         "session_id": draft.session_id,
@@ -484,7 +484,7 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
             if any(end > start for start, end in tool_intervals)
             else None
         )
-    return traced_invocation(values)
+    return PlainInvocation(values, invocation, data)
 
 
 _USER = Reads.USER_CONTENT.value

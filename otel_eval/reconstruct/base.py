@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from otel_eval.model import TracedInvocation
+from otel_eval.reconstruct.plain import PlainInvocation
 from otel_eval.reconstruct.reads import Reads
 from otel_eval.traces.span import Span
 
@@ -21,6 +22,9 @@ class TraceInvocations:
     invocations: list[TracedInvocation] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     """One line per problem (malformed attribute, missing parent, content not captured, ...)."""
+    plain: list[PlainInvocation] | None = None
+    """The invocations' plain views (:mod:`otel_eval.reconstruct.plain`), in the same order, when the convention
+    makes them (GenAI, OpenInference, OpenLLMetry; None for the ADK conventions, whose replay makes the models)."""
 
     @property
     def start_time_ns(self) -> int:
