@@ -21,7 +21,6 @@ from otel_eval.reconstruct._flattened import MAPPINGS
 from otel_eval.reconstruct._genai_events import STRINGIFIED_CALL_MARK, stringified_call
 from otel_eval.reconstruct._genai_messages import SYSTEM_ROLES, TEXT_TYPES, THOUGHT_TYPES, ParsedMessages
 from otel_eval.reconstruct._values import tool_call_args
-from otel_eval.reconstruct.plain import Call, PlainCall
 
 _CALL_TYPES = ("tool_call", "function_call")
 _RESPONSE_ROLES = ("tool", "function")
@@ -36,22 +35,20 @@ def may_hold_calls(raw: str) -> bool:
     return "tool_call" in raw or "function_call" in raw or STRINGIFIED_CALL_MARK in raw or "\\u" in raw
 
 
-def _function_call(call_id: Any, name: str, args: dict[str, Any]) -> Call:
-    """``FunctionCall(id=..., name=..., args=...)``: a :class:`~otel_eval.reconstruct.plain.PlainCall` (made a model,
-    without validating again, only when the invocation's models are) when ``args`` is what validating gives (a new
-    dict with string keys, as JSON objects have); else validated now (a Python-literal text may hold other keys,
-    which fail as before)."""
+def _function_call(call_id: Any, name: str, args: dict[str, Any]) -> genai_types.FunctionCall:
+    """``FunctionCall(id=..., name=..., args=...)``, not validated again when ``args`` is what validating gives (a new
+    dict with string keys, as JSON objects have; a Python-literal text may hold other keys, which fail as before)."""
     identifier = call_id if isinstance(call_id, str) else None
     if set(map(type, args)) <= _STR_KEYS:
-        return PlainCall(identifier, name, args)
+        return genai_types.FunctionCall.trusted(id=identifier, name=name, args=args)
     return genai_types.FunctionCall(id=identifier, name=name, args=args)
 
 
-def function_calls(parsed: Sequence[ParsedMessages], warnings: list[str]) -> list[Call]:
+def function_calls(parsed: Sequence[ParsedMessages], warnings: list[str]) -> list[genai_types.FunctionCall]:
     """The function calls of the non-system messages of ``parsed`` (a span's output message lists), in order."""
     if not parsed:
         return []
-    calls: list[Call] = []
+    calls: list[genai_types.FunctionCall] = []
     printed_where = parsed[0].where
     for messages in parsed:
         for index, message in messages.messages:
@@ -72,7 +69,7 @@ def function_calls(parsed: Sequence[ParsedMessages], warnings: list[str]) -> lis
 
 def _chat_calls(
     message: Mapping[str, Any],
-    calls: list[Call],
+    calls: list[genai_types.FunctionCall],
     warnings: list[str],
     printed_where: str,
     where: str,
@@ -110,7 +107,7 @@ def _part_call(
     message_index: int | None,
     field: str,
     index: int,
-) -> Call | None:
+) -> genai_types.FunctionCall | None:
     """The call a message part makes: a call part, or a text part printing one; else None."""
     if isinstance(raw, str):
         return _printed_call(raw, warnings, printed_where)
@@ -133,7 +130,7 @@ def _part_call(
     return _function_call(raw.get("id"), name, tool_call_args(arguments, warnings, at))
 
 
-def _printed_call(text: str, warnings: list[str], where: str) -> Call | None:
+def _printed_call(text: str, warnings: list[str], where: str) -> genai_types.FunctionCall | None:
     if not text or STRINGIFIED_CALL_MARK not in text:
         return None
     return stringified_call(text, warnings, where)

@@ -33,7 +33,7 @@ from otel_eval.reconstruct._first_unused import FirstUnused
 from otel_eval.reconstruct._span_tree import covered_ns
 from otel_eval.reconstruct._token_usage import Usage, sum_token_counts
 from otel_eval.reconstruct._values import nonempty_str, tool_call_args
-from otel_eval.reconstruct.plain import Call, PlainInvocation
+from otel_eval.reconstruct.plain import PlainInvocation
 from otel_eval.reconstruct.reads import Reads
 from otel_eval.reconstruct.signals import feedback
 from otel_eval.traces.span import Span
@@ -61,7 +61,7 @@ class ModelCall:
     """True when the outputs were read from an agent span (no model span exists); not counted as a model call."""
     read_inputs: Callable[[], list[genai_types.Content]] | None = field(default=None, repr=False)
     """Reads ``inputs`` on first use, when they were not set."""
-    calls: list[Call] | None = None
+    calls: list[genai_types.FunctionCall] | None = None
     """The function calls of the outputs, when only they were read (``outputs`` then left empty): what the rules read
     of the outputs when no text is asked for (see :mod:`otel_eval.reconstruct.reads`)."""
     _inputs: list[genai_types.Content] | None = field(default=None, init=False, repr=False)
@@ -206,7 +206,7 @@ def _function_calls(contents: Sequence[genai_types.Content]) -> list[genai_types
     return [p.function_call for c in contents for p in c.parts or [] if p.function_call]
 
 
-def calls_of(call: ModelCall) -> Sequence[Call]:
+def calls_of(call: ModelCall) -> list[genai_types.FunctionCall]:
     """The function calls a model call made: its ``calls`` when only they were read, else those of its outputs."""
     return call.calls if call.calls is not None else _function_calls(call.outputs)
 
@@ -219,7 +219,7 @@ def _is_final(outputs: Sequence[genai_types.Content]) -> bool:
 @dataclass(slots=True)
 class _Step:
     sort_key: tuple[int, int]
-    call: Call
+    call: genai_types.FunctionCall
     response: genai_types.FunctionResponse | None
 
 
@@ -237,7 +237,7 @@ def _tool_matcher(runs: Sequence[ToolRun]) -> FirstUnused[ToolRun]:
     return FirstUnused(runs, keys)
 
 
-def _take(runs: FirstUnused[ToolRun], call: Call) -> ToolRun | None:
+def _take(runs: FirstUnused[ToolRun], call: genai_types.FunctionCall) -> ToolRun | None:
     """The run of a function call: same call id, else the first unused run of that name (one without a call id when
     the call has one: a run with a different id answers another call)."""
     run = runs.first(("id", call.id)) if call.id else None
@@ -277,7 +277,7 @@ def _sent_back_responses(calls: Sequence[ModelCall]) -> dict[str, genai_types.Fu
 
 
 def _response(
-    call: Call,
+    call: genai_types.FunctionCall,
     run: ToolRun | None,
     sent_back: Callable[[], dict[str, genai_types.FunctionResponse]],
 ) -> genai_types.FunctionResponse | None:

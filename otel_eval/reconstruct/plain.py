@@ -6,9 +6,9 @@ counts and times and the function calls; ADK's ``Invocation``, ``IntermediateDat
 them are wanted only by a consumer of the ADK object (a judge prompt, an ADK custom metric, a result file, a
 conversation, the wire). :class:`PlainInvocation` is what :func:`otel_eval.reconstruct._trajectory.plain_invocation`
 extracts from a convention's draft (the one extraction: :func:`~otel_eval.reconstruct._trajectory.build_invocation` is
-that view's :meth:`PlainInvocation.traced`), so the plain facts and the ADK objects cannot disagree; the function calls
-the GenAI reader takes from the model outputs are :class:`PlainCall` tuples until :meth:`PlainInvocation.traced` makes
-them ``FunctionCall`` models.
+that view's :meth:`PlainInvocation.traced`), so the plain facts and the ADK objects cannot disagree. The function calls
+stay ``FunctionCall`` models (made without validating, the cheapest part): as tuples made models later they cost the
+full rebuild more than they save.
 
 ``tests/reconstruct/test_rebuild_on_demand.py`` proves on every recorded, framework, hostile and session trace that
 every efficiency metric scores the plain views as it scores the full rebuild (``Evaluator.score_plain``).
@@ -17,7 +17,7 @@ every efficiency metric scores the plain views as it scores the full rebuild (``
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from otel_eval.model import IntermediateData, Invocation, TokenUsage, TracedInvocation
 from otel_eval.model import genai as genai_types
@@ -30,28 +30,11 @@ PLAIN_READS = Reads.TOOL_CALLS | Reads.USAGE | Reads.TIMING
 _NO_USAGE = TokenUsage()
 
 
-class PlainCall(NamedTuple):
-    """A function call as read from a model output, not yet a ``FunctionCall`` model: its ``args`` a dict with string
-    keys (what validating them gives), so the model is made without validating again."""
-
-    id: str | None
-    name: str
-    args: dict[str, Any]
-
-    def model(self) -> genai_types.FunctionCall:
-        """The ``FunctionCall`` model of this call (equal to the validated one)."""
-        return genai_types.FunctionCall.trusted(id=self.id, name=self.name, args=self.args)
-
-
-Call = PlainCall | genai_types.FunctionCall
-"""A function call of a rebuilt invocation: plain when read as such, else the model a content's part holds."""
-
-
 @dataclass(slots=True)
 class PlainInvocation:
     """One rebuilt invocation as plain values (see the module docstring): the values of its ``TracedInvocation``
     (``facts``), of its ``Invocation`` (``invocation_values``) and of its ``IntermediateData`` (``data``), each without
-    the model nested in it; the tool calls may be :class:`PlainCall` tuples. Not changed once made."""
+    the model nested in it. Not changed once made, but by :meth:`traced`, which adds each nested model to its dict."""
 
     facts: dict[str, Any]
     invocation_values: dict[str, Any]
@@ -71,9 +54,9 @@ class PlainInvocation:
         return span_id
 
     @property
-    def tool_uses(self) -> list[Call]:
-        """The function calls, in order (``IntermediateData.tool_uses``, some possibly still plain)."""
-        calls: list[Call] = self.data["tool_uses"]
+    def tool_uses(self) -> list[genai_types.FunctionCall]:
+        """The function calls, in order (``IntermediateData.tool_uses``)."""
+        calls: list[genai_types.FunctionCall] = self.data["tool_uses"]
         return calls
 
     @property
@@ -116,15 +99,13 @@ class PlainInvocation:
 
 def _assemble(plain: PlainInvocation) -> TracedInvocation:
     """The models of ``plain``'s values, built without validating again (:mod:`otel_eval.reconstruct._built`): every
-    value was validated, or typed by the rebuild, when it was made; the plain calls become ``FunctionCall`` models."""
-    data = plain.data
-    calls = data["tool_uses"]
-    if any(type(call) is PlainCall for call in calls):
-        data = {**data, "tool_uses": [call.model() if type(call) is PlainCall else call for call in calls]}
-    invocation = built_from(
-        Invocation, {**plain.invocation_values, "intermediate_data": built_from(IntermediateData, data)}
-    )
-    return traced_invocation({"invocation": invocation, **plain.facts})
+    value was validated, or typed by the rebuild, when it was made. Each model's values are handed over as they are
+    (the dicts are the view's own: each then holds its nested model too)."""
+    invocation = plain.invocation_values
+    invocation["intermediate_data"] = built_from(IntermediateData, plain.data)
+    facts = plain.facts
+    facts["invocation"] = built_from(Invocation, invocation)
+    return traced_invocation(facts)
 
 
-__all__ = ["PLAIN_READS", "Call", "PlainCall", "PlainInvocation"]
+__all__ = ["PLAIN_READS", "PlainInvocation"]

@@ -16,7 +16,6 @@ from otel_eval.reconstruct import Reads, _trajectory, rebuild_traces
 from otel_eval.reconstruct._genai_calls import function_calls, may_hold_calls
 from otel_eval.reconstruct._genai_messages import parse_messages, sound_message_list
 from otel_eval.reconstruct._span_tree import SpanTree
-from otel_eval.reconstruct.plain import PlainCall
 from otel_eval.reconstruct.signals import DEFAULT_FEEDBACK_ATTRIBUTE, feedback_attribute
 from otel_eval.traces import Span
 from tests.reconstruct.recorded import demo_spans
@@ -89,15 +88,12 @@ def test_tool_calls_matched_by_id_equal_the_general_matching(
 
 
 def test_function_calls_made_without_validating_equal_validated_ones() -> None:
-    """The calls read as plain tuples become models equal to the validated ones."""
     messages = [
         {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "f", "arguments": '{"a": [1]}'}]},
         {"role": "assistant", "tool_calls": [{"id": "c2", "function": {"name": "g", "arguments": {"b": {"c": 2}}}}]},
         {"role": "assistant", "parts": [{"type": "tool_call", "name": "h"}]},
     ]
-    read = function_calls([parse_messages(json.dumps(messages), [], "out")], [])
-    assert all(type(c) is PlainCall for c in read)  # plain until the invocation's models are made
-    calls = [c.model() if isinstance(c, PlainCall) else c for c in read]
+    calls = function_calls([parse_messages(json.dumps(messages), [], "out")], [])
     expected = [
         genai_types.FunctionCall(id="c1", name="f", args={"a": [1]}),
         genai_types.FunctionCall(id="c2", name="g", args={"b": {"c": 2}}),
