@@ -88,9 +88,10 @@ class InformationalEvaluator(Evaluator):
         default :meth:`measure` itself)."""
         return self.measure(traced)
 
-    @abc.abstractmethod
     def measure_plain(self, plain: PlainInvocation) -> PerInvocationResult:
-        """:meth:`measure_score` of the plain view's model, by the same rule, read off the plain view."""
+        """:meth:`measure_score` of the plain view's model: by default of the model itself (made here); a metric
+        whose rule a plain view holds reads it off the view instead."""
+        return self.measure_score(plain.traced())
 
     def overall_value(self, values: Sequence[float | None]) -> float | None:
         """The overall value from the per-invocation ones: by default ADK's mean of the available values."""

@@ -27,9 +27,12 @@ and skip what :func:`otel_eval.reconstruct._trajectory.build_invocation` builds 
 What every rebuild still pays, whatever is asked: converting the spans, the span tree (its pre-order made only when a
 step walks it), the span kinds and roots, matching the tool calls to the tool runs (by id without queues when the
 ids pair one to one) and the pydantic ``TracedInvocation``, ``Invocation`` and ``IntermediateData`` (assembled
-without validating again, :mod:`otel_eval.reconstruct._built`). A plain view for the deterministic metrics, the
-pydantic models built only for the consumers that need them, is the next step (issue 36): the models are about 8% of
-a tool-count rebuild today (``docs/benchmarks.md``, "A leaner rebuild, round 3").
+without validating again, :mod:`otel_eval.reconstruct._built`). The GenAI, OpenInference and OpenLLMetry conventions
+extract each invocation as a plain view first (:mod:`otel_eval.reconstruct.plain`, ``TraceInvocations.plain``), the
+models being that view's assembly; the efficiency metrics score plain views without them
+(:meth:`otel_eval.metrics.Evaluator.score_plain`). Handing the plain views, not the models, from the rebuild to the
+metrics (the processor's request, the evaluation core) is what would save the models: about 95 k instructions of a
+535 k tool-count rebuild, and 15 k more for the request's validation (``docs/benchmarks.md``, round 9).
 """
 
 from __future__ import annotations
