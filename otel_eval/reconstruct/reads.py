@@ -32,7 +32,7 @@ extract each invocation as a plain view first (:mod:`otel_eval.reconstruct.plain
 models being that view's assembly; the efficiency metrics score plain views without them
 (:meth:`otel_eval.metrics.Evaluator.score_plain`). Handing the plain views, not the models, from the rebuild to the
 metrics (the processor's request, the evaluation core) is what would save the models: about 95 k instructions of a
-535 k tool-count rebuild, and 15 k more for the request's validation (``docs/benchmarks.md``, round 9).
+535 k tool-count rebuild of the benchmark's invocation, and 15 k more for the request's validation (round 9).
 """
 
 from __future__ import annotations
