@@ -24,7 +24,8 @@ class TraceInvocations:
     """One line per problem (malformed attribute, missing parent, content not captured, ...)."""
     plain: list[PlainInvocation] | None = None
     """The invocations' plain views (:mod:`otel_eval.reconstruct.plain`), in the same order, when the convention
-    makes them (GenAI, OpenInference, OpenLLMetry; None for the ADK conventions, whose replay makes the models)."""
+    makes them (GenAI, OpenInference, OpenLLMetry; None for the ADK conventions, whose replay makes the models, and
+    for a trace no convention rebuilt)."""
 
     @property
     def start_time_ns(self) -> int:
