@@ -93,6 +93,11 @@ class TracedInvocation(BaseModel):
     )
 
     @property
+    def invocation_id(self) -> str:
+        """The ADK invocation's id (``invocation.invocation_id``)."""
+        return self.invocation.invocation_id
+
+    @property
     def duration_seconds(self) -> float | None:
         """Wall-clock seconds of the invocation's root span (:func:`duration_of` its start and end)."""
         return duration_of(self.start_time_ns, self.end_time_ns)

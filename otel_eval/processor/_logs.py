@@ -34,6 +34,7 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._intake import DropCount
 from otel_eval.processor._selection import is_sampled
+from otel_eval.reconstruct.plain import PlainRequest
 from otel_eval.traces.log_records import SpanLogRecord, event_name_of, is_content_event, log_record_from_sdk
 
 logger = logging.getLogger(__name__)
@@ -132,7 +133,7 @@ class LogJoin:
         self._hinted = False
         self.total_bytes = 0
 
-    def hint_if_detached(self, requests: Iterable[EvaluationRequest]) -> None:
+    def hint_if_detached(self, requests: Iterable[EvaluationRequest | PlainRequest]) -> None:
         """Logs :data:`DETACHED_HINT` once when invocations come without message content, the instrumentation is set to
         put it on log records (``EVENT_ONLY``) and the companion never received one: it is not attached."""
         if self._hinted or self._source.received:

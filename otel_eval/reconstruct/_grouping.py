@@ -155,22 +155,26 @@ def group_into_turns(calls: Sequence[ModelCall]) -> list[list[ModelCall]]:
 def trace_invocations(
     tree: SpanTree, convention: str, invocations: list[PlainInvocation], empty_warning: str
 ) -> TraceInvocations:
-    """The trace's result: its invocations in start-time order (their models, and the plain views), the tree's
-    problems, and ``empty_warning`` (prefixed with the trace id) when nothing was rebuilt."""
+    """The trace's result: its invocations in start-time order (the plain views, their models made when asked for),
+    the tree's problems, and ``empty_warning`` (prefixed with the trace id) when nothing was rebuilt. A view whose root
+    span ids or times are malformed (:attr:`PlainInvocation.trusted`) has its model made here, which validates them
+    (and fails as it always did); the trace then hands on the models only."""
     trace_id = tree.spans[0].trace_id if tree.spans else ""
-    result = TraceInvocations(trace_id=trace_id, convention=convention, warnings=list(tree.problems))
-    if len(invocations) > 1:
-        invocations = sorted(invocations, key=_start_order)
-    result.plain = invocations
-    result.invocations = [plain.traced() for plain in invocations]
-    if not result.invocations:
-        result.warnings.append(f"trace {trace_id}: {empty_warning}")
-    return result
+    warnings = list(tree.problems)
+    if not invocations:
+        warnings.append(f"trace {trace_id}: {empty_warning}")
+    if all(view.trusted for view in invocations):  # the views' ids and times are the models'
+        if len(invocations) > 1:
+            invocations = sorted(invocations, key=_start_order)
+        return TraceInvocations(trace_id=trace_id, convention=convention, warnings=warnings, plain=invocations)
+    models = [view.traced() for view in invocations]
+    if len(models) > 1:
+        models.sort(key=lambda traced: (traced.start_time_ns, traced.span_id))
+    return TraceInvocations(trace_id=trace_id, convention=convention, invocations=models, warnings=warnings)
 
 
-def _start_order(plain: PlainInvocation) -> tuple[int, str]:
-    traced = plain.traced()  # its validated times (what the order has always been taken from)
-    return traced.start_time_ns, traced.span_id
+def _start_order(view: PlainInvocation) -> tuple[int, str]:
+    return view.start_time_ns, view.span_id
 
 
 def session_id_of(spans: Iterable[Span], keys: Sequence[str]) -> str | None:

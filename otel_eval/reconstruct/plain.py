@@ -16,13 +16,15 @@ every efficiency metric scores the plain views as it scores the full rebuild (``
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from otel_eval.model import IntermediateData, Invocation, TokenUsage, TracedInvocation
 from otel_eval.model import genai as genai_types
+from otel_eval.model.messages import EvaluationRequest
 from otel_eval.model.traced import duration_of
-from otel_eval.reconstruct._built import built_from, traced_invocation
+from otel_eval.reconstruct._built import built_from, root_values_trusted, traced_invocation
 from otel_eval.reconstruct.reads import Reads
 
 PLAIN_READS = Reads.TOOL_CALLS | Reads.USAGE | Reads.TIMING
@@ -52,6 +54,42 @@ class PlainInvocation:
         """The invocation's root span id."""
         span_id: str = self.facts["span_id"]
         return span_id
+
+    @property
+    def session_id(self) -> str | None:
+        """The session id, when the spans carry one."""
+        session_id: str | None = self.facts["session_id"]
+        return session_id
+
+    @property
+    def agent_name(self) -> str | None:
+        """The agent's name, when the spans carry one."""
+        agent_name: str | None = self.facts["agent_name"]
+        return agent_name
+
+    @property
+    def invocation_id(self) -> str:
+        """The ADK invocation id (``Invocation.invocation_id``: the root span id)."""
+        invocation_id: str = self.invocation_values["invocation_id"]
+        return invocation_id
+
+    @property
+    def start_time_ns(self) -> int:
+        """When the root span started."""
+        start: int = self.facts["start_time_ns"]
+        return start
+
+    @property
+    def end_time_ns(self) -> int:
+        """When the invocation ended."""
+        end: int = self.facts["end_time_ns"]
+        return end
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the ids and times read from the root span are what the model holds (its patterns and types): a view
+        that is not (a malformed id) is not handed on; its model is made at once, and fails as it always did."""
+        return root_values_trusted(self.facts)
 
     @property
     def tool_uses(self) -> list[genai_types.FunctionCall]:
@@ -108,4 +146,47 @@ def _assemble(plain: PlainInvocation) -> TracedInvocation:
     return traced_invocation(facts)
 
 
-__all__ = ["PLAIN_READS", "PlainInvocation"]
+@dataclass(slots=True)
+class PlainRequest:
+    """An evaluation request of plain views, in process only: what the span processor hands its embedded evaluation
+    core when the metrics read no more than :data:`PLAIN_READS` and no eval set pairs the requests
+    (:meth:`otel_eval.evaluation.core.EvaluationCore.start` scores it with
+    :meth:`~otel_eval.metrics.Evaluator.score_plain`, making no model). It answers what an
+    :class:`~otel_eval.model.messages.EvaluationRequest` answers in process (``trace_id``, ``record_key``,
+    ``invocations``, ``criteria``, ``eval_case``, ``eval_set_id``); its models are made only when asked for. Never
+    on a wire: :meth:`full` is the ``EvaluationRequest`` it stands for.
+    """
+
+    plain: list[PlainInvocation]
+    """The views, in order (usually one)."""
+    criteria: dict[str, Any] | None = None
+    """As ``EvaluationRequest.criteria``."""
+    created_at: float = field(default_factory=time.time)
+    """As ``EvaluationRequest.created_at``."""
+
+    eval_case: ClassVar[None] = None
+    """A plain request is paired with no case (pairing reads the user message)."""
+    eval_set_id: ClassVar[None] = None
+
+    @property
+    def trace_id(self) -> str:
+        """Trace id of the (first) invocation."""
+        return self.plain[0].trace_id if self.plain else ""
+
+    @property
+    def record_key(self) -> str:
+        """As ``EvaluationRequest.record_key``: the (first) invocation's session id, else its trace id."""
+        session_id = self.plain[0].session_id if self.plain else None
+        return session_id or self.trace_id
+
+    @property
+    def invocations(self) -> list[TracedInvocation]:
+        """The views' models (made on the first ask, then the same objects)."""
+        return [plain.traced() for plain in self.plain]
+
+    def full(self) -> EvaluationRequest:
+        """The ``EvaluationRequest`` this request stands for (validated, as the processor made it before)."""
+        return EvaluationRequest(invocations=self.invocations, criteria=self.criteria, created_at=self.created_at)
+
+
+__all__ = ["PLAIN_READS", "PlainInvocation", "PlainRequest"]
