@@ -28,16 +28,15 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from functools import partial
 from time import time_ns
-from types import TracebackType
 from typing import Any, Literal
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, get_value
 
-from otel_eval import semconv
 from otel_eval.conversations import Conversation, with_case_rubrics
 from otel_eval.emit import Emitters
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.spans import EvaluationSpan, EvaluationSpanEmitter
+from otel_eval.evaluation._boundary import Boundary, Request
 from otel_eval.evaluation.criteria import criteria_from, registry_with_custom_metrics, select_criteria
 from otel_eval.evaluation.pairing import Pairing, pair_invocations
 from otel_eval.evaluation.plan import MetricPlan, PlannedMetric, build_plan
@@ -73,8 +72,6 @@ logger = logging.getLogger(__name__)
 
 Scope = Literal["all", "invocation", "conversation"]
 """Which of a request's metrics to run: all, the per-invocation ones, or the conversation-level ones."""
-Request = EvaluationRequest | PlainRequest
-"""What the core scores: a request, or (in process, from the span processor) a request of plain views."""
 OnLoop = Callable[[], Awaitable[list[EvaluationRecord]]]
 """A prepared request whose metrics need an event loop: awaiting the call scores and emits it there."""
 
@@ -207,10 +204,8 @@ class EvaluationCore:
         (:meth:`evaluate_window`). This is the embedded worker's and the Kafka worker's one call per request. Never
         raises, nor does the call.
 
-        A :class:`~otel_eval.reconstruct.plain.PlainRequest` (the span processor's, when its metrics read no more
-        than plain views hold) is scored on its views (:func:`~otel_eval.evaluation.scoring.score_plain_inline`), with
-        the same records, when this core holds no eval set and it runs inline without holding its session; otherwise
-        its models are made and it is started as any request."""
+        A :class:`~otel_eval.reconstruct.plain.PlainRequest` is scored on its views, with the same records, when
+        there is no eval set and it runs inline, its session not held (:meth:`_start_plain`); else on its models."""
         with self._boundary(request):
             views = request.plain if isinstance(request, PlainRequest) and self._eval_set is None else None
             invocations = [] if views is not None else list(request.invocations)
@@ -280,9 +275,9 @@ class EvaluationCore:
             records += recorded
         return records
 
-    def _boundary(self, request: Request, what: str | None = None) -> _Boundary:
+    def _boundary(self, request: Request, what: str | None = None) -> Boundary:
         """The boundary around ``request``; ``what`` it is for the log (None: its trace, worked out if it fails)."""
-        return _Boundary(self._pipeline, request, what)
+        return Boundary(self._pipeline, request, what)
 
     def _plan_of(
         self, request: Request, invocations: list[TracedInvocation], *, report: bool = False
@@ -428,33 +423,6 @@ def _waits_for_session(plan: MetricPlan) -> bool:
     """Whether a request whose invocations all carry a session id waits for it: ``plan`` has conversation-level
     metrics."""
     return bool(plan.by_scope()[1].metrics)
-
-
-@dataclass(slots=True)
-class _Boundary:
-    """The worker boundary around one request or window: an exception is logged, counted as ``evaluation_error``
-    for its invocations and swallowed (one bad request must not stop the others; the caller returns no records)."""
-
-    pipeline: PipelineMetrics | None
-    request: Request
-    what: str | None
-    """What it is for the log; None: the request's trace (worked out only when it fails)."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> bool:
-        if not isinstance(error, Exception):
-            return False
-        what = self.what if self.what is not None else f"trace {self.request.trace_id}"
-        logger.error("evaluation of %s failed", what, exc_info=(kind, error, traceback))  # type: ignore[arg-type]
-        if self.pipeline is not None:
-            request = self.request
-            count = len(request.plain) if isinstance(request, PlainRequest) else len(request.invocations)
-            self.pipeline.invocations_dropped(semconv.DROP_EVALUATION_ERROR, count)
-        return True
 
 
 @dataclass(slots=True)

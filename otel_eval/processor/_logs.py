@@ -138,7 +138,8 @@ class LogJoin:
         put it on log records (``EVENT_ONLY``) and the companion never received one: it is not attached."""
         if self._hinted or self._source.received:
             return
-        if all(invocation.content_captured for request in requests for invocation in request.invocations):
+        turns = (r.plain if isinstance(r, PlainRequest) else r.invocations for r in requests)  # no model made
+        if all(invocation.content_captured for invocations in turns for invocation in invocations):
             return  # the usual case, decided without reading the environment
         capture = os.environ.get(env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, "").strip().upper()
         if capture == env.CAPTURE_EVENT_ONLY:

@@ -10,8 +10,11 @@ that view's :meth:`PlainInvocation.traced`), so the plain facts and the ADK obje
 stay ``FunctionCall`` models (made without validating, the cheapest part): as tuples made models later they cost the
 full rebuild more than they save.
 
-``tests/reconstruct/test_rebuild_on_demand.py`` proves on every recorded, framework, hostile and session trace that
-every efficiency metric scores the plain views as it scores the full rebuild (``Evaluator.score_plain``).
+:class:`PlainRequest` carries the views from the span processor to its embedded evaluation core (in process only;
+what a transport ships is its full ``EvaluationRequest``). ``tests/reconstruct/test_rebuild_on_demand.py`` proves on
+every recorded, framework, hostile and session trace that every efficiency metric scores the plain views as it scores
+the full rebuild (``Evaluator.score_plain``); ``tests/evaluation/test_plain_requests.py`` that plain requests give the
+records and telemetry of the full requests.
 """
 
 from __future__ import annotations
@@ -84,6 +87,12 @@ class PlainInvocation:
         """When the invocation ended."""
         end: int = self.facts["end_time_ns"]
         return end
+
+    @property
+    def content_captured(self) -> bool:
+        """Whether the spans carried message content (``TracedInvocation.content_captured``)."""
+        captured: bool = self.facts["content_captured"]
+        return captured
 
     @property
     def trusted(self) -> bool:

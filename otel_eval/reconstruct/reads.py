@@ -30,9 +30,10 @@ ids pair one to one) and the pydantic ``TracedInvocation``, ``Invocation`` and `
 without validating again, :mod:`otel_eval.reconstruct._built`). The GenAI, OpenInference and OpenLLMetry conventions
 extract each invocation as a plain view first (:mod:`otel_eval.reconstruct.plain`, ``TraceInvocations.plain``), the
 models being that view's assembly; the efficiency metrics score plain views without them
-(:meth:`otel_eval.metrics.Evaluator.score_plain`). Handing the plain views, not the models, from the rebuild to the
-metrics (the processor's request, the evaluation core) is what would save the models: about 95 k instructions of a
-535 k tool-count rebuild of the benchmark's invocation, and 15 k more for the request's validation (round 9).
+(:meth:`otel_eval.metrics.Evaluator.score_plain`). The span processor hands them on to its embedded core as they are
+(:class:`~otel_eval.reconstruct.plain.PlainRequest`) when the metrics read no more than they hold and no eval set
+pairs the requests, and ``TraceInvocations.invocations`` makes the models only when read: on that path no model and
+no request validation is paid (round 9).
 """
 
 from __future__ import annotations
