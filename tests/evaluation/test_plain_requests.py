@@ -159,7 +159,9 @@ def test_the_request_builder_hands_the_embedded_core_plain_requests_of_the_same_
         assert [r.trace_id for r in plain_requests] == [r.trace_id for r in full_requests]
         assert [r.record_key for r in plain_requests] == [r.record_key for r in full_requests]
         for request in plain_requests:
+            assert isinstance(request, PlainRequest)
             plain_records += core.start(request).records
+            assert all(view._traced is None for view in request.plain)  # scored without a model
         for request in full_requests:
             full_records += core.start(request).records
     assert plain_records and _records(plain_records) == _records(full_records)
