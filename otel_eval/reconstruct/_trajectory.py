@@ -449,7 +449,7 @@ def plain_invocation(draft: InvocationDraft) -> PlainInvocation:
     }
     invocation = {
         "invocation_id": root.span_id,
-        "user_content": user_content if user_content is not None else genai_types.Content.trusted(parts=[]),
+        "user_content": user_content,  # None: an empty Content, made with the model (plain._assemble)
         "final_response": final,
         "creation_timestamp": root.start_time_ns / 1e9,
         "app_details": _app_details(draft.model_calls, agent_name or DEFAULT_AUTHOR) if reads & _DETAILS else None,

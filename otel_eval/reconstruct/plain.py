@@ -149,6 +149,8 @@ def _assemble(plain: PlainInvocation) -> TracedInvocation:
     value was validated, or typed by the rebuild, when it was made. Each model's values are handed over as they are
     (the dicts are the view's own: each then holds its nested model too)."""
     invocation = plain.invocation_values
+    if invocation["user_content"] is None:  # not asked for, or none found: ADK's Invocation requires one
+        invocation["user_content"] = genai_types.Content.trusted(parts=[])
     invocation["intermediate_data"] = built_from(IntermediateData, plain.data)
     facts = plain.facts
     facts["invocation"] = built_from(Invocation, invocation)
