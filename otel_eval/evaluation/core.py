@@ -28,20 +28,19 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from functools import partial
 from time import time_ns
-from types import TracebackType
 from typing import Any, Literal
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, get_value
 
-from otel_eval import semconv
 from otel_eval.conversations import Conversation, with_case_rubrics
 from otel_eval.emit import Emitters
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.spans import EvaluationSpan, EvaluationSpanEmitter
+from otel_eval.evaluation._boundary import Boundary, Request
 from otel_eval.evaluation.criteria import criteria_from, registry_with_custom_metrics, select_criteria
 from otel_eval.evaluation.pairing import Pairing, pair_invocations
 from otel_eval.evaluation.plan import MetricPlan, PlannedMetric, build_plan
-from otel_eval.evaluation.records import RecordContext
+from otel_eval.evaluation.records import RecordContext, RecordedInvocation
 from otel_eval.evaluation.request_criteria import (
     Refusal,
     RequestCriteriaPolicy,
@@ -53,6 +52,7 @@ from otel_eval.evaluation.scoring import (
     score_in_order,
     score_metric,
     score_metric_inline,
+    score_plain_inline,
 )
 from otel_eval.evaluation.sessions import SessionWindow
 from otel_eval.judge import Judge
@@ -66,6 +66,7 @@ from otel_eval.model import (
 )
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.reconstruct import Reads
+from otel_eval.reconstruct.plain import PlainInvocation, PlainRequest
 
 logger = logging.getLogger(__name__)
 
@@ -191,7 +192,7 @@ class EvaluationCore:
         started = self.start(request, scope=scope)
         return None if started.on_loop is not None else started.records
 
-    def start(self, request: EvaluationRequest, *, scope: Scope = "all", sessions: bool = False) -> Started:
+    def start(self, request: Request, *, scope: Scope = "all", sessions: bool = False) -> Started:
         """Pairs and plans ``request`` once and scores it as far as the caller's thread may: when every metric of
         ``scope`` :func:`~otel_eval.evaluation.scoring.runs_inline` (no judge, no metric that needs a deadline), it is
         scored and emitted here (:attr:`Started.records`); otherwise it is returned prepared for an event loop
@@ -201,43 +202,85 @@ class EvaluationCore:
         (as :meth:`holds_sessions` says) is started on its per-invocation metrics only, and says so
         (:attr:`Started.holds_session`): the caller holds its turns for the session's window
         (:meth:`evaluate_window`). This is the embedded worker's and the Kafka worker's one call per request. Never
-        raises, nor does the call."""
+        raises, nor does the call.
+
+        A :class:`~otel_eval.reconstruct.plain.PlainRequest` is scored on its views, with the same records, when
+        there is no eval set and it runs inline, its session not held (:meth:`_start_plain`); else on its models."""
         with self._boundary(request):
-            invocations = list(request.invocations)
-            if not invocations:
+            views = request.plain if isinstance(request, PlainRequest) and self._eval_set is None else None
+            invocations = [] if views is not None else list(request.invocations)
+            if not (views or invocations):
                 return Started([])
+            # A plain request's eval case is None: with no eval set it pairs with nothing, its invocations unread.
             pairing, plan = self._plan_of(request, invocations, report=True)
-            holds = sessions and scope == "all" and all(i.session_id for i in invocations) and _waits_for_session(plan)
+            turns: list[PlainInvocation] | list[TracedInvocation] = views if views is not None else invocations
+            holds = sessions and scope == "all" and all(i.session_id for i in turns) and _waits_for_session(plan)
+            if views is not None:
+                started = self._start_plain(views, scope, plan, holds)
+                if started is not None:
+                    return started
+                invocations = request.invocations  # the models, made now
             job = self._job(request, "invocation" if holds else scope, pairing, plan, invocations)
             if not (plan.inline or all(runs_inline(metric) for metric in job.metrics)):
                 return Started([], partial(self._evaluate_guarded, job, request), holds_session=holds)
-            records = []
             # Asked once per request, not per metric: the metrics apply (the plan's applicable ones) and, when the
             # caller suppresses instrumentation already (the Kafka worker, for its batch), that is not asked again.
             checked = bool(get_value(_SUPPRESS_INSTRUMENTATION_KEY))
-            spans, emit, pipeline = self.emitters.spans, self.emitters.emit, self._pipeline
-            for metric in job.metrics:
-                # Inline: no judge, nothing the metric's run needs its span for; the span is made once it is scored.
-                started_at = time_ns() if spans is not None else 0
-                result = score_metric_inline(metric, job.conversation, job.actual, checked=checked, for_records=True)
-                recorded = job.context.records(metric, result)
-                if spans is not None:
-                    self._finished_span(spans, job, recorded, started_at)
-                    self._other_spans(job, recorded)
-                for record in recorded:  # as _emit, its spans made above
-                    emit(record)
-                    if record.error_type and pipeline is not None:
-                        pipeline.errored(record.metric_name, record.error_type)
-                records += recorded
-            return Started(self._delivered(job, records), holds_session=holds)
+            conversation, actual = job.conversation, job.actual
+            records = self._scored_inline(
+                job.context,
+                job.metrics,
+                lambda metric: score_metric_inline(metric, conversation, actual, checked=checked, for_records=True),
+            )
+            return Started(self._delivered(job.context, records), holds_session=holds)
         return Started([])
 
-    def _boundary(self, request: EvaluationRequest, what: str | None = None) -> _Boundary:
+    def _start_plain(self, views: list[PlainInvocation], scope: Scope, plan: MetricPlan, holds: bool) -> Started | None:
+        """:meth:`start` of a plain request's views (paired with nothing, planned): its records, as :meth:`start`
+        makes them of its models; None when it needs them (its session held, or a metric that needs the loop)."""
+        if holds:
+            return None
+        if scope != "all":
+            plan = plan.by_scope()[scope == "conversation"]
+        metrics = plan.applicable(has_reference=False)
+        if not (plan.inline or all(runs_inline(metric) for metric in metrics)):
+            return None
+        checked = bool(get_value(_SUPPRESS_INSTRUMENTATION_KEY))
+        context = RecordContext(invocations=views, eval_id=None, eval_set_id=None)
+        records = self._scored_inline(
+            context, metrics, lambda metric: score_plain_inline(metric, views, checked=checked)
+        )
+        return Started(self._delivered(context, records))
+
+    def _scored_inline(
+        self,
+        context: RecordContext,
+        metrics: list[PlannedMetric],
+        score: Callable[[PlannedMetric], EvaluationResult],
+    ) -> list[EvaluationRecord]:
+        """Each of ``metrics`` scored inline by ``score``, its records made and emitted (with their spans)."""
+        records = []
+        spans, emit, pipeline = self.emitters.spans, self.emitters.emit, self._pipeline
+        for metric in metrics:
+            # Inline: no judge, nothing the metric's run needs its span for; the span is made once it is scored.
+            started_at = time_ns() if spans is not None else 0
+            recorded = context.records(metric, score(metric))
+            if spans is not None:
+                self._finished_span(spans, context, recorded, started_at)
+                self._other_spans(context, recorded)
+            for record in recorded:  # as _emit, its spans made above
+                emit(record)
+                if record.error_type and pipeline is not None:
+                    pipeline.errored(record.metric_name, record.error_type)
+            records += recorded
+        return records
+
+    def _boundary(self, request: Request, what: str | None = None) -> Boundary:
         """The boundary around ``request``; ``what`` it is for the log (None: its trace, worked out if it fails)."""
-        return _Boundary(self._pipeline, request, what)
+        return Boundary(self._pipeline, request, what)
 
     def _plan_of(
-        self, request: EvaluationRequest, invocations: list[TracedInvocation], *, report: bool = False
+        self, request: Request, invocations: list[TracedInvocation], *, report: bool = False
     ) -> tuple[Pairing, MetricPlan]:
         """The case ``request`` pairs with, and the metrics planned for it (its own criteria, else the core's)."""
         pairing = pair_invocations(invocations, self._eval_set, chosen=request.eval_case)
@@ -256,7 +299,7 @@ class EvaluationCore:
 
     def _job(
         self,
-        request: EvaluationRequest,
+        request: Request,
         scope: Scope,
         pairing: Pairing,
         plan: MetricPlan,
@@ -276,7 +319,7 @@ class EvaluationCore:
         metrics = plan.applicable(has_reference=conversation.expected is not None or conversation.scenario is not None)
         return _Job(conversation, with_case_rubrics(conversation), context, metrics)
 
-    async def _evaluate_guarded(self, job: _Job, request: EvaluationRequest) -> list[EvaluationRecord]:
+    async def _evaluate_guarded(self, job: _Job, request: Request) -> list[EvaluationRecord]:
         with self._boundary(request):
             return await self._evaluate(job)
         return []
@@ -294,12 +337,12 @@ class EvaluationCore:
             return result
 
         await score_in_order(job.metrics, job.actual, score)
-        return self._delivered(job, [record for metric in job.metrics for record in by_metric[metric.name]])
+        return self._delivered(job.context, [record for metric in job.metrics for record in by_metric[metric.name]])
 
-    def _delivered(self, job: _Job, records: list[EvaluationRecord]) -> list[EvaluationRecord]:
+    def _delivered(self, context: RecordContext, records: list[EvaluationRecord]) -> list[EvaluationRecord]:
         self.emitters.deliver(records)
-        if self._pipeline is not None and job.context.window is None:  # a window's turns were counted on arrival
-            self._pipeline.evaluated(len(job.context.invocations))
+        if self._pipeline is not None and context.window is None:  # a window's turns were counted on arrival
+            self._pipeline.evaluated(len(context.invocations))
         return records
 
     def _plan_for(self, criteria: dict[str, BaseCriterion] | None, *, with_reference: bool, own: bool) -> MetricPlan:
@@ -334,23 +377,25 @@ class EvaluationCore:
         return records
 
     @staticmethod
-    def _finished_span(spans: EvaluationSpanEmitter, job: _Job, records: list[EvaluationRecord], start: int) -> None:
+    def _finished_span(
+        spans: EvaluationSpanEmitter, context: RecordContext, records: list[EvaluationRecord], start: int
+    ) -> None:
         """The evaluation span of a metric scored inline (the first invocation's record, as :meth:`_recorded`)."""
-        parent = job.context.span_parent()[0]
+        parent: RecordedInvocation = context.span_parent()[0]
         try:
-            spans.finished(job.context.span_record(records), parent.trace_id, parent.span_id, start)
+            spans.finished(context.span_record(records), parent.trace_id, parent.span_id, start)
         except Exception:  # a span attribute problem must not lose the result
             logger.exception("cannot set the evaluation span's attributes")
 
-    def _other_spans(self, job: _Job, records: list[EvaluationRecord]) -> None:
+    def _other_spans(self, context: RecordContext, records: list[EvaluationRecord]) -> None:
         """A span for each record but the first (a request's other invocations); a session window has its one."""
         spans = self.emitters.spans
-        if spans is not None and job.context.window is None:
+        if spans is not None and context.window is None:
             for record in records[1:]:
                 spans.emit(record)
 
     def _emit(self, job: _Job, records: list[EvaluationRecord]) -> None:
-        self._other_spans(job, records)
+        self._other_spans(job.context, records)
         for record in records:
             self.emitters.emit(record)
             if record.error_type and self._pipeline is not None:
@@ -378,31 +423,6 @@ def _waits_for_session(plan: MetricPlan) -> bool:
     """Whether a request whose invocations all carry a session id waits for it: ``plan`` has conversation-level
     metrics."""
     return bool(plan.by_scope()[1].metrics)
-
-
-@dataclass(slots=True)
-class _Boundary:
-    """The worker boundary around one request or window: an exception is logged, counted as ``evaluation_error``
-    for its invocations and swallowed (one bad request must not stop the others; the caller returns no records)."""
-
-    pipeline: PipelineMetrics | None
-    request: EvaluationRequest
-    what: str | None
-    """What it is for the log; None: the request's trace (worked out only when it fails)."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> bool:
-        if not isinstance(error, Exception):
-            return False
-        what = self.what if self.what is not None else f"trace {self.request.trace_id}"
-        logger.error("evaluation of %s failed", what, exc_info=(kind, error, traceback))  # type: ignore[arg-type]
-        if self.pipeline is not None:
-            self.pipeline.invocations_dropped(semconv.DROP_EVALUATION_ERROR, len(self.request.invocations))
-        return True
 
 
 @dataclass(slots=True)

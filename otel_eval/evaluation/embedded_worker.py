@@ -37,6 +37,7 @@ from otel_eval.evaluation.core import OnLoop, Scope, Started
 from otel_eval.evaluation.sessions import SessionLimits, SessionStage, SessionWindow
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.reconstruct import Reads
+from otel_eval.reconstruct.plain import PlainRequest
 from otel_eval.transport.base import ExportResult, InvocationExporter, RequestEvaluator
 
 logger = logging.getLogger(__name__)
@@ -129,9 +130,10 @@ class EmbeddedWorker(InvocationExporter):
         """Whether the queue has room for another request."""
         return not self._shutdown and len(self._queue) < self._max_queue_size
 
-    def export(self, requests: Sequence[EvaluationRequest]) -> ExportResult:
+    def export(self, requests: Sequence[EvaluationRequest | PlainRequest]) -> ExportResult:
         """Evaluates each request that needs no event loop here, at once; queues the others for the worker, and
-        drops (and counts) those that do not fit. Never waits for the worker."""
+        drops (and counts) those that do not fit. Never waits for the worker. Plain requests
+        (:class:`~otel_eval.reconstruct.plain.PlainRequest`) are taken as they are."""
         if self._shutdown:
             self._count_dropped(semconv.DROP_SHUTDOWN, len(requests))
             return ExportResult.FAILURE
@@ -153,7 +155,11 @@ class EmbeddedWorker(InvocationExporter):
             return ExportResult.FAILURE
         return ExportResult.SUCCESS
 
-    def _begin(self, requests: Sequence[EvaluationRequest]) -> tuple[list[_Work], list[_Work]]:
+    def export_rebuilt(self, requests: Sequence[EvaluationRequest | PlainRequest]) -> ExportResult:
+        """:meth:`export`: the core scores plain requests on their views."""
+        return self.export(requests)
+
+    def _begin(self, requests: Sequence[EvaluationRequest | PlainRequest]) -> tuple[list[_Work], list[_Work]]:
         """Starts each request (:meth:`~otel_eval.evaluation.core.EvaluationCore.start`: paired and planned once,
         scored inline when it can be); returns (the prepared requests that need the loop, the session windows the
         requests' turns filled). A request whose conversation-level metrics wait for its session was started on its
@@ -323,7 +329,9 @@ class EmbeddedWorker(InvocationExporter):
 class EmbeddedCore(RequestEvaluator, Protocol):
     """What the embedded worker needs of its core (:class:`~otel_eval.evaluation.core.EvaluationCore`)."""
 
-    def start(self, request: EvaluationRequest, *, scope: Scope = "all", sessions: bool = False) -> Started:
+    def start(
+        self, request: EvaluationRequest | PlainRequest, *, scope: Scope = "all", sessions: bool = False
+    ) -> Started:
         """Pairs and plans ``request`` once: scores and emits it here when it needs no event loop, else returns it
         prepared for one; with ``sessions``, says whether its turns wait for their session's window."""
         ...

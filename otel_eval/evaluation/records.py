@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from otel_eval._runtime.identity_cache import IdentityCache
 from otel_eval.emit.attributes import score_label, score_verdict
@@ -36,17 +37,52 @@ _NOT_EVALUATED = EvalStatus.NOT_EVALUATED
 by identity."""
 
 
+class RecordedInvocation(Protocol):
+    """What a record reads of an invocation: a :class:`~otel_eval.model.TracedInvocation`, or the plain view of one
+    (:class:`~otel_eval.reconstruct.plain.PlainInvocation`), whose records are the same."""
+
+    @property
+    def trace_id(self) -> str:
+        """The trace id."""
+        ...
+
+    @property
+    def span_id(self) -> str:
+        """The invocation's root span id."""
+        ...
+
+    @property
+    def invocation_id(self) -> str:
+        """The ADK invocation id."""
+        ...
+
+    @property
+    def agent_name(self) -> str | None:
+        """The agent's name."""
+        ...
+
+    @property
+    def session_id(self) -> str | None:
+        """The session id."""
+        ...
+
+    @property
+    def end_time_ns(self) -> int:
+        """When the invocation ended."""
+        ...
+
+
 @dataclass(slots=True)
 class RecordContext:
     """What every record of one request shares."""
 
-    invocations: list[TracedInvocation]
+    invocations: Sequence[RecordedInvocation]
     eval_id: str | None
     eval_set_id: str | None
     window: SessionWindow | None = None
     _by_invocation: list[tuple[bytes, dict[str, Any]]] | None = field(default=None, init=False, repr=False)
 
-    def span_parent(self) -> tuple[TracedInvocation, list[tuple[str, str]]]:
+    def span_parent(self) -> tuple[RecordedInvocation, list[tuple[str, str]]]:
         """Where the evaluation span goes (a request's first invocation; a window's last turn) and what it links to
         (every turn's root span, for a window)."""
         if self.window is None:
@@ -113,7 +149,7 @@ class RecordContext:
                     result_id=rid,
                     trace_id=traced.trace_id,
                     span_id=traced.span_id,
-                    invocation_id=traced.invocation.invocation_id or "",
+                    invocation_id=traced.invocation_id or "",
                     metric_name=metric.name,
                     metric_version=fields.version,
                     evaluator_id=fields.evaluator_id,
@@ -151,7 +187,7 @@ class RecordContext:
                     {
                         "trace_id": traced.trace_id,
                         "span_id": traced.span_id,
-                        "invocation_id": traced.invocation.invocation_id or "",
+                        "invocation_id": traced.invocation_id or "",
                         "agent_name": traced.agent_name,
                         "session_id": traced.session_id,
                         "eval_id": eval_id,

@@ -26,6 +26,7 @@ from otel_eval.model import (
     TracedInvocation,
     case_status,
 )
+from otel_eval.reconstruct.plain import PlainInvocation
 
 logger = logging.getLogger(__name__)
 
@@ -152,6 +153,29 @@ def score_metric_inline(
             detach(token)
 
 
+def score_plain_inline(
+    metric: PlannedMetric, views: Sequence[PlainInvocation], *, checked: bool = False
+) -> EvaluationResult:
+    """:func:`score_metric_inline` (``for_records``) of the plain views of a conversation no case pairs with
+    (:meth:`~otel_eval.metrics.Evaluator.score_plain`: equal to it on their models, none made by the efficiency
+    metrics). Never raises."""
+    evaluator = metric.evaluator
+    if evaluator is None:
+        return _not_evaluated(metric.problem or "metric cannot run", metric.problem_type or "configuration", views)
+    if not checked and metric.requires_reference:  # as _cannot_run, for a conversation without a pairing note
+        reason = "no reference: no eval case pairs with this conversation"
+        return evaluator.not_evaluated(reason, count=len(views), error_type=NO_REFERENCE)
+    token = None if checked else _suppress_instrumentation()
+    try:
+        return evaluator.score_plain(views)
+    except Exception as exc:  # one failing metric yields NOT_EVALUATED, the others still run
+        logger.exception("metric %s failed on trace %s", metric.name, views[0].trace_id if views else "?")
+        return _failed(metric, views, exc)
+    finally:
+        if token is not None:
+            detach(token)
+
+
 def _cannot_run(
     metric: PlannedMetric, conversation: Conversation, actual: Sequence[TracedInvocation]
 ) -> EvaluationResult:
@@ -163,7 +187,7 @@ def _cannot_run(
     return evaluator.not_evaluated(reason, count=len(actual), error_type=NO_REFERENCE)
 
 
-def _failed(metric: PlannedMetric, actual: Sequence[TracedInvocation], exc: Exception) -> EvaluationResult:
+def _failed(metric: PlannedMetric, actual: Sequence[object], exc: Exception) -> EvaluationResult:
     reason = f"metric failed: {type(exc).__name__}: {exc}"
     if metric.evaluator is None:
         return _not_evaluated(reason, type(exc).__name__, actual)
@@ -244,7 +268,7 @@ async def evaluate_conversations(
     return list(await asyncio.gather(*(one(c) for c in conversations)))
 
 
-def _not_evaluated(reason: str, error_type: str, actual: Sequence[TracedInvocation]) -> EvaluationResult:
+def _not_evaluated(reason: str, error_type: str, actual: Sequence[object]) -> EvaluationResult:
     return EvaluationResult(
         overall_eval_status=EvalStatus.NOT_EVALUATED,
         per_invocation_results=[PerInvocationResult(explanation=reason, error_type=error_type) for _ in actual],

@@ -25,6 +25,7 @@ from otel_eval.model import (
     TokenUsageDetails,
     TracedInvocation,
 )
+from otel_eval.reconstruct.plain import PlainInvocation
 
 _INFORMATIONAL = EvalStatus.INFORMATIONAL
 """Read once (an enum member read off its class is a call in Python 3.11), not per result."""
@@ -65,6 +66,16 @@ class InformationalEvaluator(Evaluator):
         """:meth:`evaluate_now` without the per-invocation details (:meth:`measure_score`)."""
         return self._overall_of([self.measure_score(traced) for traced in actual])
 
+    def score_plain(
+        self,
+        actual: Sequence[PlainInvocation],
+        expected: Sequence[Invocation] | None = None,
+        *,
+        conversation_scenario: ConversationScenario | None = None,
+    ) -> EvaluationResult:
+        """:meth:`score_now` of the plain views, without making their models (:meth:`measure_plain`)."""
+        return self._overall_of([self.measure_plain(plain) for plain in actual])
+
     def _overall_of(self, results: list[PerInvocationResult]) -> EvaluationResult:
         return overall(results, self.overall_value([r.score for r in results]))
 
@@ -76,6 +87,11 @@ class InformationalEvaluator(Evaluator):
         """:meth:`measure`'s value, status and explanation, without the details only an offline report reads (by
         default :meth:`measure` itself)."""
         return self.measure(traced)
+
+    def measure_plain(self, plain: PlainInvocation) -> PerInvocationResult:
+        """:meth:`measure_score` of the plain view's model: by default of the model itself (made here); a metric
+        whose rule a plain view holds reads it off the view instead."""
+        return self.measure_score(plain.traced())
 
     def overall_value(self, values: Sequence[float | None]) -> float | None:
         """The overall value from the per-invocation ones: by default ADK's mean of the available values."""

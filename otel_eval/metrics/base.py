@@ -28,6 +28,7 @@ from otel_eval.model import (
     PerInvocationResult,
     TracedInvocation,
 )
+from otel_eval.reconstruct.plain import PlainInvocation
 from otel_eval.reconstruct.reads import Reads
 
 logger = logging.getLogger(__name__)
@@ -185,6 +186,23 @@ class Evaluator(abc.ABC):
             RuntimeError: as :meth:`evaluate_now`.
         """
         return self.evaluate_now(actual, expected, conversation_scenario=conversation_scenario)
+
+    def score_plain(
+        self,
+        actual: Sequence[PlainInvocation],
+        expected: Sequence[Invocation] | None = None,
+        *,
+        conversation_scenario: ConversationScenario | None = None,
+    ) -> EvaluationResult:
+        """:meth:`score_now` of the invocations' plain views (:mod:`otel_eval.reconstruct.plain`), equal to it on their
+        models: by default it is :meth:`score_now` of the models (made here, once per view); a metric that reads no
+        more than a plain view holds overrides it and makes none (the efficiency metrics).
+
+        Raises:
+            RuntimeError: as :meth:`evaluate_now`.
+        """
+        traced = [plain.traced() for plain in actual]
+        return self.score_now(traced, expected, conversation_scenario=conversation_scenario)
 
     def status_of(self, score: float | None) -> EvalStatus:
         """PASSED when ``score >= threshold``, FAILED below, NOT_EVALUATED for None, INFORMATIONAL if no threshold."""

@@ -12,7 +12,14 @@ from typing import ClassVar
 
 from otel_eval.metrics._efficiency import InformationalEvaluator, informational
 from otel_eval.metrics.base import MetricInfo
-from otel_eval.model import BaseCriterion, InvocationEvents, PerInvocationResult, TracedInvocation
+from otel_eval.model import (
+    BaseCriterion,
+    IntermediateDataType,
+    InvocationEvents,
+    PerInvocationResult,
+    TracedInvocation,
+)
+from otel_eval.reconstruct.plain import PlainInvocation
 from otel_eval.reconstruct.reads import Reads
 
 
@@ -34,12 +41,20 @@ class InferenceCallCountV1Evaluator(InformationalEvaluator):
 
     def measure(self, traced: TracedInvocation) -> PerInvocationResult:
         """The number of model calls of the invocation (see the module docstring)."""
-        if traced.model_call_count > 0:
-            return informational(float(traced.model_call_count))
-        data = traced.invocation.intermediate_data
-        if isinstance(data, InvocationEvents):
-            model_events = [
-                e for e in data.invocation_events if e.usage_metadata is not None or e.model_version is not None
-            ]
-            return informational(float(len(model_events)))
-        return informational(None, explanation="the trace shows no model calls for this invocation")
+        return _model_calls(traced.model_call_count, traced.invocation.intermediate_data)
+
+    def measure_plain(self, plain: PlainInvocation) -> PerInvocationResult:
+        """:meth:`measure` of a plain view (whose intermediate data are never ADK's ``InvocationEvents``)."""
+        return _model_calls(plain.model_call_count, None)
+
+
+def _model_calls(count: int, data: IntermediateDataType | None) -> PerInvocationResult:
+    """The spans' count of model calls when they show any, else ADK's count of the ``InvocationEvents``."""
+    if count > 0:
+        return informational(float(count))
+    if isinstance(data, InvocationEvents):
+        model_events = [
+            e for e in data.invocation_events if e.usage_metadata is not None or e.model_version is not None
+        ]
+        return informational(float(len(model_events)))
+    return informational(None, explanation="the trace shows no model calls for this invocation")

@@ -19,6 +19,7 @@ from typing import ClassVar
 from otel_eval.metrics._efficiency import InformationalEvaluator, informational, mean_of_present
 from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import BaseCriterion, DurationDetails, PerInvocationResult, TracedInvocation
+from otel_eval.reconstruct.plain import PlainInvocation
 from otel_eval.reconstruct.reads import Reads
 
 
@@ -41,9 +42,7 @@ class InvocationDurationV1Evaluator(InformationalEvaluator):
 
     def measure(self, traced: TracedInvocation) -> PerInvocationResult:
         """The invocation's total seconds, with the split in ``duration_details``."""
-        details = duration_details(traced)
-        explanation = None if details.total_seconds is not None else "the invocation carries no timing"
-        return informational(details.total_seconds, explanation=explanation, duration_details=details)
+        return _measured(duration_details(traced))
 
     def measure_score(self, traced: TracedInvocation) -> PerInvocationResult:
         """:meth:`measure` without the split: the root span's seconds (without them, :meth:`measure`)."""
@@ -52,10 +51,22 @@ class InvocationDurationV1Evaluator(InformationalEvaluator):
             return self.measure(traced)
         return informational(total)
 
+    def measure_plain(self, plain: PlainInvocation) -> PerInvocationResult:
+        """:meth:`measure_score` of a plain view (which carries no ADK durations: the rebuild from spans sets none)."""
+        total = plain.duration_seconds
+        if total is None:
+            return _measured(DurationDetails())
+        return informational(total)
+
     def overall_value(self, values: Sequence[float | None]) -> float | None:
         """ADK's: the mean of the available totals, rounded to milliseconds."""
         mean = mean_of_present(values)
         return None if mean is None else round(mean, 3)
+
+
+def _measured(details: DurationDetails) -> PerInvocationResult:
+    explanation = None if details.total_seconds is not None else "the invocation carries no timing"
+    return informational(details.total_seconds, explanation=explanation, duration_details=details)
 
 
 def duration_details(traced: TracedInvocation) -> DurationDetails:

@@ -21,12 +21,15 @@ from otel_eval.metrics._efficiency import InformationalEvaluator, informational
 from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import (
     BaseCriterion,
+    IntermediateDataType,
     InvocationEvents,
     PerInvocationResult,
+    TokenUsage,
     TokenUsageDetails,
     TracedInvocation,
 )
 from otel_eval.model import genai as genai_types
+from otel_eval.reconstruct.plain import PlainInvocation
 from otel_eval.reconstruct.reads import Reads
 
 
@@ -49,9 +52,7 @@ class TokenUsageV1Evaluator(InformationalEvaluator):
 
     def measure(self, traced: TracedInvocation) -> PerInvocationResult:
         """The invocation's total tokens, with the breakdown in ``token_usage_details``."""
-        details = token_usage_details(traced)
-        explanation = None if details.total_tokens is not None else "no token usage reported for this invocation"
-        return informational(details.total_tokens, explanation=explanation, token_usage_details=details)
+        return _measured(token_usage_details(traced))
 
     def measure_score(self, traced: TracedInvocation) -> PerInvocationResult:
         """:meth:`measure` without the breakdown: the total of the spans' token counts, as the breakdown's float
@@ -59,6 +60,13 @@ class TokenUsageV1Evaluator(InformationalEvaluator):
         total = traced.token_usage.total_tokens
         if type(total) is not int or not -_EXACT < total < _EXACT:
             return self.measure(traced)
+        return informational(float(total))
+
+    def measure_plain(self, plain: PlainInvocation) -> PerInvocationResult:
+        """:meth:`measure_score` of a plain view (whose intermediate data are never ADK's ``InvocationEvents``)."""
+        total = plain.token_usage.total_tokens
+        if type(total) is not int or not -_EXACT < total < _EXACT:
+            return _measured(_details_of(plain.token_usage, None))
         return informational(float(total))
 
     def overall_value(self, values: Sequence[float | None]) -> float | None:
@@ -71,9 +79,17 @@ _EXACT = 2**53
 """Integers up to this are floats of the same value."""
 
 
+def _measured(details: TokenUsageDetails) -> PerInvocationResult:
+    explanation = None if details.total_tokens is not None else "no token usage reported for this invocation"
+    return informational(details.total_tokens, explanation=explanation, token_usage_details=details)
+
+
 def token_usage_details(traced: TracedInvocation) -> TokenUsageDetails:
     """The invocation's token counts: from its spans, else from its ADK ``InvocationEvents`` (see the module)."""
-    usage = traced.token_usage
+    return _details_of(traced.token_usage, traced.invocation.intermediate_data)
+
+
+def _details_of(usage: TokenUsage, data: IntermediateDataType | None) -> TokenUsageDetails:
     if usage.input_tokens is not None or usage.output_tokens is not None:
         return TokenUsageDetails(
             total_tokens=usage.total_tokens,
@@ -82,7 +98,6 @@ def token_usage_details(traced: TracedInvocation) -> TokenUsageDetails:
             cached_tokens=usage.cached_input_tokens,
             reasoning_tokens=usage.reasoning_tokens,
         )
-    data = traced.invocation.intermediate_data
     if not isinstance(data, InvocationEvents):
         return TokenUsageDetails()
     return _adk_details([e.usage_metadata for e in data.invocation_events if e.usage_metadata is not None])

@@ -12,6 +12,7 @@ from typing import ClassVar
 from otel_eval.metrics._efficiency import InformationalEvaluator, informational
 from otel_eval.metrics.base import MetricInfo
 from otel_eval.model import BaseCriterion, PerInvocationResult, TracedInvocation, get_all_tool_calls
+from otel_eval.reconstruct.plain import PlainInvocation
 from otel_eval.reconstruct.reads import Reads
 
 
@@ -34,3 +35,7 @@ class ToolCallCountV1Evaluator(InformationalEvaluator):
     def measure(self, traced: TracedInvocation) -> PerInvocationResult:
         """The number of tool calls in the invocation."""
         return informational(float(len(get_all_tool_calls(traced.invocation.intermediate_data))))
+
+    def measure_plain(self, plain: PlainInvocation) -> PerInvocationResult:
+        """The number of tool calls (a plain view's are its ``IntermediateData.tool_uses``)."""
+        return informational(float(len(plain.tool_uses)))

@@ -93,11 +93,22 @@ class TracedInvocation(BaseModel):
     )
 
     @property
+    def invocation_id(self) -> str:
+        """The ADK invocation's id (``invocation.invocation_id``)."""
+        return self.invocation.invocation_id
+
+    @property
     def duration_seconds(self) -> float | None:
-        """Wall-clock seconds of the invocation's root span."""
-        if self.end_time_ns <= 0 or self.end_time_ns < self.start_time_ns:
-            return None
-        return (self.end_time_ns - self.start_time_ns) / 1e9
+        """Wall-clock seconds of the invocation's root span (:func:`duration_of` its start and end)."""
+        return duration_of(self.start_time_ns, self.end_time_ns)
+
+
+def duration_of(start_time_ns: int, end_time_ns: int) -> float | None:
+    """Seconds from ``start_time_ns`` to ``end_time_ns``; None when the end is unknown (not after 0) or before the
+    start."""
+    if end_time_ns <= 0 or end_time_ns < start_time_ns:
+        return None
+    return (end_time_ns - start_time_ns) / 1e9
 
 
 def invocation_events(traced: TracedInvocation) -> InvocationEvents | None:

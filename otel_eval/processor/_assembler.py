@@ -43,6 +43,7 @@ from otel_eval.processor._selection import (
     is_own_traffic,
     is_sampled,
 )
+from otel_eval.reconstruct.plain import PlainRequest
 from otel_eval.transport.base import InvocationExporter
 
 logger = logging.getLogger(__name__)
@@ -384,7 +385,7 @@ class SpanAssembler:
             counts.spans[outcome] += first_drop
 
     def _hand_on(self, root: RootKey | None, spans: list[ReadableSpan]) -> None:
-        requests: list[EvaluationRequest] = []
+        requests: list[EvaluationRequest | PlainRequest] = []
         records = self.logs.take(spans) if self.logs is not None else []
         if spans and not self._exporter.has_capacity():
             self._pipeline.log_records_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, len(records))
@@ -415,7 +416,7 @@ class SpanAssembler:
             self.logs.hint_if_detached(requests)
         self._pipeline.sampled(len(requests))
         try:
-            self._exporter.export(requests)  # under suppressed instrumentation (:meth:`step`)
+            self._exporter.export_rebuilt(requests)  # under suppressed instrumentation (:meth:`step`)
         except Exception:  # exporters should not raise; if one does, count and go on
             logger.exception("the evaluation transport failed to export")
             self._pipeline.invocations_dropped(semconv.DROP_TRANSPORT_ERROR, len(requests))

@@ -34,6 +34,7 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._intake import DropCount
 from otel_eval.processor._selection import is_sampled
+from otel_eval.reconstruct.plain import PlainRequest
 from otel_eval.traces.log_records import SpanLogRecord, event_name_of, is_content_event, log_record_from_sdk
 
 logger = logging.getLogger(__name__)
@@ -132,12 +133,13 @@ class LogJoin:
         self._hinted = False
         self.total_bytes = 0
 
-    def hint_if_detached(self, requests: Iterable[EvaluationRequest]) -> None:
+    def hint_if_detached(self, requests: Iterable[EvaluationRequest | PlainRequest]) -> None:
         """Logs :data:`DETACHED_HINT` once when invocations come without message content, the instrumentation is set to
         put it on log records (``EVENT_ONLY``) and the companion never received one: it is not attached."""
         if self._hinted or self._source.received:
             return
-        if all(invocation.content_captured for request in requests for invocation in request.invocations):
+        turns = (r.plain if isinstance(r, PlainRequest) else r.invocations for r in requests)  # no model made
+        if all(invocation.content_captured for invocations in turns for invocation in invocations):
             return  # the usual case, decided without reading the environment
         capture = os.environ.get(env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, "").strip().upper()
         if capture == env.CAPTURE_EVENT_ONLY:

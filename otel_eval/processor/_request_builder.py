@@ -16,6 +16,7 @@ from otel_eval.model import BaseCriterion, EvalSet, TracedInvocation
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._selection import InvocationFilters
 from otel_eval.reconstruct import Reads, rebuild_traces
+from otel_eval.reconstruct.plain import PLAIN_READS, PlainRequest
 from otel_eval.traces import spans_from_readable
 from otel_eval.traces.log_records import SpanLogRecord, attach_log_records
 
@@ -34,6 +35,10 @@ class RequestBuilder:
             holds the eval set and pairs each request once, together with its plan.
         reads: What the rebuild produces (:mod:`otel_eval.reconstruct.reads`): what the metrics that score the
             requests read (the full rebuild by default); with ``eval_set``, the user message pairing reads too.
+            Reads that plain views hold (:data:`~otel_eval.reconstruct.plain.PLAIN_READS`), without ``eval_set``, are
+            for the embedded core only: a trace rebuilt into plain views then gives
+            :class:`~otel_eval.reconstruct.plain.PlainRequest`\\ s (no ADK model made; a transport that ships them
+            makes each the full request, :meth:`~otel_eval.transport.base.InvocationExporter.export_rebuilt`).
     """
 
     filters: InvocationFilters
@@ -43,7 +48,7 @@ class RequestBuilder:
 
     def build(
         self, spans: Sequence[ReadableSpan], log_records: Sequence[SpanLogRecord] = ()
-    ) -> list[EvaluationRequest]:
+    ) -> list[EvaluationRequest | PlainRequest]:
         """One request per rebuilt invocation that passes the filters, in start-time order; ``log_records`` (GenAI
         content log records of these spans) are joined onto their spans as events first.
 
@@ -53,14 +58,20 @@ class RequestBuilder:
         converted = spans_from_readable(spans)
         if log_records:
             attach_log_records(converted, log_records)
-        requests = []
+        requests: list[EvaluationRequest | PlainRequest] = []
         criteria: dict[str, Any] | None = None
         if self.criteria is not None:
             criteria = {name: c.model_dump(mode="json", exclude_unset=True) for name, c in self.criteria.items()}
         reads = self.reads if self.eval_set is None else self.reads | Reads.USER_CONTENT
+        plain = reads in PLAIN_READS
+        agent_allowed = self.filters.agent_allowed
         for trace in rebuild_traces(converted, reads=reads):
             for warning in trace.warnings:
                 logger.debug("%s", warning)
+            views = trace.plain if plain else None
+            if views is not None:
+                requests += [PlainRequest([view], criteria) for view in views if agent_allowed(view.agent_name)]
+                continue
             for invocation in trace.invocations:
                 if self.filters.agent_allowed(invocation.agent_name):
                     requests.append(self._request(invocation, criteria))

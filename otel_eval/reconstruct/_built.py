@@ -126,8 +126,16 @@ def traced_invocation(values: dict[str, Any]) -> TracedInvocation:
     """A :class:`~otel_eval.model.TracedInvocation` of the values the rebuild made (see :func:`built`; a dict of them,
     not changed), validated when the values read from the root span -- its ids and times -- are not what the model
     takes (they fail as they did)."""
+    if root_values_trusted(values):
+        return built_from(TracedInvocation, values)
+    return TracedInvocation(**values)
+
+
+def root_values_trusted(values: dict[str, Any]) -> bool:
+    """Whether the values read from the root span (its ids and times) are what ``TracedInvocation`` holds after
+    validating them: then :func:`traced_invocation` builds it without validating, and the values are the model's."""
     trace_id, span_id = values["trace_id"], values["span_id"]
-    if (
+    return (
         type(values["start_time_ns"]) is int
         and type(values["end_time_ns"]) is int
         and type(trace_id) is str
@@ -136,6 +144,4 @@ def traced_invocation(values: dict[str, Any]) -> TracedInvocation:
         and len(span_id) == _SPAN_ID_DIGITS
         and not trace_id.strip(_HEX_DIGITS)  # only lowercase hex digits: what the patterns match, in one C call
         and not span_id.strip(_HEX_DIGITS)
-    ):
-        return built_from(TracedInvocation, values)
-    return TracedInvocation(**values)
+    )

@@ -16,10 +16,10 @@ import bisect
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
-from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct._span_tree import SpanTree
-from otel_eval.reconstruct._trajectory import InvocationDraft, ModelCall, ToolRun, build_invocation, texts_of
+from otel_eval.reconstruct._trajectory import InvocationDraft, ModelCall, ToolRun, plain_invocation, texts_of
 from otel_eval.reconstruct.base import TraceInvocations
+from otel_eval.reconstruct.plain import PlainInvocation
 from otel_eval.reconstruct.reads import Reads
 from otel_eval.traces.span import Span
 
@@ -73,16 +73,16 @@ def invocations_of_roots(
     roots: Sequence[Span],
     new_reader: Callable[[Span, Sequence[Span]], RootReader],
     reads: Reads = Reads.ALL,
-) -> list[TracedInvocation]:
+) -> list[PlainInvocation]:
     """One invocation per root, read from the root's subtree (spans under no root join the tightest root in time),
-    built with the parts ``reads`` asks for."""
+    with the parts ``reads`` asks for (plain: :func:`trace_invocations` makes the models)."""
     groups = tree.subtrees(roots)
     invocations = []
     for root in roots:
         if root.span_id in groups:
             draft = new_reader(root, groups[root.span_id]).draft()
             draft.reads = reads
-            invocations.append(build_invocation(draft))
+            invocations.append(plain_invocation(draft))
     return invocations
 
 
@@ -91,9 +91,9 @@ def turn_invocations(
     convention: str,
     new_reader: Callable[[Span, Sequence[Span]], TurnReader],
     reads: Reads = Reads.ALL,
-) -> list[TracedInvocation]:
+) -> list[PlainInvocation]:
     """The model calls of a trace without invocation roots, one invocation per user turn (see the module docstring),
-    built with the parts ``reads`` asks for.
+    with the parts ``reads`` asks for (plain: :func:`trace_invocations` makes the models).
 
     Calls and tools inside a tool span (an agent used as a tool) are left out, as everywhere else.
     """
@@ -122,7 +122,7 @@ def turn_invocations(
             reader.has_content(s) for s in [c.span for c in turn] + [r.span for r in draft.tool_runs]
         )
         draft.warnings = reader.warnings
-        invocations.append(build_invocation(draft))
+        invocations.append(plain_invocation(draft))
     return invocations
 
 
@@ -153,18 +153,28 @@ def group_into_turns(calls: Sequence[ModelCall]) -> list[list[ModelCall]]:
 
 
 def trace_invocations(
-    tree: SpanTree, convention: str, invocations: list[TracedInvocation], empty_warning: str
+    tree: SpanTree, convention: str, invocations: list[PlainInvocation], empty_warning: str
 ) -> TraceInvocations:
-    """The trace's result: its invocations in start-time order, the tree's problems, and ``empty_warning`` (prefixed
-    with the trace id) when nothing was rebuilt."""
+    """The trace's result: its invocations in start-time order (the plain views, their models made when asked for),
+    the tree's problems, and ``empty_warning`` (prefixed with the trace id) when nothing was rebuilt. A view whose root
+    span ids or times are malformed (:attr:`PlainInvocation.trusted`) has its model made here, which validates them
+    (and fails as it always did); the trace then hands on the models only."""
     trace_id = tree.spans[0].trace_id if tree.spans else ""
-    result = TraceInvocations(trace_id=trace_id, convention=convention, warnings=list(tree.problems))
-    result.invocations = (
-        sorted(invocations, key=lambda inv: (inv.start_time_ns, inv.span_id)) if len(invocations) > 1 else invocations
-    )
-    if not result.invocations:
-        result.warnings.append(f"trace {trace_id}: {empty_warning}")
-    return result
+    warnings = list(tree.problems)
+    if not invocations:
+        warnings.append(f"trace {trace_id}: {empty_warning}")
+    if all(view.trusted for view in invocations):  # the views' ids and times are the models'
+        if len(invocations) > 1:
+            invocations = sorted(invocations, key=_start_order)
+        return TraceInvocations(trace_id=trace_id, convention=convention, warnings=warnings, plain=invocations)
+    models = [view.traced() for view in invocations]
+    if len(models) > 1:
+        models.sort(key=lambda traced: (traced.start_time_ns, traced.span_id))
+    return TraceInvocations(trace_id=trace_id, convention=convention, invocations=models, warnings=warnings)
+
+
+def _start_order(view: PlainInvocation) -> tuple[int, str]:
+    return view.start_time_ns, view.span_id
 
 
 def session_id_of(spans: Iterable[Span], keys: Sequence[str]) -> str | None:

@@ -25,17 +25,15 @@ from typing import Any
 from otel_eval.model import (
     AgentDetails,
     AppDetails,
-    IntermediateData,
-    Invocation,
     TokenUsage,
     TracedInvocation,
 )
 from otel_eval.model import genai as genai_types
-from otel_eval.reconstruct._built import built_from, traced_invocation
 from otel_eval.reconstruct._first_unused import FirstUnused
 from otel_eval.reconstruct._span_tree import covered_ns
 from otel_eval.reconstruct._token_usage import Usage, sum_token_counts
 from otel_eval.reconstruct._values import nonempty_str, tool_call_args
+from otel_eval.reconstruct.plain import PlainInvocation
 from otel_eval.reconstruct.reads import Reads
 from otel_eval.reconstruct.signals import feedback
 from otel_eval.traces.span import Span
@@ -406,8 +404,15 @@ def _app_details(calls: Sequence[ModelCall], default_author: str) -> AppDetails 
 
 
 def build_invocation(draft: InvocationDraft) -> TracedInvocation:
-    """The ADK invocation and its telemetry facts: the parts ``draft.reads`` asks for, the others left empty. Never
-    raises on content: problems end up in ``warnings``."""
+    """The ADK invocation and its telemetry facts: the parts ``draft.reads`` asks for, the others left empty (the
+    models of :func:`plain_invocation`). Never raises on content: problems end up in ``warnings``."""
+    return plain_invocation(draft).traced()
+
+
+def plain_invocation(draft: InvocationDraft) -> PlainInvocation:
+    """The invocation's values (:class:`~otel_eval.reconstruct.plain.PlainInvocation`): the parts ``draft.reads`` asks
+    for, the others left empty, no ADK model made for them yet. Never raises on content: problems end up in
+    ``warnings``."""
     root = draft.root
     reads = draft.reads.value  # an int: a Flag's operators are Python calls
     read_user = bool(reads & _USER)
@@ -435,27 +440,22 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
     if draft.nested_model_calls:
         real_calls += [c for c in draft.nested_model_calls if not c.synthetic]
     agent_name = draft.agent_name
-    # Built without validating again (see _built): every value below was validated, or typed by the rebuild, when made.
-    # Dicts, not keywords: a keyword call packs them into a dict again.
+    # The models' values (assembled without validating again, see plain._assemble). Dicts, not keywords: a keyword
+    # call packs them into a dict again.
     data = {
         "tool_uses": [s.call for s in steps],
         "tool_responses": [s.response for s in steps if s.response is not None],
         "intermediate_responses": intermediate,
     }
-    invocation = built_from(
-        Invocation,
-        {
-            "invocation_id": root.span_id,
-            "user_content": user_content if user_content is not None else genai_types.Content.trusted(parts=[]),
-            "final_response": final,
-            "intermediate_data": built_from(IntermediateData, data),
-            "creation_timestamp": root.start_time_ns / 1e9,
-            "app_details": _app_details(draft.model_calls, agent_name or DEFAULT_AUTHOR) if reads & _DETAILS else None,
-        },
-    )
+    invocation = {
+        "invocation_id": root.span_id,
+        "user_content": user_content,  # None: an empty Content, made with the model (plain._assemble)
+        "final_response": final,
+        "creation_timestamp": root.start_time_ns / 1e9,
+        "app_details": _app_details(draft.model_calls, agent_name or DEFAULT_AUTHOR) if reads & _DETAILS else None,
+    }
     model = next((c.model for c in real_calls if c.model), None) or draft.root_model
     values: dict[str, Any] = {
-        "invocation": invocation,
         "trace_id": root.trace_id,
         "span_id": root.span_id,
         "session_id": draft.session_id,
@@ -484,7 +484,7 @@ def build_invocation(draft: InvocationDraft) -> TracedInvocation:
             if any(end > start for start, end in tool_intervals)
             else None
         )
-    return traced_invocation(values)
+    return PlainInvocation(values, invocation, data)
 
 
 _USER = Reads.USER_CONTENT.value

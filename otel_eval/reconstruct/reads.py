@@ -27,9 +27,13 @@ and skip what :func:`otel_eval.reconstruct._trajectory.build_invocation` builds 
 What every rebuild still pays, whatever is asked: converting the spans, the span tree (its pre-order made only when a
 step walks it), the span kinds and roots, matching the tool calls to the tool runs (by id without queues when the
 ids pair one to one) and the pydantic ``TracedInvocation``, ``Invocation`` and ``IntermediateData`` (assembled
-without validating again, :mod:`otel_eval.reconstruct._built`). A plain view for the deterministic metrics, the
-pydantic models built only for the consumers that need them, is the next step (issue 36): the models are about 8% of
-a tool-count rebuild today (``docs/benchmarks.md``, "A leaner rebuild, round 3").
+without validating again, :mod:`otel_eval.reconstruct._built`). The GenAI, OpenInference and OpenLLMetry conventions
+extract each invocation as a plain view first (:mod:`otel_eval.reconstruct.plain`, ``TraceInvocations.plain``), the
+models being that view's assembly; the efficiency metrics score plain views without them
+(:meth:`otel_eval.metrics.Evaluator.score_plain`). The span processor hands them on to its embedded core as they are
+(:class:`~otel_eval.reconstruct.plain.PlainRequest`) when the metrics read no more than they hold and no eval set
+pairs the requests, and ``TraceInvocations.invocations`` makes the models only when read: on that path no model and
+no request validation is paid (round 9).
 """
 
 from __future__ import annotations

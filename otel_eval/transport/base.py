@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
+from otel_eval.reconstruct.plain import PlainRequest
 
 
 class RequestEvaluator(Protocol):
@@ -49,6 +50,12 @@ class InvocationExporter(abc.ABC):
         Returns:
             SUCCESS when every request was accepted, FAILURE when any was dropped.
         """
+
+    def export_rebuilt(self, requests: Sequence[EvaluationRequest | PlainRequest]) -> ExportResult:
+        """:meth:`export` of the span processor's requests, which may hold in-process plain requests
+        (:class:`~otel_eval.reconstruct.plain.PlainRequest`): by default each made the full request it stands for
+        (what a transport ships); an exporter that scores them here takes them as they are."""
+        return self.export([r if isinstance(r, EvaluationRequest) else r.full() for r in requests])
 
     scores_here: bool = False
     """Whether the requests are scored in this process (the embedded worker): their records reach this process's

@@ -13,17 +13,20 @@ full rebuild's own invocations and against them in reverse order, so that both m
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from otel_eval.evaluation.plan import build_plan
+from otel_eval.evaluation.plan import PlannedMetric, build_plan
+from otel_eval.evaluation.records import records_of
 from otel_eval.metrics import Evaluator, default_registry
+from otel_eval.metrics._efficiency import InformationalEvaluator
 from otel_eval.model import BaseCriterion, TracedInvocation
 from otel_eval.reconstruct import Reads, TraceInvocations, genai, rebuild_traces
+from otel_eval.reconstruct.plain import PLAIN_READS, PlainInvocation
 from otel_eval.reconstruct.reads import always_read, parts_of, read_of
 from otel_eval.traces import Span, spans_from_readable
 from tests.reconstruct.adk_agents import adk_telemetry
@@ -158,3 +161,52 @@ def test_a_tool_count_rebuild_reads_no_message_history(monkeypatch: pytest.Monke
     assert full.invocation.intermediate_data.tool_responses and not asked.invocation.intermediate_data.tool_responses
     assert asked.invocation.app_details is None
     assert asked.model_call_count == 0 and full.model_call_count > 0
+
+
+def _plain_facts(plain: PlainInvocation, keys: Iterable[str]) -> dict[str, Any]:
+    """What a plain view says of the facts every rebuild has (``keys``: :func:`always_read`'s)."""
+    values = {**plain.facts, **plain.invocation_values}
+    return {key: values[key] for key in keys}
+
+
+@pytest.mark.usefixtures("quiet_adk")
+def test_every_plain_metric_scores_the_plain_views_as_the_full_rebuild() -> None:
+    """Plain views (no ADK model made): for every metric whose reads a plain view holds, and the 4 efficiency metrics
+    together, the rebuild asked for their reads gives plain views whose facts, scores and records equal the full
+    rebuild's, on every trace of a convention that makes them; and no ADK model is made for them."""
+    evaluators = [(name, metrics) for name, metrics in _evaluators() if _union(metrics) in PLAIN_READS]
+    assert {name for name, _ in evaluators} >= {*EFFICIENCY, "4 efficiency metrics"}
+    checked = 0
+    for trace_name, spans in _traces():
+        full = rebuild_traces(spans)
+        for name, metrics in evaluators:
+            asked = rebuild_traces(spans, reads=_union(metrics))
+            for trace_full, trace_asked in zip(full, asked, strict=True):
+                plain = trace_asked.plain
+                if plain is None:  # the ADK conventions replay events into models; a trace of no convention has none
+                    assert trace_asked.convention.startswith("adk") or not trace_asked.invocations, trace_name
+                    continue
+                views = [PlainInvocation(dict(p.facts), dict(p.invocation_values), p.data) for p in plain]
+                where = f"{trace_name}, {name}"
+                facts = [always_read(t) for t in trace_full.invocations]
+                assert [_plain_facts(v, f) for v, f in zip(views, facts, strict=True)] == facts, where
+                for evaluator in metrics:
+                    expected = [t.invocation for t in trace_full.invocations]
+                    reference = expected if evaluator.info.requires_reference else None
+                    by_plain = evaluator.score_plain(views, reference)
+                    by_full = evaluator.score_now(trace_full.invocations, reference)
+                    assert by_plain == by_full, where
+                    metric = PlannedMetric(evaluator.info.name, evaluator)
+                    assert _records(trace_full.invocations, metric, by_plain) == _records(
+                        trace_full.invocations, metric, by_full
+                    ), where
+                    if isinstance(evaluator, InformationalEvaluator):
+                        assert all(v._traced is None for v in views), where  # no model made
+                checked += len(views)
+    assert checked > 1000
+
+
+def _records(invocations: list[TracedInvocation], metric: PlannedMetric, result: Any) -> list[dict[str, Any]]:
+    return [
+        record.model_dump(exclude={"evaluated_at"}) for record in records_of(invocations, metric, result, eval_id="e")
+    ]
