@@ -57,17 +57,11 @@ class TokenUsageV1Evaluator(InformationalEvaluator):
     def measure_score(self, traced: TracedInvocation) -> PerInvocationResult:
         """:meth:`measure` without the breakdown: the total of the spans' token counts, as the breakdown's float
         (validation turns an int into the float of the same value; else, or without span counts, :meth:`measure`)."""
-        total = traced.token_usage.total_tokens
-        if type(total) is not int or not -_EXACT < total < _EXACT:
-            return self.measure(traced)
-        return informational(float(total))
+        return _scored(traced.token_usage, traced.invocation.intermediate_data)
 
     def measure_plain(self, plain: PlainInvocation) -> PerInvocationResult:
         """:meth:`measure_score` of a plain view (whose intermediate data are never ADK's ``InvocationEvents``)."""
-        total = plain.token_usage.total_tokens
-        if type(total) is not int or not -_EXACT < total < _EXACT:
-            return _measured(_details_of(plain.token_usage, None))
-        return informational(float(total))
+        return _scored(plain.token_usage, None)
 
     def overall_value(self, values: Sequence[float | None]) -> float | None:
         """ADK's: the sum of the reported totals over the number of all invocations."""
@@ -77,6 +71,14 @@ class TokenUsageV1Evaluator(InformationalEvaluator):
 
 _EXACT = 2**53
 """Integers up to this are floats of the same value."""
+
+
+def _scored(usage: TokenUsage, data: IntermediateDataType | None) -> PerInvocationResult:
+    """The spans' total as a float when it is an exact one, else the breakdown's (:func:`_details_of`)."""
+    total = usage.total_tokens
+    if type(total) is not int or not -_EXACT < total < _EXACT:
+        return _measured(_details_of(usage, data))
+    return informational(float(total))
 
 
 def _measured(details: TokenUsageDetails) -> PerInvocationResult:

@@ -73,7 +73,7 @@ class RequestBuilder:
                 requests += [PlainRequest([view], criteria) for view in views if agent_allowed(view.agent_name)]
                 continue
             for invocation in trace.invocations:
-                if self.filters.agent_allowed(invocation.agent_name):
+                if agent_allowed(invocation.agent_name):
                     requests.append(self._request(invocation, criteria))
         return requests
 

@@ -16,6 +16,7 @@ import bisect
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
+from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct._span_tree import SpanTree
 from otel_eval.reconstruct._trajectory import InvocationDraft, ModelCall, ToolRun, plain_invocation, texts_of
 from otel_eval.reconstruct.base import TraceInvocations
@@ -169,12 +170,12 @@ def trace_invocations(
         return TraceInvocations(trace_id=trace_id, convention=convention, warnings=warnings, plain=invocations)
     models = [view.traced() for view in invocations]
     if len(models) > 1:
-        models.sort(key=lambda traced: (traced.start_time_ns, traced.span_id))
+        models.sort(key=_start_order)
     return TraceInvocations(trace_id=trace_id, convention=convention, invocations=models, warnings=warnings)
 
 
-def _start_order(view: PlainInvocation) -> tuple[int, str]:
-    return view.start_time_ns, view.span_id
+def _start_order(invocation: PlainInvocation | TracedInvocation) -> tuple[int, str]:
+    return invocation.start_time_ns, invocation.span_id
 
 
 def session_id_of(spans: Iterable[Span], keys: Sequence[str]) -> str | None:
