@@ -8,10 +8,12 @@ import functools
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from google.genai import types as genai_types
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from google.genai import types as genai_types
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +38,8 @@ class JudgeRequest:
 
     def generate_config(self, timeout_seconds: float) -> genai_types.GenerateContentConfig:
         """The google-genai config sent: user config, AFC off (as ADK), our instruction/schema, one HTTP attempt."""
+        from google.genai import types as genai_types  # deferred: importing google-genai takes about a second
+
         config = self.config.model_copy(deep=True) if self.config else genai_types.GenerateContentConfig()
         config.automatic_function_calling = genai_types.AutomaticFunctionCallingConfig(disable=True)
         if self.system_instruction:
@@ -54,6 +58,8 @@ class JudgeRequest:
 
     def contents(self) -> list[genai_types.Content]:
         """The request contents: one user turn holding the prompt."""
+        from google.genai import types as genai_types
+
         return [genai_types.Content(role="user", parts=[genai_types.Part(text=self.prompt)])]
 
     def cache_identity(self) -> dict[str, Any]:
@@ -77,6 +83,7 @@ def _gemini_schema(model: type[BaseModel]) -> genai_types.Schema | type[BaseMode
     """The pydantic model converted to google-genai's ``Schema`` once (google-genai would redo it per request)."""
     try:
         from google.genai import _transformers
+        from google.genai import types as genai_types
 
         schema = _transformers.t_schema(None, model)
     except Exception:

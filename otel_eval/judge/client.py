@@ -18,10 +18,8 @@ import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from google import genai
-from google.genai import types as genai_types
 from opentelemetry.metrics import MeterProvider
 
 from otel_eval import semconv
@@ -47,6 +45,9 @@ from otel_eval.judge.settings import JudgeSettings, input_token_limit
 from otel_eval.judge.telemetry import OUTCOME_CACHED, OUTCOME_ERROR, OUTCOME_OK, JudgeInstruments
 from otel_eval.judge.tracing import finish_judge_call_span, judge_call_span
 from otel_eval.model import JudgeModelOptions
+
+if TYPE_CHECKING:
+    from google import genai
 
 logger = logging.getLogger(__name__)
 
@@ -269,6 +270,8 @@ class JudgeClient:
         if fatal is not None:
             self.accounting.record(metric, failures=1)
             raise fatal.to_error()
+        from google.genai import types as genai_types  # loaded with the Gemini client just above
+
         api = (await self._gemini.client()).aio._api_client
         path = f"projects/{api.project}/locations/{api.location}:evaluateInstances"
         options = genai_types.HttpOptions(

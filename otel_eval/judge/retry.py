@@ -11,10 +11,11 @@ import asyncio
 import email.utils
 import random
 import re
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from otel_eval.errors import JudgeError
 
@@ -76,10 +77,8 @@ def classify(exc: BaseException, *, secret: str | tuple[str, ...] | None = None)
         return Failure(exc.error_type, str(exc), exc.retriable)
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or "timeout" in type(exc).__name__.lower():
         return Failure(JUDGE_TIMEOUT, "judge call timed out", retriable=True)
-    from google.genai import errors as genai_errors  # loaded with the client; keeps this module light
-
-    if isinstance(exc, genai_errors.APIError):
-        return _classify_api_error(exc, secret)
+    if _is_genai_api_error(exc):
+        return _classify_api_error(cast("genai_errors.APIError", exc), secret)
     status = getattr(exc, "status_code", None)
     if type(exc).__name__ == "APIConnectionError":  # openai's, anthropic's; LiteLLM's carries status_code 500
         return Failure(JUDGE_CONNECTION, redact(f"judge connection failed: {type(exc).__name__}: {exc}", secret), True)
@@ -95,6 +94,13 @@ def classify(exc: BaseException, *, secret: str | tuple[str, ...] | None = None)
 def _is_transport_error(exc: BaseException) -> bool:
     module = type(exc).__module__
     return module.startswith(("aiohttp", "httpx", "httpcore", "httpx2")) and "Timeout" not in type(exc).__name__
+
+
+def _is_genai_api_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is google-genai's ``APIError``: never when google-genai was not loaded (it is loaded for a
+    Gemini call, not to classify another provider's failure)."""
+    errors = sys.modules.get("google.genai.errors")
+    return errors is not None and isinstance(exc, errors.APIError)
 
 
 def _classify_api_error(exc: genai_errors.APIError, secret: str | tuple[str, ...] | None) -> Failure:

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
-
-from google import genai
-from google.genai import types as genai_types
+from typing import TYPE_CHECKING, Any
 
 from otel_eval.errors import JudgeError
 from otel_eval.judge._loops import PerLoopClient, best_effort
@@ -22,6 +19,9 @@ from otel_eval.judge.resolve import GEMINI
 from otel_eval.judge.retry import JUDGE_NOT_CONFIGURED, redact
 from otel_eval.judge.settings import JudgeSettings
 from otel_eval.judge.tracing import GEMINI_PROVIDER, VERTEX_PROVIDER
+
+if TYPE_CHECKING:
+    from google import genai
 
 
 class GeminiProvider:
@@ -99,6 +99,9 @@ class GeminiProvider:
             return self._probe
 
     def _new_client(self) -> genai.Client:
+        from google import genai  # deferred: importing google-genai takes about a second
+        from google.genai import types as genai_types
+
         settings = self.settings
         http_options = genai_types.HttpOptions(
             base_url=settings.base_url,

@@ -4,17 +4,21 @@ its model class (``LlmRequest.config``): the system text, the user's sampling se
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from google.genai import types as genai_types
 from pydantic import BaseModel
 
 from otel_eval.judge._request_reply import JudgeRequest
+
+if TYPE_CHECKING:
+    from google.genai import types as genai_types
 
 
 def judge_config(request: JudgeRequest) -> genai_types.GenerateContentConfig:
     """The config ADK's evaluator hands its model: the criterion's ``judge_model_config`` (none: an empty one) with
     the judge's system instruction."""
+    from google.genai import types as genai_types  # deferred: importing google-genai takes about a second
+
     config = request.config.model_copy(deep=True) if request.config else genai_types.GenerateContentConfig()
     if request.system_instruction:
         config.system_instruction = request.system_instruction
@@ -24,6 +28,8 @@ def judge_config(request: JudgeRequest) -> genai_types.GenerateContentConfig:
 def system_text(config: genai_types.GenerateContentConfig) -> str | None:
     """The system instruction as one text (ADK's ``extract_system_instruction`` / ``serialize_system_instruction``
     for the forms a judge config holds: a string or a content's text parts)."""
+    from google.genai import types as genai_types
+
     instruction = config.system_instruction
     if not instruction:
         return None
