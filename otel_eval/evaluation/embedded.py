@@ -191,7 +191,7 @@ def _judge_reporting_to(judge: Judge | None, meter_provider: MeterProvider) -> J
     whose instruments may already report to another provider (the global one, or another processor's).
     """
     if judge is None:
-        from otel_eval.judge.client import JudgeClient  # deferred: loads google-genai
+        from otel_eval.judge.client import JudgeClient  # deferred: only an embedded evaluation needs it
 
         return JudgeClient(meter_provider=meter_provider)
     judge.use_meter_provider(meter_provider)

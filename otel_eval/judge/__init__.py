@@ -38,8 +38,8 @@ from otel_eval.judge.settings import JudgeSettings, PriceTable
 if TYPE_CHECKING:
     from otel_eval.judge.client import JudgeClient, JudgeReply, JudgeRequest, default_judge, set_default_judge
 
-# The client imports google-genai (about half a second); it is loaded on first use of one of these names, so that
-# importing the metrics (and every run without a judged metric) does not pay for it.
+# The client's modules (~20 ms; google-genai, about a second, loads with the first Gemini call) are loaded on first use
+# of one of these names, so that importing the metrics (and every run without a judged metric) does not pay for them.
 _CLIENT_NAMES = frozenset({"JudgeClient", "JudgeReply", "JudgeRequest", "default_judge", "set_default_judge"})
 
 

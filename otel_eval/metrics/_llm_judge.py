@@ -91,7 +91,7 @@ class LlmJudgeEvaluator(Evaluator):
         """The judge given at construction, else the process-wide default built from the environment."""
         if self.judge is not None:
             return self.judge
-        from otel_eval.judge.client import default_judge  # deferred: loads google-genai
+        from otel_eval.judge.client import default_judge  # deferred: only judged metrics need it
 
         return default_judge()
 
@@ -180,7 +180,7 @@ class LlmJudgeEvaluator(Evaluator):
     async def ask(self, prompt: JudgePrompt, *, sample: int = 0) -> JudgeReply:
         """Sends ``prompt`` as sample ``sample``. Raises :class:`JudgeError` when the call finally fails, or without
         a call (``context_overflow``) when the prompt would not fit the judge model's input window."""
-        from otel_eval.judge.client import JudgeRequest  # deferred: loads google-genai
+        from otel_eval.judge.client import JudgeRequest  # deferred: only judged metrics need it
 
         overflow = self.prompt_overflow(prompt)
         if overflow is not None:
