@@ -217,7 +217,7 @@ def drive(invoke: Callable[[int], None], invocations: int, rate: float | None) -
 def settle() -> None:
     """Before the measured window, on both sides: a pause for background threads, then the heap so far (imports,
     warm-up) moved out of the collector's reach, so that a full collection, which scans the whole heap, costs what
-    the workload's objects cost and not what the imported packages' do (otel-eval's process imports google-adk)."""
+    the workload's objects cost and not what the imported packages' do."""
     time.sleep(0.2)
     gc.collect()
     gc.freeze()

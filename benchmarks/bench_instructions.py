@@ -18,7 +18,7 @@ what a side adds is its setup minus its own baseline:
 
 Paced: ``PACE`` invocations a second under callgrind (each its own engine step, as 250/s at full speed: see
 :mod:`benchmarks.instructions`). A row is met only when its ratio is and every invocation of its runs was evaluated.
-Each run takes ~1-4 min (the evaluation process imports google-adk under callgrind too); ``--jobs`` runs that many
+Each run takes ~1-4 min (the evaluation process starts under callgrind too); ``--jobs`` runs that many
 at once (counts do not depend on it; paced figures may shift a few percent with the scheduling).
 
 Run: ``python -m benchmarks.bench_instructions [--modes burst,paced] [--invocations 300] [--paced-invocations 60]

@@ -54,7 +54,7 @@ WARM_UP = 50
 PAUSE = 0.05
 """The ``time.sleep`` before and after the window: where callgrind dumps."""
 FLUSH_MILLIS = 3_600_000
-"""A flush's timeout: under callgrind the evaluation process takes minutes to start (it imports google-adk), more than
+"""A flush's timeout: under callgrind the evaluation process takes minutes to start (its imports), more than
 15 on a loaded machine."""
 
 Invoke = Callable[[int], None]
