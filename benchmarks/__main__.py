@@ -26,6 +26,7 @@ BENCHMARKS = (
     "bench_kafka",
     "bench_hostile",
     "bench_outage",
+    "bench_startup",
 )
 
 
