@@ -270,9 +270,9 @@ class JudgeClient:
         if fatal is not None:
             self.accounting.record(metric, failures=1)
             raise fatal.to_error()
+        api = (await self._gemini.client()).aio._api_client
         from google.genai import types as genai_types  # loaded with the Gemini client just above
 
-        api = (await self._gemini.client()).aio._api_client
         path = f"projects/{api.project}/locations/{api.location}:evaluateInstances"
         options = genai_types.HttpOptions(
             timeout=max(1, int(self.settings.timeout_seconds * 1000)),
