@@ -28,6 +28,9 @@ from otel_eval.model import (
 )
 from otel_eval.reconstruct.plain import PlainInvocation
 
+_Scored = TracedInvocation | PlainInvocation
+"""What a metric scores: rebuilt invocations, or their plain views."""
+
 logger = logging.getLogger(__name__)
 
 
@@ -82,7 +85,7 @@ async def score_metric(
     """
     evaluator = metric.evaluator
     if evaluator is None or lacks_reference(metric, conversation):
-        return _cannot_run(metric, conversation, actual)
+        return _cannot_run(metric, actual, conversation.pairing_note)
     token = _suppress_instrumentation()
     try:
         run = evaluator.evaluate(actual, conversation.expected, conversation_scenario=conversation.scenario)
@@ -96,8 +99,7 @@ async def score_metric(
     except asyncio.TimeoutError:
         reason = f"metric {metric.name} took longer than {timeout:g} s"
         return evaluator.not_evaluated(reason, count=len(actual), error_type="timeout")
-    except Exception as exc:  # one failing metric yields NOT_EVALUATED, the others still run
-        logger.exception("metric %s failed on trace %s", metric.name, actual[0].trace_id if actual else "?")
+    except Exception as exc:  # noqa: BLE001 - logged by _failed; one failing metric is NOT_EVALUATED, the others run
         return _failed(metric, actual, exc)
     finally:
         if token is not None:
@@ -140,17 +142,10 @@ def score_metric_inline(
     same scores, statuses, explanations and error types, without the details only an offline report reads)."""
     evaluator = metric.evaluator
     if evaluator is None or (not checked and lacks_reference(metric, conversation)):
-        return _cannot_run(metric, conversation, actual)
-    token = None if checked else _suppress_instrumentation()
-    try:
-        run = evaluator.score_now if for_records else evaluator.evaluate_now
-        return run(actual, conversation.expected, conversation_scenario=conversation.scenario)
-    except Exception as exc:  # one failing metric yields NOT_EVALUATED, the others still run
-        logger.exception("metric %s failed on trace %s", metric.name, actual[0].trace_id if actual else "?")
-        return _failed(metric, actual, exc)
-    finally:
-        if token is not None:
-            detach(token)
+        return _cannot_run(metric, actual, conversation.pairing_note)
+    run = evaluator.score_now if for_records else evaluator.evaluate_now
+    scored = partial(run, actual, conversation.expected, conversation_scenario=conversation.scenario)
+    return _scored_inline(metric, actual, scored, checked=checked)
 
 
 def score_plain_inline(
@@ -160,38 +155,43 @@ def score_plain_inline(
     (:meth:`~otel_eval.metrics.Evaluator.score_plain`: equal to it on their models, none made by the efficiency
     metrics). Never raises."""
     evaluator = metric.evaluator
-    if evaluator is None:
-        return _not_evaluated(metric.problem or "metric cannot run", metric.problem_type or "configuration", views)
-    if not checked and metric.requires_reference:  # as _cannot_run, for a conversation without a pairing note
-        reason = "no reference: no eval case pairs with this conversation"
-        return evaluator.not_evaluated(reason, count=len(views), error_type=NO_REFERENCE)
+    if evaluator is None or (not checked and metric.requires_reference):  # no case pairs with plain views
+        return _cannot_run(metric, views)
+    return _scored_inline(metric, views, partial(evaluator.score_plain, views), checked=checked)
+
+
+def _scored_inline(
+    metric: PlannedMetric, scored: Sequence[_Scored], score: Callable[[], EvaluationResult], *, checked: bool
+) -> EvaluationResult:
+    """``score()`` of ``metric`` on ``scored``, instrumentation suppressed unless ``checked`` (the caller did); never
+    raises: a failure is NOT_EVALUATED."""
     token = None if checked else _suppress_instrumentation()
     try:
-        return evaluator.score_plain(views)
-    except Exception as exc:  # one failing metric yields NOT_EVALUATED, the others still run
-        logger.exception("metric %s failed on trace %s", metric.name, views[0].trace_id if views else "?")
-        return _failed(metric, views, exc)
+        return score()
+    except Exception as exc:  # noqa: BLE001 - logged by _failed; one failing metric is NOT_EVALUATED, the others run
+        return _failed(metric, scored, exc)
     finally:
         if token is not None:
             detach(token)
 
 
-def _cannot_run(
-    metric: PlannedMetric, conversation: Conversation, actual: Sequence[TracedInvocation]
-) -> EvaluationResult:
-    """NOT_EVALUATED without running: the metric could not be built, or lacks its reference."""
+def _cannot_run(metric: PlannedMetric, scored: Sequence[_Scored], pairing_note: str | None = None) -> EvaluationResult:
+    """NOT_EVALUATED without running: the metric could not be built, or lacks its reference (``pairing_note``: why
+    no case paired, when pairing said)."""
     evaluator = metric.evaluator
     if evaluator is None:
-        return _not_evaluated(metric.problem or "metric cannot run", metric.problem_type or "configuration", actual)
-    reason = conversation.pairing_note or "no reference: no eval case pairs with this conversation"
-    return evaluator.not_evaluated(reason, count=len(actual), error_type=NO_REFERENCE)
+        return _not_evaluated(metric.problem or "metric cannot run", metric.problem_type or "configuration", scored)
+    reason = pairing_note or "no reference: no eval case pairs with this conversation"
+    return evaluator.not_evaluated(reason, count=len(scored), error_type=NO_REFERENCE)
 
 
-def _failed(metric: PlannedMetric, actual: Sequence[object], exc: Exception) -> EvaluationResult:
+def _failed(metric: PlannedMetric, scored: Sequence[_Scored], exc: Exception) -> EvaluationResult:
+    """NOT_EVALUATED for a metric that raised (logged with its trace)."""
+    logger.exception("metric %s failed on trace %s", metric.name, scored[0].trace_id if scored else "?")
     reason = f"metric failed: {type(exc).__name__}: {exc}"
     if metric.evaluator is None:
-        return _not_evaluated(reason, type(exc).__name__, actual)
-    return metric.evaluator.not_evaluated(reason, count=len(actual), error_type=type(exc).__name__)
+        return _not_evaluated(reason, type(exc).__name__, scored)
+    return metric.evaluator.not_evaluated(reason, count=len(scored), error_type=type(exc).__name__)
 
 
 def calls_judge(metric: PlannedMetric) -> bool:
