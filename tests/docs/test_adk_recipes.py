@@ -182,7 +182,7 @@ def test_the_hallucination_rate_alert_goes_pending_in_prometheus(
     assert '"alertname":"OtelEvalHallucinationRateHigh"' in process.stdout, process.stdout + process.stderr
     assert '"job":"adk-weather-agent"' in process.stdout and '"state":"pending"' in process.stdout
     hallucinated = _spans(phoenix, spans=next(iter(SPAN_FILTERS)))
-    assert len(hallucinated) == 1 + 60  # the first recipe's, and one per round of this one
+    assert len(hallucinated) == 1 + 60, process.stderr  # the first recipe's, and one per round of this one
 
 
 # --- MLflow --------------------------------------------------------------------------------------------------------
