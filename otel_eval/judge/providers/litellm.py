@@ -142,7 +142,7 @@ async def _stop_logging_worker(_: object) -> None:
     from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
     if getattr(GLOBAL_LOGGING_WORKER, "_bound_loop", None) is asyncio.get_running_loop():
-        await GLOBAL_LOGGING_WORKER.clear_queue()  # type: ignore[no-untyped-call]  # run its queued callbacks
+        await GLOBAL_LOGGING_WORKER.clear_queue()  # run its queued callbacks
         await GLOBAL_LOGGING_WORKER.stop()
 
 
