@@ -11,8 +11,8 @@ SUDO ?=
 .PHONY: demo test tools lint typecheck docs unit bench clean screenshots
 
 # uv (from PyPI) installs the same versions as pip in a fraction of the time; pip does it where uv cannot reach the
-# index pip is configured with (uv does not read pip.conf). --compile-bytecode as pip does: otherwise every process
-# that first imports a module compiles it again (the test suite's first minutes, several processes at once).
+# index pip is configured with (uv does not read pip.conf). --compile-bytecode as pip does: where
+# PYTHONDONTWRITEBYTECODE is set (see `unit`) nothing else writes it, and every process compiles all it imports.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet uv
