@@ -52,12 +52,11 @@ def backend_venv(name: str, requirement: str) -> Path:
 def _install(bin_dir: Path, requirement: str) -> None:
     """``requirement`` into the venv of ``bin_dir`` with uv (a fraction of pip's time and CPU, which the tests running
     beside it share), or with pip where uv cannot install it (uv does not read pip.conf), as the Makefile installs the
-    project's venv; compiled to bytecode as pip does (with PYTHONDONTWRITEBYTECODE set, a server started from a venv
-    without it compiled its imports at every start: Phoenix's took ~38 s of CPU instead of ~20 s)."""
+    project's venv. Not compiled to bytecode: the servers write it as they import (:class:`BackendServer`)."""
     python = str(bin_dir / "python")
     pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     subprocess.run([*pip, "uv"], check=True)
-    uv = [str(bin_dir / "uv"), "pip", "install", "-q", "--compile-bytecode", "--python", python, requirement]
+    uv = [str(bin_dir / "uv"), "pip", "install", "-q", "--python", python, requirement]
     if subprocess.run(uv).returncode != 0:
         subprocess.run([*pip, requirement], check=True)
 
@@ -86,7 +85,9 @@ class BackendServer:
     ) -> None:
         self.name = name
         self._command = list(command)
-        self._env = {**os.environ, **env}
+        # Bytecode written as it imports, whatever the caller's PYTHONDONTWRITEBYTECODE: with it, every start compiled
+        # all it imports again (Phoenix's took ~38 s of CPU instead of ~20 s).
+        self._env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"} | env
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self._health = health
