@@ -87,7 +87,7 @@ class BackendServer:
         self._command = list(command)
         # Bytecode written as it imports, whatever the caller's PYTHONDONTWRITEBYTECODE: with it, every start compiled
         # all it imports again (Phoenix's took ~38 s of CPU instead of ~20 s).
-        self._env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"} | env
+        self._env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"} | env
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self._health = health
