@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from otel_eval.errors import JudgeError
 
@@ -78,7 +78,7 @@ def classify(exc: BaseException, *, secret: str | tuple[str, ...] | None = None)
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or "timeout" in type(exc).__name__.lower():
         return Failure(JUDGE_TIMEOUT, "judge call timed out", retriable=True)
     if _is_genai_api_error(exc):
-        return _classify_api_error(cast("genai_errors.APIError", exc), secret)
+        return _classify_api_error(exc, secret)
     status = getattr(exc, "status_code", None)
     if type(exc).__name__ == "APIConnectionError":  # openai's, anthropic's; LiteLLM's carries status_code 500
         return Failure(JUDGE_CONNECTION, redact(f"judge connection failed: {type(exc).__name__}: {exc}", secret), True)
@@ -96,7 +96,7 @@ def _is_transport_error(exc: BaseException) -> bool:
     return module.startswith(("aiohttp", "httpx", "httpcore", "httpx2")) and "Timeout" not in type(exc).__name__
 
 
-def _is_genai_api_error(exc: BaseException) -> bool:
+def _is_genai_api_error(exc: BaseException) -> TypeGuard[genai_errors.APIError]:
     """Whether ``exc`` is google-genai's ``APIError``: never when google-genai was not loaded (it is loaded for a
     Gemini call, not to classify another provider's failure)."""
     errors = sys.modules.get("google.genai.errors")
