@@ -80,24 +80,18 @@ class Timed(SpanProcessor):
 
 
 def processor_for(isolation: str, metrics: int, emit: str | None = None) -> Any:
-    """Our processor with ``isolation`` and one metric or the 4 efficiency metrics, queues no run fills (as the
-    peer's): every invocation is evaluated unless the processor sheds it itself. ``emit``: the signals emitted
-    (``ProcessorSettings.emit``; None: the default, all four)."""
+    """Our processor with ``isolation`` and one metric (``ProcessorSettings.metrics``, in either isolation) or the 4
+    efficiency metrics (the default), queues no run fills (as the peer's): every invocation is evaluated unless the
+    processor sheds it itself. ``emit``: the signals emitted (``ProcessorSettings.emit``; None: the default, all
+    four)."""
     from otel_eval import EvaluationSpanProcessor, ProcessorSettings
-    from otel_eval.metrics import MetricRegistry, default_registry
 
-    settings = ProcessorSettings(isolation=isolation, max_pending_spans=1_000_000)
+    settings = ProcessorSettings(
+        isolation=isolation, max_pending_spans=1_000_000, metrics=(ONE_METRIC,) if metrics == 1 else ()
+    )
     if emit is not None:
         settings = replace(settings, emit=emit)
-    options: dict[str, Any] = {"settings": settings}
-    if metrics == 1 and isolation == "thread":
-        # With criteria or without, the processor adds ADK's 4 efficiency metrics that its registry holds: a registry
-        # of one metric is how the public API runs one. It cannot cross into the evaluation process, so there the
-        # run evaluates the 4 (bench_processor reports the results per invocation it counted).
-        registry = MetricRegistry()
-        registry.register(default_registry().get(ONE_METRIC))
-        options["registry"] = registry
-    return EvaluationSpanProcessor(**options)
+    return EvaluationSpanProcessor(settings=settings)
 
 
 def main() -> None:

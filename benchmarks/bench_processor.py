@@ -357,8 +357,9 @@ def main(argv: list[str] | None = None) -> list[Row]:
 
 
 def metrics_label(asked: int, ours: Any) -> str:
-    """``1m``, or ``1m asked, 4 ran`` where the processor ran more metrics than asked (``isolation="process"`` cannot
-    be given a registry, so it always adds the efficiency metrics): the row's target is for what was asked."""
+    """``1m``, or ``1m asked, 4 ran`` where the processor ran other than the metrics asked (both isolations run the one
+    metric asked, ``ProcessorSettings.metrics``: a check that they still do): the row's target is for what was
+    asked."""
     ran = round(ours.results_per_evaluated)
     return f"{asked}m" if ran == asked else f"{asked}m asked, {ran} ran"
 

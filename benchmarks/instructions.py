@@ -9,7 +9,7 @@ before it, one after: :mod:`benchmarks._callgrind`), and every thread is counted
   at all (the floor of ``--agent-thread``).
 - ``thread``: ``bsp`` plus ``EvaluationSpanProcessor`` in thread isolation. What evaluation adds is ``thread - bsp``.
 - ``process``: the same in process isolation, every process traced (``--trace-children=yes``) and counted; the
-  evaluation process (which always runs the 4 efficiency metrics: it cannot be given a registry) exports its results
+  evaluation process (running the metrics asked, as ``thread`` does: ``ProcessorSettings.metrics``) exports its results
   to the same counting exporters, loaded through the SDK's entry points, and cuts its window at the agent's flushes.
   What it adds is ``process - bsp``, the evaluation process's share printed beside.
 - ``peer-on`` / ``peer-off``: the Splunk peer's workload (:mod:`benchmarks._bench_peer`: the same invocation through

@@ -22,6 +22,13 @@ ENV_PREFIX: Final = "OTEL_EVAL_"
 OTEL_EVAL_CRITERIA: Final = "OTEL_EVAL_CRITERIA"
 """ADK EvalConfig JSON (``{"criteria": {...}}`` or just the criteria object), or a path to such a file."""
 
+OTEL_EVAL_METRICS: Final = "OTEL_EVAL_METRICS"
+"""Comma-separated metrics to run, each with its criterion from ``OTEL_EVAL_CRITERIA`` when that names it, else the
+metric's default (as ``otel-eval run --metrics``); ADK's efficiency metrics are then not added. Read by the processor
+(``ProcessorSettings.metrics``) and the Kafka worker (for its own criteria; a request's honoured criteria are scored
+as they were). Default empty: the criteria (else the defaults) plus ADK's efficiency metrics. An unknown name stops
+start-up."""
+
 OTEL_EVAL_REQUEST_CRITERIA: Final = "OTEL_EVAL_REQUEST_CRITERIA"
 """Kafka worker: ``true`` honours the criteria an evaluation request carries, within the allowlists below (refused
 ones are counted, and the request is scored with the worker's own criteria). Default false: requests' criteria are

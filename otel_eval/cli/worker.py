@@ -52,6 +52,7 @@ _OPTION_TO_SETTING = {
     "metrics_port": "worker_metrics_port",
     "trace_idle_timeout": "trace_idle_timeout",
     "criteria": "criteria",
+    "metrics": "metrics",
     "eval_set": "eval_set",
     "request_criteria": "request_criteria",
     "request_metrics": "request_metrics",
@@ -95,6 +96,11 @@ _OPTION_TO_SETTING = {
 )
 @click.option("--trace-idle-timeout", type=float, help="Collector path: seconds of quiet before a trace is evaluated.")
 @click.option("--criteria", help="ADK criteria JSON or a path to it. [env OTEL_EVAL_CRITERIA]")
+@click.option(
+    "--metrics",
+    help="Comma-separated metrics to run with the worker's own criteria (each with its criterion from them, else its "
+    "default), instead of the criteria plus ADK's efficiency metrics. [env OTEL_EVAL_METRICS]",
+)
 @click.option("--eval-set", help="ADK eval set for online reference metrics. [env OTEL_EVAL_EVAL_SET]")
 @click.option(
     "--request-criteria/--no-request-criteria",

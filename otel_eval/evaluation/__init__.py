@@ -10,8 +10,10 @@ pairs with, so live traffic outside the eval set does not flood the results with
 
 from otel_eval.evaluation.criteria import (
     builtin_metric_names,
+    check_metric_names,
     criteria_from,
     custom_metrics_of,
+    metric_names_setting,
     registry_with_custom_metrics,
     select_criteria,
 )
@@ -47,6 +49,7 @@ __all__ = [
     "build_plan",
     "builtin_metric_names",
     "calls_judge",
+    "check_metric_names",
     "criteria_from",
     "custom_metrics_of",
     "evaluate_conversation",
@@ -54,6 +57,7 @@ __all__ = [
     "evaluate_conversations",
     "find_golden_turn",
     "lacks_reference",
+    "metric_names_setting",
     "normalise_text",
     "pair_conversations",
     "pair_invocations",

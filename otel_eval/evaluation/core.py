@@ -6,9 +6,9 @@ metric selection, scoring or emission differs between the two modes.
 Criteria selection, the metric plan, golden-case pairing and scoring are :mod:`otel_eval.evaluation`'s, the same code
 ``otel-eval run`` uses. For a request: its own ``criteria``, else the core's configured criteria, else the defaults
 (ADK's reference metrics when an eval case pairs, plus ``hallucinations_v1`` and ``safety_v1`` when judge credentials
-are configured), with ADK's informational efficiency metrics always added. The request's ``eval_case`` is its chosen
-case; otherwise the core's eval set pairs by the pairing rule. Metrics that need a reference are skipped (not
-reported) on requests no case pairs with.
+are configured), with ADK's informational efficiency metrics added; or, for the core's own criteria, only the metrics
+it was told to run (``metric_names``). The request's ``eval_case`` is its chosen case; otherwise the core's eval set
+pairs by the pairing rule. Metrics that need a reference are skipped (not reported) on requests no case pairs with.
 
 Sessions: with ``scope="invocation"`` a request is scored on its per-invocation metrics only, its conversation-level
 ones (:meth:`~otel_eval.evaluation.plan.MetricPlan.by_scope`) left to :meth:`EvaluationCore.evaluate_window`, which
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from functools import partial
@@ -37,15 +37,16 @@ from otel_eval.emit import Emitters
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.spans import EvaluationSpan, EvaluationSpanEmitter
 from otel_eval.evaluation._boundary import Boundary, Request
-from otel_eval.evaluation.criteria import criteria_from, registry_with_custom_metrics, select_criteria
+from otel_eval.evaluation.criteria import (
+    check_metric_names,
+    criteria_from,
+    registry_with_custom_metrics,
+    select_criteria,
+)
 from otel_eval.evaluation.pairing import Pairing, pair_invocations
 from otel_eval.evaluation.plan import MetricPlan, PlannedMetric, build_plan
 from otel_eval.evaluation.records import RecordContext, RecordedInvocation
-from otel_eval.evaluation.request_criteria import (
-    Refusal,
-    RequestCriteriaPolicy,
-    RequestGate,
-)
+from otel_eval.evaluation.request_criteria import Refusal, RequestCriteriaPolicy, RequestGate
 from otel_eval.evaluation.scoring import (
     calls_judge,
     runs_inline,
@@ -57,13 +58,7 @@ from otel_eval.evaluation.scoring import (
 from otel_eval.evaluation.sessions import SessionWindow
 from otel_eval.judge import Judge
 from otel_eval.metrics import MetricRegistry
-from otel_eval.model import (
-    BaseCriterion,
-    EvalConfig,
-    EvalSet,
-    EvaluationResult,
-    TracedInvocation,
-)
+from otel_eval.model import BaseCriterion, EvalConfig, EvalSet, EvaluationResult, TracedInvocation
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.reconstruct import Reads
 from otel_eval.reconstruct.plain import PlainInvocation, PlainRequest
@@ -90,6 +85,8 @@ class EvaluationCore:
 
     Args:
         criteria: ADK criteria every request without its own uses; None for the defaults (see module docs).
+        metric_names: Run only these metrics where the core's own criteria apply (a request's own are not
+            narrowed), as ``otel-eval run --metrics`` does (:func:`~otel_eval.evaluation.criteria.select_criteria`).
         eval_set: Golden cases for online reference metrics.
         registry: Metric registry (``default_registry()`` when None), plus the custom metrics ``criteria`` declares
             (an ``EvalConfig`` or its JSON with ``custom_metrics``): their code is imported here.
@@ -105,13 +102,14 @@ class EvaluationCore:
         on_refused: Called with each :class:`~otel_eval.evaluation.request_criteria.Refusal` (the worker counts it).
 
     Raises:
-        ConfigurationError: ``criteria`` names an unknown metric or holds an invalid criterion.
+        ConfigurationError: ``criteria`` or ``metric_names`` names an unknown metric, or an invalid criterion.
     """
 
     def __init__(
         self,
         *,
         criteria: Mapping[str, Any] | EvalConfig | None = None,
+        metric_names: Sequence[str] = (),
         eval_set: EvalSet | None = None,
         registry: MetricRegistry | None = None,
         judge: Judge | None = None,
@@ -127,12 +125,14 @@ class EvaluationCore:
         self._judge = judge
         self._judge_configured = judge_is_configured(judge) if judge_configured is None else judge_configured
         self._criteria = criteria_from(criteria)
+        self._metric_names = tuple(metric_names)
+        check_metric_names(self._metric_names, self._registry)
         self._eval_set = eval_set
         self.emitters = emitters if emitters is not None else Emitters.create()
         self._pipeline = pipeline
         self._metric_timeout = metric_timeout_seconds
         self._plans: dict[str, MetricPlan] = {}
-        self._own_keys = {flag: f"{flag}:{_criteria_key(self._criteria)}" for flag in (False, True)}
+        self._own_keys = {flag: f"{flag}:own" for flag in (False, True)}  # never a request's key (those are JSON)
         if self._criteria is not None:
             build_plan(self._criteria, registry=self._registry, judge=self._judge)  # bad criteria fail here
         self._gate = RequestGate(request_policy, on_refused)
@@ -346,12 +346,16 @@ class EvaluationCore:
         return records
 
     def _plan_for(self, criteria: dict[str, BaseCriterion] | None, *, with_reference: bool, own: bool) -> MetricPlan:
-        """The plan for ``criteria`` (``own``: the core's configured ones, whose key is not worked out again)."""
+        """The plan for ``criteria`` (``own``: the core's configured ones, with its ``metric_names``, keyed apart)."""
         key = self._own_keys[with_reference] if own else f"{with_reference}:{_criteria_key(criteria)}"
         plan = self._plans.get(key)
         if plan is None:
             selected = select_criteria(
-                criteria, with_reference=with_reference, with_judge=self._judge_configured, registry=self._registry
+                criteria,
+                with_reference=with_reference,
+                with_judge=self._judge_configured,
+                metric_names=self._metric_names if own else (),
+                registry=self._registry,
             )
             plan = build_plan(selected, registry=self._registry, judge=self._judge, strict=False)
             if len(self._plans) < 256:

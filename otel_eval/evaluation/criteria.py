@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
 
-from otel_eval.errors import ConfigurationError
+from otel_eval import environment_variables as env
+from otel_eval.errors import ConfigurationError, MetricNotFoundError
 from otel_eval.metrics import (
     EFFICIENCY_METRICS,
     REFERENCE_FREE_JUDGE_METRICS,
@@ -79,6 +80,29 @@ def registry_with_custom_metrics(
     from otel_eval.metrics.custom_metric import with_custom_metrics  # deferred: imports user code
 
     return with_custom_metrics(registry.fork(), custom)
+
+
+METRICS_SETTING: Final = f"{env.OTEL_EVAL_METRICS} / metrics"
+"""How a start-up error names the metrics to run (``ProcessorSettings.metrics``, the worker's ``--metrics``)."""
+
+
+def metric_names_setting(names: str | Iterable[str]) -> tuple[str, ...]:
+    """The metrics to run, as a tuple without blanks or repeats: from names, or one comma-separated string."""
+    listed = names.split(",") if isinstance(names, str) else names
+    return tuple(dict.fromkeys(name.strip() for name in listed if name.strip()))
+
+
+def check_metric_names(names: Iterable[str], registry: MetricRegistry) -> None:
+    """Fails at start-up on a name of the metrics to run that ``registry`` does not hold.
+
+    Raises:
+        ConfigurationError: naming :data:`METRICS_SETTING` and the unknown name (with close names).
+    """
+    for name in names:
+        try:
+            registry.get(name)
+        except MetricNotFoundError as error:
+            raise ConfigurationError(f"{METRICS_SETTING}: {error}") from None
 
 
 def builtin_metric_names(

@@ -84,6 +84,7 @@ EMBEDDED_OPTIONS = frozenset(EmbeddedOptions.__annotations__)
 def embedded_worker(
     criteria: Mapping[str, Any] | EvalConfig | None = None,
     *,
+    metric_names: Sequence[str] = (),
     eval_set: EvalSet | None = None,
     registry: MetricRegistry | None = None,
     meter_provider: MeterProvider | None = None,
@@ -96,6 +97,8 @@ def embedded_worker(
 
     Args:
         criteria: What every request without its own criteria is scored with (see :class:`EvaluationCore`).
+        metric_names: Run only these metrics, each with its criterion from ``criteria`` when it names it, else the
+            metric's default (empty: ``criteria``, else the defaults, plus ADK's efficiency metrics).
         eval_set: Golden cases for the reference metrics (the core pairs each request with them).
         registry: Metric registry (the default one when None).
         meter_provider: Where score metrics and the judge's usage go (global when None).
@@ -131,7 +134,13 @@ def embedded_worker(
         ),
     )
     core = EvaluationCore(
-        criteria=criteria, eval_set=eval_set, registry=registry, judge=judge, emitters=emitters, pipeline=pipeline
+        criteria=criteria,
+        metric_names=metric_names,
+        eval_set=eval_set,
+        registry=registry,
+        judge=judge,
+        emitters=emitters,
+        pipeline=pipeline,
     )
     return EmbeddedWorker(
         core,

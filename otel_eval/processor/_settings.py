@@ -34,6 +34,7 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.selection import emit_setting, emit_signals
 from otel_eval.environment_variables import flag_setting, number_setting
 from otel_eval.errors import ConfigurationError
+from otel_eval.evaluation.criteria import metric_names_setting
 from otel_eval.evaluation.embedded import EMBEDDED_OPTIONS
 from otel_eval.evaluation.embedded_worker import check_worker_bounds
 from otel_eval.evaluation.sessions import SessionLimits
@@ -87,6 +88,11 @@ class ProcessorSettings:
             on it.
         kafka_bootstrap_servers: Read by :meth:`~otel_eval.EvaluationSpanProcessor.from_env`: set, the requests go
             to Kafka (the constructor takes an ``exporter`` instead).
+        metrics: Run only these metrics, each with its criterion from ``criteria`` when it names it, else the
+            metric's default, as ``otel-eval run --metrics`` does; empty (default): the criteria or the defaults, plus
+            ADK's efficiency metrics. Names, or one comma-separated string (``"tool_call_count_v1,token_usage_v1"``),
+            kept as a tuple. An unknown name fails when the processor starts (``ConfigurationError``); the embedded
+            worker runs them (with an ``exporter``, the evaluating side chooses: leave it empty).
 
     Raises:
         ValueError: a limit below 1, ``sample_rate`` outside [0, 1], an unknown ``isolation`` or ``emit`` signal.
@@ -109,6 +115,7 @@ class ProcessorSettings:
     sessions: SessionLimits = field(default_factory=SessionLimits)
     emit: Collection[str] = env.DEFAULT_EMIT
     kafka_bootstrap_servers: str | None = None
+    metrics: tuple[str, ...] = ()  # last: the fields before it keep their positions
 
     def __post_init__(self) -> None:
         if not 0 <= self.sample_rate <= 1:
@@ -125,6 +132,7 @@ class ProcessorSettings:
             object.__setattr__(self, "eval_set", eval_set_setting(str(self.eval_set), setting="eval_set"))
         for name in ("agent_names", "root_span_names"):  # a list given is kept as the tuple it is declared as
             object.__setattr__(self, name, tuple(getattr(self, name)))
+        object.__setattr__(self, "metrics", metric_names_setting(self.metrics))  # checked where the registry is
 
     @property
     def limits(self) -> Limits:
@@ -178,6 +186,7 @@ class ProcessorSettings:
             sessions=_session_limits(environ),
             emit=emit_setting(environ.get(env.OTEL_EVAL_EMIT, ""), setting=env.OTEL_EVAL_EMIT),
             kafka_bootstrap_servers=environ.get(env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS, "").strip() or None,
+            metrics=metric_names_setting(environ.get(env.OTEL_EVAL_METRICS, "")),
         )
 
 
@@ -269,7 +278,9 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
     ignored = [f"{name}=" for name in sorted(set(overrides) & EMBEDDED_OPTIONS)]
     if settings.isolation != env.DEFAULT_ISOLATION:
         ignored.append(f"{env.OTEL_EVAL_ISOLATION}={settings.isolation}")
-        options["settings"] = replace(settings, isolation=env.DEFAULT_ISOLATION)
+    if settings.metrics:  # the workers' own OTEL_EVAL_METRICS chooses what they run
+        ignored.append(f"{env.OTEL_EVAL_METRICS}={','.join(settings.metrics)}")
+    options["settings"] = replace(settings, isolation=env.DEFAULT_ISOLATION, metrics=())
     if ignored:
         logger.info("%s is set: the workers evaluate, so %s are not used here", env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS,
                     ", ".join(ignored))  # fmt: skip

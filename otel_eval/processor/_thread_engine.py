@@ -26,6 +26,7 @@ from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation import builtin_metric_names, criteria_from, custom_metrics_of
 from otel_eval.evaluation.embedded import embedded_worker
 from otel_eval.metrics import default_registry
@@ -321,7 +322,7 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
     them). ``threaded``: see :class:`InThreadEngine`.
 
     Raises:
-        ConfigurationError: an unknown metric or invalid criterion.
+        ConfigurationError: an unknown metric or invalid criterion, or ``settings.metrics`` with an exporter.
     """
     criteria, settings, exporter = options.criteria, options.settings, options.exporter
     meter_provider, enrich, registry = options.meter_provider, options.enrich, options.registry
@@ -341,6 +342,7 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
         holds_roots = enricher is not None and enricher.wait_seconds
         exporter = embedded = embedded_worker(
             criteria if custom_metrics_of(criteria) else parsed,
+            metric_names=settings.metrics,
             eval_set=eval_set,
             registry=registry,
             meter_provider=meter_provider,
@@ -357,6 +359,12 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
         parsed = eval_set = None  # the embedded core has them and pairs each request once, with its plan
         reads = embedded.core.reads()  # rebuild only what its metrics read
     else:
+        if settings.metrics:
+            raise ConfigurationError(
+                f"ProcessorSettings.metrics ({env.OTEL_EVAL_METRICS}) chooses what the embedded worker runs; with an "
+                f"exporter ({type(exporter).__name__}) the evaluating side chooses (the Kafka worker's "
+                f"{env.OTEL_EVAL_METRICS}): leave it empty here"
+            )
         registry = registry or default_registry()
         for name in builtin_metric_names(parsed, criteria):
             registry.get(name)  # unknown metric names fail here, not in a remote worker (custom: the worker's)

@@ -62,11 +62,13 @@ class EvaluationSpanProcessor(SpanProcessor):
         criteria: ADK criteria (``{metric: threshold | criterion dict}``, ``{"criteria": {...}}`` or an
             ``EvalConfig``); None runs the efficiency metrics, plus ``hallucinations_v1`` and ``safety_v1`` when
             judge credentials are configured, plus ADK's reference metrics on invocations matching the settings'
-            ``eval_set``. The ``custom_metrics`` of an ``EvalConfig`` (ADK custom metrics) are imported by the
-            embedded worker.
-        settings: The plain values: sampling, selection, limits, the embedded worker's queue, concurrency and
-            sessions, the golden ``eval_set``, the ``isolation`` and the signals the scores are emitted as
-            (``emit``: events, spans, metrics, root-span attributes) (defaults when None). With
+            ``eval_set``. ADK's efficiency metrics are added to given criteria too, unless the settings' ``metrics``
+            name the metrics to run (then only those run, each with its criterion from here when it has one, else
+            the metric's default). The ``custom_metrics`` of an ``EvalConfig`` (ADK custom metrics) are imported by
+            the embedded worker.
+        settings: The plain values: the ``metrics`` to run, sampling, selection, limits, the embedded worker's
+            queue, concurrency and sessions, the golden ``eval_set``, the ``isolation`` and the signals the scores
+            are emitted as (``emit``: events, spans, metrics, root-span attributes) (defaults when None). With
             ``isolation="process"`` the evaluation runs in a child process, off the agent's GIL; it exports the
             scores as ``OTEL_TRACES_EXPORTER``, ``OTEL_LOGS_EXPORTER`` and ``OTEL_METRICS_EXPORTER`` say, so
             provider, judge and registry objects (which cannot cross) are refused; ``sinks`` are called here with the
@@ -91,7 +93,8 @@ class EvaluationSpanProcessor(SpanProcessor):
             ``settings``, with a ``DeprecationWarning``; removed in 0.3.0.
 
     Raises:
-        ConfigurationError: unknown metric or invalid criterion.
+        ConfigurationError: unknown metric (in the criteria or the settings' ``metrics``) or invalid criterion, or
+            ``metrics`` named with an ``exporter`` (the evaluating side chooses them).
         TypeError: the embedded worker's objects (``judge``, the providers, ``sinks``) given together with an
             ``exporter`` (which does not evaluate here), or objects that cannot cross into the evaluation process
             with ``isolation="process"``.

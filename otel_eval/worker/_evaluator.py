@@ -21,7 +21,7 @@ def build_core(
     ``metrics``.
 
     Raises:
-        ConfigurationError: bad criteria or eval set.
+        ConfigurationError: bad criteria or eval set, or an unknown metric in ``settings.metrics``.
     """
     from opentelemetry.metrics import NoOpMeterProvider
 
@@ -50,6 +50,7 @@ def build_core(
     judge.use_meter_provider(telemetry.meter_provider)
     return EvaluationCore(
         criteria=criteria_setting(settings.criteria, setting=f"{env.OTEL_EVAL_CRITERIA} / --criteria"),
+        metric_names=settings.metric_names,
         judge=judge,
         eval_set=eval_set_setting(settings.eval_set, setting=f"{env.OTEL_EVAL_EVAL_SET} / --eval-set"),
         emitters=emitters,

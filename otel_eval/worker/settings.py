@@ -35,6 +35,7 @@ from otel_eval.environment_variables import (
     OTEL_EVAL_EMIT,
 )
 from otel_eval.errors import ConfigurationError
+from otel_eval.evaluation.criteria import metric_names_setting
 from otel_eval.evaluation.request_criteria import RequestCriteriaPolicy
 from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.transport import KafkaSecurity, check_compression, split_servers
@@ -179,6 +180,11 @@ class WorkerSettings(BaseSettings):
     )
 
     criteria: str | None = Field(default=None, description="ADK EvalConfig/criteria JSON, or a path to such a file.")
+    metrics: str = Field(
+        default="",
+        description="Comma-separated metrics to run on the requests scored with the worker's own criteria (each with "
+        "its criterion from them, else its default; no efficiency metrics added); empty: the criteria plus those.",
+    )
     request_criteria: bool = Field(
         default=DEFAULT_REQUEST_CRITERIA,
         description="Honour the criteria requests carry, within the allowlists (else they are refused and counted).",
@@ -211,6 +217,16 @@ class WorkerSettings(BaseSettings):
         return frozenset(self.emit.split(",")) & frozenset(EMIT_SIGNALS)
 
     # --- end of the emit block ---
+
+    @field_validator("metrics")
+    @classmethod
+    def _check_metrics(cls, value: str) -> str:
+        return ",".join(metric_names_setting(value))  # the names are checked against the registry when the core starts
+
+    @property
+    def metric_names(self) -> tuple[str, ...]:
+        """The metrics to run (:attr:`metrics`; empty: the criteria plus the efficiency metrics)."""
+        return metric_names_setting(self.metrics)
 
     @field_validator("worker_sources")
     @classmethod

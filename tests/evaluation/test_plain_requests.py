@@ -21,7 +21,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_eval.demo.workload import SCENARIOS, TravelAgent
 from otel_eval.emit import Emitters
 from otel_eval.evaluation.core import EvaluationCore
-from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.model import EvalSet
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.processor._request_builder import RequestBuilder
@@ -50,11 +49,9 @@ SETUPS = ("1 metric", "4 efficiency metrics")
 
 def _core(setup: str, telemetry: Telemetry) -> EvaluationCore:
     """The embedded core of ``setup`` (as the processor makes it: no criteria, no judge), emitting on the real SDK."""
-    registry = None
-    if setup == "1 metric":  # a registry of one metric is how the public API runs one (as the benchmarks do)
-        registry = MetricRegistry()
-        registry.register(default_registry().get("tool_call_count_v1"))
-    return EvaluationCore(registry=registry, judge_configured=False, emitters=Emitters.create(**telemetry.providers()))
+    metric_names = ("tool_call_count_v1",) if setup == "1 metric" else ()  # ProcessorSettings.metrics, as benchmarked
+    emitters = Emitters.create(**telemetry.providers())
+    return EvaluationCore(metric_names=metric_names, judge_configured=False, emitters=emitters)
 
 
 def _traces() -> Iterator[tuple[str, list[Span]]]:

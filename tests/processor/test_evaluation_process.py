@@ -180,6 +180,28 @@ def test_shutdown_kills_a_hung_evaluation_process_within_its_timeout(sink: OtlpS
             os.kill(pid, signal.SIGKILL)
 
 
+def test_the_child_runs_only_the_metrics_the_settings_name(sink: OtlpSink) -> None:
+    spans = _recorded_spans(len(SCENARIOS))
+    settings = ProcessorSettings(isolation="process", metrics=("tool_call_count_v1",))
+    isolated = EvaluationSpanProcessor(settings=settings)
+    for span in spans:
+        isolated.on_end(span)
+    assert isolated.force_flush(60_000)
+    try:
+        assert isolated.stats()["evaluation_process.invocations.evaluated"] == len(SCENARIOS)
+        events = sink.events()
+        assert {event.metric for event in events} == {"tool_call_count_v1"}  # not ADK's other efficiency metrics
+        assert len(events) == len(SCENARIOS)
+    finally:
+        isolated.shutdown(30_000)
+
+
+def test_an_unknown_metric_to_run_fails_at_start_up_in_this_process() -> None:
+    with pytest.raises(ConfigurationError, match=r"OTEL_EVAL_METRICS / metrics: unknown metric 'tool_calls'"):
+        EvaluationSpanProcessor(settings=ProcessorSettings(isolation="process", metrics="tool_calls"))
+    assert evaluation_process_pid() is None  # no child was started
+
+
 def test_objects_that_cannot_cross_into_the_child_are_refused() -> None:
     with pytest.raises(TypeError, match="registry"):
         EvaluationSpanProcessor(settings=ProcessorSettings(isolation="process"), registry=default_registry())

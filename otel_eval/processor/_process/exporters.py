@@ -35,7 +35,7 @@ from otel_eval import environment_variables as env
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.sinks import sink_names
 from otel_eval.errors import ConfigurationError
-from otel_eval.evaluation import builtin_metric_names, criteria_from, registry_with_custom_metrics
+from otel_eval.evaluation import builtin_metric_names, check_metric_names, criteria_from, registry_with_custom_metrics
 from otel_eval.metrics import default_registry
 from otel_eval.processor._process.feeder import EvaluationProcess
 from otel_eval.processor._process.messages import ChildSettings
@@ -172,18 +172,20 @@ def check_process_options(given: Mapping[str, object], metric_names: Iterable[st
 
 def process_engine(options: EngineOptions) -> EvaluationProcess:
     """The engine of ``isolation="process"``: the child gets the criteria and the settings (its own
-    :func:`~otel_eval.processor._thread_engine.in_thread_engine` is built from them); the roots ``enrich`` holds
-    and the ``sinks`` stay here.
+    :func:`~otel_eval.processor._thread_engine.in_thread_engine` is built from them, ``settings.metrics`` included);
+    the roots ``enrich`` holds and the ``sinks`` stay here.
 
     Raises:
         TypeError: an object that cannot cross into the child (see :func:`check_process_options`).
-        ConfigurationError: an unknown metric or exporter name.
+        ConfigurationError: an unknown metric (in the criteria or ``settings.metrics``, checked against the default
+            registry and the criteria's custom metrics, which the child uses) or exporter name.
     """
     criteria, settings, meter_provider = options.criteria, options.settings, options.meter_provider
     enrich, sinks, enrichment_wait_seconds = options.enrich, options.sinks, options.enrichment_wait_seconds
     sampling = Sampling.create(settings.sample_rate, settings.sample_priority, meter_provider)
     check_process_options(options.crossing, builtin_metric_names(criteria_from(criteria), criteria))
-    registry_with_custom_metrics(criteria)  # custom metric code that cannot load stops start-up here, not in the child
+    # Custom metric code that cannot load, or a metric to run that the child's registry lacks, stops start-up here.
+    check_metric_names(settings.metrics, registry_with_custom_metrics(criteria))
     enriches = enrich is not None and env.EMIT_ATTRIBUTES in settings.emit  # else the roots pass straight on
     child = ChildSettings(criteria, settings, enrichment_wait_seconds if enriches else None, relay_records=bool(sinks))
     # The roots are held here; the evaluation process says when, and with which scores.
