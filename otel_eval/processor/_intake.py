@@ -336,11 +336,15 @@ class WakeSchedule:
         self._tick = tick
         self._poll = min(poll, tick)
         self._polling = False
+        self.ticked = False
+        """The last :meth:`wait` waited a whole tick and nobody woke the thread: no local root ended meanwhile (its end
+        would have woken it), so nothing queued is a complete invocation."""
 
     def wait(self) -> bool:
         """Waits until the next look; returns whether an agent's thread woke it."""
         intake = self._intake
         wake = intake.wake
+        self.ticked = False
         if self._polling:
             self._polling = False  # one look: :meth:`busy` after it (it found ends) polls on
             return wake.wait(self._poll)  # consumed, if one came
@@ -348,7 +352,9 @@ class WakeSchedule:
         if intake.ends:
             wake.clear()  # the ends are taken now: a wake-up for them would only make one more look
             return False
-        return wake.wait(self._tick)
+        woken = wake.wait(self._tick)
+        self.ticked = not woken
+        return woken
 
     def busy(self) -> None:
         """Spans came: look again in ``poll`` seconds (and on, while each look finds ends)."""
