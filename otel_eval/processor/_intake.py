@@ -348,10 +348,11 @@ class WakeSchedule:
         if self._polling:
             self._polling = False  # one look: :meth:`busy` after it (it found ends) polls on
             return wake.wait(self._poll)  # consumed, if one came
-        intake.polling = False  # then a look at the queue: an end queued before this line is seen there
-        if intake.ends:
-            wake.clear()  # the ends are taken now: a wake-up for them would only make one more look
-            return False
+        if intake.polling:  # the polling stops here
+            intake.polling = False  # then a look at the queue: an end queued before this line is seen there
+            if intake.ends:
+                wake.clear()  # the ends are taken now: a wake-up for them would only make one more look
+                return False
         woken = wake.wait(self._tick)
         self.ticked = not woken
         return woken

@@ -176,3 +176,38 @@ def test_the_periodic_step_runs_only_while_something_is_held(
     assert wait_until(lambda: len(exporter.get_finished_requests()) == 2)
     assert assembler.holds_nothing
     processor.shutdown()
+
+
+def test_an_invocation_under_way_is_stepped_at_most_once_a_second_not_at_every_tick(
+    provider: TracerProvider, exporter: InMemoryInvocationExporter
+) -> None:
+    # A tick that no wake-up cut short finds no complete invocation (a local root's end wakes the thread): the spans
+    # of an invocation under way wait for the slow period (1 s), not the 0.2 s tick, and its root's end still hands
+    # it on at once. The first invocation's step starts the slow period.
+    processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=3600.0))
+    agent = TravelAgent(provider)
+    agent.run(SCENARIOS[0])
+    assert wait_until(lambda: len(exporter.get_finished_requests()) == 1)
+    started = time.monotonic()
+    time.sleep(0.05)  # the thread stopped polling (a look 3 ms after its last step found nothing)
+    tracer = provider.get_tracer("travel.agent")
+    root = tracer.start_span(
+        "invoke_agent travel_assistant",
+        attributes={
+            semconv.GEN_AI_OPERATION_NAME: "invoke_agent",
+            semconv.GEN_AI_AGENT_NAME: "travel_assistant",
+            semconv.GEN_AI_INPUT_MESSAGES: _message("user", USER_TEXT),
+            semconv.GEN_AI_OUTPUT_MESSAGES: _message("assistant", "Sunny."),
+        },
+    )
+    with trace.use_span(root, end_on_exit=False):
+        tracer.start_span("execute_tool get_weather", attributes={semconv.GEN_AI_TOOL_NAME: "get_weather"}).end()
+    time.sleep(0.4)  # two ticks (0.2 s) with the child's end queued and no wake-up
+    if time.monotonic() - started < 0.9:  # (a machine too loaded to tell: the slow period may have passed)
+        assert processor.stats()["pending_spans"] == 1  # not stepped at a tick
+    assert wait_until(lambda: processor.stats()["pending_spans"] == 0)  # the slow period took it
+    root.end()
+    assert wait_until(lambda: len(exporter.get_finished_requests()) == 2)  # the root's end woke the thread
+    assert content_text(exporter.get_finished_requests()[1].invocations[0].invocation.user_content) == USER_TEXT
+    assert processor.stats()["open_traces"] == 0
+    processor.shutdown()
