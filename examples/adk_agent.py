@@ -134,7 +134,9 @@ async def ask_each_question(runner: InMemoryRunner) -> None:
         message = types.Content(role="user", parts=[types.Part(text=question)])
         async for event in runner.run_async(user_id="user", session_id=session.id, new_message=message):
             if event.is_final_response() and event.content and event.content.parts:
-                print(f"agent: {event.content.parts[0].text}", flush=True)
+                # One write for the line: the console sink prints the scores from the evaluation's threads, and
+                # print() writes the text and its newline apart, so a score could land between them.
+                print(f"agent: {event.content.parts[0].text}\n", end="", flush=True)
 
 
 def otlp_providers(metrics_port: int | None, metrics_host: str) -> dict[str, Any]:

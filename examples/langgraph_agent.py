@@ -134,7 +134,7 @@ def main() -> int:
         for _ in range(args.rounds):
             for question in SCRIPT:  # one graph run, one trace, per question
                 answer = graph.invoke({"messages": [HumanMessage(question)]})["messages"][-1]
-                print(f"agent: {answer.content}", flush=True)
+                print(f"agent: {answer.content}\n", end="", flush=True)  # one write: see adk_agent.py
         # The invocations are rebuilt, then evaluated here or handed to the Kafka producer; shutdown delivers them.
         processor.force_flush(30_000)
         provider.shutdown()

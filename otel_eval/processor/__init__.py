@@ -3,9 +3,10 @@
 How it works: ``on_start`` and ``on_end`` append the span to a bounded queue and return (``on_end`` does the
 same work as the SDK's ``BatchSpanProcessor``). A daemon thread ``OtelEvalSpanProcessor`` groups ended spans by
 trace. It is woken when a *local root* span ends (no parent, or a parent in another process): at most one
-wake-up per invocation, never one per span; otherwise every 0.2 s or when 512 spans wait. While spans keep
-coming it looks every 3 ms instead (a wake-up costs the agent's thread more than a span does), until 20 ms pass
-without any. Roots that end together are handled in one pass.
+wake-up per invocation, never one per span; otherwise when 512 spans wait, and at most once a second for the spans
+of invocations under way (every 0.2 s for roots held for their scores). While spans keep coming it looks every 3 ms
+instead (a wake-up costs the agent's thread more than a span does), until a look finds none. Roots that end
+together are handled in one pass.
 
 When is an invocation complete? The processor sees every span start, so it knows which spans are still open
 in this process, without timers: a local root's subtree is handed on as soon as the root *and every span

@@ -231,6 +231,12 @@ class SpanAssembler:
         )
 
     @property
+    def holds_roots(self) -> bool:
+        """Roots are held for their scores (``enrich=``): released within seconds, so the engine keeps stepping at its
+        short period for them (what else is held waits for the idle timeout)."""
+        return self._enricher is not None and bool(self._enricher.held_count)
+
+    @property
     def waiting_roots(self) -> int:
         """Local roots that ended and wait for open descendants."""
         return len(self._pending)

@@ -314,17 +314,16 @@ class SpanIntake:
 POLL_SECONDS = 0.003
 """While spans keep coming, an engine thread looks at the queue this often instead of being woken by each root's end
 (a wake-up costs the agent's thread more than the span does): a complete invocation waits at most this long."""
-POLL_WINDOW_SECONDS = 0.02
-"""How long an engine thread keeps polling after the last span came before it waits to be woken again. A look costs
-the thread about what being woken does (a timed wait; 30-50 us of CPU on a 2-core VM), so polling adds at most
-1 / POLL_SECONDS looks a second while spans flow, and spares the agent's thread a wake-up at every root (an agent
-thread waking ours pays ~12-19 us there). Stopping at the first look that finds nothing would make every root of an
-agent running fewer than ~300 invocations a second wake the thread again."""
 
 
 class WakeSchedule:
     """When an engine's thread next looks at ``intake``: every ``poll`` seconds while spans flow (the agent's threads
     then do not wake it), otherwise when woken or after ``tick`` seconds.
+
+    Spans flow while each look finds ends: the first look that finds none stops the polling, and the next root's end
+    wakes the thread. An agent whose invocations come further apart than ``poll`` pays one wake-up an invocation
+    either way; it no longer also pays a window of empty looks after each (the engine's thread used to poll on for
+    20 ms: about six looks that found nothing at every invocation of an agent paced below ~300 a second).
 
     Args:
         intake: The queues the thread drains.
@@ -336,23 +335,31 @@ class WakeSchedule:
         self._intake = intake
         self._tick = tick
         self._poll = min(poll, tick)
-        self._poll_until = 0.0
+        self._polling = False
+        self.ticked = False
+        """The last :meth:`wait` waited a whole tick and nobody woke the thread: no local root ended meanwhile (its end
+        would have woken it), so nothing queued is a complete invocation."""
 
     def wait(self) -> bool:
         """Waits until the next look; returns whether an agent's thread woke it."""
         intake = self._intake
         wake = intake.wake
-        if time.monotonic() < self._poll_until:
+        self.ticked = False
+        if self._polling:
+            self._polling = False  # one look: :meth:`busy` after it (it found ends) polls on
             return wake.wait(self._poll)  # consumed, if one came
-        intake.polling = False  # then a look at the queue: an end queued before this line is seen there
-        if intake.ends:
-            wake.clear()  # the ends are taken now: a wake-up for them would only make one more look
-            return False
-        return wake.wait(self._tick)
+        if intake.polling:  # the polling stops here
+            intake.polling = False  # then a look at the queue: an end queued before this line is seen there
+            if intake.ends:
+                wake.clear()  # the ends are taken now: a wake-up for them would only make one more look
+                return False
+        woken = wake.wait(self._tick)
+        self.ticked = not woken
+        return woken
 
     def busy(self) -> None:
-        """Spans came: poll for the next :data:`POLL_WINDOW_SECONDS`."""
-        self._poll_until = time.monotonic() + POLL_WINDOW_SECONDS
+        """Spans came: look again in ``poll`` seconds (and on, while each look finds ends)."""
+        self._polling = True
         self._intake.polling = True
 
 

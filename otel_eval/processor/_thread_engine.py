@@ -45,6 +45,9 @@ logger.addFilter(DuplicateLogFilter())
 
 _SCHEDULE_DELAY_SECONDS = 0.2
 """The background thread's period for idle sweeps; a local root's end wakes it at once, unless it is polling."""
+_SLOW_PERIOD_SECONDS = 1.0
+"""At most this often (and a quarter of the idle timeout), a tick steps for what it finds queued without a wake-up
+and for what is held for the idle timeout: invocations under way, idle traces, roots waiting for descendants."""
 _WAKE_BATCH_SPANS = 512
 
 
@@ -86,6 +89,7 @@ class InThreadEngine:
         self._enricher = enricher
         idle = limits.trace_idle_timeout
         self._tick = max(0.01, min(_SCHEDULE_DELAY_SECONDS, idle / 4, enrichment_wait_seconds / 2 or 1.0))
+        self._slow_tick = max(self._tick, min(_SLOW_PERIOD_SECONDS, idle / 4))
         self._intake = SpanIntake(
             max_pending=limits.max_pending_spans, sampling=sampling, wake_batch=_WAKE_BATCH_SPANS, enricher=enricher
         )
@@ -250,6 +254,7 @@ class InThreadEngine:
         intake, records = self._intake, self.log_record_processor.queue
         schedule = WakeSchedule(intake, tick=self._tick)
         due = 0.0  # the next step even if nothing comes (idle traces, waiting roots, held roots)
+        slow = 0.0  # the next step for what a tick finds queued, and for what is held for the idle timeout
         while True:
             woken = schedule.wait()
             if woken:
@@ -261,13 +266,23 @@ class InThreadEngine:
             stopping = self._shutdown
             now = time.monotonic()
             # Starts alone do not make a step: they only matter to the ends that follow them (taken in the same
-            # step), so a poll that lands mid-invocation leaves them queued; the period takes them at the latest.
-            # The period's step is for what is held (idle traces, waiting roots, held roots): when nothing is held
-            # or queued, it would do nothing, so an agent that pauses between invocations pays no step per period.
-            if not (woken or waiters or stopping or intake.ends or records or self._rejected) and (
-                (now < due or (not intake.starts and self._assembler.holds_nothing)) and not intake.shedder.active
-            ):
-                continue  # a poll that found no end: the step (~75k instructions of bookkeeping) waits for its period
+            # step), so a poll that lands mid-invocation leaves them queued. A tick that nobody's wake-up cut short
+            # finds no complete invocation (a local root's end wakes the thread): what it finds queued (the spans of
+            # invocations under way) and what is held for the idle timeout (buffered and tracked traces, roots
+            # waiting for descendants) wait for the slow period, so an invocation that runs across ticks is not
+            # stepped at each (one paced invocation took ~1.8 steps, each ~50k instructions of bookkeeping). Only a
+            # root held for its scores (``enrich=``, released after a few seconds) keeps the tick's period.
+            # When nothing is held or queued, the period would do nothing: an agent that pauses between invocations
+            # pays no step per period.
+            if not (woken or waiters or stopping or records or self._rejected or intake.shedder.active):
+                if schedule.ticked:
+                    if now < due or (now < slow and not self._assembler.holds_roots):
+                        continue  # the slow period's step is not due
+                    if not (intake.ends or intake.starts) and self._assembler.holds_nothing:
+                        continue  # the period's step would find nothing to do
+                elif not intake.ends and (now < due or (not intake.starts and self._assembler.holds_nothing)):
+                    continue  # a poll that found no end: the step's bookkeeping (~50k instructions) waits
+            slow = now + self._slow_tick
             due = now + self._tick
             try:
                 # The collections due while the step runs, the agent's included, run on this thread after it.

@@ -1,9 +1,12 @@
 """The shipped examples run as a user runs them (a fresh interpreter each) and show the scores: on the console, and
-over OTLP/HTTP to a loopback receiver decoding what the SDK's exporters send."""
+over OTLP/HTTP to a loopback receiver decoding what the SDK's exporters send. The ADK example's answers are also
+written in this process, to check that each line goes out in one write."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
+import io
 import os
 import re
 import subprocess
@@ -50,6 +53,37 @@ def test_the_adk_example_prints_a_failed_tool_trajectory_and_the_efficiency_scor
     assert 'expected get_time({"city": "London"}), got get_weather({"city": "London"})' in process.stdout
     assert len(scores) == 3 * (2 + len(EFFICIENCY_METRICS))  # each question is a golden case: reference metrics too
     assert {agent for *_, agent in scores} == {"weather_agent"}
+
+
+@pytest.mark.usefixtures("quiet_adk")
+def test_the_adk_example_writes_each_answer_line_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console sink writes the scores from the evaluation's threads while the example prints its answers. An
+    answer printed in two writes (``print``'s text, then its newline) let a score line in between, and the test
+    above then missed that score: ``agent: It is cloudy in London.otel-eval: tool_trajectory_avg_score 1 pass ...``
+    (the first record of a request, about 1 run in 10 with the console unbuffered under load)."""
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")  # the example's default
+    from google.adk.agents import LlmAgent
+    from google.adk.runners import InMemoryRunner
+
+    from examples import adk_agent
+
+    writes: list[str] = []
+
+    class _Console(io.StringIO):
+        def write(self, text: str) -> int:
+            writes.append(text)
+            return len(text)
+
+    monkeypatch.setattr(sys, "stdout", _Console())
+    agent = LlmAgent(
+        name="weather_agent",
+        model=adk_agent.ScriptedModel(model="scripted-gemini"),
+        tools=[adk_agent.get_weather, adk_agent.get_time],
+    )
+    asyncio.run(adk_agent.ask_each_question(InMemoryRunner(agent=agent, app_name="weather_app")))
+    lines = [text for text in writes if text]
+    assert len(lines) == len(adk_agent.SCRIPT), lines  # one write a line, the newline in it
+    assert all(line.startswith("agent: ") and line.endswith("\n") for line in lines), lines
 
 
 def test_the_one_line_attach_prints_scores_with_the_console_switch() -> None:

@@ -6,8 +6,10 @@ Real SDK spans; requests are read from an InMemoryInvocationExporter."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 
+import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Span
@@ -19,6 +21,7 @@ from otel_eval.model.eval_case import get_all_tool_calls
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor import ProcessorSettings
 from otel_eval.processor._buffers import OpenSpans
+from otel_eval.processor._intake import Wake, WakeSchedule
 from otel_eval.transport import InMemoryInvocationExporter
 from tests.processor.telemetry import attach
 from tests.waiting import wait_until
@@ -175,4 +178,99 @@ def test_the_periodic_step_runs_only_while_something_is_held(
     tool.end()
     assert wait_until(lambda: len(exporter.get_finished_requests()) == 2)
     assert assembler.holds_nothing
+    processor.shutdown()
+
+
+def test_an_invocation_under_way_is_stepped_at_most_once_a_second_not_at_every_tick(
+    provider: TracerProvider, exporter: InMemoryInvocationExporter
+) -> None:
+    # A tick that no wake-up cut short finds no complete invocation (a local root's end wakes the thread): the spans
+    # of an invocation under way wait for the slow period (1 s), not the 0.2 s tick, and its root's end still hands
+    # it on at once. The first invocation's step starts the slow period.
+    processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=3600.0))
+    agent = TravelAgent(provider)
+    agent.run(SCENARIOS[0])
+    assert wait_until(lambda: len(exporter.get_finished_requests()) == 1)
+    started = time.monotonic()
+    time.sleep(0.05)  # the thread stopped polling (a look 3 ms after its last step found nothing)
+    tracer = provider.get_tracer("travel.agent")
+    root = tracer.start_span(
+        "invoke_agent travel_assistant",
+        attributes={
+            semconv.GEN_AI_OPERATION_NAME: "invoke_agent",
+            semconv.GEN_AI_AGENT_NAME: "travel_assistant",
+            semconv.GEN_AI_INPUT_MESSAGES: _message("user", USER_TEXT),
+            semconv.GEN_AI_OUTPUT_MESSAGES: _message("assistant", "Sunny."),
+        },
+    )
+    with trace.use_span(root, end_on_exit=False):
+        tracer.start_span("execute_tool get_weather", attributes={semconv.GEN_AI_TOOL_NAME: "get_weather"}).end()
+    time.sleep(0.4)  # two ticks (0.2 s) with the child's end queued and no wake-up
+    if time.monotonic() - started < 0.9:  # (a machine too loaded to tell: the slow period may have passed)
+        assert processor.stats()["pending_spans"] == 1  # not stepped at a tick
+    assert wait_until(lambda: processor.stats()["pending_spans"] == 0)  # the slow period took it
+    root.end()
+    assert wait_until(lambda: len(exporter.get_finished_requests()) == 2)  # the root's end woke the thread
+    assert content_text(exporter.get_finished_requests()[1].invocations[0].invocation.user_content) == USER_TEXT
+    assert processor.stats()["open_traces"] == 0
+    processor.shutdown()
+
+
+def test_a_root_that_ends_as_the_polling_stops_is_taken_by_the_last_look(
+    provider: TracerProvider, exporter: InMemoryInvocationExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The thread polled after a step and its last look found nothing; the next root ends before it stops polling
+    # (the agent's thread sees it polling, so wakes nobody). The look before its sleep must take that root: the ticks
+    # after it step for what they find queued only once the slow period is due (here: never).
+    processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=3600.0))
+    engine = processor._engine
+    engine._slow_tick = 3600.0
+    paused, resume = threading.Event(), threading.Event()
+    wait = WakeSchedule.wait
+
+    def stopping_to_poll(schedule: WakeSchedule) -> bool:
+        if not schedule._polling and schedule._intake.polling and not paused.is_set():
+            paused.set()
+            resume.wait(10)
+        return wait(schedule)
+
+    monkeypatch.setattr(WakeSchedule, "wait", stopping_to_poll)
+    agent = TravelAgent(provider)
+    agent.run(SCENARIOS[0])
+    assert paused.wait(10)  # the step for it polled once; the look found nothing
+    wakeups = processor.stats()["wakeups"]
+    agent.run(SCENARIOS[1])
+    resume.set()
+    assert wait_until(lambda: len(exporter.get_finished_requests()) == 2)
+    assert processor.stats()["wakeups"] == wakeups  # the look found it: nobody woke the thread
+    processor.shutdown()
+
+
+def test_a_root_that_ends_as_the_thread_goes_to_sleep_wakes_it(
+    provider: TracerProvider, exporter: InMemoryInvocationExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The thread stopped polling and looked at the queue (empty); the next root ends before it sleeps for its tick.
+    # The agent's thread wakes it (it is not polling), and the wake-up is not lost to the sleep that follows.
+    processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=3600.0))
+    engine = processor._engine
+    engine._slow_tick = 3600.0
+    agent = TravelAgent(provider)
+    agent.run(SCENARIOS[0])
+    assert wait_until(lambda: len(exporter.get_finished_requests()) == 1)
+    paused, resume = threading.Event(), threading.Event()
+    wait = Wake.wait
+
+    def going_to_sleep(wake: Wake, timeout: float) -> bool:
+        if timeout >= engine.period and not paused.is_set():  # the tick's sleep, not a poll
+            paused.set()
+            resume.wait(10)
+        return wait(wake, timeout)
+
+    monkeypatch.setattr(Wake, "wait", going_to_sleep)
+    assert paused.wait(10)
+    wakeups = processor.stats()["wakeups"]
+    agent.run(SCENARIOS[1])
+    resume.set()
+    assert wait_until(lambda: len(exporter.get_finished_requests()) == 2)
+    assert processor.stats()["wakeups"] == wakeups + 1
     processor.shutdown()
