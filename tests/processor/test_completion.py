@@ -19,7 +19,7 @@ from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.model import content_text
 from otel_eval.model.eval_case import get_all_tool_calls
 from otel_eval.model.messages import EvaluationRequest
-from otel_eval.processor import ProcessorSettings
+from otel_eval.processor import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.processor._buffers import OpenSpans
 from otel_eval.processor._intake import Wake, WakeSchedule
 from otel_eval.transport import InMemoryInvocationExporter
@@ -216,15 +216,21 @@ def test_an_invocation_under_way_is_stepped_at_most_once_a_second_not_at_every_t
     processor.shutdown()
 
 
+def _without_slow_period(provider: TracerProvider, exporter: InMemoryInvocationExporter) -> EvaluationSpanProcessor:
+    """A processor whose engine's slow period (and idle timeout) never comes: only a look or a wake-up hands an
+    invocation on."""
+    processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=3600.0))
+    processor._engine._slow_tick = 3600.0
+    return processor
+
+
 def test_a_root_that_ends_as_the_polling_stops_is_taken_by_the_last_look(
     provider: TracerProvider, exporter: InMemoryInvocationExporter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The thread polled after a step and its last look found nothing; the next root ends before it stops polling
     # (the agent's thread sees it polling, so wakes nobody). The look before its sleep must take that root: the ticks
     # after it step for what they find queued only once the slow period is due (here: never).
-    processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=3600.0))
-    engine = processor._engine
-    engine._slow_tick = 3600.0
+    processor = _without_slow_period(provider, exporter)
     paused, resume = threading.Event(), threading.Event()
     wait = WakeSchedule.wait
 
@@ -251,9 +257,8 @@ def test_a_root_that_ends_as_the_thread_goes_to_sleep_wakes_it(
 ) -> None:
     # The thread stopped polling and looked at the queue (empty); the next root ends before it sleeps for its tick.
     # The agent's thread wakes it (it is not polling), and the wake-up is not lost to the sleep that follows.
-    processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=3600.0))
+    processor = _without_slow_period(provider, exporter)
     engine = processor._engine
-    engine._slow_tick = 3600.0
     agent = TravelAgent(provider)
     agent.run(SCENARIOS[0])
     assert wait_until(lambda: len(exporter.get_finished_requests()) == 1)
@@ -273,4 +278,20 @@ def test_a_root_that_ends_as_the_thread_goes_to_sleep_wakes_it(
     resume.set()
     assert wait_until(lambda: len(exporter.get_finished_requests()) == 2)
     assert processor.stats()["wakeups"] == wakeups + 1
+    processor.shutdown()
+
+
+def test_an_agent_whose_invocations_come_within_the_poll_window_does_not_wake_the_thread(
+    provider: TracerProvider, exporter: InMemoryInvocationExporter
+) -> None:
+    # ~120 invocations a second (bench_processor paces at 250): the thread's looks find each root (a wake-up costs the
+    # agent's thread more than a span does). The first two may wake it: the polling window opens when spans come
+    # within it of the ones before.
+    processor = attach(provider, exporter)
+    agent = TravelAgent(provider)
+    for _ in range(40):
+        agent.run(SCENARIOS[0])
+        time.sleep(0.008)
+    assert wait_until(lambda: len(exporter.get_finished_requests()) == 40)
+    assert processor.stats()["wakeups"] <= 10  # without the window: one per invocation
     processor.shutdown()
