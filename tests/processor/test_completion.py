@@ -33,20 +33,25 @@ def _message(role: str, text: str) -> str:
     return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
 
 
-def _invocation_with_background_tool(provider: TracerProvider) -> tuple[Span, Span]:
-    """An ``invoke_agent`` root that ends while its ``execute_tool`` child (an async tool) is still running.
-
-    Returns the ended root and the open tool span."""
-    tracer = provider.get_tracer("travel.agent")
-    root = tracer.start_span(
+def _started_root(tracer: trace.Tracer, answer: str) -> Span:
+    """A started ``invoke_agent`` root span of the travel assistant, asked :data:`USER_TEXT`, answering ``answer``."""
+    return tracer.start_span(
         "invoke_agent travel_assistant",
         attributes={
             semconv.GEN_AI_OPERATION_NAME: "invoke_agent",
             semconv.GEN_AI_AGENT_NAME: "travel_assistant",
             semconv.GEN_AI_INPUT_MESSAGES: _message("user", USER_TEXT),
-            semconv.GEN_AI_OUTPUT_MESSAGES: _message("assistant", "Sunny; the email is on its way."),
+            semconv.GEN_AI_OUTPUT_MESSAGES: _message("assistant", answer),
         },
     )
+
+
+def _invocation_with_background_tool(provider: TracerProvider) -> tuple[Span, Span]:
+    """An ``invoke_agent`` root that ends while its ``execute_tool`` child (an async tool) is still running.
+
+    Returns the ended root and the open tool span."""
+    tracer = provider.get_tracer("travel.agent")
+    root = _started_root(tracer, "Sunny; the email is on its way.")
     with trace.use_span(root, end_on_exit=False):
         tool = tracer.start_span(
             "execute_tool send_email",
@@ -194,15 +199,7 @@ def test_an_invocation_under_way_is_stepped_at_most_once_a_second_not_at_every_t
     started = time.monotonic()
     time.sleep(0.05)  # the thread stopped polling (a look 3 ms after its last step found nothing)
     tracer = provider.get_tracer("travel.agent")
-    root = tracer.start_span(
-        "invoke_agent travel_assistant",
-        attributes={
-            semconv.GEN_AI_OPERATION_NAME: "invoke_agent",
-            semconv.GEN_AI_AGENT_NAME: "travel_assistant",
-            semconv.GEN_AI_INPUT_MESSAGES: _message("user", USER_TEXT),
-            semconv.GEN_AI_OUTPUT_MESSAGES: _message("assistant", "Sunny."),
-        },
-    )
+    root = _started_root(tracer, "Sunny.")
     with trace.use_span(root, end_on_exit=False):
         tracer.start_span("execute_tool get_weather", attributes={semconv.GEN_AI_TOOL_NAME: "get_weather"}).end()
     time.sleep(0.4)  # two ticks (0.2 s) with the child's end queued and no wake-up
