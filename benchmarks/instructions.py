@@ -23,7 +23,9 @@ gives each invocation its own step of the engine (as 250/s does at full speed): 
 invocations (a wake-up, a step's set-up, an emission's flush) is paid per invocation. Unlike a burst's, a paced figure
 depends on the scheduling: on a loaded machine an engine's poll or period may land mid-invocation and split it over
 two steps (1.5 steps per invocation seen at load 10), so runs differ by a few percent; compare runs made side by
-side. ``--agent-thread`` counts only the agent's (main) thread (``--separate-threads=yes``; with ``process`` the
+side. What it cannot show is what depends on the time between invocations: at 2/s no polling window is open, so
+every root's end wakes the engine's thread, which at 250/s a poll finds instead (round 9's schedule was measured here
+alone and made every root at 250/s wake it: read a paced figure beside ``bench_processor``'s timed hooks row). ``--agent-thread`` counts only the agent's (main) thread (``--separate-threads=yes``; with ``process`` the
 evaluation process still runs under callgrind, so that both run at the same slowed pace): what evaluation costs the
 agent itself, against ``none`` and ``bsp``.
 

@@ -221,13 +221,13 @@ class SpanAssembler:
     def holds_nothing(self) -> bool:
         """Nothing buffered, tracked, waiting or held: a step given no new work would do nothing (its idle sweeps
         and expiries have nothing to look at)."""
-        logs, enricher = self.logs, self._enricher
+        logs = self.logs
         return not (
             self._pending
             or self.buffers.open_traces
             or self.open_spans.tracked_traces
             or (logs is not None and logs.buffered_traces)
-            or (enricher is not None and enricher.held_count)
+            or self.holds_roots
         )
 
     @property

@@ -354,8 +354,7 @@ class WakeSchedule:
         wake = intake.wake
         self.ticked = False
         if self._polling:
-            if time.monotonic() >= self._poll_until:
-                self._polling = False  # the last look: :meth:`busy` after it (it found ends) polls on
+            self._polling = time.monotonic() < self._poll_until  # else the last look: :meth:`busy` after it polls on
             return wake.wait(self._poll)  # consumed, if one came
         if intake.polling:  # the polling stops here
             intake.polling = False  # then a look at the queue: an end queued before this line is seen there

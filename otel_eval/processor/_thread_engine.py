@@ -265,23 +265,9 @@ class InThreadEngine:
                     waiters, self._flush_waiters = self._flush_waiters, []
             stopping = self._shutdown
             now = time.monotonic()
-            # Starts alone do not make a step: they only matter to the ends that follow them (taken in the same
-            # step), so a poll that lands mid-invocation leaves them queued. A tick that nobody's wake-up cut short
-            # finds no complete invocation (a local root's end wakes the thread): what it finds queued (the spans of
-            # invocations under way) and what is held for the idle timeout (buffered and tracked traces, roots
-            # waiting for descendants) wait for the slow period, so an invocation that runs across ticks is not
-            # stepped at each (one paced invocation took ~1.8 steps, each ~50k instructions of bookkeeping). Only a
-            # root held for its scores (``enrich=``, released after a few seconds) keeps the tick's period.
-            # When nothing is held or queued, the period would do nothing: an agent that pauses between invocations
-            # pays no step per period.
-            if not (woken or waiters or stopping or records or self._rejected or intake.shedder.active):
-                if schedule.ticked:
-                    if now < due or (now < slow and not self._assembler.holds_roots):
-                        continue  # the slow period's step is not due
-                    if not (intake.ends or intake.starts) and self._assembler.holds_nothing:
-                        continue  # the period's step would find nothing to do
-                elif not intake.ends and (now < due or (not intake.starts and self._assembler.holds_nothing)):
-                    continue  # a poll that found no end: the step's bookkeeping (~50k instructions) waits
+            demanded = woken or waiters or stopping or records or self._rejected or intake.shedder.active
+            if not demanded and self._step_waits(ticked=schedule.ticked, now=now, due=due, slow=slow):
+                continue
             slow = now + self._slow_tick
             due = now + self._tick
             try:
@@ -296,6 +282,27 @@ class InThreadEngine:
                 waiter.set()
             if stopping:
                 return
+
+    def _step_waits(self, *, ticked: bool, now: float, due: float, slow: float) -> bool:
+        """Whether a look that nothing demands (no wake-up, flush, shutdown, log record, rejection or shedding) leaves
+        the step (~50k instructions of bookkeeping) for later; ``due`` and ``slow``: when the period's and the slow
+        period's steps are due.
+
+        A poll steps for the ends it finds: starts alone only matter to the ends that follow them (taken in the same
+        step), so a poll that lands mid-invocation leaves them queued. A tick that nobody's wake-up cut short finds no
+        complete invocation (a local root's end wakes the thread): what it finds queued (the spans of invocations
+        under way) and what is held for the idle timeout (buffered and tracked traces, roots waiting for
+        descendants) wait for the slow period, so an invocation that runs across ticks is not stepped at each (one
+        paced invocation took ~1.8 steps); only a root held for its scores (``enrich=``, released after a few
+        seconds) keeps the tick's period. With nothing held or queued the step would do nothing: an agent that
+        pauses between invocations pays no step per period.
+        """
+        intake, assembler = self._intake, self._assembler
+        if not ticked:
+            return not intake.ends and (now < due or (not intake.starts and assembler.holds_nothing))
+        if now < due or (now < slow and not assembler.holds_roots):
+            return True
+        return not (intake.ends or intake.starts) and assembler.holds_nothing
 
     def _step(self, *, final: bool) -> int:
         """One pass of the assembler over what was queued; returns how many ended spans it took."""

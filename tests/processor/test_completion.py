@@ -134,13 +134,21 @@ def test_a_root_ending_wakes_the_waiting_background_thread_once_per_invocation(
     processor.shutdown()
 
 
-def test_while_invocations_keep_coming_the_background_thread_polls_instead_of_being_woken(
+def _after_one_invocation(
     provider: TracerProvider, exporter: InMemoryInvocationExporter
-) -> None:
+) -> tuple[EvaluationSpanProcessor, TravelAgent]:
+    """A processor (no idle timeout within a test) and its agent, after one invocation was handed on."""
     processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=3600.0))
     agent = TravelAgent(provider)
     agent.run(SCENARIOS[0])
     assert wait_until(lambda: len(exporter.get_finished_requests()) == 1)
+    return processor, agent
+
+
+def test_while_invocations_keep_coming_the_background_thread_polls_instead_of_being_woken(
+    provider: TracerProvider, exporter: InMemoryInvocationExporter
+) -> None:
+    processor, agent = _after_one_invocation(provider, exporter)
     wakeups = processor.stats()["wakeups"]
     runs = 20
     for index in range(runs):
@@ -166,10 +174,8 @@ def test_the_open_span_bookkeeping_is_bounded() -> None:
 def test_the_periodic_step_runs_only_while_something_is_held(
     provider: TracerProvider, exporter: InMemoryInvocationExporter
 ) -> None:
-    processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=3600.0))
+    processor, _agent = _after_one_invocation(provider, exporter)
     assembler = processor._engine._assembler
-    TravelAgent(provider).run(SCENARIOS[0])
-    assert wait_until(lambda: len(exporter.get_finished_requests()) == 1)
     assert assembler.holds_nothing
     sweep = assembler._next_sweep  # moved on by every step (at most every 0.1 s)
     time.sleep(0.5)  # two periods (0.2 s) with nothing queued or held: no step
@@ -192,10 +198,7 @@ def test_an_invocation_under_way_is_stepped_at_most_once_a_second_not_at_every_t
     # A tick that no wake-up cut short finds no complete invocation (a local root's end wakes the thread): the spans
     # of an invocation under way wait for the slow period (1 s), not the 0.2 s tick, and its root's end still hands
     # it on at once. The first invocation's step starts the slow period.
-    processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=3600.0))
-    agent = TravelAgent(provider)
-    agent.run(SCENARIOS[0])
-    assert wait_until(lambda: len(exporter.get_finished_requests()) == 1)
+    processor, _agent = _after_one_invocation(provider, exporter)
     started = time.monotonic()
     time.sleep(0.05)  # the thread stopped polling (a look 3 ms after its last step found nothing)
     tracer = provider.get_tracer("travel.agent")
