@@ -26,8 +26,10 @@ EXIT_INTERRUPTED = 130
 _EXIT_CODES = f"""\b
 Exit codes:
   (SIGTERM)  stopped by SIGTERM, everything fetched committed: the signal is raised again once the worker has
-             stopped, so the process ends as SIGTERM says (a shell reports 143)
-  {EXIT_INTERRUPTED}        the same for SIGINT (Ctrl+C); a second SIGINT stops at once
+             stopped, so the process ends as SIGTERM says (a shell reports 143; exit code 143 where the process
+             was started with SIGTERM ignored)
+  {EXIT_INTERRUPTED}        the same for SIGINT (Ctrl+C), also where it was started with SIGINT ignored (a
+             background job); a second SIGINT stops at once
   {EXIT_ABANDONED}         stopped with fetched records left uncommitted: the consumer group redelivers them
   {EXIT_FAILED}          failed: it could not start, or one of its tasks died (the error is printed)
   {EXIT_BAD_INPUT}          bad settings"""
@@ -195,6 +197,8 @@ def worker(sources: tuple[str, ...], log_level: str, **options: Any) -> None:
         sys.exit(EXIT_FAILED)
     if service.abandoned_uncommitted:
         sys.exit(EXIT_ABANDONED)
+    if service.stopped_by is not None:  # raised again, but this process inherited it ignored: exit as it would have
+        sys.exit(128 + service.stopped_by)
 
 
 def configure_logging(level: str) -> None:

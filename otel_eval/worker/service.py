@@ -154,6 +154,13 @@ class Worker:
         return self._rebalances.assignment
 
     @property
+    def stopped_by(self) -> int | None:
+        """The signal that asked this worker to stop (the first caught), or None. :meth:`run` raises it again after a
+        graceful stop; a process that inherited it ignored (a non-interactive shell's background job ignores SIGINT)
+        is not ended by that, so its caller exits as the signal would have (the CLI's 130 or 143)."""
+        return self._captured_signals[0] if self._captured_signals else None
+
+    @property
     def should_exit(self) -> bool:
         """Whether an exit was requested (the worker finishes its current batch, then stops)."""
         return self._exit.is_set()

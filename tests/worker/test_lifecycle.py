@@ -88,12 +88,22 @@ def test_after_a_graceful_stop_the_signal_is_raised_again_under_the_previous_han
     assert not worker.abandoned_uncommitted and worker.error is None
 
 
-async def test_sigint_after_a_graceful_stop_exits_130(kafka_bootstrap: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "disposition",
+    [
+        "signal.default_int_handler",  # started from a terminal
+        "signal.SIG_IGN",  # started as a non-interactive shell's background job: SIGINT inherited ignored
+    ],
+)
+async def test_sigint_after_a_graceful_stop_exits_130(kafka_bootstrap: str, tmp_path: Path, disposition: str) -> None:
     requests_topic, results_topic = random_topic("requests"), random_topic("results")
     await _produce(kafka_bootstrap, requests_topic, 3)
     log = tmp_path / "worker.log"
     process = start_worker_process(
-        _args(kafka_bootstrap, requests_topic, results_topic), {"OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS": "6000"}, log
+        _args(kafka_bootstrap, requests_topic, results_topic),
+        {"OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS": "6000"},
+        log,
+        prelude=f"import signal; signal.signal(signal.SIGINT, {disposition})",
     )
     try:
         await read_topic(kafka_bootstrap, results_topic, expected=3 * len(EFFICIENCY_METRICS), timeout=60)
