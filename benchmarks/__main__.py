@@ -18,6 +18,7 @@ BENCHMARKS = (
     "bench_offline",
     "bench_offline_cost",
     "bench_processor",
+    "bench_pacing",
     "bench_instructions",
     "bench_throughput",
     "bench_latency",
