@@ -68,8 +68,10 @@ class ProcessorSettings:
         sample_priority: With ``sample_rate`` below 1, also evaluate a left-out trace whose local root span ended
             in error or carries negative feedback (:mod:`otel_eval.processor._selection`); left-out traces are then
             buffered until their root ends. False: pure head sampling.
-        agent_names: Evaluate only invocations of these agents (empty: all).
-        root_span_names: Evaluate only subtrees whose top span name starts with one of these (empty: all).
+        agent_names: Evaluate only invocations of these agents (empty: all). Names, or one comma-separated string
+            (as ``OTEL_EVAL_AGENT_NAMES``), kept as a tuple.
+        root_span_names: Evaluate only subtrees whose top span name starts with one of these (empty: all). Names, or
+            one comma-separated string, kept as a tuple.
         max_open_traces: Traces buffered at once.
         max_spans_per_trace: Spans buffered per trace.
         max_buffer_bytes: Approximate attribute bytes buffered over all traces.
@@ -130,8 +132,9 @@ class ProcessorSettings:
         self.limits  # noqa: B018 (validates them)
         if isinstance(self.eval_set, (str, Path)):  # frozen: set once, here
             object.__setattr__(self, "eval_set", eval_set_setting(str(self.eval_set), setting="eval_set"))
-        for name in ("agent_names", "root_span_names"):  # a list given is kept as the tuple it is declared as
-            object.__setattr__(self, name, tuple(getattr(self, name)))
+        for name in ("agent_names", "root_span_names"):  # a list is kept as the tuple it is declared as; a string
+            names = getattr(self, name)  # is read as the variable is (comma-separated), not as its characters
+            object.__setattr__(self, name, _names(names) if isinstance(names, str) else tuple(names))
         object.__setattr__(self, "metrics", metric_names_setting(self.metrics))  # checked where the registry is
 
     @property

@@ -95,6 +95,18 @@ def test_filters_by_agent_name_and_root_span_name(
     other_root.shutdown()
 
 
+def test_names_given_as_one_string_are_read_as_the_variable_is(
+    provider: TracerProvider, exporter: InMemoryInvocationExporter
+) -> None:
+    settings = ProcessorSettings(agent_names="planner, travel_assistant", root_span_names="invoke_agent")
+    assert (settings.agent_names, settings.root_span_names) == (("planner", "travel_assistant"), ("invoke_agent",))
+    processor = attach(provider, exporter, settings=settings)
+    TravelAgent(provider).run(WEATHER)
+    assert processor.force_flush(10_000)
+    assert _user_texts(exporter) == [WEATHER.user_text]  # not filtered out as agents named "p", "l", ...
+    processor.shutdown()
+
+
 @pytest.mark.parametrize("scope", [semconv.INSTRUMENTATION_SCOPE, "otel_eval.judge", *semconv.KAFKA_CLIENT_SCOPES])
 def test_spans_of_the_evaluator_and_of_kafka_clients_are_never_evaluated(
     provider: TracerProvider, exporter: InMemoryInvocationExporter, scope: str
