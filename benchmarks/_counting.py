@@ -250,6 +250,13 @@ def descendants_cpu() -> dict[int, float]:
     return cpu
 
 
+def proc_cpu(stat_path: str) -> float:
+    """CPU seconds (user + system) so far of the process or thread whose Linux ``stat`` file is ``stat_path``
+    (``/proc/<pid>/stat``, ``/proc/self/task/<tid>/stat``). Raises ``OSError`` once it has ended."""
+    fields = Path(stat_path).read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def reaped_children_cpu() -> float:
     """CPU seconds of every child process this one has waited for (``RUSAGE_CHILDREN``)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks._common import ROOT
+from benchmarks._counting import proc_cpu
 from otel_eval.model.messages import EvaluationRecord
 
 sys.path.insert(0, str(ROOT))
@@ -89,8 +90,7 @@ def collector_payloads(count: int) -> tuple[Payloads, int]:
 
 
 def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return proc_cpu(f"/proc/{pid}/stat")
 
 
 async def pinned_worker_rate(

@@ -36,7 +36,7 @@ from opentelemetry.sdk._logs import LoggerProvider, LogRecordProcessor
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 
 from benchmarks._common import ROOT, Row, machine, print_rows
-from benchmarks._counting import descendants_cpu
+from benchmarks._counting import descendants_cpu, proc_cpu
 from benchmarks.bench_kafka import WorkerGroup, _percentile
 from otel_eval import EvaluationSpanProcessor, ProcessorSettings, semconv
 from otel_eval.demo import SCENARIOS, TravelAgent
@@ -179,8 +179,7 @@ def in_child_process(invocations: int, pace: float) -> tuple[list[float], float,
 
 def _process_cpu(pid: int) -> float:
     """CPU seconds (user + system) of process ``pid`` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return proc_cpu(f"/proc/{pid}/stat")
 
 
 async def over_kafka(bootstrap: str, invocations: int, pace: float, tmp: Path) -> tuple[list[float], float, float]:

@@ -29,6 +29,7 @@ import threading
 import time
 
 from benchmarks._common import ROOT, Row, print_rows
+from benchmarks._counting import proc_cpu
 
 SETUPS = ("bsp", "thread")
 RATES: tuple[float | None, ...] = (None, 250.0, 50.0)
@@ -39,15 +40,13 @@ WARM_UP = 50
 
 def threads_cpu() -> dict[str, float]:
     """Every live thread's CPU seconds (user + system) by thread name, from ``/proc/self/task``."""
-    ticks = os.sysconf("SC_CLK_TCK")
     cpu: dict[str, float] = {}
     for thread in threading.enumerate():
         try:
-            with open(f"/proc/self/task/{thread.native_id}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
+            spent = proc_cpu(f"/proc/self/task/{thread.native_id}/stat")
         except OSError:
             continue  # ended meanwhile
-        cpu[thread.name] = cpu.get(thread.name, 0.0) + (int(fields[11]) + int(fields[12])) / ticks
+        cpu[thread.name] = cpu.get(thread.name, 0.0) + spent
     return cpu
 
 
