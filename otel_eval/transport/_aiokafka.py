@@ -53,10 +53,22 @@ async def probe_broker(client: Any, timeout: float) -> None:
         asyncio.TimeoutError: no answer in time.
         Exception: the request failed (aiokafka's error).
     """
-    if hasattr(client, "topics"):
-        await asyncio.wait_for(client.topics(), timeout=timeout)
-    else:
-        await asyncio.wait_for(client.client.fetch_all_metadata(), timeout=timeout)
+    request = asyncio.ensure_future(
+        client.topics() if hasattr(client, "topics") else client.client.fetch_all_metadata()
+    )
+    # Not asyncio.wait_for: before Python 3.12 it returns the request's error, swallowing the caller's cancellation,
+    # when the two come in the same turn (a forced stop closes the connections, then cancels the prober).
+    try:
+        done, _ = await asyncio.wait({request}, timeout=timeout)
+    except asyncio.CancelledError:
+        request.cancel()
+        if request.done() and not request.cancelled():
+            request.exception()  # read, so that asyncio does not log it as never retrieved: the cancellation wins
+        raise
+    if not done:
+        request.cancel()
+        raise asyncio.TimeoutError
+    request.result()
 
 
 async def stop_client(client: Any, timeout: float, *, describe: Callable[[BaseException], str] = repr) -> bool:

@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Final
 
 logger = logging.getLogger(__name__)
+
+_CANCEL_AGAIN_S: Final = 0.1
 
 
 class Supervisor:
@@ -33,6 +35,14 @@ class Supervisor:
 
     async def stop(self) -> None:
         """Cancels the tasks still running and waits for them."""
-        for task in self._tasks:
+        await cancel_and_wait(*self._tasks)
+
+
+async def cancel_and_wait(*tasks: asyncio.Task[None]) -> None:
+    """Cancels ``tasks`` and waits until each has ended, cancelling again every so often: code a task awaits may
+    swallow one cancellation (``asyncio.wait_for`` before Python 3.12 does when its call fails in the same turn)."""
+    pending = {task for task in tasks if not task.done()}
+    while pending:
+        for task in pending:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        _, pending = await asyncio.wait(pending, timeout=_CANCEL_AGAIN_S)

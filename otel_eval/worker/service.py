@@ -37,7 +37,7 @@ from otel_eval.worker._batches import BatchPipeline
 from otel_eval.worker._evaluator import build_core
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker._rebalances import Rebalances
-from otel_eval.worker._supervisor import Supervisor
+from otel_eval.worker._supervisor import Supervisor, cancel_and_wait
 from otel_eval.worker.collector_path import TraceAssembler
 from otel_eval.worker.consumer import (
     BrokerWatch,
@@ -202,8 +202,7 @@ class Worker:
                 stopping.cancel()
             await asyncio.wait([stopping])  # cancelled by a second SIGINT (_force), not by its own errors
             if stopping.cancelled():  # forced: close whatever is still open without waiting for the broker
-                main.cancel()
-                await asyncio.wait([main])
+                await cancel_and_wait(main)
                 await self._close_clients(0.0)
             elif (error := stopping.exception()) is not None:  # the shutdown itself failed
                 self.fail(error)
@@ -228,8 +227,7 @@ class Worker:
         if self.health.started:
             await self._drain(main)
         else:  # still starting (joining the group): nothing fetched yet
-            main.cancel()
-            await asyncio.wait([main])
+            await cancel_and_wait(main)
         await self.shutdown()
 
     def _time_left(self) -> float:
@@ -339,8 +337,7 @@ class Worker:
             logger.warning(
                 "current batch did not finish within %.1f s: abandoned uncommitted (the group redelivers it)", timeout
             )
-            main.cancel()
-            await asyncio.wait([main])
+            await cancel_and_wait(main)
 
     async def shutdown(self) -> None:
         """Leaves the group and stops every client, then flushes the telemetry, within the time left to exit.

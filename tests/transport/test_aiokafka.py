@@ -78,3 +78,27 @@ def test_retriable_means_the_broker_did_not_answer() -> None:
         assert is_retriable(error), error
     assert not is_retriable(MessageSizeTooLargeError())
     assert not is_retriable(ValueError("not Kafka"))
+
+
+class _HeldMetadataRequest:
+    """A client whose metadata request waits until the test fails it (as closing its connections does)."""
+
+    def __init__(self) -> None:
+        self.request: asyncio.Future[object] | None = None
+
+    async def topics(self) -> object:
+        self.request = asyncio.get_running_loop().create_future()
+        return await self.request
+
+
+async def test_the_probe_is_cancelled_even_when_its_request_fails_in_the_same_turn() -> None:
+    # A forced worker stop closes the clients' connections (failing the request in flight), then cancels the broker
+    # watch: the watch must end, not take the failure for an outage and probe on.
+    client = _HeldMetadataRequest()
+    probing = asyncio.create_task(probe_broker(client, 5.0))
+    await asyncio.sleep(0.01)
+    assert client.request is not None
+    client.request.set_exception(KafkaConnectionError("connection closed"))
+    probing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await probing
