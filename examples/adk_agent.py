@@ -2,7 +2,7 @@
 
     python examples/adk_agent.py            # one line per score on stdout
     python examples/adk_agent.py --otlp     # traces over OTLP/HTTP; scores to OTEL_EVAL_SINKS (Phoenix, MLflow)
-    python examples/adk_agent.py --otlp --metrics-port 9464 --rounds 60   # plus /metrics for Prometheus
+    python examples/adk_agent.py --otlp --metrics-port 9464 --rounds 30   # plus /metrics for Prometheus
 
 Everything is real google-adk (``LlmAgent``, two function tools, ``InMemoryRunner``) except the model: a scripted
 ``BaseLlm`` replays fixed turns, so no key and no network are needed. Three questions, one invocation each:

@@ -160,7 +160,7 @@ def test_the_evals_filter_is_refused_in_the_traces_tab_as_the_page_says(
     assert "is not available in the trace filter" in response.text
 
 
-# --- the alert, from the same run (runs after the Phoenix tests: the project then holds 60 more rounds) ----------
+# --- the alert, from the same run (runs after the Phoenix tests: the project then holds 30 more rounds) ----------
 
 
 def test_the_hallucination_rate_alert_goes_pending_in_prometheus(
@@ -182,7 +182,7 @@ def test_the_hallucination_rate_alert_goes_pending_in_prometheus(
     assert '"alertname":"OtelEvalHallucinationRateHigh"' in process.stdout, process.stdout + process.stderr
     assert '"job":"adk-weather-agent"' in process.stdout and '"state":"pending"' in process.stdout
     hallucinated = _spans(phoenix, spans=next(iter(SPAN_FILTERS)))
-    assert len(hallucinated) == 1 + 60, process.stderr  # the first recipe's, and one per round of this one
+    assert len(hallucinated) == 1 + 30, process.stderr  # the first recipe's, and one per round of this one
 
 
 # --- MLflow --------------------------------------------------------------------------------------------------------
