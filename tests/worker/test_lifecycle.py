@@ -89,13 +89,17 @@ def test_after_a_graceful_stop_the_signal_is_raised_again_under_the_previous_han
 
 
 @pytest.mark.parametrize(
-    "disposition",
+    ("sent", "disposition"),
     [
-        "signal.default_int_handler",  # started from a terminal
-        "signal.SIG_IGN",  # started as a non-interactive shell's background job: SIGINT inherited ignored
+        (signal.SIGINT, "signal.default_int_handler"),  # started from a terminal
+        (signal.SIGINT, "signal.SIG_IGN"),  # a non-interactive shell's background job: SIGINT inherited ignored
+        (signal.SIGTERM, "signal.SIG_IGN"),  # SIGTERM inherited ignored (e.g. nohup-like launchers)
     ],
+    ids=["SIGINT-handled", "SIGINT-ignored", "SIGTERM-ignored"],
 )
-async def test_sigint_after_a_graceful_stop_exits_130(kafka_bootstrap: str, tmp_path: Path, disposition: str) -> None:
+async def test_a_signal_after_a_graceful_stop_exits_128_plus_the_signal(
+    kafka_bootstrap: str, tmp_path: Path, sent: signal.Signals, disposition: str
+) -> None:
     requests_topic, results_topic = random_topic("requests"), random_topic("results")
     await _produce(kafka_bootstrap, requests_topic, 3)
     log = tmp_path / "worker.log"
@@ -103,16 +107,16 @@ async def test_sigint_after_a_graceful_stop_exits_130(kafka_bootstrap: str, tmp_
         _args(kafka_bootstrap, requests_topic, results_topic),
         {"OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS": "6000"},
         log,
-        prelude=f"import signal; signal.signal(signal.SIGINT, {disposition})",
+        prelude=f"import signal; signal.signal(signal.{sent.name}, {disposition})",
     )
     try:
         await read_topic(kafka_bootstrap, results_topic, expected=3 * len(EFFICIENCY_METRICS), timeout=60)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(sent)
     finally:
         code = await _exit_code(process, 30)
     output = log.read_text()
-    assert code == EXIT_INTERRUPTED, output
-    assert "received SIGINT: finishing the current batch" in output
+    assert code == (EXIT_INTERRUPTED if sent == signal.SIGINT else 128 + sent), output  # as a shell reports it
+    assert f"received {sent.name}: finishing the current batch" in output
     assert "Traceback" not in output and "Aborted" not in output
 
 
