@@ -10,7 +10,7 @@ default.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Final, TypeVar
 
 from otel_eval.errors import ConfigurationError
@@ -434,3 +434,10 @@ def flag_setting(environ: Mapping[str, str], name: str, default: bool) -> bool:
     if raw.lower() in _FALSE:
         return False
     raise ConfigurationError(f"{name}={raw!r}: expected true or false")
+
+
+def names_setting(names: str | Iterable[str]) -> tuple[str, ...]:
+    """A list setting as a tuple without blanks or repeats: from names, or from one comma-separated string (as its
+    variable is written)."""
+    listed = names.split(",") if isinstance(names, str) else names
+    return tuple(dict.fromkeys(name.strip() for name in listed if name.strip()))

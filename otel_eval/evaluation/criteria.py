@@ -88,8 +88,7 @@ METRICS_SETTING: Final = f"{env.OTEL_EVAL_METRICS} / metrics"
 
 def metric_names_setting(names: str | Iterable[str]) -> tuple[str, ...]:
     """The metrics to run, as a tuple without blanks or repeats: from names, or one comma-separated string."""
-    listed = names.split(",") if isinstance(names, str) else names
-    return tuple(dict.fromkeys(name.strip() for name in listed if name.strip()))
+    return env.names_setting(names)
 
 
 def check_metric_names(names: Iterable[str], registry: MetricRegistry) -> None:

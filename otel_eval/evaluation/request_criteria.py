@@ -23,6 +23,7 @@ from typing import Any, Final
 from otel_eval.environment_variables import (
     DEFAULT_MAX_NUM_SAMPLES,
     DEFAULT_REQUEST_MAX_OUTPUT_TOKENS,
+    names_setting,
 )
 
 logger = logging.getLogger(__name__)
@@ -181,8 +182,7 @@ class RequestGate:
 
 
 def _names(value: Iterable[str] | str) -> frozenset[str]:
-    items = value.split(",") if isinstance(value, str) else value
-    return frozenset(item.strip() for item in items if item.strip())
+    return frozenset(names_setting(value))
 
 
 def _field(data: Mapping[str, Any], name: str) -> Any:

@@ -32,7 +32,7 @@ from otel_eval import semconv
 from otel_eval.emit import RecordSink
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.selection import emit_setting, emit_signals
-from otel_eval.environment_variables import flag_setting, number_setting
+from otel_eval.environment_variables import flag_setting, names_setting, number_setting
 from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation.criteria import metric_names_setting
 from otel_eval.evaluation.embedded import EMBEDDED_OPTIONS
@@ -132,9 +132,8 @@ class ProcessorSettings:
         self.limits  # noqa: B018 (validates them)
         if isinstance(self.eval_set, (str, Path)):  # frozen: set once, here
             object.__setattr__(self, "eval_set", eval_set_setting(str(self.eval_set), setting="eval_set"))
-        for name in ("agent_names", "root_span_names"):  # a list is kept as the tuple it is declared as; a string
-            names = getattr(self, name)  # is read as the variable is (comma-separated), not as its characters
-            object.__setattr__(self, name, _names(names) if isinstance(names, str) else tuple(names))
+        for name in ("agent_names", "root_span_names"):  # a string is read as the variable is, not as its characters
+            object.__setattr__(self, name, names_setting(getattr(self, name)))
         object.__setattr__(self, "metrics", metric_names_setting(self.metrics))  # checked where the registry is
 
     @property
@@ -170,8 +169,8 @@ class ProcessorSettings:
                 environ, env.OTEL_EVAL_SAMPLE_RATE, DEFAULT_SAMPLE_RATE, valid=_fraction, expected="a number in [0, 1]"
             ),
             sample_priority=flag_setting(environ, env.OTEL_EVAL_SAMPLE_PRIORITY, env.DEFAULT_SAMPLE_PRIORITY),
-            agent_names=_names(environ.get(env.OTEL_EVAL_AGENT_NAMES, "")),
-            root_span_names=_names(environ.get(env.OTEL_EVAL_ROOT_SPAN_NAMES, "")),
+            agent_names=names_setting(environ.get(env.OTEL_EVAL_AGENT_NAMES, "")),
+            root_span_names=names_setting(environ.get(env.OTEL_EVAL_ROOT_SPAN_NAMES, "")),
             max_open_traces=_count(environ, env.OTEL_EVAL_MAX_OPEN_TRACES, env.DEFAULT_MAX_OPEN_TRACES),
             max_spans_per_trace=_count(environ, env.OTEL_EVAL_MAX_SPANS_PER_TRACE, env.DEFAULT_MAX_SPANS_PER_TRACE),
             max_buffer_bytes=_count(environ, env.OTEL_EVAL_MAX_BUFFER_BYTES, DEFAULT_MAX_BUFFER_BYTES),
@@ -346,10 +345,6 @@ def _positive(value: float) -> bool:
 
 def _fraction(value: float) -> bool:
     return 0 <= value <= 1
-
-
-def _names(raw: str) -> tuple[str, ...]:
-    return tuple(name.strip() for name in raw.split(",") if name.strip())
 
 
 @dataclass(frozen=True, slots=True)
