@@ -89,10 +89,6 @@ def collector_payloads(count: int) -> tuple[Payloads, int]:
     return payloads, len(by_trace)
 
 
-def _cpu_seconds(pid: int) -> float:
-    return proc_cpu(f"/proc/{pid}/stat")
-
-
 async def pinned_worker_rate(
     bootstrap: str, payloads: Sequence[tuple[bytes, bytes]], invocations: int, source: str, tmp: Path
 ) -> PinnedRate:
@@ -138,8 +134,8 @@ async def pinned_worker_rate(
                     result = EvaluationRecord.model_validate_json(message.value)
                     first_at.setdefault((result.trace_id, result.span_id), result.evaluated_at)
             if first_at and cpu_first is None:
-                cpu_first = len(first_at), _cpu_seconds(process.pid)
-        cpu_last = _cpu_seconds(process.pid)
+                cpu_first = len(first_at), proc_cpu(f"/proc/{process.pid}/stat")
+        cpu_last = proc_cpu(f"/proc/{process.pid}/stat")
         if os.sched_getaffinity(process.pid) != {core}:
             raise RuntimeError("the worker was not pinned")
     finally:

@@ -177,11 +177,6 @@ def in_child_process(invocations: int, pace: float) -> tuple[list[float], float,
     return _latencies(roots, first), agent_cpu / invocations, child_cpu / invocations
 
 
-def _process_cpu(pid: int) -> float:
-    """CPU seconds (user + system) of process ``pid`` so far."""
-    return proc_cpu(f"/proc/{pid}/stat")
-
-
 async def over_kafka(bootstrap: str, invocations: int, pace: float, tmp: Path) -> tuple[list[float], float, float]:
     """Latencies (s) through Kafka and one worker; CPU per invocation of the agent's and the worker's processes."""
     async with WorkerGroup(bootstrap, 1, tmp) as group:
@@ -195,11 +190,11 @@ async def over_kafka(bootstrap: str, invocations: int, pace: float, tmp: Path) -
         await group.wait_for(set(), invocations=WARM_UP)
         group.sink.latencies.clear()
         worker_pid = group.processes[0].pid
-        worker_before = _process_cpu(worker_pid)
+        worker_before = proc_cpu(f"/proc/{worker_pid}/stat")
         agent_cpu = await asyncio.to_thread(_cpu_of, lambda: _paced(agent, invocations, pace))
         await asyncio.to_thread(processor.force_flush, 30_000)
         await group.wait_for(set(), invocations=invocations)
-        worker_cpu = _process_cpu(worker_pid) - worker_before
+        worker_cpu = proc_cpu(f"/proc/{worker_pid}/stat") - worker_before
         await asyncio.to_thread(processor.shutdown)
         return list(group.sink.latencies.values()), agent_cpu / invocations, worker_cpu / invocations
 
