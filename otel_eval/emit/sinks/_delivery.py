@@ -224,6 +224,11 @@ class BatchingSink:
         self._closed = True
         timeout_millis = min(max(0, timeout_millis), int(EXIT_FLUSH_S * 1000))
         deadline = time.monotonic() + timeout_millis / 1000
+        with self._changed:
+            # What waits out the backoff after a failed attempt is tried at once: the exit leaves no time for the
+            # backoff (up to 10 s), and a backend that was slow or down a moment ago may answer now.
+            self._paused_until = 0.0
+            self._changed.notify_all()
         self.force_flush(timeout_millis)
         with self._changed:
             left = len(self._queue) + self._in_flight  # a request still out is not known delivered: counted too

@@ -122,6 +122,25 @@ def test_a_backend_down_for_a_while_costs_two_log_lines_and_no_caller_time(
     assert all(SECRET_KEY not in r.getMessage() for r in caplog.records)
 
 
+def test_at_shutdown_the_scores_held_after_a_failed_attempt_are_tried_at_once_not_after_the_backoff(
+    langfuse: LoopbackLangfuse,
+) -> None:
+    """A backend that failed a moment ago (Phoenix stalled past the read timeout, under load) and answers now: the
+    exit's few seconds go to delivering, not to waiting out a backoff longer than they are."""
+    langfuse.unavailable = True  # 503: the batch is held and the sink backs off for 30 s
+    sink = BatchingSink(LangfuseBackend(langfuse.base_url, PUBLIC_KEY, SECRET_KEY), backoff=(30.0, 30.0))
+    records = _scored(run_evaluated_agent(None))
+    sink(records)
+    assert wait_until(lambda: sink.stats().get("failed_attempts.unreachable", 0) >= 1, 10)
+    langfuse.unavailable = False
+    started = time.monotonic()
+    sink.shutdown(5_000)
+    assert len(langfuse.scores) == len(records)
+    assert sink.stats()["delivered"] == len(records)
+    assert not any(key.startswith("dropped") for key in sink.stats())
+    assert time.monotonic() - started < 4.0  # delivered, not given up at the exit's deadline
+
+
 def test_scores_the_backend_never_takes_are_dropped_and_counted_after_the_retry_window(
     langfuse: LoopbackLangfuse, caplog: pytest.LogCaptureFixture
 ) -> None:
