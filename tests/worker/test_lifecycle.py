@@ -93,7 +93,7 @@ def test_after_a_graceful_stop_the_signal_is_raised_again_under_the_previous_han
     [
         (signal.SIGINT, "signal.default_int_handler"),  # started from a terminal
         (signal.SIGINT, "signal.SIG_IGN"),  # a non-interactive shell's background job: SIGINT inherited ignored
-        (signal.SIGTERM, "signal.SIG_IGN"),  # SIGTERM inherited ignored (e.g. nohup-like launchers)
+        (signal.SIGTERM, "signal.SIG_IGN"),  # SIGTERM inherited ignored (from a launcher that ignores it)
     ],
     ids=["SIGINT-handled", "SIGINT-ignored", "SIGTERM-ignored"],
 )
