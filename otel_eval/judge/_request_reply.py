@@ -40,7 +40,9 @@ class JudgeRequest:
         """The google-genai config sent: user config, AFC off (as ADK), our instruction/schema, one HTTP attempt."""
         from google.genai import types as genai_types  # deferred: importing google-genai takes about a second
 
-        config = self.config.model_copy(deep=True) if self.config else genai_types.GenerateContentConfig()
+        # A shallow copy: only top-level fields are set below, and google-genai deep-copies the config it is given
+        # before changing anything in it (a deep copy here was ~4% of a judged call's CPU).
+        config = self.config.model_copy() if self.config else genai_types.GenerateContentConfig()
         config.automatic_function_calling = genai_types.AutomaticFunctionCallingConfig(disable=True)
         if self.system_instruction:
             config.system_instruction = self.system_instruction

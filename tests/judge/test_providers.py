@@ -29,6 +29,7 @@ from otel_eval.judge import (
 )
 from otel_eval.judge.client import JudgeRequest
 from tests.judge.fake_gemini import FakeGemini, error_reply, sequence, text_reply
+from tests.judge.helpers import make_judge
 from tests.judge.providers_env import (
     ANTHROPIC_TEST_KEY,
     MODELS,
@@ -151,6 +152,21 @@ async def test_the_request_equals_the_one_adks_model_class_sends(
     assert mine.path == adk.path
     assert mine.raw_body == adk.raw_body
     assert reply.text is not None and '"verdict": "supported"' in reply.text.replace('":"', '": "')
+
+
+@pytest.mark.parametrize("model", ["gemini-2.5-flash", "gpt-4o-mini"])
+async def test_a_judged_call_leaves_the_criterions_config_as_it_was(providers: FakeGemini, model: str) -> None:
+    providers.set_responder(lambda m, body: '{"reasoning": "r", "verdict": "supported"}')
+    config = CONFIG.model_copy(
+        update={"system_instruction": "the criterion's own", "labels": {"team": "a"}, "stop_sequences": ["END"]}
+    )
+    unchanged = config.model_copy(deep=True)
+    client = make_judge(providers) if model.startswith("gemini") else judge()
+    request = JudgeRequest(model=model, prompt=PROMPT, system_instruction=SYSTEM, response_schema=Verdict, config=config)
+    reply = await client.generate(request, metric="m")
+    await client.aclose()
+    assert reply.text is not None and "supported" in reply.text
+    assert config == unchanged  # the request's own settings went on a copy
 
 
 async def test_claude_gets_the_sampling_settings_in_its_body(providers: FakeGemini) -> None:

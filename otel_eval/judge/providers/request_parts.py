@@ -19,7 +19,7 @@ def judge_config(request: JudgeRequest) -> genai_types.GenerateContentConfig:
     the judge's system instruction."""
     from google.genai import types as genai_types  # deferred: importing google-genai takes about a second
 
-    config = request.config.model_copy(deep=True) if request.config else genai_types.GenerateContentConfig()
+    config = request.config.model_copy() if request.config else genai_types.GenerateContentConfig()
     if request.system_instruction:
         config.system_instruction = request.system_instruction
     return config
