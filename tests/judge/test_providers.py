@@ -162,7 +162,9 @@ async def test_a_judged_call_leaves_the_criterions_config_as_it_was(providers: F
     )
     unchanged = config.model_copy(deep=True)
     client = make_judge(providers) if model.startswith("gemini") else judge()
-    request = JudgeRequest(model=model, prompt=PROMPT, system_instruction=SYSTEM, response_schema=Verdict, config=config)
+    request = JudgeRequest(
+        model=model, prompt=PROMPT, system_instruction=SYSTEM, response_schema=Verdict, config=config
+    )
     reply = await client.generate(request, metric="m")
     await client.aclose()
     assert reply.text is not None and "supported" in reply.text
