@@ -385,7 +385,11 @@ class Worker:
                     continue
                 if not self.broker.outage.unavailable:
                     self.health.fetch_error = None
-                ready = self.assembler.ready() if SOURCE_OTLP_SPANS in self.settings.sources else []
+                # With a batch, the traces idle by now are handed on after its spans are added (BatchPipeline): asked
+                # before, a trace whose next spans were already fetched went on without them, and they were dropped
+                # as late.
+                spans = SOURCE_OTLP_SPANS in self.settings.sources
+                ready = self.assembler.ready() if spans and not batch else []
                 if batch or ready or self._batches.sessions_due:
                     # Records of newly assigned partitions wait for the read-back of their recent results.
                     await self._rebalances.readback_done.wait()
