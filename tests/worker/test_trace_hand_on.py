@@ -1,5 +1,6 @@
-"""The Collector path hands a trace on with every span the worker has already fetched: a batch that takes longer than
-the idle timeout (here a request waiting on a slow judge) does not split the trace whose next spans wait behind it."""
+"""The Collector path hands a trace on with all its spans when the worker lags: a batch that takes longer than the
+idle timeout (here a request waiting on a slow judge) splits neither the trace whose next spans it has fetched already
+nor the one whose next spans wait unread behind another trace's record (idle by the records' timestamps there)."""
 
 from __future__ import annotations
 
@@ -22,21 +23,25 @@ from tests.waiting import wait_until_async
 from tests.worker._collector import agent_spans
 from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
 
-IDLE_TIMEOUT = 3.0
-JUDGE_SECONDS = 5.0
+IDLE_TIMEOUT = 5.0
+JUDGE_SECONDS = 7.0
 """Longer than the idle timeout: the batch judging the request outlasts it."""
 
 
 @pytest.mark.kafka
 @pytest.mark.integration
-async def test_a_batch_slower_than_the_idle_timeout_does_not_split_the_trace_behind_it(kafka_bootstrap: str) -> None:
+@pytest.mark.parametrize("another_trace_between", [False, True], ids=["next", "behind_another"])
+async def test_a_batch_slower_than_the_idle_timeout_does_not_split_the_trace_behind_it(
+    kafka_bootstrap: str, another_trace_between: bool
+) -> None:
     requests_topic, spans_topic = random_topic("requests"), random_topic("spans")
     await create_topics(kafka_bootstrap, [requests_topic, spans_topic], partitions=1)
     judging = threading.Event()
 
     def slow_judge(model: str, body: dict[str, Any]) -> Reply:
-        judging.set()
-        time.sleep(JUDGE_SECONDS)
+        if not judging.is_set():  # the first call only: the request's
+            judging.set()
+            time.sleep(JUDGE_SECONDS)
         return error_reply(503, "slow and then down")
 
     server = FakeGemini(slow_judge).start()
@@ -66,7 +71,7 @@ async def test_a_batch_slower_than_the_idle_timeout_does_not_split_the_trace_beh
         ),
         telemetry=telemetry.providers,
     )
-    spans = agent_spans(runs=1)
+    spans, other = agent_spans(runs=1), agent_spans(runs=1)
     [trace_id] = {format(s.context.trace_id, "032x") for s in spans}
     root = next(s for s in spans if s.parent is None)
     before_root = [s for s in spans if s is not root]
@@ -77,7 +82,9 @@ async def test_a_batch_slower_than_the_idle_timeout_does_not_split_the_trace_beh
             judged = request(0)
             await prod.send_and_wait(requests_topic, judged.model_dump_json().encode(), key=judged.trace_id.encode())
             await wait_until_async(judging.is_set, timeout=30, what="the request's batch waiting on the judge")
-            # The root span arrives while that batch waits: fetched only after the trace has been idle that long.
+            # The root span arrives while that batch waits: read only after the trace has been idle that long.
+            if another_trace_between:  # ... and after another trace's record, read alone (batches of one)
+                await prod.send_and_wait(spans_topic, encode_spans(other).SerializeToString(), key=b"another")
             await prod.send_and_wait(spans_topic, encode_spans([root]).SerializeToString(), key=trace_id.encode())
 
             def late() -> int:
@@ -88,7 +95,10 @@ async def test_a_batch_slower_than_the_idle_timeout_does_not_split_the_trace_beh
 
             await wait_until_async(lambda: scored() or late(), timeout=60, what="the trace scored or its root dropped")
             assert late() == 0
-            assert scored()
+            # Scored on its root span: rebuilt with every span (its first ones alone make no invocation of it).
+            assert {e.span_id for e in telemetry.events() if e.trace_id == trace_id} == {
+                format(root.context.span_id, "016x")
+            }
     finally:
         server.stop()
         telemetry.shutdown()
