@@ -53,6 +53,9 @@ _HANDED_ON_REMEMBERED = 65536
 late (or refused) rather than open the trace again."""
 _SAID_REFUSED_REMEMBERED = 1024
 """Tenants whose refused traces were logged (once each)."""
+_SAY_EARLY_EVERY_S = 60.0
+"""Traces handed on early (``max_open_traces``) are logged at the first, then as a count at most this often: a backlog
+hands on thousands."""
 
 
 def parse_otlp_spans(value: bytes | None, source: str) -> list[Span]:
@@ -230,6 +233,8 @@ class TraceAssembler:
         self._log_drops: Counter[str] = Counter()
         self._said_refused: set[str] = set()
         self._newest_written_ms: dict[int, int] = {}
+        self._early_unsaid = 0
+        self._early_said_at: float | None = None
 
     def __len__(self) -> int:
         return len(self._open)
@@ -266,11 +271,25 @@ class TraceAssembler:
             return None
         if len(self._open) >= self.max_open_traces:
             oldest = min(self._open.values(), key=lambda t: t.last_seen)
-            logger.warning("%d traces open: handing on trace %s early", len(self._open), oldest.trace_id)
+            self._say_early(oldest.trace_id)
             self._forced.append(self._pop(oldest.key))
         trace = self._open[key] = AssembledTrace(trace_id=key[1], tenant=tenant)
         self._per_tenant[tenant] += 1
         return trace
+
+    def _say_early(self, trace_id: str) -> None:
+        """Logs a trace handed on early: the first one, then a count at most every :data:`_SAY_EARLY_EVERY_S`."""
+        self._early_unsaid += 1
+        now = self._clock()
+        if self._early_said_at is not None and now - self._early_said_at < _SAY_EARLY_EVERY_S:
+            return
+        logger.warning(
+            "%d traces open (max_open_traces): handed on %d trace(s) early, the last %s (said at most once a minute)",
+            len(self._open),
+            self._early_unsaid,
+            trace_id,
+        )
+        self._early_unsaid, self._early_said_at = 0, now
 
     def _pop(self, key: TraceKey) -> AssembledTrace:
         trace = self._open.pop(key)
