@@ -32,7 +32,6 @@ from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker._sessions import OpenSessions, Routed, SessionsTopic
 from otel_eval.worker._tenancy import DEFAULT_TENANT, Tenancy, of_worker_record
 from otel_eval.worker.collector_path import (
-    AssembledTrace,
     TraceAssembler,
     parse_otlp_logs,
     parse_otlp_logs_by_resource,
@@ -127,9 +126,6 @@ class BatchPipeline:
         self._unpublished: dict[str, list[Routed]] = {}
         """Records emitted in a batch attempt whose publication failed, by invocation: published on the retry."""
         self._committed: dict[Any, int] = {}
-        self._spans_behind: set[int] = set()
-        """``otlp_spans`` partitions with records not read yet (at the last fetch): their traces go idle by the
-        records' timestamps (:meth:`~otel_eval.worker.collector_path.TraceAssembler.ready`)."""
         self._settling: tuple[asyncio.Task[None], list[str]] | None = None
         self._in_settlement: set[str] = set()
         """Invocations of the batch being settled: a copy of one in the next batch is a duplicate, not new work."""
@@ -226,13 +222,7 @@ class BatchPipeline:
             elif source == SOURCE_OTLP_SPANS:
                 tenant = tenancy.of_message(message)  # None: each span's resource says
                 self.assembler.add(
-                    message.partition,
-                    message.offset,
-                    outcome,
-                    message,
-                    tenant=tenant,
-                    tenant_of=_span_tenant(tenancy),
-                    written_ms=message.timestamp,
+                    message.partition, message.offset, outcome, message, tenant=tenant, tenant_of=_span_tenant(tenancy)
                 )
             elif source == SOURCE_OTLP_LOGS:
                 for tenant, records in outcome:
@@ -248,8 +238,8 @@ class BatchPipeline:
         for tp, messages in batch.items():
             if messages:
                 self._positions[tp] = messages[-1].offset + 1
-        if batch:
-            ready = ready + self.idle_traces()
+        if SOURCE_OTLP_SPANS in self.settings.sources and batch:
+            ready = ready + self.assembler.ready()
         fresh = [trace for trace in ready if not self.ledger.has_trace(trace.trace_id, trace.tenant)]
         rekeyed: list[tuple[EvaluationRequest, str]] = []
         self.metrics.duplicates_skipped(len(ready) - len(fresh))
@@ -417,20 +407,10 @@ class BatchPipeline:
         """Reports the lag of every assigned partition (high watermark minus the consumer's position: 0 for an empty
         or caught-up one) once a fetch has told its high watermark; called after each fetch, so a partition without
         traffic has its lag series too."""
-        self._spans_behind.clear()
         for tp in self._consumer.assignment():
             highwater = self._consumer.highwater(tp)
             if highwater is not None:
-                lag = highwater - await self._consumer.position(tp)
-                self.metrics.lag(tp.topic, tp.partition, lag)
-                if lag > 0 and self._topics.get(tp.topic) == SOURCE_OTLP_SPANS:
-                    self._spans_behind.add(tp.partition)
-
-    def idle_traces(self) -> list[AssembledTrace]:
-        """The ``otlp_spans`` traces complete by now (none when the worker does not read that source)."""
-        if SOURCE_OTLP_SPANS not in self.settings.sources:
-            return []
-        return self.assembler.ready(behind=self._spans_behind)
+                self.metrics.lag(tp.topic, tp.partition, highwater - await self._consumer.position(tp))
 
     def _committable(self) -> dict[Any, int]:
         """The offset to commit per partition read: the next one to read, held back by still open traces and

@@ -32,7 +32,7 @@ import importlib
 import logging
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -164,8 +164,6 @@ class AssembledTrace:
     """Set by :func:`requests_from_trace`: records whose span is not among the trace's spans."""
     tenant: str = DEFAULT_TENANT
     """Whose trace it is (see :mod:`otel_eval.worker._tenancy`)."""
-    last_written_ms: int = -1
-    """The newest Kafka timestamp (milliseconds) of the messages that carried its spans; -1: none known."""
 
     @property
     def key(self) -> TraceKey:
@@ -190,12 +188,6 @@ class _Closed:
 
 class TraceAssembler:
     """Gathers spans per (tenant, trace id) until the trace has been idle for ``idle_timeout`` seconds.
-
-    Idle is measured by the clock, except on a partition the worker is behind on (``ready(behind=...)``): there the
-    trace's next spans may be among the records not read yet, so it is handed on only once a record read from its
-    partition was written ``idle_timeout`` seconds after its own newest one (Kafka's record timestamps). A worker that
-    lags (a backlog, a batch waiting on a slow judge) thus hands on the traces the Collector had finished writing, and
-    never splits one because reading it took longer than the idle timeout.
 
     A span or log record of a trace already handed on is counted ``late`` and dropped: it never re-opens the trace
     (a forged invocation with a known trace id is not scored) and never joins another tenant's trace of the same id.
@@ -232,7 +224,6 @@ class TraceAssembler:
         self._span_drops: Counter[str] = Counter()
         self._log_drops: Counter[str] = Counter()
         self._said_refused: set[str] = set()
-        self._newest_written_ms: dict[int, int] = {}
         self._early_unsaid = 0
         self._early_said_at: float | None = None
 
@@ -346,21 +337,16 @@ class TraceAssembler:
         *,
         tenant: str | None = DEFAULT_TENANT,
         tenant_of: Callable[[Span], str] | None = None,
-        written_ms: int = -1,
     ) -> None:
         """Adds the spans of the message at ``partition``/``offset`` (``message``: the Kafka record itself), all of
-        ``tenant``, or (``tenant`` None) each of ``tenant_of(span)``'s; ``written_ms``: the record's timestamp
-        (milliseconds; -1: unknown)."""
+        ``tenant``, or (``tenant`` None) each of ``tenant_of(span)``'s."""
         now = self._clock()
-        if written_ms > self._newest_written_ms.get(partition, -1):
-            self._newest_written_ms[partition] = written_ms
         for span in without_evaluator_spans(list(spans)):
             owner = tenant if tenant is not None or tenant_of is None else tenant_of(span)
             trace = self._trace((owner or DEFAULT_TENANT, span.trace_id), self._span_drops)
             if trace is None:
                 continue
             trace.last_seen = now
-            trace.last_written_ms = max(trace.last_written_ms, written_ms)
             trace.first_offsets.setdefault(partition, offset)
             if message is not None:
                 trace.messages.setdefault((partition, offset), message)
@@ -374,24 +360,13 @@ class TraceAssembler:
             trace.spans.append(span)
             trace.span_ids.add(span.span_id)
 
-    def ready(self, *, everything: bool = False, behind: Collection[int] = ()) -> list[AssembledTrace]:
-        """Removes and returns the traces idle for ``idle_timeout`` (all of them with ``everything``); on the
-        ``otlp_spans`` partitions in ``behind`` (records wait there unread), idle by the records' timestamps."""
+    def ready(self, *, everything: bool = False) -> list[AssembledTrace]:
+        """Removes and returns the traces idle for ``idle_timeout`` (all of them with ``everything``)."""
         now = self._clock()
         done, self._forced = self._forced, []
-        for key in [k for k, trace in self._open.items() if everything or self._idle(trace, now, behind)]:
+        for key in [k for k, trace in self._open.items() if everything or now - trace.last_seen >= self.idle_timeout]:
             done.append(self._pop(key))
         return done
-
-    def _idle(self, trace: AssembledTrace, now: float, behind: Collection[int]) -> bool:
-        if now - trace.last_seen < self.idle_timeout:
-            return False
-        if not behind or trace.last_written_ms < 0 or not trace.first_offsets:
-            return True
-        partition = trace.partition
-        if partition not in behind:
-            return True
-        return self._newest_written_ms.get(partition, -1) - trace.last_written_ms >= self.idle_timeout * 1000
 
     def committable(self, partition: int, next_offset: int, *, logs: bool = False) -> int:
         """The offset that may be committed on ``partition`` (of ``otlp_logs`` with ``logs``): ``next_offset``, held
@@ -413,9 +388,6 @@ class TraceAssembler:
             self._pop(key)
         for key in [k for k, c in self._closed.items() if gone & (c.log_partitions if logs else c.partitions)]:
             del self._closed[key]
-        if not logs:
-            for partition in gone:  # read again from an older offset: its newest timestamp is learnt again
-                self._newest_written_ms.pop(partition, None)
         return len(lost)
 
 

@@ -11,6 +11,7 @@ groups a session across traces by its session id.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import time
 from collections.abc import Callable
@@ -183,9 +184,11 @@ def embedded_results(recorded: RecordedSessions) -> dict[str, dict[str, Any]]:
 
 
 def embedded_windows_in_real_time(recorded: RecordedSessions) -> dict[str, list[tuple[int, int, int]]]:
-    """The embedded processor (sessions idle after 0.8 s) fed the recorded spans with the gaps they were recorded
-    with, so the recording's pause (1.5 s) closes every session's window: per session, the (window, first turn,
-    last turn) of each window the processor judged, from the records it emits."""
+    """The embedded processor (sessions idle after 0.8 s) fed the recorded spans in the order they ended, with the
+    recording's pause (its longest gap: 1.5 s and the turn after it) and no other gap, so the pause closes every
+    session's window: per session, the (window, first turn, last turn) of each window the processor judged, from the
+    records it emits. The other gaps are not replayed: on a loaded machine a turn recorded slowly took longer than the
+    0.8 s, and its gap closed a window the recording's schedule does not have."""
     records: list[EvaluationRecord] = []
     processor = EvaluationSpanProcessor(
         CONFIG,
@@ -193,11 +196,12 @@ def embedded_windows_in_real_time(recorded: RecordedSessions) -> dict[str, list[
         sinks=[records.extend],
         tracer_provider=TracerProvider(),
     )
-    previous = None
-    for span in sorted(recorded.spans, key=lambda s: s.end_time or 0):
-        if previous is not None:
-            time.sleep(min(2.0, max(0, (span.end_time or 0) - previous) / 1e9))
-        previous = span.end_time or 0
+    spans = sorted(recorded.spans, key=lambda s: s.end_time or 0)
+    gaps = [(later.end_time or 0) - (earlier.end_time or 0) for earlier, later in itertools.pairwise(spans)]
+    pause = gaps.index(max(gaps)) + 1
+    for index, span in enumerate(spans):
+        if index == pause:
+            time.sleep(min(2.0, max(gaps) / 1e9))
         processor.on_end(span)
     turns = sum(len(v) for v in recorded.invocations.values())
     assert wait_until(lambda: sum(r.metric_name == MULTI_TURN for r in records) == turns, timeout=60)

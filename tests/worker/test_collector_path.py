@@ -87,34 +87,6 @@ def test_traces_spread_over_messages_are_assembled_after_the_idle_timeout() -> N
     assert request.invocations == in_process.invocations
 
 
-def test_on_a_partition_the_worker_is_behind_on_a_trace_goes_idle_by_the_records_timestamps() -> None:
-    spans = agent_spans(runs=2)
-    traces = sorted({s.context.trace_id for s in spans})
-    first, second = ([s for s in spans if s.context.trace_id == t] for t in traces)
-    clock = FakeClock()
-    assembler = TraceAssembler(idle_timeout=5.0, clock=clock)
-    # Written one second apart by the Collector, read ten seconds apart by a worker that lags behind the partition.
-    assembler.add(0, 10, parse_otlp_spans(encode_spans(first[:2]).SerializeToString(), "t/0@10"), written_ms=1_000)
-    clock.now = 10.0
-    assembler.add(0, 11, parse_otlp_spans(encode_spans(second).SerializeToString(), "t/0@11"), written_ms=2_000)
-    assert assembler.ready(behind={0}) == []  # idle by the clock, but its next spans may be in the unread records
-    assert assembler.ready(behind={1}) != []  # on a partition read to its end, the clock says
-    assembler.forget([0])
-    assembler.add(0, 10, parse_otlp_spans(encode_spans(first[:2]).SerializeToString(), "t/0@10"), written_ms=1_000)
-    assembler.add(0, 11, parse_otlp_spans(encode_spans(second).SerializeToString(), "t/0@11"), written_ms=2_000)
-    assembler.add(0, 12, parse_otlp_spans(encode_spans(first[2:]).SerializeToString(), "t/0@12"), written_ms=3_000)
-    clock.now = 60.0  # both idle by the clock
-    assert assembler.ready(behind={0}) == []  # the newest record read was written with the first trace's last
-    assembler.add(0, 13, [], written_ms=6_999)
-    assert assembler.ready(behind={0}) == []  # 4.999 s after the second trace's last record: not yet
-    assembler.add(0, 14, [], written_ms=7_000)
-    (done,) = assembler.ready(behind={0})  # 5 s after it: the second trace; the first, written later, stays
-    assert done.trace_id == format(traces[1], "032x")
-    assembler.add(0, 15, [], written_ms=8_000)
-    (last,) = assembler.ready(behind={0})
-    assert len(last.spans) == len(first)
-
-
 def test_evaluator_spans_and_their_children_are_ignored() -> None:
     spans = agent_spans(runs=1)
     provider = TracerProvider()
