@@ -32,6 +32,7 @@ from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker._sessions import OpenSessions, Routed, SessionsTopic
 from otel_eval.worker._tenancy import DEFAULT_TENANT, Tenancy, of_worker_record
 from otel_eval.worker.collector_path import (
+    AssembledTrace,
     TraceAssembler,
     parse_otlp_logs,
     parse_otlp_logs_by_resource,
@@ -238,8 +239,8 @@ class BatchPipeline:
         for tp, messages in batch.items():
             if messages:
                 self._positions[tp] = messages[-1].offset + 1
-        if SOURCE_OTLP_SPANS in self.settings.sources and batch:
-            ready = ready + self.assembler.ready()
+        if batch:
+            ready = ready + self.idle_traces()
         fresh = [trace for trace in ready if not self.ledger.has_trace(trace.trace_id, trace.tenant)]
         rekeyed: list[tuple[EvaluationRequest, str]] = []
         self.metrics.duplicates_skipped(len(ready) - len(fresh))
@@ -411,6 +412,14 @@ class BatchPipeline:
             highwater = self._consumer.highwater(tp)
             if highwater is not None:
                 self.metrics.lag(tp.topic, tp.partition, highwater - await self._consumer.position(tp))
+
+    def idle_traces(self) -> list[AssembledTrace]:
+        """The ``otlp_spans`` traces idle by now, handed on (none when the worker does not read that source). With a
+        batch, :meth:`process` asks after adding its spans: asked before, a trace whose next spans were in the batch
+        would go on without them."""
+        if SOURCE_OTLP_SPANS not in self.settings.sources:
+            return []
+        return self.assembler.ready()
 
     def _committable(self) -> dict[Any, int]:
         """The offset to commit per partition read: the next one to read, held back by still open traces and

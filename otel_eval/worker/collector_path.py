@@ -39,6 +39,7 @@ from typing import Any
 
 from otel_eval import environment_variables as env
 from otel_eval import semconv
+from otel_eval._runtime.outages import SUMMARY_INTERVAL_S
 from otel_eval.errors import InputError
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.reconstruct import Reads, rebuild_traces, without_evaluator_spans
@@ -53,9 +54,6 @@ _HANDED_ON_REMEMBERED = 65536
 late (or refused) rather than open the trace again."""
 _SAID_REFUSED_REMEMBERED = 1024
 """Tenants whose refused traces were logged (once each)."""
-_SAY_EARLY_EVERY_S = 60.0
-"""Traces handed on early (``max_open_traces``) are logged at the first, then as a count at most this often: a backlog
-hands on thousands."""
 
 
 def parse_otlp_spans(value: bytes | None, source: str) -> list[Span]:
@@ -269,10 +267,11 @@ class TraceAssembler:
         return trace
 
     def _say_early(self, trace_id: str) -> None:
-        """Logs a trace handed on early: the first one, then a count at most every :data:`_SAY_EARLY_EVERY_S`."""
+        """Logs a trace handed on early (``max_open_traces``): the first one, then a count at most once a minute
+        (:data:`~otel_eval._runtime.outages.SUMMARY_INTERVAL_S`): a backlog hands on thousands."""
         self._early_unsaid += 1
         now = self._clock()
-        if self._early_said_at is not None and now - self._early_said_at < _SAY_EARLY_EVERY_S:
+        if self._early_said_at is not None and now - self._early_said_at < SUMMARY_INTERVAL_S:
             return
         logger.warning(
             "%d traces open (max_open_traces): handed on %d trace(s) early, the last %s (said at most once a minute)",

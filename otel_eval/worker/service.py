@@ -49,7 +49,7 @@ from otel_eval.worker.consumer import (
 from otel_eval.worker.dead_letter import DeadLetters
 from otel_eval.worker.health import HEARTBEAT_SECONDS, HealthServer, WorkerHealth
 from otel_eval.worker.results import ResultLedger, ResultsPublisher
-from otel_eval.worker.settings import SOURCE_OTLP_SPANS, WorkerSettings
+from otel_eval.worker.settings import WorkerSettings
 from otel_eval.worker.telemetry import WorkerTelemetry
 
 logger = logging.getLogger(__name__)
@@ -385,11 +385,7 @@ class Worker:
                     continue
                 if not self.broker.outage.unavailable:
                     self.health.fetch_error = None
-                # With a batch, the traces idle by now are handed on after its spans are added (BatchPipeline): asked
-                # before, a trace whose next spans were already fetched went on without them, and they were dropped
-                # as late.
-                spans = SOURCE_OTLP_SPANS in self.settings.sources
-                ready = self.assembler.ready() if spans and not batch else []
+                ready = [] if batch else self._batches.idle_traces()  # with a batch: after adding its spans
                 if batch or ready or self._batches.sessions_due:
                     # Records of newly assigned partitions wait for the read-back of their recent results.
                     await self._rebalances.readback_done.wait()

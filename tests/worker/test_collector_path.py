@@ -109,26 +109,11 @@ def test_evaluator_spans_and_their_children_are_ignored() -> None:
     assert len(trace_.spans) == len(spans)
 
 
-def test_bounds_and_bad_messages(caplog: pytest.LogCaptureFixture) -> None:
+def test_bounds_and_bad_messages() -> None:
     spans = agent_spans(runs=3)
-    clock = FakeClock()
-    assembler = TraceAssembler(idle_timeout=60.0, max_open_traces=2, max_spans_per_trace=2, clock=clock)
-    assembler.add(1, 5, spans_from_readable(spans))
-    assert len(assembler) == 2  # the oldest trace was handed on early
-    # Said at once, then as a count at most once a minute (a backlog hands on thousands).
-    assert [r.getMessage()[:63] for r in caplog.records] == [
-        "2 traces open (max_open_traces): handed on 1 trace(s) early, th"
-    ]
-    more = agent_spans(runs=3)
-    assembler.add(1, 6, spans_from_readable(more))
-    assert len(caplog.records) == 1
-    clock.now = 61.0
-    assembler.add(1, 7, spans_from_readable(agent_spans(runs=1)))
-    assert [r.getMessage()[:63] for r in caplog.records][1:] == [
-        "2 traces open (max_open_traces): handed on 4 trace(s) early, th"
-    ]
     assembler = TraceAssembler(idle_timeout=60.0, max_open_traces=2, max_spans_per_trace=2)
     assembler.add(1, 5, spans_from_readable(spans))
+    assert len(assembler) == 2  # the oldest trace was handed on early
     ready = assembler.ready()
     assert len(ready) == 1 and len(ready[0].spans) == 2
     assert assembler.dropped_spans == len(spans) - 6  # two spans kept of each of the three traces
@@ -172,6 +157,21 @@ def _rotel(bootstrap: str, topic: str, tmp_path: Path, logs_topic: str | None = 
 
 def _scores(telemetry: MemoryTelemetry) -> set[tuple[str, str, str, str, float | None]]:
     return {(e.trace_id, e.span_id, e.metric, e.label, e.score) for e in telemetry.events()}
+
+
+def test_traces_handed_on_early_are_said_at_once_then_counted_at_most_once_a_minute(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = FakeClock()
+    assembler = TraceAssembler(idle_timeout=60.0, max_open_traces=2, clock=clock)
+    said = "2 traces open (max_open_traces): handed on {} trace(s) early"
+    assembler.add(1, 5, spans_from_readable(agent_spans(runs=3)))
+    assert [r.getMessage().startswith(said.format(1)) for r in caplog.records] == [True]
+    assembler.add(1, 6, spans_from_readable(agent_spans(runs=3)))  # three more within the minute: not a line each
+    assert len(caplog.records) == 1
+    clock.now = 61.0
+    assembler.add(1, 7, spans_from_readable(agent_spans(runs=1)))
+    assert [r.getMessage().startswith(said.format(4)) for r in caplog.records[1:]] == [True]
 
 
 @pytest.mark.kafka
