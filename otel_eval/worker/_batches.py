@@ -29,6 +29,7 @@ from otel_eval.errors import InputError
 from otel_eval.evaluation.core import EvaluationCore, OnLoop
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.worker._metrics import WorkerMetrics
+from otel_eval.worker._read_barrier import ReadBarrier
 from otel_eval.worker._sessions import OpenSessions, Routed, SessionsTopic
 from otel_eval.worker._tenancy import DEFAULT_TENANT, Tenancy, of_worker_record
 from otel_eval.worker.collector_path import (
@@ -123,6 +124,7 @@ class BatchPipeline:
         self._publisher: ResultsPublisher | None = None
         self._dead_letters: DeadLetters | None = None
         self._sessions_topic: SessionsTopic | None = None
+        self._read_barrier: ReadBarrier | None = None
         self._positions: dict[Any, int] = {}
         self._unpublished: dict[str, list[Routed]] = {}
         """Records emitted in a batch attempt whose publication failed, by invocation: published on the retry."""
@@ -145,9 +147,17 @@ class BatchPipeline:
         self._consumer = consumer
         self._dead_letters = dead_letters
         self._publisher = publisher
-        topic = self.settings.kafka_sessions_topic
-        if SOURCE_OTLP_SPANS in self.settings.sources and topic:
-            self._sessions_topic = SessionsTopic(producer, topic)
+        settings = self.settings
+        if SOURCE_OTLP_SPANS in settings.sources:
+            self._read_barrier = ReadBarrier(
+                consumer,
+                spans_topic=settings.kafka_spans_topic,
+                logs_topic=settings.kafka_logs_topic if SOURCE_OTLP_LOGS in settings.sources else None,
+                idle_timeout=self.assembler.idle_timeout,
+                clock=self.assembler.clock,
+            )
+            if settings.kafka_sessions_topic:
+                self._sessions_topic = SessionsTopic(producer, settings.kafka_sessions_topic)
 
     @property
     def settling(self) -> bool:
@@ -240,7 +250,7 @@ class BatchPipeline:
             if messages:
                 self._positions[tp] = messages[-1].offset + 1
         if batch:
-            ready = ready + self.idle_traces()
+            ready = ready + await self.idle_traces()
         fresh = [trace for trace in ready if not self.ledger.has_trace(trace.trace_id, trace.tenant)]
         rekeyed: list[tuple[EvaluationRequest, str]] = []
         self.metrics.duplicates_skipped(len(ready) - len(fresh))
@@ -413,13 +423,14 @@ class BatchPipeline:
             if highwater is not None:
                 self.metrics.lag(tp.topic, tp.partition, highwater - await self._consumer.position(tp))
 
-    def idle_traces(self) -> list[AssembledTrace]:
-        """The ``otlp_spans`` traces idle by now, handed on (none when the worker does not read that source). With a
+    async def idle_traces(self) -> list[AssembledTrace]:
+        """The ``otlp_spans`` traces idle by now, handed on (none when the worker does not read that source) once the
+        worker has read what was written before they went idle (:mod:`~otel_eval.worker._read_barrier`). With a
         batch, :meth:`process` asks after adding its spans: asked before, a trace whose next spans were in the batch
         would go on without them."""
-        if SOURCE_OTLP_SPANS not in self.settings.sources:
+        if self._read_barrier is None:
             return []
-        return self.assembler.ready()
+        return self.assembler.ready(held=await self._read_barrier.holds(self.assembler.idle()))
 
     def _committable(self) -> dict[Any, int]:
         """The offset to commit per partition read: the next one to read, held back by still open traces and

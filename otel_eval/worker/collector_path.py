@@ -162,6 +162,9 @@ class AssembledTrace:
     """Set by :func:`requests_from_trace`: records whose span is not among the trace's spans."""
     tenant: str = DEFAULT_TENANT
     """Whose trace it is (see :mod:`otel_eval.worker._tenancy`)."""
+    read_to: dict[Any, int] | None = None
+    """Once idle: the end offset of each partition it was read from, as the broker gave it then (see
+    :mod:`otel_eval.worker._read_barrier`); ``{}`` when the broker could not say."""
 
     @property
     def key(self) -> TraceKey:
@@ -213,7 +216,8 @@ class TraceAssembler:
         self.max_open_traces = max_open_traces
         self.max_spans_per_trace = max_spans_per_trace
         self.max_open_traces_per_tenant = max_open_traces_per_tenant
-        self._clock = clock
+        self.clock = clock
+        """Monotonic seconds: what idleness is measured by."""
         self._open: dict[TraceKey, AssembledTrace] = {}
         self._per_tenant: Counter[str] = Counter()
         self._forced: list[AssembledTrace] = []
@@ -232,11 +236,14 @@ class TraceAssembler:
         """Traces of ``tenant`` open now."""
         return self._per_tenant[tenant]
 
-    def _trace(self, key: TraceKey, drops: Counter[str], count: int = 1) -> AssembledTrace | None:
-        """The open trace ``key``, opened when new; None (``count`` items counted in ``drops``) when it was handed
-        on already or its tenant is at its bound."""
+    def _trace(self, key: TraceKey, drops: Counter[str], now: float, count: int = 1) -> AssembledTrace | None:
+        """The open trace ``key`` seen ``now`` (opened when new); None (``count`` items counted in ``drops``) when it
+        was handed on already or its tenant is at its bound. Open traces are kept in the order they were last seen."""
         trace = self._open.get(key)
         if trace is not None:
+            if trace.last_seen != now:
+                trace.last_seen = now
+                self._open[key] = self._open.pop(key)
             return trace
         closed = self._closed.get(key)
         if closed is not None:
@@ -259,10 +266,10 @@ class TraceAssembler:
                 )
             return None
         if len(self._open) >= self.max_open_traces:
-            oldest = min(self._open.values(), key=lambda t: t.last_seen)
+            oldest = next(iter(self._open.values()))
             self._say_early(oldest.trace_id)
             self._forced.append(self._pop(oldest.key))
-        trace = self._open[key] = AssembledTrace(trace_id=key[1], tenant=tenant)
+        trace = self._open[key] = AssembledTrace(trace_id=key[1], tenant=tenant, last_seen=now)
         self._per_tenant[tenant] += 1
         return trace
 
@@ -270,7 +277,7 @@ class TraceAssembler:
         """Logs a trace handed on early (``max_open_traces``): the first one, then a count at most once a minute
         (:data:`~otel_eval._runtime.outages.SUMMARY_INTERVAL_S`): a backlog hands on thousands."""
         self._early_unsaid += 1
-        now = self._clock()
+        now = self.clock()
         if self._early_said_at is not None and now - self._early_said_at < SUMMARY_INTERVAL_S:
             return
         logger.warning(
@@ -303,12 +310,11 @@ class TraceAssembler:
         """Adds the GenAI content log records of ``tenant`` in the ``otlp_logs`` message at ``partition``/``offset``;
         a record of a trace already handed on is counted ``late``, one past ``max_spans_per_trace`` records
         ``max_spans_per_trace``, one of a refused trace ``tenant_max_open_traces``."""
-        now = self._clock()
+        now = self.clock()
         for record in records:
-            trace = self._trace((tenant, record.trace_id), self._log_drops)
+            trace = self._trace((tenant, record.trace_id), self._log_drops, now)
             if trace is None:
                 continue
-            trace.last_seen = now
             trace.first_log_offsets.setdefault(partition, offset)
             if len(trace.log_records) >= self.max_spans_per_trace:
                 self._log_drops[semconv.DROP_MAX_SPANS_PER_TRACE] += 1
@@ -339,13 +345,12 @@ class TraceAssembler:
     ) -> None:
         """Adds the spans of the message at ``partition``/``offset`` (``message``: the Kafka record itself), all of
         ``tenant``, or (``tenant`` None) each of ``tenant_of(span)``'s."""
-        now = self._clock()
+        now = self.clock()
         for span in without_evaluator_spans(list(spans)):
             owner = tenant if tenant is not None or tenant_of is None else tenant_of(span)
-            trace = self._trace((owner or DEFAULT_TENANT, span.trace_id), self._span_drops)
+            trace = self._trace((owner or DEFAULT_TENANT, span.trace_id), self._span_drops, now)
             if trace is None:
                 continue
-            trace.last_seen = now
             trace.first_offsets.setdefault(partition, offset)
             if message is not None:
                 trace.messages.setdefault((partition, offset), message)
@@ -359,12 +364,25 @@ class TraceAssembler:
             trace.spans.append(span)
             trace.span_ids.add(span.span_id)
 
-    def ready(self, *, everything: bool = False) -> list[AssembledTrace]:
-        """Removes and returns the traces idle for ``idle_timeout`` (all of them with ``everything``)."""
-        now = self._clock()
+    def idle(self) -> list[AssembledTrace]:
+        """The open traces idle for ``idle_timeout`` by now, the longest idle first (still open)."""
+        now = self.clock()
+        idle = []
+        for trace in self._open.values():  # in the order last seen
+            if now - trace.last_seen < self.idle_timeout:
+                break
+            idle.append(trace)
+        return idle
+
+    def ready(
+        self, *, everything: bool = False, held: Callable[[AssembledTrace], bool] | None = None
+    ) -> list[AssembledTrace]:
+        """Removes and returns the traces handed on early (``max_open_traces``) and those idle for ``idle_timeout``
+        that ``held`` does not hold back (all of them with ``everything``)."""
         done, self._forced = self._forced, []
-        for key in [k for k, trace in self._open.items() if everything or now - trace.last_seen >= self.idle_timeout]:
-            done.append(self._pop(key))
+        for trace in list(self._open.values()) if everything else self.idle():
+            if everything or held is None or not held(trace):
+                done.append(self._pop(trace.key))
         return done
 
     def committable(self, partition: int, next_offset: int, *, logs: bool = False) -> int:

@@ -385,7 +385,7 @@ class Worker:
                     continue
                 if not self.broker.outage.unavailable:
                     self.health.fetch_error = None
-                ready = [] if batch else self._batches.idle_traces()  # with a batch: after adding its spans
+                ready = [] if batch else await self._batches.idle_traces()  # with a batch: after adding its spans
                 if batch or ready or self._batches.sessions_due:
                     # Records of newly assigned partitions wait for the read-back of their recent results.
                     await self._rebalances.readback_done.wait()

@@ -159,6 +159,28 @@ def _scores(telemetry: MemoryTelemetry) -> set[tuple[str, str, str, str, float |
     return {(e.trace_id, e.span_id, e.metric, e.label, e.score) for e in telemetry.events()}
 
 
+def test_the_trace_handed_on_early_is_the_one_seen_least_recently_and_held_traces_stay_open() -> None:
+    spans = agent_spans(runs=3)
+    a, b, c = ([s for s in spans if s.context.trace_id == t] for t in dict.fromkeys(s.context.trace_id for s in spans))
+    clock = FakeClock()
+    assembler = TraceAssembler(idle_timeout=5.0, max_open_traces=2, clock=clock)
+    assembler.add(0, 0, spans_from_readable(a[:1]))
+    clock.now = 1.0
+    assembler.add(0, 1, spans_from_readable(b))
+    clock.now = 2.0
+    assembler.add(0, 2, spans_from_readable(a[1:]))  # a, opened first, is seen again after b
+    clock.now = 3.0
+    assembler.add(0, 3, spans_from_readable(c))
+    [early] = assembler.ready()
+    assert early.trace_id == format(b[0].context.trace_id, "032x")
+    clock.now = 7.5
+    a_id = format(a[0].context.trace_id, "032x")
+    assert [t.trace_id for t in assembler.idle()] == [a_id]  # idle by now: a (seen at 2), not c (seen at 3)
+    assert assembler.ready(held=lambda trace: True) == [] and len(assembler) == 2
+    [whole] = assembler.ready(held=lambda trace: False)
+    assert whole.trace_id == a_id and len(whole.spans) == len(a) and len(assembler) == 1
+
+
 def test_traces_handed_on_early_are_said_at_once_then_counted_at_most_once_a_minute(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -1,5 +1,7 @@
-"""The Collector path hands a trace on with every span the worker has already fetched: a batch that takes longer than
-the idle timeout (here a request waiting on a slow judge) does not split the trace whose next spans wait behind it."""
+"""The Collector path hands a trace on with all its spans when the worker lags: a batch that takes longer than the
+idle timeout (here a request waiting on a slow judge) splits neither the trace whose next spans it has fetched already
+nor the one whose next spans wait unread behind another trace's record (held until the worker has read its partition
+to where it ended once the trace went idle)."""
 
 from __future__ import annotations
 
@@ -29,7 +31,10 @@ JUDGE_SECONDS = 7.0
 
 @pytest.mark.kafka
 @pytest.mark.integration
-async def test_a_batch_slower_than_the_idle_timeout_does_not_split_the_trace_behind_it(kafka_bootstrap: str) -> None:
+@pytest.mark.parametrize("another_trace_between", [False, True], ids=["next", "behind_another"])
+async def test_a_batch_slower_than_the_idle_timeout_does_not_split_the_trace_behind_it(
+    kafka_bootstrap: str, another_trace_between: bool
+) -> None:
     requests_topic, spans_topic = random_topic("requests"), random_topic("spans")
     await create_topics(kafka_bootstrap, [requests_topic, spans_topic], partitions=1)
     judging = threading.Event()
@@ -67,7 +72,7 @@ async def test_a_batch_slower_than_the_idle_timeout_does_not_split_the_trace_beh
         ),
         telemetry=telemetry.providers,
     )
-    spans = agent_spans(runs=1)
+    spans, other = agent_spans(runs=1), agent_spans(runs=1)
     [trace_id] = {format(s.context.trace_id, "032x") for s in spans}
     root = next(s for s in spans if s.parent is None)
     before_root = [s for s in spans if s is not root]
@@ -79,6 +84,8 @@ async def test_a_batch_slower_than_the_idle_timeout_does_not_split_the_trace_beh
             await prod.send_and_wait(requests_topic, judged.model_dump_json().encode(), key=judged.trace_id.encode())
             await wait_until_async(judging.is_set, timeout=30, what="the request's batch waiting on the judge")
             # The root span arrives while that batch waits: read only after the trace has been idle that long.
+            if another_trace_between:  # ... and after another trace's record, read alone (batches of one)
+                await prod.send_and_wait(spans_topic, encode_spans(other).SerializeToString(), key=b"another")
             await prod.send_and_wait(spans_topic, encode_spans([root]).SerializeToString(), key=trace_id.encode())
 
             def late() -> int:

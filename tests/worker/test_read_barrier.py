@@ -1,0 +1,106 @@
+"""A trace idle by the clock is held until the worker has read its partition to where it ended then: on a real broker
+(tansu) with aiokafka's own consumer, the assembler's traces, and the assembler's clock driven by the test."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.errors import KafkaConnectionError
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+from otel_eval.worker._read_barrier import PATIENCE, ReadBarrier
+from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_spans
+from tests._kafka import create_topics, producer, random_topic
+from tests.worker._collector import agent_spans
+from tests.worker.test_collector_path import FakeClock
+
+IDLE = 5.0
+
+pytestmark = [pytest.mark.kafka, pytest.mark.integration]
+
+
+@pytest.fixture
+async def partition(kafka_bootstrap: str) -> AsyncIterator[tuple[AIOKafkaConsumer, TopicPartition]]:
+    """A one-partition spans topic holding three messages: a trace's first spans, another trace, the first's root;
+    and a consumer assigned to it that has read none."""
+    topic = random_topic("spans")
+    await create_topics(kafka_bootstrap, [topic])
+    first, other = agent_spans(runs=1), agent_spans(runs=1)
+    root = next(s for s in first if s.parent is None)
+    async with producer(kafka_bootstrap) as prod:
+        for spans in ([s for s in first if s is not root], other, [root]):
+            await prod.send_and_wait(topic, encode_spans(spans).SerializeToString(), partition=0)
+    consumer = AIOKafkaConsumer(bootstrap_servers=kafka_bootstrap, auto_offset_reset="earliest")
+    await consumer.start()
+    tp = TopicPartition(topic, 0)
+    consumer.assign([tp])
+    try:
+        yield consumer, tp
+    finally:
+        await consumer.stop()
+
+
+async def _read(consumer: AIOKafkaConsumer, tp: TopicPartition, assembler: TraceAssembler, count: int) -> None:
+    got = 0
+    while got < count:
+        for message in (await consumer.getmany(tp, timeout_ms=5000, max_records=count - got)).get(tp, []):
+            assembler.add(0, message.offset, parse_otlp_spans(message.value, f"{tp.topic}@{message.offset}"))
+            got += 1
+
+
+async def test_a_trace_idle_by_the_clock_waits_until_its_partition_is_read_to_where_it_ended(
+    partition: tuple[AIOKafkaConsumer, TopicPartition],
+) -> None:
+    consumer, tp = partition
+    clock = FakeClock()
+    assembler = TraceAssembler(IDLE, clock=clock)
+    barrier = ReadBarrier(consumer, spans_topic=tp.topic, logs_topic=None, idle_timeout=IDLE, clock=clock)
+    await _read(consumer, tp, assembler, 1)  # the first trace's first spans
+    clock.now = IDLE
+    [first] = assembler.idle()
+    assert assembler.ready(held=await barrier.holds([first])) == []  # the root waits unread at offset 2
+    assert first.read_to == {tp: 3}
+    await _read(consumer, tp, assembler, 1)  # the other trace, at offset 1
+    clock.now = 2 * IDLE
+    assert [t.trace_id for t in assembler.ready(held=await barrier.holds(assembler.idle()))] == []
+    await _read(consumer, tp, assembler, 1)  # the root: the partition is read to where it ended
+    clock.now = 3 * IDLE
+    handed_on = assembler.ready(held=await barrier.holds(assembler.idle()))
+    assert {len(t.spans) for t in handed_on} == {len(agent_spans(runs=1))}  # both traces, each whole
+    assert len(handed_on) == 2
+
+
+async def test_a_trace_is_held_at_most_its_patience(partition: tuple[AIOKafkaConsumer, TopicPartition]) -> None:
+    consumer, tp = partition
+    clock = FakeClock()
+    assembler = TraceAssembler(IDLE, clock=clock)
+    barrier = ReadBarrier(consumer, spans_topic=tp.topic, logs_topic=None, idle_timeout=IDLE, clock=clock)
+    await _read(consumer, tp, assembler, 1)
+    clock.now = IDLE
+    assert assembler.ready(held=await barrier.holds(assembler.idle())) == []
+    clock.now = IDLE * (PATIENCE + 1) - 0.1
+    assert assembler.ready(held=await barrier.holds(assembler.idle())) == []
+    clock.now = IDLE * (PATIENCE + 1)
+    [trace] = assembler.ready(held=await barrier.holds(assembler.idle()))  # the worker never read on: it goes
+    assert len(trace.spans) == len(agent_spans(runs=1)) - 1
+
+
+async def test_when_the_broker_does_not_give_the_end_offsets_traces_go_by_the_clock(
+    partition: tuple[AIOKafkaConsumer, TopicPartition], caplog: pytest.LogCaptureFixture
+) -> None:
+    consumer, tp = partition
+    clock = FakeClock()
+    assembler = TraceAssembler(IDLE, clock=clock)
+    barrier = ReadBarrier(consumer, spans_topic=tp.topic, logs_topic=None, idle_timeout=IDLE, clock=clock)
+    await _read(consumer, tp, assembler, 2)
+
+    async def unreachable(partitions: object) -> dict[TopicPartition, int]:
+        raise KafkaConnectionError("the broker went away")
+
+    consumer.end_offsets = unreachable  # an outage on the ListOffsets request alone
+    clock.now = IDLE
+    assert len(assembler.ready(held=await barrier.holds(assembler.idle()))) == 2  # by the clock, root unread
+    (said,) = [r.getMessage() for r in caplog.records if r.name == "otel_eval.worker._read_barrier"]
+    assert "did not give the end offsets of 1 partition(s) (KafkaConnectionError)" in said
