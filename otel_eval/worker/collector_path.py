@@ -163,7 +163,7 @@ class AssembledTrace:
     tenant: str = DEFAULT_TENANT
     """Whose trace it is (see :mod:`otel_eval.worker._tenancy`)."""
     read_to: dict[Any, int] | None = None
-    """Once idle: the end offset of each partition it was read from, as the broker gave it then (see
+    """Once idle (until seen again): the end offset of each partition it was read from, as the broker gave it then (see
     :mod:`otel_eval.worker._read_barrier`); ``{}`` when the broker could not say."""
 
     @property
@@ -242,7 +242,7 @@ class TraceAssembler:
         trace = self._open.get(key)
         if trace is not None:
             if trace.last_seen != now:
-                trace.last_seen = now
+                trace.last_seen, trace.read_to = now, None  # idle again later: the end offsets of then
                 self._open[key] = self._open.pop(key)
             return trace
         closed = self._closed.get(key)

@@ -66,6 +66,7 @@ async def test_a_trace_idle_by_the_clock_waits_until_its_partition_is_read_to_wh
     clock.now = 2 * IDLE
     assert [t.trace_id for t in assembler.ready(held=await barrier.holds(assembler.idle()))] == []
     await _read(consumer, tp, assembler, 1)  # the root: the partition is read to where it ended
+    assert first.read_to is None  # seen again: when it is idle again, the end offsets of then
     clock.now = 3 * IDLE
     handed_on = assembler.ready(held=await barrier.holds(assembler.idle()))
     assert {len(t.spans) for t in handed_on} == {len(agent_spans(runs=1))}  # both traces, each whole
