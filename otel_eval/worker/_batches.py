@@ -28,19 +28,12 @@ from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval.errors import InputError
 from otel_eval.evaluation.core import EvaluationCore, OnLoop
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
+from otel_eval.worker._decoding import decoding
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker._read_barrier import ReadBarrier
 from otel_eval.worker._sessions import OpenSessions, Routed, SessionsTopic
 from otel_eval.worker._tenancy import DEFAULT_TENANT, Tenancy, of_worker_record
-from otel_eval.worker.collector_path import (
-    AssembledTrace,
-    TraceAssembler,
-    parse_otlp_logs,
-    parse_otlp_logs_by_resource,
-    parse_otlp_spans,
-    requests_from_trace,
-)
-from otel_eval.worker.consumer import parse_request
+from otel_eval.worker.collector_path import AssembledTrace, TraceAssembler, requests_from_trace
 from otel_eval.worker.dead_letter import DeadLetters
 from otel_eval.worker.health import WorkerHealth
 from otel_eval.worker.results import ResultLedger, ResultsPublisher, invocation_key
@@ -224,7 +217,7 @@ class BatchPipeline:
             for message in messages
         ]
         tenancy = self.tenancy
-        decoded = await self.cpu.map_async([_decoding(message, source, tenancy) for _, message, source in fetched])
+        decoded = await self.cpu.map_async([decoding(message, source, tenancy) for _, message, source in fetched])
         for (tp, message, source), outcome in zip(fetched, decoded, strict=True):
             if isinstance(outcome, (InputError, RecordTimeoutError)):
                 await self._dead_letter([message], outcome)
@@ -233,7 +226,7 @@ class BatchPipeline:
             elif source == SOURCE_OTLP_SPANS:
                 tenant = tenancy.of_message(message)  # None: each span's resource says
                 self.assembler.add(
-                    message.partition, message.offset, outcome, message, tenant=tenant, tenant_of=_span_tenant(tenancy)
+                    message.partition, message.offset, outcome, message, tenant=tenant, tenant_of=tenancy.of_span
                 )
             elif source == SOURCE_OTLP_LOGS:
                 for tenant, records in outcome:
@@ -500,27 +493,3 @@ def _rekey(rekeyed: list[tuple[EvaluationRequest, str]], tenant: str, request: E
     """Puts ``request`` (of ``tenant``), whose turns wait for their session, among those re-keyed to the sessions
     topic."""
     rekeyed.append((request, tenant))
-
-
-def _span_tenant(tenancy: Tenancy) -> Callable[[Any], str]:
-    """A span's tenant by its resource attribute."""
-    return lambda span: tenancy.of_resource(span.resource)
-
-
-def _decoding(message: Any, source: str, tenancy: Tenancy) -> tuple[str, Callable[[], Any]]:
-    """The off-loop step that reads ``message`` of ``source``: its spans, its log records (in (tenant, records)
-    groups), or its request."""
-    where = f"{message.topic}/{message.partition}@{message.offset}"
-    if source == SOURCE_OTLP_SPANS:
-        return f"decoding {where}", partial(parse_otlp_spans, message.value, where)
-    if source == SOURCE_OTLP_LOGS:
-        tenant = tenancy.of_message(message)
-        if tenant is None:  # by resource attribute
-            return f"decoding {where}", partial(parse_otlp_logs_by_resource, message.value, where, tenancy.of_resource)
-        return f"decoding {where}", partial(_logs_of, tenant, message.value, where)
-    return f"parsing {where}", partial(parse_request, message.value, where)
-
-
-def _logs_of(tenant: str, value: bytes | None, where: str) -> list[tuple[str, list[Any]]]:
-    """The log records of a logs message, all of ``tenant``."""
-    return [(tenant, parse_otlp_logs(value, where))]

@@ -75,6 +75,10 @@ class Tenancy:
         tenant = self.of_message(message)
         return DEFAULT_TENANT if tenant is None else tenant
 
+    def of_span(self, span: Any) -> str:
+        """The tenant of a Collector-path span, by its resource (:meth:`of_resource`)."""
+        return self.of_resource(span.resource)
+
     def of_resource(self, resource: Mapping[str, Any]) -> str:
         """The tenant named by ``resource``'s tenant attribute (the default tenant where absent)."""
         if self.attribute is None:
