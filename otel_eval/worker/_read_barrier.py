@@ -67,9 +67,7 @@ class ReadBarrier:
         waiting = [trace for trace in idle if trace.read_to is None]
         if waiting and self._clock() >= self._next_ask:
             await self._ask(waiting)
-        assigned = self._consumer.assignment()
-        wanted = {tp for trace in idle if trace.read_to for tp in trace.read_to if tp in assigned}
-        positions = {tp: await self._consumer.position(tp) for tp in wanted}
+        positions = await self._positions({tp for trace in idle if trace.read_to for tp in trace.read_to})
         now = self._clock()
 
         def held(trace: AssembledTrace) -> bool:
@@ -80,6 +78,19 @@ class ReadBarrier:
             return any(tp in positions and positions[tp] < end for tp, end in trace.read_to.items())
 
         return held
+
+    async def _positions(self, partitions: set[Any]) -> dict[Any, int]:
+        """The worker's position on each of ``partitions`` still assigned to it (one revoked meanwhile, left out,
+        holds nothing back: its traces are forgotten)."""
+        from aiokafka.errors import IllegalStateError
+
+        positions = {}
+        for tp in partitions & self._consumer.assignment():
+            try:
+                positions[tp] = await self._consumer.position(tp)
+            except IllegalStateError:  # revoked while this awaited
+                continue
+        return positions
 
     async def _ask(self, traces: Sequence[AssembledTrace]) -> None:
         from aiokafka import TopicPartition

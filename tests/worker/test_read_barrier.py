@@ -105,3 +105,18 @@ async def test_when_the_broker_does_not_give_the_end_offsets_traces_go_by_the_cl
     assert len(assembler.ready(held=await barrier.holds(assembler.idle()))) == 2  # by the clock, root unread
     (said,) = [r.getMessage() for r in caplog.records if r.name == "otel_eval.worker._read_barrier"]
     assert "did not give the end offsets of 1 partition(s) (KafkaConnectionError)" in said
+
+
+async def test_a_partition_no_longer_assigned_holds_nothing_back(
+    partition: tuple[AIOKafkaConsumer, TopicPartition],
+) -> None:
+    consumer, tp = partition
+    clock = FakeClock()
+    assembler = TraceAssembler(IDLE, clock=clock)
+    barrier = ReadBarrier(consumer, spans_topic=tp.topic, logs_topic=None, idle_timeout=IDLE, clock=clock)
+    await _read(consumer, tp, assembler, 1)
+    clock.now = IDLE
+    assert assembler.ready(held=await barrier.holds(assembler.idle())) == []
+    consumer.assign([])  # revoked: its next owner reads the trace again; the worker's position there is gone
+    clock.now = 2 * IDLE
+    assert len(assembler.ready(held=await barrier.holds(assembler.idle()))) == 1
