@@ -12,7 +12,7 @@ from typing import Any
 
 from otel_eval import semconv
 from otel_eval.reconstruct import _langchain as lc
-from otel_eval.reconstruct._trajectory import ModelCall, text_content
+from otel_eval.reconstruct._draft import ModelCall, text_content
 from otel_eval.reconstruct._values import as_text, parse_json
 from otel_eval.traces.span import Span
 

@@ -19,9 +19,9 @@ from typing import Any
 
 from otel_eval import semconv
 from otel_eval.model import genai as genai_types
+from otel_eval.reconstruct._draft import function_call_part
 from otel_eval.reconstruct._flattened import MAPPINGS
 from otel_eval.reconstruct._genai_messages import contents_from_messages
-from otel_eval.reconstruct._trajectory import function_call_part
 from otel_eval.reconstruct._values import parse_json, parse_json_value, tool_call_args, tool_response_payload
 from otel_eval.traces.span import Span, SpanEvent
 

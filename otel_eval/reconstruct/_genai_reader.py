@@ -22,6 +22,14 @@ from typing import Any
 from otel_eval import semconv
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct import _genai_events as events
+from otel_eval.reconstruct._draft import (
+    InvocationDraft,
+    ModelCall,
+    ToolRun,
+    last_user_text,
+    text_content,
+    texts_of,
+)
 from otel_eval.reconstruct._flattened import first_str
 from otel_eval.reconstruct._genai_agent_details import declarations_from_definitions, system_instruction_text
 from otel_eval.reconstruct._genai_calls import function_calls, may_hold_calls
@@ -30,14 +38,6 @@ from otel_eval.reconstruct._genai_messages import ParsedMessages, parse_messages
 from otel_eval.reconstruct._grouping import InvocationReader, session_id_of
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
 from otel_eval.reconstruct._token_usage import Usage, usage_from
-from otel_eval.reconstruct._trajectory import (
-    InvocationDraft,
-    ModelCall,
-    ToolRun,
-    last_user_text,
-    text_content,
-    texts_of,
-)
 from otel_eval.reconstruct._values import parse_json_value, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.reads import Reads
 from otel_eval.traces.span import Span

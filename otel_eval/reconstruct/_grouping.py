@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
 from otel_eval.model import TracedInvocation
+from otel_eval.reconstruct._draft import InvocationDraft, ModelCall, ToolRun, texts_of
 from otel_eval.reconstruct._span_tree import SpanTree
-from otel_eval.reconstruct._trajectory import InvocationDraft, ModelCall, ToolRun, plain_invocation, texts_of
+from otel_eval.reconstruct._trajectory import plain_invocation
 from otel_eval.reconstruct.base import TraceInvocations
 from otel_eval.reconstruct.plain import PlainInvocation
 from otel_eval.reconstruct.reads import Reads

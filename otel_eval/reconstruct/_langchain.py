@@ -11,7 +11,7 @@ from typing import Any
 
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct import _envelopes as envelopes
-from otel_eval.reconstruct._trajectory import normalize_role
+from otel_eval.reconstruct._draft import normalize_role
 from otel_eval.reconstruct._values import parse_json, tool_call_args, tool_response_payload
 
 

@@ -46,6 +46,16 @@ from otel_eval import semconv
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct import _langchain as lc
 from otel_eval.reconstruct._adot_bodies import AGENT, CHAIN, LLM, TOOL, body_messages, body_model_call, span_kind
+from otel_eval.reconstruct._draft import (
+    InvocationDraft,
+    ModelCall,
+    ToolRun,
+    function_call_part,
+    last_user_text,
+    normalize_role,
+    text_content,
+    texts_of,
+)
 from otel_eval.reconstruct._flattened import first_int, first_str, has_indexed, indexed, string_list
 from otel_eval.reconstruct._grouping import InvocationReader, invocations_of_roots, session_id_of, trace_invocations
 from otel_eval.reconstruct._openinference_values import (
@@ -56,16 +66,6 @@ from otel_eval.reconstruct._openinference_values import (
 )
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
 from otel_eval.reconstruct._token_usage import Usage
-from otel_eval.reconstruct._trajectory import (
-    InvocationDraft,
-    ModelCall,
-    ToolRun,
-    function_call_part,
-    last_user_text,
-    normalize_role,
-    text_content,
-    texts_of,
-)
 from otel_eval.reconstruct._values import nonempty_str, parse_json, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.reconstruct.reads import Reads

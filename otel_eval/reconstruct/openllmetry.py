@@ -26,6 +26,15 @@ from typing import Any
 from otel_eval import semconv
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct import _langchain as lc
+from otel_eval.reconstruct._draft import (
+    InvocationDraft,
+    ModelCall,
+    ToolRun,
+    function_call_part,
+    normalize_role,
+    text_content,
+    texts_of,
+)
 from otel_eval.reconstruct._flattened import first_str, has_indexed, indexed
 from otel_eval.reconstruct._grouping import (
     InvocationReader,
@@ -36,15 +45,6 @@ from otel_eval.reconstruct._grouping import (
 )
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
 from otel_eval.reconstruct._token_usage import usage_from
-from otel_eval.reconstruct._trajectory import (
-    InvocationDraft,
-    ModelCall,
-    ToolRun,
-    function_call_part,
-    normalize_role,
-    text_content,
-    texts_of,
-)
 from otel_eval.reconstruct._values import nonempty_str, parse_json, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.reconstruct.reads import Reads
