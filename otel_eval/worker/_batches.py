@@ -29,6 +29,7 @@ from otel_eval.errors import InputError
 from otel_eval.evaluation.core import EvaluationCore, OnLoop
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.worker._decoding import decoding
+from otel_eval.worker._handled import HandledInvocations, InvocationKey
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker._read_barrier import ReadBarrier
 from otel_eval.worker._sessions import OpenSessions, Routed, SessionsTopic
@@ -36,7 +37,7 @@ from otel_eval.worker._tenancy import DEFAULT_TENANT, Tenancy, of_worker_record
 from otel_eval.worker.collector_path import AssembledTrace, TraceAssembler, requests_from_trace
 from otel_eval.worker.dead_letter import DeadLetters
 from otel_eval.worker.health import WorkerHealth
-from otel_eval.worker.results import ResultLedger, ResultsPublisher, invocation_key
+from otel_eval.worker.results import ResultLedger, ResultsPublisher
 from otel_eval.worker.settings import (
     SOURCE_OTLP_LOGS,
     SOURCE_OTLP_SPANS,
@@ -65,8 +66,10 @@ class _Work:
 class _Prepared:
     """A batch evaluated (and its telemetry emitted), to settle: publish its results, then commit ``offsets``."""
 
-    evaluated_keys: list[tuple[str, str, str]]
+    evaluated_keys: list[InvocationKey]
     """(trace id, span id, tenant) of each invocation handled."""
+    settling_keys: list[str]
+    """Their keys while the batch is settled (:meth:`~otel_eval.worker._handled.HandledInvocations.settling`)."""
     records: list[Routed]
     offsets: dict[Any, int]
     started: float
@@ -119,12 +122,10 @@ class BatchPipeline:
         self._sessions_topic: SessionsTopic | None = None
         self._read_barrier: ReadBarrier | None = None
         self._positions: dict[Any, int] = {}
-        self._unpublished: dict[str, list[Routed]] = {}
-        """Records emitted in a batch attempt whose publication failed, by invocation: published on the retry."""
         self._committed: dict[Any, int] = {}
         self._settling: tuple[asyncio.Task[None], list[str]] | None = None
-        self._in_settlement: set[str] = set()
-        """Invocations of the batch being settled: a copy of one in the next batch is a duplicate, not new work."""
+        self.handled = HandledInvocations(ledger)
+        """What was handled already: the evaluation is at least once, not more than it must."""
         self._reads = core.reads()
         """What the Collector path rebuilds: what the core's metrics read (the requests carry no criteria)."""
         self.sessions = OpenSessions(core, settings.session_limits, ledger)
@@ -186,8 +187,8 @@ class BatchPipeline:
         # published by more than this batch (a crash re-emits at most this batch's telemetry).
         if (prepared.records or prepared.evaluated_keys) and self.telemetry.buffers:
             await self._flush()
-        keys = [invocation_key(t, s, tenant) for t, s, tenant in prepared.evaluated_keys]
-        self._settling = (asyncio.create_task(self._settle(prepared), name="otel-eval-worker-settle"), keys)
+        task = asyncio.create_task(self._settle(prepared), name="otel-eval-worker-settle")
+        self._settling = (task, prepared.settling_keys)
 
     async def settled(self) -> None:
         """Waits until the batch being settled is committed. Raises what failed (nothing of it is committed)."""
@@ -197,7 +198,7 @@ class BatchPipeline:
             try:
                 await task
             finally:
-                self._in_settlement.difference_update(keys)
+                self.handled.settled(keys)
 
     def cancel(self) -> None:
         """Abandons the batch being settled (the worker stops at once): what it did not commit is redelivered."""
@@ -276,9 +277,9 @@ class BatchPipeline:
         windows, rejudged = await self.sessions.judge(self.settings.worker_concurrency)
         self.metrics.duplicates_skipped(rejudged)
         records += windows
-        self._in_settlement.update(invocation_key(t, s, tenant) for t, s, tenant in evaluated_keys)
+        settling_keys = self.handled.settling(evaluated_keys)
         source = SOURCE_OTLP_SPANS if ready else SOURCE_REQUESTS
-        return _Prepared(evaluated_keys, records, self._committable(), started, source, rekeyed)
+        return _Prepared(evaluated_keys, settling_keys, records, self._committable(), started, source, rekeyed)
 
     async def _flush(self) -> None:
         flushed = await asyncio.to_thread(self.telemetry.flush, self.settings.worker_flush_timeout)
@@ -298,9 +299,7 @@ class BatchPipeline:
         # Every record's invocation is among the evaluated ones, remembered once each just below.
         for tenant, routed in groupby(prepared.records, key=itemgetter(2)):
             self.ledger.add((record for _, record, _ in routed), tenant=tenant, invocations=False)
-        for trace_id, span_id, tenant in prepared.evaluated_keys:
-            self.ledger.add_invocation(trace_id, span_id, tenant)
-            self._unpublished.pop(invocation_key(trace_id, span_id, tenant), None)
+        self.handled.published(prepared.evaluated_keys)
         await self._commit(prepared.offsets)
         self.metrics.batch(time.monotonic() - prepared.started, prepared.source)
 
@@ -325,11 +324,9 @@ class BatchPipeline:
                 )
             )
 
-    async def _evaluate(self, work: Sequence[_Work]) -> tuple[list[tuple[str, str, str]], list[Routed]]:
-        """Evaluates the batch's new invocations; returns the invocations handled and the records to publish.
-
-        An invocation evaluated (and emitted) in an earlier attempt of this batch whose results could not be
-        published is not evaluated again: its stored records are published instead.
+    async def _evaluate(self, work: Sequence[_Work]) -> tuple[list[InvocationKey], list[Routed]]:
+        """Evaluates the batch's new invocations (:mod:`~otel_eval.worker._handled` says which); returns the
+        invocations handled and the records to publish.
 
         Each request is paired and planned once: a new one by :meth:`~otel_eval.evaluation.core.EvaluationCore.start`,
         which also says whether its turns wait for their session; one not evaluated again (its results known) by
@@ -337,43 +334,17 @@ class BatchPipeline:
         held even so: a re-read rebuilds the session's window).
         """
         semaphore = asyncio.Semaphore(self.settings.worker_concurrency)
-        in_batch: set[str] = set()
-        evaluated: list[tuple[str, str, str]] = []
-        reused: list[Routed] = []
-        skipped = 0
-        todo: list[_Work] = []
-        for item in work:
-            invocations, tenant = item.request.invocations, item.tenant
-            keys = [invocation_key(i.trace_id, i.span_id, tenant) for i in invocations]
-            known = all(self.ledger.has_invocation_key(k) or k in self._in_settlement for k in keys)
-            if not keys or known or all(k in in_batch for k in keys):
-                skipped += len(keys)
-            elif all(k in self._unpublished for k in keys):
-                in_batch.update(keys)
-                reused.extend(routed for k in keys for routed in self._unpublished[k])
-                evaluated.extend((i.trace_id, i.span_id, tenant) for i in invocations)
-            else:
-                in_batch.update(keys)
-                todo.append(item)
-                continue
+        handled = self.handled
+        found = handled.sort([(item.tenant, item.request.invocations) for item in work])
+        evaluated = found.evaluated
+        for index in found.again:
+            item = work[index]
             if item.on_session is not None and self.core.holds_sessions(item.request):
                 item.on_session(item.request)
+        todo = [work[index] for index in found.new]
 
         def routed_of(item: _Work, records: list[EvaluationRecord]) -> list[Routed]:
-            tenant, partition, has_result = item.tenant, item.partition, self.ledger.has_result
-            routed = [(partition, r, tenant) for r in records if not has_result(r.result_id, tenant)]
-            invocations = item.request.invocations
-            if len(invocations) == 1:  # every record is the one invocation's
-                trace_id, span_id = invocations[0].trace_id, invocations[0].span_id
-                self._unpublished[invocation_key(trace_id, span_id, tenant)] = routed
-                evaluated.append((trace_id, span_id, tenant))
-                return routed
-            for invocation in invocations:
-                trace_id, span_id = invocation.trace_id, invocation.span_id
-                key = invocation_key(trace_id, span_id, tenant)
-                self._unpublished[key] = [p for p in routed if (p[1].trace_id, p[1].span_id) == (trace_id, span_id)]
-                evaluated.append((trace_id, span_id, tenant))
-            return routed
+            return handled.routed(item.partition, item.tenant, item.request.invocations, records, evaluated)
 
         async def one(item: _Work, on_loop: OnLoop) -> list[Routed]:
             async with semaphore:
@@ -403,9 +374,9 @@ class BatchPipeline:
         for (index, _), routed in zip(waiting, await asyncio.gather(*(w for _, w in waiting)), strict=True):
             outcomes[index] = routed
         results = outcomes
-        self.metrics.duplicates_skipped(skipped)
+        self.metrics.duplicates_skipped(found.copies)
         self.metrics.evaluated(len(todo))
-        return evaluated, reused + [pair for records in results for pair in records]
+        return evaluated, found.kept + [pair for records in results for pair in records]
 
     async def observe_lag(self) -> None:
         """Reports the lag of every assigned partition (high watermark minus the consumer's position: 0 for an empty
@@ -450,7 +421,7 @@ class BatchPipeline:
 
         Local only (no broker round trip), so it works while the broker is unreachable.
         """
-        self._in_settlement.clear()
+        self.handled.rewind()
         assigned = set(self._consumer.assignment())
         self.sessions.forget(assigned)
         self.assembler.forget({tp.partition for tp in assigned if self._topics.get(tp.topic) == SOURCE_OTLP_SPANS})
