@@ -192,6 +192,19 @@ def crewai_turn(record: dict[str, Any]) -> Turn:
     return turn
 
 
+def agent_framework_turn(record: dict[str, Any]) -> Turn:
+    """The messages one ``Agent.run`` added (``function_call`` and ``function_result`` contents; a failing tool's
+    result is the framework's ``Error: Function failed.`` text, which it sends the model) and the response's text."""
+    turn = Turn(record["user"], [], [], record["text"])
+    for message in record["messages"]:
+        for content in message["contents"]:
+            if content["type"] == "function_call":
+                turn.calls.append((content["name"], as_args(content["arguments"])))
+            elif content["type"] == "function_result":
+                turn.results.append(as_response(content["result"]))
+    return turn
+
+
 READERS: dict[str, Callable[[Any], Turn]] = {
     "pydantic_ai_v5": pydantic_ai_turn,
     "pydantic_ai_v6": pydantic_ai_turn,
@@ -207,11 +220,13 @@ READERS: dict[str, Callable[[Any], Turn]] = {
     "strands_span_attributes": strands_turn,
     "crewai_openinference": crewai_turn,
     "crewai_openinference_events": crewai_turn,
+    "agent_framework": agent_framework_turn,
 }
 CONTENT_NOT_CAPTURED = frozenset({"autogen"})
 """Producers whose spans carry no message content (``test_frameworks_uncaptured.py``)."""
 FIVE_SCENARIOS = frozenset({"one_tool", "sequential_tools", "tool_error", "no_tool", "multi_turn"})
-"""The scenarios of the producers added with LlamaIndex, CrewAI, Strands and AutoGen; the first eight have three."""
+"""The scenarios of the producers added with LlamaIndex, CrewAI, Strands, AutoGen and Microsoft Agent Framework; the
+first eight have three."""
 SHARED_ROWS = frozenset({"pydantic_ai_v6", "strands_latest", "strands_span_attributes"})
 """Producers that share a README row with another (the same framework, another telemetry format)."""
 
@@ -249,6 +264,7 @@ def test_every_producer_has_every_scenario() -> None:
         "crewai_openinference",
         "crewai_openinference_events",
         "autogen",
+        "agent_framework",
     }
     for producer, names in scenarios.items():
         expected = FIVE_SCENARIOS if producer in five else {"parallel_tools", "tool_error", "multi_turn"}
@@ -274,7 +290,11 @@ MODEL_TURNS = {"one_tool": [2], "sequential_tools": [3], "tool_error": [2], "no_
 
 @pytest.mark.parametrize(
     "record_path",
-    [p for p in FIXTURES if p.parent.name in {"llama_index_openinference", "crewai_openinference_events", "strands"}],
+    [
+        p
+        for p in FIXTURES
+        if p.parent.name in {"llama_index_openinference", "crewai_openinference_events", "strands", "agent_framework"}
+    ],
     ids=lambda p: f"{p.parent.name}/{p.name.split('.')[0]}",
 )
 def test_model_calls_are_counted_once(record_path: Path) -> None:

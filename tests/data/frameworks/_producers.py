@@ -345,6 +345,12 @@ PRODUCERS: dict[str, tuple[Runner, str, tuple[str, ...], dict[str, str]]] = {
         {"CREWAI_DISABLE_TELEMETRY": "true", "CREWAI_TRACING_ENABLED": "false", "OTEL_SDK_DISABLED": "false"},
     ),
     "autogen": (_producers_agents.autogen, "genai", ("autogen-agentchat", "autogen-core", "autogen-ext"), {}),
+    "agent_framework": (
+        _producers_agents.agent_framework,
+        "genai",
+        ("agent-framework-core", "agent-framework-openai"),
+        {"ENABLE_SENSITIVE_DATA": "true"},
+    ),
 }
 OWN_VIRTUALENV = {
     "llama_index_openinference": "requirements-llamaindex.txt",
@@ -354,6 +360,7 @@ OWN_VIRTUALENV = {
     "strands_latest": "requirements-strands.txt",
     "strands_span_attributes": "requirements-strands.txt",
     "autogen": "requirements-autogen.txt",
+    "agent_framework": "requirements-agent-framework.txt",
 }
 """The producers that run in a virtualenv of their own (the requirements file beside this one), recorded on
 ``FIVE_SCENARIOS``; the others run in ``requirements.txt``'s and were recorded on ``SCENARIOS``."""

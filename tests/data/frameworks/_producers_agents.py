@@ -1,5 +1,5 @@
 """Recorders of the agent frameworks that need virtualenvs of their own (their OpenTelemetry or other pins conflict):
-LlamaIndex, CrewAI, Strands Agents and AutoGen. Each model is the framework's own OpenAI client class talking to the
+LlamaIndex, CrewAI, Strands Agents, AutoGen and Microsoft Agent Framework. Each model is the framework's own OpenAI client class talking to the
 scripted server on 127.0.0.1 (``ChatCompletionsServer``); each record is the framework's own result objects, as it
 serialises them. The requirements of each are in ``requirements-<framework>.txt`` beside this file."""
 
@@ -176,3 +176,30 @@ def crewai(*, event_listener: bool) -> Any:
         return record
 
     return run
+
+
+# --- Microsoft Agent Framework --------------------------------------------------------------------------------------
+
+
+def agent_framework(scenario: Scenario, script: Script, provider: TracerProvider) -> Any:
+    """An ``Agent`` on the framework's OpenAI chat completions client, one session for the scenario's turns (each turn
+    is a trace of its own); its own instrumentation on the global tracer provider, content captured with
+    ``ENABLE_SENSITIVE_DATA``. The record of a turn is its ``AgentResponse``: the messages it added, as the framework
+    serialises them (``to_dict``), and its text."""
+    from agent_framework import Agent
+    from agent_framework.openai import OpenAIChatCompletionClient
+
+    record = []
+    with ChatCompletionsServer(script) as server:
+        client = OpenAIChatCompletionClient(MODEL, api_key="not-a-key", base_url=server.base_url)
+        agent = Agent(client=client, instructions=INSTRUCTIONS, tools=list(TOOLS.values()), name="weather_agent")
+
+        async def turns() -> None:
+            session = agent.create_session()
+            for turn in scenario.turns:
+                response = await agent.run(turn.user, session=session)
+                messages = [message.to_dict() for message in response.messages]
+                record.append({"user": turn.user, "messages": messages, "text": response.text})
+
+        asyncio.run(turns())
+    return record

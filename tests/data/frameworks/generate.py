@@ -2,7 +2,7 @@
 
 Every run is real framework and instrumentation code; only the model is scripted (Pydantic AI's ``FunctionModel``, a
 LangChain chat model answering from the script, a smolagents ``Model`` subclass, and for the OpenAI Agents SDK,
-LlamaIndex, CrewAI, Strands, AutoGen and the plain clients the framework's own OpenAI or Gemini client talking to a
+LlamaIndex, CrewAI, Strands, AutoGen, Microsoft Agent Framework and the plain clients the framework's own OpenAI or Gemini client talking to a
 scripted server on 127.0.0.1). Each run's spans go through the real OpenTelemetry SDK to
 ``<producer>/<scenario>.otlp.json.gz``; the framework's own record of the run (its message history, as the framework
 serialises it) to ``<producer>/<scenario>.record.json``, with the installed versions.
@@ -16,7 +16,7 @@ OpenTelemetry versions of their own)::
     .venv-frameworks/bin/python tests/data/frameworks/generate.py            # every producer of requirements.txt
     .venv-frameworks/bin/python tests/data/frameworks/generate.py langgraph_openinference   # one
 
-LlamaIndex, CrewAI, Strands and AutoGen conflict with those pins and with each other: each has a virtualenv of its
+LlamaIndex, CrewAI, Strands, AutoGen and Microsoft Agent Framework conflict with those pins and with each other: each has a virtualenv of its
 own, from ``requirements-<framework>.txt`` (``_producers.OWN_VIRTUALENV`` says which), named on the command line::
 
     python3 -m venv .venv-crewai
