@@ -9,8 +9,8 @@ dict as is, anything else as ``{"result": value}``; text holding a JSON or Pytho
 
 AutoGen's spans carry no message content: what they do carry is proven in ``test_frameworks_uncaptured.py``.
 
-Google ADK (both telemetry schemas) is proven the same way, live, in ``test_adk_parity`` (the framework is a test
-dependency, so its runs need no recording).
+Google ADK for Python (both telemetry schemas) is proven the same way, live, in ``test_adk_parity`` (the framework is a
+test dependency, so its runs need no recording); ADK for JavaScript here, from runs recorded under Node.js.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ from otel_eval.reconstruct._values import tool_call_args, tool_response_payload
 from otel_eval.traces import read_trace_bytes
 
 FRAMEWORKS = Path(__file__).resolve().parents[1] / "data" / "frameworks"
+INSTRUCTIONS = "You are a weather assistant. Use the tools."
+"""The agents' instructions in every producer (``tests/data/frameworks/_common.py``)."""
 FRAMEWORKS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "frameworks.md"
 FIXTURES = sorted(FRAMEWORKS.glob("*/*.record.json"))
 
@@ -205,6 +207,21 @@ def agent_framework_turn(record: dict[str, Any]) -> Turn:
     return turn
 
 
+def adk_js_turn(record: dict[str, Any]) -> Turn:
+    """The session events one ``runAsync`` yielded (camelCase: ``functionCall``, ``functionResponse``; a failing tool's
+    response is ADK's ``{"error": "Error in tool '<name>': <message>"}``); the final text is the last model text."""
+    turn = Turn(record["user"], [], [], "")
+    for event in record["events"]:
+        for part in (event.get("content") or {}).get("parts") or []:
+            if "functionCall" in part:
+                turn.calls.append((part["functionCall"]["name"], part["functionCall"].get("args") or {}))
+            elif "functionResponse" in part:
+                turn.results.append(part["functionResponse"]["response"])
+            elif part.get("text") and event["content"]["role"] == "model":
+                turn.final = part["text"]
+    return turn
+
+
 READERS: dict[str, Callable[[Any], Turn]] = {
     "pydantic_ai_v5": pydantic_ai_turn,
     "pydantic_ai_v6": pydantic_ai_turn,
@@ -221,6 +238,7 @@ READERS: dict[str, Callable[[Any], Turn]] = {
     "crewai_openinference": crewai_turn,
     "crewai_openinference_events": crewai_turn,
     "agent_framework": agent_framework_turn,
+    "adk_js": adk_js_turn,
 }
 CONTENT_NOT_CAPTURED = frozenset({"autogen"})
 """Producers whose spans carry no message content (``test_frameworks_uncaptured.py``)."""
@@ -265,6 +283,7 @@ def test_every_producer_has_every_scenario() -> None:
         "crewai_openinference_events",
         "autogen",
         "agent_framework",
+        "adk_js",
     }
     for producer, names in scenarios.items():
         expected = FIVE_SCENARIOS if producer in five else {"parallel_tools", "tool_error", "multi_turn"}
@@ -293,7 +312,8 @@ MODEL_TURNS = {"one_tool": [2], "sequential_tools": [3], "tool_error": [2], "no_
     [
         p
         for p in FIXTURES
-        if p.parent.name in {"llama_index_openinference", "crewai_openinference_events", "strands", "agent_framework"}
+        if p.parent.name
+        in {"llama_index_openinference", "crewai_openinference_events", "strands", "agent_framework", "adk_js"}
     ],
     ids=lambda p: f"{p.parent.name}/{p.name.split('.')[0]}",
 )
@@ -301,6 +321,20 @@ def test_model_calls_are_counted_once(record_path: Path) -> None:
     """LlamaIndex labels its request-preparing step an LLM span too: it is not a model call of its own."""
     _, invocations, _ = load(record_path)
     assert [i.model_call_count for i in invocations] == MODEL_TURNS[record_path.name.split(".")[0]]
+
+
+def test_adk_for_javascript_turns_share_their_session_and_the_agent_keeps_its_instructions() -> None:
+    """ADK for JavaScript's session id (``gen_ai.conversation.id``) joins its turns; its request config, written in
+    camelCase (``systemInstruction``), gives the agent's instructions (after the preamble ADK adds, naming the agent)."""
+    _, invocations, _ = load(FRAMEWORKS / "adk_js" / "multi_turn.record.json")
+    assert len(invocations) == 2 and invocations[0].session_id
+    assert invocations[0].session_id == invocations[1].session_id
+    for invocation in invocations:
+        app = invocation.invocation.app_details
+        assert app is not None
+        instructions = app.agent_details["weather_agent"].instructions
+        assert instructions.startswith('You are an agent. Your internal name is "weather_agent".')
+        assert instructions.endswith(INSTRUCTIONS)
 
 
 def test_frameworks_table_lists_every_producer_with_the_versions_tested() -> None:

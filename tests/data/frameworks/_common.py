@@ -199,30 +199,42 @@ def _hex_ids(value: Any) -> Any:
     return value
 
 
+@dataclass
+class ForeignRun:
+    """A scenario run by another language's process (ADK for JavaScript): its spans as that process's OpenTelemetry SDK
+    wrote them in OTLP/JSON, the framework's record of each turn, and the versions it ran."""
+
+    otlp: dict[str, Any]
+    turns: Any
+    versions: dict[str, str]
+
+
 def write_run(
     producer: str,
     scenario: Scenario,
-    spans: list[ReadableSpan],
+    spans: list[ReadableSpan] | dict[str, Any],
     record: Any,
     packages: dict[str, str],
     convention: str,
 ) -> None:
-    """``<producer>/<scenario>.otlp.json.gz`` (the spans) and ``<scenario>.record.json`` (the framework's own record)."""
+    """``<producer>/<scenario>.otlp.json.gz`` (the spans, or their OTLP/JSON document) and ``<scenario>.record.json``
+    (the framework's own record)."""
     folder = HERE / producer
     folder.mkdir(exist_ok=True)
-    if not spans:
+    document = spans if isinstance(spans, dict) else otlp_json(spans)
+    if not document.get("resourceSpans"):
         raise RuntimeError(f"{producer}/{scenario.name}: no spans were recorded")
     # gzip (no timestamp, so a re-run with the same spans gives the same bytes): the JSON is ~25 times larger.
-    otlp = _dump(otlp_json(spans), indent=None).encode()
+    otlp = _dump(document, indent=None).encode()
     (folder / f"{scenario.name}.otlp.json.gz").write_bytes(gzip.compress(otlp, compresslevel=9, mtime=0))
-    document = {
+    record_document = {
         "producer": producer,
         "scenario": scenario.name,
         "convention": convention,
         "versions": packages,
         "turns": record,
     }
-    (folder / f"{scenario.name}.record.json").write_text(_dump(document), encoding="utf-8")
+    (folder / f"{scenario.name}.record.json").write_text(_dump(record_document), encoding="utf-8")
 
 
 def _dump(value: Any, indent: int | None = 1) -> str:

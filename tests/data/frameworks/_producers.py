@@ -17,6 +17,7 @@ from _common import (
     SCENARIOS,
     TOOLS,
     ChatCompletionsServer,
+    ForeignRun,
     Scenario,
     Script,
     new_provider,
@@ -345,6 +346,7 @@ PRODUCERS: dict[str, tuple[Runner, str, tuple[str, ...], dict[str, str]]] = {
         {"CREWAI_DISABLE_TELEMETRY": "true", "CREWAI_TRACING_ENABLED": "false", "OTEL_SDK_DISABLED": "false"},
     ),
     "autogen": (_producers_agents.autogen, "genai", ("autogen-agentchat", "autogen-core", "autogen-ext"), {}),
+    "adk_js": (_producers_agents.adk_js, "adk", (), {}),
     "agent_framework": (
         _producers_agents.agent_framework,
         "genai",
@@ -361,9 +363,11 @@ OWN_VIRTUALENV = {
     "strands_span_attributes": "requirements-strands.txt",
     "autogen": "requirements-autogen.txt",
     "agent_framework": "requirements-agent-framework.txt",
+    "adk_js": "node/package.json",
 }
-"""The producers that run in a virtualenv of their own (the requirements file beside this one), recorded on
-``FIVE_SCENARIOS``; the others run in ``requirements.txt``'s and were recorded on ``SCENARIOS``."""
+"""The producers that run in an environment of their own (the requirements file beside this one; ADK for JavaScript:
+the npm package in ``node/``), recorded on ``FIVE_SCENARIOS``; the others run in ``requirements.txt``'s and were
+recorded on ``SCENARIOS``."""
 
 
 def record(name: str) -> None:
@@ -379,5 +383,8 @@ def record(name: str) -> None:
         turns = runner(scenario, script, provider)
         if script.position != len(script.steps):
             raise RuntimeError(f"{name}/{scenario.name}: the script was not played to its end ({script.position})")
+        if isinstance(turns, ForeignRun):  # spans and versions of another language's process
+            write_run(name, scenario, turns.otlp, turns.turns, turns.versions, convention)
+            continue
         provider.force_flush()
         write_run(name, scenario, list(exporter.get_finished_spans()), turns, installed, convention)

@@ -1,15 +1,19 @@
-"""Recorders of the agent frameworks that need virtualenvs of their own (their OpenTelemetry or other pins conflict):
-LlamaIndex, CrewAI, Strands Agents, AutoGen and Microsoft Agent Framework. Each model is the framework's own OpenAI client class talking to the
+"""Recorders of the agent frameworks that need environments of their own (their OpenTelemetry or other pins conflict):
+LlamaIndex, CrewAI, Strands Agents, AutoGen and Microsoft Agent Framework (virtualenvs), and ADK for JavaScript (Node.js). Each model is the framework's own OpenAI client class talking to the
 scripted server on 127.0.0.1 (``ChatCompletionsServer``); each record is the framework's own result objects, as it
 serialises them. The requirements of each are in ``requirements-<framework>.txt`` beside this file."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import subprocess
+import tempfile
+from pathlib import Path
 from typing import Any
 
-from _common import INSTRUCTIONS, MODEL, TOOLS, ChatCompletionsServer, Scenario, Script
+from _common import HERE, INSTRUCTIONS, MODEL, TOOLS, ChatCompletionsServer, ForeignRun, Scenario, Script
 from opentelemetry.sdk.trace import TracerProvider
 
 # --- LlamaIndex -----------------------------------------------------------------------------------------------------
@@ -203,3 +207,35 @@ def agent_framework(scenario: Scenario, script: Script, provider: TracerProvider
 
         asyncio.run(turns())
     return record
+
+
+# --- ADK for JavaScript ---------------------------------------------------------------------------------------------
+
+NODE = HERE / "node"
+"""The npm package that runs ADK for JavaScript (``npm ci --prefix tests/data/frameworks/node`` installs it)."""
+NODE_PACKAGES = ("@google/adk", "@opentelemetry/sdk-trace-node")
+
+
+def adk_js(scenario: Scenario, script: Script, provider: TracerProvider) -> ForeignRun:
+    """``node/record_adk.mjs``: an ``LlmAgent`` of ``@google/adk`` on its own Gemini model class, which talks to the
+    scripted server (``GOOGLE_GEMINI_BASE_URL``), one session for the scenario's turns; its spans through the
+    JavaScript OpenTelemetry SDK, written as OTLP/JSON by the SDK's own serializer. The record of a turn is the
+    session events the runner yielded, as ADK serialises them (``JSON.stringify``)."""
+    with ChatCompletionsServer(script) as server, tempfile.TemporaryDirectory() as tmp:
+        output = Path(tmp) / "run.json"
+        request = {
+            "model": "gemini-2.5-flash",  # a name ADK's model registry resolves to its Gemini class
+            "instructions": INSTRUCTIONS,
+            "turns": [turn.user for turn in scenario.turns],
+            "output": str(output),
+        }
+        environment = {**os.environ, "GOOGLE_GEMINI_BASE_URL": server.root, "GOOGLE_API_KEY": "not-a-key"}
+        subprocess.run(
+            ["node", "record_adk.mjs"], input=json.dumps(request), text=True, env=environment, cwd=NODE, check=True
+        )
+        run = json.loads(output.read_text(encoding="utf-8"))
+    versions = {
+        name: json.loads((NODE / "node_modules" / name / "package.json").read_text(encoding="utf-8"))["version"]
+        for name in NODE_PACKAGES
+    }
+    return ForeignRun(run["otlp"], run["turns"], versions)

@@ -23,6 +23,12 @@ own, from ``requirements-<framework>.txt`` (``_producers.OWN_VIRTUALENV`` says w
     .venv-crewai/bin/pip install -r tests/data/frameworks/requirements-crewai.txt
     .venv-crewai/bin/python tests/data/frameworks/generate.py crewai_openinference crewai_openinference_events
 
+ADK for JavaScript runs under Node.js from the npm package in ``node/`` (its pins in ``node/package-lock.json``), driven
+from Python (any of the virtualenvs above: only the scripted server runs there)::
+
+    npm ci --prefix tests/data/frameworks/node
+    .venv-frameworks/bin/python tests/data/frameworks/generate.py adk_js
+
 Each producer runs in its own process, so instrumentations never see each other's frameworks.
 """
 
