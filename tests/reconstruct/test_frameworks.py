@@ -7,7 +7,8 @@ calls (name and arguments) in order, each tool's result as a value, and the fina
 one small reader per framework, from the framework's own serialisation; a value is compared the way ADK holds it (a
 dict as is, anything else as ``{"result": value}``; text holding a JSON or Python-literal object is that object).
 
-AutoGen's spans carry no message content: what they do carry is proven in ``test_frameworks_uncaptured.py``.
+AutoGen's spans carry no message content, nor do Microsoft Agent Framework's by default: what they do carry is proven in
+``test_frameworks_uncaptured.py``.
 
 Google ADK for Python (both telemetry schemas) is proven the same way, live, in ``test_adk_parity`` (the framework is a
 test dependency, so its runs need no recording); ADK for JavaScript here, from runs recorded under Node.js.
@@ -240,13 +241,13 @@ READERS: dict[str, Callable[[Any], Turn]] = {
     "agent_framework": agent_framework_turn,
     "adk_js": adk_js_turn,
 }
-CONTENT_NOT_CAPTURED = frozenset({"autogen"})
+CONTENT_NOT_CAPTURED = frozenset({"autogen", "agent_framework_no_content"})
 """Producers whose spans carry no message content (``test_frameworks_uncaptured.py``)."""
 FIVE_SCENARIOS = frozenset({"one_tool", "sequential_tools", "tool_error", "no_tool", "multi_turn"})
 """The scenarios of the producers added with LlamaIndex, CrewAI, Strands, AutoGen and Microsoft Agent Framework; the
 first eight have three."""
-SHARED_ROWS = frozenset({"pydantic_ai_v6", "strands_latest", "strands_span_attributes"})
-"""Producers that share a README row with another (the same framework, another telemetry format)."""
+SHARED_ROWS = frozenset({"pydantic_ai_v6", "strands_latest", "strands_span_attributes", "agent_framework_no_content"})
+"""Producers that share a README row with another (the same framework, another telemetry format or setting)."""
 
 
 # --- the comparison -------------------------------------------------------------------------------------------------
@@ -283,6 +284,7 @@ def test_every_producer_has_every_scenario() -> None:
         "crewai_openinference_events",
         "autogen",
         "agent_framework",
+        "agent_framework_no_content",
         "adk_js",
     }
     for producer, names in scenarios.items():

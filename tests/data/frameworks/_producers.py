@@ -353,6 +353,12 @@ PRODUCERS: dict[str, tuple[Runner, str, tuple[str, ...], dict[str, str]]] = {
         ("agent-framework-core", "agent-framework-openai"),
         {"ENABLE_SENSITIVE_DATA": "true"},
     ),
+    "agent_framework_no_content": (
+        _producers_agents.agent_framework,
+        "genai",
+        ("agent-framework-core", "agent-framework-openai"),
+        {"ENABLE_SENSITIVE_DATA": "false"},  # the framework's default
+    ),
 }
 OWN_VIRTUALENV = {
     "llama_index_openinference": "requirements-llamaindex.txt",
@@ -363,6 +369,7 @@ OWN_VIRTUALENV = {
     "strands_span_attributes": "requirements-strands.txt",
     "autogen": "requirements-autogen.txt",
     "agent_framework": "requirements-agent-framework.txt",
+    "agent_framework_no_content": "requirements-agent-framework.txt",
     "adk_js": "node/package.json",
 }
 """The producers that run in an environment of their own (the requirements file beside this one; ADK for JavaScript:
