@@ -1,7 +1,11 @@
-"""Shared by the Collector-path tests: a real agent's spans, and the shipped rotel configuration."""
+"""Shared by the Collector-path tests: a real agent's spans, and rotel (a real Collector) with the shipped configuration."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -9,6 +13,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_eval.demo import SCENARIOS, TravelAgent
+from tests._kafka import free_port, random_topic
 
 ROTEL_ENV = Path(__file__).resolve().parents[2] / "collector_config" / "rotel" / "rotel-agent.env"
 
@@ -32,3 +37,34 @@ def rotel_env_file() -> dict[str, str]:
             key, _, value = line.partition("=")
             values[key.strip()] = value.strip()
     return values
+
+
+@contextlib.contextmanager
+def running_rotel(bootstrap: str, topic: str, tmp_path: Path, logs_topic: str | None = None) -> Iterator[str]:
+    """rotel with the shipped ``collector_config/rotel/rotel-agent.env``, only ports, broker and topics changed."""
+    import rotel
+
+    binary = Path(rotel.__file__).parent / "rotel-agent"
+    http_port, grpc_port = free_port(), free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("ROTEL_")},
+        **rotel_env_file(),
+        "ROTEL_OTLP_GRPC_ENDPOINT": f"127.0.0.1:{grpc_port}",
+        "ROTEL_OTLP_HTTP_ENDPOINT": f"127.0.0.1:{http_port}",
+        "ROTEL_KAFKA_EXPORTER_BROKERS": bootstrap,
+        "ROTEL_KAFKA_EXPORTER_TRACES_TOPIC": topic,
+        "ROTEL_KAFKA_EXPORTER_LOGS_TOPIC": logs_topic or random_topic("otlp_logs"),
+        "ROTEL_BATCH_TIMEOUT": "100ms",
+        "ROTEL_PID_FILE": str(tmp_path / "rotel.pid"),
+        "ROTEL_LOG_FILE": str(tmp_path / "rotel.log"),
+    }
+    with (tmp_path / "rotel.out").open("wb") as out:  # the child writes to its own copy of the descriptor
+        process = subprocess.Popen([str(binary), "start"], env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        yield f"http://127.0.0.1:{http_port}/v1/traces"
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()

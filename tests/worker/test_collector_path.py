@@ -8,11 +8,7 @@ evaluation of the very same spans.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import subprocess
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,10 +31,10 @@ from otel_eval.traces import SpanEvent, spans_from_readable
 from otel_eval.traces.log_records import SpanLogRecord
 from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_logs, parse_otlp_spans, requests_from_trace
 from otel_eval.worker.service import Worker
-from tests._kafka import free_port, random_topic, read_topic
+from tests._kafka import random_topic, read_topic
 from tests.reconstruct.adk_agents import record_runs
 from tests.waiting import wait_until_async
-from tests.worker._collector import agent_spans, rotel_env_file
+from tests.worker._collector import agent_spans, running_rotel
 from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
 
 
@@ -124,37 +120,6 @@ def test_bounds_and_bad_messages() -> None:
         parse_otlp_spans(b"", "t/3@8")
 
 
-@contextlib.contextmanager
-def _rotel(bootstrap: str, topic: str, tmp_path: Path, logs_topic: str | None = None) -> Iterator[str]:
-    """rotel with the shipped ``collector_config/rotel/rotel-agent.env``, only ports, broker and topics changed."""
-    import rotel
-
-    binary = Path(rotel.__file__).parent / "rotel-agent"
-    http_port, grpc_port = free_port(), free_port()
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("ROTEL_")},
-        **rotel_env_file(),
-        "ROTEL_OTLP_GRPC_ENDPOINT": f"127.0.0.1:{grpc_port}",
-        "ROTEL_OTLP_HTTP_ENDPOINT": f"127.0.0.1:{http_port}",
-        "ROTEL_KAFKA_EXPORTER_BROKERS": bootstrap,
-        "ROTEL_KAFKA_EXPORTER_TRACES_TOPIC": topic,
-        "ROTEL_KAFKA_EXPORTER_LOGS_TOPIC": logs_topic or random_topic("otlp_logs"),
-        "ROTEL_BATCH_TIMEOUT": "100ms",
-        "ROTEL_PID_FILE": str(tmp_path / "rotel.pid"),
-        "ROTEL_LOG_FILE": str(tmp_path / "rotel.log"),
-    }
-    with (tmp_path / "rotel.out").open("wb") as out:  # the child writes to its own copy of the descriptor
-        process = subprocess.Popen([str(binary), "start"], env=env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        yield f"http://127.0.0.1:{http_port}/v1/traces"
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
 def _scores(telemetry: MemoryTelemetry) -> set[tuple[str, str, str, str, float | None]]:
     return {(e.trace_id, e.span_id, e.metric, e.label, e.score) for e in telemetry.events()}
 
@@ -219,7 +184,7 @@ async def test_collector_path_through_rotel_scores_like_the_in_process_path(
         core=core(telemetry),
         telemetry=telemetry.providers,
     )
-    with _rotel(kafka_bootstrap, spans_topic, tmp_path) as endpoint:
+    with running_rotel(kafka_bootstrap, spans_topic, tmp_path) as endpoint:
         local = InMemorySpanExporter()
         provider = TracerProvider()
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint), schedule_delay_millis=100))
@@ -302,7 +267,7 @@ async def test_event_only_adk_logs_through_rotel_score_like_span_only(kafka_boot
         core=core(telemetry),
         telemetry=telemetry.providers,
     )
-    with _rotel(kafka_bootstrap, spans_topic, tmp_path, logs_topic=logs_topic) as endpoint:
+    with running_rotel(kafka_bootstrap, spans_topic, tmp_path, logs_topic=logs_topic) as endpoint:
         base = endpoint.removesuffix("/v1/traces")
         assert OTLPLogExporter(endpoint=f"{base}/v1/logs").export(event_only.logs).name == "SUCCESS"
         assert OTLPSpanExporter(endpoint=endpoint).export(event_only.spans).name == "SUCCESS"
