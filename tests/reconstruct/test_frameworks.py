@@ -246,6 +246,8 @@ CONTENT_NOT_CAPTURED = frozenset({"autogen", "agent_framework_no_content"})
 FIVE_SCENARIOS = frozenset({"one_tool", "sequential_tools", "tool_error", "no_tool", "multi_turn"})
 """The scenarios of the producers added with LlamaIndex, CrewAI, Strands, AutoGen and Microsoft Agent Framework; the
 first eight have three."""
+EXTRA_SCENARIOS = {"adk_js": {"transfer"}}
+"""A producer's scenarios beyond its set: ADK for JavaScript's root agent transferring to a sub-agent."""
 SHARED_ROWS = frozenset({"pydantic_ai_v6", "strands_latest", "strands_span_attributes", "agent_framework_no_content"})
 """Producers that share a README row with another (the same framework, another telemetry format or setting)."""
 
@@ -289,7 +291,7 @@ def test_every_producer_has_every_scenario() -> None:
     }
     for producer, names in scenarios.items():
         expected = FIVE_SCENARIOS if producer in five else {"parallel_tools", "tool_error", "multi_turn"}
-        assert names == expected, producer
+        assert names == expected | EXTRA_SCENARIOS.get(producer, set()), producer
 
 
 @pytest.mark.parametrize(
@@ -305,7 +307,14 @@ def test_rebuilt_invocations_equal_the_framework_record(record_path: Path) -> No
     assert all(i.content_captured for i in invocations)
 
 
-MODEL_TURNS = {"one_tool": [2], "sequential_tools": [3], "tool_error": [2], "no_tool": [1], "multi_turn": [2, 2]}
+MODEL_TURNS = {
+    "one_tool": [2],
+    "sequential_tools": [3],
+    "tool_error": [2],
+    "no_tool": [1],
+    "multi_turn": [2, 2],
+    "transfer": [3],
+}
 """How many times the scripted model answered in each turn of the five scenarios."""
 
 
@@ -337,6 +346,19 @@ def test_adk_for_javascript_turns_share_their_session_and_the_agent_keeps_its_in
         instructions = app.agent_details["weather_agent"].instructions
         assert instructions.startswith('You are an agent. Your internal name is "weather_agent".')
         assert instructions.endswith(INSTRUCTIONS)
+
+
+def test_adk_for_javascript_sub_agent_is_an_agent_of_the_invocation() -> None:
+    """The transfer to a sub-agent: its calls are the invocation's (as ADK's session events say), its model calls are
+    counted, and both agents are in the app details."""
+    _, [invocation], _ = load(FRAMEWORKS / "adk_js" / "transfer.record.json")
+    assert invocation.agent_name == "weather_agent" and invocation.model_call_count == 3
+    app = invocation.invocation.app_details
+    assert app is not None and set(app.agent_details) == {"weather_agent", "time_agent"}
+    declared = {
+        d["name"] for tool in app.agent_details["time_agent"].tool_declarations for d in tool["function_declarations"]
+    }
+    assert declared == {"get_time", "transfer_to_agent"}  # its own tool, and the transfer back
 
 
 def test_frameworks_table_lists_every_producer_with_the_versions_tested() -> None:

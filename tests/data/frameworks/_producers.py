@@ -377,6 +377,10 @@ the npm package in ``node/``), recorded on ``FIVE_SCENARIOS``; the others run in
 recorded on ``SCENARIOS``."""
 
 
+EXTRA_SCENARIOS = {"adk_js": [_producers_agents.ADK_JS_TRANSFER]}
+"""Scenarios of one producer only, after its others."""
+
+
 def record(name: str) -> None:
     """Runs every scenario under producer ``name`` and writes its files."""
     runner, convention, packages, environment = PRODUCERS[name]
@@ -384,7 +388,7 @@ def record(name: str) -> None:
     provider, exporter = new_provider(name)
     trace.set_tracer_provider(provider)
     installed = {**versions(*packages), **versions("opentelemetry-sdk")}
-    for scenario in FIVE_SCENARIOS if name in OWN_VIRTUALENV else SCENARIOS:
+    for scenario in [*(FIVE_SCENARIOS if name in OWN_VIRTUALENV else SCENARIOS), *EXTRA_SCENARIOS.get(name, [])]:
         exporter.clear()
         script = Script(scenario)
         turns = runner(scenario, script, provider)

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from _common import HERE, INSTRUCTIONS, MODEL, TOOLS, ChatCompletionsServer, ForeignRun, Scenario, Script
+from _common import HERE, INSTRUCTIONS, MODEL, TOOLS, ChatCompletionsServer, ForeignRun, Scenario, Script, Turn
 from opentelemetry.sdk.trace import TracerProvider
 
 # --- LlamaIndex -----------------------------------------------------------------------------------------------------
@@ -214,11 +214,27 @@ def agent_framework(scenario: Scenario, script: Script, provider: TracerProvider
 NODE = HERE / "node"
 """The npm package that runs ADK for JavaScript (``npm ci --prefix tests/data/frameworks/node`` installs it)."""
 NODE_PACKAGES = ("@google/adk", "@opentelemetry/sdk-trace-node")
+ADK_JS_TRANSFER = Scenario(
+    "transfer",
+    [
+        Turn(
+            "What time is it in Tokyo?",
+            # ADK for JavaScript's transfer tool takes its argument in camelCase.
+            [
+                [("transfer_to_agent", {"agentName": "time_agent"})],
+                [("get_time", {"city": "Tokyo"})],
+                "It is 21:05 in Tokyo.",
+            ],
+        )
+    ],
+)
+"""ADK for JavaScript's own sixth scenario: the root agent transfers to a sub-agent that owns the clock tool."""
 
 
 def adk_js(scenario: Scenario, script: Script, provider: TracerProvider) -> ForeignRun:
     """``node/record_adk.mjs``: an ``LlmAgent`` of ``@google/adk`` on its own Gemini model class, which talks to the
-    scripted server (``GOOGLE_GEMINI_BASE_URL``), one session for the scenario's turns; its spans through the
+    scripted server (``GOOGLE_GEMINI_BASE_URL``), one session for the scenario's turns (with :data:`ADK_JS_TRANSFER`,
+    a sub-agent holds the clock tool); its spans through the
     JavaScript OpenTelemetry SDK, written as OTLP/JSON by the SDK's own serializer. The record of a turn is the
     session events the runner yielded, as ADK serialises them (``JSON.stringify``)."""
     with ChatCompletionsServer(script) as server, tempfile.TemporaryDirectory() as tmp:
@@ -228,6 +244,7 @@ def adk_js(scenario: Scenario, script: Script, provider: TracerProvider) -> Fore
             "instructions": INSTRUCTIONS,
             "turns": [turn.user for turn in scenario.turns],
             "output": str(output),
+            "transfer": scenario.name == ADK_JS_TRANSFER.name,
         }
         environment = {**os.environ, "GOOGLE_GEMINI_BASE_URL": server.root, "GOOGLE_API_KEY": "not-a-key"}
         subprocess.run(

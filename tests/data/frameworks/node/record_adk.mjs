@@ -46,11 +46,22 @@ const tools = [
     },
   }),
 ];
+// With "transfer": the clock tool belongs to a sub-agent the root agent transfers to (ADK's transfer_to_agent).
+const clock = input.transfer
+  ? new LlmAgent({
+      name: "time_agent",
+      description: "Tells the local time in a city.",
+      model: input.model,
+      instruction: "You tell the time. Use the tool.",
+      tools: tools.filter((tool) => tool.name === "get_time"),
+    })
+  : undefined;
 const agent = new LlmAgent({
   name: "weather_agent",
   model: input.model,
   instruction: input.instructions,
-  tools,
+  tools: clock ? tools.filter((tool) => tool.name !== "get_time") : tools,
+  subAgents: clock ? [clock] : [],
 });
 const runner = new InMemoryRunner({ agent, appName: "weather_app" });
 const session = await runner.sessionService.createSession({ appName: "weather_app", userId: "user" });
