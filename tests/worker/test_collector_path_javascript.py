@@ -86,9 +86,9 @@ async def test_adk_for_javascript_through_rotel_scores_like_run_on_the_same_span
             for invocation in trace_.invocations:
                 await reference_core.evaluate(EvaluationRequest(invocations=[invocation]))
     expected = _scores(reference)
-    assert len({(t, s) for t, s, *_ in expected}) == 7  # the six scenarios' turns
+    assert len({(t, s) for t, s, *_ in expected}) == 8  # the seven scenarios' turns
     passed = Counter(metric for _, _, metric, label, _ in expected if label == "pass")
-    assert passed == {"tool_trajectory_avg_score": 7, "response_match_score": 7}  # every turn paired with its case
+    assert passed == {"tool_trajectory_avg_score": 8, "response_match_score": 8}  # every turn paired with its case
 
     worker = Worker(
         worker_settings(

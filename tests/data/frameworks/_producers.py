@@ -377,8 +377,9 @@ the npm package in ``node/``), recorded on ``FIVE_SCENARIOS``; the others run in
 recorded on ``SCENARIOS``."""
 
 
-EXTRA_SCENARIOS = {"adk_js": [_producers_agents.ADK_JS_TRANSFER]}
-"""Scenarios of one producer only, after its others."""
+EXTRA_SCENARIOS = {"adk_js": [SCENARIOS[0], _producers_agents.ADK_JS_TRANSFER]}
+"""Scenarios of one producer beyond its set, after it: ADK for JavaScript's parallel calls (its merged tool span) and a
+transfer to a sub-agent."""
 
 
 def record(name: str) -> None:
