@@ -246,9 +246,9 @@ CONTENT_NOT_CAPTURED = frozenset({"autogen", "agent_framework_no_content"})
 FIVE_SCENARIOS = frozenset({"one_tool", "sequential_tools", "tool_error", "no_tool", "multi_turn"})
 """The scenarios of the producers added with LlamaIndex, CrewAI, Strands, AutoGen and Microsoft Agent Framework; the
 first eight have three."""
-EXTRA_SCENARIOS = {"adk_js": {"parallel_tools", "transfer"}}
-"""A producer's scenarios beyond its set: ADK for JavaScript's parallel calls (its ``execute_tool (merged)`` span) and
-its root agent transferring to a sub-agent."""
+EXTRA_SCENARIOS = {"adk_js": {"parallel_tools", "transfer"}, "agent_framework": {"parallel_tools"}}
+"""A producer's scenarios beyond its set: parallel calls (ADK for JavaScript's ``execute_tool (merged)`` span) and ADK
+for JavaScript's root agent transferring to a sub-agent."""
 SHARED_ROWS = frozenset({"pydantic_ai_v6", "strands_latest", "strands_span_attributes", "agent_framework_no_content"})
 """Producers that share a README row with another (the same framework, another telemetry format or setting)."""
 

@@ -377,9 +377,12 @@ the npm package in ``node/``), recorded on ``FIVE_SCENARIOS``; the others run in
 recorded on ``SCENARIOS``."""
 
 
-EXTRA_SCENARIOS = {"adk_js": [SCENARIOS[0], _producers_agents.ADK_JS_TRANSFER]}
-"""Scenarios of one producer beyond its set, after it: ADK for JavaScript's parallel calls (its merged tool span) and a
-transfer to a sub-agent."""
+EXTRA_SCENARIOS = {
+    "adk_js": [SCENARIOS[0], _producers_agents.ADK_JS_TRANSFER],
+    "agent_framework": [SCENARIOS[0]],
+}
+"""Scenarios of one producer beyond its set, after it: parallel calls (ADK for JavaScript's merged tool span; Agent
+Framework's tool spans side by side) and ADK for JavaScript's transfer to a sub-agent."""
 
 
 def record(name: str) -> None:
