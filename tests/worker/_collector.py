@@ -13,7 +13,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_eval.demo import SCENARIOS, TravelAgent
+from otel_eval.evaluation.core import EvaluationCore
+from otel_eval.worker.service import Worker
 from tests._kafka import free_port, random_topic
+from tests.worker._harness import MemoryTelemetry, worker_settings
 
 ROTEL_ENV = Path(__file__).resolve().parents[2] / "collector_config" / "rotel" / "rotel-agent.env"
 
@@ -68,3 +71,24 @@ def running_rotel(bootstrap: str, topic: str, tmp_path: Path, logs_topic: str | 
             process.wait(10)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+def collector_worker(
+    bootstrap: str, core: EvaluationCore, telemetry: MemoryTelemetry, spans_topic: str, logs_topic: str | None = None
+) -> Worker:
+    """A worker reading the Collector's topics (``otlp_spans``, and ``otlp_logs`` when given) with a 1 s idle timeout,
+    scoring with ``core`` into ``telemetry``, publishing no results topic."""
+    topics = {"kafka_logs_topic": logs_topic} if logs_topic else {}
+    return Worker(
+        worker_settings(
+            bootstrap,
+            worker_sources="otlp_spans,otlp_logs" if logs_topic else "otlp_spans",
+            kafka_spans_topic=spans_topic,
+            kafka_results_topic="",
+            kafka_group_id=random_topic("group"),
+            trace_idle_timeout=1.0,
+            **topics,
+        ),
+        core=core,
+        telemetry=telemetry.providers,
+    )

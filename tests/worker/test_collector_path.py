@@ -30,12 +30,11 @@ from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import SpanEvent, spans_from_readable
 from otel_eval.traces.log_records import SpanLogRecord
 from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_logs, parse_otlp_spans, requests_from_trace
-from otel_eval.worker.service import Worker
 from tests._kafka import random_topic, read_topic
 from tests.reconstruct.adk_agents import record_runs
 from tests.waiting import wait_until_async
-from tests.worker._collector import agent_spans, running_rotel
-from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
+from tests.worker._collector import agent_spans, collector_worker, running_rotel
+from tests.worker._harness import MemoryTelemetry, running_worker
 
 
 class FakeClock:
@@ -172,18 +171,7 @@ async def test_collector_path_through_rotel_scores_like_the_in_process_path(
     def core(t: MemoryTelemetry) -> EvaluationCore:
         return EvaluationCore(eval_set=golden_eval_set(), emitters=t.emitters(), judge_configured=False)
 
-    worker = Worker(
-        worker_settings(
-            kafka_bootstrap,
-            worker_sources="otlp_spans",
-            kafka_spans_topic=spans_topic,
-            kafka_results_topic="",
-            kafka_group_id=random_topic("group"),
-            trace_idle_timeout=1.0,
-        ),
-        core=core(telemetry),
-        telemetry=telemetry.providers,
-    )
+    worker = collector_worker(kafka_bootstrap, core(telemetry), telemetry, spans_topic)
     with running_rotel(kafka_bootstrap, spans_topic, tmp_path) as endpoint:
         local = InMemorySpanExporter()
         provider = TracerProvider()
@@ -254,19 +242,7 @@ async def test_event_only_adk_logs_through_rotel_score_like_span_only(kafka_boot
     expected = _score_counts(reference)
     assert ("tool_trajectory_avg_score", "pass", 1.0) in expected
 
-    worker = Worker(
-        worker_settings(
-            kafka_bootstrap,
-            worker_sources="otlp_spans,otlp_logs",
-            kafka_spans_topic=spans_topic,
-            kafka_logs_topic=logs_topic,
-            kafka_results_topic="",
-            kafka_group_id=random_topic("group"),
-            trace_idle_timeout=1.0,
-        ),
-        core=core(telemetry),
-        telemetry=telemetry.providers,
-    )
+    worker = collector_worker(kafka_bootstrap, core(telemetry), telemetry, spans_topic, logs_topic)
     with running_rotel(kafka_bootstrap, spans_topic, tmp_path, logs_topic=logs_topic) as endpoint:
         base = endpoint.removesuffix("/v1/traces")
         assert OTLPLogExporter(endpoint=f"{base}/v1/logs").export(event_only.logs).name == "SUCCESS"

@@ -21,11 +21,10 @@ from otel_eval.model import EvalSet
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import read_trace_bytes
-from otel_eval.worker.service import Worker
 from tests._kafka import random_topic, read_topic
 from tests.waiting import wait_until_async
-from tests.worker._collector import running_rotel
-from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
+from tests.worker._collector import collector_worker, running_rotel
+from tests.worker._harness import MemoryTelemetry, running_worker
 
 ADK_JS = Path(__file__).resolve().parents[1] / "data" / "frameworks" / "adk_js"
 CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
@@ -90,18 +89,7 @@ async def test_adk_for_javascript_through_rotel_scores_like_run_on_the_same_span
     passed = Counter(metric for _, _, metric, label, _ in expected if label == "pass")
     assert passed == {"tool_trajectory_avg_score": 8, "response_match_score": 8}  # every turn paired with its case
 
-    worker = Worker(
-        worker_settings(
-            kafka_bootstrap,
-            worker_sources="otlp_spans",
-            kafka_spans_topic=spans_topic,
-            kafka_results_topic="",
-            kafka_group_id=random_topic("group"),
-            trace_idle_timeout=1.0,
-        ),
-        core=core(telemetry),
-        telemetry=telemetry.providers,
-    )
+    worker = collector_worker(kafka_bootstrap, core(telemetry), telemetry, spans_topic)
     with running_rotel(kafka_bootstrap, spans_topic, tmp_path) as endpoint:
         for document in documents:  # as @opentelemetry/exporter-trace-otlp-http sends them (JSON)
             assert await asyncio.to_thread(_post_json, endpoint, document) == 200
