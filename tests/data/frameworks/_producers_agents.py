@@ -1,7 +1,8 @@
 """Recorders of the agent frameworks that need environments of their own (their OpenTelemetry or other pins conflict):
-LlamaIndex, CrewAI, Strands Agents, AutoGen and Microsoft Agent Framework (virtualenvs), and ADK for JavaScript (Node.js). Each model is the framework's own OpenAI client class talking to the
-scripted server on 127.0.0.1 (``ChatCompletionsServer``); each record is the framework's own result objects, as it
-serialises them. The requirements of each are in ``requirements-<framework>.txt`` beside this file."""
+LlamaIndex, CrewAI, Strands Agents, AutoGen and Microsoft Agent Framework (virtualenvs), and ADK for JavaScript
+(Node.js). Each model is the framework's own OpenAI (ADK: Gemini) client class talking to the scripted server on
+127.0.0.1 (``ChatCompletionsServer``); each record is the framework's own result objects, as it serialises them. The
+requirements of each are in ``requirements-<framework>.txt`` beside this file (ADK for JavaScript: ``node/``)."""
 
 from __future__ import annotations
 
@@ -228,15 +229,15 @@ ADK_JS_TRANSFER = Scenario(
         )
     ],
 )
-"""ADK for JavaScript's own sixth scenario: the root agent transfers to a sub-agent that owns the clock tool."""
+"""A scenario of ADK for JavaScript's own: the root agent transfers to a sub-agent that owns the clock tool."""
 
 
 def adk_js(scenario: Scenario, script: Script, provider: TracerProvider) -> ForeignRun:
     """``node/record_adk.mjs``: an ``LlmAgent`` of ``@google/adk`` on its own Gemini model class, which talks to the
     scripted server (``GOOGLE_GEMINI_BASE_URL``), one session for the scenario's turns (with :data:`ADK_JS_TRANSFER`,
-    a sub-agent holds the clock tool); its spans through the
-    JavaScript OpenTelemetry SDK, written as OTLP/JSON by the SDK's own serializer. The record of a turn is the
-    session events the runner yielded, as ADK serialises them (``JSON.stringify``)."""
+    a sub-agent holds the clock tool); its spans through the JavaScript OpenTelemetry SDK, written as OTLP/JSON by the
+    SDK's own serializer. The record of a turn is the session events the runner yielded, as ADK serialises them
+    (``JSON.stringify``)."""
     with ChatCompletionsServer(script) as server, tempfile.TemporaryDirectory() as tmp:
         output = Path(tmp) / "run.json"
         request = {
