@@ -317,7 +317,7 @@ MODEL_TURNS = {
     "transfer": [3],
     "parallel_tools": [3],
 }
-"""How many times the scripted model answered in each turn of the five scenarios."""
+"""How many times the scripted model answered in each turn of each scenario (parallel calls: one answer for both)."""
 
 
 @pytest.mark.parametrize(
