@@ -246,9 +246,10 @@ CONTENT_NOT_CAPTURED = frozenset({"autogen", "agent_framework_no_content"})
 FIVE_SCENARIOS = frozenset({"one_tool", "sequential_tools", "tool_error", "no_tool", "multi_turn"})
 """The scenarios of the producers added with LlamaIndex, CrewAI, Strands, AutoGen and Microsoft Agent Framework; the
 first eight have three."""
-EXTRA_SCENARIOS = {"adk_js": {"parallel_tools", "transfer"}, "agent_framework": {"parallel_tools"}}
-"""A producer's scenarios beyond its set: parallel calls (ADK for JavaScript's ``execute_tool (merged)`` span) and ADK
-for JavaScript's root agent transferring to a sub-agent."""
+EXTRA_SCENARIOS = {"adk_js": {"parallel_tools", "transfer"}, "agent_framework": {"parallel_tools", "agent_tool"}}
+"""A producer's scenarios beyond its set: parallel calls (ADK for JavaScript's ``execute_tool (merged)`` span), ADK for
+JavaScript's root agent transferring to a sub-agent, and Agent Framework's agent used as a tool (its calls are the
+parent's tool call, its model calls count for the invocation)."""
 SHARED_ROWS = frozenset({"pydantic_ai_v6", "strands_latest", "strands_span_attributes", "agent_framework_no_content"})
 """Producers that share a README row with another (the same framework, another telemetry format or setting)."""
 
@@ -316,6 +317,7 @@ MODEL_TURNS = {
     "multi_turn": [2, 2],
     "transfer": [3],
     "parallel_tools": [3],
+    "agent_tool": [4],
 }
 """How many times the scripted model answered in each turn of each scenario (parallel calls: one answer for both)."""
 

@@ -185,6 +185,23 @@ def crewai(*, event_listener: bool) -> Any:
 
 # --- Microsoft Agent Framework --------------------------------------------------------------------------------------
 
+AGENT_FRAMEWORK_AGENT_TOOL = Scenario(
+    "agent_tool",
+    [
+        Turn(
+            "What time is it in Tokyo?",
+            [
+                [("time_agent", {"task": "The local time in Tokyo."})],  # the parent calls the sub-agent (``as_tool``)
+                [("get_time", {"city": "Tokyo"})],  # the sub-agent's own model turns
+                "Tokyo: 21:05.",
+                "It is 21:05 in Tokyo.",
+            ],
+        )
+    ],
+)
+"""A scenario of Agent Framework's own: an agent used as a tool (``Agent.as_tool``), whose model calls and tool run
+are inside the parent's tool call."""
+
 
 def agent_framework(scenario: Scenario, script: Script, provider: TracerProvider) -> Any:
     """An ``Agent`` on the framework's OpenAI chat completions client, one session for the scenario's turns (each turn
@@ -197,7 +214,17 @@ def agent_framework(scenario: Scenario, script: Script, provider: TracerProvider
     record = []
     with ChatCompletionsServer(script) as server:
         client = OpenAIChatCompletionClient(MODEL, api_key="not-a-key", base_url=server.base_url)
-        agent = Agent(client=client, instructions=INSTRUCTIONS, tools=list(TOOLS.values()), name="weather_agent")
+        tools: list[Any] = list(TOOLS.values())
+        if scenario.name == AGENT_FRAMEWORK_AGENT_TOOL.name:  # the clock is a sub-agent's, called as a tool
+            clock = Agent(
+                client=client,
+                instructions="You tell the local time. Use the tool.",
+                tools=[TOOLS["get_time"]],
+                name="time_agent",
+                description="Tells the local time in a city.",
+            )
+            tools = [TOOLS["get_weather"], clock.as_tool()]
+        agent = Agent(client=client, instructions=INSTRUCTIONS, tools=tools, name="weather_agent")
 
         async def turns() -> None:
             session = agent.create_session()
