@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from otel_eval.model import IntermediateData, TracedInvocation, content_text
-from otel_eval.reconstruct import rebuild_traces
+from otel_eval.reconstruct import UNKNOWN_CONVENTION, rebuild_traces
 from otel_eval.reconstruct._values import tool_call_args, tool_response_payload
 from otel_eval.traces import read_trace_bytes
 
@@ -246,10 +246,14 @@ CONTENT_NOT_CAPTURED = frozenset({"autogen", "agent_framework_no_content"})
 FIVE_SCENARIOS = frozenset({"one_tool", "sequential_tools", "tool_error", "no_tool", "multi_turn"})
 """The scenarios of the producers added with LlamaIndex, CrewAI, Strands, AutoGen and Microsoft Agent Framework; the
 first eight have three."""
-EXTRA_SCENARIOS = {"adk_js": {"parallel_tools", "transfer"}, "agent_framework": {"parallel_tools", "agent_tool"}}
+EXTRA_SCENARIOS = {
+    "adk_js": {"parallel_tools", "transfer"},
+    "agent_framework": {"parallel_tools", "agent_tool", "workflow"},
+}
 """A producer's scenarios beyond its set: parallel calls (ADK for JavaScript's ``execute_tool (merged)`` span), ADK for
-JavaScript's root agent transferring to a sub-agent, and Agent Framework's agent used as a tool (its calls are the
-parent's tool call, its model calls count for the invocation)."""
+JavaScript's root agent transferring to a sub-agent, Agent Framework's agent used as a tool (its calls are the parent's
+tool call, its model calls count for the invocation) and its two-agent workflow (an invocation per agent, each with the
+workflow's input as its user text)."""
 SHARED_ROWS = frozenset({"pydantic_ai_v6", "strands_latest", "strands_span_attributes", "agent_framework_no_content"})
 """Producers that share a README row with another (the same framework, another telemetry format or setting)."""
 
@@ -273,6 +277,10 @@ def load(record_path: Path) -> tuple[dict[str, Any], list[TracedInvocation], lis
     spans_path = record_path.with_name(record_path.name.replace(".record.json", ".otlp.json.gz"))
     spans = read_trace_bytes(gzip.decompress(spans_path.read_bytes()), source=str(spans_path)).spans
     traces = rebuild_traces(spans)
+    # Agent Framework's ``workflow.build`` is a trace of its own: no agent in it, no convention, nothing to evaluate.
+    built = [t for t in traces if [s.name for s in spans if s.trace_id == t.trace_id] == ["workflow.build"]]
+    assert all(t.convention == UNKNOWN_CONVENTION and not t.invocations for t in built)
+    traces = [t for t in traces if t not in built]
     assert {t.convention for t in traces} == {record["convention"]}, [t.convention for t in traces]
     warnings = [w for t in traces for w in t.warnings] + [w for t in traces for i in t.invocations for w in i.warnings]
     return record, [i for t in traces for i in t.invocations], warnings
@@ -318,6 +326,7 @@ MODEL_TURNS = {
     "transfer": [3],
     "parallel_tools": [3],
     "agent_tool": [4],
+    "workflow": [2, 2],
 }
 """How many times the scripted model answered in each turn of each scenario (parallel calls: one answer for both)."""
 

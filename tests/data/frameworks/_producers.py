@@ -379,11 +379,15 @@ recorded on ``SCENARIOS``."""
 
 EXTRA_SCENARIOS = {
     "adk_js": [SCENARIOS[0], _producers_agents.ADK_JS_TRANSFER],
-    "agent_framework": [SCENARIOS[0], _producers_agents.AGENT_FRAMEWORK_AGENT_TOOL],
+    "agent_framework": [
+        SCENARIOS[0],
+        _producers_agents.AGENT_FRAMEWORK_AGENT_TOOL,
+        _producers_agents.AGENT_FRAMEWORK_WORKFLOW,
+    ],
 }
 """Scenarios of one producer beyond its set, after it: parallel calls (ADK for JavaScript's merged tool span; Agent
-Framework's tool spans side by side), ADK for JavaScript's transfer to a sub-agent and Agent Framework's agent used as
-a tool."""
+Framework's tool spans side by side), ADK for JavaScript's transfer to a sub-agent, and Agent Framework's agent used as
+a tool and two-agent workflow."""
 
 
 def record(name: str) -> None:

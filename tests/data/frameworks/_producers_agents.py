@@ -201,6 +201,21 @@ AGENT_FRAMEWORK_AGENT_TOOL = Scenario(
 )
 """A scenario of Agent Framework's own: an agent used as a tool (``Agent.as_tool``), whose model calls and tool run
 are inside the parent's tool call."""
+AGENT_FRAMEWORK_WORKFLOW = Scenario(
+    "workflow",
+    [
+        Turn(
+            "What's the weather in Paris, and the time there?",
+            [
+                [("get_weather", {"city": "Paris"})],  # the first agent
+                "Paris is cloudy at 18 °C.",
+                [("get_time", {"city": "Paris"})],  # the second, given the conversation so far
+                "It is 14:05 in Paris.",
+            ],
+        )
+    ],
+)
+"""Another: a two-agent workflow (``WorkflowBuilder``, one edge); the record holds each agent's ``AgentResponse``."""
 
 
 def agent_framework(scenario: Scenario, script: Script, provider: TracerProvider) -> Any:
@@ -227,6 +242,25 @@ def agent_framework(scenario: Scenario, script: Script, provider: TracerProvider
         agent = Agent(client=client, instructions=INSTRUCTIONS, tools=tools, name="weather_agent")
 
         async def turns() -> None:
+            if scenario.name == AGENT_FRAMEWORK_WORKFLOW.name:
+                from agent_framework import WorkflowBuilder
+
+                weather = Agent(
+                    client=client, instructions=INSTRUCTIONS, tools=[TOOLS["get_weather"]], name="weather_agent"
+                )
+                clock = Agent(
+                    client=client,
+                    instructions="You tell the local time. Use the tool.",
+                    tools=[TOOLS["get_time"]],
+                    name="time_agent",
+                )
+                workflow = WorkflowBuilder(start_executor=weather).add_edge(weather, clock).build()
+                (turn,) = scenario.turns
+                result = await workflow.run(turn.user)
+                for response in result.get_outputs():
+                    messages = [message.to_dict() for message in response.messages]
+                    record.append({"user": turn.user, "messages": messages, "text": response.text})
+                return
             session = agent.create_session()
             for turn in scenario.turns:
                 response = await agent.run(turn.user, session=session)
