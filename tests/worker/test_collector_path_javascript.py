@@ -85,9 +85,9 @@ async def test_adk_for_javascript_through_rotel_scores_like_run_on_the_same_span
             for invocation in trace_.invocations:
                 await reference_core.evaluate(EvaluationRequest(invocations=[invocation]))
     expected = _scores(reference)
-    assert len({(t, s) for t, s, *_ in expected}) == 8  # the seven scenarios' turns
+    assert len({(t, s) for t, s, *_ in expected}) == 9  # the eight scenarios' turns
     passed = Counter(metric for _, _, metric, label, _ in expected if label == "pass")
-    assert passed == {"tool_trajectory_avg_score": 8, "response_match_score": 8}  # every turn paired with its case
+    assert passed == {"tool_trajectory_avg_score": 9, "response_match_score": 9}  # every turn paired with its case
 
     worker = collector_worker(kafka_bootstrap, core(telemetry), telemetry, spans_topic)
     with running_rotel(kafka_bootstrap, spans_topic, tmp_path) as endpoint:

@@ -378,7 +378,7 @@ recorded on ``SCENARIOS``."""
 
 
 EXTRA_SCENARIOS = {
-    "adk_js": [SCENARIOS[0], _producers_agents.ADK_JS_TRANSFER],
+    "adk_js": [SCENARIOS[0], _producers_agents.ADK_JS_TRANSFER, _producers_agents.ADK_JS_AGENT_TOOL],
     "agent_framework": [
         SCENARIOS[0],
         _producers_agents.AGENT_FRAMEWORK_AGENT_TOOL,
@@ -386,8 +386,8 @@ EXTRA_SCENARIOS = {
     ],
 }
 """Scenarios of one producer beyond its set, after it: parallel calls (ADK for JavaScript's merged tool span; Agent
-Framework's tool spans side by side), ADK for JavaScript's transfer to a sub-agent, and Agent Framework's agent used as
-a tool and two-agent workflow."""
+Framework's tool spans side by side), ADK for JavaScript's transfer to a sub-agent, an agent used as a tool (ADK's
+``AgentTool``, Agent Framework's ``as_tool``) and Agent Framework's two-agent workflow."""
 
 
 def record(name: str) -> None:

@@ -291,14 +291,29 @@ ADK_JS_TRANSFER = Scenario(
     ],
 )
 """A scenario of ADK for JavaScript's own: the root agent transfers to a sub-agent that owns the clock tool."""
+ADK_JS_AGENT_TOOL = Scenario(
+    "agent_tool",
+    [
+        Turn(
+            "Which local time is it in Tokyo now?",
+            [
+                [("time_agent", {"request": "The local time in Tokyo."})],  # the root calls the agent (``AgentTool``)
+                [("get_time", {"city": "Tokyo"})],  # the agent's own run
+                "Tokyo: 21:05.",
+                "It is 21:05 in Tokyo.",
+            ],
+        )
+    ],
+)
+"""Another: the clock belongs to an agent the root agent calls as a tool (``AgentTool``)."""
 
 
 def adk_js(scenario: Scenario, script: Script, provider: TracerProvider) -> ForeignRun:
     """``node/record_adk.mjs``: an ``LlmAgent`` of ``@google/adk`` on its own Gemini model class, which talks to the
-    scripted server (``GOOGLE_GEMINI_BASE_URL``), one session for the scenario's turns (with :data:`ADK_JS_TRANSFER`,
-    a sub-agent holds the clock tool); its spans through the JavaScript OpenTelemetry SDK, written as OTLP/JSON by the
-    SDK's own serializer. The record of a turn is the session events the runner yielded, as ADK serialises them
-    (``JSON.stringify``)."""
+    scripted server (``GOOGLE_GEMINI_BASE_URL``), one session for the scenario's turns (with :data:`ADK_JS_TRANSFER`
+    and :data:`ADK_JS_AGENT_TOOL`, another agent holds the clock tool); its spans through the JavaScript
+    OpenTelemetry SDK, written as OTLP/JSON by the SDK's own serializer. The record of a turn is the session events
+    the runner yielded, as ADK serialises them (``JSON.stringify``)."""
     with ChatCompletionsServer(script) as server, tempfile.TemporaryDirectory() as tmp:
         output = Path(tmp) / "run.json"
         request = {
@@ -307,6 +322,7 @@ def adk_js(scenario: Scenario, script: Script, provider: TracerProvider) -> Fore
             "turns": [turn.user for turn in scenario.turns],
             "output": str(output),
             "transfer": scenario.name == ADK_JS_TRANSFER.name,
+            "agentTool": scenario.name == ADK_JS_AGENT_TOOL.name,
         }
         environment = {**os.environ, "GOOGLE_GEMINI_BASE_URL": server.root, "GOOGLE_API_KEY": "not-a-key"}
         subprocess.run(

@@ -13,7 +13,7 @@ const provider = new NodeTracerProvider({
 });
 provider.register();
 // ADK gets its tracer when it is loaded, from its own copy of the OpenTelemetry API: the provider is registered first.
-const { FunctionTool, InMemoryRunner, LlmAgent } = await import("@google/adk");
+const { AgentTool, FunctionTool, InMemoryRunner, LlmAgent } = await import("@google/adk");
 
 const WEATHER = {
   Paris: { temperature_c: 18, conditions: "cloudy" },
@@ -46,8 +46,9 @@ const tools = [
     },
   }),
 ];
-// With "transfer": the clock tool belongs to a sub-agent the root agent transfers to (ADK's transfer_to_agent).
-const clock = input.transfer
+// With "transfer": the clock tool belongs to a sub-agent the root agent transfers to (ADK's transfer_to_agent); with
+// "agentTool": to an agent the root agent calls as a tool (AgentTool).
+const clock = input.transfer || input.agentTool
   ? new LlmAgent({
       name: "time_agent",
       description: "Tells the local time in a city.",
@@ -60,8 +61,10 @@ const agent = new LlmAgent({
   name: "weather_agent",
   model: input.model,
   instruction: input.instructions,
-  tools: clock ? tools.filter((tool) => tool.name !== "get_time") : tools,
-  subAgents: clock ? [clock] : [],
+  tools: clock
+    ? [...tools.filter((tool) => tool.name !== "get_time"), ...(input.agentTool ? [new AgentTool({ agent: clock })] : [])]
+    : tools,
+  subAgents: input.transfer ? [clock] : [],
 });
 const runner = new InMemoryRunner({ agent, appName: "weather_app" });
 const session = await runner.sessionService.createSession({ appName: "weather_app", userId: "user" });
