@@ -31,6 +31,7 @@ from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.worker._decoding import decoding
 from otel_eval.worker._handled import HandledInvocations, InvocationKey
 from otel_eval.worker._metrics import WorkerMetrics
+from otel_eval.worker._offsets import PartitionOffsets
 from otel_eval.worker._read_barrier import ReadBarrier
 from otel_eval.worker._sessions import OpenSessions, Routed, SessionsTopic
 from otel_eval.worker._tenancy import DEFAULT_TENANT, Tenancy, of_worker_record
@@ -121,8 +122,8 @@ class BatchPipeline:
         self._dead_letters: DeadLetters | None = None
         self._sessions_topic: SessionsTopic | None = None
         self._read_barrier: ReadBarrier | None = None
-        self._positions: dict[Any, int] = {}
-        self._committed: dict[Any, int] = {}
+        self.offsets = PartitionOffsets()
+        """Each partition's read position and committed offset."""
         self._settling: tuple[asyncio.Task[None], list[str]] | None = None
         self.handled = HandledInvocations(ledger)
         """What was handled already: the evaluation is at least once, not more than it must."""
@@ -208,10 +209,7 @@ class BatchPipeline:
     async def _prepare(self, batch: dict[Any, list[Any]], ready: list[Any]) -> _Prepared:
         started = time.monotonic()
         work: list[_Work] = []
-        for tp, messages in batch.items():
-            if messages:
-                # The first offset read from a partition is its committed offset: the point to rewind to.
-                self._committed.setdefault(tp, messages[0].offset)
+        self.offsets.fetched(batch)
         fetched = [
             (tp, message, self._topics.get(tp.topic, SOURCE_REQUESTS))
             for tp, messages in batch.items()
@@ -240,9 +238,7 @@ class BatchPipeline:
                     partial(self.sessions.hold, tp, message.offset, tenant=tenant) if _has_sessions(outcome) else None
                 )
                 work.append(_Work(message.partition, outcome, tenant, hold))
-        for tp, messages in batch.items():
-            if messages:
-                self._positions[tp] = messages[-1].offset + 1
+        self.offsets.read(batch)
         if batch:
             ready = ready + await self.idle_traces()
         fresh = [trace for trace in ready if not self.ledger.has_trace(trace.trace_id, trace.tenant)]
@@ -300,7 +296,7 @@ class BatchPipeline:
         for tenant, routed in groupby(prepared.records, key=itemgetter(2)):
             self.ledger.add((record for _, record, _ in routed), tenant=tenant, invocations=False)
         self.handled.published(prepared.evaluated_keys)
-        await self._commit(prepared.offsets)
+        await self.offsets.commit(self._consumer, prepared.offsets)
         self.metrics.batch(time.monotonic() - prepared.started, prepared.source)
 
     async def _dead_letter(self, messages: Sequence[Any], error: Exception) -> None:
@@ -400,7 +396,7 @@ class BatchPipeline:
         """The offset to commit per partition read: the next one to read, held back by still open traces and
         sessions."""
         offsets: dict[Any, int] = {}
-        for tp, position in self._positions.items():
+        for tp, position in self.offsets.positions.items():
             if self._topics.get(tp.topic) in (SOURCE_OTLP_SPANS, SOURCE_OTLP_LOGS):
                 logs = self._topics.get(tp.topic) == SOURCE_OTLP_LOGS
                 offset = self.assembler.committable(tp.partition, position, logs=logs)
@@ -408,12 +404,6 @@ class BatchPipeline:
                 offset = self.sessions.committable(tp, position)
             offsets[tp] = offset
         return offsets
-
-    async def _commit(self, committable: dict[Any, int]) -> None:
-        offsets = {tp: o for tp, o in committable.items() if tp in self._positions and self._committed.get(tp) != o}
-        if offsets:
-            await self._consumer.commit(offsets)
-            self._committed.update(offsets)
 
     def rewind(self) -> None:
         """Seeks every partition read from back to its committed offset and forgets open traces and sessions (they
@@ -428,11 +418,7 @@ class BatchPipeline:
         self.assembler.forget(
             {tp.partition for tp in assigned if self._topics.get(tp.topic) == SOURCE_OTLP_LOGS}, logs=True
         )
-        for tp in assigned:
-            self._positions.pop(tp, None)
-            committed = self._committed.get(tp)
-            if committed is not None:
-                self._consumer.seek(tp, committed)
+        self.offsets.rewind(self._consumer, assigned)
 
     def forget(self, revoked: set[Any]) -> None:
         """Drops what is kept for the ``revoked`` partitions: open traces and sessions (left to their next owner),
@@ -448,9 +434,7 @@ class BatchPipeline:
             lost = self.assembler.forget(spans)
             if lost:
                 logger.info("partitions revoked: %d open traces left to their next owner", lost)
-        for tp in revoked:
-            self._positions.pop(tp, None)
-            self._committed.pop(tp, None)
+        self.offsets.forget(revoked)
         self.metrics.forget_lag((tp.topic, tp.partition) for tp in revoked)
 
 
