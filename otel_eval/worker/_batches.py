@@ -69,8 +69,6 @@ class _Prepared:
 
     evaluated_keys: list[InvocationKey]
     """(trace id, span id, tenant) of each invocation handled."""
-    settling_keys: list[str]
-    """Their keys while the batch is settled (:meth:`~otel_eval.worker._handled.HandledInvocations.settling`)."""
     records: list[Routed]
     offsets: dict[Any, int]
     started: float
@@ -124,7 +122,7 @@ class BatchPipeline:
         self._read_barrier: ReadBarrier | None = None
         self.offsets = PartitionOffsets()
         """Each partition's read position and committed offset."""
-        self._settling: tuple[asyncio.Task[None], list[str]] | None = None
+        self._settling: tuple[asyncio.Task[None], list[InvocationKey]] | None = None
         self.handled = HandledInvocations(ledger)
         """What was handled already: the evaluation is at least once, not more than it must."""
         self._reads = core.reads()
@@ -189,17 +187,17 @@ class BatchPipeline:
         if (prepared.records or prepared.evaluated_keys) and self.telemetry.buffers:
             await self._flush()
         task = asyncio.create_task(self._settle(prepared), name="otel-eval-worker-settle")
-        self._settling = (task, prepared.settling_keys)
+        self._settling = (task, prepared.evaluated_keys)
 
     async def settled(self) -> None:
         """Waits until the batch being settled is committed. Raises what failed (nothing of it is committed)."""
         settling, self._settling = self._settling, None
         if settling is not None:
-            task, keys = settling
+            task, evaluated = settling
             try:
                 await task
             finally:
-                self.handled.settled(keys)
+                self.handled.settled(evaluated)
 
     def cancel(self) -> None:
         """Abandons the batch being settled (the worker stops at once): what it did not commit is redelivered."""
@@ -273,9 +271,9 @@ class BatchPipeline:
         windows, rejudged = await self.sessions.judge(self.settings.worker_concurrency)
         self.metrics.duplicates_skipped(rejudged)
         records += windows
-        settling_keys = self.handled.settling(evaluated_keys)
+        self.handled.settling(evaluated_keys)
         source = SOURCE_OTLP_SPANS if ready else SOURCE_REQUESTS
-        return _Prepared(evaluated_keys, settling_keys, records, self._committable(), started, source, rekeyed)
+        return _Prepared(evaluated_keys, records, self._committable(), started, source, rekeyed)
 
     async def _flush(self) -> None:
         flushed = await asyncio.to_thread(self.telemetry.flush, self.settings.worker_flush_timeout)
@@ -390,7 +388,9 @@ class BatchPipeline:
         would go on without them."""
         if self._read_barrier is None:
             return []
-        return self.assembler.ready(held=await self._read_barrier.holds(self.assembler.idle()))
+        held = await self._read_barrier.holds(self.assembler.idle())
+        # ready() looks at the idle traces again: a rebalance during the await may have forgotten some.
+        return self.assembler.ready(held=held)
 
     def _committable(self) -> dict[Any, int]:
         """The offset to commit per partition read: the next one to read, held back by still open traces and

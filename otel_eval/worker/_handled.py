@@ -90,15 +90,13 @@ class HandledInvocations:
             evaluated.append((trace_id, span_id, tenant))
         return routed
 
-    def settling(self, evaluated: Iterable[InvocationKey]) -> list[str]:
-        """Marks a batch's invocations as being settled; their keys, for :meth:`settled`."""
-        keys = [invocation_key(t, s, tenant) for t, s, tenant in evaluated]
-        self._in_settlement.update(keys)
-        return keys
+    def settling(self, evaluated: Iterable[InvocationKey]) -> None:
+        """Marks a batch's invocations as being settled."""
+        self._in_settlement.update(invocation_key(t, s, tenant) for t, s, tenant in evaluated)
 
-    def settled(self, keys: Iterable[str]) -> None:
-        """The batch whose :meth:`settling` gave ``keys`` is committed, or abandoned."""
-        self._in_settlement.difference_update(keys)
+    def settled(self, evaluated: Iterable[InvocationKey]) -> None:
+        """The batch whose invocations :meth:`settling` marked is committed, or abandoned."""
+        self._in_settlement.difference_update(invocation_key(t, s, tenant) for t, s, tenant in evaluated)
 
     def published(self, evaluated: Iterable[InvocationKey]) -> None:
         """A batch's results are published: its invocations join the ledger, their kept records are dropped."""

@@ -46,9 +46,9 @@ def test_a_batch_is_evaluated_once_and_its_records_kept_until_published() -> Non
     assert retry.evaluated == [(first.trace_id, first.span_id, "")]
 
     # Being settled, a copy in the next batch is not new work; once settled and published, the ledger says so.
-    keys = handled.settling(retry.evaluated)
+    handled.settling(retry.evaluated)
     assert handled.sort([("", [first])]).new == []
-    handled.settled(keys)
+    handled.settled(retry.evaluated)
     assert handled.sort([("", [first])]).kept == routed  # not published yet: still kept
     handled.published(retry.evaluated)
     after = handled.sort([("", [first])])
