@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -16,7 +17,8 @@ from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.worker.service import Worker
 from tests._kafka import free_port, random_topic
-from tests.worker._harness import MemoryTelemetry, worker_settings
+from tests.waiting import wait_until_async
+from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
 
 ROTEL_ENV = Path(__file__).resolve().parents[2] / "collector_config" / "rotel" / "rotel-agent.env"
 
@@ -92,3 +94,11 @@ def collector_worker(
         core=core,
         telemetry=telemetry.providers,
     )
+
+
+async def run_until_scored(worker: Worker, scored: Callable[[], bool]) -> None:
+    """Runs ``worker`` until ``scored()`` (at most 60 s), then one idle timeout more, so that a trace evaluated twice
+    would show."""
+    async with running_worker(worker):
+        await wait_until_async(scored, timeout=60, what="collector-path scores")
+        await asyncio.sleep(1.5)

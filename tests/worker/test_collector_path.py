@@ -7,7 +7,6 @@ evaluation of the very same spans.
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from pathlib import Path
 
@@ -32,9 +31,8 @@ from otel_eval.traces.log_records import SpanLogRecord
 from otel_eval.worker.collector_path import TraceAssembler, parse_otlp_logs, parse_otlp_spans, requests_from_trace
 from tests._kafka import random_topic, read_topic
 from tests.reconstruct.adk_agents import record_runs
-from tests.waiting import wait_until_async
-from tests.worker._collector import agent_spans, collector_worker, running_rotel
-from tests.worker._harness import MemoryTelemetry, running_worker
+from tests.worker._collector import agent_spans, collector_worker, run_until_scored, running_rotel
+from tests.worker._harness import MemoryTelemetry
 
 
 class FakeClock:
@@ -198,11 +196,7 @@ async def test_collector_path_through_rotel_scores_like_the_in_process_path(
         expected = _scores(reference)
         assert len({(t, s) for t, s, *_ in expected}) == len(SCENARIOS)
 
-        async with running_worker(worker):
-            await wait_until_async(
-                lambda: len(telemetry.events()) >= len(expected), timeout=60, what="collector-path scores"
-            )
-            await asyncio.sleep(1.5)  # an idle timeout more: no trace is evaluated twice
+        await run_until_scored(worker, lambda: len(telemetry.events()) >= len(expected))
         provider.shutdown()
     assert _scores(telemetry) == expected
     assert len(telemetry.events()) == len(reference.events())
@@ -249,13 +243,7 @@ async def test_event_only_adk_logs_through_rotel_score_like_span_only(kafka_boot
         assert OTLPSpanExporter(endpoint=endpoint).export(event_only.spans).name == "SUCCESS"
         logs_messages = await read_topic(kafka_bootstrap, logs_topic, expected=1, timeout=20)
         assert logs_messages and all(parse_otlp_logs(m.value, "check") for m in logs_messages)
-        async with running_worker(worker):
-            await wait_until_async(
-                lambda: sum(_score_counts(telemetry).values()) >= sum(expected.values()),
-                timeout=60,
-                what="collector-path scores",
-            )
-            await asyncio.sleep(1.5)  # an idle timeout more: no trace is evaluated twice
+        await run_until_scored(worker, lambda: sum(_score_counts(telemetry).values()) >= sum(expected.values()))
     assert _score_counts(telemetry) == expected
     counts = worker.metrics.snapshot()
     assert not any(key.startswith("log_records.dropped") for key in counts), counts

@@ -22,9 +22,8 @@ from otel_eval.model.messages import EvaluationRequest
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import read_trace_bytes
 from tests._kafka import random_topic, read_topic
-from tests.waiting import wait_until_async
-from tests.worker._collector import collector_worker, running_rotel
-from tests.worker._harness import MemoryTelemetry, running_worker
+from tests.worker._collector import collector_worker, run_until_scored, running_rotel
+from tests.worker._harness import MemoryTelemetry
 
 ADK_JS = Path(__file__).resolve().parents[1] / "data" / "frameworks" / "adk_js"
 CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
@@ -94,13 +93,7 @@ async def test_adk_for_javascript_through_rotel_scores_like_run_on_the_same_span
         for document in documents:  # as @opentelemetry/exporter-trace-otlp-http sends them (JSON)
             assert await asyncio.to_thread(_post_json, endpoint, document) == 200
         assert await read_topic(kafka_bootstrap, spans_topic, expected=1, timeout=20)
-        async with running_worker(worker):
-            await wait_until_async(
-                lambda: sum(_scores(telemetry).values()) >= sum(expected.values()),
-                timeout=60,
-                what="collector-path scores",
-            )
-            await asyncio.sleep(1.5)  # an idle timeout more: no trace is evaluated twice
+        await run_until_scored(worker, lambda: sum(_scores(telemetry).values()) >= sum(expected.values()))
     assert _scores(telemetry) == expected
     assert worker.metrics.snapshot().get("dead_letters", 0) == 0
     telemetry.shutdown()
