@@ -283,6 +283,8 @@ GEN_AI_USAGE_REASONING_TOKENS_LEGACY: Final = "gen_ai.usage.reasoning_tokens"  #
 GEN_AI_HANDOFF_FROM_AGENT: Final = "gen_ai.handoff.from_agent"
 GEN_AI_HANDOFF_TO_AGENT: Final = "gen_ai.handoff.to_agent"
 GEN_AI_EVENT_CONTENT: Final = "gen_ai.event.content"  # Azure SDKs: the whole deprecated-event body as JSON
+AGENT_FRAMEWORK_SCOPE: Final = "agent_framework"  # Microsoft Agent Framework (Python)'s tracer
+AGENT_FRAMEWORK_WORKFLOW_RUN: Final = "workflow.run"  # its workflow's run: no GenAI attribute, its agents' parent
 PYDANTIC_AI_ALL_MESSAGES: Final = "pydantic_ai.all_messages"
 PYDANTIC_AI_FINAL_RESULT: Final = "final_result"
 

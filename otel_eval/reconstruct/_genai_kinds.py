@@ -16,6 +16,9 @@ AGENT_PREFIX = "invoke_"
 KNOWN_OPERATIONS = MODEL_OPERATIONS | {TOOL_OPERATION, "invoke_agent", "invoke_workflow", "create_agent"}
 _TRACELOOP_CONTAINERS = frozenset({"agent", "workflow"})
 _TRACELOOP_TOOL = "tool"
+_WORKFLOW_RUN, _WORKFLOW_SCOPE = semconv.AGENT_FRAMEWORK_WORKFLOW_RUN, semconv.AGENT_FRAMEWORK_SCOPE
+"""Microsoft Agent Framework's ``workflow.run`` span: the run of a workflow of agents, whose ``invoke_agent`` spans are
+its descendants and which no GenAI attribute names. An agent span, so one invocation, as an ``invoke_workflow`` is."""
 
 
 def operation(span: Span) -> str:
@@ -34,7 +37,12 @@ def traceloop_kind(span: Span) -> str:
 
 def is_agent(span: Span) -> bool:
     """An agent or workflow span (an invocation root when nothing above it is one)."""
-    return operation(span).startswith(AGENT_PREFIX) or traceloop_kind(span) in _TRACELOOP_CONTAINERS
+    op = operation(span)
+    return (
+        op.startswith(AGENT_PREFIX)
+        or traceloop_kind(span) in _TRACELOOP_CONTAINERS
+        or (op == _WORKFLOW_RUN and span.scope_name == _WORKFLOW_SCOPE)
+    )
 
 
 def is_model_call(span: Span) -> bool:
@@ -64,7 +72,7 @@ class SpanKinds:
             kind = attributes.get(semconv.TRACELOOP_SPAN_KIND)
             kind = kind.lower() if isinstance(kind, str) else ""
             container = kind in _TRACELOOP_CONTAINERS
-            if op.startswith(AGENT_PREFIX) or container:
+            if op.startswith(AGENT_PREFIX) or container or (op == _WORKFLOW_RUN and span.scope_name == _WORKFLOW_SCOPE):
                 self.agents.add(span.span_id)
             if op in MODEL_OPERATIONS and not container:
                 self.model_calls.add(span.span_id)

@@ -22,7 +22,7 @@ import gzip
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -252,7 +252,7 @@ EXTRA_SCENARIOS = {
 }
 """A producer's scenarios beyond its set: parallel calls (ADK for JavaScript's ``execute_tool (merged)`` span), ADK for
 JavaScript's root agent transferring to a sub-agent, an agent used as a tool (its calls are the parent's tool call) and
-Agent Framework's two-agent workflow (an invocation per agent, each with the workflow's input as its user text)."""
+Agent Framework's two-agent workflow (one invocation: :func:`workflow_run`)."""
 SHARED_ROWS = frozenset({"pydantic_ai_v6", "strands_latest", "strands_span_attributes", "agent_framework_no_content"})
 """Producers that share a README row with another (the same framework, another telemetry format or setting)."""
 
@@ -303,6 +303,18 @@ def test_every_producer_has_every_scenario() -> None:
         assert names == expected | EXTRA_SCENARIOS.get(producer, set()), producer
 
 
+def workflow_run(agents: list[Turn]) -> Turn:
+    """Agent Framework's workflow run, one invocation whose record is each agent's response: the workflow's input,
+    every agent's calls and results in order, the last agent's answer (the framework's ``evaluate_workflow`` overall
+    item, and ADK's run of sequential agents)."""
+    return Turn(
+        agents[0].user,
+        [call for agent in agents for call in agent.calls],
+        [result for agent in agents for result in agent.results],
+        agents[-1].final,
+    )
+
+
 @pytest.mark.parametrize(
     "record_path",
     [p for p in FIXTURES if p.parent.name not in CONTENT_NOT_CAPTURED],
@@ -311,6 +323,8 @@ def test_every_producer_has_every_scenario() -> None:
 def test_rebuilt_invocations_equal_the_framework_record(record_path: Path) -> None:
     record, invocations, warnings = load(record_path)
     expected = [READERS[record["producer"]](turn) for turn in record["turns"]]
+    if record["scenario"] == "workflow":
+        expected = [workflow_run(expected)]
     assert [rebuilt_turn(i) for i in invocations] == expected
     assert warnings == []
     assert all(i.content_captured for i in invocations)
@@ -325,7 +339,7 @@ MODEL_TURNS = {
     "transfer": [3],
     "parallel_tools": [3],
     "agent_tool": [4],
-    "workflow": [2, 2],
+    "workflow": [4],
 }
 """How many times the scripted model answered in each turn of each scenario (parallel calls: one answer for both)."""
 OWN_RUNS = {("adk_js", "agent_tool"): [2]}
@@ -376,6 +390,29 @@ def test_adk_for_javascript_sub_agent_is_an_agent_of_the_invocation() -> None:
         d["name"] for tool in app.agent_details["time_agent"].tool_declarations for d in tool["function_declarations"]
     }
     assert declared == {"get_time", "transfer_to_agent"}  # its own tool, and the transfer back
+
+
+def test_agent_framework_workflow_run_is_one_invocation_of_its_agents() -> None:
+    """The workflow's ``workflow.run`` span (no GenAI attribute on it) is the invocation's root: the first agent's answer
+    is an intermediate response, both agents are in the app details, and the invocation is labelled with the first
+    agent (not the workflow's generated name). A ``workflow.run`` span of another instrumentation is no agent: the
+    same spans then give an invocation per agent."""
+    path = FRAMEWORKS / "agent_framework" / "workflow.otlp.json.gz"
+    spans = read_trace_bytes(gzip.decompress(path.read_bytes()), source=str(path)).spans
+    [invocation] = [i for t in rebuild_traces(spans) for i in t.invocations]
+    [run] = [s for s in spans if s.name == "workflow.run"]
+    assert invocation.span_id == run.span_id and invocation.agent_name == "weather_agent"
+    data = invocation.invocation.intermediate_data
+    assert isinstance(data, IntermediateData)
+    assert [(author, [p.text for p in parts]) for author, parts in data.intermediate_responses] == [
+        ("weather_agent", ["Paris is cloudy at 18 °C."])
+    ]
+    app = invocation.invocation.app_details
+    assert app is not None and set(app.agent_details) == {"weather_agent", "time_agent"}
+
+    other = [replace(s, scope_name="another.library") if s.name == "workflow.run" else s for s in spans]
+    rebuilt = [i for t in rebuild_traces(other) for i in t.invocations]
+    assert [i.agent_name for i in rebuilt] == ["weather_agent", "time_agent"]
 
 
 def test_frameworks_table_lists_every_producer_with_the_versions_tested() -> None:
