@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 
 class OtelEvalError(Exception):
     """Base of every error otel-eval raises on purpose."""
@@ -33,3 +36,15 @@ class JudgeError(OtelEvalError):
         super().__init__(message)
         self.error_type = error_type
         self.retriable = retriable
+
+
+@contextlib.contextmanager
+def optional_dependency(needed_by: str, extra: str) -> Iterator[None]:
+    """Turns a package missing while the block imports into a :class:`ConfigurationError` that names the setting that
+    needs it (``needed_by``) and the extra that installs it, instead of a traceback from deep inside an import."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        raise ConfigurationError(
+            f"{needed_by} needs the {exc.name!r} package, which is not installed: pip install 'otel-eval[{extra}]'"
+        ) from None

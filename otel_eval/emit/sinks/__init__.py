@@ -18,7 +18,7 @@ from opentelemetry.metrics import MeterProvider
 from otel_eval import environment_variables as env
 from otel_eval.emit import RecordSink
 from otel_eval.emit.console import ConsoleRecordSink
-from otel_eval.errors import ConfigurationError
+from otel_eval.errors import ConfigurationError, optional_dependency
 
 if TYPE_CHECKING:
     from otel_eval.emit.sinks._delivery import Backend, BatchingSink, SinkMetrics
@@ -90,14 +90,15 @@ def sinks_from_env(
             expected="an integer >= 1",
         ),
     }
-    from otel_eval.emit.sinks._delivery import BatchingSink  # deferred: httpx, only when a backend is named
-
     sinks: list[RecordSink] = []
     for name in names:
         if name == CONSOLE:
             sinks.append(ConsoleRecordSink())
             continue
-        backend = _BACKENDS[name](environ)
+        with optional_dependency(f"{env.OTEL_EVAL_SINKS}={name}", extra=name):
+            from otel_eval.emit.sinks._delivery import BatchingSink  # deferred: httpx, only when a backend is named
+
+            backend = _BACKENDS[name](environ)
         sinks.append(
             BatchingSink(
                 backend,

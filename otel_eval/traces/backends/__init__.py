@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
+from otel_eval.errors import optional_dependency
 from otel_eval.traces.span import Span
 
 PHOENIX: Final = "phoenix"
@@ -92,7 +93,8 @@ def reader_from_env(name: str, environ: Mapping[str, str]) -> BackendReader:
         from otel_eval.errors import ConfigurationError
 
         raise ConfigurationError(f"--from: unknown backend {name!r}; expected one of {', '.join(BACKEND_NAMES)}")
-    return factories[name](environ)
+    with optional_dependency(f"--from {name}", extra=name):
+        return factories[name](environ)
 
 
 def _phoenix(environ: Mapping[str, str]) -> BackendReader:

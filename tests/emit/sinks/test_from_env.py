@@ -4,6 +4,8 @@ backend sink keeps (a full queue, a backend that never answers)."""
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -104,3 +106,34 @@ def test_a_backend_that_never_answers_costs_the_caller_nothing_and_the_exit_a_bo
         sink.shutdown(30_000)
         assert time.monotonic() - started < 7.0  # EXIT_FLUSH_S (5 s), not the 30 s asked
     assert sink.stats()["dropped.shutdown"] == 5
+
+
+WITHOUT_HTTPX = """
+import sys
+sys.modules["httpx"] = None  # as a default install with google-genai 3, which no longer brings httpx
+from otel_eval.emit.sinks import sinks_from_env
+from otel_eval.errors import ConfigurationError
+from otel_eval.traces.backends import reader_from_env
+print(type(sinks_from_env({"OTEL_EVAL_CONSOLE": "true"})[0]).__name__)
+for build in (
+    lambda: sinks_from_env({"OTEL_EVAL_SINKS": "console,mlflow", "MLFLOW_TRACKING_URI": "http://127.0.0.1:5000"}),
+    lambda: reader_from_env("phoenix", {}),
+):
+    try:
+        build()
+    except ConfigurationError as exc:
+        print(exc)
+"""
+
+
+def test_without_httpx_the_console_sink_is_built_and_a_backend_names_its_extra() -> None:
+    """The console sink needs no extra; a backend sink (or a backfill reader) without httpx fails at start-up with a
+    message naming the setting and the extra, not a traceback from inside an import. In a fresh interpreter, httpx
+    blocked."""
+    done = subprocess.run([sys.executable, "-c", WITHOUT_HTTPX], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "ConsoleRecordSink",
+        "OTEL_EVAL_SINKS=mlflow needs the 'httpx' package, which is not installed: pip install 'otel-eval[mlflow]'",
+        "--from phoenix needs the 'httpx' package, which is not installed: pip install 'otel-eval[phoenix]'",
+    ]
