@@ -24,6 +24,7 @@ SLOWEST_FIRST = (
     "tests/test_readme.py",
     "tests/processor/test_evaluation_process.py",
     "tests/cli/test_hostile_inputs.py",
+    "tests/deploy/test_default_install.py",
     # The files on the real Phoenix and MLflow servers after those: in CI their venvs (`make backends`) may still be
     # installing when the tests start, and a worker waiting on them would sit idle.
     "tests/docs/test_adk_recipes.py",

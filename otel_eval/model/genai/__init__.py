@@ -2,8 +2,10 @@
 
 Importing ``google.genai.types`` costs about a second (it imports the whole client, aiohttp and httpx, and defines
 several hundred models). The offline path only needs a handful of them, so this module re-declares those with the
-same class names, field names, field order, field types and model configuration as google-genai 2.34, which makes
-validation and serialisation identical (proved by ``tests/model/test_genai_models.py``)::
+same class names, field names, field order, field types and model configuration as the installed google-genai, which
+makes validation and serialisation identical (proved by ``tests/model/test_genai_models.py`` on google-genai 2.34, which
+google-adk 2.13 pins, and by ``tests/deploy/test_default_install.py`` on 3.6.1, which a default install resolves): the
+fields google-genai 3.4 added are declared only where it is installed (``_base.GENAI_MEDIA_METADATA``)::
 
     from otel_eval.model import genai as genai_types  # instead of: from google.genai import types as genai_types
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 import enum
 import functools
 import json
+import re
 import typing
 import warnings
-from typing import Annotated, Any, Self
+from importlib import metadata
+from typing import Annotated, Any, Final, Self
 
 import pydantic
 from pydantic import BeforeValidator, ValidationInfo, alias_generators
@@ -197,6 +199,27 @@ _RetrievalMetadata = Annotated[Any, _genai_validator("RetrievalMetadata")]
 _SearchEntryPoint = Annotated[Any, _genai_validator("SearchEntryPoint")]
 _SourceFlaggingUris = Annotated[Any, _genai_validator("GroundingMetadataSourceFlaggingUri", many=True)]
 
+_DocumentMetadata = Annotated[Any, _genai_validator("DocumentMetadata")]
+_SpreadsheetMetadata = Annotated[Any, _genai_validator("SpreadsheetMetadata")]
+_AudioMetadata = Annotated[Any, _genai_validator("AudioMetadata")]
+_VideoContentLayers = Annotated[Any, _genai_validator("VideoMetadataContentLayer", many=True)]
+
 GenerateContentConfig = Annotated[Any, _genai_validator("GenerateContentConfig")]
+
+
+def _installed_genai() -> tuple[int, int]:
+    """The installed google-genai's major and minor version, read from its metadata (no import of google.genai)."""
+    try:
+        numbers = re.findall(r"\d+", metadata.version("google-genai"))
+    except metadata.PackageNotFoundError:
+        return (0, 0)
+    return (int(numbers[0]), int(numbers[1])) if len(numbers) >= 2 else (0, 0)
+
+
+GENAI_MEDIA_METADATA: Final = _installed_genai() >= (3, 4)
+"""Whether the installed google-genai (3.4 and later) has ``Part.document_metadata``, ``spreadsheet_metadata`` and
+``audio_metadata`` and ``VideoMetadata.content_layers``: the stand-ins declare them only then, so that they accept,
+reject and dump as the installed google-genai does (google-adk 2.13 pins google-genai below 3; a default install
+resolves the newest)."""
 """Annotation only (not a class): a field that holds a real google-genai ``GenerateContentConfig``, imported and
 validated when the field is present; e.g. the judge model's config in an eval config."""

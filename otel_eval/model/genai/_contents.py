@@ -8,17 +8,22 @@ import pydantic
 from pydantic import ValidationInfo
 
 from ._base import (
+    GENAI_MEDIA_METADATA,
     BaseModel,
+    _AudioMetadata,
     _CodeExecutionResult,
+    _DocumentMetadata,
     _ExecutableCode,
     _FunctionResponseParts,
     _FunctionResponseScheduling,
     _MediaProcessing,
     _PartMediaResolution,
+    _SpreadsheetMetadata,
     _ToolCall,
     _ToolResponse,
     _Transcription,
     _trusted,
+    _VideoContentLayers,
 )
 
 
@@ -82,6 +87,8 @@ class VideoMetadata(BaseModel):
     end_offset: str | None = None
     fps: float | None = None
     start_offset: str | None = None
+    if GENAI_MEDIA_METADATA:
+        content_layers: _VideoContentLayers = None
 
 
 class SpeechMetadata(BaseModel):
@@ -111,6 +118,10 @@ class Part(BaseModel):
     audio_transcription: _Transcription = None
     media_processing: _MediaProcessing = None
     speech_metadata: SpeechMetadata | None = None
+    if GENAI_MEDIA_METADATA:
+        document_metadata: _DocumentMetadata = None
+        spreadsheet_metadata: _SpreadsheetMetadata = None
+        audio_metadata: _AudioMetadata = None
 
     def __init__(
         self,

@@ -49,16 +49,16 @@ def backend_venv(name: str, requirement: str) -> Path:
     return venv / "bin"
 
 
-def _install(bin_dir: Path, requirement: str) -> None:
-    """``requirement`` into the venv of ``bin_dir`` with uv (a fraction of pip's time and CPU, which the tests running
-    beside it share), or with pip where uv cannot install it (uv does not read pip.conf), as the Makefile installs the
+def _install(bin_dir: Path, *requirements: str) -> None:
+    """``requirements`` into the venv of ``bin_dir`` with uv (a fraction of pip's time and CPU, which the tests running
+    beside it share), or with pip where uv cannot install them (uv does not read pip.conf), as the Makefile installs the
     project's venv. Not compiled to bytecode: the servers write it as they import (:class:`BackendServer`)."""
     python = str(bin_dir / "python")
     pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     subprocess.run([*pip, "uv"], check=True)
-    uv = [str(bin_dir / "uv"), "pip", "install", "-q", "--python", python, requirement]
+    uv = [str(bin_dir / "uv"), "pip", "install", "-q", "--python", python, *requirements]
     if subprocess.run(uv).returncode != 0:
-        subprocess.run([*pip, requirement], check=True)
+        subprocess.run([*pip, *requirements], check=True)
 
 
 def free_port() -> int:
