@@ -3,8 +3,9 @@ OpenLLMetry instrumentations, AutoGen, hand-instrumented apps, ...) -> ADK invoc
 
 **Invocation roots** are agent spans -- ``gen_ai.operation.name`` ``invoke_agent``/``invoke_workflow`` (or another
 ``invoke_*``, e.g. Strands' ``invoke_swarm``), span names starting so, ``traceloop.span.kind`` ``agent``/``workflow``, or
-Microsoft Agent Framework's ``workflow.run`` -- that have no agent span above them. So an OpenAI Agents ``Agent workflow`` span whose agents hand off to one another
-is one invocation (one user turn), and its agents' model calls and tools are its trajectory in time order. A trace
+Microsoft Agent Framework's ``workflow.run`` -- that have no agent span above them. So an OpenAI Agents ``Agent
+workflow`` span whose agents hand off to one another, or an Agent Framework workflow's run, is one invocation (one user
+turn), and its agents' model calls and tools are its trajectory in time order. A trace
 without agent spans yields one invocation per user turn of its model calls: a model call whose input ends with tool
 results continues the turn before it.
 
