@@ -93,7 +93,7 @@ class DeadlineExecutor:
         future = self._start(fn)
         try:
             return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout=self.timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise self._abandon(future, what) from None
 
     async def map_async(self, steps: Sequence[tuple[str, Callable[[], T]]]) -> list[T | Exception]:

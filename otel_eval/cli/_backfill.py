@@ -11,7 +11,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import IO, TYPE_CHECKING, Any, Final
 
 import click
@@ -60,7 +60,7 @@ def parse_instant(text: str, now_s: float) -> int:
     except ValueError:
         raise click.BadParameter(f"{text!r}: expected a duration ago (2h) or an ISO 8601 time") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp() * 1e9)
 
 

@@ -96,7 +96,7 @@ async def score_metric(
             done = _METRIC_THREADS.submit(partial(run_coroutine, run))
             return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(done)), timeout=timeout)
         return await asyncio.wait_for(run, timeout=timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         reason = f"metric {metric.name} took longer than {timeout:g} s"
         return evaluator.not_evaluated(reason, count=len(actual), error_type="timeout")
     except Exception as exc:  # noqa: BLE001 - logged by _failed; one failing metric is NOT_EVALUATED, the others run

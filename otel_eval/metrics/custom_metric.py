@@ -181,7 +181,7 @@ class CustomMetricEvaluator(Evaluator):
             )
         try:
             outcome = await asyncio.wait_for(self._call(arguments), timeout=self.timeout_seconds)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             reason = f"custom metric {name} ({self.function_path}) took longer than {self.timeout_seconds:g} s"
             return self.not_evaluated(reason, count=count, error_type=semconv.ERROR_TYPE_CUSTOM_METRIC_TIMEOUT)
         except Exception as exc:

@@ -67,7 +67,7 @@ async def probe_broker(client: Any, timeout: float) -> None:
         raise
     if not done:
         request.cancel()
-        raise asyncio.TimeoutError
+        raise TimeoutError
     request.result()
 
 

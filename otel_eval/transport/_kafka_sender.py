@@ -184,7 +184,7 @@ class KafkaSender:
         """One metadata request to the brokers: whether they answer (and the outage state updated)."""
         try:
             await probe_broker(producer, _PROBE_TIMEOUT_S)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self._unreachable(f"no answer to a metadata request within {_PROBE_TIMEOUT_S:g} s")
             return False
         except Exception as exc:  # noqa: BLE001 - any failure means "not reachable"

@@ -107,7 +107,7 @@ class ReadBarrier:
         try:
             if wanted:
                 ends = await asyncio.wait_for(self._consumer.end_offsets(wanted), _ASK_TIMEOUT_S)
-        except (KafkaError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, KafkaError) as exc:
             if not self._unanswered:
                 logger.warning(
                     "the broker did not give the end offsets of %d partition(s) (%s): traces idle by the clock go on "

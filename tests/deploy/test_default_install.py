@@ -63,7 +63,8 @@ print(genai.__name__, "mirrored")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The ``bin`` directory of a venv holding ``otel-eval`` as ``pip install`` makes it (not editable, no extra)."""
     venv = tmp_path_factory.mktemp("default-install") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = os.environ.get("OTEL_EVAL_TEST_PYTHON") or sys.executable  # another interpreter, to try other versions
+    subprocess.run([python, "-m", "venv", str(venv)], check=True)
     _install(venv / "bin", str(ROOT), f"google-genai=={NEWEST_GENAI}")
     yield venv / "bin"
 

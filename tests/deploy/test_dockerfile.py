@@ -86,6 +86,7 @@ def test_every_base_is_pinned_by_digest_and_the_dependencies_by_hash() -> None:
 
 def test_the_lock_satisfies_the_runtime_dependencies() -> None:
     import tomllib
+
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 

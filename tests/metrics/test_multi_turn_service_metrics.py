@@ -39,7 +39,7 @@ class _TokenCredentials(google_credentials.Credentials):  # type: ignore[misc]
 
     def refresh(self, request: Any) -> None:
         self.token = "vertex-token"
-        self.expiry = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None) + datetime.timedelta(hours=1)
+        self.expiry = datetime.datetime.now(datetime.UTC).replace(tzinfo=None) + datetime.timedelta(hours=1)
 
 
 @pytest.fixture

@@ -78,7 +78,7 @@ class _TokenCredentials(google_credentials.Credentials):  # type: ignore[misc]
 
     def refresh(self, request: Any) -> None:
         self.token = "vertex-token"
-        self.expiry = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None) + datetime.timedelta(hours=1)
+        self.expiry = datetime.datetime.now(datetime.UTC).replace(tzinfo=None) + datetime.timedelta(hours=1)
 
 
 async def test_vertex_path_calls_evaluate_instances(fake_gemini: FakeGemini) -> None:

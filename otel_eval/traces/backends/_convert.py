@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -43,7 +43,7 @@ EVALUATION = semconv.GEN_AI_OPERATION_EVALUATION
 
 def iso(ns: int) -> str:
     """Unix nanoseconds as ISO 8601 UTC text (microseconds)."""
-    return datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).isoformat()
+    return datetime.fromtimestamp(ns / 1e9, tz=UTC).isoformat()
 
 
 def checked(response: httpx.Response, what: str) -> httpx.Response:
