@@ -224,7 +224,7 @@ class BrokerWatch:
             self._last_probe = time.monotonic()
             try:
                 await probe_broker(client, _PROBE_TIMEOUT_S)
-            except (TimeoutError, Exception) as exc:  # noqa: BLE001 - any failure: not reachable
+            except Exception as exc:  # noqa: BLE001 - any failure: not reachable
                 error = _probe_error(exc, self._security)
                 self.outage.unreachable(error)
                 self._health.fetch_error = f"Kafka broker unreachable: {error}"
