@@ -32,7 +32,7 @@ from otel_eval.metrics import MetricRegistry
 from otel_eval.model import EvalConfig, EvalSet
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
+    from typing import Unpack
 
 logger = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from otel_eval.processor._thread_engine import in_thread_engine
 from otel_eval.transport.base import InvocationExporter
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
+    from typing import Unpack
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ import pytest
 
 from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.demo import SCENARIOS, TravelAgent
-from otel_eval.processor._process.lifecycle import _SAFE_PATH_TRAMPOLINE, child_command
+from otel_eval.processor._process.lifecycle import child_command
 from tests.worker._harness import OtlpSink, child_otlp_sink
 
 pytestmark = pytest.mark.integration
@@ -65,13 +65,3 @@ def test_the_command_line_keeps_the_working_directory_off_the_path(tmp_path: Pat
         [sys.executable, "-m", "json.tool", "--help"], cwd=tmp_path, capture_output=True, timeout=60
     )
     assert unsafe.returncode != 0 and marker.exists()  # what the child was exposed to before
-
-
-def test_the_python_3_10_form_keeps_the_working_directory_off_the_path_too(tmp_path: Path) -> None:
-    """Python 3.10 has no ``-P``: the child is started through a ``-c`` trampoline that drops the working directory
-    from ``sys.path`` before importing anything, then runs the module as ``-m`` would (its arguments intact)."""
-    marker = _shadowing(tmp_path, "json", "runpy")
-    command = [sys.executable, "-c", _SAFE_PATH_TRAMPOLINE, "json.tool", "--sort-keys"]
-    run = subprocess.run(command, cwd=tmp_path, input=b'{"b": 1, "a": 2}', capture_output=True, timeout=60)
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.decode().split() == ["{", '"a":', "2,", '"b":', "1", "}"] and not marker.exists()

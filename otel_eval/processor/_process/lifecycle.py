@@ -26,20 +26,11 @@ SEND_TIMEOUT_SECONDS = 10.0
 RESTART_BACKOFF_SECONDS = (1.0, 30.0)
 
 
-_SAFE_PATH_TRAMPOLINE: Final = (
-    "import sys; del sys.path[0]; import runpy; runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)"
-)
-"""Python 3.10 has no ``-P``: ``-c`` puts the working directory first on ``sys.path``; it is removed before anything is
-imported, then the module runs as ``-m`` would run it."""
-
-
 def child_command(module: str, *args: str) -> list[str]:
-    """The command line that runs ``python -m module args`` with a safe ``sys.path``: the working directory (the
-    agent's, possibly writable by others) is not on it, so a module there cannot shadow a dependency of the process
-    that holds the judge's key (``-P`` on Python 3.11+, the same done by hand on 3.10)."""
-    if hasattr(sys.flags, "safe_path"):  # Python 3.11+
-        return [sys.executable, "-P", "-m", module, *args]
-    return [sys.executable, "-c", _SAFE_PATH_TRAMPOLINE, module, *args]
+    """The command line that runs ``python -m module args`` with a safe ``sys.path`` (``-P``): the working directory
+    (the agent's, possibly writable by others) is not on it, so a module there cannot shadow a dependency of the
+    process that holds the judge's key."""
+    return [sys.executable, "-P", "-m", module, *args]
 
 
 @dataclass(slots=True)
