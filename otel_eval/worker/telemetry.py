@@ -25,7 +25,8 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
 
-from otel_eval.errors import ConfigurationError
+from otel_eval import environment_variables as env
+from otel_eval.errors import ConfigurationError, optional_dependency
 
 logger = logging.getLogger(__name__)
 
@@ -126,14 +127,9 @@ def _trace_and_log_providers(resource: Resource, span_exporter: Any, log_exporte
 
 
 def _prometheus_telemetry() -> WorkerTelemetry:
-    try:
+    with optional_dependency(f"{env.OTEL_EVAL_WORKER_TELEMETRY}=prometheus", extra="prometheus"):
         from opentelemetry.exporter.prometheus import PrometheusMetricReader
         from prometheus_client import CollectorRegistry, generate_latest
-    except ImportError as exc:
-        raise ConfigurationError(
-            "worker telemetry 'prometheus' needs the OpenTelemetry Prometheus exporter: "
-            "pip install 'otel-eval[prometheus]'"
-        ) from exc
     resource = worker_resource()
     registry = CollectorRegistry()
     meter_provider = MeterProvider(resource=resource, metric_readers=[PrometheusMetricReader(registry=registry)])

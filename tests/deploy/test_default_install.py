@@ -7,6 +7,7 @@ judged run against the loopback Gemini judge, and the processor's console sink o
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -63,7 +64,9 @@ print(genai.__name__, "mirrored")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The ``bin`` directory of a venv holding ``otel-eval`` as ``pip install`` makes it (not editable, no extra)."""
     venv = tmp_path_factory.mktemp("default-install") / "venv"
-    python = os.environ.get("OTEL_EVAL_TEST_PYTHON") or sys.executable  # another interpreter, to try other versions
+    python = os.environ.get("OTEL_EVAL_TEST_PYTHON", sys.executable)  # another interpreter, to try other versions
+    if not shutil.which(python):  # an empty or wrong path must not quietly test the suite's own Python instead
+        pytest.fail(f"OTEL_EVAL_TEST_PYTHON={python!r}: not an interpreter")
     subprocess.run([python, "-m", "venv", str(venv)], check=True)
     _install(venv / "bin", str(ROOT), f"google-genai=={NEWEST_GENAI}")
     yield venv / "bin"

@@ -5,6 +5,7 @@ not depend on it; a bad value stops the worker at start-up, naming the variable 
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -14,11 +15,13 @@ from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval import environment_variables as env
 from otel_eval.cli import main
 from otel_eval.demo import SCENARIOS, TravelAgent
+from otel_eval.errors import ConfigurationError
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.transport.kafka import KafkaInvocationExporter
 from otel_eval.worker.service import Worker
 from otel_eval.worker.settings import WorkerSettings
+from otel_eval.worker.telemetry import create_telemetry
 from tests._kafka import create_topics, random_topic, read_topic
 from tests.waiting import wait_until_async
 from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
@@ -119,3 +122,15 @@ def test_without_telemetry_the_core_counts_into_a_no_op_meter_provider_and_keeps
     for invocation in invocations:
         assert core.start(EvaluationRequest(invocations=[invocation])).records
     assert pipeline.snapshot()["invocations.evaluated"] == len(invocations)
+
+
+def test_prometheus_telemetry_without_its_exporter_names_the_variable_and_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "prometheus_client", None)  # as an install without otel-eval[prometheus]
+    with pytest.raises(ConfigurationError) as raised:
+        create_telemetry("prometheus")
+    assert str(raised.value) == (
+        "OTEL_EVAL_WORKER_TELEMETRY=prometheus needs the 'prometheus_client' package, which is not installed: "
+        "pip install 'otel-eval[prometheus]'"
+    )
