@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -28,7 +27,7 @@ from otel_eval.model import (
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.transport import ExportResult
-from tests.reconstruct.recorded import demo_spans, file_spans
+from tests.reconstruct.recorded import RECORDED_TRACE_FILES, demo_spans, file_spans
 from tests.worker._core_helpers import HangingEvaluator, registry_with, request, traced
 
 
@@ -168,15 +167,7 @@ def test_the_embedded_worker_pairs_and_plans_each_request_once(monkeypatch: pyte
     assert sorted(r.span_id for r in records if r.metric_name == "turns_v1") == [f"{n:016x}" for n in (1, 2)]
 
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-TRACE_FILES = sorted(
-    [
-        *(DATA / "frameworks").glob("*/*.otlp.json.gz"),
-        *(DATA / "traces" / "strands-evals").glob("*.json"),
-        *(p for p in (DATA / "traces" / "agentevals").glob("*.json") if "eval" not in p.name),
-        *(DATA / "hostile").glob("*.json"),
-    ]
-)
+TRACE_FILES = RECORDED_TRACE_FILES
 
 
 def _recorded_invocations() -> list[TracedInvocation]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,20 +29,9 @@ from otel_eval.reconstruct.plain import PLAIN_READS, PlainRequest
 from otel_eval.traces import Span
 from otel_eval.transport.in_memory import InMemoryInvocationExporter
 from tests.processor.telemetry import Telemetry
-from tests.reconstruct.recorded import demo_spans, file_spans
+from tests.reconstruct.recorded import ALL_TRACE_FILES, demo_spans, file_spans
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-SHARED = Path("/work/shared/data/traces")
-TRACE_FILES = sorted(
-    [  # the recorded, framework and hostile traces (as tests/reconstruct/test_rebuild_on_demand.py reads them)
-        *(DATA / "frameworks").glob("*/*.otlp.json.gz"),
-        *(DATA / "traces" / "strands-evals").glob("*.json"),
-        *(p for p in (DATA / "traces" / "agentevals").glob("*.json") if "eval" not in p.name),
-        *(DATA / "hostile").glob("*.json"),
-        *(SHARED / "strands-evals").glob("*.json"),
-        *(p for p in (SHARED / "agentevals").glob("*.json") if "eval" not in p.name),
-    ]
-)
+TRACE_FILES = ALL_TRACE_FILES
 SETUPS = ("1 metric", "4 efficiency metrics")
 
 

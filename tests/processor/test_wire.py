@@ -31,8 +31,8 @@ from otel_eval.processor._process.messages import Batch, Flush
 from otel_eval.processor._process.wire import Origins, SpanDecoder, encode_span, encode_start, encode_starts
 from otel_eval.traces import Span as TraceSpan
 from otel_eval.traces import spans_from_readable
+from tests.reconstruct.recorded import ALL_TRACE_FILES as TRACE_FILES
 from tests.reconstruct.recorded import file_spans
-from tests.reconstruct.test_rebuild_on_demand import TRACE_FILES
 
 _TEXT = st.text(max_size=40)
 _SCALARS = st.one_of(

@@ -13,6 +13,26 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_eval.demo.workload import SCENARIOS, TravelAgent
 from otel_eval.traces import Span, read_trace_bytes, read_trace_file, spans_from_readable
 
+DATA = Path(__file__).resolve().parents[1] / "data"
+SHARED = Path("/work/shared/data/traces")
+RECORDED_TRACE_FILES = sorted(
+    [
+        *(DATA / "frameworks").glob("*/*.otlp.json.gz"),
+        *(DATA / "traces" / "strands-evals").glob("*.json"),
+        *(p for p in (DATA / "traces" / "agentevals").glob("*.json") if "eval" not in p.name),
+        *(DATA / "hostile").glob("*.json"),
+    ]
+)
+"""The recorded, framework and hostile trace files of this repository."""
+ALL_TRACE_FILES = sorted(
+    [
+        *RECORDED_TRACE_FILES,
+        *(SHARED / "strands-evals").glob("*.json"),
+        *(p for p in (SHARED / "agentevals").glob("*.json") if "eval" not in p.name),
+    ]
+)
+"""Those and the shared data's recorded traces (where the shared folder is there)."""
+
 
 def file_spans(path: Path) -> list[Span]:
     """The spans of a trace file (``.gz`` ones decompressed first)."""

@@ -1,5 +1,6 @@
 """The GenAI convention's span kinds: :class:`SpanKinds` (the rebuild's one pass, its rules inlined for speed) says of
-every recorded span what :func:`is_agent`, :func:`is_model_call` and :func:`is_tool` say of it one by one."""
+every recorded span what :func:`is_agent`, :func:`is_model_call` and :func:`is_tool` say of it one by one. Over the
+span tree's spans, as the rebuild reads them: a span id used twice (a hostile trace) is kept once there."""
 
 from __future__ import annotations
 
@@ -8,21 +9,15 @@ from pathlib import Path
 import pytest
 
 from otel_eval.reconstruct._genai_kinds import SpanKinds, is_agent, is_model_call, is_tool
-from tests.reconstruct.recorded import demo_spans, file_spans
+from otel_eval.reconstruct._span_tree import SpanTree
+from tests.reconstruct.recorded import RECORDED_TRACE_FILES, demo_spans, file_spans
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-TRACE_FILES = sorted(
-    [
-        *(DATA / "frameworks").glob("*/*.otlp.json.gz"),
-        *(DATA / "traces" / "strands-evals").glob("*.json"),
-        *(p for p in (DATA / "traces" / "agentevals").glob("*.json") if "eval" not in p.name),
-    ]
-)
+TRACE_FILES = RECORDED_TRACE_FILES
 
 
 @pytest.mark.parametrize("path", TRACE_FILES, ids=lambda p: f"{p.parent.name}/{p.name.split('.')[0]}")
 def test_the_one_pass_kinds_equal_the_rules_span_by_span(path: Path) -> None:
-    spans = file_spans(path)
+    spans = SpanTree(file_spans(path)).spans
     kinds = SpanKinds(spans)
     for span in spans:
         said = (kinds.is_agent(span), kinds.is_model_call(span), kinds.is_tool(span))

@@ -16,18 +16,10 @@ from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.reconstruct._genai_messages import ParsedMessages
 from otel_eval.traces import Span
-from tests.reconstruct.recorded import demo_spans, file_spans
+from tests.reconstruct.recorded import DATA, RECORDED_TRACE_FILES, demo_spans, file_spans
 from tests.reconstruct.sdk_traces import TraceRecorder, as_json, only_invocation, trajectory
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-TRACE_FILES = sorted(
-    [
-        *(DATA / "frameworks").glob("*/*.otlp.json.gz"),
-        *(DATA / "traces" / "strands-evals").glob("*.json"),
-        *(p for p in (DATA / "traces" / "agentevals").glob("*.json") if "eval" not in p.name),
-        *(DATA / "hostile").glob("*.json"),
-    ]
-)
+TRACE_FILES = RECORDED_TRACE_FILES
 INPUT_KEY = "gen_ai.input.messages"
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,20 +30,9 @@ from otel_eval.reconstruct.reads import always_read, parts_of, read_of
 from otel_eval.traces import Span, spans_from_readable
 from tests.reconstruct.adk_agents import adk_telemetry
 from tests.reconstruct.adk_sessions import record_sessions
-from tests.reconstruct.recorded import demo_spans, file_spans
+from tests.reconstruct.recorded import ALL_TRACE_FILES, demo_spans, file_spans
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-SHARED = Path("/work/shared/data/traces")
-TRACE_FILES = sorted(
-    [
-        *(DATA / "frameworks").glob("*/*.otlp.json.gz"),
-        *(DATA / "traces" / "strands-evals").glob("*.json"),
-        *(p for p in (DATA / "traces" / "agentevals").glob("*.json") if "eval" not in p.name),
-        *(DATA / "hostile").glob("*.json"),
-        *(SHARED / "strands-evals").glob("*.json"),
-        *(p for p in (SHARED / "agentevals").glob("*.json") if "eval" not in p.name),
-    ]
-)
+TRACE_FILES = ALL_TRACE_FILES
 EFFICIENCY = ("tool_call_count_v1", "inference_call_count_v1", "token_usage_v1", "invocation_duration_v1")
 DEFAULT_WITH_REFERENCE = ("tool_trajectory_avg_score", "response_match_score", *EFFICIENCY)
 
