@@ -238,7 +238,7 @@ def outputs(options: BackfillOptions, eval_set: EvalSet | None) -> Outputs:
     Raises:
         ConfigurationError: an unknown sink, a backend's bad setting, an unknown OTLP protocol.
     """
-    from otel_eval.cli._run_sinks import OtlpExport, ScoreWriter  # deferred: the sinks load httpx
+    from otel_eval.cli._run_sinks import OtlpExport, ScoreWriter  # deferred: the sinks load httpx2
 
     if options.dry_run:
         return Outputs(None, None)

@@ -38,7 +38,7 @@ class ScoreWriter:
     """
 
     def __init__(self, names: str | None, environ: Mapping[str, str] | None = None, *, eval_set_id: str | None) -> None:
-        from otel_eval.emit.sinks import sinks_from_env  # deferred: httpx and the sinks, only when asked
+        from otel_eval.emit.sinks import sinks_from_env  # deferred: httpx2 and the sinks, only when asked
 
         environ = dict(os.environ if environ is None else environ)
         if names is not None:

@@ -34,7 +34,7 @@ Exit codes:
   {EXIT_FAILED}          failed: it could not start, or one of its tasks died (the error is printed)
   {EXIT_BAD_INPUT}          bad settings"""
 
-_DRIVEN_LIBRARIES = ("aiokafka", "httpx", "httpx2", "httpcore", "google_genai")
+_DRIVEN_LIBRARIES = ("aiokafka", "httpx", "httpx2", "httpcore", "httpcore2", "google_genai")
 """Libraries the worker drives: their per-request lines (one per judge call, per connection) only at DEBUG."""
 
 _OPTION_TO_SETTING = {
@@ -203,7 +203,7 @@ def worker(sources: tuple[str, ...], log_level: str, **options: Any) -> None:
 
 def configure_logging(level: str) -> None:
     """The worker's log: its own events at ``level`` on stderr; the per-request lines of the libraries it drives
-    (httpx, google_genai, aiokafka) only when ``level`` is DEBUG, unless their loggers' levels are already set."""
+    (httpx2, google_genai, aiokafka) only when ``level`` is DEBUG, unless their loggers' levels are already set."""
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if level == "DEBUG":
         return

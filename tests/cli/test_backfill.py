@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -55,7 +55,7 @@ def exported(servers: tuple[BackendServer, BackendServer], tmp_path_factory: pyt
     """The demo's scenarios, run once each with no evaluation: spans to Phoenix, MLflow and an OTLP JSON file."""
     phoenix, mlflow = servers
     folder = Path(tmp_path_factory.mktemp("backfill"))
-    created = httpx.post(f"{mlflow.url}/api/2.0/mlflow/experiments/create", json={"name": PROJECT}, timeout=30)
+    created = httpx2.post(f"{mlflow.url}/api/2.0/mlflow/experiments/create", json={"name": PROJECT}, timeout=30)
     created.raise_for_status()
     experiment = created.json()["experiment_id"]
     memory = InMemorySpanExporter()
@@ -136,20 +136,20 @@ def _assert_same_scores(
 
 def _phoenix_annotations(phoenix: BackendServer, span_ids: list[str]) -> list[dict[str, Any]]:
     params: dict[str, Any] = {"span_ids": span_ids, "limit": 1000}
-    response = httpx.get(f"{phoenix.url}/v1/projects/{PROJECT}/span_annotations", params=params, timeout=30)
+    response = httpx2.get(f"{phoenix.url}/v1/projects/{PROJECT}/span_annotations", params=params, timeout=30)
     response.raise_for_status()
     return list(response.json()["data"])
 
 
 def _mlflow_assessments(mlflow: BackendServer, trace_id: str) -> list[dict[str, Any]]:
-    response = httpx.get(f"{mlflow.url}/api/3.0/mlflow/traces/tr-{trace_id}", timeout=30)
+    response = httpx2.get(f"{mlflow.url}/api/3.0/mlflow/traces/tr-{trace_id}", timeout=30)
     response.raise_for_status()
     return list(response.json()["trace"]["trace_info"].get("assessments", []))
 
 
 def _phoenix_holds(phoenix: BackendServer, count: int) -> bool:
     params: dict[str, Any] = {"parent_id": "null", "limit": 1000}
-    response = httpx.get(f"{phoenix.url}/v1/projects/{PROJECT}/spans/otlpv1", params=params, timeout=30)
+    response = httpx2.get(f"{phoenix.url}/v1/projects/{PROJECT}/spans/otlpv1", params=params, timeout=30)
     return response.status_code == 200 and len(response.json()["data"]) >= count
 
 
@@ -225,7 +225,7 @@ def test_mlflow_backfill_writes_one_assessment_per_root_and_metric_equal_to_the_
     _, mlflow = servers
     roots: dict[str, str] = exported["roots"]
     env = _env(servers, exported)
-    assert wait_until(lambda: all(httpx.get(f"{mlflow.url}/api/3.0/mlflow/traces/tr-{t}", timeout=30).is_success
+    assert wait_until(lambda: all(httpx2.get(f"{mlflow.url}/api/3.0/mlflow/traces/tr-{t}", timeout=30).is_success
                                   for t in roots), 60)  # fmt: skip
     first = _run(monkeypatch, cli, env, exported, "--from", "mlflow", "--since", "1h", "--sinks", "mlflow")
     assert _scores(first) == file_scores
@@ -344,7 +344,7 @@ def test_the_phoenix_backfill_recipe_scores_the_weather_agents_traces_once(
     documented = {"http://localhost:6006": phoenix.url}
     done = _bash(agent + "\n" + backfill, documented)
     assert "3 score(s) would be written" in done.stdout and "wrote 3 score(s) to phoenix" in done.stderr
-    roots = httpx.get(
+    roots = httpx2.get(
         f"{phoenix.url}/v1/projects/{WEATHER_PROJECT}/spans/otlpv1", params={"parent_id": "null"}, timeout=30
     ).json()["data"]
     cities = {}
@@ -353,13 +353,13 @@ def test_the_phoenix_backfill_recipe_scores_the_weather_agents_traces_once(
         cities[root["span_id"]] = _city(messages["value"]["string_value"])
     params: dict[str, Any] = {"span_ids": list(cities), "limit": 100}
     url = f"{phoenix.url}/v1/projects/{WEATHER_PROJECT}/span_annotations"
-    annotations = httpx.get(url, params=params, timeout=30).json()["data"]
+    annotations = httpx2.get(url, params=params, timeout=30).json()["data"]
     assert {cities[a["span_id"]]: (a["name"], a["result"]["score"]) for a in annotations} == {
         city: ("response_match_score", score) for city, score in WEATHER_SCORES.items()
     }
     assert len(annotations) == 3
     _bash(backfill, documented)  # the backfill again: nothing changes
-    after = httpx.get(url, params=params, timeout=30).json()["data"]
+    after = httpx2.get(url, params=params, timeout=30).json()["data"]
     assert sorted((a["id"], a["updated_at"]) for a in after) == sorted((a["id"], a["updated_at"]) for a in annotations)
 
 
@@ -375,7 +375,7 @@ def test_the_mlflow_backfill_recipe_scores_the_weather_agents_traces_once(
         "locations": [{"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": "0"}}],
         "max_results": 100,
     }
-    traces = httpx.post(f"{mlflow.url}/api/3.0/mlflow/traces/search", json=search, timeout=30).json()["traces"]
+    traces = httpx2.post(f"{mlflow.url}/api/3.0/mlflow/traces/search", json=search, timeout=30).json()["traces"]
     assert len(traces) == 3
 
     def assessments() -> dict[str, tuple[str, Any, str]]:
@@ -395,7 +395,7 @@ def test_the_mlflow_backfill_recipe_scores_the_weather_agents_traces_once(
     }
     _bash(backfill, documented)  # the backfill again: nothing changes
     assert assessments() == before
-    failing = httpx.post(
+    failing = httpx2.post(
         f"{mlflow.url}/api/3.0/mlflow/traces/search",
         json={**search, "filter": "feedback.response_match_score < 0.8"},
         timeout=30,

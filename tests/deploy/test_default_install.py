@@ -2,7 +2,8 @@
 dependencies resolved afresh. It is not the suite's own environment: there google-adk pins google-genai below 3, while
 a default install resolves the newest google-genai, which brings httpx2 and no httpx (a console sink that imported
 httpx failed there at start-up). Run through the installed ``otel-eval`` command and the processor: an offline run, a
-judged run against the loopback Gemini judge, and the processor's console sink on an agent's invocation."""
+judged run against the loopback Gemini judge, and the processor's console and Phoenix sinks on an agent's
+invocation."""
 
 from __future__ import annotations
 
@@ -58,6 +59,9 @@ mine, theirs = ours.Content.model_validate_json(text), genai.Content.model_valid
 assert mine.model_dump(mode="json") == theirs.model_dump(mode="json"), (mine, theirs)
 print(genai.__name__, "mirrored")
 """
+DOWN_BACKEND_AGENT = "import logging\nlogging.basicConfig()\n" + AGENT.replace(
+    "assert processor.force_flush(60_000)", "assert not processor.force_flush(1_000)  # honest: nothing was delivered"
+)
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +94,7 @@ def test_the_default_install_has_no_extra(installed: Path) -> None:
     names = {line.split("==")[0].lower() for line in listed.stdout.splitlines()}
     assert "otel-eval" in names and "google-genai" in names
     assert not names & {"google-adk", "openai", "anthropic", "litellm", "httpx"}, names
+    assert "httpx2" in names, names  # google-genai 3's, which the backend sinks and readers use: no extra needed
 
 
 def test_an_offline_run_and_a_judged_run(installed: Path) -> None:
@@ -132,3 +137,19 @@ def test_the_processor_prints_scores_with_the_console_sink(installed: Path) -> N
     done = _run(installed, installed / "python", "-c", AGENT, OTEL_EVAL_CONSOLE="true")
     assert done.returncode == 0, done.stderr
     assert "tool_call_count_v1 2" in done.stdout, done.stdout
+
+
+def test_a_backend_sink_needs_no_extra(installed: Path) -> None:
+    """``OTEL_EVAL_SINKS=phoenix`` works on a default install: the sink is built and sends (here to a port nobody
+    listens on, so it reports the outage and the agent still exits; tests/emit/sinks sends to a real Phoenix)."""
+    endpoint = f"http://127.0.0.1:{free_port()}"
+    done = _run(
+        installed,
+        *(installed / "python", "-c", DOWN_BACKEND_AGENT),
+        OTEL_EVAL_SINKS="console,phoenix",
+        OTEL_EVAL_SINKS_INFORMATIONAL="true",  # without an eval set the efficiency scores are informational
+        PHOENIX_COLLECTOR_ENDPOINT=endpoint,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "tool_call_count_v1 2" in done.stdout, done.stdout
+    assert f"phoenix sink: backend unreachable at {endpoint} (ConnectError" in done.stderr, done.stderr

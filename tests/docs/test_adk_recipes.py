@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from tests.docs.recipes import JUDGE_LINE, REPO, recipe, run_bash
@@ -85,7 +85,7 @@ def _warm_up_phoenix(phoenix: BackendServer, checkout: Path) -> None:
 
 
 def _graphql(phoenix: BackendServer, query: str, **variables: Any) -> dict[str, Any]:
-    response = httpx.post(f"{phoenix.url}/graphql", json={"query": query, "variables": variables}, timeout=30)
+    response = httpx2.post(f"{phoenix.url}/graphql", json={"query": query, "variables": variables}, timeout=30)
     response.raise_for_status()
     body = response.json()
     assert "errors" not in body, body
@@ -164,7 +164,7 @@ def test_the_evals_filter_is_refused_in_the_traces_tab_as_the_page_says(
 ) -> None:
     projects = _graphql(phoenix, "{ projects { edges { node { id name } } } }")["projects"]["edges"]
     project = next(edge["node"]["id"] for edge in projects if edge["node"]["name"] == PROJECT)
-    response = httpx.post(
+    response = httpx2.post(
         f"{phoenix.url}/graphql",
         json={"query": _SPANS, "variables": {"id": project, "traces": next(iter(SPAN_FILTERS))}},
         timeout=30,
@@ -213,7 +213,7 @@ def _warm_up(mlflow: BackendServer) -> None:
     """The example run once first, unjudged, into an experiment of its own, with a patient exporter: a fresh MLflow
     server ingests its first traces slowly (on a loaded machine longer than the exporter's 10 s), which a user's
     second run never sees."""
-    created = httpx.post(f"{mlflow.url}/api/2.0/mlflow/experiments/create", json={"name": "warm-up"}, timeout=300)
+    created = httpx2.post(f"{mlflow.url}/api/2.0/mlflow/experiments/create", json={"name": "warm-up"}, timeout=300)
     created.raise_for_status()
     script = (
         "export OTEL_LOGS_EXPORTER=none OTEL_METRICS_EXPORTER=none OTEL_EXPORTER_OTLP_TIMEOUT=300\n"
@@ -232,7 +232,7 @@ def _search(mlflow: BackendServer, condition: str | None = None) -> list[dict[st
     }
     if condition is not None:
         body["filter"] = condition
-    response = httpx.post(f"{mlflow.url}/api/3.0/mlflow/traces/search", json=body, timeout=30)
+    response = httpx2.post(f"{mlflow.url}/api/3.0/mlflow/traces/search", json=body, timeout=30)
     response.raise_for_status()
     return list(response.json().get("traces", []))
 

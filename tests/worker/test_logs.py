@@ -19,7 +19,7 @@ from tests.transport._requests import request
 from tests.worker._harness import start_worker_process
 
 TEST_KEY = "AIzaSyTEST-not-a-real-key-0000000000000"
-LIBRARIES = ("aiokafka", "httpx", "httpx2", "httpcore", "google_genai")
+LIBRARIES = ("aiokafka", "httpx", "httpx2", "httpcore", "httpcore2", "google_genai")
 WITHOUT_AIOHTTP = "import google.genai._api_client as api_client\napi_client.has_aiohttp = False"
 """google-genai then sends through httpx, which writes an INFO line per request (the case of an install without
 aiohttp)."""
@@ -40,7 +40,7 @@ def test_libraries_log_per_request_lines_only_at_debug_unless_configured() -> No
     logging.getLogger("httpx").setLevel(logging.INFO)  # the operator's choice stands
     configure_logging("INFO")
     assert logging.getLogger("httpx").level == logging.INFO
-    for name in ("aiokafka", "httpx2", "httpcore", "google_genai"):
+    for name in ("aiokafka", "httpx2", "httpcore", "httpcore2", "google_genai"):
         assert not logging.getLogger(name).isEnabledFor(logging.INFO), name
         assert logging.getLogger(name).isEnabledFor(logging.WARNING), name
 

@@ -96,7 +96,7 @@ def sinks_from_env(
             sinks.append(ConsoleRecordSink())
             continue
         with optional_dependency(f"{env.OTEL_EVAL_SINKS}={name}", extra=name):
-            from otel_eval.emit.sinks._delivery import BatchingSink  # deferred: httpx, only when a backend is named
+            from otel_eval.emit.sinks._delivery import BatchingSink  # deferred: httpx2, only when a backend is named
 
             backend = _BACKENDS[name](environ)
         sinks.append(
@@ -137,7 +137,7 @@ _BACKENDS: Final[dict[str, Callable[[Mapping[str, str]], Backend]]] = {
 
 
 def __getattr__(name: str) -> Any:
-    """:class:`BatchingSink`, :class:`Backend` and :class:`SinkMetrics`, imported on first use (they load httpx)."""
+    """:class:`BatchingSink`, :class:`Backend` and :class:`SinkMetrics`, imported on first use (they load httpx2)."""
     if name in ("Backend", "BatchingSink", "SinkMetrics"):
         from otel_eval.emit.sinks import _delivery
 

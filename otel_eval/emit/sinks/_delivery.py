@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
-import httpx
+import httpx2
 from opentelemetry.metrics import MeterProvider
 
 from otel_eval import semconv
@@ -67,10 +67,10 @@ class Backend(Protocol):
     endpoint: str
     """The base URL, for log lines (never with credentials)."""
 
-    def client(self) -> httpx.Client:
+    def client(self) -> httpx2.Client:
         """A new client for the sink's thread, with the credentials in its headers."""
 
-    def send(self, client: httpx.Client, records: Sequence[EvaluationRecord]) -> list[Outcome]:
+    def send(self, client: httpx2.Client, records: Sequence[EvaluationRecord]) -> list[Outcome]:
         """Sends ``records``; one outcome per record, in order.
 
         Raises:
@@ -78,7 +78,7 @@ class Backend(Protocol):
         """
 
 
-def status_outcome(response: httpx.Response) -> Outcome:
+def status_outcome(response: httpx2.Response) -> Outcome:
     """:data:`OK` for a 2xx answer, :class:`Rejected` for another 4xx (with the start of its body).
 
     Raises:
@@ -92,7 +92,7 @@ def status_outcome(response: httpx.Response) -> Outcome:
 
 
 def describe(error: BaseException) -> str:
-    """A one-line description of a transport error (httpx's messages carry no headers)."""
+    """A one-line description of a transport error (httpx2's messages carry no headers)."""
     text = " ".join(str(error).split())[:200]
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
@@ -296,12 +296,12 @@ class BatchingSink:
                 self._in_flight += len(batch)
                 return batch
 
-    def _attempt(self, client: httpx.Client, batch: list[_Pending]) -> None:
+    def _attempt(self, client: httpx2.Client, batch: list[_Pending]) -> None:
         records = [p.record for p in batch]
         try:
             outcomes = self.backend.send(client, records)
-        except (Unreachable, httpx.TransportError) as error:
-            self._unreachable(describe(error) if isinstance(error, httpx.TransportError) else str(error))
+        except (Unreachable, httpx2.TransportError) as error:
+            self._unreachable(describe(error) if isinstance(error, httpx2.TransportError) else str(error))
             for pending in batch:
                 pending.attempts += 1
                 pending.reason = semconv.SINK_UNREACHABLE

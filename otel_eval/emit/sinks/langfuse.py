@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-import httpx
+import httpx2
 
 from otel_eval import environment_variables as env
 from otel_eval.emit.sinks import _fields
@@ -77,8 +77,8 @@ class LangfuseBackend:
         base_url = first(environ, env.LANGFUSE_BASE_URL, env.LANGFUSE_HOST) or DEFAULT_BASE_URL
         return cls(base_url, public_key, secret_key)
 
-    def client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S)
+    def client(self) -> httpx2.Client:
+        return httpx2.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S)
 
-    def send(self, client: httpx.Client, records: Sequence[EvaluationRecord]) -> list[Outcome]:
+    def send(self, client: httpx2.Client, records: Sequence[EvaluationRecord]) -> list[Outcome]:
         return [status_outcome(client.post("/api/public/scores", json=score(record))) for record in records]

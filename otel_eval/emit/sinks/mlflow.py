@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import quote
 
-import httpx
+import httpx2
 
 from otel_eval import semconv
 from otel_eval.emit.sinks import _fields
@@ -87,10 +87,10 @@ class MlflowBackend:
         uri, headers = tracking_from_env(environ, needed_by="the mlflow sink")
         return cls(uri, headers)
 
-    def client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S)
+    def client(self) -> httpx2.Client:
+        return httpx2.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S)
 
-    def send(self, client: httpx.Client, records: Sequence[EvaluationRecord]) -> list[Outcome]:
+    def send(self, client: httpx2.Client, records: Sequence[EvaluationRecord]) -> list[Outcome]:
         outcomes: list[Outcome] = []
         existing_by_trace: dict[str, _Existing] = {}
         for record in records:
@@ -124,7 +124,7 @@ class MlflowBackend:
             outcomes.append(outcome)
         return outcomes
 
-    def _existing(self, client: httpx.Client, trace_id: str) -> _Existing:
+    def _existing(self, client: httpx2.Client, trace_id: str) -> _Existing:
         """The trace's assessments from otel-eval by (span id, name); None when MLflow has no such trace."""
         response = client.get(f"{_TRACES}/{_path(trace_id)}")
         if response.status_code == 404 or (response.status_code == 400 and "RESOURCE_DOES_NOT_EXIST" in response.text):

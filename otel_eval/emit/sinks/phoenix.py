@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import quote
 
-import httpx
+import httpx2
 
 from otel_eval import semconv
 from otel_eval.emit.sinks import _fields
@@ -117,10 +117,10 @@ class PhoenixBackend:
         endpoint, headers, project = connection_from_env(environ)
         return cls(endpoint, headers, project=project)
 
-    def client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S)
+    def client(self) -> httpx2.Client:
+        return httpx2.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S)
 
-    def send(self, client: httpx.Client, records: Sequence[EvaluationRecord]) -> list[Outcome]:
+    def send(self, client: httpx2.Client, records: Sequence[EvaluationRecord]) -> list[Outcome]:
         """One request for the batch (after reading its spans' annotations); when Phoenix names spans it does not
         have, those wait and the rest are sent again without them (Phoenix stores nothing of a request it answers
         404)."""
@@ -148,7 +148,7 @@ class PhoenixBackend:
             waiting = [i for i in waiting if i not in named]
         return outcomes
 
-    def _existing(self, client: httpx.Client, records: Sequence[EvaluationRecord]) -> dict[tuple[str, str], Any]:
+    def _existing(self, client: httpx2.Client, records: Sequence[EvaluationRecord]) -> dict[tuple[str, str], Any]:
         """otel-eval's annotations of the records' spans and metrics, by (span id, metric). Best effort: nothing
         when Phoenix cannot say (a project or spans it does not have yet, an older server): the upsert still
         replaces, only without the replaced-version note. Spans Phoenix said it did not have are not asked about (a
@@ -173,7 +173,7 @@ class PhoenixBackend:
                 found[(str(item.get("span_id", "")).lower(), name)] = item
         return found
 
-    def _configure(self, client: httpx.Client, records: Sequence[EvaluationRecord]) -> None:
+    def _configure(self, client: httpx2.Client, records: Sequence[EvaluationRecord]) -> None:
         """Creates (unless one exists) and assigns to the project the annotation config of each metric not set up
         yet. Best effort: the annotations are delivered either way; a failure is tried again with a later batch, at
         most :data:`CONFIG_ATTEMPTS` times a metric."""
@@ -194,7 +194,7 @@ class PhoenixBackend:
                     )
                 done = assigned is not None and assigned.is_success
                 detail = f"HTTP {(created if assigned is None else assigned).status_code}"
-            except httpx.HTTPError as error:
+            except httpx2.HTTPError as error:
                 done, detail = False, type(error).__name__
             if done or attempts >= CONFIG_ATTEMPTS:
                 self._configured.add(name)
@@ -216,7 +216,7 @@ def _unchanged(found: Mapping[str, Any] | None, record: EvaluationRecord) -> boo
     return found is not None and (found.get("metadata") or {}).get(semconv.OTEL_EVAL_RESULT_ID) == record.result_id
 
 
-def _missing_spans(response: httpx.Response) -> set[str] | None:
+def _missing_spans(response: httpx2.Response) -> set[str] | None:
     """The span ids of Phoenix's "Spans with IDs ... do not exist" 404; None for any other answer."""
     if response.status_code != 404:
         return None

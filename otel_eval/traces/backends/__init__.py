@@ -2,7 +2,7 @@
 
 A reader yields :class:`TracePage`\\ s: whole traces (every span of each trace that a page names), newest first, in
 the internal :class:`~otel_eval.traces.span.Span` form, so memory holds one page of spans at a time. It reads through
-the backend's documented REST API with httpx, configured by the backend's own variables, the same ones its clients
+the backend's documented REST API with httpx2, configured by the backend's own variables, the same ones its clients
 and otel-eval's score sinks read.
 """
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
+import httpx2
 
 from otel_eval import semconv
 from otel_eval.traces._normalize import Problems, SpanProblem
@@ -46,7 +46,7 @@ def iso(ns: int) -> str:
     return datetime.fromtimestamp(ns / 1e9, tz=UTC).isoformat()
 
 
-def checked(response: httpx.Response, what: str) -> httpx.Response:
+def checked(response: httpx2.Response, what: str) -> httpx2.Response:
     """``response`` when it succeeded.
 
     Raises:
@@ -58,12 +58,12 @@ def checked(response: httpx.Response, what: str) -> httpx.Response:
     raise BackendUnavailable(f"{what}: HTTP {response.status_code}: {body}", response.status_code)
 
 
-def get(client: httpx.Client, url: str, what: str, **kwargs: Any) -> httpx.Response:
+def get(client: httpx2.Client, url: str, what: str, **kwargs: Any) -> httpx2.Response:
     """``GET url``, tried :data:`ATTEMPTS` times; an unreachable backend as :class:`BackendUnavailable`."""
     return _call(client, "GET", url, what, **kwargs)
 
 
-def post(client: httpx.Client, url: str, what: str, **kwargs: Any) -> httpx.Response:
+def post(client: httpx2.Client, url: str, what: str, **kwargs: Any) -> httpx2.Response:
     """``POST url``, tried :data:`ATTEMPTS` times; an unreachable backend as :class:`BackendUnavailable`."""
     return _call(client, "POST", url, what, **kwargs)
 
@@ -74,12 +74,12 @@ BACKOFF_S = 1.0
 """Seconds before the second try, doubled before each next one."""
 
 
-def _call(client: httpx.Client, method: str, url: str, what: str, **kwargs: Any) -> httpx.Response:
+def _call(client: httpx2.Client, method: str, url: str, what: str, **kwargs: Any) -> httpx2.Response:
     for attempt in range(ATTEMPTS):
         last = attempt == ATTEMPTS - 1
         try:
             response = client.request(method, url, **kwargs)
-        except httpx.TransportError as error:
+        except httpx2.TransportError as error:
             if last:
                 text = " ".join(str(error).split())[:200]
                 raise BackendUnavailable(f"{what}: {type(error).__name__}: {text}" if text else what) from error

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-import httpx
+import httpx2
 
 from otel_eval import environment_variables as env
 from otel_eval.errors import ConfigurationError
@@ -91,7 +91,7 @@ class MlflowReader:
 
     def pages(self, window: Window) -> Iterator[TracePage]:
         """The window's traces, ``window.page_traces`` at a time, newest first."""
-        with httpx.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S * 3) as client:
+        with httpx2.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S * 3) as client:
             experiment = self._experiment(client)
             conditions = list(window.filters)
             if window.since_ns is not None:
@@ -122,7 +122,7 @@ class MlflowReader:
                 if not token:
                     return
 
-    def _experiment(self, client: httpx.Client) -> str:
+    def _experiment(self, client: httpx2.Client) -> str:
         if self._experiment_id is not None:
             return self._experiment_id
         response = get(
@@ -134,7 +134,7 @@ class MlflowReader:
         self._experiment_id = str(response.json()["experiment"]["experiment_id"])
         return self._experiment_id
 
-    def _traces(self, client: httpx.Client, trace_ids: list[str], size: int) -> TracePage:
+    def _traces(self, client: httpx2.Client, trace_ids: list[str], size: int) -> TracePage:
         problems = Problems(f"mlflow {self.where}")
         spans = []
         for trace_id in trace_ids:

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 from urllib.parse import quote
 
-import httpx
+import httpx2
 
 from otel_eval import environment_variables as env
 from otel_eval.traces._normalize import Problems
@@ -114,7 +114,7 @@ class PhoenixReader:
 
     def pages(self, window: Window) -> Iterator[TracePage]:
         """The window's traces, ``window.page_traces`` at a time, newest first."""
-        with httpx.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S * 3) as client:
+        with httpx2.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S * 3) as client:
             left = window.limit
             cursor: str | None = None
             while left is None or left > 0:
@@ -140,7 +140,7 @@ class PhoenixReader:
                 if not cursor:
                     return
 
-    def _traces(self, client: httpx.Client, trace_ids: list[str], size: int) -> TracePage:
+    def _traces(self, client: httpx2.Client, trace_ids: list[str], size: int) -> TracePage:
         problems = Problems(f"phoenix {self.where}")
         raw: list[Any] = []
         cursor: str | None = None

@@ -113,7 +113,7 @@ class BackendServer:
     def wait_ready(self, timeout: float = START_TIMEOUT_S) -> None:
         """Waits until the launched server answers on its health path, ``timeout`` seconds after its launch at most
         (asked at least once, however long ago it was launched)."""
-        import httpx  # here, not at the top: `make backends` runs this module with the bare Python of a fresh machine
+        import httpx2  # here, not at the top: `make backends` runs this module with the bare Python of a fresh machine
 
         process, started = self._process, self._started
         assert process is not None, f"{self.name} was not launched"
@@ -122,10 +122,10 @@ class BackendServer:
             if process.poll() is not None:
                 raise RuntimeError(f"{self.name} exited with {process.returncode}: {self.log_tail()}")
             try:
-                if httpx.get(self.url + self._health, timeout=2.0).status_code == 200:
+                if httpx2.get(self.url + self._health, timeout=2.0).status_code == 200:
                     self.start_seconds.append(time.monotonic() - started)
                     return
-            except httpx.TransportError:
+            except httpx2.TransportError:
                 pass
             if time.monotonic() >= deadline:
                 break

@@ -108,32 +108,41 @@ def test_a_backend_that_never_answers_costs_the_caller_nothing_and_the_exit_a_bo
     assert sink.stats()["dropped.shutdown"] == 5
 
 
-WITHOUT_HTTPX = """
+BLOCKED_IMPORT = """
 import sys
-sys.modules["httpx"] = None  # as a default install with google-genai 3, which no longer brings httpx
+sys.modules[sys.argv[1]] = None
 from otel_eval.emit.sinks import sinks_from_env
 from otel_eval.errors import ConfigurationError
 from otel_eval.traces.backends import reader_from_env
-print(type(sinks_from_env({"OTEL_EVAL_CONSOLE": "true"})[0]).__name__)
 for build in (
+    lambda: sinks_from_env({"OTEL_EVAL_CONSOLE": "true"}),
     lambda: sinks_from_env({"OTEL_EVAL_SINKS": "console,mlflow", "MLFLOW_TRACKING_URI": "http://127.0.0.1:5000"}),
-    lambda: reader_from_env("phoenix", {}),
+    lambda: [reader_from_env("phoenix", {})],
 ):
     try:
-        build()
+        print(*(type(built).__name__ for built in build()))
     except ConfigurationError as exc:
         print(exc)
 """
 
 
-def test_without_httpx_the_console_sink_is_built_and_a_backend_names_its_extra() -> None:
-    """The console sink needs no extra; a backend sink (or a backfill reader) without httpx fails at start-up with a
-    message naming the setting and the extra, not a traceback from inside an import. In a fresh interpreter, httpx
-    blocked."""
-    done = subprocess.run([sys.executable, "-c", WITHOUT_HTTPX], capture_output=True, text=True, timeout=120)
+def _without(module: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", BLOCKED_IMPORT, module], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
+    return done.stdout.splitlines()
+
+
+def test_without_httpx_every_sink_and_reader_is_built() -> None:
+    """A default install with google-genai 3 has httpx2 and no httpx: the console sink, the backend sinks and the
+    backfill readers all build there, with no extra. In a fresh interpreter, httpx blocked."""
+    assert _without("httpx") == ["ConsoleRecordSink", "ConsoleRecordSink BatchingSink", "PhoenixReader"]
+
+
+def test_without_httpx2_the_console_sink_is_built_and_a_backend_names_its_extra() -> None:
+    """Without httpx2 (google-genai 2, no extra) the console sink needs nothing; a backend sink or a backfill reader
+    fails at start-up with a message naming the setting and the extra, not a traceback from inside an import."""
+    assert _without("httpx2") == [
         "ConsoleRecordSink",
-        "OTEL_EVAL_SINKS=mlflow needs the 'httpx' package, which is not installed: pip install 'otel-eval[mlflow]'",
-        "--from phoenix needs the 'httpx' package, which is not installed: pip install 'otel-eval[phoenix]'",
+        "OTEL_EVAL_SINKS=mlflow needs the 'httpx2' package, which is not installed: pip install 'otel-eval[mlflow]'",
+        "--from phoenix needs the 'httpx2' package, which is not installed: pip install 'otel-eval[phoenix]'",
     ]

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from otel_eval.emit.sinks import BatchingSink
@@ -48,7 +48,7 @@ SINK_COUNTS: dict[str, float] = {}
 @pytest.fixture(scope="module")
 def evaluated(mlflow: BackendServer) -> list[EvaluationRecord]:
     """The demo's scenarios, exported into a new experiment and evaluated with OTEL_EVAL_SINKS=mlflow."""
-    created = httpx.post(f"{mlflow.url}/api/2.0/mlflow/experiments/create", json={"name": "travel-agent"})
+    created = httpx2.post(f"{mlflow.url}/api/2.0/mlflow/experiments/create", json={"name": "travel-agent"})
     created.raise_for_status()
     with pytest.MonkeyPatch.context() as env:
         env.setenv("OTEL_EVAL_SINKS", "mlflow")
@@ -59,7 +59,7 @@ def evaluated(mlflow: BackendServer) -> list[EvaluationRecord]:
 
 
 def _assessments(mlflow: BackendServer, trace_id: str) -> list[dict[str, Any]]:
-    response = httpx.get(f"{mlflow.url}/api/3.0/mlflow/traces/tr-{trace_id}", timeout=30)
+    response = httpx2.get(f"{mlflow.url}/api/3.0/mlflow/traces/tr-{trace_id}", timeout=30)
     response.raise_for_status()
     return list(response.json()["trace"]["trace_info"].get("assessments", []))
 
@@ -101,7 +101,7 @@ def test_two_invocations_of_one_trace_keep_their_own_assessments_and_a_new_evalu
 ) -> None:
     """Issue 39 item 3: a second invocation in the same trace no longer PATCHes the first one's assessment."""
     first = evaluated[0]
-    trace = httpx.get(f"{mlflow.url}/api/3.0/mlflow/traces/get", params={"trace_id": f"tr-{first.trace_id}"}).json()
+    trace = httpx2.get(f"{mlflow.url}/api/3.0/mlflow/traces/get", params={"trace_id": f"tr-{first.trace_id}"}).json()
     spans = [base64.b64decode(s["span_id"]).hex() for s in trace["trace"]["spans"]]
     second_span = next(s for s in spans if s != first.span_id)  # another span of the trace: a second invocation
     renewed = first.model_copy(
@@ -120,7 +120,7 @@ def test_two_invocations_of_one_trace_keep_their_own_assessments_and_a_new_evalu
     assert metadata["otel_eval.replaced.evaluator.version"] == first.evaluator_version
     assert "otel_eval.replaced.evaluator.version" not in by_span[second_span]["metadata"]
     # put the trace back as the other tests expect it: one assessment per result
-    delete = httpx.delete(
+    delete = httpx2.delete(
         f"{mlflow.url}/api/3.0/mlflow/traces/tr-{first.trace_id}/assessments/{by_span[second_span]['assessment_id']}"
     )
     delete.raise_for_status()
@@ -175,7 +175,7 @@ def _search(mlflow: BackendServer, condition: str | None = None) -> list[dict[st
     }
     if condition is not None:
         body["filter"] = condition
-    response = httpx.post(f"{mlflow.url}/api/3.0/mlflow/traces/search", json=body, timeout=30)
+    response = httpx2.post(f"{mlflow.url}/api/3.0/mlflow/traces/search", json=body, timeout=30)
     response.raise_for_status()
     return list(response.json().get("traces", []))
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from otel_eval.emit.sinks import BatchingSink
@@ -53,7 +53,7 @@ def evaluated(phoenix: BackendServer) -> list[EvaluationRecord]:
 
 def _annotations(phoenix: BackendServer, records: list[EvaluationRecord]) -> list[dict[str, Any]]:
     span_ids = sorted({r.span_id for r in records})
-    response = httpx.get(
+    response = httpx2.get(
         f"{phoenix.url}/v1/projects/{PROJECT}/span_annotations", params={"span_ids": span_ids, "limit": 1000}
     )
     response.raise_for_status()
@@ -61,7 +61,7 @@ def _annotations(phoenix: BackendServer, records: list[EvaluationRecord]) -> lis
 
 
 def _graphql(phoenix: BackendServer, query: str, **variables: Any) -> dict[str, Any]:
-    response = httpx.post(f"{phoenix.url}/graphql", json={"query": query, "variables": variables}, timeout=30)
+    response = httpx2.post(f"{phoenix.url}/graphql", json={"query": query, "variables": variables}, timeout=30)
     response.raise_for_status()
     body = response.json()
     assert "errors" not in body, body
@@ -128,7 +128,7 @@ def test_two_invocations_of_one_trace_keep_their_own_annotations_and_a_new_evalu
     phoenix: BackendServer, evaluated: list[EvaluationRecord]
 ) -> None:
     first = evaluated[0]
-    spans = httpx.get(
+    spans = httpx2.get(
         f"{phoenix.url}/v1/projects/{PROJECT}/spans/otlpv1", params={"trace_id": first.trace_id, "limit": 1000}
     ).json()["data"]
     second_span = next(s["span_id"] for s in spans if s["span_id"] != first.span_id)  # another span of the trace
@@ -163,7 +163,7 @@ def test_the_annotation_configs_say_which_direction_is_good_once_per_metric(
     again = BatchingSink(PhoenixBackend(phoenix.url, project=PROJECT))
     again(evaluated)
     assert again.force_flush(30_000)
-    response = httpx.get(f"{phoenix.url}/v1/projects/{PROJECT}/annotation_configs", params={"limit": 100})
+    response = httpx2.get(f"{phoenix.url}/v1/projects/{PROJECT}/annotation_configs", params={"limit": 100})
     response.raise_for_status()
     configs = {c["name"]: c for c in response.json()["data"]}
     thresholds = {r.metric_name: r.threshold for r in evaluated}
@@ -171,7 +171,7 @@ def test_the_annotation_configs_say_which_direction_is_good_once_per_metric(
     for name, threshold in thresholds.items():
         assert configs[name]["optimization_direction"] == "MAXIMIZE"
         assert configs[name]["threshold"] == threshold
-    every = httpx.get(f"{phoenix.url}/v1/annotation_configs", params={"limit": 100}).json()["data"]
+    every = httpx2.get(f"{phoenix.url}/v1/annotation_configs", params={"limit": 100}).json()["data"]
     names = [c["name"] for c in every if c["name"] in thresholds]
     assert sorted(names) == sorted(thresholds)  # one each, however many sinks posted them
 
@@ -231,7 +231,7 @@ def test_the_phoenix_recipe_gives_one_annotation_per_result_and_its_filter_finds
     assert unsafe == []
     # the project's annotation summary: the hallucination rate is the "hallucinated" fraction (none, scripted)
     assert project["spanAnnotationSummary"]["labelFractions"] == [{"label": "grounded", "fraction": 1.0}]
-    configs = httpx.get(f"{phoenix.url}/v1/projects/{WEATHER_PROJECT}/annotation_configs").json()["data"]
+    configs = httpx2.get(f"{phoenix.url}/v1/projects/{WEATHER_PROJECT}/annotation_configs").json()["data"]
     assert {c["name"]: c["threshold"] for c in configs} == json.loads(recipe.CRITERIA)
 
 

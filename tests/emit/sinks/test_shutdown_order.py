@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-import httpx
+import httpx2
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
@@ -30,10 +30,10 @@ class _Backend:
         self._exported = exported
         self.taken: list[EvaluationRecord] = []
 
-    def client(self) -> httpx.Client:
-        return httpx.Client()
+    def client(self) -> httpx2.Client:
+        return httpx2.Client()
 
-    def send(self, client: httpx.Client, records: Sequence[EvaluationRecord]) -> list[Outcome]:
+    def send(self, client: httpx2.Client, records: Sequence[EvaluationRecord]) -> list[Outcome]:
         outcomes: list[Outcome] = [OK if r.span_id in self._exported else MISSING for r in records]
         self.taken += [r for r, outcome in zip(records, outcomes, strict=True) if outcome == OK]
         return outcomes
