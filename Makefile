@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 PROMTOOL_PACKAGE := prometheus
 SUDO ?=
 
-.PHONY: demo test tools lint typecheck docs unit bench clean screenshots
+.PHONY: demo test tools lint typecheck docs docs-tables unit bench clean screenshots
 
 # Every recipe runs with Python writing bytecode: where PYTHONDONTWRITEBYTECODE is set (as on the machines this
 # project's CI runs on) each of the test suite's hundreds of processes would compile every module it imports (a Phoenix
@@ -51,6 +51,10 @@ typecheck: $(STAMP)
 # counting the warnings that fail a strict build. NO_MKDOCS_2_WARNING silences the theme's notice about MkDocs 2.
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+# The reference tables committed in docs/*.md (variables, metrics, telemetry names), written again from the code.
+docs-tables: $(STAMP)
+	$(BIN)/python docs/_hooks/reference_tables.py
 
 # Three processes on two cores: the Kafka outage and fault tests mostly wait. A file's tests stay in one process.
 # --no-loadscope-reorder keeps tests/conftest.py's order (the slowest files first) instead of most tests first.

@@ -24,7 +24,7 @@ OTEL_EVAL_CRITERIA: Final = "OTEL_EVAL_CRITERIA"
 
 OTEL_EVAL_METRICS: Final = "OTEL_EVAL_METRICS"
 """Comma-separated metrics to run, each with its criterion from ``OTEL_EVAL_CRITERIA`` when that names it, else the
-metric's default (as ``otel-eval run --metrics``); ADK's efficiency metrics are then not added. Read by the processor
+metric's default (as ``otel-eval run --metric``); ADK's efficiency metrics are then not added. Read by the processor
 (``ProcessorSettings.metrics``) and the Kafka worker (for its own criteria; a request's honoured criteria are scored
 as they were). Default empty: the criteria (else the defaults) plus ADK's efficiency metrics. An unknown name stops
 start-up."""

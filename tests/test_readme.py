@@ -148,6 +148,14 @@ def test_each_generated_table_sits_on_its_page() -> None:
     assert "OTEL_EVAL_WORKER_FLUSH_TIMEOUT" in HOOK.render(DOCS["docs/configuration.md"])
 
 
+def test_the_committed_tables_are_the_codes() -> None:
+    """The tables are committed (a page read on GitHub shows them) and are what the code renders now."""
+    for page, text in DOCS.items():
+        if HOOK.MARKER.search(text):
+            assert "<!-- end generated: " in text, f"{page}: a table is not committed: run make docs-tables"
+            assert HOOK.render(text) == text, f"{page}: a generated table is out of date: run make docs-tables"
+
+
 def test_setup_is_the_two_commands() -> None:
     assert "make demo" in README and "make test" in README
 

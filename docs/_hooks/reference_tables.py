@@ -1,7 +1,10 @@
 """MkDocs hook: the reference tables of the documentation, generated from the code at build time.
 
-A page holds a marker, ``<!-- generated: NAME -->`` alone on a line, and the build replaces it with the table
-``NAME`` renders (:data:`TABLES`). Each table reads one source, so the site cannot disagree with the code:
+A page holds a marker, ``<!-- generated: NAME -->`` alone on a line, followed by the table ``NAME`` renders
+(:data:`TABLES`) and ``<!-- end generated: NAME -->``. The tables are committed, so a page read on GitHub shows
+them too; ``make docs-tables`` (this file run as a script) writes them again, the build renders them afresh, and a
+test fails when a committed one differs from the code's. Each table reads one source, so neither the site nor the
+pages can disagree with the code:
 
 - ``environment-variables``: every ``OTEL_EVAL_*`` constant of :mod:`otel_eval.environment_variables` with its
   docstring;
@@ -26,6 +29,10 @@ from types import ModuleType
 from typing import Any
 
 MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.MULTILINE)
+_BLOCK = re.compile(
+    r"^<!-- generated: (?P<name>[a-z-]+) -->\n(?:(?:.*\n)*?<!-- end generated: (?P=name) -->$)?", re.MULTILINE
+)
+"""A marker and what follows it up to its end marker (none yet: the marker alone)."""
 
 
 def _markdown(text: str) -> str:
@@ -177,10 +184,32 @@ TABLES: dict[str, Callable[[], str]] = {
 
 
 def render(markdown: str) -> str:
-    """``markdown`` with every marker replaced by its table; an unknown marker name raises ``KeyError``."""
-    return MARKER.sub(lambda match: TABLES[match.group(1)](), markdown)
+    """``markdown`` with the table after every marker written afresh, up to its end marker; an unknown marker name
+    raises ``KeyError``."""
+
+    def table(match: re.Match[str]) -> str:
+        name = match.group("name")
+        return f"<!-- generated: {name} -->\n{TABLES[name]()}\n<!-- end generated: {name} -->"
+
+    return _BLOCK.sub(table, markdown)
 
 
 def on_page_markdown(markdown: str, **kwargs: Any) -> str:
     """The MkDocs event: each page's Markdown, before it is rendered."""
     return render(markdown)
+
+
+def main() -> None:
+    """Writes every page's tables again (``make docs-tables``), naming the pages that changed."""
+    from pathlib import Path
+
+    for page in sorted((Path(__file__).resolve().parents[1]).glob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        rendered = render(text)
+        if rendered != text:
+            page.write_text(rendered, encoding="utf-8")
+            print(f"wrote {page.name}")
+
+
+if __name__ == "__main__":
+    main()

@@ -106,7 +106,7 @@ def load_traces(paths: Sequence[Path], *, reads: Reads = Reads.ALL) -> LoadedTra
             loaded.warnings.append(f"{len(unmatched)} GenAI content log record(s) match no span of the trace files")
     loaded.traces = rebuild_traces(spans, reads=reads)
     for trace in loaded.traces:
-        loaded.warnings.extend(trace.warnings)
+        loaded.warnings.extend(trace.every_warning())
     return loaded
 
 

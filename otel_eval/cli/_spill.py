@@ -198,8 +198,9 @@ class _FirstPass:
             if not trace_spans:
                 continue  # otel-eval's own trace (a judge's), as rebuild_traces leaves it out
             trace = rebuild_trace(trace_spans, reads=self.reads)
-            if trace.warnings:
-                self.trace_warnings.append((trace.start_time_ns, trace.trace_id, trace.warnings))
+            warnings = trace.every_warning()
+            if warnings:
+                self.trace_warnings.append((trace.start_time_ns, trace.trace_id, warnings))
             if not trace.invocations:
                 self.empty.append((trace.trace_id, trace.convention))
             for inv in trace.invocations:

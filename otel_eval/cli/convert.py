@@ -42,7 +42,7 @@ def convert(trace_files: tuple[Path, ...], output: str, verbose: bool) -> None:
                         "convention": trace.convention,
                         "invocations": [invocation_json(inv) for inv in trace.invocations],
                         "invocation_metadata": [metadata_json(inv) for inv in trace.invocations],
-                        "warnings": trace.warnings,
+                        "warnings": trace.every_warning(),
                     }
                     for trace in loaded.traces
                 ]

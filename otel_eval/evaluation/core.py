@@ -86,7 +86,7 @@ class EvaluationCore:
     Args:
         criteria: ADK criteria every request without its own uses; None for the defaults (see module docs).
         metric_names: Run only these metrics where the core's own criteria apply (a request's own are not
-            narrowed), as ``otel-eval run --metrics`` does (:func:`~otel_eval.evaluation.criteria.select_criteria`).
+            narrowed), as ``otel-eval run --metric`` does (:func:`~otel_eval.evaluation.criteria.select_criteria`).
         eval_set: Golden cases for online reference metrics.
         registry: Metric registry (``default_registry()`` when None), plus the custom metrics ``criteria`` declares
             (an ``EvalConfig`` or its JSON with ``custom_metrics``): their code is imported here.

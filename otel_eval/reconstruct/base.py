@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -62,6 +63,16 @@ class TraceInvocations:
     @invocations.setter
     def invocations(self, invocations: list[TracedInvocation]) -> None:
         self._invocations = invocations
+
+    def every_warning(self) -> list[str]:
+        """The trace's warnings, then its invocations' (a malformed message, no user message found, content not
+        captured), each once and in order: what a report of the whole trace shows."""
+        if self._invocations is None and self.plain is not None:
+            per_invocation = [view.facts["warnings"] for view in self.plain]
+        else:
+            per_invocation = [inv.warnings for inv in self.invocations]
+        # An invocation's list may repeat its trace's or an earlier invocation's lines (one reader per trace).
+        return list(dict.fromkeys(itertools.chain(self.warnings, *per_invocation)))
 
     @property
     def start_time_ns(self) -> int:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
 
 from google.adk.evaluation.eval_case import Invocation as AdkInvocation
 
+from otel_eval import semconv
 from tests.cli.conftest import AGENTEVALS, STRANDS, CliResult
 
 
@@ -57,3 +59,22 @@ def test_json_output_leaves_out_null_fields_and_stays_valid_adk(cli: Callable[..
     assert len(invocations) >= 2
     for invocation in invocations:
         assert AdkInvocation.model_validate(invocation).user_content.parts
+
+
+def test_an_invocations_malformed_messages_are_warned_of(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    """A problem met while rebuilding one invocation (here its user message, not JSON) is reported with the trace's
+    own problems: named by span and attribute with --verbose, in the JSON output, and counted otherwise."""
+    spans = json.loads((STRANDS / "otel_genai_convention_spans.json").read_text(encoding="utf-8"))
+    root = spans[0]
+    root["attributes"][semconv.GEN_AI_INPUT_MESSAGES] = "[{not json"
+    trace = tmp_path / "one_span.json"
+    trace.write_text(json.dumps([root]), encoding="utf-8")
+    where = f"span {root['span_id']} ({root['name']!r}): {semconv.GEN_AI_INPUT_MESSAGES}: not valid JSON"
+
+    verbose = cli("convert", trace, "--verbose")
+    assert verbose.exit_code == 0, verbose.stderr
+    assert any(line.startswith(f"warning: {where}") for line in verbose.stderr.splitlines()), verbose.stderr
+    assert "no user message found" in verbose.stderr
+    [reported] = cli("convert", trace, "--output", "json").json()["traces"]
+    assert [w for w in reported["warnings"] if w.startswith(where)], reported["warnings"]
+    assert "note: 2 warning(s)" in cli("convert", trace).stderr
