@@ -27,6 +27,7 @@ EXPECTED_FORMATS: Final = (
     'Jaeger JSON ({"data": [{"traceID", "spans", "processes"}]}), '
     "a JSON list of span dicts (trace_id, span_id, name, start_time, ...), "
     "OTLP protobuf (TracesData / ExportTraceServiceRequest), "
-    'or OTLP logs beside them (JSON {"resourceLogs": [...]}, protobuf LogsData / ExportLogsServiceRequest)'
+    'or OTLP logs beside them (JSON {"resourceLogs": [...]}, protobuf LogsData / ExportLogsServiceRequest); '
+    "any of them gzip-compressed"
 )
 """How error messages describe what a trace file may be."""

@@ -1,7 +1,8 @@
 """Reading trace files: the format is detected from the content, then the matching reader runs.
 
 JSON is recognised by its shape (top-level keys, or the keys of the first list element), several JSON values one
-per line are JSONL, and bytes that are not JSON are tried as OTLP protobuf. A source that is none of these raises
+per line are JSONL, and bytes that are not JSON are tried as OTLP protobuf; a gzip-compressed file (``.json.gz``) is
+read as what it holds. A source that is none of these raises
 :class:`~otel_eval.errors.TraceFormatError` naming the source and the formats expected; within a readable source,
 a malformed span is skipped and reported in ``TraceReadResult.warnings``.
 """
@@ -9,11 +10,14 @@ a malformed span is skipped and reported in ``TraceReadResult.warnings``.
 from __future__ import annotations
 
 import codecs
+import gzip
+import io
 import json
 import logging
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from otel_eval.errors import TraceFormatError
 from otel_eval.traces import _json as fast_json
@@ -44,6 +48,10 @@ from otel_eval.traces.span_dicts import looks_like_span_dict, spans_from_span_di
 logger = logging.getLogger(__name__)
 
 _JSON_STARTS = (b"{", b"[")
+_GZIP_MAGIC = b"\x1f\x8b"
+MAX_GUNZIPPED_BYTES: Final = 1 << 30
+"""A gzip-compressed trace file is read when it decompresses to at most this (1 GiB): a larger one (or a
+decompression bomb) is refused, naming the file, before it takes the memory."""
 
 
 def read_trace_file(path: str | Path) -> TraceReadResult:
@@ -59,6 +67,24 @@ def read_trace_file(path: str | Path) -> TraceReadResult:
     result = read_trace_bytes(data, source=str(path))
     result.size = len(data)
     return result
+
+
+def _gunzipped(data: bytes, source: str) -> bytes:
+    """The content of a gzip-compressed trace file (every member), at most :data:`MAX_GUNZIPPED_BYTES`.
+
+    Raises:
+        TraceFormatError: not valid gzip, or larger than that once decompressed.
+    """
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as compressed:
+            content = compressed.read(MAX_GUNZIPPED_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise TraceFormatError(f"{source}: gzip-compressed, but cannot be decompressed: {exc}") from None
+    if len(content) > MAX_GUNZIPPED_BYTES:
+        raise TraceFormatError(
+            f"{source}: gzip-compressed, and larger than {MAX_GUNZIPPED_BYTES >> 20} MiB decompressed"
+        )
+    return content
 
 
 def read_trace_files(paths: Iterable[str | Path]) -> list[tuple[str | Path, TraceReadResult | TraceFormatError]]:
@@ -78,6 +104,8 @@ def read_trace_bytes(data: bytes, *, source: str) -> TraceReadResult:
     Raises:
         TraceFormatError: the payload is empty or none of the supported formats.
     """
+    if data.startswith(_GZIP_MAGIC):
+        data = _gunzipped(data, source)
     stripped = data.strip()
     if stripped.startswith(codecs.BOM_UTF8):  # editors on Windows write one; json.loads copes with it
         stripped = stripped[len(codecs.BOM_UTF8) :].lstrip()

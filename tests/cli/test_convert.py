@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from collections.abc import Callable
@@ -78,3 +79,14 @@ def test_an_invocations_malformed_messages_are_warned_of(cli: Callable[..., CliR
     [reported] = cli("convert", trace, "--output", "json").json()["traces"]
     assert [w for w in reported["warnings"] if w.startswith(where)], reported["warnings"]
     assert "note: 2 warning(s)" in cli("convert", trace).stderr
+
+
+def test_a_gzip_compressed_file_is_converted_and_scored(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    compressed = tmp_path / "helm.json.gz"
+    compressed.write_bytes(gzip.compress((AGENTEVALS / "helm.json").read_bytes()))
+    converted = cli("convert", compressed, "--output", "json")
+    assert converted.exit_code == 0, converted.stderr
+    assert converted.json() == cli("convert", AGENTEVALS / "helm.json", "--output", "json").json()
+    scored = cli("run", compressed)
+    assert scored.exit_code == 0, scored.stderr
+    assert "tool_call_count_v1" in scored.stdout

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +10,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_eval.demo.workload import SCENARIOS, TravelAgent
-from otel_eval.traces import Span, read_trace_bytes, read_trace_file, spans_from_readable
+from otel_eval.traces import Span, read_trace_file, spans_from_readable
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SHARED = Path("/work/shared/data/traces")
@@ -35,9 +34,7 @@ ALL_TRACE_FILES = sorted(
 
 
 def file_spans(path: Path) -> list[Span]:
-    """The spans of a trace file (``.gz`` ones decompressed first)."""
-    if path.name.endswith(".gz"):
-        return read_trace_bytes(gzip.decompress(path.read_bytes()), source=str(path)).spans
+    """The spans of a trace file (``.gz`` ones too, as the reader decompresses them)."""
     return read_trace_file(path).spans
 
 

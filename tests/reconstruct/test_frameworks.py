@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import gzip
 import json
 import re
 from collections.abc import Callable
@@ -31,7 +30,7 @@ import pytest
 from otel_eval.model import IntermediateData, TracedInvocation, content_text
 from otel_eval.reconstruct import UNKNOWN_CONVENTION, rebuild_traces
 from otel_eval.reconstruct._values import tool_call_args, tool_response_payload
-from otel_eval.traces import read_trace_bytes
+from otel_eval.traces import read_trace_file
 
 FRAMEWORKS = Path(__file__).resolve().parents[1] / "data" / "frameworks"
 INSTRUCTIONS = "You are a weather assistant. Use the tools."
@@ -274,7 +273,7 @@ def rebuilt_turn(traced: TracedInvocation) -> Turn:
 def load(record_path: Path) -> tuple[dict[str, Any], list[TracedInvocation], list[str]]:
     record = json.loads(record_path.read_text(encoding="utf-8"))
     spans_path = record_path.with_name(record_path.name.replace(".record.json", ".otlp.json.gz"))
-    spans = read_trace_bytes(gzip.decompress(spans_path.read_bytes()), source=str(spans_path)).spans
+    spans = read_trace_file(spans_path).spans
     traces = rebuild_traces(spans)
     # Agent Framework's ``workflow.build`` is a trace of its own: no agent in it, no convention, nothing to evaluate.
     built = [t for t in traces if [s.name for s in spans if s.trace_id == t.trace_id] == ["workflow.build"]]
@@ -398,7 +397,7 @@ def test_agent_framework_workflow_run_is_one_invocation_of_its_agents() -> None:
     agent (not the workflow's generated name). A ``workflow.run`` span of another instrumentation is no agent: the
     same spans then give an invocation per agent."""
     path = FRAMEWORKS / "agent_framework" / "workflow.otlp.json.gz"
-    spans = read_trace_bytes(gzip.decompress(path.read_bytes()), source=str(path)).spans
+    spans = read_trace_file(path).spans
     [invocation] = [i for t in rebuild_traces(spans) for i in t.invocations]
     [run] = [s for s in spans if s.name == "workflow.run"]
     assert invocation.span_id == run.span_id and invocation.agent_name == "weather_agent"

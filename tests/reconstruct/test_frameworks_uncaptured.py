@@ -17,7 +17,6 @@ tool's span has the exception's type (``error.type``) and an ERROR status withou
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from otel_eval.metrics import default_registry
 from otel_eval.metrics._reference import CONTENT_NOT_CAPTURED
 from otel_eval.model import BaseCriterion, EvalStatus, IntermediateData, TracedInvocation, content_text
 from otel_eval.reconstruct import rebuild_traces
-from otel_eval.traces import read_trace_bytes
+from otel_eval.traces import read_trace_file
 from tests.judge.fake_gemini import FakeGemini
 from tests.judge.helpers import invocation, make_judge
 
@@ -45,7 +44,7 @@ def rebuilt(record_path: Path) -> tuple[dict[str, Any], list[str], list[TracedIn
     """The record, the conventions of the rebuilt traces, and the invocations in time order."""
     record = json.loads(record_path.read_text(encoding="utf-8"))
     spans_path = record_path.with_name(record_path.name.replace(".record.json", ".otlp.json.gz"))
-    traces = rebuild_traces(read_trace_bytes(gzip.decompress(spans_path.read_bytes()), source=str(spans_path)).spans)
+    traces = rebuild_traces(read_trace_file(spans_path).spans)
     invocations = sorted((i for t in traces for i in t.invocations), key=lambda i: i.start_time_ns)
     return record, [t.convention for t in traces], invocations
 
