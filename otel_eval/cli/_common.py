@@ -14,6 +14,7 @@ import click
 import pydantic_core
 
 from otel_eval.errors import InputError
+from otel_eval.model.loading import document_kind
 from otel_eval.reconstruct import Reads, TraceInvocations, rebuild_traces
 
 if TYPE_CHECKING:
@@ -117,16 +118,8 @@ def eval_file_kind(path: Path) -> str | None:
         payload = json.loads(path.read_bytes())
     except (OSError, ValueError, RecursionError):
         return None
-    if isinstance(payload, dict):
-        if "eval_cases" in payload or "evalCases" in payload:
-            return "eval set"
-        if "criteria" in payload:
-            return "eval config"
-    if isinstance(payload, list) and payload and all(isinstance(item, dict) for item in payload):
-        keys = set().union(*(item.keys() for item in payload))
-        if {"query", "expected_tool_use"} <= keys or {"name", "data"} <= keys:
-            return "eval set"
-    return None
+    kind = document_kind(payload)
+    return kind if kind in ("eval set", "eval config") else None
 
 
 def report_problems(errors: Sequence[str], warnings: Sequence[str] = (), *, verbose: bool = False) -> None:
