@@ -55,6 +55,7 @@ from otel_eval.model.loading import load_eval_config, load_eval_set
 from otel_eval.reconstruct import Reads
 
 PROGRESS_MIN_CONVERSATIONS = 20
+_SHOWN_CASES = 10
 
 ADK_CONFIG_FILE_NAME = "test_config.json"
 """The eval config ADK's ``AgentEvaluator`` reads from the eval set's directory."""
@@ -192,6 +193,23 @@ def _load_inputs(eval_set_path: Path | None, config_path: Path | None) -> tuple[
     return eval_set, config
 
 
+def _check_eval_id(eval_id: str | None, eval_set: EvalSet | None, eval_set_path: Path | None) -> None:
+    """``--eval-id`` names a case of the eval set, else the run stops before scoring (exit 2)."""
+    if eval_id is None:
+        return
+    if eval_set is None or eval_set_path is None:
+        fail("--eval-id needs --eval-set (it chooses a case of that eval set)")
+        return  # unreachable: fail() exits
+    known = [case.eval_id for case in eval_set.eval_cases]
+    if eval_id not in known:
+        shown = ", ".join(known[:_SHOWN_CASES]) + (
+            f", … (+{len(known) - _SHOWN_CASES} more)" if len(known) > _SHOWN_CASES else ""
+        )
+        fail(
+            f"{eval_set_path}: eval set {eval_set.eval_set_id!r} has no case {eval_id!r}; its cases: {shown or '(none)'}"
+        )
+
+
 def _apply_judge_model(config: EvalConfig | None, judge_model: str | None) -> EvalConfig | None:
     """``config`` with ``--judge-model`` replacing the judge model of every criterion that has judge options."""
     if config is None or judge_model is None:
@@ -228,7 +246,7 @@ def _apply_judge_model(config: EvalConfig | None, judge_model: str | None) -> Ev
     type=click.Choice(["EXACT", "IN_ORDER", "ANY_ORDER"], case_sensitive=False),
     help="Match type of tool_trajectory_avg_score, over the criterion's (default: the criterion's, else EXACT).",
 )
-@click.option("--eval-id", help="Pair every conversation with this eval case.")
+@click.option("--eval-id", help="Pair every conversation with this case of --eval-set.")
 @click.option(
     "--output",
     type=click.Choice(["table", "json"]),
@@ -286,6 +304,7 @@ def run(
     if bool(trace_files) == (backfill.source is not None):
         fail("give TRACE_FILES or --from BACKEND (one of them)")
     eval_set, config = _load_inputs(eval_set_path, config_path)
+    _check_eval_id(eval_id, eval_set, eval_set_path)
     config = _apply_judge_model(config, judge_model)
     judge_settings: dict[str, Any] = {
         "default_model": judge_model,
