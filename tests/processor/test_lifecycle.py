@@ -101,6 +101,12 @@ def test_from_env_reads_every_setting(tmp_path: Path, monkeypatch: pytest.Monkey
             '{"critera": {"response_match_score": 1}}',
             r"^OTEL_EVAL_CRITERIA: unknown key 'critera' \(did you mean 'criteria'\?\); an eval config has criteria,",
         ),
+        (
+            env.OTEL_EVAL_CRITERIA,
+            '{"response_match_score": {"foo": 1}}',  # one line per problem, not pydantic's dump
+            r"^invalid criteria: criteria\.response_match_score: Input should be a valid number; "
+            r"criteria\.response_match_score\.threshold: Field required$",
+        ),
         (env.OTEL_EVAL_EVAL_SET, "/no/such/set.json", "OTEL_EVAL_EVAL_SET"),
         (env.OTEL_EVAL_MAX_SPANS_PER_TRACE, "not-a-number", r"OTEL_EVAL_MAX_SPANS_PER_TRACE='not-a-number': expected"),
         (
