@@ -21,7 +21,7 @@ from otel_eval.model import (
     CustomMetricConfig,
     EvalConfig,
 )
-from otel_eval.model.loading import EVAL_CONFIG_KEYS, validation_problems
+from otel_eval.model.loading import EVAL_CONFIG_KEYS, criteria_object_problem, validation_problems
 
 
 def criteria_from(value: Mapping[str, Any] | EvalConfig | None) -> dict[str, BaseCriterion] | None:
@@ -36,6 +36,9 @@ def criteria_from(value: Mapping[str, Any] | EvalConfig | None) -> dict[str, Bas
         config = value
     else:
         data = dict(value)
+        problem = criteria_object_problem(data)
+        if problem is not None:
+            raise ConfigurationError(f"criteria: {problem}")
         if set(data) <= EVAL_CONFIG_KEYS and isinstance(data.get("criteria"), Mapping):
             data = dict(data["criteria"])
         try:

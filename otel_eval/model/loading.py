@@ -63,7 +63,7 @@ def near_config_keys(payload: dict[Any, Any]) -> dict[str, str]:
     near = {}
     for key in payload:
         if isinstance(key, str) and key not in EVAL_CONFIG_KEYS:
-            match = difflib.get_close_matches(key, EVAL_CONFIG_KEYS, n=1, cutoff=0.8)
+            match = difflib.get_close_matches(key, EVAL_CONFIG_KEYS, n=1, cutoff=0.85)
             if match:
                 near[key] = match[0]
     return near
@@ -86,6 +86,16 @@ def eval_config_problem(payload: Any) -> str | None:
     near = near_config_keys(payload)
     named = ", ".join(f"'{key}'" + (f" (did you mean '{near[key]}'?)" if key in near else "") for key in unknown)
     return f"unknown key{'s' if len(unknown) > 1 else ''} {named}; an eval config has {CONFIG_KEY_NAMES}"
+
+
+def criteria_object_problem(data: dict[Any, Any]) -> str | None:
+    """Why ``data``, given where ADK criteria are expected, is neither the criteria object itself (an object with none
+    of an eval config's keys) nor an eval config; None when it is one. An eval set, a trace file, or an object with a
+    misspelled eval config key (``critera``) is not taken for the criteria object."""
+    bare = bool(data) and not set(data) & EVAL_CONFIG_KEYS
+    if bare and document_kind(data) is None and not near_config_keys(data):
+        return None
+    return eval_config_problem(data)
 
 
 def _json_type(payload: Any) -> str:
@@ -206,12 +216,10 @@ def criteria_setting(raw: str | None, *, setting: str) -> dict[str, Any] | None:
         raise ConfigurationError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     if not isinstance(data, dict):
         raise ConfigurationError(f"{source}: expected a JSON object of metric -> threshold or criterion")
-    bare = bool(data) and not set(data) & EVAL_CONFIG_KEYS
-    if not bare or document_kind(data) is not None or near_config_keys(data):
-        problem = eval_config_problem(data)
-        if problem is not None:
-            raise ConfigurationError(f"{source}: {problem}")
-    if bare:
+    problem = criteria_object_problem(data)
+    if problem is not None:
+        raise ConfigurationError(f"{source}: {problem}")
+    if data and not set(data) & EVAL_CONFIG_KEYS:
         return data  # just the criteria object
     # An EvalConfig, read as ADK reads it ({} has no criteria): its other sections are checked here, the criteria
     # where they are planned.

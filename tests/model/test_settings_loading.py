@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from otel_eval.errors import ConfigurationError
+from otel_eval.evaluation import criteria_from
 from otel_eval.model.loading import criteria_setting, eval_set_setting
 
 EVAL_SET = Path(__file__).resolve().parents[1] / "data" / "evalsets" / "eval_set_helm.json"
@@ -54,6 +55,14 @@ def test_a_misspelled_config_file_names_the_setting_the_file_and_the_key(tmp_pat
     )
     with pytest.raises(ConfigurationError, match=r"^OTEL_EVAL_CRITERIA file .*eval_set_helm\.json: this is an ADK"):
         criteria_setting(str(EVAL_SET), setting="OTEL_EVAL_CRITERIA")
+
+
+def test_a_criteria_object_in_code_is_refused_by_the_same_rule() -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        criteria_from({"critera": {"safety_v1": 0.5}})
+    assert str(raised.value).startswith("criteria: unknown key 'critera' (did you mean 'criteria'?)")
+    parsed = criteria_from({"criterion": 0.5})  # a custom metric's name, not a misspelled "criteria"
+    assert parsed is not None and parsed["criterion"].threshold == 0.5
 
 
 def test_an_eval_config_without_criteria_has_none_as_in_adk() -> None:
