@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +16,7 @@ import click
 import pydantic_core
 
 from otel_eval.errors import InputError
+from otel_eval.model.loading import document_kind
 from otel_eval.reconstruct import Reads, TraceInvocations, rebuild_traces
 
 if TYPE_CHECKING:
@@ -117,16 +120,8 @@ def eval_file_kind(path: Path) -> str | None:
         payload = json.loads(path.read_bytes())
     except (OSError, ValueError, RecursionError):
         return None
-    if isinstance(payload, dict):
-        if "eval_cases" in payload or "evalCases" in payload:
-            return "eval set"
-        if "criteria" in payload:
-            return "eval config"
-    if isinstance(payload, list) and payload and all(isinstance(item, dict) for item in payload):
-        keys = set().union(*(item.keys() for item in payload))
-        if {"query", "expected_tool_use"} <= keys or {"name", "data"} <= keys:
-            return "eval set"
-    return None
+    kind = document_kind(payload)
+    return kind if kind in ("eval set", "eval config") else None
 
 
 def report_problems(errors: Sequence[str], warnings: Sequence[str] = (), *, verbose: bool = False) -> None:
@@ -157,6 +152,27 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
     """Prints ``error: message`` to stderr and exits with ``code``."""
     click.echo(f"error: {message}", err=True)
     raise SystemExit(code)
+
+
+@contextlib.contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """The block's failure to write ``path`` (an ``OSError``) as ``error: <path>: cannot write: <reason>``, exit 2.
+
+    Exit 2 (bad input), not a traceback with exit 1, which a CI gate would read as a FAILED metric.
+    """
+    try:
+        yield
+    except OSError as exc:
+        fail(f"{path}: cannot write: {exc.strerror or exc}")
+
+
+def writable_directory(directory: Path) -> None:
+    """Creates ``directory`` (and its parents) and checks that a file can be made in it, so that a command fails
+    before its work (scoring, judge calls) rather than after; exits 2 as :func:`writing` when it cannot."""
+    with writing(directory):
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
 
 
 def truncate(text: str, width: int = 80) -> str:

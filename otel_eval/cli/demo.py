@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from otel_eval.cli._common import stdout
+from otel_eval.cli._common import stdout, writable_directory
 from otel_eval.judge.retry import JUDGE_NOT_CONFIGURED
 
 _STATUS_STYLE = {"PASSED": "green", "FAILED": "bold red", "NOT_EVALUATED": "yellow", "INFORMATIONAL": "cyan"}
@@ -52,8 +52,10 @@ def demo(output_dir: Path, no_output: bool, judge_mode: str) -> None:
     """
     from otel_eval.demo.run import SERVICE, run_demo  # deferred: keeps `otel-eval --help` fast
 
-    stdout().print(f"[bold]otel-eval demo[/bold] — service [cyan]{SERVICE}[/cyan], processor on a real TracerProvider")
     output = None if no_output else output_dir
+    if output is not None:
+        writable_directory(output)  # before the agent runs, not after
+    stdout().print(f"[bold]otel-eval demo[/bold] — service [cyan]{SERVICE}[/cyan], processor on a real TracerProvider")
     if judge_mode == "local":
         from otel_eval.demo.local_judge import SCRIPTED_JUDGE_MODEL, local_judge
 

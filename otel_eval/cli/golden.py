@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from otel_eval.cli._common import EXIT_BAD_INPUT, fail, load_traces, report_problems
+from otel_eval.cli._common import EXIT_BAD_INPUT, fail, load_traces, report_problems, writing
 from otel_eval.conversations import group_conversations
 from otel_eval.model import EvalCase, EvalSet, Invocation
 
@@ -46,7 +46,8 @@ def golden(trace_files: tuple[Path, ...], output: Path, eval_set_id: str | None,
         eval_cases=cases,
         creation_timestamp=time.time(),
     )
-    output.write_text(eval_set.model_dump_json(indent=2, exclude_none=True) + "\n", encoding="utf-8")
+    with writing(output):
+        output.write_text(eval_set.model_dump_json(indent=2, exclude_none=True) + "\n", encoding="utf-8")
     click.echo(f"wrote {output} with {len(cases)} eval case(s)", err=True)
     if loaded.errors:
         raise SystemExit(EXIT_BAD_INPUT)

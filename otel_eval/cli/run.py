@@ -25,7 +25,10 @@ from otel_eval.cli._common import (
     stderr,
     stdout,
     truncate,
+    writable_directory,
+    writing,
 )
+from otel_eval.cli._run_inputs import ADK_CONFIG_FILE_NAME, apply_judge_model, check_eval_id, load_inputs
 from otel_eval.cli._run_judge import (
     JUDGE_UNUSABLE,
     closing_judge,
@@ -37,7 +40,7 @@ from otel_eval.cli._run_judge import judge_unusable_metrics as judge_unusable_me
 from otel_eval.cli._run_stream import JsonResults, ResultsFile, RunTally, spool_file, stream_reports
 from otel_eval.cli._spill import StreamedTraces, spill_file, stream_traces
 from otel_eval.conversations import Conversation
-from otel_eval.errors import ConfigurationError, InputError
+from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation import (
     ConversationReport,
     MetricOutcome,
@@ -50,14 +53,10 @@ from otel_eval.evaluation import (
 )
 from otel_eval.judge.budget import BudgetSpec
 from otel_eval.metrics import default_registry
-from otel_eval.model import EvalConfig, EvalSet, EvalStatus
-from otel_eval.model.loading import load_eval_config, load_eval_set
+from otel_eval.model import EvalSet, EvalStatus
 from otel_eval.reconstruct import Reads
 
 PROGRESS_MIN_CONVERSATIONS = 20
-
-ADK_CONFIG_FILE_NAME = "test_config.json"
-"""The eval config ADK's ``AgentEvaluator`` reads from the eval set's directory."""
 
 
 def report_json(report: ConversationReport) -> dict[str, Any]:
@@ -177,35 +176,6 @@ def _calls(calls: Any) -> str:
     return ", ".join(f"{call.name}({json.dumps(call.args or {}, ensure_ascii=False, default=str)})" for call in calls)
 
 
-def _load_inputs(eval_set_path: Path | None, config_path: Path | None) -> tuple[EvalSet | None, EvalConfig | None]:
-    if config_path is None and eval_set_path is not None:
-        beside = eval_set_path.parent / ADK_CONFIG_FILE_NAME
-        if beside.is_file():  # ADK's AgentEvaluator reads the criteria from there too
-            click.echo(f"note: criteria from {beside}", err=True)
-            config_path = beside
-    try:
-        eval_set = load_eval_set(eval_set_path) if eval_set_path else None
-        config = load_eval_config(config_path) if config_path else None
-    except InputError as exc:
-        fail(str(exc))
-        raise  # unreachable: fail() exits
-    return eval_set, config
-
-
-def _apply_judge_model(config: EvalConfig | None, judge_model: str | None) -> EvalConfig | None:
-    """``config`` with ``--judge-model`` replacing the judge model of every criterion that has judge options."""
-    if config is None or judge_model is None:
-        return config
-    criteria: dict[str, Any] = {}
-    for name in config.criteria:
-        data = config.criterion_for(name).model_dump()
-        if isinstance(data.get("judge_model_options"), dict):
-            data["judge_model_options"] = {**data["judge_model_options"], "judge_model": judge_model}
-        criteria[name] = data
-    # Only the criteria change: the config's custom metrics and other sections stay.
-    return config.model_copy(update={"criteria": EvalConfig.model_validate({"criteria": criteria}).criteria})
-
-
 @click.command()
 @click.argument("trace_files", nargs=-1, type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--eval-set", "eval_set_path", type=click.Path(path_type=Path, dir_okay=False), help="ADK eval set.")
@@ -228,7 +198,7 @@ def _apply_judge_model(config: EvalConfig | None, judge_model: str | None) -> Ev
     type=click.Choice(["EXACT", "IN_ORDER", "ANY_ORDER"], case_sensitive=False),
     help="Match type of tool_trajectory_avg_score, over the criterion's (default: the criterion's, else EXACT).",
 )
-@click.option("--eval-id", help="Pair every conversation with this eval case.")
+@click.option("--eval-id", help="Pair every conversation with this case of --eval-set.")
 @click.option(
     "--output",
     type=click.Choice(["table", "json"]),
@@ -285,8 +255,9 @@ def run(
     """
     if bool(trace_files) == (backfill.source is not None):
         fail("give TRACE_FILES or --from BACKEND (one of them)")
-    eval_set, config = _load_inputs(eval_set_path, config_path)
-    config = _apply_judge_model(config, judge_model)
+    eval_set, config = load_inputs(eval_set_path, config_path)
+    check_eval_id(eval_id, eval_set, eval_set_path)
+    config = apply_judge_model(config, judge_model)
     judge_settings: dict[str, Any] = {
         "default_model": judge_model,
         "num_samples": num_samples,
@@ -316,6 +287,8 @@ def run(
         written = _backfill.outputs(backfill, eval_set)
     except ConfigurationError as exc:
         fail(str(exc))
+    if results_dir is not None and not backfill.dry_run:
+        writable_directory(results_dir)  # before the scoring (and judge spend) whose results go there
     warn_unservable_judges(judge, criteria, registry)
     with spill_file() as spill, fewer_collections():
         reads = _reads(plan, eval_set, results_dir)
@@ -405,8 +378,11 @@ async def _evaluate_streamed(
                 results_file.add(report)
         if json_results is not None:
             json_results.close()
-        if results_file is not None and (path := results_file.close()) is not None:
-            click.echo(f"wrote {path}", err=True)
+        if results_file is not None and results_dir is not None:
+            with writing(results_dir):
+                path = results_file.close()
+            if path is not None:
+                click.echo(f"wrote {path}", err=True)
     return tally
 
 

@@ -18,12 +18,25 @@ from otel_eval.metrics.base import MetricInfo, threshold_warning
 from otel_eval.metrics.base import logger as base_logger
 from otel_eval.metrics.custom_metric import custom_metric_info
 from otel_eval.model import BaseCriterion, CustomMetricConfig, EvalConfig, EvalSet
-from otel_eval.model.loading import EVAL_CONFIG_KEYS, json_path, read_json, validation_problems
+from otel_eval.model.loading import (
+    CONFIG_KEY_NAMES,
+    EVAL_CONFIG_KEYS,
+    document_kind,
+    eval_config_problem,
+    json_path,
+    near_config_keys,
+    read_json,
+    validation_problems,
+)
 
 
 def _kind(payload: Any) -> str:
-    """An object with an eval config's key, or ``{}`` (ADK's config with empty criteria), is an eval config."""
-    if isinstance(payload, dict) and (not payload or EVAL_CONFIG_KEYS & set(payload)):
+    """An object with an eval config's key (or a near miss, ``critera``), or ``{}`` (ADK's config with empty
+    criteria), is an eval config; a trace file is one; anything else is checked as an eval set."""
+    kind = document_kind(payload)
+    if kind is not None:
+        return kind
+    if isinstance(payload, dict) and (not payload or EVAL_CONFIG_KEYS & set(payload) or near_config_keys(payload)):
         return "eval config"
     return "eval set"
 
@@ -43,6 +56,12 @@ def config_problems(payload: Any, notes: Notes | None = None) -> list[str]:
     criteria = payload.get("criteria") if isinstance(payload, dict) else None
     notes = notes if notes is not None else Notes()
     problems = notes.problems
+    top_level = eval_config_problem(payload)
+    if top_level is not None:
+        problems.append(f"$: {top_level}")
+        if not isinstance(payload, dict):
+            return problems
+        payload = {key: value for key, value in payload.items() if key in EVAL_CONFIG_KEYS}
     try:  # everything but the criteria, which are checked one by one below
         EvalConfig.model_validate({**payload, "criteria": {}} if isinstance(criteria, dict) else payload)
     except pydantic.ValidationError as exc:
@@ -166,12 +185,21 @@ def file_problems(path: Path, notes: Notes | None = None) -> tuple[str, list[str
     except InputError as exc:
         return "file", [str(exc).removeprefix(f"{path}: ")]
     kind = _kind(payload)
+    if kind == "trace file":
+        return kind, ["a trace file, not an eval set or eval config (otel-eval convert reads it)"]
     if kind == "eval config":
         return kind, config_problems(payload, notes)
     try:
         EvalSet.model_validate(payload)
     except pydantic.ValidationError as exc:
-        return kind, validation_problems(exc)
+        problems = validation_problems(exc)
+        if isinstance(payload, dict) and document_kind(payload) is None:  # a guess: say so
+            problems.insert(
+                0,
+                "$: has neither an eval set's keys (eval_set_id, eval_cases) nor an eval config's "
+                f"({CONFIG_KEY_NAMES}): checked as an eval set",
+            )
+        return kind, problems
     return kind, []
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
+import pydantic
+
 from otel_eval import environment_variables as env
 from otel_eval.errors import ConfigurationError, MetricNotFoundError
 from otel_eval.metrics import (
@@ -19,7 +21,7 @@ from otel_eval.model import (
     CustomMetricConfig,
     EvalConfig,
 )
-from otel_eval.model.loading import EVAL_CONFIG_KEYS
+from otel_eval.model.loading import EVAL_CONFIG_KEYS, criteria_object_problem, validation_problems
 
 
 def criteria_from(value: Mapping[str, Any] | EvalConfig | None) -> dict[str, BaseCriterion] | None:
@@ -34,12 +36,17 @@ def criteria_from(value: Mapping[str, Any] | EvalConfig | None) -> dict[str, Bas
         config = value
     else:
         data = dict(value)
+        problem = criteria_object_problem(data)
+        if problem is not None:
+            raise ConfigurationError(f"criteria: {problem}")
         if set(data) <= EVAL_CONFIG_KEYS and isinstance(data.get("criteria"), Mapping):
             data = dict(data["criteria"])
         try:
             config = EvalConfig.model_validate({"criteria": data})
-        except ValueError as exc:
-            raise ConfigurationError(f"criteria: {exc}") from exc
+        except pydantic.ValidationError as exc:
+            problems = validation_problems(exc)  # one line each, not pydantic's multi-line dump
+            more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+            raise ConfigurationError(f"invalid criteria: {'; '.join(problems[:3])}{more}") from exc
     return {name: config.criterion_for(name) for name in config.criteria}
 
 

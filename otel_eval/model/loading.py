@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,6 +27,80 @@ EVAL_CONFIG_KEYS = frozenset(
     }
 )
 """An object with one of these keys is an ``EvalConfig`` (else, in a criteria setting, the criteria object itself)."""
+
+CONFIG_KEY_NAMES = "criteria, custom_metrics, user_simulator_config, live_model_config"
+"""An eval config's top-level keys, as messages name them (each also in camelCase)."""
+_EVAL_SET_KEYS = frozenset({"eval_set_id", "evalSetId", "eval_cases", "evalCases"})
+_LEGACY_EVAL_DATA_KEYS = ({"query", "expected_tool_use"}, {"name", "data"})
+_TRACE_KEYS = frozenset(
+    {"resourceSpans", "resource_spans", "batches", "trace", "spans", "resourceLogs", "resource_logs"}
+)
+
+
+def document_kind(payload: Any) -> str | None:
+    """What a parsed JSON file holds, by its top-level keys: ``"eval set"`` (an ADK ``EvalSet`` or ADK's older
+    ``*.test.json`` list), ``"eval config"``, ``"trace file"`` (OTLP JSON, Tempo, Jaeger), or None when unsure."""
+    if isinstance(payload, dict):
+        if _EVAL_SET_KEYS & set(payload):
+            return "eval set"
+        if "criteria" in payload:
+            return "eval config"
+        data = payload.get("data")
+        jaeger = isinstance(data, list) and any(isinstance(item, dict) and "spans" in item for item in data)
+        if _TRACE_KEYS & set(payload) or jaeger:
+            return "trace file"
+    if isinstance(payload, list) and payload and all(isinstance(item, dict) for item in payload):
+        keys = set().union(*(item.keys() for item in payload))
+        if any(legacy <= keys for legacy in _LEGACY_EVAL_DATA_KEYS):
+            return "eval set"
+        if keys & {"resource", "scopeSpans", "scope_spans", "traceId", "trace_id", "spanId", "span_id"}:
+            return "trace file"
+    return None
+
+
+def near_config_keys(payload: dict[Any, Any]) -> dict[str, str]:
+    """The keys of ``payload`` that look like a misspelled eval config key, each with the key it is close to."""
+    near = {}
+    for key in payload:
+        if isinstance(key, str) and key not in EVAL_CONFIG_KEYS:
+            match = difflib.get_close_matches(key, EVAL_CONFIG_KEYS, n=1, cutoff=0.85)
+            if match:
+                near[key] = match[0]
+    return near
+
+
+def eval_config_problem(payload: Any) -> str | None:
+    """Why ``payload`` is not an ADK eval config object, judged by its top level; None when it is one.
+
+    Stricter than ADK, whose ``EvalConfig`` ignores unknown keys: a misspelled ``criteria`` would leave a config with
+    no criteria, which runs only the informational metrics and so can never fail.
+    """
+    kind = document_kind(payload)
+    if kind in ("eval set", "trace file"):
+        return f"this is {'an ADK eval set' if kind == 'eval set' else 'a trace file'}, not an eval config"
+    if not isinstance(payload, dict):
+        return f'not an eval config: expected a JSON object such as {{"criteria": {{...}}}}, got {_json_type(payload)}'
+    unknown = [str(key) for key in payload if key not in EVAL_CONFIG_KEYS]
+    if not unknown:
+        return None
+    near = near_config_keys(payload)
+    named = ", ".join(f"'{key}'" + (f" (did you mean '{near[key]}'?)" if key in near else "") for key in unknown)
+    return f"unknown key{'s' if len(unknown) > 1 else ''} {named}; an eval config has {CONFIG_KEY_NAMES}"
+
+
+def criteria_object_problem(data: dict[Any, Any]) -> str | None:
+    """Why ``data``, given where ADK criteria are expected, is neither the criteria object itself (an object with none
+    of an eval config's keys) nor an eval config; None when it is one. An eval set, a trace file, or an object with a
+    misspelled eval config key (``critera``) is not taken for the criteria object."""
+    bare = bool(data) and not set(data) & EVAL_CONFIG_KEYS
+    if bare and document_kind(data) is None and not near_config_keys(data):
+        return None
+    return eval_config_problem(data)
+
+
+def _json_type(payload: Any) -> str:
+    names = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return names.get(type(payload), "null")
 
 
 def json_path(location: tuple[int | str, ...]) -> str:
@@ -101,9 +176,14 @@ def load_eval_set(path: str | Path) -> EvalSet:
 
 
 def load_eval_config(path: str | Path) -> EvalConfig:
-    """An ADK eval config file (``{"criteria": {...}}``). Raises InputError naming file, path and problem."""
+    """An ADK eval config file (``{"criteria": {...}}``). Raises InputError naming file, path and problem (an
+    unknown top-level key too, see :func:`eval_config_problem`)."""
     path = Path(path)
-    return validated(path, read_json(path), EvalConfig, "eval config")
+    payload = read_json(path)
+    problem = eval_config_problem(payload)
+    if problem is not None:
+        raise InputError(f"{path}: {problem}")
+    return validated(path, payload, EvalConfig, "eval config")
 
 
 def criteria_setting(raw: str | None, *, setting: str) -> dict[str, Any] | None:
@@ -113,8 +193,12 @@ def criteria_setting(raw: str | None, *, setting: str) -> dict[str, Any] | None:
     ``custom_metrics``, ``{"criteria": ..., "custom_metrics": ...}`` (what the evaluation core loads them from); None
     when ``raw`` is empty.
 
+    An object with none of an eval config's keys is the criteria object, unless it is an eval set or a trace file or
+    a key is a misspelled eval config key (``critera``): those are refused, as :func:`load_eval_config` refuses them.
+
     Raises:
-        ConfigurationError: an unreadable file, invalid JSON or not an object; the message names ``setting``.
+        ConfigurationError: an unreadable file, invalid JSON, not an object, or not criteria (an unknown top-level
+            key of an eval config); the message names ``setting``.
     """
     text = (raw or "").strip()
     if not text:
@@ -132,6 +216,9 @@ def criteria_setting(raw: str | None, *, setting: str) -> dict[str, Any] | None:
         raise ConfigurationError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     if not isinstance(data, dict):
         raise ConfigurationError(f"{source}: expected a JSON object of metric -> threshold or criterion")
+    problem = criteria_object_problem(data)
+    if problem is not None:
+        raise ConfigurationError(f"{source}: {problem}")
     if data and not set(data) & EVAL_CONFIG_KEYS:
         return data  # just the criteria object
     # An EvalConfig, read as ADK reads it ({} has no criteria): its other sections are checked here, the criteria

@@ -64,6 +64,19 @@ REFUSED: dict[str, Any] = {
     },
 }
 
+STRICTER: dict[str, tuple[Any, str]] = {
+    # ADK's EvalConfig ignores unknown top-level keys: a misspelled `criteria` runs with no criteria, only the
+    # informational metrics, so a gate on it can never fail. Refused here, naming the file and the key.
+    "misspelled criteria": (
+        {"critera": {"tool_trajectory_avg_score": 1.0}},
+        "unknown key 'critera' (did you mean 'criteria'?)",
+    ),
+    "an unknown key beside the criteria": (
+        {"criteria": {"response_match_score": 0.5}, "threshold": 0.9},
+        "unknown key 'threshold'; an eval config has criteria, custom_metrics",
+    ),
+}
+
 
 def adk_metrics(text: str) -> list[str] | None:
     """The metrics ADK 2.13 runs for the config ``text``, or None when ADK refuses it."""
@@ -113,6 +126,52 @@ def test_what_adk_refuses_otel_eval_refuses(name: str, cli: Callable[..., CliRes
     assert "valid eval config" not in validated.stdout
     run = cli("run", AGENTEVALS / "helm.json", "--config", path, "--output", "json")
     assert run.exit_code == 2, run.stdout
+
+
+@pytest.mark.parametrize("name", list(STRICTER))
+def test_what_adk_reads_as_no_criteria_otel_eval_refuses_naming_the_key(
+    name: str, cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    payload, problem = STRICTER[name]
+    path = _write(tmp_path, payload)
+    assert adk_metrics(path.read_text()) is not None, f"ADK refuses {name}"
+    validated = cli("validate", path)
+    assert validated.exit_code == 1
+    assert f"{path}: $: {problem}" in validated.stdout
+    run = cli("run", AGENTEVALS / "helm.json", "--eval-set", EVAL_SET, "--config", path)
+    assert run.exit_code == 2, run.stdout
+    assert run.stdout == ""
+    assert run.stderr.startswith(f"error: {path}: {problem}")
+    assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("config", "kind"), [(EVAL_SET, "an ADK eval set"), (AGENTEVALS / "helm.json", "a trace file")]
+)
+def test_an_eval_set_or_a_trace_file_given_as_the_config_is_refused(
+    config: Path, kind: str, cli: Callable[..., CliResult]
+) -> None:
+    assert adk_metrics(config.read_text()) == EFFICIENCY  # ADK would run it with no criteria
+    run = cli("run", AGENTEVALS / "helm.json", "--eval-set", EVAL_SET, "--config", config)
+    assert (run.exit_code, run.stdout) == (2, "")
+    assert run.stderr == f"error: {config}: this is {kind}, not an eval config\n"
+
+
+def test_validate_says_which_kind_it_checked_a_file_with_neither_kinds_keys_as(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    path = _write(tmp_path, {"metrics": {"response_match_score": 0.5}})
+    result = cli("validate", path)
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[0] == (
+        f"{path}: $: has neither an eval set's keys (eval_set_id, eval_cases) nor an eval config's (criteria, "
+        "custom_metrics, user_simulator_config, live_model_config): checked as an eval set"
+    )
+    trace = cli("validate", AGENTEVALS / "helm.json")
+    assert (
+        trace.stdout
+        == f"{AGENTEVALS / 'helm.json'}: a trace file, not an eval set or eval config (otel-eval convert reads it)\n"
+    )
 
 
 def test_empty_criteria_add_no_defaults_but_no_config_at_all_does(

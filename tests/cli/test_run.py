@@ -147,6 +147,45 @@ def test_invalid_eval_set_names_file_and_json_path(cli: Callable[..., CliResult]
     assert "eval_cases[0].conversation[0].user_content" in line
 
 
+def test_an_eval_id_not_in_the_eval_set_stops_the_run_naming_the_file_and_the_cases(
+    cli: Callable[..., CliResult],
+) -> None:
+    result = cli("run", AGENTEVALS / "helm.json", "--eval-set", EVAL_SET, "--eval-id", "nope")
+    assert (result.exit_code, result.stdout) == (2, "")  # nothing scored
+    assert (
+        result.stderr
+        == f"error: {EVAL_SET}: eval set 'helm_eval_set' has no case 'nope'; its cases: helm_list_releases\n"
+    )
+
+
+def test_an_unknown_eval_id_lists_the_first_ten_cases_of_a_large_eval_set(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    payload = json.loads(EVAL_SET.read_text())
+    [case] = payload["eval_cases"]
+    payload["eval_cases"] = [{**case, "eval_id": f"case_{index:02}"} for index in range(25)]
+    many = tmp_path / "many.evalset.json"
+    many.write_text(json.dumps(payload))
+    result = cli("run", AGENTEVALS / "helm.json", "--eval-set", many, "--eval-id", "case_99")
+    assert result.exit_code == 2
+    cases = ", ".join(f"case_{index:02}" for index in range(10))
+    assert result.stderr.endswith(f"has no case 'case_99'; its cases: {cases}, … (+15 more)\n")
+
+
+def test_eval_id_without_an_eval_set_is_refused(cli: Callable[..., CliResult]) -> None:
+    result = cli("run", AGENTEVALS / "helm.json", "--eval-id", "helm_list_releases")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == "error: --eval-id needs --eval-set (it chooses a case of that eval set)\n"
+
+
+def test_a_known_eval_id_pairs_the_conversation_with_that_case(cli: Callable[..., CliResult]) -> None:
+    result = cli("run", AGENTEVALS / "k8s.json", "--eval-set", EVAL_SET, "--eval-id", "helm_list_releases",
+                 "-m", "tool_trajectory_avg_score", "--output", "json")  # fmt: skip
+    [conversation] = result.json()["results"]
+    assert conversation["eval_id"] == "helm_list_releases"
+    assert result.exit_code == 1  # k8s' calls are not helm's
+
+
 def test_trace_without_invocations_is_a_clear_error(cli: Callable[..., CliResult], tmp_path: Path) -> None:
     trace = tmp_path / "http_only.json"
     trace.write_text(

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from otel_eval.errors import ConfigurationError
+from otel_eval.evaluation import criteria_from
 from otel_eval.model.loading import criteria_setting, eval_set_setting
 
 EVAL_SET = Path(__file__).resolve().parents[1] / "data" / "evalsets" / "eval_set_helm.json"
@@ -31,12 +32,37 @@ def test_criteria_from_json_object_config_or_file(tmp_path: Path) -> None:
         ("/no/such/config.json", "S file /no/such/config.json: cannot read"),
         ('{"userSimulatorConfig": {"type": "bogus"}}', "S: invalid eval config: user_simulator_config: Input tag"),
         ('{"user_simulator_config": {"max_allowed_invocations": "many"}}', "S: invalid eval config: user_simulator"),
+        ('{"critera": {"safety_v1": 0.5}}', "S: unknown key 'critera' (did you mean 'criteria'?); an eval config has"),
+        ('{"criteria": {"safety_v1": 0.5}, "extra": 1}', "S: unknown key 'extra'; an eval config has criteria"),
+        ('{"eval_set_id": "s", "eval_cases": []}', "S: this is an ADK eval set, not an eval config"),
+        ('{"resourceSpans": []}', "S: this is a trace file, not an eval config"),
     ],
 )
 def test_bad_criteria_name_the_setting_and_the_problem(raw: str, message: str) -> None:
     with pytest.raises(ConfigurationError) as raised:
         criteria_setting(raw, setting="S")
     assert str(raised.value).startswith(message)
+
+
+def test_a_misspelled_config_file_names_the_setting_the_file_and_the_key(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"critera": {"tool_trajectory_avg_score": 1.0}}))
+    with pytest.raises(ConfigurationError) as raised:
+        criteria_setting(str(path), setting="OTEL_EVAL_CRITERIA")
+    assert str(raised.value) == (
+        f"OTEL_EVAL_CRITERIA file {path}: unknown key 'critera' (did you mean 'criteria'?); an eval config has "
+        "criteria, custom_metrics, user_simulator_config, live_model_config"
+    )
+    with pytest.raises(ConfigurationError, match=r"^OTEL_EVAL_CRITERIA file .*eval_set_helm\.json: this is an ADK"):
+        criteria_setting(str(EVAL_SET), setting="OTEL_EVAL_CRITERIA")
+
+
+def test_a_criteria_object_in_code_is_refused_by_the_same_rule() -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        criteria_from({"critera": {"safety_v1": 0.5}})
+    assert str(raised.value).startswith("criteria: unknown key 'critera' (did you mean 'criteria'?)")
+    parsed = criteria_from({"criterion": 0.5})  # a custom metric's name, not a misspelled "criteria"
+    assert parsed is not None and parsed["criterion"].threshold == 0.5
 
 
 def test_an_eval_config_without_criteria_has_none_as_in_adk() -> None:

@@ -96,6 +96,17 @@ def test_from_env_reads_every_setting(tmp_path: Path, monkeypatch: pytest.Monkey
         (env.OTEL_EVAL_CRITERIA, "{not json", "OTEL_EVAL_CRITERIA: invalid JSON"),
         (env.OTEL_EVAL_CRITERIA, "/no/such/criteria.json", "cannot read"),
         (env.OTEL_EVAL_CRITERIA, '{"criteria": {"no_such_metric": 1}}', "no_such_metric"),
+        (
+            env.OTEL_EVAL_CRITERIA,
+            '{"critera": {"response_match_score": 1}}',
+            r"^OTEL_EVAL_CRITERIA: unknown key 'critera' \(did you mean 'criteria'\?\); an eval config has criteria,",
+        ),
+        (
+            env.OTEL_EVAL_CRITERIA,
+            '{"response_match_score": {"foo": 1}}',  # one line per problem, not pydantic's dump
+            r"^invalid criteria: criteria\.response_match_score: Input should be a valid number; "
+            r"criteria\.response_match_score\.threshold: Field required$",
+        ),
         (env.OTEL_EVAL_EVAL_SET, "/no/such/set.json", "OTEL_EVAL_EVAL_SET"),
         (env.OTEL_EVAL_MAX_SPANS_PER_TRACE, "not-a-number", r"OTEL_EVAL_MAX_SPANS_PER_TRACE='not-a-number': expected"),
         (

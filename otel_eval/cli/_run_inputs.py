@@ -1,0 +1,67 @@
+"""``otel-eval run``'s inputs read at start-up: the eval set, the eval config (``--config`` or ADK's
+``test_config.json`` beside the eval set), ``--eval-id`` checked against the eval set, ``--judge-model`` applied."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from otel_eval.cli._common import fail
+from otel_eval.errors import InputError
+from otel_eval.model import EvalConfig, EvalSet
+from otel_eval.model.loading import load_eval_config, load_eval_set
+
+ADK_CONFIG_FILE_NAME = "test_config.json"
+"""The eval config ADK's ``AgentEvaluator`` reads from the eval set's directory."""
+
+_SHOWN_CASES = 10
+"""Case ids an unknown ``--eval-id``'s error lists (then how many more)."""
+
+
+def load_inputs(eval_set_path: Path | None, config_path: Path | None) -> tuple[EvalSet | None, EvalConfig | None]:
+    """The eval set and eval config files read (exit 2 naming the file and problem when one is bad)."""
+    if config_path is None and eval_set_path is not None:
+        beside = eval_set_path.parent / ADK_CONFIG_FILE_NAME
+        if beside.is_file():  # ADK's AgentEvaluator reads the criteria from there too
+            click.echo(f"note: criteria from {beside}", err=True)
+            config_path = beside
+    try:
+        eval_set = load_eval_set(eval_set_path) if eval_set_path else None
+        config = load_eval_config(config_path) if config_path else None
+    except InputError as exc:
+        fail(str(exc))
+        raise  # unreachable: fail() exits
+    return eval_set, config
+
+
+def check_eval_id(eval_id: str | None, eval_set: EvalSet | None, eval_set_path: Path | None) -> None:
+    """``--eval-id`` names a case of the eval set, else the run stops before scoring (exit 2)."""
+    if eval_id is None:
+        return
+    if eval_set is None or eval_set_path is None:
+        fail("--eval-id needs --eval-set (it chooses a case of that eval set)")
+        return  # unreachable: fail() exits
+    known = [case.eval_id for case in eval_set.eval_cases]
+    if eval_id not in known:
+        shown = ", ".join(known[:_SHOWN_CASES]) + (
+            f", … (+{len(known) - _SHOWN_CASES} more)" if len(known) > _SHOWN_CASES else ""
+        )
+        fail(
+            f"{eval_set_path}: eval set {eval_set.eval_set_id!r} has no case {eval_id!r}; its cases: {shown or '(none)'}"
+        )
+
+
+def apply_judge_model(config: EvalConfig | None, judge_model: str | None) -> EvalConfig | None:
+    """``config`` with ``--judge-model`` replacing the judge model of every criterion that has judge options."""
+    if config is None or judge_model is None:
+        return config
+    criteria: dict[str, Any] = {}
+    for name in config.criteria:
+        data = config.criterion_for(name).model_dump()
+        if isinstance(data.get("judge_model_options"), dict):
+            data["judge_model_options"] = {**data["judge_model_options"], "judge_model": judge_model}
+        criteria[name] = data
+    # Only the criteria change: the config's custom metrics and other sections stay.
+    return config.model_copy(update={"criteria": EvalConfig.model_validate({"criteria": criteria}).criteria})
