@@ -36,7 +36,7 @@ def sink_names(environ: Mapping[str, str] | None = None) -> list[str]:
     ``OTEL_EVAL_CONSOLE`` is true.
 
     Raises:
-        ConfigurationError: an unknown name.
+        ConfigurationError: an unknown name, or an ``OTEL_EVAL_CONSOLE`` that is not a boolean.
     """
     environ = os.environ if environ is None else environ
     names: list[str] = []
@@ -51,8 +51,7 @@ def sink_names(environ: Mapping[str, str] | None = None) -> list[str]:
             )
         if name not in names:
             names.append(name)
-    console = environ.get(env.OTEL_EVAL_CONSOLE, "").strip().lower() in ("true", "1", "yes")
-    if console and CONSOLE not in names:
+    if env.flag_setting(environ, env.OTEL_EVAL_CONSOLE, False) and CONSOLE not in names:
         names.insert(0, CONSOLE)
     return names
 
