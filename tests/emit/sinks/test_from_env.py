@@ -74,7 +74,7 @@ def test_otel_eval_console_reads_every_boolean_spelling(value: str, console: boo
 @pytest.mark.parametrize(
     ("environ", "message"),
     [
-        ({"OTEL_EVAL_SINKS": "phoenix,datadog"}, "OTEL_EVAL_SINKS: unknown sink 'datadog'"),
+        ({"OTEL_EVAL_SINKS": "phoenix,datadog"}, "^OTEL_EVAL_SINKS='phoenix,datadog': unknown sink 'datadog'; "),
         ({"OTEL_EVAL_SINKS": "langfuse"}, "LANGFUSE_PUBLIC_KEY"),
         ({"OTEL_EVAL_SINKS": "mlflow", "MLFLOW_TRACKING_URI": "sqlite:///mlflow.db"}, "MLFLOW_TRACKING_URI"),
         ({"OTEL_EVAL_SINKS": "phoenix", "OTEL_EVAL_SINKS_RETRY_SECONDS": "soon"}, "OTEL_EVAL_SINKS_RETRY_SECONDS"),
