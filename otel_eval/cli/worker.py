@@ -171,7 +171,7 @@ def worker(sources: tuple[str, ...], log_level: str, **options: Any) -> None:
     if sources:
         flags["worker_sources"] = ("--source", ",".join(sources))
     try:
-        settings = WorkerSettings(**{field: value for field, (_, value) in flags.items()})
+        settings = WorkerSettings.from_flags(flags)
         settings.security()
     except ValidationError as exc:
         fail(settings_error(exc, flags), EXIT_BAD_INPUT)

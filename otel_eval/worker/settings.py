@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from types import UnionType
-from typing import Final, Literal, Union, get_args, get_origin
+from typing import Any, Final, Literal, Union, get_args, get_origin
 
-from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic import Field, PrivateAttr, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from otel_eval._runtime.urls import redact_url
@@ -201,6 +201,8 @@ class WorkerSettings(BaseSettings):
     )
     eval_set: str | None = Field(default=None, description="Path to an ADK eval set for online reference metrics.")
 
+    _flags: dict[str, str] = PrivateAttr(default_factory=dict)
+
     # --- What the scores are emitted as (OTEL_EVAL_EMIT, --emit) ---
     emit: str = Field(
         default=",".join(EMIT_SIGNALS),
@@ -296,6 +298,22 @@ class WorkerSettings(BaseSettings):
         if self.worker_metrics_host:
             return self.worker_metrics_host
         return ALL_INTERFACES if in_container() else LOOPBACK
+
+    @classmethod
+    def from_flags(cls, flags: Mapping[str, tuple[str, Any]]) -> WorkerSettings:
+        """Settings with ``flags`` (field -> the command-line flag and the value it was given) over the environment;
+        start-up errors about them name the flag (:meth:`setting_name`).
+
+        Raises:
+            pydantic.ValidationError: as the constructor (:func:`settings_error` words it for the user).
+        """
+        settings = cls(**{field: value for field, (_, value) in flags.items()})
+        settings._flags = {field: flag for field, (flag, _) in flags.items()}
+        return settings
+
+    def setting_name(self, field: str) -> str:
+        """What an error calls ``field``: the flag it was given by (:meth:`from_flags`), else its variable."""
+        return self._flags.get(field) or ENV_PREFIX + field.upper()
 
     @property
     def servers(self) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -126,6 +127,24 @@ def test_a_bad_variable_of_any_kind_is_named_with_its_value(
     result = CliRunner().invoke(main, ["worker", "--bootstrap-servers", f"127.0.0.1:{free_port()}"])
     assert result.exit_code == 2
     assert result.output.strip().splitlines()[-1].startswith(f"error: {line}"), result.output
+
+
+def test_a_bad_criteria_or_eval_set_names_the_flag_or_the_variable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    missing = tmp_path / "missing.json"
+    base = ["worker", "--bootstrap-servers", f"127.0.0.1:{free_port()}", "--telemetry", "none"]
+    for flag, variable, value in (
+        ("--criteria", env.OTEL_EVAL_CRITERIA, "{bad"),
+        ("--eval-set", env.OTEL_EVAL_EVAL_SET, str(missing)),
+    ):
+        by_flag = CliRunner().invoke(main, [*base, flag, value])
+        with monkeypatch.context() as patched:
+            patched.setenv(variable, value)
+            by_variable = CliRunner().invoke(main, base)
+        for result, named in ((by_flag, flag), (by_variable, variable)):
+            assert result.exit_code == 2, result.output
+            assert result.output.strip().splitlines()[-1].startswith(f"error: {named}: "), result.output
 
 
 def test_bootstrap_servers_with_a_password_are_refused_without_printing_it(monkeypatch: pytest.MonkeyPatch) -> None:
