@@ -353,9 +353,12 @@ def settings_error(error: ValidationError, flags: Mapping[str, tuple[str, object
     else:
         setting = ENV_PREFIX + field.upper()
         value = os.environ.get(setting, problem.get("input"))
-    if isinstance(value, str) and "@" in value:  # user:password@host (the bootstrap servers refuse it)
+    info = WorkerSettings.model_fields.get(field)
+    if info is not None and SecretStr in (info.annotation, *get_args(info.annotation)):
+        value = "***"
+    elif isinstance(value, str) and "@" in value:  # user:password@host (the bootstrap servers refuse it)
         value = ",".join(redact_url(entry) if "@" in entry else entry for entry in value.split(","))
-    shown = shown_setting(setting, "***" if isinstance(value, SecretStr) else value)
+    shown = shown_setting(setting, value)
     ctx = problem.get("ctx") or {}
     if problem["type"] == "value_error" and "error" in ctx:
         return f"{shown}: {ctx['error']}"  # a validator's own words
