@@ -10,6 +10,7 @@ default.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterable, Mapping
 from typing import Final, TypeVar
 
@@ -393,6 +394,14 @@ LANGFUSE_SECRET_KEY: Final = "LANGFUSE_SECRET_KEY"
 """Langfuse secret key (basic-auth password). Required by the ``langfuse`` sink."""
 
 
+def shown_setting(setting: str, value: object) -> str:
+    """A setting and its value as an error names them, the way the user wrote them: ``--flag value`` for a
+    command-line flag, ``NAME='value'`` for a variable."""
+    if setting.startswith("-"):
+        return f"{setting} {shlex.quote(str(value))}"
+    return f"{setting}={value!r}"
+
+
 def number_setting(
     environ: Mapping[str, str], name: str, default: NumberT, *, valid: Callable[[NumberT], bool], expected: str
 ) -> NumberT:
@@ -409,9 +418,9 @@ def number_setting(
     try:
         value = kind(raw)
     except ValueError:
-        raise ConfigurationError(f"{name}={raw!r}: expected {expected}") from None
+        raise ConfigurationError(f"{shown_setting(name, raw)}: expected {expected}") from None
     if not valid(value):
-        raise ConfigurationError(f"{name}={raw!r}: expected {expected}")
+        raise ConfigurationError(f"{shown_setting(name, raw)}: expected {expected}")
     return value
 
 
@@ -433,7 +442,7 @@ def flag_setting(environ: Mapping[str, str], name: str, default: bool) -> bool:
         return True
     if raw.lower() in _FALSE:
         return False
-    raise ConfigurationError(f"{name}={raw!r}: expected true or false")
+    raise ConfigurationError(f"{shown_setting(name, raw)}: expected true or false")
 
 
 def names_setting(names: str | Iterable[str]) -> tuple[str, ...]:

@@ -50,7 +50,9 @@ class ScoreWriter:
             valid=lambda v: v >= 0,
             expected="seconds >= 0",
         )
-        self.sinks: list[RecordSink] = sinks_from_env(environ)
+        self.sinks: list[RecordSink] = sinks_from_env(
+            environ, setting=env.OTEL_EVAL_SINKS if names is None else "--sinks"
+        )
         self._eval_set_id = eval_set_id
         self._informational = env.flag_setting(environ, env.OTEL_EVAL_SINKS_INFORMATIONAL, False)
         self.records = 0

@@ -160,20 +160,21 @@ def worker(sources: tuple[str, ...], log_level: str, **options: Any) -> None:
     SIGTERM or SIGINT stops intake, finishes the current batch and stops within --shutdown-timeout."""
     from otel_eval._runtime.collector import tune_for_serving
     from otel_eval.worker.service import Worker, WorkerFailed
-    from otel_eval.worker.settings import WorkerSettings
+    from otel_eval.worker.settings import WorkerSettings, settings_error
     from otel_eval.worker.telemetry import create_telemetry, install_global
 
     configure_logging(log_level)
-    overrides: dict[str, Any] = {_OPTION_TO_SETTING[k]: v for k, v in options.items() if v is not None}
+    # Each setting given by a flag, with the flag and the value as typed: what an error about it names.
+    flags: dict[str, tuple[str, Any]] = {
+        _OPTION_TO_SETTING[k]: ("--" + k.replace("_", "-"), v) for k, v in options.items() if v is not None
+    }
     if sources:
-        overrides["worker_sources"] = ",".join(sources)
+        flags["worker_sources"] = ("--source", ",".join(sources))
     try:
-        settings = WorkerSettings(**overrides)
+        settings = WorkerSettings.from_flags(flags)
         settings.security()
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(p) for p in error["loc"])
-        fail(f"worker setting {field}: {error['msg']}", EXIT_BAD_INPUT)
+        fail(settings_error(exc, flags), EXIT_BAD_INPUT)
         return
     except ConfigurationError as exc:
         fail(str(exc), EXIT_BAD_INPUT)

@@ -50,7 +50,7 @@ def emit_setting(value: str | Collection[str], *, setting: str) -> frozenset[str
         return emit_signals(value)
     except ValueError as error:
         shown = value if isinstance(value, str) else ",".join(map(str, value))
-        raise ConfigurationError(f"{setting}={shown!r}: {error}") from None
+        raise ConfigurationError(f"{env.shown_setting(setting, shown)}: {error}") from None
 
 
 def emit_text(signals: Collection[str]) -> str:

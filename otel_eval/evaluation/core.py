@@ -38,6 +38,7 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.spans import EvaluationSpan, EvaluationSpanEmitter
 from otel_eval.evaluation._boundary import Boundary, Request
 from otel_eval.evaluation.criteria import (
+    METRICS_SETTING,
     check_metric_names,
     criteria_from,
     registry_with_custom_metrics,
@@ -100,6 +101,8 @@ class EvaluationCore:
             None: requests come from this process (the embedded processor's), their criteria trusted. Refused
             criteria are not applied (the core's own are) and go to ``on_refused`` (see ``RequestGate``).
         on_refused: Called with each :class:`~otel_eval.evaluation.request_criteria.Refusal` (the worker counts it).
+        metrics_setting: What an unknown name in ``metric_names`` is said to come from (the worker: the flag or the
+            variable it was given by).
 
     Raises:
         ConfigurationError: ``criteria`` or ``metric_names`` names an unknown metric, or an invalid criterion.
@@ -119,6 +122,7 @@ class EvaluationCore:
         metric_timeout_seconds: float = 600.0,
         request_policy: RequestCriteriaPolicy | None = None,
         on_refused: Callable[[Refusal], None] | None = None,
+        metrics_setting: str = METRICS_SETTING,
     ) -> None:
         # The process's own configuration may name ADK custom metrics: imported here, never from a request's criteria.
         self._registry = registry_with_custom_metrics(criteria, registry)
@@ -126,7 +130,7 @@ class EvaluationCore:
         self._judge_configured = judge_is_configured(judge) if judge_configured is None else judge_configured
         self._criteria = criteria_from(criteria)
         self._metric_names = tuple(metric_names)
-        check_metric_names(self._metric_names, self._registry)
+        check_metric_names(self._metric_names, self._registry, setting=metrics_setting)
         self._eval_set = eval_set
         self.emitters = emitters if emitters is not None else Emitters.create()
         self._pipeline = pipeline

@@ -98,17 +98,17 @@ def metric_names_setting(names: str | Iterable[str]) -> tuple[str, ...]:
     return env.names_setting(names)
 
 
-def check_metric_names(names: Iterable[str], registry: MetricRegistry) -> None:
+def check_metric_names(names: Iterable[str], registry: MetricRegistry, *, setting: str = METRICS_SETTING) -> None:
     """Fails at start-up on a name of the metrics to run that ``registry`` does not hold.
 
     Raises:
-        ConfigurationError: naming :data:`METRICS_SETTING` and the unknown name (with close names).
+        ConfigurationError: naming ``setting`` (where the names came from) and the unknown name (with close names).
     """
     for name in names:
         try:
             registry.get(name)
         except MetricNotFoundError as error:
-            raise ConfigurationError(f"{METRICS_SETTING}: {error}") from None
+            raise ConfigurationError(f"{setting}: {error}") from None
 
 
 def builtin_metric_names(

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from otel_eval import environment_variables as env
 from otel_eval import semconv
+from otel_eval._runtime.field_types import check_field_types
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.model import TracedInvocation
 
@@ -62,6 +63,7 @@ class SessionLimits:
     max_sessions_per_tenant: int | None = None
 
     def __post_init__(self) -> None:
+        check_field_types(self)
         if self.idle_timeout <= 0:
             raise ValueError(f"idle_timeout must be positive, got {self.idle_timeout!r}")
         for name in ("max_turns", "max_sessions", "max_bytes", "max_sessions_per_tenant"):

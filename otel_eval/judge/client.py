@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from opentelemetry.metrics import MeterProvider
 
 from otel_eval import semconv
+from otel_eval._runtime.urls import redact_url
 from otel_eval.errors import JudgeError
 from otel_eval.judge._loops import PerLoop
 from otel_eval.judge._request_reply import JudgeReply, JudgeRequest
@@ -322,7 +323,8 @@ class JudgeClient:
         if failure.error_type == JUDGE_CONNECTION and provider not in self._unreachable:
             # A judge that cannot be reached (a wrong port, a gateway down) is said once, at once, naming where.
             self._unreachable.add(provider)
-            where = self.settings.base_url or "the endpoint its provider's own variables name"
+            base_url = self.settings.base_url
+            where = redact_url(base_url) if base_url else "the endpoint its provider's own variables name"
             logger.warning(
                 "judge unreachable at %s (%s): %s; its metrics are NOT_EVALUATED", where, provider, failure.message
             )

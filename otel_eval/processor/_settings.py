@@ -29,6 +29,7 @@ from opentelemetry.trace import TracerProvider
 
 from otel_eval import environment_variables as env
 from otel_eval import semconv
+from otel_eval._runtime.field_types import check_field_types
 from otel_eval.emit import RecordSink
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.selection import emit_setting, emit_signals
@@ -97,7 +98,8 @@ class ProcessorSettings:
             worker runs them (with an ``exporter``, the evaluating side chooses: leave it empty).
 
     Raises:
-        ValueError: a limit below 1, ``sample_rate`` outside [0, 1], an unknown ``isolation`` or ``emit`` signal.
+        ValueError: a value of the wrong type (``sample_rate must be a number, got 'abc'``), a limit below 1,
+            ``sample_rate`` outside [0, 1], an unknown ``isolation`` or ``emit`` signal.
         ConfigurationError: an ``eval_set`` path that cannot be read.
     """
 
@@ -120,6 +122,7 @@ class ProcessorSettings:
     metrics: tuple[str, ...] = ()  # last: the fields before it keep their positions
 
     def __post_init__(self) -> None:
+        check_field_types(self)
         if not 0 <= self.sample_rate <= 1:
             raise ValueError(f"sample_rate must be in [0, 1], got {self.sample_rate!r}")
         if self.isolation not in (env.ISOLATION_THREAD, env.ISOLATION_PROCESS):

@@ -16,6 +16,7 @@ from typing import Any, Final
 from pydantic import SecretStr
 
 from otel_eval import environment_variables as env_vars
+from otel_eval._runtime.urls import redact_url
 from otel_eval.errors import ConfigurationError
 
 SECURITY_PROTOCOLS: Final = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -167,9 +168,16 @@ def split_servers(servers: str) -> list[str]:
     """``host:port`` entries of a comma-separated bootstrap list.
 
     Raises:
-        ConfigurationError: an empty list.
+        ConfigurationError: an empty list, or an entry with user info (``user:password@host:port``: the message shows
+            it without).
     """
     entries = [s.strip() for s in servers.split(",") if s.strip()]
     if not entries:
         raise ConfigurationError("Kafka bootstrap servers: empty (expected host:port[,host:port...])")
+    for entry in entries:
+        if "@" in entry:  # aiokafka would fail to resolve it, and say the whole entry, password included
+            raise ConfigurationError(
+                f"Kafka bootstrap servers: {redact_url(entry)!r} is written with credentials; expected host:port "
+                f"(credentials go in {env_vars.OTEL_EVAL_KAFKA_SASL_USERNAME} and {env_vars.OTEL_EVAL_KAFKA_SASL_PASSWORD})"
+            )
     return entries

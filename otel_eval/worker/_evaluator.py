@@ -49,10 +49,11 @@ def build_core(
     judge = default_judge()
     judge.use_meter_provider(telemetry.meter_provider)
     return EvaluationCore(
-        criteria=criteria_setting(settings.criteria, setting=f"{env.OTEL_EVAL_CRITERIA} / --criteria"),
+        criteria=criteria_setting(settings.criteria, setting=settings.setting_name("criteria")),
         metric_names=settings.metric_names,
+        metrics_setting=settings.setting_name("metrics"),
         judge=judge,
-        eval_set=eval_set_setting(settings.eval_set, setting=f"{env.OTEL_EVAL_EVAL_SET} / --eval-set"),
+        eval_set=eval_set_setting(settings.eval_set, setting=settings.setting_name("eval_set")),
         emitters=emitters,
         pipeline=PipelineMetrics(pipeline_meters, transport="kafka"),
         request_policy=settings.request_policy,

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Final, Literal
+from types import UnionType
+from typing import Any, Final, Literal, Union, get_args, get_origin
 
-from pydantic import Field, SecretStr, ValidationInfo, field_validator
+from pydantic import Field, PrivateAttr, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from otel_eval.emit.selection import emit_setting, emit_text
+from otel_eval._runtime.urls import redact_url
+from otel_eval.emit.selection import emit_signals, emit_text
 from otel_eval.environment_variables import (
     DEFAULT_CONCURRENCY,
     DEFAULT_KAFKA_COMPRESSION,
@@ -32,7 +34,7 @@ from otel_eval.environment_variables import (
     DEFAULT_TRACE_IDLE_TIMEOUT,
     EMIT_SIGNALS,
     ENV_PREFIX,
-    OTEL_EVAL_EMIT,
+    shown_setting,
 )
 from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation.criteria import metric_names_setting
@@ -199,6 +201,8 @@ class WorkerSettings(BaseSettings):
     )
     eval_set: str | None = Field(default=None, description="Path to an ADK eval set for online reference metrics.")
 
+    _flags: dict[str, str] = PrivateAttr(default_factory=dict)
+
     # --- What the scores are emitted as (OTEL_EVAL_EMIT, --emit) ---
     emit: str = Field(
         default=",".join(EMIT_SIGNALS),
@@ -209,7 +213,7 @@ class WorkerSettings(BaseSettings):
     @field_validator("emit")
     @classmethod
     def _check_emit(cls, value: str) -> str:
-        return emit_text(emit_setting(value, setting=OTEL_EVAL_EMIT))
+        return emit_text(emit_signals(value))  # the setting is named by settings_error: the flag or the variable
 
     @property
     def emit_signals(self) -> frozenset[str]:
@@ -234,7 +238,7 @@ class WorkerSettings(BaseSettings):
         sources = [s.strip().lower() for s in value.split(",") if s.strip()]
         unknown = [s for s in sources if s not in SOURCES]
         if not sources or unknown:
-            raise ValueError(f"expected a comma-separated list of {', '.join(SOURCES)}; got {value!r}")
+            raise ValueError(f"expected a comma-separated list of {', '.join(SOURCES)}")
         if SOURCE_OTLP_LOGS in sources and SOURCE_OTLP_SPANS not in sources:
             raise ValueError(f"{SOURCE_OTLP_LOGS} is joined to the traces of {SOURCE_OTLP_SPANS}: consume both")
         return ",".join(dict.fromkeys(sources))
@@ -295,6 +299,22 @@ class WorkerSettings(BaseSettings):
             return self.worker_metrics_host
         return ALL_INTERFACES if in_container() else LOOPBACK
 
+    @classmethod
+    def from_flags(cls, flags: Mapping[str, tuple[str, Any]]) -> WorkerSettings:
+        """Settings with ``flags`` (field -> the command-line flag and the value it was given) over the environment;
+        start-up errors about them name the flag (:meth:`setting_name`).
+
+        Raises:
+            pydantic.ValidationError: as the constructor (:func:`settings_error` words it for the user).
+        """
+        settings = cls(**{field: value for field, (_, value) in flags.items()})
+        settings._flags = {field: flag for field, (flag, _) in flags.items()}
+        return settings
+
+    def setting_name(self, field: str) -> str:
+        """What an error calls ``field``: the flag it was given by (:meth:`from_flags`), else its variable."""
+        return self._flags.get(field) or ENV_PREFIX + field.upper()
+
     @property
     def servers(self) -> list[str]:
         """The bootstrap servers as a list."""
@@ -316,3 +336,45 @@ class WorkerSettings(BaseSettings):
             ssl_keyfile=self.kafka_ssl_keyfile,
             ssl_key_password=self.kafka_ssl_key_password,
         )
+
+
+_KINDS: Final[Mapping[object, str]] = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
+_BOUNDS: Final = (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<"))
+
+
+def settings_error(error: ValidationError, flags: Mapping[str, tuple[str, object]]) -> str:
+    """The first problem of ``error`` (raised by :class:`WorkerSettings`) as one line naming the setting as the user
+    gave it: ``--flag value`` for a field in ``flags`` (field -> the flag and the value it was given), else
+    ``OTEL_EVAL_FIELD='value'``; then what is expected."""
+    problem = error.errors()[0]
+    field = str(problem["loc"][0]) if problem["loc"] else ""
+    if field in flags:
+        setting, value = flags[field]
+    else:
+        setting = ENV_PREFIX + field.upper()
+        value = os.environ.get(setting, problem.get("input"))
+    info = WorkerSettings.model_fields.get(field)
+    if info is not None and SecretStr in (info.annotation, *get_args(info.annotation)):
+        value = "***"
+    elif isinstance(value, str) and "@" in value:  # user:password@host (the bootstrap servers refuse it)
+        value = ",".join(redact_url(entry) if "@" in entry else entry for entry in value.split(","))
+    shown = shown_setting(setting, value)
+    ctx = problem.get("ctx") or {}
+    if problem["type"] == "value_error" and "error" in ctx:
+        return f"{shown}: {ctx['error']}"  # a validator's own words
+    return f"{shown}: expected {_expected(field)}"
+
+
+def _expected(field: str) -> str:
+    """What ``field`` takes, from its type and bounds (``an integer >= 1``, ``one of otlp, prometheus, ...``)."""
+    info = WorkerSettings.model_fields.get(field)
+    if info is None:
+        return "a valid value"
+    annotation = info.annotation
+    union = get_origin(annotation) in (Union, UnionType)
+    kinds = [kind for kind in get_args(annotation) if kind is not type(None)] if union else [annotation]
+    kind = kinds[0] if len(kinds) == 1 else None
+    if get_origin(kind) is Literal:
+        return "one of " + ", ".join(map(str, get_args(kind)))
+    bounds = [f"{sign} {getattr(m, name)}" for m in info.metadata for name, sign in _BOUNDS if hasattr(m, name)]
+    return " ".join([_KINDS.get(kind, "a valid value"), " and ".join(bounds)]).strip()

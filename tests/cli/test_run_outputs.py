@@ -98,7 +98,7 @@ def test_an_unknown_sink_is_refused_before_anything_is_read(
     folder, _ = recorded
     result = _run(cli, folder, "--sinks", "nowhere")
     assert result.exit_code == 2
-    assert "unknown sink 'nowhere'" in result.stderr
+    assert "error: --sinks nowhere: unknown sink 'nowhere'; expected" in result.stderr  # the flag, not the variable
 
 
 def test_trace_files_and_from_exclude_each_other(

@@ -5,6 +5,8 @@ judge summary line when nothing reached the judge."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -48,6 +50,27 @@ def test_an_unreachable_judge_exits_3(cli: Callable[..., CliResult], monkeypatch
     assert "judge_connection_error" in result.stderr
     assert "judge: " in result.stderr  # the failed call is accounted for
     assert TEST_KEY not in result.stdout + result.stderr
+
+
+def test_an_unreachable_judge_base_url_is_shown_without_its_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    server = FakeGemini().start()
+    address = server.base_url.removeprefix("http://")
+    server.stop()
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_BASE_URL", f"http://admin:pw123@{address}/v1?key=q-secret")
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_API_KEY", TEST_KEY)
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_MAX_ATTEMPTS", "1")
+    for output in ("table", "json"):
+        # a subprocess: the warning goes through the CLI's logging to the real stderr
+        command = [sys.executable, "-c", "from otel_eval.cli import main; main()"]
+        result = subprocess.run(
+            [*command, "run", str(HELM), "-m", "hallucinations_v1", "--output", output],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert result.returncode == EXIT_NOT_EVALUATED, result.stdout + result.stderr
+        printed = result.stdout + result.stderr
+        assert f"judge unreachable at http://{address}/v1 (" in printed
+        for secret in ("pw123", "admin:", "q-secret", TEST_KEY):
+            assert secret not in printed
 
 
 def test_a_judge_that_rejects_one_input_is_not_a_configuration_problem(

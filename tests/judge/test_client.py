@@ -129,6 +129,18 @@ async def test_401_fails_fast_and_is_reported_once(fake_gemini: FakeGemini, capl
     assert judge.accounting.by_metric()["m"].failures == 4
 
 
+async def test_credentials_of_a_url_in_a_judge_error_are_redacted(fake_gemini: FakeGemini) -> None:
+    # a gateway that echoes its upstream's URL, credentials and all, in its error body
+    echoed = "upstream https://proxy-user:proxy-pw@llm.internal/v1?key=q-secret refused the call"
+    fake_gemini.set_responder(lambda model, body: error_reply(400, echoed))
+    judge = make_judge(fake_gemini, max_attempts=1)
+    with pytest.raises(JudgeError) as caught:
+        await judge.generate(request(), metric="m")
+    message = str(caught.value)
+    assert "https://***@llm.internal/v1" in message
+    assert "proxy-pw" not in message and "proxy-user" not in message and "q-secret" not in message
+
+
 async def test_exhausted_quota_fails_fast(fake_gemini: FakeGemini) -> None:
     details = [{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"quotaId": "RequestsPerDay"}]}]
     fake_gemini.set_responder(lambda model, body: error_reply(429, "You exceeded your quota", details=details))

@@ -297,6 +297,28 @@ async def test_a_provider_that_is_down_is_a_connection_error(
     await client.aclose()
 
 
+@pytest.mark.parametrize("model", ["gemini-2.5-flash", "gpt-4o-mini", "ollama/llama3.1"])
+async def test_an_unreachable_judge_base_url_is_named_without_its_credentials(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    use_provider_env(monkeypatch, "http://127.0.0.1:1", tmp_path)
+    port = _closed_port()
+    client = judge(
+        max_attempts=1,
+        api_key="sk-judge-key-0123456789",
+        base_url=f"http://admin:pw123@127.0.0.1:{port}/v1?key=q-secret",
+    )
+    with pytest.raises(JudgeError) as caught:
+        await client.generate(JudgeRequest(model=model, prompt="p"), metric="m")
+    await client.aclose()
+    assert caught.value.error_type == JUDGE_CONNECTION
+    said = [r.getMessage() for r in caplog.records if "judge unreachable" in r.getMessage()]
+    assert len(said) == 1 and f"judge unreachable at http://127.0.0.1:{port}/v1 (" in said[0], said
+    everything = str(caught.value) + "\n".join(r.getMessage() for r in caplog.records)
+    for secret in ("pw123", "admin:", "q-secret", "sk-judge-key"):
+        assert secret not in everything
+
+
 @pytest.mark.parametrize("model", MODELS)
 async def test_judge_spans_name_the_provider_and_the_models(
     providers: FakeGemini, telemetry: Telemetry, model: str

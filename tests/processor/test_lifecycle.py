@@ -25,6 +25,7 @@ from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation.embedded_worker import EmbeddedWorker
+from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.transport import InMemoryInvocationExporter
 from tests.processor.telemetry import Telemetry
@@ -225,6 +226,37 @@ def test_settings_are_checked_when_made_and_derived_with_replace() -> None:
         dataclasses.replace(ProcessorSettings(), concurrency=-1)
     with pytest.raises(ConfigurationError):
         ProcessorSettings(eval_set="/no/such/set.json")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("sample_rate", "abc", "sample_rate must be a number, got 'abc'"),
+        ("sample_rate", True, "sample_rate must be a number, got True"),
+        ("trace_idle_timeout", None, "trace_idle_timeout must be a number, got None"),
+        ("max_open_traces", "10", "max_open_traces must be an integer, got '10'"),
+        ("max_buffer_bytes", 1.5e6, "max_buffer_bytes must be an integer, got 1500000.0"),
+        ("concurrency", "a", "concurrency must be an integer, got 'a'"),
+        ("sample_priority", "false", "sample_priority must be True or False, got 'false'"),
+        ("isolation", 5, "isolation must be a string, got 5"),
+        ("emit", 5, "emit must be names (a comma-separated string or strings), got 5"),
+        ("agent_names", [1], "agent_names must be names (a comma-separated string or strings), got [1]"),
+        ("sessions", "x", "sessions must be a SessionLimits, got 'x'"),
+        ("eval_set", 5, "eval_set must be an EvalSet, a string, a Path or None, got 5"),
+        ("kafka_bootstrap_servers", 9092, "kafka_bootstrap_servers must be a string or None, got 9092"),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_a_value_error_naming_the_field(field: str, value: object, message: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        ProcessorSettings(**{field: value})  # type: ignore[arg-type]
+    assert str(caught.value) == message
+    with pytest.raises(ValueError, match=r"^max_turns must be an integer, got '3'$"):
+        SessionLimits(max_turns="3")  # type: ignore[arg-type]
+
+
+def test_names_and_numbers_of_the_right_type_are_kept() -> None:
+    settings = ProcessorSettings(sample_rate=0, agent_names=(n for n in ("a", "b", "a")), emit=["events"])
+    assert (settings.sample_rate, settings.agent_names, settings.emit) == (0, ("a", "b"), frozenset({"events"}))
 
 
 def test_from_env_puts_plain_overrides_into_the_settings(tmp_path: Path) -> None:

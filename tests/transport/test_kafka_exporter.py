@@ -210,6 +210,14 @@ def test_configuration_errors_are_clear() -> None:
         KafkaInvocationExporter.from_env({})
 
 
+def test_bootstrap_servers_with_credentials_are_refused_without_showing_them() -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        KafkaInvocationExporter("k1:9092,admin:pw123@k2:9092")
+    assert "'k2:9092' is written with credentials" in str(caught.value)
+    assert "OTEL_EVAL_KAFKA_SASL_PASSWORD" in str(caught.value)
+    assert "pw123" not in str(caught.value) and "admin" not in str(caught.value)
+
+
 @pytest.mark.parametrize("codec", ["zstd", "lz4", "snappy", "none"])
 async def test_every_codec_round_trips(kafka_bootstrap: str, codec: str) -> None:
     topic = random_topic(codec)

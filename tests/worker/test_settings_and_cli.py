@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -68,7 +69,7 @@ def test_cli_reports_bad_settings_with_exit_code_2(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv(env.OTEL_EVAL_WORKER_CONCURRENCY, "zero")
     result = CliRunner().invoke(main, ["worker", "--telemetry", "none"])
     assert result.exit_code == 2
-    assert "worker_concurrency" in result.output
+    assert "OTEL_EVAL_WORKER_CONCURRENCY='zero'" in result.output
     monkeypatch.delenv(env.OTEL_EVAL_WORKER_CONCURRENCY)
     result = CliRunner().invoke(main, ["worker", "--source", "kafka"])
     assert result.exit_code == 2
@@ -76,6 +77,84 @@ def test_cli_reports_bad_settings_with_exit_code_2(monkeypatch: pytest.MonkeyPat
     result = CliRunner().invoke(main, ["worker", "--telemetry", "none"])
     assert result.exit_code == 2
     assert "needs sasl_username and sasl_password" in result.output
+
+
+@pytest.mark.parametrize(
+    ("flag", "variable", "value", "expected"),
+    [
+        ("--concurrency", env.OTEL_EVAL_WORKER_CONCURRENCY, "0", "expected an integer >= 1"),
+        ("--metrics-port", env.OTEL_EVAL_WORKER_METRICS_PORT, "70000", "expected an integer >= 0 and <= 65535"),
+        ("--shutdown-timeout", env.OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT, "-1.5", "expected a number >= 0"),
+        ("--emit", env.OTEL_EVAL_EMIT, "foo", "unknown signal 'foo': expected any of events, spans, metrics"),
+    ],
+)
+def test_a_bad_setting_names_the_flag_or_the_variable_the_user_wrote(
+    monkeypatch: pytest.MonkeyPatch, flag: str, variable: str, value: str, expected: str
+) -> None:
+    # an unreachable broker: a setting error must be said (exit 2) before any connection is tried
+    base = ["worker", "--bootstrap-servers", f"127.0.0.1:{free_port()}", "--telemetry", "none"]
+    by_flag = CliRunner().invoke(main, [*base, flag, value])
+    monkeypatch.setenv(variable, value)
+    by_variable = CliRunner().invoke(main, base)
+    for result, named in ((by_flag, f"{flag} {value}:"), (by_variable, f"{variable}={value!r}:")):
+        assert result.exit_code == 2, result.output
+        line = result.output.strip().splitlines()[-1]
+        assert line.startswith(f"error: {named}") and expected in line, line
+        assert "worker failed" not in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "line"),
+    [
+        (
+            env.OTEL_EVAL_WORKER_TELEMETRY,
+            "stdout",
+            "OTEL_EVAL_WORKER_TELEMETRY='stdout': expected one of otlp, prometheus",
+        ),
+        (env.OTEL_EVAL_REQUEST_CRITERIA, "maybe", "OTEL_EVAL_REQUEST_CRITERIA='maybe': expected true or false"),
+        (env.OTEL_EVAL_WORKER_SOURCES, "kafka", "OTEL_EVAL_WORKER_SOURCES='kafka': expected a comma-separated list of"),
+        (
+            env.OTEL_EVAL_MAX_OPEN_TRACES_PER_TENANT,
+            "x",
+            "OTEL_EVAL_MAX_OPEN_TRACES_PER_TENANT='x': expected an integer",
+        ),
+    ],
+)
+def test_a_bad_variable_of_any_kind_is_named_with_its_value(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, line: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    result = CliRunner().invoke(main, ["worker", "--bootstrap-servers", f"127.0.0.1:{free_port()}"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1].startswith(f"error: {line}"), result.output
+
+
+def test_a_bad_criteria_or_eval_set_names_the_flag_or_the_variable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    missing = tmp_path / "missing.json"
+    base = ["worker", "--bootstrap-servers", f"127.0.0.1:{free_port()}", "--telemetry", "none"]
+    for flag, variable, value in (
+        ("--criteria", env.OTEL_EVAL_CRITERIA, "{bad"),
+        ("--eval-set", env.OTEL_EVAL_EVAL_SET, str(missing)),
+    ):
+        by_flag = CliRunner().invoke(main, [*base, flag, value])
+        with monkeypatch.context() as patched:
+            patched.setenv(variable, value)
+            by_variable = CliRunner().invoke(main, base)
+        for result, named in ((by_flag, flag), (by_variable, variable)):
+            assert result.exit_code == 2, result.output
+            assert result.output.strip().splitlines()[-1].startswith(f"error: {named}: "), result.output
+
+
+def test_bootstrap_servers_with_a_password_are_refused_without_printing_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    result = CliRunner().invoke(main, ["worker", "--bootstrap-servers", f"admin:{SECRET}@127.0.0.1:{free_port()}"])
+    assert result.exit_code == 2 and "is written with credentials" in result.output
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS, f"k1:9092,admin:{SECRET}@k2:9092")
+    result = CliRunner().invoke(main, ["worker"])
+    assert result.exit_code == 2
+    assert "error: OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS='k1:9092,k2:9092': " in result.output
+    assert SECRET not in result.output and "admin" not in result.output
 
 
 def test_cli_exits_1_when_the_broker_is_unreachable_and_never_prints_the_password(

@@ -45,7 +45,7 @@ def test_a_bad_selection_stops_the_worker_with_exit_code_2_naming_the_variable_a
 ) -> None:
     result = CliRunner().invoke(main, ["worker", "--telemetry", "none", "--emit", "events,traces"])
     assert result.exit_code == 2
-    assert "OTEL_EVAL_EMIT='events,traces': unknown signal 'traces'" in result.output
+    assert "--emit events,traces: unknown signal 'traces'" in result.output
     monkeypatch.setenv(env.OTEL_EVAL_EMIT, "logs")
     result = CliRunner().invoke(main, ["worker", "--telemetry", "none"])
     assert result.exit_code == 2

@@ -56,8 +56,8 @@ async def test_only_the_named_metrics_run_with_the_worker_criteria_and_request_c
 def test_an_unknown_metric_stops_the_worker_with_exit_code_2_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
     result = CliRunner().invoke(main, ["worker", "--telemetry", "none", "--metrics", "tool_call_count_v1,tool_calls"])
     assert result.exit_code == 2
-    assert "OTEL_EVAL_METRICS / metrics: unknown metric 'tool_calls'" in result.output
+    assert "error: --metrics: unknown metric 'tool_calls'" in result.output  # the flag it was given by
     monkeypatch.setenv(env.OTEL_EVAL_METRICS, "no_such_metric")
     result = CliRunner().invoke(main, ["worker", "--telemetry", "none"])
     assert result.exit_code == 2
-    assert "unknown metric 'no_such_metric'" in result.output
+    assert "error: OTEL_EVAL_METRICS: unknown metric 'no_such_metric'" in result.output

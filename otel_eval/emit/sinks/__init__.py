@@ -31,46 +31,50 @@ SINK_NAMES: Final[tuple[str, ...]] = (CONSOLE, PHOENIX, MLFLOW, LANGFUSE)
 """The names ``OTEL_EVAL_SINKS`` accepts."""
 
 
-def sink_names(environ: Mapping[str, str] | None = None) -> list[str]:
+def sink_names(environ: Mapping[str, str] | None = None, *, setting: str = env.OTEL_EVAL_SINKS) -> list[str]:
     """The sinks ``OTEL_EVAL_SINKS`` names, in order and without repeats, with ``console`` when
-    ``OTEL_EVAL_CONSOLE`` is true.
+    ``OTEL_EVAL_CONSOLE`` is true. ``setting`` is what errors call ``OTEL_EVAL_SINKS``: the flag it was set from.
 
     Raises:
-        ConfigurationError: an unknown name.
+        ConfigurationError: an unknown name, or an ``OTEL_EVAL_CONSOLE`` that is not a boolean.
     """
     environ = os.environ if environ is None else environ
     names: list[str] = []
-    for raw in environ.get(env.OTEL_EVAL_SINKS, "").split(","):
+    value = environ.get(env.OTEL_EVAL_SINKS, "")
+    for raw in value.split(","):
         name = raw.strip().lower()
         if not name or name == "none":
             continue
         if name not in SINK_NAMES:
             raise ConfigurationError(
-                f"{env.OTEL_EVAL_SINKS}: unknown sink {raw.strip()!r}; expected a comma-separated list of "
-                f"{', '.join(SINK_NAMES)}"
+                f"{env.shown_setting(setting, value.strip())}: unknown sink {raw.strip()!r}; expected a "
+                f"comma-separated list of {', '.join(SINK_NAMES)}"
             )
         if name not in names:
             names.append(name)
-    console = environ.get(env.OTEL_EVAL_CONSOLE, "").strip().lower() in ("true", "1", "yes")
-    if console and CONSOLE not in names:
+    if env.flag_setting(environ, env.OTEL_EVAL_CONSOLE, False) and CONSOLE not in names:
         names.insert(0, CONSOLE)
     return names
 
 
 def sinks_from_env(
-    environ: Mapping[str, str] | None = None, *, meter_provider: MeterProvider | None = None
+    environ: Mapping[str, str] | None = None,
+    *,
+    meter_provider: MeterProvider | None = None,
+    setting: str = env.OTEL_EVAL_SINKS,
 ) -> list[RecordSink]:
     """The sinks ``OTEL_EVAL_SINKS`` (and ``OTEL_EVAL_CONSOLE``) name, each configured from its backend's variables.
 
     Args:
         environ: The environment (``os.environ`` when None).
         meter_provider: Where the backend sinks' ``otel_eval.sink.*`` counters go (global when None).
+        setting: What errors call ``OTEL_EVAL_SINKS``: the flag (``--sinks``) its value came from, if one did.
 
     Raises:
         ConfigurationError: an unknown sink, a bad setting, or a backend's missing required variable.
     """
     environ = os.environ if environ is None else environ
-    names = sink_names(environ)
+    names = sink_names(environ, setting=setting)
     if not names:
         return []
     options = {
@@ -95,7 +99,7 @@ def sinks_from_env(
         if name == CONSOLE:
             sinks.append(ConsoleRecordSink())
             continue
-        with optional_dependency(f"{env.OTEL_EVAL_SINKS}={name}", extra=name):
+        with optional_dependency(f"{setting}={name}", extra=name):
             from otel_eval.emit.sinks._delivery import BatchingSink  # deferred: httpx2, only when a backend is named
 
             backend = _BACKENDS[name](environ)

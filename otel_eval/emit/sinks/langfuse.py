@@ -19,11 +19,12 @@ from typing import Any, Final
 import httpx2
 
 from otel_eval import environment_variables as env
+from otel_eval._runtime.urls import basic_auth, split_url
 from otel_eval.emit.sinks import _fields
 from otel_eval.emit.sinks._delivery import Outcome, status_outcome
 from otel_eval.errors import ConfigurationError
 from otel_eval.model.messages import EvaluationRecord
-from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, basic_auth, first, split_url
+from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, first
 
 DEFAULT_BASE_URL: Final = "https://cloud.langfuse.com"
 

@@ -26,10 +26,11 @@ from urllib.parse import quote
 import httpx2
 
 from otel_eval import semconv
+from otel_eval._runtime.urls import split_url
 from otel_eval.emit.sinks import _fields
 from otel_eval.emit.sinks._delivery import MISSING, OK, Outcome, Rejected, status_outcome
 from otel_eval.model.messages import EvaluationRecord
-from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, split_url
+from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S
 from otel_eval.traces.backends.mlflow import tracking_from_env
 
 TRACE_ID_PREFIX: Final = "tr-"

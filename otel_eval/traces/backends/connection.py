@@ -3,28 +3,11 @@ the score sinks and the backend readers share."""
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote
 
 DEFAULT_TIMEOUT_S = 10.0
 """Seconds per HTTP request to a backend (connect, read, write)."""
-
-
-def split_url(url: str) -> tuple[str, dict[str, str]]:
-    """``url`` without its user info (and trailing slash), and a basic-auth header made of that user info."""
-    parts = urlsplit(url.strip())
-    headers: dict[str, str] = {}
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, netloc = netloc.rsplit("@", 1)
-        headers["Authorization"] = basic_auth(*(unquote(p) for p in userinfo.partition(":")[::2]))
-    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", "")), headers
-
-
-def basic_auth(user: str, password: str) -> str:
-    """An ``Authorization`` header value for HTTP basic authentication."""
-    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
 
 def parse_headers(value: str) -> dict[str, str]:

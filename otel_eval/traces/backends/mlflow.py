@@ -18,11 +18,12 @@ from typing import Any, Final
 import httpx2
 
 from otel_eval import environment_variables as env
+from otel_eval._runtime.urls import basic_auth, split_url
 from otel_eval.errors import ConfigurationError
 from otel_eval.traces._normalize import Problems
 from otel_eval.traces.backends import TracePage, Window
 from otel_eval.traces.backends._convert import get, post, spans_of
-from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, basic_auth, first, split_url
+from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, first
 
 DEFAULT_TRACKING_URI: Final = "http://localhost:5000"
 DEFAULT_EXPERIMENT_ID: Final = "0"

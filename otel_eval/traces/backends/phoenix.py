@@ -24,10 +24,11 @@ from urllib.parse import quote
 import httpx2
 
 from otel_eval import environment_variables as env
+from otel_eval._runtime.urls import split_url
 from otel_eval.traces._normalize import Problems
 from otel_eval.traces.backends import TracePage, Window
 from otel_eval.traces.backends._convert import get, iso, spans_of
-from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, first, parse_headers, split_url
+from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, first, parse_headers
 from otel_eval.traces.span import Span
 
 DEFAULT_ENDPOINT: Final = "http://localhost:6006"

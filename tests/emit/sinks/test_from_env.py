@@ -66,13 +66,19 @@ def test_console_also_comes_from_otel_eval_console_and_nothing_is_built_without_
     assert sinks_from_env({}) == [] and sinks_from_env({"OTEL_EVAL_SINKS": " , "}) == []
 
 
+@pytest.mark.parametrize(("value", "console"), [("on", True), ("YES", True), ("1", True), ("off", False), ("0", False)])
+def test_otel_eval_console_reads_every_boolean_spelling(value: str, console: bool) -> None:
+    assert sink_names({"OTEL_EVAL_CONSOLE": value}) == (["console"] if console else [])
+
+
 @pytest.mark.parametrize(
     ("environ", "message"),
     [
-        ({"OTEL_EVAL_SINKS": "phoenix,datadog"}, "OTEL_EVAL_SINKS: unknown sink 'datadog'"),
+        ({"OTEL_EVAL_SINKS": "phoenix,datadog"}, "^OTEL_EVAL_SINKS='phoenix,datadog': unknown sink 'datadog'; "),
         ({"OTEL_EVAL_SINKS": "langfuse"}, "LANGFUSE_PUBLIC_KEY"),
         ({"OTEL_EVAL_SINKS": "mlflow", "MLFLOW_TRACKING_URI": "sqlite:///mlflow.db"}, "MLFLOW_TRACKING_URI"),
         ({"OTEL_EVAL_SINKS": "phoenix", "OTEL_EVAL_SINKS_RETRY_SECONDS": "soon"}, "OTEL_EVAL_SINKS_RETRY_SECONDS"),
+        ({"OTEL_EVAL_CONSOLE": "maybe"}, "^OTEL_EVAL_CONSOLE='maybe': expected true or false$"),
     ],
 )
 def test_a_bad_setting_fails_at_start_up_naming_it(environ: dict[str, str], message: str) -> None:

@@ -1,0 +1,46 @@
+"""URLs from configuration, as they may be shown: never with the credentials a user may have written into them.
+
+A URL's user info (``http://user:password@host``) and its query (``?key=...``, ``?api_key=...``) can carry secrets,
+so what is logged, raised or reported is :func:`redact_url`'s form; :func:`split_url` turns the user info into a
+basic-auth header for a client that needs it, and :func:`redact_userinfo` scrubs URLs inside a free text (an SDK's
+exception message).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+_USERINFO_IN_TEXT = re.compile(r"(?<=://)[^\s/@?#]+@")
+
+
+def split_url(url: str) -> tuple[str, dict[str, str]]:
+    """``url`` without its user info, query (and trailing slash), and a basic-auth header made of that user info."""
+    parts = urlsplit(url.strip())
+    headers: dict[str, str] = {}
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, netloc = netloc.rsplit("@", 1)
+        headers["Authorization"] = basic_auth(*(unquote(p) for p in userinfo.partition(":")[::2]))
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", "")), headers
+
+
+def redact_url(url: str) -> str:
+    """``url`` as it may be logged or raised: without user info, query or fragment (a scheme-less ``host:port`` too)."""
+    schemeless = "//" not in url
+    shown, _ = split_url(f"//{url.strip()}" if schemeless else url)
+    return shown.removeprefix("//") if schemeless else shown
+
+
+def redact_userinfo(text: str) -> str:
+    """``text`` with the user info of every ``scheme://user:password@host`` in it replaced by ``***``."""
+    return _USERINFO_IN_TEXT.sub("***@", text)
+
+
+def basic_auth(user: str, password: str) -> str:
+    """An ``Authorization`` header value for HTTP basic authentication."""
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+__all__ = ["basic_auth", "redact_url", "redact_userinfo", "split_url"]
