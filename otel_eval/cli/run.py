@@ -349,7 +349,11 @@ async def _evaluate_streamed(
         click.echo(f"error: trace {trace_id}: no agent invocation found ({convention} convention)", err=True)
     if not streamed.count:
         if not streamed.loaded.errors and not streamed.empty:
-            click.echo("error: the trace files hold no spans", err=True)
+            click.echo(
+                "error: the files hold no spans (an OTLP log file is read beside the trace files whose spans it "
+                "completes, not alone)",
+                err=True,
+            )
         if json_output:
             print_json({"results": []})
         return tally

@@ -66,7 +66,10 @@ _OPTION_TO_SETTING = {
 
 
 @click.command("worker", epilog=_EXIT_CODES)
-@click.option("--bootstrap-servers", help="Kafka host:port[,host:port]. [env OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS]")
+@click.option(
+    "--bootstrap-servers",
+    help="Kafka host:port[,host:port]. [env OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS, default localhost:9092]",
+)
 @click.option(
     "--source",
     "sources",
@@ -138,8 +141,8 @@ _OPTION_TO_SETTING = {
 )
 @click.option(
     "--emit",
-    help="Signals the scores are emitted as, comma-separated: events, spans, metrics, or none; the results topic "
-    "and OTEL_EVAL_SINKS do not depend on it. [env OTEL_EVAL_EMIT, default events,spans,metrics,attributes]",
+    help="Signals the scores are emitted as, comma-separated: events, spans, metrics, attributes, or none; the "
+    "results topic and OTEL_EVAL_SINKS do not depend on it. [env OTEL_EVAL_EMIT, default events,spans,metrics,attributes]",
 )
 @click.option(
     "--metrics-host",

@@ -242,7 +242,7 @@ class JudgeSettings:
     budget: BudgetSpec | None = None
     input_token_limits: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_INPUT_TOKEN_LIMITS))
     api_key: str | None = field(default=None, repr=False)
-    base_url: str | None = None
+    base_url: str | None = field(default=None, repr=False)  # it may carry user:password@
     api_version: str | None = None
     vertexai: bool | None = None
     project: str | None = None

@@ -154,7 +154,7 @@ def validated(path: Path, payload: Any, model: type[ModelT], what: str) -> Model
 
 def _invalid(path: Path, exc: pydantic.ValidationError, what: str) -> InputError:
     problems = validation_problems(exc)
-    more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+    more = f" (+{len(problems) - 1} more: otel-eval validate {path} lists them all)" if len(problems) > 1 else ""
     return InputError(f"{path}: invalid {what}: {problems[0]}{more}")
 
 

@@ -92,7 +92,7 @@ class ProcessorSettings:
         kafka_bootstrap_servers: Read by :meth:`~otel_eval.EvaluationSpanProcessor.from_env`: set, the requests go
             to Kafka (the constructor takes an ``exporter`` instead).
         metrics: Run only these metrics, each with its criterion from ``criteria`` when it names it, else the
-            metric's default, as ``otel-eval run --metrics`` does; empty (default): the criteria or the defaults, plus
+            metric's default, as ``otel-eval run --metric`` does; empty (default): the criteria or the defaults, plus
             ADK's efficiency metrics. Names, or one comma-separated string (``"tool_call_count_v1,token_usage_v1"``),
             kept as a tuple. An unknown name fails when the processor starts (``ConfigurationError``); the embedded
             worker runs them (with an ``exporter``, the evaluating side chooses: leave it empty).

@@ -215,6 +215,9 @@ class Worker:
             self.abandoned_uncommitted = self._uncommitted
             abandoned = "; fetched records left uncommitted for the group" if self._uncommitted else ""
             logger.info("worker stopped%s: %s", abandoned, self.metrics.snapshot())
+            if self.error is not None:  # said now: the telemetry's last flush (to an absent collector) may take seconds
+                reason = self.settings.security().redact(f"{type(self.error).__name__}: {self.error}")
+                logger.error("worker failed: %s", reason)
         if self.error is not None:
             raise WorkerFailed(f"{type(self.error).__name__}: {self.error}") from self.error
 

@@ -276,6 +276,7 @@ def test_settings_from_env() -> None:
     assert "api_key" not in repr(JudgeSettings(api_key=TEST_KEY)) or TEST_KEY not in repr(
         JudgeSettings(api_key=TEST_KEY)
     )
+    assert "pw123" not in repr(JudgeSettings(base_url="http://admin:pw123@judge.internal:8080/v1"))
 
 
 @pytest.mark.parametrize("bad", ["lots", "0", "1023", "-5"])

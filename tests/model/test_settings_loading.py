@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from otel_eval.errors import ConfigurationError
+from otel_eval.errors import ConfigurationError, InputError
 from otel_eval.evaluation import criteria_from
-from otel_eval.model.loading import criteria_setting, eval_set_setting
+from otel_eval.model.loading import criteria_setting, eval_set_setting, load_eval_set
 
 EVAL_SET = Path(__file__).resolve().parents[1] / "data" / "evalsets" / "eval_set_helm.json"
 
@@ -80,3 +80,11 @@ def test_eval_set_setting(tmp_path: Path) -> None:
     bad.write_text(json.dumps({"eval_set_id": "s"}))
     with pytest.raises(ConfigurationError, match=r"^E: .*set\.json: invalid eval set: eval_cases: Field required"):
         eval_set_setting(str(bad), setting="E")
+
+
+def test_an_eval_set_with_several_problems_names_the_first_and_how_to_see_them_all(tmp_path: Path) -> None:
+    bad = tmp_path / "set.json"
+    bad.write_text(json.dumps({"eval_set_id": 7}))  # a wrong type and a missing field
+    with pytest.raises(InputError) as caught:
+        load_eval_set(bad)
+    assert str(caught.value).endswith(f"(+1 more: otel-eval validate {bad} lists them all)")

@@ -191,3 +191,6 @@ async def test_a_task_that_dies_stops_the_worker_with_its_error_and_exit_code_1(
     assert code == EXIT_FAILED, output
     assert "error: worker failed: RuntimeError: the broker watch broke" in output
     assert "worker stopped" in output  # shut down in order first: clients stopped, telemetry flushed
+    # Said in the log as soon as it is known, before the telemetry's last flush (which may wait on its collector).
+    logged = output.index("ERROR otel_eval.worker.service: worker failed: RuntimeError: the broker watch broke")
+    assert output.index("worker stopped") < logged < output.index("error: worker failed")
