@@ -17,12 +17,13 @@ from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.metrics.base import MetricInfo, threshold_warning
 from otel_eval.metrics.base import logger as base_logger
 from otel_eval.metrics.custom_metric import custom_metric_info
-from otel_eval.model import BaseCriterion, CustomMetricConfig, EvalConfig, EvalSet
+from otel_eval.model import BaseCriterion, CustomMetricConfig, EvalConfig
 from otel_eval.model.loading import (
     CONFIG_KEY_NAMES,
     EVAL_CONFIG_KEYS,
     document_kind,
     eval_config_problem,
+    eval_set_from,
     json_path,
     near_config_keys,
     read_json,
@@ -190,7 +191,7 @@ def file_problems(path: Path, notes: Notes | None = None) -> tuple[str, list[str
     if kind == "eval config":
         return kind, config_problems(payload, notes)
     try:
-        EvalSet.model_validate(payload)
+        eval_set_from(payload, path)
     except pydantic.ValidationError as exc:
         problems = validation_problems(exc)
         if isinstance(payload, dict) and document_kind(payload) is None:  # a guess: say so

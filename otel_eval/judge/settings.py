@@ -283,18 +283,17 @@ class JudgeSettings:
             values["base_url"] = base_url
         if api_key := environ.get(env.OTEL_EVAL_JUDGE_API_KEY, "").strip():
             values["api_key"] = api_key
-        for name, key, kind in (
-            (env.OTEL_EVAL_JUDGE_NUM_SAMPLES, "num_samples", int),
-            (env.OTEL_EVAL_JUDGE_MAX_CONCURRENCY, "max_concurrency", int),
-            (env.OTEL_EVAL_JUDGE_TIMEOUT, "timeout_seconds", float),
-            (env.OTEL_EVAL_JUDGE_MAX_ATTEMPTS, "max_attempts", int),
+        for name, key, number in (
+            (env.OTEL_EVAL_JUDGE_NUM_SAMPLES, "num_samples", 1),
+            (env.OTEL_EVAL_JUDGE_MAX_CONCURRENCY, "max_concurrency", 1),
+            (env.OTEL_EVAL_JUDGE_MAX_ATTEMPTS, "max_attempts", 1),
         ):
-            raw = environ.get(name, "").strip()
-            if raw:
-                try:
-                    values[key] = kind(raw)
-                except ValueError:
-                    raise ConfigurationError(f"{name}={raw!r}: expected a {kind.__name__}") from None
+            if environ.get(name, "").strip():  # unset: the field's own default (num_samples: ADK's per metric)
+                values[key] = env.number_setting(environ, name, number, valid=_at_least_one, expected="an integer >= 1")
+        if environ.get(env.OTEL_EVAL_JUDGE_TIMEOUT, "").strip():
+            values["timeout_seconds"] = env.number_setting(
+                environ, env.OTEL_EVAL_JUDGE_TIMEOUT, 1.0, valid=lambda value: value > 0, expected="seconds > 0"
+            )
         if prices := environ.get(env.OTEL_EVAL_JUDGE_PRICES, "").strip():
             values["prices"] = PriceTable.parse(prices)
         if limits := environ.get(env.OTEL_EVAL_JUDGE_INPUT_LIMITS, "").strip():
@@ -304,6 +303,10 @@ class JudgeSettings:
         max_reply_characters(environ)  # read by the judged metrics per reply: a bad value stops the start-up here
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
+
+
+def _at_least_one(value: int) -> bool:
+    return value >= 1
 
 
 def max_reply_characters(environ: Mapping[str, str] | None = None) -> int:

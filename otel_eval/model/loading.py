@@ -165,14 +165,25 @@ def load_eval_set(path: str | Path) -> EvalSet:
     """
     path = Path(path)
     payload = read_json(path)
+    try:
+        return eval_set_from(payload, path)
+    except pydantic.ValidationError as exc:
+        what = "eval data (ADK's older list format)" if isinstance(payload, list) else "eval set"
+        raise _invalid(path, exc, what) from exc
+
+
+def eval_set_from(payload: Any, path: Path) -> EvalSet:
+    """``payload`` (read from ``path``) as an eval set: an ``EvalSet`` object, or ADK's older ``*.test.json`` list
+    converted as ADK converts it (its id from the file's name).
+
+    Raises:
+        pydantic.ValidationError: neither; locations are paths into ``payload``.
+    """
     if not isinstance(payload, list):  # an EvalSet is an object; the older format is an array
-        return validated(path, payload, EvalSet, "eval set")
+        return EvalSet.model_validate(payload)
     from otel_eval.model.legacy_eval_set import convert_legacy_eval_data  # deferred: rarely needed
 
-    try:
-        return convert_legacy_eval_data(payload, eval_set_id=path.name.removesuffix(".json").removesuffix(".test"))
-    except pydantic.ValidationError as exc:
-        raise _invalid(path, exc, "eval data (ADK's older list format)") from exc
+    return convert_legacy_eval_data(payload, eval_set_id=path.name.removesuffix(".json").removesuffix(".test"))
 
 
 def load_eval_config(path: str | Path) -> EvalConfig:

@@ -279,6 +279,23 @@ def test_settings_from_env() -> None:
     assert "pw123" not in repr(JudgeSettings(base_url="http://admin:pw123@judge.internal:8080/v1"))
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [
+        ("OTEL_EVAL_JUDGE_NUM_SAMPLES", "0", "an integer >= 1"),
+        ("OTEL_EVAL_JUDGE_MAX_CONCURRENCY", "many", "an integer >= 1"),
+        ("OTEL_EVAL_JUDGE_MAX_ATTEMPTS", "2.5", "an integer >= 1"),
+        ("OTEL_EVAL_JUDGE_TIMEOUT", "-1", "seconds > 0"),
+    ],
+)
+def test_a_bad_judge_number_names_the_variable_the_value_and_the_range(
+    variable: str, value: str, expected: str
+) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        JudgeSettings.from_env({variable: value})
+    assert str(caught.value) == f"{variable}={value!r}: expected {expected}"
+
+
 @pytest.mark.parametrize("bad", ["lots", "0", "1023", "-5"])
 def test_a_bad_max_reply_chars_stops_the_settings_naming_it(bad: str) -> None:
     # Validated where the other judge settings are read, not first when a judge reply is checked.

@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from google.adk.evaluation.local_eval_sets_manager import convert_eval_set_to_pydantic_schema
 
+from otel_eval.cli import main
 from otel_eval.errors import InputError
 from otel_eval.model import EvalSet
 from otel_eval.model.loading import load_eval_set
@@ -92,3 +94,13 @@ def test_bad_item_names_file_and_json_path(tmp_path: Path, payload: Any, problem
     assert message.startswith(f"{path}: invalid eval data (ADK's older list format): ")
     assert problem in message
     assert "\n" not in message
+
+
+def test_validate_checks_the_older_format_as_run_reads_it(tmp_path: Path) -> None:
+    """``otel-eval validate`` takes what ``run --eval-set`` takes: a valid older-format file is valid, a bad one's
+    problems are named by their JSON path."""
+    good = write(tmp_path, "dice.test.json", CASES)
+    bad = write(tmp_path, "bad.test.json", [{"name": "c", "data": [{"reference": "x"}]}])
+    result = CliRunner().invoke(main, ["validate", str(good), str(bad)])
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [f"{good}: valid eval set", f"{bad}: [0].data[0].query: Field required"]
