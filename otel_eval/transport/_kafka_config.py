@@ -57,7 +57,8 @@ class KafkaSecurity:
         protocol = self.security_protocol.upper()
         if protocol not in SECURITY_PROTOCOLS:
             raise ConfigurationError(
-                f"Kafka security_protocol {self.security_protocol!r}: expected one of {', '.join(SECURITY_PROTOCOLS)}"
+                f"Kafka security_protocol ({env_vars.OTEL_EVAL_KAFKA_SECURITY_PROTOCOL}) {self.security_protocol!r}: "
+                f"expected one of {', '.join(SECURITY_PROTOCOLS)}"
             )
         object.__setattr__(self, "security_protocol", protocol)
         if not self.uses_sasl:
@@ -65,11 +66,15 @@ class KafkaSecurity:
         mechanism = (self.sasl_mechanism or "PLAIN").upper()
         if mechanism not in SASL_MECHANISMS:
             raise ConfigurationError(
-                f"Kafka sasl_mechanism {self.sasl_mechanism!r}: expected one of {', '.join(SASL_MECHANISMS)}"
+                f"Kafka sasl_mechanism ({env_vars.OTEL_EVAL_KAFKA_SASL_MECHANISM}) {self.sasl_mechanism!r}: "
+                f"expected one of {', '.join(SASL_MECHANISMS)}"
             )
         object.__setattr__(self, "sasl_mechanism", mechanism)
         if not self.sasl_username or self.sasl_password is None or not self.sasl_password.get_secret_value():
-            raise ConfigurationError(f"Kafka security_protocol {protocol} needs sasl_username and sasl_password")
+            raise ConfigurationError(
+                f"Kafka security_protocol {protocol} needs sasl_username and sasl_password "
+                f"({env_vars.OTEL_EVAL_KAFKA_SASL_USERNAME}, {env_vars.OTEL_EVAL_KAFKA_SASL_PASSWORD})"
+            )
 
     @property
     def uses_sasl(self) -> bool:
