@@ -156,7 +156,6 @@ def read_backend(options: BackfillOptions, spill: IO[bytes], reads: Reads = Read
         reader = reader_from_env(options.source, os.environ)
     except ConfigurationError as error:
         fail(str(error))
-        raise  # unreachable: fail() exits
     window = options.window()
     read = {"traces": 0}
     try:

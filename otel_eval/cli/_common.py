@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 import pydantic_core
@@ -148,7 +148,7 @@ def print_json(payload: Any) -> None:
     sys.stdout.write(text + "\n")
 
 
-def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
     """Prints ``error: message`` to stderr and exits with ``code``."""
     click.echo(f"error: {message}", err=True)
     raise SystemExit(code)

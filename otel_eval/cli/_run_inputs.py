@@ -32,7 +32,6 @@ def load_inputs(eval_set_path: Path | None, config_path: Path | None) -> tuple[E
         config = load_eval_config(config_path) if config_path else None
     except InputError as exc:
         fail(str(exc))
-        raise  # unreachable: fail() exits
     return eval_set, config
 
 
@@ -42,7 +41,6 @@ def check_eval_id(eval_id: str | None, eval_set: EvalSet | None, eval_set_path: 
         return
     if eval_set is None or eval_set_path is None:
         fail("--eval-id needs --eval-set (it chooses a case of that eval set)")
-        return  # unreachable: fail() exits
     known = [case.eval_id for case in eval_set.eval_cases]
     if eval_id not in known:
         shown = ", ".join(known[:_SHOWN_CASES]) + (

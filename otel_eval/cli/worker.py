@@ -178,17 +178,14 @@ def worker(sources: tuple[str, ...], log_level: str, **options: Any) -> None:
         settings.security()
     except ValidationError as exc:
         fail(settings_error(exc, flags), EXIT_BAD_INPUT)
-        return
     except ConfigurationError as exc:
         fail(str(exc), EXIT_BAD_INPUT)
-        return
     try:
         telemetry = create_telemetry(settings.worker_telemetry)
         install_global(telemetry)
         service = Worker(settings, telemetry=telemetry)
     except ConfigurationError as exc:
         fail(str(exc), EXIT_BAD_INPUT)
-        return
     tune_for_serving()  # this process is the worker's: the start-up heap is kept out of every collection
     try:
         service.run()  # after a graceful stop on a signal, raises that signal again
