@@ -93,6 +93,13 @@ OTEL_EVAL_SCORE_VERDICT: Final = "otel_eval.score.verdict"  # metric-specific wo
 GEN_AI_OPERATION_EVALUATION: Final = "evaluation"  # gen_ai.operation.name of an evaluation span
 OTEL_EVAL_CONVENTION: Final = "otel_eval.convention"  # trace convention the invocation was rebuilt from
 
+# ``error.type`` of a NOT_EVALUATED result whose metric gave no reason (a custom metric's, a turn it left out).
+ERROR_TYPE_NOT_EVALUATED: Final = "not_evaluated"
+# ``error.type`` of a session window's turns before its last for a conversation-level metric: NOT_EVALUATED by design,
+# as ADK's multi-turn evaluators leave them (the conversation is scored on its last turn). Not an error: not counted
+# in otel_eval_evaluation_errors_total, so a healthy session does not raise the evaluation-error alert.
+ERROR_TYPE_SCORED_ON_LAST_TURN: Final = "scored_on_last_turn"
+
 # ``error.type`` of a judged metric refused by the judge budget (``OTEL_EVAL_JUDGE_BUDGET``): NOT_EVALUATED, counted in
 # otel_eval_evaluation_errors_total and otel_eval_judge_budget_refusals_total.
 ERROR_TYPE_BUDGET_EXHAUSTED: Final = "budget_exhausted"

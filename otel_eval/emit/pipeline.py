@@ -83,7 +83,10 @@ class PipelineMetrics(LogRecordDrops):
         self._add_observed(_EVALUATED, count)
 
     def errored(self, metric_name: str, error_type: str) -> None:
-        """A metric that could not evaluate an invocation."""
+        """A metric that could not evaluate an invocation (a session's earlier turn of a conversation-level metric,
+        :data:`~otel_eval.semconv.ERROR_TYPE_SCORED_ON_LAST_TURN`, is no error and not counted)."""
+        if error_type == semconv.ERROR_TYPE_SCORED_ON_LAST_TURN:
+            return
         attributes = {semconv.GEN_AI_EVALUATION_NAME: metric_name, semconv.ERROR_TYPE: error_type}
         self._add(self._errors, f"evaluation.errors.{error_type}", 1, attributes)
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from otel_eval import semconv
 from otel_eval._runtime.identity_cache import IdentityCache
 from otel_eval.emit.attributes import score_label, score_verdict
 from otel_eval.evaluation.plan import PlannedMetric
@@ -113,7 +114,8 @@ class RecordContext:
             explanation = entry.explanation or result.explanation
             error_type = entry.error_type or (result.error_type if status is _NOT_EVALUATED else None)
             if status is _NOT_EVALUATED and error_type is None:
-                error_type = "not_evaluated"
+                before_last = window is not None and index < len(self.invocations) - 1
+                error_type = semconv.ERROR_TYPE_SCORED_ON_LAST_TURN if before_last else semconv.ERROR_TYPE_NOT_EVALUATED
             if explanation is not None and len(explanation) > _MAX_EXPLANATION_CHARS:
                 explanation = _truncate(explanation)
             score = entry.score

@@ -164,7 +164,9 @@ def test_a_session_result_is_emitted_in_the_last_turns_trace_linked_to_every_tur
     assert last[semconv.OTEL_EVAL_STATUS] == "PASSED"  # the last answer has digits
     assert last[semconv.GEN_AI_EVALUATION_SCORE_VALUE] == 1.0
     for trace_span in turns[:-1]:  # ADK's layout: the verdict on the last turn only
-        assert by_context[trace_span].log_record.attributes[semconv.OTEL_EVAL_STATUS] == "NOT_EVALUATED"
+        earlier = by_context[trace_span].log_record.attributes
+        assert earlier[semconv.OTEL_EVAL_STATUS] == "NOT_EVALUATED"
+        assert earlier[semconv.ERROR_TYPE] == semconv.ERROR_TYPE_SCORED_ON_LAST_TURN
     for event in events:
         attributes = event.log_record.attributes
         assert attributes[semconv.GEN_AI_CONVERSATION_ID] == "s-1"
@@ -185,6 +187,9 @@ def test_a_session_result_is_emitted_in_the_last_turns_trace_linked_to_every_tur
     labels = {p.attributes[semconv.GEN_AI_EVALUATION_SCORE_LABEL] for p in points
               if p.attributes[semconv.GEN_AI_EVALUATION_NAME] == MULTI_TURN}  # fmt: skip
     assert semconv.LABEL_PASS in labels
+    # by design, not errors: the evaluation-error alert does not count them
+    errors = telemetry.metric_points(semconv.METRIC_EVALUATION_ERRORS)
+    assert not [p for p in errors if p.attributes[semconv.GEN_AI_EVALUATION_NAME] == MULTI_TURN], errors
     online.processor.shutdown()
 
 
