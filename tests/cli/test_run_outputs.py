@@ -140,3 +140,22 @@ def test_backend_options_without_from_and_a_bad_since_are_refused_at_once(
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:///mlflow.db")
     local = cli("run", "--from", "mlflow", "--eval-set", folder / "golden.evalset.json")
     assert local.exit_code == 2 and "needs an MLflow tracking server" in local.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "flag", "problem"),
+    [
+        (("--since", "99999999d"), "--since", "'99999999d': out of range"),
+        (("--since", "9999999999999999999999w"), "--since", "out of range"),
+        (("--since", "1h", "--until", "99999999d"), "--until", "'99999999d': out of range"),
+        (("--since", "1h", "--until", "2h"), "--until", "--until '2h' is before --since '1h'"),
+        (("--since", "2026-01-02", "--until", "2026-01-01T23:00"), "--until", "is before --since '2026-01-02'"),
+    ],
+)
+def test_a_window_out_of_range_or_reversed_is_a_usage_error_naming_the_flag(
+    cli: Callable[..., CliResult], args: tuple[str, ...], flag: str, problem: str
+) -> None:
+    result = cli("run", "--from", "phoenix", *args, "-m", "tool_call_count_v1")
+    assert result.exit_code == 2, result.stderr
+    assert f"Invalid value for '{flag}'" in result.stderr and problem in result.stderr
+    assert "Traceback" not in result.stderr
