@@ -159,3 +159,51 @@ def test_a_window_out_of_range_or_reversed_is_a_usage_error_naming_the_flag(
     assert result.exit_code == 2, result.stderr
     assert f"Invalid value for '{flag}'" in result.stderr and problem in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("variables", "args", "named"),
+    [
+        ({"PHOENIX_COLLECTOR_ENDPOINT": "not-a-url"}, ("--sinks", "phoenix"), "PHOENIX_COLLECTOR_ENDPOINT='not-a-url'"),
+        (
+            {
+                "LANGFUSE_BASE_URL": "ftp://user:pa55word@x?token=t0ken",
+                "LANGFUSE_PUBLIC_KEY": "pk",
+                "LANGFUSE_SECRET_KEY": "sk",
+            },
+            ("--sinks", "langfuse"),
+            "LANGFUSE_BASE_URL='ftp://x'",
+        ),
+        (
+            {"LANGFUSE_HOST": "http://", "LANGFUSE_PUBLIC_KEY": "pk", "LANGFUSE_SECRET_KEY": "sk"},
+            ("--sinks", "langfuse"),
+            "LANGFUSE_HOST='http://'",
+        ),
+        (
+            {"MLFLOW_TRACKING_URI": "http://host:99999"},
+            ("--sinks", "mlflow"),
+            "MLFLOW_TRACKING_URI='http://host:99999'",
+        ),
+        (
+            {"PHOENIX_COLLECTOR_ENDPOINT": "localhost:6006?api_key=t0ken"},
+            ("--from", "phoenix", "--since", "1h"),
+            "PHOENIX_COLLECTOR_ENDPOINT='localhost:6006'",
+        ),
+        ({"MLFLOW_TRACKING_URI": "mlflow.internal"}, ("--from", "mlflow"), "MLFLOW_TRACKING_URI='mlflow.internal'"),
+    ],
+)
+def test_a_malformed_backend_url_is_bad_input_at_start_up_not_a_backend_down(
+    recorded: tuple[Path, dict[str, str]],
+    cli: Callable[..., CliResult],
+    monkeypatch: pytest.MonkeyPatch,
+    variables: dict[str, str],
+    args: tuple[str, ...],
+    named: str,
+) -> None:
+    folder, _ = recorded
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    result = cli("run", *args, "-m", "tool_call_count_v1") if "--from" in args else _run(cli, folder, *args)
+    assert result.exit_code == 2, result.stderr
+    assert f"error: {named}: " in result.stderr and "(an http:// or https:// URL with a host)" in result.stderr
+    assert "t0ken" not in result.stderr and "pa55word" not in result.stderr
