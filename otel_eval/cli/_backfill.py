@@ -280,9 +280,10 @@ def finish_outputs(done: Outputs) -> bool:
             click.echo(f"wrote {done.writer.records} score(s) to {sink_names_note(done.writer.sinks)}", err=True)
         failed = bool(undelivered)
     if done.otlp is not None:
-        if done.otlp.close():
+        problems = done.otlp.close()
+        for problem in problems:
+            click.echo(f"error: {problem}; {done.otlp.records} result(s) were to be exported", err=True)
+        if not problems:
             click.echo(f"exported {done.otlp.records} result(s) over OTLP", err=True)
-        else:
-            click.echo("error: the OTLP export of the results did not finish in time", err=True)
-            failed = True
+        failed = failed or bool(problems)
     return failed

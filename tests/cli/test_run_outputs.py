@@ -19,6 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_eval.cli._backfill import parse_duration, parse_instant
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.demo.golden import golden_eval_set
+from tests._kafka import free_port
 from tests.cli.conftest import CliResult
 from tests.worker._harness import OtlpSink
 
@@ -74,6 +75,26 @@ def test_export_otlp_sends_one_result_event_per_invocation_and_metric_on_its_roo
         for m in c["metrics"]
     }
     assert {(e.trace_id, e.metric): e.score for e in events} == scores
+
+
+def test_export_otlp_to_an_endpoint_that_is_down_says_what_failed_and_exits_4_without_its_token(
+    recorded: tuple[Path, dict[str, str]],
+    cli: Callable[..., CliResult],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    folder, _ = recorded
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{free_port()}/?token=0tlp-T0ken")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")
+    monkeypatch.setenv("OTEL_EVAL_SINKS", "")
+    result = _run(cli, folder, "--export-otlp")
+    assert result.exit_code == 4, result.stderr
+    assert "error: the OTLP export of the result events (logs) to http://127.0.0.1:" in result.stderr
+    assert "error: the OTLP export of the score metrics to http://127.0.0.1:" in result.stderr
+    assert "over OTLP" not in result.stderr  # no "exported N result(s)" for what was not
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    assert "0tlp-T0ken" not in result.stderr + logged
+    assert "?***" in logged  # the SDK retry warnings name the endpoint, its query redacted
 
 
 def test_sinks_console_prints_one_line_per_score_and_a_dry_run_writes_nothing(
