@@ -295,8 +295,10 @@ were left uncommitted (the group redelivers them); see the worker's exit codes i
 Default 30."""
 
 OTEL_EVAL_WORKER_SOURCES: Final = "OTEL_EVAL_WORKER_SOURCES"
-"""Comma-separated topics kinds the worker consumes: ``requests`` (default), ``otlp_spans`` (the Collector path),
-``otlp_logs`` (with ``otlp_spans``: GenAI content log records joined to their traces)."""
+"""Comma-separated topic kinds the worker consumes: ``requests`` (default), ``otlp_spans`` (the Collector path),
+``otlp_logs`` (with ``otlp_spans``: GenAI content log records joined to their traces), ``sessions`` (the
+Collector path's sessions topic, ``OTEL_EVAL_KAFKA_SESSIONS_TOPIC``: session windows judged). Each consumed kind needs
+its topic set (not empty)."""
 
 OTEL_EVAL_WORKER_RECORD_TIMEOUT: Final = "OTEL_EVAL_WORKER_RECORD_TIMEOUT"
 """Seconds a worker may spend decoding or rebuilding one record off its event loop before the record is

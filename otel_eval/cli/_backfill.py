@@ -78,14 +78,36 @@ class BackfillOptions:
     dry_run: bool = False
 
     def window(self, now_s: float | None = None) -> Window:
-        """The traces to read."""
+        """The traces to read.
+
+        Raises:
+            click.BadParameter: a ``--since``/``--until`` that is no time, or out of the years 1 to 9999 (naming the
+                flag); an ``--until`` before ``--since``.
+        """
         now_s = time.time() if now_s is None else now_s
-        return Window(
-            since_ns=parse_instant(self.since, now_s) if self.since else None,
-            until_ns=parse_instant(self.until, now_s) if self.until else None,
-            limit=self.limit,
-            filters=self.filters,
-        )
+        since_ns = _window_instant("--since", self.since, now_s)
+        until_ns = _window_instant("--until", self.until, now_s)
+        if since_ns is not None and until_ns is not None and until_ns < since_ns:
+            raise click.BadParameter(
+                f"--until {self.until!r} is before --since {self.since!r}: the window holds no trace",
+                param_hint="'--until'",
+            )
+        return Window(since_ns=since_ns, until_ns=until_ns, limit=self.limit, filters=self.filters)
+
+
+def _window_instant(flag: str, text: str | None, now_s: float) -> int | None:
+    """``text`` (a ``--since``/``--until`` value) in Unix nanoseconds, checked to be a time a backend can be asked
+    about (a datetime: years 1 to 9999)."""
+    if not text:
+        return None
+    try:
+        instant = parse_instant(text, now_s)
+        datetime.fromtimestamp(instant / 1e9, tz=UTC)
+    except (ValueError, OverflowError, OSError):
+        raise click.BadParameter(
+            f"{text!r}: out of range (a time between the years 1 and 9999)", param_hint=f"'{flag}'"
+        ) from None
+    return instant
 
 
 _OPTIONS: Final[list[Callable[[Any], Any]]] = [
@@ -258,9 +280,10 @@ def finish_outputs(done: Outputs) -> bool:
             click.echo(f"wrote {done.writer.records} score(s) to {sink_names_note(done.writer.sinks)}", err=True)
         failed = bool(undelivered)
     if done.otlp is not None:
-        if done.otlp.close():
+        problems = done.otlp.close()
+        for problem in problems:
+            click.echo(f"error: {problem}; {done.otlp.records} result(s) were to be exported", err=True)
+        if not problems:
             click.echo(f"exported {done.otlp.records} result(s) over OTLP", err=True)
-        else:
-            click.echo("error: the OTLP export of the results did not finish in time", err=True)
-            failed = True
+        failed = failed or bool(problems)
     return failed

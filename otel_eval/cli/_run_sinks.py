@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import click
 
@@ -93,6 +93,9 @@ class ScoreWriter:
         return undelivered
 
 
+_SIGNALS: Final = {"logs": "result events (logs)", "metrics": "score metrics", "spans": "spans"}
+
+
 class OtlpExport:
     """``--export-otlp``: every record as a ``gen_ai.evaluation.result`` event (parented to its invocation's root
     span) and in the score metrics, exported over OTLP as the ``OTEL_EXPORTER_OTLP_*`` variables say (as the Kafka
@@ -117,11 +120,15 @@ class OtlpExport:
             self._emitters.emit(record)
             self.records += 1
 
-    def close(self, timeout_s: float = 60.0) -> bool:
-        """Exports what is buffered and shuts the providers down; False when the export did not finish in time."""
+    def close(self, timeout_s: float = 60.0) -> list[str]:
+        """Exports what is buffered and shuts the providers down (the metrics' last export); what failed, one line
+        each (empty: everything was exported)."""
         flushed = self._telemetry.flush(timeout_s)
         self._telemetry.shutdown()
-        return flushed
+        problems = [] if flushed else ["the OTLP export of the results did not finish in time"]
+        for signal, endpoint in self._telemetry.export_failures.items():
+            problems.append(f"the OTLP export of the {_SIGNALS.get(signal, signal)} to {endpoint} failed")
+        return problems
 
 
 def report_records(report: ConversationReport, eval_set_id: str | None) -> list[EvaluationRecord]:

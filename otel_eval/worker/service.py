@@ -80,6 +80,9 @@ class Worker:
         settings: the worker's settings.
         core: evaluates and emits requests; built from ``settings`` and ``telemetry`` when None.
         telemetry: the providers the core emits through (flushed before every commit); none when None.
+
+    Raises:
+        ConfigurationError: a consumed source without a topic (:meth:`WorkerSettings.check_topics`), a bad setting.
     """
 
     def __init__(
@@ -89,6 +92,7 @@ class Worker:
         core: EvaluationCore | None = None,
         telemetry: WorkerTelemetry | None = None,
     ) -> None:
+        settings.check_topics()
         self.settings = settings
         self.telemetry = telemetry or WorkerTelemetry()
         self.metrics = WorkerMetrics(self.telemetry.meter_provider)

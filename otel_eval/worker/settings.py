@@ -53,6 +53,14 @@ SOURCE_SESSIONS: Final = "sessions"
 session windows are judged (their per-invocation metrics were scored where they were rebuilt)."""
 SOURCES: Final = (SOURCE_REQUESTS, SOURCE_OTLP_SPANS, SOURCE_OTLP_LOGS, SOURCE_SESSIONS)
 
+_TOPIC_FIELDS: Final[Mapping[str, str]] = {
+    SOURCE_REQUESTS: "kafka_requests_topic",
+    SOURCE_OTLP_SPANS: "kafka_spans_topic",
+    SOURCE_OTLP_LOGS: "kafka_logs_topic",
+    SOURCE_SESSIONS: "kafka_sessions_topic",
+}
+"""The setting naming each source's topic."""
+
 TelemetryMode = Literal["otlp", "prometheus", "console", "none"]
 
 ALL_INTERFACES: Final = "0.0.0.0"
@@ -261,13 +269,20 @@ class WorkerSettings(BaseSettings):
     @property
     def topics(self) -> dict[str, str]:
         """Topic -> source kind, for every consumed topic."""
-        by_source = {
-            SOURCE_REQUESTS: self.kafka_requests_topic,
-            SOURCE_OTLP_SPANS: self.kafka_spans_topic,
-            SOURCE_OTLP_LOGS: self.kafka_logs_topic,
-            SOURCE_SESSIONS: self.kafka_sessions_topic,
-        }
-        return {by_source[source]: source for source in self.sources}
+        return {getattr(self, _TOPIC_FIELDS[source]): source for source in self.sources}
+
+    def check_topics(self) -> None:
+        """Every consumed source has a topic: an empty one would be subscribed to and never be assigned.
+
+        Raises:
+            ConfigurationError: naming the source setting and the empty topic setting, as the user gave them.
+        """
+        for source in self.sources:
+            field = _TOPIC_FIELDS[source]
+            if not getattr(self, field).strip():
+                sources = shown_setting(self.setting_name("worker_sources"), self.worker_sources)
+                topic = shown_setting(self.setting_name(field), getattr(self, field))
+                raise ConfigurationError(f"{sources} consumes {source}, but {topic} is empty: name its topic")
 
     @property
     def session_limits(self) -> SessionLimits:
@@ -306,9 +321,11 @@ class WorkerSettings(BaseSettings):
 
         Raises:
             pydantic.ValidationError: as the constructor (:func:`settings_error` words it for the user).
+            ConfigurationError: a consumed source without a topic (:meth:`check_topics`).
         """
         settings = cls(**{field: value for field, (_, value) in flags.items()})
         settings._flags = {field: flag for field, (flag, _) in flags.items()}
+        settings.check_topics()
         return settings
 
     def setting_name(self, field: str) -> str:

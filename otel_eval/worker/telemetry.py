@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from opentelemetry.sdk._logs import LoggerProvider
@@ -26,6 +27,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
 
 from otel_eval import environment_variables as env
+from otel_eval._runtime.urls import redact_url
 from otel_eval.errors import ConfigurationError, optional_dependency
 
 logger = logging.getLogger(__name__)
@@ -50,6 +52,10 @@ class WorkerTelemetry:
     logger_provider: LoggerProvider | None = None
     meter_provider: MeterProvider | None = None
     metrics_text: Callable[[], bytes] | None = None
+    export_failures: dict[str, str] = field(default_factory=dict)
+    """Signal (``spans``, ``logs``, ``metrics``) -> its endpoint (redacted), for each OTLP exporter one of whose
+    exports failed (the SDK logs it and goes on): what a command that must not report an export it did not do
+    reads."""
 
     @property
     def buffers(self) -> bool:
@@ -99,6 +105,7 @@ def create_telemetry(mode: str, *, metric_interval_ms: int = 10_000) -> WorkerTe
     if mode == "prometheus":
         return _prometheus_telemetry()
     resource = worker_resource()
+    failures: dict[str, str] = {}
     span_exporter: Any
     log_exporter: Any
     metric_exporter: Any
@@ -109,13 +116,13 @@ def create_telemetry(mode: str, *, metric_interval_ms: int = 10_000) -> WorkerTe
             ConsoleMetricExporter(),
         )
     elif mode == "otlp":
-        span_exporter, log_exporter, metric_exporter = _otlp_exporters()
+        span_exporter, log_exporter, metric_exporter = _otlp_exporters(failures)
     else:
         raise ConfigurationError(f"worker telemetry {mode!r}: expected otlp, prometheus, console or none")
     tracer_provider, logger_provider = _trace_and_log_providers(resource, span_exporter, log_exporter)
     reader = PeriodicExportingMetricReader(metric_exporter, export_interval_millis=metric_interval_ms)
     meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
-    return WorkerTelemetry(tracer_provider, logger_provider, meter_provider)
+    return WorkerTelemetry(tracer_provider, logger_provider, meter_provider, export_failures=failures)
 
 
 def _trace_and_log_providers(resource: Resource, span_exporter: Any, log_exporter: Any) -> tuple[Any, Any]:
@@ -134,27 +141,82 @@ def _prometheus_telemetry() -> WorkerTelemetry:
     registry = CollectorRegistry()
     meter_provider = MeterProvider(resource=resource, metric_readers=[PrometheusMetricReader(registry=registry)])
     tracer_provider = logger_provider = None
+    failures: dict[str, str] = {}
     if any(os.environ.get(name, "").strip() for name in _OTLP_ENDPOINT_VARIABLES):
-        span_exporter, log_exporter, _ = _otlp_exporters()
+        span_exporter, log_exporter, _ = _otlp_exporters(failures)
         tracer_provider, logger_provider = _trace_and_log_providers(resource, span_exporter, log_exporter)
-    return WorkerTelemetry(tracer_provider, logger_provider, meter_provider, lambda: generate_latest(registry))
+    return WorkerTelemetry(
+        tracer_provider, logger_provider, meter_provider, lambda: generate_latest(registry), export_failures=failures
+    )
 
 
-def _otlp_exporters() -> tuple[Any, Any, Any]:
+def _otlp_exporters(failures: dict[str, str]) -> tuple[Any, Any, Any]:
+    """The span, log and metric OTLP exporters of ``OTEL_EXPORTER_OTLP_PROTOCOL``, each recording a failed export
+    in ``failures`` (:func:`_watched`)."""
     protocol = os.environ.get(_PROTOCOL_VARIABLE, "http/protobuf").strip().lower()
+    exporters: tuple[Any, Any, Any]
     if protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogExporter
         from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcMetricExporter
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
 
-        return GrpcSpanExporter(), GrpcLogExporter(), GrpcMetricExporter()
-    if protocol == "http/protobuf":
+        exporters = GrpcSpanExporter(), GrpcLogExporter(), GrpcMetricExporter()
+    elif protocol == "http/protobuf":
         from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
         from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-        return OTLPSpanExporter(), OTLPLogExporter(), OTLPMetricExporter()
-    raise ConfigurationError(f"{_PROTOCOL_VARIABLE}={protocol!r}: expected http/protobuf or grpc")
+        exporters = OTLPSpanExporter(), OTLPLogExporter(), OTLPMetricExporter()
+    else:
+        raise ConfigurationError(f"{_PROTOCOL_VARIABLE}={protocol!r}: expected http/protobuf or grpc")
+    for signal, exporter in zip(("spans", "logs", "metrics"), exporters, strict=True):
+        _watched(exporter, signal, failures)
+    return exporters
+
+
+_QUERY_IN_TEXT: Final = re.compile(r"\?[^\s'\"()]*=[^\s'\"()]*")
+"""A URL's query (``?token=...``) inside a log line: it may carry a credential."""
+
+
+class _RedactQueries(logging.Filter):
+    """Replaces every URL query in a record's message with ``?***`` (the OTLP exporters' retry warnings print the
+    endpoint, query string included)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        redacted = _QUERY_IN_TEXT.sub("?***", message)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        return True
+
+
+_REDACT_QUERIES: Final = _RedactQueries()
+
+
+def _watched(exporter: Any, signal: str, failures: dict[str, str]) -> None:
+    """Makes ``exporter`` record ``signal`` -> its endpoint (redacted) in ``failures`` when an export does not
+    succeed (the SDK's processors and readers only log it), and scrubs URL queries from its module's log lines."""
+    export = exporter.export
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            result = export(*args, **kwargs)
+        except Exception:
+            failures[signal] = _endpoint(exporter)
+            raise
+        if getattr(result, "name", "SUCCESS") != "SUCCESS":
+            failures[signal] = _endpoint(exporter)
+        return result
+
+    exporter.export = recorded
+    for cls in type(exporter).__mro__:
+        if cls.__module__.startswith("opentelemetry.exporter.otlp"):
+            logging.getLogger(cls.__module__).addFilter(_REDACT_QUERIES)
+
+
+def _endpoint(exporter: Any) -> str:
+    endpoint = getattr(exporter, "_endpoint", None)
+    return redact_url(endpoint) if isinstance(endpoint, str) and endpoint else "the OTLP endpoint"
 
 
 def install_global(telemetry: WorkerTelemetry) -> None:

@@ -19,6 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_eval.cli._backfill import parse_duration, parse_instant
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.demo.golden import golden_eval_set
+from tests._kafka import free_port
 from tests.cli.conftest import CliResult
 from tests.worker._harness import OtlpSink
 
@@ -74,6 +75,26 @@ def test_export_otlp_sends_one_result_event_per_invocation_and_metric_on_its_roo
         for m in c["metrics"]
     }
     assert {(e.trace_id, e.metric): e.score for e in events} == scores
+
+
+def test_export_otlp_to_an_endpoint_that_is_down_says_what_failed_and_exits_4_without_its_token(
+    recorded: tuple[Path, dict[str, str]],
+    cli: Callable[..., CliResult],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    folder, _ = recorded
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{free_port()}/?token=0tlp-T0ken")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")
+    monkeypatch.setenv("OTEL_EVAL_SINKS", "")
+    result = _run(cli, folder, "--export-otlp")
+    assert result.exit_code == 4, result.stderr
+    assert "error: the OTLP export of the result events (logs) to http://127.0.0.1:" in result.stderr
+    assert "error: the OTLP export of the score metrics to http://127.0.0.1:" in result.stderr
+    assert "over OTLP" not in result.stderr  # no "exported N result(s)" for what was not
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    assert "0tlp-T0ken" not in result.stderr + logged
+    assert "?***" in logged  # the SDK retry warnings name the endpoint, its query redacted
 
 
 def test_sinks_console_prints_one_line_per_score_and_a_dry_run_writes_nothing(
@@ -140,3 +161,70 @@ def test_backend_options_without_from_and_a_bad_since_are_refused_at_once(
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:///mlflow.db")
     local = cli("run", "--from", "mlflow", "--eval-set", folder / "golden.evalset.json")
     assert local.exit_code == 2 and "needs an MLflow tracking server" in local.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "flag", "problem"),
+    [
+        (("--since", "99999999d"), "--since", "'99999999d': out of range"),
+        (("--since", "9999999999999999999999w"), "--since", "out of range"),
+        (("--since", "1h", "--until", "99999999d"), "--until", "'99999999d': out of range"),
+        (("--since", "1h", "--until", "2h"), "--until", "--until '2h' is before --since '1h'"),
+        (("--since", "2026-01-02", "--until", "2026-01-01T23:00"), "--until", "is before --since '2026-01-02'"),
+    ],
+)
+def test_a_window_out_of_range_or_reversed_is_a_usage_error_naming_the_flag(
+    cli: Callable[..., CliResult], args: tuple[str, ...], flag: str, problem: str
+) -> None:
+    result = cli("run", "--from", "phoenix", *args, "-m", "tool_call_count_v1")
+    assert result.exit_code == 2, result.stderr
+    assert f"Invalid value for '{flag}'" in result.stderr and problem in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("variables", "args", "named"),
+    [
+        ({"PHOENIX_COLLECTOR_ENDPOINT": "not-a-url"}, ("--sinks", "phoenix"), "PHOENIX_COLLECTOR_ENDPOINT='not-a-url'"),
+        (
+            {
+                "LANGFUSE_BASE_URL": "ftp://user:pa55word@x?token=t0ken",
+                "LANGFUSE_PUBLIC_KEY": "pk",
+                "LANGFUSE_SECRET_KEY": "sk",
+            },
+            ("--sinks", "langfuse"),
+            "LANGFUSE_BASE_URL='ftp://x'",
+        ),
+        (
+            {"LANGFUSE_HOST": "http://", "LANGFUSE_PUBLIC_KEY": "pk", "LANGFUSE_SECRET_KEY": "sk"},
+            ("--sinks", "langfuse"),
+            "LANGFUSE_HOST='http://'",
+        ),
+        (
+            {"MLFLOW_TRACKING_URI": "http://host:99999"},
+            ("--sinks", "mlflow"),
+            "MLFLOW_TRACKING_URI='http://host:99999'",
+        ),
+        (
+            {"PHOENIX_COLLECTOR_ENDPOINT": "localhost:6006?api_key=t0ken"},
+            ("--from", "phoenix", "--since", "1h"),
+            "PHOENIX_COLLECTOR_ENDPOINT='localhost:6006'",
+        ),
+        ({"MLFLOW_TRACKING_URI": "mlflow.internal"}, ("--from", "mlflow"), "MLFLOW_TRACKING_URI='mlflow.internal'"),
+    ],
+)
+def test_a_malformed_backend_url_is_bad_input_at_start_up_not_a_backend_down(
+    recorded: tuple[Path, dict[str, str]],
+    cli: Callable[..., CliResult],
+    monkeypatch: pytest.MonkeyPatch,
+    variables: dict[str, str],
+    args: tuple[str, ...],
+    named: str,
+) -> None:
+    folder, _ = recorded
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    result = cli("run", *args, "-m", "tool_call_count_v1") if "--from" in args else _run(cli, folder, *args)
+    assert result.exit_code == 2, result.stderr
+    assert f"error: {named}: " in result.stderr and "(an http:// or https:// URL with a host)" in result.stderr
+    assert "t0ken" not in result.stderr and "pa55word" not in result.stderr

@@ -181,3 +181,36 @@ def test_cli_exits_1_with_a_clear_line_when_the_health_port_is_taken() -> None:
     assert result.exit_code == 1
     assert f"error: worker failed: cannot serve /healthz, /readyz, /metrics on 127.0.0.1:{port}" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("source", "flag", "variable"),
+    [
+        ("requests", "--requests-topic", env.OTEL_EVAL_KAFKA_REQUESTS_TOPIC),
+        ("otlp_spans", "--spans-topic", env.OTEL_EVAL_KAFKA_SPANS_TOPIC),
+        ("otlp_spans,otlp_logs", "--logs-topic", env.OTEL_EVAL_KAFKA_LOGS_TOPIC),
+        ("requests,sessions", "--sessions-topic", env.OTEL_EVAL_KAFKA_SESSIONS_TOPIC),
+    ],
+)
+def test_a_consumed_source_with_an_empty_topic_is_refused_at_start_up(
+    monkeypatch: pytest.MonkeyPatch, source: str, flag: str, variable: str
+) -> None:
+    consumed = source.split(",")[-1]
+    each = [arg for name in source.split(",") for arg in ("--source", name)]
+    by_flag = CliRunner().invoke(main, ["worker", "--telemetry", "none", *each, f"{flag}="])
+    assert by_flag.exit_code == 2, by_flag.output
+    assert f"--source {source} consumes {consumed}, but {flag} '' is empty" in by_flag.stderr
+    assert "Traceback" not in by_flag.output
+    monkeypatch.setenv(env.OTEL_EVAL_WORKER_SOURCES, source)
+    monkeypatch.setenv(variable, " ")
+    by_variable = CliRunner().invoke(main, ["worker", "--telemetry", "none"])
+    assert by_variable.exit_code == 2, by_variable.output
+    assert f"{env.OTEL_EVAL_WORKER_SOURCES}='{source}' consumes {consumed}, but {variable}=' ' is empty" in (
+        by_variable.stderr
+    )
+
+
+def test_an_empty_topic_of_a_source_not_consumed_is_no_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SESSIONS_TOPIC, "")
+    settings = WorkerSettings.from_flags({"worker_sources": ("--source", "requests")})
+    assert settings.topics == {"otel_eval.requests": "requests"}

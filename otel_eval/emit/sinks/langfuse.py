@@ -24,7 +24,7 @@ from otel_eval.emit.sinks import _fields
 from otel_eval.emit.sinks._delivery import Outcome, status_outcome
 from otel_eval.errors import ConfigurationError
 from otel_eval.model.messages import EvaluationRecord
-from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, first
+from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, backend_url, first
 
 DEFAULT_BASE_URL: Final = "https://cloud.langfuse.com"
 
@@ -67,7 +67,7 @@ class LangfuseBackend:
         """Configured from ``LANGFUSE_BASE_URL``/``LANGFUSE_HOST``, ``LANGFUSE_PUBLIC_KEY``, ``LANGFUSE_SECRET_KEY``.
 
         Raises:
-            ConfigurationError: a key is missing.
+            ConfigurationError: a key is missing, or the URL is malformed.
         """
         public_key = first(environ, env.LANGFUSE_PUBLIC_KEY)
         secret_key = first(environ, env.LANGFUSE_SECRET_KEY)
@@ -75,7 +75,14 @@ class LangfuseBackend:
             raise ConfigurationError(
                 f"the langfuse sink needs {env.LANGFUSE_PUBLIC_KEY} and {env.LANGFUSE_SECRET_KEY} (the project's API keys)"
             )
-        base_url = first(environ, env.LANGFUSE_BASE_URL, env.LANGFUSE_HOST) or DEFAULT_BASE_URL
+        base_url = backend_url(
+            environ,
+            env.LANGFUSE_BASE_URL,
+            env.LANGFUSE_HOST,
+            default=DEFAULT_BASE_URL,
+            needed_by="the langfuse sink",
+            server="a Langfuse server",
+        )
         return cls(base_url, public_key, secret_key)
 
     def client(self) -> httpx2.Client:

@@ -114,8 +114,12 @@ class PhoenixBackend:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> PhoenixBackend:
-        """Configured from ``PHOENIX_COLLECTOR_ENDPOINT``, ``PHOENIX_API_KEY`` and ``PHOENIX_CLIENT_HEADERS``."""
-        endpoint, headers, project = connection_from_env(environ)
+        """Configured from ``PHOENIX_COLLECTOR_ENDPOINT``, ``PHOENIX_API_KEY`` and ``PHOENIX_CLIENT_HEADERS``.
+
+        Raises:
+            ConfigurationError: a malformed ``PHOENIX_COLLECTOR_ENDPOINT``.
+        """
+        endpoint, headers, project = connection_from_env(environ, needed_by="the phoenix sink")
         return cls(endpoint, headers, project=project)
 
     def client(self) -> httpx2.Client:

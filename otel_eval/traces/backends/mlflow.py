@@ -19,11 +19,10 @@ import httpx2
 
 from otel_eval import environment_variables as env
 from otel_eval._runtime.urls import basic_auth, split_url
-from otel_eval.errors import ConfigurationError
 from otel_eval.traces._normalize import Problems
 from otel_eval.traces.backends import TracePage, Window
 from otel_eval.traces.backends._convert import get, post, spans_of
-from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, first
+from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, backend_url, first
 
 DEFAULT_TRACKING_URI: Final = "http://localhost:5000"
 DEFAULT_EXPERIMENT_ID: Final = "0"
@@ -37,14 +36,16 @@ def tracking_from_env(environ: Mapping[str, str], *, needed_by: str = "otel-eval
     score sink's); ``needed_by`` names who needs the server in the error.
 
     Raises:
-        ConfigurationError: a tracking URI that is not an HTTP server (``file:``, ``sqlite:``, ``databricks``).
+        ConfigurationError: a tracking URI that is not an HTTP server (``file:``, ``sqlite:``, ``databricks``), or
+            malformed (:func:`~otel_eval.traces.backends.connection.backend_url`).
     """
-    uri = first(environ, env.MLFLOW_TRACKING_URI) or DEFAULT_TRACKING_URI
-    if not uri.startswith(("http://", "https://")):
-        raise ConfigurationError(
-            f"{env.MLFLOW_TRACKING_URI}: {needed_by} needs an MLflow tracking server (http:// or https://); "
-            f"got a {uri.split(':', 1)[0]!r} URI"
-        )
+    uri = backend_url(
+        environ,
+        env.MLFLOW_TRACKING_URI,
+        default=DEFAULT_TRACKING_URI,
+        needed_by=needed_by,
+        server="an MLflow tracking server",
+    )
     headers: dict[str, str] = {}
     token = first(environ, env.MLFLOW_TRACKING_TOKEN)
     user = first(environ, env.MLFLOW_TRACKING_USERNAME)
@@ -84,7 +85,7 @@ class MlflowReader:
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> MlflowReader:
         """Configured from MLflow's variables (see the module)."""
-        uri, headers = tracking_from_env(environ)
+        uri, headers = tracking_from_env(environ, needed_by="otel-eval run --from mlflow")
         experiment_id = first(environ, env.MLFLOW_EXPERIMENT_ID) or None
         name = first(environ, env.MLFLOW_EXPERIMENT_NAME) or None
         return cls(uri, headers, experiment_id=experiment_id or (None if name else DEFAULT_EXPERIMENT_ID),

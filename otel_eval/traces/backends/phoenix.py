@@ -28,7 +28,7 @@ from otel_eval._runtime.urls import split_url
 from otel_eval.traces._normalize import Problems
 from otel_eval.traces.backends import TracePage, Window
 from otel_eval.traces.backends._convert import get, iso, spans_of
-from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, first, parse_headers
+from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, backend_url, first, parse_headers
 from otel_eval.traces.span import Span
 
 DEFAULT_ENDPOINT: Final = "http://localhost:6006"
@@ -76,10 +76,20 @@ def project_from_env(environ: Mapping[str, str]) -> str:
     return attributes.get(PROJECT_ATTRIBUTE, "").strip() or DEFAULT_PROJECT
 
 
-def connection_from_env(environ: Mapping[str, str]) -> tuple[str, dict[str, str], str]:
+def connection_from_env(environ: Mapping[str, str], *, needed_by: str = "otel-eval") -> tuple[str, dict[str, str], str]:
     """Phoenix's base URL, headers (the API key's ``Authorization`` among them) and project, from its variables
-    (the backend reader's and the score sink's)."""
-    endpoint = first(environ, env.PHOENIX_COLLECTOR_ENDPOINT) or DEFAULT_ENDPOINT
+    (the backend reader's and the score sink's); ``needed_by`` names who needs the server in the error.
+
+    Raises:
+        ConfigurationError: a ``PHOENIX_COLLECTOR_ENDPOINT`` that is not an ``http(s)://`` URL with a host.
+    """
+    endpoint = backend_url(
+        environ,
+        env.PHOENIX_COLLECTOR_ENDPOINT,
+        default=DEFAULT_ENDPOINT,
+        needed_by=needed_by,
+        server="a Phoenix server",
+    )
     endpoint = re.sub(r"/+v1/traces/?$", "", endpoint)
     headers = parse_headers(environ.get(env.PHOENIX_CLIENT_HEADERS, ""))
     api_key = first(environ, env.PHOENIX_API_KEY)
@@ -109,8 +119,12 @@ class PhoenixReader:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> PhoenixReader:
-        """Configured from Phoenix's variables (see the module)."""
-        endpoint, headers, project = connection_from_env(environ)
+        """Configured from Phoenix's variables (see the module).
+
+        Raises:
+            ConfigurationError: a malformed ``PHOENIX_COLLECTOR_ENDPOINT``.
+        """
+        endpoint, headers, project = connection_from_env(environ, needed_by="otel-eval run --from phoenix")
         return cls(endpoint, headers, project=project)
 
     def pages(self, window: Window) -> Iterator[TracePage]:

@@ -77,6 +77,19 @@ def test_otel_eval_console_reads_every_boolean_spelling(value: str, console: boo
         ({"OTEL_EVAL_SINKS": "phoenix,datadog"}, "^OTEL_EVAL_SINKS='phoenix,datadog': unknown sink 'datadog'; "),
         ({"OTEL_EVAL_SINKS": "langfuse"}, "LANGFUSE_PUBLIC_KEY"),
         ({"OTEL_EVAL_SINKS": "mlflow", "MLFLOW_TRACKING_URI": "sqlite:///mlflow.db"}, "MLFLOW_TRACKING_URI"),
+        (
+            {"OTEL_EVAL_SINKS": "phoenix", "PHOENIX_COLLECTOR_ENDPOINT": "localhost:6006"},
+            r"^PHOENIX_COLLECTOR_ENDPOINT='localhost:6006': the phoenix sink needs a Phoenix server \(an http:// or ",
+        ),
+        (
+            {
+                "OTEL_EVAL_SINKS": "langfuse",
+                "LANGFUSE_BASE_URL": "ftp://x",
+                "LANGFUSE_PUBLIC_KEY": "p",
+                "LANGFUSE_SECRET_KEY": "s",
+            },
+            r"^LANGFUSE_BASE_URL='ftp://x': the langfuse sink needs a Langfuse server \(an http:// or ",
+        ),
         ({"OTEL_EVAL_SINKS": "phoenix", "OTEL_EVAL_SINKS_RETRY_SECONDS": "soon"}, "OTEL_EVAL_SINKS_RETRY_SECONDS"),
         ({"OTEL_EVAL_CONSOLE": "maybe"}, "^OTEL_EVAL_CONSOLE='maybe': expected true or false$"),
     ],
