@@ -284,6 +284,10 @@ def run(
         plan = build_plan(
             criteria, registry=registry, match_type=match_type.upper() if match_type else None, judge=judge
         )
+        # --budget, else OTEL_EVAL_JUDGE_BUDGET (read by the judge), against the metrics this run knows
+        spec = judge.settings.budget if judge is not None else judge_settings["budget"]
+        if spec is not None:
+            spec.check_metrics(registry)
         written = _backfill.outputs(backfill, eval_set)
     except ConfigurationError as exc:
         fail(str(exc))
