@@ -141,3 +141,21 @@ def test_the_shipped_config_beside_the_eval_set_is_used(cli: Callable[..., CliRe
     assert f"note: criteria from {EXAMPLES / 'test_config.json'}" in result.stderr
     names = {m["metric_name"] for r in result.json()["results"] for m in r["metrics"]}
     assert "tool_trajectory_f1" in names  # only test_config.json asks for it
+
+
+@pytest.mark.parametrize("value", ["0", "many"])
+def test_a_bad_max_concurrency_variable_is_refused_at_start_up(
+    cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """Without --max-concurrency the variable applies (the flag has no default of its own to override it with)."""
+    monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake_gemini.base_url)
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_MAX_CONCURRENCY", value)
+    result = cli("run", HELM, "-m", "hallucinations_v1")
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert f"OTEL_EVAL_JUDGE_MAX_CONCURRENCY={value!r}: expected an integer >= 1" in result.stderr
+    assert fake_gemini.generate_requests() == []
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_MAX_CONCURRENCY", "1")
+    good = cli("run", HELM, "-m", "hallucinations_v1")
+    assert good.exit_code in (0, 1), good.stdout + good.stderr
+    assert fake_gemini.generate_requests()
