@@ -47,18 +47,20 @@ def parse_duration(text: str) -> float:
     return float(match.group(1)) * _UNITS[match.group(2)]
 
 
-def parse_instant(text: str, now_s: float) -> int:
+def parse_instant(text: str, now_s: float, flag: str | None = None) -> int:
     """A point in time in Unix nanoseconds: a duration ago (``2h``) or an ISO 8601 time (UTC when it names no zone).
 
     Raises:
-        click.BadParameter: neither.
+        click.BadParameter: neither (naming ``flag``, the option it was given to).
     """
     if _DURATION.match(text):
         return int((now_s - parse_duration(text)) * 1e9)
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise click.BadParameter(f"{text!r}: expected a duration ago (2h) or an ISO 8601 time") from None
+        raise click.BadParameter(
+            f"{text!r}: expected a duration ago (2h) or an ISO 8601 time", param_hint=flag
+        ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp() * 1e9)
@@ -81,8 +83,8 @@ class BackfillOptions:
         """The traces to read."""
         now_s = time.time() if now_s is None else now_s
         return Window(
-            since_ns=parse_instant(self.since, now_s) if self.since else None,
-            until_ns=parse_instant(self.until, now_s) if self.until else None,
+            since_ns=parse_instant(self.since, now_s, "--since") if self.since else None,
+            until_ns=parse_instant(self.until, now_s, "--until") if self.until else None,
             limit=self.limit,
             filters=self.filters,
         )
