@@ -47,18 +47,20 @@ def parse_duration(text: str) -> float:
     return float(match.group(1)) * _UNITS[match.group(2)]
 
 
-def parse_instant(text: str, now_s: float) -> int:
+def parse_instant(text: str, now_s: float, flag: str | None = None) -> int:
     """A point in time in Unix nanoseconds: a duration ago (``2h``) or an ISO 8601 time (UTC when it names no zone).
 
     Raises:
-        click.BadParameter: neither.
+        click.BadParameter: neither (naming ``flag``, the option it was given to).
     """
     if _DURATION.match(text):
         return int((now_s - parse_duration(text)) * 1e9)
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise click.BadParameter(f"{text!r}: expected a duration ago (2h) or an ISO 8601 time") from None
+        raise click.BadParameter(
+            f"{text!r}: expected a duration ago (2h) or an ISO 8601 time", param_hint=f"'{flag}'" if flag else None
+        ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp() * 1e9)
@@ -101,7 +103,7 @@ def _window_instant(flag: str, text: str | None, now_s: float) -> int | None:
     if not text:
         return None
     try:
-        instant = parse_instant(text, now_s)
+        instant = parse_instant(text, now_s, flag)
         datetime.fromtimestamp(instant / 1e9, tz=UTC)
     except (ValueError, OverflowError, OSError):
         raise click.BadParameter(

@@ -13,9 +13,12 @@ from otel_eval.cli._run_stream import RunTally
 from otel_eval.evaluation import ConversationReport
 from otel_eval.judge.retry import (
     JUDGE_AUTH,
+    JUDGE_BAD_REQUEST,
+    JUDGE_BAD_RESPONSE,
     JUDGE_CONNECTION,
     JUDGE_NOT_CONFIGURED,
     JUDGE_QUOTA_EXHAUSTED,
+    JUDGE_RATE_LIMITED,
     JUDGE_SERVER_ERROR,
     JUDGE_TIMEOUT,
 )
@@ -68,10 +71,22 @@ def print_judge_summary(judge: JudgeClient | None) -> None:
 
 
 JUDGE_UNUSABLE = frozenset(
-    {JUDGE_NOT_CONFIGURED, JUDGE_AUTH, JUDGE_QUOTA_EXHAUSTED, JUDGE_CONNECTION, JUDGE_TIMEOUT, JUDGE_SERVER_ERROR}
+    {
+        JUDGE_NOT_CONFIGURED,
+        JUDGE_AUTH,
+        JUDGE_QUOTA_EXHAUSTED,
+        JUDGE_RATE_LIMITED,
+        JUDGE_CONNECTION,
+        JUDGE_TIMEOUT,
+        JUDGE_SERVER_ERROR,
+        JUDGE_BAD_REQUEST,
+        JUDGE_BAD_RESPONSE,
+    }
 )
-"""Error types meaning the judge could not be used at all (a model its provider does not serve, 404, included), as
-opposed to a problem with one input."""
+"""Every judge-side failure: the judge (its configuration, credentials, quota, endpoint, gateway) gave no verdict, as
+opposed to content-side outcomes (a reply that does not parse or is too long, suspected prompt injection, an
+incomplete context) and budget refusals. A metric these left evaluated on no invocation exits 3: a 400 or a malformed
+body on every call (a gateway that does not know the model name) judged nothing, as a 404 or a 401 did not."""
 
 
 def judge_unusable_metrics(reports: list[ConversationReport]) -> dict[str, str]:

@@ -7,6 +7,7 @@ import os
 import shlex
 import signal
 import sys
+import tempfile
 import threading
 from types import FrameType
 
@@ -22,9 +23,9 @@ from otel_eval import environment_variables as env
 @click.option(
     "--print-env",
     is_flag=True,
-    help="Print only the export lines, once serving, then close stdout: "
+    help="Print only the export lines, once serving, then write to a log file instead of stdout and stderr: "
     'eval "$(otel-eval judge-server --print-env &)" sets them in your shell and leaves the judge running '
-    "in the background (its pid on stderr; kill it to stop it).",
+    "in the background (its pid and log file on stderr; kill it to stop it).",
 )
 def judge_server(port: int, print_env: bool) -> None:
     """Serve a SCRIPTED judge: a Gemini-compatible server on 127.0.0.1 answering fixed verdicts, no model, no key.
@@ -64,11 +65,10 @@ def judge_server(port: int, print_env: bool) -> None:
     )
     try:
         if print_env:
-            _print_env_and_detach(exports)
-            click.echo(
+            _print_env_and_detach(
+                exports,
                 f"judge-server: SCRIPTED judge (not a model) serving {server.base_url} as model "
                 f"'{SCRIPTED_JUDGE_MODEL}', pid {os.getpid()} (`kill {os.getpid()}` stops it)",
-                err=True,
             )
         else:
             _banner(server.base_url, exports, SCRIPTED_METRICS, SCRIPTED_JUDGE_MODEL)
@@ -83,17 +83,22 @@ def judge_server(port: int, print_env: bool) -> None:
         click.echo("judge-server stopped", err=True)
 
 
-def _print_env_and_detach(exports: tuple[tuple[str, str], ...]) -> None:
-    """The export lines on stdout, then stdout closed (pointed at /dev/null): a ``$(...)`` reading it ends at once,
-    while the server goes on serving."""
+def _print_env_and_detach(exports: tuple[tuple[str, str], ...], status: str) -> None:
+    """The export lines on stdout and ``status`` with the log's path on stderr, then both pointed at that log file:
+    a ``$(...)`` reading stdout ends at once, and a script whose output is piped (``... | cat``) ends with the script,
+    since the server no longer holds the caller's stdout or stderr, while it goes on serving."""
     for name, value in exports:
         click.echo(f"export {name}={shlex.quote(value)}")
     sys.stdout.flush()
-    devnull = os.open(os.devnull, os.O_WRONLY)
+    log = os.path.join(tempfile.gettempdir(), f"otel-eval-judge-server-{os.getpid()}.log")
+    descriptor = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    click.echo(f"{status}; its log: {log}", err=True)
+    sys.stderr.flush()
     try:
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(descriptor, sys.stdout.fileno())
+        os.dup2(descriptor, sys.stderr.fileno())
     finally:
-        os.close(devnull)
+        os.close(descriptor)
 
 
 def _banner(base_url: str, exports: tuple[tuple[str, str], ...], metrics: tuple[str, ...], model: str) -> None:

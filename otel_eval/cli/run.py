@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from otel_eval import environment_variables as env
 from otel_eval._runtime.collector import fewer_collections
 from otel_eval.cli import _backfill
 from otel_eval.cli._backfill import EXIT_BACKEND, BackfillOptions, backfill_options
@@ -52,6 +53,7 @@ from otel_eval.evaluation import (
     select_criteria,
 )
 from otel_eval.judge.budget import BudgetSpec
+from otel_eval.judge.settings import DEFAULT_MAX_CONCURRENCY
 from otel_eval.metrics import default_registry
 from otel_eval.model import EvalSet, EvalStatus
 from otel_eval.reconstruct import Reads
@@ -214,7 +216,10 @@ def _calls(calls: Any) -> str:
     help="Judge samples per invocation, for every judged metric (default: each criterion's, else the metric's).",
 )
 @click.option(
-    "--max-concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="Judge calls at once."
+    "--max-concurrency",
+    type=click.IntRange(min=1),
+    help=f"Judge calls at once (overrides {env.OTEL_EVAL_JUDGE_MAX_CONCURRENCY}; default: that variable, else "
+    f"{DEFAULT_MAX_CONCURRENCY}).",
 )
 @click.option(
     "--budget",
@@ -225,7 +230,8 @@ def _calls(calls: Any) -> str:
     "--allow-not-evaluated",
     is_flag=True,
     help=f"Exit 0 instead of {EXIT_NOT_EVALUATED} when a requested metric could not be evaluated on any invocation "
-    "because the judge is not usable (no credentials, rejected key, exhausted quota, unreachable).",
+    "because the judge is not usable (no credentials, rejected key, exhausted quota, unreachable, every request "
+    "rejected).",
 )
 @click.option("--verbose", "-v", is_flag=True, help="Print every warning met while reading and rebuilding.")
 @backfill_options
@@ -240,7 +246,7 @@ def run(
     results_dir: Path | None,
     judge_model: str | None,
     num_samples: int | None,
-    max_concurrency: int,
+    max_concurrency: int | None,
     budget: str | None,
     allow_not_evaluated: bool,
     verbose: bool,
@@ -284,6 +290,10 @@ def run(
         plan = build_plan(
             criteria, registry=registry, match_type=match_type.upper() if match_type else None, judge=judge
         )
+        # --budget, else OTEL_EVAL_JUDGE_BUDGET (read by the judge), against the metrics this run knows
+        spec = judge.settings.budget if judge is not None else judge_settings["budget"]
+        if spec is not None:
+            spec.check_metrics(registry)
         written = _backfill.outputs(backfill, eval_set)
     except ConfigurationError as exc:
         fail(str(exc))

@@ -81,6 +81,18 @@ def judge_is_configured(judge: Judge | None = None) -> bool:
     return judge.configured
 
 
+def _check_budget_metrics(judge: Judge | None, registry: MetricRegistry) -> None:
+    """Start-up check of the judge budget's metric names (``OTEL_EVAL_JUDGE_BUDGET``) against ``registry``: ``judge``'s
+    budget, else the process-wide default judge's (what the metrics use without one); another Judge has none."""
+    if judge is None:
+        from otel_eval.judge import default_judge
+
+        judge = default_judge()
+    budget = getattr(judge, "budget", None)
+    if budget is not None:
+        budget.spec.check_metrics(registry)
+
+
 class EvaluationCore:
     """Selects, runs and emits the metrics of evaluation requests. :meth:`evaluate` never raises.
 
@@ -131,6 +143,7 @@ class EvaluationCore:
         self._criteria = criteria_from(criteria)
         self._metric_names = tuple(metric_names)
         check_metric_names(self._metric_names, self._registry, setting=metrics_setting)
+        _check_budget_metrics(judge, self._registry)
         self._eval_set = eval_set
         self.emitters = emitters if emitters is not None else Emitters.create()
         self._pipeline = pipeline

@@ -39,6 +39,7 @@ from otel_eval.judge.output_estimate import OutputEstimates
 
 if TYPE_CHECKING:
     from otel_eval.judge.settings import PriceTable
+    from otel_eval.metrics import MetricRegistry
 
 PRIORITY_RESERVE = 0.2
 """Share of each bucket's capacity only priority invocations may spend."""
@@ -92,6 +93,21 @@ class BudgetSpec:
                 raise ConfigurationError(f"{source}={text!r}: {name!r} is given twice")
             entries[name] = _amount(amount, entry, text, source)
         return cls(entries, source)
+
+    def check_metrics(self, registry: MetricRegistry) -> None:
+        """Start-up check: every metric the spec names is one ``registry`` holds (the registry the process runs,
+        custom metrics included), else a typo would leave the real metric without a limit.
+
+        Raises:
+            ConfigurationError: naming ``source`` and the unknown metric (with close names).
+        """
+        for name in self.per_hour:
+            if name == ALL_METRICS:
+                continue
+            try:
+                registry.get(name)
+            except ConfigurationError as error:  # MetricNotFoundError: "unknown metric 'x'; did you mean y?"
+                raise ConfigurationError(f"{self.source}: {error}") from None
 
     def bucket_name(self, metric: str) -> str | None:
         """The entry ``metric`` draws from: its own, else ``*``; None when it is not limited."""

@@ -29,6 +29,8 @@ logger = logging.getLogger(__name__)
 
 _MIN_REPLY_CHARACTERS = 1024
 """The smallest ``OTEL_EVAL_JUDGE_MAX_REPLY_CHARS`` accepted."""
+DEFAULT_MAX_CONCURRENCY = 8
+"""Judge calls in flight at once when neither ``OTEL_EVAL_JUDGE_MAX_CONCURRENCY`` nor a flag says."""
 
 DEFAULT_PRICES_PER_MILLION: dict[str, tuple[float, float]] = {
     "gemini-2.5-pro": (1.25, 10.0),
@@ -231,7 +233,7 @@ class JudgeSettings:
 
     default_model: str = DEFAULT_JUDGE_MODEL
     num_samples: int | None = None
-    max_concurrency: int = 8
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     timeout_seconds: float = 60.0
     max_attempts: int = 5
     max_total_seconds: float = 300.0

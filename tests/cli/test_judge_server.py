@@ -5,10 +5,12 @@ command printed (no GOOGLE_* variable is set), and everything says the verdicts 
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,3 +178,31 @@ def test_a_port_in_use_is_an_error_naming_it() -> None:
             _, err = process.communicate(timeout=60)
     assert process.returncode == 1
     assert f"cannot serve on 127.0.0.1:{port}" in err
+
+
+def test_print_env_in_a_piped_script_lets_the_pipeline_end() -> None:
+    """The documented line in a script whose output is piped: the pipeline ends with the script, since the server in
+    the background holds neither its stdout nor its stderr; the server still serves, and logs to the file it named."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "GEMINI_", "OTEL_EVAL_"))}
+    environment["PYTHONPATH"] = str(REPO)
+    environment["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{environment.get('PATH', '')}"
+    script = 'eval "$(otel-eval judge-server --print-env &)"; echo "url $OTEL_EVAL_JUDGE_BASE_URL"; echo done'
+    pipeline = f"bash -c {shlex.quote(script)} 2>&1 | cat"
+    result = subprocess.run(["bash", "-c", pipeline], capture_output=True, text=True, timeout=120, env=environment)
+    status = next(line for line in result.stdout.splitlines() if line.startswith("judge-server: SCRIPTED judge"))
+    pid = int(status.split(", pid ", 1)[1].split(" ", 1)[0])
+    log = Path(status.split("; its log: ", 1)[1])
+    try:
+        assert result.returncode == 0 and result.stdout.splitlines()[-1] == "done", result.stdout + result.stderr
+        url = next(line for line in result.stdout.splitlines() if line.startswith("url ")).split()[1]
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10):
+            pass  # still serving after the pipeline ended
+    finally:
+        os.kill(pid, signal.SIGTERM)
+    for _ in range(100):
+        if "judge-server stopped" in log.read_text(encoding="utf-8"):
+            break
+        time.sleep(0.1)
+    assert "judge-server stopped" in log.read_text(encoding="utf-8")
+    log.unlink()

@@ -261,3 +261,10 @@ def test_run_leaves_the_garbage_collector_as_it_found_it(
         assert gc.get_threshold() == threshold
     finally:
         gc.set_threshold(*before)
+
+
+@pytest.mark.parametrize("flag", ["--since", "--until"])
+def test_a_bad_since_or_until_names_its_flag(cli: Callable[..., CliResult], flag: str) -> None:
+    result = cli("run", "--from", "phoenix", flag, "abc")
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert f"Invalid value for '{flag}': 'abc': expected a duration ago (2h) or an ISO 8601 time" in result.stderr

@@ -96,3 +96,20 @@ def test_a_bad_budget_stops_the_run_before_any_work(
     assert result.exit_code == 2
     assert message in result.stderr
     assert result.stdout == "" and judge_env.generate_requests() == []
+
+
+def test_a_budget_naming_an_unknown_metric_is_refused_before_any_call(
+    cli: Callable[..., CliResult], judge_env: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A typo would leave the real metric without a limit: refused at start-up, naming the setting as given."""
+    result = cli("run", AGENTEVALS / "helm.json", "-m", "hallucinations_v1", "--budget", "halucinations_v1=0")
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "--budget: unknown metric 'halucinations_v1'; did you mean hallucinations_v1?" in result.stderr
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_BUDGET", "halucinations_v1=0")
+    result = cli("run", AGENTEVALS / "helm.json", "-m", "hallucinations_v1")
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "OTEL_EVAL_JUDGE_BUDGET: unknown metric 'halucinations_v1'" in result.stderr
+    assert judge_env.generate_requests() == []
+    monkeypatch.delenv("OTEL_EVAL_JUDGE_BUDGET")
+    result = cli("run", AGENTEVALS / "helm.json", "-m", "hallucinations_v1", "--budget", "hallucinations_v1=0,*=1")
+    assert result.exit_code == 0, result.stdout + result.stderr  # known names (and '*') are accepted

@@ -52,8 +52,8 @@ def test_a_model_the_provider_does_not_serve_fails_the_run(
     tmp_path: Path,
     model: str,
 ) -> None:
-    """A 404 (no such model) is a configuration problem: the run exits 3, never 0 with nothing judged (a 400 on one
-    input is not: test_run_strict)."""
+    """A 404 (no such model) is a configuration problem: the run exits 3, never 0 with nothing judged (a 400 on every
+    call too: test_run_strict)."""
     use_provider_env(monkeypatch, fake_gemini.base_url, tmp_path)
     monkeypatch.setenv("GOOGLE_API_KEY", "AIzaSyTEST-not-a-real-key-0000000000000")
     monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake_gemini.base_url)

@@ -73,15 +73,28 @@ def test_an_unreachable_judge_base_url_is_shown_without_its_password(monkeypatch
             assert secret not in printed
 
 
-def test_a_judge_that_rejects_one_input_is_not_a_configuration_problem(
-    cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("gateway", [False, True], ids=["gemini", "judge-base-url"])
+def test_a_judge_that_answers_400_to_every_call_exits_3(
+    cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch, gateway: bool
 ) -> None:
-    monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
-    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake_gemini.base_url)
-    fake_gemini.set_responder(lambda model, body: error_reply(400, "request too large"))
-    result = cli("run", HELM, "-m", "safety_v1")
-    assert result.exit_code == 0, result.stderr  # NOT_EVALUATED for a bad request, as ADK reports it: not exit 3
-    assert "NOT_EVALUATED" in result.stdout
+    """A gateway (a LiteLLM proxy) answers 400 for a model name it does not know: every call fails, nothing is judged,
+    and the gate must not pass."""
+    if gateway:
+        monkeypatch.setenv("OTEL_EVAL_JUDGE_BASE_URL", fake_gemini.base_url)
+        monkeypatch.setenv("OTEL_EVAL_JUDGE_API_KEY", "x")
+    else:
+        monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake_gemini.base_url)
+    fake_gemini.set_responder(lambda model, body: error_reply(400, "Invalid model name passed in model=nope"))
+    result = cli("run", HELM, "-m", "hallucinations_v1")
+    assert result.exit_code == EXIT_NOT_EVALUATED, result.stdout + result.stderr
+    assert "hallucinations_v1 was evaluated on no invocation" in result.stderr
+    assert "judge_bad_request" in result.stderr and "--allow-not-evaluated" in result.stderr
+    assert fake_gemini.generate_requests()  # the judge was really called, over HTTP
+
+    allowed = cli("run", HELM, "-m", "hallucinations_v1", "--allow-not-evaluated")
+    assert allowed.exit_code == 0, allowed.stderr
+    assert "NOT_EVALUATED" in allowed.stdout
 
 
 def test_deterministic_metrics_print_no_judge_line(cli: Callable[..., CliResult]) -> None:
@@ -128,3 +141,21 @@ def test_the_shipped_config_beside_the_eval_set_is_used(cli: Callable[..., CliRe
     assert f"note: criteria from {EXAMPLES / 'test_config.json'}" in result.stderr
     names = {m["metric_name"] for r in result.json()["results"] for m in r["metrics"]}
     assert "tool_trajectory_f1" in names  # only test_config.json asks for it
+
+
+@pytest.mark.parametrize("value", ["0", "many"])
+def test_a_bad_max_concurrency_variable_is_refused_at_start_up(
+    cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """Without --max-concurrency the variable applies (the flag has no default of its own to override it with)."""
+    monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake_gemini.base_url)
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_MAX_CONCURRENCY", value)
+    result = cli("run", HELM, "-m", "hallucinations_v1")
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert f"OTEL_EVAL_JUDGE_MAX_CONCURRENCY={value!r}: expected an integer >= 1" in result.stderr
+    assert fake_gemini.generate_requests() == []
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_MAX_CONCURRENCY", "1")
+    good = cli("run", HELM, "-m", "hallucinations_v1")
+    assert good.exit_code in (0, 1), good.stdout + good.stderr
+    assert fake_gemini.generate_requests()

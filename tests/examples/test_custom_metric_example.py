@@ -42,3 +42,14 @@ def test_code_that_cannot_be_imported_stops_the_run(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["run", trace, "--config", str(path)], catch_exceptions=False)
     assert result.exit_code == 2
     assert "custom metric 'tool_result_in_answer' (not_installed.metrics.scorer)" in result.stderr
+
+
+def test_a_judge_budget_may_name_the_configs_custom_metric(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The budget's names are checked against the registry the run uses, the config's custom metrics included."""
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    trace, config = str(EXAMPLES / "traces" / "helm.json"), str(EXAMPLES / "custom_metric_config.json")
+    known = CliRunner().invoke(main, ["run", trace, "--config", config, "--budget", "tool_result_in_answer=1"])
+    assert known.exit_code == 0, known.output
+    typo = CliRunner().invoke(main, ["run", trace, "--config", config, "--budget", "tool_result_in_answr=1"])
+    assert typo.exit_code == 2, typo.output
+    assert "--budget: unknown metric 'tool_result_in_answr'; did you mean tool_result_in_answer?" in typo.output

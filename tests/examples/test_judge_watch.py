@@ -71,7 +71,10 @@ def test_with_the_recipes_judge_line_the_judged_metrics_are_judged_and_the_exit_
     assert "otel-eval: hallucinations_v1 0 fail" in process.stdout  # Tokyo: the scripted judge finds it unsupported
     assert process.stdout.count("otel-eval: hallucinations_v1 1 pass") == 2
     assert "judge-server: SCRIPTED judge (not a model) serving http://127.0.0.1:" in process.stderr
-    assert "judge-server stopped" in process.stderr  # stopped with the recipe's processes
+    status = next(line for line in process.stderr.splitlines() if line.startswith("judge-server: SCRIPTED judge"))
+    log = Path(status.split("; its log: ", 1)[1])  # where the server writes once the exports are printed
+    assert "judge-server stopped" in log.read_text(encoding="utf-8")  # stopped with the recipe's processes
+    log.unlink()
 
 
 def test_print_env_prints_only_the_exports_and_leaves_the_judge_serving() -> None:

@@ -34,3 +34,13 @@ def test_a_bad_budget_stops_the_processor_at_start_up(monkeypatch: pytest.Monkey
     monkeypatch.setenv("OTEL_EVAL_JUDGE_BUDGET", "hallucinations_v1=lots")
     with pytest.raises(ConfigurationError, match=r"OTEL_EVAL_JUDGE_BUDGET='hallucinations_v1=lots': entry"):
         EvaluationSpanProcessor.from_env()
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_a_budget_naming_an_unknown_metric_stops_the_processor_at_start_up(
+    monkeypatch: pytest.MonkeyPatch, isolation: str
+) -> None:
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_BUDGET", "safety_v1=1,halucinations_v1=1")
+    monkeypatch.setenv("OTEL_EVAL_ISOLATION", isolation)
+    with pytest.raises(ConfigurationError, match=r"OTEL_EVAL_JUDGE_BUDGET: unknown metric 'halucinations_v1'; did"):
+        EvaluationSpanProcessor.from_env()

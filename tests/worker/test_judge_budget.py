@@ -144,3 +144,12 @@ def test_a_bad_budget_stops_the_worker_at_start_up(monkeypatch: pytest.MonkeyPat
     result = CliRunner().invoke(main, ["worker", "--telemetry", "none"])
     assert result.exit_code == 2
     assert "OTEL_EVAL_JUDGE_BUDGET='hallucinations_v1=1,=2': entry '=2' has no metric name" in result.output
+
+
+def test_a_budget_naming_an_unknown_metric_stops_the_worker_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_BUDGET", "halucinations_v1=1")
+    result = CliRunner().invoke(main, ["worker", "--telemetry", "none"])
+    assert result.exit_code == 2, result.output
+    assert "OTEL_EVAL_JUDGE_BUDGET: unknown metric 'halucinations_v1'; did you mean hallucinations_v1?" in (
+        result.output
+    )

@@ -36,6 +36,7 @@ from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.sinks import sink_names
 from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation import builtin_metric_names, check_metric_names, criteria_from, registry_with_custom_metrics
+from otel_eval.judge.settings import JudgeSettings
 from otel_eval.metrics import default_registry
 from otel_eval.processor._process.feeder import EvaluationProcess
 from otel_eval.processor._process.messages import ChildSettings
@@ -177,15 +178,20 @@ def process_engine(options: EngineOptions) -> EvaluationProcess:
 
     Raises:
         TypeError: an object that cannot cross into the child (see :func:`check_process_options`).
-        ConfigurationError: an unknown metric (in the criteria or ``settings.metrics``, checked against the default
-            registry and the criteria's custom metrics, which the child uses) or exporter name.
+        ConfigurationError: an unknown metric (in the criteria, ``settings.metrics`` or ``OTEL_EVAL_JUDGE_BUDGET``,
+            checked against the default registry and the criteria's custom metrics, which the child uses) or exporter
+            name, or a judge setting that is not valid.
     """
     criteria, settings, meter_provider = options.criteria, options.settings, options.meter_provider
     enrich, sinks, enrichment_wait_seconds = options.enrich, options.sinks, options.enrichment_wait_seconds
     sampling = Sampling.create(settings.sample_rate, settings.sample_priority, meter_provider)
     check_process_options(options.crossing, builtin_metric_names(criteria_from(criteria), criteria))
     # Custom metric code that cannot load, or a metric to run that the child's registry lacks, stops start-up here.
-    check_metric_names(settings.metrics, registry_with_custom_metrics(criteria))
+    registry = registry_with_custom_metrics(criteria)
+    check_metric_names(settings.metrics, registry)
+    budget = JudgeSettings.from_env().budget  # the child's judge reads the same environment
+    if budget is not None:
+        budget.check_metrics(registry)  # a metric the child does not know stops start-up here, not in the child
     enriches = enrich is not None and env.EMIT_ATTRIBUTES in settings.emit  # else the roots pass straight on
     child = ChildSettings(criteria, settings, enrichment_wait_seconds if enriches else None, relay_records=bool(sinks))
     # The roots are held here; the evaluation process says when, and with which scores.
