@@ -39,6 +39,7 @@ from otel_eval.emit.spans import EvaluationSpan, EvaluationSpanEmitter
 from otel_eval.evaluation._boundary import Boundary, Request
 from otel_eval.evaluation.criteria import (
     METRICS_SETTING,
+    check_budget_metrics,
     check_metric_names,
     criteria_from,
     registry_with_custom_metrics,
@@ -79,18 +80,6 @@ def judge_is_configured(judge: Judge | None = None) -> bool:
 
         judge = default_judge()
     return judge.configured
-
-
-def _check_budget_metrics(judge: Judge | None, registry: MetricRegistry) -> None:
-    """Start-up check of the judge budget's metric names (``OTEL_EVAL_JUDGE_BUDGET``) against ``registry``: ``judge``'s
-    budget, else the process-wide default judge's (what the metrics use without one); another Judge has none."""
-    if judge is None:
-        from otel_eval.judge import default_judge
-
-        judge = default_judge()
-    budget = getattr(judge, "budget", None)
-    if budget is not None:
-        budget.spec.check_metrics(registry)
 
 
 class EvaluationCore:
@@ -143,7 +132,7 @@ class EvaluationCore:
         self._criteria = criteria_from(criteria)
         self._metric_names = tuple(metric_names)
         check_metric_names(self._metric_names, self._registry, setting=metrics_setting)
-        _check_budget_metrics(judge, self._registry)
+        check_budget_metrics(judge, self._registry)
         self._eval_set = eval_set
         self.emitters = emitters if emitters is not None else Emitters.create()
         self._pipeline = pipeline

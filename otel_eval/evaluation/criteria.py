@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pydantic
 
@@ -22,6 +22,9 @@ from otel_eval.model import (
     EvalConfig,
 )
 from otel_eval.model.loading import EVAL_CONFIG_KEYS, criteria_object_problem, validation_problems
+
+if TYPE_CHECKING:
+    from otel_eval.judge import Judge
 
 
 def criteria_from(value: Mapping[str, Any] | EvalConfig | None) -> dict[str, BaseCriterion] | None:
@@ -109,6 +112,23 @@ def check_metric_names(names: Iterable[str], registry: MetricRegistry, *, settin
             registry.get(name)
         except MetricNotFoundError as error:
             raise ConfigurationError(f"{setting}: {error}") from None
+
+
+def check_budget_metrics(judge: Judge | None, registry: MetricRegistry) -> None:
+    """Fails at start-up on a metric name of the judge budget (``OTEL_EVAL_JUDGE_BUDGET``) that ``registry`` does not
+    hold: ``judge``'s budget, else the process-wide default judge's (what the metrics use without one); a Judge of
+    another kind has none.
+
+    Raises:
+        ConfigurationError: naming the setting and the unknown name (with close names).
+    """
+    if judge is None:
+        from otel_eval.judge import default_judge
+
+        judge = default_judge()
+    budget = getattr(judge, "budget", None)
+    if budget is not None:
+        budget.spec.check_metrics(registry)
 
 
 def builtin_metric_names(
