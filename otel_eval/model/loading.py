@@ -15,20 +15,16 @@ from otel_eval.model.eval_set import EvalSet
 
 ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
 
+_EVAL_CONFIG_FIELDS = ("criteria", "custom_metrics", "user_simulator_config", "live_model_config")
 EVAL_CONFIG_KEYS = frozenset(
-    {
-        "criteria",
-        "custom_metrics",
-        "customMetrics",
-        "user_simulator_config",
-        "userSimulatorConfig",
-        "live_model_config",
-        "liveModelConfig",
-    }
+    key
+    for name in _EVAL_CONFIG_FIELDS
+    for key in (name, name.split("_")[0] + "".join(word.title() for word in name.split("_")[1:]))
 )
-"""An object with one of these keys is an ``EvalConfig`` (else, in a criteria setting, the criteria object itself)."""
+"""An object with one of these keys (each field also in camelCase) is an ``EvalConfig`` (else, in a criteria setting,
+the criteria object itself)."""
 
-CONFIG_KEY_NAMES = "criteria, custom_metrics, user_simulator_config, live_model_config"
+CONFIG_KEY_NAMES = ", ".join(_EVAL_CONFIG_FIELDS)
 """An eval config's top-level keys, as messages name them (each also in camelCase)."""
 _EVAL_SET_KEYS = frozenset({"eval_set_id", "evalSetId", "eval_cases", "evalCases"})
 _LEGACY_EVAL_DATA_KEYS = ({"query", "expected_tool_use"}, {"name", "data"})
