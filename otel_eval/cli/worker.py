@@ -175,7 +175,7 @@ def worker(sources: tuple[str, ...], log_level: str, **options: Any) -> None:
         flags["worker_sources"] = ("--source", ",".join(sources))
     try:
         settings = WorkerSettings.from_flags(flags)
-        settings.security()
+        settings.security().ssl_context()  # the TLS files load now: a wrong path is a bad setting (exit 2)
     except ValidationError as exc:
         fail(settings_error(exc, flags), EXIT_BAD_INPUT)
     except ConfigurationError as exc:

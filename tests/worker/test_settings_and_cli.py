@@ -214,3 +214,24 @@ def test_an_empty_topic_of_a_source_not_consumed_is_no_error(monkeypatch: pytest
     monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SESSIONS_TOPIC, "")
     settings = WorkerSettings.from_flags({"worker_sources": ("--source", "requests")})
     assert settings.topics == {"otel_eval.requests": "requests"}
+
+
+@pytest.mark.parametrize("protocol", ["SSL", "SASL_SSL"])
+def test_a_tls_file_that_cannot_be_loaded_is_a_bad_setting_named_by_its_variable(
+    protocol: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Exit 2 at start-up, one line naming the variable and the file; before, the worker started, failed inside and
+    exited 1 ("worker failed") with the path alone."""
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SECURITY_PROTOCOL, protocol)
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SASL_USERNAME, "worker")
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SASL_PASSWORD, SECRET)
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SSL_CAFILE, str(tmp_path / "ca.pem"))
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SSL_KEY_PASSWORD, SECRET)
+    result = CliRunner().invoke(
+        main, ["worker", "--bootstrap-servers", f"127.0.0.1:{free_port()}", "--telemetry", "none"]
+    )
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        f"error: Kafka TLS files (OTEL_EVAL_KAFKA_SSL_CAFILE='{tmp_path / 'ca.pem'}') cannot be loaded: "
+        "[Errno 2] No such file or directory"
+    ]
