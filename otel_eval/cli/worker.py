@@ -99,7 +99,11 @@ _OPTION_TO_SETTING = {
     help="Seconds from SIGTERM/SIGINT to exit (drain the batch, stop the Kafka clients; see the exit codes below). "
     "[env OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT]",
 )
-@click.option("--trace-idle-timeout", type=float, help="Collector path: seconds of quiet before a trace is evaluated.")
+@click.option(
+    "--trace-idle-timeout",
+    type=float,
+    help="Collector path: seconds of quiet before a trace is evaluated. [env OTEL_EVAL_TRACE_IDLE_TIMEOUT, default 30]",
+)
 @click.option("--criteria", help="ADK criteria JSON or a path to it. [env OTEL_EVAL_CRITERIA]")
 @click.option(
     "--metrics",

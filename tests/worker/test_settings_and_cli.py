@@ -235,3 +235,16 @@ def test_a_tls_file_that_cannot_be_loaded_is_a_bad_setting_named_by_its_variable
         f"error: Kafka TLS files (OTEL_EVAL_KAFKA_SSL_CAFILE='{tmp_path / 'ca.pem'}') cannot be loaded: "
         "[Errno 2] No such file or directory"
     ]
+
+
+def test_every_worker_option_names_its_variable_in_the_help() -> None:
+    """Each flag also reads an ``OTEL_EVAL_*`` variable (collector_config/README.md says so): ``--help`` names it."""
+    from otel_eval.cli.worker import worker
+
+    unnamed = [
+        option.opts[0]
+        for option in worker.params
+        if option.opts[0] not in ("--log-level", "--help")
+        and "[env OTEL_EVAL_" not in (getattr(option, "help", None) or "")
+    ]
+    assert unnamed == []
