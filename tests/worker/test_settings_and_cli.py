@@ -248,3 +248,18 @@ def test_every_worker_option_names_its_variable_in_the_help() -> None:
         and "[env OTEL_EVAL_" not in (getattr(option, "help", None) or "")
     ]
     assert unnamed == []
+
+
+def test_a_misspelt_request_metric_is_refused_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before, the worker started and refused every request naming the metric meant (counted, logged once)."""
+    base = ["worker", "--telemetry", "none", "--bootstrap-servers", f"127.0.0.1:{free_port()}", "--metrics-port", "0"]
+    by_flag = CliRunner().invoke(main, [*base, "--request-criteria", "--request-metrics", "halucinations_v1,safety_v1"])
+    assert by_flag.exit_code == 2, by_flag.output
+    assert by_flag.output.strip().splitlines() == [
+        "error: --request-metrics: unknown metric 'halucinations_v1'; did you mean hallucinations_v1?"
+    ]
+    monkeypatch.setenv(env.OTEL_EVAL_REQUEST_CRITERIA, "true")
+    monkeypatch.setenv(env.OTEL_EVAL_REQUEST_METRICS, "*,safty_v1")
+    by_variable = CliRunner().invoke(main, base)
+    assert by_variable.exit_code == 2, by_variable.output
+    assert "error: OTEL_EVAL_REQUEST_METRICS: unknown metric 'safty_v1'; did you mean safety_v1?" in by_variable.output
