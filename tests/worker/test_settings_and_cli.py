@@ -263,3 +263,17 @@ def test_a_misspelt_request_metric_is_refused_at_start_up(monkeypatch: pytest.Mo
     by_variable = CliRunner().invoke(main, base)
     assert by_variable.exit_code == 2, by_variable.output
     assert "error: OTEL_EVAL_REQUEST_METRICS: unknown metric 'safty_v1'; did you mean safety_v1?" in by_variable.output
+
+
+def test_an_empty_consumer_group_is_refused_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before, the worker started in group '' (a ConfigMap's empty value): a group Kafka refuses commits of, shared by
+    every worker configured alike."""
+    base = ["worker", "--telemetry", "none", "--bootstrap-servers", f"127.0.0.1:{free_port()}", "--metrics-port", "0"]
+    by_flag = CliRunner().invoke(main, [*base, "--group-id="])
+    assert (by_flag.exit_code, by_flag.output) == (2, "error: --group-id '': empty (expected a name)\n")
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_GROUP_ID, "")
+    by_variable = CliRunner().invoke(main, base)
+    assert (by_variable.exit_code, by_variable.output) == (
+        2,
+        "error: OTEL_EVAL_KAFKA_GROUP_ID='': empty (expected a name)\n",
+    )
