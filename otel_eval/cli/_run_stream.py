@@ -29,6 +29,7 @@ from otel_eval.evaluation import (
     evaluate_conversation,
     evaluate_conversation_inline,
 )
+from otel_eval.metrics import NO_REFERENCE
 from otel_eval.model import EvalSetResult, EvalStatus
 
 WINDOW = 32
@@ -137,8 +138,9 @@ def spool_file() -> IO[str]:
 
 
 class RunTally:
-    """What the exit code needs from every report, as counters: how many, whether one FAILED, and the metrics the
-    judge could not evaluate on any invocation (see :func:`~otel_eval.cli.run.judge_unusable_metrics`)."""
+    """What the exit code needs from every report, as counters: how many, whether one FAILED, the metrics the judge
+    could not evaluate on any invocation (see :func:`~otel_eval.cli.run.judge_unusable_metrics`) and the metrics with
+    a threshold that no invocation had a reference for (:meth:`no_reference`)."""
 
     def __init__(self, judge_unusable: frozenset[str]) -> None:
         self._judge_unusable = judge_unusable
@@ -146,6 +148,7 @@ class RunTally:
         self.failed = False
         self._evaluated: set[str] = set()
         self._stopped: dict[str, str] = {}
+        self._no_reference: dict[str, None] = {}
 
     def add(self, report: ConversationReport) -> None:
         """Counts one conversation's outcomes."""
@@ -157,16 +160,24 @@ class RunTally:
         name, result = outcome.metric.name, outcome.result
         self.failed = self.failed or result.overall_eval_status is EvalStatus.FAILED
         if name in self._evaluated:
-            return  # evaluated on an invocation already: nothing this outcome says changes judge_unusable
-        for entry in result.per_invocation_results:
-            if entry.eval_status is not EvalStatus.NOT_EVALUATED:
-                self._evaluated.add(name)
-                return
+            return  # evaluated on an invocation already: nothing this outcome says changes the exit code
+        if result.overall_eval_status is not EvalStatus.NOT_EVALUATED or any(
+            entry.eval_status is not EvalStatus.NOT_EVALUATED for entry in result.per_invocation_results
+        ):
+            self._evaluated.add(name)
+            return
         error_types = [result.error_type, *(entry.error_type for entry in result.per_invocation_results)]
         reason = next((e for e in error_types if e in self._judge_unusable), None)
         if reason is not None:
             self._stopped.setdefault(name, reason)
+        if outcome.threshold is not None and NO_REFERENCE in error_types:
+            self._no_reference[name] = None
 
     def judge_unusable(self) -> dict[str, str]:
         """Metrics evaluated on no invocation of any conversation, each with the judge error that stopped them."""
         return {name: reason for name, reason in self._stopped.items() if name not in self._evaluated}
+
+    def no_reference(self) -> list[str]:
+        """Metrics with a threshold evaluated on no invocation of any conversation, for want of a reference on some
+        (no ``--eval-set``, or no case of it paired): their threshold was compared with nothing."""
+        return [name for name in self._no_reference if name not in self._evaluated]

@@ -34,6 +34,7 @@ from otel_eval.cli._run_judge import (
     JUDGE_UNUSABLE,
     closing_judge,
     make_judge,
+    not_evaluated_lines,
     print_judge_summary,
     warn_unservable_judges,
 )
@@ -229,9 +230,9 @@ def _calls(calls: Any) -> str:
 @click.option(
     "--allow-not-evaluated",
     is_flag=True,
-    help=f"Exit 0 instead of {EXIT_NOT_EVALUATED} when a requested metric could not be evaluated on any invocation "
-    "because the judge is not usable (no credentials, rejected key, exhausted quota, unreachable, every request "
-    "rejected).",
+    help=f"Exit 0 instead of {EXIT_NOT_EVALUATED} when a metric with a threshold was evaluated on no invocation: the "
+    "judge not usable (no credentials, rejected key, exhausted quota, unreachable, every request rejected), no "
+    "reference (no --eval-set, or no case paired), no content captured.",
 )
 @click.option("--verbose", "-v", is_flag=True, help="Print every warning met while reading and rebuilding.")
 @backfill_options
@@ -254,8 +255,9 @@ def run(
 ) -> None:
     """Evaluate the agent invocations recorded in TRACE_FILES, or stored in a backend (--from).
 
-    Exit code 0 when nothing failed, 1 when a metric FAILED, 2 on bad input, 3 when a requested metric was evaluated
-    on no invocation because the judge is not usable (unless --allow-not-evaluated), 4 when a backend failed the run
+    Exit code 0 when nothing failed, 1 when a metric FAILED, 2 on bad input, 3 when a metric with a threshold was
+    evaluated on no invocation, so its threshold checked nothing: the judge not usable, no reference, no content
+    (unless --allow-not-evaluated), 4 when a backend failed the run
     (traces it could not give, scores a sink did not deliver). Eval sets and configs among TRACE_FILES are skipped
     with a warning.
     """
@@ -332,14 +334,10 @@ def run(
         raise SystemExit(EXIT_BAD_INPUT)
     if tally.failed:
         raise SystemExit(EXIT_FAILED)
-    unusable = tally.judge_unusable()
-    if unusable and not allow_not_evaluated:
-        for name, error_type in unusable.items():
-            click.echo(
-                f"error: {name} was evaluated on no invocation: the judge is not usable ({error_type}); "
-                "pass --allow-not-evaluated to accept this",
-                err=True,
-            )
+    unchecked = not_evaluated_lines(tally)
+    if unchecked and not allow_not_evaluated:
+        for line in unchecked:
+            click.echo(line, err=True)
         raise SystemExit(EXIT_NOT_EVALUATED)
 
 

@@ -274,7 +274,9 @@ def test_a_sink_that_is_down_counts_what_it_did_not_deliver_and_exits_4(
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     result = _run(monkeypatch, cli, env, exported, "--from", "mlflow", "--limit", "2", "--sinks", "mlflow")
-    assert result.exit_code == 0 or result.exit_code == 1, result.stderr  # delivered: the sink reached MLflow
+    # delivered: the sink reached MLflow (3: the two newest traces may pair with no case, a gate that checked nothing)
+    assert result.exit_code in (0, 1, 3), result.stderr
+    assert "wrote " in result.stderr and "not delivered" not in result.stderr
     monkeypatch.setenv("MLFLOW_TRACKING_URI", link.url)
     started = time.monotonic()
     down = cli("run", str(exported["folder"] / "agent.json"), "--eval-set", str(exported["folder"] / "golden.evalset.json"),

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from google.adk.evaluation.eval_result import EvalSetResult as AdkEvalSetResult
 
+from otel_eval.cli._common import EXIT_FAILED, EXIT_NOT_EVALUATED
 from tests.cli.conftest import AGENTEVALS, CliResult
 
 EVAL_SET = AGENTEVALS.parent.parent / "evalsets" / "eval_set_helm.json"
@@ -76,11 +77,42 @@ def test_failed_trajectory_table_shows_expected_and_actual_calls(cli: Callable[.
 
 def test_reference_metric_without_eval_set_is_not_evaluated_with_reason(cli: Callable[..., CliResult]) -> None:
     result = cli("run", AGENTEVALS / "helm.json", "-m", "tool_trajectory_avg_score", "--output", "json")
-    assert result.exit_code == 0
     metric = _metric(result, "tool_trajectory_avg_score")
     assert metric["eval_status"] == "NOT_EVALUATED"
     assert metric["score"] is None
     assert "--eval-set" in str(metric["explanation"])
+    # a gate whose threshold was compared with nothing does not pass (exit 3, as a judge that judged nothing)
+    assert result.exit_code == EXIT_NOT_EVALUATED, result.stderr
+    assert (
+        "error: tool_trajectory_avg_score was evaluated on no invocation: no conversation had a reference"
+        in result.stderr
+    )
+    assert "--allow-not-evaluated" in result.stderr
+    assert (
+        cli("run", AGENTEVALS / "helm.json", "-m", "tool_trajectory_avg_score", "--allow-not-evaluated").exit_code == 0
+    )
+
+
+def test_an_eval_set_that_pairs_with_no_conversation_fails_the_gate(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """A changed prompt (helm_2.json asks "get me all the Helm releases") pairs with no case of the eval set: every
+    reference metric is NOT_EVALUATED, and a CI gate on them checked nothing. It exited 0."""
+    result = cli("run", AGENTEVALS / "helm_2.json", "--eval-set", EVAL_SET)  # ADK's default criteria
+    assert result.exit_code == EXIT_NOT_EVALUATED, result.stdout + result.stderr
+    for name in ("tool_trajectory_avg_score", "response_match_score"):
+        assert f"error: {name} was evaluated on no invocation: no conversation had a reference" in result.stderr
+    assert "tool_call_count_v1 was evaluated" not in result.stderr  # informational: no threshold to check
+    assert "Traceback" not in result.stderr
+    # an empty eval set (ADK's older list form, no case) checks nothing either
+    empty = tmp_path / "empty.test.json"
+    empty.write_text("[]")
+    assert cli("run", AGENTEVALS / "helm.json", "--eval-set", empty).exit_code == EXIT_NOT_EVALUATED
+    # one conversation paired is a verdict: the unpaired one's NOT_EVALUATED leaves the exit code alone, as before
+    both = cli("run", AGENTEVALS / "helm.json", AGENTEVALS / "helm_2.json", "--eval-set", EVAL_SET)
+    assert both.exit_code == 0, both.stdout + both.stderr
+    regressed = cli("run", AGENTEVALS / "k8s.json", AGENTEVALS / "helm_2.json", "--eval-set", EVAL_SET)
+    assert regressed.exit_code == EXIT_FAILED, regressed.stdout + regressed.stderr
 
 
 def test_default_metrics_include_informational_efficiency(cli: Callable[..., CliResult]) -> None:
