@@ -312,6 +312,40 @@ def test_a_backend_that_goes_away_while_it_is_read_fails_the_run_with_4_and_writ
     assert "nothing was scored or written" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("backend", "setting", "value", "status"),
+    [
+        ("phoenix", "PHOENIX_PROJECT_NAME", "backfill-agnet", "HTTP 404"),
+        ("mlflow", "MLFLOW_EXPERIMENT_NAME", "backfill-agnet", "HTTP 404"),
+        ("mlflow", "MLFLOW_EXPERIMENT_ID", "999999", "HTTP 404"),  # the trace search found no trace: exit 0, silent
+        ("mlflow", "MLFLOW_EXPERIMENT_ID", "abc", "HTTP 400"),
+    ],
+)
+def test_a_project_or_experiment_that_does_not_exist_is_bad_input_naming_it(
+    servers: tuple[BackendServer, BackendServer],
+    exported: dict[str, Any],
+    cli: Callable[..., CliResult],
+    monkeypatch: pytest.MonkeyPatch,
+    backend: str,
+    setting: str,
+    value: str,
+    status: str,
+) -> None:
+    """A typo'd project or experiment exited 4 ("a backend failed the run": run it again later) or, for an MLflow
+    experiment id, 0 with "nothing to evaluate"; it is bad input, exit 2, naming what was looked for."""
+    env = _env(servers, exported, **{setting: value})
+    if setting == "MLFLOW_EXPERIMENT_ID":
+        env.pop("MLFLOW_EXPERIMENT_NAME")
+    result = _run(monkeypatch, cli, env, exported, "--from", backend, "--sinks", "none")
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"error: {backend}: "), result.stderr
+    assert status in result.stderr and value in result.stderr and "nothing was scored or written" in result.stderr
+    if status == "HTTP 404":
+        assert f"is {'project' if backend == 'phoenix' else 'experiment'} " in result.stderr
+        assert setting in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 # --- docs/backfill.md's recipes, run as written -----------------------------------------------------------------------
 
 REPO = Path(__file__).resolve().parents[2]
