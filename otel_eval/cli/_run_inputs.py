@@ -10,6 +10,7 @@ import click
 
 from otel_eval.cli._common import fail
 from otel_eval.errors import InputError
+from otel_eval.evaluation import shadowed_case_warnings
 from otel_eval.model import EvalConfig, EvalSet
 from otel_eval.model.loading import load_eval_config, load_eval_set
 
@@ -33,6 +34,14 @@ def load_inputs(eval_set_path: Path | None, config_path: Path | None) -> tuple[E
     except InputError as exc:
         fail(str(exc))
     return eval_set, config
+
+
+def warn_shadowed_cases(eval_set: EvalSet | None, eval_set_path: Path | None, eval_id: str | None) -> None:
+    """A warning per case of the eval set that the pairing rule never reaches (without ``--eval-id``): the runs that
+    should be compared with it are compared with an earlier case."""
+    if eval_set is not None and eval_id is None:
+        for line in shadowed_case_warnings(eval_set):
+            click.echo(f"warning: {eval_set_path}: {line}", err=True)
 
 
 def check_eval_id(eval_id: str | None, eval_set: EvalSet | None, eval_set_path: Path | None) -> None:

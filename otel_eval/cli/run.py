@@ -29,7 +29,13 @@ from otel_eval.cli._common import (
     writable_directory,
     writing,
 )
-from otel_eval.cli._run_inputs import ADK_CONFIG_FILE_NAME, apply_judge_model, check_eval_id, load_inputs
+from otel_eval.cli._run_inputs import (
+    ADK_CONFIG_FILE_NAME,
+    apply_judge_model,
+    check_eval_id,
+    load_inputs,
+    warn_shadowed_cases,
+)
 from otel_eval.cli._run_judge import (
     JUDGE_UNUSABLE,
     closing_judge,
@@ -265,6 +271,7 @@ def run(
         fail("give TRACE_FILES or --from BACKEND (one of them)")
     eval_set, config = load_inputs(eval_set_path, config_path)
     check_eval_id(eval_id, eval_set, eval_set_path)
+    warn_shadowed_cases(eval_set, eval_set_path, eval_id)
     config = apply_judge_model(config, judge_model)
     judge_settings: dict[str, Any] = {
         "default_model": judge_model,

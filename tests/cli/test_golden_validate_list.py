@@ -33,6 +33,32 @@ def test_golden_writes_an_eval_set_adk_accepts_and_the_trace_passes_it(
     assert rerun.json()["results"][0]["metrics"][0]["eval_status"] == "PASSED"
 
 
+def test_a_golden_case_the_pairing_rule_never_reaches_is_said_by_golden_validate_and_run(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """helm.json and k8s.json ask the same question: made golden together, a re-run of k8s.json is compared with
+    helm's case (the first with that user message) and FAILS, its own case never used. Each command now says so."""
+    output = tmp_path / "golden.evalset.json"
+    made = cli("golden", AGENTEVALS / "helm.json", AGENTEVALS / "k8s.json", "-o", output)
+    assert made.exit_code == 0, made.stderr
+    cases = [case["eval_id"] for case in json.loads(output.read_text())["eval_cases"]]
+    assert len(cases) == 2
+    warning = (
+        f"case {cases[1]!r} is never paired: a conversation whose first user message is 'list all Helm releases' "
+        f"pairs with the earlier case {cases[0]!r} (--eval-id chooses a case)"
+    )
+    assert f"warning: {output}: {warning}" in made.stderr
+    checked = cli("validate", output)
+    assert checked.exit_code == 0, checked.stdout
+    assert checked.stdout.splitlines() == [f"{output}: warning: {warning}", f"{output}: valid eval set"]
+    rerun = cli("run", AGENTEVALS / "k8s.json", "--eval-set", output, "-m", "tool_trajectory_avg_score")
+    assert f"warning: {output}: {warning}" in rerun.stderr
+    chosen = cli("run", AGENTEVALS / "k8s.json", "--eval-set", output, "--eval-id", cases[1])
+    assert chosen.exit_code == 0, chosen.stdout + chosen.stderr
+    assert "never paired" not in chosen.stderr
+    assert "never paired" not in cli("validate", EVALSETS / "eval_set_helm.json").stdout
+
+
 def test_validate_accepts_shipped_eval_sets(cli: Callable[..., CliResult]) -> None:
     result = cli("validate", *sorted(EVALSETS.glob("*.json")))
     assert result.exit_code == 0, result.stdout
