@@ -99,16 +99,18 @@ def judge_unusable_metrics(reports: list[ConversationReport]) -> dict[str, str]:
 
 def not_evaluated_lines(tally: RunTally) -> list[str]:
     """One ``error:`` line per metric with a threshold that the run evaluated on no invocation because the judge is
-    not usable or because no conversation had a reference (no ``--eval-set``, or none of its cases paired): exit 3,
-    since a CI gate on such a metric checked nothing."""
+    not usable, no conversation had a reference (no ``--eval-set``, or none of its cases paired), or for another of
+    :data:`~otel_eval.cli._run_stream.UNCHECKED`'s reasons: exit 3, since a CI gate on such a metric checked nothing."""
     unusable = tally.judge_unusable()
     lines = [
         f"{name} was evaluated on no invocation: the judge is not usable ({why})" for name, why in unusable.items()
     ]
-    lines += [
-        f"{name} was evaluated on no invocation: no conversation had a reference (no --eval-set, or none of its "
-        f"cases paired: see the pairing rule), so its threshold checked nothing ({NO_REFERENCE})"
-        for name in tally.no_reference()
-        if name not in unusable
-    ]
+    for name, (error_type, explanation) in tally.unchecked().items():
+        if name in unusable:
+            continue
+        if error_type == NO_REFERENCE:
+            why = "no conversation had a reference (no --eval-set, or none of its cases paired: see the pairing rule)"
+        else:
+            why = explanation.removeprefix(f"{name}: ").rstrip(".") or "it could not run"
+        lines.append(f"{name} was evaluated on no invocation: {why}, so its threshold checked nothing ({error_type})")
     return [f"error: {line}; pass --allow-not-evaluated to accept this" for line in lines]
