@@ -238,7 +238,8 @@ def _calls(calls: Any) -> str:
     is_flag=True,
     help=f"Exit 0 instead of {EXIT_NOT_EVALUATED} when a metric with a threshold was evaluated on no invocation: the "
     "judge not usable (no credentials, rejected key, exhausted quota, unreachable, every request rejected), no "
-    "reference (no --eval-set, or no case paired), no content captured.",
+    "reference (no --eval-set, or no case paired), a metric that could not run as configured (no rubrics, a custom "
+    "metric that raised).",
 )
 @click.option("--verbose", "-v", is_flag=True, help="Print every warning met while reading and rebuilding.")
 @backfill_options
@@ -262,9 +263,9 @@ def run(
     """Evaluate the agent invocations recorded in TRACE_FILES, or stored in a backend (--from).
 
     Exit code 0 when nothing failed, 1 when a metric FAILED, 2 on bad input, 3 when a metric with a threshold was
-    evaluated on no invocation, so its threshold checked nothing: the judge not usable, no reference, no content
-    (unless --allow-not-evaluated), 4 when a backend failed the run
-    (traces it could not give, scores a sink did not deliver). Eval sets and configs among TRACE_FILES are skipped
+    evaluated on no invocation, so its threshold checked nothing: the judge not usable, no reference, a metric that
+    could not run as configured (unless --allow-not-evaluated), 4 when a backend failed the run (traces it could not
+    give, scores a sink did not deliver). Eval sets and configs among TRACE_FILES are skipped
     with a warning.
     """
     if bool(trace_files) == (backfill.source is not None):
