@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -72,3 +73,22 @@ def apply_judge_model(config: EvalConfig | None, judge_model: str | None) -> Eva
         criteria[name] = data
     # Only the criteria change: the config's custom metrics and other sections stay.
     return config.model_copy(update={"criteria": EvalConfig.model_validate({"criteria": criteria}).criteria})
+
+
+_METRIC_IN_ERROR = re.compile(r"^(?:unknown metric|invalid criterion for metric) '([^']+)'")
+
+
+def metric_error_source(
+    message: str, metric_flags: tuple[str, ...], config: EvalConfig | None, config_path: Path | None
+) -> str:
+    """``message`` (an unknown metric, an invalid criterion) prefixed with where that metric was named: ``-m NAME``,
+    else the config file's ``criteria.NAME``; as it is when neither named it."""
+    found = _METRIC_IN_ERROR.match(message)
+    if found is None:
+        return message
+    name = found.group(1)
+    if config is not None and config_path is not None and name in (config.criteria or {}):
+        return f"{config_path}: criteria.{name}: {message}"
+    if name in metric_flags:
+        return f"-m {name}: {message}"
+    return message

@@ -34,6 +34,7 @@ from otel_eval.cli._run_inputs import (
     apply_judge_model,
     check_eval_id,
     load_inputs,
+    metric_error_source,
     warn_shadowed_cases,
 )
 from otel_eval.cli._run_judge import (
@@ -306,7 +307,7 @@ def run(
             spec.check_metrics(registry)
         written = _backfill.outputs(backfill, eval_set)
     except ConfigurationError as exc:
-        fail(str(exc))
+        fail(metric_error_source(str(exc), metrics, config, config_path))
     if results_dir is not None and not backfill.dry_run:
         writable_directory(results_dir)  # before the scoring (and judge spend) whose results go there
     warn_unservable_judges(judge, criteria, registry)

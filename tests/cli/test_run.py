@@ -155,8 +155,27 @@ def test_unknown_metric_is_a_one_line_error(cli: Callable[..., CliResult]) -> No
     result = cli("run", AGENTEVALS / "helm.json", "-m", "tool_trajectory_avg_scor")
     assert result.exit_code == 2
     [line] = result.stderr.strip().splitlines()
-    assert "unknown metric 'tool_trajectory_avg_scor'" in line
+    assert line.startswith("error: -m tool_trajectory_avg_scor: unknown metric 'tool_trajectory_avg_scor'")
     assert "tool_trajectory_avg_score" in line  # the suggestion
+
+
+def test_a_bad_metric_of_the_config_is_named_with_the_file(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    """An unknown metric or an invalid criterion in --config said neither the file nor where in it."""
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"criteria": {"halucinations_v1": 0.8}}))
+    result = cli("run", AGENTEVALS / "helm.json", "--config", config)
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: {config}: criteria.halucinations_v1: unknown metric 'halucinations_v1'; did you mean hallucinations_v1?"
+    ]
+    config.write_text(
+        json.dumps({"criteria": {"tool_trajectory_avg_score": {"threshold": 1, "match_type": "INORDER"}}})
+    )
+    result = cli("run", AGENTEVALS / "helm.json", "--eval-set", EVAL_SET, "--config", config)
+    assert result.exit_code == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: {config}: criteria.tool_trajectory_avg_score: invalid criterion for metric ")
+    assert "match_type: 'INORDER' is not one of EXACT, IN_ORDER, ANY_ORDER" in line
 
 
 def test_threshold_outside_range_is_accepted_as_adk_accepts_it(cli: Callable[..., CliResult], tmp_path: Path) -> None:
