@@ -362,8 +362,9 @@ async def _evaluate_streamed(
 ) -> RunTally:
     """Pairs and scores the conversations a window at a time, writing each result out as it comes."""
     tally = RunTally(JUDGE_UNUSABLE)
-    for trace_id, convention in streamed.empty:
-        click.echo(f"error: trace {trace_id}: no agent invocation found ({convention} convention)", err=True)
+    for trace_id, convention in streamed.empty:  # an error when nothing else is scored (exit 2)
+        level, scored = ("warning", "; not scored") if streamed.count else ("error", "")
+        click.echo(f"{level}: trace {trace_id}: no agent invocation found ({convention} convention){scored}", err=True)
     if not streamed.count:
         if not streamed.loaded.errors and not streamed.empty:
             click.echo(

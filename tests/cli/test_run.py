@@ -319,3 +319,14 @@ def test_a_bad_since_or_until_names_its_flag(cli: Callable[..., CliResult], flag
     result = cli("run", "--from", "phoenix", flag, "abc")
     assert result.exit_code == 2, result.stdout + result.stderr
     assert f"Invalid value for '{flag}': 'abc': expected a duration ago (2h) or an ISO 8601 time" in result.stderr
+
+
+def test_a_trace_without_an_invocation_beside_scored_ones_is_a_warning(cli: Callable[..., CliResult]) -> None:
+    """AutoGen's recording holds a trace with only a `create_agent` span: said as `error:` while the run exited 0."""
+    result = cli("run", AGENTEVALS.parent / "strands-evals" / "autogen_live_spans.json")
+    assert result.exit_code == 0, result.stderr
+    assert (
+        "warning: trace 0295b55e1b7a83fe709fba9715e803d4: no agent invocation found (genai convention); not scored"
+        in (result.stderr)
+    )
+    assert "error:" not in result.stderr
