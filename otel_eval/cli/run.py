@@ -319,6 +319,8 @@ def run(
             else stream_traces(trace_files, spill, reads=reads)
         )
         report_problems(streamed.loaded.errors, streamed.loaded.warnings, verbose=verbose)
+        if streamed.loaded.errors and not backfill.source and not backfill.dry_run:
+            fail(f"{len(streamed.loaded.errors)} trace file(s) could not be read; nothing was scored")
         if backfill.dry_run:
             _backfill.dry_run(streamed, plan)
             return

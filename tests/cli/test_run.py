@@ -330,3 +330,19 @@ def test_a_trace_without_an_invocation_beside_scored_ones_is_a_warning(cli: Call
         in (result.stderr)
     )
     assert "error:" not in result.stderr
+
+
+def test_a_trace_file_that_cannot_be_read_stops_the_run_before_anything_is_scored(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """docs/offline.md: exit 2 for a file that cannot be read, "checked before anything is scored". The other files
+    were scored (judge calls included) and printed, then the run exited 2."""
+    empty = tmp_path / "empty.json"
+    empty.write_text("")
+    for bad in (tmp_path / "missing.json", empty):
+        result = cli("run", AGENTEVALS / "k8s.json", bad, "--eval-set", EVAL_SET, "--results-dir", tmp_path / "out")
+        assert result.exit_code == 2, result.stdout + result.stderr
+        assert result.stdout == ""
+        assert result.stderr.startswith(f"error: {bad}: ")
+        assert result.stderr.strip().splitlines()[-1] == "error: 1 trace file(s) could not be read; nothing was scored"
+        assert list((tmp_path / "out").iterdir()) == []
