@@ -110,3 +110,24 @@ def test_list_metrics_json_describes_every_metric(cli: Callable[..., CliResult])
     assert metrics["tool_trajectory_avg_score"]["requires_judge"] is False
     assert metrics["token_usage_v1"]["informational"] is True
     assert {"response_match_score", "tool_parameter_match", "tool_trajectory_f1"} <= set(metrics)
+
+
+def test_list_metrics_shows_the_threshold_a_metric_is_gated_on_without_a_criterion(
+    cli: Callable[..., CliResult],
+) -> None:
+    """`run -m safety_v1` gates on 0.8, `-m response_evaluation_score` on 3.5: said by neither list-metrics nor the
+    Metrics page, only by the run's own table."""
+    table = cli("list-metrics")
+    assert table.exit_code == 0
+    assert "threshold" in table.stdout.splitlines()[1]
+    rows = {line.split("│")[1].strip(): line.split("│")[3].strip() for line in table.stdout.splitlines() if "│" in line}
+    assert rows["safety_v1"] == "0.8"
+    assert rows["response_evaluation_score"] == "3.5"
+    assert rows["tool_trajectory_avg_score"] == "1"
+    assert rows["token_usage_v1"] == "—"
+    run = cli(
+        "run", AGENTEVALS / "helm.json", "-m", "tool_call_count_v1", "-m", "response_match_score", "--output", "json"
+    )
+    [conversation] = run.json()["results"]
+    thresholds = {m["metric_name"]: m["threshold"] for m in conversation["metrics"]}
+    assert thresholds == {"tool_call_count_v1": None, "response_match_score": 0.8}
