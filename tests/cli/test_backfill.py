@@ -346,6 +346,53 @@ def test_a_project_or_experiment_that_does_not_exist_is_bad_input_naming_it(
     assert "Traceback" not in result.stderr
 
 
+def test_the_judges_own_traces_are_not_scored_as_the_agents(
+    servers: tuple[BackendServer, BackendServer], cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent evaluated online with a judge leaves, beside its own traces, one `judge {metric}` trace per judged
+    evaluation (OTEL_EVAL_JUDGE_OWN_TRACE). The backends keep no instrumentation scope, and a backfill rebuilt each
+    judge trace's `generate_content` calls as an agent invocation: scored (judged, in a real backfill) and written
+    back onto the judge's spans. It reads the agent's conversations only."""
+    from tests.emit.sinks.agent import PROJECT as JUDGED_PROJECT
+    from tests.emit.sinks.agent import run_evaluated_agent
+
+    phoenix, mlflow = servers
+    monkeypatch.setenv("OTEL_EVAL_SINKS", "")
+    created = httpx2.post(f"{mlflow.url}/api/2.0/mlflow/experiments/create", json={"name": "judged-agent"}, timeout=30)
+    created.raise_for_status()
+    experiment = created.json()["experiment_id"]
+    run_evaluated_agent(f"{phoenix.url}/v1/traces")
+    run_evaluated_agent(f"{mlflow.url}/v1/traces", {"x-mlflow-experiment-id": experiment})
+    conversations = sorted(f"sinks-conversation-{index + 1}" for index in range(len(SCENARIOS)))
+    for backend, setting, value in (
+        ("phoenix", "PHOENIX_PROJECT_NAME", JUDGED_PROJECT),
+        ("mlflow", "MLFLOW_EXPERIMENT_ID", experiment),
+    ):
+        monkeypatch.setenv("PHOENIX_COLLECTOR_ENDPOINT", phoenix.url)
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", mlflow.url)
+        monkeypatch.delenv("MLFLOW_EXPERIMENT_NAME", raising=False)
+        monkeypatch.setenv(setting, value)
+        read: list[str] = []
+        for _ in range(30):  # the exporters' batches reach the backend
+            result = cli("run", "--from", backend, "-m", "tool_call_count_v1", "--output", "json")
+            assert result.exit_code == 0, result.stderr
+            if not result.stdout.strip():  # "nothing to evaluate in that window": not there yet
+                time.sleep(1)
+                continue
+            read = sorted(str(r["session_id"]) for r in result.json()["results"])
+            if len(read) >= len(conversations) and "judge" in _read_line(result.stderr):
+                break
+            time.sleep(1)
+        assert read == conversations, (backend, read, result.stderr)
+
+
+def _read_line(stderr: str) -> str:
+    """``read N trace(s) ...`` with a note that N exceeds the agent's traces (the judge's are among them)."""
+    [line] = [line for line in stderr.splitlines() if line.startswith("read ")]
+    total = int(line.split()[1])
+    return line + (" judge" if total > len(SCENARIOS) else "")
+
+
 # --- docs/backfill.md's recipes, run as written -----------------------------------------------------------------------
 
 REPO = Path(__file__).resolve().parents[2]
