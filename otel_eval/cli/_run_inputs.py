@@ -92,3 +92,22 @@ def metric_error_source(
     if name in metric_flags:
         return f"-m {name}: {message}"
     return message
+
+
+def warn_unpaired_cases(
+    eval_set: EvalSet | None, eval_set_path: Path | None, eval_id: str | None, paired: set[str]
+) -> None:
+    """A warning naming the eval cases no conversation paired with (without ``--eval-id``), when some did: what they
+    expect was not checked (a run the agent did not record, a prompt that changed)."""
+    if eval_set is None or eval_id is not None or not paired:
+        return
+    missing = [case.eval_id for case in eval_set.eval_cases if case.eval_id not in paired]
+    if missing:
+        shown = ", ".join(missing[:_SHOWN_CASES]) + (
+            f", … (+{len(missing) - _SHOWN_CASES} more)" if len(missing) > _SHOWN_CASES else ""
+        )
+        click.echo(
+            f"warning: {eval_set_path}: {len(missing)} of {len(eval_set.eval_cases)} eval case(s) paired with no "
+            f"conversation, so nothing was checked against them: {shown}",
+            err=True,
+        )

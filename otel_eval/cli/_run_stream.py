@@ -167,10 +167,14 @@ class RunTally:
         self._evaluated: set[str] = set()
         self._stopped: dict[str, str] = {}
         self._unchecked: dict[str, tuple[str, str]] = {}
+        self.cases: set[str] = set()
+        """The ids of the eval cases some conversation paired with."""
 
     def add(self, report: ConversationReport) -> None:
         """Counts one conversation's outcomes."""
         self.count += 1
+        if report.conversation.eval_case is not None:
+            self.cases.add(report.conversation.eval_case.eval_id)
         for outcome in report.outcomes:
             self._add(outcome)
 

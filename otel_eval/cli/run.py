@@ -36,6 +36,7 @@ from otel_eval.cli._run_inputs import (
     load_inputs,
     metric_error_source,
     warn_shadowed_cases,
+    warn_unpaired_cases,
 )
 from otel_eval.cli._run_judge import (
     JUDGE_UNUSABLE,
@@ -339,6 +340,7 @@ def run(
             )
         )
     print_judge_summary(judge)
+    warn_unpaired_cases(eval_set, eval_set_path, eval_id, tally.cases)
     if written and _backfill.finish_outputs(written):
         raise SystemExit(EXIT_BACKEND)
     if streamed.loaded.errors or not tally.count:

@@ -346,3 +346,21 @@ def test_a_trace_file_that_cannot_be_read_stops_the_run_before_anything_is_score
         assert result.stderr.startswith(f"error: {bad}: ")
         assert result.stderr.strip().splitlines()[-1] == "error: 1 trace file(s) could not be read; nothing was scored"
         assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_eval_cases_no_conversation_paired_with_are_named(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    """A case whose run the agent did not record (it crashed before its root span ended, the harness skipped it) was
+    checked by nothing, and the gate passed without a word."""
+    golden = tmp_path / "golden.evalset.json"
+    assert cli("golden", AGENTEVALS / "helm.json", AGENTEVALS / "helm_3.json", "-o", golden).exit_code == 0
+    cases = [case["eval_id"] for case in json.loads(golden.read_text())["eval_cases"]]
+    result = cli("run", AGENTEVALS / "helm.json", "--eval-set", golden, "-m", "tool_trajectory_avg_score")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert (
+        f"warning: {golden}: 1 of 2 eval case(s) paired with no conversation, so nothing was checked against them: "
+        f"{cases[1]}"
+    ) in result.stderr
+    both = cli("run", AGENTEVALS / "helm.json", AGENTEVALS / "helm_3.json", "--eval-set", golden)
+    assert "paired with no conversation" not in both.stderr
+    chosen = cli("run", AGENTEVALS / "helm.json", "--eval-set", golden, "--eval-id", cases[0])
+    assert "paired with no conversation" not in chosen.stderr
