@@ -45,7 +45,7 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.processor._intake import MAX_SHED_TRACES, SpanIntake, WakeSchedule, drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
 from otel_eval.processor._process.framing import WireError, send_message
-from otel_eval.processor._process.lifecycle import Child, Restarts
+from otel_eval.processor._process.lifecycle import EXIT_CANNOT_START, Child, Restarts
 from otel_eval.processor._process.messages import (
     Batch,
     ChildSettings,
@@ -369,8 +369,13 @@ class EvaluationProcess:
         return self._child
 
     def _child_lost(self, child: Child, what: str, spans: int, records: int) -> None:
-        """The child died or stopped reading: kill it, count what went with it, restart it later."""
+        """The child died or stopped reading: kill it, count what went with it, restart it later (never, when it
+        could not use its configuration)."""
         self._child = None
+        if child.exited_with(EXIT_CANNOT_START):
+            self._lose(spans, records)
+            self._cannot_start(child)
+            return
         child.kill()
         self._lost_some = True
         logger.warning(
@@ -383,6 +388,17 @@ class EvaluationProcess:
         )
         self._lose(spans, records)
         self._restarts.failed(time.monotonic())
+
+    def _cannot_start(self, child: Child) -> None:
+        """The child could not use its configuration (it said why): none starts again, every span is dropped."""
+        child.kill()
+        self._lost_some = True
+        self._restarts.stop()
+        logger.error(
+            "the evaluation process cannot start (its error above) and is not started again: nothing is evaluated; "
+            "the spans are dropped (otel_eval.spans.dropped{otel_eval.drop.reason=%s})",
+            semconv.DROP_TRANSPORT_ERROR,
+        )
 
     def _lose(self, spans: int, records: int) -> None:
         self._lost_some = self._lost_some or bool(spans or records)

@@ -30,9 +30,11 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from otel_eval import semconv
 from otel_eval.emit.enrichment import is_enrichment_attribute
+from otel_eval.errors import ConfigurationError
 from otel_eval.processor._intake import millis_until
 from otel_eval.processor._process.exporters import ExportingProviders
 from otel_eval.processor._process.framing import WireError, receive_message, send_message
+from otel_eval.processor._process.lifecycle import EXIT_CANNOT_START
 from otel_eval.processor._process.messages import (
     Batch,
     ChildSettings,
@@ -227,6 +229,9 @@ def main(argv: list[str]) -> int:
         except (OSError, WireError) as error:
             logger.error("stopped: %s", error)
             return 1
+        except ConfigurationError as error:  # its evaluation cannot be built: restarting it would not help
+            logger.error("cannot start: %s", error)
+            return EXIT_CANNOT_START
     return 0
 
 
