@@ -1,12 +1,16 @@
-"""``isolation="process"`` with ADK custom metrics: the evaluation process imports their code with its own safe
-module path (``python -P``), not the agent's ``sys.path``. A module the agent finds only through its script's
-folder (``python examples/weather_agent.py`` with ``examples/custom_metric_config.json``) used to load here and fail
-in every evaluation process started: a traceback each time, every trace dropped, ``force_flush()`` True."""
+"""``isolation="process"`` as a first-time user meets it: with ADK custom metrics, the evaluation process imports
+their code with its own safe module path (``python -P``), not the agent's ``sys.path``. A module the agent finds only
+through its script's folder (``python examples/weather_agent.py`` with ``examples/custom_metric_config.json``) used to
+load here and fail in every evaluation process started: a traceback each time, every trace dropped, ``force_flush()``
+True. And its exporters' warnings about an endpoint that is down keep a token in the endpoint's query to
+themselves."""
 
 from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,3 +125,40 @@ def test_an_evaluation_process_that_cannot_load_its_configuration_says_so_once_a
         assert processor.stats()[f"spans.dropped.{semconv.DROP_TRANSPORT_ERROR}"] > 0  # counted, not silent
     finally:
         provider.shutdown()
+
+
+AGENT = """
+from opentelemetry.sdk.trace import TracerProvider
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings
+from otel_eval.demo import SCENARIOS, TravelAgent
+
+provider = TracerProvider()
+processor = EvaluationSpanProcessor(settings=ProcessorSettings(isolation="process"))
+provider.add_span_processor(processor)
+TravelAgent(provider).run(SCENARIOS[0])
+processor.force_flush(30_000)
+provider.shutdown()
+"""
+
+
+def test_the_evaluation_process_never_prints_the_query_of_its_otlp_endpoint(tmp_path: Path) -> None:
+    """The child's OTLP exporters retry an endpoint that is down with warnings naming it; a token in its query
+    (``?token=...``) is not printed, as the worker's and ``otel-eval run --export-otlp``'s are not."""
+    from tests.emit.sinks.servers import free_port
+
+    environ = {
+        **os.environ,
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{free_port()}/?token=0tlp-T0ken",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        "OTEL_EXPORTER_OTLP_TIMEOUT": "4",  # room for a retry, whose warning names the endpoint
+        "OTEL_LOGS_EXPORTER": "otlp",
+        "OTEL_TRACES_EXPORTER": "none",
+        "OTEL_METRICS_EXPORTER": "none",
+    }
+    agent = subprocess.run(
+        [sys.executable, "-c", AGENT], env=environ, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert agent.returncode == 0, agent.stderr
+    assert "otel-eval evaluation process: WARNING opentelemetry.exporter.otlp" in agent.stderr  # it did retry
+    assert "?***" in agent.stderr
+    assert "0tlp-T0ken" not in agent.stderr + agent.stdout

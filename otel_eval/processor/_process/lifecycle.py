@@ -24,7 +24,7 @@ CHILD_MODULE: Final = "otel_eval.processor._process.main"
 SEND_TIMEOUT_SECONDS = 10.0
 """A child that reads nothing for this long is taken for hung: killed and restarted."""
 RESTART_BACKOFF_SECONDS = (1.0, 30.0)
-EXIT_WAIT_SECONDS: Final = 0.5
+EXIT_WAIT_SECONDS: Final = 1.0
 """How long a child whose socket broke is given to exit on its own, so its exit code says why."""
 EXIT_CANNOT_START: Final = 78
 """The evaluation process's exit code when its configuration cannot be used (``EX_CONFIG``: custom metric code it

@@ -29,6 +29,7 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from otel_eval import semconv
+from otel_eval._runtime.log_filters import RedactUrlQueries
 from otel_eval.emit.enrichment import is_enrichment_attribute
 from otel_eval.errors import ConfigurationError
 from otel_eval.processor._intake import millis_until
@@ -223,6 +224,8 @@ def main(argv: list[str]) -> int:
     logging.basicConfig(
         level=logging.WARNING, format="otel-eval evaluation process: %(levelname)s %(name)s: %(message)s"
     )
+    for handler in logging.getLogger().handlers:  # its exporters' retry warnings print the endpoint, query included
+        handler.addFilter(RedactUrlQueries())
     with socket.socket(fileno=int(argv[1])) as sock:
         try:
             serve(sock)
@@ -231,7 +234,10 @@ def main(argv: list[str]) -> int:
             return 1
         except ConfigurationError as error:  # its evaluation cannot be built: restarting it would not help
             logger.error("cannot start: %s", error)
-            return EXIT_CANNOT_START
+            sys.stderr.flush()
+            # Ends now, its socket with it: the agent's process, which sees the socket break, reads why from the
+            # exit code at once (a normal exit first closes the socket, then takes its time finalizing).
+            os._exit(EXIT_CANNOT_START)
     return 0
 
 
