@@ -1,0 +1,37 @@
+"""``OTEL_EVAL_CRITERIA`` that the processor cannot run stops ``from_env()`` with an error naming the variable, as a
+value that does not parse does. Before, the error named only the metric (``unknown metric 'halucinations_v1'``,
+``invalid criteria: ...``), leaving the user to guess where the criteria came from."""
+
+from __future__ import annotations
+
+import pytest
+
+from otel_eval import EvaluationSpanProcessor
+from otel_eval.errors import ConfigurationError
+
+
+@pytest.mark.parametrize(
+    ("criteria", "problem"),
+    [
+        (
+            '{"criteria": {"halucinations_v1": 0.8}}',
+            "unknown metric 'halucinations_v1'; did you mean hallucinations_v1?",
+        ),
+        ('{"safety_v1": "high"}', "invalid criteria: criteria.safety_v1: Input should be a valid number"),
+        ('{"tool_call_count_v1": 0.5}', "metric 'tool_call_count_v1' is informational and takes no threshold"),
+        (
+            '{"criteria": {"m": 0.5}, "custom_metrics": {"m": {"code_config": {"name": "no_such_module.m"}}}}',
+            "custom metric 'm' (no_such_module.m): cannot import no_such_module",
+        ),
+    ],
+)
+def test_criteria_the_processor_cannot_run_name_the_variable(criteria: str, problem: str) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        EvaluationSpanProcessor.from_env({"OTEL_EVAL_CRITERIA": criteria}, sinks=[lambda records: None])
+    assert str(raised.value).startswith(f"OTEL_EVAL_CRITERIA: {problem}")
+
+
+def test_criteria_given_in_code_replace_the_variable_and_are_checked_by_the_processor() -> None:
+    environ = {"OTEL_EVAL_CRITERIA": '{"halucinations_v1": 0.8}'}
+    processor = EvaluationSpanProcessor.from_env(environ, criteria={"safety_v1": 0.9}, sinks=[lambda records: None])
+    processor.shutdown()
