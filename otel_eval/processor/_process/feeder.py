@@ -70,6 +70,8 @@ _WAKE_BATCH_SPANS = 256
 """Shed trace ids kept for the next batch at most (the child drops them whole)."""
 
 _FORGET_TRACES_SECONDS_MIN = 1.0
+_CHILD_SHUTDOWN_MARGIN_MILLIS = 2000
+"""How much sooner than its caller's the evaluation process's shutdown deadline is (at most a fifth of the time)."""
 _TRACE_OF_END = itemgetter(1)
 """Where an ended span's trace id is in its tuple (:mod:`~otel_eval.processor._process.wire`)."""
 
@@ -434,5 +436,9 @@ class EvaluationProcess:
         if child is None:
             return
         child.requests += 1
-        self._ask(child, Shutdown(millis_until(deadline), child.requests), deadline)
+        # The child's own deadline comes first, so that it says (and counts) what it could not evaluate in time
+        # and exports its last telemetry before this side kills it.
+        remaining = millis_until(deadline)
+        own = remaining - min(_CHILD_SHUTDOWN_MARGIN_MILLIS, remaining // 5)
+        self._ask(child, Shutdown(own, child.requests), deadline)
         child.close(deadline)
