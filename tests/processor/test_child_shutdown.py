@@ -44,9 +44,15 @@ def silent_judge() -> Iterator[tuple[str, list[socket.socket]]]:
     server.close()
 
 
+@pytest.mark.parametrize("before", ["judge_called", "at_once", "after_a_flush"])
 def test_a_shutdown_waiting_on_a_silent_judge_gets_the_evaluation_process_account(
-    silent_judge: tuple[str, list[socket.socket]], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    before: str,
+    silent_judge: tuple[str, list[socket.socket]],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """Whether the evaluation process is already waiting on the judge, still starting (it reads the shutdown late),
+    or still busy with a flush that timed out."""
     url, called = silent_judge
     monkeypatch.setenv("OTEL_EVAL_JUDGE_BASE_URL", url)
     monkeypatch.setenv("OTEL_EVAL_JUDGE_API_KEY", "test-key")
@@ -56,10 +62,12 @@ def test_a_shutdown_waiting_on_a_silent_judge_gets_the_evaluation_process_accoun
     )
     provider = TracerProvider()
     provider.add_span_processor(processor)
-    agent = TravelAgent(provider)
-    agent.run(SCENARIOS[0])
-    assert wait_until(lambda: bool(called), timeout=60)  # the evaluation process runs, its judge call hangs
-    processor.shutdown(timeout_millis=6_000)
+    TravelAgent(provider).run(SCENARIOS[0])
+    if before == "judge_called":
+        assert wait_until(lambda: bool(called), timeout=60)  # the evaluation process runs, its judge call hangs
+    elif before == "after_a_flush":
+        assert not processor.force_flush(3_000)  # sent while the evaluation process starts: it cannot be done
+    processor.shutdown(timeout_millis=8_000)
     stats = processor.stats()
     assert stats.get("evaluation_process.invocations.dropped.shutdown") == 1, stats  # its last reply arrived
     assert not [r.getMessage() for r in caplog.records if "killed" in r.getMessage()]

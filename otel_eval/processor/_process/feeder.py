@@ -70,8 +70,9 @@ _WAKE_BATCH_SPANS = 256
 """Shed trace ids kept for the next batch at most (the child drops them whole)."""
 
 _FORGET_TRACES_SECONDS_MIN = 1.0
-_CHILD_SHUTDOWN_MARGIN_MILLIS = 2000
-"""How much sooner than its caller's the evaluation process's shutdown deadline is (at most a fifth of the time)."""
+_CHILD_MARGIN_MILLIS = 2000
+"""How much sooner than its caller's the evaluation process's flush or shutdown deadline is (at most a fifth of the
+time): :func:`_sooner`."""
 _TRACE_OF_END = itemgetter(1)
 """Where an ended span's trace id is in its tuple (:mod:`~otel_eval.processor._process.wire`)."""
 
@@ -412,7 +413,7 @@ class EvaluationProcess:
         if child is None:
             return True  # nothing in flight (what a lost child had is counted)
         child.requests += 1
-        return self._ask(child, Flush(millis_until(deadline), child.requests), deadline)
+        return self._ask(child, Flush(_sooner(deadline), child.requests, time.time()), deadline)
 
     def _ask(self, child: Child, message: Flush | Shutdown, deadline: float) -> bool:
         """Sends a control message and waits for its reply until ``deadline``; False past it, or on a lost child."""
@@ -436,9 +437,13 @@ class EvaluationProcess:
         if child is None:
             return
         child.requests += 1
-        # The child's own deadline comes first, so that it says (and counts) what it could not evaluate in time
-        # and exports its last telemetry before this side kills it.
-        remaining = millis_until(deadline)
-        own = remaining - min(_CHILD_SHUTDOWN_MARGIN_MILLIS, remaining // 5)
-        self._ask(child, Shutdown(own, child.requests), deadline)
+        self._ask(child, Shutdown(_sooner(deadline), child.requests, time.time()), deadline)
         child.close(deadline)
+
+
+def _sooner(deadline: float) -> int:
+    """The evaluation process's own timeout for a flush or shutdown whose caller's deadline is ``deadline``: shorter,
+    so that it answers (and, at shutdown, says and counts what it could not evaluate, and exports its last telemetry)
+    while this side still waits, and is free for the next message, instead of being killed or answering too late."""
+    remaining = millis_until(deadline)
+    return remaining - min(_CHILD_MARGIN_MILLIS, remaining // 5)

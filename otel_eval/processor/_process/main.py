@@ -46,6 +46,7 @@ from otel_eval.processor._process.messages import (
     Records,
     Reply,
     Shutdown,
+    time_left_millis,
 )
 from otel_eval.processor._process.wire import SpanDecoder, decode_log_record
 from otel_eval.processor._settings import EngineOptions
@@ -207,10 +208,10 @@ def serve(sock: socket.socket) -> None:
         if isinstance(message, Batch):
             evaluation.batch(message)
         elif isinstance(message, Flush):
-            flushed = evaluation.flush(message.timeout_millis)
+            flushed = evaluation.flush(time_left_millis(message))
             outbox.send(Reply(flushed, message.sequence, evaluation.stats()))
         elif isinstance(message, Shutdown):
-            evaluation.shutdown(message.timeout_millis)
+            evaluation.shutdown(time_left_millis(message))
             outbox.send(Reply(True, message.sequence, evaluation.stats()))
             outbox.close(_OUTBOX_CLOSE_SECONDS)
             return
