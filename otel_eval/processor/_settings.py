@@ -30,7 +30,6 @@ from opentelemetry.trace import TracerProvider
 from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval._runtime.field_types import check_field_types
-from otel_eval._runtime.unknown_variables import unknown_variables
 from otel_eval.emit import RecordSink
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.selection import emit_setting, emit_signals
@@ -283,8 +282,6 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
         TypeError: an override that is neither a setting nor an argument of the processor (raised by it).
     """
     environ = os.environ if environ is None else environ
-    for line in unknown_variables(environ):  # a misspelled setting would otherwise be its default, silently
-        logger.warning("EvaluationSpanProcessor.from_env: %s", line)
     settings = ProcessorSettings.from_env(environ)
     settings = replace(settings, **{name: value for name, value in overrides.items() if name in _SETTING_NAMES})
     criteria = criteria_setting(environ.get(env.OTEL_EVAL_CRITERIA), setting=env.OTEL_EVAL_CRITERIA)
