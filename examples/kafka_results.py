@@ -4,8 +4,10 @@
     python examples/kafka_results.py --invocations 6    # until the results of 6 invocations are in
 
 Reads the topic from its beginning without a consumer group (nothing is committed; run it as often as you like),
-de-duplicates on ``result_id`` as every consumer of the topic should (delivery is at-least-once) and says how many
-duplicates it skipped. Each row is an invocation: its golden eval case (``eval_id``, when the workers' eval set has
+de-duplicates on the tenant and ``result_id`` (the ``otel_eval.tenant`` header, absent for the default tenant) as
+every consumer of the topic should (delivery is at-least-once) and says how many duplicates it skipped. It exits 1
+when no result came, or fewer invocations' results than ``--invocations`` within ``--wait`` (said on stderr), and
+when the topic does not exist or the broker cannot be reached (one line naming it). Each row is an invocation: its golden eval case (``eval_id``, when the workers' eval set has
 one for its question), then each metric's score and label; failed results are listed below with their explanation.
 The broker is ``OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS`` (and its security variables), the topic
 ``OTEL_EVAL_KAFKA_RESULTS_TOPIC``.
@@ -20,6 +22,7 @@ import sys
 import time
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.errors import KafkaError
 
 from otel_eval import environment_variables as env
 from otel_eval.model.messages import EvaluationRecord
@@ -28,6 +31,12 @@ from otel_eval.transport import KafkaSecurity
 COLUMNS = ("tool_call_count_v1", "tool_trajectory_avg_score", "hallucinations_v1")
 """The metrics shown first (when present); any other metric follows, in name order."""
 MAX_RECORD_BYTES = 1 << 20
+TENANT_HEADER = "otel_eval.tenant"
+"""The workers' tenant header on a result (absent for the default tenant): results are distinct per tenant."""
+
+
+class NoTopicError(Exception):
+    """The results topic has no partitions on the broker (it does not exist)."""
 
 
 async def read_results(
@@ -40,15 +49,19 @@ async def read_results(
         auto_offset_reset="earliest",
         **KafkaSecurity.from_env().client_kwargs(),
     )
-    await consumer.start()
-    results: dict[str, EvaluationRecord] = {}
+    results: dict[tuple[bytes, str], EvaluationRecord] = {}
     duplicates = 0
     try:
+        await consumer.start()
         partitions = consumer.partitions_for_topic(topic) or set()
         deadline = time.monotonic() + wait
         while not partitions and time.monotonic() < deadline:
-            await consumer.force_metadata_update()
+            await consumer.topics()  # fetches the cluster's metadata again
             partitions = consumer.partitions_for_topic(topic) or set()
+            if not partitions:
+                await asyncio.sleep(0.2)
+        if not partitions:
+            raise NoTopicError(f"topic {topic!r} has no partitions on {bootstrap}: does it exist?")
         consumer.assign([TopicPartition(topic, p) for p in sorted(partitions)])
         await consumer.seek_to_beginning()
         last = time.monotonic()
@@ -59,10 +72,11 @@ async def read_results(
                     if record.value is None or len(record.value) > MAX_RECORD_BYTES:
                         continue
                     result = EvaluationRecord.model_validate_json(record.value)
-                    if result.result_id in results:
+                    tenant = next((v for k, v in record.headers if k == TENANT_HEADER), b"")
+                    if (tenant, result.result_id) in results:
                         duplicates += 1
                     else:
-                        results[result.result_id] = result
+                        results[tenant, result.result_id] = result
                 last = time.monotonic()
             seen = {(r.trace_id, r.span_id) for r in results.values()}
             if invocations is not None and len(seen) >= invocations and not batch:
@@ -115,11 +129,28 @@ def main() -> int:
         print(f"error: set {env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS}", file=sys.stderr)
         return 2
     topic = os.environ.get(env.OTEL_EVAL_KAFKA_RESULTS_TOPIC, "").strip() or env.DEFAULT_KAFKA_RESULTS_TOPIC
-    results, duplicates = asyncio.run(
-        read_results(bootstrap, topic, invocations=args.invocations, wait=args.wait, idle=args.idle)
-    )
+    try:
+        results, duplicates = asyncio.run(
+            read_results(bootstrap, topic, invocations=args.invocations, wait=args.wait, idle=args.idle)
+        )
+    except NoTopicError as exc:
+        print(f"error: {exc} ({env.OTEL_EVAL_KAFKA_RESULTS_TOPIC})", file=sys.stderr)
+        return 1
+    except KafkaError as exc:
+        print(f"error: cannot read {topic!r} from {bootstrap}: {exc}", file=sys.stderr)
+        return 1
     print_table(results, duplicates)
-    return 0 if results else 1
+    seen = len({(r.trace_id, r.span_id) for r in results})
+    if args.invocations is not None and seen < args.invocations:
+        print(
+            f"error: the results of {seen} invocations came within --wait {args.wait:g} s, not {args.invocations}",
+            file=sys.stderr,
+        )
+        return 1
+    if not results:
+        print(f"error: no result in {topic!r} within --wait {args.wait:g} s", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import os
 import sys
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
+from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
 
 from otel_eval import environment_variables as env
 from otel_eval.transport import KafkaSecurity
@@ -34,7 +34,11 @@ async def create(bootstrap: str, names: list[str], partitions: int, replication_
         missing = [topic for topic in new if topic.name not in existing]
         if missing:
             with contextlib.suppress(TopicAlreadyExistsError):  # created meanwhile by someone else
-                await admin.create_topics(missing)
+                response = await admin.create_topics(missing)
+                for name, code, *message in response.topic_errors:
+                    if code and code != TopicAlreadyExistsError.errno:  # the broker refused it: say why
+                        reason = message[0] if message and message[0] else for_code(code).__name__
+                        print(f"error: {name}: the broker refused to create it: {reason}", file=sys.stderr)
         counts: dict[str, int] = {}
         for _ in range(50):  # metadata of a new topic can lag its creation by a moment
             for description in await admin.describe_topics(names):
@@ -48,17 +52,34 @@ async def create(bootstrap: str, names: list[str], partitions: int, replication_
         await admin.close()
 
 
+def _positive(text: str) -> int:
+    """An integer of at least 1 (argparse says the option and the value otherwise)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer >= 1")
+    return value
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("topics", nargs="+", help="the topic names")
-    parser.add_argument("--partitions", type=int, default=1, help="partitions of each new topic (default 1)")
-    parser.add_argument("--replication-factor", type=int, default=1, help="replicas of each partition (default 1)")
+    parser.add_argument("--partitions", type=_positive, default=1, help="partitions of each new topic (default 1)")
+    parser.add_argument(
+        "--replication-factor", type=_positive, default=1, help="replicas of each partition (default 1)"
+    )
     args = parser.parse_args()
     bootstrap = os.environ.get(env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS, "").strip()
     if not bootstrap:
         print(f"error: set {env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS}", file=sys.stderr)
         return 2
-    counts = asyncio.run(create(bootstrap, args.topics, args.partitions, args.replication_factor))
+    try:
+        counts = asyncio.run(create(bootstrap, args.topics, args.partitions, args.replication_factor))
+    except KafkaError as exc:
+        print(f"error: cannot create the topics on {bootstrap}: {exc}", file=sys.stderr)
+        return 1
     for name in args.topics:
         print(f"{name}: {counts.get(name, '?')} partitions")
     return 0 if len(counts) == len(args.topics) else 1

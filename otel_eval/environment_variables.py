@@ -59,7 +59,9 @@ OTEL_EVAL_CONSOLE: Final = "OTEL_EVAL_CONSOLE"
 """``true`` prints one line per score to stdout (embedded mode), next to the events, spans and metrics. Default false."""
 
 OTEL_EVAL_SAMPLE_RATE: Final = "OTEL_EVAL_SAMPLE_RATE"
-"""Fraction of traces evaluated, decided deterministically from the trace id. Default 1.0."""
+"""Fraction of traces evaluated, decided deterministically from the trace id. Default 1.0. A session's turns are
+separate traces, sampled one by one: with conversation-level metrics keep it at 1, or they judge each session from
+its sampled turns only (the processor warns at start-up)."""
 
 OTEL_EVAL_SAMPLE_PRIORITY: Final = "OTEL_EVAL_SAMPLE_PRIORITY"
 """``true``/``false``: with a sample rate below 1, still evaluate a left-out trace whose local root ended in error or

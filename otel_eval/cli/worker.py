@@ -7,6 +7,7 @@ the worker's own telemetry goes where the standard ``OTEL_EXPORTER_OTLP_*`` vari
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from typing import Any
 
@@ -99,7 +100,11 @@ _OPTION_TO_SETTING = {
     help="Seconds from SIGTERM/SIGINT to exit (drain the batch, stop the Kafka clients; see the exit codes below). "
     "[env OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT]",
 )
-@click.option("--trace-idle-timeout", type=float, help="Collector path: seconds of quiet before a trace is evaluated.")
+@click.option(
+    "--trace-idle-timeout",
+    type=float,
+    help="Collector path: seconds of quiet before a trace is evaluated. [env OTEL_EVAL_TRACE_IDLE_TIMEOUT, default 30]",
+)
 @click.option("--criteria", help="ADK criteria JSON or a path to it. [env OTEL_EVAL_CRITERIA]")
 @click.option(
     "--metrics",
@@ -162,11 +167,13 @@ def worker(sources: tuple[str, ...], log_level: str, **options: Any) -> None:
 
     SIGTERM or SIGINT stops intake, finishes the current batch and stops within --shutdown-timeout."""
     from otel_eval._runtime.collector import tune_for_serving
+    from otel_eval._runtime.unknown_variables import warn_unknown_variables
     from otel_eval.worker.service import Worker, WorkerFailed
     from otel_eval.worker.settings import WorkerSettings, settings_error
     from otel_eval.worker.telemetry import create_telemetry, install_global
 
     configure_logging(log_level)
+    warn_unknown_variables(os.environ)  # a misspelt OTEL_EVAL_* name is said, not ignored
     # Each setting given by a flag, with the flag and the value as typed: what an error about it names.
     flags: dict[str, tuple[str, Any]] = {
         _OPTION_TO_SETTING[k]: ("--" + k.replace("_", "-"), v) for k, v in options.items() if v is not None
@@ -175,7 +182,7 @@ def worker(sources: tuple[str, ...], log_level: str, **options: Any) -> None:
         flags["worker_sources"] = ("--source", ",".join(sources))
     try:
         settings = WorkerSettings.from_flags(flags)
-        settings.security()
+        settings.security().ssl_context()  # the TLS files load now: a wrong path is a bad setting (exit 2)
     except ValidationError as exc:
         fail(settings_error(exc, flags), EXIT_BAD_INPUT)
     except ConfigurationError as exc:

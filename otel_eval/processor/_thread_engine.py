@@ -14,7 +14,8 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
@@ -27,9 +28,10 @@ from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
-from otel_eval.evaluation import builtin_metric_names, criteria_from, custom_metrics_of
+from otel_eval.evaluation import builtin_metric_names, criteria_from, custom_metrics_of, registry_with_custom_metrics
 from otel_eval.evaluation.embedded import embedded_worker
-from otel_eval.metrics import default_registry
+from otel_eval.metrics import MetricRegistry, default_registry
+from otel_eval.model import EvalConfig
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import IncompleteCounter, OpenSpans, TraceBuffers
 from otel_eval.processor._intake import SpanIntake, WakeSchedule, drain, millis_until
@@ -42,6 +44,8 @@ from otel_eval.transport.base import InvocationExporter
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
+_start_up_logger = logging.getLogger(__name__ + ".start_up")
+"""Start-up warnings: one per processor, so not de-duplicated across processors."""
 
 _SCHEDULE_DELAY_SECONDS = 0.2
 """The background thread's period for idle sweeps; a local root's end wakes it at once, unless it is polling."""
@@ -49,6 +53,12 @@ _SLOW_PERIOD_SECONDS = 1.0
 """At most this often (and a quarter of the idle timeout), a tick steps for what it finds queued without a wake-up
 and for what is held for the idle timeout: invocations under way, idle traces, roots waiting for descendants."""
 _WAKE_BATCH_SPANS = 512
+SAMPLED_SESSIONS_WARNING = (
+    "%s=%s samples traces, not sessions: the conversation-level metrics %s would judge each session from its "
+    "sampled turns only, a conversation with turns left out. Set %s=1 to judge whole sessions, or leave these "
+    "metrics out"
+)
+"""Said once at start-up when a sample rate below 1 meets conversation-level metrics the embedded worker runs."""
 
 
 class InThreadEngine:
@@ -378,6 +388,8 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
             sessions=settings.sessions,
             emit=settings.emit,
         )
+        if sampling.bound is not None:
+            _warn_sampled_sessions(settings.sample_rate, settings.metrics or list(parsed or ()), criteria, registry)
         parsed = eval_set = None  # the embedded core has them and pairs each request once, with its plan
         reads = embedded.core.reads()  # rebuild only what its metrics read
     else:
@@ -406,6 +418,26 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
         enrichment_wait_seconds=enrichment_wait_seconds,
         threaded=threaded,
     )
+
+
+def _warn_sampled_sessions(
+    sample_rate: float,
+    names: Sequence[str],
+    criteria: Mapping[str, Any] | EvalConfig | None,
+    registry: MetricRegistry | None,
+) -> None:
+    """Warns when trace-id sampling (``sample_rate`` below 1) would thin the sessions of conversation-level metrics:
+    a session's turns are separate traces, each sampled on its own."""
+    known = registry_with_custom_metrics(criteria, registry)  # without custom metrics: ``registry`` itself
+    conversation = sorted(name for name in names if name in known and known.info(name).conversation_level)
+    if conversation:
+        _start_up_logger.warning(
+            SAMPLED_SESSIONS_WARNING,
+            env.OTEL_EVAL_SAMPLE_RATE,
+            sample_rate,
+            ", ".join(conversation),
+            env.OTEL_EVAL_SAMPLE_RATE,
+        )
 
 
 def _pending_spans(weak_self: weakref.ref[InThreadEngine]) -> int:

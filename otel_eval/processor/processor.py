@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,7 @@ from opentelemetry.trace import TracerProvider
 
 from otel_eval import environment_variables as env
 from otel_eval._runtime.log_filters import DuplicateLogFilter
+from otel_eval._runtime.unknown_variables import warn_unknown_variables
 from otel_eval.emit import RecordSink
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.judge import Judge
@@ -162,6 +164,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         Raises:
             ConfigurationError: a bad ``OTEL_EVAL_*`` value (naming the variable), or bad Kafka settings.
         """
+        warn_unknown_variables(os.environ if environ is None else environ)  # a misspelt name is said, not ignored
         return cls(**processor_options(environ, overrides))
 
     def __repr__(self) -> str:

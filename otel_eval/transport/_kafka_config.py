@@ -102,7 +102,15 @@ class KafkaSecurity:
                 cafile=self.ssl_cafile, certfile=self.ssl_certfile, keyfile=self.ssl_keyfile, password=key_password
             )
         except (OSError, ssl.SSLError) as exc:
-            files = ", ".join(f for f in (self.ssl_cafile, self.ssl_certfile, self.ssl_keyfile) if f)
+            files = ", ".join(
+                f"{name}={path!r}"
+                for name, path in (
+                    (env_vars.OTEL_EVAL_KAFKA_SSL_CAFILE, self.ssl_cafile),
+                    (env_vars.OTEL_EVAL_KAFKA_SSL_CERTFILE, self.ssl_certfile),
+                    (env_vars.OTEL_EVAL_KAFKA_SSL_KEYFILE, self.ssl_keyfile),
+                )
+                if path
+            )
             raise ConfigurationError(f"Kafka TLS files ({files}) cannot be loaded: {self.redact(str(exc))}") from None
         return context
 

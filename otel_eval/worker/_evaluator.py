@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from otel_eval import environment_variables as env
 from otel_eval.evaluation.core import EvaluationCore
+from otel_eval.evaluation.criteria import check_metric_names, registry_with_custom_metrics
+from otel_eval.evaluation.request_criteria import ANY_METRIC
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker.settings import WorkerSettings
 from otel_eval.worker.telemetry import WorkerTelemetry
@@ -21,7 +23,8 @@ def build_core(
     ``metrics``.
 
     Raises:
-        ConfigurationError: bad criteria or eval set, or an unknown metric in ``settings.metrics``.
+        ConfigurationError: bad criteria or eval set, or an unknown metric in ``settings.metrics`` or (honoured)
+            ``settings.request_metrics``.
     """
     from opentelemetry.metrics import NoOpMeterProvider
 
@@ -48,14 +51,20 @@ def build_core(
     pipeline_meters = telemetry.meter_provider if telemetry.meter_provider is not None else NoOpMeterProvider()
     judge = default_judge()
     judge.use_meter_provider(telemetry.meter_provider)
+    criteria = criteria_setting(settings.criteria, setting=settings.setting_name("criteria"))
+    policy = settings.request_policy
+    if policy.honour:  # a misspelt name would refuse every request naming the metric meant, quietly
+        allowed = sorted(policy.metrics - {ANY_METRIC})
+        setting = settings.setting_name("request_metrics")
+        check_metric_names(allowed, registry_with_custom_metrics(criteria), setting=setting)
     return EvaluationCore(
-        criteria=criteria_setting(settings.criteria, setting=settings.setting_name("criteria")),
+        criteria=criteria,
         metric_names=settings.metric_names,
         metrics_setting=settings.setting_name("metrics"),
         judge=judge,
         eval_set=eval_set_setting(settings.eval_set, setting=settings.setting_name("eval_set")),
         emitters=emitters,
         pipeline=PipelineMetrics(pipeline_meters, transport="kafka"),
-        request_policy=settings.request_policy,
+        request_policy=policy,
         on_refused=metrics.criteria_refused if metrics is not None else None,
     )

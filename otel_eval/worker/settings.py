@@ -98,7 +98,9 @@ class WorkerSettings(BaseSettings):
         description="Collector path: invocations re-keyed by session id for the sessions source; empty = not re-keyed.",
     )
     kafka_dead_letter_topic: str = Field(default="otel_eval.dead_letter", description="Messages that cannot be read.")
-    kafka_group_id: str = Field(default="otel-eval-worker", description="Consumer group shared by all workers.")
+    kafka_group_id: str = Field(
+        default="otel-eval-worker", min_length=1, description="Consumer group shared by all workers."
+    )
     kafka_compression: str = Field(
         default=DEFAULT_KAFKA_COMPRESSION, description="Compression of the results and dead letters."
     )
@@ -379,6 +381,8 @@ def settings_error(error: ValidationError, flags: Mapping[str, tuple[str, object
     ctx = problem.get("ctx") or {}
     if problem["type"] == "value_error" and "error" in ctx:
         return f"{shown}: {ctx['error']}"  # a validator's own words
+    if problem["type"] == "string_too_short":
+        return f"{shown}: empty (expected a name)"
     return f"{shown}: expected {_expected(field)}"
 
 

@@ -76,6 +76,39 @@ def test_the_worker_settings_are_real_settings() -> None:
     assert environment["GOOGLE_API_KEY"] is None, "the judge key passes through from the shell, never in the file"
 
 
+def _created_topics() -> dict[str, int]:
+    """kafka-init's topics and their partition counts."""
+    script = "\n".join(_services()["kafka-init"]["command"])
+    (specs,) = re.findall(r"for spec in ([^;]+);", script)
+    return {name: int(partitions) for name, partitions in (spec.split(":") for spec in specs.split())}
+
+
+def test_every_topic_the_collector_writes_or_the_workers_read_is_created() -> None:
+    """With the broker's automatic topic creation off, a topic kafka-init leaves out is an error on every batch the
+    Collector sends to it (and the records it holds are never evaluated)."""
+    created = _created_topics()
+    config = load_yaml_documents(REPO / "collector_config" / COLLECTOR_CONFIGS[0])[0]
+    written = {
+        exporter[signal]["topic"]
+        for name, exporter in config["exporters"].items()
+        if name.startswith("kafka")
+        for signal in ("traces", "logs", "metrics")
+        if signal in exporter
+    }
+    assert written == {"otlp_spans", "otlp_logs"}
+    assert written <= set(created), f"the Collector writes {sorted(written - set(created))}, kafka-init creates none"
+    assert created["otlp_logs"] == created["otlp_spans"]  # a trace's spans and records meet on one worker
+    topics = {
+        "requests": "otel_eval.requests",
+        "otlp_spans": "otlp_spans",
+        "otlp_logs": "otlp_logs",
+        "sessions": "otel_eval.sessions",
+    }
+    sources = _services()["worker"]["environment"]["OTEL_EVAL_WORKER_SOURCES"].split(",")
+    assert {topics[source] for source in sources} <= set(created)
+    assert "otlp_logs" in sources, "the GenAI content records the Collector writes would wait unread"
+
+
 def test_collectors_mount_collector_config_and_name_its_files() -> None:
     services = _services()
     for name, config in zip(("otel-collector", "otel-collector-eval"), COLLECTOR_CONFIGS, strict=True):

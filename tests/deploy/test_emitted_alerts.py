@@ -7,7 +7,9 @@ exporter's text), become the input of a generated ``promtool test rules`` file: 
 hallucination-rate recording rule must show the known share and the hallucination and judge-error alerts must fire.
 The hand-written promtool tests (which cover edge cases: resolving, low volume, baselines) may use only series
 shapes these real emitters produce. A second batch runs with a judge budget that covers no ``hallucinations_v1``
-evaluation: the budget alert must fire on its refusals, and they must not count as evaluation errors.
+evaluation: the budget alert must fire on its refusals, and they must not count as evaluation errors. A sessions
+workload (a conversation-level metric, judged on each session's last turn) must raise no alert while the judge is
+healthy, its earlier turns ``NOT_EVALUATED`` by design, and the evaluation-error alert once the judge is down.
 """
 
 from __future__ import annotations
@@ -26,13 +28,13 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from prometheus_client import CollectorRegistry
 
-from tests.deploy import emitted
+from tests.deploy import emitted, emitted_sessions
 from tests.deploy.conftest import RULE_FILES, RULE_TEST_FILES, load_yaml_documents
 from tests.deploy.emittable import emittable_label_values
 from tests.deploy.emitted import AGENT_NAME, HALLUCINATION_SHARE, JOB, Sample
 from tests.deploy.prometheus_names import emitted_label_names, emitted_prometheus_names
 from tests.environment import clean_judge_environment, use_loopback_judge
-from tests.judge.fake_gemini import FakeGemini
+from tests.judge.fake_gemini import FakeGemini, Responder
 
 MINUTES = 90
 BUDGET_ENVIRONMENT = {"OTEL_EVAL_JUDGE_BUDGET": "hallucinations_v1=0,*=100"}
@@ -72,6 +74,22 @@ def budget_samples() -> Iterator[list[Sample]]:
         try:
             agent.run_batch()
             yield emitted.otlp_samples(in_memory.get_metrics_data())
+        finally:
+            agent.shutdown()
+            meter_provider.shutdown()
+
+
+def _session_samples(judge: Responder) -> list[Sample]:
+    """One batch of the sessions workload's metrics (OTLP translation), judged by ``judge``."""
+    with FakeGemini(judge) as server, pytest.MonkeyPatch.context() as monkeypatch, ExitStack() as stack:
+        stack.enter_context(clean_judge_environment(monkeypatch))
+        use_loopback_judge(monkeypatch, server.base_url, emitted.JUDGE_ENVIRONMENT)
+        in_memory = InMemoryMetricReader()
+        meter_provider = MeterProvider(metric_readers=[in_memory])
+        agent = emitted_sessions.SessionAgent(meter_provider)
+        try:
+            agent.run_batch()
+            return emitted.otlp_samples(in_memory.get_metrics_data())
         finally:
             agent.shutdown()
             meter_provider.shutdown()
@@ -190,6 +208,94 @@ def test_the_budget_alert_fires_on_real_refusals_and_they_are_not_evaluation_err
     ]
     process = _run_promtool(promtool, test, tmp_path)
     assert process.returncode == 0, f"promtool on budget series:\n{process.stdout}{process.stderr}"
+
+
+def _results_by_label(samples: list[Sample], metric: str) -> dict[str | None, float]:
+    results = emitted.named(samples, "gen_ai_evaluation_results_total")
+    by_label: dict[str | None, float] = {}
+    for sample in results:
+        if sample.label("gen_ai_evaluation_name") == metric:
+            label = sample.label("gen_ai_evaluation_score_label")
+            by_label[label] = by_label.get(label, 0) + sample.value
+    return by_label
+
+
+@pytest.mark.integration
+def test_healthy_sessions_raise_no_alert_and_their_pass_rate_counts_one_verdict_per_session(
+    promtool: str, tmp_path: Path
+) -> None:
+    samples = _session_samples(emitted_sessions.judge_answers)
+    sessions, turns = len(emitted_sessions.SESSIONS), emitted_sessions.TURNS
+    # ADK's layout, as emitted: a verdict on each session's last turn, its earlier turns NOT_EVALUATED by design
+    assert _results_by_label(samples, emitted_sessions.MULTI_TURN) == {
+        "pass": sessions * emitted_sessions.PASS_SHARE,
+        "fail": sessions * (1 - emitted_sessions.PASS_SHARE),
+        "not_evaluated": sessions * (turns - 1),
+    }
+    assert not emitted.named(samples, "otel_eval_evaluation_errors_total")
+    metric = f'gen_ai_evaluation_name="{emitted_sessions.MULTI_TURN}"'
+    test = _promtool_test(samples)
+    test["tests"][0]["promql_expr_test"] = [
+        {
+            "expr": f"job_agent_evaluation:gen_ai_evaluation_pass_rate:ratio_rate30m{{{metric}}}",
+            "eval_time": "30m",
+            "exp_samples": [
+                {
+                    "labels": "job_agent_evaluation:gen_ai_evaluation_pass_rate:ratio_rate30m"
+                    f'{{job="{JOB}",gen_ai_agent_name="{AGENT_NAME}",{metric}}}',
+                    "value": emitted_sessions.PASS_SHARE,
+                }
+            ],
+        },
+        {  # the volume guard is met (the alert is not kept quiet by a low count): the error ratio is 0
+            "expr": f"job_evaluation:gen_ai_evaluation_results:increase15m{{{metric}}} >= 20",
+            "eval_time": "30m",
+            "exp_samples": [
+                {
+                    "labels": f'job_evaluation:gen_ai_evaluation_results:increase15m{{job="{JOB}",{metric}}}',
+                    "value": 15 * sessions * turns,
+                }
+            ],
+        },
+        {"expr": "ALERTS", "eval_time": "30m", "exp_samples": []},
+    ]
+    process = _run_promtool(promtool, test, tmp_path)
+    assert process.returncode == 0, f"promtool on healthy session series:\n{process.stdout}{process.stderr}"
+
+
+@pytest.mark.integration
+def test_sessions_whose_judge_is_down_raise_the_evaluation_error_alert(promtool: str, tmp_path: Path) -> None:
+    samples = _session_samples(emitted_sessions.judge_down)
+    sessions, turns = len(emitted_sessions.SESSIONS), emitted_sessions.TURNS
+    assert _results_by_label(samples, emitted_sessions.MULTI_TURN) == {"not_evaluated": sessions * turns}
+    test = _promtool_test(samples)
+    test["tests"][0]["promql_expr_test"] = [
+        {  # every turn of a window the judge could not score counts: the ratio is the share of sessions unscored
+            "expr": "job_evaluation:otel_eval_evaluation_errors:ratio_rate15m",
+            "eval_time": "30m",
+            "exp_samples": [
+                {
+                    "labels": "job_evaluation:otel_eval_evaluation_errors:ratio_rate15m"
+                    f'{{job="{JOB}",gen_ai_evaluation_name="{emitted_sessions.MULTI_TURN}"}}',
+                    "value": 1,
+                }
+            ],
+        },
+        {
+            "expr": 'count by (alertname, gen_ai_evaluation_name) (ALERTS{alertstate="firing"})',
+            "eval_time": "30m",
+            "exp_samples": [
+                {
+                    "labels": '{alertname="OtelEvalEvaluationErrorRateHigh",'
+                    f'gen_ai_evaluation_name="{emitted_sessions.MULTI_TURN}"}}',
+                    "value": 1,
+                },
+                {"labels": '{alertname="OtelEvalJudgeErrorRateHigh"}', "value": 1},
+            ],
+        },
+    ]
+    process = _run_promtool(promtool, test, tmp_path)
+    assert process.returncode == 0, f"promtool on session series, judge down:\n{process.stdout}{process.stderr}"
 
 
 @pytest.mark.integration

@@ -3,15 +3,19 @@ components, and a rotel file whose every variable is a real ``rotel-agent start`
 
 from __future__ import annotations
 
+import re
 import subprocess
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from otel_eval.traces.reader import read_trace_file
 from tests.worker._collector import rotel_env_file
 
-CONFIGS = Path(__file__).resolve().parents[2] / "collector_config"
+REPO = Path(__file__).resolve().parents[2]
+CONFIGS = REPO / "collector_config"
 
 # Component types of OpenTelemetry Collector Contrib the configurations may use (from the contrib READMEs).
 CONTRIB_COMPONENTS = {
@@ -102,3 +106,57 @@ def test_readme_documents_every_file() -> None:
     for path in CONFIGS.rglob("*"):
         if path.is_file() and path.name != "README.md":
             assert str(path.relative_to(CONFIGS)) in readme, path
+
+
+_CONDITION = re.compile(r'attributes\["([^"]+)"\] (==|!=) (nil|"[^"]*")')
+
+
+def _matches(condition: str, attributes: Mapping[str, Any]) -> bool:
+    """The shipped ``is-agent`` OTTL condition on one span's attributes: ``attributes["k"] == "v"`` or
+    ``attributes["k"] != nil`` terms joined by ``or`` (any other form fails the test: extend this reader)."""
+    terms = condition.split(" or ")
+    result = False
+    for term in terms:
+        found = _CONDITION.fullmatch(term.strip())
+        assert found, f"not a form this test reads: {term!r}"
+        key, operator, value = found.groups()
+        if value == "nil":
+            result |= (key in attributes) == (operator == "!=")
+        else:
+            result |= (attributes.get(key) == value.strip('"')) == (operator == "==")
+    return result
+
+
+def _trace_files() -> list[Path]:
+    """Every recorded trace the tests rebuild: the frameworks' and the examples'."""
+    frameworks = sorted((REPO / "tests" / "data" / "frameworks").glob("*/*.otlp.json*"))
+    assert len(frameworks) >= 50
+    examples = ("helm.json", "k8s.json", "adk_live_spans.json", "otel_genai_convention_spans.json")
+    return [*frameworks, *(REPO / "examples" / "traces" / name for name in examples)]
+
+
+def _span_attributes(path: Path) -> Iterator[Mapping[str, Any]]:
+    for span in read_trace_file(path).spans:
+        yield span.attributes
+
+
+def test_the_tail_sampler_samples_the_traces_of_every_supported_framework() -> None:
+    """The agent policies' ``is-agent`` condition holds for a span of every recorded trace the worker rebuilds (GenAI,
+    OpenInference, ADK, OpenLLMetry): before, it asked for ``invoke_agent``, which OpenInference's instrumentations
+    (LangGraph, CrewAI, LlamaIndex, OpenAI Agents, smolagents) and the Gemini client's never write, so the Collector
+    path never evaluated those agents, without a word."""
+    policies = _load("otelcol-agent-to-kafka.yaml")["processors"]["tail_sampling/evaluation"]["policies"]
+    conditions = {
+        sub["ottl_condition"]["span"][0]
+        for policy in policies
+        if policy["type"] == "and"
+        for sub in policy["and"]["and_sub_policy"]
+        if sub["name"] == "is-agent"
+    }
+    (condition,) = conditions  # the same test in both policies
+    missed = [
+        str(path.relative_to(REPO))
+        for path in _trace_files()
+        if not any(_matches(condition, attributes) for attributes in _span_attributes(path))
+    ]
+    assert missed == []

@@ -214,3 +214,66 @@ def test_an_empty_topic_of_a_source_not_consumed_is_no_error(monkeypatch: pytest
     monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SESSIONS_TOPIC, "")
     settings = WorkerSettings.from_flags({"worker_sources": ("--source", "requests")})
     assert settings.topics == {"otel_eval.requests": "requests"}
+
+
+@pytest.mark.parametrize("protocol", ["SSL", "SASL_SSL"])
+def test_a_tls_file_that_cannot_be_loaded_is_a_bad_setting_named_by_its_variable(
+    protocol: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Exit 2 at start-up, one line naming the variable and the file; before, the worker started, failed inside and
+    exited 1 ("worker failed") with the path alone."""
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SECURITY_PROTOCOL, protocol)
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SASL_USERNAME, "worker")
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SASL_PASSWORD, SECRET)
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SSL_CAFILE, str(tmp_path / "ca.pem"))
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SSL_KEY_PASSWORD, SECRET)
+    result = CliRunner().invoke(
+        main, ["worker", "--bootstrap-servers", f"127.0.0.1:{free_port()}", "--telemetry", "none"]
+    )
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        f"error: Kafka TLS files (OTEL_EVAL_KAFKA_SSL_CAFILE='{tmp_path / 'ca.pem'}') cannot be loaded: "
+        "[Errno 2] No such file or directory"
+    ]
+
+
+def test_every_worker_option_names_its_variable_in_the_help() -> None:
+    """Each flag also reads an ``OTEL_EVAL_*`` variable (collector_config/README.md says so): ``--help`` names it."""
+    from otel_eval.cli.worker import worker
+
+    unnamed = [
+        option.opts[0]
+        for option in worker.params
+        if option.opts[0] not in ("--log-level", "--help")
+        and "[env OTEL_EVAL_" not in (getattr(option, "help", None) or "")
+    ]
+    assert unnamed == []
+
+
+def test_a_misspelt_request_metric_is_refused_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before, the worker started and refused every request naming the metric meant (counted, logged once)."""
+    base = ["worker", "--telemetry", "none", "--bootstrap-servers", f"127.0.0.1:{free_port()}", "--metrics-port", "0"]
+    by_flag = CliRunner().invoke(main, [*base, "--request-criteria", "--request-metrics", "halucinations_v1,safety_v1"])
+    assert by_flag.exit_code == 2, by_flag.output
+    assert by_flag.output.strip().splitlines() == [
+        "error: --request-metrics: unknown metric 'halucinations_v1'; did you mean hallucinations_v1?"
+    ]
+    monkeypatch.setenv(env.OTEL_EVAL_REQUEST_CRITERIA, "true")
+    monkeypatch.setenv(env.OTEL_EVAL_REQUEST_METRICS, "*,safty_v1")
+    by_variable = CliRunner().invoke(main, base)
+    assert by_variable.exit_code == 2, by_variable.output
+    assert "error: OTEL_EVAL_REQUEST_METRICS: unknown metric 'safty_v1'; did you mean safety_v1?" in by_variable.output
+
+
+def test_an_empty_consumer_group_is_refused_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before, the worker started in group '' (a ConfigMap's empty value): a group Kafka refuses commits of, shared by
+    every worker configured alike."""
+    base = ["worker", "--telemetry", "none", "--bootstrap-servers", f"127.0.0.1:{free_port()}", "--metrics-port", "0"]
+    by_flag = CliRunner().invoke(main, [*base, "--group-id="])
+    assert (by_flag.exit_code, by_flag.output) == (2, "error: --group-id '': empty (expected a name)\n")
+    monkeypatch.setenv(env.OTEL_EVAL_KAFKA_GROUP_ID, "")
+    by_variable = CliRunner().invoke(main, base)
+    assert (by_variable.exit_code, by_variable.output) == (
+        2,
+        "error: OTEL_EVAL_KAFKA_GROUP_ID='': empty (expected a name)\n",
+    )
