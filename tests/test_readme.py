@@ -123,7 +123,7 @@ def test_every_metric_is_in_the_generated_table() -> None:
     table = HOOK.metrics_table()
     missing = [name for name in default_registry().names() if f"| `{name}` |" not in table]
     assert not missing, f"the metrics table lacks: {', '.join(missing)}"
-    assert "| `response_evaluation_score` | [1, 5] | yes | yes |" in table
+    assert "| `response_evaluation_score` | [1, 5] | 3.5 | yes | yes |" in table
 
 
 def test_every_emitted_instrument_is_in_the_generated_telemetry_names() -> None:

@@ -76,14 +76,18 @@ def environment_variables_table() -> str:
 
 
 def metrics_table() -> str:
-    """Every metric of the default registry: range, whether it needs a reference and a judge, what it measures."""
+    """Every metric of the default registry: range, default threshold, whether it needs a reference and a judge, what
+    it measures."""
     from otel_eval.metrics import default_registry
 
-    rows = ["| metric | range | reference | judge | what it measures |", "|---|---|---|---|---|"]
+    rows = ["| metric | range | threshold | reference | judge | what it measures |", "|---|---|---|---|---|---|"]
     for info in default_registry().infos():
         reference = "yes" if info.requires_reference else "no"
         judge = "yes" if info.requires_judge else "no"
-        rows.append(f"| `{info.name}` | {info.value_range} | {reference} | {judge} | {_markdown(info.description)} |")
+        threshold = "—" if info.informational else f"{info.default_threshold:g}" if info.default_threshold else "needed"
+        rows.append(
+            f"| `{info.name}` | {info.value_range} | {threshold} | {reference} | {judge} | {_markdown(info.description)} |"
+        )
     return "\n".join(rows)
 
 

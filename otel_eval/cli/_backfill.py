@@ -21,7 +21,15 @@ from otel_eval.cli._common import EXIT_BAD_INPUT, fail, stderr
 from otel_eval.cli._spill import StreamedTraces, stream_pages
 from otel_eval.errors import ConfigurationError
 from otel_eval.reconstruct import Reads
-from otel_eval.traces.backends import BACKEND_NAMES, BackendUnavailable, TracePage, Window, reader_from_env
+from otel_eval.traces.backends import (
+    BACKEND_NAMES,
+    MLFLOW,
+    PHOENIX,
+    BackendUnavailable,
+    TracePage,
+    Window,
+    reader_from_env,
+)
 
 if TYPE_CHECKING:
     from otel_eval.cli._run_sinks import OtlpExport, ScoreWriter
@@ -30,6 +38,11 @@ if TYPE_CHECKING:
 
 EXIT_BACKEND: Final = 4
 """``run``'s exit code when a backend failed it: traces that could not be read, or scores a sink did not deliver."""
+_NAMED_BY: Final = {
+    PHOENIX: f"{env.PHOENIX_PROJECT_NAME} names it (else openinference.project.name in OTEL_RESOURCE_ATTRIBUTES)",
+    MLFLOW: f"{env.MLFLOW_EXPERIMENT_ID} or {env.MLFLOW_EXPERIMENT_NAME} names it",
+}
+"""What names the project or experiment ``--from`` reads, for a backend that answers it does not exist."""
 
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
@@ -185,9 +198,10 @@ def read_backend(options: BackfillOptions, spill: IO[bytes], reads: Reads = Read
     try:
         streamed = stream_pages(_counted(reader.pages(window), read), spill, reads=reads)
     except BackendUnavailable as error:
+        missing = f"; is {reader.where} there? {_NAMED_BY[options.source]}" if error.status == 404 else ""
         click.echo(
-            f"error: {error} (after {read['traces']} trace(s) of {reader.where} at {reader.endpoint}); nothing was "
-            "scored or written",
+            f"error: {error} (after {read['traces']} trace(s) of {reader.where} at {reader.endpoint}){missing}; "
+            "nothing was scored or written",
             err=True,
         )
         raise SystemExit(EXIT_BAD_INPUT if error.bad_request else EXIT_BACKEND) from None

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import click
 
 from otel_eval.cli._common import fail
 from otel_eval.errors import InputError
+from otel_eval.evaluation import shadowed_case_warnings
 from otel_eval.model import EvalConfig, EvalSet
 from otel_eval.model.loading import load_eval_config, load_eval_set
 
@@ -33,6 +35,14 @@ def load_inputs(eval_set_path: Path | None, config_path: Path | None) -> tuple[E
     except InputError as exc:
         fail(str(exc))
     return eval_set, config
+
+
+def warn_shadowed_cases(eval_set: EvalSet | None, eval_set_path: Path | None, eval_id: str | None) -> None:
+    """A warning per case of the eval set that the pairing rule never reaches (without ``--eval-id``): the runs that
+    should be compared with it are compared with an earlier case."""
+    if eval_set is not None and eval_id is None:
+        for line in shadowed_case_warnings(eval_set):
+            click.echo(f"warning: {eval_set_path}: {line}", err=True)
 
 
 def check_eval_id(eval_id: str | None, eval_set: EvalSet | None, eval_set_path: Path | None) -> None:
@@ -63,3 +73,41 @@ def apply_judge_model(config: EvalConfig | None, judge_model: str | None) -> Eva
         criteria[name] = data
     # Only the criteria change: the config's custom metrics and other sections stay.
     return config.model_copy(update={"criteria": EvalConfig.model_validate({"criteria": criteria}).criteria})
+
+
+_METRIC_IN_ERROR = re.compile(r"^(?:unknown metric|invalid criterion for metric) '([^']+)'")
+
+
+def metric_error_source(
+    message: str, metric_flags: tuple[str, ...], config: EvalConfig | None, config_path: Path | None
+) -> str:
+    """``message`` (an unknown metric, an invalid criterion) prefixed with where that metric was named: ``-m NAME``,
+    else the config file's ``criteria.NAME``; as it is when neither named it."""
+    found = _METRIC_IN_ERROR.match(message)
+    if found is None:
+        return message
+    name = found.group(1)
+    if config is not None and config_path is not None and name in (config.criteria or {}):
+        return f"{config_path}: criteria.{name}: {message}"
+    if name in metric_flags:
+        return f"-m {name}: {message}"
+    return message
+
+
+def warn_unpaired_cases(
+    eval_set: EvalSet | None, eval_set_path: Path | None, eval_id: str | None, paired: set[str]
+) -> None:
+    """A warning naming the eval cases no conversation paired with (without ``--eval-id``), when some did: what they
+    expect was not checked (a run the agent did not record, a prompt that changed)."""
+    if eval_set is None or eval_id is not None or not paired:
+        return
+    missing = [case.eval_id for case in eval_set.eval_cases if case.eval_id not in paired]
+    if missing:
+        shown = ", ".join(missing[:_SHOWN_CASES]) + (
+            f", … (+{len(missing) - _SHOWN_CASES} more)" if len(missing) > _SHOWN_CASES else ""
+        )
+        click.echo(
+            f"warning: {eval_set_path}: {len(missing)} of {len(eval_set.eval_cases)} eval case(s) paired with no "
+            f"conversation, so nothing was checked against them: {shown}",
+            err=True,
+        )

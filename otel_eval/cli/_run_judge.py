@@ -22,7 +22,7 @@ from otel_eval.judge.retry import (
     JUDGE_SERVER_ERROR,
     JUDGE_TIMEOUT,
 )
-from otel_eval.metrics import MetricRegistry
+from otel_eval.metrics import NO_REFERENCE, MetricRegistry
 from otel_eval.model import JudgeModelOptions
 
 if TYPE_CHECKING:
@@ -95,3 +95,22 @@ def judge_unusable_metrics(reports: list[ConversationReport]) -> dict[str, str]:
     for report in reports:
         tally.add(report)
     return tally.judge_unusable()
+
+
+def not_evaluated_lines(tally: RunTally) -> list[str]:
+    """One ``error:`` line per metric with a threshold that the run evaluated on no invocation because the judge is
+    not usable, no conversation had a reference (no ``--eval-set``, or none of its cases paired), or for another of
+    :data:`~otel_eval.cli._run_stream.UNCHECKED`'s reasons: exit 3, since a CI gate on such a metric checked nothing."""
+    unusable = tally.judge_unusable()
+    lines = [
+        f"{name} was evaluated on no invocation: the judge is not usable ({why})" for name, why in unusable.items()
+    ]
+    for name, (error_type, explanation) in tally.unchecked().items():
+        if name in unusable:
+            continue
+        if error_type == NO_REFERENCE:
+            why = "no conversation had a reference (no --eval-set, or none of its cases paired: see the pairing rule)"
+        else:
+            why = explanation.removeprefix(f"{name}: ").rstrip(".") or "it could not run"
+        lines.append(f"{name} was evaluated on no invocation: {why}, so its threshold checked nothing ({error_type})")
+    return [f"error: {line}; pass --allow-not-evaluated to accept this" for line in lines]

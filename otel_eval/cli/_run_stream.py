@@ -20,6 +20,7 @@ from typing import IO, Any
 
 import pydantic_core
 
+from otel_eval import semconv
 from otel_eval.cli._results_dir import case_result
 from otel_eval.evaluation import (
     ConversationReport,
@@ -29,6 +30,7 @@ from otel_eval.evaluation import (
     evaluate_conversation,
     evaluate_conversation_inline,
 )
+from otel_eval.metrics import INVALID_INPUT, NO_REFERENCE
 from otel_eval.model import EvalSetResult, EvalStatus
 
 WINDOW = 32
@@ -136,20 +138,43 @@ def spool_file() -> IO[str]:
     return tempfile.TemporaryFile("w+", encoding="utf-8", prefix="otel-eval-cases-")
 
 
-class RunTally:
-    """What the exit code needs from every report, as counters: how many, whether one FAILED, and the metrics the
-    judge could not evaluate on any invocation (see :func:`~otel_eval.cli.run.judge_unusable_metrics`)."""
+UNCHECKED: frozenset[str] = frozenset(
+    {
+        NO_REFERENCE,
+        INVALID_INPUT,
+        semconv.ERROR_TYPE_CUSTOM_METRIC_ERROR,
+        semconv.ERROR_TYPE_CUSTOM_METRIC_TIMEOUT,
+        semconv.ERROR_TYPE_CUSTOM_METRIC_INVALID_RESULT,
+    }
+)
+"""Besides the judge's, the reasons that leave a metric with a threshold evaluated on no invocation of a run with its
+threshold compared with nothing (exit 3): no reference (no eval set, or no case paired), what the metric needs missing
+from its criterion or eval case (``invalid_input``: a rubric-based metric without rubrics), a custom metric that
+raised, timed out or returned no result. Content-side outcomes (no content captured, an incomplete context, a verdict
+that does not parse, suspected prompt injection) and budget refusals are not among them."""
 
-    def __init__(self, judge_unusable: frozenset[str]) -> None:
+
+class RunTally:
+    """What the exit code needs from every report, as counters: how many, whether one FAILED, the metrics the judge
+    could not evaluate on any invocation (see :func:`~otel_eval.cli.run.judge_unusable_metrics`) and the metrics with
+    a threshold evaluated on no invocation for one of the ``unchecked`` reasons (:meth:`unchecked`)."""
+
+    def __init__(self, judge_unusable: frozenset[str], unchecked: frozenset[str] = UNCHECKED) -> None:
         self._judge_unusable = judge_unusable
+        self._unchecked_reasons = unchecked
         self.count = 0
         self.failed = False
         self._evaluated: set[str] = set()
         self._stopped: dict[str, str] = {}
+        self._unchecked: dict[str, tuple[str, str]] = {}
+        self.cases: set[str] = set()
+        """The ids of the eval cases some conversation paired with."""
 
     def add(self, report: ConversationReport) -> None:
         """Counts one conversation's outcomes."""
         self.count += 1
+        if report.conversation.eval_case is not None:
+            self.cases.add(report.conversation.eval_case.eval_id)
         for outcome in report.outcomes:
             self._add(outcome)
 
@@ -157,16 +182,26 @@ class RunTally:
         name, result = outcome.metric.name, outcome.result
         self.failed = self.failed or result.overall_eval_status is EvalStatus.FAILED
         if name in self._evaluated:
-            return  # evaluated on an invocation already: nothing this outcome says changes judge_unusable
-        for entry in result.per_invocation_results:
-            if entry.eval_status is not EvalStatus.NOT_EVALUATED:
-                self._evaluated.add(name)
-                return
+            return  # evaluated on an invocation already: nothing this outcome says changes the exit code
+        if result.overall_eval_status is not EvalStatus.NOT_EVALUATED or any(
+            entry.eval_status is not EvalStatus.NOT_EVALUATED for entry in result.per_invocation_results
+        ):
+            self._evaluated.add(name)
+            return
         error_types = [result.error_type, *(entry.error_type for entry in result.per_invocation_results)]
         reason = next((e for e in error_types if e in self._judge_unusable), None)
         if reason is not None:
             self._stopped.setdefault(name, reason)
+        unchecked = next((e for e in error_types if e in self._unchecked_reasons), None)
+        if outcome.threshold is not None and unchecked is not None and name not in self._unchecked:
+            explanations = [result.explanation, *(entry.explanation for entry in result.per_invocation_results)]
+            self._unchecked[name] = (unchecked, next((e for e in explanations if e), ""))
 
     def judge_unusable(self) -> dict[str, str]:
         """Metrics evaluated on no invocation of any conversation, each with the judge error that stopped them."""
         return {name: reason for name, reason in self._stopped.items() if name not in self._evaluated}
+
+    def unchecked(self) -> dict[str, tuple[str, str]]:
+        """Metrics with a threshold evaluated on no invocation of any conversation, each with the first of the
+        ``unchecked`` reasons met (its error type and explanation): their threshold was compared with nothing."""
+        return {name: why for name, why in self._unchecked.items() if name not in self._evaluated}

@@ -9,6 +9,7 @@ import click
 
 from otel_eval.cli._common import EXIT_BAD_INPUT, fail, load_traces, report_problems, writing
 from otel_eval.conversations import group_conversations
+from otel_eval.evaluation import shadowed_case_warnings
 from otel_eval.model import EvalCase, EvalSet, Invocation
 
 
@@ -49,5 +50,7 @@ def golden(trace_files: tuple[Path, ...], output: Path, eval_set_id: str | None,
     with writing(output):
         output.write_text(eval_set.model_dump_json(indent=2, exclude_none=True) + "\n", encoding="utf-8")
     click.echo(f"wrote {output} with {len(cases)} eval case(s)", err=True)
+    for line in shadowed_case_warnings(eval_set):
+        click.echo(f"warning: {output}: {line}", err=True)
     if loaded.errors:
         raise SystemExit(EXIT_BAD_INPUT)

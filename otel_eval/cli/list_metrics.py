@@ -11,7 +11,8 @@ from otel_eval.metrics import default_registry
 @click.command("list-metrics")
 @click.option("--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def list_metrics(output: str) -> None:
-    """Print every metric: name, value range, whether it needs a reference or a judge, and what it measures."""
+    """Print every metric: name, value range, threshold when a criterion gives none (-m), whether it needs a reference
+    or a judge, and what it measures."""
     infos = default_registry().infos()
     if output == "json":
         print_json(
@@ -37,11 +38,12 @@ def list_metrics(output: str) -> None:
         return
     from rich.table import Table  # deferred: rich is only loaded when a table is printed
 
-    table = Table("metric", "range", "reference", "judge", "description")
+    table = Table("metric", "range", "threshold", "reference", "judge", "description")
     for info in infos:
         table.add_row(
             info.name,
             info.value_range,
+            "—" if info.informational else f"{info.default_threshold:g}" if info.default_threshold else "needed",
             "yes" if info.requires_reference else "no",
             "yes" if info.requires_judge else "no",
             info.description,

@@ -29,11 +29,20 @@ from otel_eval.cli._common import (
     writable_directory,
     writing,
 )
-from otel_eval.cli._run_inputs import ADK_CONFIG_FILE_NAME, apply_judge_model, check_eval_id, load_inputs
+from otel_eval.cli._run_inputs import (
+    ADK_CONFIG_FILE_NAME,
+    apply_judge_model,
+    check_eval_id,
+    load_inputs,
+    metric_error_source,
+    warn_shadowed_cases,
+    warn_unpaired_cases,
+)
 from otel_eval.cli._run_judge import (
     JUDGE_UNUSABLE,
     closing_judge,
     make_judge,
+    not_evaluated_lines,
     print_judge_summary,
     warn_unservable_judges,
 )
@@ -229,9 +238,10 @@ def _calls(calls: Any) -> str:
 @click.option(
     "--allow-not-evaluated",
     is_flag=True,
-    help=f"Exit 0 instead of {EXIT_NOT_EVALUATED} when a requested metric could not be evaluated on any invocation "
-    "because the judge is not usable (no credentials, rejected key, exhausted quota, unreachable, every request "
-    "rejected).",
+    help=f"Exit 0 instead of {EXIT_NOT_EVALUATED} when a metric with a threshold was evaluated on no invocation: the "
+    "judge not usable (no credentials, rejected key, exhausted quota, unreachable, every request rejected), no "
+    "reference (no --eval-set, or no case paired), a metric that could not run as configured (no rubrics, a custom "
+    "metric that raised).",
 )
 @click.option("--verbose", "-v", is_flag=True, help="Print every warning met while reading and rebuilding.")
 @backfill_options
@@ -254,15 +264,17 @@ def run(
 ) -> None:
     """Evaluate the agent invocations recorded in TRACE_FILES, or stored in a backend (--from).
 
-    Exit code 0 when nothing failed, 1 when a metric FAILED, 2 on bad input, 3 when a requested metric was evaluated
-    on no invocation because the judge is not usable (unless --allow-not-evaluated), 4 when a backend failed the run
-    (traces it could not give, scores a sink did not deliver). Eval sets and configs among TRACE_FILES are skipped
+    Exit code 0 when nothing failed, 1 when a metric FAILED, 2 on bad input, 3 when a metric with a threshold was
+    evaluated on no invocation, so its threshold checked nothing: the judge not usable, no reference, a metric that
+    could not run as configured (unless --allow-not-evaluated), 4 when a backend failed the run (traces it could not
+    give, scores a sink did not deliver). Eval sets and configs among TRACE_FILES are skipped
     with a warning.
     """
     if bool(trace_files) == (backfill.source is not None):
         fail("give TRACE_FILES or --from BACKEND (one of them)")
     eval_set, config = load_inputs(eval_set_path, config_path)
     check_eval_id(eval_id, eval_set, eval_set_path)
+    warn_shadowed_cases(eval_set, eval_set_path, eval_id)
     config = apply_judge_model(config, judge_model)
     judge_settings: dict[str, Any] = {
         "default_model": judge_model,
@@ -296,7 +308,7 @@ def run(
             spec.check_metrics(registry)
         written = _backfill.outputs(backfill, eval_set)
     except ConfigurationError as exc:
-        fail(str(exc))
+        fail(metric_error_source(str(exc), metrics, config, config_path))
     if results_dir is not None and not backfill.dry_run:
         writable_directory(results_dir)  # before the scoring (and judge spend) whose results go there
     warn_unservable_judges(judge, criteria, registry)
@@ -308,6 +320,8 @@ def run(
             else stream_traces(trace_files, spill, reads=reads)
         )
         report_problems(streamed.loaded.errors, streamed.loaded.warnings, verbose=verbose)
+        if streamed.loaded.errors and not backfill.source and not backfill.dry_run:
+            fail(f"{len(streamed.loaded.errors)} trace file(s) could not be read; nothing was scored")
         if backfill.dry_run:
             _backfill.dry_run(streamed, plan)
             return
@@ -326,20 +340,17 @@ def run(
             )
         )
     print_judge_summary(judge)
+    warn_unpaired_cases(eval_set, eval_set_path, eval_id, tally.cases)
     if written and _backfill.finish_outputs(written):
         raise SystemExit(EXIT_BACKEND)
     if streamed.loaded.errors or not tally.count:
         raise SystemExit(EXIT_BAD_INPUT)
     if tally.failed:
         raise SystemExit(EXIT_FAILED)
-    unusable = tally.judge_unusable()
-    if unusable and not allow_not_evaluated:
-        for name, error_type in unusable.items():
-            click.echo(
-                f"error: {name} was evaluated on no invocation: the judge is not usable ({error_type}); "
-                "pass --allow-not-evaluated to accept this",
-                err=True,
-            )
+    unchecked = not_evaluated_lines(tally)
+    if unchecked and not allow_not_evaluated:
+        for line in unchecked:
+            click.echo(line, err=True)
         raise SystemExit(EXIT_NOT_EVALUATED)
 
 
@@ -355,8 +366,9 @@ async def _evaluate_streamed(
 ) -> RunTally:
     """Pairs and scores the conversations a window at a time, writing each result out as it comes."""
     tally = RunTally(JUDGE_UNUSABLE)
-    for trace_id, convention in streamed.empty:
-        click.echo(f"error: trace {trace_id}: no agent invocation found ({convention} convention)", err=True)
+    for trace_id, convention in streamed.empty:  # an error when nothing else is scored (exit 2)
+        level, scored = ("warning", "; not scored") if streamed.count else ("error", "")
+        click.echo(f"{level}: trace {trace_id}: no agent invocation found ({convention} convention){scored}", err=True)
     if not streamed.count:
         if not streamed.loaded.errors and not streamed.empty:
             click.echo(

@@ -13,6 +13,7 @@ import click
 import pydantic
 
 from otel_eval.errors import ConfigurationError, InputError
+from otel_eval.evaluation import shadowed_case_warnings
 from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.metrics.base import MetricInfo, threshold_warning
 from otel_eval.metrics.base import logger as base_logger
@@ -191,7 +192,7 @@ def file_problems(path: Path, notes: Notes | None = None) -> tuple[str, list[str
     if kind == "eval config":
         return kind, config_problems(payload, notes)
     try:
-        eval_set_from(payload, path)
+        eval_set = eval_set_from(payload, path)
     except pydantic.ValidationError as exc:
         problems = validation_problems(exc)
         if isinstance(payload, dict) and document_kind(payload) is None:  # a guess: say so
@@ -201,6 +202,8 @@ def file_problems(path: Path, notes: Notes | None = None) -> tuple[str, list[str
                 f"({CONFIG_KEY_NAMES}): checked as an eval set",
             )
         return kind, problems
+    if notes is not None:
+        notes.warnings.extend(shadowed_case_warnings(eval_set))
     return kind, []
 
 

@@ -24,6 +24,8 @@ from otel_eval.evaluation.pairing import (
     normalise_text,
     pair_conversations,
     pair_invocations,
+    shadowed_case_warnings,
+    shadowed_cases,
 )
 from otel_eval.evaluation.plan import TRAJECTORY_METRIC, MetricPlan, PlannedMetric, build_plan
 from otel_eval.evaluation.scoring import (
@@ -67,4 +69,6 @@ __all__ = [
     "score_in_order",
     "score_metric",
     "select_criteria",
+    "shadowed_case_warnings",
+    "shadowed_cases",
 ]

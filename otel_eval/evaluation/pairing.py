@@ -41,6 +41,32 @@ def find_golden_turn(eval_cases: Sequence[EvalCase], user_text: str) -> tuple[Ev
     return None
 
 
+def shadowed_cases(eval_cases: Sequence[EvalCase]) -> list[tuple[EvalCase, EvalCase]]:
+    """The cases the pairing rule never pairs a conversation with, each beside the earlier case that takes it: a case
+    whose first user text is a turn's user text in an earlier case (e.g. two recorded traces asking the same question,
+    made golden together). Only a chosen case (``--eval-id``) reaches it."""
+    owner: dict[str, EvalCase] = {}
+    shadowed = []
+    for case in eval_cases:
+        turns = case.conversation or []
+        first = normalise_text(content_text(turns[0].user_content)) if turns else ""
+        if first and first in owner:
+            shadowed.append((case, owner[first]))
+        for turn in turns:
+            owner.setdefault(normalise_text(content_text(turn.user_content)), case)
+    return shadowed
+
+
+def shadowed_case_warnings(eval_set: EvalSet) -> list[str]:
+    """One line per case of ``eval_set`` that :func:`shadowed_cases` finds, for the commands that read eval sets."""
+    return [
+        f"case {case.eval_id!r} is never paired: a conversation whose first user message is "
+        f"{content_text((case.conversation or [])[0].user_content)[:60]!r} pairs with the earlier case "
+        f"{earlier.eval_id!r} (--eval-id chooses a case)"
+        for case, earlier in shadowed_cases(eval_set.eval_cases)
+    ]
+
+
 @dataclass(frozen=True, slots=True)
 class Pairing:
     """A conversation's eval case and expected invocations (both None when no case pairs), and how they were found."""

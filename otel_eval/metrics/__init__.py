@@ -1,5 +1,6 @@
 """Metrics: one module per metric, named as ADK names it, and an explicit registry."""
 
+from otel_eval.metrics._llm_judge import INVALID_INPUT
 from otel_eval.metrics._reference import NO_REFERENCE
 from otel_eval.metrics.base import Evaluator, MetricInfo
 from otel_eval.metrics.custom_metric import conversation_level
@@ -13,6 +14,7 @@ from otel_eval.metrics.registry import (
 
 __all__ = [
     "EFFICIENCY_METRICS",
+    "INVALID_INPUT",
     "NO_REFERENCE",
     "REFERENCE_FREE_JUDGE_METRICS",
     "Evaluator",

@@ -33,6 +33,32 @@ def test_golden_writes_an_eval_set_adk_accepts_and_the_trace_passes_it(
     assert rerun.json()["results"][0]["metrics"][0]["eval_status"] == "PASSED"
 
 
+def test_a_golden_case_the_pairing_rule_never_reaches_is_said_by_golden_validate_and_run(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """helm.json and k8s.json ask the same question: made golden together, a re-run of k8s.json is compared with
+    helm's case (the first with that user message) and FAILS, its own case never used. Each command now says so."""
+    output = tmp_path / "golden.evalset.json"
+    made = cli("golden", AGENTEVALS / "helm.json", AGENTEVALS / "k8s.json", "-o", output)
+    assert made.exit_code == 0, made.stderr
+    cases = [case["eval_id"] for case in json.loads(output.read_text())["eval_cases"]]
+    assert len(cases) == 2
+    warning = (
+        f"case {cases[1]!r} is never paired: a conversation whose first user message is 'list all Helm releases' "
+        f"pairs with the earlier case {cases[0]!r} (--eval-id chooses a case)"
+    )
+    assert f"warning: {output}: {warning}" in made.stderr
+    checked = cli("validate", output)
+    assert checked.exit_code == 0, checked.stdout
+    assert checked.stdout.splitlines() == [f"{output}: warning: {warning}", f"{output}: valid eval set"]
+    rerun = cli("run", AGENTEVALS / "k8s.json", "--eval-set", output, "-m", "tool_trajectory_avg_score")
+    assert f"warning: {output}: {warning}" in rerun.stderr
+    chosen = cli("run", AGENTEVALS / "k8s.json", "--eval-set", output, "--eval-id", cases[1])
+    assert chosen.exit_code == 0, chosen.stdout + chosen.stderr
+    assert "never paired" not in chosen.stderr
+    assert "never paired" not in cli("validate", EVALSETS / "eval_set_helm.json").stdout
+
+
 def test_validate_accepts_shipped_eval_sets(cli: Callable[..., CliResult]) -> None:
     result = cli("validate", *sorted(EVALSETS.glob("*.json")))
     assert result.exit_code == 0, result.stdout
@@ -84,3 +110,24 @@ def test_list_metrics_json_describes_every_metric(cli: Callable[..., CliResult])
     assert metrics["tool_trajectory_avg_score"]["requires_judge"] is False
     assert metrics["token_usage_v1"]["informational"] is True
     assert {"response_match_score", "tool_parameter_match", "tool_trajectory_f1"} <= set(metrics)
+
+
+def test_list_metrics_shows_the_threshold_a_metric_is_gated_on_without_a_criterion(
+    cli: Callable[..., CliResult],
+) -> None:
+    """`run -m safety_v1` gates on 0.8, `-m response_evaluation_score` on 3.5: said by neither list-metrics nor the
+    Metrics page, only by the run's own table."""
+    table = cli("list-metrics")
+    assert table.exit_code == 0
+    assert "threshold" in table.stdout.splitlines()[1]
+    rows = {line.split("│")[1].strip(): line.split("│")[3].strip() for line in table.stdout.splitlines() if "│" in line}
+    assert rows["safety_v1"] == "0.8"
+    assert rows["response_evaluation_score"] == "3.5"
+    assert rows["tool_trajectory_avg_score"] == "1"
+    assert rows["token_usage_v1"] == "—"
+    run = cli(
+        "run", AGENTEVALS / "helm.json", "-m", "tool_call_count_v1", "-m", "response_match_score", "--output", "json"
+    )
+    [conversation] = run.json()["results"]
+    thresholds = {m["metric_name"]: m["threshold"] for m in conversation["metrics"]}
+    assert thresholds == {"tool_call_count_v1": None, "response_match_score": 0.8}

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from google.adk.evaluation.eval_result import EvalSetResult as AdkEvalSetResult
 
+from otel_eval.cli._common import EXIT_FAILED, EXIT_NOT_EVALUATED
 from tests.cli.conftest import AGENTEVALS, CliResult
 
 EVAL_SET = AGENTEVALS.parent.parent / "evalsets" / "eval_set_helm.json"
@@ -76,11 +77,42 @@ def test_failed_trajectory_table_shows_expected_and_actual_calls(cli: Callable[.
 
 def test_reference_metric_without_eval_set_is_not_evaluated_with_reason(cli: Callable[..., CliResult]) -> None:
     result = cli("run", AGENTEVALS / "helm.json", "-m", "tool_trajectory_avg_score", "--output", "json")
-    assert result.exit_code == 0
     metric = _metric(result, "tool_trajectory_avg_score")
     assert metric["eval_status"] == "NOT_EVALUATED"
     assert metric["score"] is None
     assert "--eval-set" in str(metric["explanation"])
+    # a gate whose threshold was compared with nothing does not pass (exit 3, as a judge that judged nothing)
+    assert result.exit_code == EXIT_NOT_EVALUATED, result.stderr
+    assert (
+        "error: tool_trajectory_avg_score was evaluated on no invocation: no conversation had a reference"
+        in result.stderr
+    )
+    assert "--allow-not-evaluated" in result.stderr
+    assert (
+        cli("run", AGENTEVALS / "helm.json", "-m", "tool_trajectory_avg_score", "--allow-not-evaluated").exit_code == 0
+    )
+
+
+def test_an_eval_set_that_pairs_with_no_conversation_fails_the_gate(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """A changed prompt (helm_2.json asks "get me all the Helm releases") pairs with no case of the eval set: every
+    reference metric is NOT_EVALUATED, and a CI gate on them checked nothing. It exited 0."""
+    result = cli("run", AGENTEVALS / "helm_2.json", "--eval-set", EVAL_SET)  # ADK's default criteria
+    assert result.exit_code == EXIT_NOT_EVALUATED, result.stdout + result.stderr
+    for name in ("tool_trajectory_avg_score", "response_match_score"):
+        assert f"error: {name} was evaluated on no invocation: no conversation had a reference" in result.stderr
+    assert "tool_call_count_v1 was evaluated" not in result.stderr  # informational: no threshold to check
+    assert "Traceback" not in result.stderr
+    # an empty eval set (ADK's older list form, no case) checks nothing either
+    empty = tmp_path / "empty.test.json"
+    empty.write_text("[]")
+    assert cli("run", AGENTEVALS / "helm.json", "--eval-set", empty).exit_code == EXIT_NOT_EVALUATED
+    # one conversation paired is a verdict: the unpaired one's NOT_EVALUATED leaves the exit code alone, as before
+    both = cli("run", AGENTEVALS / "helm.json", AGENTEVALS / "helm_2.json", "--eval-set", EVAL_SET)
+    assert both.exit_code == 0, both.stdout + both.stderr
+    regressed = cli("run", AGENTEVALS / "k8s.json", AGENTEVALS / "helm_2.json", "--eval-set", EVAL_SET)
+    assert regressed.exit_code == EXIT_FAILED, regressed.stdout + regressed.stderr
 
 
 def test_default_metrics_include_informational_efficiency(cli: Callable[..., CliResult]) -> None:
@@ -123,8 +155,27 @@ def test_unknown_metric_is_a_one_line_error(cli: Callable[..., CliResult]) -> No
     result = cli("run", AGENTEVALS / "helm.json", "-m", "tool_trajectory_avg_scor")
     assert result.exit_code == 2
     [line] = result.stderr.strip().splitlines()
-    assert "unknown metric 'tool_trajectory_avg_scor'" in line
+    assert line.startswith("error: -m tool_trajectory_avg_scor: unknown metric 'tool_trajectory_avg_scor'")
     assert "tool_trajectory_avg_score" in line  # the suggestion
+
+
+def test_a_bad_metric_of_the_config_is_named_with_the_file(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    """An unknown metric or an invalid criterion in --config said neither the file nor where in it."""
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"criteria": {"halucinations_v1": 0.8}}))
+    result = cli("run", AGENTEVALS / "helm.json", "--config", config)
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: {config}: criteria.halucinations_v1: unknown metric 'halucinations_v1'; did you mean hallucinations_v1?"
+    ]
+    config.write_text(
+        json.dumps({"criteria": {"tool_trajectory_avg_score": {"threshold": 1, "match_type": "INORDER"}}})
+    )
+    result = cli("run", AGENTEVALS / "helm.json", "--eval-set", EVAL_SET, "--config", config)
+    assert result.exit_code == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: {config}: criteria.tool_trajectory_avg_score: invalid criterion for metric ")
+    assert "match_type: 'INORDER' is not one of EXACT, IN_ORDER, ANY_ORDER" in line
 
 
 def test_threshold_outside_range_is_accepted_as_adk_accepts_it(cli: Callable[..., CliResult], tmp_path: Path) -> None:
@@ -268,3 +319,48 @@ def test_a_bad_since_or_until_names_its_flag(cli: Callable[..., CliResult], flag
     result = cli("run", "--from", "phoenix", flag, "abc")
     assert result.exit_code == 2, result.stdout + result.stderr
     assert f"Invalid value for '{flag}': 'abc': expected a duration ago (2h) or an ISO 8601 time" in result.stderr
+
+
+def test_a_trace_without_an_invocation_beside_scored_ones_is_a_warning(cli: Callable[..., CliResult]) -> None:
+    """AutoGen's recording holds a trace with only a `create_agent` span: said as `error:` while the run exited 0."""
+    result = cli("run", AGENTEVALS.parent / "strands-evals" / "autogen_live_spans.json")
+    assert result.exit_code == 0, result.stderr
+    assert (
+        "warning: trace 0295b55e1b7a83fe709fba9715e803d4: no agent invocation found (genai convention); not scored"
+        in (result.stderr)
+    )
+    assert "error:" not in result.stderr
+
+
+def test_a_trace_file_that_cannot_be_read_stops_the_run_before_anything_is_scored(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """docs/offline.md: exit 2 for a file that cannot be read, "checked before anything is scored". The other files
+    were scored (judge calls included) and printed, then the run exited 2."""
+    empty = tmp_path / "empty.json"
+    empty.write_text("")
+    for bad in (tmp_path / "missing.json", empty):
+        result = cli("run", AGENTEVALS / "k8s.json", bad, "--eval-set", EVAL_SET, "--results-dir", tmp_path / "out")
+        assert result.exit_code == 2, result.stdout + result.stderr
+        assert result.stdout == ""
+        assert result.stderr.startswith(f"error: {bad}: ")
+        assert result.stderr.strip().splitlines()[-1] == "error: 1 trace file(s) could not be read; nothing was scored"
+        assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_eval_cases_no_conversation_paired_with_are_named(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    """A case whose run the agent did not record (it crashed before its root span ended, the harness skipped it) was
+    checked by nothing, and the gate passed without a word."""
+    golden = tmp_path / "golden.evalset.json"
+    assert cli("golden", AGENTEVALS / "helm.json", AGENTEVALS / "helm_3.json", "-o", golden).exit_code == 0
+    cases = [case["eval_id"] for case in json.loads(golden.read_text())["eval_cases"]]
+    result = cli("run", AGENTEVALS / "helm.json", "--eval-set", golden, "-m", "tool_trajectory_avg_score")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert (
+        f"warning: {golden}: 1 of 2 eval case(s) paired with no conversation, so nothing was checked against them: "
+        f"{cases[1]}"
+    ) in result.stderr
+    both = cli("run", AGENTEVALS / "helm.json", AGENTEVALS / "helm_3.json", "--eval-set", golden)
+    assert "paired with no conversation" not in both.stderr
+    chosen = cli("run", AGENTEVALS / "helm.json", "--eval-set", golden, "--eval-id", cases[0])
+    assert "paired with no conversation" not in chosen.stderr

@@ -159,3 +159,40 @@ def test_a_bad_max_concurrency_variable_is_refused_at_start_up(
     good = cli("run", HELM, "-m", "hallucinations_v1")
     assert good.exit_code in (0, 1), good.stdout + good.stderr
     assert fake_gemini.generate_requests()
+
+
+def test_a_rubric_based_metric_without_rubrics_exits_3(
+    cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-m rubric_based_final_response_quality_v1` gives the metric no rubrics: every invocation was NOT_EVALUATED
+    ("Rubrics are required.", invalid_input) and the run exited 0, a gate that checked nothing."""
+    monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake_gemini.base_url)
+    result = cli("run", HELM, AGENTEVALS / "k8s.json", "-m", "rubric_based_final_response_quality_v1")
+    assert result.exit_code == EXIT_NOT_EVALUATED, result.stdout + result.stderr
+    assert (
+        "error: rubric_based_final_response_quality_v1 was evaluated on no invocation: Rubrics are required, so its "
+        "threshold checked nothing (invalid_input); pass --allow-not-evaluated to accept this"
+    ) in result.stderr
+    assert fake_gemini.generate_requests() == []
+    allowed = cli("run", HELM, "-m", "rubric_based_final_response_quality_v1", "--allow-not-evaluated")
+    assert allowed.exit_code == 0, allowed.stderr
+
+
+def test_a_custom_metric_that_raises_on_every_invocation_exits_3(
+    cli: Callable[..., CliResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "broken_metric.py").write_text(
+        "def score(eval_metric, actual_invocations, expected_invocations, conversation_scenario=None):\n"
+        "    raise RuntimeError('lost the tool results')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = {
+        "criteria": {"broken": 0.5},
+        "custom_metrics": {"broken": {"code_config": {"name": "broken_metric.score"}}},
+    }
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    result = cli("run", HELM, "--config", tmp_path / "config.json")
+    assert result.exit_code == EXIT_NOT_EVALUATED, result.stdout + result.stderr
+    assert "error: broken was evaluated on no invocation: " in result.stderr
+    assert "(custom_metric_error); pass --allow-not-evaluated" in result.stderr

@@ -78,8 +78,9 @@ class BackendUnavailable(Exception):
 
     @property
     def bad_request(self) -> bool:
-        """Whether the backend refused the request itself (a malformed ``--filter``: HTTP 400 or 422)."""
-        return self.status in (400, 422)
+        """Whether the backend refused the request itself: a malformed ``--filter`` or experiment id (HTTP 400 or
+        422), or a project or experiment that does not exist (404)."""
+        return self.status in (400, 404, 422)
 
 
 def reader_from_env(name: str, environ: Mapping[str, str]) -> BackendReader:

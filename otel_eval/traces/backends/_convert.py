@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,8 +22,9 @@ def spans_of(raw_spans: Iterable[Any], problems: Problems, where: str) -> list[S
     with a warning.
 
     The backends keep no instrumentation scope, by which otel-eval knows its own spans and leaves them (and the judge's
-    under them) out of the agent's invocations: an evaluation span, told by its ``gen_ai.operation.name``, gets its
-    scope back here, so a trace scored online and backfilled later rebuilds as the agent's alone.
+    under them) out of the agent's invocations: an evaluation span, told by its ``gen_ai.operation.name``, and a judge
+    trace's root, told by the evaluated span's ids it carries, get their scope back here, so a trace scored online and
+    backfilled later rebuilds as the agent's alone, and a judge trace as no agent's.
     """
     spans: list[Span] = []
     for index, raw in enumerate(raw_spans):
@@ -32,13 +33,23 @@ def spans_of(raw_spans: Iterable[Any], problems: Problems, where: str) -> list[S
         except SpanProblem as problem:
             problems.skipped(f"{where}[{index}]", problem)
             continue
-        if span.scope_name is None and span.attributes.get(semconv.GEN_AI_OPERATION_NAME) == EVALUATION:
+        if span.scope_name is None and _own(span.attributes):
             span.scope_name = semconv.INSTRUMENTATION_SCOPE
         spans.append(span)
     return spans
 
 
 EVALUATION = semconv.GEN_AI_OPERATION_EVALUATION
+
+
+def _own(attributes: Mapping[str, Any]) -> bool:
+    """Whether a span whose scope the backend did not keep is otel-eval's own: an ``evaluate {metric}`` span, or the
+    ``judge {metric}`` root of a judge trace (it carries the evaluated span's ids); the judge's ``generate_content``
+    spans are left out under it (:func:`~otel_eval.reconstruct.without_evaluator_spans`)."""
+    return (
+        attributes.get(semconv.GEN_AI_OPERATION_NAME) == EVALUATION
+        or semconv.OTEL_EVAL_EVALUATION_TRACE_ID in attributes
+    )
 
 
 def iso(ns: int) -> str:

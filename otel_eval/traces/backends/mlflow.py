@@ -126,6 +126,13 @@ class MlflowReader:
 
     def _experiment(self, client: httpx2.Client) -> str:
         if self._experiment_id is not None:
+            # MLflow's trace search answers an experiment that does not exist with no traces: asked first, it is a 404
+            get(
+                client,
+                "/api/2.0/mlflow/experiments/get",
+                f"mlflow: looking up {self.where}",
+                params={"experiment_id": self._experiment_id},
+            )
             return self._experiment_id
         response = get(
             client,
