@@ -249,6 +249,11 @@ def with_deprecated_keywords(settings: ProcessorSettings | None, keywords: Mappi
 
 
 _SETTING_NAMES: Final = frozenset(setting.name for setting in fields(ProcessorSettings))
+_SETTINGS_REPLACE_ENVIRONMENT: Final = (
+    "EvaluationSpanProcessor.from_env(settings=...): the settings given replace every setting read from the "
+    "OTEL_EVAL_* variables (OTEL_EVAL_EMIT, OTEL_EVAL_SAMPLE_RATE, ... are not used); to change some of them, pass "
+    "them as keywords (from_env(sample_rate=0.1)), or use EvaluationSpanProcessor(settings=...) without from_env"
+)
 _EMBEDDED_OBJECTS: Final = EMBEDDED_OPTIONS - _SETTING_NAMES
 """The embedded worker's objects (``judge``, ``tracer_provider``, ``logger_provider``, ``sinks``): arguments of the
 processor that are not used when an exporter (Kafka, or the caller's) does the evaluating."""
@@ -282,6 +287,8 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
         TypeError: an override that is neither a setting nor an argument of the processor (raised by it).
     """
     environ = os.environ if environ is None else environ
+    if "settings" in overrides:  # passed on whole, as an object: the environment's are not merged into it
+        logger.warning(_SETTINGS_REPLACE_ENVIRONMENT)
     settings = ProcessorSettings.from_env(environ)
     settings = replace(settings, **{name: value for name, value in overrides.items() if name in _SETTING_NAMES})
     criteria = criteria_setting(environ.get(env.OTEL_EVAL_CRITERIA), setting=env.OTEL_EVAL_CRITERIA)

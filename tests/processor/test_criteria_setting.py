@@ -4,9 +4,11 @@ value that does not parse does. Before, the error named only the metric (``unkno
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
-from otel_eval import EvaluationSpanProcessor
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.errors import ConfigurationError
 
 
@@ -35,3 +37,19 @@ def test_criteria_given_in_code_replace_the_variable_and_are_checked_by_the_proc
     environ = {"OTEL_EVAL_CRITERIA": '{"halucinations_v1": 0.8}'}
     processor = EvaluationSpanProcessor.from_env(environ, criteria={"safety_v1": 0.9}, sinks=[lambda records: None])
     processor.shutdown()
+
+
+def test_settings_given_to_from_env_say_that_they_replace_the_environments(caplog: pytest.LogCaptureFixture) -> None:
+    """``from_env(settings=...)`` passes the object on whole: ``OTEL_EVAL_EMIT`` and the rest are not used. It was
+    silent, so a user who meant "the environment, plus this" lost every variable without a word."""
+    caplog.set_level(logging.WARNING, logger="otel_eval.processor._settings")
+    environ = {"OTEL_EVAL_EMIT": "events", "OTEL_EVAL_MAX_OPEN_TRACES": "10"}
+    processor = EvaluationSpanProcessor.from_env(
+        environ, settings=ProcessorSettings(sample_rate=0.5), sinks=[lambda records: None]
+    )
+    processor.shutdown()
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("from_env(settings=...): the settings given replace every setting read from" in m for m in said), said
+    caplog.clear()
+    EvaluationSpanProcessor.from_env(environ, sample_rate=0.5, sinks=[lambda records: None]).shutdown()
+    assert not [r for r in caplog.records if "from_env(settings=...)" in r.getMessage()]  # keywords: merged, quiet
