@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
+from typing import Final
 
 
 class DuplicateLogFilter(logging.Filter):
@@ -20,4 +22,21 @@ class DuplicateLogFilter(logging.Filter):
         if current == self._last:
             return False
         self._last = current
+        return True
+
+
+_QUERY_IN_TEXT: Final = re.compile(r"\?[^\s'\"()]*=[^\s'\"()]*")
+"""A URL's query (``?token=...``) inside a log line: it may carry a credential."""
+
+
+class RedactUrlQueries(logging.Filter):
+    """Replaces every URL query in a record's message with ``?***`` (the OTLP exporters' retry warnings print the
+    endpoint, query string included). On a logger it sees that logger's own records; on a handler, every record the
+    handler writes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        redacted = _QUERY_IN_TEXT.sub("?***", message)
+        if redacted != message:
+            record.msg, record.args = redacted, None
         return True

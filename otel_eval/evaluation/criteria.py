@@ -9,6 +9,7 @@ import pydantic
 
 from otel_eval import environment_variables as env
 from otel_eval.errors import ConfigurationError, MetricNotFoundError
+from otel_eval.judge import ModelAwareJudge
 from otel_eval.metrics import (
     EFFICIENCY_METRICS,
     REFERENCE_FREE_JUDGE_METRICS,
@@ -20,6 +21,7 @@ from otel_eval.model import (
     BaseCriterion,
     CustomMetricConfig,
     EvalConfig,
+    JudgeModelOptions,
 )
 from otel_eval.model.loading import EVAL_CONFIG_KEYS, criteria_object_problem, validation_problems
 
@@ -129,6 +131,28 @@ def check_budget_metrics(judge: Judge | None, registry: MetricRegistry) -> None:
     budget = getattr(judge, "budget", None)
     if budget is not None:
         budget.spec.check_metrics(registry)
+
+
+def judge_problems(criteria: Mapping[str, Any], registry: MetricRegistry, judge: Judge | None = None) -> dict[str, str]:
+    """Each judged metric of ``criteria`` whose judge model ``judge`` (else the process-wide default judge) cannot
+    serve -- its provider has no credentials, its extra is missing, ADK resolves it to a class not served here --
+    with why: such a metric is NOT_EVALUATED (``judge_not_configured``) on every invocation. Known without a network
+    call."""
+    if judge is None:
+        from otel_eval.judge import default_judge
+
+        judge = default_judge()
+    found: dict[str, str] = {}
+    for name, criterion in criteria.items():
+        if name not in registry or not registry.info(name).requires_judge:
+            continue
+        options = getattr(criterion, "judge_model_options", None)  # kept raw where the metric ignores it, as ADK
+        model = judge.model_for(options if isinstance(options, JudgeModelOptions) else None)
+        # A judge that cannot tell models apart is asked about itself (a Judge of another kind, a test double).
+        problem = judge.problem_for(model) if isinstance(judge, ModelAwareJudge) else judge.not_configured_reason
+        if problem is not None:
+            found[name] = problem
+    return found
 
 
 def builtin_metric_names(

@@ -10,6 +10,7 @@ set: a processor attached with one line would evaluate every invocation and show
 from __future__ import annotations
 
 import logging
+import os
 import warnings
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -25,10 +26,11 @@ from otel_eval.emit import Emitters, RecordSink
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.sinks import sinks_from_env
 from otel_eval.evaluation.core import EvaluationCore
+from otel_eval.evaluation.criteria import criteria_from, judge_problems, select_criteria
 from otel_eval.evaluation.embedded_worker import EmbeddedWorker
 from otel_eval.evaluation.sessions import SessionLimits
-from otel_eval.judge import Judge
-from otel_eval.metrics import MetricRegistry
+from otel_eval.judge import JUDGE_NOT_CONFIGURED, Judge
+from otel_eval.metrics import REFERENCE_FREE_JUDGE_METRICS, MetricRegistry, default_registry
 from otel_eval.model import EvalConfig, EvalSet
 
 if TYPE_CHECKING:
@@ -142,6 +144,7 @@ def embedded_worker(
         emitters=emitters,
         pipeline=pipeline,
     )
+    warn_unservable_judges(criteria, metric_names, registry, judge)
     return EmbeddedWorker(
         core,
         max_queue_size=options.get("max_queue_size", env.DEFAULT_QUEUE_SIZE),
@@ -191,6 +194,42 @@ def output_sinks(
         signals = {env.EMIT_EVENTS, env.EMIT_METRICS, env.EMIT_SPANS}
         logger.warning(NO_DESTINATION_WARNING if signals & set(emit) else NOTHING_EMITTED_WARNING)
     return result
+
+
+def warn_unservable_judges(
+    criteria: Mapping[str, Any] | EvalConfig | None,
+    metric_names: Sequence[str],
+    registry: MetricRegistry | None,
+    judge: Judge | None,
+) -> None:
+    """Logs at start-up, once per metric, each judged metric the judge cannot serve (every result of it would be
+    NOT_EVALUATED, ``judge_not_configured``, with no other word), naming the metric and what to set. With no criteria
+    the judged default metrics run only when the judge is configured; a judge model named in
+    ``OTEL_EVAL_JUDGE_MODEL`` that is not says so too, since its metrics then silently do not run."""
+    if judge is None:
+        from otel_eval.judge import default_judge  # deferred: the client's modules load on first use
+
+        judge = default_judge()
+    registry = registry or default_registry()
+    parsed = criteria_from(criteria)
+    if parsed is None and not metric_names:
+        if not judge.configured and os.environ.get(env.OTEL_EVAL_JUDGE_MODEL, "").strip():
+            logger.warning(
+                "EvaluationSpanProcessor: the judged metrics (%s) do not run: %s",
+                ", ".join(name for name in REFERENCE_FREE_JUDGE_METRICS if name in registry),
+                judge.not_configured_reason,
+            )
+        return
+    selected = select_criteria(
+        parsed, with_reference=False, with_judge=False, metric_names=metric_names, registry=registry
+    )
+    for metric, problem in judge_problems(selected, registry, judge).items():
+        logger.warning(
+            "EvaluationSpanProcessor: %s is NOT_EVALUATED on every invocation (%s): %s",
+            metric,
+            JUDGE_NOT_CONFIGURED,
+            problem,
+        )
 
 
 def _judge_reporting_to(judge: Judge | None, meter_provider: MeterProvider) -> Judge:

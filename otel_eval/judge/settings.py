@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from otel_eval import environment_variables as env
 from otel_eval.errors import ConfigurationError
@@ -155,6 +155,20 @@ def parse_input_token_limits(text: str, *, source: str = env.OTEL_EVAL_JUDGE_INP
     return table
 
 
+_NUMBER_FIELDS: Final[dict[str, type | tuple[type, ...]]] = {
+    "num_samples": int,
+    "max_concurrency": int,
+    "timeout_seconds": (int, float),
+    "max_attempts": int,
+    "max_total_seconds": (int, float),
+    "initial_backoff_seconds": (int, float),
+    "max_backoff_seconds": (int, float),
+    "cache_size": int,
+}
+"""The numeric fields of :class:`JudgeSettings` and the types they take (a bool is not a number here)."""
+_OPTIONAL: Final = frozenset({"num_samples"})
+
+
 @dataclass(frozen=True, slots=True)
 class PriceTable:
     """USD per million tokens by model name (input, output). Unknown models cost ``None``."""
@@ -252,6 +266,13 @@ class JudgeSettings:
     own_trace: bool = env.DEFAULT_JUDGE_OWN_TRACE
 
     def __post_init__(self) -> None:
+        for name in _NUMBER_FIELDS:  # before the range checks, which would fail on a str with a bare TypeError
+            value, kind = getattr(self, name), _NUMBER_FIELDS[name]
+            if not (isinstance(value, kind) and not isinstance(value, bool)) and not (
+                value is None and name in _OPTIONAL
+            ):
+                what = "an integer" if kind is int else "a number of seconds"
+                raise ConfigurationError(f"judge setting {name} must be {what}, got {value!r}")
         checks = {
             "max_concurrency": self.max_concurrency >= 1,
             "timeout_seconds": self.timeout_seconds > 0,

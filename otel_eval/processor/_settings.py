@@ -35,9 +35,10 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.emit.selection import emit_setting, emit_signals
 from otel_eval.environment_variables import flag_setting, names_setting, number_setting
 from otel_eval.errors import ConfigurationError
-from otel_eval.evaluation.criteria import metric_names_setting
+from otel_eval.evaluation.criteria import criteria_from, metric_names_setting, registry_with_custom_metrics
 from otel_eval.evaluation.embedded import EMBEDDED_OPTIONS
 from otel_eval.evaluation.embedded_worker import check_worker_bounds
+from otel_eval.evaluation.plan import build_plan
 from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.judge import Judge
 from otel_eval.metrics import MetricRegistry
@@ -248,9 +249,29 @@ def with_deprecated_keywords(settings: ProcessorSettings | None, keywords: Mappi
 
 
 _SETTING_NAMES: Final = frozenset(setting.name for setting in fields(ProcessorSettings))
+_SETTINGS_REPLACE_ENVIRONMENT: Final = (
+    "EvaluationSpanProcessor.from_env(settings=...): the settings given replace every setting read from the "
+    "OTEL_EVAL_* variables (OTEL_EVAL_EMIT, OTEL_EVAL_SAMPLE_RATE, ... are not used); to change some of them, pass "
+    "them as keywords (from_env(sample_rate=0.1)), or use EvaluationSpanProcessor(settings=...) without from_env"
+)
 _EMBEDDED_OBJECTS: Final = EMBEDDED_OPTIONS - _SETTING_NAMES
 """The embedded worker's objects (``judge``, ``tracer_provider``, ``logger_provider``, ``sinks``): arguments of the
 processor that are not used when an exporter (Kafka, or the caller's) does the evaluating."""
+
+
+def _plan_criteria_setting(criteria: Mapping[str, Any]) -> None:
+    """Plans ``OTEL_EVAL_CRITERIA``'s criteria now, so that one the processor cannot run names the variable (the
+    processor names only the metric: ``unknown metric 'halucinations_v1'``).
+
+    Raises:
+        ConfigurationError: ``OTEL_EVAL_CRITERIA: `` and the problem (a criterion, a metric, custom metric code).
+    """
+    try:
+        parsed = criteria_from(criteria)
+        if parsed:
+            build_plan(parsed, registry=registry_with_custom_metrics(criteria))
+    except ConfigurationError as error:
+        raise ConfigurationError(f"{env.OTEL_EVAL_CRITERIA}: {error}") from None
 
 
 def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -266,12 +287,14 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
         TypeError: an override that is neither a setting nor an argument of the processor (raised by it).
     """
     environ = os.environ if environ is None else environ
+    if "settings" in overrides:  # passed on whole, as an object: the environment's are not merged into it
+        logger.warning(_SETTINGS_REPLACE_ENVIRONMENT)
     settings = ProcessorSettings.from_env(environ)
     settings = replace(settings, **{name: value for name, value in overrides.items() if name in _SETTING_NAMES})
-    options: dict[str, Any] = {
-        "criteria": criteria_setting(environ.get(env.OTEL_EVAL_CRITERIA), setting=env.OTEL_EVAL_CRITERIA),
-        "settings": settings,
-    }
+    criteria = criteria_setting(environ.get(env.OTEL_EVAL_CRITERIA), setting=env.OTEL_EVAL_CRITERIA)
+    if criteria is not None and "criteria" not in overrides:
+        _plan_criteria_setting(criteria)
+    options: dict[str, Any] = {"criteria": criteria, "settings": settings}
     objects = {name: value for name, value in overrides.items() if name not in _SETTING_NAMES}
     if "exporter" in overrides or not settings.kafka_bootstrap_servers:
         options.update(objects)

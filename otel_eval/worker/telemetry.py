@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -27,6 +26,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
 
 from otel_eval import environment_variables as env
+from otel_eval._runtime.log_filters import RedactUrlQueries
 from otel_eval._runtime.urls import redact_url
 from otel_eval.errors import ConfigurationError, optional_dependency
 
@@ -174,23 +174,7 @@ def _otlp_exporters(failures: dict[str, str]) -> tuple[Any, Any, Any]:
     return exporters
 
 
-_QUERY_IN_TEXT: Final = re.compile(r"\?[^\s'\"()]*=[^\s'\"()]*")
-"""A URL's query (``?token=...``) inside a log line: it may carry a credential."""
-
-
-class _RedactQueries(logging.Filter):
-    """Replaces every URL query in a record's message with ``?***`` (the OTLP exporters' retry warnings print the
-    endpoint, query string included)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        redacted = _QUERY_IN_TEXT.sub("?***", message)
-        if redacted != message:
-            record.msg, record.args = redacted, None
-        return True
-
-
-_REDACT_QUERIES: Final = _RedactQueries()
+_REDACT_QUERIES: Final = RedactUrlQueries()
 
 
 def _watched(exporter: Any, signal: str, failures: dict[str, str]) -> None:

@@ -105,7 +105,7 @@ def test_from_env_reads_every_setting(tmp_path: Path, monkeypatch: pytest.Monkey
         (
             env.OTEL_EVAL_CRITERIA,
             '{"response_match_score": {"foo": 1}}',  # one line per problem, not pydantic's dump
-            r"^invalid criteria: criteria\.response_match_score: Input should be a valid number; "
+            r"^OTEL_EVAL_CRITERIA: invalid criteria: criteria\.response_match_score: Input should be a valid number; "
             r"criteria\.response_match_score\.threshold: Field required$",
         ),
         (env.OTEL_EVAL_EVAL_SET, "/no/such/set.json", "OTEL_EVAL_EVAL_SET"),

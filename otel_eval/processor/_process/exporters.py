@@ -35,10 +35,17 @@ from otel_eval import environment_variables as env
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.sinks import sink_names
 from otel_eval.errors import ConfigurationError
-from otel_eval.evaluation import builtin_metric_names, check_metric_names, criteria_from, registry_with_custom_metrics
+from otel_eval.evaluation import (
+    builtin_metric_names,
+    check_metric_names,
+    criteria_from,
+    custom_metrics_of,
+    registry_with_custom_metrics,
+)
 from otel_eval.judge.settings import JudgeSettings
 from otel_eval.metrics import default_registry
 from otel_eval.processor._process.feeder import EvaluationProcess
+from otel_eval.processor._process.imports import check_child_imports
 from otel_eval.processor._process.messages import ChildSettings
 from otel_eval.processor._selection import Sampling
 from otel_eval.processor._settings import EngineOptions
@@ -180,7 +187,8 @@ def process_engine(options: EngineOptions) -> EvaluationProcess:
         TypeError: an object that cannot cross into the child (see :func:`check_process_options`).
         ConfigurationError: an unknown metric (in the criteria, ``settings.metrics`` or ``OTEL_EVAL_JUDGE_BUDGET``,
             checked against the default registry and the criteria's custom metrics, which the child uses) or exporter
-            name, or a judge setting that is not valid.
+            name, a judge setting that is not valid, or custom metric code the child could not import (its module
+            found here only through this process's ``sys.path``: :func:`check_child_imports`).
     """
     criteria, settings, meter_provider = options.criteria, options.settings, options.meter_provider
     enrich, sinks, enrichment_wait_seconds = options.enrich, options.sinks, options.enrichment_wait_seconds
@@ -188,6 +196,7 @@ def process_engine(options: EngineOptions) -> EvaluationProcess:
     check_process_options(options.crossing, builtin_metric_names(criteria_from(criteria), criteria))
     # Custom metric code that cannot load, or a metric to run that the child's registry lacks, stops start-up here.
     registry = registry_with_custom_metrics(criteria)
+    check_child_imports(custom_metrics_of(criteria))  # loaded here, but maybe only through this process's sys.path
     check_metric_names(settings.metrics, registry)
     budget = JudgeSettings.from_env().budget  # the child's judge reads the same environment
     if budget is not None:

@@ -45,7 +45,7 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.processor._intake import MAX_SHED_TRACES, SpanIntake, WakeSchedule, drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
 from otel_eval.processor._process.framing import WireError, send_message
-from otel_eval.processor._process.lifecycle import Child, Restarts
+from otel_eval.processor._process.lifecycle import EXIT_CANNOT_START, Child, Restarts
 from otel_eval.processor._process.messages import (
     Batch,
     ChildSettings,
@@ -70,6 +70,9 @@ _WAKE_BATCH_SPANS = 256
 """Shed trace ids kept for the next batch at most (the child drops them whole)."""
 
 _FORGET_TRACES_SECONDS_MIN = 1.0
+_CHILD_MARGIN_MILLIS = 2000
+"""How much sooner than its caller's the evaluation process's flush or shutdown deadline is (at most a fifth of the
+time): :func:`_sooner`."""
 _TRACE_OF_END = itemgetter(1)
 """Where an ended span's trace id is in its tuple (:mod:`~otel_eval.processor._process.wire`)."""
 
@@ -369,8 +372,13 @@ class EvaluationProcess:
         return self._child
 
     def _child_lost(self, child: Child, what: str, spans: int, records: int) -> None:
-        """The child died or stopped reading: kill it, count what went with it, restart it later."""
+        """The child died or stopped reading: kill it, count what went with it, restart it later (never, when it
+        could not use its configuration)."""
         self._child = None
+        if child.exited_with(EXIT_CANNOT_START):
+            self._lose(spans, records)
+            self._cannot_start(child)
+            return
         child.kill()
         self._lost_some = True
         logger.warning(
@@ -384,6 +392,17 @@ class EvaluationProcess:
         self._lose(spans, records)
         self._restarts.failed(time.monotonic())
 
+    def _cannot_start(self, child: Child) -> None:
+        """The child could not use its configuration (it said why): none starts again, every span is dropped."""
+        child.kill()
+        self._lost_some = True
+        self._restarts.stop()
+        logger.error(
+            "the evaluation process cannot start (its error above) and is not started again: nothing is evaluated; "
+            "the spans are dropped (otel_eval.spans.dropped{otel_eval.drop.reason=%s})",
+            semconv.DROP_TRANSPORT_ERROR,
+        )
+
     def _lose(self, spans: int, records: int) -> None:
         self._lost_some = self._lost_some or bool(spans or records)
         self.pipeline.spans_dropped(semconv.DROP_TRANSPORT_ERROR, spans)
@@ -394,7 +413,7 @@ class EvaluationProcess:
         if child is None:
             return True  # nothing in flight (what a lost child had is counted)
         child.requests += 1
-        return self._ask(child, Flush(millis_until(deadline), child.requests), deadline)
+        return self._ask(child, Flush(_sooner(deadline), child.requests, time.time()), deadline)
 
     def _ask(self, child: Child, message: Flush | Shutdown, deadline: float) -> bool:
         """Sends a control message and waits for its reply until ``deadline``; False past it, or on a lost child."""
@@ -418,5 +437,13 @@ class EvaluationProcess:
         if child is None:
             return
         child.requests += 1
-        self._ask(child, Shutdown(millis_until(deadline), child.requests), deadline)
+        self._ask(child, Shutdown(_sooner(deadline), child.requests, time.time()), deadline)
         child.close(deadline)
+
+
+def _sooner(deadline: float) -> int:
+    """The evaluation process's own timeout for a flush or shutdown whose caller's deadline is ``deadline``: shorter,
+    so that it answers (and, at shutdown, says and counts what it could not evaluate, and exports its last telemetry)
+    while this side still waits, and is free for the next message, instead of being killed or answering too late."""
+    remaining = millis_until(deadline)
+    return remaining - min(_CHILD_MARGIN_MILLIS, remaining // 5)

@@ -24,13 +24,23 @@ CHILD_MODULE: Final = "otel_eval.processor._process.main"
 SEND_TIMEOUT_SECONDS = 10.0
 """A child that reads nothing for this long is taken for hung: killed and restarted."""
 RESTART_BACKOFF_SECONDS = (1.0, 30.0)
+EXIT_WAIT_SECONDS: Final = 1.0
+"""How long a child whose socket broke is given to exit on its own, so its exit code says why."""
+EXIT_CANNOT_START: Final = 78
+"""The evaluation process's exit code when its configuration cannot be used (``EX_CONFIG``: custom metric code it
+cannot import, ...): it said why in one line, and it is not started again."""
 
 
 def child_command(module: str, *args: str) -> list[str]:
     """The command line that runs ``python -m module args`` with a safe ``sys.path`` (``-P``): the working directory
     (the agent's, possibly writable by others) is not on it, so a module there cannot shadow a dependency of the
     process that holds the judge's key."""
-    return [sys.executable, "-P", "-m", module, *args]
+    return safe_python("-m", module, *args)
+
+
+def safe_python(*args: str) -> list[str]:
+    """This interpreter with ``args``, started with the evaluation process's safe ``sys.path`` (``-P``)."""
+    return [sys.executable, "-P", *args]
 
 
 @dataclass(slots=True)
@@ -123,6 +133,13 @@ class Child:
             with contextlib.suppress(OSError):
                 self.sock.settimeout(SEND_TIMEOUT_SECONDS)
 
+    def exited_with(self, code: int, wait: float = EXIT_WAIT_SECONDS) -> bool:
+        """Whether the process exited with ``code``, waiting at most ``wait`` seconds for it to exit (its socket
+        broke: it is going)."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(wait)
+        return self.process.returncode == code
+
     def kill(self) -> None:
         """Closes the socket and kills the process (reaped within a second)."""
         with contextlib.suppress(OSError):
@@ -150,6 +167,10 @@ class Restarts:
     def due(self, now: float) -> bool:
         """Whether a new child may start now."""
         return now >= self._at
+
+    def stop(self) -> None:
+        """No child starts again (one could not use its configuration: another would not either)."""
+        self._at = float("inf")
 
     def failed(self, now: float) -> None:
         """A child was lost, or could not start: the next one waits :attr:`backoff` seconds, the one after longer."""

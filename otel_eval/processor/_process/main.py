@@ -29,10 +29,13 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from otel_eval import semconv
+from otel_eval._runtime.log_filters import RedactUrlQueries
 from otel_eval.emit.enrichment import is_enrichment_attribute
+from otel_eval.errors import ConfigurationError
 from otel_eval.processor._intake import millis_until
 from otel_eval.processor._process.exporters import ExportingProviders
 from otel_eval.processor._process.framing import WireError, receive_message, send_message
+from otel_eval.processor._process.lifecycle import EXIT_CANNOT_START
 from otel_eval.processor._process.messages import (
     Batch,
     ChildSettings,
@@ -43,6 +46,7 @@ from otel_eval.processor._process.messages import (
     Records,
     Reply,
     Shutdown,
+    time_left_millis,
 )
 from otel_eval.processor._process.wire import SpanDecoder, decode_log_record
 from otel_eval.processor._settings import EngineOptions
@@ -204,10 +208,10 @@ def serve(sock: socket.socket) -> None:
         if isinstance(message, Batch):
             evaluation.batch(message)
         elif isinstance(message, Flush):
-            flushed = evaluation.flush(message.timeout_millis)
+            flushed = evaluation.flush(time_left_millis(message))
             outbox.send(Reply(flushed, message.sequence, evaluation.stats()))
         elif isinstance(message, Shutdown):
-            evaluation.shutdown(message.timeout_millis)
+            evaluation.shutdown(time_left_millis(message))
             outbox.send(Reply(True, message.sequence, evaluation.stats()))
             outbox.close(_OUTBOX_CLOSE_SECONDS)
             return
@@ -221,12 +225,20 @@ def main(argv: list[str]) -> int:
     logging.basicConfig(
         level=logging.WARNING, format="otel-eval evaluation process: %(levelname)s %(name)s: %(message)s"
     )
+    for handler in logging.getLogger().handlers:  # its exporters' retry warnings print the endpoint, query included
+        handler.addFilter(RedactUrlQueries())
     with socket.socket(fileno=int(argv[1])) as sock:
         try:
             serve(sock)
         except (OSError, WireError) as error:
             logger.error("stopped: %s", error)
             return 1
+        except ConfigurationError as error:  # its evaluation cannot be built: restarting it would not help
+            logger.error("cannot start: %s", error)
+            sys.stderr.flush()
+            # Ends now, its socket with it: the agent's process, which sees the socket break, reads why from the
+            # exit code at once (a normal exit first closes the socket, then takes its time finalizing).
+            os._exit(EXIT_CANNOT_START)
     return 0
 
 

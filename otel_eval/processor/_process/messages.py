@@ -4,6 +4,7 @@ starts, ended spans and log records in a :class:`Batch`."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -51,17 +52,28 @@ class Batch(NamedTuple):
 
 
 class Flush(NamedTuple):
-    """Evaluate and export what was sent, within ``timeout_millis``; answered by a :class:`Reply`."""
+    """Evaluate and export what was sent, within ``timeout_millis`` of ``sent_at``; answered by a :class:`Reply`."""
 
     timeout_millis: int
     sequence: int
+    sent_at: float = 0.0  # time.time() when sent (0: unknown); see time_left_millis
 
 
 class Shutdown(NamedTuple):
-    """Drain and stop within ``timeout_millis``; answered by a :class:`Reply`, then the child exits."""
+    """Drain and stop within ``timeout_millis`` of ``sent_at``; answered by a :class:`Reply`, then the child exits."""
 
     timeout_millis: int
     sequence: int
+    sent_at: float = 0.0
+
+
+def time_left_millis(message: Flush | Shutdown) -> int:
+    """What is left of ``message``'s timeout when it is read: a child still starting, or busy with an earlier
+    message, reads it late, and would otherwise take its whole timeout from then, past its sender's deadline."""
+    if not message.sent_at:
+        return message.timeout_millis
+    waited = max(0.0, time.time() - message.sent_at) * 1000
+    return max(0, int(message.timeout_millis - waited))
 
 
 class Reply(NamedTuple):

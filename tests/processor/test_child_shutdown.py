@@ -1,0 +1,73 @@
+"""``isolation="process"``: a shutdown whose judge never answers still ends with the evaluation process's own account
+of what it could not evaluate. Its deadline used to be the caller's, so this side killed it just as it was saying so:
+its counts and its last reply were lost, and all the agent's log had was ``did not stop ...; killed``."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings
+from otel_eval.demo import SCENARIOS, TravelAgent
+from tests.waiting import wait_until
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def silent_judge() -> Iterator[tuple[str, list[socket.socket]]]:
+    """A judge endpoint that accepts connections and never answers, and the connections it holds."""
+    server = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}", held
+    stop.set()
+    thread.join(5)
+    for connection in held:
+        connection.close()
+    server.close()
+
+
+@pytest.mark.parametrize("before", ["judge_called", "at_once", "after_a_flush"])
+def test_a_shutdown_waiting_on_a_silent_judge_gets_the_evaluation_process_account(
+    before: str,
+    silent_judge: tuple[str, list[socket.socket]],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Whether the evaluation process is already waiting on the judge, still starting (it reads the shutdown late),
+    or still busy with a flush that timed out."""
+    url, called = silent_judge
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_BASE_URL", url)
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_API_KEY", "test-key")
+    caplog.set_level(logging.WARNING, logger="otel_eval.processor._process.feeder")
+    processor = EvaluationSpanProcessor(
+        {"hallucinations_v1": 0.5}, settings=ProcessorSettings(isolation="process"), sinks=[lambda records: None]
+    )
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    TravelAgent(provider).run(SCENARIOS[0])
+    if before == "judge_called":
+        assert wait_until(lambda: bool(called), timeout=60)  # the evaluation process runs, its judge call hangs
+    elif before == "after_a_flush":
+        assert not processor.force_flush(3_000)  # sent while the evaluation process starts: it cannot be done
+    processor.shutdown(timeout_millis=8_000)
+    stats = processor.stats()
+    assert stats.get("evaluation_process.invocations.dropped.shutdown") == 1, stats  # its last reply arrived
+    assert not [r.getMessage() for r in caplog.records if "killed" in r.getMessage()]

@@ -1,0 +1,94 @@
+"""A judged metric the judge cannot serve is said when the processor starts, naming the metric and what to set.
+
+Before, the processor said nothing: ``hallucinations_v1`` in the criteria without a key for its judge's provider
+came out NOT_EVALUATED (``judge_not_configured``) on every invocation, with no log line, and a judge model named in
+``OTEL_EVAL_JUDGE_MODEL`` whose provider has no credentials (``claude-sonnet-4-5`` with only
+``ANTHROPIC_API_KEY``: that name is Claude on Vertex AI) silently dropped the judged default metrics.
+``otel-eval run`` says the same at start-up (``warning: hallucinations_v1: judge not configured: ...``).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings
+from otel_eval.demo import SCENARIOS, TravelAgent
+from otel_eval.judge import JUDGE_NOT_CONFIGURED
+from otel_eval.model.messages import EvaluationRecord
+
+LOGGER = "otel_eval.evaluation.embedded"
+
+
+def _said(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == LOGGER and r.levelno == logging.WARNING]
+
+
+def test_a_judged_metric_without_credentials_for_its_judge_is_said_at_start_up(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    records: list[EvaluationRecord] = []
+    processor = EvaluationSpanProcessor(
+        {"hallucinations_v1": 0.8, "tool_trajectory_avg_score": 1.0}, sinks=[records.extend]
+    )
+    said = _said(caplog)
+    assert len(said) == 1, said
+    assert "hallucinations_v1 is NOT_EVALUATED on every invocation (judge_not_configured)" in said[0]
+    assert "GOOGLE_API_KEY" in said[0] and "OPENAI_API_KEY" in said[0]  # what to set
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    TravelAgent(provider).run(SCENARIOS[0])
+    provider.shutdown()
+    judged = [r for r in records if r.metric_name == "hallucinations_v1"]
+    assert judged and {r.error_type for r in judged} == {JUDGE_NOT_CONFIGURED}  # what the warning announced
+    assert len(_said(caplog)) == 1  # once, not per invocation
+
+
+def test_a_judge_model_whose_provider_has_no_credentials_says_the_judged_defaults_do_not_run(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_MODEL", "claude-sonnet-4-5")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-not-shown")
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    processor = EvaluationSpanProcessor.from_env(sinks=[lambda records: None])
+    processor.shutdown()
+    said = _said(caplog)
+    assert len(said) == 1, said
+    assert "the judged metrics (hallucinations_v1, safety_v1) do not run" in said[0]
+    assert "'anthropic/claude-sonnet-4-5'" in said[0]  # the name that would have reached the Anthropic API
+    assert "sk-ant-not-shown" not in said[0]
+
+
+def test_the_same_warning_comes_from_the_evaluation_process(capfd: pytest.CaptureFixture[str]) -> None:
+    processor = EvaluationSpanProcessor(
+        {"safety_v1": 0.9}, settings=ProcessorSettings(isolation="process"), sinks=[lambda records: None]
+    )
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    TravelAgent(provider).run(SCENARIOS[0])  # the evaluation process builds its evaluation with the first batch
+    assert processor.force_flush(60_000)
+    provider.shutdown()
+    err = capfd.readouterr().err
+    assert "otel-eval evaluation process: WARNING" in err
+    assert "safety_v1 is NOT_EVALUATED on every invocation (judge_not_configured)" in err
+
+
+@pytest.mark.parametrize(
+    "variables",
+    [
+        {},  # no judge wanted: the defaults run without the judged metrics, quietly (as documented)
+        {"OTEL_EVAL_JUDGE_MODEL": "gpt-4o-mini", "OPENAI_API_KEY": "sk-test"},  # a judge that can be served
+    ],
+)
+def test_nothing_is_said_when_every_planned_judge_can_be_served(
+    variables: dict[str, str], caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    criteria = {"hallucinations_v1": 0.8} if variables else None
+    EvaluationSpanProcessor(criteria, sinks=[lambda records: None]).shutdown()
+    assert _said(caplog) == []
