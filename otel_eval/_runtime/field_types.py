@@ -10,7 +10,7 @@ string or strings; any other iterable of strings is read once, here, into a tupl
 from __future__ import annotations
 
 import typing
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Set
 from dataclasses import fields
 from types import UnionType
 from typing import Any
@@ -19,14 +19,17 @@ _NAMES = "names (a comma-separated string or strings)"
 _KINDS: dict[object, str] = {int: "an integer", float: "a number", bool: "True or False", str: "a string"}
 
 
-def check_field_types(settings: Any) -> None:
-    """Checks every field of the dataclass instance ``settings`` against its annotation (see the module).
+def check_field_types(settings: Any, only: Set[str] | None = None) -> None:
+    """Checks every field of the dataclass instance ``settings`` (or the fields named in ``only``) against its
+    annotation (see the module).
 
     Raises:
         ValueError: ``{field} must be {what it takes}, got {value!r}``.
     """
     hints = _HINTS.get(type(settings)) or _HINTS.setdefault(type(settings), typing.get_type_hints(type(settings)))
     for item in fields(settings):
+        if only is not None and item.name not in only:
+            continue
         hint, given = hints[item.name], getattr(settings, item.name)
         value = given
         if _is_names(hint) and isinstance(value, Iterable) and not isinstance(value, (str, tuple)):

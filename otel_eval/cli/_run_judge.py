@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from otel_eval.cli._run_stream import RunTally
-from otel_eval.evaluation import ConversationReport
+from otel_eval.evaluation import ConversationReport, judge_problems
 from otel_eval.judge.retry import (
     JUDGE_AUTH,
     JUDGE_BAD_REQUEST,
@@ -23,7 +23,6 @@ from otel_eval.judge.retry import (
     JUDGE_TIMEOUT,
 )
 from otel_eval.metrics import NO_REFERENCE, MetricRegistry
-from otel_eval.model import JudgeModelOptions
 
 if TYPE_CHECKING:
     from otel_eval.judge.client import JudgeClient
@@ -51,14 +50,8 @@ def warn_unservable_judges(judge: JudgeClient | None, criteria: Mapping[str, Any
     the run exits 3 (``judge_not_configured``) unless ``--allow-not-evaluated``."""
     if judge is None:
         return
-    for name, criterion in criteria.items():
-        if not registry.info(name).requires_judge:
-            continue
-        options = getattr(criterion, "judge_model_options", None)  # kept raw where the metric ignores it, as ADK
-        model = judge.model_for(options if isinstance(options, JudgeModelOptions) else None)
-        problem = judge.problem_for(model)
-        if problem is not None:
-            click.echo(f"warning: {name}: {problem}", err=True)
+    for name, problem in judge_problems(criteria, registry, judge).items():
+        click.echo(f"warning: {name}: {problem}", err=True)
 
 
 def print_judge_summary(judge: JudgeClient | None) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from otel_eval import environment_variables as env
+from otel_eval._runtime.field_types import check_field_types
 from otel_eval.errors import ConfigurationError
 from otel_eval.judge.budget import BudgetSpec
 from otel_eval.model import DEFAULT_JUDGE_MODEL
@@ -155,18 +156,19 @@ def parse_input_token_limits(text: str, *, source: str = env.OTEL_EVAL_JUDGE_INP
     return table
 
 
-_NUMBER_FIELDS: Final[dict[str, type | tuple[type, ...]]] = {
-    "num_samples": int,
-    "max_concurrency": int,
-    "timeout_seconds": (int, float),
-    "max_attempts": int,
-    "max_total_seconds": (int, float),
-    "initial_backoff_seconds": (int, float),
-    "max_backoff_seconds": (int, float),
-    "cache_size": int,
-}
-"""The numeric fields of :class:`JudgeSettings` and the types they take (a bool is not a number here)."""
-_OPTIONAL: Final = frozenset({"num_samples"})
+_NUMBER_FIELDS: Final = frozenset(
+    {
+        "num_samples",
+        "max_concurrency",
+        "timeout_seconds",
+        "max_attempts",
+        "max_total_seconds",
+        "initial_backoff_seconds",
+        "max_backoff_seconds",
+        "cache_size",
+    }
+)
+"""The numeric fields of :class:`JudgeSettings`, whose types are checked before their ranges."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,13 +268,10 @@ class JudgeSettings:
     own_trace: bool = env.DEFAULT_JUDGE_OWN_TRACE
 
     def __post_init__(self) -> None:
-        for name in _NUMBER_FIELDS:  # before the range checks, which would fail on a str with a bare TypeError
-            value, kind = getattr(self, name), _NUMBER_FIELDS[name]
-            if not (isinstance(value, kind) and not isinstance(value, bool)) and not (
-                value is None and name in _OPTIONAL
-            ):
-                what = "an integer" if kind is int else "a number of seconds"
-                raise ConfigurationError(f"judge setting {name} must be {what}, got {value!r}")
+        try:  # before the range checks, which would fail on a str with a bare TypeError
+            check_field_types(self, only=_NUMBER_FIELDS)
+        except ValueError as error:
+            raise ConfigurationError(f"judge setting {error}") from None
         checks = {
             "max_concurrency": self.max_concurrency >= 1,
             "timeout_seconds": self.timeout_seconds > 0,

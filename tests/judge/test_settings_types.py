@@ -16,8 +16,8 @@ from otel_eval.judge import JudgeClient, JudgeSettings
     ("override", "message"),
     [
         ({"max_concurrency": "4"}, "judge setting max_concurrency must be an integer, got '4'"),
-        ({"timeout_seconds": "30"}, "judge setting timeout_seconds must be a number of seconds, got '30'"),
-        ({"num_samples": 2.5}, "judge setting num_samples must be an integer, got 2.5"),
+        ({"timeout_seconds": "30"}, "judge setting timeout_seconds must be a number, got '30'"),
+        ({"num_samples": 2.5}, "judge setting num_samples must be an integer or None, got 2.5"),
         ({"cache_size": True}, "judge setting cache_size must be an integer, got True"),
     ],
 )
