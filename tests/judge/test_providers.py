@@ -238,6 +238,22 @@ async def test_a_wrong_key_is_fatal_for_its_provider_only_and_never_shown(provid
     await client.aclose()
 
 
+@pytest.mark.parametrize("status", [401, 500])
+async def test_a_failed_litellm_call_prints_nothing_on_the_agents_stdout(
+    providers: FakeGemini, status: int, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import litellm
+
+    monkeypatch.setattr(litellm, "suppress_debug_info", False)  # LiteLLM's default, whatever ran before
+    providers.set_responder(lambda m, body: error_reply(status, "no"))
+    client = judge(max_attempts=1)
+    capfd.readouterr()
+    with pytest.raises(JudgeError):
+        await client.generate(JudgeRequest(model="anthropic/claude-sonnet-4-5", prompt="p"), metric="m")
+    assert "Give Feedback" not in capfd.readouterr().out  # LiteLLM's banner, printed once per failed call
+    await client.aclose()
+
+
 @pytest.mark.parametrize("model", ["gpt-4o-mini", "claude-sonnet-4-5", "anthropic/claude-sonnet-4-5"])
 async def test_a_throttled_provider_is_retried_after_its_retry_after(providers: FakeGemini, model: str) -> None:
     providers.set_responder(sequence([error_reply(429, "slow down", retry_after="0.2"), "supported"]))

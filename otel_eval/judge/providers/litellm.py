@@ -105,6 +105,10 @@ class LiteLlmProvider:
         """One ``litellm.acompletion`` call."""
         import litellm
 
+        # A failed call otherwise prints a "Give Feedback / Get Help" banner on the process's stdout (the agent's, in
+        # thread isolation), once per failure; the failure is reported as the judge's error. LiteLLM's own Router sets
+        # the same process-wide flag.
+        litellm.suppress_debug_info = True
         await self._loop_hook.client()
         kwargs = completion_kwargs(request, model)
         kwargs.update(timeout=timeout_seconds, num_retries=0, max_retries=0)
