@@ -48,7 +48,7 @@ def convert(trace_files: tuple[Path, ...], output: str, verbose: bool) -> None:
                 ]
             }
         )
-    else:
+    elif loaded.traces:  # none read: the errors above say why, with no empty table under them
         from rich.table import Table  # deferred: rich is only loaded when a table is printed
 
         table = Table("trace", "convention", "user", "tool calls", "final response", title="Rebuilt invocations")

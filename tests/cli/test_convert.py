@@ -46,6 +46,13 @@ def test_unreadable_file_is_named_and_the_others_still_come_out(cli: Callable[..
     assert len(result.json()["traces"]) == 1
 
 
+def test_no_file_read_prints_its_error_and_no_empty_table(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    result = cli("convert", tmp_path / "missing.json")
+    assert result.exit_code == 2
+    assert "missing.json: cannot read trace file" in result.stderr
+    assert result.stdout == ""
+
+
 def test_table_output_shows_user_text_and_tool_calls(cli: Callable[..., CliResult]) -> None:
     result = cli("convert", AGENTEVALS / "helm.json")
     assert result.exit_code == 0, result.stderr
