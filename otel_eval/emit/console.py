@@ -26,7 +26,8 @@ def format_record(record: EvaluationRecord) -> str:
         f"trace_id={record.trace_id} span_id={record.span_id}"
     )
     if record.eval_status in (EvalStatus.FAILED, EvalStatus.NOT_EVALUATED):
-        explanation = " ".join((record.explanation or record.error_type or "").split())
+        why = record.explanation or (record.error_type if record.error_type != record.label else None)
+        explanation = " ".join((why or "").split())  # an error type that repeats the label adds nothing
         if len(explanation) > _EXPLANATION_WIDTH:
             explanation = explanation[: _EXPLANATION_WIDTH - 1] + "…"
         if explanation:

@@ -51,6 +51,11 @@ def test_a_line_names_metric_score_label_agent_and_ids_and_why_it_failed() -> No
                 error_type="judge_not_configured")
     )  # fmt: skip
     assert " - not_evaluated " in not_evaluated and not_evaluated.endswith(" — judge_not_configured\n")
+    bare = format_record(
+        _record(eval_status=EvalStatus.NOT_EVALUATED, label="not_evaluated", score=None, explanation=None,
+                error_type="not_evaluated")
+    )  # fmt: skip
+    assert bare.endswith(f"span_id={'b' * 16}\n")  # a custom metric's NOT_EVALUATED with no why: not said twice
     long = format_record(_record(explanation="x" * 500))
     assert long.endswith("x…\n") and len(long) < 300
 
