@@ -160,10 +160,22 @@ class EvaluationCore:
         """What the requests this core scores with its own criteria need rebuilt (:mod:`otel_eval.reconstruct.reads`):
         the union of its plans' reads, with and (when it holds an eval set) without a paired case, and the user
         message that pairing reads."""
-        found = self._plan_for(self._criteria, with_reference=False, own=True).reads
-        if self._eval_set is not None:
-            found |= self._plan_for(self._criteria, with_reference=True, own=True).reads | Reads.USER_CONTENT
+        found = Reads.USER_CONTENT if self._eval_set is not None else Reads.NONE
+        for plan in self._own_plans():
+            found |= plan.reads
         return found
+
+    def conversation_metrics(self) -> list[str]:
+        """The conversation-level metrics this core runs with its own criteria (planned as :meth:`reads` plans)."""
+        planned = {metric.name: metric.info for plan in self._own_plans() for metric in plan.metrics}
+        return sorted(name for name, info in planned.items() if info is not None and info.conversation_level)
+
+    def _own_plans(self) -> list[MetricPlan]:
+        """Its own criteria's plans: without a paired case and (when it holds an eval set) with one."""
+        plans = [self._plan_for(self._criteria, with_reference=False, own=True)]
+        if self._eval_set is not None:
+            plans.append(self._plan_for(self._criteria, with_reference=True, own=True))
+        return plans
 
     def holds_sessions(self, request: EvaluationRequest) -> bool:
         """Whether ``request``'s conversation-level metrics should wait for its session: every invocation carries a

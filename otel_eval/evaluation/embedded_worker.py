@@ -340,6 +340,10 @@ class EmbeddedCore(RequestEvaluator, Protocol):
         """What the requests it scores with its own criteria need rebuilt."""
         ...
 
+    def conversation_metrics(self) -> list[str]:
+        """The conversation-level metrics it runs with its own criteria."""
+        ...
+
     async def evaluate_window(self, window: SessionWindow) -> list[EvaluationRecord]:
         """Scores and emits a closed session window."""
         ...

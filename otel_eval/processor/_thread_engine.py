@@ -14,8 +14,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
@@ -28,10 +27,9 @@ from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
-from otel_eval.evaluation import builtin_metric_names, criteria_from, custom_metrics_of, registry_with_custom_metrics
+from otel_eval.evaluation import builtin_metric_names, criteria_from, custom_metrics_of
 from otel_eval.evaluation.embedded import embedded_worker
-from otel_eval.metrics import MetricRegistry, default_registry
-from otel_eval.model import EvalConfig
+from otel_eval.metrics import default_registry
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import IncompleteCounter, OpenSpans, TraceBuffers
 from otel_eval.processor._intake import SpanIntake, WakeSchedule, drain, millis_until
@@ -389,7 +387,7 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
             emit=settings.emit,
         )
         if sampling.bound is not None:
-            _warn_sampled_sessions(settings.sample_rate, settings.metrics or list(parsed or ()), criteria, registry)
+            _warn_sampled_sessions(settings.sample_rate, embedded.core.conversation_metrics())
         parsed = eval_set = None  # the embedded core has them and pairs each request once, with its plan
         reads = embedded.core.reads()  # rebuild only what its metrics read
     else:
@@ -420,16 +418,9 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
     )
 
 
-def _warn_sampled_sessions(
-    sample_rate: float,
-    names: Sequence[str],
-    criteria: Mapping[str, Any] | EvalConfig | None,
-    registry: MetricRegistry | None,
-) -> None:
-    """Warns when trace-id sampling (``sample_rate`` below 1) would thin the sessions of conversation-level metrics:
-    a session's turns are separate traces, each sampled on its own."""
-    known = registry_with_custom_metrics(criteria, registry)  # without custom metrics: ``registry`` itself
-    conversation = sorted(name for name in names if name in known and known.info(name).conversation_level)
+def _warn_sampled_sessions(sample_rate: float, conversation: Sequence[str]) -> None:
+    """Warns when trace-id sampling (``sample_rate`` below 1) would thin the sessions of the ``conversation``-level
+    metrics the embedded worker runs: a session's turns are separate traces, each sampled on its own."""
     if conversation:
         _start_up_logger.warning(
             SAMPLED_SESSIONS_WARNING,
