@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from otel_eval import EvaluationSpanProcessor
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.demo.workload import AGENT_NAME, SCENARIOS, Scenario, TravelAgent
 from tests.deploy.prometheus_names import prometheus_label_name, prometheus_metric_name
 from tests.judge.fake_gemini import Reply, error_reply, request_text
@@ -86,11 +86,18 @@ def judge_answers(model: str, body: dict[str, Any]) -> Reply:
 class Agent:
     """The travel agent with the evaluation processor attached, reporting metrics on ``meter_provider``."""
 
-    def __init__(self, meter_provider: MeterProvider, batch: tuple[Scenario, ...] = BATCH) -> None:
+    def __init__(
+        self,
+        meter_provider: MeterProvider,
+        batch: tuple[Scenario, ...] = BATCH,
+        criteria: dict[str, Any] | None = None,
+        settings: ProcessorSettings | None = None,
+    ) -> None:
         self.batch = batch
         self.tracer_provider = TracerProvider()
         self.processor = EvaluationSpanProcessor(
-            CRITERIA,
+            CRITERIA if criteria is None else criteria,
+            settings=settings,
             tracer_provider=self.tracer_provider,
             meter_provider=meter_provider,
             logger_provider=LoggerProvider(),

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.trace import TracerProvider
 
-from otel_eval import EvaluationSpanProcessor, ProcessorSettings
-from otel_eval.demo import Scenario, ToolStep, TravelAgent
+from otel_eval import ProcessorSettings
+from otel_eval.demo import Scenario, ToolStep
 from otel_eval.evaluation.sessions import SessionLimits
+from tests.deploy.emitted import Agent
 from tests.judge.fake_gemini import Reply, error_reply, request_text
 
 MULTI_TURN = "rubric_based_multi_turn_trajectory_quality_v1"
@@ -54,20 +53,12 @@ def judge_down(model: str, body: dict[str, Any]) -> Reply:
     return error_reply(500, "the judge is down")
 
 
-class SessionAgent:
+class SessionAgent(Agent):
     """The travel agent in chat sessions, with the evaluation processor reporting metrics on ``meter_provider``."""
 
     def __init__(self, meter_provider: MeterProvider) -> None:
-        self.tracer_provider = TracerProvider()
-        self.processor = EvaluationSpanProcessor(
-            CRITERIA,
-            settings=ProcessorSettings(sessions=SessionLimits(idle_timeout=600, max_turns=TURNS)),
-            tracer_provider=self.tracer_provider,
-            meter_provider=meter_provider,
-            logger_provider=LoggerProvider(),
-        )
-        self.tracer_provider.add_span_processor(self.processor)
-        self._agent = TravelAgent(tracer_provider=self.tracer_provider)
+        limits = SessionLimits(idle_timeout=600, max_turns=TURNS)
+        super().__init__(meter_provider, criteria=CRITERIA, settings=ProcessorSettings(sessions=limits))
 
     def run_batch(self) -> None:
         """One batch of sessions, every turn and every session window evaluated before it returns."""
@@ -75,6 +66,3 @@ class SessionAgent:
             for scenario in turns:
                 self._agent.run(scenario, conversation_id=f"session-{index}")
         assert self.processor.force_flush(60_000), "the evaluation of a batch did not finish"
-
-    def shutdown(self) -> None:
-        self.tracer_provider.shutdown()
