@@ -138,6 +138,8 @@ def read_json(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply") from None
 
 
 def validated(path: Path, payload: Any, model: type[ModelT], what: str) -> ModelT:
@@ -221,6 +223,8 @@ def criteria_setting(raw: str | None, *, setting: str) -> dict[str, Any] | None:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigurationError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise ConfigurationError(f"{source}: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise ConfigurationError(f"{source}: expected a JSON object of metric -> threshold or criterion")
     problem = criteria_object_problem(data)

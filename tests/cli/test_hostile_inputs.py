@@ -90,3 +90,27 @@ def test_json_nested_too_deeply_is_a_clear_error(cli: Callable[..., CliResult], 
     assert "deep_nesting.json" in result.stderr and "nested too deeply" in result.stderr
     [trace] = result.json()["traces"]
     assert len(trace["invocations"]) == 1
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    ("command", "exit_code"),
+    [
+        (("validate", "{deep}"), 1),
+        (("run", "{trace}", "--eval-set", "{deep}"), 2),
+        (("run", "{trace}", "--config", "{deep}"), 2),
+    ],
+    ids=["validate", "run --eval-set", "run --config"],
+)
+def test_an_eval_set_or_config_nested_too_deeply_is_a_clear_error(
+    cli: Callable[..., CliResult], tmp_path: Path, command: tuple[str, ...], exit_code: int
+) -> None:
+    """An eval set whose cases are nested 100,000 levels deep: refused naming the file, not a RecursionError."""
+    deep = tmp_path / "deep.evalset.json"
+    deep.write_text('{"eval_set_id": "x", "eval_cases": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    trace = tmp_path / "good.json"
+    trace.write_text(json.dumps(shapes.otlp_json(shapes.good_invocation("genai"))))
+    result = cli(*(part.format(deep=deep, trace=trace) for part in command))
+    assert result.exit_code == exit_code, result.stderr
+    _no_traceback(result)
+    assert f"{deep}: JSON nested too deeply" in result.stderr + result.stdout

@@ -69,6 +69,56 @@ def checked(response: httpx2.Response, what: str) -> httpx2.Response:
     raise BackendUnavailable(f"{what}: HTTP {response.status_code}: {body}", response.status_code)
 
 
+def reply_object(response: httpx2.Response, what: str) -> dict[str, Any]:
+    """The JSON object a successful ``response`` holds.
+
+    Raises:
+        BackendUnavailable: the reply is not JSON, or not an object (naming ``what`` and the reply's start).
+    """
+    try:
+        body = response.json()
+    except (ValueError, RecursionError):
+        body = None
+    if not isinstance(body, dict):
+        start = " ".join(response.text.split())[:80]
+        raise BackendUnavailable(f"{what}: the reply is not a JSON object: {start!r}")
+    return body
+
+
+def reply_objects(body: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
+    """The objects of ``body[key]``, a list in a well-formed reply (anything else in it, or in the list, is skipped)."""
+    items = body.get(key)
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+class Cursors:
+    """The page cursors one paged read was given: a backend that hands one out again would be read forever.
+
+    Args:
+        what: What is read, for the message.
+    """
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+        self._seen: set[str] = set()
+
+    def next(self, body: Mapping[str, Any], key: str) -> str | None:
+        """``body[key]``, the cursor of the next page (None: the last page was read).
+
+        Raises:
+            BackendUnavailable: a cursor that is not text, or one given before.
+        """
+        cursor = body.get(key)
+        if cursor is None or cursor == "":
+            return None
+        if not isinstance(cursor, str):
+            raise BackendUnavailable(f"{self._what}: the reply's {key} is not text")
+        if cursor in self._seen:
+            raise BackendUnavailable(f"{self._what}: the backend gave the same {key} twice (it would be read forever)")
+        self._seen.add(cursor)
+        return cursor
+
+
 def get(client: httpx2.Client, url: str, what: str, **kwargs: Any) -> httpx2.Response:
     """``GET url``, tried :data:`ATTEMPTS` times; an unreachable backend as :class:`BackendUnavailable`."""
     return _call(client, "GET", url, what, **kwargs)

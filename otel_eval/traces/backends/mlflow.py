@@ -20,8 +20,8 @@ import httpx2
 from otel_eval import environment_variables as env
 from otel_eval._runtime.urls import basic_auth, split_url
 from otel_eval.traces._normalize import Problems
-from otel_eval.traces.backends import TracePage, Window
-from otel_eval.traces.backends._convert import get, post, spans_of
+from otel_eval.traces.backends import BackendUnavailable, TracePage, Window
+from otel_eval.traces.backends._convert import Cursors, get, post, reply_object, reply_objects, spans_of
 from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, backend_url, first
 
 DEFAULT_TRACKING_URI: Final = "http://localhost:5000"
@@ -102,6 +102,8 @@ class MlflowReader:
                 conditions.append(f"trace.timestamp_ms < {window.until_ns // 1_000_000}")
             left = window.limit
             token: str | None = None
+            what = f"mlflow: searching {self.where}"
+            tokens = Cursors(what)
             while left is None or left > 0:
                 body: dict[str, Any] = {
                     "locations": [{"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": experiment}}],
@@ -112,15 +114,15 @@ class MlflowReader:
                     body["filter"] = " AND ".join(conditions)
                 if token:
                     body["page_token"] = token
-                response = post(client, "/api/3.0/mlflow/traces/search", f"mlflow: searching {self.where}", json=body)
-                found = response.json()
-                trace_ids = [str(t["trace_id"]) for t in found.get("traces") or [] if t.get("trace_id")]
+                response = post(client, "/api/3.0/mlflow/traces/search", what, json=body)
+                found = reply_object(response, what)
+                trace_ids = [str(t["trace_id"]) for t in reply_objects(found, "traces") if t.get("trace_id")]
                 if not trace_ids:
                     return
                 yield self._traces(client, trace_ids, len(response.content))
                 if left is not None:
                     left -= len(trace_ids)
-                token = found.get("next_page_token")
+                token = tokens.next(found, "next_page_token")
                 if not token:
                     return
 
@@ -134,23 +136,25 @@ class MlflowReader:
                 params={"experiment_id": self._experiment_id},
             )
             return self._experiment_id
+        what = f"mlflow: looking up {self.where}"
         response = get(
-            client,
-            "/api/2.0/mlflow/experiments/get-by-name",
-            f"mlflow: looking up {self.where}",
-            params={"experiment_name": self._experiment_name},
+            client, "/api/2.0/mlflow/experiments/get-by-name", what, params={"experiment_name": self._experiment_name}
         )
-        self._experiment_id = str(response.json()["experiment"]["experiment_id"])
+        experiment = reply_object(response, what).get("experiment")
+        found = experiment.get("experiment_id") if isinstance(experiment, dict) else None
+        if not isinstance(found, str | int) or isinstance(found, bool) or not str(found):
+            raise BackendUnavailable(f"{what}: the reply names no experiment_id")
+        self._experiment_id = str(found)
         return self._experiment_id
 
     def _traces(self, client: httpx2.Client, trace_ids: list[str], size: int) -> TracePage:
         problems = Problems(f"mlflow {self.where}")
         spans = []
         for trace_id in trace_ids:
-            response = get(
-                client, "/api/3.0/mlflow/traces/get", f"mlflow: reading trace {trace_id}", params={"trace_id": trace_id}
-            )
+            what = f"mlflow: reading trace {trace_id}"
+            response = get(client, "/api/3.0/mlflow/traces/get", what, params={"trace_id": trace_id})
             size += len(response.content)
-            raw = (response.json().get("trace") or {}).get("spans") or []
+            trace = reply_object(response, what).get("trace")
+            raw = reply_objects(trace, "spans") if isinstance(trace, dict) else []
             spans.extend(spans_of(raw, problems, trace_id))
         return TracePage(spans, size, len(trace_ids), problems.warnings)

@@ -27,7 +27,7 @@ from otel_eval import environment_variables as env
 from otel_eval._runtime.urls import split_url
 from otel_eval.traces._normalize import Problems
 from otel_eval.traces.backends import TracePage, Window
-from otel_eval.traces.backends._convert import get, iso, spans_of
+from otel_eval.traces.backends._convert import Cursors, get, iso, reply_object, reply_objects, spans_of
 from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S, backend_url, first, parse_headers
 from otel_eval.traces.span import Span
 
@@ -132,6 +132,8 @@ class PhoenixReader:
         with httpx2.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S * 3) as client:
             left = window.limit
             cursor: str | None = None
+            what = f"phoenix: reading the root spans of {self.where}"
+            cursors = Cursors(what)
             while left is None or left > 0:
                 size = window.page_traces if left is None else min(window.page_traces, left)
                 params: dict[str, Any] = {"parent_id": "null", "limit": size, "attribute": list(window.filters)}
@@ -141,17 +143,15 @@ class PhoenixReader:
                     params["end_time"] = iso(window.until_ns)
                 if cursor:
                     params["cursor"] = cursor
-                response = get(
-                    client, self._spans_url, f"phoenix: reading the root spans of {self.where}", params=params
-                )
-                body = response.json()
-                trace_ids = list(dict.fromkeys(str(s.get("trace_id", "")) for s in body.get("data") or []))
+                response = get(client, self._spans_url, what, params=params)
+                body = reply_object(response, what)
+                trace_ids = list(dict.fromkeys(str(s.get("trace_id", "")) for s in reply_objects(body, "data")))
                 if not trace_ids:
                     return
                 yield self._traces(client, trace_ids, len(response.content))
                 if left is not None:
                     left -= len(trace_ids)
-                cursor = body.get("next_cursor")
+                cursor = cursors.next(body, "next_cursor")
                 if not cursor:
                     return
 
@@ -159,15 +159,17 @@ class PhoenixReader:
         problems = Problems(f"phoenix {self.where}")
         raw: list[Any] = []
         cursor: str | None = None
+        what = f"phoenix: reading the spans of {self.where}"
+        cursors = Cursors(what)
         while True:
             params: dict[str, Any] = {"trace_id": trace_ids, "limit": SPANS_PER_REQUEST}
             if cursor:
                 params["cursor"] = cursor
-            response = get(client, self._spans_url, f"phoenix: reading the spans of {self.where}", params=params)
+            response = get(client, self._spans_url, what, params=params)
             size += len(response.content)
-            body = response.json()
-            raw.extend(body.get("data") or [])
-            cursor = body.get("next_cursor")
+            body = reply_object(response, what)
+            raw.extend(reply_objects(body, "data"))
+            cursor = cursors.next(body, "next_cursor")
             if not cursor:
                 break
         spans = [to_microseconds(without_derived(span)) for span in spans_of(raw, problems, "spans")]
