@@ -19,6 +19,7 @@ from otel_eval.evaluation.criteria import (
     select_criteria,
 )
 from otel_eval.evaluation.pairing import (
+    GoldenIndex,
     Pairing,
     find_golden_turn,
     normalise_text,
@@ -44,6 +45,7 @@ from otel_eval.evaluation.scoring import (
 __all__ = [
     "TRAJECTORY_METRIC",
     "ConversationReport",
+    "GoldenIndex",
     "MetricOutcome",
     "MetricPlan",
     "Pairing",

@@ -45,7 +45,7 @@ from otel_eval.evaluation.criteria import (
     registry_with_custom_metrics,
     select_criteria,
 )
-from otel_eval.evaluation.pairing import Pairing, pair_invocations
+from otel_eval.evaluation.pairing import GoldenIndex, Pairing, pair_invocations
 from otel_eval.evaluation.plan import MetricPlan, PlannedMetric, build_plan
 from otel_eval.evaluation.records import RecordContext, RecordedInvocation
 from otel_eval.evaluation.request_criteria import Refusal, RequestCriteriaPolicy, RequestGate
@@ -134,6 +134,7 @@ class EvaluationCore:
         check_metric_names(self._metric_names, self._registry, setting=metrics_setting)
         check_budget_metrics(judge, self._registry)
         self._eval_set = eval_set
+        self._golden = GoldenIndex(eval_set) if eval_set is not None else None
         self.emitters = emitters if emitters is not None else Emitters.create()
         self._pipeline = pipeline
         self._metric_timeout = metric_timeout_seconds
@@ -301,7 +302,7 @@ class EvaluationCore:
         self, request: Request, invocations: list[TracedInvocation], *, report: bool = False
     ) -> tuple[Pairing, MetricPlan]:
         """The case ``request`` pairs with, and the metrics planned for it (its own criteria, else the core's)."""
-        pairing = pair_invocations(invocations, self._eval_set, chosen=request.eval_case)
+        pairing = pair_invocations(invocations, self._eval_set, chosen=request.eval_case, index=self._golden)
         own = request.criteria is None or not self._gate.admits(request.criteria, report=report)
         criteria = self._criteria if own else criteria_from(request.criteria)
         plan = self._plan_for(criteria, with_reference=pairing.case is not None, own=own)

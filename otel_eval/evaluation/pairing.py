@@ -41,19 +41,51 @@ def find_golden_turn(eval_cases: Sequence[EvalCase], user_text: str) -> tuple[Ev
     return None
 
 
+class GoldenIndex:
+    """The pairing rule's lookups in one eval set, made once: each normalised user text to its first case turn, each
+    normalised scenario starting prompt to its first case. Pairing then costs one lookup, not a pass over every
+    turn of every case (with 20,000 cases, ~35 ms an invocation that pairs with none).
+
+    The eval set is read as it is when the index is made: one changed afterwards needs a new index.
+    """
+
+    __slots__ = ("eval_set", "prompts", "turns")
+
+    def __init__(self, eval_set: EvalSet) -> None:
+        self.eval_set = eval_set
+        self.turns = _first_turns(eval_set.eval_cases)
+        self.prompts: dict[str, EvalCase] = {}
+        for case in eval_set.eval_cases:
+            if case.conversation_scenario is not None:
+                self.prompts.setdefault(normalise_text(case.conversation_scenario.starting_prompt), case)
+        self.prompts.pop("", None)
+
+    def golden_turn(self, user_text: str) -> tuple[EvalCase, int] | None:
+        """:func:`find_golden_turn` over the whole eval set."""
+        return self.turns.get(normalise_text(user_text))
+
+
+def _first_turns(eval_cases: Sequence[EvalCase]) -> dict[str, tuple[EvalCase, int]]:
+    """Each non-empty normalised user text of ``eval_cases`` to the first case turn that has it."""
+    turns: dict[str, tuple[EvalCase, int]] = {}
+    for case in eval_cases:
+        for index, turn in enumerate(case.conversation or []):
+            turns.setdefault(normalise_text(content_text(turn.user_content)), (case, index))
+    turns.pop("", None)
+    return turns
+
+
 def shadowed_cases(eval_cases: Sequence[EvalCase]) -> list[tuple[EvalCase, EvalCase]]:
     """The cases the pairing rule never pairs a conversation with, each beside the earlier case that takes it: a case
     whose first user text is a turn's user text in an earlier case (e.g. two recorded traces asking the same question,
     made golden together). Only a chosen case (``--eval-id``) reaches it."""
-    owner: dict[str, EvalCase] = {}
+    owners = _first_turns(eval_cases)
     shadowed = []
     for case in eval_cases:
         turns = case.conversation or []
-        first = normalise_text(content_text(turns[0].user_content)) if turns else ""
-        if first and first in owner:
-            shadowed.append((case, owner[first]))
-        for turn in turns:
-            owner.setdefault(normalise_text(content_text(turn.user_content)), case)
+        owner = owners.get(normalise_text(content_text(turns[0].user_content))) if turns else None
+        if owner is not None and owner[0] is not case:
+            shadowed.append((case, owner[0]))
     return shadowed
 
 
@@ -85,8 +117,12 @@ def pair_invocations(
     eval_set: EvalSet | None,
     *,
     chosen: EvalCase | None = None,
+    index: GoldenIndex | None = None,
 ) -> Pairing:
-    """The eval case and expected invocations of ``invocations``, by the pairing rule (see the module docs)."""
+    """The eval case and expected invocations of ``invocations``, by the pairing rule (see the module docs).
+
+    ``index``: ``eval_set``'s :class:`GoldenIndex`, for a caller that pairs many conversations with one eval set
+    (made here when None)."""
     if chosen is not None:
         expected = _expected_turns(chosen, invocations)
         note = f"eval case {chosen.eval_id!r} was chosen"
@@ -97,19 +133,19 @@ def pair_invocations(
         return Pairing(chosen, expected, note)
     if eval_set is None or not invocations:
         return _NO_EVAL_SET
+    if index is None or index.eval_set is not eval_set:
+        index = GoldenIndex(eval_set)
     first = content_text(invocations[0].invocation.user_content)
-    found = find_golden_turn(eval_set.eval_cases, first)
+    found = index.golden_turn(first)
     if found is not None:
         expected = _expected_turns(found[0], invocations)
         if expected is not None:
             return Pairing(found[0], expected, "matched on the user message")
         note = f"eval case {found[0].eval_id!r} starts like the conversation but its turns do not pair with it"
         return Pairing(None, None, note)
-    wanted = normalise_text(first)
-    for case in eval_set.eval_cases:
-        scenario = case.conversation_scenario
-        if wanted and scenario is not None and normalise_text(scenario.starting_prompt) == wanted:
-            return Pairing(case, None, "matched on the scenario's starting prompt")
+    scenario_case = index.prompts.get(normalise_text(first))
+    if scenario_case is not None:
+        return Pairing(scenario_case, None, "matched on the scenario's starting prompt")
     note = f"no case of eval set {eval_set.eval_set_id!r} has a turn with the user message {first[:60]!r}"
     return Pairing(None, None, note)
 
@@ -139,7 +175,8 @@ def pair_conversations(
             for conversation in conversations:
                 conversation.pairing_note = f"eval set {eval_set.eval_set_id!r} has no case {eval_id!r}"
             return
+    index = GoldenIndex(eval_set) if chosen is None else None
     for conversation in conversations:
-        pairing = pair_invocations(conversation.invocations, eval_set, chosen=chosen)
+        pairing = pair_invocations(conversation.invocations, eval_set, chosen=chosen, index=index)
         conversation.eval_case, conversation.expected = pairing.case, pairing.expected
         conversation.pairing_note = None if pairing.case else pairing.note

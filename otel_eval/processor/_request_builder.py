@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
 
-from otel_eval.evaluation import pair_invocations
+from otel_eval.evaluation import GoldenIndex, pair_invocations
 from otel_eval.model import BaseCriterion, EvalSet, TracedInvocation
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._selection import InvocationFilters
@@ -45,6 +45,11 @@ class RequestBuilder:
     criteria: dict[str, BaseCriterion] | None = None
     eval_set: EvalSet | None = None
     reads: Reads = Reads.ALL
+    _golden: GoldenIndex | None = field(init=False, default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.eval_set is not None:
+            object.__setattr__(self, "_golden", GoldenIndex(self.eval_set))
 
     def build(
         self, spans: Sequence[ReadableSpan], log_records: Sequence[SpanLogRecord] = ()
@@ -78,7 +83,11 @@ class RequestBuilder:
         return requests
 
     def _request(self, invocation: TracedInvocation, criteria: dict[str, Any] | None) -> EvaluationRequest:
-        eval_case = pair_invocations([invocation], self.eval_set).case if self.eval_set is not None else None
+        eval_case = (
+            pair_invocations([invocation], self.eval_set, index=self._golden).case
+            if self.eval_set is not None
+            else None
+        )
         return EvaluationRequest(
             invocations=[invocation],
             criteria=criteria,
