@@ -137,3 +137,20 @@ def test_a_criterions_judge_model_without_its_providers_credentials_is_said_at_s
     )
     assert "OPENAI_API_KEY" in result.stderr
     assert fake_gemini.generate_requests() == []
+
+
+@pytest.mark.parametrize("model", ["gpt4o-mini", "openrouterx/llama-3.1-8b"])
+def test_a_judge_model_adk_does_not_know_is_named_in_the_problem(
+    cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch, model: str
+) -> None:
+    """A mistyped name matches none of ADK's patterns and goes to google-genai (a gateway's own model name). Before,
+    the problem said only "set GOOGLE_API_KEY ... (Gemini, the default judge), or set OTEL_EVAL_JUDGE_MODEL", to a
+    user who had set OTEL_EVAL_JUDGE_MODEL, naming neither the model nor why it went to Gemini."""
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_TEST_KEY)
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_MODEL", model)
+    result = cli("run", HELM, "-m", "hallucinations_v1")
+    assert result.exit_code == 3, result.stdout + result.stderr
+    warning = next(line for line in result.stderr.splitlines() if line.startswith("warning: hallucinations_v1"))
+    assert f"judge model {model!r} matches none of ADK's model names" in warning, warning
+    assert "GOOGLE_GEMINI_BASE_URL" in warning  # where a gateway serving that name is set
