@@ -46,7 +46,7 @@ def test_a_judge_model_without_its_providers_credentials_fails_the_run(
     assert fake_gemini.generate_requests() == []  # never sent to Gemini
 
 
-@pytest.mark.parametrize("model", ["gpt-4o-mini", "gemini-2.5-flash"])
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "gemini-2.5-flash", "ollama/llama3.1", "ollama_chat/llama3.1"])
 def test_a_model_the_provider_does_not_serve_fails_the_run(
     cli: Callable[..., CliResult],
     fake_gemini: FakeGemini,
@@ -55,7 +55,8 @@ def test_a_model_the_provider_does_not_serve_fails_the_run(
     model: str,
 ) -> None:
     """A 404 (no such model) is a configuration problem: the run exits 3, never 0 with nothing judged (a 400 on every
-    call too: test_run_strict)."""
+    call too: test_run_strict). Ollama's 404 for a model not pulled was "judge unreachable" (LiteLLM wraps it in a
+    connection error), retried as if the server were down."""
     use_provider_env(monkeypatch, fake_gemini.base_url, tmp_path)
     monkeypatch.setenv("GOOGLE_API_KEY", "AIzaSyTEST-not-a-real-key-0000000000000")
     monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake_gemini.base_url)
