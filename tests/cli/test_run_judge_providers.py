@@ -13,7 +13,7 @@ import pytest
 
 from tests.cli.conftest import AGENTEVALS, CliResult
 from tests.cli.test_run_judge import HELM, _final_text, _script_contradicted
-from tests.judge.fake_gemini import FakeGemini, error_reply, request_text
+from tests.judge.fake_gemini import FakeGemini, error_reply, malformed_reply, request_text
 from tests.judge.providers_env import MODELS, OPENAI_TEST_KEY, PROTOCOLS, use_provider_env
 
 pytest_plugins = ("tests.judge.plugin",)
@@ -155,3 +155,20 @@ def test_a_judge_model_adk_does_not_know_is_named_in_the_problem(
     warning = next(line for line in result.stderr.splitlines() if line.startswith("warning: hallucinations_v1"))
     assert f"judge model {model!r} matches none of ADK's model names" in warning, warning
     assert "GOOGLE_GEMINI_BASE_URL" in warning  # where a gateway serving that name is set
+
+
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "claude-sonnet-4-5"])
+def test_a_body_that_is_not_the_providers_api_answer_says_so(
+    cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model: str
+) -> None:
+    """A 200 whose body is not JSON (a proxy's page, a base URL pointing at a web server): the SDK hands back the raw
+    text. Before, the reason was "AttributeError: 'str' object has no attribute 'choices'"."""
+    use_provider_env(monkeypatch, fake_gemini.base_url, tmp_path)
+    fake_gemini.set_responder(lambda m, body: malformed_reply())
+    result = cli("run", HELM, "-m", "hallucinations_v1", "--judge-model", model, "--output", "json")
+    assert result.exit_code == 3, result.stdout + result.stderr
+    [conversation] = result.json()["results"]
+    [metric] = conversation["metrics"]
+    assert metric["error_type"] == "judge_bad_response"
+    assert "not the provider's API answer" in metric["explanation"], metric["explanation"]
+    assert "AttributeError" not in metric["explanation"]
