@@ -21,7 +21,6 @@ from otel_eval.model import (
     BaseCriterion,
     CustomMetricConfig,
     EvalConfig,
-    JudgeModelOptions,
 )
 from otel_eval.model.loading import EVAL_CONFIG_KEYS, criteria_object_problem, validation_problems
 
@@ -146,13 +145,23 @@ def judge_problems(criteria: Mapping[str, Any], registry: MetricRegistry, judge:
     for name, criterion in criteria.items():
         if name not in registry or not registry.info(name).requires_judge:
             continue
-        options = getattr(criterion, "judge_model_options", None)  # kept raw where the metric ignores it, as ADK
-        model = judge.model_for(options if isinstance(options, JudgeModelOptions) else None)
+        model = _judge_model_of(name, criterion, registry, judge)
         # A judge that cannot tell models apart is asked about itself (a Judge of another kind, a test double).
         problem = judge.problem_for(model) if isinstance(judge, ModelAwareJudge) else judge.not_configured_reason
         if problem is not None:
             found[name] = problem
     return found
+
+
+def _judge_model_of(name: str, criterion: BaseCriterion | None, registry: MetricRegistry, judge: Judge) -> str:
+    """The judge model metric ``name`` asks with ``criterion``, read as the metric reads it (a config's criterion
+    holds ``judge_model_options`` as raw JSON until the metric validates it); the judge's default when the criterion
+    is invalid (refused where the plan is built) or the metric names no model of its own."""
+    try:
+        model = getattr(registry.create(name, criterion, judge=judge), "judge_model", None)
+    except ConfigurationError:
+        model = None
+    return model if isinstance(model, str) else judge.model_for(None)
 
 
 def builtin_metric_names(

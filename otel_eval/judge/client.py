@@ -57,6 +57,15 @@ ResultT = TypeVar("ResultT")
 __all__ = ["JudgeClient", "JudgeReply", "JudgeRequest", "default_judge", "set_default_judge"]
 
 
+_UNRESOLVED = (
+    "judge model {!r} matches none of ADK's model names (gemini-*, claude-*, gpt-*, o<N>-*, a LiteLLM provider/model "
+    "route), so it goes to google-genai as a gateway's own model name (GOOGLE_GEMINI_BASE_URL or "
+    "OTEL_EVAL_JUDGE_BASE_URL names the gateway); "
+)
+"""What the problem of a judge model no ADK pattern resolves says first: a typo (``gpt4o-mini``) is not told only to
+set a Google key."""
+
+
 class JudgeClient:
     """Sends judge requests to the provider each judge model resolves to, as ADK resolves it.
 
@@ -113,7 +122,10 @@ class JudgeClient:
         route = resolve(model)
         if route.problem is not None or route.family is None:
             return f"judge not configured: {route.problem}"
-        return self._provider(route.family).configuration_problem(route.model)
+        problem = self._provider(route.family).configuration_problem(route.model)
+        if problem is not None and not route.adk_class:
+            return problem.replace("judge not configured: ", f"judge not configured: {_UNRESOLVED.format(model)}", 1)
+        return problem
 
     def provider_name(self, model: str) -> str | None:
         """``gen_ai.provider.name`` of judge ``model``'s provider (None when it has none)."""

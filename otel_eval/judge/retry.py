@@ -82,6 +82,9 @@ def classify(exc: BaseException, *, secret: str | tuple[str, ...] | None = None)
         return _classify_api_error(exc, secret)
     status = getattr(exc, "status_code", None)
     if type(exc).__name__ == "APIConnectionError":  # openai's, anthropic's; LiteLLM's carries status_code 500
+        answered = _answered_status(exc)
+        if answered is not None:
+            return _classify_status_error(exc, answered, secret)
         return Failure(JUDGE_CONNECTION, redact(f"judge connection failed: {type(exc).__name__}: {exc}", secret), True)
     if isinstance(status, int) and not isinstance(status, bool) and status >= 400:
         return _classify_status_error(exc, status, secret)
@@ -90,6 +93,16 @@ def classify(exc: BaseException, *, secret: str | tuple[str, ...] | None = None)
     if isinstance(exc, (ValueError, KeyError, TypeError)):
         return Failure(JUDGE_BAD_RESPONSE, redact(f"judge answered a malformed body: {exc}", secret), False)
     return Failure(JUDGE_BAD_RESPONSE, redact(f"judge call failed: {type(exc).__name__}: {exc}", secret), False)
+
+
+def _answered_status(exc: BaseException) -> int | None:
+    """The HTTP 4xx a provider did answer with, when LiteLLM reports it as a connection error anyway (its Ollama
+    routes wrap every error answer, a 404 for a model not pulled, a 429, a proxy's 401, in ``APIConnectionError``,
+    the provider's own error, with its ``status_code``, being the exception it handled). Not a 5xx: LiteLLM gives
+    its own client-side failures (a refused connection) that status too."""
+    inner = exc.__cause__ or exc.__context__
+    status = getattr(inner, "status_code", None)
+    return status if isinstance(status, int) and not isinstance(status, bool) and 400 <= status < 500 else None
 
 
 def _is_transport_error(exc: BaseException) -> bool:

@@ -268,11 +268,14 @@ async def test_a_throttled_provider_is_retried_after_its_retry_after(providers: 
     await client.aclose()
 
 
-async def test_throttling_past_the_attempts_is_rate_limited(providers: FakeGemini) -> None:
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "ollama/llama3.1", "ollama_chat/llama3.1"])
+async def test_throttling_past_the_attempts_is_rate_limited(providers: FakeGemini, model: str) -> None:
+    """LiteLLM's Ollama routes report every error answer as an ``APIConnectionError``: before, a 429 there was a
+    connection error ("judge unreachable")."""
     providers.set_responder(lambda m, body: error_reply(429, "slow down", retry_after="0"))
     client = judge(max_attempts=2)
     with pytest.raises(JudgeError) as caught:
-        await client.generate(JudgeRequest(model="gpt-4o-mini", prompt="p"), metric="m")
+        await client.generate(JudgeRequest(model=model, prompt="p"), metric="m")
     assert caught.value.error_type == JUDGE_RATE_LIMITED and caught.value.retriable
     await client.aclose()
 

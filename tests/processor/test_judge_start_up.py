@@ -92,3 +92,22 @@ def test_nothing_is_said_when_every_planned_judge_can_be_served(
     criteria = {"hallucinations_v1": 0.8} if variables else None
     EvaluationSpanProcessor(criteria, sinks=[lambda records: None]).shutdown()
     assert _said(caplog) == []
+
+
+def _judged_by(model: str) -> dict[str, object]:
+    return {"criteria": {"safety_v1": {"threshold": 0.8, "judge_model_options": {"judge_model": model}}}}
+
+
+def test_the_criterions_own_judge_model_is_the_one_asked_about(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, the default judge (Gemini) was asked whatever the criterion's ``judge_model``: served by OpenAI's
+    variables, it was said NOT_EVALUATED on every invocation ("set GOOGLE_API_KEY"); not served, nothing was said."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-shown")
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    EvaluationSpanProcessor(_judged_by("gpt-4o-mini"), sinks=[lambda records: None]).shutdown()
+    assert _said(caplog) == []
+    EvaluationSpanProcessor(_judged_by("claude-sonnet-4-5"), sinks=[lambda records: None]).shutdown()
+    [said] = _said(caplog)
+    assert "safety_v1 is NOT_EVALUATED on every invocation (judge_not_configured)" in said
+    assert "'claude-sonnet-4-5'" in said and "GOOGLE_CLOUD_PROJECT" in said

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from otel_eval.errors import JudgeError
+from otel_eval.judge.retry import JUDGE_BAD_RESPONSE
+
 if TYPE_CHECKING:
     from otel_eval.judge._request_reply import JudgeReply, JudgeRequest
 
@@ -48,6 +51,16 @@ def missing_extra(extra: str, package: str, model: str) -> str:
     )
 
 
+def check_api_answer(response: object) -> None:
+    """Raises when an SDK handed back the raw text of a body that is not its API's JSON (a proxy's page, a base URL
+    pointing at a web server), rather than its response object."""
+    if isinstance(response, (str, bytes)):
+        raise JudgeError(
+            "judge answered a body that is not the provider's API answer (is the base URL the provider's API?)",
+            error_type=JUDGE_BAD_RESPONSE,
+        )
+
+
 OTHER_PROVIDERS = (
     "or set OTEL_EVAL_JUDGE_MODEL and that provider's variables: OpenAI (gpt-4o-mini, ...): OPENAI_API_KEY "
     "(OPENAI_BASE_URL); Claude on Vertex AI (claude-sonnet-4-5, ...): GOOGLE_CLOUD_PROJECT, GOOGLE_CLOUD_LOCATION; "
@@ -57,4 +70,4 @@ OTHER_PROVIDERS = (
 """What the reason of an unconfigured default (Gemini) judge adds: every other provider's variables, names only."""
 
 
-__all__ = ["OTHER_PROVIDERS", "Provider", "missing_extra"]
+__all__ = ["OTHER_PROVIDERS", "Provider", "check_api_answer", "missing_extra"]

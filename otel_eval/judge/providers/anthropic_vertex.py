@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from otel_eval.judge._loops import PerLoopClient
 from otel_eval.judge._request_reply import JudgeReply, JudgeRequest
-from otel_eval.judge.providers import missing_extra
+from otel_eval.judge.providers import check_api_answer, missing_extra
 from otel_eval.judge.providers.request_parts import judge_config, lowercase_types, schema_name_and_json, system_text
 from otel_eval.judge.resolve import CLAUDE_VERTEX
 from otel_eval.judge.settings import JudgeSettings
@@ -79,6 +79,7 @@ class AnthropicVertexProvider:
         client = await clients.client()
         kwargs, tool = messages_kwargs(request, model_id(model))
         message = await client.messages.create(**kwargs, timeout=timeout_seconds)
+        check_api_answer(message)
         texts: list[str] = []
         for block in message.content:
             if block.type == "text" and block.text:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from otel_eval.judge._loops import PerLoopClient
 from otel_eval.judge._request_reply import JudgeReply, JudgeRequest
-from otel_eval.judge.providers import missing_extra
+from otel_eval.judge.providers import check_api_answer, missing_extra
 from otel_eval.judge.providers.request_parts import chat_messages, judge_config, schema_name_and_json
 from otel_eval.judge.resolve import OPENAI
 from otel_eval.judge.settings import JudgeSettings
@@ -64,6 +64,7 @@ class OpenAIProvider:
         response = await client.chat.completions.create(
             **chat_completion_kwargs(request, model), timeout=timeout_seconds
         )
+        check_api_answer(response)
         text = response.choices[0].message.content if response.choices else None
         usage = response.usage
         return JudgeReply(
