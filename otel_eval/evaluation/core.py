@@ -75,11 +75,15 @@ OnLoop = Callable[[], Awaitable[list[EvaluationRecord]]]
 
 def judge_is_configured(judge: Judge | None = None) -> bool:
     """Whether ``judge`` (else the process-wide default judge from the environment) has credentials."""
+    return _judge_or_default(judge).configured
+
+
+def _judge_or_default(judge: Judge | None) -> Judge:
     if judge is None:
         from otel_eval.judge import default_judge
 
         judge = default_judge()
-    return judge.configured
+    return judge
 
 
 class EvaluationCore:
@@ -93,8 +97,9 @@ class EvaluationCore:
         registry: Metric registry (``default_registry()`` when None), plus the custom metrics ``criteria`` declares
             (an ``EvalConfig`` or its JSON with ``custom_metrics``): their code is imported here.
         judge: Judge client handed to judged metrics (None: each metric's default judge from the environment).
-        judge_configured: Whether judge credentials exist (decides the default judged metrics); read from the
-            environment when None.
+        judge_configured: Whether judge credentials exist (decides the default judged metrics); when None, asked of
+            ``judge`` (else the default judge) when the first plan is made, not here: on the thread that plans (the
+            span processor's and the worker's evaluation threads), since a LiteLLM judge's check imports LiteLLM.
         emitters: Where records go (events, evaluation spans, metrics, extra sinks); the global providers when None.
         pipeline: Pipeline counters (evaluated, errored).
         metric_timeout_seconds: Bound on one metric's run on one request; a metric past it is NOT_EVALUATED.
@@ -128,7 +133,9 @@ class EvaluationCore:
         # The process's own configuration may name ADK custom metrics: imported here, never from a request's criteria.
         self._registry = registry_with_custom_metrics(criteria, registry)
         self._judge = judge
-        self._judge_configured = judge_is_configured(judge) if judge_configured is None else judge_configured
+        self._asked = _judge_or_default(judge) if judge_configured is None else None
+        self._judge_configured = judge_configured
+        self._reads: Reads | None = None
         self._criteria = criteria_from(criteria)
         self._metric_names = tuple(metric_names)
         check_metric_names(self._metric_names, self._registry, setting=metrics_setting)
@@ -161,10 +168,12 @@ class EvaluationCore:
         """What the requests this core scores with its own criteria need rebuilt (:mod:`otel_eval.reconstruct.reads`):
         the union of its plans' reads, with and (when it holds an eval set) without a paired case, and the user
         message that pairing reads."""
-        found = Reads.USER_CONTENT if self._eval_set is not None else Reads.NONE
-        for plan in self._own_plans():
-            found |= plan.reads
-        return found
+        if self._reads is None:
+            found = Reads.USER_CONTENT if self._eval_set is not None else Reads.NONE
+            for plan in self._own_plans():
+                found |= plan.reads
+            self._reads = found
+        return self._reads
 
     def conversation_metrics(self) -> list[str]:
         """The conversation-level metrics this core runs with its own criteria (planned as :meth:`reads` plans)."""
@@ -372,7 +381,7 @@ class EvaluationCore:
             selected = select_criteria(
                 criteria,
                 with_reference=with_reference,
-                with_judge=self._judge_configured,
+                with_judge=self._with_judge(),
                 metric_names=self._metric_names if own else (),
                 registry=self._registry,
             )
@@ -380,6 +389,12 @@ class EvaluationCore:
             if len(self._plans) < 256:
                 self._plans[key] = plan
         return plan
+
+    def _with_judge(self) -> bool:
+        """Whether the judge is configured (the default judged metrics run), asked once, on first use."""
+        if self._judge_configured is None:
+            self._judge_configured = self._asked is not None and self._asked.configured
+        return self._judge_configured
 
     def _metric_span(self, metric: PlannedMetric, job: _Job) -> AbstractContextManager[EvaluationSpan | None]:
         """The ``evaluate {metric}`` span the metric runs in (none without a span emitter)."""

@@ -13,6 +13,7 @@ import logging
 import os
 import warnings
 from collections.abc import Collection, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from opentelemetry._logs import LoggerProvider, get_logger_provider
@@ -111,6 +112,10 @@ def embedded_worker(
             ``logger_provider``, ``sinks``, ``max_queue_size``, ``concurrency``, ``sessions``).
             ``OTEL_EVAL_SINKS`` (and ``OTEL_EVAL_CONSOLE=true``) add the sinks they name.
 
+    The judged metrics the judge cannot serve are warned of (:func:`warn_unservable_judges`) from the worker's thread
+    as it starts, not here: asking a LiteLLM judge imports LiteLLM (seconds), which the caller (the agent's thread,
+    for the span processor) should not wait for.
+
     Raises:
         ConfigurationError: unknown metric or invalid criterion.
         ValueError: ``max_queue_size`` or ``concurrency`` below 1.
@@ -144,13 +149,13 @@ def embedded_worker(
         emitters=emitters,
         pipeline=pipeline,
     )
-    warn_unservable_judges(criteria, metric_names, registry, judge)
     return EmbeddedWorker(
         core,
         max_queue_size=options.get("max_queue_size", env.DEFAULT_QUEUE_SIZE),
         concurrency=options.get("concurrency", env.DEFAULT_CONCURRENCY),
         pipeline=pipeline,
         sessions=options.get("sessions"),
+        start_up=partial(warn_unservable_judges, criteria, metric_names, registry, judge),
     )
 
 

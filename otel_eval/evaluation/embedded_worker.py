@@ -24,7 +24,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -70,6 +70,8 @@ class EmbeddedWorker(InvocationExporter):
         pipeline: Pipeline counters (drops, queue-size gauge ``otel_eval.queue=requests``).
         sessions: When open sessions are judged and how many are held (the defaults when None; see the module's
             docstring).
+        start_up: Start-up work that must not hold up the caller (:func:`~otel_eval.evaluation.embedded.embedded_worker`'s
+            judge warnings, whose checks may import a provider's SDK): run first on the worker's thread, once.
 
     Raises:
         ValueError: ``max_queue_size`` or ``concurrency`` below 1 (:func:`check_worker_bounds`).
@@ -85,9 +87,11 @@ class EmbeddedWorker(InvocationExporter):
         concurrency: int = DEFAULT_CONCURRENCY,
         pipeline: PipelineMetrics | None = None,
         sessions: SessionLimits | None = None,
+        start_up: Callable[[], None] | None = None,
     ) -> None:
         check_worker_bounds(max_queue_size=max_queue_size, concurrency=concurrency)
         self.core = core
+        self._start_up = start_up
         self._max_queue_size = max_queue_size
         self._concurrency = concurrency
         self._pipeline = pipeline
@@ -233,6 +237,12 @@ class EmbeddedWorker(InvocationExporter):
     # --- the worker thread ---------------------------------------------------------------------------------------
 
     def _run(self) -> None:
+        start_up, self._start_up = self._start_up, None  # once, not again in a forked child
+        if start_up is not None:
+            try:
+                start_up()
+            except Exception:  # the thread boundary: log, never propagate
+                logger.exception("embedded evaluation worker start-up failed")
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         try:

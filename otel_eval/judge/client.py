@@ -95,7 +95,8 @@ class JudgeClient:
         self._providers_lock = threading.Lock()
         self._fatal: dict[str, Failure] = {}
         self._unreachable: set[str] = set()  # providers whose endpoint could not be reached (said once each)
-        self.not_configured_reason: str | None = self.problem_for(self.settings.default_model)
+        self._reason_lock = threading.Lock()
+        self._reason: tuple[str | None] | None = None
         self.instruments = JudgeInstruments(meter_provider)
         self.budget: JudgeBudget | None = None
         if self.settings.budget is not None:
@@ -110,6 +111,16 @@ class JudgeClient:
     def from_env(cls, **overrides: Any) -> JudgeClient:
         """A client from the environment with ``overrides`` of :class:`JudgeSettings` fields (None ignored)."""
         return cls(JudgeSettings.from_env(**overrides))
+
+    @property
+    def not_configured_reason(self) -> str | None:
+        """Why the default judge model cannot be served (:meth:`problem_for`), or None when it can; worked out on first
+        read, not when the client is made: a LiteLLM route's check imports LiteLLM, seconds the thread that makes the
+        client (the agent's, for the span processor) should not wait."""
+        with self._reason_lock:
+            if self._reason is None:
+                self._reason = (self.problem_for(self.settings.default_model),)
+            return self._reason[0]
 
     @property
     def configured(self) -> bool:

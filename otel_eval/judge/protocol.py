@@ -20,8 +20,10 @@ if TYPE_CHECKING:
 class Judge(Protocol):
     """An LLM judge: generates verdicts for judge requests, with its configuration and accounting."""
 
-    not_configured_reason: str | None
-    """Why the judge cannot be used (no credentials, key rejected), or None when it can."""
+    @property
+    def not_configured_reason(self) -> str | None:
+        """Why the judge cannot be used (no credentials, key rejected), or None when it can."""
+        ...
 
     @property
     def configured(self) -> bool:

@@ -5,7 +5,7 @@ rebuilt (only what the metrics read) and filtered by agent name. Used by :class:
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,12 +39,13 @@ class RequestBuilder:
             for the embedded core only: a trace rebuilt into plain views then gives
             :class:`~otel_eval.reconstruct.plain.PlainRequest`\\ s (no ADK model made; a transport that ships them
             makes each the full request, :meth:`~otel_eval.transport.base.InvocationExporter.export_rebuilt`).
+            A callable is asked at each build (the embedded core's ``reads``, planned on the background thread).
     """
 
     filters: InvocationFilters
     criteria: dict[str, BaseCriterion] | None = None
     eval_set: EvalSet | None = None
-    reads: Reads = Reads.ALL
+    reads: Reads | Callable[[], Reads] = Reads.ALL
     _golden: GoldenIndex | None = field(init=False, default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -67,7 +68,9 @@ class RequestBuilder:
         criteria: dict[str, Any] | None = None
         if self.criteria is not None:
             criteria = {name: c.model_dump(mode="json", exclude_unset=True) for name, c in self.criteria.items()}
-        reads = self.reads if self.eval_set is None else self.reads | Reads.USER_CONTENT
+        reads = self.reads() if callable(self.reads) else self.reads
+        if self.eval_set is not None:
+            reads |= Reads.USER_CONTENT
         plain = reads in PLAIN_READS
         agent_allowed = self.filters.agent_allowed
         for trace in rebuild_traces(converted, reads=reads):

@@ -15,6 +15,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
@@ -29,6 +30,7 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation import builtin_metric_names, criteria_from, custom_metrics_of
 from otel_eval.evaluation.embedded import embedded_worker
+from otel_eval.evaluation.embedded_worker import EmbeddedCore
 from otel_eval.metrics import default_registry
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import IncompleteCounter, OpenSpans, TraceBuffers
@@ -73,6 +75,8 @@ class InThreadEngine:
         enrichment_wait_seconds: How long the enricher holds a root (sets the thread's period with the idle timeout).
         threaded: False: no background thread; the caller queues the spans and runs each :meth:`step` on its own
             thread (the evaluation process's reader: no hand-off between threads per batch).
+        start_up: Start-up work that must not hold up the caller (the agent's thread): run first on the background
+            thread, before its first step (here, when not ``threaded``).
     """
 
     def __init__(
@@ -87,8 +91,10 @@ class InThreadEngine:
         meter_provider: MeterProvider | None,
         enrichment_wait_seconds: float,
         threaded: bool = True,
+        start_up: Callable[[], None] | None = None,
     ) -> None:
         self.exporter = exporter
+        self._start_up = start_up
         self._threaded = threaded
         self.pipeline = pipeline
         self._builder = builder
@@ -117,6 +123,8 @@ class InThreadEngine:
         self.pipeline.register_queue("spans", lambda: _pending_spans(weak_self))
         self._start()
         reinit_after_fork(self._at_fork_reinit)
+        if not threaded:
+            self._run_start_up()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(exporter={type(self.exporter).__name__})"
@@ -258,7 +266,16 @@ class InThreadEngine:
 
     # --- the background thread -----------------------------------------------------------------------------------
 
+    def _run_start_up(self) -> None:
+        start_up, self._start_up = self._start_up, None  # once, not again in a forked child
+        if start_up is not None:
+            try:
+                start_up()
+            except Exception:  # the thread boundary: log and carry on
+                logger.exception("EvaluationSpanProcessor start-up failed")
+
     def _worker(self) -> None:
+        self._run_start_up()
         intake, records = self._intake, self.log_record_processor.queue
         schedule = WakeSchedule(intake, tick=self._tick)
         due = 0.0  # the next step even if nothing comes (idle traces, waiting roots, held roots)
@@ -367,7 +384,8 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
     if enrich is not None:  # with another exporter, or no ``attributes`` asked, it passes every span straight on
         waits = exporter is None and env.EMIT_ATTRIBUTES in settings.emit
         enricher = RootSpanEnricher(enrich, wait_seconds=enrichment_wait_seconds if waits else 0.0)
-    reads = Reads.ALL  # a remote worker may score anything
+    reads: Reads | Callable[[], Reads] = Reads.ALL  # a remote worker may score anything
+    start_up = None
     if exporter is None:
         holds_roots = enricher is not None and enricher.wait_seconds
         exporter = embedded = embedded_worker(
@@ -386,10 +404,11 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
             sessions=settings.sessions,
             emit=settings.emit,
         )
-        if sampling.bound is not None:
-            _warn_sampled_sessions(settings.sample_rate, embedded.core.conversation_metrics())
+        # Its plan asks the judge whether it is configured (a LiteLLM judge's check imports LiteLLM, seconds): on
+        # the background thread, not the caller's.
+        start_up = partial(_plan_embedded, embedded.core, settings.sample_rate if sampling.bound is not None else None)
         parsed = eval_set = None  # the embedded core has them and pairs each request once, with its plan
-        reads = embedded.core.reads()  # rebuild only what its metrics read
+        reads = embedded.core.reads  # rebuild only what its metrics read
     else:
         if settings.metrics:
             raise ConfigurationError(
@@ -415,7 +434,16 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
         meter_provider=meter_provider,
         enrichment_wait_seconds=enrichment_wait_seconds,
         threaded=threaded,
+        start_up=start_up,
     )
+
+
+def _plan_embedded(core: EmbeddedCore, sample_rate: float | None) -> None:
+    """Plans the embedded core's own metrics (:meth:`~otel_eval.evaluation.core.EvaluationCore.reads`) and, when
+    traces are sampled (``sample_rate``), warns if it holds conversation-level metrics."""
+    core.reads()
+    if sample_rate is not None:
+        _warn_sampled_sessions(sample_rate, core.conversation_metrics())
 
 
 def _warn_sampled_sessions(sample_rate: float, conversation: Sequence[str]) -> None:

@@ -189,7 +189,10 @@ class EvaluationSpanProcessor(SpanProcessor):
         its scores exported by the evaluation process).
 
         Incomplete traces (root still open) stay buffered. Returns False when ``timeout_millis`` passed first;
-        the wait never exceeds it.
+        the wait never exceeds it. With ``isolation="process"``, also False when spans or log records handed on since
+        the previous flush were lost with the evaluation process (it died or stopped answering before evaluating
+        them, or none was running to take them: ``otel_eval.spans.dropped{otel_eval.drop.reason=transport_error}``
+        counts those it could not send). Each loss fails one flush; the next returns True when nothing more was lost.
         """
         if self._shutdown:
             return False

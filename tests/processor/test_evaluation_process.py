@@ -156,10 +156,38 @@ def test_a_killed_evaluation_process_is_replaced_and_the_agent_never_sees_it(sin
     assert wait_until(replaced, timeout=30)
     before = {trace_id for trace_id, *_ in _scores(sink)}
     agent.run(SCENARIOS[2])
-    assert processor.force_flush(60_000)
+    assert not processor.force_flush(60_000)  # the spans lost with the killed one were not evaluated
     after = {trace_id for trace_id, *_ in _scores(sink)} - before
     assert after, "the new evaluation process scored the invocation that ran after it started"
     assert processor.stats()[f"spans.dropped.{semconv.DROP_TRANSPORT_ERROR}"] > 0
+    provider.shutdown()
+
+
+def test_a_flush_fails_once_when_spans_were_lost_with_a_killed_evaluation_process(sink: OtlpSink) -> None:
+    """``force_flush`` said True after the child was killed and the spans sent its way were lost (counted as
+    dropped): the SDK's contract is that it says whether everything handed on before it was exported."""
+    provider, processor, agent = _isolated_agent()
+    first = evaluation_process_pid()
+    assert first is not None
+    os.kill(first, signal.SIGKILL)
+    assert wait_until(lambda: not is_running(first), timeout=10)
+    # Its spans are lost: refused by the dead one's socket (counted as dropped), none starts for a second (counted
+    # too), or written before its socket closed and never evaluated.
+    agent.run(SCENARIOS[1])
+    assert not processor.force_flush(60_000)
+    dropped = f"spans.dropped.{semconv.DROP_TRANSPORT_ERROR}"
+
+    def replaced() -> bool:
+        agent.run(SCENARIOS[1])
+        pid = evaluation_process_pid()
+        return pid is not None and pid != first
+
+    assert wait_until(replaced, timeout=30)
+    processor.force_flush(60_000)  # says whether spans were lost while the new one was starting
+    lost = processor.stats().get(dropped, 0)
+    agent.run(SCENARIOS[2])
+    assert processor.force_flush(60_000)  # each loss fails one flush: nothing more was lost
+    assert processor.stats().get(dropped, 0) == lost
     provider.shutdown()
 
 

@@ -5,11 +5,19 @@ came out NOT_EVALUATED (``judge_not_configured``) on every invocation, with no l
 ``OTEL_EVAL_JUDGE_MODEL`` whose provider has no credentials (``claude-sonnet-4-5`` with only
 ``ANTHROPIC_API_KEY``: that name is Claude on Vertex AI) silently dropped the judged default metrics.
 ``otel-eval run`` says the same at start-up (``warning: hallucinations_v1: judge not configured: ...``).
+
+The processor says it from its evaluation thread as it starts, not from the caller's: asking a LiteLLM judge whether
+it is configured imports LiteLLM, seconds the agent's thread waited for when the processor was made.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
@@ -18,6 +26,7 @@ from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.judge import JUDGE_NOT_CONFIGURED
 from otel_eval.model.messages import EvaluationRecord
+from tests.waiting import wait_until
 
 LOGGER = "otel_eval.evaluation.embedded"
 
@@ -34,6 +43,7 @@ def test_a_judged_metric_without_credentials_for_its_judge_is_said_at_start_up(
     processor = EvaluationSpanProcessor(
         {"hallucinations_v1": 0.8, "tool_trajectory_avg_score": 1.0}, sinks=[records.extend]
     )
+    assert wait_until(lambda: _said(caplog))  # from the evaluation thread, as it starts
     said = _said(caplog)
     assert len(said) == 1, said
     assert "hallucinations_v1 is NOT_EVALUATED on every invocation (judge_not_configured)" in said[0]
@@ -47,19 +57,79 @@ def test_a_judged_metric_without_credentials_for_its_judge_is_said_at_start_up(
     assert len(_said(caplog)) == 1  # once, not per invocation
 
 
+@pytest.mark.parametrize(
+    ("model", "variables", "what_to_set"),
+    [
+        # That name is Claude on Vertex AI: the Anthropic key does not serve it.
+        ("claude-sonnet-4-5", {"ANTHROPIC_API_KEY": "sk-ant-not-shown"}, "'anthropic/claude-sonnet-4-5'"),
+        ("anthropic/claude-sonnet-4-5", {"OPENAI_API_KEY": "sk-not-shown"}, "set ANTHROPIC_API_KEY"),  # LiteLLM's
+    ],
+)
 def test_a_judge_model_whose_provider_has_no_credentials_says_the_judged_defaults_do_not_run(
-    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    model: str,
+    variables: dict[str, str],
+    what_to_set: str,
 ) -> None:
-    monkeypatch.setenv("OTEL_EVAL_JUDGE_MODEL", "claude-sonnet-4-5")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-not-shown")
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_MODEL", model)
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
     caplog.set_level(logging.WARNING, logger=LOGGER)
     processor = EvaluationSpanProcessor.from_env(sinks=[lambda records: None])
-    processor.shutdown()
+    processor.shutdown()  # waits for the evaluation thread, which said it as it started
     said = _said(caplog)
     assert len(said) == 1, said
     assert "the judged metrics (hallucinations_v1, safety_v1) do not run" in said[0]
-    assert "'anthropic/claude-sonnet-4-5'" in said[0]  # the name that would have reached the Anthropic API
-    assert "sk-ant-not-shown" not in said[0]
+    assert what_to_set in said[0]
+    assert "not-shown" not in said[0]
+
+
+_IMPORTING_THREADS = """
+import importlib.abc, json, sys, threading, time
+
+threads = []
+
+class Watch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "litellm":
+            threads.append(threading.current_thread().name)
+        return None
+
+sys.meta_path.insert(0, Watch())
+from otel_eval import EvaluationSpanProcessor
+
+processor = EvaluationSpanProcessor.from_env(sinks=[lambda records: None])
+made = list(threads)
+deadline = time.monotonic() + 120
+while not threads and time.monotonic() < deadline:  # the judge is asked as the evaluation thread starts
+    time.sleep(0.01)
+processor.shutdown()
+print(json.dumps({"while_made": made, "importing": threads}))
+"""
+
+
+def test_a_litellm_judge_is_not_imported_on_the_thread_that_makes_the_processor() -> None:
+    """Before, ``from_env()`` imported LiteLLM on the caller's thread (4-8 s) to ask whether the judge was
+    configured. LiteLLM is imported still (the judged default metrics run only when it says the key is set), on the
+    evaluation thread."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_EVAL_", "ANTHROPIC_"))}
+    environ.update(
+        PYTHONPATH=str(Path(__file__).resolve().parents[2]),
+        OTEL_EVAL_JUDGE_MODEL="anthropic/claude-sonnet-4-5",
+        ANTHROPIC_API_KEY="sk-ant-fake",
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTING_THREADS], env=environ, capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.splitlines()[-1])
+    assert found["while_made"] == []
+    assert found["importing"] and "MainThread" not in found["importing"], found
 
 
 def test_the_same_warning_comes_from_the_evaluation_process(capfd: pytest.CaptureFixture[str]) -> None:

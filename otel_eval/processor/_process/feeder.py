@@ -152,6 +152,8 @@ class EvaluationProcess:
         self._shed_traces: dict[int, None] = {}  # shed while the child was behind: it drops them whole
         self._next_forget = 0.0
         self._lost_some = False  # spans were lost since the last child started: the next one drops their traces
+        self._lost_since_flush = False  # spans or log records were lost since the last flush: it fails
+        self._unconfirmed = False  # the child was sent spans or log records no flush reply has confirmed yet
         self._restarts = Restarts()
         self._thread = threading.Thread(name="OtelEvalProcessFeeder", target=self._run, daemon=True)
         self._thread.start()
@@ -177,7 +179,8 @@ class EvaluationProcess:
     # --- flush and shutdown ------------------------------------------------------------------------------------
 
     def force_flush(self, timeout_millis: int) -> bool:
-        """Ships what is queued, then waits until the child has evaluated and exported it. False past the timeout."""
+        """Ships what is queued, then waits until the child has evaluated and exported it. False past the timeout, or
+        when what was handed on since the previous flush was lost with a child (once per loss: see the processor's)."""
         flush = _Flush(deadline=time.monotonic() + max(0, timeout_millis) / 1000)
         with self._lock:
             self._flushes.append(flush)
@@ -232,7 +235,8 @@ class EvaluationProcess:
                         self._receive()
                     self._send_pending(wait=waits)
                 for flush in flushes:
-                    flush.result = self._flush_child(flush.deadline)
+                    flush.result = self._flush_child(flush.deadline) and not self._lost_since_flush
+                self._lost_since_flush = self._lost_since_flush and not flushes  # each loss fails one flush
                 if self._enricher is not None:
                     self._enricher.release_expired()
             except Exception:  # the thread boundary: log and carry on
@@ -284,6 +288,8 @@ class EvaluationProcess:
             send_message(child.sock, Batch(encoded_starts, encoded_ends, logs, origins.take_new(), shed))
         except (OSError, ValueError) as error:
             self._child_lost(child, f"could not be written to ({error})", len(encoded_ends), len(logs))
+            return
+        self._unconfirmed = self._unconfirmed or bool(encoded_ends or logs)
 
     def _shed(self, ended: int) -> None:
         """The child is behind and the queue half full: ``on_end`` sheds from now on, and what is queued goes too;
@@ -375,6 +381,8 @@ class EvaluationProcess:
         """The child died or stopped reading: kill it, count what went with it, restart it later (never, when it
         could not use its configuration)."""
         self._child = None
+        self._lost_since_flush = self._lost_since_flush or self._unconfirmed  # what it had may not be evaluated
+        self._unconfirmed = False
         if child.exited_with(EXIT_CANNOT_START):
             self._lose(spans, records)
             self._cannot_start(child)
@@ -405,6 +413,7 @@ class EvaluationProcess:
 
     def _lose(self, spans: int, records: int) -> None:
         self._lost_some = self._lost_some or bool(spans or records)
+        self._lost_since_flush = self._lost_since_flush or bool(spans or records)
         self.pipeline.spans_dropped(semconv.DROP_TRANSPORT_ERROR, spans)
         self.pipeline.log_records_dropped(semconv.DROP_TRANSPORT_ERROR, records)
 
@@ -425,6 +434,8 @@ class EvaluationProcess:
         if reply is None:
             return False
         self.child_stats = reply.stats
+        if reply.ok and isinstance(message, Flush):
+            self._unconfirmed = False  # everything sent before the flush was evaluated
         return reply.ok
 
     def _stop_child(self) -> None:
