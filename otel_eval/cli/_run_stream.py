@@ -30,6 +30,7 @@ from otel_eval.evaluation import (
     evaluate_conversation,
     evaluate_conversation_inline,
 )
+from otel_eval.judge import JUDGE_UNPARSEABLE
 from otel_eval.metrics import INVALID_INPUT, NO_REFERENCE
 from otel_eval.model import EvalSetResult, EvalStatus
 
@@ -145,13 +146,16 @@ UNCHECKED: frozenset[str] = frozenset(
         semconv.ERROR_TYPE_CUSTOM_METRIC_ERROR,
         semconv.ERROR_TYPE_CUSTOM_METRIC_TIMEOUT,
         semconv.ERROR_TYPE_CUSTOM_METRIC_INVALID_RESULT,
+        JUDGE_UNPARSEABLE,
     }
 )
 """Besides the judge's, the reasons that leave a metric with a threshold evaluated on no invocation of a run with its
 threshold compared with nothing (exit 3): no reference (no eval set, or no case paired), what the metric needs missing
 from its criterion or eval case (``invalid_input``: a rubric-based metric without rubrics), a custom metric that
-raised, timed out or returned no result. Content-side outcomes (no content captured, an incomplete context, a verdict
-that does not parse, suspected prompt injection) and budget refusals are not among them."""
+raised, timed out or returned no result, a judge whose every reply could not be read as a verdict
+(``judge_unparseable``: a small model that does not follow the format). Other content-side outcomes (no content
+captured, an incomplete context, a reply too long, suspected prompt injection) and budget refusals are not among
+them."""
 
 
 class RunTally:

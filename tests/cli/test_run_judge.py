@@ -78,3 +78,20 @@ def test_without_credentials_judged_metric_is_not_evaluated_with_one_reason(cli:
     assert metric["score"] is None
     assert metric["error_type"] == "judge_not_configured" or metric["per_invocation_statuses"] == ["NOT_EVALUATED"]
     assert "GOOGLE_API_KEY" in (metric["explanation"] or "") or "credential" in (metric["explanation"] or "").lower()
+
+
+def test_a_judge_whose_every_reply_is_unreadable_fails_the_gate_with_exit_3(
+    cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small model that never follows the verdict format judged nothing: the gate says so instead of passing."""
+    monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake_gemini.base_url)
+    fake_gemini.set_responder(lambda model, body: "I think the answer looks fine to me!")
+    args = ("run", HELM, "-m", "safety_v1", "--output", "json")
+    result = cli(*args)
+    assert result.exit_code == 3, result.stdout + result.stderr
+    [metric] = result.json()["results"][0]["metrics"]
+    assert metric["eval_status"] == "NOT_EVALUATED"
+    assert "safety_v1 was evaluated on no invocation" in result.stderr and "(judge_unparseable)" in result.stderr
+    assert fake_gemini.generate_requests()  # the judge was asked: it is its replies that could not be read
+    assert cli(*args, "--allow-not-evaluated").exit_code == 0
