@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
-import re
 import time
-from typing import Final
+
+from otel_eval._runtime.urls import redact_queries
 
 
 class DuplicateLogFilter(logging.Filter):
@@ -25,10 +25,6 @@ class DuplicateLogFilter(logging.Filter):
         return True
 
 
-_QUERY_IN_TEXT: Final = re.compile(r"\?[^\s'\"()]*=[^\s'\"()]*")
-"""A URL's query (``?token=...``) inside a log line: it may carry a credential."""
-
-
 class RedactUrlQueries(logging.Filter):
     """Replaces every URL query in a record's message with ``?***`` (the OTLP exporters' retry warnings print the
     endpoint, query string included). On a logger it sees that logger's own records; on a handler, every record the
@@ -36,7 +32,7 @@ class RedactUrlQueries(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        redacted = _QUERY_IN_TEXT.sub("?***", message)
+        redacted = redact_queries(message)
         if redacted != message:
             record.msg, record.args = redacted, None
         return True

@@ -13,6 +13,7 @@ import re
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 _USERINFO_IN_TEXT = re.compile(r"(?<=://)[^\s/@?#]+@")
+_QUERY_IN_TEXT = re.compile(r"\?[^\s'\"()]*=[^\s'\"()]*")
 
 
 def split_url(url: str) -> tuple[str, dict[str, str]]:
@@ -38,9 +39,14 @@ def redact_userinfo(text: str) -> str:
     return _USERINFO_IN_TEXT.sub("***@", text)
 
 
+def redact_queries(text: str) -> str:
+    """``text`` with every URL query in it (``?token=...``: it may carry a credential) replaced by ``?***``."""
+    return _QUERY_IN_TEXT.sub("?***", text)
+
+
 def basic_auth(user: str, password: str) -> str:
     """An ``Authorization`` header value for HTTP basic authentication."""
     return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
 
-__all__ = ["basic_auth", "redact_url", "redact_userinfo", "split_url"]
+__all__ = ["basic_auth", "redact_queries", "redact_url", "redact_userinfo", "split_url"]

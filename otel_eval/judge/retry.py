@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from otel_eval._runtime.urls import redact_userinfo
+from otel_eval._runtime.urls import redact_queries, redact_userinfo
 from otel_eval.errors import JudgeError
 
 if TYPE_CHECKING:
@@ -65,11 +65,12 @@ class Failure:
 
 
 def redact(text: str, secret: str | tuple[str, ...] | None = None) -> str:
-    """``text`` with the API key(s), anything that looks like one and the user info of URLs replaced by ``***``."""
+    """``text`` with the API key(s), anything that looks like one, and the user info and queries of URLs replaced by
+    ``***``."""
     for value in (secret,) if isinstance(secret, str) else secret or ():
         if value:
             text = text.replace(value, "***")
-    return _API_KEY_LIKE.sub("***", redact_userinfo(text))
+    return _API_KEY_LIKE.sub("***", redact_queries(redact_userinfo(text)))
 
 
 def classify(exc: BaseException, *, secret: str | tuple[str, ...] | None = None) -> Failure:

@@ -77,10 +77,17 @@ def load_metric_function(metric_name: str, path: str) -> Callable[..., Any]:
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # any import-time failure of user code stops start-up with its cause
-        raise ConfigurationError(f"{where}: cannot import {module_name}: {type(exc).__name__}: {exc}") from exc
+        hint = ""
+        if isinstance(exc, ModuleNotFoundError) and exc.name is not None and module_name.startswith(exc.name):
+            hint = " (is the folder that holds it on PYTHONPATH?)"
+        raise ConfigurationError(f"{where}: cannot import {module_name}: {type(exc).__name__}: {exc}{hint}") from exc
     function = getattr(module, function_name, None)
-    if function is None or not callable(function):
+    if function is None:
         raise ConfigurationError(f"{where}: {module_name} has no function {function_name!r}")
+    if not callable(function):
+        raise ConfigurationError(
+            f"{where}: {module_name}.{function_name} is not a function (a {type(function).__name__})"
+        )
     try:
         inspect.signature(function).bind(None, [], None, None)
     except TypeError as exc:

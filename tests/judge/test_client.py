@@ -131,7 +131,10 @@ async def test_401_fails_fast_and_is_reported_once(fake_gemini: FakeGemini, capl
 
 async def test_credentials_of_a_url_in_a_judge_error_are_redacted(fake_gemini: FakeGemini) -> None:
     # a gateway that echoes its upstream's URL, credentials and all, in its error body
-    echoed = "upstream https://proxy-user:proxy-pw@llm.internal/v1?key=q-secret refused the call"
+    echoed = (
+        "upstream https://proxy-user:proxy-pw@llm.internal/v1?key=q-secret refused the call "
+        "(signed https://blob.internal/reply?alt=json&sig=s-secret&token=t-secret)"
+    )
     fake_gemini.set_responder(lambda model, body: error_reply(400, echoed))
     judge = make_judge(fake_gemini, max_attempts=1)
     with pytest.raises(JudgeError) as caught:
@@ -139,6 +142,7 @@ async def test_credentials_of_a_url_in_a_judge_error_are_redacted(fake_gemini: F
     message = str(caught.value)
     assert "https://***@llm.internal/v1" in message
     assert "proxy-pw" not in message and "proxy-user" not in message and "q-secret" not in message
+    assert "https://blob.internal/reply?***" in message and "s-secret" not in message and "t-secret" not in message
 
 
 async def test_exhausted_quota_fails_fast(fake_gemini: FakeGemini) -> None:
