@@ -64,13 +64,15 @@ SESSION_ID_KEYS = (
     semconv.TRACELOOP_ASSOCIATION_SESSION_ID,
 )
 """The attributes that name an invocation's session, as the conventions' readers find it (in this order per span)."""
+_SESSION_ID_KEY_SET = frozenset(SESSION_ID_KEYS)
 
 
 def session_of(spans: Iterable[ReadableSpan]) -> str | None:
     """The first non-empty session id (:data:`SESSION_ID_KEYS`) over ``spans`` in order, or None."""
     for span in spans:
         attributes = span.attributes
-        if attributes:
+        # An SDK span's attributes answer a missing key by an exception: the few it has are iterated instead.
+        if attributes and not _SESSION_ID_KEY_SET.isdisjoint(attributes):
             for key in SESSION_ID_KEYS:
                 value = attributes.get(key)
                 if value and isinstance(value, str):
