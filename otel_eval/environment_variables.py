@@ -59,13 +59,15 @@ OTEL_EVAL_CONSOLE: Final = "OTEL_EVAL_CONSOLE"
 """``true`` prints one line per score to stdout (embedded mode), next to the events, spans and metrics. Default false."""
 
 OTEL_EVAL_SAMPLE_RATE: Final = "OTEL_EVAL_SAMPLE_RATE"
-"""Fraction of traces evaluated, decided deterministically from the trace id. Default 1.0. A session's turns are
-separate traces, sampled one by one: with conversation-level metrics keep it at 1, or they judge each session from
-its sampled turns only (the processor warns at start-up)."""
+"""Fraction of traces evaluated, decided deterministically: by session (a hash of the session id a trace's spans
+name, so a session's turns are evaluated all or none), else by the trace id. Default 1.0. With
+``OTEL_EVAL_SAMPLE_PRIORITY=false`` the decision is the trace id's alone, so a session's turns are sampled one by one
+(the processor warns at start-up when conversation-level metrics run)."""
 
 OTEL_EVAL_SAMPLE_PRIORITY: Final = "OTEL_EVAL_SAMPLE_PRIORITY"
-"""``true``/``false``: with a sample rate below 1, still evaluate a left-out trace whose local root ended in error or
-carries negative feedback (``OTEL_EVAL_PRIORITY_FEEDBACK_*``); ``false`` is pure head sampling. Default ``true``."""
+"""``true``/``false``: with a sample rate below 1, every trace is buffered and decided when its local root ends (by
+session, else trace id), and a left-out one is still evaluated when its root ended in error or carries negative
+feedback (``OTEL_EVAL_PRIORITY_FEEDBACK_*``); ``false`` is pure head sampling by trace id. Default ``true``."""
 DEFAULT_SAMPLE_PRIORITY: Final = True
 
 OTEL_EVAL_AGENT_NAMES: Final = "OTEL_EVAL_AGENT_NAMES"

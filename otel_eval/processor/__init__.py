@@ -38,9 +38,10 @@ Never evaluated: spans of scope ``otel_eval`` (evaluation spans, judge calls), s
 OpenTelemetry instrumentation is suppressed (the judge's and transports' work runs so), Kafka client spans,
 and spans the SDK did not sample.
 
-Sampling (``sample_rate``) is decided from the trace id. With ``sample_priority`` (the default), a left-out trace
-is buffered too and evaluated anyway when its local root ended in error or carries negative feedback
-(:mod:`otel_eval.processor._selection`); otherwise it is discarded when its root ends.
+Sampling (``sample_rate``): with ``sample_priority`` (the default) every trace is buffered and decided when its local
+root ends, by the session id its spans name (a session's turns all evaluated or all left out) or else its trace id;
+a left-out trace is evaluated anyway when its local root ended in error or carries negative feedback, otherwise
+discarded (:mod:`otel_eval.processor._selection`). Without it, ``on_start``/``on_end`` decide by trace id alone.
 
 Limits (each overflow is dropped and counted by ``otel_eval.drop.reason``):
 

@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import chain
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, attach, detach, get_current, set_value
 from opentelemetry.sdk.trace import ReadableSpan, Span
@@ -39,9 +40,9 @@ from otel_eval.processor._logs import LogJoin
 from otel_eval.processor._request_builder import RequestBuilder
 from otel_eval.processor._selection import (
     SamplePriority,
+    in_sample,
     is_local_root,
     is_own_traffic,
-    is_sampled,
 )
 from otel_eval.reconstruct.plain import PlainRequest
 from otel_eval.transport.base import InvocationExporter
@@ -88,9 +89,10 @@ class SpanAssembler:
         open_spans: Open-span bookkeeping (completion without guessing).
         incomplete: Counts roots handed on with descendants still open.
         sample_bound: The processor's sampling bound (:func:`~otel_eval.processor._selection.sampling_bound`).
-        priority: When set, spans of left-out traces arrive too (buffered under the same limits); each left-out
-            local root is evaluated if ``priority`` rescues it, else its buffered subtree is discarded, and a
-            left-out trace that goes idle without its root is discarded (see :mod:`otel_eval.processor._selection`).
+        priority: When set, spans of every trace arrive (buffered under the same limits) and each is decided when
+            its local root ends, by the session its spans name or else its trace id: a left-out local root is
+            evaluated if ``priority`` rescues it, else its buffered subtree is discarded, and a left-out trace that
+            goes idle without its root is discarded (see :mod:`otel_eval.processor._selection`).
         rebuild_timeout: Seconds (:data:`DEFAULT_REBUILD_TIMEOUT` when None) the rebuild of one trace of more than :data:`INLINE_REBUILD_SPANS` spans may take.
             It runs on its own thread; past the deadline the trace
             is dropped (``rebuild_timeout``) and its thread abandoned to finish on its own (threads cannot be killed;
@@ -326,10 +328,14 @@ class SpanAssembler:
 
     def _ended_root(self, span: ReadableSpan, trace_id: int, span_id: int, now: float, roots: list[RootKey]) -> None:
         """A local root was buffered: its subtree is complete (to ``roots``), waits for open descendants, or (left out
-        by its trace id and not rescued) is discarded."""
+        by its session or trace id, not rescued) is discarded."""
         priority = self._priority
-        if priority is not None and not is_sampled(trace_id, self._sample_bound) and not priority.decide(span):
-            # Left out by its trace id, and neither errored nor negative feedback: discarded.
+        if (
+            priority is not None
+            and not in_sample(trace_id, chain((span,), self.buffers.spans_of(trace_id)), self._sample_bound)
+            and not priority.decide(span)
+        ):
+            # Left out by its session or trace id, and neither errored nor negative feedback: discarded.
             self._discard(self.buffers.take_subtree(trace_id, span_id))
             if self._enricher is not None:
                 self._enricher.release(trace_id, span_id)
@@ -340,11 +346,12 @@ class SpanAssembler:
             roots.append((trace_id, span_id))
 
     def _in_sample(self, spans: list[ReadableSpan]) -> bool:
-        """Whether an idle trace's spans are evaluated; a left-out trace's (priority sampling) are discarded."""
+        """Whether an idle trace's spans are evaluated (by session or trace id); a left-out trace's (priority sampling)
+        are discarded."""
         if self._priority is None or not spans:
             return True
         context = spans[0].context
-        if context is not None and is_sampled(context.trace_id, self._sample_bound):
+        if context is not None and in_sample(context.trace_id, spans, self._sample_bound):
             return True
         self._discard(spans)
         return False

@@ -213,6 +213,11 @@ class TraceBuffers:
         """Ends the drop-on-sight of a discarded trace (its local root ended). Whether it was discarded."""
         return self._rejected.pop(trace_id, None) is not None
 
+    def spans_of(self, trace_id: int) -> list[ReadableSpan]:
+        """The spans of ``trace_id`` buffered now, in buffer order (the buffer's own list: not to be changed)."""
+        buffer = self._traces.get(trace_id)
+        return buffer.spans if buffer is not None else []
+
     def take_subtree(self, trace_id: int, root_span_id: int) -> list[ReadableSpan]:
         """Removes and returns the root span of ``root_span_id`` and its buffered descendants, in buffer order.
 

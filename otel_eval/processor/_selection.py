@@ -1,5 +1,12 @@
-"""Which spans and invocations the processor evaluates: deterministic trace-id sampling, priority sampling, filters,
-own traffic.
+"""Which spans and invocations the processor evaluates: deterministic sampling by session or trace id, priority
+sampling, filters, own traffic.
+
+Sampling by session: a multi-turn session's turns are separate traces, and the conversation-level metrics judge the
+session from the turns evaluated, so its turns are evaluated all or none. With priority sampling (the default) every
+trace is buffered and decided when its local root ends: by the session id its spans name (the first of
+:data:`SESSION_ID_KEYS` on the root, then on the other spans buffered), hashed (:func:`session_sampled`: the same
+answer in every process and run), else by its trace id. Without priority sampling the decision is made in ``on_start``
+and ``on_end``, where no session id is known: by trace id only.
 
 Priority sampling: a trace the trace-id decision leaves out is still evaluated when its local root span ended in
 error or carries negative user feedback (the invocations the judge budget also judges first,
@@ -13,6 +20,7 @@ that span alone: its status, and one attribute (``OTEL_EVAL_PRIORITY_FEEDBACK_AT
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -47,6 +55,47 @@ def sampling_bound(sample_rate: float) -> int | None:
 def is_sampled(trace_id: int, bound: int | None) -> bool:
     """Whether ``trace_id`` is evaluated: the same id gives the same answer in every process."""
     return bound is None or (trace_id & _LOW_64_BITS) < bound
+
+
+SESSION_ID_KEYS = (
+    semconv.GEN_AI_CONVERSATION_ID,
+    semconv.ADK_SESSION_ID,
+    semconv.SESSION_ID,
+    semconv.TRACELOOP_ASSOCIATION_SESSION_ID,
+)
+"""The attributes that name an invocation's session, as the conventions' readers find it (in this order per span)."""
+_SESSION_ID_KEY_SET = frozenset(SESSION_ID_KEYS)
+
+
+def session_of(spans: Iterable[ReadableSpan]) -> str | None:
+    """The first non-empty session id (:data:`SESSION_ID_KEYS`) over ``spans`` in order, or None."""
+    for span in spans:
+        attributes = span.attributes
+        # An SDK span's attributes answer a missing key by an exception: the few it has are iterated instead.
+        if attributes and not _SESSION_ID_KEY_SET.isdisjoint(attributes):
+            for key in SESSION_ID_KEYS:
+                value = attributes.get(key)
+                if value and isinstance(value, str):
+                    return value
+    return None
+
+
+def session_sampled(session_id: str, bound: int | None) -> bool:
+    """Whether the session ``session_id`` is evaluated: a 64-bit BLAKE2b hash of the id under ``bound`` (the bound a
+    trace id's low 64 bits are compared with), so the same id gives the same answer in every process and run."""
+    if bound is None:
+        return True
+    digest = hashlib.blake2b(session_id.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") < bound
+
+
+def in_sample(trace_id: int, spans: Iterable[ReadableSpan], bound: int | None) -> bool:
+    """Whether a trace whose buffered ``spans`` (its local root first, when it ended) are these is evaluated: by the
+    session they name (:func:`session_sampled`), else by ``trace_id`` (:func:`is_sampled`)."""
+    if bound is None:
+        return True
+    session = session_of(spans)
+    return is_sampled(trace_id, bound) if session is None else session_sampled(session, bound)
 
 
 def is_own_traffic(span: ReadableSpan) -> bool:
@@ -129,12 +178,13 @@ class SamplePriority(InstrumentHolder):
         self._sampled_out = self._counter(
             semconv.METRIC_INVOCATIONS_SAMPLED_OUT,
             "{invocation}",
-            "Local roots left out by the trace-id sampling decision and not evaluated (not a loss).",
+            "Local roots left out by the sampling decision (session or trace id) and not evaluated (not a loss).",
         )
         self._rescued = self._counter(
             semconv.METRIC_INVOCATIONS_PRIORITY_SAMPLED,
             "{invocation}",
-            "Local roots left out by the trace-id sampling decision but evaluated: error or negative feedback.",
+            "Local roots left out by the sampling decision (session or trace id) but evaluated: error or negative "
+            "feedback.",
         )
 
     def reason(self, root: ReadableSpan) -> str | None:
@@ -160,11 +210,12 @@ class SamplePriority(InstrumentHolder):
 
 @dataclass(frozen=True, slots=True)
 class Sampling:
-    """Which traces are evaluated: the trace-id decision (``bound``), and the rescue of left-out ones (``priority``).
+    """Which traces are evaluated: the session or trace-id decision (``bound``), and the rescue of left-out ones
+    (``priority``).
 
     Args:
-        bound: The trace-id sampling bound (:func:`~otel_eval.processor._selection.sampling_bound`; None: all).
-        priority: With a bound, what rescues a left-out local root (None: pure head sampling).
+        bound: The sampling bound (:func:`~otel_eval.processor._selection.sampling_bound`; None: all).
+        priority: With a bound, what rescues a left-out local root (None: head sampling by trace id, at intake).
     """
 
     bound: int | None
@@ -182,11 +233,23 @@ class Sampling:
         """The bound the span intake applies: with priority sampling every trace gets in (decided at its root)."""
         return None if self.priority is not None else self.bound
 
+    @property
+    def head_sampling(self) -> bool:
+        """Traces are left out by their trace id at intake, where no session id is known (a rate below 1 without
+        priority sampling): a session's turns are sampled one by one."""
+        return self.bound is not None and self.priority is None
+
     def will_evaluate(self, span: ReadableSpan, trace_id: int) -> bool:
-        """Whether ``span`` is a local root whose scores will come: sampled by its trace id, or rescued by priority
-        sampling (decided from the root alone, as the evaluation side will)."""
+        """Whether ``span`` is a local root whose scores may come, decided from the root alone: sampled by its trace
+        id (head sampling), rescued by priority sampling, in the sample by the session it names, or (it names none)
+        maybe in it by a session a span under it names, decided when the engine takes the root (a root held for
+        nothing is released then)."""
         if not is_local_root(span) or is_own_traffic(span):
             return False
-        if is_sampled(trace_id, self.bound):
+        bound, priority = self.bound, self.priority
+        if priority is None:
+            return is_sampled(trace_id, bound)
+        if priority.reason(span) is not None:
             return True
-        return self.priority is not None and self.priority.reason(span) is not None
+        session = session_of((span,))
+        return bound != 0 if session is None else session_sampled(session, bound)

@@ -65,11 +65,12 @@ class ProcessorSettings:
     Attributes:
         eval_set: Golden cases (an ``EvalSet``, or a path, loaded here): an invocation whose user text equals a case
             turn's is also scored with the reference metrics (online reference metrics).
-        sample_rate: Fraction of traces evaluated, decided from the low 64 bits of the trace id as
-            ``TraceIdRatioBased`` does (the same trace gets the same decision in every process).
-        sample_priority: With ``sample_rate`` below 1, also evaluate a left-out trace whose local root span ended
-            in error or carries negative feedback (:mod:`otel_eval.processor._selection`); left-out traces are then
-            buffered until their root ends. False: pure head sampling.
+        sample_rate: Fraction of traces evaluated, decided from a 64-bit hash of the session id a trace's spans
+            name (a session's turns all or none), else from the low 64 bits of the trace id as ``TraceIdRatioBased``
+            does (the same trace gets the same decision in every process).
+        sample_priority: With ``sample_rate`` below 1, buffer every trace and decide it when its local root ends
+            (by session), and also evaluate a left-out trace whose local root span ended in error or carries
+            negative feedback (:mod:`otel_eval.processor._selection`). False: pure head sampling by trace id.
         agent_names: Evaluate only invocations of these agents (empty: all). Names, or one comma-separated string
             (as ``OTEL_EVAL_AGENT_NAMES``), kept as a tuple.
         root_span_names: Evaluate only subtrees whose top span name starts with one of these (empty: all). Names, or

@@ -54,11 +54,11 @@ _SLOW_PERIOD_SECONDS = 1.0
 and for what is held for the idle timeout: invocations under way, idle traces, roots waiting for descendants."""
 _WAKE_BATCH_SPANS = 512
 SAMPLED_SESSIONS_WARNING = (
-    "%s=%s samples traces, not sessions: the conversation-level metrics %s would judge each session from its "
-    "sampled turns only, a conversation with turns left out. Set %s=1 to judge whole sessions, or leave these "
-    "metrics out"
+    "%s=%s without priority sampling samples traces, not sessions: the conversation-level metrics %s would judge "
+    "each session from its sampled turns only, a conversation with turns left out. Leave %s on to sample whole "
+    "sessions, set %s=1, or leave these metrics out"
 )
-"""Said once at start-up when a sample rate below 1 meets conversation-level metrics the embedded worker runs."""
+"""Said once at start-up when head sampling meets conversation-level metrics the embedded worker runs."""
 
 
 class InThreadEngine:
@@ -406,7 +406,7 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
         )
         # Its plan asks the judge whether it is configured (a LiteLLM judge's check imports LiteLLM, seconds): on
         # the background thread, not the caller's.
-        start_up = partial(_plan_embedded, embedded.core, settings.sample_rate if sampling.bound is not None else None)
+        start_up = partial(_plan_embedded, embedded.core, settings.sample_rate if sampling.head_sampling else None)
         parsed = eval_set = None  # the embedded core has them and pairs each request once, with its plan
         reads = embedded.core.reads  # rebuild only what its metrics read
     else:
@@ -440,21 +440,22 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
 
 def _plan_embedded(core: EmbeddedCore, sample_rate: float | None) -> None:
     """Plans the embedded core's own metrics (:meth:`~otel_eval.evaluation.core.EvaluationCore.reads`) and, when
-    traces are sampled (``sample_rate``), warns if it holds conversation-level metrics."""
+    traces are sampled by trace id alone (``sample_rate``), warns if it holds conversation-level metrics."""
     core.reads()
     if sample_rate is not None:
         _warn_sampled_sessions(sample_rate, core.conversation_metrics())
 
 
 def _warn_sampled_sessions(sample_rate: float, conversation: Sequence[str]) -> None:
-    """Warns when trace-id sampling (``sample_rate`` below 1) would thin the sessions of the ``conversation``-level
-    metrics the embedded worker runs: a session's turns are separate traces, each sampled on its own."""
+    """Warns when head sampling (:attr:`~otel_eval.processor._selection.Sampling.head_sampling`) would thin the
+    sessions of the ``conversation``-level metrics the embedded worker runs."""
     if conversation:
         _start_up_logger.warning(
             SAMPLED_SESSIONS_WARNING,
             env.OTEL_EVAL_SAMPLE_RATE,
             sample_rate,
             ", ".join(conversation),
+            env.OTEL_EVAL_SAMPLE_PRIORITY,
             env.OTEL_EVAL_SAMPLE_RATE,
         )
 

@@ -364,27 +364,37 @@ def test_a_session_pairs_with_its_case_by_the_first_user_text_and_a_scenario_ser
 
 
 @pytest.mark.parametrize(
-    ("criteria", "sample_rate", "warned"),
+    ("criteria", "sample_rate", "priority", "warned"),
     [
-        (CONFIG, 0.5, True),  # a session's turns are separate traces: sampling would leave some out
-        ({"criteria": {**CONFIG["criteria"], "tool_trajectory_avg_score": 1.0}}, 0.5, True),
-        (CONFIG, 1.0, False),  # every trace: whole sessions
-        ({"tool_trajectory_avg_score": 1.0}, 0.5, False),  # per-turn metrics only: a left-out turn is just not scored
+        # head sampling decides each turn by its trace id in on_end: a session would lose some
+        (CONFIG, 0.5, False, True),
+        ({"criteria": {**CONFIG["criteria"], "tool_trajectory_avg_score": 1.0}}, 0.5, False, True),
+        (CONFIG, 0.5, True, False),  # priority sampling (the default) decides by session: whole sessions
+        (CONFIG, 1.0, False, False),  # every trace: whole sessions
+        ({"tool_trajectory_avg_score": 1.0}, 0.5, False, False),  # per-turn metrics only: a left-out turn is not scored
     ],
 )
 def test_a_sample_rate_that_would_thin_sessions_is_said_at_start_up(
-    criteria: dict[str, Any], sample_rate: float, warned: bool, telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    criteria: dict[str, Any],
+    sample_rate: float,
+    priority: bool,
+    warned: bool,
+    telemetry: Telemetry,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    settings = ProcessorSettings(sample_rate=sample_rate, sessions=SessionLimits(idle_timeout=600))
+    settings = ProcessorSettings(
+        sample_rate=sample_rate, sample_priority=priority, sessions=SessionLimits(idle_timeout=600)
+    )
     with caplog.at_level("WARNING", logger="otel_eval"):
         processor = EvaluationSpanProcessor(criteria, settings=settings, **telemetry.providers())
     processor.shutdown()
     said = [r.getMessage() for r in caplog.records if "samples traces, not sessions" in r.getMessage()]
     if warned:
         assert said == [
-            f"OTEL_EVAL_SAMPLE_RATE={sample_rate} samples traces, not sessions: the conversation-level metrics "
-            f"{MULTI_TURN} would judge each session from its sampled turns only, a conversation with turns left out. "
-            "Set OTEL_EVAL_SAMPLE_RATE=1 to judge whole sessions, or leave these metrics out"
+            f"OTEL_EVAL_SAMPLE_RATE={sample_rate} without priority sampling samples traces, not sessions: the "
+            f"conversation-level metrics {MULTI_TURN} would judge each session from its sampled turns only, a "
+            "conversation with turns left out. Leave OTEL_EVAL_SAMPLE_PRIORITY on to sample whole sessions, set "
+            "OTEL_EVAL_SAMPLE_RATE=1, or leave these metrics out"
         ]
     else:
         assert said == []
