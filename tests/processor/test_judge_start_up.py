@@ -128,7 +128,8 @@ def test_a_litellm_judge_is_not_imported_on_the_thread_that_makes_the_processor(
     )
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout.splitlines()[-1])
-    assert found["while_made"] == []
+    # The evaluation threads start while the processor is made, so they may import it before from_env returns.
+    assert "MainThread" not in found["while_made"], found
     assert found["importing"] and "MainThread" not in found["importing"], found
 
 
