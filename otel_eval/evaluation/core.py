@@ -22,12 +22,9 @@ linked to every turn's root span.
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from functools import partial
-from time import time_ns
 from typing import Any, Literal
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, get_value
@@ -35,8 +32,8 @@ from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, get_value
 from otel_eval.conversations import Conversation, with_case_rubrics
 from otel_eval.emit import Emitters
 from otel_eval.emit.pipeline import PipelineMetrics
-from otel_eval.emit.spans import EvaluationSpan, EvaluationSpanEmitter
 from otel_eval.evaluation._boundary import Boundary, Request
+from otel_eval.evaluation._emission import RecordEmission
 from otel_eval.evaluation.criteria import (
     METRICS_SETTING,
     check_budget_metrics,
@@ -47,10 +44,9 @@ from otel_eval.evaluation.criteria import (
 )
 from otel_eval.evaluation.pairing import GoldenIndex, Pairing, pair_invocations
 from otel_eval.evaluation.plan import MetricPlan, PlannedMetric, build_plan
-from otel_eval.evaluation.records import RecordContext, RecordedInvocation
+from otel_eval.evaluation.records import RecordContext
 from otel_eval.evaluation.request_criteria import Refusal, RequestCriteriaPolicy, RequestGate
 from otel_eval.evaluation.scoring import (
-    calls_judge,
     runs_inline,
     score_in_order,
     score_metric,
@@ -64,8 +60,6 @@ from otel_eval.model import BaseCriterion, EvalConfig, EvalSet, EvaluationResult
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.reconstruct import Reads
 from otel_eval.reconstruct.plain import PlainInvocation, PlainRequest
-
-logger = logging.getLogger(__name__)
 
 Scope = Literal["all", "invocation", "conversation"]
 """Which of a request's metrics to run: all, the per-invocation ones, or the conversation-level ones."""
@@ -142,8 +136,7 @@ class EvaluationCore:
         check_budget_metrics(judge, self._registry)
         self._eval_set = eval_set
         self._golden = GoldenIndex(eval_set) if eval_set is not None else None
-        self.emitters = emitters if emitters is not None else Emitters.create()
-        self._pipeline = pipeline
+        self._emission = RecordEmission(emitters if emitters is not None else Emitters.create(), pipeline)
         self._metric_timeout = metric_timeout_seconds
         self._plans: dict[str, MetricPlan] = {}
         self._own_keys = {flag: f"{flag}:own" for flag in (False, True)}  # never a request's key (those are JSON)
@@ -160,9 +153,18 @@ class EvaluationCore:
         self.emitters.shutdown(timeout_millis)
 
     @property
+    def emitters(self) -> Emitters:
+        """Where its records go (events, evaluation spans, metrics, extra sinks)."""
+        return self._emission.emitters
+
+    @emitters.setter
+    def emitters(self, emitters: Emitters) -> None:
+        self._emission.emitters = emitters
+
+    @property
     def pipeline(self) -> PipelineMetrics | None:
         """The pipeline counters it reports to (None: none)."""
-        return self._pipeline
+        return self._emission.pipeline
 
     def reads(self) -> Reads:
         """What the requests this core scores with its own criteria need rebuilt (:mod:`otel_eval.reconstruct.reads`):
@@ -255,12 +257,12 @@ class EvaluationCore:
             # caller suppresses instrumentation already (the Kafka worker, for its batch), that is not asked again.
             checked = bool(get_value(_SUPPRESS_INSTRUMENTATION_KEY))
             conversation, actual = job.conversation, job.actual
-            records = self._scored_inline(
+            records = self._emission.scored_inline(
                 job.context,
                 job.metrics,
                 lambda metric: score_metric_inline(metric, conversation, actual, checked=checked, for_records=True),
             )
-            return Started(self._delivered(job.context, records), holds_session=holds)
+            return Started(self._emission.delivered(job.context, records), holds_session=holds)
         return Started([])
 
     def _start_plain(self, views: list[PlainInvocation], scope: Scope, plan: MetricPlan, holds: bool) -> Started | None:
@@ -275,37 +277,14 @@ class EvaluationCore:
             return None
         checked = bool(get_value(_SUPPRESS_INSTRUMENTATION_KEY))
         context = RecordContext(invocations=views, eval_id=None, eval_set_id=None)
-        records = self._scored_inline(
+        records = self._emission.scored_inline(
             context, metrics, lambda metric: score_plain_inline(metric, views, checked=checked)
         )
-        return Started(self._delivered(context, records))
-
-    def _scored_inline(
-        self,
-        context: RecordContext,
-        metrics: list[PlannedMetric],
-        score: Callable[[PlannedMetric], EvaluationResult],
-    ) -> list[EvaluationRecord]:
-        """Each of ``metrics`` scored inline by ``score``, its records made and emitted (with their spans)."""
-        records = []
-        spans, emit, pipeline = self.emitters.spans, self.emitters.emit, self._pipeline
-        for metric in metrics:
-            # Inline: no judge, nothing the metric's run needs its span for; the span is made once it is scored.
-            started_at = time_ns() if spans is not None else 0
-            recorded = context.records(metric, score(metric))
-            if spans is not None:
-                self._finished_span(spans, context, recorded, started_at)
-                self._other_spans(context, recorded)
-            for record in recorded:  # as _emit, its spans made above
-                emit(record)
-                if record.error_type and pipeline is not None:
-                    pipeline.errored(record.metric_name, record.error_type)
-            records += recorded
-        return records
+        return Started(self._emission.delivered(context, records))
 
     def _boundary(self, request: Request, what: str | None = None) -> Boundary:
         """The boundary around ``request``; ``what`` it is for the log (None: its trace, worked out if it fails)."""
-        return Boundary(self._pipeline, request, what)
+        return Boundary(self._emission.pipeline, request, what)
 
     def _plan_of(
         self, request: Request, invocations: list[TracedInvocation], *, report: bool = False
@@ -354,24 +333,21 @@ class EvaluationCore:
 
     async def _evaluate(self, job: _Job) -> list[EvaluationRecord]:
         by_metric: dict[str, list[EvaluationRecord]] = {}
+        emission = self._emission
 
         async def score(metric: PlannedMetric) -> EvaluationResult:
-            with self._metric_span(metric, job) as span:
+            with emission.metric_span(metric, job.context) as span:
                 result = await score_metric(
                     metric, job.conversation, job.actual, timeout=self._metric_timeout, off_loop=True
                 )
-                by_metric[metric.name] = self._recorded(metric, job, span, result)
-            self._emit(job, by_metric[metric.name])
+                by_metric[metric.name] = emission.recorded(metric, job.context, span, result)
+            emission.emit(job.context, by_metric[metric.name])
             return result
 
         await score_in_order(job.metrics, job.actual, score)
-        return self._delivered(job.context, [record for metric in job.metrics for record in by_metric[metric.name]])
-
-    def _delivered(self, context: RecordContext, records: list[EvaluationRecord]) -> list[EvaluationRecord]:
-        self.emitters.deliver(records)
-        if self._pipeline is not None and context.window is None:  # a window's turns were counted on arrival
-            self._pipeline.evaluated(len(context.invocations))
-        return records
+        return self._emission.delivered(
+            job.context, [record for metric in job.metrics for record in by_metric[metric.name]]
+        )
 
     def _plan_for(self, criteria: dict[str, BaseCriterion] | None, *, with_reference: bool, own: bool) -> MetricPlan:
         """The plan for ``criteria`` (``own``: the core's configured ones, with its ``metric_names``, keyed apart)."""
@@ -395,49 +371,6 @@ class EvaluationCore:
         if self._judge_configured is None:
             self._judge_configured = self._asked is not None and self._asked.configured
         return self._judge_configured
-
-    def _metric_span(self, metric: PlannedMetric, job: _Job) -> AbstractContextManager[EvaluationSpan | None]:
-        """The ``evaluate {metric}`` span the metric runs in (none without a span emitter)."""
-        spans = self.emitters.spans
-        if spans is None:
-            return nullcontext()
-        parent, links = job.context.span_parent()
-        return spans.evaluation_span(metric.name, parent.trace_id, parent.span_id, links, judged=calls_judge(metric))
-
-    @staticmethod
-    def _recorded(
-        metric: PlannedMetric, job: _Job, span: EvaluationSpan | None, result: EvaluationResult
-    ) -> list[EvaluationRecord]:
-        """The metric's records; the evaluation span (before it ends) carries the first invocation's."""
-        records = job.context.records(metric, result)
-        if span is not None:
-            _finish(span, job.context.span_record(records))
-        return records
-
-    @staticmethod
-    def _finished_span(
-        spans: EvaluationSpanEmitter, context: RecordContext, records: list[EvaluationRecord], start: int
-    ) -> None:
-        """The evaluation span of a metric scored inline (the first invocation's record, as :meth:`_recorded`)."""
-        parent: RecordedInvocation = context.span_parent()[0]
-        try:
-            spans.finished(context.span_record(records), parent.trace_id, parent.span_id, start)
-        except Exception:  # a span attribute problem must not lose the result
-            logger.exception("cannot set the evaluation span's attributes")
-
-    def _other_spans(self, context: RecordContext, records: list[EvaluationRecord]) -> None:
-        """A span for each record but the first (a request's other invocations); a session window has its one."""
-        spans = self.emitters.spans
-        if spans is not None and context.window is None:
-            for record in records[1:]:
-                spans.emit(record)
-
-    def _emit(self, job: _Job, records: list[EvaluationRecord]) -> None:
-        self._other_spans(job.context, records)
-        for record in records:
-            self.emitters.emit(record)
-            if record.error_type and self._pipeline is not None:
-                self._pipeline.errored(record.metric_name, record.error_type)
 
 
 @dataclass(frozen=True, slots=True)
@@ -477,10 +410,3 @@ def _criteria_key(criteria: dict[str, BaseCriterion] | None) -> str:
     return json.dumps(
         None if criteria is None else {name: c.model_dump(mode="json") for name, c in criteria.items()}, sort_keys=True
     )
-
-
-def _finish(span: EvaluationSpan, record: EvaluationRecord) -> None:
-    try:
-        span.finish(record)
-    except Exception:  # a span attribute problem must not lose the result
-        logger.exception("cannot set the evaluation span's attributes")

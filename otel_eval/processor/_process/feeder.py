@@ -12,7 +12,8 @@ the same in both modes.
 
 Failures never reach the agent: a child that cannot start or exits is restarted (at most once a second, then
 backing off to 30 s); the spans it lost, and those of traces it had seen part of (which would rebuild into partial
-invocations), are dropped and counted (``otel_eval.spans.dropped{otel_eval.drop.reason=transport_error}``). When
+invocations), are dropped and counted (``otel_eval.spans.dropped{otel_eval.drop.reason=transport_error}``;
+:mod:`otel_eval.processor._process.supervisor`). When
 the socket is not writable (the kernel's own test: a quarter of its buffer holds what the child has not read yet),
 the child cannot keep up: the agent's process stops encoding rather than wait, ``on_end`` sheds spans, and their
 traces are dropped whole on both sides and counted (``transport_queue_full``), as the in-thread processor sheds
@@ -29,7 +30,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
@@ -45,20 +45,19 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.processor._intake import MAX_SHED_TRACES, SpanIntake, WakeSchedule, drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
 from otel_eval.processor._process.framing import WireError, send_message
-from otel_eval.processor._process.lifecycle import EXIT_CANNOT_START, Child, Restarts
+from otel_eval.processor._process.lifecycle import Child
 from otel_eval.processor._process.messages import (
     Batch,
     ChildSettings,
-    Ended,
     Enriched,
     Flush,
     FromChild,
     Records,
     Shutdown,
-    Start,
     ToChild,
 )
-from otel_eval.processor._process.wire import Origins, encode_log_record, encode_span, encode_starts
+from otel_eval.processor._process.supervisor import ChildSupervisor
+from otel_eval.processor._process.wire import encode_log_record, encode_span, encode_starts
 from otel_eval.processor._selection import Sampling
 
 logger = logging.getLogger(__name__)
@@ -69,12 +68,9 @@ _TICK_SECONDS = 0.05
 _WAKE_BATCH_SPANS = 256
 """Shed trace ids kept for the next batch at most (the child drops them whole)."""
 
-_FORGET_TRACES_SECONDS_MIN = 1.0
 _CHILD_MARGIN_MILLIS = 2000
 """How much sooner than its caller's the evaluation process's flush or shutdown deadline is (at most a fifth of the
 time): :func:`_sooner`."""
-_TRACE_OF_END = itemgetter(1)
-"""Where an ended span's trace id is in its tuple (:mod:`~otel_eval.processor._process.wire`)."""
 
 
 @dataclass(slots=True)
@@ -134,7 +130,7 @@ class EvaluationProcess:
         """Queues a sampled span's start (:mod:`otel_eval.processor._intake`). Never blocks, never raises."""
         self.on_end: Callable[[ReadableSpan], None] = self._intake.on_end
         """Queues a sampled ended span (:mod:`otel_eval.processor._intake`). Never blocks, never raises."""
-        self._idle_timeout = max(idle_timeout, _FORGET_TRACES_SECONDS_MIN)
+        self._idle_timeout = idle_timeout
         self._closing = False
         self._stop_deadline = 0.0
         self.child_stats: dict[str, int] = {}
@@ -146,30 +142,24 @@ class EvaluationProcess:
         self._intake.reset()
         self._lock = threading.Lock()
         self._flushes: list[_Flush] = []
-        self._child: Child | None = None
-        self._origins = Origins()
-        self._seen: dict[int, float] = {}  # trace id -> last span start or end the feeder saw
+        self._supervisor = ChildSupervisor(self._settings, self.pipeline, self._idle_timeout)
         self._shed_traces: dict[int, None] = {}  # shed while the child was behind: it drops them whole
-        self._next_forget = 0.0
-        self._lost_some = False  # spans were lost since the last child started: the next one drops their traces
-        self._lost_since_flush = False  # spans or log records were lost since the last flush: it fails
-        self._unconfirmed = False  # the child was sent spans or log records no flush reply has confirmed yet
-        self._restarts = Restarts()
         self._thread = threading.Thread(name="OtelEvalProcessFeeder", target=self._run, daemon=True)
         self._thread.start()
 
     def _at_fork_reinit(self) -> None:
         # The child process, its socket and the feeder thread are the parent's: start afresh, lazily.
-        if self._child is not None:
+        child = self._supervisor.child
+        if child is not None:
             with contextlib.suppress(OSError):
-                self._child.sock.close()  # this process's copy only: the parent's connection stays open
+                child.sock.close()  # this process's copy only: the parent's connection stays open
         if not self._closing:
             self._start()
 
     @property
     def pid(self) -> int | None:
         """The evaluation process's id, while one runs."""
-        child = self._child
+        child = self._supervisor.child
         return child.process.pid if child is not None else None
 
     # --- the agent's threads -----------------------------------------------------------------------------------
@@ -199,7 +189,7 @@ class EvaluationProcess:
         self._intake.closed = True
         self._intake.wake.set()
         self._thread.join(max(0.0, deadline - time.monotonic()))
-        child = self._child
+        child = self._supervisor.child
         if child is not None and child.process.poll() is None and time.monotonic() >= deadline:
             logger.warning("the evaluation process did not stop within the shutdown timeout; killed")
             child.process.kill()
@@ -234,9 +224,10 @@ class EvaluationProcess:
                     if self._answers:
                         self._receive()
                     self._send_pending(wait=waits)
+                supervisor = self._supervisor
                 for flush in flushes:
-                    flush.result = self._flush_child(flush.deadline) and not self._lost_since_flush
-                self._lost_since_flush = self._lost_since_flush and not flushes  # each loss fails one flush
+                    flush.result = self._flush_child(flush.deadline) and not supervisor.lost_since_flush
+                supervisor.lost_since_flush = supervisor.lost_since_flush and not flushes  # each loss fails one flush
                 if self._enricher is not None:
                     self._enricher.release_expired()
             except Exception:  # the thread boundary: log and carry on
@@ -264,7 +255,8 @@ class EvaluationProcess:
         if not (ended or log_queue or intake.shedder.active or (starts and (wait or starts >= self._max_pending // 2))):
             return
         now = time.monotonic()
-        child = self._running_child(now)  # first: a new child gets new origin numbers
+        supervisor = self._supervisor
+        child = supervisor.running(now)  # first: a new child gets new origin numbers
         if child is not None and not wait and self._behind(child):
             if intake.shedder.active or ended >= self._max_pending // 2:
                 self._shed(ended)
@@ -272,24 +264,24 @@ class EvaluationProcess:
         shed_spans, shed_traces = intake.shedder.take(full=False)
         self.pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, shed_spans)
         self._note_shed(shed_traces)
-        origins = self._origins
+        origins = supervisor.origins
         starts_taken = list(drain(intake.starts, len(intake.starts)))
         ends_taken = list(drain(intake.ends, ended))
         encoded_starts = encode_starts(starts_taken, ends_taken, origins)
         encoded_ends = [encode_span(span, origins) for span in ends_taken]
         records = list(drain(log_queue, len(log_queue)))
-        self._remember(encoded_starts, encoded_ends, now)
+        supervisor.remember(encoded_starts, encoded_ends, now)
         if child is None:
-            self._lose(len(encoded_ends), len(records))
+            supervisor.lose(len(encoded_ends), len(records))
             return
         logs = [encode_log_record(record) for record in records]
         shed, self._shed_traces = list(self._shed_traces), {}
         try:
             send_message(child.sock, Batch(encoded_starts, encoded_ends, logs, origins.take_new(), shed))
         except (OSError, ValueError) as error:
-            self._child_lost(child, f"could not be written to ({error})", len(encoded_ends), len(logs))
+            supervisor.lost(child, f"could not be written to ({error})", len(encoded_ends), len(logs))
             return
-        self._unconfirmed = self._unconfirmed or bool(encoded_ends or logs)
+        supervisor.unconfirmed = supervisor.unconfirmed or bool(encoded_ends or logs)
 
     def _shed(self, ended: int) -> None:
         """The child is behind and the queue half full: ``on_end`` sheds from now on, and what is queued goes too;
@@ -313,14 +305,14 @@ class EvaluationProcess:
 
     def _receive(self) -> None:
         """Takes in what the child sent on its own (the score attributes of enriched roots), without waiting."""
-        child = self._child
+        child = self._supervisor.child
         if child is None:
             return
         try:
             for message in child.sent_on_its_own():
                 self._dispatch(message)
         except (OSError, WireError, ValueError) as error:
-            self._child_lost(child, f"could not be read from ({error})", 0, 0)
+            self._supervisor.lost(child, f"could not be read from ({error})", 0, 0)
 
     def _dispatch(self, message: ToChild | FromChild) -> None:
         if isinstance(message, Enriched):
@@ -340,85 +332,11 @@ class EvaluationProcess:
         try:
             return child.behind()
         except (OSError, ValueError) as error:
-            self._child_lost(child, f"could not be polled ({error})", 0, 0)
+            self._supervisor.lost(child, f"could not be polled ({error})", 0, 0)
             return False
 
-    def _remember(self, starts: list[Start | int], ends: list[Ended], now: float) -> None:
-        """Notes the traces in flight, forgetting those quiet for the idle timeout (at most once a second)."""
-        seen = self._seen
-        # A start given by its span's position among the ends is of a trace noted with the ends.
-        seen.update(dict.fromkeys([start[0] for start in starts if type(start) is tuple], now))
-        seen.update(dict.fromkeys(map(_TRACE_OF_END, ends), now))  # in C: no Python step per span
-        if now >= self._next_forget:
-            self._next_forget = now + _FORGET_TRACES_SECONDS_MIN
-            quiet = now - self._idle_timeout
-            for trace_id in [trace_id for trace_id, last in seen.items() if last < quiet]:
-                del seen[trace_id]
-
-    def _running_child(self, now: float) -> Child | None:
-        child = self._child
-        if child is not None:
-            if child.running:
-                return child
-            self._child_lost(child, f"exited with code {child.process.returncode}", 0, 0)
-        if not self._restarts.due(now):
-            return None
-        lost = list(self._seen) if self._lost_some else []  # traces that may have lost spans: the child drops them
-        try:
-            self._child = Child.spawn(self._settings, lost)
-        except (OSError, ValueError) as error:  # no interpreter, no fds, ...: counted while it lasts, retried later
-            logger.warning(
-                "could not start the evaluation process (%s); retrying in %.0f s", error, self._restarts.backoff
-            )
-            self._restarts.failed(now)
-            return None
-        self._origins = Origins()  # a new child gets new origin numbers
-        self._lost_some = False
-        self._restarts.started()
-        return self._child
-
-    def _child_lost(self, child: Child, what: str, spans: int, records: int) -> None:
-        """The child died or stopped reading: kill it, count what went with it, restart it later (never, when it
-        could not use its configuration)."""
-        self._child = None
-        self._lost_since_flush = self._lost_since_flush or self._unconfirmed  # what it had may not be evaluated
-        self._unconfirmed = False
-        if child.exited_with(EXIT_CANNOT_START):
-            self._lose(spans, records)
-            self._cannot_start(child)
-            return
-        child.kill()
-        self._lost_some = True
-        logger.warning(
-            "the evaluation process %s; %d span(s) lost; the %d trace(s) in flight are dropped, and a new process "
-            "starts in %.0f s",
-            what,
-            spans,
-            len(self._seen),
-            self._restarts.backoff,
-        )
-        self._lose(spans, records)
-        self._restarts.failed(time.monotonic())
-
-    def _cannot_start(self, child: Child) -> None:
-        """The child could not use its configuration (it said why): none starts again, every span is dropped."""
-        child.kill()
-        self._lost_some = True
-        self._restarts.stop()
-        logger.error(
-            "the evaluation process cannot start (its error above) and is not started again: nothing is evaluated; "
-            "the spans are dropped (otel_eval.spans.dropped{otel_eval.drop.reason=%s})",
-            semconv.DROP_TRANSPORT_ERROR,
-        )
-
-    def _lose(self, spans: int, records: int) -> None:
-        self._lost_some = self._lost_some or bool(spans or records)
-        self._lost_since_flush = self._lost_since_flush or bool(spans or records)
-        self.pipeline.spans_dropped(semconv.DROP_TRANSPORT_ERROR, spans)
-        self.pipeline.log_records_dropped(semconv.DROP_TRANSPORT_ERROR, records)
-
     def _flush_child(self, deadline: float) -> bool:
-        child = self._child
+        child = self._supervisor.child
         if child is None:
             return True  # nothing in flight (what a lost child had is counted)
         child.requests += 1
@@ -429,13 +347,13 @@ class EvaluationProcess:
         try:
             reply = child.ask(message, deadline, self._dispatch)
         except (OSError, WireError, ValueError) as error:
-            self._child_lost(child, f"did not answer ({error})", 0, 0)
+            self._supervisor.lost(child, f"did not answer ({error})", 0, 0)
             return False
         if reply is None:
             return False
         self.child_stats = reply.stats
         if reply.ok and isinstance(message, Flush):
-            self._unconfirmed = False  # everything sent before the flush was evaluated
+            self._supervisor.unconfirmed = False  # everything sent before the flush was evaluated
         return reply.ok
 
     def _stop_child(self) -> None:
@@ -444,7 +362,7 @@ class EvaluationProcess:
         if left:
             self.pipeline.spans_dropped(semconv.DROP_SHUTDOWN, left)
             self._intake.ends.clear()
-        child = self._child
+        child = self._supervisor.child
         if child is None:
             return
         child.requests += 1

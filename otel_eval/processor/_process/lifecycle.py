@@ -2,7 +2,8 @@
 over a private socket, asked to flush or stop and waited for within a deadline, restarted with a backoff when lost.
 
 :class:`~otel_eval.processor._process.feeder.EvaluationProcess` feeds it; this module only knows the process and
-its socket, never the spans (what a lost child took with it is counted by the feeder).
+its socket, never the spans (what a lost child took with it is counted by
+:class:`~otel_eval.processor._process.supervisor.ChildSupervisor`).
 """
 
 from __future__ import annotations
