@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import random
 import re
 import sys
@@ -39,6 +40,12 @@ JUDGE_INJECTION_SUSPECTED = "judge_injection_suspected"
 # without its result, content truncated), or the prompt would not fit the judge model's input window.
 INCOMPLETE_CONTEXT = "incomplete_context"
 CONTEXT_OVERFLOW = "context_overflow"
+
+NOT_THE_API_ANSWER = "judge answered a body that is not the provider's API answer (is the base URL the provider's API?)"
+"""The reason of a 200 whose body is not the provider's JSON (a proxy's page, a base URL pointing at a web server)."""
+
+_CAUSES_LOOKED_AT = 8
+"""How far down an exception's causes the classification looks (a chain may be long, or a cycle)."""
 
 _RETRY_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 _API_KEY_LIKE = re.compile(
@@ -86,6 +93,8 @@ def classify(exc: BaseException, *, secret: str | tuple[str, ...] | None = None)
         answered = _answered_status(exc)
         if answered is not None:
             return _classify_status_error(exc, answered, secret)
+        if any(isinstance(cause, json.JSONDecodeError) for cause in _causes(exc)):
+            return Failure(JUDGE_BAD_RESPONSE, NOT_THE_API_ANSWER, False)  # LiteLLM's for a body it could not decode
         return Failure(JUDGE_CONNECTION, redact(f"judge connection failed: {type(exc).__name__}: {exc}", secret), True)
     if isinstance(status, int) and not isinstance(status, bool) and status >= 400:
         return _classify_status_error(exc, status, secret)
@@ -104,6 +113,16 @@ def _answered_status(exc: BaseException) -> int | None:
     inner = exc.__cause__ or exc.__context__
     status = getattr(inner, "status_code", None)
     return status if isinstance(status, int) and not isinstance(status, bool) and 400 <= status < 500 else None
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """The exceptions ``exc`` was raised from or while handling, nearest first (at most :data:`_CAUSES_LOOKED_AT`)."""
+    causes: list[BaseException] = []
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and len(causes) < _CAUSES_LOOKED_AT and all(cause is not seen for seen in causes):
+        causes.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    return causes
 
 
 def _is_transport_error(exc: BaseException) -> bool:

@@ -157,12 +157,14 @@ def test_a_judge_model_adk_does_not_know_is_named_in_the_problem(
     assert "GOOGLE_GEMINI_BASE_URL" in warning  # where a gateway serving that name is set
 
 
-@pytest.mark.parametrize("model", ["gpt-4o-mini", "claude-sonnet-4-5"])
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "claude-sonnet-4-5", "anthropic/claude-sonnet-4-5", "ollama/llama3"])
 def test_a_body_that_is_not_the_providers_api_answer_says_so(
     cli: Callable[..., CliResult], fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model: str
 ) -> None:
     """A 200 whose body is not JSON (a proxy's page, a base URL pointing at a web server): the SDK hands back the raw
-    text. Before, the reason was "AttributeError: 'str' object has no attribute 'choices'"."""
+    text. Before, the reason was "AttributeError: 'str' object has no attribute 'choices'"; through LiteLLM (its
+    ``anthropic/`` and ``ollama/`` routes) it was an unreachable judge (``judge_connection_error``), retried, its
+    reason quoting the body."""
     use_provider_env(monkeypatch, fake_gemini.base_url, tmp_path)
     fake_gemini.set_responder(lambda m, body: malformed_reply())
     result = cli("run", HELM, "-m", "hallucinations_v1", "--judge-model", model, "--output", "json")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from otel_eval.errors import JudgeError
-from otel_eval.judge.retry import JUDGE_BAD_RESPONSE
+from otel_eval.judge.retry import JUDGE_BAD_RESPONSE, NOT_THE_API_ANSWER
 
 if TYPE_CHECKING:
     from otel_eval.judge._request_reply import JudgeReply, JudgeRequest
@@ -55,10 +55,7 @@ def check_api_answer(response: object) -> None:
     """Raises when an SDK handed back the raw text of a body that is not its API's JSON (a proxy's page, a base URL
     pointing at a web server), rather than its response object."""
     if isinstance(response, (str, bytes)):
-        raise JudgeError(
-            "judge answered a body that is not the provider's API answer (is the base URL the provider's API?)",
-            error_type=JUDGE_BAD_RESPONSE,
-        )
+        raise JudgeError(NOT_THE_API_ANSWER, error_type=JUDGE_BAD_RESPONSE)
 
 
 OTHER_PROVIDERS = (
