@@ -121,9 +121,11 @@ OTEL_EVAL_MAX_PENDING_SPANS: Final = "OTEL_EVAL_MAX_PENDING_SPANS"
 Default 8192."""
 
 OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: Final = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
-"""Not ours: the GenAI instrumentations' content switch. Read to notice ``EVENT_ONLY`` (content on log records) when
-the processor's companion ``log_record_processor`` receives none."""
+"""Not ours: the GenAI instrumentations' content switch. Read to notice ``EVENT_ONLY`` (content on log records; also
+what the older boolean ``true`` / ``1`` means) when the processor's companion ``log_record_processor`` receives none."""
 CAPTURE_EVENT_ONLY: Final = "EVENT_ONLY"
+CAPTURE_EVENT_ONLY_ALIASES: Final = frozenset({"TRUE", "1"})
+"""The boolean values of the content switch the instrumentations (ADK among them) read as ``EVENT_ONLY``."""
 
 OTEL_EVAL_ISOLATION: Final = "OTEL_EVAL_ISOLATION"
 """Where the embedded evaluation runs: ``thread`` (background threads of the agent's process, the default) or

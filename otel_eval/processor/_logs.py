@@ -41,8 +41,8 @@ logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
 
 DETACHED_HINT = (
-    f"EvaluationSpanProcessor: invocations come without message content and "
-    f"{env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT}={env.CAPTURE_EVENT_ONLY} puts it on log records, none "
+    "EvaluationSpanProcessor: invocations come without message content and "
+    f"{env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT}={{capture}} puts it on log records, none "
     "of which reached the processor: add processor.log_record_processor to the LoggerProvider the instrumentation "
     "emits to (logger_provider.add_log_record_processor(processor.log_record_processor))"
 )
@@ -141,10 +141,11 @@ class LogJoin:
         turns = (r.plain if isinstance(r, PlainRequest) else r.invocations for r in requests)  # no model made
         if all(invocation.content_captured for invocations in turns for invocation in invocations):
             return  # the usual case, decided without reading the environment
-        capture = os.environ.get(env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, "").strip().upper()
-        if capture == env.CAPTURE_EVENT_ONLY:
+        capture = os.environ.get(env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, "").strip()
+        if capture.upper() == env.CAPTURE_EVENT_ONLY or capture.upper() in env.CAPTURE_EVENT_ONLY_ALIASES:
             self._hinted = True
-            logger.warning(DETACHED_HINT)
+            hint = DETACHED_HINT.format(capture=capture)  # the value in the template: not a repeat of another value's
+            logger.warning(hint)
 
     @property
     def buffered_traces(self) -> int:

@@ -86,14 +86,15 @@ async def test_event_only_rebuilds_the_same_invocations_as_span_only(
     assert not any(key.startswith("log_records.dropped") for key in stats), stats
 
 
+@pytest.mark.parametrize("capture_mode", ["EVENT_ONLY", "true"])  # ADK reads the older boolean true as EVENT_ONLY
 async def test_without_the_companion_event_only_content_is_missing_and_the_processor_says_so(
-    providers: tuple[TracerProvider, LoggerProvider], caplog: pytest.LogCaptureFixture
+    providers: tuple[TracerProvider, LoggerProvider], caplog: pytest.LogCaptureFixture, capture_mode: str
 ) -> None:
     exporter = InMemoryInvocationExporter()
     processor = EvaluationSpanProcessor(exporter=exporter)
     providers[0].add_span_processor(processor)  # span processor only: what users had before
     try:
-        with adk_telemetry(schema=2, capture_mode="EVENT_ONLY"), caplog.at_level("WARNING", "otel_eval.processor"):
+        with adk_telemetry(schema=2, capture_mode=capture_mode), caplog.at_level("WARNING", "otel_eval.processor"):
             await run_turns(SCENARIOS["single_tool"]())
             assert processor.force_flush(30_000)
             await run_turns(SCENARIOS["single_tool"]())
@@ -104,6 +105,10 @@ async def test_without_the_companion_event_only_content_is_missing_and_the_proce
     assert first.invocations[0].content_captured is False
     hints = [r for r in caplog.records if "processor.log_record_processor" in r.getMessage()]
     assert len(hints) == 1  # once, not per invocation
+    assert (
+        f"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT={capture_mode} puts it on log records"
+        in hints[0].getMessage()
+    )
 
 
 async def test_event_only_scores_equal_span_only(providers: tuple[TracerProvider, LoggerProvider]) -> None:
