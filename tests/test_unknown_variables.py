@@ -1,5 +1,5 @@
-"""A misspelt ``OTEL_EVAL_*`` variable is said at start-up (one WARNING, with the close names), by the worker and by
-``EvaluationSpanProcessor.from_env()``; before, it was ignored without a word and the setting meant kept its default
+"""A misspelt ``OTEL_EVAL_*`` variable is said at start-up (one WARNING, with the close names), by the worker, by
+``EvaluationSpanProcessor.from_env()`` and by ``otel-eval run``; before, it was ignored without a word and the setting meant kept its default
 (another broker, tenancy off)."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from otel_eval import EvaluationSpanProcessor, environment_variables
 from otel_eval.cli import main
+from tests.cli.conftest import AGENTEVALS
 from tests.environment import known_environment_variables
 
 
@@ -36,6 +37,16 @@ def test_from_env_says_a_misspelt_variable_once(caplog: pytest.LogCaptureFixture
             EvaluationSpanProcessor.from_env(environ, sinks=[lambda records: None]).shutdown()
     said = [r.getMessage() for r in caplog.records if r.name == "otel_eval.environment"]
     assert said == [f"{name} is not an otel-eval setting: ignored"]
+
+
+def test_run_says_a_misspelt_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_EVAL_JUDGE_BUDGETT", "0.50")  # meant: OTEL_EVAL_JUDGE_BUDGET, a spend cap left off
+    result = CliRunner().invoke(main, ["run", str(AGENTEVALS / "helm.json"), "-m", "tool_trajectory_avg_score"])
+    assert result.exit_code in (0, 1, 3), result.output
+    assert (
+        "warning: OTEL_EVAL_JUDGE_BUDGETT is not an otel-eval setting (did you mean OTEL_EVAL_JUDGE_BUDGET?): ignored"
+        in result.stderr
+    )
 
 
 def test_every_variable_the_worker_reads_is_known() -> None:

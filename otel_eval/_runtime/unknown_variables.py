@@ -41,14 +41,21 @@ def unknown_variables(environ: Mapping[str, str]) -> list[tuple[str, list[str]]]
     ]
 
 
+def unknown_variable_lines(environ: Mapping[str, str]) -> dict[str, str]:
+    """Each ``OTEL_EVAL_*`` name of ``environ`` otel-eval does not read, with the line that says so."""
+    lines = {}
+    for name, close in unknown_variables(environ):
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        lines[name] = f"{name} is not an otel-eval setting{hint}: ignored"
+    return lines
+
+
 _warned: set[str] = set()
 
 
 def warn_unknown_variables(environ: Mapping[str, str]) -> None:
     """Logs one WARNING per ``OTEL_EVAL_*`` variable of ``environ`` otel-eval does not read (once per process)."""
-    for name, close in unknown_variables(environ):
-        if name in _warned:
-            continue
-        _warned.add(name)
-        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-        logger.warning("%s is not an otel-eval setting%s: ignored", name, hint)
+    for name, line in unknown_variable_lines(environ).items():
+        if name not in _warned:
+            _warned.add(name)
+            logger.warning("%s", line)

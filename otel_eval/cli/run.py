@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import functools
 import json
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import click
 
 from otel_eval import environment_variables as env
 from otel_eval._runtime.collector import fewer_collections
+from otel_eval._runtime.unknown_variables import unknown_variable_lines
 from otel_eval.cli import _backfill
 from otel_eval.cli._backfill import EXIT_BACKEND, BackfillOptions, backfill_options
 from otel_eval.cli._common import (
@@ -272,6 +274,8 @@ def run(
     """
     if bool(trace_files) == (backfill.source is not None):
         fail("give TRACE_FILES or --from BACKEND (one of them)")
+    for line in unknown_variable_lines(os.environ).values():  # a misspelt setting is said, not ignored
+        click.echo(f"warning: {line}", err=True)
     eval_set, config = load_inputs(eval_set_path, config_path)
     check_eval_id(eval_id, eval_set, eval_set_path)
     warn_shadowed_cases(eval_set, eval_set_path, eval_id)
