@@ -23,12 +23,14 @@ REFERENCE_METRICS = ("tool_trajectory_avg_score", "response_match_score")
 
 
 def _run_workload(
-    telemetry: Telemetry, sample_rate: float = 1.0
+    telemetry: Telemetry, sample_rate: float = 1.0, sample_priority: bool = True
 ) -> tuple[EvaluationSpanProcessor, list[EvaluationRecord]]:
     records: list[EvaluationRecord] = []
     processor = EvaluationSpanProcessor(
         CRITERIA,
-        settings=ProcessorSettings(eval_set=golden_eval_set(), sample_rate=sample_rate),
+        settings=ProcessorSettings(
+            eval_set=golden_eval_set(), sample_rate=sample_rate, sample_priority=sample_priority
+        ),
         sinks=[records.extend],
         **telemetry.providers(),
     )
@@ -152,9 +154,11 @@ async def test_online_scores_equal_the_offline_runner_on_the_same_spans(telemetr
 def test_sample_rate_evaluates_exactly_the_traces_the_trace_id_ratio_sampler_keeps(
     telemetry: Telemetry, sample_rate: float
 ) -> None:
+    """Head sampling (no priority sampling) decides by trace id alone, as the SDK's sampler does; with priority
+    sampling these traces, each naming a session, are sampled by session (tests/processor/test_session_sampling.py)."""
     from opentelemetry.sdk.trace.sampling import Decision, TraceIdRatioBased
 
-    processor, records = _run_workload(telemetry, sample_rate=sample_rate)
+    processor, records = _run_workload(telemetry, sample_rate=sample_rate, sample_priority=False)
     sampler = TraceIdRatioBased(sample_rate)
     expected = {
         hex_id(s.context.span_id, 16)
