@@ -162,6 +162,11 @@ class EvaluationCore:
         self._emission.emitters = emitters
 
     @property
+    def registry(self) -> MetricRegistry:
+        """The metrics it runs come from: the registry it was given plus the custom metrics its criteria declare."""
+        return self._registry
+
+    @property
     def pipeline(self) -> PipelineMetrics | None:
         """The pipeline counters it reports to (None: none)."""
         return self._emission.pipeline

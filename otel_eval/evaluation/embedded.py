@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import warnings
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -93,6 +93,7 @@ def embedded_worker(
     meter_provider: MeterProvider | None = None,
     pipeline: PipelineMetrics | None = None,
     emit: Collection[str] = env.DEFAULT_EMIT,
+    holds_session: Callable[[str], bool] | None = None,
     **options: Unpack[EmbeddedOptions],
 ) -> EmbeddedWorker:
     """The embedded worker: an in-process :class:`EmbeddedWorker` evaluating each request with an
@@ -108,6 +109,8 @@ def embedded_worker(
         pipeline: Pipeline counters the worker reports drops and its queue through.
         emit: The signals emitted (checked names, :func:`~otel_eval.emit.selection.emit_signals`): ``spans``,
             ``events``, ``metrics``; an emitter not selected is not made (the sinks do not depend on it).
+        holds_session: Which sessions' turns are held for their conversation-level metrics (all when None; see
+            :class:`EmbeddedWorker`).
         **options: The worker's own objects and bounds (:class:`EmbeddedOptions`: ``judge``, ``tracer_provider``,
             ``logger_provider``, ``sinks``, ``max_queue_size``, ``concurrency``, ``sessions``).
             ``OTEL_EVAL_SINKS`` (and ``OTEL_EVAL_CONSOLE=true``) add the sinks they name.
@@ -155,7 +158,8 @@ def embedded_worker(
         concurrency=options.get("concurrency", env.DEFAULT_CONCURRENCY),
         pipeline=pipeline,
         sessions=options.get("sessions"),
-        start_up=partial(warn_unservable_judges, criteria, metric_names, registry, judge),
+        holds_session=holds_session,
+        start_up=partial(warn_unservable_judges, criteria, metric_names, core.registry, judge),
     )
 
 

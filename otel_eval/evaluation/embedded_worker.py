@@ -72,6 +72,9 @@ class EmbeddedWorker(InvocationExporter):
             docstring).
         start_up: Start-up work that must not hold up the caller (:func:`~otel_eval.evaluation.embedded.embedded_worker`'s
             judge warnings, whose checks may import a provider's SDK): run first on the worker's thread, once.
+        holds_session: Whether a session's turns are held for its conversation-level metrics (all when None). The
+            span processor's session sampling: a turn of a session left out that priority sampling rescued is scored
+            on its per-invocation metrics alone, not judged as a session of one turn.
 
     Raises:
         ValueError: ``max_queue_size`` or ``concurrency`` below 1 (:func:`check_worker_bounds`).
@@ -88,10 +91,12 @@ class EmbeddedWorker(InvocationExporter):
         pipeline: PipelineMetrics | None = None,
         sessions: SessionLimits | None = None,
         start_up: Callable[[], None] | None = None,
+        holds_session: Callable[[str], bool] | None = None,
     ) -> None:
         check_worker_bounds(max_queue_size=max_queue_size, concurrency=concurrency)
         self.core = core
         self._start_up = start_up
+        self._holds_session = holds_session
         self._max_queue_size = max_queue_size
         self._concurrency = concurrency
         self._pipeline = pipeline
@@ -175,8 +180,11 @@ class EmbeddedWorker(InvocationExporter):
         for request in requests:
             started = core.start(request, sessions=True)
             if started.holds_session:
-                held = True
-                windows += [_Work(window=window) for window in sessions.hold(request.invocations)]
+                turns = request.invocations
+                if self._holds_session is not None:
+                    turns = [turn for turn in turns if turn.session_id and self._holds_session(turn.session_id)]
+                held = held or bool(turns)
+                windows += [_Work(window=window) for window in sessions.hold(turns)]
             if started.on_loop is not None:
                 work.append(_Work(run=started.on_loop))
         if held:

@@ -21,8 +21,9 @@ that span alone: its status, and one attribute (``OTEL_EVAL_PRIORITY_FEEDBACK_AT
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan
@@ -232,6 +233,14 @@ class Sampling:
     def intake_bound(self) -> int | None:
         """The bound the span intake applies: with priority sampling every trace gets in (decided at its root)."""
         return None if self.priority is not None else self.bound
+
+    @property
+    def session_in_sample(self) -> Callable[[str], bool] | None:
+        """Whether a session is in the sample, when sessions are sampled (priority sampling below 1), else None: its
+        turns that priority sampling rescued from a left-out session are not judged as a session of their own."""
+        if self.priority is None or self.bound is None:
+            return None
+        return partial(session_sampled, bound=self.bound)
 
     @property
     def head_sampling(self) -> bool:

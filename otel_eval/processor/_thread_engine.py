@@ -403,6 +403,7 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
             concurrency=settings.concurrency,
             sessions=settings.sessions,
             emit=settings.emit,
+            holds_session=sampling.session_in_sample,
         )
         # Its plan asks the judge whether it is configured (a LiteLLM judge's check imports LiteLLM, seconds): on
         # the background thread, not the caller's.

@@ -5,6 +5,7 @@ a trace without a session id is sampled by its trace id; both isolations decide 
 from __future__ import annotations
 
 import hashlib
+import logging
 import random
 from collections import defaultdict
 from dataclasses import replace
@@ -18,6 +19,7 @@ from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.emit.enrichment import score_attribute
+from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.processor._selection import is_sampled, sampling_bound
 from otel_eval.transport import InMemoryInvocationExporter
@@ -114,6 +116,52 @@ def test_a_left_out_session_keeps_the_priority_rescue_of_an_errored_turn(
     stats = processor.stats()
     assert (stats["invocations.priority_sampled.negative_feedback"], stats["invocations.sampled_out"]) == (1, 1)
     processor.shutdown()
+
+
+def test_a_rescued_turn_of_a_left_out_session_is_not_judged_as_a_session_of_its_own(
+    provider: TracerProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The rescued turn gets its per-invocation scores; its session, left out, gets no conversation-level score (it
+    would be judged from that one turn: a conversation with its other turns missing). A session in the sample is."""
+    kept = next(f"s-{n}" for n in range(100) if _session_in(f"s-{n}", RATE))
+    left_out = next(f"s-{n}" for n in range(100) if not _session_in(f"s-{n}", RATE))
+    config = {
+        "criteria": {"turns_in_conversation": {"threshold": 0.0}},
+        "custom_metrics": {
+            "turns_in_conversation": {
+                "code_config": {"name": "tests.metrics.custom_metrics_fixture.turns_in_conversation"},
+                "metric_info": {
+                    "metric_name": "turns_in_conversation",
+                    "metric_value_info": {"interval": {"min_value": 0, "max_value": 100}},
+                },
+            },
+        },
+    }
+    records: list[EvaluationRecord] = []
+    settings = ProcessorSettings(
+        sample_rate=RATE,
+        metrics=("turns_in_conversation", "tool_call_count_v1"),
+        sessions=SessionLimits(idle_timeout=0.3),
+    )
+    processor = EvaluationSpanProcessor(config, settings=settings, sinks=[records.extend])
+    provider.add_span_processor(processor)
+    agent = TravelAgent(provider)
+    for session in (kept, left_out):
+        agent.run(SCENARIOS[2], conversation_id=session)
+    with provider.get_tracer("web.server").start_as_current_span("POST /chat") as root:
+        agent.run(SCENARIOS[2], conversation_id=left_out)
+        root.set_attribute("user.feedback", "thumbs_down")
+    agent.run(SCENARIOS[2], conversation_id=kept)
+    assert processor.force_flush(30_000)
+    assert wait_until(lambda: any(r.metric_name == "turns_in_conversation" for r in records), timeout=30)
+    processor.shutdown(30_000)
+    per_turn = {(r.session_id, r.trace_id) for r in records if r.metric_name == "tool_call_count_v1"}
+    assert sorted(session for session, _ in per_turn) == [kept, kept, left_out]
+    assert (left_out, hex_id(root.get_span_context().trace_id, 32)) in per_turn
+    judged = {(r.session_id, r.score) for r in records if r.metric_name == "turns_in_conversation" and r.score}
+    assert judged == {(kept, 2.0)}
+    # A custom metric named in ``metrics`` is known to the start-up judge check too (it raised "unknown metric").
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 @pytest.mark.integration
