@@ -1,8 +1,9 @@
 """ADK's own servers (``adk api_server``, ``adk web``, ``get_fast_api_app`` in a ``main.py``, what ``adk deploy
 cloud_run`` runs) set the global OpenTelemetry providers themselves, before they import the agent. The recipe of
 docs/recipe-adk.md, ``otel_eval.attach_to_global_providers()`` in the agent package (or after ``get_fast_api_app``),
-is run here as written: a real ADK server in a subprocess on a loopback port, its Gemini model the loopback Gemini
-server, runs posted to ADK's ``/run`` API, the scores read from the server's console lines."""
+is run here as written (its files read from the page): a real ADK server in a subprocess on a loopback port, its
+Gemini model the loopback Gemini server, runs posted to ADK's ``/run`` API, the scores read from the server's console
+lines."""
 
 from __future__ import annotations
 
@@ -40,20 +41,18 @@ def get_weather(city: str) -> dict:
 root_agent = LlmAgent(name="weather_agent", model="gemini-2.5-flash", instruction="Answer weather questions.",
                       tools=[get_weather])
 """
-ATTACHING_INIT = "import otel_eval\n\notel_eval.attach_to_global_providers()\n\nfrom . import agent\n"
-MAIN = """\
-import os
+PAGE = (ROOT / "docs" / "recipe-adk.md").read_text(encoding="utf-8")
 
-import otel_eval
-import uvicorn
-from google.adk.cli.fast_api import get_fast_api_app
 
-app = get_fast_api_app(agents_dir=os.path.dirname(os.path.abspath(__file__)), web=True)
-otel_eval.attach_to_global_providers()  # after get_fast_api_app: ADK's providers are set by then
+def page_file(name: str) -> str:
+    """The python block after ``<!-- file: {name} -->`` on docs/recipe-adk.md."""
+    match = re.search(rf"<!-- file: {re.escape(name)} -->\n```python\n(.*?)```", PAGE, re.DOTALL)
+    assert match, f"docs/recipe-adk.md shows no {name}"
+    return match.group(1)
 
-if __name__ == "__main__":
-    uvicorn.run(app, host="127.0.0.1", port=int(os.environ["PORT"]))
-"""
+
+ATTACHING_INIT = page_file("my_agent/__init__.py")
+MAIN = page_file("main.py")
 
 
 def model(model_name: str, body: dict[str, Any]) -> Reply:
@@ -90,6 +89,7 @@ def server_environment(tmp_path: Path, gemini: LoopbackGemini, port: int) -> dic
     inherited = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "GOOGLE_", "GEMINI_", "ADK_"))}
     return inherited | {
         "PYTHONPATH": str(ROOT),
+        "HOST": "127.0.0.1",
         "PORT": str(port),
         "GOOGLE_API_KEY": TEST_KEY,
         "GOOGLE_GEMINI_BASE_URL": gemini.base_url,
