@@ -216,3 +216,30 @@ def test_get_fast_api_app_in_main_py_with_the_processor_attached_after_it(
     server.run("weather")
 
     assert_each_run_scored_once(server, runs=1)
+
+
+SCRIPT = """\
+import sys
+from opentelemetry import _logs, trace
+import otel_eval
+
+if sys.argv[1] == "noop":
+    trace.set_tracer_provider(trace.NoOpTracerProvider())
+first = otel_eval.attach_to_global_providers()
+print(type(trace.get_tracer_provider()).__name__, type(_logs.get_logger_provider()).__name__,
+      otel_eval.attach_to_global_providers() is first)
+"""
+
+
+def test_without_providers_it_sets_sdk_ones_and_with_one_that_takes_no_processors_it_says_which(
+    tmp_path: Path,
+) -> None:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")} | {
+        "PYTHONPATH": str(ROOT), "OTEL_EVAL_CONSOLE": "true"}  # fmt: skip
+    unset = subprocess.run([sys.executable, "-c", SCRIPT, "unset"], env=environment, capture_output=True, text=True)
+    noop = subprocess.run([sys.executable, "-c", SCRIPT, "noop"], env=environment, capture_output=True, text=True)
+
+    assert unset.returncode == 0, unset.stderr
+    assert unset.stdout.split() == ["TracerProvider", "LoggerProvider", "True"]
+    assert noop.returncode == 1
+    assert "TypeError: attach_to_global_providers: the global tracer provider is a NoOpTracerProvider" in noop.stderr
