@@ -74,7 +74,8 @@ Other counters: ``otel_eval.invocations.sampled`` (handed to the transport), ``o
 gauge ``otel_eval.queue.size{otel_eval.queue=spans|requests}``. :meth:`EvaluationSpanProcessor.stats` returns the same counts in-process.
 """
 
+from otel_eval.processor._global import attach_to_global_providers
 from otel_eval.processor._settings import ProcessorSettings
 from otel_eval.processor.processor import EvaluationSpanProcessor
 
-__all__ = ["EvaluationSpanProcessor", "ProcessorSettings"]
+__all__ = ["EvaluationSpanProcessor", "ProcessorSettings", "attach_to_global_providers"]
