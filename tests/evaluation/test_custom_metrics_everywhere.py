@@ -125,13 +125,7 @@ def test_a_conversation_level_custom_metric_runs_once_per_session_window() -> No
         "criteria": {"turns_in_conversation": {"threshold": 0.0}, METRIC: 0.5},
         "custom_metrics": {
             **CONFIG["custom_metrics"],
-            "turns_in_conversation": {
-                "code_config": {"name": "tests.metrics.custom_metrics_fixture.turns_in_conversation"},
-                "metric_info": {
-                    "metric_name": "turns_in_conversation",
-                    "metric_value_info": {"interval": {"min_value": 0, "max_value": 100}},
-                },
-            },
+            "turns_in_conversation": custom_metrics_fixture.TURNS_IN_CONVERSATION_CONFIG,
         },
     }
     records: list[EvaluationRecord] = []

@@ -99,6 +99,15 @@ def declared_tools(eval_metric: Any, actual_invocations: list[Any], expected: An
 CONVERSATION_CALLS: list[int] = []
 """The number of turns each call of :func:`turns_in_conversation` was handed."""
 
+TURNS_IN_CONVERSATION_CONFIG = {
+    "code_config": {"name": "tests.metrics.custom_metrics_fixture.turns_in_conversation"},
+    "metric_info": {
+        "metric_name": "turns_in_conversation",
+        "metric_value_info": {"interval": {"min_value": 0, "max_value": 100}},
+    },
+}
+"""The ``custom_metrics`` entry of :func:`turns_in_conversation` in an eval config."""
+
 
 @conversation_level
 def turns_in_conversation(eval_metric: Any, actual_invocations: list[Any], expected: Any, scenario: Any) -> Any:

@@ -23,6 +23,7 @@ from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.processor._selection import is_sampled, sampling_bound
 from otel_eval.transport import InMemoryInvocationExporter
+from tests.metrics.custom_metrics_fixture import TURNS_IN_CONVERSATION_CONFIG
 from tests.processor.telemetry import attach, hex_id
 from tests.waiting import wait_until
 
@@ -127,15 +128,7 @@ def test_a_rescued_turn_of_a_left_out_session_is_not_judged_as_a_session_of_its_
     left_out = next(f"s-{n}" for n in range(100) if not _session_in(f"s-{n}", RATE))
     config = {
         "criteria": {"turns_in_conversation": {"threshold": 0.0}},
-        "custom_metrics": {
-            "turns_in_conversation": {
-                "code_config": {"name": "tests.metrics.custom_metrics_fixture.turns_in_conversation"},
-                "metric_info": {
-                    "metric_name": "turns_in_conversation",
-                    "metric_value_info": {"interval": {"min_value": 0, "max_value": 100}},
-                },
-            },
-        },
+        "custom_metrics": {"turns_in_conversation": TURNS_IN_CONVERSATION_CONFIG},
     }
     records: list[EvaluationRecord] = []
     settings = ProcessorSettings(
