@@ -17,6 +17,7 @@ import json
 import logging
 import threading
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -121,6 +122,17 @@ class JudgeClient:
             if self._reason is None:
                 self._reason = (self.problem_for(self.settings.default_model),)
             return self._reason[0]
+
+    @not_configured_reason.setter
+    def not_configured_reason(self, reason: str | None) -> None:
+        warnings.warn(
+            "setting JudgeClient.not_configured_reason is deprecated and removed in otel-eval 0.3.0: it is worked out "
+            "from the settings (JudgeClient(settings=...)); a Judge of your own answers it itself",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        with self._reason_lock:
+            self._reason = (reason,)
 
     @property
     def configured(self) -> bool:

@@ -328,3 +328,12 @@ def test_connections_close_with_the_event_loop_that_opened_them(fake_gemini: Fak
         gc.collect()
     assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
     assert len(fake_gemini.requests) == 2
+
+
+def test_setting_not_configured_reason_still_works_with_a_deprecation_warning(fake_gemini: FakeGemini) -> None:
+    """``not_configured_reason`` became a property (worked out on first read); the attribute's old form still sets it."""
+    judge = make_judge(fake_gemini)
+    assert judge.configured
+    with pytest.warns(DeprecationWarning, match="not_configured_reason"):
+        judge.not_configured_reason = "judge not configured: switched off by the caller"
+    assert not judge.configured and judge.not_configured_reason == "judge not configured: switched off by the caller"
