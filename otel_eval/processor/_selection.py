@@ -258,7 +258,7 @@ class Sampling:
         bound, priority = self.bound, self.priority
         if priority is None:
             return is_sampled(trace_id, bound)
-        if priority.reason(span) is not None:
-            return True
         session = session_of((span,))
-        return bound != 0 if session is None else session_sampled(session, bound)
+        if bound != 0 if session is None else session_sampled(session, bound):
+            return True
+        return priority.reason(span) is not None
