@@ -4,6 +4,7 @@ a trace without a session id is sampled by its trace id; both isolations decide 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import random
@@ -201,3 +202,34 @@ def test_a_root_that_names_no_session_is_held_for_the_scores_its_sessions_sample
     assert roots[kept][score_attribute("tool_call_count_v1")] == 1.0  # its child names a session in the sample
     assert not any(key.startswith("gen_ai.evaluation.") for key in roots["None"])  # left out, released unscored
     provider.shutdown()
+
+
+@pytest.mark.parametrize("schema", [1, 2])
+@pytest.mark.parametrize("rate", [0.3, 0.7])
+def test_real_adk_sessions_are_sampled_whole_by_the_session_id_adk_writes(
+    exporter: InMemoryInvocationExporter, schema: int, rate: float
+) -> None:
+    """ADK's own spans (both telemetry schemas), not ours: its ``invocation`` root names no session, the spans under
+    it do (``gcp.vertex.agent.session_id``, ``gen_ai.conversation.id``); each session's turns are in or out together,
+    as the rule says for the session id ADK wrote."""
+    from tests.reconstruct.adk_agents import adk_telemetry
+    from tests.reconstruct.adk_sessions import record_sessions
+
+    with adk_telemetry(schema=schema):
+        recorded = asyncio.run(record_sessions())
+    provider = TracerProvider()
+    processor = attach(provider, exporter, settings=ProcessorSettings(sample_rate=rate))
+    for span in sorted(recorded.spans, key=lambda s: s.end_time or 0):
+        processor.on_end(span)
+    assert processor.force_flush(30_000)
+    processor.shutdown()
+    evaluated: dict[str, int] = defaultdict(int)
+    for request in exporter.get_finished_requests():
+        for invocation in request.invocations:
+            evaluated[invocation.session_id or ""] += 1
+    expected = {
+        recorded.session_ids[name]: len(turns)
+        for name, turns in recorded.invocations.items()
+        if _session_in(recorded.session_ids[name], rate)
+    }
+    assert dict(evaluated) == expected
