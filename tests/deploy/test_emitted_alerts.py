@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Iterator
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ import pytest
 import yaml
 from opentelemetry.exporter.prometheus import PrometheusMetricReader
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricReader
 from prometheus_client import CollectorRegistry
 
 from tests.deploy import emitted, emitted_sessions
@@ -42,57 +42,52 @@ BUDGET_ENVIRONMENT = {"OTEL_EVAL_JUDGE_BUDGET": "hallucinations_v1=0,*=100"}
 TRANSLATIONS = ("otlp", "prometheus_exporter")
 
 
-@pytest.fixture(scope="module")
-def samples() -> Iterator[dict[str, list[Sample]]]:
-    """One batch's metrics, as each Prometheus set-up stores them."""
-    with FakeGemini(emitted.judge_answers) as server, pytest.MonkeyPatch.context() as monkeypatch, ExitStack() as stack:
+@contextmanager
+def _one_batch(
+    judge: Responder,
+    environment: dict[str, str],
+    agent_type: Callable[[MeterProvider], emitted.Agent] = emitted.Agent,
+    *readers: MetricReader,
+) -> Iterator[InMemoryMetricReader]:
+    """One batch of ``agent_type`` with the loopback judge answering ``judge`` and ``environment`` set; yields its
+    metrics' in-memory reader (``readers`` read them too) before the agent stops."""
+    with FakeGemini(judge) as server, pytest.MonkeyPatch.context() as monkeypatch, ExitStack() as stack:
         stack.enter_context(clean_judge_environment(monkeypatch))
-        use_loopback_judge(monkeypatch, server.base_url, emitted.JUDGE_ENVIRONMENT)
-        in_memory, registry = InMemoryMetricReader(), CollectorRegistry()
-        meter_provider = MeterProvider(metric_readers=[in_memory, PrometheusMetricReader(registry=registry)])
-        agent = emitted.Agent(meter_provider)
+        use_loopback_judge(monkeypatch, server.base_url, environment)
+        in_memory = InMemoryMetricReader()
+        meter_provider = MeterProvider(metric_readers=[in_memory, *readers])
+        agent = agent_type(meter_provider)
         try:
             agent.run_batch()
-            yield {
-                "otlp": emitted.otlp_samples(in_memory.get_metrics_data()),
-                "prometheus_exporter": emitted.exporter_samples(registry),
-            }
+            yield in_memory
         finally:
             agent.shutdown()
             meter_provider.shutdown()
+
+
+@pytest.fixture(scope="module")
+def samples() -> Iterator[dict[str, list[Sample]]]:
+    """One batch's metrics, as each Prometheus set-up stores them."""
+    registry = CollectorRegistry()
+    exporter = PrometheusMetricReader(registry=registry)
+    with _one_batch(emitted.judge_answers, emitted.JUDGE_ENVIRONMENT, emitted.Agent, exporter) as in_memory:
+        yield {
+            "otlp": emitted.otlp_samples(in_memory.get_metrics_data()),
+            "prometheus_exporter": emitted.exporter_samples(registry),
+        }
 
 
 @pytest.fixture
 def budget_samples() -> Iterator[list[Sample]]:
     """One batch's metrics (OTLP translation) with a judge budget that covers no hallucinations_v1 evaluation."""
-    with FakeGemini(emitted.judge_answers) as server, pytest.MonkeyPatch.context() as monkeypatch, ExitStack() as stack:
-        stack.enter_context(clean_judge_environment(monkeypatch))
-        use_loopback_judge(monkeypatch, server.base_url, {**emitted.JUDGE_ENVIRONMENT, **BUDGET_ENVIRONMENT})
-        in_memory = InMemoryMetricReader()
-        meter_provider = MeterProvider(metric_readers=[in_memory])
-        agent = emitted.Agent(meter_provider)
-        try:
-            agent.run_batch()
-            yield emitted.otlp_samples(in_memory.get_metrics_data())
-        finally:
-            agent.shutdown()
-            meter_provider.shutdown()
+    with _one_batch(emitted.judge_answers, {**emitted.JUDGE_ENVIRONMENT, **BUDGET_ENVIRONMENT}) as in_memory:
+        yield emitted.otlp_samples(in_memory.get_metrics_data())
 
 
 def _session_samples(judge: Responder) -> list[Sample]:
     """One batch of the sessions workload's metrics (OTLP translation), judged by ``judge``."""
-    with FakeGemini(judge) as server, pytest.MonkeyPatch.context() as monkeypatch, ExitStack() as stack:
-        stack.enter_context(clean_judge_environment(monkeypatch))
-        use_loopback_judge(monkeypatch, server.base_url, emitted.JUDGE_ENVIRONMENT)
-        in_memory = InMemoryMetricReader()
-        meter_provider = MeterProvider(metric_readers=[in_memory])
-        agent = emitted_sessions.SessionAgent(meter_provider)
-        try:
-            agent.run_batch()
-            return emitted.otlp_samples(in_memory.get_metrics_data())
-        finally:
-            agent.shutdown()
-            meter_provider.shutdown()
+    with _one_batch(judge, emitted.JUDGE_ENVIRONMENT, emitted_sessions.SessionAgent) as in_memory:
+        return emitted.otlp_samples(in_memory.get_metrics_data())
 
 
 def _values(sample: Sample) -> str:
