@@ -1,0 +1,133 @@
+"""The dashboard's score panels on series our emitters really wrote, run by promtool.
+
+The agent runs with its default metric set: the judged metrics of its criteria and ADK's efficiency metrics, which
+report a token count, a duration or a call count as their score (``informational``). The score histogram's buckets
+hold 0-1 and 1-5 scores, so a quantile of a token count would read as the top bucket's bound (5): the score panels
+must show the metrics with a verdict only, and the efficiency panel each efficiency metric's true mean.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+from otel_eval.metrics import EFFICIENCY_METRICS
+from tests.deploy import emitted
+from tests.deploy.conftest import dashboard_panels, load_dashboard
+from tests.deploy.emitted import AGENT_NAME, Sample
+from tests.deploy.promql import expand_grafana
+from tests.environment import clean_judge_environment, use_loopback_judge
+from tests.judge.fake_gemini import FakeGemini
+
+pytestmark = pytest.mark.integration
+
+MINUTES = 30
+VERDICT_METRICS = set(emitted.CRITERIA)
+_CUMULATIVE = ("_total", "_bucket", "_sum", "_count")
+ALL_VARIABLES = {"$job": ".*", "$agent": ".*", "$metric": ".*"}
+
+
+@pytest.fixture(scope="module")
+def samples() -> Iterator[list[Sample]]:
+    """One batch's metrics (OTLP translation), the default metric set scored."""
+    with (
+        FakeGemini(emitted.judge_answers) as server,
+        pytest.MonkeyPatch.context() as monkeypatch,
+        clean_judge_environment(monkeypatch),
+    ):
+        use_loopback_judge(monkeypatch, server.base_url, emitted.JUDGE_ENVIRONMENT)
+        reader = InMemoryMetricReader()
+        meter_provider = MeterProvider(metric_readers=[reader])
+        agent = emitted.Agent(meter_provider)
+        try:
+            agent.run_batch()
+            yield emitted.otlp_samples(reader.get_metrics_data())
+        finally:
+            agent.shutdown()
+            meter_provider.shutdown()
+
+
+def _panel_queries(title: str, metric: str = ".*") -> list[str]:
+    """The panel's queries with the dashboard's variables set: every job and agent, ``metric``."""
+    panel = next(p for p in dashboard_panels(load_dashboard()["panels"]) if p["title"] == title)
+    queries = []
+    for target in panel["targets"]:
+        expr = target["expr"]
+        for variable, value in {**ALL_VARIABLES, "$metric": metric}.items():
+            expr = expr.replace(variable, value)
+        queries.append(expand_grafana(expr))
+    return queries
+
+
+def _promtool(promtool: str, samples: list[Sample], tests: list[dict[str, Any]], tmp_path: Path) -> None:
+    """``tests`` (promql_expr_test items) on one batch a minute of ``samples``."""
+    series = [
+        {"series": s.series, "values": f"0+{s.value!r}x{MINUTES}" if s.name.endswith(_CUMULATIVE) else f"{s.value!r}"}
+        for s in samples
+    ]
+    test = {"tests": [{"interval": "1m", "input_series": series, "promql_expr_test": tests}]}
+    path = tmp_path / "panels_test.yaml"
+    path.write_text(yaml.safe_dump(test, sort_keys=False), encoding="utf-8")
+    process = subprocess.run([promtool, "test", "rules", str(path)], capture_output=True, text=True, timeout=120)
+    assert process.returncode == 0, f"promtool on the panels' queries:\n{process.stdout}{process.stderr}"
+
+
+def test_the_emitted_scores_include_efficiency_values_the_score_buckets_cannot_hold(samples: list[Sample]) -> None:
+    sums = emitted.named(samples, "gen_ai_evaluation_score_sum")
+    scored = {s.label("gen_ai_evaluation_name"): s for s in sums}
+    assert set(EFFICIENCY_METRICS) | VERDICT_METRICS <= set(scored)
+    for name in EFFICIENCY_METRICS:
+        assert scored[name].label("gen_ai_evaluation_score_label") == "informational", name
+    assert scored["token_usage_v1"].value / len(emitted.BATCH) > 5  # past the top bucket
+
+
+@pytest.mark.parametrize("title", ["Mean score per metric and agent", "Score median and p10 per metric"])
+def test_the_score_panels_show_only_metrics_with_a_verdict_on_their_scale(
+    samples: list[Sample], title: str, promtool: str, tmp_path: Path
+) -> None:
+    tests = []
+    for query in _panel_queries(title):
+        tests.append(
+            {
+                "expr": f"count by (gen_ai_evaluation_name) ({query})",
+                "eval_time": "20m",
+                "exp_samples": [
+                    {"labels": f'{{gen_ai_evaluation_name="{m}"}}', "value": 1} for m in sorted(VERDICT_METRICS)
+                ],
+            }
+        )
+        tests.append({"expr": f"({query}) > 1", "eval_time": "20m", "exp_samples": []})  # 0-1 metrics stay in 0-1
+    _promtool(promtool, samples, tests, tmp_path)
+
+
+def test_the_efficiency_panel_shows_each_efficiency_metrics_mean_per_invocation(
+    samples: list[Sample], promtool: str, tmp_path: Path
+) -> None:
+    sums = {s.label("gen_ai_evaluation_name"): s.value for s in emitted.named(samples, "gen_ai_evaluation_score_sum")}
+    counts = {
+        s.label("gen_ai_evaluation_name"): s.value for s in emitted.named(samples, "gen_ai_evaluation_score_count")
+    }
+    tests = []
+    for name in sorted(EFFICIENCY_METRICS):
+        (query,) = _panel_queries("Efficiency per invocation (mean)", metric=name)
+        tests.append(
+            {
+                "expr": f"round({query}, 0.001)",
+                "eval_time": "20m",
+                "exp_samples": [
+                    {
+                        "labels": f'{{gen_ai_evaluation_name="{name}",gen_ai_agent_name="{AGENT_NAME}"}}',
+                        "value": round(sums[name] / counts[name], 3),
+                    }
+                ],
+            }
+        )
+    assert sums["token_usage_v1"] / counts["token_usage_v1"] > 5
+    _promtool(promtool, samples, tests, tmp_path)
