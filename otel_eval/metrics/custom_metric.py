@@ -238,7 +238,7 @@ class CustomMetricEvaluator(Evaluator):
         return outcome
 
     def _our_result(self, outcome: Any, count: int) -> EvaluationResult:
-        name = self.info.name
+        name = f"{self.info.name} ({self.function_path})"
         adk_result = _adk_types()["EvaluationResult"]
         if not isinstance(outcome, adk_result):
             reason = f"custom metric {name} returned {type(outcome).__name__}, not ADK's EvaluationResult"

@@ -108,7 +108,7 @@ async def test_failures_are_not_evaluated_with_their_error_type(function: str, e
     result = await evaluator(function).evaluate(conversation())
     assert result.overall_eval_status is EvalStatus.NOT_EVALUATED and result.error_type == error_type
     assert [r.error_type for r in result.per_invocation_results] == [error_type] * 3
-    assert function in (result.explanation or "")
+    assert f"custom metric {function} ({MODULE}.{function})" in (result.explanation or "")
 
 
 async def test_a_deadline_passed_is_not_evaluated() -> None:
