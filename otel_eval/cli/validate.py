@@ -76,6 +76,11 @@ def config_problems(payload: Any, notes: Notes | None = None) -> list[str]:
                 problems.extend(custom_criterion_problems(str(name), value, custom[name], notes.warnings))
             else:
                 problems.extend(criterion_problems(registry, str(name), value, notes.warnings))
+        for name in sorted(custom.keys() - criteria.keys()):
+            notes.warnings.append(
+                f"{json_path(('custom_metrics', name))}: not in criteria, so it never runs (as in ADK): give it a "
+                f"threshold under criteria.{name}"
+            )
     return problems
 
 

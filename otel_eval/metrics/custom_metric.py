@@ -19,7 +19,8 @@ What differs from ADK is only what must not stop a service:
 * an exception in the function is NOT_EVALUATED with ``error.type`` ``custom_metric_error``, a function past its
   deadline (``timeout_seconds``) ``custom_metric_timeout``, a result that is not ADK's ``EvaluationResult`` or does
   not have one entry per invocation ``custom_metric_invalid_result`` (ADK raises for the last); never a crash;
-* a synchronous function runs on a metric thread, never on the event loop (a coroutine function on the loop).
+* a synchronous function runs on a thread of the metric's own pool, never on the event loop (a coroutine function on
+  the loop): one that never returns holds up only its own metric's later calls, never another metric's.
 
 Code is imported only from the process's own configuration (:func:`with_custom_metrics` is called with the
 criteria file, flags or environment of the process, never with the criteria of a request read from Kafka).
@@ -59,8 +60,8 @@ FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
 DEFAULT_TIMEOUT_SECONDS = 120.0
 """Deadline of one call of a custom metric function."""
 
-_CUSTOM_THREADS = DaemonThreadPool(2, name="OtelEvalCustomMetric")
-"""Where synchronous custom metric functions run: off every event loop; one past its deadline is abandoned."""
+THREADS_PER_METRIC = 2
+"""Threads of each custom metric's own pool: a function that never returns holds at most these, and only its own."""
 
 
 def load_metric_function(metric_name: str, path: str) -> Callable[..., Any]:
@@ -151,6 +152,7 @@ def custom_evaluator_type(
         "function": staticmethod(function),
         "function_path": config.code_config.name,
         "timeout_seconds": timeout_seconds,
+        "threads": DaemonThreadPool(THREADS_PER_METRIC, name=f"OtelEvalCustomMetric[{metric_name}]"),
     }
     return type(f"CustomMetricEvaluator[{metric_name}]", (CustomMetricEvaluator,), attributes)
 
@@ -163,6 +165,9 @@ class CustomMetricEvaluator(Evaluator):
     function: ClassVar[Callable[..., Any]]
     function_path: ClassVar[str]
     timeout_seconds: ClassVar[float] = DEFAULT_TIMEOUT_SECONDS
+    threads: ClassVar[DaemonThreadPool]
+    """Where the synchronous function runs: off every event loop, in the metric's own pool, so that a call past its
+    deadline (abandoned, as a thread cannot be interrupted) never holds up another metric's calls."""
 
     def score_inputs(self) -> dict[str, Any]:
         """The metric, its criterion and the function's path."""
@@ -227,13 +232,13 @@ class CustomMetricEvaluator(Evaluator):
         function = type(self).function
         if inspect.iscoroutinefunction(function):
             return await function(*arguments)
-        outcome = await asyncio.wrap_future(_CUSTOM_THREADS.submit(lambda: function(*arguments)))
+        outcome = await asyncio.wrap_future(type(self).threads.submit(lambda: function(*arguments)))
         if inspect.isawaitable(outcome):
             return await outcome
         return outcome
 
     def _our_result(self, outcome: Any, count: int) -> EvaluationResult:
-        name = self.info.name
+        name = f"{self.info.name} ({self.function_path})"
         adk_result = _adk_types()["EvaluationResult"]
         if not isinstance(outcome, adk_result):
             reason = f"custom metric {name} returned {type(outcome).__name__}, not ADK's EvaluationResult"

@@ -132,3 +132,26 @@ def test_a_custom_threshold_outside_metric_info_is_reported(cli: Callable[..., C
     result = cli("validate", path)  # ADK's threshold has no bounds: accepted, with a warning that it never passes
     assert result.exit_code == 0
     assert "warning: criteria.stars.threshold" in result.stdout and "[1, 5]" in result.stdout
+
+
+def test_a_custom_metric_left_out_of_criteria_is_reported_as_never_running(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """ADK runs only the metrics named in ``criteria``: a custom metric defined but not named there gives no score,
+    which validate says (the file stays valid, as ADK accepts it)."""
+    config = {
+        "criteria": {"stars": 0.5},
+        "customMetrics": {name: {"codeConfig": {"name": f"mypkg.metrics.{name}"}} for name in ("stars", "forgotten")},
+    }
+    adk_config = AdkEvalConfig.model_validate(config)
+    adk_runs = [m.metric_name for m in get_eval_metrics_from_config(adk_config)]
+    assert "stars" in adk_runs and "forgotten" not in adk_runs
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = cli("validate", path)
+    assert result.exit_code == 0 and f"{path}: valid eval config" in result.stdout
+    assert (
+        f"{path}: warning: custom_metrics.forgotten: not in criteria, so it never runs (as in ADK): give it a "
+        "threshold under criteria.forgotten"
+    ) in result.stdout
+    assert "custom_metrics.stars" not in result.stdout

@@ -71,6 +71,16 @@ def sleeps(eval_metric: Any, actual: Any, expected: Any, scenario: Any) -> Any:
     return EvaluationResult()
 
 
+RELEASE = threading.Event()
+"""Set to let every call of :func:`never_returns` return."""
+
+
+def never_returns(eval_metric: Any, actual: Any, expected: Any, scenario: Any) -> Any:
+    """Hangs (as a function stuck on a lock or a socket without a timeout does) until :data:`RELEASE` is set."""
+    RELEASE.wait()
+    return EvaluationResult()
+
+
 def returns_a_dict(eval_metric: Any, actual: Any, expected: Any, scenario: Any) -> Any:
     return {"overall_score": 1.0}
 

@@ -15,7 +15,7 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation import build_plan, criteria_from, registry_with_custom_metrics
 from otel_eval.evaluation.core import EvaluationCore
-from otel_eval.metrics import Evaluator, MetricInfo, default_registry, register
+from otel_eval.metrics import Evaluator, MetricInfo, custom_metric, default_registry, register
 from otel_eval.metrics import registry as registry_module
 from otel_eval.metrics.custom_metric import (
     custom_evaluator_type,
@@ -108,7 +108,7 @@ async def test_failures_are_not_evaluated_with_their_error_type(function: str, e
     result = await evaluator(function).evaluate(conversation())
     assert result.overall_eval_status is EvalStatus.NOT_EVALUATED and result.error_type == error_type
     assert [r.error_type for r in result.per_invocation_results] == [error_type] * 3
-    assert function in (result.explanation or "")
+    assert f"custom metric {function} ({MODULE}.{function})" in (result.explanation or "")
 
 
 async def test_a_deadline_passed_is_not_evaluated() -> None:
@@ -176,6 +176,28 @@ async def test_the_core_runs_its_own_configs_custom_metric() -> None:
         criteria=EvalConfig.model_validate(_own_config()), judge_configured=False, emitters=Emitters(None)
     )
     assert len([r for r in await core.evaluate(request(*conversation())) if r.metric_name == "answer_has_digit"]) == 3
+
+
+async def test_a_function_that_never_returns_holds_up_no_other_custom_metric(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each call of a hung function is abandoned at its deadline and keeps its thread; the worker's other custom
+    metric is still scored on every request, and the timeouts name the hung metric, not the healthy one."""
+    monkeypatch.setattr(custom_metric, "DEFAULT_TIMEOUT_SECONDS", 0.5)
+    names = ("never_returns", "answer_has_digit")
+    own = {
+        "criteria": dict.fromkeys(names, 0.5),
+        "custom_metrics": {name: {"code_config": {"name": f"{MODULE}.{name}"}} for name in names},
+    }
+    core = EvaluationCore(criteria=own, judge_configured=False, emitters=Emitters(None))
+    fixture.RELEASE.clear()
+    try:
+        records = [record for _ in range(3) for record in await core.evaluate(request(*conversation()))]
+    finally:
+        fixture.RELEASE.set()
+    scored = [(r.score, r.error_type) for r in records if r.metric_name == "answer_has_digit"]
+    assert scored == [(1.0, None), (0.0, None), (1.0, None)] * 3
+    hung = [r for r in records if r.metric_name == "never_returns"]
+    assert {r.error_type for r in hung} == {semconv.ERROR_TYPE_CUSTOM_METRIC_TIMEOUT} and len(hung) == 9
+    assert all(f"never_returns ({MODULE}.never_returns) took longer than 0.5 s" in (r.explanation or "") for r in hung)
 
 
 async def test_a_requests_criteria_never_import_code() -> None:
