@@ -3,10 +3,19 @@ worker's settings and emitting through its telemetry."""
 
 from __future__ import annotations
 
+import warnings
+from functools import partial
+from typing import Final
+
 from otel_eval import environment_variables as env
-from otel_eval.evaluation.core import EvaluationCore
+from otel_eval.emit import Emitters
+from otel_eval.evaluation.core import EvaluationCore, Scope, Started
 from otel_eval.evaluation.criteria import check_metric_names, registry_with_custom_metrics
 from otel_eval.evaluation.request_criteria import ANY_METRIC
+from otel_eval.model.messages import EvaluationRequest
+from otel_eval.reconstruct.plain import PlainRequest
+from otel_eval.reconstruct.reads import Reads
+from otel_eval.transport import RequestEvaluator
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker.settings import WorkerSettings
 from otel_eval.worker.telemetry import WorkerTelemetry
@@ -28,7 +37,6 @@ def build_core(
     """
     from opentelemetry.metrics import NoOpMeterProvider
 
-    from otel_eval.emit import Emitters
     from otel_eval.emit.pipeline import PipelineMetrics
     from otel_eval.emit.sinks import sinks_from_env
     from otel_eval.judge import default_judge
@@ -68,3 +76,54 @@ def build_core(
         request_policy=policy,
         on_refused=metrics.criteria_refused if metrics is not None else None,
     )
+
+
+EVALUATOR_CORE_REMOVED_IN: Final = "0.3.0"
+"""The version in which ``Worker(core=...)`` takes only an :class:`~otel_eval.evaluation.core.EvaluationCore`."""
+
+
+class _EvaluatorCore(EvaluationCore):
+    """A core of the earlier form: any :class:`~otel_eval.transport.RequestEvaluator` (an ``evaluate(request)``
+    coroutine that scores and emits), which the worker scores each request with, alone, as it did before it took only
+    an :class:`EvaluationCore`: everything rebuilt, no turn held for its session."""
+
+    def __init__(self, evaluator: RequestEvaluator) -> None:
+        super().__init__(judge_configured=False, emitters=Emitters(None))
+        self._evaluator = evaluator
+
+    def reads(self) -> Reads:
+        return Reads.ALL
+
+    def holds_sessions(self, request: EvaluationRequest) -> bool:
+        return False
+
+    def start(
+        self, request: EvaluationRequest | PlainRequest, *, scope: Scope = "all", sessions: bool = False
+    ) -> Started:
+        full = request if isinstance(request, EvaluationRequest) else request.full()
+        return Started([], on_loop=partial(self._evaluator.evaluate, full))
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        flush = getattr(self._evaluator, "force_flush", None)
+        return bool(flush(timeout_millis)) if callable(flush) else True
+
+    def shutdown(self, timeout_millis: int = 30000) -> None:
+        stop = getattr(self._evaluator, "shutdown", None)
+        if callable(stop):
+            stop(timeout_millis)
+
+
+def worker_core(core: EvaluationCore | RequestEvaluator) -> EvaluationCore:
+    """``core`` as the worker uses it: an :class:`EvaluationCore` as it is; any other
+    :class:`~otel_eval.transport.RequestEvaluator` (the form ``Worker(core=...)`` took before), with a
+    ``DeprecationWarning``, scoring each request alone."""
+    if isinstance(core, EvaluationCore):
+        return core
+    warnings.warn(
+        f"Worker(core={type(core).__name__}(...)): a core that is not an EvaluationCore is deprecated and stops "
+        f"working in otel-eval {EVALUATOR_CORE_REMOVED_IN}: pass an otel_eval.evaluation.core.EvaluationCore "
+        "(it scores each request alone until then: no session is held, everything is rebuilt)",
+        DeprecationWarning,
+        stacklevel=3,  # the caller of Worker(...)
+    )
+    return _EvaluatorCore(core)

@@ -32,9 +32,9 @@ from typing import Any
 from otel_eval._runtime.deadline import DeadlineExecutor
 from otel_eval.errors import OtelEvalError
 from otel_eval.evaluation.core import EvaluationCore
-from otel_eval.transport import is_retriable, quiet_client_logs, release_client_logs, stop_client
+from otel_eval.transport import RequestEvaluator, is_retriable, quiet_client_logs, release_client_logs, stop_client
 from otel_eval.worker._batches import BatchPipeline
-from otel_eval.worker._evaluator import build_core
+from otel_eval.worker._evaluator import build_core, worker_core
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker._rebalances import Rebalances
 from otel_eval.worker._supervisor import Supervisor, cancel_and_wait
@@ -78,7 +78,9 @@ class Worker:
 
     Args:
         settings: the worker's settings.
-        core: evaluates and emits requests; built from ``settings`` and ``telemetry`` when None.
+        core: evaluates and emits requests; built from ``settings`` and ``telemetry`` when None. Any other
+            :class:`~otel_eval.transport.RequestEvaluator` (the earlier form) is deprecated: it works until 0.3.0,
+            with a ``DeprecationWarning``, scoring each request alone (no session held).
         telemetry: the providers the core emits through (flushed before every commit); none when None.
 
     Raises:
@@ -89,14 +91,14 @@ class Worker:
         self,
         settings: WorkerSettings,
         *,
-        core: EvaluationCore | None = None,
+        core: EvaluationCore | RequestEvaluator | None = None,
         telemetry: WorkerTelemetry | None = None,
     ) -> None:
         settings.check_topics()
         self.settings = settings
         self.telemetry = telemetry or WorkerTelemetry()
         self.metrics = WorkerMetrics(self.telemetry.meter_provider)
-        self.core = core if core is not None else build_core(settings, self.telemetry, self.metrics)
+        self.core = worker_core(core) if core is not None else build_core(settings, self.telemetry, self.metrics)
         self.ledger = ResultLedger(settings.worker_dedup_cache_size)
         self.cpu = DeadlineExecutor(settings.worker_record_timeout, name="OtelEvalWorkerCpu")
         """Decoding and rebuilding run here, off the event loop, each record within ``worker_record_timeout``."""
