@@ -36,7 +36,7 @@ from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import IncompleteCounter, OpenSpans, TraceBuffers
 from otel_eval.processor._intake import SpanIntake, WakeSchedule, drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor, LogJoin
-from otel_eval.processor._request_builder import RequestBuilder
+from otel_eval.processor._request_builder import RequestBuilder, full_rebuild
 from otel_eval.processor._selection import InvocationFilters, Sampling
 from otel_eval.processor._settings import EngineOptions, Limits
 from otel_eval.reconstruct import Reads
@@ -384,7 +384,7 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
     if enrich is not None:  # with another exporter, or no ``attributes`` asked, it passes every span straight on
         waits = exporter is None and env.EMIT_ATTRIBUTES in settings.emit
         enricher = RootSpanEnricher(enrich, wait_seconds=enrichment_wait_seconds if waits else 0.0)
-    reads: Reads | Callable[[], Reads] = Reads.ALL  # a remote worker may score anything
+    reads: Callable[[], Reads] = full_rebuild
     start_up = None
     if exporter is None:
         holds_roots = enricher is not None and enricher.wait_seconds
