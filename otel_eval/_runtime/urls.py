@@ -14,6 +14,9 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 _USERINFO_IN_TEXT = re.compile(r"(?<=://)[^\s/@?#]+@")
 _QUERY_IN_TEXT = re.compile(r"\?[^\s'\"()]*=[^\s'\"()]*")
+_SHOWN = re.compile(r"(?P<scheme>(?:(?:[A-Za-z][\w+.\-]*:)?//)?)(?:[^/?#]*@)?(?P<host>[^/?#]*)(?P<path>[^?#]*)")
+"""A URL (or ``host:port``) in parts: ``scheme://``, user info (left out), host and port, path; the rest is the query
+and fragment (left out)."""
 
 
 def split_url(url: str) -> tuple[str, dict[str, str]]:
@@ -28,10 +31,12 @@ def split_url(url: str) -> tuple[str, dict[str, str]]:
 
 
 def redact_url(url: str) -> str:
-    """``url`` as it may be logged or raised: without user info, query or fragment (a scheme-less ``host:port`` too)."""
-    schemeless = "//" not in url
-    shown, _ = split_url(f"//{url.strip()}" if schemeless else url)
-    return shown.removeprefix("//") if schemeless else shown
+    """``url`` as it may be logged or raised: without user info, query or fragment (a trailing slash dropped), as
+    written otherwise: a scheme-less ``host:port``, a scheme :func:`~urllib.parse.urlsplit` does not know
+    (``SASL_SSL://user:password@broker:9093``), an empty authority (``sqlite:///x.db``)."""
+    match = _SHOWN.match(url.strip())
+    assert match is not None  # it matches every string: each part may be empty
+    return match["scheme"] + match["host"] + match["path"].rstrip("/")
 
 
 def redact_userinfo(text: str) -> str:

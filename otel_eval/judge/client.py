@@ -58,13 +58,7 @@ ResultT = TypeVar("ResultT")
 __all__ = ["JudgeClient", "JudgeReply", "JudgeRequest", "default_judge", "set_default_judge"]
 
 
-_UNRESOLVED = (
-    "judge model {!r} matches none of ADK's model names (gemini-*, claude-*, gpt-*, o<N>-*, a LiteLLM provider/model "
-    "route), so it goes to google-genai as a gateway's own model name (GOOGLE_GEMINI_BASE_URL or "
-    "OTEL_EVAL_JUDGE_BASE_URL names the gateway); "
-)
-"""What the problem of a judge model no ADK pattern resolves says first: a typo (``gpt4o-mini``) is not told only to
-set a Google key."""
+_NOT_CONFIGURED = "judge not configured: "
 
 
 class JudgeClient:
@@ -144,11 +138,11 @@ class JudgeClient:
         its provider), or None when it can; known without a network call."""
         route = resolve(model)
         if route.problem is not None or route.family is None:
-            return f"judge not configured: {route.problem}"
+            return f"{_NOT_CONFIGURED}{route.problem}"
         problem = self._provider(route.family).configuration_problem(route.model)
-        if problem is not None and not route.adk_class:
-            return problem.replace("judge not configured: ", f"judge not configured: {_UNRESOLVED.format(model)}", 1)
-        return problem
+        if problem is None or not route.note:
+            return problem
+        return f"{_NOT_CONFIGURED}{route.note}{problem.removeprefix(_NOT_CONFIGURED)}"
 
     def provider_name(self, model: str) -> str | None:
         """``gen_ai.provider.name`` of judge ``model``'s provider (None when it has none)."""

@@ -98,12 +98,15 @@ class Route:
         model: The model name sent to the provider (a ``class:`` prefix removed).
         adk_class: The ADK model class ADK resolves the name to ("" when ADK resolves it to none).
         problem: Why the model cannot be judged here, when it cannot.
+        note: What a "not configured" problem of this route says first ("" when ADK resolves the name): a name ADK
+            resolves to no class goes to google-genai, so a typo (``gpt4o-mini``) is not told only to set a Google key.
     """
 
     family: Family | None
     model: str
     adk_class: str
     problem: str | None = None
+    note: str = ""
 
 
 @functools.lru_cache(maxsize=256)
@@ -119,7 +122,14 @@ def resolve(model: str) -> Route:
             return _route(family, model, name)
     if "/" in model and not model.startswith("models/") and _litellm_knows(model.partition("/")[0]):
         return Route(LITELLM, model, "LiteLlm")
-    return Route(GEMINI, model, "")
+    return Route(GEMINI, model, "", note=_UNRESOLVED.format(model))
+
+
+_UNRESOLVED: Final = (
+    "judge model {!r} matches none of ADK's model names (gemini-*, claude-*, gpt-*, o<N>-*, a LiteLLM provider/model "
+    "route), so it goes to google-genai as a gateway's own model name (GOOGLE_GEMINI_BASE_URL or "
+    "OTEL_EVAL_JUDGE_BASE_URL names the gateway); "
+)
 
 
 def _route(family: Family | None, model: str, adk_class: str) -> Route:

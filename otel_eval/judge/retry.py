@@ -90,10 +90,11 @@ def classify(exc: BaseException, *, secret: str | tuple[str, ...] | None = None)
         return _classify_api_error(exc, secret)
     status = getattr(exc, "status_code", None)
     if type(exc).__name__ == "APIConnectionError":  # openai's, anthropic's; LiteLLM's carries status_code 500
-        answered = _answered_status(exc)
+        causes = _causes(exc)
+        answered = _answered_status(causes)
         if answered is not None:
             return _classify_status_error(exc, answered, secret)
-        if any(isinstance(cause, json.JSONDecodeError) for cause in _causes(exc)):
+        if any(isinstance(cause, json.JSONDecodeError) for cause in causes):
             return Failure(JUDGE_BAD_RESPONSE, NOT_THE_API_ANSWER, False)  # LiteLLM's for a body it could not decode
         return Failure(JUDGE_CONNECTION, redact(f"judge connection failed: {type(exc).__name__}: {exc}", secret), True)
     if isinstance(status, int) and not isinstance(status, bool) and status >= 400:
@@ -105,14 +106,17 @@ def classify(exc: BaseException, *, secret: str | tuple[str, ...] | None = None)
     return Failure(JUDGE_BAD_RESPONSE, redact(f"judge call failed: {type(exc).__name__}: {exc}", secret), False)
 
 
-def _answered_status(exc: BaseException) -> int | None:
+def _answered_status(causes: list[BaseException]) -> int | None:
     """The HTTP 4xx a provider did answer with, when LiteLLM reports it as a connection error anyway (its Ollama
     routes wrap every error answer, a 404 for a model not pulled, a 429, a proxy's 401, in ``APIConnectionError``,
-    the provider's own error, with its ``status_code``, being the exception it handled). Not a 5xx: LiteLLM gives
-    its own client-side failures (a refused connection) that status too."""
-    inner = exc.__cause__ or exc.__context__
-    status = getattr(inner, "status_code", None)
-    return status if isinstance(status, int) and not isinstance(status, bool) and 400 <= status < 500 else None
+    the provider's own error, with its ``status_code``, being the exception it handled): the status of the nearest
+    of ``causes`` that carries one, however many status-less wrappers lie between. Not a 5xx: LiteLLM gives its own
+    client-side failures (a refused connection) that status too."""
+    for cause in causes:
+        status = getattr(cause, "status_code", None)
+        if isinstance(status, int) and not isinstance(status, bool):
+            return status if 400 <= status < 500 else None
+    return None
 
 
 def _causes(exc: BaseException) -> list[BaseException]:

@@ -22,6 +22,15 @@ from otel_eval.traces.log_records import SpanLogRecord, attach_log_records
 
 logger = logging.getLogger(__name__)
 
+_ALL = Reads.ALL
+"""Read once: looking an enum member up is a call of its metaclass (~100 ns, three times :func:`full_rebuild`'s)."""
+
+
+def full_rebuild() -> Reads:
+    """:attr:`Reads.ALL <otel_eval.reconstruct.reads.Reads.ALL>`: the reads of a builder whose requests a remote worker
+    scores (it may score anything)."""
+    return _ALL
+
 
 @dataclass(frozen=True, slots=True)
 class RequestBuilder:
@@ -39,13 +48,13 @@ class RequestBuilder:
             for the embedded core only: a trace rebuilt into plain views then gives
             :class:`~otel_eval.reconstruct.plain.PlainRequest`\\ s (no ADK model made; a transport that ships them
             makes each the full request, :meth:`~otel_eval.transport.base.InvocationExporter.export_rebuilt`).
-            A callable is asked at each build (the embedded core's ``reads``, planned on the background thread).
+            Asked at each build: the embedded core's ``reads`` is planned on the background thread.
     """
 
     filters: InvocationFilters
     criteria: dict[str, BaseCriterion] | None = None
     eval_set: EvalSet | None = None
-    reads: Reads | Callable[[], Reads] = Reads.ALL
+    reads: Callable[[], Reads] = full_rebuild
     _golden: GoldenIndex | None = field(init=False, default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -68,7 +77,7 @@ class RequestBuilder:
         criteria: dict[str, Any] | None = None
         if self.criteria is not None:
             criteria = {name: c.model_dump(mode="json", exclude_unset=True) for name, c in self.criteria.items()}
-        reads = self.reads() if callable(self.reads) else self.reads
+        reads = self.reads()
         if self.eval_set is not None:
             reads |= Reads.USER_CONTENT
         plain = reads in PLAIN_READS

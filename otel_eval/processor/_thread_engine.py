@@ -30,13 +30,13 @@ from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation import builtin_metric_names, criteria_from, custom_metrics_of
 from otel_eval.evaluation.embedded import embedded_worker
-from otel_eval.evaluation.embedded_worker import EmbeddedCore
 from otel_eval.metrics import default_registry
 from otel_eval.processor._assembler import SpanAssembler
 from otel_eval.processor._buffers import IncompleteCounter, OpenSpans, TraceBuffers
+from otel_eval.processor._embedded_start import plan_embedded
 from otel_eval.processor._intake import SpanIntake, WakeSchedule, drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor, LogJoin
-from otel_eval.processor._request_builder import RequestBuilder
+from otel_eval.processor._request_builder import RequestBuilder, full_rebuild
 from otel_eval.processor._selection import InvocationFilters, Sampling
 from otel_eval.processor._settings import EngineOptions, Limits
 from otel_eval.reconstruct import Reads
@@ -44,8 +44,6 @@ from otel_eval.transport.base import InvocationExporter
 
 logger = logging.getLogger(__name__)
 logger.addFilter(DuplicateLogFilter())
-_start_up_logger = logging.getLogger(__name__ + ".start_up")
-"""Start-up warnings: one per processor, so not de-duplicated across processors."""
 
 _SCHEDULE_DELAY_SECONDS = 0.2
 """The background thread's period for idle sweeps; a local root's end wakes it at once, unless it is polling."""
@@ -53,12 +51,6 @@ _SLOW_PERIOD_SECONDS = 1.0
 """At most this often (and a quarter of the idle timeout), a tick steps for what it finds queued without a wake-up
 and for what is held for the idle timeout: invocations under way, idle traces, roots waiting for descendants."""
 _WAKE_BATCH_SPANS = 512
-SAMPLED_SESSIONS_WARNING = (
-    "%s=%s without priority sampling samples traces, not sessions: the conversation-level metrics %s would judge "
-    "each session from its sampled turns only, a conversation with turns left out. Leave %s on to sample whole "
-    "sessions, set %s=1, or leave these metrics out"
-)
-"""Said once at start-up when head sampling meets conversation-level metrics the embedded worker runs."""
 
 
 class InThreadEngine:
@@ -384,7 +376,7 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
     if enrich is not None:  # with another exporter, or no ``attributes`` asked, it passes every span straight on
         waits = exporter is None and env.EMIT_ATTRIBUTES in settings.emit
         enricher = RootSpanEnricher(enrich, wait_seconds=enrichment_wait_seconds if waits else 0.0)
-    reads: Reads | Callable[[], Reads] = Reads.ALL  # a remote worker may score anything
+    reads: Callable[[], Reads] = full_rebuild
     start_up = None
     if exporter is None:
         holds_roots = enricher is not None and enricher.wait_seconds
@@ -407,7 +399,7 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
         )
         # Its plan asks the judge whether it is configured (a LiteLLM judge's check imports LiteLLM, seconds): on
         # the background thread, not the caller's.
-        start_up = partial(_plan_embedded, embedded.core, settings.sample_rate if sampling.head_sampling else None)
+        start_up = partial(plan_embedded, embedded.core, settings.sample_rate if sampling.head_sampling else None)
         parsed = eval_set = None  # the embedded core has them and pairs each request once, with its plan
         reads = embedded.core.reads  # rebuild only what its metrics read
     else:
@@ -437,28 +429,6 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
         threaded=threaded,
         start_up=start_up,
     )
-
-
-def _plan_embedded(core: EmbeddedCore, sample_rate: float | None) -> None:
-    """Plans the embedded core's own metrics (:meth:`~otel_eval.evaluation.core.EvaluationCore.reads`) and, when
-    traces are sampled by trace id alone (``sample_rate``), warns if it holds conversation-level metrics."""
-    core.reads()
-    if sample_rate is not None:
-        _warn_sampled_sessions(sample_rate, core.conversation_metrics())
-
-
-def _warn_sampled_sessions(sample_rate: float, conversation: Sequence[str]) -> None:
-    """Warns when head sampling (:attr:`~otel_eval.processor._selection.Sampling.head_sampling`) would thin the
-    sessions of the ``conversation``-level metrics the embedded worker runs."""
-    if conversation:
-        _start_up_logger.warning(
-            SAMPLED_SESSIONS_WARNING,
-            env.OTEL_EVAL_SAMPLE_RATE,
-            sample_rate,
-            ", ".join(conversation),
-            env.OTEL_EVAL_SAMPLE_PRIORITY,
-            env.OTEL_EVAL_SAMPLE_RATE,
-        )
 
 
 def _pending_spans(weak_self: weakref.ref[InThreadEngine]) -> int:

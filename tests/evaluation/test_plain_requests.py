@@ -129,9 +129,9 @@ def test_the_request_builder_hands_the_embedded_core_plain_requests_of_the_same_
     telemetry = Telemetry()
     core = _core(setup, telemetry)
     filters = InvocationFilters.create()
-    plain_builder = RequestBuilder(filters=filters, reads=core.reads())
+    plain_builder = RequestBuilder(filters=filters, reads=core.reads)
     no_case = EvalSet(eval_set_id="none", eval_cases=[])
-    full_builder = RequestBuilder(filters=filters, eval_set=no_case, reads=core.reads())
+    full_builder = RequestBuilder(filters=filters, eval_set=no_case, reads=core.reads)
     plain_records: list[EvaluationRecord] = []
     full_records: list[EvaluationRecord] = []
     for scenario in SCENARIOS:

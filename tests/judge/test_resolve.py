@@ -82,3 +82,10 @@ def test_each_family_and_the_model_sent(name: str, family: str, sent: str) -> No
 def test_adks_classes_not_served_here_say_so(name: str) -> None:
     route = resolve(name)
     assert route.family is None and route.problem is not None and route.adk_class in route.problem
+
+
+def test_a_name_adk_resolves_to_no_class_carries_why_it_goes_to_google_genai() -> None:
+    note = resolve("gpt4o-mini").note
+    assert note.startswith("judge model 'gpt4o-mini' matches none of ADK's model names"), note
+    assert "GOOGLE_GEMINI_BASE_URL" in note
+    assert [resolve(name).note for name in ("gemini-2.5-flash", "gpt-4o-mini", "openai:gpt-4o")] == ["", "", ""]

@@ -76,7 +76,10 @@ def test_otel_eval_console_reads_every_boolean_spelling(value: str, console: boo
     [
         ({"OTEL_EVAL_SINKS": "phoenix,datadog"}, "^OTEL_EVAL_SINKS='phoenix,datadog': unknown sink 'datadog'; "),
         ({"OTEL_EVAL_SINKS": "langfuse"}, "LANGFUSE_PUBLIC_KEY"),
-        ({"OTEL_EVAL_SINKS": "mlflow", "MLFLOW_TRACKING_URI": "sqlite:///mlflow.db"}, "MLFLOW_TRACKING_URI"),
+        (  # shown as written: the empty authority was lost ('sqlite:/mlflow.db')
+            {"OTEL_EVAL_SINKS": "mlflow", "MLFLOW_TRACKING_URI": "sqlite:///mlflow.db"},
+            r"^MLFLOW_TRACKING_URI='sqlite:///mlflow\.db': the mlflow sink needs an MLflow tracking server ",
+        ),
         (
             {"OTEL_EVAL_SINKS": "phoenix", "PHOENIX_COLLECTOR_ENDPOINT": "localhost:6006"},
             r"^PHOENIX_COLLECTOR_ENDPOINT='localhost:6006': the phoenix sink needs a Phoenix server \(an http:// or ",
