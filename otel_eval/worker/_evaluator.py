@@ -7,6 +7,7 @@ from otel_eval import environment_variables as env
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.evaluation.criteria import check_metric_names, registry_with_custom_metrics
 from otel_eval.evaluation.request_criteria import ANY_METRIC
+from otel_eval.worker._judge_watch import JudgeWatch
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker.settings import WorkerSettings
 from otel_eval.worker.telemetry import WorkerTelemetry
@@ -46,6 +47,7 @@ def build_core(
         metrics=telemetry.meter_provider is not None and env.EMIT_METRICS in emit,
         sinks=sinks_from_env(meter_provider=telemetry.meter_provider),  # OTEL_EVAL_SINKS: backends' score APIs
     )
+    emitters.add_sink(JudgeWatch())
     # Without a meter provider of its own (``--telemetry none``) the core counts into a no-op one: the global
     # provider, which the worker never sets then, would be looked up (and found unset) for every request.
     pipeline_meters = telemetry.meter_provider if telemetry.meter_provider is not None else NoOpMeterProvider()
