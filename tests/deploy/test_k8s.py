@@ -118,8 +118,8 @@ def _probe(probe: str) -> tuple[str, int]:
 
 
 def test_the_probes_use_the_workers_health_endpoints_on_its_http_port() -> None:
-    assert _probe("livenessProbe")[0] == "/healthz"
-    assert _probe("readinessProbe")[0] == _probe("startupProbe")[0] == "/readyz"
+    assert _probe("livenessProbe")[0] == _probe("startupProbe")[0] == "/healthz"
+    assert _probe("readinessProbe")[0] == "/readyz"
     port = int(_configmap()["data"].get("OTEL_EVAL_WORKER_METRICS_PORT", WorkerSettings().worker_metrics_port))
     assert {_probe(p)[1] for p in ("livenessProbe", "readinessProbe", "startupProbe")} == {port}
 

@@ -14,8 +14,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.worker.health import LOOP_STALL_SECONDS, HealthServer, WorkerHealth
-from tests._kafka import create_topics, free_port, producer, random_topic, read_topic
+from tests._kafka import TansuBroker, TcpProxy, create_topics, free_port, producer, random_topic, read_topic
+from tests.deploy.conftest import K8S_DIR, load_yaml_documents
 from tests.transport._requests import request
+from tests.waiting import wait_until_async
 from tests.worker._harness import start_worker_process
 
 
@@ -127,3 +129,65 @@ async def test_a_prometheus_mode_worker_serves_health_readiness_and_its_metrics(
             process.kill()
     log = (tmp_path / "worker.log").read_text()
     assert f"serving /healthz, /readyz, /metrics on port {port}" in log
+
+
+def _shipped_probe_paths() -> dict[str, str]:
+    (deployment,) = [d for d in load_yaml_documents(K8S_DIR / "deployment.yaml") if d.get("kind") == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    return {probe: container[probe]["httpGet"]["path"] for probe in ("startupProbe", "livenessProbe", "readinessProbe")}
+
+
+@pytest.mark.kafka
+@pytest.mark.integration
+async def test_the_shipped_probes_take_a_worker_out_of_service_in_a_broker_outage_and_never_restart_it(
+    tmp_path: Path,
+) -> None:
+    # The kubelet restarts a container whose startup or liveness probe keeps failing: a worker that started just
+    # before (or during) a broker outage must answer both, else it is restarted and exits 1 (no broker at
+    # start-up): a CrashLoopBackOff for an outage it would have ridden out. Only readiness follows the broker.
+    probes = _shipped_probe_paths()
+    proxy = TcpProxy(target_port=free_port())
+    broker = TansuBroker(port=proxy.target_port, advertised_port=proxy.port, log_dir=tmp_path)
+    broker.start()
+    proxy.restore()
+    port = free_port()
+    requests_topic = random_topic("requests")
+    args = ["--bootstrap-servers", broker.bootstrap, "--requests-topic", requests_topic, "--results-topic", ""]
+    args += ["--group-id", random_topic("group"), "--telemetry", "none", "--metrics-host", "127.0.0.1"]
+    args += ["--metrics-port", str(port)]
+    env = {"OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS": "6000", "OTEL_EVAL_KAFKA_REQUEST_TIMEOUT_MS": "3000"}
+    base = f"http://127.0.0.1:{port}"
+
+    async def answers(probe: str) -> int:
+        try:
+            return (await asyncio.to_thread(_get, base + probes[probe]))[0]
+        except OSError:
+            return 0
+
+    process = start_worker_process(args, env, tmp_path / "worker.log")
+    try:
+        await create_topics(broker.bootstrap, [requests_topic], partitions=1)
+        await wait_until_async(lambda: _status(base + "/readyz") == 200, timeout=60, what="the worker ready")
+        proxy.cut()
+        await wait_until_async(lambda: _status(base + "/readyz") == 503, timeout=60, what="readiness to fail")
+        for _ in range(3):  # the kubelet's failureThreshold: probes a few seconds apart, all must pass
+            assert await answers("readinessProbe") == 503
+            assert await answers("startupProbe") == 200
+            assert await answers("livenessProbe") == 200
+            await asyncio.sleep(1)
+        proxy.restore()
+        await wait_until_async(lambda: _status(base + "/readyz") == 200, timeout=60, what="ready again")
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(process.wait, 30) == -signal.SIGTERM
+    finally:
+        if process.poll() is None:
+            process.kill()
+        proxy.stop()
+        broker.stop()
+
+
+def _status(url: str) -> int:
+    try:
+        return _get(url)[0]
+    except OSError:
+        return 0
