@@ -16,6 +16,7 @@ from otel_eval.model.messages import EvaluationRequest
 from otel_eval.reconstruct.plain import PlainRequest
 from otel_eval.reconstruct.reads import Reads
 from otel_eval.transport import RequestEvaluator
+from otel_eval.worker._judge_watch import JudgeWatch
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker.settings import WorkerSettings
 from otel_eval.worker.telemetry import WorkerTelemetry
@@ -54,6 +55,7 @@ def build_core(
         metrics=telemetry.meter_provider is not None and env.EMIT_METRICS in emit,
         sinks=sinks_from_env(meter_provider=telemetry.meter_provider),  # OTEL_EVAL_SINKS: backends' score APIs
     )
+    emitters.add_sink(JudgeWatch())
     # Without a meter provider of its own (``--telemetry none``) the core counts into a no-op one: the global
     # provider, which the worker never sets then, would be looked up (and found unset) for every request.
     pipeline_meters = telemetry.meter_provider if telemetry.meter_provider is not None else NoOpMeterProvider()

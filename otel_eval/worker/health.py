@@ -43,6 +43,8 @@ class WorkerHealth:
         self.fetch_error: str | None = None
         """Why the last fetch failed (for the log; ``/readyz`` says only that it failed)."""
         self.telemetry_error: str | None = None
+        self.exports_failing = False
+        """Whether the latest OTLP export failed."""
 
     def beat(self) -> None:
         """Called from the event loop every :data:`HEARTBEAT_SECONDS`."""
@@ -62,7 +64,7 @@ class WorkerHealth:
             problems.append("not a member of the consumer group (joining or rebalancing)")
         if self.fetch_error is not None:
             problems.append("last fetch from the broker failed")
-        if self.telemetry_error is not None:
+        if self.telemetry_error is not None or self.exports_failing:
             problems.append("last telemetry export failed")
         return problems
 

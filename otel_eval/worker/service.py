@@ -35,6 +35,7 @@ from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.transport import RequestEvaluator, is_retriable, quiet_client_logs, release_client_logs, stop_client
 from otel_eval.worker._batches import BatchPipeline
 from otel_eval.worker._evaluator import build_core, worker_core
+from otel_eval.worker._export_watch import ExportWatch
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker._rebalances import Rebalances
 from otel_eval.worker._supervisor import Supervisor, cancel_and_wait
@@ -111,6 +112,7 @@ class Worker:
         self.started = asyncio.Event()
         """Set once the worker's clients are started and it has joined its group."""
         self.health = WorkerHealth()
+        self._exports = ExportWatch(self.telemetry, self.health)
         self.force_exit = False
         """A second SIGINT arrived: stop now, abandoning the current batch uncommitted."""
         self.error: BaseException | None = None
@@ -196,6 +198,7 @@ class Worker:
         self._loop = asyncio.get_running_loop()
         self._start_http()
         quiet_client_logs(self._loop, self.broker.on_client_record)
+        self._exports.start()
         tasks = Supervisor(self.fail)
         main = tasks.start(self._consume(), "otel-eval-worker-main")
         tasks.start(self._heartbeat(), "otel-eval-worker-heartbeat")
@@ -215,6 +218,7 @@ class Worker:
         finally:
             await tasks.stop()
             release_client_logs(self._loop)
+            self._exports.stop()
             if self._http is not None:
                 self._http.stop()
                 self._http = None
@@ -256,6 +260,7 @@ class Worker:
     async def _heartbeat(self) -> None:
         while True:
             self.health.beat()
+            self._exports.check()
             await asyncio.sleep(HEARTBEAT_SECONDS)
 
     def request_exit(self) -> None:

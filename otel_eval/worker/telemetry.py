@@ -44,6 +44,16 @@ _OTLP_ENDPOINT_VARIABLES: Final = (
 
 
 @dataclass(slots=True)
+class ExportOutcomes:
+    """What the OTLP exporters' latest exports did."""
+
+    failing: dict[str, str] = field(default_factory=dict)
+    """Signal -> its endpoint (redacted), for each exporter whose last export failed."""
+    last_failed: bool = False
+    """Whether the latest export of any signal failed (the metrics export every interval, traffic or not)."""
+
+
+@dataclass(slots=True)
 class WorkerTelemetry:
     """The providers the worker emits through (None when telemetry is off), and the Prometheus text of its metrics
     in ``prometheus`` mode."""
@@ -56,6 +66,8 @@ class WorkerTelemetry:
     """Signal (``spans``, ``logs``, ``metrics``) -> its endpoint (redacted), for each OTLP exporter one of whose
     exports failed (the SDK logs it and goes on): what a command that must not report an export it did not do
     reads."""
+    exports: ExportOutcomes = field(default_factory=lambda: ExportOutcomes())
+    """The OTLP exporters' latest outcomes (what the worker's ``/readyz`` and log say)."""
 
     @property
     def buffers(self) -> bool:
@@ -106,6 +118,7 @@ def create_telemetry(mode: str, *, metric_interval_ms: int = 10_000) -> WorkerTe
         return _prometheus_telemetry()
     resource = worker_resource()
     failures: dict[str, str] = {}
+    outcomes = ExportOutcomes()
     span_exporter: Any
     log_exporter: Any
     metric_exporter: Any
@@ -116,13 +129,13 @@ def create_telemetry(mode: str, *, metric_interval_ms: int = 10_000) -> WorkerTe
             ConsoleMetricExporter(),
         )
     elif mode == "otlp":
-        span_exporter, log_exporter, metric_exporter = _otlp_exporters(failures)
+        span_exporter, log_exporter, metric_exporter = _otlp_exporters(failures, outcomes)
     else:
         raise ConfigurationError(f"worker telemetry {mode!r}: expected otlp, prometheus, console or none")
     tracer_provider, logger_provider = _trace_and_log_providers(resource, span_exporter, log_exporter)
     reader = PeriodicExportingMetricReader(metric_exporter, export_interval_millis=metric_interval_ms)
     meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
-    return WorkerTelemetry(tracer_provider, logger_provider, meter_provider, export_failures=failures)
+    return WorkerTelemetry(tracer_provider, logger_provider, meter_provider, export_failures=failures, exports=outcomes)
 
 
 def _trace_and_log_providers(resource: Resource, span_exporter: Any, log_exporter: Any) -> tuple[Any, Any]:
@@ -142,17 +155,23 @@ def _prometheus_telemetry() -> WorkerTelemetry:
     meter_provider = MeterProvider(resource=resource, metric_readers=[PrometheusMetricReader(registry=registry)])
     tracer_provider = logger_provider = None
     failures: dict[str, str] = {}
+    outcomes = ExportOutcomes()
     if any(os.environ.get(name, "").strip() for name in _OTLP_ENDPOINT_VARIABLES):
-        span_exporter, log_exporter, _ = _otlp_exporters(failures)
+        span_exporter, log_exporter, _ = _otlp_exporters(failures, outcomes)
         tracer_provider, logger_provider = _trace_and_log_providers(resource, span_exporter, log_exporter)
     return WorkerTelemetry(
-        tracer_provider, logger_provider, meter_provider, lambda: generate_latest(registry), export_failures=failures
+        tracer_provider,
+        logger_provider,
+        meter_provider,
+        lambda: generate_latest(registry),
+        export_failures=failures,
+        exports=outcomes,
     )
 
 
-def _otlp_exporters(failures: dict[str, str]) -> tuple[Any, Any, Any]:
+def _otlp_exporters(failures: dict[str, str], outcomes: ExportOutcomes) -> tuple[Any, Any, Any]:
     """The span, log and metric OTLP exporters of ``OTEL_EXPORTER_OTLP_PROTOCOL``, each recording a failed export
-    in ``failures`` (:func:`_watched`)."""
+    in ``failures`` and its outcomes in ``outcomes`` (:func:`_watched`)."""
     protocol = os.environ.get(_PROTOCOL_VARIABLE, "http/protobuf").strip().lower()
     exporters: tuple[Any, Any, Any]
     if protocol == "grpc":
@@ -170,26 +189,34 @@ def _otlp_exporters(failures: dict[str, str]) -> tuple[Any, Any, Any]:
     else:
         raise ConfigurationError(f"{_PROTOCOL_VARIABLE}={protocol!r}: expected http/protobuf or grpc")
     for signal, exporter in zip(("spans", "logs", "metrics"), exporters, strict=True):
-        _watched(exporter, signal, failures)
+        _watched(exporter, signal, failures, outcomes)
     return exporters
 
 
 _REDACT_QUERIES: Final = RedactUrlQueries()
 
 
-def _watched(exporter: Any, signal: str, failures: dict[str, str]) -> None:
+def _watched(exporter: Any, signal: str, failures: dict[str, str], outcomes: ExportOutcomes) -> None:
     """Makes ``exporter`` record ``signal`` -> its endpoint (redacted) in ``failures`` when an export does not
-    succeed (the SDK's processors and readers only log it), and scrubs URL queries from its module's log lines."""
+    succeed (the SDK's processors and readers only log it), and every outcome in ``outcomes``; and scrubs URL
+    queries from its module's log lines."""
     export = exporter.export
+
+    def failed() -> None:
+        failures[signal] = outcomes.failing[signal] = _endpoint(exporter)
+        outcomes.last_failed = True
 
     def recorded(*args: Any, **kwargs: Any) -> Any:
         try:
             result = export(*args, **kwargs)
         except Exception:
-            failures[signal] = _endpoint(exporter)
+            failed()
             raise
         if getattr(result, "name", "SUCCESS") != "SUCCESS":
-            failures[signal] = _endpoint(exporter)
+            failed()
+        else:
+            outcomes.failing.pop(signal, None)
+            outcomes.last_failed = False
         return result
 
     exporter.export = recorded

@@ -117,9 +117,17 @@ def _probe(probe: str) -> tuple[str, int]:
     return get["path"], ports.get(get["port"], get["port"])
 
 
+def test_the_disruption_budget_lets_unready_workers_be_evicted() -> None:
+    # Every worker is unready in a broker or Collector outage (/readyz): with the default IfHealthyBudget policy the
+    # budget would refuse every eviction, and a node drain would wait for the outage to end.
+    (budget,) = _by_kind("PodDisruptionBudget")
+    assert budget["spec"]["minAvailable"] == 1
+    assert budget["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow"
+
+
 def test_the_probes_use_the_workers_health_endpoints_on_its_http_port() -> None:
-    assert _probe("livenessProbe")[0] == "/healthz"
-    assert _probe("readinessProbe")[0] == _probe("startupProbe")[0] == "/readyz"
+    assert _probe("livenessProbe")[0] == _probe("startupProbe")[0] == "/healthz"
+    assert _probe("readinessProbe")[0] == "/readyz"
     port = int(_configmap()["data"].get("OTEL_EVAL_WORKER_METRICS_PORT", WorkerSettings().worker_metrics_port))
     assert {_probe(p)[1] for p in ("livenessProbe", "readinessProbe", "startupProbe")} == {port}
 

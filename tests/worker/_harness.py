@@ -137,17 +137,17 @@ class OtlpSink:
     """A loopback OTLP/HTTP (protobuf) receiver: /v1/traces, /v1/logs, /v1/metrics.
 
     ``hang_traces_after``: answer that many trace exports, then hold every further request open without answering
-    (a stuck backend); those requests are not counted as received.
+    (a stuck backend); those requests are not counted as received. ``port``: 0 for any free one.
     """
 
-    def __init__(self, hang_traces_after: int | None = None) -> None:
+    def __init__(self, hang_traces_after: int | None = None, port: int = 0) -> None:
         self.hang_traces_after = hang_traces_after
         self.trace_requests: list[ExportTraceServiceRequest] = []
         self.log_requests: list[ExportLogsServiceRequest] = []
         self.hanging = threading.Event()
         self._release = threading.Event()
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

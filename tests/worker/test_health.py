@@ -14,9 +14,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.worker.health import LOOP_STALL_SECONDS, HealthServer, WorkerHealth
-from tests._kafka import create_topics, free_port, producer, random_topic, read_topic
+from tests._kafka import TansuBroker, TcpProxy, create_topics, free_port, producer, random_topic, read_topic
+from tests.deploy.conftest import K8S_DIR, load_yaml_documents
 from tests.transport._requests import request
-from tests.worker._harness import start_worker_process
+from tests.waiting import wait_until_async
+from tests.worker._harness import OtlpSink, start_worker_process
 
 
 class Clock:
@@ -148,3 +150,119 @@ async def test_a_prometheus_mode_worker_serves_health_readiness_and_its_metrics(
             process.kill()
     log = (tmp_path / "worker.log").read_text()
     assert f"serving /healthz, /readyz, /metrics on port {port}" in log
+
+
+def _shipped_probe_paths() -> dict[str, str]:
+    (deployment,) = [d for d in load_yaml_documents(K8S_DIR / "deployment.yaml") if d.get("kind") == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    return {probe: container[probe]["httpGet"]["path"] for probe in ("startupProbe", "livenessProbe", "readinessProbe")}
+
+
+@pytest.mark.kafka
+@pytest.mark.integration
+async def test_the_shipped_probes_take_a_worker_out_of_service_in_a_broker_outage_and_never_restart_it(
+    tmp_path: Path,
+) -> None:
+    # The kubelet restarts a container whose startup or liveness probe keeps failing: a worker that started just
+    # before (or during) a broker outage must answer both, else it is restarted and exits 1 (no broker at
+    # start-up): a CrashLoopBackOff for an outage it would have ridden out. Only readiness follows the broker.
+    probes = _shipped_probe_paths()
+    proxy = TcpProxy(target_port=free_port())
+    broker = TansuBroker(port=proxy.target_port, advertised_port=proxy.port, log_dir=tmp_path)
+    broker.start()
+    proxy.restore()
+    port = free_port()
+    requests_topic = random_topic("requests")
+    args = ["--bootstrap-servers", broker.bootstrap, "--requests-topic", requests_topic, "--results-topic", ""]
+    args += ["--group-id", random_topic("group"), "--telemetry", "none", "--metrics-host", "127.0.0.1"]
+    args += ["--metrics-port", str(port)]
+    env = {"OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS": "6000", "OTEL_EVAL_KAFKA_REQUEST_TIMEOUT_MS": "3000"}
+    base = f"http://127.0.0.1:{port}"
+
+    async def answers(probe: str) -> int:
+        try:
+            return (await asyncio.to_thread(_get, base + probes[probe]))[0]
+        except OSError:
+            return 0
+
+    process = start_worker_process(args, env, tmp_path / "worker.log")
+    try:
+        await create_topics(broker.bootstrap, [requests_topic], partitions=1)
+        await wait_until_async(lambda: _status(base + "/readyz") == 200, timeout=60, what="the worker ready")
+        proxy.cut()
+        await wait_until_async(lambda: _status(base + "/readyz") == 503, timeout=60, what="readiness to fail")
+        for _ in range(3):  # the kubelet's failureThreshold: probes a few seconds apart, all must pass
+            assert await answers("readinessProbe") == 503
+            assert await answers("startupProbe") == 200
+            assert await answers("livenessProbe") == 200
+            await asyncio.sleep(1)
+        proxy.restore()
+        await wait_until_async(lambda: _status(base + "/readyz") == 200, timeout=60, what="ready again")
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(process.wait, 30) == -signal.SIGTERM
+    finally:
+        if process.poll() is None:
+            process.kill()
+        proxy.stop()
+        broker.stop()
+
+
+def _status(url: str) -> int:
+    try:
+        return _get(url)[0]
+    except OSError:
+        return 0
+
+
+@pytest.mark.kafka
+@pytest.mark.integration
+async def test_a_collector_outage_fails_readiness_in_a_few_log_lines_until_exports_succeed_again(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    requests_topic, results_topic = random_topic("requests"), random_topic("results")
+    collector_port, port = free_port(), free_port()  # nothing listens on the Collector's port yet
+    env = {
+        "OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS": "6000",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{collector_port}",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        "OTEL_METRIC_EXPORT_INTERVAL": "1000",
+        "OTEL_EXPORTER_OTLP_TIMEOUT": "2",
+    }
+    args = ["--bootstrap-servers", kafka_bootstrap, "--requests-topic", requests_topic, "--results-topic"]
+    args += [results_topic, "--group-id", random_topic("group"), "--telemetry", "otlp", "--max-batch-size", "1"]
+    args += ["--metrics-host", "127.0.0.1", "--metrics-port", str(port)]
+    log = tmp_path / "worker.log"
+    process = start_worker_process(args, env, log)
+    base = f"http://127.0.0.1:{port}"
+    sent = [request(i) for i in range(3)]
+    collector: OtlpSink | None = None
+    try:
+        async with producer(kafka_bootstrap, acks="all") as prod:
+            for item in sent:
+                await prod.send(requests_topic, item.model_dump_json().encode(), key=item.trace_id.encode())
+            await prod.flush()
+        per_request = len(EFFICIENCY_METRICS)
+        await read_topic(kafka_bootstrap, results_topic, expected=len(sent) * per_request, timeout=90)
+        await wait_until_async(lambda: _status(f"{base}/readyz") == 503, timeout=30, what="readiness to fail")
+        assert await asyncio.to_thread(_get, f"{base}/readyz") == (503, "last telemetry export failed\n")
+        assert _status(f"{base}/healthz") == 200  # not restarted for it
+        await wait_until_async(
+            lambda: "telemetry export of metrics" in log.read_text(), timeout=30, what="a failed metrics export"
+        )
+        collector = OtlpSink(port=collector_port).start()
+        await wait_until_async(lambda: _status(f"{base}/readyz") == 200, timeout=60, what="ready again")
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(process.wait, 30) == -signal.SIGTERM
+    finally:
+        if process.poll() is None:
+            process.kill()
+        if collector is not None:
+            collector.stop()
+    lines = log.read_text().splitlines()
+    failing = [line for line in lines if "telemetry export of" in line and "failing" in line]
+    assert {line.split("telemetry export of ")[1].split()[0] for line in failing} == {"spans", "logs", "metrics"}
+    assert len(failing) == 3 and all("WARNING" in line for line in failing), lines  # one per signal
+    # ready again at the next metrics export, with no new traffic to export spans and events for
+    assert any("telemetry export of metrics" in line and "succeeded again" in line for line in lines), lines
+    sdk = [line for line in lines if "opentelemetry.exporter" in line]
+    assert len(sdk) <= 2 * 3, sdk  # a line a minute per exporter at most, not one per retry
