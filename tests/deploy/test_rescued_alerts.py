@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Status, StatusCode
 
 from otel_eval import ProcessorSettings, semconv
