@@ -35,7 +35,10 @@ OTEL_EVAL_SESSION_FIRST_TURN: Final = "otel_eval.session.first_turn"
 OTEL_EVAL_SESSION_LAST_TURN: Final = "otel_eval.session.last_turn"
 """Index (from 0, over the whole session) of the last turn a session result covers."""
 OTEL_EVAL_DROP_REASON: Final = "otel_eval.drop.reason"
-OTEL_EVAL_PRIORITY_REASON: Final = "otel_eval.priority.reason"  # why a sampled-out trace was evaluated anyway
+OTEL_EVAL_PRIORITY_REASON: Final = "otel_eval.priority.reason"
+"""Why priority sampling evaluated a trace the sample rate left out (error, negative_feedback): on
+otel_eval.invocations.priority_sampled, and on the results of its invocations (event, evaluation span, score metrics);
+absent on the results of invocations in the sample."""
 OTEL_EVAL_OUTCOME: Final = "otel_eval.outcome"  # judge call outcome: ok | error | cached
 OTEL_EVAL_TOKEN_TYPE: Final = "otel_eval.token.type"  # input | output
 OTEL_EVAL_TRANSPORT: Final = "otel_eval.transport"  # embedded | kafka

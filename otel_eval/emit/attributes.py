@@ -68,6 +68,7 @@ _OPTIONAL_AFTER_INVOCATION_ID: tuple[tuple[str, str], ...] = (
     (semconv.OTEL_EVAL_SESSION_WINDOW, "session_window"),
     (semconv.OTEL_EVAL_SESSION_FIRST_TURN, "session_first_turn"),
     (semconv.OTEL_EVAL_SESSION_LAST_TURN, "session_last_turn"),
+    (semconv.OTEL_EVAL_PRIORITY_REASON, "priority_reason"),
 )
 
 
@@ -100,7 +101,8 @@ def metric_attributes(record: EvaluationRecord, agent_names: BoundedLabel | None
 
     Of the provenance only the evaluator version: one value per evaluator configuration, so a series can be split by
     it (an evaluator change shows as a new series, not as a regression). The agent name, read from spans, goes
-    through ``agent_names`` (past its limit: ``other``) when given.
+    through ``agent_names`` (past its limit: ``other``) when given. A result of an invocation priority sampling
+    rescued carries its reason (``otel_eval.priority.reason``): without it, the results are an unbiased sample.
     """
     attributes: dict[str, AttributeValue] = {
         semconv.GEN_AI_EVALUATION_NAME: record.metric_name,
@@ -111,6 +113,8 @@ def metric_attributes(record: EvaluationRecord, agent_names: BoundedLabel | None
         attributes[semconv.GEN_AI_AGENT_NAME] = agent_names(name) if agent_names is not None else name
     if record.evaluator_version:
         attributes[semconv.OTEL_EVAL_EVALUATOR_VERSION] = record.evaluator_version
+    if record.priority_reason:
+        attributes[semconv.OTEL_EVAL_PRIORITY_REASON] = record.priority_reason
     return attributes
 
 

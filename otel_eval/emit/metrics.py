@@ -23,11 +23,15 @@ from otel_eval.model.messages import EvaluationRecord
 from otel_eval.version import __version__
 
 _CACHED_LABEL_SETS = 1024
-"""Attribute dicts kept, by metric, label, agent name and evaluator version (the agent name comes from spans)."""
+"""Attribute dicts kept, by metric, label, agent name, evaluator version and priority reason (the agent name comes
+from spans)."""
 
 
 class ScoreMetricsEmitter:
     """Records each result's score and counts it by metric name, label and agent name.
+
+    A result of an invocation priority sampling rescued (sampled out, but errored or disliked) is counted under its
+    ``otel_eval.priority.reason``; results without it are an unbiased sample of the traffic.
 
     Measurements carry the invocation's context, so an exemplar links a histogram bucket to the evaluated trace.
     The histogram's explicit buckets (:data:`~otel_eval.semconv.SCORE_HISTOGRAM_BUCKETS`) suit 0-1 and 1-5 scores;
@@ -54,7 +58,7 @@ class ScoreMetricsEmitter:
             )
         )
         self._series: dict[
-            tuple[str, str, str | None, str | None], tuple[dict[str, AttributeValue], CountedSeries]
+            tuple[str, str, str | None, str | None, str | None], tuple[dict[str, AttributeValue], CountedSeries]
         ] = {}
         meter = metrics.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider)
         self._score = meter.create_histogram(
@@ -74,7 +78,7 @@ class ScoreMetricsEmitter:
 
     def emit(self, record: EvaluationRecord) -> None:
         """Counts ``record`` and records its score (when it has one)."""
-        key = (record.metric_name, record.label, record.agent_name, record.evaluator_version)
+        key = (record.metric_name, record.label, record.agent_name, record.evaluator_version, record.priority_reason)
         series = self._series.get(key)
         if series is None:
             # One dict per label set, made once (the agent name's fold is decided once, too: a name seen is kept).

@@ -72,6 +72,11 @@ class RecordedInvocation(Protocol):
         """When the invocation ended."""
         ...
 
+    @property
+    def priority_reason(self) -> str | None:
+        """Why priority sampling evaluated it although the sample rate left it out; None when in the sample."""
+        ...
+
 
 @dataclass(slots=True)
 class RecordContext:
@@ -173,6 +178,7 @@ class RecordContext:
                     session_window=window.window if window is not None else None,
                     session_first_turn=window.first_turn if window is not None else None,
                     session_last_turn=window.last_turn if window is not None else None,
+                    priority_reason=traced.priority_reason,
                 )
             )
         return records
@@ -195,6 +201,7 @@ class RecordContext:
                         "eval_id": eval_id,
                         "eval_set_id": eval_set_id,
                         "invocation_end_time_ns": traced.end_time_ns,
+                        "priority_reason": traced.priority_reason,
                     },
                 )
                 for traced in self.invocations
@@ -227,6 +234,7 @@ _EMPTY_RECORD: dict[str, Any] = {
     "session_window": None,
     "session_first_turn": None,
     "session_last_turn": None,
+    "priority_reason": None,
 }
 """A record's fields in field order (the order validation stores them in), those of a request's record that no
 metric, invocation or result sets at their values."""

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from otel_eval.model import EvalCase, EvalStatus, TracedInvocation
+from otel_eval.model.traced import PRIORITY_REASON_PATTERN
 
 REQUEST_SCHEMA_VERSION: Literal[1] = 1
 RESULT_SCHEMA_VERSION: Literal[1] = 1
@@ -128,6 +129,14 @@ class EvaluationRecord(BaseModel):
         exclude_if=_is_none,
         description="``otel_eval.session.last_turn``: the last turn of the session it covers.",
     )
+    priority_reason: str | None = Field(
+        default=None,
+        pattern=PRIORITY_REASON_PATTERN,
+        exclude_if=_is_none,
+        description="``otel_eval.priority.reason``: why priority sampling evaluated the invocation although the "
+        "sample rate left it out (error, negative_feedback); None for an invocation in the sample (results without "
+        "it are an unbiased sample of the traffic).",
+    )
     evaluated_at: float = Field(default_factory=time.time, description="Unix seconds when the result was produced.")
 
     @classmethod
@@ -159,6 +168,7 @@ class EvaluationRecord(BaseModel):
         session_window: int | None,
         session_first_turn: int | None,
         session_last_turn: int | None,
+        priority_reason: str | None = None,
     ) -> EvaluationRecord:
         """The record of these values, every field given, as the evaluation core builds it: not validated when the
         values a metric's code supplies (score, status, texts, threshold, version) have their declared types (the
@@ -202,6 +212,7 @@ class EvaluationRecord(BaseModel):
                 "session_window": session_window,
                 "session_first_turn": session_first_turn,
                 "session_last_turn": session_last_turn,
+                "priority_reason": priority_reason,
                 "evaluated_at": time.time(),
             },
             cls,

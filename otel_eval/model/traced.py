@@ -13,6 +13,12 @@ TRACE_ID_PATTERN = r"^[0-9a-f]{32}$"
 """A trace id as every part of otel-eval writes it: 32 lowercase hex digits."""
 SPAN_ID_PATTERN = r"^[0-9a-f]{16}$"
 """A span id as every part of otel-eval writes it: 16 lowercase hex digits."""
+PRIORITY_REASON_PATTERN = r"^[a-z][a-z_]{0,31}$"
+"""A priority sampling reason (``otel_eval.priority.reason``, a metric label): a short lowercase word."""
+
+
+def _is_none(value: object) -> bool:
+    return value is None
 
 
 class TokenUsage(BaseModel):
@@ -90,6 +96,14 @@ class TracedInvocation(BaseModel):
         default=None,
         description="The user's feedback on the invocation: the root span's feedback attribute "
         "(OTEL_EVAL_PRIORITY_FEEDBACK_ATTRIBUTE, default user.feedback) as text, when it has one.",
+    )
+    # Serialised only when set: a request without it reads as before in a worker that does not know the field.
+    priority_reason: str | None = Field(
+        default=None,
+        pattern=PRIORITY_REASON_PATTERN,
+        exclude_if=_is_none,
+        description="``otel_eval.priority.reason``: why priority sampling evaluated the invocation although the "
+        "sample rate left its session or trace out (error, negative_feedback); None when it is in the sample.",
     )
 
     @property

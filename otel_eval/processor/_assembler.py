@@ -43,6 +43,7 @@ from otel_eval.processor._selection import (
     in_sample,
     is_local_root,
     is_own_traffic,
+    mark_rescued,
 )
 from otel_eval.reconstruct.plain import PlainRequest
 from otel_eval.transport.base import InvocationExporter
@@ -134,6 +135,7 @@ class SpanAssembler:
         self._priority = priority if sample_bound is not None else None
         self._track_bound = None if self._priority is not None else sample_bound
         self._pending: dict[RootKey, float] = {}  # root -> when it stops waiting; in deadline order
+        self._rescued: dict[RootKey, str] = {}  # root priority sampling rescued -> why, until it is handed on
         self._next_sweep = 0.0
         timeout = DEFAULT_REBUILD_TIMEOUT if rebuild_timeout is None else rebuild_timeout
         self.rebuild = DeadlineExecutor(timeout, name="OtelEvalRebuild")
@@ -330,16 +332,17 @@ class SpanAssembler:
         """A local root was buffered: its subtree is complete (to ``roots``), waits for open descendants, or (left out
         by its session or trace id, not rescued) is discarded."""
         priority = self._priority
-        if (
-            priority is not None
-            and not in_sample(trace_id, chain((span,), self.buffers.spans_of(trace_id)), self._sample_bound)
-            and not priority.decide(span)
+        if priority is not None and not in_sample(
+            trace_id, chain((span,), self.buffers.spans_of(trace_id)), self._sample_bound
         ):
-            # Left out by its session or trace id, and neither errored nor negative feedback: discarded.
-            self._discard(self.buffers.take_subtree(trace_id, span_id))
-            if self._enricher is not None:
-                self._enricher.release(trace_id, span_id)
-            return
+            reason = priority.decide(span)
+            if reason is None:
+                # Left out by its session or trace id, and neither errored nor negative feedback: discarded.
+                self._discard(self.buffers.take_subtree(trace_id, span_id))
+                if self._enricher is not None:
+                    self._enricher.release(trace_id, span_id)
+                return
+            self._rescued[(trace_id, span_id)] = reason  # its invocations carry it (handed on with its subtree)
         if self.open_spans.open_under(trace_id, span_id):
             self._wait((trace_id, span_id), now + self._idle_timeout)
         else:
@@ -399,6 +402,7 @@ class SpanAssembler:
 
     def _hand_on(self, root: RootKey | None, spans: list[ReadableSpan]) -> None:
         requests: list[EvaluationRequest | PlainRequest] = []
+        rescued = self._rescued.pop(root, None) if self._rescued and root is not None else None
         records = self.logs.take(spans) if self.logs is not None else []
         if spans and not self._exporter.has_capacity():
             self._pipeline.log_records_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, len(records))
@@ -425,6 +429,8 @@ class SpanAssembler:
             self._enricher.expect(*root, [(r.trace_id, r.invocations[0].span_id) for r in requests])
         if not requests:
             return
+        if rescued:
+            mark_rescued(requests, rescued)
         if self.logs is not None:
             self.logs.hint_if_detached(requests)
         self._pipeline.sampled(len(requests))

@@ -15,7 +15,9 @@ error or carries negative user feedback (the invocations the judge budget also j
 The processor then buffers left-out traces like the others (same limits) and decides when each local root ends, from
 that span alone: its status, and one attribute (``OTEL_EVAL_PRIORITY_FEEDBACK_ATTRIBUTE``, negative values
 ``OTEL_EVAL_PRIORITY_FEEDBACK_VALUES``). A rescued root is counted in ``otel_eval.invocations.priority_sampled``
-(by ``otel_eval.priority.reason``), any other in ``otel_eval.invocations.sampled_out``; neither is a loss.
+(by ``otel_eval.priority.reason``), any other in ``otel_eval.invocations.sampled_out``; neither is a loss. A rescued
+root's invocations carry the reason (:func:`mark_rescued`) to their results, so the results without it stay an
+unbiased sample of the traffic.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from opentelemetry.trace import StatusCode
 from otel_eval import semconv
 from otel_eval.instruments import InstrumentHolder
 from otel_eval.judge.priority import PriorityPolicy
+from otel_eval.model.messages import EvaluationRequest
+from otel_eval.reconstruct.plain import PlainRequest
 from otel_eval.reconstruct.signals import feedback_attribute, feedback_text
 
 _LOW_64_BITS = (1 << 64) - 1
@@ -198,15 +202,27 @@ class SamplePriority(InstrumentHolder):
             return semconv.PRIORITY_REASON_NEGATIVE_FEEDBACK
         return None
 
-    def decide(self, root: ReadableSpan) -> bool:
-        """Whether the left-out ``root`` is evaluated; counts the decision."""
+    def decide(self, root: ReadableSpan) -> str | None:
+        """Why the left-out ``root`` is evaluated (its :meth:`reason`), None when it is not; counts the decision."""
         reason = self.reason(root)
         if reason is None:
             self._add(self._sampled_out, "invocations.sampled_out", 1)
-            return False
+            return None
         attributes = {semconv.OTEL_EVAL_PRIORITY_REASON: reason}
         self._add(self._rescued, f"invocations.priority_sampled.{reason}", 1, attributes)
-        return True
+        return reason
+
+
+def mark_rescued(requests: Iterable[EvaluationRequest | PlainRequest], reason: str) -> None:
+    """Gives the invocations of ``requests`` (a rescued root's) the reason priority sampling evaluated them for: it
+    travels to their results (``otel_eval.priority.reason``), which then tell them apart from the sample's."""
+    for request in requests:
+        if isinstance(request, PlainRequest):
+            for view in request.plain:
+                view.rescued(reason)
+        else:
+            for invocation in request.invocations:
+                invocation.priority_reason = reason
 
 
 @dataclass(frozen=True, slots=True)

@@ -89,6 +89,20 @@ class PlainInvocation:
         return end
 
     @property
+    def priority_reason(self) -> str | None:
+        """Why priority sampling evaluated it although the sample rate left it out (:meth:`rescued`); None when in
+        the sample."""
+        reason: str | None = self.facts.get("priority_reason")
+        return reason
+
+    def rescued(self, reason: str) -> None:
+        """Marks the view evaluated by priority sampling for ``reason`` (before its model is made: the model holds
+        it too)."""
+        self.facts["priority_reason"] = reason
+        if self._traced is not None:
+            self._traced.priority_reason = reason
+
+    @property
     def content_captured(self) -> bool:
         """Whether the spans carried message content (``TracedInvocation.content_captured``)."""
         captured: bool = self.facts["content_captured"]

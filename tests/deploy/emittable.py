@@ -49,6 +49,10 @@ def emittable_label_values() -> dict[str, set[str]]:
         prometheus_label_name(semconv.GEN_AI_EVALUATION_SCORE_LABEL): {score_label(status) for status in EvalStatus},
         prometheus_label_name(semconv.OTEL_EVAL_OUTCOME): {OUTCOME_OK, OUTCOME_CACHED, OUTCOME_ERROR},
         prometheus_label_name(semconv.ERROR_TYPE): emittable_error_types(),
+        prometheus_label_name(semconv.OTEL_EVAL_PRIORITY_REASON): {
+            "",  # absent: a result of an invocation in the sample
+            *(value for key, value in vars(semconv).items() if key.startswith("PRIORITY_REASON_")),
+        },
         prometheus_label_name(semconv.OTEL_EVAL_DROP_REASON): {
             value for key, value in vars(semconv).items() if key.startswith("DROP_") and isinstance(value, str)
         },

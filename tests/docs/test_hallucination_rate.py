@@ -32,9 +32,11 @@ def test_the_recording_rules_compute_failed_verdicts_over_verdicts() -> None:
         expr = " ".join(rules[f"job_agent:gen_ai_evaluation_hallucination_rate:ratio_rate{window}"].split())
         numerator, denominator = expr.rsplit(" / ", 1)
         selector = 'gen_ai_evaluation_name="hallucinations_v1",gen_ai_evaluation_score_label'
-        assert f'{selector}="fail"}}[{window}]' in numerator
+        sample = 'otel_eval_priority_reason=""'  # the sample only: rescued results would weigh 1 / rate times more
+        assert f'{selector}="fail",{sample}}}[{window}]' in numerator
         assert denominator == (
-            f'sum by (job, gen_ai_agent_name) (rate(gen_ai_evaluation_results_total{{{selector}=~"pass|fail"}}[{window}]))'
+            f'sum by (job, gen_ai_agent_name) (rate(gen_ai_evaluation_results_total{{{selector}=~"pass|fail",{sample}}}'
+            f"[{window}]))"
         )
     guard = " ".join(rules["job_agent:gen_ai_evaluation_hallucination_results:increase1h"].split())
-    assert 'gen_ai_evaluation_score_label=~"pass|fail"' in guard
+    assert 'gen_ai_evaluation_score_label=~"pass|fail",otel_eval_priority_reason=""' in guard
