@@ -311,8 +311,15 @@ def records_of(
     eval_set_id: str | None = None,
 ) -> list[EvaluationRecord]:
     """The records online evaluation would emit for ``result`` of ``metric`` on ``invocations`` (one per
-    invocation, same result ids): what ``otel-eval run`` hands its sinks."""
-    return RecordContext(list(invocations), eval_id, eval_set_id).records(metric, result)
+    invocation, same result ids): what ``otel-eval run`` hands its sinks. A conversation-level metric's result on
+    the turns of one session is a session window's, as the processor and the workers emit it: the session's first
+    window, from its first turn (window ids, ``scored_on_last_turn`` on the turns before the last)."""
+    window = None
+    session_id = invocations[0].session_id if invocations else None
+    conversation_level = metric.info is not None and metric.info.conversation_level
+    if session_id and conversation_level and all(turn.session_id == session_id for turn in invocations):
+        window = SessionWindow(session_id, 0, 0, turns=list(invocations))
+    return RecordContext(list(invocations), eval_id, eval_set_id, window).records(metric, result)
 
 
 def _provenance(evaluator: Evaluator | None) -> EvaluatorProvenance | None:

@@ -43,6 +43,9 @@ from otel_eval.reconstruct.reads import Reads
 from otel_eval.traces.span import Span
 
 _GENERIC_AGENT_NAMES = frozenset({"OpenAI Agent"})
+_SESSION_KEYS = (semconv.GEN_AI_CONVERSATION_ID, semconv.SESSION_ID, semconv.TRACELOOP_ASSOCIATION_SESSION_ID)
+"""What names an invocation's session (per span, in this order): OpenLLMetry's instrumentations write GenAI spans and
+a LangChain run's ``session_id`` metadata as an association property (the processor samples sessions by it too)."""
 _CONTENT_KEYS = frozenset(
     {
         semconv.GEN_AI_INPUT_MESSAGES,
@@ -209,7 +212,7 @@ class GenAIReader(InvocationReader):
         members = self.members
         # The root first, then the members (the root among them, usually first: not read twice).
         spans = members if members and members[0] is self.root else [self.root, *members]
-        return session_id_of(spans, (semconv.GEN_AI_CONVERSATION_ID, semconv.SESSION_ID))
+        return session_id_of(spans, _SESSION_KEYS)
 
     def has_content(self, span: Span) -> bool:
         attributes = span.attributes

@@ -172,3 +172,28 @@ def test_run_and_the_core_agree_on_sessions_over_several_traces(
             metrics = embedded.setdefault(record.session_id or "", {})
             metrics.setdefault(record.metric_name, []).append((record.score, record.eval_status.name))
     assert embedded == offline
+
+
+def test_langgraph_turns_under_openllmetry_join_the_session_their_thread_id_or_metadata_names(
+    judge_server: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recorded LangGraph conversations under OpenLLMetry: a checkpointer's ``thread_id`` (``gen_ai.conversation.id``
+    on the root) and a ``session_id`` in the run's metadata (``traceloop.association.properties.session_id`` on the
+    spans under the root, the attribute the processor samples sessions by) each join a session's turns, so the
+    conversation-level metric judges the whole conversation, its verdict on the last turn."""
+    use_loopback_judge(monkeypatch, judge_server.base_url)
+    recorded = Path(__file__).parents[1] / "data" / "frameworks" / "langgraph_openllmetry" / "sessions.otlp.json.gz"
+    criteria = {"criteria": {MULTI_TURN: CONFIG["criteria"][MULTI_TURN]}}
+    with tempfile.TemporaryDirectory() as directory:
+        config = Path(directory) / "config.json"
+        config.write_text(json.dumps(criteria))
+        args = ["run", str(recorded), "--config", str(config), "--output", "json"]
+        result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.stderr
+    conversations = {c["session_id"]: c for c in json.loads(result.stdout)["results"]}
+    assert sorted(conversations, key=str) == ["chat-1", "chat-2", "thread-a"]
+    for session_id, turns in (("thread-a", 2), ("chat-1", 2), ("chat-2", 1)):
+        (judged,) = [m for m in conversations[session_id]["metrics"] if m["metric_name"] == MULTI_TURN]
+        statuses = judged["per_invocation_statuses"]
+        assert len(conversations[session_id]["trace_ids"]) == len(statuses) == turns
+        assert statuses[:-1] == ["NOT_EVALUATED"] * (turns - 1) and statuses[-1] in ("PASSED", "FAILED")

@@ -28,6 +28,7 @@ from tests.environment import use_loopback_judge
 from tests.judge.fake_gemini import FakeGemini, hang_reply
 from tests.processor.telemetry import Telemetry, hex_id
 from tests.waiting import wait_until
+from tests.worker._harness import OtlpSink
 
 MULTI_TURN = "rubric_based_multi_turn_trajectory_quality_v1"
 SIMULATOR = "per_turn_user_simulator_quality_v1"
@@ -398,3 +399,39 @@ def test_a_sample_rate_that_would_thin_sessions_is_said_at_start_up(
         ]
     else:
         assert said == []
+
+
+def test_a_backfill_of_a_session_emits_the_records_online_evaluation_emitted(
+    telemetry: Telemetry, judge: FakeGemini, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``otel-eval run --export-otlp`` over the session's traces emits what the processor emitted online: the same
+    result ids (so a backfill replaces, never doubles), scores, statuses and error types (the earlier turns are
+    ``scored_on_last_turn``, not errors the evaluation-error alert counts)."""
+    online = Online(telemetry, SessionLimits(idle_timeout=0.3))
+    for scenario in (WEATHER, THANKS, MONEY):
+        online.run(scenario, "s-1")
+    online.run(THANKS, "s-2")
+    assert wait_until(lambda: len(online.judged()) == 4, timeout=20)
+    online.processor.shutdown()
+    (tmp_path / "traces.json").write_text(
+        json.dumps(MessageToDict(encode_spans(online.agent_spans.get_finished_spans())))
+    )
+    (tmp_path / "config.json").write_text(json.dumps(CONFIG))
+
+    sink = OtlpSink().start()
+    try:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", sink.endpoint)
+        monkeypatch.setenv("OTEL_EVAL_SINKS", "")
+        args = ["run", str(tmp_path / "traces.json"), "--config", str(tmp_path / "config.json"), "--export-otlp"]
+        result = CliRunner().invoke(main, args, catch_exceptions=False)
+        assert result.exit_code in (0, 1), result.stderr
+        events = sink.events()
+    finally:
+        sink.stop()
+    backfilled = {(e.trace_id, e.span_id, e.metric): (e.result_id, e.score, e.label, e.error_type) for e in events}
+    emitted = {
+        (r.trace_id, r.span_id, r.metric_name): (r.result_id, r.score, r.label, r.error_type) for r in online.records
+    }
+    assert backfilled == emitted
+    earlier = [r for r in online.judged() if r.eval_status.name == "NOT_EVALUATED"]
+    assert len(earlier) == 2 and {r.error_type for r in earlier} == {semconv.ERROR_TYPE_SCORED_ON_LAST_TURN}

@@ -17,9 +17,12 @@ from typing import Any
 
 import pytest
 from aiokafka.partitioner import DefaultPartitioner
+from click.testing import CliRunner
+from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 from otel_eval import semconv
+from otel_eval.cli import main
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.judge import JudgeClient, JudgeSettings
@@ -37,7 +40,13 @@ from tests.reconstruct.adk_agents import adk_telemetry
 from tests.reconstruct.adk_sessions import RecordedSessions, record_sessions
 from tests.transport._requests import request, traced_invocation
 from tests.waiting import wait_until_async
-from tests.worker._harness import MemoryTelemetry, running_worker, start_worker_process, worker_settings
+from tests.worker._harness import (
+    MemoryTelemetry,
+    OtlpSink,
+    running_worker,
+    start_worker_process,
+    worker_settings,
+)
 from tests.worker._multi_turn import CONFIG, MULTI_TURN, verdict
 
 pytestmark = [pytest.mark.kafka, pytest.mark.integration, pytest.mark.usefixtures("quiet_adk")]
@@ -453,3 +462,65 @@ async def test_a_sessions_topic_turn_nothing_waits_for_any_more_is_counted_as_dr
 
 async def _committed_is(kafka: _OnePartition, offset: int) -> bool:
     return await kafka.committed() == offset
+
+
+async def test_the_worker_scores_recorded_sessions_as_otel_eval_run_does(
+    kafka_bootstrap: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same session scores the same everywhere: the worker's results for the recorded ADK sessions (one request
+    per turn, keyed by session) equal what ``otel-eval run --export-otlp`` emits for their spans, record for record:
+    result ids, scores, labels and error types (the verdict on each session's last turn)."""
+    recorded, turns = await _recorded()
+    requests_topic, results_topic = random_topic("requests"), random_topic("results")
+    await create_topics(kafka_bootstrap, [requests_topic, results_topic], partitions=PARTITIONS)
+    async with producer(kafka_bootstrap, acks="all") as prod:
+        for turn in turns:
+            sent = EvaluationRequest(invocations=[turn])
+            await prod.send(requests_topic, value=sent.model_dump_json().encode(), key=sent.record_key.encode())
+    server = FakeGemini(verdict).start()
+    judge = JudgeClient(JudgeSettings(api_key=TEST_KEY, base_url=server.base_url))
+    telemetry = MemoryTelemetry()
+    settings = worker_settings(
+        kafka_bootstrap,
+        kafka_requests_topic=requests_topic,
+        kafka_results_topic=results_topic,
+        kafka_group_id=random_topic("group"),
+        session_idle_timeout=1.0,
+    )
+    worker = Worker(
+        settings,
+        core=EvaluationCore(criteria=CONFIG, judge=judge, emitters=telemetry.emitters()),
+        telemetry=telemetry.providers,
+    )
+    try:
+        async with running_worker(worker):
+            await _wait(lambda: _all_judged(kafka_bootstrap, results_topic, turns), "every session judged", 90)
+    finally:
+        await judge.aclose()
+    online = {
+        (r.trace_id, r.span_id, r.metric_name): (r.result_id, r.score, r.label, r.error_type)
+        for r in await _records(kafka_bootstrap, results_topic)
+    }
+    telemetry.shutdown()
+
+    (tmp_path / "traces.json").write_text(json.dumps(MessageToDict(encode_spans(recorded.spans))))
+    (tmp_path / "config.json").write_text(json.dumps(CONFIG))
+    sink = OtlpSink().start()
+    try:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", sink.endpoint)
+        monkeypatch.setenv("OTEL_EVAL_SINKS", "")
+        monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.base_url)
+        args = ["run", str(tmp_path / "traces.json"), "--config", str(tmp_path / "config.json"), "--export-otlp"]
+        result = await asyncio.to_thread(CliRunner().invoke, main, args, catch_exceptions=False)
+        assert result.exit_code == 0, result.stderr
+        offline = {
+            (e.trace_id, e.span_id, e.metric): (e.result_id, e.score, e.label, e.error_type) for e in sink.events()
+        }
+    finally:
+        sink.stop()
+        server.stop()
+    assert len(online) == len(turns) * (1 + len(EFFICIENCY_METRICS))
+    assert offline == online
+    judged = [value for (_, _, metric), value in online.items() if metric == MULTI_TURN]
+    assert sorted(label for _, _, label, _ in judged).count(semconv.LABEL_PASS) == len(recorded.session_ids)
