@@ -7,7 +7,9 @@ rationale = explanation, source ``LLM_JUDGE`` or ``CODE`` with the evaluator id 
 provenance as metadata. Assessments are keyed by (trace, span, metric): a re-evaluation updates the assessment
 otel-eval made for that span and metric instead of adding one (a changed evaluator too, its earlier version and id
 then in ``otel_eval.replaced.evaluator.*``), while another invocation of the same trace keeps its own; the very same
-result (same result id) is left as it is. A trace MLflow does not have yet is retried.
+result (same result id) is left as it is. An assessment the sink creates has an id derived from (trace, span,
+metric), so two writers creating it at once (two workers after a rebalance) leave one: MLflow refuses the second,
+which then updates the first's. A trace MLflow does not have yet is retried.
 
 Configured as MLflow's clients are: ``MLFLOW_TRACKING_URI`` (an ``http(s)://`` server; default
 ``http://localhost:5000``), ``MLFLOW_TRACKING_TOKEN`` or ``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD``.
@@ -35,12 +37,20 @@ from otel_eval.traces.backends.mlflow import tracking_from_env
 
 TRACE_ID_PREFIX: Final = "tr-"
 """MLflow's trace id of an OTLP trace: this prefix and the 32 hex digits (``generate_mlflow_trace_id_from_otel_trace_id``)."""
+ASSESSMENT_ID_PREFIX: Final = "a-"
+"""How MLflow's own assessment ids start."""
 _TRACES: Final = "/api/3.0/mlflow/traces"
 
 
 def mlflow_trace_id(otel_trace_id: str) -> str:
     """The MLflow trace id of an OTLP trace id (hex)."""
     return TRACE_ID_PREFIX + otel_trace_id.lower()
+
+
+def assessment_id(record: EvaluationRecord) -> str:
+    """The id otel-eval gives the assessment it creates for ``record``'s (trace, span, metric): MLflow keeps one
+    assessment of an id, so two writers creating it at once leave one, not two."""
+    return ASSESSMENT_ID_PREFIX + _fields.score_id(record)
 
 
 def assessment(record: EvaluationRecord) -> dict[str, Any]:
@@ -105,25 +115,42 @@ class MlflowBackend:
             if isinstance(existing, Rejected):
                 outcomes.append(existing)
                 continue
-            body = assessment(record)
             key = (record.span_id.lower(), record.metric_name)
-            found = existing.get(key)
-            if found is None:
+            response: httpx2.Response | str | None = None
+            if key not in existing:
+                body = {**assessment(record), "assessment_id": assessment_id(record)}
                 response = client.post(f"{_TRACES}/{_path(trace_id)}/assessments", json={"assessment": body})
-            elif (found.get("metadata") or {}).get(semconv.OTEL_EVAL_RESULT_ID) == record.result_id:
-                outcomes.append(OK)  # this very result is there already (a redelivery, a re-run)
-                continue
-            else:
-                body["metadata"].update(_fields.replaced(found.get("metadata"), record))
-                body["assessment_id"] = found["assessment_id"]
-                update = {"assessment": body, "update_mask": "feedback,rationale,metadata"}
-                path = f"{_TRACES}/{_path(trace_id)}/assessments/{_path(found['assessment_id'])}"
-                response = client.patch(path, json=update)
-            outcome = status_outcome(response)
-            if outcome == OK:
-                existing[key] = {**body, **(response.json().get("assessment") or {})}
-            outcomes.append(outcome)
+                if response.is_success:
+                    existing[key] = {**body, **(response.json().get("assessment") or {})}
+                elif response.status_code not in (408, 429):
+                    # Another writer (a second worker, a concurrent re-run) created it since the read: MLflow refuses
+                    # a second assessment of the same id (a constraint violation, HTTP 500); it is updated instead.
+                    again = self._existing(client, trace_id)
+                    if isinstance(again, dict) and key in again:
+                        existing_by_trace[trace_id] = existing = again
+                        response = None
+            if response is None:
+                response = self._update(client, trace_id, record, existing, key)
+            outcomes.append(response if isinstance(response, str) else status_outcome(response))
         return outcomes
+
+    def _update(
+        self, client: httpx2.Client, trace_id: str, record: EvaluationRecord, existing: _Found, key: tuple[str, str]
+    ) -> httpx2.Response | str:
+        """Updates otel-eval's assessment of ``key``; :data:`OK` when it is this very result already (a redelivery,
+        a re-run)."""
+        found = existing[key]
+        if (found.get("metadata") or {}).get(semconv.OTEL_EVAL_RESULT_ID) == record.result_id:
+            return OK
+        body = assessment(record)
+        body["metadata"].update(_fields.replaced(found.get("metadata"), record))
+        body["assessment_id"] = found["assessment_id"]
+        update = {"assessment": body, "update_mask": "feedback,rationale,metadata"}
+        path = f"{_TRACES}/{_path(trace_id)}/assessments/{_path(found['assessment_id'])}"
+        response = client.patch(path, json=update)
+        if response.is_success:
+            existing[key] = {**body, **(response.json().get("assessment") or {})}
+        return response
 
     def _existing(self, client: httpx2.Client, trace_id: str) -> _Existing:
         """The trace's assessments from otel-eval by (span id, name); None when MLflow has no such trace."""
@@ -142,7 +169,8 @@ class MlflowBackend:
         return found
 
 
-_Existing = dict[tuple[str, str], dict[str, Any]] | Rejected | None
+_Found = dict[tuple[str, str], dict[str, Any]]
+_Existing = _Found | Rejected | None
 
 
 def _path(value: Any) -> str:

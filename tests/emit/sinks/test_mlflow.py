@@ -5,12 +5,15 @@ REST API; then the link to it cut for a while and restored."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import logging
 import subprocess
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +156,83 @@ def test_a_backend_down_for_a_while_costs_at_most_three_lines_and_no_caller_time
     assert [r.levelname for r in lines] == ["WARNING", "INFO"], [r.getMessage() for r in lines]
     assert "unreachable" in lines[0].getMessage() and "reachable again" in lines[1].getMessage()
     assert not any(key.startswith("dropped") for key in sink.stats())
+
+
+class HeldReads:
+    """A loopback HTTP proxy to MLflow that holds the answers to the first ``readers`` reads of a trace
+    (``GET .../traces/{id}``) until they have all arrived: writers that read a trace's assessments at the same time and then write (two Kafka workers after a
+    rebalance re-processing one batch, both waiting for the trace to arrive), in an order that does not depend on
+    timing."""
+
+    def __init__(self, target: str, readers: int) -> None:
+        self._target = target
+        self._barrier = threading.Barrier(readers, timeout=30)
+        self._held = iter(range(readers))
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _forward(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                read = self.command == "GET" and self.path.startswith("/api/3.0/mlflow/traces/tr-")
+                if read and next(owner._held, None) is not None:
+                    with contextlib.suppress(threading.BrokenBarrierError):
+                        owner._barrier.wait()
+                headers = {k: v for k, v in self.headers.items() if k.lower() in ("content-type", "authorization")}
+                answer = httpx2.request(
+                    self.command, owner._target + self.path, content=body, headers=headers, timeout=30
+                )
+                self.send_response(answer.status_code)
+                self.send_header("Content-Type", answer.headers.get("content-type", "application/json"))
+                self.send_header("Content-Length", str(len(answer.content)))
+                self.end_headers()
+                self.wfile.write(answer.content)
+
+            do_GET = do_POST = do_PATCH = do_DELETE = _forward
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def test_two_workers_writing_the_same_results_at_once_leave_one_assessment_each(
+    mlflow: BackendServer, evaluated: list[EvaluationRecord], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Both read the trace before either writes (no assessment yet), then both create: MLflow keeps one of each, as
+    the sink gives it an id of its own derived from (trace, span, metric), and the second writer takes the first's."""
+    caplog.set_level(logging.INFO, logger="otel_eval")
+    trace_id = evaluated[0].trace_id
+    records = [
+        r.model_copy(update={"metric_name": "raced_" + r.metric_name, "result_id": "raced-" + r.result_id})
+        for r in evaluated
+        if r.trace_id == trace_id
+    ]
+    proxy = HeldReads(mlflow.url, readers=2)
+    workers = [BatchingSink(MlflowBackend(proxy.url), linger=0) for _ in range(2)]
+    try:
+        for worker in workers:
+            worker(records)
+        for worker in workers:
+            assert worker.force_flush(60_000)
+    finally:
+        proxy.close()
+    raced = [a for a in _assessments(mlflow, trace_id) if a["assessment_name"].startswith("raced_")]
+    assert Counter(a["assessment_name"] for a in raced) == Counter(r.metric_name for r in records)
+    assert {a["metadata"]["otel_eval.result.id"] for a in raced} == {r.result_id for r in records}
+    for worker in workers:
+        assert worker.stats().get("delivered") == len(records)
+        assert not any(key.startswith(("dropped", "failed_attempts")) for key in worker.stats()), worker.stats()
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("otel_eval.emit.sinks")] == []
+    for assessment in raced:  # put the trace back as the other tests expect it: one assessment per result
+        httpx2.delete(
+            f"{mlflow.url}/api/3.0/mlflow/traces/tr-{trace_id}/assessments/{assessment['assessment_id']}"
+        ).raise_for_status()
 
 
 # --- the documented recipe, as written: examples/weather_agent.py --otlp, the judge-server, nothing else -----------
