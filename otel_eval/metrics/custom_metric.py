@@ -17,8 +17,10 @@ What differs from ADK is only what must not stop a service:
 * an import error, a name that is not a callable, or a callable that cannot take the four arguments stops start-up
   (:class:`~otel_eval.errors.ConfigurationError` naming the metric and the path);
 * an exception in the function is NOT_EVALUATED with ``error.type`` ``custom_metric_error``, a function past its
-  deadline (``timeout_seconds``) ``custom_metric_timeout``, a result that is not ADK's ``EvaluationResult`` or does
-  not have one entry per invocation ``custom_metric_invalid_result`` (ADK raises for the last); never a crash;
+  deadline (``timeout_seconds``: ``OTEL_EVAL_CUSTOM_METRIC_TIMEOUT``, else 120 s, counted from when it starts
+  running; a call also waits at most that long for a thread) ``custom_metric_timeout``, a result that is not ADK's
+  ``EvaluationResult`` or does not have one entry per invocation ``custom_metric_invalid_result`` (ADK raises for the
+  last); never a crash;
 * a synchronous function runs on a thread of the metric's own pool, never on the event loop (a coroutine function on
   the loop): one that never returns holds up only its own metric's later calls, never another metric's.
 
@@ -33,11 +35,14 @@ import contextlib
 import importlib
 import inspect
 import logging
+import math
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
+from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval._runtime.threads import DaemonThreadPool
 from otel_eval.errors import ConfigurationError
@@ -61,7 +66,8 @@ logger = logging.getLogger(__name__)
 FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
-"""Deadline of one call of a custom metric function."""
+"""Deadline of one call of a custom metric function (its own run) unless ``OTEL_EVAL_CUSTOM_METRIC_TIMEOUT`` says
+otherwise; a call also waits at most this long for one of its metric's threads."""
 
 THREADS_PER_METRIC = 2
 """Threads of each custom metric's own pool: a function that never returns holds at most these, and only its own."""
@@ -310,15 +316,25 @@ def with_custom_metrics(
     *,
     timeout_seconds: float | None = None,
 ) -> MetricRegistry:
-    """``registry`` with an evaluator for each custom metric registered (the functions imported now).
+    """``registry`` with an evaluator for each custom metric registered (the functions imported now), each call's
+    deadline ``timeout_seconds`` (None: ``OTEL_EVAL_CUSTOM_METRIC_TIMEOUT``, else :data:`DEFAULT_TIMEOUT_SECONDS`).
 
     Raises:
-        ConfigurationError: a function cannot be loaded (the message names the metric and the path).
+        ConfigurationError: a function cannot be loaded (the message names the metric and the path), or
+            ``OTEL_EVAL_CUSTOM_METRIC_TIMEOUT`` is not a number of seconds > 0.
     """
-    for metric_name, config in (custom_metrics or {}).items():
-        registry.register(
-            custom_evaluator_type(metric_name, config, timeout_seconds=timeout_seconds or DEFAULT_TIMEOUT_SECONDS)
+    if not custom_metrics:
+        return registry
+    if timeout_seconds is None:
+        timeout_seconds = env.number_setting(
+            os.environ,
+            env.OTEL_EVAL_CUSTOM_METRIC_TIMEOUT,
+            DEFAULT_TIMEOUT_SECONDS,
+            valid=lambda value: value > 0 and math.isfinite(value),
+            expected="seconds > 0",
         )
+    for metric_name, config in custom_metrics.items():
+        registry.register(custom_evaluator_type(metric_name, config, timeout_seconds=timeout_seconds))
     return registry
 
 

@@ -314,3 +314,33 @@ async def test_the_deadline_counts_the_functions_own_run_not_its_wait_for_a_thre
     batches = await asyncio.gather(*(core.evaluate(request(*conversation())) for _ in range(4)))
     scored = [[(r.score, r.error_type) for r in records if r.metric_name == name] for records in batches]
     assert scored == [[(1.0, None), (0.0, None), (1.0, None)]] * 4
+
+
+async def test_the_deadline_is_set_by_its_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """``OTEL_EVAL_CUSTOM_METRIC_TIMEOUT`` sets the deadline wherever custom metrics are imported (here the core, as
+    the processor and the Kafka worker build it); a bad value stops start-up naming the variable (``otel-eval run``:
+    exit 2)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from otel_eval.cli import main
+    from otel_eval.environment_variables import OTEL_EVAL_CUSTOM_METRIC_TIMEOUT
+    from tests.cli.conftest import AGENTEVALS
+
+    own = {"criteria": {"sleeps": 0.5}, "custom_metrics": {"sleeps": {"code_config": {"name": f"{MODULE}.sleeps"}}}}
+    monkeypatch.setenv(OTEL_EVAL_CUSTOM_METRIC_TIMEOUT, "0.3")
+    core = EvaluationCore(criteria=own, judge_configured=False, emitters=Emitters(None))
+    records = [r for r in await core.evaluate(request(*conversation())) if r.metric_name == "sleeps"]
+    assert {r.error_type for r in records} == {semconv.ERROR_TYPE_CUSTOM_METRIC_TIMEOUT}
+    assert all(f"sleeps ({MODULE}.sleeps) took longer than 0.3 s" in (r.explanation or "") for r in records)
+
+    for bad in ("soon", "0", "-5", "inf"):
+        monkeypatch.setenv(OTEL_EVAL_CUSTOM_METRIC_TIMEOUT, bad)
+        with pytest.raises(ConfigurationError, match=f"{OTEL_EVAL_CUSTOM_METRIC_TIMEOUT}='{bad}': expected seconds"):
+            EvaluationCore(criteria=own, judge_configured=False, emitters=Emitters(None))
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(own))
+    run = CliRunner().invoke(main, ["run", str(AGENTEVALS / "helm.json"), "--config", str(config)])
+    assert run.exit_code == 2
+    assert f"{OTEL_EVAL_CUSTOM_METRIC_TIMEOUT}='inf': expected seconds > 0" in run.stderr
