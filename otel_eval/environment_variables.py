@@ -55,6 +55,12 @@ DEFAULT_MAX_NUM_SAMPLES: Final = 20
 OTEL_EVAL_EVAL_SET: Final = "OTEL_EVAL_EVAL_SET"
 """Path to an ADK eval set; live invocations whose user text matches a case also get its reference metrics."""
 
+OTEL_EVAL_CUSTOM_METRIC_TIMEOUT: Final = "OTEL_EVAL_CUSTOM_METRIC_TIMEOUT"
+"""Seconds one call of an ADK custom metric function may run, counted from when it starts on one of its metric's two
+threads; past it the call is NOT_EVALUATED (``error.type`` ``custom_metric_timeout``) and abandoned. A call also waits
+at most this long for a free thread (both busy with the metric's earlier calls). Read by ``otel-eval run``, the
+processor and the Kafka worker when they import their custom metrics. Default 120."""
+
 OTEL_EVAL_CONSOLE: Final = "OTEL_EVAL_CONSOLE"
 """``true`` prints one line per score to stdout (embedded mode), next to the events, spans and metrics. Default false."""
 

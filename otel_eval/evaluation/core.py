@@ -21,6 +21,7 @@ linked to every turn's root span.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -349,7 +350,15 @@ class EvaluationCore:
             emission.emit(job.context, by_metric[metric.name])
             return result
 
-        await score_in_order(job.metrics, job.actual, score)
+        try:
+            await score_in_order(job.metrics, job.actual, score)
+        except asyncio.CancelledError:
+            # Stopped (a shutdown's bound passed) with a metric still running: the finished metrics' records, emitted
+            # as each finished, still reach the sinks; the request is counted by whoever stopped it.
+            finished = [record for metric in job.metrics for record in by_metric.get(metric.name, ())]
+            if finished:
+                self._emission.emitters.deliver(finished)
+            raise
         return self._emission.delivered(
             job.context, [record for metric in job.metrics for record in by_metric[metric.name]]
         )

@@ -17,8 +17,10 @@ What differs from ADK is only what must not stop a service:
 * an import error, a name that is not a callable, or a callable that cannot take the four arguments stops start-up
   (:class:`~otel_eval.errors.ConfigurationError` naming the metric and the path);
 * an exception in the function is NOT_EVALUATED with ``error.type`` ``custom_metric_error``, a function past its
-  deadline (``timeout_seconds``) ``custom_metric_timeout``, a result that is not ADK's ``EvaluationResult`` or does
-  not have one entry per invocation ``custom_metric_invalid_result`` (ADK raises for the last); never a crash;
+  deadline (``timeout_seconds``: ``OTEL_EVAL_CUSTOM_METRIC_TIMEOUT``, else 120 s, counted from when it starts
+  running; a call also waits at most that long for a thread) ``custom_metric_timeout``, a result that is not ADK's
+  ``EvaluationResult`` or does not have one entry per invocation ``custom_metric_invalid_result`` (ADK raises for the
+  last); never a crash;
 * a synchronous function runs on a thread of the metric's own pool, never on the event loop (a coroutine function on
   the loop): one that never returns holds up only its own metric's later calls, never another metric's.
 
@@ -29,12 +31,18 @@ criteria file, flags or environment of the process, never with the criteria of a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import inspect
 import logging
+import math
+import os
+import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, ClassVar, TypeVar
 
+from otel_eval import environment_variables as env
 from otel_eval import semconv
 from otel_eval._runtime.threads import DaemonThreadPool
 from otel_eval.errors import ConfigurationError
@@ -58,7 +66,8 @@ logger = logging.getLogger(__name__)
 FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
-"""Deadline of one call of a custom metric function."""
+"""Deadline of one call of a custom metric function (its own run) unless ``OTEL_EVAL_CUSTOM_METRIC_TIMEOUT`` says
+otherwise; a call also waits at most this long for one of its metric's threads."""
 
 THREADS_PER_METRIC = 2
 """Threads of each custom metric's own pool: a function that never returns holds at most these, and only its own."""
@@ -182,23 +191,28 @@ class CustomMetricEvaluator(Evaluator):
     ) -> EvaluationResult:
         """Calls the function with ADK's arguments; its result as ours (NOT_EVALUATED on any failure)."""
         count = len(actual)
-        name = self.info.name
+        name = f"{self.info.name} ({self.function_path})"
+        deadline = self.timeout_seconds
         try:
-            arguments = self._adk_arguments(actual, expected, conversation_scenario)
-        except (ValueError, TypeError) as exc:  # data ADK's models refuse: not the function's fault; never a crash
+            outcome = await self._call(partial(self._adk_arguments, actual, expected, conversation_scenario))
+        except _Unconvertible as exc:  # data ADK's models refuse: not the function's fault; never a crash
             return self.not_evaluated(
-                f"{name}: cannot hand the invocations to ADK: {exc}",
+                f"{self.info.name}: cannot hand the invocations to ADK: {exc}",
                 count=count,
                 error_type=semconv.ERROR_TYPE_CUSTOM_METRIC_ERROR,
             )
-        try:
-            outcome = await asyncio.wait_for(self._call(arguments), timeout=self.timeout_seconds)
+        except _NoThread:
+            reason = (
+                f"custom metric {name} did not start within {deadline:g} s: its {THREADS_PER_METRIC} threads were "
+                "busy with its earlier calls"
+            )
+            return self.not_evaluated(reason, count=count, error_type=semconv.ERROR_TYPE_CUSTOM_METRIC_TIMEOUT)
         except TimeoutError:
-            reason = f"custom metric {name} ({self.function_path}) took longer than {self.timeout_seconds:g} s"
+            reason = f"custom metric {name} took longer than {deadline:g} s"
             return self.not_evaluated(reason, count=count, error_type=semconv.ERROR_TYPE_CUSTOM_METRIC_TIMEOUT)
         except Exception as exc:
-            logger.warning("custom metric %s (%s) raised", name, self.function_path, exc_info=True)
-            reason = f"custom metric {name} ({self.function_path}) raised {type(exc).__name__}: {exc}"
+            logger.warning("custom metric %s raised", name, exc_info=True)
+            reason = f"custom metric {name} raised {type(exc).__name__}: {exc}"
             return self.not_evaluated(reason, count=count, error_type=semconv.ERROR_TYPE_CUSTOM_METRIC_ERROR)
         return self._our_result(outcome, count)
 
@@ -228,13 +242,40 @@ class CustomMetricEvaluator(Evaluator):
         )
         return eval_metric, actual_adk, expected_adk, scenario_adk
 
-    async def _call(self, arguments: tuple[Any, ...]) -> Any:
+    async def _call(self, arguments: Callable[[], tuple[Any, ...]]) -> Any:
+        """The function's outcome on ``arguments()``, within the deadline counted from when it starts running.
+
+        Raises:
+            _NoThread: the metric's threads stayed busy for a whole deadline (the call never ran).
+            TimeoutError: the function ran past its deadline (it is abandoned: a thread cannot be interrupted).
+        """
         function = type(self).function
+        deadline = self.timeout_seconds
         if inspect.iscoroutinefunction(function):
-            return await function(*arguments)
-        outcome = await asyncio.wrap_future(type(self).threads.submit(lambda: function(*arguments)))
+            return await asyncio.wait_for(function(*_converted(arguments)), timeout=deadline)
+        loop = asyncio.get_running_loop()
+        running = asyncio.Event()
+        started: list[float] = []
+
+        def call() -> Any:
+            started.append(time.monotonic())
+            with contextlib.suppress(RuntimeError):  # the waiting loop closed: nobody waits for the outcome
+                loop.call_soon_threadsafe(running.set)
+            return function(*_converted(arguments))
+
+        future = type(self).threads.submit(call)
+        try:
+            await asyncio.wait_for(running.wait(), timeout=deadline)
+        except TimeoutError:
+            if future.cancel():
+                raise _NoThread from None
+            await running.wait()  # it started as the wait ended
+        except BaseException:
+            future.cancel()  # never run a call nobody waits for
+            raise
+        outcome = await asyncio.wait_for(asyncio.wrap_future(future), timeout=_left(deadline, started[0]))
         if inspect.isawaitable(outcome):
-            return await outcome
+            return await asyncio.wait_for(outcome, timeout=_left(deadline, started[0]))
         return outcome
 
     def _our_result(self, outcome: Any, count: int) -> EvaluationResult:
@@ -275,16 +316,45 @@ def with_custom_metrics(
     *,
     timeout_seconds: float | None = None,
 ) -> MetricRegistry:
-    """``registry`` with an evaluator for each custom metric registered (the functions imported now).
+    """``registry`` with an evaluator for each custom metric registered (the functions imported now), each call's
+    deadline ``timeout_seconds`` (None: ``OTEL_EVAL_CUSTOM_METRIC_TIMEOUT``, else :data:`DEFAULT_TIMEOUT_SECONDS`).
 
     Raises:
-        ConfigurationError: a function cannot be loaded (the message names the metric and the path).
+        ConfigurationError: a function cannot be loaded (the message names the metric and the path), or
+            ``OTEL_EVAL_CUSTOM_METRIC_TIMEOUT`` is not a number of seconds > 0.
     """
-    for metric_name, config in (custom_metrics or {}).items():
-        registry.register(
-            custom_evaluator_type(metric_name, config, timeout_seconds=timeout_seconds or DEFAULT_TIMEOUT_SECONDS)
+    if not custom_metrics:
+        return registry
+    if timeout_seconds is None:
+        timeout_seconds = env.number_setting(
+            os.environ,
+            env.OTEL_EVAL_CUSTOM_METRIC_TIMEOUT,
+            DEFAULT_TIMEOUT_SECONDS,
+            valid=lambda value: value > 0 and math.isfinite(value),
+            expected="seconds > 0",
         )
+    for metric_name, config in custom_metrics.items():
+        registry.register(custom_evaluator_type(metric_name, config, timeout_seconds=timeout_seconds))
     return registry
+
+
+class _NoThread(Exception):
+    """A call that waited a whole deadline for one of its metric's threads, and never ran."""
+
+
+class _Unconvertible(Exception):
+    """The invocations could not be handed to ADK's models (the message says why)."""
+
+
+def _converted(arguments: Callable[[], tuple[Any, ...]]) -> tuple[Any, ...]:
+    try:
+        return arguments()
+    except (ValueError, TypeError) as exc:
+        raise _Unconvertible(str(exc)) from exc
+
+
+def _left(deadline: float, started: float) -> float:
+    return max(0.0, deadline - (time.monotonic() - started))
 
 
 def _rubric_scores(scores: Any) -> list[RubricScore] | None:

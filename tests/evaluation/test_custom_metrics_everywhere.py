@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -157,3 +158,37 @@ def test_a_conversation_level_custom_metric_runs_once_per_session_window() -> No
         assert [r.score for r in found if r.score is not None] == [float(turns[session])]  # on the last turn
     per_turn = [r for r in records if r.metric_name == METRIC]
     assert len(per_turn) == sum(turns.values()) and all(r.session_window is None for r in per_turn)
+
+
+def test_a_hung_custom_metric_at_shutdown_costs_only_its_own_records() -> None:
+    """The processor shuts down within its bound with a custom metric's calls hung: the request's other metrics
+    (the healthy custom metric, ADK's efficiency metrics) still reach the sinks, as they reached the events; the hung
+    metric's records are the ones lost, and the requests are counted as not evaluated."""
+    names = ("never_returns", METRIC)
+    config = {
+        "criteria": dict.fromkeys(names, 0.5),
+        "custom_metrics": {n: {"code_config": {"name": f"tests.metrics.custom_metrics_fixture.{n}"}} for n in names},
+    }
+    telemetry = Telemetry()
+    sunk: list[EvaluationRecord] = []
+    processor = EvaluationSpanProcessor(config, sinks=[sunk.extend], **telemetry.providers())
+    telemetry.tracer_provider.add_span_processor(processor)
+    custom_metrics_fixture.RELEASE.clear()
+    try:
+        agent = TravelAgent(telemetry.tracer_provider)
+        for index, scenario in enumerate(SCENARIOS):
+            agent.run(scenario, conversation_id=f"conversation-{index}")
+        evented = lambda: [  # noqa: E731
+            (event.log_record.attributes or {})[semconv.GEN_AI_EVALUATION_NAME] for event in telemetry.result_events()
+        ]
+        assert wait_until(lambda: evented().count(METRIC) == len(SCENARIOS), timeout=30)
+        started = time.monotonic()
+        processor.shutdown(2_000)
+        assert time.monotonic() - started < 3
+    finally:
+        custom_metrics_fixture.RELEASE.set()
+    sunk_names = [r.metric_name for r in sunk]
+    assert sunk_names.count(METRIC) == len(SCENARIOS) and "never_returns" not in sunk_names
+    assert sorted(sunk_names) == sorted(name for name in evented() if name != "never_returns")
+    assert processor.stats()[f"invocations.dropped.{semconv.DROP_SHUTDOWN}"] == len(SCENARIOS)
+    telemetry.shutdown()

@@ -71,6 +71,16 @@ def sleeps(eval_metric: Any, actual: Any, expected: Any, scenario: Any) -> Any:
     return EvaluationResult()
 
 
+NAP_SECONDS = 0.0
+"""How long :func:`slow_answer_has_digit` sleeps before it scores."""
+
+
+def slow_answer_has_digit(eval_metric: Any, actual: list[Any], expected: Any, scenario: Any) -> Any:
+    """:func:`answer_has_digit` after :data:`NAP_SECONDS` of work (a slow but healthy metric)."""
+    time.sleep(NAP_SECONDS)
+    return answer_has_digit(eval_metric, actual, expected, scenario)
+
+
 RELEASE = threading.Event()
 """Set to let every call of :func:`never_returns` return."""
 

@@ -3,6 +3,7 @@ NOT_EVALUATED with their own error type, start-up stops on bad code, and a reque
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import threading
 from typing import Any, ClassVar
@@ -179,8 +180,9 @@ async def test_the_core_runs_its_own_configs_custom_metric() -> None:
 
 
 async def test_a_function_that_never_returns_holds_up_no_other_custom_metric(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each call of a hung function is abandoned at its deadline and keeps its thread; the worker's other custom
-    metric is still scored on every request, and the timeouts name the hung metric, not the healthy one."""
+    """Each call of a hung function is abandoned at its deadline and keeps its thread (a call that finds both taken
+    waits a deadline for one, then gives up); the worker's other custom metric is still scored on every request, and
+    the timeouts name the hung metric, not the healthy one."""
     monkeypatch.setattr(custom_metric, "DEFAULT_TIMEOUT_SECONDS", 0.5)
     names = ("never_returns", "answer_has_digit")
     own = {
@@ -197,7 +199,13 @@ async def test_a_function_that_never_returns_holds_up_no_other_custom_metric(mon
     assert scored == [(1.0, None), (0.0, None), (1.0, None)] * 3
     hung = [r for r in records if r.metric_name == "never_returns"]
     assert {r.error_type for r in hung} == {semconv.ERROR_TYPE_CUSTOM_METRIC_TIMEOUT} and len(hung) == 9
-    assert all(f"never_returns ({MODULE}.never_returns) took longer than 0.5 s" in (r.explanation or "") for r in hung)
+    said = [r.explanation or "" for r in hung]
+    # The first two calls hold the metric's two threads; the third never gets one, and says so.
+    assert all(f"never_returns ({MODULE}.never_returns) took longer than 0.5 s" in text for text in said[:6])
+    assert all(
+        f"never_returns ({MODULE}.never_returns) did not start within 0.5 s: its 2 threads were busy" in text
+        for text in said[6:]
+    )
 
 
 async def test_a_requests_criteria_never_import_code() -> None:
@@ -291,3 +299,48 @@ async def test_tool_declarations_reach_the_function_as_adk_holds_them() -> None:
     turn.invocation.app_details = app
     result = await evaluator("declared_tools").evaluate([turn])
     assert [r.score for r in result.per_invocation_results] == [2.0]
+
+
+async def test_the_deadline_counts_the_functions_own_run_not_its_wait_for_a_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Four requests at once on a metric of two threads whose function takes 2/3 of its deadline: the last two wait
+    for a thread about as long as the first two run, and are still scored (their deadline starts when they run)."""
+    monkeypatch.setattr(custom_metric, "DEFAULT_TIMEOUT_SECONDS", 1.2)
+    monkeypatch.setattr(fixture, "NAP_SECONDS", 0.8)
+    name = "slow_answer_has_digit"
+    own = {"criteria": {name: 0.5}, "custom_metrics": {name: {"code_config": {"name": f"{MODULE}.{name}"}}}}
+    core = EvaluationCore(criteria=own, judge_configured=False, emitters=Emitters(None))
+    batches = await asyncio.gather(*(core.evaluate(request(*conversation())) for _ in range(4)))
+    scored = [[(r.score, r.error_type) for r in records if r.metric_name == name] for records in batches]
+    assert scored == [[(1.0, None), (0.0, None), (1.0, None)]] * 4
+
+
+async def test_the_deadline_is_set_by_its_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """``OTEL_EVAL_CUSTOM_METRIC_TIMEOUT`` sets the deadline wherever custom metrics are imported (here the core, as
+    the processor and the Kafka worker build it); a bad value stops start-up naming the variable (``otel-eval run``:
+    exit 2)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from otel_eval.cli import main
+    from otel_eval.environment_variables import OTEL_EVAL_CUSTOM_METRIC_TIMEOUT
+    from tests.cli.conftest import AGENTEVALS
+
+    own = {"criteria": {"sleeps": 0.5}, "custom_metrics": {"sleeps": {"code_config": {"name": f"{MODULE}.sleeps"}}}}
+    monkeypatch.setenv(OTEL_EVAL_CUSTOM_METRIC_TIMEOUT, "0.3")
+    core = EvaluationCore(criteria=own, judge_configured=False, emitters=Emitters(None))
+    records = [r for r in await core.evaluate(request(*conversation())) if r.metric_name == "sleeps"]
+    assert {r.error_type for r in records} == {semconv.ERROR_TYPE_CUSTOM_METRIC_TIMEOUT}
+    assert all(f"sleeps ({MODULE}.sleeps) took longer than 0.3 s" in (r.explanation or "") for r in records)
+
+    for bad in ("soon", "0", "-5", "inf"):
+        monkeypatch.setenv(OTEL_EVAL_CUSTOM_METRIC_TIMEOUT, bad)
+        with pytest.raises(ConfigurationError, match=f"{OTEL_EVAL_CUSTOM_METRIC_TIMEOUT}='{bad}': expected seconds"):
+            EvaluationCore(criteria=own, judge_configured=False, emitters=Emitters(None))
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(own))
+    run = CliRunner().invoke(main, ["run", str(AGENTEVALS / "helm.json"), "--config", str(config)])
+    assert run.exit_code == 2
+    assert f"{OTEL_EVAL_CUSTOM_METRIC_TIMEOUT}='inf': expected seconds > 0" in run.stderr
