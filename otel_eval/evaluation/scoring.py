@@ -81,7 +81,8 @@ async def score_metric(
     that cannot run, lacks its reference, raises or outlasts ``timeout`` seconds is NOT_EVALUATED with the reason.
 
     With ``off_loop`` a metric that calls no judge (CPU-bound) runs on a worker thread, not on the event loop, unless
-    it :attr:`~otel_eval.metrics.Evaluator.runs_inline` (a linear pass that never waits, cheaper than the hand-off).
+    it :attr:`~otel_eval.metrics.Evaluator.runs_inline` (a linear pass that never waits, cheaper than the hand-off) or
+    :attr:`~otel_eval.metrics.Evaluator.runs_on_own_threads`.
     """
     evaluator = metric.evaluator
     if evaluator is None or lacks_reference(metric, conversation):
@@ -91,7 +92,7 @@ async def score_metric(
         run = evaluator.evaluate(actual, conversation.expected, conversation_scenario=conversation.scenario)
         if evaluator.runs_inline:
             return await run  # never waits, so a timeout could not interrupt it (and it ends long before one)
-        if off_loop and not evaluator.info.requires_judge:
+        if off_loop and not (evaluator.info.requires_judge or evaluator.runs_on_own_threads):
             # CPU-bound: on a metric thread. Past the timeout it is abandoned (NOT_EVALUATED) and ends on its own.
             done = _METRIC_THREADS.submit(partial(run_coroutine, run))
             return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(done)), timeout=timeout)

@@ -81,6 +81,10 @@ class Evaluator(abc.ABC):
     metric that never waits and whose work is a single linear pass over the (already rebuilt, size-limited)
     invocations, so it ends well within any deadline; handing it to a thread would cost more than the metric. Such a
     metric is scored through :meth:`evaluate_now` where no event loop runs (the in-thread processor)."""
+    runs_on_own_threads: ClassVar[bool] = False
+    """Whether :meth:`evaluate` hands its work to threads of its own and only awaits them, keeping its own deadline
+    (an ADK custom metric): the workers then await it on their event loop instead of giving it one of the metric
+    threads every deterministic metric shares, which a call that never returns would hold."""
     reads: ClassVar[Reads] = Reads.ALL
     """What :meth:`evaluate` reads of the actual invocations beyond the facts always rebuilt (ids, agent, start and
     end, ``content_captured``; see :mod:`otel_eval.reconstruct.reads`): the rebuild produces only the union of the

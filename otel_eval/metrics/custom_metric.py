@@ -170,6 +170,7 @@ class CustomMetricEvaluator(Evaluator):
     """Runs an ADK custom metric function (see the module docs); made per metric by :func:`custom_evaluator_type`."""
 
     reads = Reads.ALL
+    runs_on_own_threads = True
 
     function: ClassVar[Callable[..., Any]]
     function_path: ClassVar[str]

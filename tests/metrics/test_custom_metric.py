@@ -208,6 +208,26 @@ async def test_a_function_that_never_returns_holds_up_no_other_custom_metric(mon
     )
 
 
+async def test_a_hung_function_holds_none_of_the_threads_other_metrics_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls of a function that never returns, many requests at once, hold only its own metric's threads: the
+    healthy custom metric of the same requests is scored on every one, within a metric bound of 1.5 deadlines (it
+    waited behind the hung calls on the threads deterministic metrics share, past that bound, when those ran it)."""
+    monkeypatch.setattr(custom_metric, "DEFAULT_TIMEOUT_SECONDS", 1.0)
+    names = ("never_returns", "answer_has_digit")
+    own = {
+        "criteria": dict.fromkeys(names, 0.5),
+        "custom_metrics": {name: {"code_config": {"name": f"{MODULE}.{name}"}} for name in names},
+    }
+    core = EvaluationCore(criteria=own, judge_configured=False, emitters=Emitters(None), metric_timeout_seconds=1.5)
+    fixture.RELEASE.clear()
+    try:
+        batches = await asyncio.gather(*(core.evaluate(request(*conversation())) for _ in range(8)))
+    finally:
+        fixture.RELEASE.set()
+    healthy = [r for records in batches for r in records if r.metric_name == "answer_has_digit"]
+    assert [(r.score, r.error_type) for r in healthy] == [(1.0, None), (0.0, None), (1.0, None)] * 8
+
+
 async def test_a_requests_criteria_never_import_code() -> None:
     """A request (as read from Kafka) naming a custom metric the worker does not know: NOT_EVALUATED and counted,
     and its ``custom_metrics`` import nothing, whatever they say."""
