@@ -28,6 +28,7 @@ from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval.errors import InputError
 from otel_eval.evaluation.core import EvaluationCore, OnLoop
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
+from otel_eval.worker._cut import BatchCut, Start, trace_starts
 from otel_eval.worker._decoding import decoding
 from otel_eval.worker._handled import HandledInvocations, InvocationKey
 from otel_eval.worker._metrics import WorkerMetrics
@@ -61,6 +62,8 @@ class _Work:
     of the request says, :meth:`~otel_eval.evaluation.core.EvaluationCore.start` with ``sessions``): its turns are
     held in their sessions (requests), or re-keyed to the sessions topic (Collector path); only its per-invocation
     metrics are scored. None: every metric is scored."""
+    starts: tuple[Start, ...] = ()
+    """Where the request was read from: a batch cut short before it is scored commits nothing from there on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +134,8 @@ class BatchPipeline:
         """The turns of open sessions, held until their windows are judged."""
         self.tenancy = Tenancy(settings.tenant_header, settings.tenant_attribute)
         """Whose traces and sessions the records' content is (see :mod:`otel_eval.worker._tenancy`)."""
+        self.cut = BatchCut()
+        """Cuts the batch under way short (the worker stops, or its partitions go): see :mod:`otel_eval.worker._cut`."""
 
     def attach(
         self, consumer: Any, dead_letters: DeadLetters, publisher: ResultsPublisher | None, producer: Any
@@ -207,6 +212,7 @@ class BatchPipeline:
     async def _prepare(self, batch: dict[Any, list[Any]], ready: list[Any]) -> _Prepared:
         started = time.monotonic()
         work: list[_Work] = []
+        self.cut.reset()
         self.offsets.fetched(batch)
         fetched = [
             (tp, message, self._topics.get(tp.topic, SOURCE_REQUESTS))
@@ -235,7 +241,9 @@ class BatchPipeline:
                 hold = (
                     partial(self.sessions.hold, tp, message.offset, tenant=tenant) if _has_sessions(outcome) else None
                 )
-                work.append(_Work(message.partition, outcome, tenant, hold))
+                work.append(
+                    _Work(message.partition, outcome, tenant, hold, ((tp.topic, tp.partition, message.offset),))
+                )
         self.offsets.read(batch)
         if batch:
             ready = ready + await self.idle_traces()
@@ -258,9 +266,10 @@ class BatchPipeline:
             if isinstance(outcome, Exception):
                 raise outcome
             rekey = partial(_rekey, rekeyed, trace.tenant) if self._sessions_topic is not None else None
+            starts = trace_starts(trace, self.settings.kafka_spans_topic, self.settings.kafka_logs_topic)
             for request in outcome:
                 held = rekey if rekey is not None and _has_sessions(request) else None
-                work.append(_Work(trace.partition, request, trace.tenant, held))
+                work.append(_Work(trace.partition, request, trace.tenant, held, starts))
             unjoined = len(trace.log_records) if not trace.spans else trace.unmatched_log_records
             self.metrics.log_records_dropped(semconv.DROP_NO_TRACE, unjoined)
         for reason, count in self.assembler.take_log_drops().items():
@@ -268,9 +277,10 @@ class BatchPipeline:
         for reason, count in self.assembler.take_span_drops().items():
             self.metrics.spans_dropped(reason, count)
         evaluated_keys, records = await self._evaluate(work)
-        windows, rejudged = await self.sessions.judge(self.settings.worker_concurrency)
-        self.metrics.duplicates_skipped(rejudged)
-        records += windows
+        if not self.cut.requested:  # cut short: the windows due stay open, their records uncommitted
+            windows, rejudged = await self.sessions.judge(self.settings.worker_concurrency)
+            self.metrics.duplicates_skipped(rejudged)
+            records += windows
         self.handled.settling(evaluated_keys)
         source = SOURCE_OTLP_SPANS if ready else SOURCE_REQUESTS
         return _Prepared(evaluated_keys, records, self._committable(), started, source, rekeyed)
@@ -336,6 +346,9 @@ class BatchPipeline:
             if item.on_session is not None and self.core.holds_sessions(item.request):
                 item.on_session(item.request)
         todo = [work[index] for index in found.new]
+        if self.cut.requested:  # cut before scoring: nothing new starts
+            self.cut.unfinished(start for item in todo for start in item.starts)
+            todo = []
 
         def routed_of(item: _Work, records: list[EvaluationRecord]) -> list[Routed]:
             return handled.routed(item.partition, item.tenant, item.request.invocations, records, evaluated)
@@ -348,7 +361,7 @@ class BatchPipeline:
         # A request whose metrics all run inline (no judge, no deadline) is scored here, without a task of its own;
         # the others are paired and planned once here, then scored on the loop, at most worker_concurrency at once.
         outcomes: list[list[Routed]] = []
-        waiting: list[tuple[int, Awaitable[list[Routed]]]] = []
+        waiting: list[tuple[int, _Work, Awaitable[list[Routed]]]] = []
         # The metrics scored here run with instrumentation suppressed (as scoring does per metric): said once for the
         # batch rather than attached and detached per metric. Nothing awaits in this loop; the coroutines made in it
         # start after it, under the loop's own context.
@@ -361,16 +374,16 @@ class BatchPipeline:
                 if started.on_loop is None:
                     outcomes.append(routed_of(item, started.records))
                     continue
-                waiting.append((len(outcomes), one(item, started.on_loop)))
+                waiting.append((len(outcomes), item, one(item, started.on_loop)))
                 outcomes.append([])
         finally:
             detach(token)
-        for (index, _), routed in zip(waiting, await asyncio.gather(*(w for _, w in waiting)), strict=True):
-            outcomes[index] = routed
-        results = outcomes
+        finished = await self.cut.finish([(item.starts, scored) for _, item, scored in waiting])
+        for (index, _, _), routed in zip(waiting, finished, strict=True):
+            outcomes[index] = routed or []
         self.metrics.duplicates_skipped(found.copies)
-        self.metrics.evaluated(len(todo))
-        return evaluated, found.kept + [pair for records in results for pair in records]
+        self.metrics.evaluated(len(todo) - finished.count(None))
+        return evaluated, found.kept + [pair for records in outcomes for pair in records]
 
     async def observe_lag(self) -> None:
         """Reports the lag of every assigned partition (high watermark minus the consumer's position: 0 for an empty
@@ -402,7 +415,7 @@ class BatchPipeline:
                 offset = self.assembler.committable(tp.partition, position, logs=logs)
             else:
                 offset = self.sessions.committable(tp, position)
-            offsets[tp] = offset
+            offsets[tp] = self.cut.committable(tp, offset)
         return offsets
 
     def rewind(self) -> None:
@@ -435,6 +448,7 @@ class BatchPipeline:
             if lost:
                 logger.info("partitions revoked: %d open traces left to their next owner", lost)
         self.offsets.forget(revoked)
+        self.cut.forget(revoked)
         self.metrics.forget_lag((tp.topic, tp.partition) for tp in revoked)
 
 

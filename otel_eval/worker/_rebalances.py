@@ -1,8 +1,9 @@
 """``Rebalances``: what the worker does when its consumer group moves partitions (aiokafka awaits it around each
 rebalance).
 
-Before partitions go, the batch step under way and the last batch's commit are waited for (the new owner starts from
-the committed offsets), and what the worker keeps for those partitions is forgotten. When partitions come, the recent
+Before partitions go, the batch step under way (cut short when slow: what finished commits, see
+:mod:`otel_eval.worker._cut`) and the last batch's commit are waited for (the new owner starts from the committed
+offsets), and what the worker keeps for those partitions is forgotten. When partitions come, the recent
 results on them are read back for de-duplication; the main loop processes nothing until that is done.
 """
 
@@ -23,6 +24,9 @@ from otel_eval.worker.results import ResultLedger
 from otel_eval.worker.settings import WorkerSettings
 
 logger = logging.getLogger(__name__)
+
+_CUT_AFTER = 0.75
+"""Of the time a revocation waits for the batch under way, the share after which the batch is cut short."""
 
 
 class Rebalances(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka ships no type information
@@ -67,8 +71,12 @@ class Rebalances(ConsumerRebalanceListener):  # type: ignore[misc]  # aiokafka s
         self.assignment = frozenset()
         self._health.group_member = False
         timeout = self._settings.kafka_session_timeout_ms / 2000
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self.batch_idle.wait(), timeout=timeout)
+        try:
+            await asyncio.wait_for(self.batch_idle.wait(), timeout=timeout * _CUT_AFTER)
+        except TimeoutError:  # cut short: what finished commits, the new owner re-reads only the rest
+            self._batches.cut.request()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.batch_idle.wait(), timeout=timeout * (1 - _CUT_AFTER))
         try:  # a new owner starts from the committed offsets
             await asyncio.wait_for(self._batches.settled(), timeout=timeout)
         except Exception as exc:  # noqa: BLE001 - its records are redelivered to their next owner

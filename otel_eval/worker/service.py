@@ -7,8 +7,8 @@ the requests with the shared :class:`~otel_eval.evaluation.core.EvaluationCore` 
 batch's telemetry, publish the results, and only then commit the offsets (at-least-once). Redelivered
 invocations whose results were already emitted are skipped (see :mod:`otel_eval.worker.results` for the exact
 guarantee). SIGTERM/SIGINT stop intake; the process is done within ``worker_shutdown_timeout`` seconds: the current
-batch is finished in the first part of it, otherwise abandoned uncommitted (:attr:`Worker.abandoned_uncommitted`; the
-group redelivers it), and the Kafka clients are stopped in the rest, closed without waiting for a broker that does not
+batch is finished in the first part of it, otherwise cut short (what finished is published and committed, the rest
+left uncommitted, :attr:`Worker.abandoned_uncommitted`; the group redelivers it), and the Kafka clients are stopped in the rest, closed without waiting for a broker that does not
 answer. A second SIGINT abandons the batch at once. After a graceful stop :meth:`Worker.run` raises the caught signal
 again under the handlers it restored (uvicorn's ``capture_signals``).
 
@@ -59,6 +59,8 @@ _POLL_MS = 500
 _RETRY_BACKOFF_S = 1.0
 _CLIENT_STOP_SHARE = 0.6
 """Of the time left at shutdown, the share the Kafka clients get to stop gracefully (the rest: telemetry)."""
+_CUT_SHARE = 0.5
+"""Of the time left when the current batch did not finish, the share it gets to settle what finished (cut short)."""
 _HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -222,7 +224,7 @@ class Worker:
             if self._http is not None:
                 self._http.stop()
                 self._http = None
-            self.abandoned_uncommitted = self._uncommitted
+            self.abandoned_uncommitted = self._uncommitted = self._uncommitted or self._batches.cut.left_uncommitted
             abandoned = "; fetched records left uncommitted for the group" if self._uncommitted else ""
             logger.info("worker stopped%s: %s", abandoned, self.metrics.snapshot())
             if self.error is not None:  # said now: the telemetry's last flush (to an absent collector) may take seconds
@@ -344,12 +346,22 @@ class Worker:
         self.started.set()
 
     async def _drain(self, main: asyncio.Task[None]) -> None:
-        """Lets the current batch finish within the first part of the exit time; abandons it uncommitted after."""
+        """Lets the current batch finish within the first part of the exit time; then cuts it short: what finished
+        is published and committed (per partition, up to the first record not finished), the rest is left to the
+        group. A batch that cannot even settle that in time is abandoned uncommitted."""
         timeout = self._time_left() * (1 - _CLIENT_STOP_SHARE / 2)
         done, _ = await asyncio.wait([main], timeout=timeout)
+        if done:
+            return
+        logger.warning(
+            "current batch did not finish within %.1f s: committing what finished, the rest is left to the group",
+            timeout,
+        )
+        self._batches.cut.request()
+        done, _ = await asyncio.wait([main], timeout=self._time_left() * _CUT_SHARE)
         if not done:
             logger.warning(
-                "current batch did not finish within %.1f s: abandoned uncommitted (the group redelivers it)", timeout
+                "current batch could not be settled in time: abandoned uncommitted (the group redelivers it)"
             )
             await cancel_and_wait(main)
 
