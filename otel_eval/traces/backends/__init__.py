@@ -26,13 +26,15 @@ DEFAULT_PAGE_TRACES: Final = 50
 @dataclass(frozen=True, slots=True)
 class Window:
     """Which traces to read: started in ``[since_ns, until_ns)`` (None: unbounded), at most ``limit`` (None: all),
-    matching the backend's own ``filters``."""
+    matching the backend's own ``filters``; a trace the backend says is still running (MLflow's ``IN_PROGRESS``: no
+    parentless span yet) is left out while its last span ended at or after ``settled_ns`` (None: read it)."""
 
     since_ns: int | None = None
     until_ns: int | None = None
     limit: int | None = None
     filters: tuple[str, ...] = ()
     page_traces: int = DEFAULT_PAGE_TRACES
+    settled_ns: int | None = None
 
 
 @dataclass(slots=True)
@@ -45,6 +47,8 @@ class TracePage:
     traces: int
     """Traces in the page."""
     warnings: list[str] = field(default_factory=list)
+    running: int = 0
+    """Traces left out as still running (:attr:`Window.settled_ns`): a later read takes them whole."""
 
 
 class BackendReader(Protocol):
