@@ -139,7 +139,11 @@ _OPTIONS: Final[list[Callable[[Any], Any]]] = [
         "--since", help="With --from: traces started this long ago or later (30m, 24h, 7d) or since an ISO time."
     ),
     click.option("--until", help="With --from: traces started before this (a duration ago, or an ISO time)."),
-    click.option("--limit", type=click.IntRange(min=1), help="With --from: at most this many traces, newest first."),
+    click.option(
+        "--limit",
+        type=click.IntRange(min=1),
+        help="With --from: at most this many traces, newest first (Phoenix: the last it stored).",
+    ),
     click.option(
         "--filter",
         "filters",

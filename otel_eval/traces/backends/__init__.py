@@ -1,9 +1,9 @@
 """Reading the traces a backend already stores (Phoenix, MLflow), paged and streamed, for ``otel-eval run --from``.
 
-A reader yields :class:`TracePage`\\ s: whole traces (every span of each trace that a page names), newest first, in
-the internal :class:`~otel_eval.traces.span.Span` form, so memory holds one page of spans at a time. It reads through
-the backend's documented REST API with httpx2, configured by the backend's own variables, the same ones its clients
-and otel-eval's score sinks read.
+A reader yields :class:`TracePage`\\ s: whole traces (every span of each trace that a page names), newest first
+(MLflow: by start time; Phoenix: the last stored first), in the internal :class:`~otel_eval.traces.span.Span` form,
+so memory holds one page of spans at a time. It reads through the backend's documented REST API with httpx2,
+configured by the backend's own variables, the same ones its clients and otel-eval's score sinks read.
 """
 
 from __future__ import annotations
