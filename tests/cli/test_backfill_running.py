@@ -2,7 +2,8 @@
 is still running: its sub-agent's spans exported by the real SDK exporter, its root not ended. MLflow stores such a
 trace as ``IN_PROGRESS``; read then, it was rebuilt without its root and its score written on the sub-agent's span,
 never replaced once the trace was whole. A trace whose root has a remote parent stays ``IN_PROGRESS`` for good in
-MLflow: it is read once its last span is older than the idle timeout."""
+MLflow: it is read once its last span is older than the idle timeout. And which traces ``--limit`` takes from a real
+Phoenix: the ones it stored last."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import httpx2
 import pytest
 from opentelemetry import context, trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
@@ -23,7 +25,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 from otel_eval import semconv
 from otel_eval.demo import SCENARIOS, TravelAgent
 from tests.cli.conftest import CliResult
-from tests.emit.sinks.servers import BackendServer, mlflow_server
+from tests.emit.sinks.servers import BackendServer, mlflow_server, phoenix_server
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
@@ -61,12 +63,17 @@ def _assessments(mlflow: BackendServer, trace_id: str) -> list[dict[str, Any]]:
 def _remote_parent_invocation(tracer: trace.Tracer, minutes_ago: float) -> tuple[str, str]:
     """An agent invocation whose root's parent is in another service, ended ``minutes_ago``: (trace id, root id)."""
     remote = SpanContext(0x5EED << 64 | 0xBEEF, 0xFEED, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    return _invocation(tracer, minutes_ago, trace.set_span_in_context(NonRecordingSpan(remote)))
+
+
+def _invocation(tracer: trace.Tracer, minutes_ago: float, parent: context.Context | None = None) -> tuple[str, str]:
+    """An agent invocation (under ``parent``) that ran ``minutes_ago``: (trace id, root span id)."""
     start = time.time_ns() - int(minutes_ago * 60e9)
     messages = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "Weather in Oslo?"}]}])
     answer = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "Cold."}]}])
     root = tracer.start_span(
         "invoke_agent travel_assistant",
-        context=trace.set_span_in_context(NonRecordingSpan(remote)),
+        context=parent,
         start_time=start,
         attributes={
             semconv.GEN_AI_OPERATION_NAME: "invoke_agent",
@@ -144,3 +151,39 @@ def test_a_trace_still_running_is_read_once_whole_and_scored_on_its_root_and_a_r
         (METRIC, running_root)
     ]
     provider.shutdown()
+
+
+def test_phoenix_limit_takes_the_traces_phoenix_stored_last_not_the_newest_started(
+    tmp_path: Path, cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/backfill.md: Phoenix's span search orders by insertion; a trace exported late counts as new."""
+    phoenix = phoenix_server(tmp_path)
+    phoenix.start()
+    try:
+        provider = TracerProvider(
+            resource=Resource.create({"openinference.project.name": "limit"}), shutdown_on_exit=False
+        )
+        provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(f"{phoenix.url}/v1/traces", timeout=60)))
+        tracer = provider.get_tracer("agent")
+        newest_started, _ = _invocation(tracer, minutes_ago=1)
+        assert wait_until(lambda: _phoenix_roots(phoenix) == 1, 60)
+        exported_late, _ = _invocation(tracer, minutes_ago=5)  # started earlier, stored later
+        assert wait_until(lambda: _phoenix_roots(phoenix) == 2, 60)
+        provider.shutdown()
+        monkeypatch.setenv("PHOENIX_COLLECTOR_ENDPOINT", phoenix.url)
+        monkeypatch.setenv("PHOENIX_PROJECT_NAME", "limit")
+        monkeypatch.setenv("OTEL_EVAL_SINKS", "")
+        run = ("run", "--from", "phoenix", "-m", METRIC, "--output", "json")
+        last = cli(*run, "--limit", "1")
+        assert last.exit_code == 0, last.stderr
+        assert [t for r in last.json()["results"] for t in r["trace_ids"]] == [exported_late]
+        both = cli(*run, "--since", "3m")  # the window is by start time
+        assert [t for r in both.json()["results"] for t in r["trace_ids"]] == [newest_started]
+    finally:
+        phoenix.stop()
+
+
+def _phoenix_roots(phoenix: BackendServer) -> int:
+    url = f"{phoenix.url}/v1/projects/limit/spans/otlpv1"
+    response = httpx2.get(url, params={"parent_id": "null"}, timeout=30)
+    return len(response.json()["data"]) if response.status_code == 200 else 0
