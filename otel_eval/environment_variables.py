@@ -96,7 +96,8 @@ OTEL_EVAL_MAX_BUFFER_BYTES: Final = "OTEL_EVAL_MAX_BUFFER_BYTES"
 OTEL_EVAL_TRACE_IDLE_TIMEOUT: Final = "OTEL_EVAL_TRACE_IDLE_TIMEOUT"
 """Seconds after a trace's last span before it is evaluated though its root never ended locally; also the longest a
 root that ended waits for spans still open under it (then it is evaluated without them, counted in
-``otel_eval.invocations.incomplete``). Default 30."""
+``otel_eval.invocations.incomplete``). Default 30. ``otel-eval run --from mlflow`` leaves out a trace MLflow still has
+as ``IN_PROGRESS`` (no root span yet) until its last span is this old."""
 DEFAULT_TRACE_IDLE_TIMEOUT: Final = 30.0
 
 OTEL_EVAL_SESSION_IDLE_TIMEOUT: Final = "OTEL_EVAL_SESSION_IDLE_TIMEOUT"

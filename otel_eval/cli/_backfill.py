@@ -5,6 +5,7 @@ backfill would score and write, without scoring.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -138,7 +139,11 @@ _OPTIONS: Final[list[Callable[[Any], Any]]] = [
         "--since", help="With --from: traces started this long ago or later (30m, 24h, 7d) or since an ISO time."
     ),
     click.option("--until", help="With --from: traces started before this (a duration ago, or an ISO time)."),
-    click.option("--limit", type=click.IntRange(min=1), help="With --from: at most this many traces, newest first."),
+    click.option(
+        "--limit",
+        type=click.IntRange(min=1),
+        help="With --from: at most this many traces, newest first (Phoenix: the last it stored).",
+    ),
     click.option(
         "--filter",
         "filters",
@@ -191,10 +196,18 @@ def read_backend(options: BackfillOptions, spill: IO[bytes], reads: Reads = Read
     assert options.source is not None
     try:
         reader = reader_from_env(options.source, os.environ)
+        idle_s = env.number_setting(
+            os.environ,
+            env.OTEL_EVAL_TRACE_IDLE_TIMEOUT,
+            env.DEFAULT_TRACE_IDLE_TIMEOUT,
+            valid=lambda seconds: seconds > 0,
+            expected="seconds (a number > 0)",
+        )
     except ConfigurationError as error:
         fail(str(error))
-    window = options.window()
-    read = {"traces": 0}
+    now_s = time.time()
+    window = dataclasses.replace(options.window(now_s), settled_ns=int((now_s - idle_s) * 1e9))
+    read = {"traces": 0, "running": 0}
     try:
         streamed = stream_pages(_counted(reader.pages(window), read), spill, reads=reads)
     except BackendUnavailable as error:
@@ -205,6 +218,12 @@ def read_backend(options: BackfillOptions, spill: IO[bytes], reads: Reads = Read
             err=True,
         )
         raise SystemExit(EXIT_BAD_INPUT if error.bad_request else EXIT_BACKEND) from None
+    if read["running"]:
+        click.echo(
+            f"note: {read['running']} trace(s) still running not read (no root span in {options.source} yet, a span "
+            f"ended in the last {idle_s:g} s: {env.OTEL_EVAL_TRACE_IDLE_TIMEOUT}); a later run scores them whole",
+            err=True,
+        )
     if streamed.empty:
         click.echo(f"note: {len(streamed.empty)} trace(s) hold no agent invocation (not scored)", err=True)
         streamed.empty = []
@@ -223,6 +242,7 @@ def _counted(pages: Iterator[TracePage], read: dict[str, int]) -> Iterator[Trace
     if not stderr().is_terminal:
         for page in pages:
             read["traces"] += page.traces
+            read["running"] += page.running
             yield page
         return
     from rich.progress import Progress, SpinnerColumn, TextColumn  # deferred: rich only for a terminal
@@ -231,6 +251,7 @@ def _counted(pages: Iterator[TracePage], read: dict[str, int]) -> Iterator[Trace
         task = progress.add_task("reading traces: 0", total=None)
         for page in pages:
             read["traces"] += page.traces
+            read["running"] += page.running
             progress.update(task, description=f"reading traces: {read['traces']}")
             yield page
 

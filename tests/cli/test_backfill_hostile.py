@@ -153,3 +153,30 @@ def test_a_hostile_backend_reply_ends_the_run_with_4_and_says_what_the_backend_d
     assert "nothing was scored or written" in result.stderr
     assert KEY not in result.stderr + result.stdout
     assert backend.requests <= 5  # stopped at the repeat, not read until the test's timeout
+
+
+@pytest.mark.parametrize(
+    "info",
+    [
+        {"state": "IN_PROGRESS", "request_time": "yesterday", "execution_duration": "1s"},
+        {"state": "IN_PROGRESS", "request_time": "2025-01-01T00:00:00Z", "execution_duration": "infs"},
+        {"state": "IN_PROGRESS", "request_time": ["2025"], "execution_duration": None},
+    ],
+)
+def test_a_running_trace_whose_times_the_backend_garbles_is_read(
+    cli: Callable[..., CliResult], backend: _Backend, info: dict[str, Any]
+) -> None:
+    backend.reply = _mlflow({"traces": [{"trace_id": TRACE_ID, **info}]})
+    result = cli("run", "--from", "mlflow", "-m", "tool_call_count_v1", "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    assert "read 1 trace(s) from mlflow" in result.stderr and "still running" not in result.stderr
+
+
+def test_a_bad_idle_timeout_stops_a_backfill_naming_the_variable(
+    cli: Callable[..., CliResult], backend: _Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_EVAL_TRACE_IDLE_TIMEOUT", "soon")
+    result = cli("run", "--from", "mlflow", "-m", "tool_call_count_v1")
+    assert result.exit_code == 2, result.stderr
+    assert "error: OTEL_EVAL_TRACE_IDLE_TIMEOUT='soon': expected seconds" in result.stderr
+    assert backend.requests == 0

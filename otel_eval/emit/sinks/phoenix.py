@@ -6,7 +6,9 @@ keyed by (trace, span, metric), so re-evaluating an invocation replaces its anno
 and identifier) instead of adding one, with the same evaluator or a changed one (the earlier evaluator version and
 id then in ``otel_eval.replaced.evaluator.*``), and each invocation of a trace keeps its own. The sink reads the
 batch's spans' annotations first (one request): a result already there (same result id) is not sent again, so a
-re-run changes nothing. The metadata carries the provenance (evaluator id, type and version, judge model,
+re-run changes nothing. Phoenix takes a request whole or refuses it whole: a refused batch is sent again one
+annotation at a time, so a bad one costs only itself; a metric named as Phoenix reserves (``note``) is not sent.
+The metadata carries the provenance (evaluator id, type and version, judge model,
 threshold, result id). Annotations then show on the span, in the evals filter
 (``evals['hallucinations_v1'].score < 0.8``) and in the project's annotation summary.
 
@@ -33,7 +35,7 @@ import httpx2
 from otel_eval import semconv
 from otel_eval._runtime.urls import split_url
 from otel_eval.emit.sinks import _fields
-from otel_eval.emit.sinks._delivery import MISSING, OK, Outcome, status_outcome
+from otel_eval.emit.sinks._delivery import MISSING, OK, Outcome, Rejected, status_outcome
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.traces.backends.connection import DEFAULT_TIMEOUT_S
 from otel_eval.traces.backends.phoenix import DEFAULT_PROJECT, connection_from_env
@@ -45,6 +47,9 @@ CONFIG_ATTEMPTS: Final = 5
 IDENTIFIER_PREFIX: Final = "otel-eval:"
 """Annotation identifiers are this and the metric name (earlier releases used the evaluator id, which has a criterion
 digest in it; such earlier annotations are left alone)."""
+RESERVED_NAMES: Final = frozenset({"note"})
+"""Annotation names Phoenix refuses on ``POST /v1/span_annotations`` (HTTP 400: ``note`` is its span notes' name): a
+metric of such a name is not sent to Phoenix."""
 _NOT_THERE_LIMIT: Final = 100_000
 """Span ids remembered as not in Phoenix yet, at most (then forgotten at once: only an extra read each)."""
 _READ_LIMIT: Final = 10_000
@@ -128,22 +133,47 @@ class PhoenixBackend:
     def send(self, client: httpx2.Client, records: Sequence[EvaluationRecord]) -> list[Outcome]:
         """One request for the batch (after reading its spans' annotations); when Phoenix names spans it does not
         have, those wait and the rest are sent again without them (Phoenix stores nothing of a request it answers
-        404)."""
+        404). A metric named as Phoenix reserves (:data:`RESERVED_NAMES`) is refused without asking; when Phoenix
+        refuses a request of several annotations (400, 422: it takes all or none), each is sent alone, so a bad one
+        costs only itself."""
         outcomes: list[Outcome] = [OK] * len(records)
-        existing = self._existing(client, records)
-        waiting = [i for i in range(len(records)) if not _unchanged(existing.get(_key(records[i])), records[i])]
+        for i, record in enumerate(records):
+            if record.metric_name in RESERVED_NAMES:
+                outcomes[i] = Rejected(
+                    f"Phoenix reserves the annotation name {record.metric_name!r} for notes: rename the metric to "
+                    "send its scores to Phoenix"
+                )
+        allowed = [i for i in range(len(records)) if outcomes[i] == OK]
+        existing = self._existing(client, [records[i] for i in allowed])
+        waiting = [i for i in allowed if not _unchanged(existing.get(_key(records[i])), records[i])]
+        self._post(client, records, waiting, existing, outcomes)
+        return outcomes
+
+    def _post(
+        self,
+        client: httpx2.Client,
+        records: Sequence[EvaluationRecord],
+        waiting: list[int],
+        existing: Mapping[tuple[str, str], Any],
+        outcomes: list[Outcome],
+    ) -> None:
+        """Sends the annotations of ``records[i]`` for ``i`` in ``waiting``, setting their ``outcomes``."""
         while waiting:
             data = [annotation(records[i], (existing.get(_key(records[i])) or {}).get("metadata")) for i in waiting]
             response = client.post("/v1/span_annotations", params={"sync": "true"}, json={"data": data})
             missing = _missing_spans(response)
             if missing is None:
+                if response.status_code in (400, 422) and len(waiting) > 1:
+                    for i in waiting:
+                        self._post(client, records, [i], existing, outcomes)
+                    return
                 outcome = status_outcome(response)
                 for i in waiting:
                     outcomes[i] = outcome
                 if outcome == OK:
                     self._not_there.difference_update(records[i].span_id for i in waiting)
                     self._configure(client, [records[i] for i in waiting])
-                return outcomes
+                return
             named = [i for i in waiting if records[i].span_id in missing] or waiting  # none named: all wait
             if len(self._not_there) >= _NOT_THERE_LIMIT:
                 self._not_there.clear()
@@ -151,7 +181,6 @@ class PhoenixBackend:
             for i in named:
                 outcomes[i] = MISSING
             waiting = [i for i in waiting if i not in named]
-        return outcomes
 
     def _existing(self, client: httpx2.Client, records: Sequence[EvaluationRecord]) -> dict[tuple[str, str], Any]:
         """otel-eval's annotations of the records' spans and metrics, by (span id, metric). Best effort: nothing

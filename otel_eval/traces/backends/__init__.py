@@ -1,9 +1,9 @@
 """Reading the traces a backend already stores (Phoenix, MLflow), paged and streamed, for ``otel-eval run --from``.
 
-A reader yields :class:`TracePage`\\ s: whole traces (every span of each trace that a page names), newest first, in
-the internal :class:`~otel_eval.traces.span.Span` form, so memory holds one page of spans at a time. It reads through
-the backend's documented REST API with httpx2, configured by the backend's own variables, the same ones its clients
-and otel-eval's score sinks read.
+A reader yields :class:`TracePage`\\ s: whole traces (every span of each trace that a page names), newest first
+(MLflow: by start time; Phoenix: the last stored first), in the internal :class:`~otel_eval.traces.span.Span` form,
+so memory holds one page of spans at a time. It reads through the backend's documented REST API with httpx2,
+configured by the backend's own variables, the same ones its clients and otel-eval's score sinks read.
 """
 
 from __future__ import annotations
@@ -26,13 +26,15 @@ DEFAULT_PAGE_TRACES: Final = 50
 @dataclass(frozen=True, slots=True)
 class Window:
     """Which traces to read: started in ``[since_ns, until_ns)`` (None: unbounded), at most ``limit`` (None: all),
-    matching the backend's own ``filters``."""
+    matching the backend's own ``filters``; a trace the backend says is still running (MLflow's ``IN_PROGRESS``: no
+    parentless span yet) is left out while its last span ended at or after ``settled_ns`` (None: read it)."""
 
     since_ns: int | None = None
     until_ns: int | None = None
     limit: int | None = None
     filters: tuple[str, ...] = ()
     page_traces: int = DEFAULT_PAGE_TRACES
+    settled_ns: int | None = None
 
 
 @dataclass(slots=True)
@@ -45,6 +47,8 @@ class TracePage:
     traces: int
     """Traces in the page."""
     warnings: list[str] = field(default_factory=list)
+    running: int = 0
+    """Traces left out as still running (:attr:`Window.settled_ns`): a later read takes them whole."""
 
 
 class BackendReader(Protocol):

@@ -13,6 +13,7 @@ docs/backfill.md for what that costs the metrics.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from datetime import datetime
 from typing import Any, Final
 
 import httpx2
@@ -54,6 +55,21 @@ def tracking_from_env(environ: Mapping[str, str], *, needed_by: str = "otel-eval
     elif user:
         headers["Authorization"] = basic_auth(user, environ.get(env.MLFLOW_TRACKING_PASSWORD, ""))
     return uri, headers
+
+
+def running(info: Mapping[str, Any], settled_ns: int | None) -> bool:
+    """Whether the trace of search result ``info`` is still running: ``IN_PROGRESS`` (MLflow has no parentless span
+    of it yet) and its last span ended at or after ``settled_ns``. A trace whose root has a remote parent stays
+    ``IN_PROGRESS`` for good: it is read once settled. One whose times MLflow does not say is read."""
+    if settled_ns is None or info.get("state") != "IN_PROGRESS":
+        return False
+    try:
+        started = datetime.fromisoformat(str(info["request_time"]))
+        duration = str(info.get("execution_duration") or "0s")
+        last_ns = int(started.timestamp() * 1e9) + int(float(duration.removesuffix("s")) * 1e9)
+    except (KeyError, ValueError, OverflowError, OSError):
+        return False
+    return last_ns >= settled_ns
 
 
 class MlflowReader:
@@ -116,10 +132,13 @@ class MlflowReader:
                     body["page_token"] = token
                 response = post(client, "/api/3.0/mlflow/traces/search", what, json=body)
                 found = reply_object(response, what)
-                trace_ids = [str(t["trace_id"]) for t in reply_objects(found, "traces") if t.get("trace_id")]
-                if not trace_ids:
+                infos = [t for t in reply_objects(found, "traces") if t.get("trace_id")]
+                if not infos:
                     return
-                yield self._traces(client, trace_ids, len(response.content))
+                trace_ids = [str(t["trace_id"]) for t in infos if not running(t, window.settled_ns)]
+                page = self._traces(client, trace_ids, len(response.content))
+                page.running = len(infos) - len(trace_ids)
+                yield page
                 if left is not None:
                     left -= len(trace_ids)
                 token = tokens.next(found, "next_page_token")

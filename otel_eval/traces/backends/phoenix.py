@@ -1,6 +1,7 @@
 """The spans of a Phoenix project, through Phoenix's REST API (``GET /v1/projects/{project}/spans/otlpv1``).
 
-A page is the root spans (``parent_id=null``) of up to ``page_traces`` traces started in the window, newest first,
+A page is the root spans (``parent_id=null``) of up to ``page_traces`` traces started in the window, the last stored
+first (Phoenix's span search orders by insertion, not start time: a trace exported late counts as new),
 matching the ``key:value`` attribute filters (Phoenix's own, ``attribute=``), then every span of those traces, read
 by trace id (paged by Phoenix's cursor). Configured as Phoenix's clients are: ``PHOENIX_COLLECTOR_ENDPOINT`` (default
 ``http://localhost:6006``; a trailing ``/v1/traces`` is ignored), ``PHOENIX_API_KEY`` (a bearer token),
@@ -128,7 +129,7 @@ class PhoenixReader:
         return cls(endpoint, headers, project=project)
 
     def pages(self, window: Window) -> Iterator[TracePage]:
-        """The window's traces, ``window.page_traces`` at a time, newest first."""
+        """The window's traces, ``window.page_traces`` at a time, the last Phoenix stored first."""
         with httpx2.Client(base_url=self.endpoint, headers=self._headers, timeout=DEFAULT_TIMEOUT_S * 3) as client:
             left = window.limit
             cursor: str | None = None

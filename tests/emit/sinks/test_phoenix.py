@@ -12,6 +12,8 @@ from typing import Any
 
 import httpx2
 import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from otel_eval.emit.sinks import BatchingSink
 from otel_eval.emit.sinks.phoenix import PhoenixBackend
@@ -148,6 +150,34 @@ def test_two_invocations_of_one_trace_keep_their_own_annotations_and_a_new_evalu
     assert metadata["otel_eval.evaluator.version"] == "v-next"
     assert metadata["otel_eval.replaced.evaluator.version"] == first.evaluator_version
     assert "otel_eval.replaced.evaluator.version" not in by_span[second_span]["metadata"]  # nothing replaced there
+
+
+def test_a_metric_named_note_costs_only_its_own_scores_not_the_batch(
+    phoenix: BackendServer, evaluated: list[EvaluationRecord], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Phoenix reserves the annotation name ``note`` and answers a request holding one with 400, storing none of
+    it: a custom metric named so cost every other score of its batch (up to 100)."""
+    renewed = [r.model_copy(update={"score": 0.75, "result_id": "note-batch-" + r.result_id}) for r in evaluated]
+    note = evaluated[0].model_copy(update={"metric_name": "note", "result_id": "note-" + evaluated[0].result_id})
+    reader = InMemoryMetricReader()
+    sink = BatchingSink(
+        PhoenixBackend(phoenix.url, project=PROJECT), meter_provider=MeterProvider(metric_readers=[reader])
+    )
+    sink([*renewed[:2], note, *renewed[2:]])
+    assert sink.force_flush(30_000)
+    annotations = _annotations(phoenix, evaluated)
+    assert {a["metadata"]["otel_eval.result.id"] for a in annotations} == {r.result_id for r in renewed}
+    assert "note" not in {a["name"] for a in annotations}
+    counts = {
+        (metric.name, (point.attributes or {}).get("otel_eval.sink.reason")): point.value
+        for resource in reader.get_metrics_data().resource_metrics  # type: ignore[union-attr]
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        for point in metric.data.data_points
+    }
+    assert counts[("otel_eval.sink.delivered", None)] == len(renewed)
+    assert counts[("otel_eval.sink.dropped", "rejected")] == 1
+    assert "Phoenix reserves the annotation name 'note' for notes: rename the metric" in caplog.text
 
 
 def _project_id(phoenix: BackendServer, name: str) -> str:

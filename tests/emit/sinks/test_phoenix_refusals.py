@@ -1,0 +1,106 @@
+"""The ``phoenix`` sink against a loopback server speaking Phoenix's annotation paths with its all-or-nothing rule:
+``POST /v1/span_annotations`` answers 400 and stores nothing when it refuses one annotation of the request (as
+Phoenix does for its reserved names). A refused annotation costs only itself; the rest of its batch is delivered."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from otel_eval.emit.sinks import BatchingSink
+from otel_eval.emit.sinks.phoenix import PhoenixBackend
+from otel_eval.model import EvalStatus
+from otel_eval.model.messages import EvaluationRecord
+
+REFUSED = "refused_metric"
+
+
+class _Phoenix:
+    """Stores the annotations of a request it takes whole; refuses (400) a request holding a :data:`REFUSED` one."""
+
+    def __init__(self) -> None:
+        self.stored: list[dict[str, Any]] = []
+        self.posts = 0
+        phoenix = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: Any) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                self._send(200, {"data": [], "next_cursor": None})
+
+            def do_PUT(self) -> None:
+                self._send(200, {"data": {}})
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+                if urlsplit(self.path).path != "/v1/span_annotations":
+                    self._send(200, {"data": {}})
+                    return
+                phoenix.posts += 1
+                if any(item["name"] == REFUSED for item in body["data"]):
+                    self._send(400, {"detail": f"The name '{REFUSED}' is reserved."})
+                    return
+                phoenix.stored.extend(body["data"])
+                self._send(200, {"data": [{"id": str(i)} for i in range(len(body["data"]))]})
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+@pytest.fixture
+def phoenix() -> Iterator[_Phoenix]:
+    server = _Phoenix()
+    yield server
+    server.close()
+
+
+def _record(index: int, metric: str = "response_match_score") -> EvaluationRecord:
+    return EvaluationRecord.model_validate(
+        {
+            "result_id": f"r{index}",
+            "trace_id": f"{index + 1:032x}",
+            "span_id": f"{index + 1:016x}",
+            "metric_name": metric,
+            "score": 1.0,
+            "eval_status": EvalStatus.PASSED,
+            "label": "pass",
+            "threshold": 0.8,
+        }
+    )
+
+
+def test_an_annotation_phoenix_refuses_costs_only_itself_not_its_batch(phoenix: _Phoenix) -> None:
+    records = [_record(i) for i in range(5)]
+    refused = _record(5, REFUSED)
+    sink = BatchingSink(PhoenixBackend(phoenix.url, project="agent"))
+    sink([*records[:2], refused, *records[2:]])
+    assert sink.force_flush(10_000)
+    assert sorted(a["span_id"] for a in phoenix.stored) == sorted(r.span_id for r in records)
+    assert phoenix.posts == 1 + 6  # the batch, then each of its annotations alone
+    sink([_record(6), _record(7)])  # a batch Phoenix takes whole: one request, as before
+    assert sink.force_flush(10_000)
+    assert phoenix.posts == 8 and len(phoenix.stored) == 7
+    sink.shutdown(1)
