@@ -14,6 +14,7 @@ import pydantic
 
 from otel_eval.errors import ConfigurationError, InputError
 from otel_eval.evaluation import shadowed_case_warnings
+from otel_eval.evaluation.criteria import never_run_custom_metrics
 from otel_eval.metrics import MetricRegistry, default_registry
 from otel_eval.metrics.base import MetricInfo, threshold_warning
 from otel_eval.metrics.base import logger as base_logger
@@ -76,11 +77,7 @@ def config_problems(payload: Any, notes: Notes | None = None) -> list[str]:
                 problems.extend(custom_criterion_problems(str(name), value, custom[name], notes.warnings))
             else:
                 problems.extend(criterion_problems(registry, str(name), value, notes.warnings))
-        for name in sorted(custom.keys() - criteria.keys()):
-            notes.warnings.append(
-                f"{json_path(('custom_metrics', name))}: not in criteria, so it never runs (as in ADK): give it a "
-                f"threshold under criteria.{name}"
-            )
+        notes.warnings.extend(never_run_custom_metrics(custom, (str(name) for name in criteria)))
     return problems
 
 

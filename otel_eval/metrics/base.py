@@ -28,6 +28,7 @@ from otel_eval.model import (
     PerInvocationResult,
     TracedInvocation,
 )
+from otel_eval.model.loading import json_path
 from otel_eval.reconstruct.plain import PlainInvocation
 from otel_eval.reconstruct.reads import Reads
 
@@ -286,7 +287,7 @@ def check_threshold(info: MetricInfo, threshold: float) -> None:
 
 def _first_error(exc: pydantic.ValidationError, criterion_type: type[BaseCriterion] | None = None) -> str:
     err = exc.errors()[0]
-    location = ".".join(str(part) for part in err["loc"]) or "criterion"
+    location = json_path(err["loc"]) if err["loc"] else "criterion"
     enum_type = _enum_field(criterion_type, err["loc"])
     if enum_type is not None:
         names = ", ".join(member.name for member in enum_type)

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, alias_generat
 
 from otel_eval.model import genai as genai_types
 from otel_eval.model._base import EvalBaseModel
-from otel_eval.model.eval_case import Rubric
+from otel_eval.model.eval_case import Rubric, repeated_rubric_ids, repeated_rubric_ids_error
 from otel_eval.model.simulator_config import LiveModelConfig, UserSimulatorConfig, with_default_simulator_type
 
 DEFAULT_JUDGE_MODEL = "gemini-2.5-flash"
@@ -71,6 +71,14 @@ class RubricsBasedCriterion(BaseCriterion):
 
     judge_model_options: JudgeModelOptions = Field(default_factory=JudgeModelOptions)
     rubrics: list[Rubric] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _rubric_ids_unique(self) -> RubricsBasedCriterion:
+        # Stricter than ADK 2.13, which takes such a criterion and fails on each invocation it evaluates.
+        found = repeated_rubric_ids(self.rubrics, ("rubrics",))
+        if found:
+            raise repeated_rubric_ids_error(type(self).__name__, found)
+        return self
 
 
 class EvalServiceCriterion(BaseCriterion):
