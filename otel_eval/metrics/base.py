@@ -109,6 +109,11 @@ class Evaluator(abc.ABC):
                 raise ConfigurationError(
                     f"invalid criterion for metric {info.name!r}: {_first_error(exc, info.criterion_type)}"
                 ) from exc
+            misspelled = next(iter(self.criterion.misspelled_options().items()), None)
+            if misspelled is not None:
+                raise ConfigurationError(
+                    f"invalid criterion for metric {info.name!r}: {misspelled_option(*misspelled)}"
+                )
             warn_threshold(info, self.criterion.threshold)
         if judge is not None and not isinstance(judge, Judge):
             raise TypeError(f"judge must implement otel_eval.judge.Judge, got {type(judge).__name__}")
@@ -244,6 +249,11 @@ class Evaluator(abc.ABC):
             per_invocation_results=per_invocation,
             explanation=None if scores else _first_explanation(per_invocation),
         )
+
+
+def misspelled_option(key: str, option: str) -> str:
+    """Why a criterion's ``key`` close to its ``option`` is refused (:meth:`BaseCriterion.misspelled_options`)."""
+    return f"{key}: not an option of this metric (did you mean {option!r}?); ADK would ignore it"
 
 
 def threshold_warning(info: MetricInfo, threshold: float) -> str | None:

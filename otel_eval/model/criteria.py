@@ -6,6 +6,7 @@ each metric re-validates the criterion into its own type with :meth:`BaseCriteri
 
 from __future__ import annotations
 
+import difflib
 from enum import Enum
 from typing import Any, Literal, TypeVar
 
@@ -51,6 +52,18 @@ class BaseCriterion(BaseModel):
     include_intermediate_responses_in_final: bool = Field(
         default=False, description="Judge intermediate texts together with the final response."
     )
+
+    def misspelled_options(self) -> dict[str, str]:
+        """Each key this criterion keeps as unknown that is close to one of its options (``match_typ``: ``match_type``),
+        with that option. ADK keeps such a key and ignores it, leaving the option meant at its default: refused where
+        a metric takes its criterion (stricter than ADK 2.13)."""
+        options = [key for name, field in type(self).model_fields.items() for key in (name, field.alias) if key]
+        found = {}
+        for key in self.model_extra or {}:
+            close = difflib.get_close_matches(key, options, n=1, cutoff=0.85)
+            if close:
+                found[key] = close[0]
+        return found
 
     def as_type(self, criterion_type: type[CriterionT]) -> CriterionT:
         """Re-validates this criterion (with its extra keys) as ``criterion_type``, as ADK's evaluators do."""

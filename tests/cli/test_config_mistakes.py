@@ -163,3 +163,40 @@ def test_the_processor_and_the_worker_warn_of_a_custom_metric_their_criteria_lea
     named = {**CUSTOM, "custom_metrics": {"answer_has_digit": CUSTOM["custom_metrics"]["answer_has_digit"]}}
     EvaluationSpanProcessor(criteria=named, sinks=[lambda records: None]).shutdown()
     assert not [message for message in caplog.messages if "not in criteria" in message]
+
+
+MISSPELLED = {"criteria": {"tool_trajectory_avg_score": {"threshold": 1.0, "match_typ": "IN_ORDER"}}}
+MISSPELLED_PROBLEM = "match_typ: not an option of this metric (did you mean 'match_type'?); ADK would ignore it"
+
+
+def test_adk_ignores_a_misspelled_criterion_option_leaving_the_option_at_its_default() -> None:
+    metrics = get_eval_metrics_from_config(AdkEvalConfig.model_validate(MISSPELLED))
+    [metric] = [m for m in metrics if m.metric_name == "tool_trajectory_avg_score"]
+    evaluator: Any = DEFAULT_METRIC_EVALUATOR_REGISTRY.get_evaluator(metric)
+    assert evaluator._match_type.name == "EXACT"  # the IN_ORDER meant is silently not applied
+
+
+def test_a_misspelled_criterion_option_is_refused_everywhere_naming_the_option_meant(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    path = _write(tmp_path, MISSPELLED)
+    validated = cli("validate", path)
+    assert validated.exit_code == 1
+    assert validated.stdout.splitlines() == [f"{path}: criteria.tool_trajectory_avg_score.{MISSPELLED_PROBLEM}"]
+    run = cli("run", AGENTEVALS / "helm.json", "--config", path)
+    assert run.exit_code == 2
+    assert run.stderr.startswith(f"error: {path}: criteria.tool_trajectory_avg_score: ")
+    with pytest.raises(ConfigurationError) as from_env:
+        EvaluationSpanProcessor.from_env({"OTEL_EVAL_CRITERIA": str(path)}, sinks=[lambda records: None])
+    with pytest.raises(ConfigurationError) as worker:
+        build_core(WorkerSettings(criteria=str(path)), WorkerTelemetry())
+    for error in (from_env, worker):
+        assert str(error.value).endswith(f"metric 'tool_trajectory_avg_score': {MISSPELLED_PROBLEM}")
+    assert run.stderr.rstrip().endswith(MISSPELLED_PROBLEM)
+
+
+def test_an_unknown_criterion_option_far_from_any_is_kept_as_adk_keeps_it(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    path = _write(tmp_path, {"criteria": {"tool_trajectory_avg_score": {"threshold": 1.0, "note": "from the wiki"}}})
+    assert cli("validate", path).stdout == f"{path}: valid eval config\n"
