@@ -12,6 +12,7 @@ import click
 from otel_eval.cli._common import fail
 from otel_eval.errors import InputError
 from otel_eval.evaluation import shadowed_case_warnings
+from otel_eval.evaluation.criteria import never_run_custom_metrics_of
 from otel_eval.model import EvalConfig, EvalSet
 from otel_eval.model.loading import load_eval_config, load_eval_set
 
@@ -22,8 +23,11 @@ _SHOWN_CASES = 10
 """Case ids an unknown ``--eval-id``'s error lists (then how many more)."""
 
 
-def load_inputs(eval_set_path: Path | None, config_path: Path | None) -> tuple[EvalSet | None, EvalConfig | None]:
-    """The eval set and eval config files read (exit 2 naming the file and problem when one is bad)."""
+def load_inputs(
+    eval_set_path: Path | None, config_path: Path | None, metrics: tuple[str, ...] = ()
+) -> tuple[EvalSet | None, EvalConfig | None]:
+    """The eval set and eval config files read (exit 2 naming the file and problem when one is bad); a warning for
+    each custom metric of the config that never runs (without ``metrics``, the ``-m`` names)."""
     if config_path is None and eval_set_path is not None:
         beside = eval_set_path.parent / ADK_CONFIG_FILE_NAME
         if beside.is_file():  # ADK's AgentEvaluator reads the criteria from there too
@@ -34,6 +38,8 @@ def load_inputs(eval_set_path: Path | None, config_path: Path | None) -> tuple[E
         config = load_eval_config(config_path) if config_path else None
     except InputError as exc:
         fail(str(exc))
+    for line in never_run_custom_metrics_of(config, metrics):
+        click.echo(f"warning: {config_path}: {line}", err=True)
     return eval_set, config
 
 

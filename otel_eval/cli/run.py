@@ -276,7 +276,7 @@ def run(
         fail("give TRACE_FILES or --from BACKEND (one of them)")
     for line in unknown_variable_lines(os.environ).values():  # a misspelt setting is said, not ignored
         click.echo(f"warning: {line}", err=True)
-    eval_set, config = load_inputs(eval_set_path, config_path)
+    eval_set, config = load_inputs(eval_set_path, config_path, metrics)
     check_eval_id(eval_id, eval_set, eval_set_path)
     warn_shadowed_cases(eval_set, eval_set_path, eval_id)
     config = apply_judge_model(config, judge_model)

@@ -14,8 +14,9 @@ import pydantic
 
 from otel_eval.errors import ConfigurationError, InputError
 from otel_eval.evaluation import shadowed_case_warnings
+from otel_eval.evaluation.criteria import never_run_custom_metrics
 from otel_eval.metrics import MetricRegistry, default_registry
-from otel_eval.metrics.base import MetricInfo, threshold_warning
+from otel_eval.metrics.base import MetricInfo, misspelled_option, threshold_warning
 from otel_eval.metrics.base import logger as base_logger
 from otel_eval.metrics.custom_metric import custom_metric_info
 from otel_eval.model import BaseCriterion, CustomMetricConfig, EvalConfig
@@ -76,11 +77,7 @@ def config_problems(payload: Any, notes: Notes | None = None) -> list[str]:
                 problems.extend(custom_criterion_problems(str(name), value, custom[name], notes.warnings))
             else:
                 problems.extend(criterion_problems(registry, str(name), value, notes.warnings))
-        for name in sorted(custom.keys() - criteria.keys()):
-            notes.warnings.append(
-                f"{json_path(('custom_metrics', name))}: not in criteria, so it never runs (as in ADK): give it a "
-                f"threshold under criteria.{name}"
-            )
+        notes.warnings.extend(never_run_custom_metrics(custom, (str(name) for name in criteria)))
     return problems
 
 
@@ -133,10 +130,13 @@ def criterion_problems(registry: MetricRegistry, name: str, value: Any, warnings
     problems: list[str] = []
     if not info.informational:
         try:
-            criterion.as_type(info.criterion_type)
+            typed = criterion.as_type(info.criterion_type)
         except pydantic.ValidationError as exc:
             spelled = set(value) if isinstance(value, dict) else set()
             problems.extend(_option_problems(exc, info.criterion_type, ("criteria", name), spelled))
+        else:
+            for key, option in typed.misspelled_options().items():
+                problems.append(f"{json_path(('criteria', name))}.{misspelled_option(key, option)}")
         _threshold_note(info, name, criterion.threshold, warnings)
     if not problems:
         try:  # the metric's own checks beyond its criterion's schema (its threshold warning is printed above)

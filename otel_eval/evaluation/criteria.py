@@ -74,6 +74,32 @@ def custom_metrics_of(value: Mapping[str, Any] | EvalConfig | None) -> dict[str,
     return dict(config.custom_metrics or {})
 
 
+def never_run_custom_metrics(custom_metrics: Iterable[str], criteria: Iterable[str]) -> list[str]:
+    """One line for each custom metric (by name) that ``criteria`` (the names) does not name: ADK runs only the
+    metrics its criteria name, and so does otel-eval, so such a metric never runs and gives no score."""
+    return [
+        f"custom_metrics.{name}: not in criteria, so it never runs (as in ADK): give it a threshold under "
+        f"criteria.{name}"
+        for name in sorted(set(custom_metrics) - set(criteria))
+    ]
+
+
+def never_run_custom_metrics_of(
+    config: Mapping[str, Any] | EvalConfig | None, metric_names: Sequence[str] = ()
+) -> list[str]:
+    """:func:`never_run_custom_metrics` of an eval config (the process's own: ``run --config``, the processor's
+    criteria, the worker's ``--criteria``); none when ``metric_names`` choose the metrics to run, or when the config is
+    invalid (refused where it is planned)."""
+    if metric_names:
+        return []
+    try:
+        custom = custom_metrics_of(config)
+        criteria = criteria_from(config) if custom else None
+    except ConfigurationError:
+        return []
+    return never_run_custom_metrics(custom, criteria or {})
+
+
 def registry_with_custom_metrics(
     own_config: Mapping[str, Any] | EvalConfig | None, registry: MetricRegistry | None = None
 ) -> MetricRegistry:

@@ -28,6 +28,7 @@ from otel_eval.model import (
     PerInvocationResult,
     TracedInvocation,
 )
+from otel_eval.model.loading import json_path
 from otel_eval.reconstruct.plain import PlainInvocation
 from otel_eval.reconstruct.reads import Reads
 
@@ -108,6 +109,11 @@ class Evaluator(abc.ABC):
                 raise ConfigurationError(
                     f"invalid criterion for metric {info.name!r}: {_first_error(exc, info.criterion_type)}"
                 ) from exc
+            misspelled = next(iter(self.criterion.misspelled_options().items()), None)
+            if misspelled is not None:
+                raise ConfigurationError(
+                    f"invalid criterion for metric {info.name!r}: {misspelled_option(*misspelled)}"
+                )
             warn_threshold(info, self.criterion.threshold)
         if judge is not None and not isinstance(judge, Judge):
             raise TypeError(f"judge must implement otel_eval.judge.Judge, got {type(judge).__name__}")
@@ -245,6 +251,11 @@ class Evaluator(abc.ABC):
         )
 
 
+def misspelled_option(key: str, option: str) -> str:
+    """Why a criterion's ``key`` close to its ``option`` is refused (:meth:`BaseCriterion.misspelled_options`)."""
+    return f"{key}: not an option of this metric (did you mean {option!r}?); ADK would ignore it"
+
+
 def threshold_warning(info: MetricInfo, threshold: float) -> str | None:
     """Why ``threshold`` cannot give both verdicts (above the metric's range: it never passes; below: it never
     fails), or None. ADK's threshold is an unbounded float, so such a threshold is accepted, with this warning."""
@@ -286,7 +297,7 @@ def check_threshold(info: MetricInfo, threshold: float) -> None:
 
 def _first_error(exc: pydantic.ValidationError, criterion_type: type[BaseCriterion] | None = None) -> str:
     err = exc.errors()[0]
-    location = ".".join(str(part) for part in err["loc"]) or "criterion"
+    location = json_path(err["loc"]) if err["loc"] else "criterion"
     enum_type = _enum_field(criterion_type, err["loc"])
     if enum_type is not None:
         names = ", ".join(member.name for member in enum_type)

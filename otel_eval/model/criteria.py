@@ -6,6 +6,7 @@ each metric re-validates the criterion into its own type with :meth:`BaseCriteri
 
 from __future__ import annotations
 
+import difflib
 from enum import Enum
 from typing import Any, Literal, TypeVar
 
@@ -13,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, alias_generat
 
 from otel_eval.model import genai as genai_types
 from otel_eval.model._base import EvalBaseModel
-from otel_eval.model.eval_case import Rubric
+from otel_eval.model.eval_case import Rubric, repeated_rubric_ids, repeated_rubric_ids_error
 from otel_eval.model.simulator_config import LiveModelConfig, UserSimulatorConfig, with_default_simulator_type
 
 DEFAULT_JUDGE_MODEL = "gemini-2.5-flash"
@@ -52,6 +53,18 @@ class BaseCriterion(BaseModel):
         default=False, description="Judge intermediate texts together with the final response."
     )
 
+    def misspelled_options(self) -> dict[str, str]:
+        """Each key this criterion keeps as unknown that is close to one of its options (``match_typ``: ``match_type``),
+        with that option. ADK keeps such a key and ignores it, leaving the option meant at its default: refused where
+        a metric takes its criterion (stricter than ADK 2.13)."""
+        options = [key for name, field in type(self).model_fields.items() for key in (name, field.alias) if key]
+        found = {}
+        for key in self.model_extra or {}:
+            close = difflib.get_close_matches(key, options, n=1, cutoff=0.85)
+            if close:
+                found[key] = close[0]
+        return found
+
     def as_type(self, criterion_type: type[CriterionT]) -> CriterionT:
         """Re-validates this criterion (with its extra keys) as ``criterion_type``, as ADK's evaluators do."""
         if isinstance(self, criterion_type):
@@ -71,6 +84,14 @@ class RubricsBasedCriterion(BaseCriterion):
 
     judge_model_options: JudgeModelOptions = Field(default_factory=JudgeModelOptions)
     rubrics: list[Rubric] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _rubric_ids_unique(self) -> RubricsBasedCriterion:
+        # Stricter than ADK 2.13, which takes such a criterion and fails on each invocation it evaluates.
+        found = repeated_rubric_ids(self.rubrics, ("rubrics",))
+        if found:
+            raise repeated_rubric_ids_error(type(self).__name__, found)
+        return self
 
 
 class EvalServiceCriterion(BaseCriterion):

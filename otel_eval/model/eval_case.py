@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from collections.abc import Sequence
+from typing import Any, NamedTuple, TypeAlias
 
 import pydantic
+import pydantic_core
 from pydantic import Field, field_validator, model_validator
 
 from otel_eval.model import genai as genai_types
@@ -27,6 +29,49 @@ class Rubric(EvalBaseModel):
     rubric_content: RubricContent = Field(description="The actual testable criterion for the rubric.")
     description: str | None = Field(default=None, description="How the rubric's result should be read.")
     type: str | None = Field(default=None, description="Rubric type, e.g. FINAL_RESPONSE_QUALITY or TOOL_USE_QUALITY.")
+
+
+class RepeatedRubricId(NamedTuple):
+    """A rubric whose ``rubric_id`` an earlier rubric has."""
+
+    location: tuple[int | str, ...]
+    """Where its ``rubric_id`` is (``("rubrics", 2, "rubric_id")``)."""
+    rubric_id: str
+    problem: str
+    """``'r1' repeats rubrics[0]``."""
+
+
+def repeated_rubric_ids(
+    rubrics: Sequence[Rubric] | None, at: tuple[int | str, ...], seen: dict[str, str] | None = None
+) -> list[RepeatedRubricId]:
+    """Each rubric of ``rubrics`` (at ``at``, ending in the list's key) whose ``rubric_id`` an earlier one has, in
+    this list or in ``seen`` (id -> where it is, to which this list's ids are added).
+
+    The rule wherever rubrics are read (a rubric metric's criterion, an eval case, its invocations): ADK 2.13 reads
+    such rubrics too and fails only when it evaluates them (``Rubric with rubric_id 'r1' already exists``)."""
+    seen = {} if seen is None else seen
+    found = []
+    for index, rubric in enumerate(rubrics or ()):
+        where = seen.get(rubric.rubric_id)
+        if where is not None:
+            problem = f"{rubric.rubric_id!r} repeats {where}"
+            found.append(RepeatedRubricId((*at, index, "rubric_id"), rubric.rubric_id, problem))
+        else:
+            seen[rubric.rubric_id] = f"{at[-1]}[{index}]"
+    return found
+
+
+def repeated_rubric_ids_error(title: str, found: Sequence[RepeatedRubricId]) -> pydantic.ValidationError:
+    """``found`` as the error a validator raises, each at its own location (under the validated field's)."""
+    line_errors: list[Any] = [
+        {
+            "type": pydantic_core.PydanticCustomError("rubric_id_repeated", "{problem}", {"problem": repeated.problem}),
+            "loc": repeated.location,
+            "input": repeated.rubric_id,
+        }
+        for repeated in found
+    ]
+    return pydantic_core.ValidationError.from_exception_data(title, line_errors)
 
 
 class RubricScore(EvalBaseModel):
@@ -170,6 +215,17 @@ class EvalCase(EvalBaseModel):
         if (self.conversation is None) == (self.conversation_scenario is None):
             raise ValueError("Exactly one of conversation and conversation_scenario must be provided in an EvalCase.")
         return self
+
+    def repeated_rubric_ids(self) -> list[RepeatedRubricId]:
+        """The rubrics of this case whose ``rubric_id`` is taken already: in the case's ``rubrics``, or in an
+        invocation's, by its other rubrics or the case's (ADK copies the case's and the invocation's rubrics onto the
+        actual invocation together, and fails on a repeated id)."""
+        case_ids: dict[str, str] = {}
+        found = repeated_rubric_ids(self.rubrics, ("rubrics",), case_ids)
+        for turn, invocation in enumerate(self.conversation or ()):
+            seen = {rubric_id: f"the case's {where}" for rubric_id, where in case_ids.items()}
+            found += repeated_rubric_ids(invocation.rubrics, ("conversation", turn, "rubrics"), seen)
+        return found
 
 
 def get_all_tool_calls(intermediate_data: IntermediateDataType | None) -> list[genai_types.FunctionCall]:

@@ -18,6 +18,7 @@ from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval._runtime.unknown_variables import warn_unknown_variables
 from otel_eval.emit import RecordSink
 from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.evaluation.criteria import never_run_custom_metrics_of
 from otel_eval.judge import Judge
 from otel_eval.metrics import MetricRegistry
 from otel_eval.model import EvalConfig
@@ -137,6 +138,8 @@ class EvaluationSpanProcessor(SpanProcessor):
         )  # fmt: skip
         engine = process_engine if settings.isolation == env.ISOLATION_PROCESS else in_thread_engine
         self._engine: Engine = engine(options)
+        for line in never_run_custom_metrics_of(criteria, settings.metrics):
+            logger.warning("EvaluationSpanProcessor: %s", line)
         if (
             type(self).on_start is EvaluationSpanProcessor.on_start
             and type(self).on_end is EvaluationSpanProcessor.on_end

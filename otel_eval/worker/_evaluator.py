@@ -3,6 +3,7 @@ worker's settings and emitting through its telemetry."""
 
 from __future__ import annotations
 
+import logging
 import warnings
 from functools import partial
 from typing import Final
@@ -10,7 +11,7 @@ from typing import Final
 from otel_eval import environment_variables as env
 from otel_eval.emit import Emitters
 from otel_eval.evaluation.core import EvaluationCore, Scope, Started
-from otel_eval.evaluation.criteria import check_metric_names, registry_with_custom_metrics
+from otel_eval.evaluation.criteria import check_metric_names, never_run_custom_metrics_of, registry_with_custom_metrics
 from otel_eval.evaluation.request_criteria import ANY_METRIC
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.reconstruct.plain import PlainRequest
@@ -20,6 +21,8 @@ from otel_eval.worker._judge_watch import JudgeWatch
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker.settings import WorkerSettings
 from otel_eval.worker.telemetry import WorkerTelemetry
+
+logger = logging.getLogger(__name__)
 
 
 def build_core(
@@ -62,6 +65,8 @@ def build_core(
     judge = default_judge()
     judge.use_meter_provider(telemetry.meter_provider)
     criteria = criteria_setting(settings.criteria, setting=settings.setting_name("criteria"))
+    for line in never_run_custom_metrics_of(criteria, settings.metric_names):
+        logger.warning("%s: %s", settings.setting_name("criteria"), line)
     policy = settings.request_policy
     if policy.honour:  # a misspelt name would refuse every request naming the metric meant, quietly
         allowed = sorted(policy.metrics - {ANY_METRIC})
