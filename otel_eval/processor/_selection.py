@@ -4,8 +4,9 @@ sampling, filters, own traffic.
 Sampling by session: a multi-turn session's turns are separate traces, and the conversation-level metrics judge the
 session from the turns evaluated, so its turns are evaluated all or none. With priority sampling (the default) every
 trace is buffered and decided when its local root ends: by the session id its spans name (the first of
-:data:`SESSION_ID_KEYS` on the root, then on the other spans buffered), hashed (:func:`session_sampled`: the same
-answer in every process and run), else by its trace id. Without priority sampling the decision is made in ``on_start``
+:data:`~otel_eval.reconstruct.sessions.SESSION_ID_KEYS` on the root, then on the other spans buffered: the rule every
+convention's reader follows), hashed (:func:`session_sampled`: the same answer in every process and run), else by its
+trace id. Without priority sampling the decision is made in ``on_start``
 and ``on_end``, where no session id is known: by trace id only.
 
 Priority sampling: a trace the trace-id decision leaves out is still evaluated when its local root span ended in
@@ -36,6 +37,7 @@ from otel_eval.instruments import InstrumentHolder
 from otel_eval.judge.priority import PriorityPolicy
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.reconstruct.plain import PlainRequest
+from otel_eval.reconstruct.sessions import session_id_of
 from otel_eval.reconstruct.signals import feedback_attribute, feedback_text
 
 _LOW_64_BITS = (1 << 64) - 1
@@ -62,29 +64,6 @@ def is_sampled(trace_id: int, bound: int | None) -> bool:
     return bound is None or (trace_id & _LOW_64_BITS) < bound
 
 
-SESSION_ID_KEYS = (
-    semconv.GEN_AI_CONVERSATION_ID,
-    semconv.ADK_SESSION_ID,
-    semconv.SESSION_ID,
-    semconv.TRACELOOP_ASSOCIATION_SESSION_ID,
-)
-"""The attributes that name an invocation's session, as the conventions' readers find it (in this order per span)."""
-_SESSION_ID_KEY_SET = frozenset(SESSION_ID_KEYS)
-
-
-def session_of(spans: Iterable[ReadableSpan]) -> str | None:
-    """The first non-empty session id (:data:`SESSION_ID_KEYS`) over ``spans`` in order, or None."""
-    for span in spans:
-        attributes = span.attributes
-        # An SDK span's attributes answer a missing key by an exception: the few it has are iterated instead.
-        if attributes and not _SESSION_ID_KEY_SET.isdisjoint(attributes):
-            for key in SESSION_ID_KEYS:
-                value = attributes.get(key)
-                if value and isinstance(value, str):
-                    return value
-    return None
-
-
 def session_sampled(session_id: str, bound: int | None) -> bool:
     """Whether the session ``session_id`` is evaluated: a 64-bit BLAKE2b hash of the id under ``bound`` (the bound a
     trace id's low 64 bits are compared with), so the same id gives the same answer in every process and run."""
@@ -99,7 +78,7 @@ def in_sample(trace_id: int, spans: Iterable[ReadableSpan], bound: int | None) -
     session they name (:func:`session_sampled`), else by ``trace_id`` (:func:`is_sampled`)."""
     if bound is None:
         return True
-    session = session_of(spans)
+    session = session_id_of(spans)
     return is_sampled(trace_id, bound) if session is None else session_sampled(session, bound)
 
 
@@ -274,7 +253,7 @@ class Sampling:
         bound, priority = self.bound, self.priority
         if priority is None:
             return is_sampled(trace_id, bound)
-        session = session_of((span,))
+        session = session_id_of((span,))
         if bound != 0 if session is None else session_sampled(session, bound):
             return True
         return priority.reason(span) is not None

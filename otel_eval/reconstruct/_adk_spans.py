@@ -20,6 +20,7 @@ from otel_eval.reconstruct._containment import containing_range, tightest_contai
 from otel_eval.reconstruct._span_tree import SpanTree
 from otel_eval.reconstruct._token_usage import Usage
 from otel_eval.reconstruct._values import tool_call_args, tool_response_payload
+from otel_eval.reconstruct.sessions import session_id_of
 from otel_eval.traces import json_loads
 from otel_eval.traces.span import Span
 
@@ -74,8 +75,8 @@ def is_merged_tool_span(span: Span) -> bool:
 
 
 def session_of(span: Span) -> str | None:
-    """The session id a span names, if any."""
-    return span.str_attr(semconv.ADK_SESSION_ID) or span.str_attr(semconv.GEN_AI_CONVERSATION_ID) or None
+    """The session id a span names, if any (the rule of :mod:`otel_eval.reconstruct.sessions`)."""
+    return session_id_of((span,))
 
 
 def invocation_of(span: Span) -> str | None:

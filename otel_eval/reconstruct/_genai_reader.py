@@ -35,15 +35,15 @@ from otel_eval.reconstruct._genai_agent_details import declarations_from_definit
 from otel_eval.reconstruct._genai_calls import function_calls, may_hold_calls
 from otel_eval.reconstruct._genai_kinds import CONVENTION_NAME, TOOL_OPERATION, SpanKinds, traceloop_kind
 from otel_eval.reconstruct._genai_messages import ParsedMessages, parse_messages, sound_message_list
-from otel_eval.reconstruct._grouping import InvocationReader, session_id_of
+from otel_eval.reconstruct._grouping import InvocationReader
 from otel_eval.reconstruct._span_tree import SpanTree, nested_span_ids
 from otel_eval.reconstruct._token_usage import Usage, usage_from
 from otel_eval.reconstruct._values import parse_json_value, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.reads import Reads
+from otel_eval.reconstruct.sessions import session_id_of
 from otel_eval.traces.span import Span
 
 _GENERIC_AGENT_NAMES = frozenset({"OpenAI Agent"})
-_SESSION_KEYS = (semconv.GEN_AI_CONVERSATION_ID, semconv.SESSION_ID, semconv.TRACELOOP_ASSOCIATION_SESSION_ID)
 """What names an invocation's session (per span, in this order): OpenLLMetry's instrumentations write GenAI spans and
 a LangChain run's ``session_id`` metadata as an association property (the processor samples sessions by it too)."""
 _CONTENT_KEYS = frozenset(
@@ -212,7 +212,7 @@ class GenAIReader(InvocationReader):
         members = self.members
         # The root first, then the members (the root among them, usually first: not read twice).
         spans = members if members and members[0] is self.root else [self.root, *members]
-        return session_id_of(spans, _SESSION_KEYS)
+        return session_id_of(spans)
 
     def has_content(self, span: Span) -> bool:
         attributes = span.attributes

@@ -13,7 +13,7 @@ knows its own attributes; the grouping, ordering and empty-trace warning here ar
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from otel_eval.model import TracedInvocation
@@ -177,13 +177,3 @@ def trace_invocations(
 
 def _start_order(invocation: PlainInvocation | TracedInvocation) -> tuple[int, str]:
     return invocation.start_time_ns, invocation.span_id
-
-
-def session_id_of(spans: Iterable[Span], keys: Sequence[str]) -> str | None:
-    """The first non-empty string under any of ``keys`` (in key order per span), over ``spans`` in order."""
-    for span in spans:
-        for key in keys:
-            value = span.attributes.get(key)
-            if isinstance(value, str) and value:
-                return value
-    return None

@@ -57,7 +57,7 @@ from otel_eval.reconstruct._draft import (
     texts_of,
 )
 from otel_eval.reconstruct._flattened import first_int, first_str, has_indexed, indexed, string_list
-from otel_eval.reconstruct._grouping import InvocationReader, invocations_of_roots, session_id_of, trace_invocations
+from otel_eval.reconstruct._grouping import InvocationReader, invocations_of_roots, trace_invocations
 from otel_eval.reconstruct._openinference_values import (
     kickoff_inputs_text,
     output_tool_calls,
@@ -69,6 +69,7 @@ from otel_eval.reconstruct._token_usage import Usage
 from otel_eval.reconstruct._values import nonempty_str, parse_json, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.reconstruct.reads import Reads
+from otel_eval.reconstruct.sessions import session_id_of
 from otel_eval.traces.span import Span
 
 _LANGGRAPH = "LangGraph"
@@ -251,7 +252,7 @@ class _Reader(InvocationReader):
         return draft
 
     def session_id(self) -> str | None:
-        return session_id_of([self.root, *self.members], (semconv.SESSION_ID, semconv.GEN_AI_CONVERSATION_ID))
+        return session_id_of([self.root, *self.members])
 
     def has_content(self, span: Span) -> bool:
         attributes = span.attributes

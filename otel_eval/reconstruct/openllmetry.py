@@ -39,7 +39,6 @@ from otel_eval.reconstruct._flattened import first_str, has_indexed, indexed
 from otel_eval.reconstruct._grouping import (
     InvocationReader,
     invocations_of_roots,
-    session_id_of,
     trace_invocations,
     turn_invocations,
 )
@@ -48,12 +47,12 @@ from otel_eval.reconstruct._token_usage import usage_from
 from otel_eval.reconstruct._values import nonempty_str, parse_json, tool_call_args, tool_response_payload
 from otel_eval.reconstruct.base import Convention, TraceInvocations
 from otel_eval.reconstruct.reads import Reads
+from otel_eval.reconstruct.sessions import session_id_of
 from otel_eval.traces.span import Span
 
 WORKFLOW = "workflow"
 AGENT = "agent"
 TOOL = "tool"
-_SESSION_KEYS = (semconv.TRACELOOP_ASSOCIATION_SESSION_ID, semconv.GEN_AI_CONVERSATION_ID, semconv.SESSION_ID)
 _TEXT_KEYS = ("input", "question", "query", "prompt", "task", "output", "answer", "content", "text")
 
 
@@ -235,7 +234,7 @@ class _Reader(InvocationReader):
         return draft
 
     def session_id(self) -> str | None:
-        return session_id_of([self.root, *self.members], _SESSION_KEYS)
+        return session_id_of([self.root, *self.members])
 
     def has_content(self, span: Span) -> bool:
         attributes = span.attributes

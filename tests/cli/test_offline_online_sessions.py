@@ -11,6 +11,7 @@ the conversation-level metric on each session's window once idle: its records eq
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import tempfile
 from pathlib import Path
@@ -197,3 +198,32 @@ def test_langgraph_turns_under_openllmetry_join_the_session_their_thread_id_or_m
         statuses = judged["per_invocation_statuses"]
         assert len(conversations[session_id]["trace_ids"]) == len(statuses) == turns
         assert statuses[:-1] == ["NOT_EVALUATED"] * (turns - 1) and statuses[-1] in ("PASSED", "FAILED")
+
+
+def test_openai_agents_turns_join_a_session_by_using_session_not_by_the_trace_group_id(
+    judge_server: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recorded OpenAI Agents SDK turns under OpenInference, each in ``trace(..., group_id=...)``: the group id reaches
+    no span, so the turns naming only a group are conversations of their own; the turns run in OpenInference's
+    ``using_session`` (``session.id``) join their session, judged as one conversation (docs/frameworks.md)."""
+    use_loopback_judge(monkeypatch, judge_server.base_url)
+    frameworks = Path(__file__).parents[1] / "data" / "frameworks"
+    recorded = frameworks / "openai_agents_openinference" / "sessions.otlp.json.gz"
+    assert b"group-" not in gzip.decompress(recorded.read_bytes())
+    criteria = {"criteria": {MULTI_TURN: CONFIG["criteria"][MULTI_TURN]}}
+    with tempfile.TemporaryDirectory() as directory:
+        config = Path(directory) / "config.json"
+        config.write_text(json.dumps(criteria))
+        args = ["run", str(recorded), "--config", str(config), "--output", "json"]
+        result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.stderr
+    conversations = json.loads(result.stdout)["results"]
+    assert sorted((c["session_id"] or "", len(c["trace_ids"])) for c in conversations) == [
+        ("", 1),
+        ("", 1),
+        ("chat-b", 2),
+    ]
+    (session,) = [c for c in conversations if c["session_id"] == "chat-b"]
+    (judged,) = [m for m in session["metrics"] if m["metric_name"] == MULTI_TURN]
+    assert judged["per_invocation_statuses"][0] == "NOT_EVALUATED"
+    assert judged["per_invocation_statuses"][1] in ("PASSED", "FAILED")
