@@ -6,15 +6,15 @@ backend did, never a traceback, never a run that reads forever, never the backen
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
 from tests.cli.conftest import CliResult
+from tests.loopback import LoopbackServer
 
 pytestmark = [pytest.mark.timeout(60)]
 
@@ -51,15 +51,11 @@ class _Backend:
 
             do_GET = do_POST = _answer
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self._server = LoopbackServer(Handler)
+        self.url = self._server.url
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join()
+        self._server.close()
 
 
 @pytest.fixture

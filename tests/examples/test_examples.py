@@ -11,10 +11,9 @@ import os
 import re
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from otel_eval.evaluation.embedded import NO_DESTINATION_WARNING
 from otel_eval.metrics import EFFICIENCY_METRICS
+from tests.loopback import LoopbackServer
 
 pytestmark = pytest.mark.integration  # each example runs in an interpreter of its own
 
@@ -136,12 +136,8 @@ class _OtlpReceiver:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.handler = Handler
+        self.endpoint = ""
 
 
 def _leaves(requests: list[Any], *levels: str) -> list[Any]:
@@ -155,12 +151,9 @@ def _leaves(requests: list[Any], *levels: str) -> list[Any]:
 @contextmanager
 def _receiving(refused: frozenset[str] = frozenset()) -> Iterator[_OtlpReceiver]:
     receiver = _OtlpReceiver(refused)
-    receiver.thread.start()
-    try:
+    with LoopbackServer(receiver.handler) as server:
+        receiver.endpoint = server.url
         yield receiver
-    finally:
-        receiver.server.shutdown()
-        receiver.server.server_close()
 
 
 @pytest.fixture

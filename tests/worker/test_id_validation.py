@@ -5,9 +5,8 @@ paths quoted."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, ClassVar
 
 import pytest
@@ -20,6 +19,7 @@ from otel_eval.model import EvalStatus
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.worker.service import Worker
 from tests._kafka import create_topics, producer, random_topic, read_topic
+from tests.loopback import LoopbackServer
 from tests.transport._requests import request
 from tests.waiting import wait_until_async
 from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
@@ -103,16 +103,10 @@ class _Recorder(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def recorder() -> Iterator[tuple[str, list[str]]]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
     paths: ClassVar[list[str]] = []
     _Recorder.paths = paths
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", paths
-    finally:
-        server.shutdown()
-        server.server_close()
+    with LoopbackServer(_Recorder) as server:
+        yield server.url, paths
 
 
 def test_mlflow_quotes_ids_in_url_paths(recorder: tuple[str, list[str]]) -> None:

@@ -13,7 +13,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from otel_eval.model.messages import EvaluationRecord
 from tests.emit.sinks import recipe
 from tests.emit.sinks.agent import run_evaluated_agent
 from tests.emit.sinks.servers import BackendServer, CuttableLink, mlflow_server
+from tests.loopback import LoopbackServer
 from tests.waiting import wait_until
 
 # The first run creates the backend's venv (minutes) inside the fixture: more than the suite's 300 s per test.
@@ -192,13 +193,11 @@ class HeldReads:
 
             do_GET = do_POST = do_PATCH = do_DELETE = _forward
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server = LoopbackServer(Handler)
+        self.url = self._server.url
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.close()
 
 
 def test_two_workers_writing_the_same_results_at_once_leave_one_assessment_each(

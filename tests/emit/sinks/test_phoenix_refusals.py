@@ -5,9 +5,8 @@ Phoenix does for its reserved names). A refused annotation costs only itself; th
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -17,6 +16,7 @@ from otel_eval.emit.sinks import BatchingSink
 from otel_eval.emit.sinks.phoenix import PhoenixBackend
 from otel_eval.model import EvalStatus
 from otel_eval.model.messages import EvaluationRecord
+from tests.loopback import LoopbackServer
 
 REFUSED = "refused_metric"
 
@@ -59,15 +59,11 @@ class _Phoenix:
                 phoenix.stored.extend(body["data"])
                 self._send(200, {"data": [{"id": str(i)} for i in range(len(body["data"]))]})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self._server = LoopbackServer(Handler)
+        self.url = self._server.url
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join()
+        self._server.close()
 
 
 @pytest.fixture
