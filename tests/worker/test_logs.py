@@ -49,15 +49,12 @@ def test_libraries_log_per_request_lines_only_at_debug_unless_configured() -> No
         assert logging.getLogger(name).isEnabledFor(logging.WARNING), name
 
 
-@pytest.mark.kafka
-@pytest.mark.integration
-async def test_a_judged_run_at_info_logs_no_line_per_judge_call(kafka_bootstrap: str, tmp_path: Path) -> None:
-    server = FakeGemini(lambda model, body: error_reply(503, "judge down")).start()
+def _judged_worker(
+    server: FakeGemini, kafka_bootstrap: str, *more_args: str
+) -> tuple[str, str, dict[str, str], list[str]]:
+    """Fresh requests and results topics, and the environment and flags of a worker judging
+    ``hallucinations_v1`` with ``server`` (one attempt a call) between them."""
     requests_topic, results_topic = random_topic("requests"), random_topic("results")
-    sent = [request(i) for i in range(6)]
-    async with producer(kafka_bootstrap, acks="all") as prod:
-        for item in sent:
-            await prod.send(requests_topic, item.model_dump_json().encode(), key=item.trace_id.encode())
     env = {
         "OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS": "6000",
         "OTEL_EVAL_CRITERIA": '{"hallucinations_v1": {"threshold": 0.5}}',
@@ -66,7 +63,19 @@ async def test_a_judged_run_at_info_logs_no_line_per_judge_call(kafka_bootstrap:
         "GOOGLE_GEMINI_BASE_URL": server.base_url,
     }
     args = ["--bootstrap-servers", kafka_bootstrap, "--requests-topic", requests_topic, "--results-topic"]
-    args += [results_topic, "--group-id", random_topic("group"), "--telemetry", "none"]
+    args += [results_topic, "--group-id", random_topic("group"), "--telemetry", "none", *more_args]
+    return requests_topic, results_topic, env, args
+
+
+@pytest.mark.kafka
+@pytest.mark.integration
+async def test_a_judged_run_at_info_logs_no_line_per_judge_call(kafka_bootstrap: str, tmp_path: Path) -> None:
+    server = FakeGemini(lambda model, body: error_reply(503, "judge down")).start()
+    requests_topic, results_topic, env, args = _judged_worker(server, kafka_bootstrap)
+    sent = [request(i) for i in range(6)]
+    async with producer(kafka_bootstrap, acks="all") as prod:
+        for item in sent:
+            await prod.send(requests_topic, item.model_dump_json().encode(), key=item.trace_id.encode())
     log = tmp_path / "worker.log"
     process = start_worker_process(args, env, log, prelude=WITHOUT_AIOHTTP)
     try:
@@ -97,16 +106,7 @@ async def test_a_judge_outage_is_one_warning_line_and_its_end_one_info_line(
         return error_reply(503, "judge down") if judge_down else scripted_verdicts(model, body)
 
     server = FakeGemini(respond).start()
-    requests_topic, results_topic = random_topic("requests"), random_topic("results")
-    env = {
-        "OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS": "6000",
-        "OTEL_EVAL_CRITERIA": '{"hallucinations_v1": {"threshold": 0.5}}',
-        "OTEL_EVAL_JUDGE_MAX_ATTEMPTS": "1",
-        "GOOGLE_API_KEY": TEST_KEY,
-        "GOOGLE_GEMINI_BASE_URL": server.base_url,
-    }
-    args = ["--bootstrap-servers", kafka_bootstrap, "--requests-topic", requests_topic, "--results-topic"]
-    args += [results_topic, "--group-id", random_topic("group"), "--telemetry", "none", "--max-batch-size", "2"]
+    requests_topic, results_topic, env, args = _judged_worker(server, kafka_bootstrap, "--max-batch-size", "2")
     log = tmp_path / "worker.log"
     process = start_worker_process(args, env, log)
     per_request = 1 + len(EFFICIENCY_METRICS)
