@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from google.protobuf.json_format import MessageToDict
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -175,6 +175,18 @@ def test_run_and_the_core_agree_on_sessions_over_several_traces(
     assert embedded == offline
 
 
+def _run_multi_turn_only(recorded: Path) -> Result:
+    """``otel-eval run --output json`` of ``recorded`` with the multi-turn metric alone (exit 0 or 1: scored)."""
+    criteria = {"criteria": {MULTI_TURN: CONFIG["criteria"][MULTI_TURN]}}
+    with tempfile.TemporaryDirectory() as directory:
+        config = Path(directory) / "config.json"
+        config.write_text(json.dumps(criteria))
+        args = ["run", str(recorded), "--config", str(config), "--output", "json"]
+        result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.stderr
+    return result
+
+
 def test_langgraph_turns_under_openllmetry_join_the_session_their_thread_id_or_metadata_names(
     judge_server: FakeGemini, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -184,13 +196,7 @@ def test_langgraph_turns_under_openllmetry_join_the_session_their_thread_id_or_m
     conversation-level metric judges the whole conversation, its verdict on the last turn."""
     use_loopback_judge(monkeypatch, judge_server.base_url)
     recorded = Path(__file__).parents[1] / "data" / "frameworks" / "langgraph_openllmetry" / "sessions.otlp.json.gz"
-    criteria = {"criteria": {MULTI_TURN: CONFIG["criteria"][MULTI_TURN]}}
-    with tempfile.TemporaryDirectory() as directory:
-        config = Path(directory) / "config.json"
-        config.write_text(json.dumps(criteria))
-        args = ["run", str(recorded), "--config", str(config), "--output", "json"]
-        result = CliRunner().invoke(main, args, catch_exceptions=False)
-    assert result.exit_code in (0, 1), result.stderr
+    result = _run_multi_turn_only(recorded)
     conversations = {c["session_id"]: c for c in json.loads(result.stdout)["results"]}
     assert sorted(conversations, key=str) == ["chat-1", "chat-2", "thread-a"]
     for session_id, turns in (("thread-a", 2), ("chat-1", 2), ("chat-2", 1)):
@@ -210,13 +216,7 @@ def test_openai_agents_turns_join_a_session_by_using_session_not_by_the_trace_gr
     frameworks = Path(__file__).parents[1] / "data" / "frameworks"
     recorded = frameworks / "openai_agents_openinference" / "sessions.otlp.json.gz"
     assert b"group-" not in gzip.decompress(recorded.read_bytes())
-    criteria = {"criteria": {MULTI_TURN: CONFIG["criteria"][MULTI_TURN]}}
-    with tempfile.TemporaryDirectory() as directory:
-        config = Path(directory) / "config.json"
-        config.write_text(json.dumps(criteria))
-        args = ["run", str(recorded), "--config", str(config), "--output", "json"]
-        result = CliRunner().invoke(main, args, catch_exceptions=False)
-    assert result.exit_code in (0, 1), result.stderr
+    result = _run_multi_turn_only(recorded)
     conversations = json.loads(result.stdout)["results"]
     assert sorted((c["session_id"] or "", len(c["trace_ids"])) for c in conversations) == [
         ("", 1),
