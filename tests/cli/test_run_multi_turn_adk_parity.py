@@ -183,12 +183,18 @@ def embedded_results(recorded: RecordedSessions) -> dict[str, dict[str, Any]]:
     return results
 
 
+_PAUSE_SECONDS = 3.0
+"""How long the replay pauses where the recording pauses (see :func:`embedded_windows_in_real_time`)."""
+
+
 def embedded_windows_in_real_time(recorded: RecordedSessions) -> dict[str, list[tuple[int, int, int]]]:
-    """The embedded processor (sessions idle after 0.8 s) fed the recorded spans in the order they ended, with the
-    recording's pause (its longest gap: 1.5 s and the turn after it) and no other gap, so the pause closes every
-    session's window: per session, the (window, first turn, last turn) of each window the processor judged, from the
-    records it emits. The other gaps are not replayed: on a loaded machine a turn recorded slowly took longer than the
-    0.8 s, and its gap closed a window the recording's schedule does not have."""
+    """The embedded processor (sessions idle after 0.8 s) fed the recorded spans in the order they ended, with a pause
+    where the recording has its longest gap (1.5 s, before the turn after it) and no other gap, so the pause closes
+    every session's window: per session, the (window, first turn, last turn) of each window the processor judged, from
+    the records it emits. The other gaps are not replayed: on a loaded machine a turn recorded slowly took longer than
+    the 0.8 s, and its gap closed a window the recording's schedule does not have. The pause is 3 s, not the
+    recording's 1.5: a session is idle from when the evaluation thread took its last turn in, which on a loaded machine
+    lagged the spans fed by more than the 0.7 s a 1.5 s pause leaves, and no window closed."""
     records: list[EvaluationRecord] = []
     processor = EvaluationSpanProcessor(
         CONFIG,
@@ -201,7 +207,7 @@ def embedded_windows_in_real_time(recorded: RecordedSessions) -> dict[str, list[
     pause = gaps.index(max(gaps)) + 1
     for index, span in enumerate(spans):
         if index == pause:
-            time.sleep(min(2.0, max(gaps) / 1e9))
+            time.sleep(_PAUSE_SECONDS)
         processor.on_end(span)
     turns = sum(len(v) for v in recorded.invocations.values())
     assert wait_until(lambda: sum(r.metric_name == MULTI_TURN for r in records) == turns, timeout=60)
