@@ -40,6 +40,11 @@ class EvaluationRequest(BaseModel):
         """Trace id of the (first) invocation."""
         return self.invocations[0].trace_id if self.invocations else ""
 
+    def rescued(self, reason: str) -> None:
+        """Marks its invocations evaluated by priority sampling for ``reason`` (``otel_eval.priority.reason``)."""
+        for invocation in self.invocations:
+            invocation.priority_reason = reason
+
     @property
     def record_key(self) -> str:
         """The Kafka record key: the session id of its (first) invocation when it has one, else its trace id. Every

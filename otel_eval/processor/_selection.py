@@ -196,12 +196,7 @@ def mark_rescued(requests: Iterable[EvaluationRequest | PlainRequest], reason: s
     """Gives the invocations of ``requests`` (a rescued root's) the reason priority sampling evaluated them for: it
     travels to their results (``otel_eval.priority.reason``), which then tell them apart from the sample's."""
     for request in requests:
-        if isinstance(request, PlainRequest):
-            for view in request.plain:
-                view.rescued(reason)
-        else:
-            for invocation in request.invocations:
-                invocation.priority_reason = reason
+        request.rescued(reason)
 
 
 @dataclass(frozen=True, slots=True)

@@ -193,6 +193,11 @@ class PlainRequest:
     """A plain request is paired with no case (pairing reads the user message)."""
     eval_set_id: ClassVar[None] = None
 
+    def rescued(self, reason: str) -> None:
+        """Marks its views evaluated by priority sampling for ``reason`` (``otel_eval.priority.reason``)."""
+        for view in self.plain:
+            view.rescued(reason)
+
     @property
     def trace_id(self) -> str:
         """Trace id of the (first) invocation."""
