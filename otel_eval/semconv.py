@@ -238,6 +238,13 @@ SCORE_HISTOGRAM_BUCKETS: Final[tuple[float, ...]] = (
     0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0,
 )  # fmt: skip
 """Explicit buckets for 0-1 and 1-5 scores (the SDK's defaults start at 5)."""
+JUDGE_DURATION_BUCKETS: Final[tuple[float, ...]] = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0, 120.0)
+"""Seconds of a judge request, retries and back-off included."""
+BATCH_DURATION_BUCKETS: Final[tuple[float, ...]] = (
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 60.0, 120.0,
+)  # fmt: skip
+"""Seconds of a worker's batch, from one of deterministic metrics (milliseconds) to one waiting on a slow judge
+(minutes). The SDK's default buckets are for milliseconds: every batch under 5 s would fall in the first one."""
 
 # --- read: GenAI semantic conventions -----------------------------------------------------------------------------
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"

@@ -17,8 +17,6 @@ OUTCOME_OK = "ok"
 OUTCOME_CACHED = "cached"
 OUTCOME_ERROR = "error"
 
-_DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0, 120.0)
-
 
 class JudgeInstruments(InstrumentHolder):
     """Records one judge request's outcome (after its retries) on ``meter_provider`` (the global one when None)."""
@@ -43,7 +41,7 @@ class JudgeInstruments(InstrumentHolder):
             semconv.METRIC_JUDGE_DURATION,
             unit="s",
             description="Judge request latency, retries and back-off included.",
-            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
+            explicit_bucket_boundaries_advisory=semconv.JUDGE_DURATION_BUCKETS,
         )
 
     def record(

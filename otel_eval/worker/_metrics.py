@@ -11,27 +11,6 @@ from otel_eval import semconv
 from otel_eval.evaluation.request_criteria import Refusal
 from otel_eval.instruments import LogRecordDrops, weak_callback
 
-_BATCH_DURATION_BUCKETS = (
-    0.001,
-    0.0025,
-    0.005,
-    0.01,
-    0.025,
-    0.05,
-    0.1,
-    0.25,
-    0.5,
-    1.0,
-    2.5,
-    5.0,
-    10.0,
-    25.0,
-    60.0,
-    120.0,
-)
-"""Seconds, from a batch of deterministic metrics (milliseconds) to one waiting on a slow judge (minutes). The SDK's
-default buckets are for milliseconds: every batch under 5 s would fall in the first one, and any quantile read ~2.5 s."""
-
 
 class WorkerMetrics(LogRecordDrops):
     """Instruments of one worker, with in-process totals (:meth:`snapshot`) for tests and logs."""
@@ -50,7 +29,7 @@ class WorkerMetrics(LogRecordDrops):
             semconv.METRIC_BATCH_DURATION,
             unit="s",
             description="From fetching a batch to committing its offsets.",
-            explicit_bucket_boundaries_advisory=_BATCH_DURATION_BUCKETS,
+            explicit_bucket_boundaries_advisory=semconv.BATCH_DURATION_BUCKETS,
         )
         self._duplicates = self._counter(
             semconv.METRIC_WORKER_DUPLICATES_SKIPPED,
