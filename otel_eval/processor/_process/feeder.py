@@ -133,6 +133,7 @@ class EvaluationProcess:
         self._idle_timeout = idle_timeout
         self._closing = False
         self._stop_deadline = 0.0
+        self._stop_answered = False
         self.child_stats: dict[str, int] = {}
         """The evaluation process's :meth:`~otel_eval.EvaluationSpanProcessor.stats`, as of its last flush reply."""
         self._start()
@@ -191,7 +192,10 @@ class EvaluationProcess:
         self._thread.join(max(0.0, deadline - time.monotonic()))
         child = self._supervisor.child
         if child is not None and child.process.poll() is None and time.monotonic() >= deadline:
-            logger.warning("the evaluation process did not stop within the shutdown timeout; killed")
+            if self._stop_answered:  # its account is in: only the interpreter's own teardown is cut short
+                logger.debug("the evaluation process answered the shutdown but was still exiting; killed")
+            else:
+                logger.warning("the evaluation process did not stop within the shutdown timeout; killed")
             child.process.kill()
         if self._enricher is not None:
             self._enricher.shutdown(millis_until(deadline))
@@ -366,7 +370,7 @@ class EvaluationProcess:
         if child is None:
             return
         child.requests += 1
-        self._ask(child, Shutdown(_sooner(deadline), child.requests, time.time()), deadline)
+        self._stop_answered = self._ask(child, Shutdown(_sooner(deadline), child.requests, time.time()), deadline)
         child.close(deadline)
 
 
