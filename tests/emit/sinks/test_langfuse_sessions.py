@@ -60,7 +60,7 @@ def _online(langfuse: LoopbackLangfuse) -> tuple[list[EvaluationRecord], list[An
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     records: list[EvaluationRecord] = []
     processor = EvaluationSpanProcessor(
-        CONFIG, settings=ProcessorSettings(sessions=SessionLimits(idle_timeout=1.0)), sinks=[records.extend]
+        CONFIG, settings=ProcessorSettings(sessions=SessionLimits(idle_timeout=2.0)), sinks=[records.extend]
     )
     provider.add_span_processor(processor)
     agent = TravelAgent(provider)
@@ -117,6 +117,24 @@ def test_a_conversations_result_is_a_session_score_and_a_backfill_of_its_turns_r
             score.get("traceId"),
             score["value"],
         )
+
+
+def test_each_window_of_a_resumed_session_keeps_its_own_session_score(langfuse: LoopbackLangfuse) -> None:
+    provider = TracerProvider(shutdown_on_exit=False)
+    processor = EvaluationSpanProcessor(CONFIG, settings=ProcessorSettings(sessions=SessionLimits(idle_timeout=0.3)))
+    provider.add_span_processor(processor)
+    agent = TravelAgent(provider)
+    for window, scenario in enumerate(SCENARIOS[:2]):  # one turn a window: no timing decides where a window ends
+        agent.run(scenario, conversation_id="resumed")
+        assert wait_until(lambda window=window: len(_session_scores(langfuse)) == window + 1, 30)
+    processor.shutdown()
+    provider.shutdown()
+    windows = sorted(
+        (s["metadata"]["otel_eval.session.window"], s["metadata"]["otel_eval.session.first_turn"], s["value"])
+        for s in _session_scores(langfuse)
+    )
+    assert windows == [(0, 0, 1.0), (1, 1, 1.0)]
+    assert {s["sessionId"] for s in _session_scores(langfuse)} == {"resumed"}
 
 
 @pytest.mark.parametrize(
