@@ -3,8 +3,10 @@
 No Langfuse server can run in the test environment (it needs Postgres, ClickHouse, Redis and S3), so this one
 implements, from Langfuse's public API reference: its OTLP/HTTP traces endpoint ``POST /api/public/otel/v1/traces``
 (protobuf, basic auth; the spans are kept), ``POST /api/public/scores`` (basic auth with the project's public
-and secret key; the score's ``id`` upserts) and ``GET /api/public/scores?traceId=...`` (``{"data": [...],
-"meta": {...}}``). It can be stopped and started again on the same port, and answer 503 for a while.
+and secret key; the score's ``id`` upserts; a body is validated as the server's ``PostScoresBody`` schema does, see
+:func:`invalid_score`), ``GET /api/public/scores?traceId=...`` (trace scores only, as the server's v1 list) and
+``GET /api/public/v2/scores?sessionId=...&traceId=...`` (trace and session scores), each ``{"data": [...], "meta":
+{...}}``. It can be stopped and started again on the same port, and answer 503 for a while.
 """
 
 from __future__ import annotations
@@ -24,6 +26,42 @@ PUBLIC_KEY = "pk-lf-test-public"
 SECRET_KEY = "sk-lf-test-secret-do-not-log"
 
 
+def invalid_score(body: Any) -> str | None:
+    """Why Langfuse's ``POST /api/public/scores`` answers 400 to ``body`` (None: it takes it), after the server's
+    schema (``packages/shared/src/features/scores/interfaces/api/shared.ts``, ``PostScoresBody``): a non-empty
+    name; exactly one of ``traceId`` (with an optional ``observationId``), ``sessionId`` (Langfuse 3.53 and later)
+    and ``datasetRunId``, so an ``observationId`` needs a ``traceId`` (``applyScoreValidation``); a value of the
+    ``dataType``'s type (NUMERIC a number, CATEGORICAL a string, BOOLEAN 0 or 1)."""
+    if not isinstance(body, dict):
+        return "the body is not an object"
+    if not isinstance(body.get("name"), str) or not body["name"]:
+        return "name: a non-empty string is required"
+    trace, session, run = (bool(body.get(key)) for key in ("traceId", "sessionId", "datasetRunId"))
+    observation = bool(body.get("observationId"))
+    if not (
+        (trace and not session and not run)
+        or (session and not trace and not run and not observation)
+        or (run and not trace and not session and not observation)
+    ):
+        return (
+            "Provide exactly one of the following: traceId (with optional observationId), sessionId or "
+            "datasetRunId. ObservationId requires traceId."
+        )
+    value, data_type = body.get("value"), body.get("dataType")
+    if data_type not in (None, "NUMERIC", "CATEGORICAL", "BOOLEAN", "CORRECTION", "TEXT"):
+        return f"dataType: invalid discriminator value {data_type!r}"
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if data_type == "NUMERIC" and not number:
+        return "value: a number is required for data type NUMERIC"
+    if data_type == "CATEGORICAL" and not isinstance(value, str):
+        return "value: a string is required for data type CATEGORICAL"
+    if data_type == "BOOLEAN" and value not in (0, 1):
+        return "Value must be a number equal to either 0 or 1 for data type BOOLEAN"
+    if data_type is None and not (number or isinstance(value, str)):
+        return "value: a number or a string is required"
+    return None
+
+
 class LoopbackLangfuse:
     """Scores by id, the requests it answered, and a switch to answer 503."""
 
@@ -32,6 +70,8 @@ class LoopbackLangfuse:
         self.spans: list[Any] = []
         """The OTLP spans received (``opentelemetry.proto.trace.v1.trace_pb2.Span``)."""
         self.posts = 0
+        self.refused: list[str] = []
+        """Why each score body answered 400 was refused."""
         self.unavailable = False
         self._lock = threading.Lock()
         self._port = port
@@ -74,8 +114,11 @@ class LoopbackLangfuse:
                     return self._reply(404, {"message": "not found"})
                 if not self._authorized():
                     return None
-                if not body.get("traceId") or not body.get("name") or "value" not in body:
-                    return self._reply(400, {"message": "traceId, name and value are required"})
+                problem = invalid_score(body)
+                if problem is not None:
+                    with owner._lock:
+                        owner.refused.append(problem)
+                    return self._reply(400, {"message": "Invalid request data", "error": [{"message": problem}]})
                 score_id = body.get("id") or str(uuid.uuid4())
                 with owner._lock:
                     owner.posts += 1
@@ -102,13 +145,19 @@ class LoopbackLangfuse:
 
             def do_GET(self) -> None:
                 url = urlsplit(self.path)
-                if url.path != "/api/public/scores":
+                if url.path not in ("/api/public/scores", "/api/public/v2/scores"):
                     return self._reply(404, {"message": "not found"})
                 if not self._authorized():
                     return None
-                trace_id = parse_qs(url.query).get("traceId", [None])[0]
+                query = {key: values[0] for key, values in parse_qs(url.query).items()}
+                wanted = {key: query[key] for key in ("traceId", "sessionId") if key in query}
                 with owner._lock:
-                    data = [s for s in owner.scores.values() if trace_id is None or s["traceId"] == trace_id]
+                    data = [
+                        s
+                        for s in owner.scores.values()
+                        if all(s.get(key) == value for key, value in wanted.items())
+                        and (url.path == "/api/public/v2/scores" or s.get("traceId"))  # v1 lists trace scores only
+                    ]
                 return self._reply(
                     200, {"data": data, "meta": {"page": 1, "limit": len(data), "totalItems": len(data)}}
                 )
