@@ -4,6 +4,7 @@ expression reads only metrics otel-eval emits (under their Prometheus names) wit
 from __future__ import annotations
 
 import itertools
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 
 from otel_eval import semconv
 from tests.deploy import prometheus_names
-from tests.deploy.conftest import PROMETHEUS_DIR, RULE_FILES, RULE_TEST_FILES, load_rules, load_yaml_documents
+from tests.deploy.conftest import PROMETHEUS_DIR, REPO, RULE_FILES, RULE_TEST_FILES, load_rules, load_yaml_documents
 from tests.deploy.emittable import check_label_values
 from tests.deploy.promql import selectors
 
@@ -97,6 +98,21 @@ def test_every_alert_has_severity_summary_and_description() -> None:
         if "alert" in rule:
             assert rule["labels"]["severity"] in ("page", "warning"), rule["alert"]
             assert rule["annotations"]["summary"] and rule["annotations"]["description"], rule["alert"]
+
+
+def _doc_anchors(path: Path) -> set[str]:
+    """The anchors MkDocs gives the headings of ``path`` (its default slugify)."""
+    headings = re.findall(r"^#+\s+(.+?)\s*$", path.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    return {re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", heading).strip().lower()) for heading in headings}
+
+
+@pytest.mark.parametrize("alert", [r for r in load_rules() if "alert" in r], ids=lambda r: r["alert"])
+def test_every_alert_names_its_runbook_section(alert: dict[str, Any]) -> None:
+    """On-call gets from the page to what to check and how to open the offending traces."""
+    runbook = alert["annotations"].get("runbook", "")
+    page, _, anchor = runbook.partition("#")
+    assert page == "docs/deploying.md" and anchor == alert["alert"].lower(), f"{alert['alert']}: runbook {runbook!r}"
+    assert anchor in _doc_anchors(REPO / page), f"{alert['alert']}: {page} has no section #{anchor}"
 
 
 def test_the_hallucination_alert_is_multi_window_with_a_volume_guard_and_for() -> None:
