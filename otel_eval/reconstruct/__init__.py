@@ -18,6 +18,7 @@ import operator
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from otel_eval.reconstruct._ancestor_sessions import inherit_sessions
 from otel_eval.reconstruct.adk import AdkConvention
 from otel_eval.reconstruct.adk_v2 import AdkV2Convention
 from otel_eval.reconstruct.base import Convention, TraceInvocations
@@ -76,7 +77,7 @@ def rebuild_trace(
         try:
             if not convention.detect(spans):
                 continue
-            return convention.rebuild(spans, reads)
+            return inherit_sessions(spans, convention.rebuild(spans, reads))
         except Exception as exc:  # noqa: BLE001 - one broken trace must not stop the others
             logger.warning("trace %s: %s reconstruction failed: %r", trace_id, convention.name, exc)
             return TraceInvocations(

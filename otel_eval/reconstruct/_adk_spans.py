@@ -279,8 +279,12 @@ def _merge_id(known: str | None, differ: bool, new: str | None) -> tuple[str | N
 
 
 def _ids_above_step(above_parent: _IdsAbove, parent: Span) -> _IdsAbove:
-    parent_invocation, parent_session = invocation_of(parent), session_of(parent)
+    parent_invocation = invocation_of(parent)
     tool = above_parent.tool or parent.name.startswith(TOOL_PREFIX)
+    # Only ADK's own spans tell a run from an AgentTool's: an application span above the run (its request span) may
+    # name a session id of its own.
+    adk_span = parent_invocation is not None or tool or is_agent_span(parent) or is_run_root(parent)
+    parent_session = session_of(parent) if adk_span else None
     if parent_invocation is None and parent_session is None and tool == above_parent.tool:
         return above_parent  # the parent says nothing new (most spans)
     invocation, invocations_differ = _merge_id(

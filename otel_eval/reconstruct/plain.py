@@ -102,6 +102,12 @@ class PlainInvocation:
         if self._traced is not None:
             self._traced.priority_reason = reason
 
+    def join_session(self, session_id: str | None) -> None:
+        """Gives the view (and its model, when made) the session an ancestor span names: its own spans name none."""
+        self.facts["session_id"] = session_id
+        if self._traced is not None:
+            self._traced.session_id = session_id
+
     @property
     def content_captured(self) -> bool:
         """Whether the spans carried message content (``TracedInvocation.content_captured``)."""

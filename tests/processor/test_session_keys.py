@@ -6,9 +6,7 @@ of each invocation rebuilt from that trace."""
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
@@ -19,6 +17,7 @@ from otel_eval.reconstruct.sessions import SESSION_ID_KEYS, session_id_of
 from otel_eval.transport import InMemoryInvocationExporter
 from tests.processor.telemetry import attach
 from tests.reconstruct.recorded import ALL_TRACE_FILES, file_spans
+from tests.reconstruct.session_turns import TURNS
 
 RATE = 0.5
 
@@ -32,59 +31,6 @@ KEPT = next(f"kept-{n}" for n in range(100) if _in_sample(f"kept-{n}"))
 LEFT_OUT = next(f"left-{n}" for n in range(100) if not _in_sample(f"left-{n}"))
 
 
-def _openinference_turn(tracer: Any, sessions: dict[str, str]) -> None:
-    root = {"openinference.span.kind": "AGENT", "agent.name": "helper", "input.value": "Hi", **sessions}
-    with tracer.start_as_current_span("helper", attributes=root):
-        llm = {
-            "openinference.span.kind": "LLM",
-            "llm.model_name": "gpt-4o-mini",
-            "llm.input_messages.0.message.role": "user",
-            "llm.input_messages.0.message.content": "Hi",
-            "llm.output_messages.0.message.role": "assistant",
-            "llm.output_messages.0.message.content": "Hello!",
-        }
-        with tracer.start_as_current_span("ChatOpenAI", attributes=llm):
-            pass
-
-
-def _openllmetry_turn(tracer: Any, sessions: dict[str, str]) -> None:
-    workflow = {
-        "traceloop.span.kind": "workflow",
-        "traceloop.workflow.name": "support",
-        "traceloop.entity.input": json.dumps({"inputs": {"question": "Hi"}}),
-        "traceloop.entity.output": json.dumps({"outputs": "Hello!"}),
-        **sessions,
-    }
-    with tracer.start_as_current_span("support.workflow", attributes=workflow):
-        chat = {
-            "llm.request.type": "chat",
-            "gen_ai.system": "openai",
-            "gen_ai.request.model": "gpt-4o-mini",
-            "gen_ai.prompt.0.role": "user",
-            "gen_ai.prompt.0.content": "Hi",
-            "gen_ai.completion.0.role": "assistant",
-            "gen_ai.completion.0.content": "Hello!",
-        }
-        with tracer.start_as_current_span("openai.chat", attributes=chat):
-            pass
-
-
-def _genai_turn(tracer: Any, sessions: dict[str, str]) -> None:
-    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "helper", **sessions}
-    with tracer.start_as_current_span("invoke_agent helper", attributes=agent):
-        chat = {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.request.model": "gpt-4o-mini",
-            "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [{"type": "text", "content": "Hi"}]}]),
-            "gen_ai.output.messages": json.dumps(
-                [{"role": "assistant", "parts": [{"type": "text", "content": "Hello!"}], "finish_reason": "stop"}]
-            ),
-        }
-        with tracer.start_as_current_span("chat gpt-4o-mini", attributes=chat):
-            pass
-
-
-TURNS = {"openinference": _openinference_turn, "openllmetry": _openllmetry_turn, "genai": _genai_turn}
 PAIRS = [(first, second) for i, first in enumerate(SESSION_ID_KEYS) for second in SESSION_ID_KEYS[i + 1 :]]
 
 
