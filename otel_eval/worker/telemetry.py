@@ -33,6 +33,8 @@ from otel_eval.errors import ConfigurationError, optional_dependency
 logger = logging.getLogger(__name__)
 
 DEFAULT_SERVICE_NAME: Final = "otel-eval-worker"
+_DEFAULT_METRIC_INTERVAL_MS: Final = 10_000
+_METRIC_INTERVAL_VARIABLE: Final = "OTEL_METRIC_EXPORT_INTERVAL"
 _PROTOCOL_VARIABLE: Final = "OTEL_EXPORTER_OTLP_PROTOCOL"
 _SERVICE_NAME_VARIABLE: Final = "OTEL_SERVICE_NAME"
 _RESOURCE_VARIABLE: Final = "OTEL_RESOURCE_ATTRIBUTES"
@@ -106,8 +108,11 @@ def worker_resource() -> Resource:
     return Resource.create({} if named else {"service.name": DEFAULT_SERVICE_NAME})
 
 
-def create_telemetry(mode: str, *, metric_interval_ms: int = 10_000) -> WorkerTelemetry:
+def create_telemetry(mode: str, *, metric_interval_ms: int | None = None) -> WorkerTelemetry:
     """Providers for ``mode``: ``otlp``, ``prometheus``, ``console`` or ``none``.
+
+    The metrics export every ``metric_interval_ms``; by default every ``OTEL_METRIC_EXPORT_INTERVAL`` ms when that is
+    set (read by the SDK), else every 10 s.
 
     Raises:
         ConfigurationError: an unknown mode or OTLP protocol, or ``prometheus`` without its exporter installed.
@@ -133,6 +138,8 @@ def create_telemetry(mode: str, *, metric_interval_ms: int = 10_000) -> WorkerTe
     else:
         raise ConfigurationError(f"worker telemetry {mode!r}: expected otlp, prometheus, console or none")
     tracer_provider, logger_provider = _trace_and_log_providers(resource, span_exporter, log_exporter)
+    if metric_interval_ms is None and not os.environ.get(_METRIC_INTERVAL_VARIABLE, "").strip():
+        metric_interval_ms = _DEFAULT_METRIC_INTERVAL_MS
     reader = PeriodicExportingMetricReader(metric_exporter, export_interval_millis=metric_interval_ms)
     meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
     return WorkerTelemetry(tracer_provider, logger_provider, meter_provider, export_failures=failures, exports=outcomes)
