@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, ConsoleLogRecordExporter
@@ -38,6 +40,7 @@ _METRIC_INTERVAL_VARIABLE: Final = "OTEL_METRIC_EXPORT_INTERVAL"
 _PROTOCOL_VARIABLE: Final = "OTEL_EXPORTER_OTLP_PROTOCOL"
 _SERVICE_NAME_VARIABLE: Final = "OTEL_SERVICE_NAME"
 _RESOURCE_VARIABLE: Final = "OTEL_RESOURCE_ATTRIBUTES"
+_UNKNOWN_ENDPOINT: Final = "the OTLP endpoint"
 _OTLP_ENDPOINT_VARIABLES: Final = (
     "OTEL_EXPORTER_OTLP_ENDPOINT",
     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
@@ -47,12 +50,35 @@ _OTLP_ENDPOINT_VARIABLES: Final = (
 
 @dataclass(slots=True)
 class ExportOutcomes:
-    """What the OTLP exporters' latest exports did."""
+    """What the OTLP exporters' latest exports did, per signal (exporters record from their own threads)."""
 
     failing: dict[str, str] = field(default_factory=dict)
-    """Signal -> its endpoint (redacted), for each exporter whose last export failed."""
-    last_failed: bool = False
-    """Whether the latest export of any signal failed (the metrics export every interval, traffic or not)."""
+    """Signal -> its endpoint (redacted), for each signal whose latest export failed and whose endpoint's host took
+    no export since (a Collector taking the metrics, which export every interval, is back for the spans and events
+    it also receives, with no traffic to export them)."""
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def failed(self, signal: str, endpoint: str) -> None:
+        with self._lock:
+            self.failing[signal] = endpoint
+
+    def succeeded(self, signal: str, endpoint: str) -> None:
+        host = _host(endpoint)
+        with self._lock:
+            for each in [s for s, e in self.failing.items() if s == signal or (host and _host(e) == host)]:
+                del self.failing[each]
+
+    def snapshot(self) -> dict[str, str]:
+        """A copy of :attr:`failing`."""
+        with self._lock:
+            return dict(self.failing)
+
+
+def _host(endpoint: str) -> str:
+    """``endpoint``'s host and port (``http://collector:4318/v1/logs`` or gRPC's ``collector:4317``)."""
+    if endpoint == _UNKNOWN_ENDPOINT:
+        return ""
+    return urlsplit(endpoint if "//" in endpoint else "//" + endpoint).netloc.lower()
 
 
 @dataclass(slots=True)
@@ -210,8 +236,8 @@ def _watched(exporter: Any, signal: str, failures: dict[str, str], outcomes: Exp
     export = exporter.export
 
     def failed() -> None:
-        failures[signal] = outcomes.failing[signal] = _endpoint(exporter)
-        outcomes.last_failed = True
+        failures[signal] = _endpoint(exporter)
+        outcomes.failed(signal, failures[signal])
 
     def recorded(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -222,8 +248,7 @@ def _watched(exporter: Any, signal: str, failures: dict[str, str], outcomes: Exp
         if getattr(result, "name", "SUCCESS") != "SUCCESS":
             failed()
         else:
-            outcomes.failing.pop(signal, None)
-            outcomes.last_failed = False
+            outcomes.succeeded(signal, _endpoint(exporter))
         return result
 
     exporter.export = recorded
@@ -234,7 +259,7 @@ def _watched(exporter: Any, signal: str, failures: dict[str, str], outcomes: Exp
 
 def _endpoint(exporter: Any) -> str:
     endpoint = getattr(exporter, "_endpoint", None)
-    return redact_url(endpoint) if isinstance(endpoint, str) and endpoint else "the OTLP endpoint"
+    return redact_url(endpoint) if isinstance(endpoint, str) and endpoint else _UNKNOWN_ENDPOINT
 
 
 def install_global(telemetry: WorkerTelemetry) -> None:
