@@ -4,19 +4,18 @@ Each constant's value is its own name. The processor reads these in
 :meth:`otel_eval.EvaluationSpanProcessor.from_env`; the worker's settings (``otel_eval.worker.settings``) read the
 same names through pydantic-settings with the ``OTEL_EVAL_`` prefix. A ``DEFAULT_*`` constant after a variable is
 its default where more than one component reads it (defined here only). A bad value fails at start-up, naming the
-variable and the problem (:func:`number_setting` here, pydantic-settings in the worker); it is never replaced by a
-default.
+variable and the problem (:func:`~otel_eval._runtime.setting_values.number_setting` and the other readers there,
+importable from here too; pydantic-settings in the worker); it is never replaced by a default.
 """
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import Callable, Iterable, Mapping
-from typing import Final, TypeVar
+from typing import Final
 
-from otel_eval.errors import ConfigurationError
-
-NumberT = TypeVar("NumberT", int, float)
+from otel_eval._runtime.setting_values import flag_setting as flag_setting
+from otel_eval._runtime.setting_values import names_setting as names_setting
+from otel_eval._runtime.setting_values import number_setting as number_setting
+from otel_eval._runtime.setting_values import shown_setting as shown_setting
 
 ENV_PREFIX: Final = "OTEL_EVAL_"
 
@@ -407,61 +406,3 @@ LANGFUSE_PUBLIC_KEY: Final = "LANGFUSE_PUBLIC_KEY"
 """Langfuse public key (basic-auth user). Required by the ``langfuse`` sink."""
 LANGFUSE_SECRET_KEY: Final = "LANGFUSE_SECRET_KEY"
 """Langfuse secret key (basic-auth password). Required by the ``langfuse`` sink."""
-
-
-def shown_setting(setting: str, value: object) -> str:
-    """A setting and its value as an error names them, the way the user wrote them: ``--flag value`` for a
-    command-line flag, ``NAME='value'`` for a variable."""
-    if setting.startswith("-"):
-        return f"{setting} {shlex.quote(str(value))}"
-    return f"{setting}={value!r}"
-
-
-def number_setting(
-    environ: Mapping[str, str], name: str, default: NumberT, *, valid: Callable[[NumberT], bool], expected: str
-) -> NumberT:
-    """The number in variable ``name`` (of the type of ``default``), or ``default`` when it is unset or blank.
-
-    Raises:
-        ConfigurationError: the value is not such a number, or ``valid`` rejects it; the message names the variable,
-            the value and ``expected`` (e.g. ``"an integer >= 1"``).
-    """
-    raw = environ.get(name, "").strip()
-    if not raw:
-        return default
-    kind: Callable[[str], NumberT] = type(default)
-    try:
-        value = kind(raw)
-    except ValueError:
-        raise ConfigurationError(f"{shown_setting(name, raw)}: expected {expected}") from None
-    if not valid(value):
-        raise ConfigurationError(f"{shown_setting(name, raw)}: expected {expected}")
-    return value
-
-
-_TRUE = ("true", "1", "yes", "on")
-_FALSE = ("false", "0", "no", "off")
-
-
-def flag_setting(environ: Mapping[str, str], name: str, default: bool) -> bool:
-    """The boolean in variable ``name`` (``true``/``false``, ``1``/``0``, ``yes``/``no``, ``on``/``off``), or
-    ``default`` when it is unset or blank.
-
-    Raises:
-        ConfigurationError: any other value; the message names the variable and the value.
-    """
-    raw = environ.get(name, "").strip()
-    if not raw:
-        return default
-    if raw.lower() in _TRUE:
-        return True
-    if raw.lower() in _FALSE:
-        return False
-    raise ConfigurationError(f"{shown_setting(name, raw)}: expected true or false")
-
-
-def names_setting(names: str | Iterable[str]) -> tuple[str, ...]:
-    """A list setting as a tuple without blanks or repeats: from names, or from one comma-separated string (as its
-    variable is written)."""
-    listed = names.split(",") if isinstance(names, str) else names
-    return tuple(dict.fromkeys(name.strip() for name in listed if name.strip()))

@@ -33,6 +33,7 @@ from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, get_value
 from otel_eval.conversations import Conversation, with_case_rubrics
 from otel_eval.emit import Emitters
 from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation._boundary import Boundary, Request
 from otel_eval.evaluation._emission import RecordEmission
 from otel_eval.evaluation.criteria import (
@@ -44,7 +45,7 @@ from otel_eval.evaluation.criteria import (
     select_criteria,
 )
 from otel_eval.evaluation.pairing import GoldenIndex, Pairing, pair_invocations
-from otel_eval.evaluation.plan import MetricPlan, PlannedMetric, build_plan
+from otel_eval.evaluation.plan import MetricPlan, PlannedMetric, build_plan, plan_own_criteria
 from otel_eval.evaluation.records import RecordContext
 from otel_eval.evaluation.request_criteria import Refusal, RequestCriteriaPolicy, RequestGate
 from otel_eval.evaluation.scoring import (
@@ -104,6 +105,8 @@ class EvaluationCore:
         on_refused: Called with each :class:`~otel_eval.evaluation.request_criteria.Refusal` (the worker counts it).
         metrics_setting: What an unknown name in ``metric_names`` is said to come from (the worker: the flag or the
             variable it was given by).
+        criteria_setting: What a problem of ``criteria`` is said to come from (the worker: the flag or variable, and
+            the file it named); the error names it and the criterion's path (``criteria.NAME``).
 
     Raises:
         ConfigurationError: ``criteria`` or ``metric_names`` names an unknown metric, or an invalid criterion.
@@ -124,6 +127,7 @@ class EvaluationCore:
         request_policy: RequestCriteriaPolicy | None = None,
         on_refused: Callable[[Refusal], None] | None = None,
         metrics_setting: str = METRICS_SETTING,
+        criteria_setting: str | None = None,
     ) -> None:
         # The process's own configuration may name ADK custom metrics: imported here, never from a request's criteria.
         self._registry = registry_with_custom_metrics(criteria, registry)
@@ -131,7 +135,12 @@ class EvaluationCore:
         self._asked = _judge_or_default(judge) if judge_configured is None else None
         self._judge_configured = judge_configured
         self._reads: Reads | None = None
-        self._criteria = criteria_from(criteria)
+        try:
+            self._criteria = criteria_from(criteria)
+        except ConfigurationError as error:
+            if not criteria_setting:
+                raise
+            raise ConfigurationError(f"{criteria_setting}: {error}") from None
         self._metric_names = tuple(metric_names)
         check_metric_names(self._metric_names, self._registry, setting=metrics_setting)
         check_budget_metrics(judge, self._registry)
@@ -141,8 +150,8 @@ class EvaluationCore:
         self._metric_timeout = metric_timeout_seconds
         self._plans: dict[str, MetricPlan] = {}
         self._own_keys = {flag: f"{flag}:own" for flag in (False, True)}  # never a request's key (those are JSON)
-        if self._criteria is not None:
-            build_plan(self._criteria, registry=self._registry, judge=self._judge)  # bad criteria fail here
+        if self._criteria is not None:  # bad criteria fail here
+            plan_own_criteria(self._criteria, registry=self._registry, judge=self._judge, source=criteria_setting)
         self._gate = RequestGate(request_policy, on_refused)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:

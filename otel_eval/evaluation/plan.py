@@ -143,3 +143,24 @@ def _with_match_type(criterion: BaseCriterion | None, match_type: str, registry:
         return ToolTrajectoryCriterion.model_validate(data)
     except ValueError as exc:
         raise ConfigurationError(f"--match-type {match_type!r}: expected EXACT, IN_ORDER or ANY_ORDER") from exc
+
+
+def plan_own_criteria(
+    criteria: Mapping[str, BaseCriterion | None],
+    *,
+    registry: MetricRegistry | None = None,
+    judge: Judge | None = None,
+    source: str | None = None,
+) -> None:
+    """Plans the process's own ``criteria`` (:func:`build_plan`), a problem named with where it is: ``SOURCE:
+    criteria.NAME: problem``, or ``criteria.NAME: problem`` when no ``source`` (a flag, variable or file) gave them.
+
+    Raises:
+        ConfigurationError: as :func:`build_plan` (of the same class: an unknown metric is a ``MetricNotFoundError``).
+    """
+    prefix = f"{source}: " if source else ""
+    for name, criterion in criteria.items():
+        try:
+            build_plan({name: criterion}, registry=registry, judge=judge)
+        except ConfigurationError as error:
+            raise type(error)(f"{prefix}criteria.{name}: {error}") from None

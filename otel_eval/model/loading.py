@@ -195,6 +195,13 @@ def load_eval_config(path: str | Path) -> EvalConfig:
     return validated(path, payload, EvalConfig, "eval config")
 
 
+def setting_source(raw: str | None, *, setting: str) -> str:
+    """What an error calls the criteria a setting gives (``raw``: JSON, or a path to it): ``setting``, or
+    ``setting file PATH``."""
+    text = (raw or "").strip()
+    return setting if not text or text.startswith("{") else f"{setting} file {text}"
+
+
 def criteria_setting(raw: str | None, *, setting: str) -> dict[str, Any] | None:
     """ADK criteria from a setting: JSON (``{"criteria": {...}}`` or the criteria object) or a path to such a file.
 
@@ -212,9 +219,8 @@ def criteria_setting(raw: str | None, *, setting: str) -> dict[str, Any] | None:
     text = (raw or "").strip()
     if not text:
         return None
-    source = setting
+    source = setting_source(text, setting=setting)
     if not text.startswith("{"):
-        source = f"{setting} file {text}"
         try:
             text = Path(text).read_text(encoding="utf-8")
         except OSError as exc:

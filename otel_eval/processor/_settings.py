@@ -38,12 +38,12 @@ from otel_eval.errors import ConfigurationError
 from otel_eval.evaluation.criteria import criteria_from, metric_names_setting, registry_with_custom_metrics
 from otel_eval.evaluation.embedded import EMBEDDED_OPTIONS
 from otel_eval.evaluation.embedded_worker import check_worker_bounds
-from otel_eval.evaluation.plan import build_plan
+from otel_eval.evaluation.plan import plan_own_criteria
 from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.judge import Judge
 from otel_eval.metrics import MetricRegistry
 from otel_eval.model import EvalConfig, EvalSet
-from otel_eval.model.loading import criteria_setting, eval_set_setting
+from otel_eval.model.loading import criteria_setting, eval_set_setting, setting_source
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
 from otel_eval.transport.base import InvocationExporter
 
@@ -260,19 +260,19 @@ _EMBEDDED_OBJECTS: Final = EMBEDDED_OPTIONS - _SETTING_NAMES
 processor that are not used when an exporter (Kafka, or the caller's) does the evaluating."""
 
 
-def _plan_criteria_setting(criteria: Mapping[str, Any]) -> None:
-    """Plans ``OTEL_EVAL_CRITERIA``'s criteria now, so that one the processor cannot run names the variable (the
-    processor names only the metric: ``unknown metric 'halucinations_v1'``).
+def _plan_criteria_setting(criteria: Mapping[str, Any], source: str) -> None:
+    """Plans ``OTEL_EVAL_CRITERIA``'s criteria now, so that one the processor cannot run names the variable and the
+    file it names, ``source`` (the processor names only the criterion: ``criteria.halucinations_v1: unknown ...``).
 
     Raises:
         ConfigurationError: ``OTEL_EVAL_CRITERIA: `` and the problem (a criterion, a metric, custom metric code).
     """
     try:
         parsed = criteria_from(criteria)
-        if parsed:
-            build_plan(parsed, registry=registry_with_custom_metrics(criteria))
+        registry = registry_with_custom_metrics(criteria)
     except ConfigurationError as error:
-        raise ConfigurationError(f"{env.OTEL_EVAL_CRITERIA}: {error}") from None
+        raise ConfigurationError(f"{source}: {error}") from None
+    plan_own_criteria(parsed or {}, registry=registry, source=source)
 
 
 def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -292,9 +292,10 @@ def processor_options(environ: Mapping[str, str] | None, overrides: Mapping[str,
         logger.warning(_SETTINGS_REPLACE_ENVIRONMENT)
     settings = ProcessorSettings.from_env(environ)
     settings = replace(settings, **{name: value for name, value in overrides.items() if name in _SETTING_NAMES})
-    criteria = criteria_setting(environ.get(env.OTEL_EVAL_CRITERIA), setting=env.OTEL_EVAL_CRITERIA)
+    raw = environ.get(env.OTEL_EVAL_CRITERIA)
+    criteria = criteria_setting(raw, setting=env.OTEL_EVAL_CRITERIA)
     if criteria is not None and "criteria" not in overrides:
-        _plan_criteria_setting(criteria)
+        _plan_criteria_setting(criteria, setting_source(raw, setting=env.OTEL_EVAL_CRITERIA))
     options: dict[str, Any] = {"criteria": criteria, "settings": settings}
     objects = {name: value for name, value in overrides.items() if name not in _SETTING_NAMES}
     if "exporter" in overrides or not settings.kafka_bootstrap_servers:

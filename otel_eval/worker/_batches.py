@@ -1,12 +1,12 @@
 """``BatchPipeline``: what the worker does with one fetched batch, at least once.
 
 Records are decoded, parsed or rebuilt off the event loop (unreadable ones, and ones past ``worker_record_timeout``,
-are dead-lettered), evaluated once per invocation, their telemetry exported and results published, and only then are
-the offsets committed. The turns of open sessions are held, and their windows judged when they close, by
-:class:`~otel_eval.worker._sessions.OpenSessions`, which holds the commit back at the first record of every window
-still open. A batch that fails is re-read from the committed offsets (:meth:`BatchPipeline.rewind`). The
-service around it (:mod:`otel_eval.worker.service`) fetches the batches, retries and handles exit;
-:mod:`otel_eval.worker._rebalances` handles rebalances.
+are dead-lettered), evaluated once per invocation (:mod:`otel_eval.worker._scoring`), their telemetry exported and
+results published, and only then are the offsets committed. The turns of open sessions are held, and their windows
+judged when they close, by :class:`~otel_eval.worker._sessions.OpenSessions`, which holds the commit back at the
+first record of every window still open. A batch that fails is re-read from the committed offsets
+(:meth:`BatchPipeline.rewind`). The service around it (:mod:`otel_eval.worker.service`) fetches the batches, retries
+and handles exit; :mod:`otel_eval.worker._rebalances` handles rebalances.
 """
 
 from __future__ import annotations
@@ -14,28 +14,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import groupby
 from operator import itemgetter
 from typing import Any
 
-from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, detach, set_value
-
 from otel_eval import semconv
 from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval.errors import InputError
-from otel_eval.evaluation.core import EvaluationCore, OnLoop
-from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
-from otel_eval.worker._cut import BatchCut, Start, trace_starts
+from otel_eval.evaluation.core import EvaluationCore
+from otel_eval.model.messages import EvaluationRequest
+from otel_eval.worker._cut import BatchCut, trace_starts
 from otel_eval.worker._decoding import decoding
 from otel_eval.worker._handled import HandledInvocations, InvocationKey
 from otel_eval.worker._metrics import WorkerMetrics
 from otel_eval.worker._offsets import PartitionOffsets
 from otel_eval.worker._read_barrier import ReadBarrier
+from otel_eval.worker._scoring import Work, score
 from otel_eval.worker._sessions import OpenSessions, Routed, SessionsTopic
-from otel_eval.worker._tenancy import DEFAULT_TENANT, Tenancy, of_worker_record
+from otel_eval.worker._tenancy import Tenancy, of_worker_record
 from otel_eval.worker.collector_path import AssembledTrace, TraceAssembler, requests_from_trace
 from otel_eval.worker.dead_letter import DeadLetters
 from otel_eval.worker.health import WorkerHealth
@@ -50,20 +49,6 @@ from otel_eval.worker.settings import (
 from otel_eval.worker.telemetry import WorkerTelemetry
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class _Work:
-    partition: int
-    request: EvaluationRequest
-    tenant: str = DEFAULT_TENANT
-    on_session: Callable[[EvaluationRequest], None] | None = None
-    """Given, when the request's conversation-level metrics wait for its session (which the one pairing and planning
-    of the request says, :meth:`~otel_eval.evaluation.core.EvaluationCore.start` with ``sessions``): its turns are
-    held in their sessions (requests), or re-keyed to the sessions topic (Collector path); only its per-invocation
-    metrics are scored. None: every metric is scored."""
-    starts: tuple[Start, ...] = ()
-    """Where the request was read from: a batch cut short before it is scored commits nothing from there on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +196,7 @@ class BatchPipeline:
 
     async def _prepare(self, batch: dict[Any, list[Any]], ready: list[Any]) -> _Prepared:
         started = time.monotonic()
-        work: list[_Work] = []
+        work: list[Work] = []
         self.cut.reset()
         self.offsets.fetched(batch)
         fetched = [
@@ -241,9 +226,7 @@ class BatchPipeline:
                 hold = (
                     partial(self.sessions.hold, tp, message.offset, tenant=tenant) if _has_sessions(outcome) else None
                 )
-                work.append(
-                    _Work(message.partition, outcome, tenant, hold, ((tp.topic, tp.partition, message.offset),))
-                )
+                work.append(Work(message.partition, outcome, tenant, hold, ((tp.topic, tp.partition, message.offset),)))
         self.offsets.read(batch)
         if batch:
             ready = ready + await self.idle_traces()
@@ -269,14 +252,21 @@ class BatchPipeline:
             starts = trace_starts(trace, self.settings.kafka_spans_topic, self.settings.kafka_logs_topic)
             for request in outcome:
                 held = rekey if rekey is not None and _has_sessions(request) else None
-                work.append(_Work(trace.partition, request, trace.tenant, held, starts))
+                work.append(Work(trace.partition, request, trace.tenant, held, starts))
             unjoined = len(trace.log_records) if not trace.spans else trace.unmatched_log_records
             self.metrics.log_records_dropped(semconv.DROP_NO_TRACE, unjoined)
         for reason, count in self.assembler.take_log_drops().items():
             self.metrics.log_records_dropped(reason, count)
         for reason, count in self.assembler.take_span_drops().items():
             self.metrics.spans_dropped(reason, count)
-        evaluated_keys, records = await self._evaluate(work)
+        evaluated_keys, records = await score(
+            work,
+            core=self.core,
+            handled=self.handled,
+            cut=self.cut,
+            metrics=self.metrics,
+            concurrency=self.settings.worker_concurrency,
+        )
         if not self.cut.requested:  # cut short: the windows due stay open, their records uncommitted
             windows, rejudged = await self.sessions.judge(self.settings.worker_concurrency)
             self.metrics.duplicates_skipped(rejudged)
@@ -327,63 +317,6 @@ class BatchPipeline:
                     "stopping so that the process is restarted"
                 )
             )
-
-    async def _evaluate(self, work: Sequence[_Work]) -> tuple[list[InvocationKey], list[Routed]]:
-        """Evaluates the batch's new invocations (:mod:`~otel_eval.worker._handled` says which); returns the
-        invocations handled and the records to publish.
-
-        Each request is paired and planned once: a new one by :meth:`~otel_eval.evaluation.core.EvaluationCore.start`,
-        which also says whether its turns wait for their session; one not evaluated again (its results known) by
-        :meth:`~otel_eval.evaluation.core.EvaluationCore.holds_sessions`, when it carries session ids (its turns are
-        held even so: a re-read rebuilds the session's window).
-        """
-        semaphore = asyncio.Semaphore(self.settings.worker_concurrency)
-        handled = self.handled
-        found = handled.sort([(item.tenant, item.request.invocations) for item in work])
-        evaluated = found.evaluated
-        for index in found.again:
-            item = work[index]
-            if item.on_session is not None and self.core.holds_sessions(item.request):
-                item.on_session(item.request)
-        todo = [work[index] for index in found.new]
-        if self.cut.requested:  # cut before scoring: nothing new starts
-            self.cut.unfinished(start for item in todo for start in item.starts)
-            todo = []
-
-        def routed_of(item: _Work, records: list[EvaluationRecord]) -> list[Routed]:
-            return handled.routed(item.partition, item.tenant, item.request.invocations, records, evaluated)
-
-        async def one(item: _Work, on_loop: OnLoop) -> list[Routed]:
-            async with semaphore:
-                records = await on_loop()
-            return routed_of(item, records)
-
-        # A request whose metrics all run inline (no judge, no deadline) is scored here, without a task of its own;
-        # the others are paired and planned once here, then scored on the loop, at most worker_concurrency at once.
-        outcomes: list[list[Routed]] = []
-        waiting: list[tuple[int, _Work, Awaitable[list[Routed]]]] = []
-        # The metrics scored here run with instrumentation suppressed (as scoring does per metric): said once for the
-        # batch rather than attached and detached per metric. Nothing awaits in this loop; the coroutines made in it
-        # start after it, under the loop's own context.
-        token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
-        try:
-            for item in todo:
-                started = self.core.start(item.request, sessions=item.on_session is not None)
-                if started.holds_session and item.on_session is not None:
-                    item.on_session(item.request)
-                if started.on_loop is None:
-                    outcomes.append(routed_of(item, started.records))
-                    continue
-                waiting.append((len(outcomes), item, one(item, started.on_loop)))
-                outcomes.append([])
-        finally:
-            detach(token)
-        finished = await self.cut.finish([(item.starts, scored) for _, item, scored in waiting])
-        for (index, _, _), routed in zip(waiting, finished, strict=True):
-            outcomes[index] = routed or []
-        self.metrics.duplicates_skipped(found.copies)
-        self.metrics.evaluated(len(todo) - finished.count(None))
-        return evaluated, found.kept + [pair for records in outcomes for pair in records]
 
     async def observe_lag(self) -> None:
         """Reports the lag of every assigned partition (high watermark minus the consumer's position: 0 for an empty

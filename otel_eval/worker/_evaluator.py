@@ -44,7 +44,7 @@ def build_core(
     from otel_eval.emit.pipeline import PipelineMetrics
     from otel_eval.emit.sinks import sinks_from_env
     from otel_eval.judge import default_judge
-    from otel_eval.model.loading import criteria_setting, eval_set_setting
+    from otel_eval.model.loading import criteria_setting, eval_set_setting, setting_source
 
     # The worker emits through its own providers only (flushed before each commit): none for what it has none of,
     # and only the signals OTEL_EVAL_EMIT / --emit selects.
@@ -64,9 +64,10 @@ def build_core(
     pipeline_meters = telemetry.meter_provider if telemetry.meter_provider is not None else NoOpMeterProvider()
     judge = default_judge()
     judge.use_meter_provider(telemetry.meter_provider)
+    source = setting_source(settings.criteria, setting=settings.setting_name("criteria"))
     criteria = criteria_setting(settings.criteria, setting=settings.setting_name("criteria"))
     for line in never_run_custom_metrics_of(criteria, settings.metric_names):
-        logger.warning("%s: %s", settings.setting_name("criteria"), line)
+        logger.warning("%s: %s", source, line)
     policy = settings.request_policy
     if policy.honour:  # a misspelt name would refuse every request naming the metric meant, quietly
         allowed = sorted(policy.metrics - {ANY_METRIC})
@@ -76,6 +77,7 @@ def build_core(
         criteria=criteria,
         metric_names=settings.metric_names,
         metrics_setting=settings.setting_name("metrics"),
+        criteria_setting=source,
         judge=judge,
         eval_set=eval_set_setting(settings.eval_set, setting=settings.setting_name("eval_set")),
         emitters=emitters,

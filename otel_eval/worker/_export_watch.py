@@ -4,8 +4,10 @@ and when they succeed again, and ``/readyz`` meanwhile.
 The SDK's OTLP exporters log each retry of each export (a line a second or more while the Collector is down) and
 go on; the worker commits its batches anyway (the results topic holds every result). The watch says it once: one
 WARNING per signal when its exports start failing, one INFO when one succeeds again; the exporters' own lines are
-kept to one a minute per exporter meanwhile, and ``/readyz`` fails while the latest export failed (the metrics
-export every ``OTEL_METRIC_EXPORT_INTERVAL``, traffic or not: an idle worker is ready again once the Collector is).
+kept to one a minute per exporter meanwhile, and ``/readyz`` fails while any signal's latest export failed (one
+endpoint down, another up: not ready until the one is back). A success at an endpoint's host clears every signal
+sent there: the metrics export every ``OTEL_METRIC_EXPORT_INTERVAL``, traffic or not, so an idle worker is ready
+again once its Collector is.
 """
 
 from __future__ import annotations
@@ -68,8 +70,7 @@ class ExportWatch:
 
     def check(self) -> None:
         """Logs what started failing or succeeded again since the last check; tells ``/readyz``."""
-        exports = self._telemetry.exports
-        failing = dict(exports.failing)
+        failing = self._telemetry.exports.snapshot()
         for signal, endpoint in sorted(failing.items()):
             if signal not in self._failing:
                 logger.warning(
@@ -82,4 +83,4 @@ class ExportWatch:
             if signal not in failing:
                 logger.info("telemetry export of %s to %s succeeded again", signal, endpoint)
         self._failing = failing
-        self._health.exports_failing = exports.last_failed
+        self._health.exports_failing = bool(failing)

@@ -44,7 +44,7 @@ class WorkerHealth:
         """Why the last fetch failed (for the log; ``/readyz`` says only that it failed)."""
         self.telemetry_error: str | None = None
         self.exports_failing = False
-        """Whether the latest OTLP export failed."""
+        """Whether the latest OTLP export of any signal failed."""
 
     def beat(self) -> None:
         """Called from the event loop every :data:`HEARTBEAT_SECONDS`."""

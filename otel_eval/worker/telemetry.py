@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, ConsoleLogRecordExporter
@@ -33,9 +35,12 @@ from otel_eval.errors import ConfigurationError, optional_dependency
 logger = logging.getLogger(__name__)
 
 DEFAULT_SERVICE_NAME: Final = "otel-eval-worker"
+_DEFAULT_METRIC_INTERVAL_MS: Final = 10_000
+_METRIC_INTERVAL_VARIABLE: Final = "OTEL_METRIC_EXPORT_INTERVAL"
 _PROTOCOL_VARIABLE: Final = "OTEL_EXPORTER_OTLP_PROTOCOL"
 _SERVICE_NAME_VARIABLE: Final = "OTEL_SERVICE_NAME"
 _RESOURCE_VARIABLE: Final = "OTEL_RESOURCE_ATTRIBUTES"
+_UNKNOWN_ENDPOINT: Final = "the OTLP endpoint"
 _OTLP_ENDPOINT_VARIABLES: Final = (
     "OTEL_EXPORTER_OTLP_ENDPOINT",
     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
@@ -45,12 +50,35 @@ _OTLP_ENDPOINT_VARIABLES: Final = (
 
 @dataclass(slots=True)
 class ExportOutcomes:
-    """What the OTLP exporters' latest exports did."""
+    """What the OTLP exporters' latest exports did, per signal (exporters record from their own threads)."""
 
     failing: dict[str, str] = field(default_factory=dict)
-    """Signal -> its endpoint (redacted), for each exporter whose last export failed."""
-    last_failed: bool = False
-    """Whether the latest export of any signal failed (the metrics export every interval, traffic or not)."""
+    """Signal -> its endpoint (redacted), for each signal whose latest export failed and whose endpoint's host took
+    no export since (a Collector taking the metrics, which export every interval, is back for the spans and events
+    it also receives, with no traffic to export them)."""
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def failed(self, signal: str, endpoint: str) -> None:
+        with self._lock:
+            self.failing[signal] = endpoint
+
+    def succeeded(self, signal: str, endpoint: str) -> None:
+        host = _host(endpoint)
+        with self._lock:
+            for each in [s for s, e in self.failing.items() if s == signal or (host and _host(e) == host)]:
+                del self.failing[each]
+
+    def snapshot(self) -> dict[str, str]:
+        """A copy of :attr:`failing`."""
+        with self._lock:
+            return dict(self.failing)
+
+
+def _host(endpoint: str) -> str:
+    """``endpoint``'s host and port (``http://collector:4318/v1/logs`` or gRPC's ``collector:4317``)."""
+    if endpoint == _UNKNOWN_ENDPOINT:
+        return ""
+    return urlsplit(endpoint if "//" in endpoint else "//" + endpoint).netloc.lower()
 
 
 @dataclass(slots=True)
@@ -106,8 +134,11 @@ def worker_resource() -> Resource:
     return Resource.create({} if named else {"service.name": DEFAULT_SERVICE_NAME})
 
 
-def create_telemetry(mode: str, *, metric_interval_ms: int = 10_000) -> WorkerTelemetry:
+def create_telemetry(mode: str, *, metric_interval_ms: int | None = None) -> WorkerTelemetry:
     """Providers for ``mode``: ``otlp``, ``prometheus``, ``console`` or ``none``.
+
+    The metrics export every ``metric_interval_ms``; by default every ``OTEL_METRIC_EXPORT_INTERVAL`` ms when that is
+    set (read by the SDK), else every 10 s.
 
     Raises:
         ConfigurationError: an unknown mode or OTLP protocol, or ``prometheus`` without its exporter installed.
@@ -133,6 +164,8 @@ def create_telemetry(mode: str, *, metric_interval_ms: int = 10_000) -> WorkerTe
     else:
         raise ConfigurationError(f"worker telemetry {mode!r}: expected otlp, prometheus, console or none")
     tracer_provider, logger_provider = _trace_and_log_providers(resource, span_exporter, log_exporter)
+    if metric_interval_ms is None and not os.environ.get(_METRIC_INTERVAL_VARIABLE, "").strip():
+        metric_interval_ms = _DEFAULT_METRIC_INTERVAL_MS
     reader = PeriodicExportingMetricReader(metric_exporter, export_interval_millis=metric_interval_ms)
     meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
     return WorkerTelemetry(tracer_provider, logger_provider, meter_provider, export_failures=failures, exports=outcomes)
@@ -203,8 +236,8 @@ def _watched(exporter: Any, signal: str, failures: dict[str, str], outcomes: Exp
     export = exporter.export
 
     def failed() -> None:
-        failures[signal] = outcomes.failing[signal] = _endpoint(exporter)
-        outcomes.last_failed = True
+        failures[signal] = _endpoint(exporter)
+        outcomes.failed(signal, failures[signal])
 
     def recorded(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -215,8 +248,7 @@ def _watched(exporter: Any, signal: str, failures: dict[str, str], outcomes: Exp
         if getattr(result, "name", "SUCCESS") != "SUCCESS":
             failed()
         else:
-            outcomes.failing.pop(signal, None)
-            outcomes.last_failed = False
+            outcomes.succeeded(signal, _endpoint(exporter))
         return result
 
     exporter.export = recorded
@@ -227,7 +259,7 @@ def _watched(exporter: Any, signal: str, failures: dict[str, str], outcomes: Exp
 
 def _endpoint(exporter: Any) -> str:
     endpoint = getattr(exporter, "_endpoint", None)
-    return redact_url(endpoint) if isinstance(endpoint, str) and endpoint else "the OTLP endpoint"
+    return redact_url(endpoint) if isinstance(endpoint, str) and endpoint else _UNKNOWN_ENDPOINT
 
 
 def install_global(telemetry: WorkerTelemetry) -> None:

@@ -144,6 +144,7 @@ class OtlpSink:
         self.hang_traces_after = hang_traces_after
         self.trace_requests: list[ExportTraceServiceRequest] = []
         self.log_requests: list[ExportLogsServiceRequest] = []
+        self.metric_exports = 0
         self.hanging = threading.Event()
         self._release = threading.Event()
         self._lock = threading.Lock()
@@ -224,6 +225,9 @@ class OtlpSink:
                 elif self.path == "/v1/logs":
                     with sink._lock:
                         sink.log_requests.append(ExportLogsServiceRequest.FromString(body))
+                elif self.path == "/v1/metrics":
+                    with sink._lock:
+                        sink.metric_exports += 1
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", "0")

@@ -266,3 +266,64 @@ async def test_a_collector_outage_fails_readiness_in_a_few_log_lines_until_expor
     assert any("telemetry export of metrics" in line and "succeeded again" in line for line in lines), lines
     sdk = [line for line in lines if "opentelemetry.exporter" in line]
     assert len(sdk) <= 2 * 3, sdk  # a line a minute per exporter at most, not one per retry
+
+
+@pytest.mark.kafka
+@pytest.mark.integration
+async def test_one_signals_dead_endpoint_keeps_readiness_failing_while_the_others_export_until_it_is_back(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    # The logs endpoint refuses, the spans' and metrics' Collector accepts: every export of those succeeds between
+    # two failed exports of the events, and /readyz must not turn ok at each of them.
+    requests_topic, results_topic = random_topic("requests"), random_topic("results")
+    sink, logs_port, port = OtlpSink().start(), free_port(), free_port()
+    env = {
+        "OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS": "6000",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": sink.endpoint,
+        "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": f"http://127.0.0.1:{logs_port}/v1/logs",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        "OTEL_METRIC_EXPORT_INTERVAL": "300",
+        "OTEL_EXPORTER_OTLP_TIMEOUT": "1",
+    }
+    args = ["--bootstrap-servers", kafka_bootstrap, "--requests-topic", requests_topic, "--results-topic"]
+    args += [results_topic, "--group-id", random_topic("group"), "--telemetry", "otlp", "--max-batch-size", "1"]
+    args += ["--metrics-host", "127.0.0.1", "--metrics-port", str(port)]
+    log = tmp_path / "worker.log"
+    process = start_worker_process(args, env, log)
+    base = f"http://127.0.0.1:{port}"
+    per_request = len(EFFICIENCY_METRICS)
+    logs_collector: OtlpSink | None = None
+
+    async def evaluate(n: int) -> None:
+        async with producer(kafka_bootstrap, acks="all") as prod:
+            await prod.send(requests_topic, request(n).model_dump_json().encode())
+            await prod.flush()
+        await read_topic(kafka_bootstrap, results_topic, expected=(n + 1) * per_request, timeout=90)
+
+    try:
+        await evaluate(0)
+        await wait_until_async(lambda: _status(f"{base}/readyz") == 503, timeout=30, what="readiness to fail")
+        metric_exports, span_exports = sink.metric_exports, len(sink.trace_requests)
+        for n in range(1, 4):
+            await evaluate(n)
+            for _ in range(10):  # a few metrics exports apart
+                assert await asyncio.to_thread(_get, f"{base}/readyz") == (503, "last telemetry export failed\n")
+                await asyncio.sleep(0.15)
+        assert sink.metric_exports >= metric_exports + 5 and len(sink.trace_requests) >= span_exports + 3
+        assert not sink.log_requests
+        logs_collector = OtlpSink(port=logs_port).start()
+        await evaluate(4)
+        await wait_until_async(lambda: _status(f"{base}/readyz") == 200, timeout=30, what="ready again")
+        assert logs_collector.events()
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(process.wait, 30) == -signal.SIGTERM
+    finally:
+        if process.poll() is None:
+            process.kill()
+        sink.stop()
+        if logs_collector is not None:
+            logs_collector.stop()
+    lines = log.read_text().splitlines()
+    failing = [line for line in lines if "telemetry export of" in line and "failing" in line]
+    assert len(failing) == 1 and "telemetry export of logs" in failing[0] and "WARNING" in failing[0], lines
+    assert any("telemetry export of logs" in line and "succeeded again" in line for line in lines), lines

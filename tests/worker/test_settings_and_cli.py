@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 
@@ -145,6 +146,30 @@ def test_a_bad_criteria_or_eval_set_names_the_flag_or_the_variable(
         for result, named in ((by_flag, flag), (by_variable, variable)):
             assert result.exit_code == 2, result.output
             assert result.output.strip().splitlines()[-1].startswith(f"error: {named}: "), result.output
+
+
+@pytest.mark.parametrize(
+    ("criteria", "problem"),
+    [
+        (
+            {"criteria": {"halucinations_v1": 0.8}},
+            "criteria.halucinations_v1: unknown metric 'halucinations_v1'; did you mean hallucinations_v1?",
+        ),
+        ({"safety_v1": "high"}, "invalid criteria: criteria.safety_v1: Input should be a valid number"),
+    ],
+)
+def test_criteria_the_worker_cannot_run_name_the_flag_or_variable_the_file_and_the_criterion(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, criteria: dict[str, object], problem: str
+) -> None:
+    path = tmp_path / "criteria.json"
+    path.write_text(json.dumps(criteria))
+    base = ["worker", "--bootstrap-servers", f"127.0.0.1:{free_port()}", "--telemetry", "none"]
+    by_flag = CliRunner().invoke(main, [*base, "--criteria", str(path)])
+    monkeypatch.setenv(env.OTEL_EVAL_CRITERIA, str(path))
+    by_variable = CliRunner().invoke(main, base)
+    for result, named in ((by_flag, "--criteria"), (by_variable, env.OTEL_EVAL_CRITERIA)):
+        assert result.exit_code == 2, result.output
+        assert result.output.strip().splitlines()[-1].startswith(f"error: {named} file {path}: {problem}")
 
 
 def test_bootstrap_servers_with_a_password_are_refused_without_printing_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,8 +23,8 @@ from otel_eval.worker.service import Worker
 from otel_eval.worker.settings import WorkerSettings
 from otel_eval.worker.telemetry import create_telemetry
 from tests._kafka import create_topics, random_topic, read_topic
-from tests.waiting import wait_until_async
-from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
+from tests.waiting import wait_until, wait_until_async
+from tests.worker._harness import MemoryTelemetry, OtlpSink, running_worker, worker_settings
 
 
 @pytest.fixture(autouse=True)
@@ -134,3 +134,18 @@ def test_prometheus_telemetry_without_its_exporter_names_the_variable_and_the_ex
         "OTEL_EVAL_WORKER_TELEMETRY=prometheus needs the 'prometheus_client' package, which is not installed: "
         "pip install 'otel-eval[prometheus]'"
     )
+
+
+def test_the_worker_exports_its_metrics_every_otel_metric_export_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    sink = OtlpSink().start()
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", sink.endpoint)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+    monkeypatch.setenv("OTEL_METRIC_EXPORT_INTERVAL", "200")
+    telemetry = create_telemetry("otlp")
+    try:
+        assert telemetry.meter_provider is not None
+        telemetry.meter_provider.get_meter("test").create_counter("ticks").add(1)
+        assert wait_until(lambda: sink.metric_exports >= 3, timeout=5)  # not at the 10 s default
+    finally:
+        telemetry.shutdown()
+        sink.stop()
