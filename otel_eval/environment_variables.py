@@ -284,6 +284,11 @@ DEFAULT_KAFKA_COMPRESSION: Final = "zstd"
 OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS: Final = "OTEL_EVAL_KAFKA_SESSION_TIMEOUT_MS"
 """Consumer-group session timeout of the workers. Default 30000."""
 
+OTEL_EVAL_KAFKA_MAX_POLL_INTERVAL_MS: Final = "OTEL_EVAL_KAFKA_MAX_POLL_INTERVAL_MS"
+"""Longest a worker may go without polling its consumer before it leaves its group (and its partitions go to
+another). A batch waiting on a slow judge does not count: the worker keeps polling, its partitions paused, while the
+batch runs (see "Kafka and the Collector"). Default 300000, or twice ``OTEL_EVAL_WORKER_SHUTDOWN_TIMEOUT`` if longer."""
+
 OTEL_EVAL_KAFKA_REQUEST_TIMEOUT_MS: Final = "OTEL_EVAL_KAFKA_REQUEST_TIMEOUT_MS"
 """How long the worker's producer waits for the broker before a publish fails and the batch is retried. Default 30000."""
 

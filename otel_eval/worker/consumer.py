@@ -104,6 +104,12 @@ def client_options(settings: WorkerSettings, security: KafkaSecurity) -> dict[st
     return {"bootstrap_servers": settings.servers, "retry_backoff_ms": 500, **security.client_kwargs()}
 
 
+def max_poll_interval_ms(settings: WorkerSettings) -> int:
+    """How long the group consumer may go without polling before it leaves its group."""
+    configured = settings.kafka_max_poll_interval_ms
+    return configured or max(300_000, int(settings.worker_shutdown_timeout * 1000) * 2)
+
+
 def create_consumer(settings: WorkerSettings, security: KafkaSecurity, listener: ConsumerRebalanceListener) -> Any:
     """The group consumer on the configured topics (not started)."""
     from aiokafka import AIOKafkaConsumer
@@ -117,7 +123,7 @@ def create_consumer(settings: WorkerSettings, security: KafkaSecurity, listener:
         session_timeout_ms=session,
         heartbeat_interval_ms=max(1000, session // 10),
         rebalance_timeout_ms=max(session, 60_000),
-        max_poll_interval_ms=max(300_000, int(settings.worker_shutdown_timeout * 1000) * 2),
+        max_poll_interval_ms=max_poll_interval_ms(settings),
         fetch_max_wait_ms=settings.kafka_fetch_max_wait_ms,  # how soon an idle worker sees a new request
         **client_options(settings, security),
     )

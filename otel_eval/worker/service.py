@@ -37,6 +37,7 @@ from otel_eval.worker._batches import BatchPipeline
 from otel_eval.worker._evaluator import build_core, worker_core
 from otel_eval.worker._export_watch import ExportWatch
 from otel_eval.worker._metrics import WorkerMetrics
+from otel_eval.worker._poll_keeper import PollKeeper
 from otel_eval.worker._rebalances import Rebalances
 from otel_eval.worker._supervisor import Supervisor, cancel_and_wait
 from otel_eval.worker.collector_path import TraceAssembler
@@ -46,6 +47,7 @@ from otel_eval.worker.consumer import (
     create_consumer,
     create_producer,
     create_readback_consumer,
+    max_poll_interval_ms,
 )
 from otel_eval.worker.dead_letter import DeadLetters
 from otel_eval.worker.health import HEARTBEAT_SECONDS, HealthServer, WorkerHealth
@@ -394,9 +396,12 @@ class Worker:
         from aiokafka.errors import KafkaError
 
         consumer = self._clients.consumer
+        keeper = PollKeeper(consumer, max_poll_interval_ms(self.settings))
         try:
             while not self.should_exit and consumer is not None:
                 try:
+                    if (error := keeper.take_error()) is not None:  # a poll while the last batch ran failed
+                        raise error
                     poll = self._batches.poll_timeout_ms(_POLL_MS)  # shorter when a session's idle deadline is nearer
                     batch = await consumer.getmany(timeout_ms=poll, max_records=self.settings.worker_max_batch_size)
                     await self._batches.observe_lag()
@@ -416,7 +421,8 @@ class Worker:
                     # Records of newly assigned partitions wait for the read-back of their recent results.
                     await self._rebalances.readback_done.wait()
                     self._uncommitted = True
-                    await self._retrying(self._batches.process(batch, ready))
+                    async with keeper.running():  # a batch longer than the max poll interval keeps the group
+                        await self._retrying(self._batches.process(batch, ready))
                 elif self._batches.settled_pending:  # idle: collect the last batch's commit (or its failure)
                     await self._retrying(self._batches.settled())
             if self._batches.settling:

@@ -105,6 +105,12 @@ class WorkerSettings(BaseSettings):
         default=DEFAULT_KAFKA_COMPRESSION, description="Compression of the results and dead letters."
     )
     kafka_session_timeout_ms: int = Field(default=30_000, ge=6_000, description="Consumer-group session timeout.")
+    kafka_max_poll_interval_ms: int | None = Field(
+        default=None,
+        ge=1_000,
+        description="Longest a worker may go without polling before it leaves its group (None: 300000, or twice "
+        "the shutdown timeout if longer).",
+    )
     kafka_request_timeout_ms: int = Field(
         default=30_000, ge=1_000, description="Producer wait for the broker before a publish fails (batch retried)."
     )

@@ -119,6 +119,11 @@ def test_a_bad_setting_names_the_flag_or_the_variable_the_user_wrote(
             "x",
             "OTEL_EVAL_MAX_OPEN_TRACES_PER_TENANT='x': expected an integer",
         ),
+        (
+            env.OTEL_EVAL_KAFKA_MAX_POLL_INTERVAL_MS,
+            "500",
+            "OTEL_EVAL_KAFKA_MAX_POLL_INTERVAL_MS='500': expected an integer >= 1000",
+        ),
     ],
 )
 def test_a_bad_variable_of_any_kind_is_named_with_its_value(
