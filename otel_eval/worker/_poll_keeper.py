@@ -9,8 +9,8 @@ a rebalance during the batch are not paused) are given back: each partition is s
 partitions paused are resumed when the batch ends.
 
 A ``getmany`` under way is never cancelled (aiokafka would count a fetch in progress forever, and so never leave
-the group even when the worker is stuck): one still waiting when the batch ends (for a rebalance to finish) finishes
-on its own and gives back what it got.
+the group even when the worker is stuck): one still waiting when the batch ends (for a rebalance to finish) is waited
+for, shielded (a shutdown cancelling the wait leaves it to finish on its own), and gives back what it got.
 """
 
 from __future__ import annotations
@@ -60,6 +60,9 @@ class PollKeeper:
             yield
         finally:
             stop.set()
+            # A poll under way (one waits for a rebalance to finish) ends before the main loop polls again: two
+            # fetches at once could both get records, and the keeper's seek would give the loop some twice.
+            await asyncio.shield(task)
             assigned = consumer.assignment()
             consumer.resume(*(tp for tp in paused if tp in assigned))
 
