@@ -197,6 +197,12 @@ class EvaluationCore:
         planned = {metric.name: metric.info for plan in self._own_plans() for metric in plan.metrics}
         return sorted(name for name, info in planned.items() if info is not None and info.conversation_level)
 
+    def reference_metrics(self) -> list[str]:
+        """The metrics of its own criteria that need a paired eval case: without an eval set (or a request carrying
+        its case) they are never scored online."""
+        plan = self._plan_for(self._criteria, with_reference=True, own=True)
+        return sorted({metric.name for metric in plan.metrics if metric.requires_reference})
+
     def _own_plans(self) -> list[MetricPlan]:
         """Its own criteria's plans: without a paired case and (when it holds an eval set) with one."""
         plans = [self._plan_for(self._criteria, with_reference=False, own=True)]

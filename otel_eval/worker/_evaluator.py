@@ -19,7 +19,7 @@ from otel_eval.reconstruct.reads import Reads
 from otel_eval.transport import RequestEvaluator
 from otel_eval.worker._judge_watch import JudgeWatch
 from otel_eval.worker._metrics import WorkerMetrics
-from otel_eval.worker.settings import WorkerSettings
+from otel_eval.worker.settings import SOURCE_OTLP_SPANS, WorkerSettings
 from otel_eval.worker.telemetry import WorkerTelemetry
 
 logger = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ def build_core(
         allowed = sorted(policy.metrics - {ANY_METRIC})
         setting = settings.setting_name("request_metrics")
         check_metric_names(allowed, registry_with_custom_metrics(criteria), setting=setting)
-    return EvaluationCore(
+    core = EvaluationCore(
         criteria=criteria,
         metric_names=settings.metric_names,
         metrics_setting=settings.setting_name("metrics"),
@@ -85,6 +85,23 @@ def build_core(
         request_policy=policy,
         on_refused=metrics.criteria_refused if metrics is not None else None,
     )
+    _warn_reference_metrics_without_eval_set(settings, core)
+    return core
+
+
+def _warn_reference_metrics_without_eval_set(settings: WorkerSettings, core: EvaluationCore) -> None:
+    """Said once at start-up: on the Collector path nothing but the worker's eval set pairs a trace with a case, so
+    without one its reference metrics are never scored (online, an unpaired invocation gets none of them)."""
+    if settings.eval_set or SOURCE_OTLP_SPANS not in settings.sources:
+        return
+    names = core.reference_metrics()
+    if names:
+        logger.warning(
+            "%s need an eval set (%s): the traces read from %s pair with no case, so these metrics are never scored",
+            ", ".join(names),
+            settings.setting_name("eval_set"),
+            settings.kafka_spans_topic,
+        )
 
 
 EVALUATOR_CORE_REMOVED_IN: Final = "0.3.0"

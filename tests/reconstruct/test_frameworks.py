@@ -239,6 +239,7 @@ READERS: dict[str, Callable[[Any], Turn]] = {
     "crewai_openinference_events": crewai_turn,
     "agent_framework": agent_framework_turn,
     "adk_js": adk_js_turn,
+    "openai_agents_js": openai_agents_turn,  # its record is written in the Python SDK's item shape
 }
 CONTENT_NOT_CAPTURED = frozenset({"autogen", "agent_framework_no_content"})
 """Producers whose spans carry no message content (``test_frameworks_uncaptured.py``)."""
@@ -247,6 +248,7 @@ FIVE_SCENARIOS = frozenset({"one_tool", "sequential_tools", "tool_error", "no_to
 first eight have three."""
 EXTRA_SCENARIOS = {
     "adk_js": {"parallel_tools", "transfer", "agent_tool"},
+    "openai_agents_js": {"parallel_tools"},
     "agent_framework": {"parallel_tools", "agent_tool", "workflow"},
 }
 """A producer's scenarios beyond its set: parallel calls (ADK for JavaScript's ``execute_tool (merged)`` span), ADK for
@@ -296,6 +298,7 @@ def test_every_producer_has_every_scenario() -> None:
         "agent_framework",
         "agent_framework_no_content",
         "adk_js",
+        "openai_agents_js",
     }
     for producer, names in scenarios.items():
         expected = FIVE_SCENARIOS if producer in five else {"parallel_tools", "tool_error", "multi_turn"}
@@ -352,7 +355,14 @@ calls are not the parent's (as ADK for Python's, ``test_adk_parity``)."""
         p
         for p in FIXTURES
         if p.parent.name
-        in {"llama_index_openinference", "crewai_openinference_events", "strands", "agent_framework", "adk_js"}
+        in {
+            "llama_index_openinference",
+            "crewai_openinference_events",
+            "strands",
+            "agent_framework",
+            "adk_js",
+            "openai_agents_js",
+        }
     ],
     ids=lambda p: f"{p.parent.name}/{p.name.split('.')[0]}",
 )

@@ -307,3 +307,27 @@ def test_an_empty_consumer_group_is_refused_at_start_up(monkeypatch: pytest.Monk
         2,
         "error: OTEL_EVAL_KAFKA_GROUP_ID='': empty (expected a name)\n",
     )
+
+
+def test_reference_metrics_without_an_eval_set_on_the_collector_path_are_said_at_start_up(
+    caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    """Before, a Collector-path worker given tool_trajectory_avg_score and no eval set started quietly and never scored
+    it: every trace paired with no case, and online an unpaired invocation gets no reference metric at all."""
+    base = ["worker", "--telemetry", "none", "--bootstrap-servers", f"127.0.0.1:{free_port()}", "--metrics-port", "0"]
+    criteria = '{"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8, "safety_v1": 0.8}'
+    collector = [*base, "--source", "otlp_spans", "--criteria", criteria]
+    with caplog.at_level("WARNING", logger="otel_eval.worker"):
+        assert CliRunner().invoke(main, collector).exit_code == 1  # nothing listens at the broker's address
+    warned = [r.getMessage() for r in caplog.records if "eval set" in r.getMessage()]
+    assert warned == [
+        "response_match_score, tool_trajectory_avg_score need an eval set (OTEL_EVAL_EVAL_SET): the traces read from "
+        "otlp_spans pair with no case, so these metrics are never scored"
+    ]
+    eval_set = tmp_path / "golden.test.json"
+    eval_set.write_text('{"eval_set_id": "s", "eval_cases": []}', encoding="utf-8")
+    for args in ([*collector, "--eval-set", str(eval_set)], [*base, "--source", "requests", "--criteria", criteria]):
+        caplog.clear()  # with an eval set, or on requests (the agent's processor may send each one's case): quiet
+        with caplog.at_level("WARNING", logger="otel_eval.worker"):
+            assert CliRunner().invoke(main, args).exit_code == 1
+        assert not [r for r in caplog.records if "eval set" in r.getMessage()]

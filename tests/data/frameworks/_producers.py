@@ -347,6 +347,7 @@ PRODUCERS: dict[str, tuple[Runner, str, tuple[str, ...], dict[str, str]]] = {
     ),
     "autogen": (_producers_agents.autogen, "genai", ("autogen-agentchat", "autogen-core", "autogen-ext"), {}),
     "adk_js": (_producers_agents.adk_js, "adk", (), {}),
+    "openai_agents_js": (_producers_agents.openai_agents_js, "openinference", (), {}),
     "agent_framework": (
         _producers_agents.agent_framework,
         "genai",
@@ -371,14 +372,16 @@ OWN_VIRTUALENV = {
     "agent_framework": "requirements-agent-framework.txt",
     "agent_framework_no_content": "requirements-agent-framework.txt",
     "adk_js": "node/package.json",
+    "openai_agents_js": "node_openai_agents/package.json",
 }
 """The producers that run in an environment of their own (the requirements file beside this one; ADK for JavaScript:
-the npm package in ``node/``), recorded on ``FIVE_SCENARIOS``; the others run in ``requirements.txt``'s and were
-recorded on ``SCENARIOS``."""
+the npm package in ``node/``; the OpenAI Agents SDK for JavaScript: the one in ``node_openai_agents/``), recorded
+on ``FIVE_SCENARIOS``; the others run in ``requirements.txt``'s and were recorded on ``SCENARIOS``."""
 
 
 EXTRA_SCENARIOS = {
     "adk_js": [SCENARIOS[0], _producers_agents.ADK_JS_TRANSFER, _producers_agents.ADK_JS_AGENT_TOOL],
+    "openai_agents_js": [SCENARIOS[0]],
     "agent_framework": [
         SCENARIOS[0],
         _producers_agents.AGENT_FRAMEWORK_AGENT_TOOL,

@@ -334,3 +334,45 @@ def adk_js(scenario: Scenario, script: Script, provider: TracerProvider) -> Fore
         for name in NODE_PACKAGES
     }
     return ForeignRun(run["otlp"], run["turns"], versions)
+
+
+# --- OpenAI Agents SDK for JavaScript -------------------------------------------------------------------------------
+
+NODE_OPENAI_AGENTS = HERE / "node_openai_agents"
+"""The npm package that runs the OpenAI Agents SDK for JavaScript (``npm ci --prefix
+tests/data/frameworks/node_openai_agents`` installs it)."""
+NODE_OPENAI_AGENTS_PACKAGES = ("@openai/agents", "@arizeai/openinference-instrumentation-openai-agents")
+
+
+def openai_agents_js(scenario: Scenario, script: Script, provider: TracerProvider) -> ForeignRun:
+    """``node_openai_agents/record_openai_agents.mjs``: an ``Agent`` of ``@openai/agents`` on the SDK's default
+    Responses model, which talks to the scripted server (``OPENAI_BASE_URL``), each turn a ``run`` on the history so
+    far inside ``withTrace(..., {groupId})``; its spans through OpenInference's instrumentation and the JavaScript
+    OpenTelemetry SDK, with ``session.id`` put on every span from the group id by the span processor
+    ``docs/frameworks.md`` shows. The record of a turn is the items the run added."""
+    with ChatCompletionsServer(script) as server, tempfile.TemporaryDirectory() as tmp:
+        output = Path(tmp) / "run.json"
+        request = {
+            "model": MODEL,
+            "instructions": INSTRUCTIONS,
+            "turns": [turn.user for turn in scenario.turns],
+            "groupId": f"conversation-{scenario.name}",
+            "output": str(output),
+        }
+        environment = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "not-a-key"}
+        subprocess.run(
+            ["node", "record_openai_agents.mjs"],
+            input=json.dumps(request),
+            text=True,
+            env=environment,
+            cwd=NODE_OPENAI_AGENTS,
+            check=True,
+        )
+        run = json.loads(output.read_text(encoding="utf-8"))
+    versions = {
+        name: json.loads((NODE_OPENAI_AGENTS / "node_modules" / name / "package.json").read_text(encoding="utf-8"))[
+            "version"
+        ]
+        for name in NODE_OPENAI_AGENTS_PACKAGES
+    }
+    return ForeignRun(run["otlp"], run["turns"], versions)

@@ -29,6 +29,11 @@ from Python (any of the virtualenvs above: only the scripted server runs there):
     npm ci --prefix tests/data/frameworks/node
     .venv-frameworks/bin/python tests/data/frameworks/generate.py adk_js
 
+The OpenAI Agents SDK for JavaScript likewise, from the npm package in ``node_openai_agents/``::
+
+    npm ci --prefix tests/data/frameworks/node_openai_agents
+    .venv-frameworks/bin/python tests/data/frameworks/generate.py openai_agents_js
+
 Each producer runs in its own process, so instrumentations never see each other's frameworks.
 """
 
