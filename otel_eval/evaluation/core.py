@@ -199,7 +199,9 @@ class EvaluationCore:
 
     def reference_metrics(self) -> list[str]:
         """The metrics of its own criteria that need a paired eval case: without an eval set (or a request carrying
-        its case) they are never scored online."""
+        its case) they are never scored online. None by default: ADK's default criteria add them only with one."""
+        if self._criteria is None and not self._metric_names:
+            return []
         plan = self._plan_for(self._criteria, with_reference=True, own=True)
         return sorted({metric.name for metric in plan.metrics if metric.requires_reference})
 

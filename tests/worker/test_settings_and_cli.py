@@ -326,8 +326,15 @@ def test_reference_metrics_without_an_eval_set_on_the_collector_path_are_said_at
     ]
     eval_set = tmp_path / "golden.test.json"
     eval_set.write_text('{"eval_set_id": "s", "eval_cases": []}', encoding="utf-8")
-    for args in ([*collector, "--eval-set", str(eval_set)], [*base, "--source", "requests", "--criteria", criteria]):
-        caplog.clear()  # with an eval set, or on requests (the agent's processor may send each one's case): quiet
+    quiet = (
+        [*collector, "--eval-set", str(eval_set)],
+        [*base, "--source", "requests", "--criteria", criteria],
+        [*base, "--source", "otlp_spans"],
+    )
+    for args in quiet:
+        # With an eval set, on requests (the agent's processor may send each one's case), or on ADK's default
+        # criteria (which add the reference metrics only with an eval set): quiet.
+        caplog.clear()
         with caplog.at_level("WARNING", logger="otel_eval.worker"):
             assert CliRunner().invoke(main, args).exit_code == 1
         assert not [r for r in caplog.records if "eval set" in r.getMessage()]
