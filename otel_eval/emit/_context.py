@@ -8,6 +8,9 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
+_SAMPLED = TraceFlags(TraceFlags.SAMPLED)
+"""The flags of every invocation's span context (immutable: one for all)."""
+
 
 def invocation_span_context(trace_id: str, span_id: str) -> SpanContext | None:
     """A sampled remote :class:`SpanContext` for hex ids, or None when they do not parse or are zero."""
@@ -16,7 +19,7 @@ def invocation_span_context(trace_id: str, span_id: str) -> SpanContext | None:
             trace_id=int(trace_id, 16),
             span_id=int(span_id, 16),
             is_remote=True,
-            trace_flags=TraceFlags(TraceFlags.SAMPLED),
+            trace_flags=_SAMPLED,
         )
     except (TypeError, ValueError):
         return None

@@ -95,6 +95,23 @@ def test_spans_from_readable_skips_what_it_cannot_convert(recorded: list[Readabl
     assert [s.name for s in spans_from_readable([broken, *recorded])] == [s.name for s in recorded]
 
 
+def test_interleaved_traces_keep_their_own_ids() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("interleaved")
+    for _ in range(3):
+        with tracer.start_as_current_span("a root"), tracer.start_as_current_span("a child"):
+            pass
+    finished = list(exporter.get_finished_spans())
+    shuffled = finished[::2] + finished[1::2]  # trace and parent ids change from one span to the next
+    for sdk, span in zip(shuffled, spans_from_readable(shuffled), strict=True):
+        assert span.trace_id == format(sdk.context.trace_id, "032x")
+        assert span.span_id == format(sdk.context.span_id, "016x")
+        assert span.parent_span_id == (format(sdk.parent.span_id, "016x") if sdk.parent is not None else None)
+    provider.shutdown()
+
+
 def by_id(spans: list[Span]) -> dict[str, Span]:
     return {s.span_id: s for s in spans}
 
