@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,8 @@ def test_validate_and_run_refuse_a_criterion_repeating_a_rubric_id_naming_file_a
 
 def test_the_processor_and_the_worker_refuse_a_criterion_repeating_a_rubric_id(tmp_path: Path) -> None:
     path = _write(tmp_path, REPEATED_RUBRICS)
-    with pytest.raises(ConfigurationError, match=r"^OTEL_EVAL_CRITERIA: .*" + REPEATED.replace("[", r"\[")) as raised:
+    named = rf"^OTEL_EVAL_CRITERIA file {re.escape(str(path))}: criteria\.{RUBRIC_METRIC}: .*"
+    with pytest.raises(ConfigurationError, match=named + re.escape(REPEATED)) as raised:
         EvaluationSpanProcessor.from_env({"OTEL_EVAL_CRITERIA": str(path)}, sinks=[lambda records: None])
     with pytest.raises(ConfigurationError) as in_code:
         EvaluationSpanProcessor(criteria=REPEATED_RUBRICS, sinks=[lambda records: None])
@@ -158,7 +160,7 @@ def test_the_processor_and_the_worker_warn_of_a_custom_metric_their_criteria_lea
     assert f"EvaluationSpanProcessor: {NEVER_RUN}" in caplog.messages
     caplog.clear()
     build_core(WorkerSettings.from_flags({"criteria": ("--criteria", str(path))}), WorkerTelemetry())
-    assert f"--criteria: {NEVER_RUN}" in caplog.messages
+    assert f"--criteria file {path}: {NEVER_RUN}" in caplog.messages
     caplog.clear()
     named = {**CUSTOM, "custom_metrics": {"answer_has_digit": CUSTOM["custom_metrics"]["answer_has_digit"]}}
     EvaluationSpanProcessor(criteria=named, sinks=[lambda records: None]).shutdown()
