@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -30,6 +30,7 @@ from otel_eval.emit import Emitters
 from otel_eval.worker.service import Worker
 from otel_eval.worker.settings import WorkerSettings
 from otel_eval.worker.telemetry import WorkerTelemetry
+from tests._kafka import producer
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -119,6 +120,14 @@ def worker_settings(bootstrap: str, **overrides: Any) -> WorkerSettings:
     }
     values.update(overrides)
     return WorkerSettings(**values)
+
+
+async def send_requests(bootstrap: str, topic: str, requests: Sequence[Any]) -> None:
+    """Produces each request (an ``EvaluationRequest``) to ``topic`` keyed by its trace id, acknowledged by all."""
+    async with producer(bootstrap, acks="all") as prod:
+        for one in requests:
+            await prod.send(topic, one.model_dump_json().encode(), key=one.trace_id.encode())
+        await prod.flush()
 
 
 @contextlib.asynccontextmanager

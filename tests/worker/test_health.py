@@ -18,7 +18,7 @@ from tests._kafka import TansuBroker, TcpProxy, create_topics, free_port, produc
 from tests.deploy.conftest import K8S_DIR, load_yaml_documents
 from tests.transport._requests import request
 from tests.waiting import wait_until_async
-from tests.worker._harness import OtlpSink, start_worker_process
+from tests.worker._harness import OtlpSink, send_requests, start_worker_process
 
 
 class Clock:
@@ -237,10 +237,7 @@ async def test_a_collector_outage_fails_readiness_in_a_few_log_lines_until_expor
     sent = [request(i) for i in range(3)]
     collector: OtlpSink | None = None
     try:
-        async with producer(kafka_bootstrap, acks="all") as prod:
-            for item in sent:
-                await prod.send(requests_topic, item.model_dump_json().encode(), key=item.trace_id.encode())
-            await prod.flush()
+        await send_requests(kafka_bootstrap, requests_topic, sent)
         per_request = len(EFFICIENCY_METRICS)
         await read_topic(kafka_bootstrap, results_topic, expected=len(sent) * per_request, timeout=90)
         await wait_until_async(lambda: _status(f"{base}/readyz") == 503, timeout=30, what="readiness to fail")

@@ -14,11 +14,11 @@ from otel_eval.judge import JudgeClient, JudgeSettings
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.worker.service import Worker
-from tests._kafka import create_topics, producer, random_topic, read_topic
+from tests._kafka import create_topics, random_topic, read_topic
 from tests.judge.fake_gemini import FakeGemini, text_reply
 from tests.transport._requests import request
 from tests.waiting import wait_until_async
-from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
+from tests.worker._harness import MemoryTelemetry, running_worker, send_requests, worker_settings
 
 pytestmark = [pytest.mark.kafka, pytest.mark.integration]
 
@@ -60,10 +60,7 @@ async def test_a_batch_waiting_on_a_slow_judge_past_the_poll_interval_is_evaluat
     group = random_topic("group")
     await create_topics(kafka_bootstrap, [requests_topic, results_topic])
     sent = [request(i) for i in range(3)]
-    async with producer(kafka_bootstrap, acks="all") as prod:
-        for one in sent:
-            await prod.send(requests_topic, one.model_dump_json().encode(), key=one.trace_id.encode())
-        await prod.flush()
+    await send_requests(kafka_bootstrap, requests_topic, sent)
     judge = FakeGemini(lambda model, body: text_reply("The response is safe."), latency=JUDGE_LATENCY_S).start()
     telemetry = MemoryTelemetry()
     worker = _judged_worker(
@@ -105,10 +102,7 @@ async def test_a_worker_joining_while_a_long_batch_is_polled_through_takes_its_s
     requests_topic, results_topic = random_topic("requests"), random_topic("results")
     await create_topics(kafka_bootstrap, [requests_topic, results_topic], partitions=2)
     sent = [request(i) for i in range(6)]
-    async with producer(kafka_bootstrap, acks="all") as prod:
-        for one in sent:
-            await prod.send(requests_topic, one.model_dump_json().encode(), key=one.trace_id.encode())
-        await prod.flush()
+    await send_requests(kafka_bootstrap, requests_topic, sent)
     settings = {
         "kafka_requests_topic": requests_topic,
         "kafka_results_topic": results_topic,

@@ -13,11 +13,11 @@ from otel_eval.judge import JudgeClient, JudgeSettings
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.worker.service import Worker
-from tests._kafka import create_topics, producer, random_topic, read_topic
+from tests._kafka import create_topics, random_topic, read_topic
 from tests.judge.fake_gemini import FakeGemini, text_reply
 from tests.transport._requests import request
 from tests.waiting import wait_until_async
-from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
+from tests.worker._harness import MemoryTelemetry, running_worker, send_requests, worker_settings
 
 pytestmark = [pytest.mark.kafka, pytest.mark.integration]
 
@@ -41,10 +41,7 @@ async def test_a_worker_stopped_mid_batch_commits_what_it_finished_and_the_next_
     requests_topic, results_topic = random_topic("requests"), random_topic("results")
     await create_topics(kafka_bootstrap, [requests_topic, results_topic], partitions=2)
     sent = [request(i) for i in range(12)]
-    async with producer(kafka_bootstrap, acks="all") as prod:
-        for one in sent:
-            await prod.send(requests_topic, one.model_dump_json().encode(), key=one.trace_id.encode())
-        await prod.flush()
+    await send_requests(kafka_bootstrap, requests_topic, sent)
     settings = {
         "kafka_requests_topic": requests_topic,
         "kafka_results_topic": results_topic,
