@@ -9,7 +9,14 @@ instead: the holder only keeps its in-process total, and an observable counter r
 collection time (the same series, without an SDK measurement per invocation). Every holder of one meter provider
 reports through one such instrument per name (:class:`_Totals`): the SDK keeps the first callbacks of a name only.
 :class:`SeriesCounts` does the same for a counter with attributes (one plain int per attribute set, e.g. the
-results counter, added to once per result).
+results counter, added to once per result), and :class:`ObservedCounter` for any other counter (``add(amount,
+attributes)``, as a synchronous counter's).
+
+Every series of these counters is reported at 0 in the first collection that sees it and at its total from the
+next one on (a series is reported at its total at once in the meter provider's final collection, at its shutdown):
+Prometheus' ``rate()`` and ``increase()`` count nothing of a series' first sample, so a series first sampled
+already counted would lose its first counts (each new process', replica's or serverless instance's first results,
+the first fail that should page).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from opentelemetry import metrics
-from opentelemetry.context import Context
+from opentelemetry.context import Context, get_current
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 from opentelemetry.metrics._internal import _ProxyMeterProvider
 from opentelemetry.util.types import Attributes, AttributeValue
@@ -34,17 +41,24 @@ from otel_eval.version import __version__
 HolderT = TypeVar("HolderT", bound="InstrumentHolder")
 
 
-_SeriesRow = tuple[Hashable, Attributes, int, Context | None]
+_SeriesRow = tuple[Hashable, Attributes, float, Context | None]
 """One series of an observed counter: its key (its attributes, frozen), attributes, total and the context of its
 latest measurement (the exemplar's, when it has a sampled span)."""
 
 
 class _Totals:
     """One observable counter's series: the sums of the in-process totals of every source that reports it (dead
-    holders' included: a counter never goes down)."""
+    holders' included: a counter never goes down), each new series at 0 in the first collection that sees it."""
 
-    def __init__(self) -> None:
+    def __init__(self, provider: MeterProvider) -> None:
         self.sources: list[Callable[[], Iterable[_SeriesRow]]] = []
+        self._provider = weakref.ref(provider)
+        self._reported: set[Hashable] = set()
+        self._lock = threading.Lock()
+        reinit_after_fork(self._at_fork_reinit)
+
+    def _at_fork_reinit(self) -> None:
+        self._lock = threading.Lock()
 
     def observe(self, options: CallbackOptions) -> Iterable[Observation]:
         totals: dict[Hashable, list[Any]] = {}
@@ -56,7 +70,17 @@ class _Totals:
                 else:
                     entry[1] += value
                     entry[2] = context or entry[2]
-        return [Observation(value, attributes, context) for attributes, value, context in totals.values() if value]
+        # The SDK's MeterProvider sets _shutdown before its readers' last collection: no later one will report.
+        final = getattr(self._provider(), "_shutdown", False) is True
+        observations = []
+        with self._lock:
+            for key, (attributes, value, context) in totals.items():
+                if key in self._reported or final:
+                    observations.append(Observation(value, attributes, context))
+                else:
+                    self._reported.add(key)
+                    observations.append(Observation(0, attributes))
+        return observations
 
 
 _OBSERVED: weakref.WeakKeyDictionary[MeterProvider, dict[str, _Totals]] = weakref.WeakKeyDictionary()
@@ -81,7 +105,7 @@ def _observe_counter(
         by_name = _OBSERVED.setdefault(provider, {})
         totals = by_name.get(name)
         if totals is None:
-            totals = by_name[name] = _Totals()
+            totals = by_name[name] = _Totals(provider)
             meter = provider.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__)
             meter.create_observable_counter(name, [totals.observe], unit=unit, description=description)
         totals.sources.append(source)
@@ -95,8 +119,8 @@ class CountedSeries:
 
     def __init__(self, attributes: dict[str, AttributeValue]) -> None:
         self.attributes = attributes
-        self.key: Hashable = tuple(attributes.items())
-        self.count = 0
+        self.key: Hashable = frozenset(attributes.items())
+        self.count: float = 0
         self.context: Context | None = None
 
 
@@ -137,17 +161,43 @@ class SeriesCounts:
         with self._lock:
             return self._cells.setdefault(cell.key, cell)
 
-    def add(self, series: CountedSeries, context: Context | None = None) -> None:
-        """Adds 1 to ``series``; ``context`` is its exemplar's until the next add."""
+    def add(self, series: CountedSeries, context: Context | None = None, amount: float = 1) -> None:
+        """Adds ``amount`` to ``series``; ``context`` is its exemplar's until the next add."""
         if self._pending:
             self._register()
         with self._lock:
-            series.count += 1
+            series.count += amount
         series.context = context
 
     def _series(self) -> list[_SeriesRow]:
         with self._lock:
             return [(cell.key, cell.attributes, cell.count, cell.context) for cell in self._cells.values()]
+
+
+class ObservedCounter:
+    """A monotonic counter used as a synchronous one (``add(amount, attributes)``), kept in-process by a
+    :class:`SeriesCounts` (each series' exemplar is the context current at its latest add).
+
+    Args:
+        meter_provider: Provider of the counter; the global one when None (the counter is made once it is set).
+        name: The counter's name.
+        unit: Its unit.
+        description: Its description.
+    """
+
+    def __init__(self, meter_provider: MeterProvider | None, name: str, unit: str, description: str) -> None:
+        self._counts = SeriesCounts(meter_provider, name, unit, description)
+        self._series: dict[Hashable, CountedSeries] = {}
+
+    def add(self, amount: float, attributes: Attributes = None) -> None:
+        """Adds ``amount`` (>= 0) to the series of ``attributes``."""
+        if not amount:
+            return
+        key = frozenset(attributes.items()) if attributes else frozenset()
+        series = self._series.get(key)
+        if series is None:
+            series = self._series[key] = self._counts.series(dict(attributes or {}))
+        self._counts.add(series, get_current(), amount)
 
 
 class InstrumentHolder:
@@ -168,8 +218,8 @@ class InstrumentHolder:
     def _at_fork_reinit(self) -> None:
         self._lock = threading.Lock()
 
-    def _counter(self, name: str, unit: str, description: str) -> metrics.Counter:
-        return self.meter.create_counter(name, unit=unit, description=description)
+    def _counter(self, name: str, unit: str, description: str) -> ObservedCounter:
+        return ObservedCounter(self._meter_provider, name, unit, description)
 
     def _observed_counter(self, name: str, unit: str, description: str, key: str) -> None:
         """Reports the in-process total ``key`` (added to with :meth:`_add_observed`) as the counter ``name``."""
@@ -193,12 +243,12 @@ class InstrumentHolder:
             with self._lock:
                 self._counts[key] += amount
 
-    def _failed_attempts_counter(self) -> metrics.Counter:
+    def _failed_attempts_counter(self) -> ObservedCounter:
         """``otel_eval.transport.failed_attempts``: a transport's failed attempts to reach its broker."""
         description = "Failed attempts to reach the transport's broker (connections, metadata, sends)."
         return self._counter(semconv.METRIC_TRANSPORT_FAILED_ATTEMPTS, "{attempt}", description)
 
-    def _add(self, counter: metrics.Counter, key: str, amount: float, attributes: Attributes = None) -> None:
+    def _add(self, counter: ObservedCounter, key: str, amount: float, attributes: Attributes = None) -> None:
         """Adds ``amount`` (when not zero) to ``counter`` and to the in-process total ``key``."""
         if amount:
             counter.add(amount, attributes)

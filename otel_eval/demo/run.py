@@ -138,8 +138,8 @@ def run_demo(
     flushed = processor.force_flush(flush_timeout_millis)
     stats = processor.stats()
     tracer_provider.shutdown()
-    metrics = metric_reader.get_metrics_data()
     meter_provider.shutdown()
+    metrics = metric_reader.get_metrics_data()  # the last collection: every counter at its total
     logger_provider.shutdown()
 
     spans = list(span_exporter.get_finished_spans())

@@ -29,12 +29,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from opentelemetry import metrics
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan
 
 from otel_eval import semconv
-from otel_eval.version import __version__
+from otel_eval.instruments import ObservedCounter
 
 _SPAN_OVERHEAD_BYTES = 400
 """Rough size of a ReadableSpan and its context objects before attributes."""
@@ -421,11 +420,11 @@ class IncompleteCounter:
     """
 
     def __init__(self, meter_provider: MeterProvider | None = None) -> None:
-        meter = metrics.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__, meter_provider=meter_provider)
-        self._counter = meter.create_counter(
+        self._counter = ObservedCounter(
+            meter_provider,
             semconv.METRIC_INVOCATIONS_INCOMPLETE,
-            unit="{invocation}",
-            description="Invocations handed on at the idle timeout with spans under their root still open.",
+            "{invocation}",
+            "Invocations handed on at the idle timeout with spans under their root still open.",
         )
         self._lock = threading.Lock()
         self.total = 0

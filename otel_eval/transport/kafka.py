@@ -40,6 +40,7 @@ from otel_eval import semconv
 from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
+from otel_eval.instruments import ObservedCounter
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers
 from otel_eval.transport._kafka_outage import BROKER, OutageMonitor
@@ -161,10 +162,11 @@ class KafkaInvocationExporter(InvocationExporter):
             meter = (meter_provider or metrics.get_meter_provider()).get_meter(
                 semconv.INSTRUMENTATION_SCOPE, __version__
             )
-            self._drop_counter = meter.create_counter(
+            self._drop_counter = ObservedCounter(
+                meter_provider,
                 semconv.METRIC_INVOCATIONS_DROPPED,
-                unit="{invocation}",
-                description="Invocations dropped before evaluation",
+                "{invocation}",
+                "Invocations dropped before evaluation",
             )
             meter.create_observable_gauge(
                 semconv.METRIC_QUEUE_SIZE,
@@ -172,10 +174,11 @@ class KafkaInvocationExporter(InvocationExporter):
                 unit="{item}",
                 description="Evaluation requests waiting for their transport",
             )
-            self._attempt_counter = meter.create_counter(
+            self._attempt_counter = ObservedCounter(
+                meter_provider,
                 semconv.METRIC_TRANSPORT_FAILED_ATTEMPTS,
-                unit="{attempt}",
-                description="Failed attempts to reach the transport's broker (connections, metadata, sends)",
+                "{attempt}",
+                "Failed attempts to reach the transport's broker (connections, metadata, sends)",
             )
         weak_outage = weakref.ref(self)
         (meter_provider or metrics.get_meter_provider()).get_meter(

@@ -8,17 +8,21 @@ Prometheus set-ups see them:
 * :func:`otlp_samples`: the OTLP -> Prometheus translation (Prometheus 3's OTLP receiver, the Collector's Prometheus
   exporters), applied to what an in-memory reader collected (:mod:`tests.deploy.prometheus_names`);
 * :func:`exporter_samples`: the text the OpenTelemetry Python Prometheus exporter serves on ``/metrics``.
+
+:func:`collected_otlp_samples` and :func:`scraped_exporter_samples` read a process' first two collections: each
+sample keeps the first one's value (:attr:`Sample.first`), what Prometheus' first sample of the series is.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import Gauge, Histogram, MetricsData, Sum
+from opentelemetry.sdk.metrics.export import Gauge, Histogram, InMemoryMetricReader, MetricsData, Sum
 from opentelemetry.sdk.trace import TracerProvider
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
@@ -122,6 +126,8 @@ class Sample:
     name: str
     labels: tuple[tuple[str, str], ...]
     value: float
+    first: float | None = None
+    """The series' value in its process' first collection (None: not known, or not in it)."""
 
     @property
     def series(self) -> str:
@@ -180,8 +186,46 @@ def exporter_samples(registry: CollectorRegistry) -> list[Sample]:
     return samples
 
 
+def collected_otlp_samples(reader: InMemoryMetricReader) -> list[Sample]:
+    """:func:`otlp_samples` of the reader's second collection, each with its first collection's value."""
+    first = otlp_samples(reader.get_metrics_data())
+    return _with_first(first, otlp_samples(reader.get_metrics_data()))
+
+
+def scraped_exporter_samples(registry: CollectorRegistry) -> list[Sample]:
+    """:func:`exporter_samples` of the second scrape, each with its first scrape's value."""
+    first = exporter_samples(registry)
+    return _with_first(first, exporter_samples(registry))
+
+
+def _with_first(first: list[Sample], samples: list[Sample]) -> list[Sample]:
+    firsts = {sample.series: sample.value for sample in first}
+    return [replace(sample, first=firsts.get(sample.series)) for sample in samples]
+
+
+def input_values(sample: Sample, minutes: int) -> str:
+    """``sample``'s series for promtool, one batch a minute for ``minutes``: a cumulative series starts at its
+    process' first sample as our emitters wrote it (the batch already ran) and grows by the batch's value; a gauge
+    stays."""
+    if re.search(r"_(total|bucket|sum|count)$", sample.name):
+        first = sample.value if sample.first is None else sample.first
+        return f"{first!r}+{sample.value!r}x{minutes}"
+    return f"{sample.value!r}x{minutes}"
+
+
 def named(samples: Iterable[Sample], name: str) -> list[Sample]:
     return [s for s in samples if s.name == name]
 
 
-__all__ = ["AGENT_NAME", "HALLUCINATION_SHARE", "JOB", "Agent", "Sample", "exporter_samples", "otlp_samples"]
+__all__ = [
+    "AGENT_NAME",
+    "HALLUCINATION_SHARE",
+    "JOB",
+    "Agent",
+    "Sample",
+    "collected_otlp_samples",
+    "exporter_samples",
+    "input_values",
+    "otlp_samples",
+    "scraped_exporter_samples",
+]

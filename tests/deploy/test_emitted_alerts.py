@@ -67,34 +67,27 @@ def _one_batch(
 
 @pytest.fixture(scope="module")
 def samples() -> Iterator[dict[str, list[Sample]]]:
-    """One batch's metrics, as each Prometheus set-up stores them."""
+    """One batch's metrics, as each Prometheus set-up stores them (one process each: a process' first collection,
+    whichever reader makes it, is the one that reports its new series at 0)."""
+    with _one_batch(emitted.judge_answers, emitted.JUDGE_ENVIRONMENT, emitted.Agent) as in_memory:
+        otlp = emitted.collected_otlp_samples(in_memory)
     registry = CollectorRegistry()
     exporter = PrometheusMetricReader(registry=registry)
-    with _one_batch(emitted.judge_answers, emitted.JUDGE_ENVIRONMENT, emitted.Agent, exporter) as in_memory:
-        yield {
-            "otlp": emitted.otlp_samples(in_memory.get_metrics_data()),
-            "prometheus_exporter": emitted.exporter_samples(registry),
-        }
+    with _one_batch(emitted.judge_answers, emitted.JUDGE_ENVIRONMENT, emitted.Agent, exporter):
+        yield {"otlp": otlp, "prometheus_exporter": emitted.scraped_exporter_samples(registry)}
 
 
 @pytest.fixture
 def budget_samples() -> Iterator[list[Sample]]:
     """One batch's metrics (OTLP translation) with a judge budget that covers no hallucinations_v1 evaluation."""
     with _one_batch(emitted.judge_answers, {**emitted.JUDGE_ENVIRONMENT, **BUDGET_ENVIRONMENT}) as in_memory:
-        yield emitted.otlp_samples(in_memory.get_metrics_data())
+        yield emitted.collected_otlp_samples(in_memory)
 
 
 def _session_samples(judge: Responder) -> list[Sample]:
     """One batch of the sessions workload's metrics (OTLP translation), judged by ``judge``."""
     with _one_batch(judge, emitted.JUDGE_ENVIRONMENT, emitted_sessions.SessionAgent) as in_memory:
-        return emitted.otlp_samples(in_memory.get_metrics_data())
-
-
-def _values(sample: Sample) -> str:
-    """One batch a minute: cumulative series grow by the batch's value, gauges stay."""
-    if re.search(r"_(total|bucket|sum|count)$", sample.name):
-        return f"0+{sample.value!r}x{MINUTES}"
-    return f"{sample.value!r}x{MINUTES}"
+        return emitted.collected_otlp_samples(in_memory)
 
 
 def _judge_error_share(samples: list[Sample]) -> float:
@@ -114,7 +107,7 @@ def _promtool_test(samples: list[Sample]) -> dict[str, Any]:
                 "name": "a batch of real emitted series a minute",
                 "interval": "1m",
                 "input_series": [
-                    {"series": s.series, "values": _values(s)}
+                    {"series": s.series, "values": emitted.input_values(s, MINUTES)}
                     for s in samples
                     if s.name != "target_info"  # resource attributes, not a series the rules read
                 ],

@@ -30,7 +30,6 @@ pytestmark = pytest.mark.integration
 
 MINUTES = 30
 VERDICT_METRICS = set(emitted.CRITERIA)
-_CUMULATIVE = ("_total", "_bucket", "_sum", "_count")
 ALL_VARIABLES = {"$job": ".*", "$agent": ".*", "$metric": ".*"}
 
 
@@ -48,7 +47,7 @@ def samples() -> Iterator[list[Sample]]:
         agent = emitted.Agent(meter_provider)
         try:
             agent.run_batch()
-            yield emitted.otlp_samples(reader.get_metrics_data())
+            yield emitted.collected_otlp_samples(reader)
         finally:
             agent.shutdown()
             meter_provider.shutdown()
@@ -68,10 +67,7 @@ def _panel_queries(title: str, metric: str = ".*") -> list[str]:
 
 def _promtool(promtool: str, samples: list[Sample], tests: list[dict[str, Any]], tmp_path: Path) -> None:
     """``tests`` (promql_expr_test items) on one batch a minute of ``samples``."""
-    series = [
-        {"series": s.series, "values": f"0+{s.value!r}x{MINUTES}" if s.name.endswith(_CUMULATIVE) else f"{s.value!r}"}
-        for s in samples
-    ]
+    series = [{"series": s.series, "values": emitted.input_values(s, MINUTES)} for s in samples]
     test = {"tests": [{"interval": "1m", "input_series": series, "promql_expr_test": tests}]}
     path = tmp_path / "panels_test.yaml"
     path.write_text(yaml.safe_dump(test, sort_keys=False), encoding="utf-8")

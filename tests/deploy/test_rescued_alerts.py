@@ -52,7 +52,7 @@ class RescuingAgent(emitted.Agent):
 @pytest.fixture(scope="module")
 def rescued_samples() -> list[Sample]:
     with _one_batch(emitted.judge_answers, emitted.JUDGE_ENVIRONMENT, RescuingAgent) as in_memory:
-        return emitted.otlp_samples(in_memory.get_metrics_data())
+        return emitted.collected_otlp_samples(in_memory)
 
 
 def test_the_emitters_label_only_the_rescued_results(rescued_samples: list[Sample]) -> None:

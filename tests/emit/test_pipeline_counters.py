@@ -16,13 +16,14 @@ from typing import Any
 
 from otel_eval import semconv
 from otel_eval.emit.pipeline import PipelineMetrics
+from tests.collected import settled
 from tests.processor.telemetry import Telemetry
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _sum(telemetry: Telemetry, name: str) -> tuple[Any, Any]:
-    data: Any = telemetry.metric_reader.get_metrics_data()
+    data: Any = settled(telemetry.metric_reader)
     for resource_metrics in data.resource_metrics if data is not None else ():
         for scope_metrics in resource_metrics.scope_metrics:
             for metric in scope_metrics.metrics:
@@ -36,7 +37,7 @@ def _sum(telemetry: Telemetry, name: str) -> tuple[Any, Any]:
 def test_every_holder_of_a_provider_adds_to_one_monotonic_series_which_outlives_the_holders() -> None:
     telemetry = Telemetry()
     first, second = PipelineMetrics(telemetry.meter_provider), PipelineMetrics(telemetry.meter_provider)
-    assert _sum(telemetry, semconv.METRIC_INVOCATIONS_EVALUATED) == (None, None)  # no series before a count
+    assert _sum(telemetry, semconv.METRIC_INVOCATIONS_EVALUATED) == (0, True)  # at 0 before its first count
     first.evaluated(3)
     second.evaluated(4)
     first.sampled(2)
@@ -70,17 +71,19 @@ def test_holders_made_before_the_global_provider_is_set_report_through_it_once_s
         also_early.evaluated(3)
         PipelineMetrics(provider).evaluated(4)  # the global provider passed explicitly: the same series
         early.evaluated(1)
-        values = {}
-        for rm in reader.get_metrics_data().resource_metrics:
-            for sm in rm.scope_metrics:
-                for m in sm.metrics:
-                    values[m.name] = [p.value for p in m.data.data_points]
-        print(json.dumps(values))
+        collections = [{}, {}]  # each new series at 0 first, its total from the next collection on
+        for values in collections:
+            for rm in reader.get_metrics_data().resource_metrics:
+                for sm in rm.scope_metrics:
+                    for m in sm.metrics:
+                        values[m.name] = [p.value for p in m.data.data_points]
+        print(json.dumps(collections))
         """
     )
     environment = {**os.environ, "PYTHONPATH": str(REPO)}
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=environment, timeout=120
     )
-    values = json.loads(out.stdout.strip().splitlines()[-1])
+    first, values = json.loads(out.stdout.strip().splitlines()[-1])
+    assert first[semconv.METRIC_INVOCATIONS_EVALUATED] == [0]
     assert values[semconv.METRIC_INVOCATIONS_EVALUATED] == [10]

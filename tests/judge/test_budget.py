@@ -17,6 +17,7 @@ from otel_eval.judge.output_estimate import OutputEstimates
 from otel_eval.judge.priority import invocation_key, prioritising
 from otel_eval.metrics.hallucinations_v1 import HallucinationsV1Evaluator
 from otel_eval.model import EvalStatus
+from tests.collected import settled
 from tests.judge.budget_helpers import (
     MODEL,
     Clock,
@@ -131,7 +132,7 @@ async def test_whole_invocations_are_refused_without_a_call_and_judged_again_aft
     assert "2 evaluation(s) refused by the judge budget" in judge.summary_line()
     points = [
         point
-        for metric_data in reader.get_metrics_data().resource_metrics[0].scope_metrics[0].metrics
+        for metric_data in settled(reader).resource_metrics[0].scope_metrics[0].metrics  # type: ignore[union-attr]
         if metric_data.name == semconv.METRIC_JUDGE_BUDGET_REFUSALS
         for point in metric_data.data.data_points
     ]

@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval.demo.workload import TravelAgent
+from tests.collected import settled
 from tests.deploy.emitted import BATCH, CRITERIA, JUDGE_ENVIRONMENT, judge_answers
 from tests.judge.fake_gemini import FakeGemini
 from tests.judge.helpers import TEST_KEY
@@ -39,7 +40,7 @@ class Sinks:
 
     def received(self) -> dict[str, Any]:
         """What otel-eval (its instrumentation scope) put here."""
-        data = self.reader.get_metrics_data()
+        data = settled(self.reader)
         return {
             "spans": sorted(
                 {

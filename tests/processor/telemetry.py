@@ -17,6 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval.transport import InvocationExporter
+from tests.collected import settled
 
 
 @dataclass
@@ -54,9 +55,11 @@ class Telemetry:
     def result_events(self) -> list[ReadableLogRecord]:
         return [r for r in self.logs.get_finished_logs() if r.log_record.event_name == semconv.EVALUATION_RESULT_EVENT]
 
-    def metric_points(self, name: str) -> list[Any]:
-        """Data points of instrument ``name`` (from a fresh collection)."""
-        return list(_points(self.metric_reader.get_metrics_data(), name))
+    def metric_points(self, name: str, *, settle: bool = True) -> list[Any]:
+        """Data points of instrument ``name``: from two fresh collections (a counter's new series are at 0 in the
+        first), or from one with ``settle=False`` (a synchronous instrument's exemplars are only in the first)."""
+        data = settled(self.metric_reader) if settle else self.metric_reader.get_metrics_data()
+        return list(_points(data, name))
 
     def shutdown(self) -> None:
         self.tracer_provider.shutdown()

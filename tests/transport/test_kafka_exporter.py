@@ -18,13 +18,14 @@ from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport.base import ExportResult
 from otel_eval.transport.kafka import KafkaInvocationExporter
 from tests._kafka import TansuBroker, TcpProxy, create_topics, free_port, random_topic, read_topic
+from tests.collected import settled
 from tests.transport._requests import request, traced_invocation
 
 pytestmark = [pytest.mark.kafka, pytest.mark.integration]
 
 
 def _dropped_points(reader: InMemoryMetricReader) -> dict[str, int]:
-    data = reader.get_metrics_data()
+    data = settled(reader)
     found: dict[str, int] = {}
     for resource_metrics in data.resource_metrics if data else ():
         for scope_metrics in resource_metrics.scope_metrics:

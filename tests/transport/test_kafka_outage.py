@@ -19,6 +19,7 @@ from otel_eval.transport import BROKER, OutageMonitor
 from otel_eval.transport.base import ExportResult
 from otel_eval.transport.kafka import KafkaInvocationExporter
 from tests._kafka import TansuBroker, read_topic, topic_partitions
+from tests.collected import settled
 from tests.transport._brokers import durable_broker, hung
 from tests.transport._requests import request
 
@@ -57,7 +58,7 @@ def user_log() -> Iterator[UserLog]:
 
 
 def _metric_points(reader: InMemoryMetricReader, name: str) -> list[tuple[dict[str, object], float]]:
-    data = reader.get_metrics_data()
+    data = settled(reader)
     return [
         (dict(point.attributes or {}), point.value)
         for rm in (data.resource_metrics if data else ())

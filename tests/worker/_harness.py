@@ -31,6 +31,7 @@ from otel_eval.worker.service import Worker
 from otel_eval.worker.settings import WorkerSettings
 from otel_eval.worker.telemetry import WorkerTelemetry
 from tests._kafka import producer
+from tests.collected import settled
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -95,7 +96,7 @@ class MemoryTelemetry:
         return [s for s in self.spans.get_finished_spans() if s.name.startswith(prefix)]
 
     def metric_points(self, name: str) -> list[Any]:
-        data = self.reader.get_metrics_data()
+        data = settled(self.reader)
         points: list[Any] = []
         for resource_metrics in data.resource_metrics if data else ():
             for scope_metrics in resource_metrics.scope_metrics:

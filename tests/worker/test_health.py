@@ -124,8 +124,11 @@ async def test_a_prometheus_mode_worker_serves_health_readiness_and_its_metrics(
         await read_topic(kafka_bootstrap, results_topic, expected=len(sent) * len(EFFICIENCY_METRICS), timeout=60)
         assert await asyncio.to_thread(_get, f"{base}/healthz") == (200, "ok\n")
         assert await asyncio.to_thread(_get, f"{base}/readyz") == (200, "ok\n")
-        status, text = await asyncio.to_thread(_get, f"{base}/metrics")
+        status, first = await asyncio.to_thread(_get, f"{base}/metrics")
         assert status == 200
+        firsts = {s.name: s for family in text_string_to_metric_families(first) for s in family.samples}
+        assert firsts["otel_eval_invocations_evaluated_total"].value == 0  # a new series is 0 at its first scrape
+        status, text = await asyncio.to_thread(_get, f"{base}/metrics")
         samples = {s.name: s for family in text_string_to_metric_families(text) for s in family.samples}
         assert samples["otel_eval_invocations_evaluated_total"].value == len(sent)
         assert samples["otel_eval_worker_results_published_total"].value == len(sent) * len(EFFICIENCY_METRICS)

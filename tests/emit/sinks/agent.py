@@ -56,8 +56,9 @@ def run_evaluated_agent(
             agent.run(scenario, conversation_id=f"sinks-conversation-{index + 1}")
         assert processor.force_flush(flush_millis), "the sinks did not deliver in time"
         provider.shutdown()
+    meter_provider.shutdown()
     if sink_counts is not None:
-        data = reader.get_metrics_data()
+        data = reader.get_metrics_data()  # the last collection: every counter at its total
         for resource_metrics in data.resource_metrics if data else ():
             for scope_metrics in resource_metrics.scope_metrics:
                 for metric in scope_metrics.metrics:
@@ -66,6 +67,5 @@ def run_evaluated_agent(
                             reason = (point.attributes or {}).get("otel_eval.sink.reason")
                             key = metric.name if reason is None else f"{metric.name}.{reason}"
                             sink_counts[key] = sink_counts.get(key, 0) + point.value
-    meter_provider.shutdown()
     assert records
     return records

@@ -18,6 +18,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from otel_eval.emit.sinks import BatchingSink
 from otel_eval.emit.sinks.phoenix import PhoenixBackend
 from otel_eval.model.messages import EvaluationRecord
+from tests.collected import settled
 from tests.emit.sinks import recipe
 from tests.emit.sinks.agent import PROJECT, run_evaluated_agent
 from tests.emit.sinks.servers import BackendServer, phoenix_server
@@ -170,7 +171,7 @@ def test_a_metric_named_note_costs_only_its_own_scores_not_the_batch(
     assert "note" not in {a["name"] for a in annotations}
     counts = {
         (metric.name, (point.attributes or {}).get("otel_eval.sink.reason")): point.value
-        for resource in reader.get_metrics_data().resource_metrics  # type: ignore[union-attr]
+        for resource in settled(reader).resource_metrics  # type: ignore[union-attr]
         for scope in resource.scope_metrics
         for metric in scope.metrics
         for point in metric.data.data_points
