@@ -8,8 +8,10 @@ must show the metrics with a verdict only, and the efficiency panel each efficie
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +22,8 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from otel_eval.metrics import EFFICIENCY_METRICS
 from tests.deploy import emitted
-from tests.deploy.conftest import dashboard_panels, load_dashboard
-from tests.deploy.emitted import AGENT_NAME, Sample
+from tests.deploy.conftest import RULE_FILES, dashboard_panels, load_dashboard
+from tests.deploy.emitted import AGENT_NAME, JOB, Sample
 from tests.deploy.promql import expand_grafana
 from tests.environment import clean_judge_environment, use_loopback_judge
 from tests.judge.fake_gemini import FakeGemini
@@ -53,22 +55,39 @@ def samples() -> Iterator[list[Sample]]:
             meter_provider.shutdown()
 
 
-def _panel_queries(title: str, metric: str = ".*") -> list[str]:
-    """The panel's queries with the dashboard's variables set: every job and agent, ``metric``."""
+def _query(expr: str, **variables: str) -> str:
+    """``expr`` with the dashboard's variables set: every job, agent and metric unless ``variables`` says otherwise."""
+    for variable, value in {**ALL_VARIABLES, **{f"${k}": v for k, v in variables.items()}}.items():
+        expr = expr.replace(variable, value)
+    return expand_grafana(expr)
+
+
+def _panel_queries(title: str, metric: str = ".*", agent: str = ".*") -> list[str]:
+    """The panel's queries with the dashboard's variables set: every job, ``agent`` and ``metric``."""
     panel = next(p for p in dashboard_panels(load_dashboard()["panels"]) if p["title"] == title)
-    queries = []
-    for target in panel["targets"]:
-        expr = target["expr"]
-        for variable, value in {**ALL_VARIABLES, "$metric": metric}.items():
-            expr = expr.replace(variable, value)
-        queries.append(expand_grafana(expr))
-    return queries
+    return [_query(target["expr"], metric=metric, agent=agent) for target in panel["targets"]]
+
+
+def _relabelled(samples: list[Sample], label: str, value: str, scale: float = 1) -> list[Sample]:
+    """``samples`` with ``label`` set to ``value`` (the cumulative ones ``scale`` times as large)."""
+    moved = []
+    for sample in samples:
+        labels = tuple(sorted({**dict(sample.labels), label: value}.items()))
+        cumulative = re.search(r"_(total|bucket|sum|count)$", sample.name) is not None
+        factor = scale if cumulative else 1
+        first = None if sample.first is None else sample.first * factor
+        moved.append(replace(sample, labels=labels, value=sample.value * factor, first=first))
+    return moved
 
 
 def _promtool(promtool: str, samples: list[Sample], tests: list[dict[str, Any]], tmp_path: Path) -> None:
-    """``tests`` (promql_expr_test items) on one batch a minute of ``samples``."""
+    """``tests`` (promql_expr_test items) on one batch a minute of ``samples``, with the shipped rules."""
     series = [{"series": s.series, "values": emitted.input_values(s, MINUTES)} for s in samples]
-    test = {"tests": [{"interval": "1m", "input_series": series, "promql_expr_test": tests}]}
+    test = {
+        "rule_files": [str(path) for path in RULE_FILES],
+        "evaluation_interval": "1m",
+        "tests": [{"interval": "1m", "input_series": series, "promql_expr_test": tests}],
+    }
     path = tmp_path / "panels_test.yaml"
     path.write_text(yaml.safe_dump(test, sort_keys=False), encoding="utf-8")
     process = subprocess.run([promtool, "test", "rules", str(path)], capture_output=True, text=True, timeout=120)
@@ -127,3 +146,33 @@ def test_the_efficiency_panel_shows_each_efficiency_metrics_mean_per_invocation(
         )
     assert sums["token_usage_v1"] / counts["token_usage_v1"] > 5
     _promtool(promtool, samples, tests, tmp_path)
+
+
+def test_every_legend_tells_apart_the_series_of_two_jobs_running_the_same_agent(
+    samples: list[Sample], promtool: str, tmp_path: Path
+) -> None:
+    """Two services (jobs) run an agent of the same name with the same judge model (its results some rescued by
+    priority sampling, some refused by the judge budget): no panel shows two of its lines under one legend."""
+    results = emitted.named(samples, "gen_ai_evaluation_results_total")
+    errors = emitted.named(samples, "otel_eval_evaluation_errors_total")
+    rescued = _relabelled(results, "otel_eval_priority_reason", "error")
+    refused = _relabelled(errors, "error_type", "budget_exhausted")
+    one_job = [*samples, *rescued, *refused]
+    both_jobs = [*one_job, *_relabelled(one_job, "job", f"{JOB}-canary")]
+    tests = []
+    for panel in dashboard_panels(load_dashboard()["panels"]):
+        for target in panel.get("targets", []):
+            legend = ", ".join(re.findall(r"\{\{\s*(\w+)\s*\}\}", target.get("legendFormat", "")))
+            query = _query(target["expr"])
+            tests.append({"expr": f"count by ({legend}) ({query}) > 1", "eval_time": "20m", "exp_samples": []})
+    for title in (
+        "Hallucination rate (failed / hallucinations_v1 verdicts)",
+        "Judge error rate (10m)",
+        "Judge budget: share of evaluations refused (15m)",
+        "Rescued results: fail rate per metric and reason",
+    ):
+        for query in _panel_queries(title, metric="hallucinations_v1"):
+            tests.append(  # the check above had lines to compare
+                {"expr": f"count({query}) > bool 0", "eval_time": "20m", "exp_samples": [{"labels": "{}", "value": 1}]}
+            )
+    _promtool(promtool, both_jobs, tests, tmp_path)
