@@ -176,3 +176,27 @@ def test_every_legend_tells_apart_the_series_of_two_jobs_running_the_same_agent(
                 {"expr": f"count({query}) > bool 0", "eval_time": "20m", "exp_samples": [{"labels": "{}", "value": 1}]}
             )
     _promtool(promtool, both_jobs, tests, tmp_path)
+
+
+def test_the_throughput_panel_shows_the_selected_agents_results_only(
+    samples: list[Sample], promtool: str, tmp_path: Path
+) -> None:
+    """Another agent of the same job evaluated twice as much: selecting ``AGENT_NAME`` shows its results alone."""
+    results = emitted.named(samples, "gen_ai_evaluation_results_total")
+    per_batch: dict[str, float] = {}
+    for sample in results:
+        name = str(sample.label("gen_ai_evaluation_name"))
+        per_batch[name] = per_batch.get(name, 0) + sample.value
+    (query,) = _panel_queries("Evaluation throughput per metric", agent=AGENT_NAME)
+    tests = [
+        {
+            "expr": f"round(60 * ({query}), 0.001)",
+            "eval_time": "20m",
+            "exp_samples": [
+                {"labels": f'{{gen_ai_evaluation_name="{name}"}}', "value": count}
+                for name, count in sorted(per_batch.items())
+            ],
+        }
+    ]
+    billing = _relabelled(samples, "gen_ai_agent_name", "billing_assistant", scale=2)
+    _promtool(promtool, [*samples, *billing], tests, tmp_path)

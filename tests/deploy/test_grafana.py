@@ -77,7 +77,7 @@ def test_every_query_is_valid_promql(promtool: str, tmp_path: Path) -> None:
         ("scores per metric and agent", {"gen_ai_evaluation_score_sum", "gen_ai_evaluation_score_count"}),
         ("hallucination rate", {"job_agent:gen_ai_evaluation_hallucination_rate:ratio_rate5m"}),
         ("pass rates", {"job_agent_evaluation:gen_ai_evaluation_pass_rate:ratio_rate30m"}),
-        ("evaluation throughput", {"job_evaluation:gen_ai_evaluation_results:rate5m"}),
+        ("evaluation throughput", {"job_agent_evaluation_label:gen_ai_evaluation_results:rate5m"}),
         ("judge latency", {"otel_eval_judge_duration_seconds_bucket"}),
         ("judge tokens", {"otel_eval_judge_tokens_total"}),
         ("judge cost", {"otel_eval_judge_cost_total"}),
