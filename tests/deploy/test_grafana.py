@@ -98,6 +98,30 @@ def test_scores_are_split_by_metric_and_agent() -> None:
     assert {"gen_ai_evaluation_name", "gen_ai_agent_name"} <= groups
 
 
+def test_histograms_are_read_only_as_means_and_quantiles() -> None:
+    """A histogram series' first sample already holds the observations its process made before it (docs/telemetry.md),
+    which ``rate()`` and ``increase()`` leave out: a mean (``_sum`` / ``_count``) or a quantile of the buckets loses
+    them from both sides alike, a count or a sum of observations would come out short."""
+    histograms = {
+        prometheus_names.prometheus_metric_name(spec.name, spec.unit, "histogram")
+        for spec in prometheus_names.instrument_specs().values()
+        if spec.kind == "histogram"
+    }
+    rules = [(f"rule {rule.get('alert') or rule.get('record')}", rule["expr"]) for rule in load_rules()]
+    reads = 0
+    for where, expr in [*dashboard_queries(), *rules]:
+        used = selectors(expand_grafana(expr)).metric_names
+        for base in histograms:
+            if f"{base}_bucket" in used:
+                reads += 1
+                assert "histogram_quantile(" in expr, f"{where} reads {base}_bucket other than as a quantile: {expr!r}"
+            if used & {f"{base}_sum", f"{base}_count"}:
+                reads += 1
+                mean = {f"{base}_sum", f"{base}_count"} <= used and "/" in expr
+                assert mean, f"{where} reads {base}_sum or _count other than as their ratio: {expr!r}"
+    assert reads >= 5  # the score, efficiency, judge latency and worker batch panels
+
+
 def test_every_panel_uses_the_provisioned_prometheus_datasource() -> None:
     datasources = load_yaml_documents(PROVISIONING / "datasources" / "datasources.yaml")[0]["datasources"]
     prometheus = next(d for d in datasources if d["type"] == "prometheus")
