@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
@@ -155,6 +156,7 @@ class OtlpSink:
         self.trace_requests: list[ExportTraceServiceRequest] = []
         self.log_requests: list[ExportLogsServiceRequest] = []
         self.metric_exports = 0
+        self.metric_requests: list[ExportMetricsServiceRequest] = []
         self.hanging = threading.Event()
         self._release = threading.Event()
         self._lock = threading.Lock()
@@ -238,6 +240,7 @@ class OtlpSink:
                 elif self.path == "/v1/metrics":
                     with sink._lock:
                         sink.metric_exports += 1
+                        sink.metric_requests.append(ExportMetricsServiceRequest.FromString(body))
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", "0")

@@ -6,6 +6,10 @@ The child cannot use the agent's provider objects, so it reads the variables ``o
 ``none``: that signal is not exported), with ``OTEL_EXPORTER_OTLP_*`` configuring the OTLP exporters. The names are
 resolved as the SDK's configuration module (what ``opentelemetry-instrument`` runs) resolves them, through the public
 entry points; ``tests/processor/test_exporters.py`` pins the two together.
+
+Its metrics carry a ``service.instance.id`` of their own (:func:`evaluation_process_resource`): the agent's process
+reports otel-eval's counters too (spans it dropped or could not hand on, its always-0 ``invocations.sampled``), and
+two processes' cumulative streams with one identity would reach the backend as one series jumping between them.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 import os
+import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal
 
@@ -27,7 +32,7 @@ from opentelemetry.sdk.environment_variables import (
 )
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
-from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.resources import SERVICE_INSTANCE_ID, Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
@@ -62,6 +67,7 @@ _PROTOCOL_VARIABLES: Final = {
 }
 _OTLP: Final = "otlp"
 _OTLP_BY_PROTOCOL: Final = {"grpc": "otlp_proto_grpc", "http/protobuf": "otlp_proto_http"}
+EVALUATION_INSTANCE_SUFFIX: Final = "/evaluation"
 
 
 def exporter_names() -> dict[Signal, list[str]]:
@@ -107,8 +113,20 @@ def _load(signal: Signal, names: list[str]) -> list[type[Any]]:
     return [next(iter(importlib.metadata.entry_points(group=group, name=name))).load() for name in names]
 
 
+def evaluation_process_resource(agent: Resource) -> Resource:
+    """The resource of the evaluation process's metrics: the agent's (its ``service.name`` included), with a
+    ``service.instance.id`` of its own, as OpenTelemetry asks of each process of one service (Prometheus' OTLP
+    translation makes it the ``instance`` label): the agent's followed by ``/evaluation``, or a random UUID when
+    the agent's resource has none (a restarted evaluation process continues the same series, as a restarted
+    process does)."""
+    instance = agent.attributes.get(SERVICE_INSTANCE_ID)
+    own = f"{instance}{EVALUATION_INSTANCE_SUFFIX}" if instance not in (None, "") else str(uuid.uuid4())
+    return Resource({**agent.attributes, SERVICE_INSTANCE_ID: own}, agent.schema_url)
+
+
 class ExportingProviders:
-    """A tracer, logger and meter provider with ``resource``, each exporting with its configured exporters.
+    """A tracer and logger provider with the agent's ``resource``, and a meter provider with the evaluation
+    process's own (:func:`evaluation_process_resource`), each exporting with its configured exporters.
 
     A signal without an exporter gets a provider anyway (the evaluation spans are then made and dropped: the
     processor takes an explicit provider as the choice of where its output goes).
@@ -126,7 +144,7 @@ class ExportingProviders:
             exporter() if issubclass(exporter, MetricReader) else PeriodicExportingMetricReader(exporter())
             for exporter in _load("metrics", names["metrics"])
         ]
-        self.meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+        self.meter_provider = MeterProvider(resource=evaluation_process_resource(resource), metric_readers=readers)
         self.exporting = any(names.values())
 
     def force_flush(self, timeout_millis: int) -> bool:

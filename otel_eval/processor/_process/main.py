@@ -5,7 +5,8 @@ pair. It reads the processor's settings, then batches of span starts, ended span
 them to the in-thread engine of an ordinary processor (:func:`~otel_eval.processor._thread_engine.in_thread_engine`:
 ``on_start``, ``on_end``, its ``log_record_processor``), stepping it on the same thread after each batch (and when
 nothing came for the engine's period), so a batch is not handed from a reader thread to an engine thread; the scores go to providers exporting as the ``OTEL_*_EXPORTER`` variables say
-(:mod:`otel_eval.processor._process.exporters`) with the agent's resource. A ``flush`` or ``shutdown`` message is answered
+(:mod:`otel_eval.processor._process.exporters`) with the agent's resource (its metrics with a ``service.instance.id``
+of their own). A ``flush`` or ``shutdown`` message is answered
 once the processor and the exporters are done. The end of the socket (the agent's process exited, or was killed)
 shuts it down as well. SIGINT is ignored: a Ctrl-C in the agent's terminal reaches the whole process group, and
 the agent's own shutdown drains this process. It runs at a lower priority (``nice`` 10) than the agent.
