@@ -14,7 +14,7 @@ import importlib.metadata
 import logging
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
 from opentelemetry.environment_variables import OTEL_LOGS_EXPORTER, OTEL_METRICS_EXPORTER, OTEL_TRACES_EXPORTER
 from opentelemetry.sdk._logs import LoggerProvider
@@ -64,17 +64,21 @@ _OTLP: Final = "otlp"
 _OTLP_BY_PROTOCOL: Final = {"grpc": "otlp_proto_grpc", "http/protobuf": "otlp_proto_http"}
 
 
+class _Selectable(Protocol):
+    def select(self, *, group: str, name: str) -> importlib.metadata.EntryPoints: ...
+
+
 class _Installed:
     """The installed packages' entry points, read on first use: one scan of the installed packages for all the
     exporters named, not one per name and again to load it (about 10 ms each with a few hundred packages)."""
 
     def __init__(self) -> None:
-        self._all: importlib.metadata.EntryPoints | None = None
+        self._all: _Selectable | None = None
 
     def select(self, group: str, name: str) -> importlib.metadata.EntryPoints:
         every = self._all
         if every is None:
-            every = self._all = importlib.metadata.entry_points()
+            every = self._all = importlib.metadata.entry_points()  # Python 3.11: SelectableGroups, later EntryPoints
         return every.select(group=group, name=name)
 
 
