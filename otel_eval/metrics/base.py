@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import pydantic
 
 from otel_eval.errors import ConfigurationError
-from otel_eval.judge.protocol import Judge
+from otel_eval.judge.protocol import Judge, is_judge
 from otel_eval.metrics.provenance import EvaluatorProvenance, provenance_of
 from otel_eval.model import (
     BaseCriterion,
@@ -115,8 +115,11 @@ class Evaluator(abc.ABC):
                     f"invalid criterion for metric {info.name!r}: {misspelled_option(*misspelled)}"
                 )
             warn_threshold(info, self.criterion.threshold)
-        if judge is not None and not isinstance(judge, Judge):
-            raise TypeError(f"judge must implement otel_eval.judge.Judge, got {type(judge).__name__}")
+        if judge is not None:
+            if not is_judge(judge):
+                raise TypeError(f"judge must implement otel_eval.judge.Judge, got {type(judge).__name__}")
+            if info.requires_judge:  # a judged metric reads the judge's configuration when made, not at its first call
+                _ = judge.uses_vertex
         self.judge = judge
 
     @property

@@ -337,3 +337,29 @@ def test_setting_not_configured_reason_still_works_with_a_deprecation_warning(fa
     with pytest.warns(DeprecationWarning, match="not_configured_reason"):
         judge.not_configured_reason = "judge not configured: switched off by the caller"
     assert not judge.configured and judge.not_configured_reason == "judge not configured: switched off by the caller"
+
+
+def test_the_client_read_at_start_up_serves_the_first_loop_and_each_later_loop_gets_its_own(
+    fake_gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A judged metric reads the judge's configuration when it is made (``uses_vertex``, from a google-genai client
+    that opens no connection); that client then serves the first loop's calls instead of a second one being made
+    (each loads its own TLS trust store: about a tenth of a CPU-second of an evaluation process's start)."""
+    from google import genai
+
+    made: list[genai.Client] = []
+
+    class CountingClient(genai.Client):
+        def __init__(self, **kwargs: object) -> None:
+            super().__init__(**kwargs)  # type: ignore[arg-type]
+            made.append(self)
+
+    monkeypatch.setattr(genai, "Client", CountingClient)
+    fake_gemini.set_responder(lambda model, body: text_reply("ok"))
+    judge = make_judge(fake_gemini)
+    assert not judge.uses_vertex and len(made) == 1
+    assert asyncio.run(judge.generate(request("first loop"), metric="m")).text == "ok"
+    assert len(made) == 1
+    assert asyncio.run(judge.generate(request("second loop"), metric="m")).text == "ok"
+    assert len(made) == 2
+    assert not judge.uses_vertex and len(fake_gemini.requests) == 2

@@ -25,6 +25,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.judge import JUDGE_NOT_CONFIGURED
+from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.model.messages import EvaluationRecord
 from tests.waiting import wait_until
 
@@ -182,3 +183,52 @@ def test_the_criterions_own_judge_model_is_the_one_asked_about(
     [said] = _said(caplog)
     assert "safety_v1 is NOT_EVALUATED on every invocation (judge_not_configured)" in said
     assert "'claude-sonnet-4-5'" in said and "GOOGLE_CLOUD_PROJECT" in said
+
+
+_GENAI_IMPORTED = """
+import json, sys
+from opentelemetry.sdk.trace import TracerProvider
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings
+from otel_eval.demo import SCENARIOS, TravelAgent
+from otel_eval.metrics import EFFICIENCY_METRICS
+
+records = []
+if sys.argv[1] == "efficiency":
+    settings = ProcessorSettings(isolation="process", metrics=EFFICIENCY_METRICS)
+    processor = EvaluationSpanProcessor(settings=settings, sinks=[records.extend])
+else:
+    settings = ProcessorSettings(isolation="process")
+    processor = EvaluationSpanProcessor({"hallucinations_v1": 0.5}, settings=settings, sinks=[records.extend])
+provider = TracerProvider()
+provider.add_span_processor(processor)
+TravelAgent(provider).run(SCENARIOS[0])
+assert processor.force_flush(60_000)
+provider.shutdown()
+print(json.dumps(sorted({r.metric_name for r in records})))
+"""
+
+
+@pytest.mark.parametrize("criteria", ["efficiency", "hallucinations"])
+def test_the_evaluation_process_imports_google_genai_only_when_a_judged_metric_runs(criteria: str) -> None:
+    """Before, with judge credentials set (``GOOGLE_API_KEY``, which an ADK agent has anyway), every metric's
+    construction read the judge's ``uses_vertex`` (Python 3.11's ``isinstance`` against the ``Judge`` protocol reads
+    each property), which imports google-genai and makes its client: about half a CPU-second of each evaluation
+    process's start with only the efficiency metrics selected. A judged metric still reads it when made. Both
+    processes print their imports (``PYTHONPROFILEIMPORTTIME``) on the captured stderr."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_EVAL_", "GOOGLE_", "GEMINI_"))}
+    environ.update(
+        PYTHONPATH=str(Path(__file__).resolve().parents[2]),
+        PYTHONPROFILEIMPORTTIME="1",
+        GOOGLE_API_KEY="test-key-not-used",
+        GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:9",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", _GENAI_IMPORTED, criteria], env=environ, capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    metrics = json.loads(done.stdout.splitlines()[-1])
+    imported_genai = " google.genai\n" in done.stderr
+    if criteria == "efficiency":
+        assert metrics == sorted(EFFICIENCY_METRICS) and not imported_genai
+    else:
+        assert "hallucinations_v1" in metrics and imported_genai

@@ -39,7 +39,8 @@ class GeminiProvider:
         self._given = client
         self._probe = client
         self._probe_lock = threading.Lock()
-        self._clients: PerLoopClient[genai.Client] = PerLoopClient(self._new_client, _close)
+        self._probe_taken = client is not None
+        self._clients: PerLoopClient[genai.Client] = PerLoopClient(self._loop_client, _close)
         self._uses_vertex: bool | None = None
         self._problem = None if client is not None else self._configuration_problem()
 
@@ -97,6 +98,17 @@ class GeminiProvider:
             if self._probe is None:
                 self._probe = self._new_client()
             return self._probe
+
+    def _loop_client(self) -> genai.Client:
+        """A loop's client: the first loop takes the probe (unused: it opened no connection), so a start makes one
+        client instead of two (each loads its own TLS trust store); later loops get new ones."""
+        with self._probe_lock:
+            if not self._probe_taken:
+                if self._probe is None:
+                    self._probe = self._new_client()
+                self._probe_taken = True
+                return self._probe
+        return self._new_client()
 
     def _new_client(self) -> genai.Client:
         from google import genai  # deferred: importing google-genai takes about a second
