@@ -9,6 +9,7 @@ import pytest
 from opentelemetry.sdk._configuration import _get_exporter_names  # the SDK's own resolution, pinned against
 from opentelemetry.sdk.resources import Resource
 
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.errors import ConfigurationError
 from otel_eval.processor._process.exporters import SIGNALS, ExportingProviders, exporter_names
 
@@ -81,3 +82,16 @@ def test_the_evaluation_processs_exporters_are_found_with_one_read_of_the_instal
     _set(monkeypatch, {})
     reads.clear()
     assert exporter_names() == {"traces": [], "logs": [], "metrics": []} and not reads  # nothing named: no read
+
+
+def test_a_scraped_metric_reader_is_refused_at_start_up_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before, the evaluation process started a Prometheus reader on the port the agent's process serves, failed
+    with ``Address already in use`` at each start, and every invocation was dropped with it."""
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "prometheus")
+    with pytest.raises(
+        ConfigurationError, match=r"^OTEL_METRICS_EXPORTER=prometheus: the evaluation process"
+    ) as raised:
+        EvaluationSpanProcessor(settings=ProcessorSettings(isolation="process"), sinks=[lambda records: None])
+    assert "isolation='thread'" in str(raised.value) and "otlp" in str(raised.value)
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "otlp_proto_http,console")  # pushed: accepted
+    EvaluationSpanProcessor(settings=ProcessorSettings(isolation="process"), sinks=[lambda records: None]).shutdown()

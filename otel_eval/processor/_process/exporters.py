@@ -199,8 +199,8 @@ def check_process_options(given: Mapping[str, object], metric_names: Iterable[st
 
     Raises:
         TypeError: an object that cannot cross into the child.
-        ConfigurationError: an unknown exporter name in ``OTEL_*_EXPORTER`` or sink in ``OTEL_EVAL_SINKS``, or an
-            unknown metric.
+        ConfigurationError: an unknown exporter name in ``OTEL_*_EXPORTER`` or sink in ``OTEL_EVAL_SINKS``, a metric
+            reader that is scraped (``OTEL_METRICS_EXPORTER=prometheus``), or an unknown metric.
     """
     refused = sorted(name for name, value in given.items() if value is not None)
     if refused:
@@ -209,11 +209,27 @@ def check_process_options(given: Mapping[str, object], metric_names: Iterable[st
             "(isolation='process'), which exports the scores as OTEL_TRACES_EXPORTER, OTEL_LOGS_EXPORTER and "
             "OTEL_METRICS_EXPORTER say; use isolation='thread' to pass them"
         )
-    if not any(exporter_names().values()) and not sink_names():
+    installed = _Installed()
+    names = exporter_names(installed)
+    if not any(names.values()) and not sink_names():
         logger.warning(NO_DESTINATION_WARNING)
+    _refuse_pull_readers(names["metrics"], installed)
     registry = default_registry()
     for name in metric_names:
         registry.get(name)
+
+
+def _refuse_pull_readers(names: list[str], installed: _Installed) -> None:
+    """A metric reader that is scraped (``prometheus``) serves a port: the agent's process holds it, so the evaluation
+    process would fail at each start, and each evaluation with it."""
+    loaded = zip(names, _load("metrics", names, installed), strict=True)
+    pulled = [name for name, kind in loaded if issubclass(kind, MetricReader)]
+    if pulled:
+        raise ConfigurationError(
+            f"{OTEL_METRICS_EXPORTER}={','.join(pulled)}: the evaluation process (isolation='process') cannot serve "
+            "its scores on the port the agent's process serves for scraping; export them with otlp (a Collector can "
+            "expose them to Prometheus), or use isolation='thread', whose scores the agent's own reader serves"
+        )
 
 
 def process_engine(options: EngineOptions) -> EvaluationProcess:
