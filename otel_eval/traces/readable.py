@@ -243,27 +243,12 @@ def span_from_fields(
         logger.warning("skipped span %r: it has no valid span context", name)
         return None
     start = start_time or 0
-    # ``int.to_bytes(...).hex()``: several times faster than ``format``. The spans of a batch share their trace id and
-    # mostly their parent (the invocation's root): the last of each is kept, read back by a comparison.
-    last_trace = _LAST_TRACE[0]
-    if last_trace[0] == trace_id:
-        trace_hex = last_trace[1]
-    else:
-        trace_hex = trace_id.to_bytes(16, "big").hex()
-        _LAST_TRACE[0] = (trace_id, trace_hex)
-    parent_hex = None
-    if parent_id:
-        last_parent = _LAST_PARENT[0]
-        if last_parent[0] == parent_id:
-            parent_hex = last_parent[1]
-        else:
-            parent_hex = parent_id.to_bytes(8, "big").hex()
-            _LAST_PARENT[0] = (parent_id, parent_hex)
-    # Positional: a keyword call of the 15 fields costs twice as much (the order is checked at import: _SPAN_FIELDS).
+    # ``int.to_bytes(...).hex()``: several times faster than ``format``. Positional: a keyword call of the 15 fields
+    # costs twice as much (the order is checked at import: _SPAN_FIELDS).
     return Span(
-        trace_hex,
+        trace_id.to_bytes(16, "big").hex(),
         span_id.to_bytes(8, "big").hex(),
-        parent_hex,
+        parent_id.to_bytes(8, "big").hex() if parent_id else None,
         name,
         start,
         end_time or start,
@@ -277,12 +262,6 @@ def span_from_fields(
         status_message or None,
         parent_is_remote,
     )
-
-
-_LAST_TRACE: list[tuple[int, str]] = [(0, "")]
-"""The last trace id converted and its hex (one tuple, swapped whole: any thread may convert)."""
-_LAST_PARENT: list[tuple[int, str]] = [(0, "")]
-"""The last parent span id converted and its hex."""
 
 
 class ConvertedSpan:
