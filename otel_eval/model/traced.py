@@ -106,6 +106,11 @@ class TracedInvocation(BaseModel):
         "sample rate left its session or trace out (error, negative_feedback); None when it is in the sample.",
     )
 
+    def join_session(self, session_id: str | None) -> None:
+        """Joins the session an ancestor span names (its own spans name none): as
+        :meth:`~otel_eval.reconstruct.plain.PlainInvocation.join_session` does for the plain view."""
+        self.session_id = session_id
+
     @property
     def invocation_id(self) -> str:
         """The ADK invocation's id (``invocation.invocation_id``)."""

@@ -35,9 +35,5 @@ def inherit_sessions(spans: Sequence[Span], trace: TraceInvocations) -> TraceInv
     for view in orphans:
         ancestor = above.get(view.span_id)
         if ancestor is not None:
-            session = session_id_of((ancestor,))
-            if isinstance(view, PlainInvocation):
-                view.join_session(session)
-            else:
-                view.session_id = session
+            view.join_session(session_id_of((ancestor,)))
     return trace
