@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, ConsoleLogRecordExporter
+from opentelemetry.sdk.environment_variables import OTEL_METRIC_EXPORT_INTERVAL
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import ConsoleMetricExporter, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
@@ -36,7 +37,6 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_SERVICE_NAME: Final = "otel-eval-worker"
 _DEFAULT_METRIC_INTERVAL_MS: Final = 10_000
-_METRIC_INTERVAL_VARIABLE: Final = "OTEL_METRIC_EXPORT_INTERVAL"
 _PROTOCOL_VARIABLE: Final = "OTEL_EXPORTER_OTLP_PROTOCOL"
 _SERVICE_NAME_VARIABLE: Final = "OTEL_SERVICE_NAME"
 _RESOURCE_VARIABLE: Final = "OTEL_RESOURCE_ATTRIBUTES"
@@ -164,7 +164,7 @@ def create_telemetry(mode: str, *, metric_interval_ms: int | None = None) -> Wor
     else:
         raise ConfigurationError(f"worker telemetry {mode!r}: expected otlp, prometheus, console or none")
     tracer_provider, logger_provider = _trace_and_log_providers(resource, span_exporter, log_exporter)
-    if metric_interval_ms is None and not os.environ.get(_METRIC_INTERVAL_VARIABLE, "").strip():
+    if metric_interval_ms is None and not os.environ.get(OTEL_METRIC_EXPORT_INTERVAL, "").strip():
         metric_interval_ms = _DEFAULT_METRIC_INTERVAL_MS
     reader = PeriodicExportingMetricReader(metric_exporter, export_interval_millis=metric_interval_ms)
     meter_provider = MeterProvider(resource=resource, metric_readers=[reader])

@@ -231,9 +231,7 @@ async def test_a_collector_outage_fails_readiness_in_a_few_log_lines_until_expor
         "OTEL_METRIC_EXPORT_INTERVAL": "1000",
         "OTEL_EXPORTER_OTLP_TIMEOUT": "2",
     }
-    args = ["--bootstrap-servers", kafka_bootstrap, "--requests-topic", requests_topic, "--results-topic"]
-    args += [results_topic, "--group-id", random_topic("group"), "--telemetry", "otlp", "--max-batch-size", "1"]
-    args += ["--metrics-host", "127.0.0.1", "--metrics-port", str(port)]
+    args = _otlp_worker_args(kafka_bootstrap, requests_topic, results_topic, port)
     log = tmp_path / "worker.log"
     process = start_worker_process(args, env, log)
     base = f"http://127.0.0.1:{port}"
@@ -268,6 +266,13 @@ async def test_a_collector_outage_fails_readiness_in_a_few_log_lines_until_expor
     assert len(sdk) <= 2 * 3, sdk  # a line a minute per exporter at most, not one per retry
 
 
+def _otlp_worker_args(bootstrap: str, requests_topic: str, results_topic: str, port: int) -> list[str]:
+    """A worker exporting its telemetry over OTLP, one request a batch, its health endpoints on ``port``."""
+    args = ["--bootstrap-servers", bootstrap, "--requests-topic", requests_topic, "--results-topic", results_topic]
+    args += ["--group-id", random_topic("group"), "--telemetry", "otlp", "--max-batch-size", "1"]
+    return [*args, "--metrics-host", "127.0.0.1", "--metrics-port", str(port)]
+
+
 @pytest.mark.kafka
 @pytest.mark.integration
 async def test_one_signals_dead_endpoint_keeps_readiness_failing_while_the_others_export_until_it_is_back(
@@ -285,9 +290,7 @@ async def test_one_signals_dead_endpoint_keeps_readiness_failing_while_the_other
         "OTEL_METRIC_EXPORT_INTERVAL": "300",
         "OTEL_EXPORTER_OTLP_TIMEOUT": "1",
     }
-    args = ["--bootstrap-servers", kafka_bootstrap, "--requests-topic", requests_topic, "--results-topic"]
-    args += [results_topic, "--group-id", random_topic("group"), "--telemetry", "otlp", "--max-batch-size", "1"]
-    args += ["--metrics-host", "127.0.0.1", "--metrics-port", str(port)]
+    args = _otlp_worker_args(kafka_bootstrap, requests_topic, results_topic, port)
     log = tmp_path / "worker.log"
     process = start_worker_process(args, env, log)
     base = f"http://127.0.0.1:{port}"
