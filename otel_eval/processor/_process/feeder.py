@@ -154,6 +154,7 @@ class EvaluationProcess:
         if child is not None:
             with contextlib.suppress(OSError):
                 child.sock.close()  # this process's copy only: the parent's connection stays open
+            child.counts.close()
         if not self._closing:
             self._start()
 
@@ -285,6 +286,7 @@ class EvaluationProcess:
         except (OSError, ValueError) as error:
             supervisor.lost(child, f"could not be written to ({error})", len(encoded_ends), len(logs))
             return
+        child.counts.sent(len(encoded_ends), len(logs))
         supervisor.unconfirmed = supervisor.unconfirmed or bool(encoded_ends or logs)
 
     def _shed(self, ended: int) -> None:

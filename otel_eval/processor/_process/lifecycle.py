@@ -20,6 +20,7 @@ from typing import Final
 
 from otel_eval.processor._process.framing import receive_message, send_message
 from otel_eval.processor._process.messages import ChildSettings, Config, Flush, FromChild, Reply, Shutdown, ToChild
+from otel_eval.processor._process.taken import SentCounts
 
 CHILD_MODULE: Final = "otel_eval.processor._process.main"
 SEND_TIMEOUT_SECONDS = 10.0
@@ -50,6 +51,8 @@ class Child:
 
     process: subprocess.Popen[bytes]
     sock: socket.socket
+    counts: SentCounts
+    """What it was sent, and what of that it took (:mod:`~otel_eval.processor._process.taken`)."""
     requests: int = 0  # control messages sent: each one's sequence number
 
     @classmethod
@@ -60,15 +63,17 @@ class Child:
         Raises:
             OSError, ValueError: the process could not be started or written to.
         """
+        counts = SentCounts()
         ours, theirs = socket.socketpair()
         try:
             process = subprocess.Popen(
-                child_command(CHILD_MODULE, str(theirs.fileno())),
-                pass_fds=(theirs.fileno(),),
+                child_command(CHILD_MODULE, str(theirs.fileno()), str(counts.fd)),
+                pass_fds=(theirs.fileno(), counts.fd),
                 stdin=subprocess.DEVNULL,
             )
         except BaseException:
             ours.close()
+            counts.close()
             raise
         finally:
             theirs.close()
@@ -77,10 +82,11 @@ class Child:
             send_message(ours, Config(settings, list(lost_traces)))
         except OSError:
             ours.close()
+            counts.close()
             process.kill()
             process.wait()
             raise
-        return cls(process, ours)
+        return cls(process, ours, counts)
 
     @property
     def running(self) -> bool:
@@ -141,14 +147,18 @@ class Child:
             self.process.wait(wait)
         return self.process.returncode == code
 
-    def kill(self) -> None:
-        """Closes the socket and kills the process (reaped within a second)."""
+    def kill(self) -> tuple[int, int]:
+        """Closes the socket and kills the process (reaped within a second); returns the ended spans and log records
+        it was sent but never took (written after it was killed, or while it was dying)."""
         with contextlib.suppress(OSError):
             self.sock.close()
         if self.process.poll() is None:
             self.process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(1.0)
+        untaken = self.counts.untaken()
+        self.counts.close()
+        return untaken
 
     def close(self, deadline: float) -> None:
         """Waits until ``deadline`` for the process to exit (after its shutdown reply), then closes the socket."""
@@ -156,6 +166,7 @@ class Child:
             self.process.wait(max(0.0, deadline - time.monotonic()))
         with contextlib.suppress(OSError):
             self.sock.close()
+        self.counts.close()
 
 
 class Restarts:

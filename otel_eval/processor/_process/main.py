@@ -49,6 +49,7 @@ from otel_eval.processor._process.messages import (
     Shutdown,
     time_left_millis,
 )
+from otel_eval.processor._process.taken import TakenCounts
 from otel_eval.processor._process.wire import SpanDecoder, decode_log_record
 from otel_eval.processor._settings import EngineOptions
 from otel_eval.processor._thread_engine import InThreadEngine, in_thread_engine
@@ -189,8 +190,9 @@ class _Outbox:
                 return
 
 
-def serve(sock: socket.socket) -> None:
-    """Reads and answers messages until :class:`~otel_eval.processor._process.messages.Shutdown` or the end of the socket."""
+def serve(sock: socket.socket, taken: TakenCounts) -> None:
+    """Reads and answers messages until :class:`~otel_eval.processor._process.messages.Shutdown` or the end of the
+    socket, adding each batch to ``taken`` once the engine has it."""
     config = receive_message(sock)
     if not isinstance(config, Config):
         raise WireError(f"expected the settings first, got {type(config).__name__}")
@@ -208,6 +210,7 @@ def serve(sock: socket.socket) -> None:
             return
         if isinstance(message, Batch):
             evaluation.batch(message)
+            taken.add(len(message.ends), len(message.logs))
         elif isinstance(message, Flush):
             flushed = evaluation.flush(time_left_millis(message))
             outbox.send(Reply(flushed, message.sequence, evaluation.stats()))
@@ -219,7 +222,7 @@ def serve(sock: socket.socket) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """Serves the socket whose file descriptor is ``argv[1]``."""
+    """Serves the socket whose file descriptor is ``argv[1]``, counting what it takes in the file ``argv[2]``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(os, "nice"):
         os.nice(_NICENESS)
@@ -230,7 +233,7 @@ def main(argv: list[str]) -> int:
         handler.addFilter(RedactUrlQueries())
     with socket.socket(fileno=int(argv[1])) as sock:
         try:
-            serve(sock)
+            serve(sock, TakenCounts(int(argv[2])))
         except (OSError, WireError) as error:
             logger.error("stopped: %s", error)
             return 1

@@ -1,7 +1,8 @@
 """The evaluation process as its feeder keeps it: started when due, restarted with a backoff when lost, and what was
 lost with it accounted for.
 
-A lost child (exited, or its socket broke) is killed; the spans and log records that went with it are dropped and
+A lost child (exited, or its socket broke) is killed; the spans and log records that went with it (those that could not
+be written, and those written that it never took: :mod:`~otel_eval.processor._process.taken`) are dropped and
 counted (``transport_error``), the next ``force_flush`` fails, and the next child is told to drop whole the traces
 the feeder saw a span of within the idle timeout (it would rebuild them into partial invocations). A child that could
 not use its configuration is not started again. :class:`~otel_eval.processor._process.feeder.EvaluationProcess`
@@ -90,16 +91,20 @@ class ChildSupervisor:
                 del seen[trace_id]
 
     def lost(self, child: Child, what: str, spans: int, records: int) -> None:
-        """The child died or stopped reading: kill it, count what went with it, restart it later (never, when it
-        could not use its configuration)."""
+        """The child died or stopped reading: kill it, count what went with it (``spans`` and log ``records`` that
+        could not be written, and those written that it never took), restart it later (never, when it could not use
+        its configuration)."""
         self.child = None
         self.lost_since_flush = self.lost_since_flush or self.unconfirmed  # what it had may not be evaluated
         self.unconfirmed = False
-        if child.exited_with(EXIT_CANNOT_START):
+        cannot_start = child.exited_with(EXIT_CANNOT_START)
+        untaken_spans, untaken_records = child.kill()
+        spans += untaken_spans
+        records += untaken_records
+        if cannot_start:
             self.lose(spans, records)
-            self._cannot_start(child)
+            self._cannot_start()
             return
-        child.kill()
         self._lost_some = True
         logger.warning(
             "the evaluation process %s; %d span(s) lost; the %d trace(s) in flight are dropped, and a new process "
@@ -119,9 +124,8 @@ class ChildSupervisor:
         self._pipeline.spans_dropped(semconv.DROP_TRANSPORT_ERROR, spans)
         self._pipeline.log_records_dropped(semconv.DROP_TRANSPORT_ERROR, records)
 
-    def _cannot_start(self, child: Child) -> None:
+    def _cannot_start(self) -> None:
         """The child could not use its configuration (it said why): none starts again, every span is dropped."""
-        child.kill()
         self._lost_some = True
         self._restarts.stop()
         logger.error(

@@ -1,0 +1,81 @@
+"""How much of what it was sent the evaluation process has taken: two counts (spans, log records) in a small file
+that both processes map, so that the agent's process still reads them after the evaluation process was killed.
+
+A batch written to the socket is not a batch taken: one written after the evaluation process was killed, but before
+the kernel closed its socket (a dying process first unmaps its memory), is accepted by the socket and thrown away
+with it. The evaluation process adds each batch's counts here once its engine has it; what the agent's process sent
+beyond them when the process is lost is counted as lost with it
+(:class:`~otel_eval.processor._process.supervisor.ChildSupervisor`). Writing the counts is a store to memory: no
+system call, no message.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+import tempfile
+from typing import Final
+
+_COUNTS: Final = struct.Struct("<QQ")
+
+
+class TakenCounts:
+    """The evaluation process's side: adds what its engine took (:meth:`add`)."""
+
+    def __init__(self, fd: int) -> None:
+        try:
+            self._map = mmap.mmap(fd, _COUNTS.size)
+        finally:
+            os.close(fd)
+        self._spans = 0
+        self._records = 0
+
+    def add(self, spans: int, records: int) -> None:
+        """The engine took ``spans`` ended spans and ``records`` log records more."""
+        self._spans += spans
+        self._records += records
+        _COUNTS.pack_into(self._map, 0, self._spans, self._records)
+
+
+class SentCounts:
+    """The agent's process's side, one per evaluation process: what it sent (:meth:`sent`), and what of that the
+    evaluation process never took (:meth:`untaken`).
+
+    Raises:
+        OSError: no temporary file could be made or mapped.
+    """
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - open as long as the evaluation process runs
+        try:
+            self._file.truncate(_COUNTS.size)
+            self._map = mmap.mmap(self._file.fileno(), _COUNTS.size)
+        except BaseException:
+            self._file.close()
+            raise
+        self._spans = 0
+        self._records = 0
+
+    @property
+    def fd(self) -> int:
+        """The file descriptor the evaluation process maps (passed to it at start-up)."""
+        return self._file.fileno()
+
+    def sent(self, spans: int, records: int) -> None:
+        """A batch of ``spans`` ended spans and ``records`` log records was written to the evaluation process."""
+        self._spans += spans
+        self._records += records
+
+    def untaken(self) -> tuple[int, int]:
+        """The spans and log records sent that the evaluation process has not taken (read once it is gone: while it
+        runs, they may still be on their way)."""
+        if self._map.closed:
+            return 0, 0
+        spans, records = _COUNTS.unpack_from(self._map, 0)
+        return max(0, self._spans - spans), max(0, self._records - records)
+
+    def close(self) -> None:
+        """Unmaps and closes the file."""
+        self._map.close()
+        self._file.close()

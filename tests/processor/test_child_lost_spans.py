@@ -1,0 +1,119 @@
+"""``isolation="process"``: every span that ends after the evaluation process is killed is counted, never lost
+silently.
+
+A batch written to the evaluation process's socket after it was killed, but before the kernel closed its socket (a
+dying process unmaps its memory first), was accepted and thrown away with the process: those spans were neither
+evaluated nor counted (``otel_eval.spans.dropped``), in ~9 of 10 kills followed at once by span ends. Each test kills a
+real evaluation process and reads the agent's counter through a real metric reader.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry.trace import Tracer
+
+from otel_eval import EvaluationSpanProcessor, ProcessorSettings, semconv
+from tests.processor.telemetry import Telemetry, evaluation_process_pid, is_running
+from tests.waiting import wait_until
+from tests.worker._harness import OtlpSink, child_otlp_sink
+
+pytestmark = pytest.mark.integration
+
+TOOLS = 3
+
+
+@pytest.fixture
+def sink(monkeypatch: pytest.MonkeyPatch) -> Iterator[OtlpSink]:
+    with child_otlp_sink(monkeypatch) as receiver:
+        yield receiver
+
+
+@pytest.fixture
+def telemetry() -> Iterator[Telemetry]:
+    telemetry = Telemetry()
+    yield telemetry
+    telemetry.shutdown()
+
+
+def _processor(telemetry: Telemetry) -> tuple[EvaluationSpanProcessor, Tracer]:
+    processor = EvaluationSpanProcessor(
+        settings=ProcessorSettings(isolation="process"), meter_provider=telemetry.meter_provider
+    )
+    telemetry.tracer_provider.add_span_processor(processor)
+    return processor, telemetry.tracer_provider.get_tracer("agent")
+
+
+def _started(processor: EvaluationSpanProcessor, tracer: Tracer, other_than: int | None = None) -> int:
+    """The running evaluation process's id, once one other than ``other_than`` has taken an invocation."""
+
+    def running() -> int | None:
+        with tracer.start_as_current_span("invoke_agent warm-up"):
+            pass
+        processor.force_flush(60_000)
+        pid = evaluation_process_pid()
+        return pid if pid not in (None, other_than) else None
+
+    assert wait_until(running, timeout=60)
+    pid = evaluation_process_pid()
+    assert pid is not None
+    return pid
+
+
+def _lost(telemetry: Telemetry) -> int:
+    """The agent's ``otel_eval.spans.dropped{otel_eval.drop.reason=transport_error}``, as its reader collects it."""
+    points = telemetry.metric_points(semconv.METRIC_SPANS_DROPPED)
+    reason = semconv.DROP_TRANSPORT_ERROR
+    return sum(int(p.value) for p in points if p.attributes.get(semconv.OTEL_EVAL_DROP_REASON) == reason)
+
+
+def _lost_in_new(processor: EvaluationSpanProcessor, killed: int) -> int:
+    """The spans of the killed process's traces a new evaluation process dropped, when one started in time to get
+    the last of them (a slow machine): as of the last flush, which it answered."""
+    if evaluation_process_pid() in (None, killed):
+        return 0
+    return processor.stats().get(f"evaluation_process.spans.dropped.{semconv.DROP_TRANSPORT_ERROR}", 0)
+
+
+def test_spans_written_to_an_evaluation_process_that_never_read_them_are_counted_when_it_is_killed(
+    sink: OtlpSink, telemetry: Telemetry
+) -> None:
+    processor, tracer = _processor(telemetry)
+    pid = _started(processor, tracer)
+    before = _lost(telemetry)
+    with tracer.start_as_current_span("invoke_agent travel"):
+        os.kill(pid, signal.SIGSTOP)  # reads nothing from here on
+        for _ in range(TOOLS):
+            with tracer.start_as_current_span("execute_tool"):
+                pass
+        assert not processor.force_flush(500)  # written to its socket, never answered
+        os.kill(pid, signal.SIGKILL)
+        assert wait_until(lambda: not is_running(pid), timeout=10)
+        with tracer.start_as_current_span("call_llm"):  # no process for a second: lost in the agent's process
+            pass
+    assert not processor.force_flush(60_000)
+    assert _lost(telemetry) - before + _lost_in_new(processor, pid) == TOOLS + 2  # the tools, the call, the root
+
+
+def test_every_span_ended_right_after_a_kill_is_counted(sink: OtlpSink, telemetry: Telemetry) -> None:
+    processor, tracer = _processor(telemetry)
+    pid = _started(processor, tracer)
+    for _ in range(3):  # without the count of what it never read, 2 of 3 rounds at least lost spans silently
+        before = _lost(telemetry)
+        with tracer.start_as_current_span("invoke_agent travel"):
+            with tracer.start_as_current_span("call_llm"):
+                pass
+            assert processor.force_flush(60_000)
+            os.kill(pid, signal.SIGKILL)
+            for _ in range(TOOLS):  # at once: the first ones may be written while it is dying
+                with tracer.start_as_current_span("execute_tool"):
+                    pass
+            assert wait_until(lambda: not is_running(pid), timeout=10)  # noqa: B023
+            with tracer.start_as_current_span("call_llm"):
+                pass
+        assert not processor.force_flush(60_000)
+        assert _lost(telemetry) - before + _lost_in_new(processor, pid) == TOOLS + 2
+        pid = _started(processor, tracer, other_than=pid)
