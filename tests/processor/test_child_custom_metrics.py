@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_eval import EvaluationSpanProcessor, ProcessorSettings, semconv
 from otel_eval.demo import SCENARIOS, TravelAgent
@@ -106,6 +108,8 @@ def test_an_evaluation_process_that_cannot_load_its_configuration_says_so_once_a
     processor = EvaluationSpanProcessor(_config(module), settings=ProcessorSettings(isolation="process"))
     provider = TracerProvider()
     provider.add_span_processor(processor)
+    ended = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(ended))
     agent = TravelAgent(provider)
     caplog.set_level(logging.WARNING, logger="otel_eval.processor._process.feeder")
     try:
@@ -122,13 +126,19 @@ def test_an_evaluation_process_that_cannot_load_its_configuration_says_so_once_a
         assert evaluation_process_pid() is None  # not started again
         assert [r.levelname for r in caplog.records if said in r.getMessage()] == ["ERROR"]
         assert not any("starts in" in r.getMessage() for r in caplog.records)  # no restart announced
-        assert processor.stats()[f"spans.dropped.{semconv.DROP_TRANSPORT_ERROR}"] > 0  # counted, not silent
+        stats = processor.stats()
+        assert stats[f"spans.dropped.{semconv.DROP_TRANSPORT_ERROR}"] > 0
+        # Every span is counted, not silent: those it was sent before it stopped too (or shed while it started).
+        dropped = sum(count for name, count in stats.items() if name.startswith("spans.dropped."))
+        assert dropped == len(ended.get_finished_spans())
     finally:
         provider.shutdown()
 
 
 AGENT = """
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.demo import SCENARIOS, TravelAgent
 

@@ -43,24 +43,20 @@ class SentCounts:
     evaluation process never took (:meth:`untaken`).
 
     Raises:
-        OSError: no temporary file could be made or mapped.
+        OSError: no file could be made or mapped.
     """
 
     def __init__(self) -> None:
-        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - open as long as the evaluation process runs
+        self.fd = _shared_file()
+        """The file descriptor the evaluation process maps (passed to it at start-up)."""
         try:
-            self._file.truncate(_COUNTS.size)
-            self._map = mmap.mmap(self._file.fileno(), _COUNTS.size)
+            os.ftruncate(self.fd, _COUNTS.size)
+            self._map = mmap.mmap(self.fd, _COUNTS.size)
         except BaseException:
-            self._file.close()
+            os.close(self.fd)
             raise
         self._spans = 0
         self._records = 0
-
-    @property
-    def fd(self) -> int:
-        """The file descriptor the evaluation process maps (passed to it at start-up)."""
-        return self._file.fileno()
 
     def sent(self, spans: int, records: int) -> None:
         """A batch of ``spans`` ended spans and ``records`` log records was written to the evaluation process."""
@@ -76,6 +72,15 @@ class SentCounts:
         return max(0, self._spans - spans), max(0, self._records - records)
 
     def close(self) -> None:
-        """Unmaps and closes the file."""
-        self._map.close()
-        self._file.close()
+        """Unmaps and closes the file (again: a no-op)."""
+        if not self._map.closed:
+            self._map.close()
+            os.close(self.fd)
+
+
+def _shared_file() -> int:
+    """A new file in memory (no file system needed: the agent's may be read-only), else an unlinked temporary one."""
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("otel-eval-taken", os.MFD_CLOEXEC)
+    with tempfile.TemporaryFile() as file:
+        return os.dup(file.fileno())
