@@ -243,6 +243,12 @@ class InThreadEngine:
         )
         return counts
 
+    def held(self) -> tuple[int, int]:
+        """The ended spans and log records it holds (queued or buffered): neither handed on nor dropped yet."""
+        logs = self._assembler.logs
+        records = len(self.log_record_processor.queue) + (logs.buffered_records if logs is not None else 0)
+        return len(self._intake.ends) + self._assembler.buffers.total_spans, records
+
     @property
     def period(self) -> float:
         """Seconds between steps when no span asks for one (idle traces, roots waiting for their descendants)."""

@@ -1,10 +1,11 @@
-"""``isolation="process"``: every span that ends after the evaluation process is killed is counted, never lost
-silently.
+"""``isolation="process"``: every span of a trace in flight when the evaluation process is killed is counted, never
+lost silently.
 
 A batch written to the evaluation process's socket after it was killed, but before the kernel closed its socket (a
 dying process unmaps its memory first), was accepted and thrown away with the process: those spans were neither
-evaluated nor counted (``otel_eval.spans.dropped``), in ~9 of 10 kills followed at once by span ends. Each test kills a
-real evaluation process and reads the agent's counter through a real metric reader.
+evaluated nor counted (``otel_eval.spans.dropped``), in ~9 of 10 kills followed at once by span ends. Nor were the
+spans it had taken and held (their root had not ended). Each test kills a real evaluation process and reads the
+agent's counter through a real metric reader.
 """
 
 from __future__ import annotations
@@ -78,13 +79,16 @@ def _lost_in_new(processor: EvaluationSpanProcessor, killed: int) -> int:
     return processor.stats().get(f"evaluation_process.spans.dropped.{semconv.DROP_TRANSPORT_ERROR}", 0)
 
 
-def test_spans_written_to_an_evaluation_process_that_never_read_them_are_counted_when_it_is_killed(
+def test_spans_an_evaluation_process_held_or_never_read_are_counted_when_it_is_killed(
     sink: OtlpSink, telemetry: Telemetry
 ) -> None:
     processor, tracer = _processor(telemetry)
     pid = _started(processor, tracer)
     before = _lost(telemetry)
     with tracer.start_as_current_span("invoke_agent travel"):
+        with tracer.start_as_current_span("call_llm"):
+            pass
+        assert processor.force_flush(60_000)  # held there until its root ends
         os.kill(pid, signal.SIGSTOP)  # reads nothing from here on
         for _ in range(TOOLS):
             with tracer.start_as_current_span("execute_tool"):
@@ -95,7 +99,8 @@ def test_spans_written_to_an_evaluation_process_that_never_read_them_are_counted
         with tracer.start_as_current_span("call_llm"):  # no process for a second: lost in the agent's process
             pass
     assert not processor.force_flush(60_000)
-    assert _lost(telemetry) - before + _lost_in_new(processor, pid) == TOOLS + 2  # the tools, the call, the root
+    # The call it held, the tools it never read, the call and the root after it.
+    assert _lost(telemetry) - before + _lost_in_new(processor, pid) == 1 + TOOLS + 2
 
 
 def test_every_span_ended_right_after_a_kill_is_counted(sink: OtlpSink, telemetry: Telemetry) -> None:
@@ -115,5 +120,5 @@ def test_every_span_ended_right_after_a_kill_is_counted(sink: OtlpSink, telemetr
             with tracer.start_as_current_span("call_llm"):
                 pass
         assert not processor.force_flush(60_000)
-        assert _lost(telemetry) - before + _lost_in_new(processor, pid) == TOOLS + 2
+        assert _lost(telemetry) - before + _lost_in_new(processor, pid) == 1 + TOOLS + 2
         pid = _started(processor, tracer, other_than=pid)

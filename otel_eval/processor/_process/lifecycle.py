@@ -149,16 +149,16 @@ class Child:
 
     def kill(self) -> tuple[int, int]:
         """Closes the socket and kills the process (reaped within a second); returns the ended spans and log records
-        it was sent but never took (written after it was killed, or while it was dying)."""
+        it was sent and did not finish with: never took (written while it was dying, or after), or held."""
         with contextlib.suppress(OSError):
             self.sock.close()
         if self.process.poll() is None:
             self.process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(1.0)
-        untaken = self.counts.untaken()
+        unfinished = self.counts.unfinished()
         self.counts.close()
-        return untaken
+        return unfinished
 
     def close(self, deadline: float) -> None:
         """Waits until ``deadline`` for the process to exit (after its shutdown reply), then closes the socket."""

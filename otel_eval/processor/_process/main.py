@@ -111,6 +111,10 @@ class _Evaluation:
             logger.exception("the evaluation engine could not take a batch")
         processor.step()
 
+    def held(self) -> tuple[int, int]:
+        """The ended spans and log records the engine holds, neither evaluated nor dropped yet."""
+        return self.processor.held() if self.processor is not None else (0, 0)
+
     def step(self) -> None:
         """Runs the engine's periodic step (idle traces, roots waiting for descendants), once it exists."""
         if self.processor is not None:
@@ -192,7 +196,7 @@ class _Outbox:
 
 def serve(sock: socket.socket, taken: TakenCounts) -> None:
     """Reads and answers messages until :class:`~otel_eval.processor._process.messages.Shutdown` or the end of the
-    socket, adding each batch to ``taken`` once the engine has it."""
+    socket, adding each batch to ``taken`` once the engine has it, with what the engine still holds."""
     config = receive_message(sock)
     if not isinstance(config, Config):
         raise WireError(f"expected the settings first, got {type(config).__name__}")
@@ -201,6 +205,7 @@ def serve(sock: socket.socket, taken: TakenCounts) -> None:
     while True:
         if not select.select([sock], [], [], evaluation.period)[0]:
             evaluation.step()
+            taken.hold(*evaluation.held())
             continue
         try:
             message = receive_message(sock)
@@ -210,9 +215,10 @@ def serve(sock: socket.socket, taken: TakenCounts) -> None:
             return
         if isinstance(message, Batch):
             evaluation.batch(message)
-            taken.add(len(message.ends), len(message.logs))
+            taken.add(len(message.ends), len(message.logs), evaluation.held())
         elif isinstance(message, Flush):
             flushed = evaluation.flush(time_left_millis(message))
+            taken.hold(*evaluation.held())
             outbox.send(Reply(flushed, message.sequence, evaluation.stats()))
         elif isinstance(message, Shutdown):
             evaluation.shutdown(time_left_millis(message))

@@ -1,9 +1,9 @@
 """The evaluation process as its feeder keeps it: started when due, restarted with a backoff when lost, and what was
 lost with it accounted for.
 
-A lost child (exited, or its socket broke) is killed; the spans and log records that went with it (those that could not
-be written, and those written that it never took: :mod:`~otel_eval.processor._process.taken`) are dropped and
-counted (``transport_error``), the next ``force_flush`` fails, and the next child is told to drop whole the traces
+A lost child (exited, or its socket broke) is killed; the spans and log records that went with it (those that could
+not be written, those written that it never took, and those it held: :mod:`~otel_eval.processor._process.taken`) are
+dropped and counted (``transport_error``), the next ``force_flush`` fails, and the next child is told to drop whole the traces
 the feeder saw a span of within the idle timeout (it would rebuild them into partial invocations). A child that could
 not use its configuration is not started again. :class:`~otel_eval.processor._process.feeder.EvaluationProcess`
 feeds the child; :mod:`~otel_eval.processor._process.lifecycle` starts, asks and stops it.
@@ -92,15 +92,15 @@ class ChildSupervisor:
 
     def lost(self, child: Child, what: str, spans: int, records: int) -> None:
         """The child died or stopped reading: kill it, count what went with it (``spans`` and log ``records`` that
-        could not be written, and those written that it never took), restart it later (never, when it could not use
-        its configuration)."""
+        could not be written, and those written that it never took or held), restart it later (never, when it could
+        not use its configuration)."""
         self.child = None
         self.lost_since_flush = self.lost_since_flush or self.unconfirmed  # what it had may not be evaluated
         self.unconfirmed = False
         cannot_start = child.exited_with(EXIT_CANNOT_START)
-        untaken_spans, untaken_records = child.kill()
-        spans += untaken_spans
-        records += untaken_records
+        unfinished_spans, unfinished_records = child.kill()
+        spans += unfinished_spans
+        records += unfinished_records
         if cannot_start:
             self.lose(spans, records)
             self._cannot_start()
