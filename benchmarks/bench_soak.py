@@ -94,7 +94,7 @@ def _structures(processor: EvaluationSpanProcessor) -> dict[str, int]:
         return {
             "feeder.seen_traces": len(supervisor._seen),
             "feeder.scopes": len(supervisor.origins._scopes),
-            "child_rss_kib": _rss_kib(engine.pid),
+            "child_rss_kib": _rss_kib(engine.pid) if engine.pid is not None else 0,
         }
     embedded = engine.exporter
     windows = embedded._sessions._windows
@@ -112,10 +112,10 @@ def _structures(processor: EvaluationSpanProcessor) -> dict[str, int]:
     }
 
 
-def _rss_kib(pid: int | None = None) -> int:
-    """Resident memory of process ``pid`` (this one when None), KiB; 0 when it is not running."""
+def _rss_kib(pid: int | str = "self") -> int:
+    """Resident memory of process ``pid`` (this one by default), KiB; 0 when it is not running."""
     try:
-        status = Path(f"/proc/{pid or 'self'}/status").read_text()
+        status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return 0
     return next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
