@@ -24,6 +24,7 @@ BENCHMARKS = (
     "bench_latency",
     "bench_judge",
     "bench_sessions",
+    "bench_soak",
     "bench_kafka",
     "bench_hostile",
     "bench_outage",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import logging
 import queue
@@ -69,6 +70,11 @@ class DeadlineExecutor:
     def exhausted(self) -> bool:
         """Whether more than ``max_abandoned`` abandoned steps are still running (the process should restart)."""
         return self.abandoned_running > self._max_abandoned
+
+    def _finished(self, future: concurrent.futures.Future[Any]) -> None:
+        """An abandoned step ended: forgotten, with what it returned."""
+        with self._lock, contextlib.suppress(ValueError):  # already pruned by :attr:`abandoned_running`
+            self._abandoned.remove(future)
 
     def run(self, what: str, fn: Callable[[], T]) -> T:
         """``fn()`` on its own thread, waiting at most :attr:`timeout` seconds. For synchronous callers.
@@ -143,6 +149,7 @@ class DeadlineExecutor:
         with self._lock:
             self._abandoned.append(future)
             self.timeouts += 1
+        future.add_done_callback(self._finished)  # else it is kept with its outcome until someone asks how many run
         logger.error("%s took longer than %g s: given up (its thread is left to finish on its own)", what, self.timeout)
         return RecordTimeoutError(f"{what} took longer than {self.timeout:g} s")
 

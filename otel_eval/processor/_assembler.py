@@ -66,6 +66,8 @@ _SWEEP_SECONDS = 0.1
 
 RootKey = tuple[int, int]
 """(trace id, span id) of a local root span."""
+_Batches = list[tuple[RootKey | None, list[ReadableSpan]]]
+"""Subtrees to hand on, each with its local root (None: a trace gone idle without one)."""
 
 
 @dataclass(slots=True)
@@ -177,14 +179,11 @@ class SpanAssembler:
         self._track(starts, now)
         if self.logs is not None:  # before the spans: a record is emitted before its span ends
             self.logs.ingest(now)
-        roots: list[RootKey] = []
+        batches: _Batches = []
         # Whether the transport has room, once per step: it only gains room meanwhile (requests are handed on below).
         capacity = self._exporter.has_capacity()
-        self._ingest(spans, now, roots, counts, capacity)
-        roots += self._stop_waiting(now, final=final)
-        batches: list[tuple[RootKey | None, list[ReadableSpan]]] = [
-            (root, self.buffers.take_subtree(*root)) for root in roots
-        ]
+        self._ingest(spans, now, batches, counts, capacity)
+        batches += [(root, self.buffers.take_subtree(*root)) for root in self._stop_waiting(now, final=final)]
         if now >= self._next_sweep or final:
             self._next_sweep = now + min(_SWEEP_SECONDS, self._idle_timeout / 4)
             idle = [spans for spans in self.buffers.take_idle(now, self._idle_timeout) if self._in_sample(spans)]
@@ -282,10 +281,11 @@ class SpanAssembler:
                 started(trace_id, span_id, parent[1] if parent is not None and not parent[2] else None, now)
 
     def _ingest(
-        self, spans: Iterable[ReadableSpan], now: float, roots: list[RootKey], counts: _StepCounts, capacity: bool
+        self, spans: Iterable[ReadableSpan], now: float, batches: _Batches, counts: _StepCounts, capacity: bool
     ) -> None:
-        """Buffers the ended ``spans`` (each of a trace being evaluated), in end order; the local roots whose subtrees
-        they complete go to ``roots``. One loop for the step's spans: what it calls is looked up once."""
+        """Buffers the ended ``spans`` (each of a trace being evaluated), in end order; the subtrees they complete go
+        to ``batches`` at once (a step that catches up on a backlog does not hold them all against
+        ``max_open_traces``). One loop for the step's spans: what it calls is looked up once."""
         suppressed, ended, add, pending = self._suppressed, self.open_spans.ended, self.buffers.add, self._pending
         for span in spans:
             context = span.context
@@ -318,18 +318,18 @@ class SpanAssembler:
                     if self._enricher is not None:
                         self._enricher.release(trace_id, span_id)
             elif root:
-                self._ended_root(span, trace_id, span_id, now, roots)
+                self._ended_root(span, trace_id, span_id, now, batches)
             elif (
                 under is not None
                 and pending
                 and (trace_id, under) in pending
                 and not self.open_spans.open_under(trace_id, under)
             ):
-                self._unwait((trace_id, under))
-                roots.append((trace_id, under))  # the last open descendant of a waiting root ended
+                self._unwait((trace_id, under))  # the last open descendant of a waiting root ended
+                batches.append(((trace_id, under), self.buffers.take_subtree(trace_id, under)))
 
-    def _ended_root(self, span: ReadableSpan, trace_id: int, span_id: int, now: float, roots: list[RootKey]) -> None:
-        """A local root was buffered: its subtree is complete (to ``roots``), waits for open descendants, or (left out
+    def _ended_root(self, span: ReadableSpan, trace_id: int, span_id: int, now: float, batches: _Batches) -> None:
+        """A local root was buffered: its subtree is complete (taken, to ``batches``), waits for open descendants, or (left out
         by its session or trace id, not rescued) is discarded."""
         priority = self._priority
         if priority is not None and not in_sample(
@@ -346,7 +346,7 @@ class SpanAssembler:
         if self.open_spans.open_under(trace_id, span_id):
             self._wait((trace_id, span_id), now + self._idle_timeout)
         else:
-            roots.append((trace_id, span_id))
+            batches.append(((trace_id, span_id), self.buffers.take_subtree(trace_id, span_id)))
 
     def _in_sample(self, spans: list[ReadableSpan]) -> bool:
         """Whether an idle trace's spans are evaluated (by session or trace id); a left-out trace's (priority sampling)

@@ -382,6 +382,7 @@ class BatchPipeline:
                 logger.info("partitions revoked: %d open traces left to their next owner", lost)
         self.offsets.forget(revoked)
         self.cut.forget(revoked)
+        self.handled.forget(tp.partition for tp in revoked)
         self.metrics.forget_lag((tp.topic, tp.partition) for tp in revoked)
 
 

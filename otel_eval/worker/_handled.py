@@ -41,7 +41,8 @@ class HandledInvocations:
 
     def __init__(self, ledger: ResultLedger) -> None:
         self.ledger = ledger
-        self._unpublished: dict[str, list[Routed]] = {}
+        self._unpublished: dict[str, tuple[int, list[Routed]]] = {}
+        """Invocation -> the partition it was read from and its records evaluated but not published yet."""
         self._in_settlement: set[str] = set()
         """Invocations of the batch being settled: a copy of one in the next batch is a duplicate, not new work."""
 
@@ -57,7 +58,7 @@ class HandledInvocations:
                 found.copies += len(keys)
             elif all(k in unpublished for k in keys):
                 in_batch.update(keys)
-                found.kept.extend(routed for k in keys for routed in unpublished[k])
+                found.kept.extend(routed for k in keys for routed in unpublished[k][1])
                 found.evaluated.extend((i.trace_id, i.span_id, tenant) for i in invocations)
             else:
                 in_batch.update(keys)
@@ -80,13 +81,14 @@ class HandledInvocations:
         routed = [(partition, r, tenant) for r in records if not has_result(r.result_id, tenant)]
         if len(invocations) == 1:  # every record is the one invocation's
             trace_id, span_id = invocations[0].trace_id, invocations[0].span_id
-            self._unpublished[invocation_key(trace_id, span_id, tenant)] = routed
+            self._unpublished[invocation_key(trace_id, span_id, tenant)] = (partition, routed)
             evaluated.append((trace_id, span_id, tenant))
             return routed
         for invocation in invocations:
             trace_id, span_id = invocation.trace_id, invocation.span_id
             key = invocation_key(trace_id, span_id, tenant)
-            self._unpublished[key] = [p for p in routed if (p[1].trace_id, p[1].span_id) == (trace_id, span_id)]
+            mine = [p for p in routed if (p[1].trace_id, p[1].span_id) == (trace_id, span_id)]
+            self._unpublished[key] = (partition, mine)
             evaluated.append((trace_id, span_id, tenant))
         return routed
 
@@ -103,6 +105,15 @@ class HandledInvocations:
         for trace_id, span_id, tenant in evaluated:
             self.ledger.add_invocation(trace_id, span_id, tenant)
             self._unpublished.pop(invocation_key(trace_id, span_id, tenant), None)
+
+    def forget(self, partitions: Iterable[int]) -> None:
+        """Drops the records kept for invocations read from ``partitions`` (revoked: their next owner evaluates
+        them); kept, those of a batch whose publication failed before its partitions went elsewhere stayed for the
+        process's life. By partition number (of any topic read): one of another topic with the same number is only
+        evaluated again."""
+        gone = set(partitions)
+        for key in [key for key, (partition, _) in self._unpublished.items() if partition in gone]:
+            del self._unpublished[key]
 
     def rewind(self) -> None:
         """The worker re-reads from its committed offsets: nothing is being settled."""

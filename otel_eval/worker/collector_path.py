@@ -148,7 +148,6 @@ class AssembledTrace:
     last_seen: float = 0.0
     first_offsets: dict[int, int] = field(default_factory=dict)
     """Partition -> offset of the first message that carried a span of this trace."""
-    dropped_spans: int = 0
     span_ids: set[str] = field(default_factory=set)
     """Spans already gathered: a message read twice (after a retry) adds nothing."""
     messages: dict[tuple[int, int], Any] = field(default_factory=dict)
@@ -198,7 +197,8 @@ class TraceAssembler:
     Args:
         idle_timeout: seconds without a new span after which a trace is complete.
         max_open_traces: traces gathered at once; beyond it the oldest is handed on early.
-        max_spans_per_trace: spans kept per trace; further ones are dropped (counted in ``dropped_spans``).
+        max_spans_per_trace: spans per trace: a trace is handed on when it has this many (not held open until
+            idle), and its later spans are dropped (counted ``max_spans_per_trace``, and in ``dropped_spans``).
         max_open_traces_per_tenant: traces one tenant may have open at once (None: only ``max_open_traces``).
         clock: monotonic seconds (tests may pass their own).
     """
@@ -248,6 +248,8 @@ class TraceAssembler:
         closed = self._closed.get(key)
         if closed is not None:
             drops[closed.reason] += count
+            if closed.reason == semconv.DROP_MAX_SPANS_PER_TRACE and drops is self._span_drops:
+                self.dropped_spans += count
             return None
         tenant = key[0]
         limit = self.max_open_traces_per_tenant
@@ -288,14 +290,13 @@ class TraceAssembler:
         )
         self._early_unsaid, self._early_said_at = 0, now
 
-    def _pop(self, key: TraceKey) -> AssembledTrace:
+    def _pop(self, key: TraceKey, reason: str = semconv.DROP_LATE) -> AssembledTrace:
+        """Removes the open trace ``key``; its later spans and log records are dropped and counted as ``reason``."""
         trace = self._open.pop(key)
         self._per_tenant[trace.tenant] -= 1
         if not self._per_tenant[trace.tenant]:
             del self._per_tenant[trace.tenant]
-        self._remember(
-            key, _Closed(semconv.DROP_LATE, frozenset(trace.first_offsets), frozenset(trace.first_log_offsets))
-        )
+        self._remember(key, _Closed(reason, frozenset(trace.first_offsets), frozenset(trace.first_log_offsets)))
         return trace
 
     def _remember(self, key: TraceKey, closed: _Closed) -> None:
@@ -352,17 +353,17 @@ class TraceAssembler:
             if trace is None:
                 continue
             trace.first_offsets.setdefault(partition, offset)
-            if message is not None:
-                trace.messages.setdefault((partition, offset), message)
             if span.span_id in trace.span_ids:
                 continue
-            if len(trace.spans) >= self.max_spans_per_trace:
-                trace.dropped_spans += 1
-                self.dropped_spans += 1
-                self._span_drops[semconv.DROP_MAX_SPANS_PER_TRACE] += 1
-                continue
+            if message is not None:
+                trace.messages.setdefault((partition, offset), message)
             trace.spans.append(span)
             trace.span_ids.add(span.span_id)
+            if len(trace.spans) >= self.max_spans_per_trace:
+                # Full: handed on now. Kept open, a trace that never goes idle (a root span around a process's
+                # whole life) would hold its partition's committed offset at its first message, and the records
+                # that carried its later spans, for as long as its spans keep coming.
+                self._forced.append(self._pop(trace.key, semconv.DROP_MAX_SPANS_PER_TRACE))
 
     def idle(self) -> list[AssembledTrace]:
         """The open traces idle for ``idle_timeout`` by now, the longest idle first (still open)."""

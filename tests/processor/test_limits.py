@@ -120,6 +120,28 @@ def test_a_full_intake_queue_drops_and_counts_in_on_end(provider: TracerProvider
     processor.shutdown()
 
 
+def test_a_backlog_of_complete_invocations_is_not_dropped_as_too_many_open_traces(provider: TracerProvider) -> None:
+    # The background thread falls behind (here: stuck in the transport) while the agent completes invocations; the
+    # step that catches up used to buffer every one of them before handing any on, so a backlog larger than
+    # max_open_traces was dropped as max_open_traces although none of them was still open.
+    exporter = StalledExporter()
+    processor = EvaluationSpanProcessor(
+        exporter=exporter, settings=ProcessorSettings(max_open_traces=4, trace_idle_timeout=3600)
+    )
+    provider.add_span_processor(processor)
+    agent = TravelAgent(provider)
+    agent.run(SCENARIOS[0])
+    assert exporter.entered.wait(10)
+    for index in range(20):
+        agent.run(SCENARIOS[index % len(SCENARIOS)])
+    exporter.release.set()
+    assert processor.force_flush(10_000)
+    stats = processor.stats()
+    assert stats.get(f"invocations.dropped.{semconv.DROP_MAX_OPEN_TRACES}", 0) == 0
+    assert len(exporter.get_finished_requests()) == 21
+    processor.shutdown()
+
+
 class GatedExporter(InMemoryInvocationExporter):
     """A transport whose capacity the test switches off and on (a full, then drained, evaluation queue)."""
 

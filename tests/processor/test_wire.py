@@ -5,6 +5,7 @@ the same internal span on both sides of the socket, and a frame survives the rea
 from __future__ import annotations
 
 import enum
+import gc
 import socket
 from datetime import timedelta
 from typing import Any, cast
@@ -259,3 +260,23 @@ def _readable(span: TraceSpan) -> ReadableSpan:
 
 def _sdk_attributes(attributes: Any) -> dict[str, Any]:
     return {key: tuple(value) if isinstance(value, list) else value for key, value in attributes.items()}
+
+
+def test_scopes_made_per_span_are_not_kept_and_still_cross_by_name() -> None:
+    # An SDK before tracers were cached per scope made a new scope at every get_tracer: an agent calling it per
+    # request sent the evaluation process a new scope each time, and both processes kept every one for their life.
+    origins, decoder = Origins(), SpanDecoder()
+    names = []
+    for batch in range(50):
+        starts = []
+        for index in range(100):
+            name = f"tool-{batch}-{index}"
+            names.append(name)
+            context = SpanContext(batch + 1, index + 1, is_remote=False)
+            span = ReadableSpan(name, context, instrumentation_scope=InstrumentationScope(name, "1.0"))
+            starts.append(encode_start(cast("Span", span), False, origins))
+        decoder.add_origins(origins.take_new())
+        assert [decoder.start(start)[0].instrumentation_scope.name for start in starts] == names[-100:]
+    gc.collect()
+    kept = sum(isinstance(o, InstrumentationScope) for o in gc.get_objects())
+    assert kept < 2_000  # of 5,000 made: what the two sides keep is bounded, not one per span

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import threading
+import weakref
 
 import pytest
 
 from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
+from tests.waiting import wait_until
 
 
 def test_steps_in_turn_reuse_one_thread_and_a_step_past_its_deadline_keeps_its_own() -> None:
@@ -46,3 +49,31 @@ def test_a_step_that_arrives_while_another_runs_gets_a_thread_of_its_own() -> No
     release.set()
     caller.join(5)
     assert seen["short"] != seen["long"]
+
+
+class _Built:
+    """What a step returns (a rebuilt trace's requests, say)."""
+
+
+def test_what_an_abandoned_step_returns_is_not_kept_once_it_finished() -> None:
+    # The processor's rebuild executor never asks how many abandoned steps still run: each abandoned step's future,
+    # with what the step returned (a huge trace's requests), stayed in the executor for as long as the process lived.
+    executor = DeadlineExecutor(0.05, name="test-abandoned")
+    built: list[weakref.ref[_Built]] = []
+    release = threading.Event()
+
+    def slow() -> _Built:
+        release.wait()
+        result = _Built()
+        built.append(weakref.ref(result))
+        return result
+
+    for _ in range(5):
+        with pytest.raises(RecordTimeoutError):
+            executor.run("slow", slow)
+    assert executor.timeouts == 5
+    release.set()
+    assert wait_until(lambda: len(built) == 5)
+    for _ in range(3):  # the idle step thread takes new steps (it no longer holds the last outcome it handed on)
+        executor.run("quick", _Built)
+    assert wait_until(lambda: gc.collect() >= 0 and all(ref() is None for ref in built), timeout=5)

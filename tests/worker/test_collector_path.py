@@ -104,17 +104,49 @@ def test_evaluator_spans_and_their_children_are_ignored() -> None:
 
 def test_bounds_and_bad_messages() -> None:
     spans = agent_spans(runs=3)
-    assembler = TraceAssembler(idle_timeout=60.0, max_open_traces=2, max_spans_per_trace=2)
+    per_trace = len(spans) // 3
+    assembler = TraceAssembler(idle_timeout=60.0, max_open_traces=2)
     assembler.add(1, 5, spans_from_readable(spans))
     assert len(assembler) == 2  # the oldest trace was handed on early
-    ready = assembler.ready()
-    assert len(ready) == 1 and len(ready[0].spans) == 2
-    assert assembler.dropped_spans == len(spans) - 6  # two spans kept of each of the three traces
-    assert assembler.forget([1]) == 2 and len(assembler) == 0
+    assert [len(trace.spans) for trace in assembler.ready()] == [per_trace]
+    assembler = TraceAssembler(idle_timeout=60.0, max_spans_per_trace=2)
+    assembler.add(1, 5, spans_from_readable(spans))
+    assert len(assembler) == 0  # each trace handed on when it held two spans
+    assert [len(trace.spans) for trace in assembler.ready()] == [2, 2, 2]
+    assert assembler.dropped_spans == len(spans) - 6
+    assert assembler.take_span_drops() == {semconv.DROP_MAX_SPANS_PER_TRACE: len(spans) - 6}
     with pytest.raises(InputError, match="t/3@7: not an OTLP protobuf"):
         parse_otlp_spans(b"\xff\xff\xff not protobuf", "t/3@7")
     with pytest.raises(InputError, match="empty message"):
         parse_otlp_spans(b"", "t/3@8")
+
+
+def test_a_trace_that_never_goes_idle_is_handed_on_when_full_and_stops_holding_back_the_offsets() -> None:
+    # A root span around a process's whole life: it never ends, its children keep coming, one message each, never
+    # idle for the idle timeout. Held open, it kept the partition's committable offset at its first message and every
+    # record that carried a span of it, for as long as the process lived.
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("daemon")
+    lifelong = tracer.start_span("serve forever")
+    with trace.use_span(lifelong, end_on_exit=False):
+        for index in range(10):
+            tracer.start_span(f"handle {index}").end()
+    children = exporter.get_finished_spans()
+    clock = FakeClock()
+    assembler = TraceAssembler(idle_timeout=5.0, max_spans_per_trace=4, clock=clock)
+    ready = []
+    for offset, child in enumerate(children):
+        clock.now = float(offset)
+        message = encode_spans([child]).SerializeToString()
+        assembler.add(0, offset, parse_otlp_spans(message, f"t/0@{offset}"), message)
+        ready += assembler.ready()
+    (full,) = ready
+    assert [span.name for span in full.spans] == [f"handle {index}" for index in range(4)]
+    assert sorted(full.messages) == [(0, offset) for offset in range(4)]
+    assert len(assembler) == 0 and assembler.committable(0, len(children)) == len(children)
+    assert assembler.take_span_drops() == {semconv.DROP_MAX_SPANS_PER_TRACE: len(children) - 4}
 
 
 def _scores(telemetry: MemoryTelemetry) -> set[tuple[str, str, str, str, float | None]]:

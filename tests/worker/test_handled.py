@@ -62,3 +62,16 @@ def test_a_rewind_forgets_the_batch_being_settled() -> None:
     assert handled.sort([("", [first])]).new == []
     handled.rewind()  # the batch was not committed: it is re-read and evaluated again
     assert handled.sort([("", [first])]).new == [0]
+
+
+def test_the_records_kept_for_a_revoked_partition_are_dropped() -> None:
+    handled = HandledInvocations(ResultLedger(100))
+    first, second = traced(index=1), traced(index=2)
+    found = handled.sort([("", [first]), ("", [second])])
+    handled.routed(7, "", [first], [_record(1, "tool_call_count_v1")], found.evaluated)
+    handled.routed(3, "", [second], [_record(2, "tool_call_count_v1")], found.evaluated)
+    # The publication failed, and partition 7 went to another worker before this one retried: its next owner
+    # evaluates the first invocation; this worker keeps only what it may still publish.
+    handled.forget([7])
+    assert handled.sort([("", [first])]).new == [0]
+    assert [record.trace_id for _, record, _ in handled.sort([("", [second])]).kept] == [second.trace_id]

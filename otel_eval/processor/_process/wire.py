@@ -63,14 +63,26 @@ _STATUS_NAMES = {code.value: code.name for code in StatusCode}
 # --- the agent's side ------------------------------------------------------------------------------------------------
 
 
+ORIGINS_KEPT = 256
+"""Resources and scopes an :class:`Origins` keeps numbered at once, each kind. A process has a handful: more means
+they are made per span or per call (an SDK before tracers were cached per scope made a scope at every
+``get_tracer``), so a full map is emptied and what comes next is numbered afresh."""
+DECODED_KEPT = 4 * ORIGINS_KEPT
+"""The latest numbers a :class:`SpanDecoder` keeps, each kind: those of the sender's map and of the one before it
+(a batch numbered across an emptying), with room for a batch that numbers a few hundred at once."""
+
+
 class Origins:
     """Numbers each distinct ``Resource`` and ``InstrumentationScope`` once (spans share a handful);
-    :meth:`take_new` returns those numbered since the last call, sent along with the spans referring to them."""
+    :meth:`take_new` returns those numbered since the last call, sent along with the spans referring to them.
+    Numbers are never reused; at most :data:`ORIGINS_KEPT` objects of each kind are held."""
 
     def __init__(self) -> None:
         # id(object) -> (number, object): the object is kept so that its id is not reused by another.
         self._resources: dict[int, tuple[int, Resource]] = {}
         self._scopes: dict[int, tuple[int, InstrumentationScope | None]] = {}
+        self._numbered = [0, 0]
+        """Resources and scopes numbered so far: the next number of each."""
         self._new: NewOrigins = ({}, {})
 
     def resource(self, resource: Resource) -> int:
@@ -78,7 +90,7 @@ class Origins:
         found = self._resources.get(id(resource))
         if found is not None:
             return found[0]
-        key = len(self._resources)
+        key = self._number(self._resources, 0)
         self._resources[id(resource)] = (key, resource)
         self._new[0][key] = dict(resource.attributes)
         return key
@@ -88,9 +100,16 @@ class Origins:
         found = self._scopes.get(id(scope))
         if found is not None:
             return found[0]
-        key = len(self._scopes)
+        key = self._number(self._scopes, 1)
         self._scopes[id(scope)] = (key, scope)
         self._new[1][key] = (scope.name, scope.version) if scope is not None else ("", None)
+        return key
+
+    def _number(self, numbered: dict[int, Any], kind: int) -> int:
+        if len(numbered) >= ORIGINS_KEPT:
+            numbered.clear()
+        key = self._numbered[kind]
+        self._numbered[kind] = key + 1
         return key
 
     def take_new(self) -> NewOrigins:
@@ -256,6 +275,9 @@ class SpanDecoder:
             self._resources[key] = (Resource(attributes), owned_attributes(dict(attributes)))
         for key, (name, version) in scopes.items():
             self._scopes[key] = (InstrumentationScope(name, version), converted_scope(name, version))
+        for kept in (self._resources, self._scopes):  # numbered in order: the oldest first
+            while len(kept) > DECODED_KEPT:
+                del kept[next(iter(kept))]
 
     def resource(self, key: int) -> Resource:
         """The resource numbered ``key`` (an empty one when it was never sent)."""
