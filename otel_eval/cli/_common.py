@@ -148,6 +148,20 @@ def print_json(payload: Any) -> None:
     sys.stdout.write(text + "\n")
 
 
+def once(advice: str) -> Any:
+    """A click callback for a ``multiple=True`` option that may be given at most once: its one value (None when
+    absent), else exit 2 naming the option and every value. Click's own single-value options keep the last value
+    given, silently dropping the others (a first ``--eval-set`` then checks nothing)."""
+
+    def single(ctx: click.Context, param: click.Parameter, values: tuple[Any, ...]) -> Any:
+        if len(values) > 1:
+            given = ", ".join(str(value) for value in values)
+            fail(f"{param.opts[0]} given {len(values)} times ({given}); {advice}")
+        return values[0] if values else None
+
+    return single
+
+
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
     """Prints ``error: message`` to stderr and exits with ``code``."""
     click.echo(f"error: {message}", err=True)

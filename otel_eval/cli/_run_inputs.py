@@ -45,7 +45,9 @@ def load_inputs(
 
 def warn_shadowed_cases(eval_set: EvalSet | None, eval_set_path: Path | None, eval_id: str | None) -> None:
     """A warning per case of the eval set that the pairing rule never reaches (without ``--eval-id``): the runs that
-    should be compared with it are compared with an earlier case."""
+    should be compared with it are compared with an earlier case; and per :meth:`EvalSet.case_warnings` finding."""
+    for line in eval_set.case_warnings() if eval_set is not None else ():
+        click.echo(f"warning: {eval_set_path}: {line}", err=True)
     if eval_set is not None and eval_id is None:
         for line in shadowed_case_warnings(eval_set):
             click.echo(f"warning: {eval_set_path}: {line}", err=True)

@@ -22,7 +22,7 @@ from otel_eval.judge.retry import (
     JUDGE_SERVER_ERROR,
     JUDGE_TIMEOUT,
 )
-from otel_eval.metrics import NO_REFERENCE, MetricRegistry
+from otel_eval.metrics import NO_REFERENCE, SCENARIO_WITHOUT_CONVERSATION, MetricRegistry
 
 if TYPE_CHECKING:
     from otel_eval.judge.client import JudgeClient
@@ -101,7 +101,12 @@ def not_evaluated_lines(tally: RunTally) -> list[str]:
     for name, (error_type, explanation) in tally.unchecked().items():
         if name in unusable:
             continue
-        if error_type == NO_REFERENCE:
+        if error_type == NO_REFERENCE and SCENARIO_WITHOUT_CONVERSATION in explanation:
+            why = (
+                "the conversations paired with conversation_scenario cases, which have no expected conversation to "
+                "compare with (ADK does not evaluate them either)"
+            )
+        elif error_type == NO_REFERENCE:
             why = "no conversation had a reference (no --eval-set, or none of its cases paired: see the pairing rule)"
         else:
             why = explanation.removeprefix(f"{name}: ").rstrip(".") or "it could not run"

@@ -23,6 +23,7 @@ from otel_eval.cli._common import (
     EXIT_FAILED,
     EXIT_NOT_EVALUATED,
     fail,
+    once,
     print_json,
     report_problems,
     stderr,
@@ -191,11 +192,20 @@ def _calls(calls: Any) -> str:
 
 @click.command()
 @click.argument("trace_files", nargs=-1, type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--eval-set", "eval_set_path", type=click.Path(path_type=Path, dir_okay=False), help="ADK eval set.")
+@click.option(
+    "--eval-set",
+    "eval_set_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    multiple=True,
+    callback=once("it takes one eval set: run otel-eval once per eval set"),
+    help="ADK eval set.",
+)
 @click.option(
     "--config",
     "config_path",
     type=click.Path(path_type=Path, dir_okay=False),
+    multiple=True,
+    callback=once("it takes one eval config"),
     help=f"ADK eval config (default: {ADK_CONFIG_FILE_NAME} beside the eval set, if there is one, as in ADK).",
 )
 @click.option(
@@ -211,7 +221,12 @@ def _calls(calls: Any) -> str:
     type=click.Choice(["EXACT", "IN_ORDER", "ANY_ORDER"], case_sensitive=False),
     help="Match type of tool_trajectory_avg_score, over the criterion's (default: the criterion's, else EXACT).",
 )
-@click.option("--eval-id", help="Pair every conversation with this case of --eval-set.")
+@click.option(
+    "--eval-id",
+    multiple=True,
+    callback=once("it takes one eval case"),
+    help="Pair every conversation with this case of --eval-set.",
+)
 @click.option(
     "--output",
     type=click.Choice(["table", "json"]),

@@ -208,7 +208,7 @@ def file_problems(path: Path, notes: Notes | None = None) -> tuple[str, list[str
             )
         return kind, problems
     if notes is not None:
-        notes.warnings.extend(shadowed_case_warnings(eval_set))
+        notes.warnings.extend([*eval_set.case_warnings(), *shadowed_case_warnings(eval_set)])
     return kind, []
 
 

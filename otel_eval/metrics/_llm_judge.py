@@ -146,12 +146,15 @@ class LlmJudgeEvaluator(Evaluator):
         return self.not_evaluated(reason, count=count, error_type=JUDGE_NOT_CONFIGURED)
 
     def unjudgeable(
-        self, actual: Sequence[TracedInvocation], expected: Sequence[Invocation] | None
+        self,
+        actual: Sequence[TracedInvocation],
+        expected: Sequence[Invocation] | None,
+        conversation_scenario: ConversationScenario | None = None,
     ) -> EvaluationResult | None:
         """NOT_EVALUATED for every invocation when the reference is needed (or given) but does not pair one to one with
         ``actual``, or when no judge is configured; None when the invocations may be judged."""
         if self.requires_expected or expected is not None:
-            unpaired = unpaired_reference(self, actual, expected)
+            unpaired = unpaired_reference(self, actual, expected, conversation_scenario)
             if unpaired is not None:
                 return unpaired
         return self.judge_unavailable(len(actual))
@@ -250,9 +253,8 @@ class SampledJudgeEvaluator(LlmJudgeEvaluator):
         conversation_scenario: ConversationScenario | None = None,
     ) -> EvaluationResult:
         """Scores each invocation with ``num_samples`` judge samples; see the class docs."""
-        del conversation_scenario
         count = len(actual)
-        unjudgeable = self.unjudgeable(actual, expected)
+        unjudgeable = self.unjudgeable(actual, expected, conversation_scenario)
         if unjudgeable is not None:
             return unjudgeable
         try:

@@ -32,7 +32,7 @@ class ReferenceEvaluator(Evaluator):
     ) -> EvaluationResult:
         """Per-invocation scores (:meth:`score_invocation`) and their mean, ADK's aggregation; NOT_EVALUATED when
         ``expected`` is missing or cannot be paired with ``actual``."""
-        problem = unpaired_reference(self, actual, expected)
+        problem = unpaired_reference(self, actual, expected, conversation_scenario)
         if problem is not None:
             return problem
         assert expected is not None  # unpaired_reference returned NOT_EVALUATED otherwise
@@ -48,14 +48,26 @@ def not_captured(explanation: str) -> PerInvocationResult:
     return PerInvocationResult(explanation=explanation, error_type=CONTENT_NOT_CAPTURED)
 
 
+SCENARIO_WITHOUT_CONVERSATION = (
+    "its eval case is a conversation_scenario case, which has no expected conversation to compare with (ADK does "
+    "not evaluate it either)"
+)
+"""Why a metric comparing with expected invocations is NOT_EVALUATED on a conversation paired with a scenario case."""
+
+
 def unpaired_reference(
-    evaluator: Evaluator, actual: Sequence[TracedInvocation], expected: Sequence[Invocation] | None
+    evaluator: Evaluator,
+    actual: Sequence[TracedInvocation],
+    expected: Sequence[Invocation] | None,
+    conversation_scenario: ConversationScenario | None = None,
 ) -> EvaluationResult | None:
     """NOT_EVALUATED when ``expected`` is missing or differs in length from ``actual`` (ADK 2.13 raises), else None."""
     name = evaluator.info.name
     if expected is None:
         return evaluator.not_evaluated(
-            f"{name} needs expected invocations (an eval case) and none were given",
+            f"{name} needs expected invocations: {SCENARIO_WITHOUT_CONVERSATION}"
+            if conversation_scenario is not None
+            else f"{name} needs expected invocations (an eval case) and none were given",
             count=len(actual),
             error_type=NO_REFERENCE,
         )
