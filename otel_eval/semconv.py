@@ -120,7 +120,9 @@ ERROR_TYPE_CUSTOM_METRIC_INVALID_RESULT: Final = "custom_metric_invalid_result"
 per-invocation results with a verdict."""
 
 # Why a span or an invocation was dropped (``otel_eval.drop.reason``).
-DROP_QUEUE_FULL: Final = "queue_full"  # the processor's span intake queue was full
+DROP_QUEUE_FULL: Final = "queue_full"
+"""The processor's span intake queue was full (a span dropped there drops its trace whole: its other spans and its
+invocations are counted with this reason, never rebuilt without it)."""
 DROP_MAX_OPEN_TRACES: Final = "max_open_traces"
 DROP_MAX_SPANS_PER_TRACE: Final = "max_spans_per_trace"
 DROP_MAX_BUFFER_BYTES: Final = "max_buffer_bytes"

@@ -148,7 +148,7 @@ class SpanAssembler:
         spans: Iterable[ReadableSpan],
         *,
         final: bool,
-        dropped_at_intake: int,
+        dropped_at_intake: tuple[int, Iterable[int]],
         shed: tuple[int, Iterable[int]],
         starts: Iterable[tuple[Span, bool]] = (),
         rejected: Iterable[tuple[int, str]] = (),
@@ -158,22 +158,24 @@ class SpanAssembler:
         Args:
             spans: Spans that ended since the last step, in end order.
             final: The processor is shutting down.
-            dropped_at_intake: Spans ``on_end`` dropped on a full intake queue since the last step.
-            shed: Spans ``on_end`` dropped while the transport was full, and the ids of their traces: each such
-                trace is dropped whole (counted once), or its other spans would rebuild into a partial invocation.
+            dropped_at_intake: Spans ``on_end`` dropped on a full intake queue since the last step, and the ids of
+                their traces: each such trace is dropped whole (counted once), or its other spans would rebuild into
+                a partial invocation.
+            shed: The same for the spans ``on_end`` shed while the transport was full.
             starts: Spans that started since the last step (at least those of ``spans``), in start order, each with
                 whether it started under suppressed instrumentation (then marked to be skipped, not tracked).
             rejected: Traces to drop whole, with the reason (what is buffered now and their later spans).
         """
         now = time.monotonic()
         counts = _StepCounts()
-        shed_spans, shed_traces = shed
-        if dropped_at_intake:  # no entry (and no call below) for a zero: most steps drop nothing
-            counts.spans[semconv.DROP_QUEUE_FULL] += dropped_at_intake
-        if shed_spans:
-            counts.spans[semconv.DROP_TRANSPORT_QUEUE_FULL] += shed_spans
-        for trace_id in shed_traces:
-            self._count(self.buffers.reject(trace_id, semconv.DROP_TRANSPORT_QUEUE_FULL), counts, first_drop=0)
+        for reason, (dropped, traces) in (
+            (semconv.DROP_QUEUE_FULL, dropped_at_intake),
+            (semconv.DROP_TRANSPORT_QUEUE_FULL, shed),
+        ):
+            if dropped:  # no entry (and no call below) for a zero: most steps drop nothing
+                counts.spans[reason] += dropped
+                for trace_id in traces:
+                    self._count(self.buffers.reject(trace_id, reason), counts, first_drop=0)
         for trace_id, reason in rejected:
             self._count(self.buffers.reject(trace_id, reason), counts, first_drop=0)
         self._track(starts, now)

@@ -97,7 +97,36 @@ class DropCount:
 
 
 MAX_SHED_TRACES = 65536
-"""Shed trace ids remembered at most until the background thread takes them (beyond, spans are still shed)."""
+"""Trace ids of dropped spans remembered at most until the engine's thread takes them (beyond, spans are still
+dropped and counted, their traces not dropped whole)."""
+
+
+class TraceDrops:
+    """Spans an agent's thread dropped, and their traces' ids, until the engine's thread takes them (:meth:`take`)
+    and drops those traces whole: their other spans would rebuild into a partial invocation."""
+
+    __slots__ = ("_lock", "_spans", "_traces")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._spans = 0
+        self._traces: dict[int, None] = {}
+
+    def add(self, trace_id: int) -> None:
+        """Counts one dropped span of ``trace_id``. Never blocks for long (the lock guards two additions)."""
+        with self._lock:
+            self._spans += 1
+            if len(self._traces) < MAX_SHED_TRACES:
+                self._traces[trace_id] = None
+
+    def take(self) -> tuple[int, list[int]]:
+        """The spans dropped since the last call and their traces' ids."""
+        if not self._spans:  # most steps: read without the lock (one dropped meanwhile is taken next time)
+            return 0, []
+        with self._lock:
+            spans, self._spans = self._spans, 0
+            traces, self._traces = list(self._traces), {}
+        return spans, traces
 
 
 class Shedder:
@@ -107,22 +136,19 @@ class Shedder:
     :meth:`shed` re-checks it under the lock.
     """
 
-    __slots__ = ("_lock", "_spans", "_traces", "active")
+    __slots__ = ("_drops", "_lock", "active")
 
     def __init__(self) -> None:
         self.active = False
         self._lock = threading.Lock()
-        self._spans = 0
-        self._traces: dict[int, None] = {}
+        self._drops = TraceDrops()
 
     def shed(self, trace_id: int) -> bool:
         """Drops a span of ``trace_id`` (remembering the trace). False when shedding just stopped."""
         with self._lock:
             if not self.active:
                 return False
-            self._spans += 1
-            if len(self._traces) < MAX_SHED_TRACES:
-                self._traces[trace_id] = None
+            self._drops.add(trace_id)
             return True
 
     def start(self) -> bool:
@@ -134,11 +160,10 @@ class Shedder:
     def take(self, *, full: bool) -> tuple[int, list[int]]:
         """The spans shed since the last call and their traces' ids; stops shedding unless the transport is ``full``."""
         with self._lock:
-            spans, self._spans = self._spans, 0
-            traces, self._traces = list(self._traces), {}
+            taken = self._drops.take()
             if not full:
                 self.active = False
-        return spans, traces
+        return taken
 
 
 class SpanIntake:
@@ -193,7 +218,7 @@ class SpanIntake:
         in between is seen either way)."""
         self.shedder = Shedder()
         self.closed = False
-        self._dropped = DropCount()
+        self._dropped = TraceDrops()
 
     # The hooks below run on the agent's threads and are called by the processor without a wrapper (one call less
     # on every span): each catches everything itself. A ``try`` costs nothing until something raises.
@@ -252,7 +277,7 @@ class SpanIntake:
                 return False
             ends = self.ends
             if len(ends) >= self._max_pending:
-                self._dropped.add()
+                self._dropped.add(context[0])
                 return False
             ends.append(span)
             if len(ends) >= self._wake_threshold or (
@@ -306,8 +331,8 @@ class SpanIntake:
         for ended in ends:
             self.on_end(ended)
 
-    def take_dropped(self) -> int:
-        """Ends dropped on a full queue since the last call."""
+    def take_dropped(self) -> tuple[int, list[int]]:
+        """Ends dropped on a full queue since the last call, and their traces' ids (each to be dropped whole)."""
         return self._dropped.take()
 
 

@@ -48,7 +48,7 @@ def _intake(max_pending: int) -> SpanIntake:
     return SpanIntake(max_pending=max_pending, sampling=Sampling(None, None), wake_batch=256)
 
 
-def _state(intake: SpanIntake) -> tuple[list[Any], list[Any], int, tuple[int, list[int]]]:
+def _state(intake: SpanIntake) -> tuple[list[Any], list[Any], tuple[int, list[int]], tuple[int, list[int]]]:
     return list(intake.starts), list(intake.ends), intake.take_dropped(), intake.shedder.take(full=True)
 
 
@@ -68,6 +68,6 @@ def test_a_batch_is_queued_as_the_hooks_queue_each_span(max_pending: int, sheddi
     expected = _state(by_hooks)
     assert _state(by_batch) == expected
     if not shedding and max_pending > len(ends):
-        assert expected[:3] == (starts, ends, 0)  # everything queued, in order
+        assert expected[:3] == (starts, ends, (0, []))  # everything queued, in order
     else:
         assert expected[2] or expected[3][0]  # the rules dropped or shed some

@@ -4,11 +4,11 @@ limits, and every drop is counted by reason."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 
 from otel_eval import EvaluationSpanProcessor, ProcessorSettings, semconv
 from otel_eval.demo import SCENARIOS, TravelAgent
@@ -114,9 +114,49 @@ def test_a_full_intake_queue_drops_and_counts_in_on_end(provider: TracerProvider
     exporter.release.set()
     assert processor.force_flush(10_000)
     stats = processor.stats()
-    assert stats[f"spans.dropped.{semconv.DROP_QUEUE_FULL}"] == 30
-    assert stats["buffered_spans"] == 10
+    # 30 dropped in on_end, and the 10 queued with them: their trace is dropped whole
+    assert stats[f"spans.dropped.{semconv.DROP_QUEUE_FULL}"] == 40
+    assert stats["buffered_spans"] == 0
     assert len(exporter.get_finished_requests()) == 1
+    processor.shutdown()
+
+
+class _AfterEnd(SpanProcessor):
+    """Runs ``action`` after the other processors' ``on_end`` of the span named ``name`` (added after them)."""
+
+    def __init__(self, name: str, action: Callable[[], None]) -> None:
+        self._name, self._action = name, action
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if span.name == self._name:
+            self._action()
+
+
+def test_an_invocation_that_lost_a_span_on_a_full_intake_queue_is_dropped_whole_not_scored_partial(
+    provider: TracerProvider,
+) -> None:
+    exporter = StalledExporter()
+    processor = EvaluationSpanProcessor(
+        exporter=exporter, settings=ProcessorSettings(max_pending_spans=10, trace_idle_timeout=3600)
+    )
+    provider.add_span_processor(processor)
+    TravelAgent(provider).run(SCENARIOS[0])
+    assert exporter.entered.wait(10)  # the background thread is stuck: nothing leaves the queue
+    scenario = next(s for s in SCENARIOS if len(s.tool_steps) >= 2)
+    # The queue is left room for the invocation's first model call and its first tool: its second tool is dropped.
+    _open_roots(provider, traces=1, children=8)
+    last_tool = f"execute_tool {scenario.tool_steps[1].name}"
+
+    def drain() -> None:  # the transport has room again before the invocation's last spans end
+        exporter.release.set()
+        assert processor.force_flush(10_000)
+
+    provider.add_span_processor(_AfterEnd(last_tool, drain))
+    TravelAgent(provider).run(scenario)
+    assert processor.force_flush(10_000)
+    stats = processor.stats()
+    assert stats[f"invocations.dropped.{semconv.DROP_QUEUE_FULL}"] == 1
+    assert len(exporter.get_finished_requests()) == 1  # the first run's: not the partial second
     processor.shutdown()
 
 

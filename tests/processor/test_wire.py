@@ -104,7 +104,7 @@ def _through_the_socket(message: Any) -> Any:
 def test_any_recorded_span_converts_the_same_after_the_wire(spans: list[ReadableSpan]) -> None:
     origins = Origins()
     encoded = [encode_span(span, origins) for span in spans]
-    batch = _through_the_socket(Batch([], encoded, [], origins.take_new(), []))  # marshalled: every value a core type
+    batch = _through_the_socket(Batch([], encoded, [], origins.take_new(), {}))  # marshalled: every value a core type
     assert type(batch) is Batch
     received = batch.ends
     decoder = SpanDecoder()
@@ -167,7 +167,9 @@ class _Level(enum.IntEnum):
 def test_a_batch_of_other_values_is_pickled_and_crosses_unchanged() -> None:
     # An IntEnum is an int to the SDK (kept as an attribute value) but not to marshal: the batch is pickled instead.
     values = {"level": _Level.HIGH, "tags": ("a", "b"), "n": 2**63 - 1, "x": -0.0, "ok": True, "none": None}
-    batch = Batch([(1, 2, 0, False, 0, False), 0], [("span", 1, 2)], [], ({0: values}, {0: ("s", None)}), [9])
+    batch = Batch(
+        [(1, 2, 0, False, 0, False), 0], [("span", 1, 2)], [], ({0: values}, {0: ("s", None)}), {9: "queue_full"}
+    )
     received = _through_the_socket(batch)
     assert received == batch and type(received) is Batch
     assert type(received.origins[0][0]["level"]) is _Level  # pickled: the class survived
@@ -216,7 +218,7 @@ def test_a_start_given_by_its_ended_span_reads_as_its_own_start() -> None:
     encoded_ends = [encode_span(span, origins) for span in ends]
     assert sum(isinstance(start, int) for start in by_position) == len(starts) - 2  # all but the suppressed and open
     assert not isinstance(by_position[1], int) and not isinstance(by_position[-1], int)
-    batch = _through_the_socket(Batch(by_position, encoded_ends, [], origins.take_new(), []))
+    batch = _through_the_socket(Batch(by_position, encoded_ends, [], origins.take_new(), {}))
     decoder = SpanDecoder()
     decoder.add_origins(batch.origins)
     ended = [decoder.span(end) for end in batch.ends]
@@ -232,7 +234,7 @@ def test_every_recorded_trace_converts_the_same_after_the_wire() -> None:
         spans = [_readable(span) for span in file_spans(path)]
         origins = Origins()
         batch = _through_the_socket(
-            Batch([], [encode_span(span, origins) for span in spans], [], origins.take_new(), [])
+            Batch([], [encode_span(span, origins) for span in spans], [], origins.take_new(), {})
         )
         decoder = SpanDecoder()
         decoder.add_origins(batch.origins)

@@ -144,7 +144,7 @@ class EvaluationProcess:
         self._lock = threading.Lock()
         self._flushes: list[_Flush] = []
         self._supervisor = ChildSupervisor(self._settings, self.pipeline, self._idle_timeout)
-        self._shed_traces: dict[int, None] = {}  # shed while the child was behind: it drops them whole
+        self._dropped_traces: dict[int, str] = {}  # a span of each dropped here, with the reason: dropped whole
         self._thread = threading.Thread(name="OtelEvalProcessFeeder", target=self._run, daemon=True)
         self._thread.start()
 
@@ -250,7 +250,9 @@ class EvaluationProcess:
         waited for: the queue holds the spans up to half its size; beyond, the spans are shed (:meth:`_shed`).
         """
         intake = self._intake
-        self.pipeline.spans_dropped(semconv.DROP_QUEUE_FULL, intake.take_dropped())
+        dropped, full_traces = intake.take_dropped()
+        self.pipeline.spans_dropped(semconv.DROP_QUEUE_FULL, dropped)
+        self._note_dropped(full_traces, semconv.DROP_QUEUE_FULL)
         log_queue = self.log_record_processor.queue
         self.pipeline.log_records_dropped(semconv.DROP_QUEUE_FULL, self.log_record_processor.take_dropped())
         ended = len(intake.ends)  # every span counted here started before: its start is among those drained next
@@ -268,7 +270,7 @@ class EvaluationProcess:
             return
         shed_spans, shed_traces = intake.shedder.take(full=False)
         self.pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, shed_spans)
-        self._note_shed(shed_traces)
+        self._note_dropped(shed_traces, semconv.DROP_TRANSPORT_QUEUE_FULL)
         origins = supervisor.origins
         starts_taken = list(drain(intake.starts, len(intake.starts)))
         ends_taken = list(drain(intake.ends, ended))
@@ -280,9 +282,9 @@ class EvaluationProcess:
             supervisor.lose(len(encoded_ends), len(records))
             return
         logs = [encode_log_record(record) for record in records]
-        shed, self._shed_traces = list(self._shed_traces), {}
+        dropped_traces, self._dropped_traces = self._dropped_traces, {}
         try:
-            send_message(child.sock, Batch(encoded_starts, encoded_ends, logs, origins.take_new(), shed))
+            send_message(child.sock, Batch(encoded_starts, encoded_ends, logs, origins.take_new(), dropped_traces))
         except (OSError, ValueError) as error:
             supervisor.lost(child, f"could not be written to ({error})", len(encoded_ends), len(logs))
             return
@@ -303,11 +305,14 @@ class EvaluationProcess:
         self.pipeline.log_records_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, len(records))
         records.clear()
         self.pipeline.spans_dropped(semconv.DROP_TRANSPORT_QUEUE_FULL, shed_spans)
-        self._note_shed(shed_traces)
+        self._note_dropped(shed_traces, semconv.DROP_TRANSPORT_QUEUE_FULL)
 
-    def _note_shed(self, trace_ids: list[int]) -> None:
-        if len(self._shed_traces) < MAX_SHED_TRACES:
-            self._shed_traces.update(dict.fromkeys(trace_ids))
+    def _note_dropped(self, trace_ids: list[int], reason: str) -> None:
+        """The child drops these traces whole (their ids go with the next batch; the first reason noted stays)."""
+        if trace_ids and len(self._dropped_traces) < MAX_SHED_TRACES:
+            self._dropped_traces.update(
+                (trace_id, reason) for trace_id in trace_ids if trace_id not in self._dropped_traces
+            )
 
     def _receive(self) -> None:
         """Takes in what the child sent on its own (the score attributes of enriched roots), without waiting."""

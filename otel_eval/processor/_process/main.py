@@ -92,16 +92,16 @@ class _Evaluation:
         self.providers: ExportingProviders | None = None
 
     def batch(self, batch: Batch) -> None:
-        """Feeds a batch to the engine: first the traces the agent's process shed (dropped whole), then the
-        starts, the ends and the content log records."""
-        starts, ends, logs, origins, shed = batch
+        """Feeds a batch to the engine: first the traces the agent's process dropped a span of (dropped whole),
+        then the starts, the ends and the content log records."""
+        starts, ends, logs, origins, dropped = batch
         decoder = self._decoder
         decoder.add_origins(origins)
         processor = self.processor
         if processor is None:
             processor = self._start(decoder, ends)
-        if shed:
-            processor.reject_traces(shed, semconv.DROP_TRANSPORT_QUEUE_FULL)
+        for trace_id, reason in dropped.items():
+            processor.reject_traces((trace_id,), reason)
         try:
             ended = list(map(decoder.span, ends))
             processor.queue_batch(decoder.starts(starts, ended), ended)

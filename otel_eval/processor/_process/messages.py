@@ -41,14 +41,15 @@ class Config(NamedTuple):
 
 class Batch(NamedTuple):
     """Span starts, ended spans and content log records since the last batch, the resources and scopes they refer to
-    that were numbered since, and the traces the agent's process shed (the child drops them whole)."""
+    that were numbered since, and the traces the agent's process dropped a span of, with the reason (shed, or on a
+    full queue: the child drops them whole)."""
 
     starts: list[Start | int]
     """In start order; a start whose span is among ``ends`` is its position there (its fields are the ended span's)."""
     ends: list[Ended]
     logs: list[LogTuple]
     origins: NewOrigins
-    shed: list[int]
+    dropped: dict[int, str]
 
 
 class Flush(NamedTuple):
