@@ -1,20 +1,27 @@
-"""JSON of a model that UTF-8 can always encode.
+"""JSON of a model, and text, that UTF-8 can always encode.
 
 A Python string may hold a lone surrogate (``"\\ud800"``): ``json.loads`` gives one for a ``\\udXXX`` escape in a
 trace file, a JSON-valued attribute or a request, and an agent's text decoded with ``surrogateescape`` (file names,
 subprocess output) carries them in its span attributes. UTF-8 has no encoding for it, so pydantic cannot write it:
-:func:`json_bytes` then writes each such character as U+FFFD, the rest as pydantic writes it.
+:func:`json_bytes` then writes each such character as U+FFFD, the rest as pydantic writes it; :func:`utf8_text` gives
+a text (a judge prompt) with U+FFFD in their place.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pydantic_core
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
-REPLACEMENT = "\ufffd"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8_text(text: str) -> str:
+    """``text``, each lone surrogate in it replaced by U+FFFD (the same object when it has none)."""
+    return text if _SURROGATE.search(text) is None else _without_surrogates(text)
 
 
 def json_bytes(model: BaseModel, *, indent: int | None = None, exclude_none: bool = False) -> bytes:
