@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import sys
+
 import click
 
 from otel_eval.version import __version__
@@ -11,6 +14,8 @@ from otel_eval.version import __version__
 @click.version_option(__version__, prog_name="otel-eval")
 def main() -> None:
     """Evaluate AI agents from their OpenTelemetry traces with Google ADK-compatible metrics."""
+    if isinstance(sys.stdout, io.TextIOWrapper):  # a lone surrogate in a recorded string, printed in a table
+        sys.stdout.reconfigure(errors="backslashreplace")
 
 
 def _register() -> None:

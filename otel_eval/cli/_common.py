@@ -144,7 +144,7 @@ def print_json(payload: Any) -> None:
     try:
         text = pydantic_core.to_json(payload, indent=2, inf_nan_mode="constants").decode()
     except pydantic_core.PydanticSerializationError:  # e.g. a lone surrogate in a recorded string: as before
-        text = json.dumps(payload, indent=2, ensure_ascii=False)
+        text = json.dumps(payload, indent=2)  # ASCII: any stdout writes a surrogate's escape
     sys.stdout.write(text + "\n")
 
 

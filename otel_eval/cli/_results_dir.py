@@ -17,6 +17,7 @@ from otel_eval.model import (
     EvaluationResult,
     PerInvocationResult,
 )
+from otel_eval.model.utf8_json import json_bytes
 
 
 def _metric_result(outcome: MetricOutcome, score: float | None, status: object, source: object) -> EvalMetricResult:
@@ -84,5 +85,5 @@ def write_results(directory: Path, reports: Sequence[ConversationReport], *, app
         creation_timestamp=time.time(),
     )
     path = directory / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', result_id)}.evalset_result.json"
-    path.write_text(result.model_dump_json(indent=2), encoding="utf-8")
+    path.write_bytes(json_bytes(result, indent=2))
     return path

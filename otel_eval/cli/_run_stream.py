@@ -33,6 +33,7 @@ from otel_eval.evaluation import (
 from otel_eval.judge import JUDGE_UNPARSEABLE
 from otel_eval.metrics import INVALID_INPUT, NO_REFERENCE
 from otel_eval.model import EvalSetResult, EvalStatus
+from otel_eval.model.utf8_json import json_bytes
 
 WINDOW = 32
 """Conversations scored at once (as ``evaluate_conversations``' default concurrency)."""
@@ -73,7 +74,7 @@ def _indented_json(payload: Any, prefix: str) -> str:
     try:
         text = pydantic_core.to_json(payload, indent=2, inf_nan_mode="constants").decode()
     except pydantic_core.PydanticSerializationError:  # e.g. a lone surrogate in a recorded string, as print_json
-        text = json.dumps(payload, indent=2, ensure_ascii=False)
+        text = json.dumps(payload, indent=2)  # ASCII: any stdout writes a surrogate's escape
     return text.replace("\n", "\n" + prefix)
 
 
@@ -108,7 +109,7 @@ class ResultsFile:
         """Spools one conversation's ``EvalCaseResult``."""
         if self.app is None:
             self.app = next((inv.agent_name for inv in report.conversation.invocations if inv.agent_name), None)
-        text = case_result(report, self._eval_set_id).model_dump_json(indent=2).replace("\n", "\n    ")
+        text = json_bytes(case_result(report, self._eval_set_id), indent=2).decode().replace("\n", "\n    ")
         self._cases.write(("\n    " if self._count == 0 else ",\n    ") + text)
         self._count += 1
 
@@ -123,8 +124,8 @@ class ResultsFile:
             eval_set_result_name=result_id,
             eval_set_id=self._eval_set_id,
             creation_timestamp=time.time(),
-        ).model_dump_json(indent=2)
-        head, tail = shell.split('"eval_case_results": []', 1)
+        )
+        head, tail = json_bytes(shell, indent=2).decode().split('"eval_case_results": []', 1)
         path = self._directory / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', result_id)}.evalset_result.json"
         with path.open("w", encoding="utf-8") as out:
             out.write(head + '"eval_case_results": [')

@@ -10,11 +10,12 @@ import click
 
 from otel_eval.cli._common import EXIT_BAD_INPUT, load_traces, print_json, report_problems, stdout, truncate
 from otel_eval.model import TracedInvocation, content_text, get_all_tool_calls
+from otel_eval.model.utf8_json import json_bytes
 
 
 def invocation_json(traced: TracedInvocation) -> dict[str, Any]:
     """The ADK Invocation JSON (snake_case, as ADK writes it), without null fields."""
-    result: dict[str, Any] = json.loads(traced.invocation.model_dump_json(exclude_none=True))
+    result: dict[str, Any] = json.loads(json_bytes(traced.invocation, exclude_none=True))
     return result
 
 

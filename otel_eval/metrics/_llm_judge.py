@@ -40,6 +40,7 @@ from otel_eval.model import (
     RubricScore,
     TracedInvocation,
 )
+from otel_eval.model.utf8_json import utf8_text
 
 if TYPE_CHECKING:
     from otel_eval.judge.client import JudgeReply
@@ -191,7 +192,7 @@ class LlmJudgeEvaluator(Evaluator):
         options = self.judge_options
         request = JudgeRequest(
             model=self.judge_model,
-            prompt=prompt.text,
+            prompt=utf8_text(prompt.text),  # a recorded lone surrogate would fail the request's encoding
             system_instruction=prompt.data.system_instruction(),
             response_schema=prompt.response_schema,
             config=options.judge_model_config if options else None,

@@ -138,6 +138,8 @@ def read_json(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+    except ValueError as exc:  # an integer of more than sys.get_int_max_str_digits() digits
+        raise InputError(f"{path}: invalid JSON: {exc}") from None
     except RecursionError:
         raise InputError(f"{path}: JSON nested too deeply") from None
 
@@ -229,6 +231,8 @@ def criteria_setting(raw: str | None, *, setting: str) -> dict[str, Any] | None:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigurationError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except ValueError as exc:  # an integer of more than sys.get_int_max_str_digits() digits
+        raise ConfigurationError(f"{source}: invalid JSON: {exc}") from None
     except RecursionError:
         raise ConfigurationError(f"{source}: JSON nested too deeply") from None
     if not isinstance(data, dict):

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from otel_eval.model import EvalCase, EvalStatus, TracedInvocation
 from otel_eval.model.traced import PRIORITY_REASON_PATTERN
+from otel_eval.model.utf8_json import json_bytes
 
 REQUEST_SCHEMA_VERSION: Literal[1] = 1
 RESULT_SCHEMA_VERSION: Literal[1] = 1
@@ -61,7 +62,7 @@ class EvaluationRequest(BaseModel):
         ``SessionInput``) would lose their None ones. A request whose eval case has either is written whole.
         About 55% of the bytes of the whole JSON for a rebuilt invocation, read in ~60% of the time.
         """
-        return self.__pydantic_serializer__.to_json(self, exclude_none=_none_fields_read_back(self.eval_case))
+        return json_bytes(self, exclude_none=_none_fields_read_back(self.eval_case))
 
 
 def _none_fields_read_back(case: EvalCase | None) -> bool:

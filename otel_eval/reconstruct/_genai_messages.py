@@ -274,7 +274,7 @@ def _blob_part(raw: Mapping[str, Any], warnings: list[str] | None, where: str) -
         try:
             payload = base64.b64decode(data, validate=True)
         except (binascii.Error, ValueError):
-            payload = data.encode()
+            payload = data.encode("utf-8", "surrogatepass")
     elif isinstance(data, bytes):
         payload = data
     else:

@@ -150,7 +150,7 @@ def opaque_id(value: Any, field_name: str, digits: int) -> tuple[str, bool]:
         return normalize_id(value, field_name, digits), False
     except SpanProblem:
         if isinstance(value, str) and value.strip():
-            return hashlib.blake2b(value.encode(), digest_size=digits // 2).hexdigest(), True
+            return hashlib.blake2b(value.encode("utf-8", "surrogatepass"), digest_size=digits // 2).hexdigest(), True
         raise
 
 

@@ -231,7 +231,9 @@ class KafkaSender:
                 self._buffer.settle(semconv.DROP_TRANSPORT_MESSAGE_TOO_LARGE)
                 continue
             try:
-                future = await producer.send(self.topic, value=value, key=request.record_key.encode() or None)
+                future = await producer.send(
+                    self.topic, value=value, key=request.record_key.encode("utf-8", "surrogatepass") or None
+                )
             except KafkaError as exc:
                 if is_retriable(exc):
                     self._buffer.requeue(batch[index:])

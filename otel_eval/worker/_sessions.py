@@ -196,7 +196,10 @@ class SessionsTopic:
         """
         futures = [
             await self._producer.send(
-                self.topic, value=r.to_wire(), key=r.record_key.encode(), headers=worker_headers(t)
+                self.topic,
+                value=r.to_wire(),
+                key=r.record_key.encode("utf-8", "surrogatepass"),
+                headers=worker_headers(t),
             )
             for r, t in requests
         ]

@@ -88,7 +88,7 @@ class Tenancy:
 
 def worker_headers(tenant: str) -> list[tuple[str, bytes]]:
     """The headers of a sessions- or results-topic record of ``tenant`` (none for the default tenant)."""
-    return [(WORKER_TENANT_HEADER, tenant.encode())] if tenant else []
+    return [(WORKER_TENANT_HEADER, tenant.encode("utf-8", "surrogatepass"))] if tenant else []
 
 
 def of_worker_record(message: Any) -> str:

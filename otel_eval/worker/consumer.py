@@ -65,7 +65,7 @@ def _parse_request_slowly(value: bytes, source: str) -> EvaluationRequest:
     """:func:`parse_request` through a mapping of the JSON, to name what is wrong with the message."""
     try:
         data = json.loads(value)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # also json.loads's int() of a number of more than sys.get_int_max_str_digits() digits
         raise InputError(f"{source}: not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise InputError(f"{source}: expected a JSON object (EvaluationRequest), got {type(data).__name__}")

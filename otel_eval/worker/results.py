@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from otel_eval.model.messages import EvaluationRecord
+from otel_eval.model.utf8_json import json_bytes
 from otel_eval.worker._tenancy import of_worker_record, worker_headers
 
 logger = logging.getLogger(__name__)
@@ -134,7 +135,7 @@ def parse_record(value: bytes | None) -> EvaluationRecord | None:
 
 def _json(record: EvaluationRecord) -> bytes:
     """``record.model_dump_json().encode()``: the same bytes, straight from pydantic's serializer (no str between)."""
-    return record.__pydantic_serializer__.to_json(record)
+    return json_bytes(record)
 
 
 class ResultsPublisher:

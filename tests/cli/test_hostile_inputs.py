@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import CliResult
+from tests.cli.conftest import STRANDS, CliResult
 from tests.data.hostile import shapes
 from tests.data.hostile.generate import CORPUS_SIZES, HERE, LARGE_SIZES, corpus_name
 
@@ -114,3 +114,26 @@ def test_an_eval_set_or_config_nested_too_deeply_is_a_clear_error(
     assert result.exit_code == exit_code, result.stderr
     _no_traceback(result)
     assert f"{deep}: JSON nested too deeply" in result.stderr + result.stdout
+
+
+@pytest.mark.timeout(60)
+def test_a_lone_surrogate_escape_is_written_by_every_output(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    """``"\\ud800"`` in a recorded message is valid JSON with no UTF-8 form: convert's outputs and run's results file
+    used to end in a traceback on it."""
+    spans = json.loads((STRANDS / "otel_genai_convention_spans.json").read_text())
+    attributes = spans[0]["attributes"]
+    attributes["gen_ai.input.messages"] = attributes["gen_ai.input.messages"].replace("Paris", "Pa\\ud800ris")
+    path = tmp_path / "surrogate.json"
+    path.write_text(json.dumps(spans))
+
+    as_json = cli("convert", path, "--output", "json")
+    assert as_json.exit_code == 0, as_json.stderr
+    [invocation] = as_json.json()["traces"][0]["invocations"]
+    assert "Pa\ufffdris" in invocation["user_content"]["parts"][0]["text"]
+    as_table = cli("convert", path)
+    assert as_table.exit_code == 0, as_table.stderr
+    assert "Pa\\ud800ris" in as_table.stdout
+    run = cli("run", path, "-m", "tool_call_count_v1", "--results-dir", tmp_path / "results")
+    assert run.exit_code == 0, run.stderr
+    [written] = (tmp_path / "results").iterdir()
+    assert "Pa\ufffdris" in written.read_text(encoding="utf-8")

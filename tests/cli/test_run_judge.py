@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
+from otel_eval.demo.local_judge import scripted_verdicts
 from otel_eval.model import content_text
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import read_trace_file
-from tests.cli.conftest import AGENTEVALS, CliResult
+from tests.cli.conftest import AGENTEVALS, STRANDS, CliResult
 from tests.judge.fake_gemini import FakeGemini
 from tests.judge.helpers import TEST_KEY, keyed_sequences
 
@@ -95,3 +98,24 @@ def test_a_judge_whose_every_reply_is_unreadable_fails_the_gate_with_exit_3(
     assert "safety_v1 was evaluated on no invocation" in result.stderr and "(judge_unparseable)" in result.stderr
     assert fake_gemini.generate_requests()  # the judge was asked: it is its replies that could not be read
     assert cli(*args, "--allow-not-evaluated").exit_code == 0
+
+
+def test_a_lone_surrogate_in_the_judged_text_is_sent_as_the_replacement_character(
+    cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``"\\ud800"`` in a recorded message: the judge's request could not be encoded (``metric failed:
+    UnicodeEncodeError``, NOT_EVALUATED); it is judged with U+FFFD in its place."""
+    spans = json.loads((STRANDS / "otel_genai_convention_spans.json").read_text())
+    attributes = spans[0]["attributes"]
+    attributes["gen_ai.output.messages"] = attributes["gen_ai.output.messages"].replace("rainy", "ra\\ud800iny")
+    path = tmp_path / "surrogate.json"
+    path.write_text(json.dumps(spans))
+    with FakeGemini(scripted_verdicts) as server:
+        monkeypatch.setenv("GOOGLE_API_KEY", TEST_KEY)
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.base_url)
+        result = cli("run", path, "-m", "safety_v1", "-m", "hallucinations_v1", "--output", "json")
+        prompts = [request.prompt for request in server.generate_requests()]
+    assert result.exit_code == 0, result.stdout + result.stderr
+    statuses = {m["metric_name"]: m["eval_status"] for r in result.json()["results"] for m in r["metrics"]}
+    assert statuses == {"safety_v1": "PASSED", "hallucinations_v1": "PASSED"}
+    assert any("ra\ufffdiny" in prompt for prompt in prompts)

@@ -88,3 +88,14 @@ def test_an_eval_set_with_several_problems_names_the_first_and_how_to_see_them_a
     with pytest.raises(InputError) as caught:
         load_eval_set(bad)
     assert str(caught.value).endswith(f"(+1 more: otel-eval validate {bad} lists them all)")
+
+
+def test_an_integer_too_long_to_read_is_invalid_json_naming_the_file_or_setting(tmp_path: Path) -> None:
+    """``json.loads`` refuses an integer of more than 4300 digits with a plain ValueError: it ended in a traceback."""
+    digits = "9" * 5000
+    path = tmp_path / "big.evalset.json"
+    path.write_text('{"eval_set_id": "big", "eval_cases": [], "n": ' + digits + "}")
+    with pytest.raises(InputError, match=r"big\.evalset\.json: invalid JSON: .*4300 digits"):
+        load_eval_set(path)
+    with pytest.raises(ConfigurationError, match=r"S: invalid JSON: .*4300 digits"):
+        criteria_setting('{"criteria": {"tool_trajectory_avg_score": ' + digits + "}}", setting="S")

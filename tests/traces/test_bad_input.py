@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from otel_eval.errors import InputError, TraceFormatError
+from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import TraceReadResult, read_trace_bytes, read_trace_file, read_trace_files
 from otel_eval.traces.formats import EXPECTED_FORMATS
 from tests.traces.conftest import AGENTEVALS, DATA, STRANDS
@@ -296,3 +297,25 @@ def test_nesting_around_the_recursion_limit_gives_spans_or_a_format_error() -> N
             assert "nested.json: JSON nested too deeply" in str(exc)
             outcomes.add("TraceFormatError")
     assert outcomes == {"TraceReadResult", "TraceFormatError"}  # both sides of the limit, nothing else
+
+
+def test_an_integer_too_long_to_read_is_invalid_json_at_its_place() -> None:
+    """``json.loads`` refuses an integer of more than 4300 digits with a plain ValueError, which escaped the reader
+    (a file), skipped nothing (a JSONL line) or failed the convention (a JSON-valued attribute)."""
+    digits = "9" * 5000
+    span = {"trace_id": TRACE_ID, "span_id": "00000000000000a1", "name": "invoke_agent", "start_time": 1, "end_time": 2}
+    whole = json.dumps([span]).replace('"start_time": 1', f'"start_time": {digits}')
+    with pytest.raises(TraceFormatError, match=r"^big\.json: invalid JSON at line 1 column \d+ \(an integer of more "):
+        read_trace_bytes(whole.encode(), source="big.json")
+
+    lines = [json.dumps(span | {"span_id": "00000000000000a2"}), whole, json.dumps(span)]
+    result = read_trace_bytes("\n".join(lines).encode(), source="big.jsonl")
+    assert [s.span_id for s in result.spans] == ["00000000000000a2", "00000000000000a1"]
+    assert result.warnings == ["big.jsonl: line 2: line skipped: invalid JSON (an integer of more than 4300 digits)"]
+
+    messages = '[{"role": "user", "parts": [{"type": "text", "content": "hi", "n": ' + digits + "}]}]"
+    attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.input.messages": messages}
+    read = read_trace_bytes(json.dumps([span | {"attributes": attributes}]).encode(), source="attr.json")
+    [trace] = rebuild_traces(read.spans)
+    [invocation] = trace.invocations
+    assert any("not valid JSON" in w and "4300 digits" in w for w in invocation.warnings), invocation.warnings

@@ -185,6 +185,27 @@ async def test_export_never_blocks_when_the_broker_is_unreachable_from_the_start
     assert exporter.stats().dropped[semconv.DROP_SHUTDOWN] == 4
 
 
+async def test_a_lone_surrogate_in_a_session_id_or_text_is_delivered(kafka_bootstrap: str) -> None:
+    """An agent's ``surrogateescape``-decoded text (a file name, a subprocess's output) in its session id and message:
+    the request is sent keyed by the session id's bytes, its JSON with U+FFFD in their place, and the next one too."""
+    topic = random_topic("surrogates")
+    hostile, following = request(1, text="ls: caf\udce9"), request(2)
+    hostile.invocations[0].session_id = "session-\udce9"
+    exporter = KafkaInvocationExporter(kafka_bootstrap, topic=topic)
+    try:
+        assert exporter.export([hostile, following]) is ExportResult.SUCCESS
+        assert await asyncio.to_thread(exporter.force_flush, 15_000)
+    finally:
+        await asyncio.to_thread(exporter.shutdown, 5_000)
+    records = {r.key: r.value for r in await read_topic(kafka_bootstrap, topic, expected=2)}
+    key = "session-\udce9".encode("utf-8", "surrogatepass")  # the session's turns share a partition, as before
+    assert set(records) == {key, following.trace_id.encode()}
+    sent = EvaluationRequest.model_validate_json(records[key])
+    assert sent.invocations[0].session_id == "session-\ufffd"
+    assert "caf\ufffd" in records[key].decode()
+    assert exporter.stats().dropped == {}
+
+
 async def test_oversized_requests_are_dropped_and_the_rest_delivered(kafka_bootstrap: str) -> None:
     topic = random_topic("big")
     exporter = KafkaInvocationExporter(kafka_bootstrap, topic=topic, max_request_size=4_000)

@@ -30,8 +30,9 @@ def test_a_request_reads_back_as_written() -> None:
         (json.dumps({"invocations": []}).encode(), "schema_version None is not supported"),
         (json.dumps({"schema_version": 2, "invocations": []}).encode(), "schema_version 2 is not supported"),
         (json.dumps({"schema_version": 1, "invocations": [{"trace_id": 12}]}).encode(), "field invocations.0."),
+        (b'{"schema_version": 1, "created_at": ' + b"9" * 5000 + b"}", "t/0@1: not JSON: Exceeds the limit (4300"),
     ],
-    ids=["empty", "not-json", "not-an-object", "no-version", "unknown-version", "bad-field"],
+    ids=["empty", "not-json", "not-an-object", "no-version", "unknown-version", "bad-field", "too-long-integer"],
 )
 def test_what_is_not_a_request_is_named(value: bytes, error: str) -> None:
     with pytest.raises(InputError, match=re.escape(error)):
