@@ -19,6 +19,8 @@ GEN_AI_EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
 GEN_AI_EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"
 GEN_AI_EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"
 ERROR_TYPE: Final = "error.type"
+EXCEPTION_EVENT: Final = "exception"
+EXCEPTION_MESSAGE: Final = "exception.message"
 
 OTEL_EVAL_METRIC_VERSION: Final = "otel_eval.metric.version"
 OTEL_EVAL_THRESHOLD: Final = "otel_eval.threshold"
