@@ -11,6 +11,9 @@ proven on what the real instrumentation emits (``tests/data/frameworks``, ``test
 * **A ``ToolMessage`` as a tool result** (either form, bare, in ``{"messages": [one ToolMessage]}``, or in
   OpenLLMetry's callback envelope ``{"output": <ToolMessage>, "kwargs": {...}}`` written to
   ``gen_ai.tool.call.result``): the result is the message's ``content``.
+* **A LangGraph ``Command`` as a tool result** -- ``{"graph", "update": {"messages": [...]}, "resume", "goto"}`` (a
+  tool that updates the graph's state, in either envelope above): the result is the ``ToolMessage`` among the
+  messages it adds, what the model is sent back.
 * **OpenLLMetry's callback envelope for arguments** -- ``{"input_str": "<the arguments as text>", "inputs": {...},
   "tags", "metadata"}``
   (``gen_ai.tool.call.arguments`` / ``traceloop.entity.input`` of a LangChain tool): the arguments are ``inputs``
@@ -42,6 +45,7 @@ _MESSAGE_CHUNK_SUFFIX = "MessageChunk"
 _CALLBACK_KEYS = frozenset({"input_str", "inputs", "kwargs", "tags", "metadata", "run_id", "parent_run_id"})
 """What LangChain's ``on_tool_start`` callback receives besides the serialised tool, as OpenLLMetry records it."""
 _TOOL_OUTPUT_KEYS = frozenset({"tool_name", "raw_input", "raw_output"})
+_COMMAND_KEYS = frozenset({"graph", "update", "resume", "goto"})
 _TOOL_OUTPUT_TEXT_KEYS = frozenset({"blocks", "content", "is_error"})
 
 
@@ -89,7 +93,18 @@ def _tool_message_candidates(value: Mapping[str, Any]) -> list[Any]:
     messages = value.get("messages")
     if isinstance(messages, list) and len(messages) == 1 and set(value) == {"messages"}:
         candidates.append(messages[0])
+    for candidate in list(candidates):
+        candidates.extend(_command_messages(candidate))
     return candidates
+
+
+def _command_messages(value: Any) -> list[Any]:
+    """The messages a LangGraph ``Command`` puts in the graph's state (``update={"messages": [...]}``), else none."""
+    if not isinstance(value, MAPPINGS) or set(value) != _COMMAND_KEYS:
+        return []
+    update = value.get("update")
+    messages = update.get("messages") if isinstance(update, MAPPINGS) else None
+    return list(messages) if isinstance(messages, list) else []
 
 
 def tool_output(value: Any) -> tuple[Any] | None:

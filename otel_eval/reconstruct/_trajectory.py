@@ -6,7 +6,8 @@ tool, go to ``nested_model_calls`` and count for usage but not for the trajector
 to :func:`build_invocation` (or :func:`plain_invocation`), which apply the ADK rules:
 
 * ``tool_uses`` are the function calls the top-level model calls made, in order (de-duplicated by call id), plus tool
-  runs no model output accounts for (content not captured, code agents), placed by time.
+  runs no model output accounts for (content not captured, code agents, a run resumed after an interrupt), placed by
+  time; such a run's call is the one of its call id in the history sent to the model when there is one.
 * ``tool_responses`` follow the order of their calls: the matching tool run's result (matched by call id, else by
   name in order), else the function response sent back to a later model call with the same call id.
 * ``final_response`` is the agent-level output of the root when it has text, else the text of the last model output
@@ -112,6 +113,17 @@ def _sent_back_responses(calls: Sequence[ModelCall]) -> dict[str, genai_types.Fu
     return found
 
 
+def _calls_sent_back(calls: Sequence[ModelCall]) -> dict[str, genai_types.FunctionCall]:
+    """The function calls in the history sent to the model, by call id: a call an earlier trace's model made (a
+    LangGraph run resumed after an interrupt runs the tool of a call made before it) has its arguments there."""
+    found: dict[str, genai_types.FunctionCall] = {}
+    for call in calls:
+        for made in function_calls_in(call.inputs):
+            if made.id:
+                found.setdefault(made.id, made)
+    return found
+
+
 def _response(
     call: genai_types.FunctionCall,
     run: ToolRun | None,
@@ -155,8 +167,12 @@ def _steps(draft: InvocationDraft, *, responses: bool = True) -> list[_Step]:
             sequence += 1
             response = _response(call, run, sent_back) if responses else None
             steps.append(_Step((model_call.span.end_time_ns, sequence), call, response))
+    earlier: list[dict[str, genai_types.FunctionCall]] = []
     for run in matcher.leftovers():
-        call = genai_types.FunctionCall(name=run.name or "unknown_tool", args=run.args or {}, id=run.call_id)
+        if run.call_id and not earlier:
+            earlier.append(_calls_sent_back(draft.model_calls))
+        made = earlier[0].get(run.call_id) if run.call_id and earlier else None
+        call = made or genai_types.FunctionCall(name=run.name or "unknown_tool", args=run.args or {}, id=run.call_id)
         sequence += 1
         response = _response(call, run, sent_back) if responses else None
         steps.append(_Step((run.span.start_time_ns, sequence), call, response))

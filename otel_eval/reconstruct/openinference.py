@@ -342,7 +342,7 @@ class _Reader(InvocationReader):
         if run.response is None and outputs:
             self.set_result(run, outputs[-1].get("content"))
         if span.status_code == "ERROR":
-            run.error = span.status_message or "error"
+            run.error = _tool_error(span)
         if run.name is None:
             if span.name.startswith(_HANDOFF_PREFIX):
                 return None
@@ -394,3 +394,21 @@ class _Reader(InvocationReader):
         if text is None and direction == "input":
             return last_user_text(self.flat_messages(span, semconv.LLM_INPUT_MESSAGES))
         return text_content(text, role)
+
+
+_TRACEBACK = "Traceback (most recent call last):"
+
+
+def _tool_error(span: Span) -> str:
+    """The span's status message; when it carries a traceback (OpenInference's LangChain tool spans: the exception's
+    repr, then its whole traceback with file paths and source lines), the message of its ``exception`` event instead,
+    else the text before the traceback."""
+    message = span.status_message or ""
+    if _TRACEBACK not in message:
+        return message or "error"
+    for event in reversed(span.events):
+        if event.name == semconv.EXCEPTION_EVENT:
+            found = nonempty_str(event.attributes.get(semconv.EXCEPTION_MESSAGE))
+            if found is not None:
+                return found
+    return message.split(_TRACEBACK, 1)[0].strip() or "error"
