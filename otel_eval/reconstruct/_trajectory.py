@@ -167,11 +167,11 @@ def _steps(draft: InvocationDraft, *, responses: bool = True) -> list[_Step]:
             sequence += 1
             response = _response(call, run, sent_back) if responses else None
             steps.append(_Step((model_call.span.end_time_ns, sequence), call, response))
-    earlier: list[dict[str, genai_types.FunctionCall]] = []
+    earlier: dict[str, genai_types.FunctionCall] | None = None  # made once, for the first leftover with a call id
     for run in matcher.leftovers():
-        if run.call_id and not earlier:
-            earlier.append(_calls_sent_back(draft.model_calls))
-        made = earlier[0].get(run.call_id) if run.call_id and earlier else None
+        if run.call_id and earlier is None:
+            earlier = _calls_sent_back(draft.model_calls)
+        made = earlier.get(run.call_id) if run.call_id and earlier else None
         call = made or genai_types.FunctionCall(name=run.name or "unknown_tool", args=run.args or {}, id=run.call_id)
         sequence += 1
         response = _response(call, run, sent_back) if responses else None
