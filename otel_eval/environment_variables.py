@@ -104,7 +104,8 @@ OTEL_EVAL_MAX_TRACE_AGE: Final = "OTEL_EVAL_MAX_TRACE_AGE"
 timestamps) after which it is evaluated as it is, without waiting to go idle, and its later spans are dropped
 (``otel_eval.spans.dropped{otel_eval.drop.reason=max_trace_age}``), as at ``OTEL_EVAL_MAX_SPANS_PER_TRACE``. A trace
 whose spans keep coming (a long-running root with periodic children) holds its partition's committed offset at its
-first record until then. Default 600 (20 idle timeouts: an agent run of up to 10 minutes is evaluated whole)."""
+first record until then. Default 600 (20 idle timeouts: an agent run of up to 10 minutes is evaluated whole). Not
+read by the processor, which hands a subtree on when its local root ends."""
 DEFAULT_MAX_TRACE_AGE: Final = 600.0
 
 OTEL_EVAL_SESSION_IDLE_TIMEOUT: Final = "OTEL_EVAL_SESSION_IDLE_TIMEOUT"
