@@ -99,6 +99,15 @@ root that ended waits for spans still open under it (then it is evaluated withou
 as ``IN_PROGRESS`` (no root span yet) until its last span is this old."""
 DEFAULT_TRACE_IDLE_TIMEOUT: Final = 30.0
 
+OTEL_EVAL_MAX_TRACE_AGE: Final = "OTEL_EVAL_MAX_TRACE_AGE"
+"""Worker, Collector path: seconds from a trace's earliest span start to its latest span end (the spans' own
+timestamps) after which it is evaluated as it is, without waiting to go idle, and its later spans are dropped
+(``otel_eval.spans.dropped{otel_eval.drop.reason=max_trace_age}``), as at ``OTEL_EVAL_MAX_SPANS_PER_TRACE``. A trace
+whose spans keep coming (a long-running root with periodic children) holds its partition's committed offset at its
+first record until then. Default 600 (20 idle timeouts: an agent run of up to 10 minutes is evaluated whole). Not
+read by the processor, which hands a subtree on when its local root ends."""
+DEFAULT_MAX_TRACE_AGE: Final = 600.0
+
 OTEL_EVAL_SESSION_IDLE_TIMEOUT: Final = "OTEL_EVAL_SESSION_IDLE_TIMEOUT"
 """Seconds without a new turn after which a session's conversation-level metrics run (embedded worker). Default 300:
 long enough for a person to read an answer and type the next question (chat turns are usually seconds to a minute or

@@ -126,6 +126,8 @@ invocations are counted with this reason, never rebuilt without it)."""
 DROP_MAX_OPEN_TRACES: Final = "max_open_traces"
 DROP_MAX_SPANS_PER_TRACE: Final = "max_spans_per_trace"
 DROP_MAX_BUFFER_BYTES: Final = "max_buffer_bytes"
+DROP_MAX_TRACE_AGE: Final = "max_trace_age"
+"""A Collector-path span (or log record) of a trace the worker handed on at ``OTEL_EVAL_MAX_TRACE_AGE``."""
 DROP_SHUTDOWN: Final = "shutdown"
 DROP_RECONSTRUCTION_ERROR: Final = "reconstruction_error"
 DROP_REBUILD_TIMEOUT: Final = "rebuild_timeout"  # rebuilding a trace's invocations took past its deadline

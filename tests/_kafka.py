@@ -236,6 +236,19 @@ async def topic_partitions(bootstrap: str, topic: str, timeout: float = 10.0) ->
         await admin.close()
 
 
+async def committed_offset(bootstrap: str, group: str, topic: str, partition: int = 0) -> int | None:
+    """The offset ``group`` committed on ``partition`` of ``topic`` (a consumer of the group that does not join it)."""
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        offset: int | None = await consumer.committed(TopicPartition(topic, partition))
+    finally:
+        await consumer.stop()
+    return offset
+
+
 async def read_topic(
     bootstrap: str, topic: str, *, expected: int | None = None, timeout: float = 20.0, idle: float = 0.5
 ) -> list[Any]:

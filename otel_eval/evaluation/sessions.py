@@ -114,6 +114,11 @@ class SessionWindows:
     def __len__(self) -> int:
         return len(self._open)
 
+    def held_turns(self, key: SessionKey) -> int:
+        """Turns held in session ``key``'s open window (0: none open)."""
+        window = self._open.get(key)
+        return len(window.turns) if window is not None else 0
+
     def __contains__(self, key: object) -> bool:
         """Whether session ``key`` (a (tenant, session id) pair, or a session id of the default tenant) is open."""
         return (("", key) if isinstance(key, str) else key) in self._open
@@ -274,6 +279,11 @@ class SessionStage:
         """Whether ``tenant``'s session ``session_id`` has an open window (its turns are held)."""
         with self._lock:
             return (tenant, session_id) in self._windows
+
+    def held_turns(self, session_id: str, tenant: str = "") -> int:
+        """Turns held in the open window of ``tenant``'s session ``session_id`` (0: none open)."""
+        with self._lock:
+            return self._windows.held_turns((tenant, session_id))
 
     def discard(self, session_ids: Iterable[str | SessionKey]) -> None:
         """Forgets the open windows of ``session_ids`` (session ids of the default tenant, or (tenant, session id)

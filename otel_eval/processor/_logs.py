@@ -195,7 +195,9 @@ class LogJoin:
 
     def take(self, spans: Iterable[ReadableSpan]) -> list[SpanLogRecord]:
         """Removes and returns the records of ``spans`` (a subtree being handed on); later records of these spans
-        are counted as late."""
+        are counted as late (remembered once a content record ever came: without ``EVENT_ONLY`` content none does)."""
+        if not self._source.received:
+            return []
         handed_on = self._handed_on
         # A SpanContext is a tuple: (trace id, span id, ...), read at once.
         keys: list[tuple[int, int]] = [context[:2] for span in spans if (context := span.context) is not None]

@@ -91,7 +91,10 @@ class OpenSessions:
             held = self._held.get(session) or _Held()
             if key in held.turns:
                 continue  # redelivered
+            before = self._stage.held_turns(session_id, tenant)
             full = self._stage.hold([turn], tenant=tenant)
+            if not full and self._stage.held_turns(session_id, tenant) == before:
+                continue  # dropped by a bound (counted): neither remembered nor holding the commit back
             held.offsets[tp] = min(offset, held.offsets.get(tp, offset))
             held.turns.add(key)
             if full:

@@ -161,6 +161,9 @@ class AssembledTrace:
     """Set by :func:`requests_from_trace`: records whose span is not among the trace's spans."""
     tenant: str = DEFAULT_TENANT
     """Whose trace it is (see :mod:`otel_eval.worker._tenancy`)."""
+    first_start_ns: int = 0
+    last_end_ns: int = 0
+    """The earliest span start and latest span end gathered (Unix ns; a start of 0 is not taken): its age."""
     read_to: dict[Any, int] | None = None
     """Once idle (until seen again): the end offset of each partition it was read from, as the broker gave it then (see
     :mod:`otel_eval.worker._read_barrier`); ``{}`` when the broker could not say."""
@@ -200,6 +203,9 @@ class TraceAssembler:
         max_spans_per_trace: spans per trace: a trace is handed on when it has this many (not held open until
             idle), and its later spans are dropped (counted ``max_spans_per_trace``, and in ``dropped_spans``).
         max_open_traces_per_tenant: traces one tenant may have open at once (None: only ``max_open_traces``).
+        max_trace_age: seconds from a trace's earliest span start to its latest span end (the spans' timestamps, not
+            when the worker read them: a backlog or a slow batch ages no trace) after which it is handed on as at
+            ``max_spans_per_trace``, its later spans dropped (counted ``max_trace_age``).
         clock: monotonic seconds (tests may pass their own).
     """
 
@@ -210,12 +216,14 @@ class TraceAssembler:
         max_open_traces: int = env.DEFAULT_MAX_OPEN_TRACES,
         max_spans_per_trace: int = env.DEFAULT_MAX_SPANS_PER_TRACE,
         max_open_traces_per_tenant: int | None = None,
+        max_trace_age: float = env.DEFAULT_MAX_TRACE_AGE,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.idle_timeout = idle_timeout
         self.max_open_traces = max_open_traces
         self.max_spans_per_trace = max_spans_per_trace
         self.max_open_traces_per_tenant = max_open_traces_per_tenant
+        self._max_age_ns = int(max_trace_age * 1e9)
         self.clock = clock
         """Monotonic seconds: what idleness is measured by."""
         self._open: dict[TraceKey, AssembledTrace] = {}
@@ -324,13 +332,13 @@ class TraceAssembler:
 
     def take_log_drops(self) -> Counter[str]:
         """Log records dropped since the last call, by reason (``late``, ``max_spans_per_trace``,
-        ``tenant_max_open_traces``)."""
+        ``max_trace_age``, ``tenant_max_open_traces``)."""
         drops, self._log_drops = self._log_drops, Counter()
         return drops
 
     def take_span_drops(self) -> Counter[str]:
         """Spans dropped since the last call, by reason (``late``, ``max_spans_per_trace``,
-        ``tenant_max_open_traces``)."""
+        ``max_trace_age``, ``tenant_max_open_traces``)."""
         drops, self._span_drops = self._span_drops, Counter()
         return drops
 
@@ -359,11 +367,16 @@ class TraceAssembler:
                 trace.messages.setdefault((partition, offset), message)
             trace.spans.append(span)
             trace.span_ids.add(span.span_id)
+            if span.start_time_ns and (not trace.first_start_ns or span.start_time_ns < trace.first_start_ns):
+                trace.first_start_ns = span.start_time_ns
+            trace.last_end_ns = max(trace.last_end_ns, span.end_time_ns)
+            # Full or old: handed on now. Kept open, a trace that never goes idle (a root span around a process's
+            # whole life) would hold its partition's committed offset at its first message, and the records that
+            # carried its later spans, for as long as its spans keep coming.
             if len(trace.spans) >= self.max_spans_per_trace:
-                # Full: handed on now. Kept open, a trace that never goes idle (a root span around a process's
-                # whole life) would hold its partition's committed offset at its first message, and the records
-                # that carried its later spans, for as long as its spans keep coming.
                 self._forced.append(self._pop(trace.key, semconv.DROP_MAX_SPANS_PER_TRACE))
+            elif trace.first_start_ns and trace.last_end_ns - trace.first_start_ns >= self._max_age_ns:
+                self._forced.append(self._pop(trace.key, semconv.DROP_MAX_TRACE_AGE))
 
     def idle(self) -> list[AssembledTrace]:
         """The open traces idle for ``idle_timeout`` by now, the longest idle first (still open)."""
@@ -378,8 +391,9 @@ class TraceAssembler:
     def ready(
         self, *, everything: bool = False, held: Callable[[AssembledTrace], bool] | None = None
     ) -> list[AssembledTrace]:
-        """Removes and returns the traces handed on early (``max_open_traces``) and those idle for ``idle_timeout``
-        that ``held`` does not hold back (all of them with ``everything``)."""
+        """Removes and returns the traces handed on early (``max_open_traces``, ``max_spans_per_trace``,
+        ``max_trace_age``) and those idle for ``idle_timeout`` that ``held`` does not hold back (all of them with
+        ``everything``)."""
         done, self._forced = self._forced, []
         for trace in list(self._open.values()) if everything else self.idle():
             if everything or held is None or not held(trace):

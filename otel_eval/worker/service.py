@@ -111,6 +111,7 @@ class Worker:
             settings.trace_idle_timeout,
             max_open_traces=settings.max_open_traces,
             max_spans_per_trace=settings.max_spans_per_trace,
+            max_trace_age=settings.max_trace_age,
             max_open_traces_per_tenant=settings.max_open_traces_per_tenant,
         )
         self.started = asyncio.Event()

@@ -27,6 +27,7 @@ from otel_eval.environment_variables import (
     DEFAULT_MAX_OPEN_TRACES,
     DEFAULT_MAX_SESSION_BYTES,
     DEFAULT_MAX_SPANS_PER_TRACE,
+    DEFAULT_MAX_TRACE_AGE,
     DEFAULT_REQUEST_CRITERIA,
     DEFAULT_REQUEST_MAX_OUTPUT_TOKENS,
     DEFAULT_SESSION_IDLE_TIMEOUT,
@@ -164,6 +165,12 @@ class WorkerSettings(BaseSettings):
     )
     max_spans_per_trace: int = Field(
         default=DEFAULT_MAX_SPANS_PER_TRACE, ge=1, description="Collector path: spans kept per trace."
+    )
+    max_trace_age: float = Field(
+        default=DEFAULT_MAX_TRACE_AGE,
+        gt=0,
+        description="Collector path: seconds from a trace's first span start to its last span end after which it is "
+        "evaluated as it is (its later spans dropped).",
     )
 
     session_idle_timeout: float = Field(

@@ -142,10 +142,10 @@ async def test_log_records_whose_span_was_handed_on_are_counted_late(
     for processor in attach_both(providers, exporter=exporter):
         tracer = providers[0].get_tracer("tests.late")
         otel_logger = providers[1].get_logger("tests.late")
-        with tracer.start_as_current_span("invoke_agent late") as span:
-            pass
-        assert processor.force_flush(30_000)
         details = {"event_name": semconv.GEN_AI_OPERATION_DETAILS_EVENT, "attributes": {"gen_ai.input.messages": "[]"}}
+        with tracer.start_as_current_span("invoke_agent late") as span:
+            otel_logger.emit(LogRecord(**details))  # in time: joins its span (content records flow)
+        assert processor.force_flush(30_000)
         context = trace.set_span_in_context(span)
         otel_logger.emit(LogRecord(context=context, **details))  # after its span (and trace) were handed on
         orphan_context = trace.set_span_in_context(tracer.start_span("never ends"))

@@ -14,7 +14,7 @@ from otel_eval.judge import JudgeClient, JudgeSettings
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.worker.service import Worker
-from tests._kafka import create_topics, random_topic, read_topic
+from tests._kafka import committed_offset, create_topics, random_topic, read_topic
 from tests.judge.fake_gemini import FakeGemini, text_reply
 from tests.transport._requests import request
 from tests.waiting import wait_until_async
@@ -26,19 +26,6 @@ TEST_KEY = "AIzaSyTEST-not-a-real-key-0000000000000"
 JUDGED = "safety_v1"
 POLL_INTERVAL_MS = 2_000
 JUDGE_LATENCY_S = 6.0
-
-
-async def _committed(bootstrap: str, group: str, topic: str) -> int | None:
-    """The offset ``group`` committed on partition 0 of ``topic`` (a consumer of the group that does not join it)."""
-    from aiokafka import AIOKafkaConsumer, TopicPartition
-
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
-    await consumer.start()
-    try:
-        offset: int | None = await consumer.committed(TopicPartition(topic, 0))
-    finally:
-        await consumer.stop()
-    return offset
 
 
 def _judged_worker(bootstrap: str, telemetry: MemoryTelemetry, judge: FakeGemini, **settings: object) -> Worker:
@@ -83,7 +70,7 @@ async def test_a_batch_waiting_on_a_slow_judge_past_the_poll_interval_is_evaluat
             )
             await asyncio.sleep(POLL_INTERVAL_MS / 1000 * 2)  # a rebalance would re-read the batch by now
             assert _assignments(worker) == 1, "the worker left its group mid-batch"
-            committed = await _committed(kafka_bootstrap, group, requests_topic)
+            committed = await committed_offset(kafka_bootstrap, group, requests_topic)
     finally:
         judge.stop()
     assert len(judge.generate_requests()) == len(sent)  # each invocation judged once

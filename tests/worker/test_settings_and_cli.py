@@ -23,6 +23,7 @@ def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv(env.OTEL_EVAL_WORKER_SOURCES, "otlp_spans, requests")
     monkeypatch.setenv(env.OTEL_EVAL_WORKER_CONCURRENCY, "3")
     monkeypatch.setenv(env.OTEL_EVAL_TRACE_IDLE_TIMEOUT, "2.5")
+    monkeypatch.setenv(env.OTEL_EVAL_MAX_TRACE_AGE, "90")
     monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SECURITY_PROTOCOL, "SASL_PLAINTEXT")
     monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SASL_MECHANISM, "SCRAM-SHA-256")
     monkeypatch.setenv(env.OTEL_EVAL_KAFKA_SASL_USERNAME, "worker")
@@ -31,7 +32,8 @@ def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     assert settings.servers == ["k1:9092", "k2:9092"]
     assert settings.sources == ("otlp_spans", "requests")
     assert settings.topics == {"otlp_spans": "otlp_spans", "otel_eval.requests": "requests"}
-    assert (settings.worker_concurrency, settings.trace_idle_timeout) == (3, 2.5)
+    assert (settings.worker_concurrency, settings.trace_idle_timeout, settings.max_trace_age) == (3, 2.5, 90.0)
+    assert WorkerSettings.model_fields["max_trace_age"].default == env.DEFAULT_MAX_TRACE_AGE
     assert settings.security().client_kwargs()["sasl_plain_password"] == SECRET
     assert SECRET not in repr(settings) and SECRET not in str(settings.model_dump())
     # A constructor argument (a command-line flag) wins over the environment.
@@ -59,6 +61,7 @@ def test_every_worker_setting_has_its_environment_constant_and_back() -> None:
         ("worker_concurrency", 0, "greater than or equal to 1"),
         ("kafka_compression", "brotli", "compression 'brotli'"),
         ("kafka_bootstrap_servers", " , ", "bootstrap servers"),
+        ("max_trace_age", 0, "greater than 0"),
     ],
 )
 def test_bad_settings_are_rejected(field: str, value: object, message: str) -> None:
