@@ -19,9 +19,15 @@ from otel_eval.model import (
 )
 from otel_eval.model.utf8_json import json_bytes
 
+ADK_USER_ID = "test_user_id"
+"""The user id ADK's ``LocalEvalService`` runs and records an eval case under when its ``session_input`` names none."""
+
 
 def _metric_result(outcome: MetricOutcome, score: float | None, status: object, source: object) -> EvalMetricResult:
     evaluator = outcome.metric.evaluator
+    criterion = evaluator.criterion if evaluator is not None else None
+    if criterion is not None and outcome.metric.given is not None:
+        criterion = outcome.metric.given  # as ADK writes it: the config's criterion as written
     details = EvalMetricResultDetails(
         rubric_scores=getattr(source, "rubric_scores", None) or getattr(source, "overall_rubric_scores", None),
         token_usage_details=getattr(source, "token_usage_details", None),
@@ -31,7 +37,7 @@ def _metric_result(outcome: MetricOutcome, score: float | None, status: object, 
         {
             "metric_name": outcome.metric.name,
             "threshold": outcome.threshold,
-            "criterion": evaluator.criterion if evaluator is not None else None,
+            "criterion": criterion,
             "score": score,
             "eval_status": status,
             "details": details,
@@ -58,6 +64,8 @@ def case_result(report: ConversationReport, eval_set_id: str) -> EvalCaseResult:
             )
         )
     overall = [_overall(outcome, outcome.result) for outcome in report.outcomes]
+    case = conversation.eval_case
+    session = case.session_input if case is not None else None
     return EvalCaseResult(
         eval_set_file=eval_set_id,
         eval_set_id=eval_set_id,
@@ -66,6 +74,7 @@ def case_result(report: ConversationReport, eval_set_id: str) -> EvalCaseResult:
         overall_eval_metric_results=overall,
         eval_metric_result_per_invocation=per_invocation,
         session_id=conversation.session_id or conversation.trace_ids[0],
+        user_id=session.user_id if session is not None and session.user_id else ADK_USER_ID,
     )
 
 

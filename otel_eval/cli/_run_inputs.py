@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,9 @@ from otel_eval.cli._common import fail
 from otel_eval.errors import InputError
 from otel_eval.evaluation import shadowed_case_warnings
 from otel_eval.evaluation.criteria import never_run_custom_metrics_of
-from otel_eval.model import EvalConfig, EvalSet
+from otel_eval.metrics import MetricRegistry
+from otel_eval.metrics.base import claim_threshold_warning
+from otel_eval.model import BaseCriterion, EvalConfig, EvalSet
 from otel_eval.model.loading import load_eval_config, load_eval_set
 
 ADK_CONFIG_FILE_NAME = "test_config.json"
@@ -25,9 +28,10 @@ _SHOWN_CASES = 10
 
 def load_inputs(
     eval_set_path: Path | None, config_path: Path | None, metrics: tuple[str, ...] = ()
-) -> tuple[EvalSet | None, EvalConfig | None]:
-    """The eval set and eval config files read (exit 2 naming the file and problem when one is bad); a warning for
-    each custom metric of the config that never runs (without ``metrics``, the ``-m`` names)."""
+) -> tuple[EvalSet | None, EvalConfig | None, Path | None]:
+    """The eval set and eval config files read (exit 2 naming the file and problem when one is bad), and the config's
+    path (``--config``, else ADK's ``test_config.json`` beside the eval set); a warning for each custom metric of the
+    config that never runs (without ``metrics``, the ``-m`` names)."""
     if config_path is None and eval_set_path is not None:
         beside = eval_set_path.parent / ADK_CONFIG_FILE_NAME
         if beside.is_file():  # ADK's AgentEvaluator reads the criteria from there too
@@ -40,7 +44,25 @@ def load_inputs(
         fail(str(exc))
     for line in never_run_custom_metrics_of(config, metrics):
         click.echo(f"warning: {config_path}: {line}", err=True)
-    return eval_set, config
+    return eval_set, config, config_path
+
+
+def warn_thresholds(
+    criteria: Mapping[str, BaseCriterion | None],
+    config: EvalConfig | None,
+    config_path: Path | None,
+    registry: MetricRegistry,
+) -> None:
+    """A warning per criterion of the config file whose threshold is outside its metric's range (ADK accepts it; it
+    can never pass, or never fail), naming the file and JSON path as ``validate`` does, once: the evaluators made
+    for the run do not log it again. An unknown metric is left to the plan, which refuses it."""
+    for name, criterion in criteria.items():
+        if criterion is None or config is None or name not in config.criteria or name not in registry:
+            continue
+        info = registry.info(name)
+        warning = None if info.informational else claim_threshold_warning(info, criterion.threshold)
+        if warning is not None:
+            click.echo(f"warning: {config_path}: criteria.{name}.threshold: {warning}", err=True)
 
 
 def warn_shadowed_cases(eval_set: EvalSet | None, eval_set_path: Path | None, eval_id: str | None) -> None:

@@ -39,6 +39,7 @@ from otel_eval.cli._run_inputs import (
     load_inputs,
     metric_error_source,
     warn_shadowed_cases,
+    warn_thresholds,
     warn_unpaired_cases,
 )
 from otel_eval.cli._run_judge import (
@@ -291,7 +292,7 @@ def run(
         fail("give TRACE_FILES or --from BACKEND (one of them)")
     for line in unknown_variable_lines(os.environ).values():  # a misspelt setting is said, not ignored
         click.echo(f"warning: {line}", err=True)
-    eval_set, config = load_inputs(eval_set_path, config_path, metrics)
+    eval_set, config, config_path = load_inputs(eval_set_path, config_path, metrics)
     check_eval_id(eval_id, eval_set, eval_set_path)
     warn_shadowed_cases(eval_set, eval_set_path, eval_id)
     config = apply_judge_model(config, judge_model)
@@ -316,6 +317,7 @@ def run(
             with_judge=eval_set is None and judge is not None and judge.configured,
             registry=registry,
         )
+        warn_thresholds(criteria, config, config_path, registry)
         if judge is None and any(registry.info(name).requires_judge for name in criteria):
             judge = make_judge(judge_settings)
         plan = build_plan(

@@ -30,6 +30,8 @@ class PlannedMetric:
     evaluator: Evaluator | None
     problem: str | None = None
     problem_type: str | None = None
+    given: BaseCriterion | None = None
+    """The criterion as given (its options as written, ``"match_type": "IN_ORDER"``): what ADK's results hold."""
 
     @property
     def info(self) -> MetricInfo | None:
@@ -127,7 +129,7 @@ def build_plan(
         try:
             if name == TRAJECTORY_METRIC and match_type is not None:
                 criterion = _with_match_type(criterion, match_type, registry)
-            planned.append(PlannedMetric(name, registry.create(name, criterion, judge=judge)))
+            planned.append(PlannedMetric(name, registry.create(name, criterion, judge=judge), given=criterion))
         except ConfigurationError as exc:
             if strict:
                 raise
@@ -140,9 +142,10 @@ def _with_match_type(criterion: BaseCriterion | None, match_type: str, registry:
     data = base.model_dump()
     data["match_type"] = match_type
     try:
-        return ToolTrajectoryCriterion.model_validate(data)
+        ToolTrajectoryCriterion.model_validate(data)
     except ValueError as exc:
         raise ConfigurationError(f"--match-type {match_type!r}: expected EXACT, IN_ORDER or ANY_ORDER") from exc
+    return BaseCriterion.model_validate(data)  # as written, like a config's: the metric reads it
 
 
 def plan_own_criteria(

@@ -288,6 +288,15 @@ def warn_threshold(info: MetricInfo, threshold: float) -> None:
         logger.warning("%s", warning)
 
 
+def claim_threshold_warning(info: MetricInfo, threshold: float) -> str | None:
+    """:func:`threshold_warning`, for a caller that says it itself with where the threshold was set (``otel-eval
+    run``: the file and JSON path): :func:`warn_threshold` does not log it again."""
+    warning = threshold_warning(info, threshold)
+    if warning is not None:
+        _warned_thresholds.add((info.name, threshold))
+    return warning
+
+
 def check_threshold(info: MetricInfo, threshold: float) -> None:
     """Rejects a threshold outside the metric's value range (stricter than ADK, which accepts any threshold: see
     :func:`threshold_warning`, what the evaluators apply)."""

@@ -5,7 +5,8 @@ Two shapes are in use, both JSON arrays:
 - a list of eval cases, ``[{"name": ..., "data": [...], "initial_session": {...}}]``
   (``local_eval_sets_manager.convert_eval_set_to_pydantic_schema``);
 - a list of turns of one case, ``[{"query": ..., "expected_tool_use": [...], "reference": ...}]`` (what
-  ``AgentEvaluator`` reads from a ``.test.json`` file; the case is named after the file).
+  ``AgentEvaluator`` reads from a ``.test.json`` file; the case is named after the file, where ADK names it after
+  the path it was given, as spelt: docs/offline.md).
 
 Each turn becomes an invocation whose user content is ``query``, whose final response is ``reference`` (``""`` when
 absent, as in ADK) and whose tool uses are ``expected_tool_use`` (``tool_name`` / ``tool_input``). ADK gives each

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import logging
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -14,6 +15,8 @@ from otel_eval.model.criteria import EvalConfig
 from otel_eval.model.eval_set import EvalSet
 
 ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
+
+logger = logging.getLogger(__name__)
 
 _EVAL_CONFIG_FIELDS = ("criteria", "custom_metrics", "user_simulator_config", "live_model_config")
 EVAL_CONFIG_KEYS = frozenset(
@@ -259,10 +262,15 @@ def criteria_setting(raw: str | None, *, setting: str) -> dict[str, Any] | None:
 
 
 def eval_set_setting(path: str | None, *, setting: str) -> EvalSet | None:
-    """The eval set a setting names (None when unset). Raises ConfigurationError naming ``setting`` and the problem."""
+    """The eval set a setting names (None when unset), with a warning logged per :meth:`EvalSet.case_warnings`
+    finding, naming ``setting``, the file and the JSON path (what ``otel-eval validate`` and ``run`` say of it).
+    Raises ConfigurationError naming ``setting`` and the problem."""
     if not path:
         return None
     try:
-        return load_eval_set(path)
+        eval_set = load_eval_set(path)
     except InputError as exc:
         raise ConfigurationError(f"{setting}: {exc}") from None
+    for line in eval_set.case_warnings():
+        logger.warning("%s: %s: %s", setting, path, line)
+    return eval_set

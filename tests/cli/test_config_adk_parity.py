@@ -204,8 +204,29 @@ def test_a_threshold_outside_the_range_warns_once_and_decides_as_adk_would(
     assert run.exit_code == 1  # a ROUGE score of at most 1 never reaches 1.25: FAILED, as in ADK
     metric = next(m for m in run.json()["results"][0]["metrics"] if m["metric_name"] == "response_match_score")
     assert (metric["eval_status"], metric["threshold"]) == ("FAILED", 1.25)
-    warned = [r for r in caplog.records if "1.25" in r.getMessage() and "can never pass" in r.getMessage()]
-    assert len(warned) == 1  # once per process (validate printed its own, to stdout, and logged none)
+    # run says it as validate does (file, JSON path, problem), once; it was a bare log line naming neither
+    said = [line for line in run.stderr.splitlines() if "can never pass" in line]
+    assert said == [
+        f"warning: {path}: criteria.response_match_score.threshold: threshold 1.25 of metric 'response_match_score' "
+        "is above its range [0, 1]: it can never pass"
+    ]
+    logged = [r for r in caplog.records if "1.25" in r.getMessage() and "can never pass" in r.getMessage()]
+    assert logged == []  # once per process: validate printed its own, run said it, the evaluators made after log none
+
+
+def test_run_names_the_test_config_beside_the_eval_set_in_a_threshold_warning(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    eval_set = tmp_path / "helm.evalset.json"
+    eval_set.write_bytes(EVAL_SET.read_bytes())
+    beside = _write(tmp_path, {"criteria": {"tool_trajectory_avg_score": 1.5}})
+    run = cli("run", AGENTEVALS / "helm.json", "--eval-set", eval_set, "--output", "json")
+    assert run.exit_code == 1
+    said = [line for line in run.stderr.splitlines() if "can never pass" in line]
+    assert said == [
+        f"warning: {beside}: criteria.tool_trajectory_avg_score.threshold: threshold 1.5 of metric "
+        "'tool_trajectory_avg_score' is above its range [0, 1]: it can never pass"
+    ]
 
 
 def test_judge_model_flag_keeps_the_configs_custom_metrics(cli: Callable[..., CliResult], tmp_path: Path) -> None:

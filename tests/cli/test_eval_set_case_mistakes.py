@@ -1,19 +1,27 @@
 """Eval-set mistakes ADK 2.13 loads without a word are said by ``otel-eval validate`` and ``otel-eval run``, naming the
 file and the case: a case key close to an eval case's field (``rubric`` for ``rubrics``: ADK's ``EvalCase`` keeps
 unknown keys as extras, so the case's rubrics are silently absent), and an ``eval_id`` repeated (ADK loads the file,
-then ``adk eval`` and ``AgentEvaluator`` refuse to add the second case; ``run`` would report two results by one id)."""
+then ``adk eval`` and ``AgentEvaluator`` refuse to add the second case; ``run`` would report two results by one id).
+An eval set loaded online (``OTEL_EVAL_EVAL_SET``: the span processor, the Kafka worker) logs the same warnings once at
+start-up, naming the setting and the file."""
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from google.adk.evaluation.eval_set import EvalSet as AdkEvalSet
 from google.adk.evaluation.in_memory_eval_sets_manager import InMemoryEvalSetsManager
 
+from otel_eval import EvaluationSpanProcessor
+from otel_eval import environment_variables as env
+from otel_eval.cli import main
+from tests._kafka import free_port
 from tests.cli.conftest import CliResult
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "traces"
@@ -62,3 +70,31 @@ def test_run_warns_of_both(cli: Callable[..., CliResult], tmp_path: Path) -> Non
     assert result.exit_code == 0, result.stderr
     assert f"warning: {path}: {TYPO}" in result.stderr
     assert f"warning: {path}: {REPEATED}" in result.stderr
+
+
+def _logged(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The case warnings logged, each cut to the length of what the CLI tests expect of it."""
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "eval_cases[" in r.getMessage()]
+    return [line if "rubric" in line else line[: line.index(" (adk eval")] for line in said]
+
+
+def test_the_processor_logs_both_once_at_start_up(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path, _ = _eval_set(tmp_path)
+    with caplog.at_level(logging.WARNING):
+        processor = EvaluationSpanProcessor.from_env({env.OTEL_EVAL_EVAL_SET: str(path)}, sinks=[lambda records: None])
+        processor.shutdown()
+    assert _logged(caplog) == [
+        f"{env.OTEL_EVAL_EVAL_SET}: {path}: {TYPO}",
+        f"{env.OTEL_EVAL_EVAL_SET}: {path}: {REPEATED}",
+    ]
+
+
+def test_the_worker_logs_both_once_at_start_up(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path, _ = _eval_set(tmp_path)
+    args = ["worker", "--telemetry", "none", "--bootstrap-servers", f"127.0.0.1:{free_port()}", "--metrics-port", "0"]
+    with caplog.at_level(logging.WARNING):
+        assert CliRunner().invoke(main, [*args, "--eval-set", str(path)]).exit_code == 1  # no broker listens there
+    assert _logged(caplog) == [
+        f"--eval-set: {path}: {TYPO}",
+        f"--eval-set: {path}: {REPEATED}",
+    ]

@@ -2,8 +2,9 @@
 and ``AgentEvaluator`` run) case by case: a real ADK agent (a model answering by the user's text) runs an eval set
 twice through ``LocalEvalService``, with its spans recorded; ``run --output json --results-dir`` on those spans, against
 the same eval set and config, gives for each ADK session the same eval case, overall and per-invocation scores and
-statuses, and final status as ADK's ``EvalCaseResult`` of that session, and its result file reads as ADK's
-``EvalSetResult``.
+statuses, and final status as ADK's ``EvalCaseResult`` of that session; its result file, written beside the one ADK's
+``LocalEvalSetResultsManager`` saves for the runs, is loaded by that manager with the same criteria (as the config
+writes them: ``"match_type": "IN_ORDER"``) and user ids as ADK's.
 
 The cases: a multi-turn one, a tool call with arguments, a trajectory that does not match, a case with a
 ``session_input`` and ``creation_timestamp``, and one whose answer changes between the two runs (passing once, failing
@@ -29,10 +30,10 @@ from google.adk.evaluation.base_eval_service import (
 from google.adk.evaluation.eval_config import EvalConfig as AdkEvalConfig
 from google.adk.evaluation.eval_config import get_eval_metrics_from_config
 from google.adk.evaluation.eval_result import EvalCaseResult as AdkEvalCaseResult
-from google.adk.evaluation.eval_result import EvalSetResult as AdkEvalSetResult
 from google.adk.evaluation.eval_set import EvalSet as AdkEvalSet
 from google.adk.evaluation.in_memory_eval_sets_manager import InMemoryEvalSetsManager
 from google.adk.evaluation.local_eval_service import LocalEvalService
+from google.adk.evaluation.local_eval_set_results_manager import LocalEvalSetResultsManager
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
@@ -163,19 +164,39 @@ def _case(result: AdkEvalCaseResult) -> dict[str, Any]:
     }
 
 
+def _as_written(result: AdkEvalCaseResult) -> dict[str, Any]:
+    """What a results file holds of a case result besides its scores: the user id, and each metric result's
+    criterion (overall, then per invocation)."""
+    metrics = [*result.overall_eval_metric_results]
+    for invocation in result.eval_metric_result_per_invocation:
+        metrics += invocation.eval_metric_results
+    return {
+        "user_id": result.user_id,
+        "criteria": [(m.metric_name, m.criterion.model_dump() if m.criterion else None) for m in metrics],
+    }
+
+
 def test_run_equals_local_eval_service_case_by_case(cli: Callable[..., CliResult], tmp_path: Path) -> None:
     trace_file, adk_results = asyncio.run(_adk_eval(tmp_path))  # the command runs its own event loop
     eval_set = tmp_path / "walk.evalset.json"
     eval_set.write_text(json.dumps(EVAL_SET))
     (tmp_path / "test_config.json").write_text(json.dumps(CONFIG))  # found beside the eval set, as ADK finds it
-    results_dir = tmp_path / "results"
+    manager = LocalEvalSetResultsManager(str(tmp_path / "agents"))
+    manager.save_eval_set_result(APP, "walk", adk_results)  # what adk eval saves for these runs
+    (saved,) = manager.list_eval_set_results(APP)
+    results_dir = tmp_path / "agents" / APP / ".adk" / "eval_history"
     result = cli("run", trace_file, "--eval-set", eval_set, "--output", "json", "--results-dir", results_dir)
 
     adks = {r.session_id: _case(r) for r in adk_results}
     assert len(adks) == 8
-    (written,) = results_dir.iterdir()
-    ours = {r.session_id: _case(r) for r in AdkEvalSetResult.model_validate_json(written.read_text()).eval_case_results}
-    assert ours == adks
+    (written,) = set(manager.list_eval_set_results(APP)) - {saved}
+    loaded = manager.get_eval_set_result(APP, written).eval_case_results
+    assert {r.session_id: _case(r) for r in loaded} == adks
+    adk_saved = {r.session_id: _as_written(r) for r in manager.get_eval_set_result(APP, saved).eval_case_results}
+    assert {r.session_id: _as_written(r) for r in loaded} == adk_saved
+    criteria = dict(adk_saved[loaded[0].session_id]["criteria"])
+    assert criteria["tool_trajectory_avg_score"]["match_type"] == "IN_ORDER"  # as the config writes it (ours said 1)
+    assert {r.user_id for r in loaded} == {"test_user_id", "u1"}  # the greeting's session_input names u1
     printed = {
         case["session_id"]: {
             "eval_id": case["eval_id"],

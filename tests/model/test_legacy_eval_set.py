@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from google.adk.evaluation.local_eval_sets_manager import convert_eval_set_to_pydantic_schema
+from google.adk.evaluation.agent_evaluator import AgentEvaluator
+from google.adk.evaluation.eval_config import EvalConfig as AdkEvalConfig
+from google.adk.evaluation.local_eval_sets_manager import convert_eval_set_to_pydantic_schema, load_eval_set_from_file
 
 from otel_eval.cli import main
 from otel_eval.errors import InputError
@@ -68,6 +70,33 @@ def test_list_of_turns_is_one_case_named_after_the_file(tmp_path: Path) -> None:
     adks = convert_eval_set_to_pydantic_schema("dice", [{"name": "dice", "data": TURNS}])
     assert comparable(ours) == comparable(adks)
     assert [case.eval_id for case in ours.eval_cases] == ["dice"]
+
+
+def test_names_are_the_file_name_where_adk_takes_the_path_it_was_called_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What docs/offline.md says of the older files' names: ADK 2.13 names a list of turns (which only
+    ``AgentEvaluator`` reads) after the path it was given, as given, in an eval set of a random id, and a list of cases
+    (which only ``adk eval`` reads) keeps its cases' names in an eval set named after the path given; otel-eval names
+    both eval sets, and the list of turns' case, after the file name without ``.test.json``, however the path is
+    spelt."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "legacy").mkdir()
+    turns, cases = write(tmp_path, "legacy/dice.test.json", TURNS), write(tmp_path, "legacy/cases.test.json", CASES)
+    config = AdkEvalConfig(criteria={"tool_trajectory_avg_score": 1.0})
+    for given in ("legacy/dice.test.json", "./legacy/dice.test.json", str(turns)):
+        adks = AgentEvaluator._load_eval_set_from_file(given, config, {})
+        assert [case.eval_id for case in adks.eval_cases] == [given]
+        ours = load_eval_set(given)
+        assert (ours.eval_set_id, [case.eval_id for case in ours.eval_cases]) == ("dice", ["dice"])
+    with pytest.raises(ValueError, match="must include 'query'"):
+        AgentEvaluator._load_eval_set_from_file("legacy/cases.test.json", config, {})
+    with pytest.raises(KeyError, match="data"):
+        load_eval_set_from_file("legacy/dice.test.json", "legacy/dice.test.json")  # what adk eval reads a file with
+    adks = load_eval_set_from_file("legacy/cases.test.json", "legacy/cases.test.json")
+    ours = load_eval_set(cases)
+    assert (adks.eval_set_id, ours.eval_set_id) == ("legacy/cases.test.json", "cases")
+    assert [case.eval_id for case in ours.eval_cases] == [case.eval_id for case in adks.eval_cases]
 
 
 def test_converted_set_validates_as_an_eval_set(tmp_path: Path) -> None:
