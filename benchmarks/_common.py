@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
 import os
 import platform
 import statistics
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -72,3 +75,31 @@ def print_rows(title: str, rows: Sequence[Row]) -> None:
             f"{row.benchmark:<48} {row.ours:>14} {row.baseline:>14} {row.ratio:>8.2f}  {row.target:<7}  "
             f"{'yes' if row.met else 'NO'}"
         )
+
+
+def _yes_verdict(model: str, body: dict[str, Any]) -> str:
+    return "ID: r\nProperty: The agent helped.\nRationale: fine\nVerdict: yes\n"
+
+
+def _serve_judge(urls: multiprocessing.Queue[str], stop: Any) -> None:
+    """Child process: the loopback judge, so its work is not counted in the benchmark's process."""
+    from tests.judge.fake_gemini import FakeGemini
+
+    with FakeGemini(_yes_verdict) as server:
+        urls.put(server.base_url)
+        stop.wait()
+
+
+@contextlib.contextmanager
+def loopback_judge() -> Iterator[str]:
+    """A loopback Gemini judge answering every rubric "yes", in a process of its own; yields its base URL."""
+    context = multiprocessing.get_context("spawn")
+    urls: multiprocessing.Queue[str] = context.Queue()
+    stop = context.Event()
+    process = context.Process(target=_serve_judge, args=(urls, stop), daemon=True)
+    process.start()
+    try:
+        yield urls.get(timeout=60)
+    finally:
+        stop.set()
+        process.join(10)

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import multiprocessing
 import time
 import tracemalloc
-from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from benchmarks._common import Row, machine, print_rows
+from benchmarks._common import Row, loopback_judge, machine, print_rows
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.emit import Emitters
 from otel_eval.evaluation.core import EvaluationCore
@@ -33,7 +31,6 @@ from otel_eval.model import TracedInvocation
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces import spans_from_readable
-from tests.judge.fake_gemini import FakeGemini
 
 SESSIONS = 200
 TURNS = 3
@@ -47,17 +44,6 @@ CRITERIA = {
         "rubrics": [{"rubric_id": "r", "rubric_content": {"text_property": "The agent helped."}}],
     }
 }
-
-
-def _verdict(model: str, body: dict[str, Any]) -> str:
-    return "ID: r\nProperty: The agent helped.\nRationale: fine\nVerdict: yes\n"
-
-
-def _serve(urls: multiprocessing.Queue[str], stop: Any) -> None:
-    """Child process: the loopback judge, so its work is not counted here."""
-    with FakeGemini(_verdict) as server:
-        urls.put(server.base_url)
-        stop.wait()
 
 
 def _session_spans(sessions: int) -> list[ReadableSpan]:
@@ -95,13 +81,8 @@ def _memory_per_session(spans: list[ReadableSpan]) -> tuple[float, float]:
 
 async def _cpu_per_judged(windows: list[SessionWindow], singles: list[TracedInvocation]) -> tuple[float, float]:
     """(CPU seconds per judged 3-turn window, per judged single invocation)."""
-    context = multiprocessing.get_context("spawn")
-    urls: multiprocessing.Queue[str] = context.Queue()
-    stop = context.Event()
-    process = context.Process(target=_serve, args=(urls, stop), daemon=True)
-    process.start()
-    try:
-        judge = JudgeClient(JudgeSettings(api_key=KEY, base_url=urls.get(timeout=60), timeout_seconds=10))
+    with loopback_judge() as base_url:
+        judge = JudgeClient(JudgeSettings(api_key=KEY, base_url=base_url, timeout_seconds=10))
         core = EvaluationCore(criteria=CRITERIA, judge=judge, judge_configured=True, emitters=Emitters(None))
         await core.evaluate_window(windows[0])  # warm up: connections, plans
         start = time.process_time()
@@ -117,9 +98,6 @@ async def _cpu_per_judged(windows: list[SessionWindow], singles: list[TracedInvo
             assert records[-1].eval_status.name == "PASSED", records[-1]
         per_single = (time.process_time() - start) / len(singles)
         await judge.aclose()
-    finally:
-        stop.set()
-        process.join(timeout=10)
     return per_window, per_single
 
 

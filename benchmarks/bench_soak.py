@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import multiprocessing
 import os
 import time
 import tracemalloc
@@ -26,7 +25,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
-from benchmarks._common import Row, machine, print_rows
+from benchmarks._common import Row, loopback_judge, machine, print_rows
 from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.evaluation.sessions import SessionLimits
@@ -48,19 +47,6 @@ LIVELY_SESSIONS = 20
 CHECKPOINTS = 10
 GROWTH_TOLERANCE = 1.25
 """The last checkpoint may hold at most this much more than the middle one (noise, not growth)."""
-
-
-def _verdict(model: str, body: dict[str, Any]) -> str:
-    return "ID: r\nProperty: The agent helped.\nRationale: fine\nVerdict: yes\n"
-
-
-def _serve(urls: multiprocessing.Queue[str], stop: Any) -> None:
-    """Child process: the loopback judge, so its work is not counted here."""
-    from tests.judge.fake_gemini import FakeGemini
-
-    with FakeGemini(_verdict) as server:
-        urls.put(server.base_url)
-        stop.wait()
 
 
 def _invocation(agent: TravelAgent, tracer: trace.Tracer, index: int) -> None:
@@ -189,14 +175,8 @@ def main(argv: list[str] | None = None) -> list[Row]:
     parser.add_argument("--tracemalloc", action="store_true", help="heap bytes (slower) instead of object counts")
     args = parser.parse_args(argv or [])
     print(f"# soak benchmark on {machine()}")
-    context = multiprocessing.get_context("spawn")
-    urls: multiprocessing.Queue[str] = context.Queue()
-    stop = context.Event()
-    judge = context.Process(target=_serve, args=(urls, stop), daemon=True)
-    judge.start()
     rows = []
-    try:
-        base_url = urls.get(timeout=60)
+    with loopback_judge() as base_url:
         isolations = ("thread", "process") if args.isolation == "both" else (args.isolation,)
         for isolation in isolations:
             figures, evaluated = soak(args.invocations, isolation, args.tracemalloc, base_url)
@@ -213,9 +193,6 @@ def main(argv: list[str] | None = None) -> list[Row]:
                     ratio <= GROWTH_TOLERANCE,
                 )
             )
-    finally:
-        stop.set()
-        judge.join(timeout=10)
     print_rows("Soak", rows)
     return rows
 
