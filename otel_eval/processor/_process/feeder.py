@@ -68,6 +68,9 @@ _TICK_SECONDS = 0.05
 _WAKE_BATCH_SPANS = 256
 """Shed trace ids kept for the next batch at most (the child drops them whole)."""
 
+_KILLED_JOIN_SECONDS = 2.0
+"""How long ``shutdown`` waits past its deadline, after killing the evaluation process, for the feeder to count what
+went with it (the process is reaped within a second of the kill)."""
 _CHILD_MARGIN_MILLIS = 2000
 """How much sooner than its caller's the evaluation process's flush or shutdown deadline is (at most a fifth of the
 time): :func:`_sooner`."""
@@ -195,9 +198,9 @@ class EvaluationProcess:
         if child is not None and child.process.poll() is None and time.monotonic() >= deadline:
             if self._stop_answered:  # its account is in: only the interpreter's own teardown is cut short
                 logger.debug("the evaluation process answered the shutdown but was still exiting; killed")
-            else:
-                logger.warning("the evaluation process did not stop within the shutdown timeout; killed")
             child.process.kill()
+            # Otherwise the feeder, unblocked by the kill if it was not already done waiting, counts what went with it.
+            self._thread.join(_KILLED_JOIN_SECONDS)
         if self._enricher is not None:
             self._enricher.shutdown(millis_until(deadline))
 
@@ -378,7 +381,12 @@ class EvaluationProcess:
             return
         child.requests += 1
         self._stop_answered = self._ask(child, Shutdown(_sooner(deadline), child.requests, time.time()), deadline)
-        child.close(deadline)
+        if self._supervisor.child is not child:
+            return  # lost meanwhile: killed, and what went with it counted
+        if self._stop_answered:
+            child.close(deadline)  # it counted what it could not evaluate
+        else:
+            self._supervisor.killed_at_shutdown(child)
 
 
 def _sooner(deadline: float) -> int:
