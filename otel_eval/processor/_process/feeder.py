@@ -187,7 +187,9 @@ class EvaluationProcess:
         return flushed
 
     def shutdown(self, timeout_millis: int) -> None:
-        """Ships what is queued, lets the child drain and export within ``timeout_millis``, then stops it."""
+        """Ships what is queued, lets the child drain and export within ``timeout_millis``, then stops it: one that
+        did not answer is killed, and what it had is counted (waiting for that at most :data:`_KILLED_JOIN_SECONDS`
+        past the timeout)."""
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
         self._stop_deadline = deadline
         self._closing = True
@@ -199,7 +201,7 @@ class EvaluationProcess:
             if self._stop_answered:  # its account is in: only the interpreter's own teardown is cut short
                 logger.debug("the evaluation process answered the shutdown but was still exiting; killed")
             child.process.kill()
-            # Otherwise the feeder, unblocked by the kill if it was not already done waiting, counts what went with it.
+        if self._thread.is_alive():  # it counts what went with a child that did not answer (the kill unblocks it)
             self._thread.join(_KILLED_JOIN_SECONDS)
         if self._enricher is not None:
             self._enricher.shutdown(millis_until(deadline))
