@@ -104,6 +104,9 @@ class EmbeddedWorker(InvocationExporter):
         self._queue: deque[_Work] = deque()
         self._in_flight = 0
         self._in_flight_weight = 0
+        self._unfinished = 0  # invocations queued or being evaluated, not yet emitted or counted as dropped
+        self._report: Callable[[int], None] | None = None
+        self._accounted = False
         self._shutdown = False
         if pipeline is not None:
             weak_self = weakref.ref(self)
@@ -125,6 +128,8 @@ class EmbeddedWorker(InvocationExporter):
         self._queue.clear()
         self._in_flight = 0
         self._in_flight_weight = 0
+        self._unfinished = 0
+        self._report = None  # the parent's
         if self._sessions is not None:
             self._sessions.reset()
         if not self._shutdown:
@@ -134,6 +139,20 @@ class EmbeddedWorker(InvocationExporter):
     def queue_size(self) -> int:
         """Requests waiting for the worker (not counting those being evaluated)."""
         return len(self._queue)
+
+    def report_unfinished(self, report: Callable[[int], None]) -> None:
+        """Calls ``report`` with how many invocations are queued or being evaluated (neither emitted nor counted as
+        dropped) now and whenever that changes, from the thread that changes it, under the worker's lock: it must be
+        cheap and must not call back (the evaluation process stores it in memory its parent reads if it dies)."""
+        with self._changed:
+            self._report = report
+            self._add_unfinished(0)
+
+    def _add_unfinished(self, invocations: int) -> None:
+        """Under ``self._changed``."""
+        self._unfinished += invocations
+        if self._report is not None:
+            self._report(0 if self._accounted else self._unfinished)
 
     def has_capacity(self) -> bool:
         """Whether the queue has room for another request."""
@@ -157,6 +176,7 @@ class EmbeddedWorker(InvocationExporter):
                     dropped += 1
                 else:
                     self._queue.append(item)
+            self._add_unfinished(sum(item.weight for item in windows) + len(work) - dropped)
         self._wake()
         if dropped:
             logger.warning("embedded evaluation queue full, dropped %d request(s)", dropped)
@@ -230,12 +250,15 @@ class EmbeddedWorker(InvocationExporter):
         closing = self._sessions.close_all()
         with self._changed:
             self._queue.extend(_Work(window=window) for window in closing)
+            self._add_unfinished(sum(len(window.turns) for window in closing))
             self._shutdown = True
         self._wake()
         self._drain(deadline - min(bound / 10, 1.0))
         with self._changed:
             abandoned = sum(item.weight for item in self._queue) + self._in_flight_weight
             self._queue.clear()
+            self._accounted = True  # what is left is counted below: reported as none from here on
+            self._add_unfinished(0)
         if abandoned:
             logger.warning(
                 "embedded worker shut down with %d request(s) not evaluated, or only in part (the records of their "
@@ -308,6 +331,7 @@ class EmbeddedWorker(InvocationExporter):
         if idle:
             with self._changed:
                 self._queue.extend(_Work(window=window) for window in idle)
+                self._add_unfinished(sum(len(window.turns) for window in idle))
 
     def _pop(self) -> _Work | None:
         with self._changed:
@@ -331,6 +355,7 @@ class EmbeddedWorker(InvocationExporter):
         with self._changed:
             self._in_flight -= 1
             self._in_flight_weight -= weight
+            self._add_unfinished(-weight)
             self._changed.notify_all()
 
     def _stop_serving(self) -> None:

@@ -1,8 +1,10 @@
 """Fixtures of the processor tests: an in-memory OpenTelemetry pipeline, no judge credentials unless a test asks
-for the loopback judge (``gemini_credentials``)."""
+for the loopback judge (``gemini_credentials``) or a judge that never answers (``silent_judge``)."""
 
 from __future__ import annotations
 
+import socket
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -51,3 +53,28 @@ def gemini_credentials(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
         set_default_judge(None)
         yield server
         set_default_judge(None)
+
+
+@pytest.fixture
+def silent_judge() -> Iterator[tuple[str, list[socket.socket]]]:
+    """A judge endpoint that accepts connections and never answers, and the connections it holds."""
+    server = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}", held
+    stop.set()
+    thread.join(5)
+    for connection in held:
+        connection.close()
+    server.close()

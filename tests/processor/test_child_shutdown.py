@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import logging
 import socket
-import threading
-from collections.abc import Iterator
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
@@ -17,31 +15,6 @@ from otel_eval.demo import SCENARIOS, TravelAgent
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def silent_judge() -> Iterator[tuple[str, list[socket.socket]]]:
-    """A judge endpoint that accepts connections and never answers, and the connections it holds."""
-    server = socket.create_server(("127.0.0.1", 0))
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-            except TimeoutError:
-                continue
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.getsockname()[1]}", held
-    stop.set()
-    thread.join(5)
-    for connection in held:
-        connection.close()
-    server.close()
 
 
 # A starting evaluation process (nice 10) gets little CPU on a busy machine, and its start alone took over 8 s under

@@ -68,6 +68,9 @@ _TICK_SECONDS = 0.05
 _WAKE_BATCH_SPANS = 256
 """Shed trace ids kept for the next batch at most (the child drops them whole)."""
 
+_KILLED_JOIN_SECONDS = 2.0
+"""How long ``shutdown`` waits past its deadline, after killing the evaluation process, for the feeder to count what
+went with it (the process is reaped within a second of the kill)."""
 _CHILD_MARGIN_MILLIS = 2000
 """How much sooner than its caller's the evaluation process's flush or shutdown deadline is (at most a fifth of the
 time): :func:`_sooner`."""
@@ -184,7 +187,9 @@ class EvaluationProcess:
         return flushed
 
     def shutdown(self, timeout_millis: int) -> None:
-        """Ships what is queued, lets the child drain and export within ``timeout_millis``, then stops it."""
+        """Ships what is queued, lets the child drain and export within ``timeout_millis``, then stops it: one that
+        did not answer is killed, and what it had is counted (waiting for that at most :data:`_KILLED_JOIN_SECONDS`
+        past the timeout)."""
         deadline = time.monotonic() + max(0, timeout_millis) / 1000
         self._stop_deadline = deadline
         self._closing = True
@@ -195,9 +200,9 @@ class EvaluationProcess:
         if child is not None and child.process.poll() is None and time.monotonic() >= deadline:
             if self._stop_answered:  # its account is in: only the interpreter's own teardown is cut short
                 logger.debug("the evaluation process answered the shutdown but was still exiting; killed")
-            else:
-                logger.warning("the evaluation process did not stop within the shutdown timeout; killed")
             child.process.kill()
+        if self._thread.is_alive():  # it counts what went with a child that did not answer (the kill unblocks it)
+            self._thread.join(_KILLED_JOIN_SECONDS)
         if self._enricher is not None:
             self._enricher.shutdown(millis_until(deadline))
 
@@ -378,7 +383,12 @@ class EvaluationProcess:
             return
         child.requests += 1
         self._stop_answered = self._ask(child, Shutdown(_sooner(deadline), child.requests, time.time()), deadline)
-        child.close(deadline)
+        if self._supervisor.child is not child:
+            return  # lost meanwhile: killed, and what went with it counted
+        if self._stop_answered:
+            child.close(deadline)  # it counted what it could not evaluate
+        else:
+            self._supervisor.killed_at_shutdown(child)
 
 
 def _sooner(deadline: float) -> int:

@@ -20,7 +20,7 @@ from typing import Final
 
 from otel_eval.processor._process.framing import receive_message, send_message
 from otel_eval.processor._process.messages import ChildSettings, Config, Flush, FromChild, Reply, Shutdown, ToChild
-from otel_eval.processor._process.taken import SentCounts
+from otel_eval.processor._process.taken import SentCounts, Unfinished
 
 CHILD_MODULE: Final = "otel_eval.processor._process.main"
 SEND_TIMEOUT_SECONDS = 10.0
@@ -147,9 +147,10 @@ class Child:
             self.process.wait(wait)
         return self.process.returncode == code
 
-    def kill(self) -> tuple[int, int]:
+    def kill(self) -> Unfinished:
         """Closes the socket and kills the process (reaped within a second); returns the ended spans and log records
-        it was sent and did not finish with: never took (written while it was dying, or after), or held."""
+        it was sent and did not finish with (never took: written while it was dying, or after; or held), and the
+        invocations it had in flight."""
         with contextlib.suppress(OSError):
             self.sock.close()
         if self.process.poll() is None:

@@ -33,6 +33,7 @@ from otel_eval import semconv
 from otel_eval._runtime.log_filters import RedactUrlQueries
 from otel_eval.emit.enrichment import is_enrichment_attribute
 from otel_eval.errors import ConfigurationError
+from otel_eval.evaluation.embedded_worker import EmbeddedWorker
 from otel_eval.processor._intake import millis_until
 from otel_eval.processor._process.exporters import ExportingProviders
 from otel_eval.processor._process.framing import WireError, receive_message, send_message
@@ -83,8 +84,11 @@ class _RootRelay(SpanProcessor):
 class _Evaluation:
     """The processor and its providers, made when the first batch brings the agent's resource."""
 
-    def __init__(self, settings: ChildSettings, lost_traces: list[int], send: Callable[[FromChild], None]) -> None:
+    def __init__(
+        self, settings: ChildSettings, lost_traces: list[int], send: Callable[[FromChild], None], taken: TakenCounts
+    ) -> None:
         self._send = send
+        self._taken = taken
         self._settings = settings
         self._decoder = SpanDecoder()
         self._lost_traces = lost_traces
@@ -142,6 +146,8 @@ class _Evaluation:
             meter_provider=providers.meter_provider,
         )
         self.processor = in_thread_engine(options, threaded=False)
+        if isinstance(self.processor.exporter, EmbeddedWorker):  # its invocations in flight, as they change
+            self.processor.exporter.report_unfinished(self._taken.in_flight)
         # Traces an earlier evaluation process had part of when it was lost: their rest would rebuild half.
         self.processor.reject_traces(self._lost_traces, semconv.DROP_TRANSPORT_ERROR)
         # What start-up made (modules, metrics, providers) lives as long as the process: kept out of the collector's
@@ -163,6 +169,7 @@ class _Evaluation:
     def shutdown(self, timeout_millis: int) -> None:
         if self.processor is not None:
             self.processor.shutdown(timeout_millis)
+            self._taken.hold(*self.held())  # what it could not evaluate it counted itself
         if self.providers is not None:
             self.providers.shutdown()
 
@@ -201,7 +208,7 @@ def serve(sock: socket.socket, taken: TakenCounts) -> None:
     if not isinstance(config, Config):
         raise WireError(f"expected the settings first, got {type(config).__name__}")
     outbox = _Outbox(sock)
-    evaluation = _Evaluation(config.settings, config.lost_traces, outbox.send)
+    evaluation = _Evaluation(config.settings, config.lost_traces, outbox.send, taken)
     while True:
         if not select.select([sock], [], [], evaluation.period)[0]:
             evaluation.step()

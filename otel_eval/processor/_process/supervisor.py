@@ -2,8 +2,8 @@
 lost with it accounted for.
 
 A lost child (exited, or its socket broke) is killed; the spans and log records that went with it (those that could
-not be written, those written that it never took, and those it held: :mod:`~otel_eval.processor._process.taken`) are
-dropped and counted (``transport_error``), the next ``force_flush`` fails, and the next child is told to drop whole the traces
+not be written, those written that it never took, and those it held: :mod:`~otel_eval.processor._process.taken`),
+and the invocations it had in flight, are dropped and counted (``transport_error``), the next ``force_flush`` fails, and the next child is told to drop whole the traces
 the feeder saw a span of within the idle timeout (it would rebuild them into partial invocations). A child that could
 not use its configuration is not started again. :class:`~otel_eval.processor._process.feeder.EvaluationProcess`
 feeds the child; :mod:`~otel_eval.processor._process.lifecycle` starts, asks and stops it.
@@ -98,24 +98,39 @@ class ChildSupervisor:
         self.lost_since_flush = self.lost_since_flush or self.unconfirmed  # what it had may not be evaluated
         self.unconfirmed = False
         cannot_start = child.exited_with(EXIT_CANNOT_START)
-        unfinished_spans, unfinished_records = child.kill()
-        spans += unfinished_spans
-        records += unfinished_records
+        unfinished = child.kill()
+        spans += unfinished.spans
+        records += unfinished.records
+        self._pipeline.invocations_dropped(semconv.DROP_TRANSPORT_ERROR, unfinished.invocations)
         if cannot_start:
             self.lose(spans, records)
             self._cannot_start()
             return
         self._lost_some = True
         logger.warning(
-            "the evaluation process %s; %d span(s) lost; the %d trace(s) in flight are dropped, and a new process "
-            "starts in %.0f s",
+            "the evaluation process %s; %d span(s) and %d invocation(s) in evaluation lost; the %d trace(s) in "
+            "flight are dropped, and a new process starts in %.0f s",
             what,
             spans,
+            unfinished.invocations,
             len(self._seen),
             self._restarts.backoff,
         )
         self.lose(spans, records)
         self._restarts.failed(time.monotonic())
+
+    def killed_at_shutdown(self, child: Child) -> None:
+        """The child did not answer the shutdown in time: killed, and what it had not finished with counted."""
+        self.child = None
+        unfinished = child.kill()
+        logger.warning(
+            "the evaluation process did not stop within the shutdown timeout; killed: %d span(s) and %d "
+            "invocation(s) in evaluation lost",
+            unfinished.spans,
+            unfinished.invocations,
+        )
+        self.lose(unfinished.spans, unfinished.records)
+        self._pipeline.invocations_dropped(semconv.DROP_TRANSPORT_ERROR, unfinished.invocations)
 
     def lose(self, spans: int, records: int) -> None:
         """``spans`` and log ``records`` did not reach a child: counted, their traces dropped by the next one."""
