@@ -68,9 +68,12 @@ _TICK_SECONDS = 0.05
 _WAKE_BATCH_SPANS = 256
 """Shed trace ids kept for the next batch at most (the child drops them whole)."""
 
-_KILLED_JOIN_SECONDS = 2.0
-"""How long ``shutdown`` waits past its deadline, after killing the evaluation process, for the feeder to count what
-went with it (the process is reaped within a second of the kill)."""
+_KILL_MARGIN_SECONDS = 0.25
+"""How much sooner than the caller's shutdown deadline the feeder stops waiting for the evaluation process's answer
+(at most a tenth of the time), to kill it and count what went with it within the caller's timeout."""
+_KILLED_JOIN_SECONDS = 0.5
+"""How long ``shutdown`` waits past its deadline, after killing the evaluation process, for the feeder to finish
+counting what went with it (a killed process is reaped within milliseconds; this is only for a busy host)."""
 _CHILD_MARGIN_MILLIS = 2000
 """How much sooner than its caller's the evaluation process's flush or shutdown deadline is (at most a fifth of the
 time): :func:`_sooner`."""
@@ -382,7 +385,8 @@ class EvaluationProcess:
         if child is None:
             return
         child.requests += 1
-        self._stop_answered = self._ask(child, Shutdown(_sooner(deadline), child.requests, time.time()), deadline)
+        answer_by = deadline - min(_KILL_MARGIN_SECONDS, max(0.0, deadline - time.monotonic()) / 10)
+        self._stop_answered = self._ask(child, Shutdown(_sooner(deadline), child.requests, time.time()), answer_by)
         if self._supervisor.child is not child:
             return  # lost meanwhile: killed, and what went with it counted
         if self._stop_answered:
