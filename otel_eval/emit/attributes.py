@@ -10,10 +10,15 @@ from otel_eval import semconv
 from otel_eval._runtime.identity_cache import IdentityCache
 from otel_eval.model import EvalStatus
 from otel_eval.model.messages import EvaluationRecord
+from otel_eval.model.utf8_json import utf8_text
 
 
 def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
     """``gen_ai.evaluation.*`` values plus provenance; absent values are left out (OTel attributes cannot be None).
+
+    A lone surrogate in a value (``json.loads`` makes one of a ``\\ud83d`` escape: an answer cut mid-emoji by a
+    UTF-16 agent, a judge quoting it, a request's agent name) is given as U+FFFD: an OTLP exporter cannot encode it,
+    and would lose its whole batch (the agent's own spans or logs with it).
 
     Not to be changed by the caller: asked again for the record it was last asked for, it returns the same dict (a
     result scored inline is asked for its evaluation span, then for its event; a record is not changed once made).
@@ -38,7 +43,28 @@ def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
     for key, name in _OPTIONAL_AFTER_INVOCATION_ID:
         if (value := fields[name]) is not None:
             attributes[key] = value
-    return _LAST.put(record, attributes)
+    return _LAST.put(record, utf8_values(attributes))
+
+
+def utf8_values(attributes: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
+    """``attributes``, each string value holding a lone surrogate replaced (in place) by :func:`utf8_text`'s: an ASCII
+    string, nearly every one, is passed over at the cost of ``str.isascii`` (which reads a flag)."""
+    for key, value in attributes.items():
+        if value.__class__ is str and not value.isascii():
+            attributes[key] = utf8_text(value)
+    return attributes
+
+
+def utf8_record(record: EvaluationRecord) -> EvaluationRecord:
+    """``record``, or a copy of it with each lone surrogate in its text fields as U+FFFD (a backend's JSON body cannot
+    carry one: the request would fail to encode)."""
+    fields = record.__dict__
+    changed = {
+        name: cleaned
+        for name, value in fields.items()
+        if value.__class__ is str and not value.isascii() and (cleaned := utf8_text(value)) is not value
+    }
+    return record.model_copy(update=changed) if changed else record
 
 
 _LAST: IdentityCache[dict[str, AttributeValue]] = IdentityCache(1)
@@ -115,7 +141,7 @@ def metric_attributes(record: EvaluationRecord, agent_names: BoundedLabel | None
         attributes[semconv.OTEL_EVAL_EVALUATOR_VERSION] = record.evaluator_version
     if record.priority_reason:
         attributes[semconv.OTEL_EVAL_PRIORITY_REASON] = record.priority_reason
-    return attributes
+    return utf8_values(attributes)
 
 
 _SCORE_LABELS = {
