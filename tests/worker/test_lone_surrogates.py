@@ -57,11 +57,12 @@ async def test_a_request_with_a_lone_surrogate_is_scored_and_published(kafka_boo
     assert agents == {hostile.trace_id: "weather\ufffdagent", good.trace_id: "weather_agent"}
 
 
-async def test_a_lone_surrogate_in_a_request_does_not_lose_the_otlp_export_batch(
-    kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch
+async def test_a_lone_surrogate_in_a_request_is_exported_over_otlp_as_u_fffd(
+    kafka_bootstrap: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The worker's results go out through the SDK's OTLP/HTTP exporters, whose protobuf encoder refuses a lone
-    surrogate: the batch holding one record with it was lost whole (every request's events, spans and points in it)."""
+    surrogate: the agent name and session id were dropped from the events, spans and points (the points counted
+    under no agent), with an ERROR traceback for each."""
     requests_topic, results_topic = random_topic("requests"), random_topic("results")
     await create_topics(kafka_bootstrap, [requests_topic, results_topic], partitions=1)
     hostile, good = request(0), request(1)
@@ -121,3 +122,4 @@ async def test_a_lone_surrogate_in_a_request_does_not_lose_the_otlp_export_batch
         if attribute.key == semconv.GEN_AI_AGENT_NAME
     }
     assert agents == {"weather\ufffdagent", "weather_agent"}
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
