@@ -73,7 +73,7 @@ def enrichment_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]
 @functools.lru_cache(maxsize=256)
 def _attribute_names(metric_name: str) -> tuple[str, str]:
     """(:func:`label_attribute`, :func:`score_attribute`) of a metric: spelled once per metric, not per record."""
-    name = utf8_text(metric_name)  # a key with a lone surrogate would fail the export of the root span's batch
+    name = utf8_text(metric_name)  # the OTLP encoder drops an attribute whose key holds a lone surrogate
     return label_attribute(name), score_attribute(name)
 
 

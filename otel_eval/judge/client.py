@@ -310,7 +310,7 @@ class JudgeClient:
             retry_options=genai_types.HttpRetryOptions(attempts=1),
         )
 
-        sent = utf8_value(body)  # a recorded lone surrogate (U+FFFD here, as in a prompt) would fail the encoding
+        sent = utf8_value(body)  # a recorded lone surrogate as U+FFFD, as in a prompt (else sent as a \udXXX escape)
 
         async def once() -> dict[str, Any]:
             response = await api.async_request("post", path, sent, options)
