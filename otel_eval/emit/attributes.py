@@ -10,10 +10,16 @@ from otel_eval import semconv
 from otel_eval._runtime.identity_cache import IdentityCache
 from otel_eval.model import EvalStatus
 from otel_eval.model.messages import EvaluationRecord
+from otel_eval.model.utf8_json import utf8_text
 
 
 def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
     """``gen_ai.evaluation.*`` values plus provenance; absent values are left out (OTel attributes cannot be None).
+
+    A lone surrogate in a value (``json.loads`` makes one of a ``\\ud83d`` escape: an answer cut mid-emoji by a
+    UTF-16 agent, a judge's error quoting it, a request's agent name) is given as U+FFFD: the OTLP exporters' protobuf
+    encoder drops such an attribute (an ERROR traceback each time), and fails the span's whole batch on such a status
+    (:mod:`otel_eval.emit.spans` takes the ERROR status's text from these attributes).
 
     Not to be changed by the caller: asked again for the record it was last asked for, it returns the same dict (a
     result scored inline is asked for its evaluation span, then for its event; a record is not changed once made).
@@ -22,23 +28,47 @@ def record_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]:
     if last is not None and last[0] is record:
         return last[1]
     fields = record.__dict__  # a model's fields live there: read without an attribute look-up each
+    if not (metric := fields["metric_name"]).isascii():
+        metric = utf8_text(metric)
     attributes: dict[str, AttributeValue] = {
-        semconv.GEN_AI_EVALUATION_NAME: fields["metric_name"],
-        semconv.GEN_AI_EVALUATION_SCORE_LABEL: fields["label"],
+        semconv.GEN_AI_EVALUATION_NAME: metric,
+        semconv.GEN_AI_EVALUATION_SCORE_LABEL: fields["label"],  # the label, status, version and id are ours: ASCII
         semconv.OTEL_EVAL_STATUS: _STATUS_NAMES[id(fields["eval_status"])],
         semconv.OTEL_EVAL_METRIC_VERSION: fields["metric_version"],
         semconv.OTEL_EVAL_RESULT_ID: fields["result_id"],
     }
-    # Each optional value read once and set when present, in this order (no dict of them all made, then filtered).
+    # Each optional value read once and set when present, in this order (no dict of them all made, then filtered); a
+    # string is looked at again only when not ASCII (``str.isascii`` reads a flag).
     for key, name in _OPTIONAL_BEFORE_INVOCATION_ID:
         if (value := fields[name]) is not None:
-            attributes[key] = value
+            attributes[key] = value if value.__class__ is not str or value.isascii() else utf8_text(value)
     if value := fields["invocation_id"]:  # an empty invocation id is absent
-        attributes[semconv.OTEL_EVAL_INVOCATION_ID] = value
+        attributes[semconv.OTEL_EVAL_INVOCATION_ID] = value if value.isascii() else utf8_text(value)
     for key, name in _OPTIONAL_AFTER_INVOCATION_ID:
         if (value := fields[name]) is not None:
-            attributes[key] = value
+            attributes[key] = value if value.__class__ is not str or value.isascii() else utf8_text(value)
     return _LAST.put(record, attributes)
+
+
+def utf8_values(attributes: dict[str, AttributeValue]) -> dict[str, AttributeValue]:
+    """``attributes``, each string value holding a lone surrogate replaced (in place) by :func:`utf8_text`'s: an ASCII
+    string, nearly every one, is passed over at the cost of ``str.isascii`` (which reads a flag)."""
+    for key, value in attributes.items():
+        if value.__class__ is str and not value.isascii():
+            attributes[key] = utf8_text(value)
+    return attributes
+
+
+def utf8_record(record: EvaluationRecord) -> EvaluationRecord:
+    """``record``, or a copy of it with each lone surrogate in its text fields as U+FFFD (a backend's JSON body cannot
+    carry one: the request would fail to encode)."""
+    fields = record.__dict__
+    changed = {
+        name: cleaned
+        for name, value in fields.items()
+        if value.__class__ is str and not value.isascii() and (cleaned := utf8_text(value)) is not value
+    }
+    return record.model_copy(update=changed) if changed else record
 
 
 _LAST: IdentityCache[dict[str, AttributeValue]] = IdentityCache(1)
@@ -115,7 +145,7 @@ def metric_attributes(record: EvaluationRecord, agent_names: BoundedLabel | None
         attributes[semconv.OTEL_EVAL_EVALUATOR_VERSION] = record.evaluator_version
     if record.priority_reason:
         attributes[semconv.OTEL_EVAL_PRIORITY_REASON] = record.priority_reason
-    return attributes
+    return utf8_values(attributes)
 
 
 _SCORE_LABELS = {

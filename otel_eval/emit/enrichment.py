@@ -24,6 +24,7 @@ from opentelemetry.util.types import AttributeValue
 from otel_eval import semconv
 from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval.model.messages import EvaluationRecord
+from otel_eval.model.utf8_json import utf8_text
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +73,8 @@ def enrichment_attributes(record: EvaluationRecord) -> dict[str, AttributeValue]
 @functools.lru_cache(maxsize=256)
 def _attribute_names(metric_name: str) -> tuple[str, str]:
     """(:func:`label_attribute`, :func:`score_attribute`) of a metric: spelled once per metric, not per record."""
-    return label_attribute(metric_name), score_attribute(metric_name)
+    name = utf8_text(metric_name)  # the OTLP encoder drops an attribute whose key holds a lone surrogate
+    return label_attribute(name), score_attribute(name)
 
 
 def with_attributes(span: ReadableSpan, extra: dict[str, AttributeValue]) -> ReadableSpan:

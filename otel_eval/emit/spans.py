@@ -37,9 +37,10 @@ class EvaluationSpan:
 
     def finish(self, record: EvaluationRecord) -> None:
         """Sets the result's attributes, and an ERROR status when the metric could not evaluate."""
-        self.span.set_attributes(record_attributes(record))
+        attributes = record_attributes(record)
+        self.span.set_attributes(attributes)
         if record.error_type:
-            self.span.set_status(Status(StatusCode.ERROR, record.explanation or record.error_type))
+            self.span.set_status(_error_status(attributes))
 
 
 class EvaluationSpanEmitter:
@@ -101,7 +102,7 @@ class EvaluationSpanEmitter:
             start_time=start_time,
         )
         if record.error_type:
-            span.set_status(Status(StatusCode.ERROR, record.explanation or record.error_type))
+            span.set_status(_error_status(attributes))
         span.end()
 
     def emit(self, record: EvaluationRecord) -> None:
@@ -158,6 +159,13 @@ class _CurrentEvaluationSpan:
                 span.record_exception(error)
                 span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
             span.end()
+
+
+def _error_status(attributes: dict[str, AttributeValue]) -> Status:
+    """The ERROR status of a result that could not be evaluated: its explanation, else its error type, as
+    :func:`record_attributes` gives them (a lone surrogate as U+FFFD)."""
+    description = attributes.get(semconv.GEN_AI_EVALUATION_EXPLANATION) or attributes.get(semconv.ERROR_TYPE)
+    return Status(StatusCode.ERROR, str(description))
 
 
 def _start_attributes(metric_name: str) -> dict[str, AttributeValue]:

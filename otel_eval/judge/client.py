@@ -47,6 +47,7 @@ from otel_eval.judge.settings import JudgeSettings, input_token_limit
 from otel_eval.judge.telemetry import OUTCOME_CACHED, OUTCOME_ERROR, OUTCOME_OK, JudgeInstruments
 from otel_eval.judge.tracing import finish_judge_call_span, judge_call_span
 from otel_eval.model import JudgeModelOptions
+from otel_eval.model.utf8_json import utf8_value
 
 if TYPE_CHECKING:
     from google import genai
@@ -309,8 +310,10 @@ class JudgeClient:
             retry_options=genai_types.HttpRetryOptions(attempts=1),
         )
 
+        sent = utf8_value(body)  # a recorded lone surrogate as U+FFFD, as in a prompt (else sent as a \udXXX escape)
+
         async def once() -> dict[str, Any]:
-            response = await api.async_request("post", path, body, options)
+            response = await api.async_request("post", path, sent, options)
             parsed = json.loads(response.body or "{}")
             if not isinstance(parsed, dict):
                 raise ValueError("evaluateInstances answered a non-object body")

@@ -116,3 +116,26 @@ async def test_vertex_path_calls_evaluate_instances(fake_gemini: FakeGemini) -> 
         assert judge.accounting.by_metric()["safety_v1"].calls == 2
     finally:
         await judge.aclose()
+
+
+async def test_the_vertex_path_sends_a_lone_surrogate_as_u_fffd(fake_gemini: FakeGemini) -> None:
+    """An answer cut mid-emoji (``json.loads`` of its span's ``\\ud83d`` escape) is sent to evaluateInstances with
+    U+FFFD in its place, as the prompts are (it went as a ``\\ud83d`` escape: JSON no UTF-8 text can hold)."""
+    fake_gemini.set_responder(lambda model, body: Reply(json_body={"safetyResult": {"score": 1.0}}))
+    client = genai.Client(
+        vertexai=True,
+        project="p",
+        location="us-central1",
+        credentials=_TokenCredentials(),
+        http_options=genai_types.HttpOptions(base_url=fake_gemini.base_url),
+    )
+    judge = JudgeClient(JudgeSettings(timeout_seconds=2), client=client)
+    try:
+        result = await SafetyEvaluatorV1(BaseCriterion(threshold=1.0), judge=judge).evaluate(
+            traced(invocation("q \udc00", "A cake \ud83d"))
+        )
+        assert result.overall_eval_status is EvalStatus.PASSED, result.per_invocation_results[0].explanation
+        instance = fake_gemini.requests[0].body["safetyInput"]["instance"]
+        assert (instance["prompt"], instance["prediction"]) == ("q \ufffd", "A cake \ufffd")
+    finally:
+        await judge.aclose()

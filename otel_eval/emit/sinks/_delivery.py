@@ -28,6 +28,7 @@ from opentelemetry.metrics import MeterProvider
 from otel_eval import semconv
 from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval._runtime.outages import SUMMARY_INTERVAL_S, OutageMonitor
+from otel_eval.emit.attributes import utf8_record
 from otel_eval.emit.sinks._counters import SinkMetrics
 from otel_eval.model.messages import EvaluationRecord
 
@@ -175,7 +176,7 @@ class BatchingSink:
 
     def __call__(self, records: Sequence[EvaluationRecord]) -> None:
         """Queues ``records`` (informational ones only when asked); drops and counts what does not fit."""
-        wanted = [r for r in records if self._informational or r.label != semconv.LABEL_INFORMATIONAL]
+        wanted = [utf8_record(r) for r in records if self._informational or r.label != semconv.LABEL_INFORMATIONAL]
         if not wanted or self._closed:
             if wanted:
                 self.metrics.dropped(semconv.SINK_SHUTDOWN, len(wanted))

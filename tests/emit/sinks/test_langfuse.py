@@ -15,6 +15,7 @@ from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.emit.sinks import BatchingSink
 from otel_eval.emit.sinks.langfuse import LangfuseBackend
 from otel_eval.metrics import EFFICIENCY_METRICS
+from otel_eval.model import EvalStatus
 from otel_eval.model.messages import EvaluationRecord
 from otel_eval.worker.service import build_core
 from tests.emit.sinks import recipe
@@ -274,3 +275,26 @@ def test_the_langfuse_recipe_gives_one_score_per_result_on_each_trace_and_root_o
 def _city(span: Any) -> str:
     text = next(a.value.string_value for a in span.attributes if a.key == "gen_ai.input.messages")
     return next(city for city in recipe.CITIES if city in text)
+
+
+def test_a_lone_surrogate_in_a_record_is_sent_as_u_fffd_and_its_batch_delivered(langfuse: LoopbackLangfuse) -> None:
+    """A body holding a lone surrogate cannot be encoded as UTF-8: the batch's request raised before it was sent, and
+    every record of the batch was dropped as ``rejected``."""
+    good = EvaluationRecord(
+        result_id="r-good", trace_id="1" * 32, span_id="2" * 16, metric_name="safety_v1", eval_status=EvalStatus.PASSED,
+        label="pass", score=1.0, agent_name="weather_agent",
+    )  # fmt: skip
+    hostile = good.model_copy(
+        update={
+            "result_id": "r-hostile", "trace_id": "3" * 32, "agent_name": "weather\ud800agent",
+            "session_id": "session-\udc00", "explanation": "the answer ends in \ud83d",
+        }
+    )  # fmt: skip
+    sink = BatchingSink(LangfuseBackend(langfuse.base_url, PUBLIC_KEY, SECRET_KEY))
+    sink([hostile, good])
+    assert sink.force_flush(10_000)
+    scores = {s["traceId"]: s for s in langfuse.scores.values()}
+    assert set(scores) == {good.trace_id, hostile.trace_id} and sink.stats().get("dropped.rejected", 0) == 0
+    assert scores[hostile.trace_id]["comment"] == "the answer ends in \ufffd"
+    assert scores[hostile.trace_id]["metadata"]["gen_ai.agent.name"] == "weather\ufffdagent"
+    assert hostile.agent_name == "weather\ud800agent"  # the caller's record is left as it was
