@@ -101,9 +101,9 @@ MAX_SHED_TRACES = 65536
 dropped and counted, their traces not dropped whole)."""
 
 
-class TraceDrops:
-    """Spans an agent's thread dropped, and their traces' ids, until the engine's thread takes them (:meth:`take`)
-    and drops those traces whole: their other spans would rebuild into a partial invocation."""
+class _DroppedSpans:
+    """Dropped spans and their traces' ids, under one lock: the engine's thread takes them and drops those traces
+    whole (their other spans would rebuild into a partial invocation)."""
 
     __slots__ = ("_lock", "_spans", "_traces")
 
@@ -112,43 +112,56 @@ class TraceDrops:
         self._spans = 0
         self._traces: dict[int, None] = {}
 
+    def _record(self, trace_id: int) -> None:
+        """Under ``self._lock``."""
+        self._spans += 1
+        if len(self._traces) < MAX_SHED_TRACES:
+            self._traces[trace_id] = None
+
+    def _take(self) -> tuple[int, list[int]]:
+        """Under ``self._lock``."""
+        spans, self._spans = self._spans, 0
+        traces, self._traces = list(self._traces), {}
+        return spans, traces
+
+
+class TraceDrops(_DroppedSpans):
+    """Spans an agent's thread dropped on a full queue, and their traces' ids, until the engine's thread takes them."""
+
+    __slots__ = ()
+
     def add(self, trace_id: int) -> None:
         """Counts one dropped span of ``trace_id``. Never blocks for long (the lock guards two additions)."""
         with self._lock:
-            self._spans += 1
-            if len(self._traces) < MAX_SHED_TRACES:
-                self._traces[trace_id] = None
+            self._record(trace_id)
 
     def take(self) -> tuple[int, list[int]]:
         """The spans dropped since the last call and their traces' ids."""
         if not self._spans:  # most steps: read without the lock (one dropped meanwhile is taken next time)
             return 0, []
         with self._lock:
-            spans, self._spans = self._spans, 0
-            traces, self._traces = list(self._traces), {}
-        return spans, traces
+            return self._take()
 
 
-class Shedder:
-    """Whether spans are being shed, and what was shed since the background thread last looked.
+class Shedder(_DroppedSpans):
+    """Whether spans are being shed, and what was shed since the background thread last looked (one lock for both).
 
     ``active`` is read without the lock on the agent's threads (a stale read sheds one span too many or too few);
     :meth:`shed` re-checks it under the lock.
     """
 
-    __slots__ = ("_drops", "_lock", "active")
+    __slots__ = ("active",)
 
     def __init__(self) -> None:
+        super().__init__()
         self.active = False
-        self._lock = threading.Lock()
-        self._drops = TraceDrops()
 
     def shed(self, trace_id: int) -> bool:
         """Drops a span of ``trace_id`` (remembering the trace). False when shedding just stopped."""
         with self._lock:
             if not self.active:
                 return False
-            self._drops.add(trace_id)
+            self._record(trace_id)
             return True
 
     def start(self) -> bool:
@@ -160,7 +173,7 @@ class Shedder:
     def take(self, *, full: bool) -> tuple[int, list[int]]:
         """The spans shed since the last call and their traces' ids; stops shedding unless the transport is ``full``."""
         with self._lock:
-            taken = self._drops.take()
+            taken = self._take()
             if not full:
                 self.active = False
         return taken
