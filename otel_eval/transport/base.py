@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
@@ -71,6 +71,12 @@ class InvocationExporter(abc.ABC):
             False when ``timeout_millis`` passed first.
         """
         return True
+
+    def report_unfinished(self, report: Callable[[int], None]) -> None:
+        """Has ``report`` called with how many invocations this transport holds unscored (accepted, neither emitted
+        nor counted as dropped), whenever that changes. Only a transport that :attr:`scores_here` holds any; the
+        others never call it. The evaluation process stores the count where its parent reads it if it dies."""
+        del report  # nothing held here, nothing to report
 
     def has_capacity(self) -> bool:
         """Whether :meth:`export` would accept another request now. The processor checks it before rebuilding a

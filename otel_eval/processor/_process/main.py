@@ -33,7 +33,6 @@ from otel_eval import semconv
 from otel_eval._runtime.log_filters import RedactUrlQueries
 from otel_eval.emit.enrichment import is_enrichment_attribute
 from otel_eval.errors import ConfigurationError
-from otel_eval.evaluation.embedded_worker import EmbeddedWorker
 from otel_eval.processor._intake import millis_until
 from otel_eval.processor._process.exporters import ExportingProviders
 from otel_eval.processor._process.framing import WireError, receive_message, send_message
@@ -146,8 +145,7 @@ class _Evaluation:
             meter_provider=providers.meter_provider,
         )
         self.processor = in_thread_engine(options, threaded=False)
-        if isinstance(self.processor.exporter, EmbeddedWorker):  # its invocations in flight, as they change
-            self.processor.exporter.report_unfinished(self._taken.in_flight)
+        self.processor.exporter.report_unfinished(self._taken.in_flight)
         # Traces an earlier evaluation process had part of when it was lost: their rest would rebuild half.
         self.processor.reject_traces(self._lost_traces, semconv.DROP_TRANSPORT_ERROR)
         # What start-up made (modules, metrics, providers) lives as long as the process: kept out of the collector's
