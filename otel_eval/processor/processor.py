@@ -22,15 +22,9 @@ from otel_eval.evaluation.criteria import never_run_custom_metrics_of
 from otel_eval.judge import Judge
 from otel_eval.metrics import MetricRegistry
 from otel_eval.model import EvalConfig
+from otel_eval.processor._deprecated_keywords import DeprecatedKeywords, with_deprecated_keywords
 from otel_eval.processor._process.exporters import process_engine
-from otel_eval.processor._settings import (
-    DeprecatedKeywords,
-    Engine,
-    EngineOptions,
-    ProcessorSettings,
-    processor_options,
-    with_deprecated_keywords,
-)
+from otel_eval.processor._settings import Engine, EngineOptions, ProcessorSettings, processor_options
 from otel_eval.processor._thread_engine import in_thread_engine
 from otel_eval.transport.base import InvocationExporter
 
@@ -92,7 +86,7 @@ class EvaluationSpanProcessor(SpanProcessor):
         pipeline: The pipeline counters to report through, when the exporter already shares them (``from_env``
             builds one for the Kafka exporter and the processor, so each instrument exists once).
         **deprecated: The settings as keywords, the form before ``settings=`` (``eval_set=``, ``isolation=``,
-            ``sample_rate=``, ... :class:`~otel_eval.processor._settings.DeprecatedKeywords`): applied over
+            ``sample_rate=``, ... :class:`~otel_eval.processor._deprecated_keywords.DeprecatedKeywords`): applied over
             ``settings``, with a ``DeprecationWarning``; removed in 0.3.0.
 
     Raises:

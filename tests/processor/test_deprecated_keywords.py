@@ -11,7 +11,7 @@ import pytest
 from otel_eval import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.demo import golden_eval_set
 from otel_eval.evaluation.sessions import SessionLimits
-from otel_eval.processor._settings import DEPRECATED_KEYWORDS, DEPRECATED_KEYWORDS_REMOVED_IN
+from otel_eval.processor._deprecated_keywords import DEPRECATED_KEYWORDS, DEPRECATED_KEYWORDS_REMOVED_IN
 
 GOLDEN = golden_eval_set()
 
