@@ -201,7 +201,7 @@ class TraceAssembler:
         idle_timeout: seconds without a new span after which a trace is complete.
         max_open_traces: traces gathered at once; beyond it the oldest is handed on early.
         max_spans_per_trace: spans per trace: a trace is handed on when it has this many (not held open until
-            idle), and its later spans are dropped (counted ``max_spans_per_trace``, and in ``dropped_spans``).
+            idle), and its later spans are dropped (counted ``max_spans_per_trace``).
         max_open_traces_per_tenant: traces one tenant may have open at once (None: only ``max_open_traces``).
         max_trace_age: seconds from a trace's earliest span start to its latest span end (the spans' timestamps, not
             when the worker read them: a backlog or a slow batch ages no trace) after which it is handed on as at
@@ -229,7 +229,6 @@ class TraceAssembler:
         self._open: dict[TraceKey, AssembledTrace] = {}
         self._per_tenant: Counter[str] = Counter()
         self._forced: list[AssembledTrace] = []
-        self.dropped_spans = 0
         self._closed: OrderedDict[TraceKey, _Closed] = OrderedDict()
         self._span_drops: Counter[str] = Counter()
         self._log_drops: Counter[str] = Counter()
@@ -256,8 +255,6 @@ class TraceAssembler:
         closed = self._closed.get(key)
         if closed is not None:
             drops[closed.reason] += count
-            if closed.reason == semconv.DROP_MAX_SPANS_PER_TRACE and drops is self._span_drops:
-                self.dropped_spans += count
             return None
         tenant = key[0]
         limit = self.max_open_traces_per_tenant
