@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import gc
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from opentelemetry.sdk.resources import Resource
@@ -16,6 +20,8 @@ from otel_eval.model.messages import EvaluationRecord
 from tests.processor.telemetry import Telemetry
 from tests.waiting import wait_until
 from tests.worker._core_helpers import HangingEvaluator, registry_with
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -104,3 +110,43 @@ def test_records_of_each_agent_use_its_own_processors_metrics(telemetry: Telemet
     assert [point.value for point in sampled] == [5]
     for provider in providers.values():
         provider.shutdown()
+
+
+SERVER = """\
+import json, logging, sys
+from opentelemetry import trace
+import otel_eval
+from otel_eval import ProcessorSettings
+from tests.processor.test_several_agents import run_agent
+
+logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
+records = {"billing": [], "travel": []}
+billing = otel_eval.attach_to_global_providers(agent_names=("billing",), metrics=("tool_call_count_v1",),
+                                               sinks=[records["billing"].extend])
+travel = otel_eval.attach_to_global_providers(settings=ProcessorSettings(agent_names=("travel",),
+                                              metrics=("token_usage_v1",)), sinks=[records["travel"].extend])
+again = otel_eval.attach_to_global_providers(agent_names="billing", sinks=[records["billing"].extend])
+everyone = otel_eval.attach_to_global_providers(sinks=[])
+run_agent(trace.get_tracer_provider(), "billing", 2)
+run_agent(trace.get_tracer_provider(), "travel", 3)
+for processor in (billing, travel):
+    processor.force_flush(10_000)
+print(json.dumps({"again": again is billing, "distinct": travel is not billing and everyone not in (billing, travel),
+                  **{name: sorted({(r.agent_name, r.metric_name, len(got)) for r in got}) for name, got in records.items()}}))
+"""
+
+
+def test_each_agent_attached_to_the_global_providers_gets_its_own_processor() -> None:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")} | {"PYTHONPATH": str(ROOT)}
+    process = subprocess.run(
+        [sys.executable, "-c", SERVER], env=environment, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert process.returncode == 0, process.stderr
+    report = json.loads(process.stdout.splitlines()[-1])
+    assert report == {
+        "again": True,
+        "distinct": True,
+        "billing": [["billing", "tool_call_count_v1", 2]],
+        "travel": [["travel", "token_usage_v1", 3]],
+    }
+    assert "every agent, so the invocations of billing, travel are evaluated twice" in process.stderr
