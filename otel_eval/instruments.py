@@ -21,6 +21,7 @@ the first fail that should page).
 
 from __future__ import annotations
 
+import operator
 import threading
 import weakref
 from collections import Counter
@@ -31,7 +32,7 @@ from typing import Any, TypeVar
 from opentelemetry import metrics
 from opentelemetry.context import Context, get_current
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
-from opentelemetry.metrics._internal import _ProxyMeterProvider
+from opentelemetry.metrics._internal import _PROXY_METER_PROVIDER, _ProxyMeterProvider
 from opentelemetry.util.types import Attributes, AttributeValue
 
 from otel_eval import semconv
@@ -39,6 +40,7 @@ from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval.version import __version__
 
 HolderT = TypeVar("HolderT", bound="InstrumentHolder")
+SourceT = TypeVar("SourceT")
 
 
 _SeriesRow = tuple[Hashable, Attributes, float, Context | None]
@@ -110,6 +112,73 @@ def _observe_counter(
             meter.create_observable_counter(name, [totals.observe], unit=unit, description=description)
         totals.sources.append(source)
     return True
+
+
+class _Gauge:
+    """One observable gauge's sources: every holder of one meter provider reporting it (the SDK keeps the first
+    callbacks of a name only), the values of one attribute set combined (summed, or ``combine``d); a dead holder's
+    dropped."""
+
+    def __init__(self, combine: Callable[[float, float], float]) -> None:
+        self._combine = combine
+        self._sources: list[tuple[weakref.ref[Any], Callable[[Any, CallbackOptions], Iterable[Observation]]]] = []
+        self._lock = threading.Lock()
+        reinit_after_fork(self._at_fork_reinit)
+
+    def _at_fork_reinit(self) -> None:
+        self._lock = threading.Lock()
+
+    def add(self, holder: Any, observe: Callable[[Any, CallbackOptions], Iterable[Observation]]) -> None:
+        with self._lock:
+            self._sources.append((weakref.ref(holder), observe))
+
+    def observe(self, options: CallbackOptions) -> Iterable[Observation]:
+        with self._lock:
+            self._sources = [source for source in self._sources if source[0]() is not None]
+            sources = list(self._sources)
+        combined: dict[Hashable, list[Any]] = {}
+        for holder_ref, observe in sources:
+            holder = holder_ref()
+            if holder is None:
+                continue
+            for observation in observe(holder, options):
+                key = frozenset((observation.attributes or {}).items())
+                entry = combined.get(key)
+                if entry is None:
+                    combined[key] = [observation.attributes, observation.value]
+                else:
+                    entry[1] = self._combine(entry[1], observation.value)
+        return [Observation(value, attributes) for attributes, value in combined.values()]
+
+
+_GAUGES: weakref.WeakKeyDictionary[MeterProvider, dict[str, _Gauge]] = weakref.WeakKeyDictionary()
+"""Meter provider -> its observable gauges by name."""
+
+
+def observe_gauge(
+    meter_provider: MeterProvider | None,
+    name: str,
+    unit: str,
+    description: str,
+    holder: SourceT,
+    observe: Callable[[SourceT, CallbackOptions], Iterable[Observation]],
+    combine: Callable[[float, float], float] = operator.add,
+) -> None:
+    """Reports ``observe(holder, options)`` through the observable gauge ``name`` of ``meter_provider`` (the global
+    one when None) while ``holder`` lives: one gauge per provider and name, whose values of one attribute set are the
+    holders' ``combine``d (summed: the items waiting in every processor's queue of the process)."""
+    provider = meter_provider if meter_provider is not None else metrics.get_meter_provider()
+    with _OBSERVED_LOCK:
+        by_name = _GAUGES.setdefault(provider, {})
+        gauge = by_name.get(name)
+        if gauge is None and provider is metrics.get_meter_provider():  # made through the proxy before it was set
+            gauge = _GAUGES.get(_PROXY_METER_PROVIDER, {}).get(name)
+        if gauge is None:
+            gauge = _Gauge(combine)
+            meter = provider.get_meter(semconv.INSTRUMENTATION_SCOPE, __version__)
+            meter.create_observable_gauge(name, [gauge.observe], unit=unit, description=description)
+        by_name[name] = gauge
+    gauge.add(holder, observe)
 
 
 class CountedSeries:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 
 from otel_eval import semconv
-from otel_eval.instruments import LogRecordDrops, weak_callback
+from otel_eval.instruments import LogRecordDrops, observe_gauge
 
 _SAMPLED = "invocations.sampled"
 _EVALUATED = "invocations.evaluated"
@@ -57,11 +57,13 @@ class PipelineMetrics(LogRecordDrops):
             "{trace}",
             "Traces evaluated after the idle timeout because their root span never ended locally.",
         )
-        self.meter.create_observable_gauge(
+        observe_gauge(
+            meter_provider,
             semconv.METRIC_QUEUE_SIZE,
-            callbacks=[weak_callback(self, PipelineMetrics._observe_queues)],
-            unit="{item}",
-            description="Items waiting in the evaluation pipeline's queues, by queue.",
+            "{item}",
+            "Items waiting in the evaluation pipeline's queues, by queue.",
+            self,
+            PipelineMetrics._observe_queues,
         )
 
     def sampled(self, count: int = 1) -> None:

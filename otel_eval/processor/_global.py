@@ -6,6 +6,7 @@ import logging
 import threading
 import weakref
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from opentelemetry import _logs, trace
@@ -13,11 +14,15 @@ from opentelemetry._logs._internal import ProxyLoggerProvider
 from opentelemetry.sdk._logs import LoggerProvider as SdkLoggerProvider
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 
+from otel_eval.processor._settings import ProcessorSettings
 from otel_eval.processor.processor import EvaluationSpanProcessor
 
 logger = logging.getLogger(__name__)
 
-_attached: weakref.WeakKeyDictionary[object, EvaluationSpanProcessor] = weakref.WeakKeyDictionary()
+_Selection = tuple[tuple[str, ...], tuple[str, ...]]
+"""The agent names and root span names a processor evaluates (empty: all)."""
+
+_attached: weakref.WeakKeyDictionary[object, dict[_Selection, EvaluationSpanProcessor]] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
@@ -27,9 +32,11 @@ def attach_to_global_providers(environ: Mapping[str, str] | None = None, **overr
 
     It adds to the providers already set (by ``adk web``, ``adk api_server`` or ``get_fast_api_app``, with their
     exporters) and never replaces them; where none is set it sets an SDK one. Called again on the same tracer
-    provider (an agent module imported again on reload, several agents in one server), it returns the processor it
-    attached the first time, so no invocation is scored twice. ``environ`` and ``overrides`` are
-    :meth:`EvaluationSpanProcessor.from_env`'s.
+    provider for the same agents (an agent module imported again on reload), it returns the processor it attached
+    the first time, so no invocation is scored twice; for other agents (``agent_names=`` or ``root_span_names=``,
+    as keywords, in ``settings=`` or the environment: each agent of a server with its own criteria) it attaches
+    another, and warns when one of them evaluates every agent (the other's invocations are then scored twice).
+    ``environ`` and ``overrides`` are :meth:`EvaluationSpanProcessor.from_env`'s.
 
     Raises:
         TypeError: the global tracer provider is not one that takes span processors (not the OpenTelemetry SDK's),
@@ -38,9 +45,11 @@ def attach_to_global_providers(environ: Mapping[str, str] | None = None, **overr
     """
     with _lock:
         tracer_provider = trace.get_tracer_provider()
-        attached = _attached.get(tracer_provider)
-        if attached is not None:
-            return attached
+        selection = _selection(environ, overrides)
+        attached = _attached.get(tracer_provider, {})
+        if selection in attached:
+            return attached[selection]
+        _warn_overlap(selection, attached)
         if not isinstance(tracer_provider, (SdkTracerProvider, trace.ProxyTracerProvider)):
             raise TypeError(
                 f"attach_to_global_providers: the global tracer provider is a {type(tracer_provider).__name__}, "
@@ -64,5 +73,23 @@ def attach_to_global_providers(environ: Mapping[str, str] | None = None, **overr
                 "processors: content on log records (EVENT_ONLY) does not reach the processor",
                 type(logger_provider).__name__,
             )
-        _attached[tracer_provider] = processor
+        _attached.setdefault(tracer_provider, {})[selection] = processor
         return processor
+
+
+def _selection(environ: Mapping[str, str] | None, overrides: Mapping[str, Any]) -> _Selection:
+    settings = overrides.get("settings") or ProcessorSettings.from_env(environ)
+    chosen = {name: overrides[name] for name in ("agent_names", "root_span_names") if name in overrides}
+    settings = replace(settings, **chosen)
+    return tuple(sorted(settings.agent_names)), tuple(sorted(settings.root_span_names))
+
+
+def _warn_overlap(selection: _Selection, attached: Mapping[_Selection, EvaluationSpanProcessor]) -> None:
+    everyone: _Selection = ((), ())
+    if attached and (selection == everyone or everyone in attached):
+        named = sorted({name for key in (selection, *attached) for names in key for name in names})
+        logger.warning(
+            "attach_to_global_providers: one of the processors on the global tracer provider evaluates every agent, "
+            "so the invocations of %s are evaluated twice; give each call its agent_names=",
+            ", ".join(named) or "every agent",
+        )

@@ -40,14 +40,13 @@ from otel_eval import semconv
 from otel_eval._runtime.forking import reinit_after_fork
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.errors import ConfigurationError
-from otel_eval.instruments import ObservedCounter
+from otel_eval.instruments import ObservedCounter, observe_gauge
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.transport._kafka_config import KafkaSecurity, check_compression, split_servers
 from otel_eval.transport._kafka_outage import BROKER, OutageMonitor
 from otel_eval.transport._kafka_sender import STOP_RESERVE_S, KafkaSender
 from otel_eval.transport._request_buffer import RequestBuffer
 from otel_eval.transport.base import ExportResult, InvocationExporter
-from otel_eval.version import __version__
 
 logger = logging.getLogger(__name__)
 
@@ -159,20 +158,19 @@ class KafkaInvocationExporter(InvocationExporter):
             weak_self = weakref.ref(self)
             pipeline.register_queue(_QUEUE_NAME, lambda: _pending(weak_self))
         else:
-            meter = (meter_provider or metrics.get_meter_provider()).get_meter(
-                semconv.INSTRUMENTATION_SCOPE, __version__
-            )
             self._drop_counter = ObservedCounter(
                 meter_provider,
                 semconv.METRIC_INVOCATIONS_DROPPED,
                 "{invocation}",
                 "Invocations dropped before evaluation",
             )
-            meter.create_observable_gauge(
+            observe_gauge(
+                meter_provider,
                 semconv.METRIC_QUEUE_SIZE,
-                callbacks=[self._observe_queue],
-                unit="{item}",
-                description="Evaluation requests waiting for their transport",
+                "{item}",
+                "Evaluation requests waiting for their transport",
+                self,
+                KafkaInvocationExporter._observe_queue,
             )
             self._attempt_counter = ObservedCounter(
                 meter_provider,
@@ -180,14 +178,14 @@ class KafkaInvocationExporter(InvocationExporter):
                 "{attempt}",
                 "Failed attempts to reach the transport's broker (connections, metadata, sends)",
             )
-        weak_outage = weakref.ref(self)
-        (meter_provider or metrics.get_meter_provider()).get_meter(
-            semconv.INSTRUMENTATION_SCOPE, __version__
-        ).create_observable_gauge(
+        observe_gauge(
+            meter_provider,
             semconv.METRIC_TRANSPORT_OUTAGE_DURATION,
-            callbacks=[lambda options: _observe_outage(weak_outage)],
-            unit="s",
-            description="Seconds since the transport's broker became unreachable; 0 while it is reachable",
+            "s",
+            "Seconds since the transport's broker became unreachable; 0 while it is reachable",
+            self,
+            _observe_outage,
+            combine=max,  # several exporters of the process: the longest outage
         )
 
         self._start_sender()
@@ -369,10 +367,7 @@ def _pending(ref: weakref.ReferenceType[KafkaInvocationExporter]) -> int:
     return exporter.pending if exporter is not None else 0
 
 
-def _observe_outage(ref: weakref.ReferenceType[KafkaInvocationExporter]) -> list[metrics.Observation]:
-    exporter = ref()
-    if exporter is None:
-        return []
+def _observe_outage(exporter: KafkaInvocationExporter, _options: metrics.CallbackOptions) -> list[metrics.Observation]:
     attributes = {semconv.OTEL_EVAL_TRANSPORT: semconv.TRANSPORT_KAFKA}
     return [metrics.Observation(exporter._outage.outage_seconds(), attributes)]
 

@@ -95,3 +95,24 @@ def test_a_scraped_metric_reader_is_refused_at_start_up_naming_the_variable(monk
     assert "isolation='thread'" in str(raised.value) and "otlp" in str(raised.value)
     monkeypatch.setenv("OTEL_METRICS_EXPORTER", "otlp_proto_http,console")  # pushed: accepted
     EvaluationSpanProcessor(settings=ProcessorSettings(isolation="process"), sinks=[lambda records: None]).shutdown()
+
+
+@pytest.mark.parametrize("given", ["nothing", "sinks", "enrich"])
+def test_the_no_destination_warning_counts_the_sinks_and_the_enriched_roots_given_in_code(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, given: str
+) -> None:
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    _set(monkeypatch, {})
+    monkeypatch.delenv("OTEL_EVAL_SINKS", raising=False)
+    monkeypatch.delenv("OTEL_EVAL_CONSOLE", raising=False)
+    options: dict[str, object] = {
+        "nothing": {},
+        "sinks": {"sinks": [lambda records: None]},
+        "enrich": {"enrich": SimpleSpanProcessor(InMemorySpanExporter())},
+    }[given]
+    processor = EvaluationSpanProcessor(settings=ProcessorSettings(isolation="process"), **options)  # type: ignore[arg-type]
+    processor.shutdown()
+    warned = [r.getMessage() for r in caplog.records if "the scores go nowhere" in r.getMessage()]
+    assert len(warned) == (1 if given == "nothing" else 0)

@@ -189,13 +189,17 @@ NO_DESTINATION_WARNING: Final = (
 )
 
 
-def check_process_options(given: Mapping[str, object], metric_names: Iterable[str]) -> None:
+def check_process_options(
+    given: Mapping[str, object], metric_names: Iterable[str], *, destination_in_code: bool = False
+) -> None:
     """What ``isolation="process"`` checks at start-up, so the child never fails on it later.
 
     Args:
         given: The processor's objects that may not cross (``exporter``, ``registry``, ``pipeline``, ``judge``,
             the providers: None when not given).
         metric_names: The criteria's metrics (checked against the default registry, which the child uses).
+        destination_in_code: The scores reach sinks or enriched root spans given in code (no warning that they go
+            nowhere without exporters).
 
     Raises:
         TypeError: an object that cannot cross into the child.
@@ -211,7 +215,7 @@ def check_process_options(given: Mapping[str, object], metric_names: Iterable[st
         )
     installed = _Installed()
     names = exporter_names(installed)
-    if not any(names.values()) and not sink_names():
+    if not any(names.values()) and not sink_names() and not destination_in_code:
         logger.warning(NO_DESTINATION_WARNING)
     _refuse_pull_readers(names["metrics"], installed)
     registry = default_registry()
@@ -247,7 +251,9 @@ def process_engine(options: EngineOptions) -> EvaluationProcess:
     criteria, settings, meter_provider = options.criteria, options.settings, options.meter_provider
     enrich, sinks, enrichment_wait_seconds = options.enrich, options.sinks, options.enrichment_wait_seconds
     sampling = Sampling.create(settings.sample_rate, settings.sample_priority, meter_provider)
-    check_process_options(options.crossing, builtin_metric_names(criteria_from(criteria), criteria))
+    enriches = enrich is not None and env.EMIT_ATTRIBUTES in settings.emit  # else the roots pass straight on
+    metric_names = builtin_metric_names(criteria_from(criteria), criteria)
+    check_process_options(options.crossing, metric_names, destination_in_code=bool(sinks) or enriches)
     # Custom metric code that cannot load, or a metric to run that the child's registry lacks, stops start-up here.
     registry = registry_with_custom_metrics(criteria)
     check_child_imports(custom_metrics_of(criteria))  # loaded here, but maybe only through this process's sys.path
@@ -255,7 +261,6 @@ def process_engine(options: EngineOptions) -> EvaluationProcess:
     budget = JudgeSettings.from_env().budget  # the child's judge reads the same environment
     if budget is not None:
         budget.check_metrics(registry)  # a metric the child does not know stops start-up here, not in the child
-    enriches = enrich is not None and env.EMIT_ATTRIBUTES in settings.emit  # else the roots pass straight on
     child = ChildSettings(criteria, settings, enrichment_wait_seconds if enriches else None, relay_records=bool(sinks))
     # The roots are held here; the evaluation process says when, and with which scores.
     wait = enrichment_wait_seconds + ENRICHMENT_MARGIN if enriches else 0.0
