@@ -279,9 +279,16 @@ def plain_invocation(draft: InvocationDraft) -> PlainInvocation:
     intermediate: list[tuple[str, list[genai_types.Part]]] = []
     if reads & _TEXT_READS:
         final, intermediate = _final_and_intermediate(draft)
+        if draft.guardrail_tripped is not None:
+            final = None  # the run raised: whatever the model said never reached the user
     # Copied after the reads above: inputs read on first use record their problems in draft.warnings.
     warnings = list(draft.warnings)
-    if not draft.content_captured:
+    if draft.guardrail_tripped is not None:
+        warnings.append(
+            f"trace {root.trace_id} span {root.span_id}: a guardrail stopped the run ({draft.guardrail_tripped}); "
+            "it has no final response"
+        )
+    elif not draft.content_captured:
         warnings.append(
             f"trace {root.trace_id} span {root.span_id}: no message content was captured "
             "(content capture off?); user text, responses and tool arguments are unknown"
@@ -318,7 +325,7 @@ def plain_invocation(draft: InvocationDraft) -> PlainInvocation:
         "end_time_ns": draft.end_time_ns if draft.end_time_ns is not None else root.end_time_ns,
         "content_captured": draft.content_captured,
         "warnings": warnings,
-        "ended_in_error": root.status_code == "ERROR",  # signals.ended_in_error inline
+        "ended_in_error": root.status_code == "ERROR" or draft.guardrail_tripped is not None,
         "feedback": feedback(root),
     }
     if reads & _USAGE:
