@@ -57,6 +57,10 @@ def test_a_turn_a_guardrail_stops_has_no_final_response_and_ended_in_error(instr
 
 @pytest.mark.parametrize("instrumentation", ["openinference", "openllmetry"])
 def test_a_streamed_conversation_rebuilds_as_the_same_run_and_joins_its_session(instrumentation: str) -> None:
+    """The handoff is the model's ``transfer_to_<agent>`` call with the SDK's ``{"assistant": <agent>}`` as its
+    result, as ADK counts ``transfer_to_agent``; under OpenLLMetry that result is only in the next model call's input,
+    which names the call by the Responses API's item id (``fc_call_1``) and the result by the call id."""
+
     def answered(name: str) -> list[dict[str, Any]]:
         return [
             {
@@ -75,6 +79,10 @@ def test_a_streamed_conversation_rebuilds_as_the_same_run_and_joins_its_session(
     assert [turn["tool_uses"] for turn in run] == [
         [("transfer_to_weather_agent", {}), ("get_weather", {"city": "Paris"})],
         [("get_time", {"city": "Paris"})],
+    ]
+    assert [turn["tool_responses"] for turn in run] == [
+        [{"assistant": "weather_agent"}, {"city": "Paris", "temperature_c": 18, "conditions": "cloudy"}],
+        [{"result": "14:05"}],
     ]
     assert {turn["session"] for turn in run} == {"conv-123"}
     assert [turn["agent"] for turn in run] == ["triage_agent", "weather_agent"]
