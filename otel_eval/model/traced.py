@@ -91,7 +91,12 @@ class TracedInvocation(BaseModel):
         "None when the trace does not say (conventions other than ADK's).",
     )
     warnings: list[str] = Field(default_factory=list, description="Problems met while rebuilding, one line each.")
-    ended_in_error: bool = Field(default=False, description="True when the invocation's root span has status ERROR.")
+    ended_in_error: bool = Field(
+        default=False,
+        description="True when the invocation's root span has status ERROR, or a span of the "
+        "invocation says a guardrail's tripwire stopped the run (the OpenAI Agents SDK's ``Guardrail tripwire "
+        "triggered``).",
+    )
     feedback: str | None = Field(
         default=None,
         description="The user's feedback on the invocation: the root span's feedback attribute "

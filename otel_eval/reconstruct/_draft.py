@@ -115,6 +115,9 @@ class InvocationDraft:
     warnings: list[str] = field(default_factory=list)
     end_time_ns: int | None = None
     """End of the invocation when it is not the root's end (model calls grouped without an agent span)."""
+    guardrail_tripped: str | None = None
+    """The status message of the span that says a guardrail's tripwire stopped the run (the OpenAI Agents SDK's
+    ``Guardrail tripwire triggered``), when one does: the run raised instead of answering."""
     reads: Reads = Reads.ALL
     """What :func:`build_invocation` produces (the rest left empty; see :mod:`otel_eval.reconstruct.reads`); a
     convention's reader may also skip reading what only those parts need."""

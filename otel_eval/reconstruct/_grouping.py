@@ -84,8 +84,21 @@ def invocations_of_roots(
         if root.span_id in groups:
             draft = new_reader(root, groups[root.span_id]).draft()
             draft.reads = reads
+            draft.guardrail_tripped = guardrail_tripped(groups[root.span_id])
             invocations.append(plain_invocation(draft))
     return invocations
+
+
+_TRIPWIRE = "Guardrail tripwire triggered"
+
+
+def guardrail_tripped(members: Sequence[Span]) -> str | None:
+    """The status message of the first span whose error says a guardrail's tripwire stopped the run (the OpenAI Agents
+    SDK's ``Guardrail tripwire triggered``, as OpenInference and OpenLLMetry record it), or None."""
+    for span in members:
+        if span.status_code == "ERROR" and span.status_message and _TRIPWIRE in span.status_message:
+            return span.status_message
+    return None
 
 
 def turn_invocations(

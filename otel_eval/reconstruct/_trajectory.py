@@ -87,9 +87,12 @@ def _take(runs: FirstUnused[ToolRun], call: genai_types.FunctionCall) -> ToolRun
 
 def _sent_back_responses(calls: Sequence[ModelCall]) -> dict[str, genai_types.FunctionResponse]:
     """The function responses sent back to the model, by the id of the call they answer: the response's own id when
-    it is one of the calls of the model message before it, else that message's next unanswered call (the responses
-    follow the calls in order; google-genai's automatic function calling sends them without the call id)."""
+    it is one of the calls of the model message before it or of the model's outputs, else that message's next
+    unanswered call (the responses follow the calls in order; google-genai's automatic function calling sends them
+    without the call id). OpenLLMetry's OpenAI Agents spans give the calls in the history the Responses API's item
+    id (``fc_call_1``) and the responses the call id (``call_1``) the model's output has."""
     found: dict[str, genai_types.FunctionResponse] = {}
+    made_by_model = {made.id for call in calls for made in calls_of(call) if made.id}
     for call in calls:
         pending: list[str] = []
         for message in call.inputs:
@@ -102,7 +105,7 @@ def _sent_back_responses(calls: Sequence[ModelCall]) -> dict[str, genai_types.Fu
                 if response is None:
                     continue
                 call_id: str | None
-                if response.id in pending or (not pending and response.id):
+                if response.id in pending or (response.id and (not pending or response.id in made_by_model)):
                     call_id = response.id
                 else:
                     call_id = pending[0] if pending else None
@@ -279,9 +282,16 @@ def plain_invocation(draft: InvocationDraft) -> PlainInvocation:
     intermediate: list[tuple[str, list[genai_types.Part]]] = []
     if reads & _TEXT_READS:
         final, intermediate = _final_and_intermediate(draft)
+        if draft.guardrail_tripped is not None:
+            final = None  # the run raised: whatever the model said never reached the user
     # Copied after the reads above: inputs read on first use record their problems in draft.warnings.
     warnings = list(draft.warnings)
-    if not draft.content_captured:
+    if draft.guardrail_tripped is not None:
+        warnings.append(
+            f"trace {root.trace_id} span {root.span_id}: a guardrail stopped the run ({draft.guardrail_tripped}); "
+            "it has no final response"
+        )
+    elif not draft.content_captured:
         warnings.append(
             f"trace {root.trace_id} span {root.span_id}: no message content was captured "
             "(content capture off?); user text, responses and tool arguments are unknown"
@@ -318,7 +328,7 @@ def plain_invocation(draft: InvocationDraft) -> PlainInvocation:
         "end_time_ns": draft.end_time_ns if draft.end_time_ns is not None else root.end_time_ns,
         "content_captured": draft.content_captured,
         "warnings": warnings,
-        "ended_in_error": root.status_code == "ERROR",  # signals.ended_in_error inline
+        "ended_in_error": root.status_code == "ERROR" or draft.guardrail_tripped is not None,
         "feedback": feedback(root),
     }
     if reads & _USAGE:

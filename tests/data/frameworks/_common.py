@@ -246,7 +246,7 @@ def _dump(value: Any, indent: int | None = 1) -> str:
 
 class ChatCompletionsServer:
     """OpenAI's ``POST /v1/chat/completions`` and ``POST /v1/responses`` and Gemini's ``:generateContent`` on
-    127.0.0.1, answered from a :class:`Script` (chat completions also streamed, when asked), so the real OpenAI and google-genai clients (and the
+    127.0.0.1, answered from a :class:`Script` (chat completions and responses also streamed, when asked), so the real OpenAI and google-genai clients (and the
     models built on them) run offline. The requests received are kept in ``requests``."""
 
     def __init__(self, script: Script) -> None:
@@ -268,6 +268,9 @@ class ChatCompletionsServer:
                 if body.get("stream") and answer == server.completion:
                     self.stream(server.completion_chunks(server.completion(body)))
                     return
+                if body.get("stream") and answer == server.response:
+                    self.stream(server.response_events(server.response(body)), done=False)
+                    return
                 payload = json.dumps(answer(body)).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -275,8 +278,9 @@ class ChatCompletionsServer:
                 self.end_headers()
                 self.wfile.write(payload)
 
-            def stream(self, chunks: list[dict[str, Any]]) -> None:
-                payload = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+            def stream(self, chunks: list[dict[str, Any]], done: bool = True) -> None:
+                payload = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks)
+                payload += "data: [DONE]\n\n" if done else ""
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Content-Length", str(len(payload.encode())))
@@ -376,6 +380,19 @@ class ChatCompletionsServer:
                 "output_tokens_details": {"reasoning_tokens": 0},
             },
         }
+
+    @staticmethod
+    def response_events(response: dict[str, Any]) -> list[dict[str, Any]]:
+        """A Responses API answer as the events of a streamed one (``"stream": true``): created, each output item
+        added and done whole, then completed with the whole response."""
+        events: list[dict[str, Any]] = [
+            {"type": "response.created", "response": response | {"status": "in_progress", "output": []}}
+        ]
+        for index, item in enumerate(response["output"]):
+            events.append({"type": "response.output_item.added", "output_index": index, "item": item})
+            events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+        events.append({"type": "response.completed", "response": response})
+        return [event | {"sequence_number": number} for number, event in enumerate(events)]
 
     def gemini(self, request: dict[str, Any]) -> dict[str, Any]:
         """A Gemini ``generateContent`` answer."""
