@@ -168,9 +168,10 @@ OTEL_EVAL_EXPLANATIONS: Final = "OTEL_EVAL_EXPLANATIONS"
 """Whether results carry their explanation (``gen_ai.evaluation.explanation``: the judge's rationale, which quotes
 the agent's answer, or a deterministic metric's, which quotes tool calls and their arguments). ``false``: no result
 carries one, wherever it goes (result events, evaluation spans and their status, the score sinks, the worker's
-results topic, the console lines, ``otel-eval run``'s ``--sinks`` and ``--export-otlp``), so the user's and the
-model's text goes to the judge and nowhere else; the score, label, verdict and ``error.type`` stay. Read by the
-processor (``ProcessorSettings.explanations``), the Kafka worker and ``otel-eval run``. Default true."""
+results topic, the console lines, ``otel-eval run``'s ``--sinks`` and ``--export-otlp``), so no score carries the
+user's or the model's text (the judge still reads it; the Kafka requests topic still carries the invocations); the
+score, label, verdict and ``error.type`` stay. Read by the processor (``ProcessorSettings.explanations``), the Kafka
+worker and ``otel-eval run``. Default true."""
 DEFAULT_EXPLANATIONS: Final = True
 
 OTEL_EVAL_QUEUE_SIZE: Final = "OTEL_EVAL_QUEUE_SIZE"
