@@ -164,6 +164,16 @@ EMIT_NONE: Final = "none"
 EMIT_SIGNALS: Final = (EMIT_EVENTS, EMIT_SPANS, EMIT_METRICS, EMIT_ATTRIBUTES)
 DEFAULT_EMIT: Final = frozenset(EMIT_SIGNALS)
 
+OTEL_EVAL_EXPLANATIONS: Final = "OTEL_EVAL_EXPLANATIONS"
+"""Whether results carry their explanation (``gen_ai.evaluation.explanation``: the judge's rationale, which quotes
+the agent's answer, or a deterministic metric's, which quotes tool calls and their arguments). ``false``: no result
+carries one, wherever it goes (result events, evaluation spans and their status, the score sinks, the worker's
+results topic, the console lines, ``otel-eval run``'s ``--sinks`` and ``--export-otlp``), so no score carries the
+user's or the model's text (the judge still reads it; the Kafka requests topic still carries the invocations); the
+score, label, verdict and ``error.type`` stay. Read by the processor (``ProcessorSettings.explanations``), the Kafka
+worker and ``otel-eval run``. Default true."""
+DEFAULT_EXPLANATIONS: Final = True
+
 OTEL_EVAL_QUEUE_SIZE: Final = "OTEL_EVAL_QUEUE_SIZE"
 """Evaluation requests waiting for the embedded worker or the Kafka producer. Default 1024."""
 DEFAULT_QUEUE_SIZE: Final = 1024

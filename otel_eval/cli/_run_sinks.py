@@ -55,6 +55,7 @@ class ScoreWriter:
         )
         self._eval_set_id = eval_set_id
         self._informational = env.flag_setting(environ, env.OTEL_EVAL_SINKS_INFORMATIONAL, False)
+        self._explanations = env.flag_setting(environ, env.OTEL_EVAL_EXPLANATIONS, env.DEFAULT_EXPLANATIONS)
         self.records = 0
         """Records handed to the sinks (informational ones only with ``OTEL_EVAL_SINKS_INFORMATIONAL``)."""
 
@@ -63,7 +64,7 @@ class ScoreWriter:
 
     def add(self, report: ConversationReport) -> None:
         """Sends ``report``'s records (one per invocation and metric) to every sink, waiting for room."""
-        records = report_records(report, self._eval_set_id)
+        records = report_records(report, self._eval_set_id, explanations=self._explanations)
         if not self._informational:  # as the backend sinks filter them: counted as they are
             records = [r for r in records if r.label != semconv.LABEL_INFORMATIONAL]
         if not records:
@@ -112,11 +113,12 @@ class OtlpExport:
             spans=False,
         )
         self._eval_set_id = eval_set_id
+        self._explanations = env.flag_setting(os.environ, env.OTEL_EVAL_EXPLANATIONS, env.DEFAULT_EXPLANATIONS)
         self.records = 0
 
     def add(self, report: ConversationReport) -> None:
         """Emits ``report``'s records."""
-        for record in report_records(report, self._eval_set_id):
+        for record in report_records(report, self._eval_set_id, explanations=self._explanations):
             self._emitters.emit(record)
             self.records += 1
 
@@ -131,8 +133,11 @@ class OtlpExport:
         return problems
 
 
-def report_records(report: ConversationReport, eval_set_id: str | None) -> list[EvaluationRecord]:
-    """The records online evaluation would emit for ``report``: one per invocation and metric."""
+def report_records(
+    report: ConversationReport, eval_set_id: str | None, *, explanations: bool = True
+) -> list[EvaluationRecord]:
+    """The records online evaluation would emit for ``report``: one per invocation and metric (without their
+    explanations when ``explanations`` is false: ``OTEL_EVAL_EXPLANATIONS``)."""
     from otel_eval.evaluation.records import records_of
 
     conversation = report.conversation
@@ -141,7 +146,12 @@ def report_records(report: ConversationReport, eval_set_id: str | None) -> list[
     for outcome in report.outcomes:
         records.extend(
             records_of(
-                conversation.invocations, outcome.metric, outcome.result, eval_id=eval_id, eval_set_id=eval_set_id
+                conversation.invocations,
+                outcome.metric,
+                outcome.result,
+                eval_id=eval_id,
+                eval_set_id=eval_set_id,
+                explanations=explanations,
             )
         )
     return records

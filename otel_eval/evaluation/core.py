@@ -107,6 +107,8 @@ class EvaluationCore:
             variable it was given by).
         criteria_setting: What a problem of ``criteria`` is said to come from (the worker: the flag or variable, and
             the file it named); the error names it and the criterion's path (``criteria.NAME``).
+        explanations: False: the records carry no explanation (``OTEL_EVAL_EXPLANATIONS``), so neither do their
+            events, spans, sinks and results topic.
 
     Raises:
         ConfigurationError: ``criteria`` or ``metric_names`` names an unknown metric, or an invalid criterion.
@@ -128,6 +130,7 @@ class EvaluationCore:
         on_refused: Callable[[Refusal], None] | None = None,
         metrics_setting: str = METRICS_SETTING,
         criteria_setting: str | None = None,
+        explanations: bool = True,
     ) -> None:
         # The process's own configuration may name ADK custom metrics: imported here, never from a request's criteria.
         self._registry = registry_with_custom_metrics(criteria, registry)
@@ -153,6 +156,7 @@ class EvaluationCore:
         if self._criteria is not None:  # bad criteria fail here
             plan_own_criteria(self._criteria, registry=self._registry, judge=self._judge, source=criteria_setting)
         self._gate = RequestGate(request_policy, on_refused)
+        self._explanations = explanations
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Waits for the sinks that deliver later (the backend sinks) to deliver what they hold."""
@@ -299,7 +303,7 @@ class EvaluationCore:
         if not (plan.inline or all(runs_inline(metric) for metric in metrics)):
             return None
         checked = bool(get_value(_SUPPRESS_INSTRUMENTATION_KEY))
-        context = RecordContext(invocations=views, eval_id=None, eval_set_id=None)
+        context = RecordContext(invocations=views, eval_id=None, eval_set_id=None, explanations=self._explanations)
         records = self._emission.scored_inline(
             context, metrics, lambda metric: score_plain_inline(metric, views, checked=checked)
         )
@@ -343,7 +347,11 @@ class EvaluationCore:
         case = pairing.case
         eval_set_id = request.eval_set_id or (self._eval_set.eval_set_id if self._eval_set and case else None)
         context = RecordContext(
-            invocations=invocations, eval_id=case.eval_id if case else None, eval_set_id=eval_set_id, window=window
+            invocations=invocations,
+            eval_id=case.eval_id if case else None,
+            eval_set_id=eval_set_id,
+            window=window,
+            explanations=self._explanations,
         )
         # lacks_reference, worked out once per plan (issue 36: one plan, its answers kept with it)
         metrics = plan.applicable(has_reference=conversation.expected is not None or conversation.scenario is not None)

@@ -69,6 +69,7 @@ class EmbeddedOptions(TypedDict, total=False):
         sessions: When a session's conversation-level metrics run and how many open sessions are held
             (``OTEL_EVAL_SESSION_IDLE_TIMEOUT``, ``OTEL_EVAL_SESSION_MAX_TURNS``, ``OTEL_EVAL_MAX_OPEN_SESSIONS``,
             ``OTEL_EVAL_MAX_SESSION_BYTES``); see :mod:`otel_eval.evaluation.embedded_worker`.
+        explanations: False: results carry no explanation (``OTEL_EVAL_EXPLANATIONS``).
     """
 
     judge: Judge | None
@@ -78,6 +79,7 @@ class EmbeddedOptions(TypedDict, total=False):
     max_queue_size: int
     concurrency: int
     sessions: SessionLimits
+    explanations: bool
 
 
 EMBEDDED_OPTIONS = frozenset(EmbeddedOptions.__annotations__)
@@ -151,6 +153,7 @@ def embedded_worker(
         judge=judge,
         emitters=emitters,
         pipeline=pipeline,
+        explanations=options.get("explanations", env.DEFAULT_EXPLANATIONS),
     )
     return EmbeddedWorker(
         core,

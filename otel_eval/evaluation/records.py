@@ -86,6 +86,8 @@ class RecordContext:
     eval_id: str | None
     eval_set_id: str | None
     window: SessionWindow | None = None
+    explanations: bool = True
+    """False: the records carry no explanation (``OTEL_EVAL_EXPLANATIONS``)."""
     _by_invocation: list[tuple[bytes, dict[str, Any]]] | None = field(default=None, init=False, repr=False)
 
     def span_parent(self) -> tuple[RecordedInvocation, list[tuple[str, str]]]:
@@ -116,7 +118,7 @@ class RecordContext:
                     eval_status=result.overall_eval_status if single else _NOT_EVALUATED,
                 )
             status = entry.eval_status
-            explanation = entry.explanation or result.explanation
+            explanation = (entry.explanation or result.explanation) if self.explanations else None
             error_type = entry.error_type or (result.error_type if status is _NOT_EVALUATED else None)
             if status is _NOT_EVALUATED and error_type is None:
                 before_last = window is not None and index < len(self.invocations) - 1
@@ -309,6 +311,7 @@ def records_of(
     *,
     eval_id: str | None = None,
     eval_set_id: str | None = None,
+    explanations: bool = True,
 ) -> list[EvaluationRecord]:
     """The records online evaluation would emit for ``result`` of ``metric`` on ``invocations`` (one per
     invocation, same result ids): what ``otel-eval run`` hands its sinks. A conversation-level metric's result on
@@ -319,7 +322,7 @@ def records_of(
     conversation_level = metric.info is not None and metric.info.conversation_level
     if session_id and conversation_level and all(turn.session_id == session_id for turn in invocations):
         window = SessionWindow(session_id, 0, 0, turns=list(invocations))
-    return RecordContext(list(invocations), eval_id, eval_set_id, window).records(metric, result)
+    return RecordContext(list(invocations), eval_id, eval_set_id, window, explanations).records(metric, result)
 
 
 def _provenance(evaluator: Evaluator | None) -> EvaluatorProvenance | None:

@@ -97,6 +97,9 @@ class ProcessorSettings:
             ADK's efficiency metrics. Names, or one comma-separated string (``"tool_call_count_v1,token_usage_v1"``),
             kept as a tuple. An unknown name fails when the processor starts (``ConfigurationError``); the embedded
             worker runs them (with an ``exporter``, the evaluating side chooses: leave it empty).
+        explanations: False: no result carries its explanation (the judge's rationale quotes the agent's text), on
+            its event, its evaluation span, or to the sinks (``OTEL_EVAL_EXPLANATIONS``). Default true. With an
+            ``exporter``, the evaluating side's setting applies.
 
     Raises:
         ValueError: a value of the wrong type (``sample_rate must be a number, got 'abc'``), a limit below 1,
@@ -120,7 +123,8 @@ class ProcessorSettings:
     sessions: SessionLimits = field(default_factory=SessionLimits)
     emit: Collection[str] = env.DEFAULT_EMIT
     kafka_bootstrap_servers: str | None = None
-    metrics: tuple[str, ...] = ()  # last: the fields before it keep their positions
+    metrics: tuple[str, ...] = ()  # the fields before it keep their positions
+    explanations: bool = env.DEFAULT_EXPLANATIONS  # last: the fields before it keep their positions
 
     def __post_init__(self) -> None:
         check_field_types(self)
@@ -193,6 +197,7 @@ class ProcessorSettings:
             emit=emit_setting(environ.get(env.OTEL_EVAL_EMIT, ""), setting=env.OTEL_EVAL_EMIT),
             kafka_bootstrap_servers=environ.get(env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS, "").strip() or None,
             metrics=metric_names_setting(environ.get(env.OTEL_EVAL_METRICS, "")),
+            explanations=flag_setting(environ, env.OTEL_EVAL_EXPLANATIONS, env.DEFAULT_EXPLANATIONS),
         )
 
 

@@ -401,6 +401,7 @@ def in_thread_engine(options: EngineOptions, *, threaded: bool = True) -> InThre
             concurrency=settings.concurrency,
             sessions=settings.sessions,
             emit=settings.emit,
+            explanations=settings.explanations,
             holds_session=sampling.session_in_sample,
         )
         # Its plan asks the judge whether it is configured (a LiteLLM judge's check imports LiteLLM, seconds): on

@@ -84,6 +84,7 @@ def build_core(
         pipeline=PipelineMetrics(pipeline_meters, transport="kafka"),
         request_policy=policy,
         on_refused=metrics.criteria_refused if metrics is not None else None,
+        explanations=settings.explanations,
     )
     _warn_reference_metrics_without_eval_set(settings, core)
     return core

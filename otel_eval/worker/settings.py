@@ -18,6 +18,7 @@ from otel_eval._runtime.urls import redact_url
 from otel_eval.emit.selection import emit_signals, emit_text
 from otel_eval.environment_variables import (
     DEFAULT_CONCURRENCY,
+    DEFAULT_EXPLANATIONS,
     DEFAULT_KAFKA_COMPRESSION,
     DEFAULT_KAFKA_REQUESTS_TOPIC,
     DEFAULT_KAFKA_RESULTS_TOPIC,
@@ -242,6 +243,11 @@ class WorkerSettings(BaseSettings):
     def emit_signals(self) -> frozenset[str]:
         """The selected signals (:mod:`otel_eval.emit.selection`)."""
         return frozenset(self.emit.split(",")) & frozenset(EMIT_SIGNALS)
+
+    explanations: bool = Field(
+        default=DEFAULT_EXPLANATIONS,
+        description="Results carry their explanation (false: on no event, span, sink or results-topic record).",
+    )
 
     # --- end of the emit block ---
 

@@ -5,6 +5,7 @@ not depend on it; a bad value stops the worker at start-up, naming the variable 
 from __future__ import annotations
 
 import asyncio
+import pathlib
 import sys
 
 import pytest
@@ -14,7 +15,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from otel_eval import EvaluationSpanProcessor, semconv
 from otel_eval import environment_variables as env
 from otel_eval.cli import main
-from otel_eval.demo import SCENARIOS, TravelAgent
+from otel_eval.demo import SCENARIOS, TravelAgent, golden_eval_set
 from otel_eval.errors import ConfigurationError
 from otel_eval.metrics import EFFICIENCY_METRICS
 from otel_eval.model.messages import EvaluationRecord
@@ -149,3 +150,59 @@ def test_the_worker_exports_its_metrics_every_otel_metric_export_interval(monkey
     finally:
         telemetry.shutdown()
         sink.stop()
+
+
+@pytest.mark.kafka
+@pytest.mark.integration
+@pytest.mark.parametrize("explanations", [None, "false"])
+async def test_explanations_off_keep_the_tool_calls_off_the_results_topic_events_and_spans(
+    kafka_bootstrap: str, explanations: str | None, monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+) -> None:
+    """``OTEL_EVAL_EXPLANATIONS=false`` on the worker: the trajectory's explanation (which quotes the agent's tool calls
+    and their arguments) is on no results-topic record, event or evaluation span; by default it is on each."""
+    if explanations is None:
+        monkeypatch.delenv(env.OTEL_EVAL_EXPLANATIONS, raising=False)
+    else:
+        monkeypatch.setenv(env.OTEL_EVAL_EXPLANATIONS, explanations)
+    golden = tmp_path / "eval_set.json"
+    golden.write_text(golden_eval_set().model_dump_json(), encoding="utf-8")
+    requests_topic, results_topic = random_topic("requests"), random_topic("results")
+    await create_topics(kafka_bootstrap, [requests_topic, results_topic])
+    provider = TracerProvider()
+    processor = EvaluationSpanProcessor(exporter=KafkaInvocationExporter(kafka_bootstrap, topic=requests_topic))
+    provider.add_span_processor(processor)
+    telemetry = MemoryTelemetry()
+    settings = worker_settings(
+        kafka_bootstrap,
+        kafka_requests_topic=requests_topic,
+        kafka_results_topic=results_topic,
+        kafka_group_id=random_topic("group"),
+        metrics="tool_trajectory_avg_score",
+        eval_set=str(golden),
+    )
+    worker = Worker(settings, telemetry=telemetry.providers)
+    try:
+        async with running_worker(worker):
+            await asyncio.to_thread(TravelAgent(provider).run, next(s for s in SCENARIOS if s.key == "wrong_tool"))
+            assert await asyncio.to_thread(processor.force_flush, 30_000)
+            await wait_until_async(
+                lambda: worker.metrics.snapshot().get("results_published", 0) >= 1, timeout=60, what="the result"
+            )
+    finally:
+        await asyncio.to_thread(processor.shutdown)
+    (published,) = [
+        EvaluationRecord.model_validate_json(r.value) for r in await read_topic(kafka_bootstrap, results_topic)
+    ]
+    assert published.label == semconv.LABEL_FAIL
+    (span,) = telemetry.evaluation_spans()
+    (event,) = [data.log_record for data in telemetry.logs.get_finished_logs()]
+    quoted = [
+        published.explanation or "",
+        str((event.attributes or {}).get(semconv.GEN_AI_EVALUATION_EXPLANATION, "")),
+        str((span.attributes or {}).get(semconv.GEN_AI_EVALUATION_EXPLANATION, "")),
+    ]
+    if explanations:
+        assert quoted == ["", "", ""]
+    else:
+        assert all('get_weather({"city": "London"})' in text for text in quoted)
+    telemetry.shutdown()

@@ -13,6 +13,7 @@ Credentials stay in the HTTP client's headers: log lines name the endpoint and t
 from __future__ import annotations
 
 import atexit
+import json
 import logging
 import threading
 import time
@@ -89,7 +90,27 @@ def status_outcome(response: httpx2.Response) -> Outcome:
         return OK
     if response.status_code >= 500 or response.status_code in (408, 429):
         raise Unreachable(f"HTTP {response.status_code}")
-    return Rejected(f"HTTP {response.status_code}: {' '.join(response.text.split())[:200]}")
+    return Rejected(f"HTTP {response.status_code}: {_body_excerpt(response.text)}")
+
+
+def _body_excerpt(text: str) -> str:
+    """The start of a refusal's body, for the log, without the request's values a validation error echoes (FastAPI's
+    ``input``, Phoenix's among them): they hold the explanation, which quotes the agent's text."""
+    try:
+        body = json.loads(text)
+    except ValueError:
+        pass
+    else:
+        text = json.dumps(_without_echo(body), ensure_ascii=False)
+    return " ".join(text.split())[:200]
+
+
+def _without_echo(value: object) -> object:
+    if isinstance(value, dict):
+        return {key: _without_echo(item) for key, item in value.items() if key != "input"}
+    if isinstance(value, list):
+        return [_without_echo(item) for item in value]
+    return value
 
 
 def describe(error: BaseException) -> str:

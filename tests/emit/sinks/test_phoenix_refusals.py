@@ -5,6 +5,7 @@ Phoenix does for its reserved names). A refused annotation costs only itself; th
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -19,6 +20,7 @@ from otel_eval.model.messages import EvaluationRecord
 from tests.loopback import LoopbackServer
 
 REFUSED = "refused_metric"
+INVALID = "invalid_metric"
 
 
 class _Phoenix:
@@ -53,6 +55,16 @@ class _Phoenix:
                     self._send(200, {"data": {}})
                     return
                 phoenix.posts += 1
+                invalid = [item for item in body["data"] if item["name"] == INVALID]
+                if invalid:  # FastAPI's request validation error: it echoes the value it refused as "input"
+                    error = {
+                        "type": "value_error",
+                        "loc": ["body", "data", 0],
+                        "msg": "Value error",
+                        "input": invalid[0],
+                    }
+                    self._send(422, {"detail": [error]})
+                    return
                 if any(item["name"] == REFUSED for item in body["data"]):
                     self._send(400, {"detail": f"The name '{REFUSED}' is reserved."})
                     return
@@ -73,7 +85,7 @@ def phoenix() -> Iterator[_Phoenix]:
     server.close()
 
 
-def _record(index: int, metric: str = "response_match_score") -> EvaluationRecord:
+def _record(index: int, metric: str = "response_match_score", explanation: str | None = None) -> EvaluationRecord:
     return EvaluationRecord.model_validate(
         {
             "result_id": f"r{index}",
@@ -84,6 +96,7 @@ def _record(index: int, metric: str = "response_match_score") -> EvaluationRecor
             "eval_status": EvalStatus.PASSED,
             "label": "pass",
             "threshold": 0.8,
+            "explanation": explanation,
         }
     )
 
@@ -100,3 +113,20 @@ def test_an_annotation_phoenix_refuses_costs_only_itself_not_its_batch(phoenix: 
     assert sink.force_flush(10_000)
     assert phoenix.posts == 8 and len(phoenix.stored) == 7
     sink.shutdown(1)
+
+
+def test_a_refusal_is_logged_without_the_values_the_backend_echoes_back(
+    phoenix: _Phoenix, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A validation error echoes the annotation it refused (FastAPI's ``input``): its explanation, which quotes the
+    agent's text, stays out of the WARNING line, which still says what was refused and why."""
+    caplog.set_level(logging.WARNING, logger="otel_eval.emit.sinks")
+    quoted = "the user said: my card number is 4111 1111 1111 1111"
+    sink = BatchingSink(PhoenixBackend(phoenix.url, project="agent"), linger=0)
+    sink([_record(0, INVALID, explanation=quoted)])
+    assert sink.force_flush(10_000)
+    sink.shutdown(1)
+    assert sink.stats()["dropped.rejected"] == 1
+    (line,) = [r.getMessage() for r in caplog.records if r.name.startswith("otel_eval.emit.sinks")]
+    assert "HTTP 422" in line and '"msg": "Value error"' in line
+    assert "4111" not in line and "input" not in line
