@@ -19,6 +19,10 @@ proven on what the real instrumentation emits (``tests/data/frameworks``):
 * **A CrewAI ``TaskOutput``'s messages** (:func:`task_messages`): the ``output.value`` of an agent's task span holds
   the conversation the agent had with its model (OpenAI chat messages: tool calls with ids, the text each tool result
   was sent back as, the final text); CrewAI's default instrumentation emits no LLM span, so this is its only record.
+* **The name the model calls a CrewAI tool by** (:func:`crewai_model_tool_name`): CrewAI gives the model a tool's name
+  made safe for the provider (``Delegate work to coworker`` is ``delegate_work_to_coworker``, ``@tool("Local
+  time")`` is ``local_time``), and its default instrumentation names the tool span by the display name; the tool's
+  description, which CrewAI writes from the model's name (``Tool Name: local_time``), says which it is.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ CREW_INPUTS = "crew_inputs"
 CREW_TASKS = "crew_tasks"
 _OBJECT_REPR = re.compile(r"^[A-Z][A-Za-z0-9_]*\([A-Za-z_][A-Za-z0-9_]*=")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_\-]*)\}")
+_CREWAI_TOOL_NAME = re.compile(r"Tool Name: ([A-Za-z0-9_-]+)\n")
 _CREW_OUTPUT_KEYS = frozenset({"tasks_output", "output_format", "token_usage"})
 _CHAT_ROLES = frozenset({"system", "user", "assistant", "tool"})
 
@@ -135,3 +140,12 @@ def task_messages(value: Any, warnings: list[str], where: str) -> list[genai_typ
     ):
         return []
     return contents_from_messages(messages, warnings, where)
+
+
+def crewai_model_tool_name(description: Any) -> str | None:
+    """The name the model called a CrewAI tool by: the first line of its ``tool.description``, ``Tool Name: <name>``
+    (None for any other description)."""
+    if not isinstance(description, str):
+        return None
+    found = _CREWAI_TOOL_NAME.match(description)
+    return None if found is None else found.group(1)

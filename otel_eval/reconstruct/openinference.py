@@ -15,7 +15,8 @@ Inside an invocation:
   when there is no ``LLM`` span (the Claude Agent SDK emits none), the root's own ``llm.output_messages`` are read as
   the model's outputs, one per message; an ``LLM`` span that records content but no messages, tool calls or tokens
   only prepared a request (LlamaIndex's ``_prepare_chat_with_tools``) and is no model call;
-* tool runs are the ``TOOL`` spans: ``tool.name``, ``tool.id``, arguments from ``input.value`` (smolagents'
+* tool runs are the ``TOOL`` spans: ``tool.name`` (a CrewAI tool's: the name the model calls it by, see
+  ``_openinference_values``), ``tool.id``, arguments from ``input.value`` (smolagents'
   ``{"args", "kwargs"}`` wrapper is unwrapped, positional args named from ``tool.parameters``; when ``input.value``
   is absent, ``tool.parameters`` holds the arguments as the Claude Agent SDK writes them), result from
   ``output.value`` (a LangChain ``ToolMessage`` or LlamaIndex ``ToolOutput`` is unwrapped, see ``_envelopes``);
@@ -59,6 +60,7 @@ from otel_eval.reconstruct._draft import (
 from otel_eval.reconstruct._flattened import first_int, first_str, has_indexed, indexed, string_list
 from otel_eval.reconstruct._grouping import InvocationReader, invocations_of_roots, trace_invocations
 from otel_eval.reconstruct._openinference_values import (
+    crewai_model_tool_name,
     kickoff_inputs_text,
     output_tool_calls,
     task_messages,
@@ -320,7 +322,7 @@ class _Reader(InvocationReader):
 
     def tool_run(self, span: Span) -> ToolRun | None:
         attributes = span.attributes
-        name = attributes.get(semconv.TOOL_NAME)
+        name = crewai_model_tool_name(attributes.get(semconv.TOOL_DESCRIPTION)) or attributes.get(semconv.TOOL_NAME)
         if not isinstance(name, str) or not name:
             if span.name.startswith(_HANDOFF_PREFIX) or span.name.startswith(semconv.OPENINFERENCE_SCOPE_PREFIX):
                 name = None

@@ -250,10 +250,14 @@ EXTRA_SCENARIOS = {
     "adk_js": {"parallel_tools", "transfer", "agent_tool"},
     "openai_agents_js": {"parallel_tools"},
     "agent_framework": {"parallel_tools", "agent_tool", "workflow"},
+    "crewai_openinference": {"crew", "hierarchical"},
+    "crewai_openinference_events": {"crew", "hierarchical"},
 }
 """A producer's scenarios beyond its set: parallel calls (ADK for JavaScript's ``execute_tool (merged)`` span), ADK for
-JavaScript's root agent transferring to a sub-agent, an agent used as a tool (its calls are the parent's tool call) and
-Agent Framework's two-agent workflow (one invocation: :func:`workflow_run`)."""
+JavaScript's root agent transferring to a sub-agent, an agent used as a tool (its calls are the parent's tool call),
+Agent Framework's two-agent workflow (one invocation: :func:`workflow_run`) and CrewAI's two-agent crews (one
+invocation per kickoff: in sequence every task's calls; under a manager its delegations, each one call, as an agent
+used as a tool)."""
 SHARED_ROWS = frozenset({"pydantic_ai_v6", "strands_latest", "strands_span_attributes", "agent_framework_no_content"})
 """Producers that share a README row with another (the same framework, another telemetry format or setting)."""
 
@@ -342,6 +346,8 @@ MODEL_TURNS = {
     "parallel_tools": [3],
     "agent_tool": [4],
     "workflow": [4],
+    "crew": [4],
+    "hierarchical": [7],
 }
 """How many times the scripted model answered in each turn of each scenario (parallel calls: one answer for both)."""
 OWN_RUNS = {("adk_js", "agent_tool"): [2]}
