@@ -37,6 +37,8 @@ from otel_eval.reconstruct._flattened import MAPPINGS
 from otel_eval.reconstruct._genai_messages import contents_from_messages
 from otel_eval.reconstruct._values import as_text, parse_json
 
+REDACTED = "__REDACTED__"
+"""What OpenInference's ``TraceConfig`` writes for a value it hides."""
 CREW_INPUTS = "crew_inputs"
 CREW_TASKS = "crew_tasks"
 _OBJECT_REPR = re.compile(r"^[A-Z][A-Za-z0-9_]*\([A-Za-z_][A-Za-z0-9_]*=")

@@ -25,7 +25,9 @@ Inside an invocation:
   ``{"messages"}``, a CrewAI kickoff's inputs), else the last user message of the first model call; the final
   response is the root's ``output.value`` when it has text (not a Python repr), else the last model text (see
   ``_openinference_values`` and ``_trajectory``);
-* without LLM spans (CrewAI's default instrumentation), an agent span's ``TaskOutput`` messages are the model turns.
+* without LLM spans (CrewAI's default instrumentation), an agent span's ``TaskOutput`` messages are the model turns;
+* a value OpenInference's ``TraceConfig`` hid (``OPENINFERENCE_HIDE_INPUTS``, ``OPENINFERENCE_HIDE_OUTPUTS``, ...:
+  the placeholder ``__REDACTED__``) is read as absent, so spans whose content is all hidden are content not captured.
 
 **Agents used as tools** (the OpenAI Agents ``ask_<specialist>`` tools, Claude's ``Agent`` tool with its sub-agent):
 the tool call and its result are part of the trajectory, the sub-agent's own model calls and tools are not -- what the
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from otel_eval import semconv
@@ -60,6 +63,7 @@ from otel_eval.reconstruct._draft import (
 from otel_eval.reconstruct._flattened import first_int, first_str, has_indexed, indexed, string_list
 from otel_eval.reconstruct._grouping import InvocationReader, invocations_of_roots, trace_invocations
 from otel_eval.reconstruct._openinference_values import (
+    REDACTED,
     crewai_model_tool_name,
     kickoff_inputs_text,
     output_tool_calls,
@@ -96,7 +100,7 @@ class OpenInferenceConvention(Convention):
 
     def rebuild(self, spans: Sequence[Span], reads: Reads = Reads.ALL) -> TraceInvocations:
         """One invocation per invocation root (see the module docstring), built with the parts ``reads`` asks for."""
-        tree = SpanTree(spans)
+        tree = SpanTree([_unredacted(s) for s in spans])
         kinds = {s.span_id: span_kind(s) for s in tree.spans}
         invocations = invocations_of_roots(
             tree, _invocation_roots(tree, kinds), lambda root, members: _Reader(tree, kinds, root, members), reads
@@ -104,6 +108,19 @@ class OpenInferenceConvention(Convention):
         return trace_invocations(
             tree, self.name, invocations, "OpenInference spans but no agent, chain or LLM span to rebuild"
         )
+
+
+def _unredacted(span: Span) -> Span:
+    """``span`` without the attributes OpenInference's ``TraceConfig`` hid (``OPENINFERENCE_HIDE_INPUTS``, ...): their
+    value is its placeholder, which is no content. With its input hidden, a tool span's ``tool.parameters`` is not
+    read as the arguments either (CrewAI's is the tool's schema)."""
+    attributes = span.attributes
+    if REDACTED not in attributes.values():
+        return span
+    hidden = {k for k, v in attributes.items() if v == REDACTED}
+    if semconv.INPUT_VALUE in hidden:
+        hidden.add(semconv.TOOL_PARAMETERS)
+    return replace(span, attributes={k: v for k, v in attributes.items() if k not in hidden})
 
 
 def _invocation_roots(tree: SpanTree, kinds: Mapping[str, str]) -> list[Span]:
@@ -236,6 +253,7 @@ class _Reader(InvocationReader):
         draft.agent_name = (
             self.agent_label(root)
             or next((c.author for c in draft.model_calls if c.author), None)
+            or next((self.agent_label(s) for s in self.members if self.kind(s) == AGENT and self.agent_label(s)), None)
             or (None if root.name.startswith(semconv.OPENINFERENCE_SCOPE_PREFIX) else root.name)
         )
         if not draft.model_calls and has_indexed(root.attributes, semconv.LLM_OUTPUT_MESSAGES):

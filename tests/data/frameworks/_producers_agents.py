@@ -163,8 +163,7 @@ display name (``@tool("Local time")``), which CrewAI gives the model as ``local_
 
 
 def _delegation(task: str, coworker: str) -> dict[str, Any]:
-    """The arguments of CrewAI's ``Delegate work to coworker`` tool."""
-    return {"task": task, "context": CREWAI_REQUEST, "coworker": coworker}
+    return {"task": task, "context": CREWAI_REQUEST, "coworker": coworker}  # CrewAI's ``Delegate work to coworker``
 
 
 CREWAI_HIERARCHICAL = Scenario(
@@ -186,6 +185,10 @@ CREWAI_HIERARCHICAL = Scenario(
 )
 """Another: the same two agents under a manager (``Process.hierarchical``, ``manager_llm``) that delegates one task to
 each with CrewAI's ``Delegate work to coworker`` tool."""
+CREWAI_HIDDEN = Scenario(
+    "hidden_content", [Turn("What's the weather in Paris?", [[("get_weather", {"city": "Paris"})], "Paris."])]
+)
+"""Another: the one-agent crew under ``TraceConfig(hide_inputs=True, hide_outputs=True)`` (``OPENINFERENCE_HIDE_*``)."""
 
 
 def crewai(*, event_listener: bool) -> Any:
@@ -196,9 +199,12 @@ def crewai(*, event_listener: bool) -> Any:
 
     def run(scenario: Scenario, script: Script, provider: TracerProvider) -> Any:
         from crewai import LLM, Crew, Task
+        from openinference.instrumentation import TraceConfig
         from openinference.instrumentation.crewai import CrewAIInstrumentor
 
-        CrewAIInstrumentor().instrument(tracer_provider=provider, use_event_listener=event_listener)
+        hide = scenario.name == CREWAI_HIDDEN.name
+        config = TraceConfig(hide_inputs=True, hide_outputs=True) if hide else None
+        CrewAIInstrumentor().instrument(tracer_provider=provider, use_event_listener=event_listener, config=config)
         record = []
         with ChatCompletionsServer(script) as server:
             llm = LLM(model="gpt-4o-mini", base_url=server.base_url, api_key="not-a-key", max_retries=0)
