@@ -324,7 +324,7 @@ class _Reader(InvocationReader):
 
     def task_model_calls(self) -> list[ModelCall]:
         """Without LLM spans, the model turns an agent span's task output records (CrewAI's ``TaskOutput``): one
-        synthetic call per model message, its inputs the messages before it."""
+        synthetic call per model message, its inputs the messages before it (their system text its instructions)."""
         calls: list[ModelCall] = []
         for span in self.members:
             if self.kind(span) != AGENT:
@@ -335,6 +335,8 @@ class _Reader(InvocationReader):
                 if message.role == "model":
                     call = ModelCall(span=span, author=self.agent_label(span), outputs=[message], synthetic=True)
                     call.inputs = messages[:index]
+                    system = [t for m in call.inputs if m.role == "system" for t in texts_of(m)]
+                    call.system_instruction = "\n".join(system) or None
                     calls.append(call)
         return calls
 

@@ -410,6 +410,20 @@ def test_adk_for_javascript_sub_agent_is_an_agent_of_the_invocation() -> None:
     assert declared == {"get_time", "transfer_to_agent"}  # its own tool, and the transfer back
 
 
+def test_crewai_agents_keep_their_instructions_without_llm_spans() -> None:
+    """CrewAI's default instrumentation has no LLM span: each agent's instructions (the system message CrewAI writes
+    from its role, goal and backstory) are those its task's messages hold, as the event listener's LLM spans say."""
+    details = []
+    for producer in ("crewai_openinference", "crewai_openinference_events"):
+        _, [invocation], _ = load(FRAMEWORKS / producer / "crew.record.json")
+        app = invocation.invocation.app_details
+        assert app is not None
+        details.append({name: agent.instructions for name, agent in app.agent_details.items()})
+    assert list(details[0]) == ["weather_agent", "time_agent"]
+    assert details[0]["weather_agent"].startswith("You are weather_agent. A weather assistant.")
+    assert details[0] == details[1]
+
+
 def test_agent_framework_workflow_run_is_one_invocation_of_its_agents() -> None:
     """The workflow's ``workflow.run`` span (no GenAI attribute on it) is the invocation's root: the first agent's answer
     is an intermediate response, both agents are in the app details, and the invocation is labelled with the first
