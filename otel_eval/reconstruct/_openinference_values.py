@@ -12,7 +12,8 @@ proven on what the real instrumentation emits (``tests/data/frameworks``):
 * **CrewAI kickoff inputs** (:func:`kickoff_inputs_text`): a ``Crew.kickoff`` span names its inputs (``crew_inputs``,
   else its ``input.value`` object) and its tasks (``crew_tasks``, whose descriptions hold ``{name}`` placeholders for
   the inputs they use). The user's text is the value of the inputs the tasks use (all inputs, when no task names
-  one), whatever their key: one input is its text, several are ``key: value`` lines.
+  one), whatever their key: one input is its text, several are ``key: value`` lines. A kickoff without inputs
+  (``crew.kickoff()``, the request written in the task): the first task's description.
 * **Tool calls in an LLM span's ``output.value``** (:func:`output_tool_calls`): CrewAI's event listener writes the
   model's tool calls there, as the OpenAI list ``[{"id", "function": {"name", "arguments"}}]``, and no
   ``llm.output_messages``.
@@ -92,18 +93,25 @@ def crew_output_text(value: Mapping[str, Any]) -> str | None:
 
 def kickoff_inputs_text(attributes: Mapping[str, Any], input_value: Any) -> str | None:
     """The user's text from a CrewAI kickoff's inputs (see the module docstring), or None when the span is no
-    kickoff (it names no crew tasks nor inputs) or has no inputs."""
+    kickoff (it names no crew tasks nor inputs); a kickoff without inputs: its first task's description."""
     if CREW_TASKS not in attributes and CREW_INPUTS not in attributes:
         return None
     inputs, _ = parse_json(attributes.get(CREW_INPUTS, input_value))
     if not isinstance(inputs, dict) or not inputs:
-        return None
+        return _first_task_description(attributes.get(CREW_TASKS))
     used = [key for key in _task_placeholders(attributes.get(CREW_TASKS)) if key in inputs] or list(inputs)
     texts = [(key, as_text(inputs[key])) for key in used]
     texts = [(key, text) for key, text in texts if text is not None and text.strip()]
     if len(texts) == 1:
         return texts[0][1]
     return "\n".join(f"{key}: {text}" for key, text in texts) or None
+
+
+def _first_task_description(tasks: Any) -> str | None:
+    parsed, _ = parse_json(tasks)
+    first = parsed[0] if isinstance(parsed, list) and parsed else None
+    description = first.get("description") if isinstance(first, MAPPINGS) else None
+    return description if isinstance(description, str) and description.strip() else None
 
 
 def _task_placeholders(tasks: Any) -> list[str]:

@@ -181,9 +181,10 @@ def strands_turn(record: dict[str, Any]) -> Turn:
 
 
 def crewai_turn(record: dict[str, Any]) -> Turn:
-    """One kickoff: its one input is the user's text (the task is only its template), the task's messages hold the
-    calls and the text each result was sent to the model as (``Error executing tool: ...`` for a failing tool)."""
-    (user,) = record["inputs"].values()
+    """One kickoff: its one input is the user's text (the task is only its template; a kickoff without inputs: the
+    first task's description), the task's messages hold the calls and the text each result was sent to the model as
+    (``Error executing tool: ...`` for a failing tool)."""
+    (user,) = record["inputs"].values() or record["descriptions"][:1]
     turn = Turn(user, [], [], record["raw"])
     for message in record["messages"]:
         if message["role"] == "assistant":
@@ -252,14 +253,15 @@ EXTRA_SCENARIOS = {
     "adk_js": {"parallel_tools", "transfer", "agent_tool"},
     "openai_agents_js": {"parallel_tools"},
     "agent_framework": {"parallel_tools", "agent_tool", "workflow"},
-    "crewai_openinference": {"crew", "hierarchical", "hidden_content"},
-    "crewai_openinference_events": {"crew", "hierarchical", "hidden_content"},
+    "crewai_openinference": {"crew", "hierarchical", "hidden_content", "no_inputs"},
+    "crewai_openinference_events": {"crew", "hierarchical", "hidden_content", "no_inputs"},
 }
 """A producer's scenarios beyond its set: parallel calls (ADK for JavaScript's ``execute_tool (merged)`` span), ADK for
 JavaScript's root agent transferring to a sub-agent, an agent used as a tool (its calls are the parent's tool call),
 Agent Framework's two-agent workflow (one invocation: :func:`workflow_run`) and CrewAI's two-agent crews (one
 invocation per kickoff: in sequence every task's calls; under a manager its delegations, each one call, as an agent
-used as a tool), and a CrewAI crew with OpenInference's inputs and outputs hidden (``test_frameworks_uncaptured``)."""
+used as a tool), a CrewAI crew kicked off without inputs (the user's text is its task's description) and one with
+OpenInference's inputs and outputs hidden (``test_frameworks_uncaptured``)."""
 SHARED_ROWS = frozenset({"pydantic_ai_v6", "strands_latest", "strands_span_attributes", "agent_framework_no_content"})
 """Producers that share a README row with another (the same framework, another telemetry format or setting)."""
 
@@ -351,6 +353,7 @@ MODEL_TURNS = {
     "crew": [4],
     "hierarchical": [7],
     "hidden_content": [2],
+    "no_inputs": [2],
 }
 """How many times the scripted model answered in each turn of each scenario (parallel calls: one answer for both)."""
 OWN_RUNS = {("adk_js", "agent_tool"): [2]}

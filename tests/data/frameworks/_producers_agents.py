@@ -189,6 +189,10 @@ CREWAI_HIDDEN = Scenario(
     "hidden_content", [Turn("What's the weather in Paris?", [[("get_weather", {"city": "Paris"})], "Paris."])]
 )
 """Another: the one-agent crew under ``TraceConfig(hide_inputs=True, hide_outputs=True)`` (``OPENINFERENCE_HIDE_*``)."""
+CREWAI_NO_INPUTS = Scenario(
+    "no_inputs", [Turn("What's the weather in Rome?", [[("get_weather", {"city": "Rome"})], "Rome."])]
+)
+"""Another: the one-agent crew whose task is the request itself, kicked off without inputs (``crew.kickoff()``)."""
 
 
 def crewai(*, event_listener: bool) -> Any:
@@ -212,13 +216,17 @@ def crewai(*, event_listener: bool) -> Any:
                 crew = _two_agent_crew(llm, hierarchical=scenario.name == CREWAI_HIERARCHICAL.name)
             else:
                 agent = _crew_agent("weather_agent", INSTRUCTIONS, "A weather assistant.", TOOLS, llm)
-                task = Task(description="{request}", expected_output="A short answer.", agent=agent)
+                no_inputs = scenario.name == CREWAI_NO_INPUTS.name
+                description = scenario.turns[0].user if no_inputs else "{request}"
+                task = Task(description=description, expected_output="A short answer.", agent=agent)
                 crew = Crew(agents=[agent], tasks=[task], verbose=False)
             for turn in scenario.turns:
-                output = crew.kickoff(inputs={"request": turn.user})
+                inputs = {} if scenario.name == CREWAI_NO_INPUTS.name else {"request": turn.user}
+                output = crew.kickoff(inputs=inputs or None)
                 record.append(
                     {
-                        "inputs": {"request": turn.user},
+                        "inputs": inputs,
+                        "descriptions": [task_output.description for task_output in output.tasks_output],
                         "messages": [dict(m) for task_output in output.tasks_output for m in task_output.messages],
                         "raw": output.raw,
                     }
