@@ -13,7 +13,7 @@ proven on what the real instrumentation emits (``tests/data/frameworks``):
   else its ``input.value`` object) and its tasks (``crew_tasks``, whose descriptions hold ``{name}`` placeholders for
   the inputs they use). The user's text is the value of the inputs the tasks use (all inputs, when no task names
   one), whatever their key: one input is its text, several are ``key: value`` lines. A kickoff without inputs
-  (``crew.kickoff()``, the request written in the task): the first task's description.
+  (``crew.kickoff()``, the request written in the task): the first task's description, unless it is a template.
 * **Tool calls in an LLM span's ``output.value``** (:func:`output_tool_calls`): CrewAI's event listener writes the
   model's tool calls there, as the OpenAI list ``[{"id", "function": {"name", "arguments"}}]``, and no
   ``llm.output_messages``.
@@ -111,7 +111,9 @@ def _first_task_description(tasks: Any) -> str | None:
     parsed, _ = parse_json(tasks)
     first = parsed[0] if isinstance(parsed, list) and parsed else None
     description = first.get("description") if isinstance(first, MAPPINGS) else None
-    return description if isinstance(description, str) and description.strip() else None
+    if not isinstance(description, str) or not description.strip() or _PLACEHOLDER.search(description):
+        return None  # a template whose inputs did not come is not what the user asked
+    return description
 
 
 def _task_placeholders(tasks: Any) -> list[str]:
