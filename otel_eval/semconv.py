@@ -328,6 +328,7 @@ EXCEPTION_EVENT: Final = "exception"  # the span event OpenTelemetry's record_ex
 EXCEPTION_MESSAGE: Final = "exception.message"
 TOOL_ID: Final = "tool.id"
 TOOL_PARAMETERS: Final = "tool.parameters"
+TOOL_DESCRIPTION: Final = "tool.description"
 AGENT_NAME: Final = "agent.name"
 GRAPH_NODE_ID: Final = "graph.node.id"
 

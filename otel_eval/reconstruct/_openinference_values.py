@@ -12,13 +12,18 @@ proven on what the real instrumentation emits (``tests/data/frameworks``):
 * **CrewAI kickoff inputs** (:func:`kickoff_inputs_text`): a ``Crew.kickoff`` span names its inputs (``crew_inputs``,
   else its ``input.value`` object) and its tasks (``crew_tasks``, whose descriptions hold ``{name}`` placeholders for
   the inputs they use). The user's text is the value of the inputs the tasks use (all inputs, when no task names
-  one), whatever their key: one input is its text, several are ``key: value`` lines.
+  one), whatever their key: one input is its text, several are ``key: value`` lines. A kickoff without inputs
+  (``crew.kickoff()``, the request written in the task): the first task's description, unless it is a template.
 * **Tool calls in an LLM span's ``output.value``** (:func:`output_tool_calls`): CrewAI's event listener writes the
   model's tool calls there, as the OpenAI list ``[{"id", "function": {"name", "arguments"}}]``, and no
   ``llm.output_messages``.
 * **A CrewAI ``TaskOutput``'s messages** (:func:`task_messages`): the ``output.value`` of an agent's task span holds
   the conversation the agent had with its model (OpenAI chat messages: tool calls with ids, the text each tool result
   was sent back as, the final text); CrewAI's default instrumentation emits no LLM span, so this is its only record.
+* **The name the model calls a CrewAI tool by** (:func:`crewai_model_tool_name`): CrewAI gives the model a tool's name
+  made safe for the provider (``Delegate work to coworker`` is ``delegate_work_to_coworker``, ``@tool("Local
+  time")`` is ``local_time``), and its default instrumentation names the tool span by the display name; the tool's
+  description, which CrewAI writes from the model's name (``Tool Name: local_time``), says which it is.
 """
 
 from __future__ import annotations
@@ -33,10 +38,13 @@ from otel_eval.reconstruct._flattened import MAPPINGS
 from otel_eval.reconstruct._genai_messages import contents_from_messages
 from otel_eval.reconstruct._values import as_text, parse_json
 
+REDACTED = "__REDACTED__"
+"""What OpenInference's ``TraceConfig`` writes for a value it hides."""
 CREW_INPUTS = "crew_inputs"
 CREW_TASKS = "crew_tasks"
 _OBJECT_REPR = re.compile(r"^[A-Z][A-Za-z0-9_]*\([A-Za-z_][A-Za-z0-9_]*=")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_\-]*)\}")
+_CREWAI_TOOL_NAME = re.compile(r"Tool Name: ([A-Za-z0-9_-]+)\n")
 _CREW_OUTPUT_KEYS = frozenset({"tasks_output", "output_format", "token_usage"})
 _CHAT_ROLES = frozenset({"system", "user", "assistant", "tool"})
 
@@ -85,18 +93,27 @@ def crew_output_text(value: Mapping[str, Any]) -> str | None:
 
 def kickoff_inputs_text(attributes: Mapping[str, Any], input_value: Any) -> str | None:
     """The user's text from a CrewAI kickoff's inputs (see the module docstring), or None when the span is no
-    kickoff (it names no crew tasks nor inputs) or has no inputs."""
+    kickoff (it names no crew tasks nor inputs); a kickoff without inputs: its first task's description."""
     if CREW_TASKS not in attributes and CREW_INPUTS not in attributes:
         return None
     inputs, _ = parse_json(attributes.get(CREW_INPUTS, input_value))
     if not isinstance(inputs, dict) or not inputs:
-        return None
+        return _first_task_description(attributes.get(CREW_TASKS))
     used = [key for key in _task_placeholders(attributes.get(CREW_TASKS)) if key in inputs] or list(inputs)
     texts = [(key, as_text(inputs[key])) for key in used]
     texts = [(key, text) for key, text in texts if text is not None and text.strip()]
     if len(texts) == 1:
         return texts[0][1]
     return "\n".join(f"{key}: {text}" for key, text in texts) or None
+
+
+def _first_task_description(tasks: Any) -> str | None:
+    parsed, _ = parse_json(tasks)
+    first = parsed[0] if isinstance(parsed, list) and parsed else None
+    description = first.get("description") if isinstance(first, MAPPINGS) else None
+    if not isinstance(description, str) or not description.strip() or _PLACEHOLDER.search(description):
+        return None  # a template whose inputs did not come is not what the user asked
+    return description
 
 
 def _task_placeholders(tasks: Any) -> list[str]:
@@ -135,3 +152,12 @@ def task_messages(value: Any, warnings: list[str], where: str) -> list[genai_typ
     ):
         return []
     return contents_from_messages(messages, warnings, where)
+
+
+def crewai_model_tool_name(description: Any) -> str | None:
+    """The name the model called a CrewAI tool by: the first line of its ``tool.description``, ``Tool Name: <name>``
+    (None for any other description)."""
+    if not isinstance(description, str):
+        return None
+    found = _CREWAI_TOOL_NAME.match(description)
+    return None if found is None else found.group(1)

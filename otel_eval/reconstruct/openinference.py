@@ -15,7 +15,8 @@ Inside an invocation:
   when there is no ``LLM`` span (the Claude Agent SDK emits none), the root's own ``llm.output_messages`` are read as
   the model's outputs, one per message; an ``LLM`` span that records content but no messages, tool calls or tokens
   only prepared a request (LlamaIndex's ``_prepare_chat_with_tools``) and is no model call;
-* tool runs are the ``TOOL`` spans: ``tool.name``, ``tool.id``, arguments from ``input.value`` (smolagents'
+* tool runs are the ``TOOL`` spans: ``tool.name`` (a CrewAI tool's: the name the model calls it by, see
+  ``_openinference_values``), ``tool.id``, arguments from ``input.value`` (smolagents'
   ``{"args", "kwargs"}`` wrapper is unwrapped, positional args named from ``tool.parameters``; when ``input.value``
   is absent, ``tool.parameters`` holds the arguments as the Claude Agent SDK writes them), result from
   ``output.value`` (a LangChain ``ToolMessage`` or LlamaIndex ``ToolOutput`` is unwrapped, see ``_envelopes``);
@@ -24,7 +25,9 @@ Inside an invocation:
   ``{"messages"}``, a CrewAI kickoff's inputs), else the last user message of the first model call; the final
   response is the root's ``output.value`` when it has text (not a Python repr), else the last model text (see
   ``_openinference_values`` and ``_trajectory``);
-* without LLM spans (CrewAI's default instrumentation), an agent span's ``TaskOutput`` messages are the model turns.
+* without LLM spans (CrewAI's default instrumentation), an agent span's ``TaskOutput`` messages are the model turns;
+* a value OpenInference's ``TraceConfig`` hid (``OPENINFERENCE_HIDE_INPUTS``, ``OPENINFERENCE_HIDE_OUTPUTS``, ...:
+  the placeholder ``__REDACTED__``) is read as absent, so spans whose content is all hidden are content not captured.
 
 **Agents used as tools** (the OpenAI Agents ``ask_<specialist>`` tools, Claude's ``Agent`` tool with its sub-agent):
 the tool call and its result are part of the trajectory, the sub-agent's own model calls and tools are not -- what the
@@ -40,6 +43,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from otel_eval import semconv
@@ -59,6 +63,8 @@ from otel_eval.reconstruct._draft import (
 from otel_eval.reconstruct._flattened import first_int, first_str, has_indexed, indexed, string_list
 from otel_eval.reconstruct._grouping import InvocationReader, invocations_of_roots, trace_invocations
 from otel_eval.reconstruct._openinference_values import (
+    REDACTED,
+    crewai_model_tool_name,
     kickoff_inputs_text,
     output_tool_calls,
     task_messages,
@@ -94,7 +100,7 @@ class OpenInferenceConvention(Convention):
 
     def rebuild(self, spans: Sequence[Span], reads: Reads = Reads.ALL) -> TraceInvocations:
         """One invocation per invocation root (see the module docstring), built with the parts ``reads`` asks for."""
-        tree = SpanTree(spans)
+        tree = SpanTree([_unredacted(s) for s in spans])
         kinds = {s.span_id: span_kind(s) for s in tree.spans}
         invocations = invocations_of_roots(
             tree, _invocation_roots(tree, kinds), lambda root, members: _Reader(tree, kinds, root, members), reads
@@ -102,6 +108,19 @@ class OpenInferenceConvention(Convention):
         return trace_invocations(
             tree, self.name, invocations, "OpenInference spans but no agent, chain or LLM span to rebuild"
         )
+
+
+def _unredacted(span: Span) -> Span:
+    """``span`` without the attributes OpenInference's ``TraceConfig`` hid (``OPENINFERENCE_HIDE_INPUTS``, ...): their
+    value is its placeholder, which is no content. With its input hidden, a tool span's ``tool.parameters`` is not
+    read as the arguments either (CrewAI's is the tool's schema)."""
+    attributes = span.attributes
+    if REDACTED not in attributes.values():
+        return span
+    hidden = {k for k, v in attributes.items() if v == REDACTED}
+    if semconv.INPUT_VALUE in hidden:
+        hidden.add(semconv.TOOL_PARAMETERS)
+    return replace(span, attributes={k: v for k, v in attributes.items() if k not in hidden})
 
 
 def _invocation_roots(tree: SpanTree, kinds: Mapping[str, str]) -> list[Span]:
@@ -234,6 +253,7 @@ class _Reader(InvocationReader):
         draft.agent_name = (
             self.agent_label(root)
             or next((c.author for c in draft.model_calls if c.author), None)
+            or next((self.agent_label(s) for s in self.members if self.kind(s) == AGENT and self.agent_label(s)), None)
             or (None if root.name.startswith(semconv.OPENINFERENCE_SCOPE_PREFIX) else root.name)
         )
         if not draft.model_calls and has_indexed(root.attributes, semconv.LLM_OUTPUT_MESSAGES):
@@ -304,7 +324,7 @@ class _Reader(InvocationReader):
 
     def task_model_calls(self) -> list[ModelCall]:
         """Without LLM spans, the model turns an agent span's task output records (CrewAI's ``TaskOutput``): one
-        synthetic call per model message, its inputs the messages before it."""
+        synthetic call per model message, its inputs the messages before it (their system text its instructions)."""
         calls: list[ModelCall] = []
         for span in self.members:
             if self.kind(span) != AGENT:
@@ -315,12 +335,14 @@ class _Reader(InvocationReader):
                 if message.role == "model":
                     call = ModelCall(span=span, author=self.agent_label(span), outputs=[message], synthetic=True)
                     call.inputs = messages[:index]
+                    system = [t for m in call.inputs if m.role == "system" for t in texts_of(m)]
+                    call.system_instruction = "\n".join(system) or None
                     calls.append(call)
         return calls
 
     def tool_run(self, span: Span) -> ToolRun | None:
         attributes = span.attributes
-        name = attributes.get(semconv.TOOL_NAME)
+        name = crewai_model_tool_name(attributes.get(semconv.TOOL_DESCRIPTION)) or attributes.get(semconv.TOOL_NAME)
         if not isinstance(name, str) or not name:
             if span.name.startswith(_HANDOFF_PREFIX) or span.name.startswith(semconv.OPENINFERENCE_SCOPE_PREFIX):
                 name = None

@@ -45,6 +45,7 @@ KEYS = [
     "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments",
     "tool.name",
     "tool.parameters",
+    "tool.description",
     "session.id",
     "gcp.vertex.agent.llm_request",
     "gcp.vertex.agent.llm_response",

@@ -181,9 +181,10 @@ def strands_turn(record: dict[str, Any]) -> Turn:
 
 
 def crewai_turn(record: dict[str, Any]) -> Turn:
-    """One kickoff: its one input is the user's text (the task is only its template), the task's messages hold the
-    calls and the text each result was sent to the model as (``Error executing tool: ...`` for a failing tool)."""
-    (user,) = record["inputs"].values()
+    """One kickoff: its one input is the user's text (the task is only its template; a kickoff without inputs: the
+    first task's description), the task's messages hold the calls and the text each result was sent to the model as
+    (``Error executing tool: ...`` for a failing tool)."""
+    (user,) = record["inputs"].values() or record["descriptions"][:1]
     turn = Turn(user, [], [], record["raw"])
     for message in record["messages"]:
         if message["role"] == "assistant":
@@ -243,6 +244,8 @@ READERS: dict[str, Callable[[Any], Turn]] = {
 }
 CONTENT_NOT_CAPTURED = frozenset({"autogen", "agent_framework_no_content"})
 """Producers whose spans carry no message content (``test_frameworks_uncaptured.py``)."""
+HIDDEN_CONTENT = "hidden_content"
+"""A scenario whose spans carry no message content (``test_frameworks_uncaptured.py``)."""
 FIVE_SCENARIOS = frozenset({"one_tool", "sequential_tools", "tool_error", "no_tool", "multi_turn"})
 """The scenarios of the producers added with LlamaIndex, CrewAI, Strands, AutoGen and Microsoft Agent Framework; the
 first eight have three."""
@@ -250,10 +253,15 @@ EXTRA_SCENARIOS = {
     "adk_js": {"parallel_tools", "transfer", "agent_tool"},
     "openai_agents_js": {"parallel_tools"},
     "agent_framework": {"parallel_tools", "agent_tool", "workflow"},
+    "crewai_openinference": {"crew", "hierarchical", "hidden_content", "no_inputs"},
+    "crewai_openinference_events": {"crew", "hierarchical", "hidden_content", "no_inputs"},
 }
 """A producer's scenarios beyond its set: parallel calls (ADK for JavaScript's ``execute_tool (merged)`` span), ADK for
-JavaScript's root agent transferring to a sub-agent, an agent used as a tool (its calls are the parent's tool call) and
-Agent Framework's two-agent workflow (one invocation: :func:`workflow_run`)."""
+JavaScript's root agent transferring to a sub-agent, an agent used as a tool (its calls are the parent's tool call),
+Agent Framework's two-agent workflow (one invocation: :func:`workflow_run`) and CrewAI's two-agent crews (one
+invocation per kickoff: in sequence every task's calls; under a manager its delegations, each one call, as an agent
+used as a tool), a CrewAI crew kicked off without inputs (the user's text is its task's description) and one with
+OpenInference's inputs and outputs hidden (``test_frameworks_uncaptured``)."""
 SHARED_ROWS = frozenset({"pydantic_ai_v6", "strands_latest", "strands_span_attributes", "agent_framework_no_content"})
 """Producers that share a README row with another (the same framework, another telemetry format or setting)."""
 
@@ -319,7 +327,7 @@ def workflow_run(agents: list[Turn]) -> Turn:
 
 @pytest.mark.parametrize(
     "record_path",
-    [p for p in FIXTURES if p.parent.name not in CONTENT_NOT_CAPTURED],
+    [p for p in FIXTURES if p.parent.name not in CONTENT_NOT_CAPTURED and not p.name.startswith(HIDDEN_CONTENT)],
     ids=lambda p: f"{p.parent.name}/{p.name.split('.')[0]}",
 )
 def test_rebuilt_invocations_equal_the_framework_record(record_path: Path) -> None:
@@ -342,6 +350,10 @@ MODEL_TURNS = {
     "parallel_tools": [3],
     "agent_tool": [4],
     "workflow": [4],
+    "crew": [4],
+    "hierarchical": [7],
+    "hidden_content": [2],
+    "no_inputs": [2],
 }
 """How many times the scripted model answered in each turn of each scenario (parallel calls: one answer for both)."""
 OWN_RUNS = {("adk_js", "agent_tool"): [2]}
@@ -399,6 +411,20 @@ def test_adk_for_javascript_sub_agent_is_an_agent_of_the_invocation() -> None:
         d["name"] for tool in app.agent_details["time_agent"].tool_declarations for d in tool["function_declarations"]
     }
     assert declared == {"get_time", "transfer_to_agent"}  # its own tool, and the transfer back
+
+
+def test_crewai_agents_keep_their_instructions_without_llm_spans() -> None:
+    """CrewAI's default instrumentation has no LLM span: each agent's instructions (the system message CrewAI writes
+    from its role, goal and backstory) are those its task's messages hold, as the event listener's LLM spans say."""
+    details = []
+    for producer in ("crewai_openinference", "crewai_openinference_events"):
+        _, [invocation], _ = load(FRAMEWORKS / producer / "crew.record.json")
+        app = invocation.invocation.app_details
+        assert app is not None
+        details.append({name: agent.instructions for name, agent in app.agent_details.items()})
+    assert list(details[0]) == ["weather_agent", "time_agent"]
+    assert details[0]["weather_agent"].startswith("You are weather_agent. A weather assistant.")
+    assert details[0] == details[1]
 
 
 def test_agent_framework_workflow_run_is_one_invocation_of_its_agents() -> None:

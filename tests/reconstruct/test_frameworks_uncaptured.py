@@ -10,6 +10,9 @@ what is rebuilt is the tool calls' names and ids in order and a failing tool's e
 span's status says), with ``content_captured`` false -- and the content metrics say ``content_not_captured`` instead
 of judging an empty answer.
 
+CrewAI under OpenInference's ``TraceConfig(hide_inputs=True, hide_outputs=True)`` (``OPENINFERENCE_HIDE_INPUTS``,
+``OPENINFERENCE_HIDE_OUTPUTS``) writes ``__REDACTED__`` for every input and output value: that is no content either.
+
 Microsoft Agent Framework without sensitive data keeps the same GenAI spans as with it (``invoke_agent``, ``chat``,
 ``execute_tool``), less every message, argument and result: the tool spans name the tool and its call id, and a failing
 tool's span has the exception's type (``error.type``) and an ERROR status without a description.
@@ -118,4 +121,28 @@ async def test_content_metrics_report_content_not_captured(
     assert [r.eval_status for r in result.per_invocation_results] == [EvalStatus.NOT_EVALUATED]
     assert [r.error_type for r in result.per_invocation_results] == [CONTENT_NOT_CAPTURED]
     assert result.overall_score is None
+    assert fake_gemini.requests == []
+
+
+@pytest.mark.parametrize("producer", ["crewai_openinference", "crewai_openinference_events"])
+async def test_openinference_redacted_values_are_content_not_captured(fake_gemini: FakeGemini, producer: str) -> None:
+    """OpenInference's placeholder for a hidden value is not the user's text, a tool's arguments or result, or the
+    answer: the invocation has the tool call by name, its agent, and the content metrics say ``content_not_captured``
+    instead of judging ``__REDACTED__``."""
+    record, _, invocations = rebuilt(FRAMEWORKS / producer / "hidden_content.record.json")
+    [traced] = invocations
+    assert not traced.content_captured
+    assert traced.agent_name == "weather_agent"
+    assert "__REDACTED__" not in traced.model_dump_json()
+    data = traced.invocation.intermediate_data
+    assert isinstance(data, IntermediateData)
+    assert [(c.name, c.args) for c in data.tool_uses] == [("get_weather", {})]
+    assert traced.invocation.final_response is None
+    assert any("no message content was captured" in w for w in traced.warnings)
+    assert record["turns"][0]["raw"] == "Paris."  # the crew did answer
+    evaluator = default_registry().create(
+        "hallucinations_v1", BaseCriterion.model_validate({"threshold": 0.5}), judge=make_judge(fake_gemini)
+    )
+    result = await evaluator.evaluate(invocations)
+    assert [r.error_type for r in result.per_invocation_results] == [CONTENT_NOT_CAPTURED]
     assert fake_gemini.requests == []

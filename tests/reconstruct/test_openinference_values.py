@@ -34,6 +34,12 @@ def test_a_span_that_is_no_kickoff_or_has_no_inputs_gives_no_text() -> None:
     assert kickoff_inputs_text({"crew_tasks": TASKS}, json.dumps({"question": "  "})) is None
 
 
+def test_a_kickoff_without_inputs_is_its_first_task_unless_that_is_a_template() -> None:
+    tasks = json.dumps([{"description": "Weather in Rome?"}, {"description": "Then the time."}])
+    assert kickoff_inputs_text({"crew_tasks": tasks, "crew_inputs": ""}, None) == "Weather in Rome?"
+    assert kickoff_inputs_text({"crew_tasks": TASKS, "crew_inputs": ""}, None) is None
+
+
 def test_an_object_repr_is_no_text_but_prose_with_brackets_is() -> None:
     repr_text = "StopEvent(result=AgentOutput(response=ChatMessage(role=<MessageRole.ASSISTANT: 'assistant'>..."
     assert is_object_repr(repr_text)

@@ -382,6 +382,18 @@ on ``FIVE_SCENARIOS``; the others run in ``requirements.txt``'s and were recorde
 EXTRA_SCENARIOS = {
     "adk_js": [SCENARIOS[0], _producers_agents.ADK_JS_TRANSFER, _producers_agents.ADK_JS_AGENT_TOOL],
     "openai_agents_js": [SCENARIOS[0]],
+    "crewai_openinference": [
+        _producers_agents.CREWAI_CREW,
+        _producers_agents.CREWAI_HIERARCHICAL,
+        _producers_agents.CREWAI_HIDDEN,
+        _producers_agents.CREWAI_NO_INPUTS,
+    ],
+    "crewai_openinference_events": [
+        _producers_agents.CREWAI_CREW,
+        _producers_agents.CREWAI_HIERARCHICAL,
+        _producers_agents.CREWAI_HIDDEN,
+        _producers_agents.CREWAI_NO_INPUTS,
+    ],
     "agent_framework": [
         SCENARIOS[0],
         _producers_agents.AGENT_FRAMEWORK_AGENT_TOOL,
@@ -390,7 +402,9 @@ EXTRA_SCENARIOS = {
 }
 """Scenarios of one producer beyond its set, after it: parallel calls (ADK for JavaScript's merged tool span; Agent
 Framework's tool spans side by side), ADK for JavaScript's transfer to a sub-agent, an agent used as a tool (ADK's
-``AgentTool``, Agent Framework's ``as_tool``) and Agent Framework's two-agent workflow."""
+``AgentTool``, Agent Framework's ``as_tool``), Agent Framework's two-agent workflow and CrewAI's two-agent crews
+(sequential, and hierarchical: a manager delegating), CrewAI's crew with OpenInference's inputs and outputs hidden,
+and its crew kicked off without inputs."""
 
 
 def record(name: str) -> None:

@@ -143,37 +143,91 @@ def autogen(scenario: Scenario, script: Script, provider: TracerProvider) -> Any
 # --- CrewAI ---------------------------------------------------------------------------------------------------------
 
 
+CREWAI_REQUEST = "What's the weather in Paris, and the time there?"
+CREWAI_CREW = Scenario(
+    "crew",
+    [
+        Turn(
+            CREWAI_REQUEST,
+            [
+                [("get_weather", {"city": "Paris"})],  # the first agent's task
+                "Paris is cloudy at 18 °C.",
+                [("local_time", {"city": "Paris"})],  # the second's: its tool is named "Local time"
+                "It is 14:05 in Paris.",
+            ],
+        )
+    ],
+)
+"""A scenario of CrewAI's own: two agents, a task each, run in sequence (``Process.sequential``); the clock tool has a
+display name (``@tool("Local time")``), which CrewAI gives the model as ``local_time``."""
+
+
+def _delegation(task: str, coworker: str) -> dict[str, Any]:
+    return {"task": task, "context": CREWAI_REQUEST, "coworker": coworker}  # CrewAI's ``Delegate work to coworker``
+
+
+CREWAI_HIERARCHICAL = Scenario(
+    "hierarchical",
+    [
+        Turn(
+            CREWAI_REQUEST,
+            [
+                [("delegate_work_to_coworker", _delegation("The weather in Paris.", "weather_agent"))],
+                [("get_weather", {"city": "Paris"})],  # the coworker's own model turns
+                "Paris is cloudy at 18 °C.",
+                [("delegate_work_to_coworker", _delegation("The local time in Paris.", "time_agent"))],
+                [("local_time", {"city": "Paris"})],
+                "It is 14:05 in Paris.",
+                "Paris is cloudy at 18 °C and it is 14:05 there.",
+            ],
+        )
+    ],
+)
+"""Another: the same two agents under a manager (``Process.hierarchical``, ``manager_llm``) that delegates one task to
+each with CrewAI's ``Delegate work to coworker`` tool."""
+CREWAI_HIDDEN = Scenario(
+    "hidden_content", [Turn("What's the weather in Paris?", [[("get_weather", {"city": "Paris"})], "Paris."])]
+)
+"""Another: the one-agent crew under ``TraceConfig(hide_inputs=True, hide_outputs=True)`` (``OPENINFERENCE_HIDE_*``)."""
+CREWAI_NO_INPUTS = Scenario(
+    "no_inputs", [Turn("What's the weather in Rome?", [[("get_weather", {"city": "Rome"})], "Rome."])]
+)
+"""Another: the one-agent crew whose task is the request itself, kicked off without inputs (``crew.kickoff()``)."""
+
+
 def crewai(*, event_listener: bool) -> Any:
     """A one-agent, one-task crew, one kickoff per user turn (``inputs={"request": ...}`` fills the task); CrewAI
-    keeps no history between kickoffs, so each turn's record is its own: the task's messages and the crew's output."""
+    keeps no history between kickoffs, so each turn's record is its own: the task's messages and the crew's output.
+    The crews of :data:`CREWAI_CREW` and :data:`CREWAI_HIERARCHICAL` have two agents; their record holds every task's
+    messages in order (under a manager, its own: the delegations and the coworkers' answers)."""
 
     def run(scenario: Scenario, script: Script, provider: TracerProvider) -> Any:
-        from crewai import LLM, Agent, Crew, Task
-        from crewai.tools import tool
+        from crewai import LLM, Crew, Task
+        from openinference.instrumentation import TraceConfig
         from openinference.instrumentation.crewai import CrewAIInstrumentor
 
-        CrewAIInstrumentor().instrument(tracer_provider=provider, use_event_listener=event_listener)
+        hide = scenario.name == CREWAI_HIDDEN.name
+        config = TraceConfig(hide_inputs=True, hide_outputs=True) if hide else None
+        CrewAIInstrumentor().instrument(tracer_provider=provider, use_event_listener=event_listener, config=config)
         record = []
         with ChatCompletionsServer(script) as server:
             llm = LLM(model="gpt-4o-mini", base_url=server.base_url, api_key="not-a-key", max_retries=0)
-            agent = Agent(
-                role="weather_agent",
-                goal=INSTRUCTIONS,
-                backstory="A weather assistant.",
-                tools=[tool(name)(fn) for name, fn in TOOLS.items()],
-                llm=llm,
-                max_iter=6,
-                verbose=False,
-            )
-            task = Task(description="{request}", expected_output="A short answer.", agent=agent)
-            crew = Crew(agents=[agent], tasks=[task], verbose=False)
+            if scenario.name in (CREWAI_CREW.name, CREWAI_HIERARCHICAL.name):
+                crew = _two_agent_crew(llm, hierarchical=scenario.name == CREWAI_HIERARCHICAL.name)
+            else:
+                agent = _crew_agent("weather_agent", INSTRUCTIONS, "A weather assistant.", TOOLS, llm)
+                no_inputs = scenario.name == CREWAI_NO_INPUTS.name
+                description = scenario.turns[0].user if no_inputs else "{request}"
+                task = Task(description=description, expected_output="A short answer.", agent=agent)
+                crew = Crew(agents=[agent], tasks=[task], verbose=False)
             for turn in scenario.turns:
-                output = crew.kickoff(inputs={"request": turn.user})
-                task_output = output.tasks_output[0]
+                inputs = {} if scenario.name == CREWAI_NO_INPUTS.name else {"request": turn.user}
+                output = crew.kickoff(inputs=inputs or None)
                 record.append(
                     {
-                        "inputs": {"request": turn.user},
-                        "messages": [dict(m) for m in task_output.messages],
+                        "inputs": inputs,
+                        "descriptions": [task_output.description for task_output in output.tasks_output],
+                        "messages": [dict(m) for task_output in output.tasks_output for m in task_output.messages],
                         "raw": output.raw,
                     }
                 )
@@ -181,6 +235,36 @@ def crewai(*, event_listener: bool) -> Any:
         return record
 
     return run
+
+
+def _crew_agent(role: str, goal: str, backstory: str, tools: dict[str, Any], llm: Any) -> Any:
+    """A CrewAI agent with ``tools`` (name: function) on ``llm``."""
+    from crewai import Agent
+    from crewai.tools import tool
+
+    tools_ = [tool(name)(fn) for name, fn in tools.items()]
+    return Agent(role=role, goal=goal, backstory=backstory, tools=tools_, llm=llm, max_iter=6, verbose=False)
+
+
+def _two_agent_crew(llm: Any, *, hierarchical: bool) -> Any:
+    """A weather agent and a clock agent (its tool named ``Local time``): a task each in sequence, or one task a
+    manager on the same model delegates."""
+    from crewai import Crew, Process, Task
+
+    weather = _crew_agent(
+        "weather_agent", INSTRUCTIONS, "A weather assistant.", {"get_weather": TOOLS["get_weather"]}, llm
+    )
+    clock = _crew_agent(
+        "time_agent", "You tell the local time. Use the tool.", "A clock.", {"Local time": TOOLS["get_time"]}, llm
+    )
+    if hierarchical:
+        task = Task(description="{request}", expected_output="A short answer.")
+        return Crew(agents=[weather, clock], tasks=[task], process=Process.hierarchical, manager_llm=llm, verbose=False)
+    tasks = [
+        Task(description="{request} Answer the weather part.", expected_output="A short answer.", agent=weather),
+        Task(description="{request} Answer the time part.", expected_output="A short answer.", agent=clock),
+    ]
+    return Crew(agents=[weather, clock], tasks=tasks, process=Process.sequential, verbose=False)
 
 
 # --- Microsoft Agent Framework --------------------------------------------------------------------------------------
