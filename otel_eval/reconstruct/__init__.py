@@ -22,6 +22,7 @@ from otel_eval.reconstruct._ancestor_sessions import inherit_sessions
 from otel_eval.reconstruct.adk import AdkConvention
 from otel_eval.reconstruct.adk_v2 import AdkV2Convention
 from otel_eval.reconstruct.base import Convention, TraceInvocations
+from otel_eval.reconstruct.capture_hints import hint_content_capture
 from otel_eval.reconstruct.evaluator_spans import without_evaluator_spans
 from otel_eval.reconstruct.genai import GenAIConvention
 from otel_eval.reconstruct.openinference import OpenInferenceConvention
@@ -77,7 +78,9 @@ def rebuild_trace(
         try:
             if not convention.detect(spans):
                 continue
-            return inherit_sessions(spans, convention.rebuild(spans, reads))
+            rebuilt = inherit_sessions(spans, convention.rebuild(spans, reads))
+            hint_content_capture(rebuilt, spans)
+            return rebuilt
         except Exception as exc:  # noqa: BLE001 - one broken trace must not stop the others
             logger.warning("trace %s: %s reconstruction failed: %r", trace_id, convention.name, exc)
             return TraceInvocations(
