@@ -282,6 +282,16 @@ class WorkerSettings(BaseSettings):
             raise ValueError(str(exc)) from None
         return value
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _blank_is_default(cls, value: object, info: ValidationInfo) -> object:
+        """A blank flag or number means its default (as OpenTelemetry's SDK reads an empty variable, and as the
+        processor and ``otel-eval run`` read these); a blank string setting keeps its own meaning."""
+        name = info.field_name
+        if isinstance(value, str) and not value.strip() and name is not None and _scalar_kind(name) is not None:
+            return cls.model_fields[name].get_default(call_default_factory=True)
+        return value
+
     @property
     def sources(self) -> tuple[str, ...]:
         """The configured sources, in order."""
@@ -405,15 +415,29 @@ def settings_error(error: ValidationError, flags: Mapping[str, tuple[str, object
     return f"{shown}: expected {_expected(field)}"
 
 
+def _kind(field: str) -> Any:
+    """The type of ``field`` without ``| None`` (None for a union of several types or an unknown field)."""
+    info = WorkerSettings.model_fields.get(field)
+    if info is None:
+        return None
+    annotation = info.annotation
+    union = get_origin(annotation) in (Union, UnionType)
+    kinds = [kind for kind in get_args(annotation) if kind is not type(None)] if union else [annotation]
+    return kinds[0] if len(kinds) == 1 else None
+
+
+def _scalar_kind(field: str) -> type | None:
+    """``bool``, ``int`` or ``float`` for a field of that type (optional or not), else None."""
+    kind = _kind(field)
+    return kind if kind in (bool, int, float) else None
+
+
 def _expected(field: str) -> str:
     """What ``field`` takes, from its type and bounds (``an integer >= 1``, ``one of otlp, prometheus, ...``)."""
     info = WorkerSettings.model_fields.get(field)
     if info is None:
         return "a valid value"
-    annotation = info.annotation
-    union = get_origin(annotation) in (Union, UnionType)
-    kinds = [kind for kind in get_args(annotation) if kind is not type(None)] if union else [annotation]
-    kind = kinds[0] if len(kinds) == 1 else None
+    kind = _kind(field)
     if get_origin(kind) is Literal:
         return "one of " + ", ".join(map(str, get_args(kind)))
     bounds = [f"{sign} {getattr(m, name)}" for m in info.metadata for name, sign in _BOUNDS if hasattr(m, name)]
