@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from types import TracebackType
 
 from otel_eval import semconv
+from otel_eval._runtime.exception_text import exception_outline
 from otel_eval.emit.pipeline import PipelineMetrics
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.reconstruct.plain import PlainRequest
@@ -37,7 +38,9 @@ class Boundary:
         if not isinstance(error, Exception):
             return False
         what = self.what if self.what is not None else f"trace {self.request.trace_id}"
-        logger.error("evaluation of %s failed", what, exc_info=(kind, error, traceback))  # type: ignore[arg-type]
+        # The exception's message may quote the invocations' content: the type and place only, the whole at DEBUG.
+        logger.error("evaluation of %s failed: %s", what, exception_outline(error))
+        logger.debug("evaluation of %s failed", what, exc_info=(kind, error, traceback))  # type: ignore[arg-type]
         if self.pipeline is not None:
             request = self.request
             count = len(request.plain) if isinstance(request, PlainRequest) else len(request.invocations)

@@ -12,6 +12,7 @@ from typing import Any
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context, attach, detach, get_value, set_value
 
+from otel_eval._runtime.exception_text import exception_outline
 from otel_eval._runtime.threads import DaemonThreadPool, run_coroutine
 from otel_eval.conversations import Conversation, with_case_rubrics
 from otel_eval.evaluation.plan import MetricPlan, PlannedMetric
@@ -188,7 +189,10 @@ def _cannot_run(metric: PlannedMetric, scored: Sequence[_Scored], pairing_note: 
 
 def _failed(metric: PlannedMetric, scored: Sequence[_Scored], exc: Exception) -> EvaluationResult:
     """NOT_EVALUATED for a metric that raised (logged with its trace)."""
-    logger.exception("metric %s failed on trace %s", metric.name, scored[0].trace_id if scored else "?")
+    trace_id = scored[0].trace_id if scored else "?"
+    # The exception's message may quote the invocation's content: the type and place only, the whole at DEBUG.
+    logger.error("metric %s failed on trace %s: %s", metric.name, trace_id, exception_outline(exc))
+    logger.debug("metric %s failed on trace %s", metric.name, trace_id, exc_info=True)
     reason = f"metric failed: {type(exc).__name__}: {exc}"
     if metric.evaluator is None:
         return _not_evaluated(reason, type(exc).__name__, scored)

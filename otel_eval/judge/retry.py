@@ -18,6 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeGuard
 
+import pydantic_core
+
+from otel_eval._runtime.exception_text import validation_outline, without_input_values
 from otel_eval._runtime.urls import redact_queries, redact_userinfo
 from otel_eval.errors import JudgeError
 
@@ -73,11 +76,11 @@ class Failure:
 
 def redact(text: str, secret: str | tuple[str, ...] | None = None) -> str:
     """``text`` with the API key(s), anything that looks like one, and the user info and queries of URLs replaced by
-    ``***``."""
+    ``***``, and pydantic's ``input_value=`` (a reply that failed validation, which quotes the user's text) left out."""
     for value in (secret,) if isinstance(secret, str) else secret or ():
         if value:
             text = text.replace(value, "***")
-    return _API_KEY_LIKE.sub("***", redact_queries(redact_userinfo(text)))
+    return without_input_values(_API_KEY_LIKE.sub("***", redact_queries(redact_userinfo(text))))
 
 
 def classify(exc: BaseException, *, secret: str | tuple[str, ...] | None = None) -> Failure:
@@ -102,7 +105,8 @@ def classify(exc: BaseException, *, secret: str | tuple[str, ...] | None = None)
     if isinstance(exc, (ConnectionError, OSError)) or _is_transport_error(exc) or "Connection" in type(exc).__name__:
         return Failure(JUDGE_CONNECTION, redact(f"judge connection failed: {type(exc).__name__}: {exc}", secret), True)
     if isinstance(exc, (ValueError, KeyError, TypeError)):
-        return Failure(JUDGE_BAD_RESPONSE, redact(f"judge answered a malformed body: {exc}", secret), False)
+        detail = validation_outline(exc) if isinstance(exc, pydantic_core.ValidationError) else str(exc)
+        return Failure(JUDGE_BAD_RESPONSE, redact(f"judge answered a malformed body: {detail}", secret), False)
     return Failure(JUDGE_BAD_RESPONSE, redact(f"judge call failed: {type(exc).__name__}: {exc}", secret), False)
 
 

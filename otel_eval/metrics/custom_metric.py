@@ -44,6 +44,7 @@ from typing import Any, ClassVar, TypeVar
 
 from otel_eval import environment_variables as env
 from otel_eval import semconv
+from otel_eval._runtime.exception_text import exception_outline
 from otel_eval._runtime.threads import DaemonThreadPool
 from otel_eval.errors import ConfigurationError
 from otel_eval.metrics.base import Evaluator, MetricInfo
@@ -212,7 +213,8 @@ class CustomMetricEvaluator(Evaluator):
             reason = f"custom metric {name} took longer than {deadline:g} s"
             return self.not_evaluated(reason, count=count, error_type=semconv.ERROR_TYPE_CUSTOM_METRIC_TIMEOUT)
         except Exception as exc:
-            logger.warning("custom metric %s raised", name, exc_info=True)
+            logger.warning("custom metric %s raised %s", name, exception_outline(exc))  # its message may quote content
+            logger.debug("custom metric %s raised", name, exc_info=True)
             reason = f"custom metric {name} raised {type(exc).__name__}: {exc}"
             return self.not_evaluated(reason, count=count, error_type=semconv.ERROR_TYPE_CUSTOM_METRIC_ERROR)
         return self._our_result(outcome, count)

@@ -18,6 +18,7 @@ import operator
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from otel_eval._runtime.exception_text import exception_outline
 from otel_eval.reconstruct._ancestor_sessions import inherit_sessions
 from otel_eval.reconstruct.adk import AdkConvention
 from otel_eval.reconstruct.adk_v2 import AdkV2Convention
@@ -81,13 +82,12 @@ def rebuild_trace(
             rebuilt = inherit_sessions(spans, convention.rebuild(spans, reads))
             hint_content_capture(rebuilt, spans)
             return rebuilt
-        except Exception as exc:  # noqa: BLE001 - one broken trace must not stop the others
-            logger.warning("trace %s: %s reconstruction failed: %r", trace_id, convention.name, exc)
-            return TraceInvocations(
-                trace_id=trace_id,
-                convention=convention.name,
-                warnings=[f"trace {trace_id}: {convention.name} reconstruction failed: {exc!r}"],
-            )
+        except Exception as exc:  # one broken trace must not stop the others (logged with its place)
+            # The exception's message may quote span content: the type and place only, the whole at DEBUG.
+            problem = f"trace {trace_id}: {convention.name} reconstruction failed: {exception_outline(exc)}"
+            logger.warning("%s", problem)
+            logger.debug("trace %s: %s reconstruction failed", trace_id, convention.name, exc_info=True)
+            return TraceInvocations(trace_id=trace_id, convention=convention.name, warnings=[problem])
     return TraceInvocations(
         trace_id=trace_id,
         convention=UNKNOWN_CONVENTION,
