@@ -9,7 +9,7 @@ from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 
 from otel_eval import semconv
 from otel_eval.evaluation.request_criteria import Refusal
-from otel_eval.instruments import LogRecordDrops, weak_callback
+from otel_eval.instruments import LogRecordDrops, observe_gauge
 
 
 class WorkerMetrics(LogRecordDrops):
@@ -19,11 +19,16 @@ class WorkerMetrics(LogRecordDrops):
         super().__init__(meter_provider)
         meter = self.meter
         self._lag: dict[tuple[str, int], int] = {}
-        meter.create_observable_gauge(
+        # One gauge per meter provider and name, fed by every worker (and Kafka exporter) on it: the SDK keeps the
+        # first callbacks of a name only. A partition two workers report (two groups) is the one further behind.
+        observe_gauge(
+            meter_provider,
             semconv.METRIC_CONSUMER_LAG,
-            callbacks=[weak_callback(self, WorkerMetrics._observe_lag)],
-            unit="{message}",
-            description="Messages not yet consumed, per topic partition (high watermark minus position).",
+            "{message}",
+            "Messages not yet consumed, per topic partition (high watermark minus position).",
+            self,
+            WorkerMetrics._observe_lag,
+            combine=max,
         )
         self._batch_duration = meter.create_histogram(
             semconv.METRIC_BATCH_DURATION,
@@ -53,11 +58,14 @@ class WorkerMetrics(LogRecordDrops):
             semconv.METRIC_WORKER_RESULTS_PUBLISHED, "{result}", "Results published to Kafka."
         )
         self._outage_seconds: Callable[[], float] = lambda: 0.0
-        meter.create_observable_gauge(
+        observe_gauge(
+            meter_provider,
             semconv.METRIC_TRANSPORT_OUTAGE_DURATION,
-            callbacks=[weak_callback(self, WorkerMetrics._observe_outage)],
-            unit="s",
-            description="Seconds since the transport's broker became unreachable; 0 while it is reachable.",
+            "s",
+            "Seconds since the transport's broker became unreachable; 0 while it is reachable",
+            self,
+            WorkerMetrics._observe_outage,
+            combine=max,  # several workers or exporters of the process: the longest outage
         )
 
     def lag(self, topic: str, partition: int, value: int) -> None:
