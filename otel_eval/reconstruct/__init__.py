@@ -80,14 +80,14 @@ def rebuild_trace(
             if not convention.detect(spans):
                 continue
             rebuilt = inherit_sessions(spans, convention.rebuild(spans, reads))
-            hint_content_capture(rebuilt, spans)
-            return rebuilt
         except Exception as exc:  # one broken trace must not stop the others (logged with its place)
             # The exception's message may quote span content: the type and place only, the whole at DEBUG.
             problem = f"trace {trace_id}: {convention.name} reconstruction failed: {exception_outline(exc)}"
             logger.warning("%s", problem)
             logger.debug("trace %s: %s reconstruction failed", trace_id, convention.name, exc_info=True)
             return TraceInvocations(trace_id=trace_id, convention=convention.name, warnings=[problem])
+        hint_content_capture(rebuilt, spans)
+        return rebuilt
     return TraceInvocations(
         trace_id=trace_id,
         convention=UNKNOWN_CONVENTION,

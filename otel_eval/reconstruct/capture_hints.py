@@ -77,7 +77,10 @@ def hint_content_capture(trace: TraceInvocations, spans: Sequence[Span]) -> None
     """Logs, once per process, how to turn content capture on when ``trace`` has an invocation without content; after
     that, a flag check."""
     if not _HINT.done:
-        _HINT.check(trace, spans)
+        try:
+            _HINT.check(trace, spans)
+        except Exception:  # a hint is never worth a trace
+            logger.debug("content capture hint failed", exc_info=True)
 
 
 def instrumentation(convention: str, spans: Sequence[Span]) -> str:
