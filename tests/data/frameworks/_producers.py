@@ -394,6 +394,9 @@ EXTRA_SCENARIOS = {
         _producers_agents.CREWAI_HIDDEN,
         _producers_agents.CREWAI_NO_INPUTS,
     ],
+    "strands": [_producers_agents.STRANDS_STRUCTURED],
+    "strands_latest": [_producers_agents.STRANDS_STRUCTURED],
+    "strands_span_attributes": [_producers_agents.STRANDS_STRUCTURED],
     "agent_framework": [
         SCENARIOS[0],
         _producers_agents.AGENT_FRAMEWORK_AGENT_TOOL,

@@ -68,9 +68,29 @@ def llama_index(scenario: Scenario, script: Script, provider: TracerProvider) ->
 # --- Strands Agents -------------------------------------------------------------------------------------------------
 
 
+STRANDS_STRUCTURED = Scenario(
+    "structured_output",
+    [
+        Turn(
+            "What's the weather in Paris?",
+            [[("get_weather", {"city": "Paris"})], [("Weather", {"city": "Paris", "temperature_c": 18})]],
+        )
+    ],
+)
+"""A Strands run with ``structured_output_model=Weather``: the model answers by calling the ``Weather`` tool Strands
+adds, and the agent's text is the validated model as JSON."""
+
+
 def strands(scenario: Scenario, script: Script, provider: TracerProvider) -> Any:
+    from pydantic import BaseModel
     from strands import Agent, tool
     from strands.models.openai import OpenAIModel
+
+    class Weather(BaseModel):
+        city: str
+        temperature_c: int
+
+    output = Weather if scenario.name == STRANDS_STRUCTURED.name else None
 
     record = []
     with ChatCompletionsServer(script) as server:
@@ -85,7 +105,7 @@ def strands(scenario: Scenario, script: Script, provider: TracerProvider) -> Any
         )
         for turn in scenario.turns:
             before = len(agent.messages)
-            result = agent(turn.user)
+            result = agent(turn.user, structured_output_model=output)
             record.append({"messages": agent.messages[before:], "final": str(result)})  # the text the agent returns
     return record
 
