@@ -331,6 +331,8 @@ TOOL_PARAMETERS: Final = "tool.parameters"
 TOOL_DESCRIPTION: Final = "tool.description"
 AGENT_NAME: Final = "agent.name"
 GRAPH_NODE_ID: Final = "graph.node.id"
+SMOLAGENTS_TOOLS_NAMES: Final = "smolagents.tools_names"  # on a smolagents agent's span
+SMOLAGENTS_FINAL_ANSWER: Final = "final_answer"  # the tool a smolagents agent answers with
 
 # --- read: OpenLLMetry / Traceloop (reconstruct/openllmetry.py) ---------------------------------------------------
 GEN_AI_PROMPT: Final = "gen_ai.prompt"  # flattened: gen_ai.prompt.<i>.{role,content,tool_call_id,tool_calls.<j>.*}

@@ -263,7 +263,7 @@ class _Reader(InvocationReader):
             ]
         if self.kind(root) != LLM:
             draft.root_input = self.root_text(root, "input")
-            draft.root_output = self.root_text(root, "output")
+            draft.root_output = self.root_text(root, "output") or self.final_answer(draft.tool_runs)
         draft.root_usage = _usage(root.attributes)
         draft.root_model = _model_name(root.attributes)
         draft.session_id = self.session_id()
@@ -398,6 +398,17 @@ class _Reader(InvocationReader):
         if isinstance(keywords, dict):
             named.update(keywords)
         return named
+
+    def final_answer(self, runs: Sequence[ToolRun]) -> genai_types.Content | None:
+        """A smolagents agent's answer when its span's output is not it (a run with ``stream=True`` records every
+        streamed step's repr there): its last ``final_answer`` tool's output."""
+        if semconv.SMOLAGENTS_TOOLS_NAMES not in self.root.attributes:
+            return None
+        for run in reversed(runs):
+            if run.name == semconv.SMOLAGENTS_FINAL_ANSWER:
+                output = run.span.attributes.get(semconv.OUTPUT_VALUE)
+                return text_content(value_text(output, role="model", keys=_OUTPUT_KEYS), "model")
+        return None
 
     def root_text(self, span: Span, direction: str) -> genai_types.Content | None:
         role = "user" if direction == "input" else "model"

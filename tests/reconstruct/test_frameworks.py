@@ -253,6 +253,7 @@ EXTRA_SCENARIOS = {
     "adk_js": {"parallel_tools", "transfer", "agent_tool"},
     "openai_agents_js": {"parallel_tools"},
     "agent_framework": {"parallel_tools", "agent_tool", "workflow"},
+    "smolagents_openinference": {"streamed"},
     "strands": {"structured_output"},
     "strands_latest": {"structured_output"},
     "strands_span_attributes": {"structured_output"},
@@ -263,7 +264,7 @@ EXTRA_SCENARIOS = {
 JavaScript's root agent transferring to a sub-agent, an agent used as a tool (its calls are the parent's tool call),
 Agent Framework's two-agent workflow (one invocation: :func:`workflow_run`) and CrewAI's two-agent crews (one
 invocation per kickoff: in sequence every task's calls; under a manager its delegations, each one call, as an agent
-used as a tool), a Strands run with a structured output model (its output tool is a call, its JSON the final text),
+used as a tool), a smolagents run streamed (``stream=True``), a Strands run with a structured output model (its output tool is a call, its JSON the final text),
 a CrewAI crew kicked off without inputs (the user's text is its task's description) and one with
 OpenInference's inputs and outputs hidden (``test_frameworks_uncaptured``)."""
 SHARED_ROWS = frozenset({"pydantic_ai_v6", "strands_latest", "strands_span_attributes", "agent_framework_no_content"})
@@ -359,6 +360,7 @@ MODEL_TURNS = {
     "hidden_content": [2],
     "no_inputs": [2],
     "structured_output": [2],
+    "streamed": [2],
 }
 """How many times the scripted model answered in each turn of each scenario (parallel calls: one answer for both)."""
 OWN_RUNS = {("adk_js", "agent_tool"): [2]}

@@ -20,6 +20,7 @@ from _common import (
     ForeignRun,
     Scenario,
     Script,
+    Turn,
     new_provider,
     versions,
     write_run,
@@ -172,6 +173,13 @@ def _langgraph(instrumentation: str) -> Runner:
 # --- smolagents -----------------------------------------------------------------------------------------------------
 
 
+SMOLAGENTS_STREAMED = Scenario(
+    "streamed",
+    [Turn("What's the weather in Paris?", [[("get_weather", {"city": "Paris"})], "Paris is cloudy at 18 °C."])],
+)
+"""A smolagents run with ``stream=True``: the agent span's output is every streamed step's repr, not the answer."""
+
+
 def _smolagents(scenario: Scenario, script: Script, provider: TracerProvider) -> Any:
     from openinference.instrumentation.smolagents import SmolagentsInstrumentor
     from smolagents import ChatMessage, Model, ToolCallingAgent, tool
@@ -231,7 +239,10 @@ def _smolagents(scenario: Scenario, script: Script, provider: TracerProvider) ->
     record = []
     for index, turn in enumerate(scenario.turns):
         before = len(agent.memory.steps) if index else 0
-        result = agent.run(turn.user, reset=index == 0)
+        if scenario.name == SMOLAGENTS_STREAMED.name:
+            result = list(agent.run(turn.user, reset=index == 0, stream=True))[-1].output  # the FinalAnswerStep's
+        else:
+            result = agent.run(turn.user, reset=index == 0)
         # The steps as smolagents writes them, less the model inputs (the whole history again on every step).
         steps = [
             {k: v for k, v in step.items() if k != "model_input_messages"}
@@ -394,6 +405,7 @@ EXTRA_SCENARIOS = {
         _producers_agents.CREWAI_HIDDEN,
         _producers_agents.CREWAI_NO_INPUTS,
     ],
+    "smolagents_openinference": [SMOLAGENTS_STREAMED],
     "strands": [_producers_agents.STRANDS_STRUCTURED],
     "strands_latest": [_producers_agents.STRANDS_STRUCTURED],
     "strands_span_attributes": [_producers_agents.STRANDS_STRUCTURED],
