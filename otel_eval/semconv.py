@@ -326,6 +326,7 @@ LLM_TOKEN_COUNT_REASONING: Final = "llm.token_count.completion_details.reasoning
 TOOL_NAME: Final = "tool.name"
 EXCEPTION_EVENT: Final = "exception"  # the span event OpenTelemetry's record_exception adds
 EXCEPTION_MESSAGE: Final = "exception.message"
+EXCEPTION_TYPE: Final = "exception.type"
 TOOL_ID: Final = "tool.id"
 TOOL_PARAMETERS: Final = "tool.parameters"
 TOOL_DESCRIPTION: Final = "tool.description"

@@ -70,8 +70,13 @@ def as_args(value: Any) -> dict[str, Any]:
 # --- one reader per framework record --------------------------------------------------------------------------------
 
 
-def pydantic_ai_turn(messages: list[dict[str, Any]]) -> Turn:
+def pydantic_ai_turn(record: list[dict[str, Any]] | dict[str, Any]) -> Turn:
+    """A run's new messages; a run a tool's exception ended: its messages up to the call, and the exception, which is
+    the call's result (the tool span's ``exception`` event; the run has no final text)."""
     turn = Turn("", [], [], "")
+    messages = record["messages"] if isinstance(record, dict) else record
+    if isinstance(record, dict):
+        turn.results.append({"error": record["raised"]})
     for message in messages:
         for part in message["parts"]:
             kind = part["part_kind"]
@@ -253,6 +258,8 @@ EXTRA_SCENARIOS = {
     "adk_js": {"parallel_tools", "transfer", "agent_tool"},
     "openai_agents_js": {"parallel_tools"},
     "agent_framework": {"parallel_tools", "agent_tool", "workflow"},
+    "pydantic_ai_v5": {"tool_raises"},
+    "pydantic_ai_v6": {"tool_raises"},
     "smolagents_openinference": {"streamed"},
     "strands": {"structured_output"},
     "strands_latest": {"structured_output"},
@@ -264,7 +271,7 @@ EXTRA_SCENARIOS = {
 JavaScript's root agent transferring to a sub-agent, an agent used as a tool (its calls are the parent's tool call),
 Agent Framework's two-agent workflow (one invocation: :func:`workflow_run`) and CrewAI's two-agent crews (one
 invocation per kickoff: in sequence every task's calls; under a manager its delegations, each one call, as an agent
-used as a tool), a smolagents run streamed (``stream=True``), a Strands run with a structured output model (its output tool is a call, its JSON the final text),
+used as a tool), a Pydantic AI tool raising (not ``ModelRetry``), a smolagents run streamed (``stream=True``), a Strands run with a structured output model (its output tool is a call, its JSON the final text),
 a CrewAI crew kicked off without inputs (the user's text is its task's description) and one with
 OpenInference's inputs and outputs hidden (``test_frameworks_uncaptured``)."""
 SHARED_ROWS = frozenset({"pydantic_ai_v6", "strands_latest", "strands_span_attributes", "agent_framework_no_content"})
@@ -361,6 +368,7 @@ MODEL_TURNS = {
     "no_inputs": [2],
     "structured_output": [2],
     "streamed": [2],
+    "tool_raises": [1],
 }
 """How many times the scripted model answered in each turn of each scenario (parallel calls: one answer for both)."""
 OWN_RUNS = {("adk_js", "agent_tool"): [2]}
