@@ -67,6 +67,7 @@ from otel_eval.reconstruct._openinference_values import (
     crewai_model_tool_name,
     kickoff_inputs_text,
     output_tool_calls,
+    run_method_agent,
     task_messages,
     value_text,
 )
@@ -254,6 +255,7 @@ class _Reader(InvocationReader):
             self.agent_label(root)
             or next((c.author for c in draft.model_calls if c.author), None)
             or next((self.agent_label(s) for s in self.members if self.kind(s) == AGENT and self.agent_label(s)), None)
+            or run_method_agent(root, self.members)
             or (None if root.name.startswith(semconv.OPENINFERENCE_SCOPE_PREFIX) else root.name)
         )
         if not draft.model_calls and has_indexed(root.attributes, semconv.LLM_OUTPUT_MESSAGES):

@@ -428,6 +428,18 @@ def test_adk_for_javascript_sub_agent_is_an_agent_of_the_invocation() -> None:
     assert declared == {"get_time", "transfer_to_agent"}  # its own tool, and the transfer back
 
 
+@pytest.mark.parametrize("producer", ["smolagents_openinference", "llama_index_openinference"])
+def test_agent_is_labelled_by_its_name_not_its_run_method(producer: str) -> None:
+    """smolagents names its agent's span ``<name>.run``, LlamaIndex ``FunctionAgent.run`` whatever the agent's name
+    (which only its step spans' Python reprs hold, as ``current_agent_name``): the label is the agent's ``name``, as
+    ``OTEL_EVAL_AGENT_NAMES`` and the per-agent alerts name it."""
+    for path in sorted((FRAMEWORKS / producer).glob("*.record.json")):
+        _, invocations, _ = load(path)
+        assert {i.agent_name for i in invocations} == {"weather_agent"}, path.name
+        details = invocations[0].invocation.app_details  # none where the model spans name no instructions or tools
+        assert details is None or list(details.agent_details) == ["weather_agent"], path.name
+
+
 def test_crewai_agents_keep_their_instructions_without_llm_spans() -> None:
     """CrewAI's default instrumentation has no LLM span: each agent's instructions (the system message CrewAI writes
     from its role, goal and backstory) are those its task's messages hold, as the event listener's LLM spans say."""
