@@ -312,7 +312,10 @@ class _Reader(InvocationReader):
     def prepares_only(self, span: Span) -> bool:
         """An LLM span whose content was captured (``input.value`` and ``output.value``) but that holds no model
         messages, tool calls or token counts only prepared a request (LlamaIndex's ``_prepare_chat_with_tools``,
-        beside the model call it prepares): not a model call."""
+        beside the model call it prepares); one with an LLM span under it wraps that call (LlamaIndex's
+        ``StructuredLLM.achat``): neither is a model call."""
+        if any(self.kind(child) == LLM for child in self.tree.children(span)):
+            return True
         attributes = span.attributes
         if semconv.INPUT_VALUE not in attributes or semconv.OUTPUT_VALUE not in attributes:
             return False

@@ -427,6 +427,7 @@ EXTRA_SCENARIOS = {
     "pydantic_ai_v5": [PYDANTIC_AI_TOOL_RAISES],
     "pydantic_ai_v6": [PYDANTIC_AI_TOOL_RAISES],
     "smolagents_openinference": [SMOLAGENTS_STREAMED],
+    "llama_index_openinference": [_producers_agents.LLAMA_INDEX_STRUCTURED],
     "strands": [_producers_agents.STRANDS_STRUCTURED],
     "strands_latest": [_producers_agents.STRANDS_STRUCTURED],
     "strands_span_attributes": [_producers_agents.STRANDS_STRUCTURED],
