@@ -326,11 +326,16 @@ LLM_TOKEN_COUNT_REASONING: Final = "llm.token_count.completion_details.reasoning
 TOOL_NAME: Final = "tool.name"
 EXCEPTION_EVENT: Final = "exception"  # the span event OpenTelemetry's record_exception adds
 EXCEPTION_MESSAGE: Final = "exception.message"
+EXCEPTION_TYPE: Final = "exception.type"
 TOOL_ID: Final = "tool.id"
 TOOL_PARAMETERS: Final = "tool.parameters"
 TOOL_DESCRIPTION: Final = "tool.description"
 AGENT_NAME: Final = "agent.name"
 GRAPH_NODE_ID: Final = "graph.node.id"
+SMOLAGENTS_TOOLS_NAMES: Final = "smolagents.tools_names"  # on a smolagents agent's span
+SMOLAGENTS_FINAL_ANSWER: Final = "final_answer"  # the tool a smolagents agent answers with
+LLAMA_INDEX_SCOPE: Final = "openinference.instrumentation.llama_index"
+LLAMA_INDEX_AGENT_NAME: Final = "current_agent_name"  # in the Python reprs of a LlamaIndex agent's step inputs
 
 # --- read: OpenLLMetry / Traceloop (reconstruct/openllmetry.py) ---------------------------------------------------
 GEN_AI_PROMPT: Final = "gen_ai.prompt"  # flattened: gen_ai.prompt.<i>.{role,content,tool_call_id,tool_calls.<j>.*}

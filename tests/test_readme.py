@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -204,7 +205,7 @@ def test_the_walk_covers_the_first_hour() -> None:
 def test_every_python_block_compiles() -> None:
     for name, markdown in DOCUMENTS.items():
         for block in re.findall(r"```python\n(.*?)```", markdown, re.DOTALL):
-            ast.parse(block, filename=name)
+            ast.parse(textwrap.dedent(block), filename=name)  # a block in a list item is indented with it
 
 
 def test_files_named_in_deploy_readme_exist() -> None:

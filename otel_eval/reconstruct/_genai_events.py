@@ -27,6 +27,8 @@ from otel_eval.traces.span import Span, SpanEvent
 
 SYSTEM_MESSAGE, USER_MESSAGE, ASSISTANT_MESSAGE, TOOL_MESSAGE, CHOICE = semconv.GEN_AI_DEPRECATED_MESSAGE_EVENTS
 _INPUT_EVENTS = {SYSTEM_MESSAGE: "system", USER_MESSAGE: "user", ASSISTANT_MESSAGE: "model", TOOL_MESSAGE: "user"}
+_MESSAGE_KEYS = frozenset({"role", "content", "parts", "tool_calls"})
+"""Keys of a choice's message object; a JSON object with none of them is the answer's own text."""
 STRINGIFIED_CALL_MARK = "ResponseFunctionToolCall("
 """Text that holds no such mark prints no call (a cheaper test than the pattern below)."""
 _STRINGIFIED_CALL = re.compile(r"^\s*ResponseFunctionToolCall\((?P<fields>.*)\)\s*$", re.DOTALL)
@@ -103,8 +105,12 @@ def deprecated_messages(span: Span, warnings: list[str]) -> tuple[list[genai_typ
             if content is not None:
                 inputs.append(content)
         elif event.name == CHOICE:
-            message = parse_json_value(payload.get("message", payload.get("content")))
-            if isinstance(message, MAPPINGS):
+            raw = payload.get("message", payload.get("content"))
+            message = parse_json_value(raw)
+            if isinstance(message, MAPPINGS) and isinstance(raw, str) and not _MESSAGE_KEYS & message.keys():
+                # Strands' agent span: the answer as the agent returns it, a structured output's model as JSON.
+                content = genai_types.Content(role="model", parts=[genai_types.Part(text=raw)])
+            elif isinstance(message, MAPPINGS):
                 content = _message_content(message, "model", warnings, where)
             else:
                 content = _message_content({"content": message}, "model", warnings, where)

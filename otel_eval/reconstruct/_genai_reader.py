@@ -358,9 +358,11 @@ class GenAIReader(InvocationReader):
             if run.response is None and result is not None:
                 run.response = tool_response_payload(result)
         # The status description is the exception's text (what frameworks such as AutoGen send the model); the
-        # error.type beside it is only its class.
+        # error.type beside it is only its class. Without a description (Pydantic AI), the exception event's.
         if span.status_code == "ERROR":
-            run.error = span.status_message or first_str(attributes, semconv.ERROR_TYPE) or "error"
+            run.error = (
+                span.status_message or _exception_text(span) or first_str(attributes, semconv.ERROR_TYPE) or "error"
+            )
         elif semconv.ERROR_TYPE in attributes:
             run.error = first_str(attributes, semconv.ERROR_TYPE)
         return run
@@ -387,3 +389,14 @@ def _unwrapped_result(response: dict[str, Any] | None) -> Any:
     if response is not None and set(response) == {"result"}:
         return parse_json_value(response["result"])
     return response
+
+
+def _exception_text(span: Span) -> str | None:
+    """The last ``exception`` event's ``<type>: <message>``, as the OpenTelemetry SDK writes a status description."""
+    for event in reversed(span.events):
+        if event.name == semconv.EXCEPTION_EVENT:
+            message = first_str(event.attributes, semconv.EXCEPTION_MESSAGE)
+            kind = first_str(event.attributes, semconv.EXCEPTION_TYPE)
+            if message:
+                return f"{kind}: {message}" if kind else message
+    return None

@@ -32,11 +32,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from otel_eval import semconv
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct import _langchain as lc
 from otel_eval.reconstruct._flattened import MAPPINGS
 from otel_eval.reconstruct._genai_messages import contents_from_messages
 from otel_eval.reconstruct._values import as_text, parse_json
+from otel_eval.traces.span import Span
 
 REDACTED = "__REDACTED__"
 """What OpenInference's ``TraceConfig`` writes for a value it hides."""
@@ -161,3 +163,23 @@ def crewai_model_tool_name(description: Any) -> str | None:
         return None
     found = _CREWAI_TOOL_NAME.match(description)
     return None if found is None else found.group(1)
+
+
+_LLAMA_INDEX_AGENT = re.compile(semconv.LLAMA_INDEX_AGENT_NAME + r"""=(['"])(.+?)\1""")
+
+
+def run_method_agent(root: Span, members: Sequence[Span]) -> str | None:
+    """The agent's name where its span is named after its run method: smolagents' ``<name>.run``; LlamaIndex's
+    ``<class>.run``, whose agent is named only in its steps' Python reprs (``current_agent_name='<name>'``, the
+    agent the run started with first)."""
+    if semconv.SMOLAGENTS_TOOLS_NAMES in root.attributes:
+        return root.name.removesuffix(".run") or None
+    if root.scope_name != semconv.LLAMA_INDEX_SCOPE:
+        return None
+    for span in members:
+        for key in (semconv.INPUT_VALUE, semconv.OUTPUT_VALUE):
+            value = span.attributes.get(key)
+            found = _LLAMA_INDEX_AGENT.search(value) if isinstance(value, str) else None
+            if found is not None:
+                return found.group(2)
+    return None

@@ -17,7 +17,8 @@ accepted (``_genai_messages``). Model calls are ``chat``/``generate_content``/``
 dict) and ``gen_ai.tool.call.result`` (see ``_values`` for how results become response dicts, and ``_envelopes`` for the
 framework wrappers unwrapped first, e.g. OpenLLMetry's LangChain callback envelopes); a failed tool without a
 result (``error.type``, error status) gets the result the model was sent back, else ``{"error": <the status
-description>}`` (the exception's text), else ``{"error": <error.type>}``.
+description>}`` (the exception's text), else the ``exception`` event's ``<type>: <message>`` (Pydantic AI), else
+``{"error": <error.type>}``.
 
 The user message is the last user text of the root's input messages (or its deprecated ``gen_ai.user.message``
 events), else of the first model call's input. Only that message is taken from the input: the cumulative history a

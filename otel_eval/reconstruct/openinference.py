@@ -67,6 +67,7 @@ from otel_eval.reconstruct._openinference_values import (
     crewai_model_tool_name,
     kickoff_inputs_text,
     output_tool_calls,
+    run_method_agent,
     task_messages,
     value_text,
 )
@@ -254,6 +255,7 @@ class _Reader(InvocationReader):
             self.agent_label(root)
             or next((c.author for c in draft.model_calls if c.author), None)
             or next((self.agent_label(s) for s in self.members if self.kind(s) == AGENT and self.agent_label(s)), None)
+            or run_method_agent(root, self.members)
             or (None if root.name.startswith(semconv.OPENINFERENCE_SCOPE_PREFIX) else root.name)
         )
         if not draft.model_calls and has_indexed(root.attributes, semconv.LLM_OUTPUT_MESSAGES):
@@ -263,7 +265,7 @@ class _Reader(InvocationReader):
             ]
         if self.kind(root) != LLM:
             draft.root_input = self.root_text(root, "input")
-            draft.root_output = self.root_text(root, "output")
+            draft.root_output = self.root_text(root, "output") or self.final_answer(draft.tool_runs)
         draft.root_usage = _usage(root.attributes)
         draft.root_model = _model_name(root.attributes)
         draft.session_id = self.session_id()
@@ -310,7 +312,10 @@ class _Reader(InvocationReader):
     def prepares_only(self, span: Span) -> bool:
         """An LLM span whose content was captured (``input.value`` and ``output.value``) but that holds no model
         messages, tool calls or token counts only prepared a request (LlamaIndex's ``_prepare_chat_with_tools``,
-        beside the model call it prepares): not a model call."""
+        beside the model call it prepares); one with an LLM span under it wraps that call (LlamaIndex's
+        ``StructuredLLM.achat``): neither is a model call."""
+        if any(self.kind(child) == LLM for child in self.tree.children(span)):
+            return True
         attributes = span.attributes
         if semconv.INPUT_VALUE not in attributes or semconv.OUTPUT_VALUE not in attributes:
             return False
@@ -398,6 +403,17 @@ class _Reader(InvocationReader):
         if isinstance(keywords, dict):
             named.update(keywords)
         return named
+
+    def final_answer(self, runs: Sequence[ToolRun]) -> genai_types.Content | None:
+        """A smolagents agent's answer when its span's output is not it (a run with ``stream=True`` records every
+        streamed step's repr there): its last ``final_answer`` tool's output."""
+        if semconv.SMOLAGENTS_TOOLS_NAMES not in self.root.attributes:
+            return None
+        for run in reversed(runs):
+            if run.name == semconv.SMOLAGENTS_FINAL_ANSWER:
+                output = run.span.attributes.get(semconv.OUTPUT_VALUE)
+                return text_content(value_text(output, role="model", keys=_OUTPUT_KEYS), "model")
+        return None
 
     def root_text(self, span: Span, direction: str) -> genai_types.Content | None:
         role = "user" if direction == "input" else "model"

@@ -70,8 +70,13 @@ def as_args(value: Any) -> dict[str, Any]:
 # --- one reader per framework record --------------------------------------------------------------------------------
 
 
-def pydantic_ai_turn(messages: list[dict[str, Any]]) -> Turn:
+def pydantic_ai_turn(record: list[dict[str, Any]] | dict[str, Any]) -> Turn:
+    """A run's new messages; a run a tool's exception ended: its messages up to the call, and the exception, which is
+    the call's result (the tool span's ``exception`` event; the run has no final text)."""
     turn = Turn("", [], [], "")
+    messages = record["messages"] if isinstance(record, dict) else record
+    if isinstance(record, dict):
+        turn.results.append({"error": record["raised"]})
     for message in messages:
         for part in message["parts"]:
             kind = part["part_kind"]
@@ -156,11 +161,12 @@ def llama_index_turn(record: dict[str, Any]) -> Turn:
     """The ``ToolCallResult`` events of a ``FunctionAgent`` run and its ``AgentOutput``: a tool's value is its
     ``ToolOutput.raw_output`` (for a failing tool, the exception's text, which LlamaIndex sends the model)."""
     calls = record["tool_calls"]
+    structured = record.get("structured_response")  # an output_cls: the model's JSON, what the last model call wrote
     return Turn(
         record["user_msg"],
         [(c["tool_name"], c["tool_kwargs"]) for c in calls],
         [as_response(c["raw_output"]) for c in calls],
-        record["response"],
+        record["response"] if structured is None else json.dumps(structured, ensure_ascii=False),
     )
 
 
@@ -253,6 +259,13 @@ EXTRA_SCENARIOS = {
     "adk_js": {"parallel_tools", "transfer", "agent_tool"},
     "openai_agents_js": {"parallel_tools"},
     "agent_framework": {"parallel_tools", "agent_tool", "workflow"},
+    "pydantic_ai_v5": {"tool_raises"},
+    "pydantic_ai_v6": {"tool_raises"},
+    "smolagents_openinference": {"streamed"},
+    "llama_index_openinference": {"structured_output"},
+    "strands": {"structured_output"},
+    "strands_latest": {"structured_output"},
+    "strands_span_attributes": {"structured_output"},
     "crewai_openinference": {"crew", "hierarchical", "hidden_content", "no_inputs"},
     "crewai_openinference_events": {"crew", "hierarchical", "hidden_content", "no_inputs"},
 }
@@ -260,7 +273,8 @@ EXTRA_SCENARIOS = {
 JavaScript's root agent transferring to a sub-agent, an agent used as a tool (its calls are the parent's tool call),
 Agent Framework's two-agent workflow (one invocation: :func:`workflow_run`) and CrewAI's two-agent crews (one
 invocation per kickoff: in sequence every task's calls; under a manager its delegations, each one call, as an agent
-used as a tool), a CrewAI crew kicked off without inputs (the user's text is its task's description) and one with
+used as a tool), a Pydantic AI tool raising (not ``ModelRetry``), a smolagents run streamed (``stream=True``), a LlamaIndex and a Strands run with a structured output model (its output tool is a call, its JSON the final text),
+a CrewAI crew kicked off without inputs (the user's text is its task's description) and one with
 OpenInference's inputs and outputs hidden (``test_frameworks_uncaptured``)."""
 SHARED_ROWS = frozenset({"pydantic_ai_v6", "strands_latest", "strands_span_attributes", "agent_framework_no_content"})
 """Producers that share a README row with another (the same framework, another telemetry format or setting)."""
@@ -354,11 +368,15 @@ MODEL_TURNS = {
     "hierarchical": [7],
     "hidden_content": [2],
     "no_inputs": [2],
+    "structured_output": [2],
+    "streamed": [2],
+    "tool_raises": [1],
 }
 """How many times the scripted model answered in each turn of each scenario (parallel calls: one answer for both)."""
-OWN_RUNS = {("adk_js", "agent_tool"): [2]}
-"""Where an invocation counts fewer: ADK runs an ``AgentTool``'s agent as an invocation of its own, so its two model
-calls are not the parent's (as ADK for Python's, ``test_adk_parity``)."""
+OWN_RUNS = {("adk_js", "agent_tool"): [2], ("llama_index_openinference", "structured_output"): [3]}
+"""Where a producer's count differs: ADK runs an ``AgentTool``'s agent as an invocation of its own, so its two model
+calls are not the parent's (as ADK for Python's, ``test_adk_parity``); LlamaIndex's ``output_cls`` asks the model once
+more (three LLM spans, nested, for that one call)."""
 
 
 @pytest.mark.parametrize(
@@ -411,6 +429,18 @@ def test_adk_for_javascript_sub_agent_is_an_agent_of_the_invocation() -> None:
         d["name"] for tool in app.agent_details["time_agent"].tool_declarations for d in tool["function_declarations"]
     }
     assert declared == {"get_time", "transfer_to_agent"}  # its own tool, and the transfer back
+
+
+@pytest.mark.parametrize("producer", ["smolagents_openinference", "llama_index_openinference"])
+def test_agent_is_labelled_by_its_name_not_its_run_method(producer: str) -> None:
+    """smolagents names its agent's span ``<name>.run``, LlamaIndex ``FunctionAgent.run`` whatever the agent's name
+    (which only its step spans' Python reprs hold, as ``current_agent_name``): the label is the agent's ``name``, as
+    ``OTEL_EVAL_AGENT_NAMES`` and the per-agent alerts name it."""
+    for path in sorted((FRAMEWORKS / producer).glob("*.record.json")):
+        _, invocations, _ = load(path)
+        assert {i.agent_name for i in invocations} == {"weather_agent"}, path.name
+        details = invocations[0].invocation.app_details  # none where the model spans name no instructions or tools
+        assert details is None or list(details.agent_details) == ["weather_agent"], path.name
 
 
 def test_crewai_agents_keep_their_instructions_without_llm_spans() -> None:

@@ -20,6 +20,7 @@ from _common import (
     ForeignRun,
     Scenario,
     Script,
+    Turn,
     new_provider,
     versions,
     write_run,
@@ -35,12 +36,20 @@ turn."""
 # --- Pydantic AI ----------------------------------------------------------------------------------------------------
 
 
+PYDANTIC_AI_TOOL_RAISES = Scenario(
+    "tool_raises",
+    [Turn("What's the forecast for Paris for the next 3 days?", [[("get_forecast", {"city": "Paris", "days": 3})]])],
+)
+"""A Pydantic AI tool raising an exception other than ``ModelRetry``: the run raises it, after one model call."""
+
+
 def _pydantic_ai(version: int) -> Runner:
     def run(scenario: Scenario, script: Script, provider: TracerProvider) -> Any:
-        from pydantic_ai import Agent, ModelRetry
+        from pydantic_ai import Agent, ModelRetry, capture_run_messages
         from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
         from pydantic_ai.models.function import AgentInfo, FunctionModel
         from pydantic_ai.models.instrumented import InstrumentationSettings
+        from pydantic_core import to_jsonable_python
 
         def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
             step = script.next()
@@ -59,6 +68,8 @@ def _pydantic_ai(version: int) -> Runner:
         @agent.tool_plain(name="get_forecast")
         def forecast(city: str, days: int) -> dict[str, Any]:
             """The weather forecast for a city over the next days."""
+            if scenario.name == PYDANTIC_AI_TOOL_RAISES.name:
+                return TOOLS["get_forecast"](city, days)
             try:
                 return TOOLS["get_forecast"](city, days)
             except RuntimeError as exc:
@@ -67,6 +78,15 @@ def _pydantic_ai(version: int) -> Runner:
         history: list[ModelMessage] = []
         record = []
         for turn in scenario.turns:
+            if scenario.name == PYDANTIC_AI_TOOL_RAISES.name:
+                with capture_run_messages() as messages:
+                    try:
+                        agent.run_sync(turn.user, message_history=history)
+                    except RuntimeError as exc:  # the messages up to it, and what it raised
+                        record.append(
+                            {"messages": to_jsonable_python(messages), "raised": f"{type(exc).__name__}: {exc}"}
+                        )
+                continue
             result = agent.run_sync(turn.user, message_history=history)
             record.append(json.loads(result.new_messages_json()))
             history = result.all_messages()
@@ -172,6 +192,13 @@ def _langgraph(instrumentation: str) -> Runner:
 # --- smolagents -----------------------------------------------------------------------------------------------------
 
 
+SMOLAGENTS_STREAMED = Scenario(
+    "streamed",
+    [Turn("What's the weather in Paris?", [[("get_weather", {"city": "Paris"})], "Paris is cloudy at 18 °C."])],
+)
+"""A smolagents run with ``stream=True``: the agent span's output is every streamed step's repr, not the answer."""
+
+
 def _smolagents(scenario: Scenario, script: Script, provider: TracerProvider) -> Any:
     from openinference.instrumentation.smolagents import SmolagentsInstrumentor
     from smolagents import ChatMessage, Model, ToolCallingAgent, tool
@@ -231,7 +258,10 @@ def _smolagents(scenario: Scenario, script: Script, provider: TracerProvider) ->
     record = []
     for index, turn in enumerate(scenario.turns):
         before = len(agent.memory.steps) if index else 0
-        result = agent.run(turn.user, reset=index == 0)
+        if scenario.name == SMOLAGENTS_STREAMED.name:
+            result = list(agent.run(turn.user, reset=index == 0, stream=True))[-1].output  # the FinalAnswerStep's
+        else:
+            result = agent.run(turn.user, reset=index == 0)
         # The steps as smolagents writes them, less the model inputs (the whole history again on every step).
         steps = [
             {k: v for k, v in step.items() if k != "model_input_messages"}
@@ -394,6 +424,13 @@ EXTRA_SCENARIOS = {
         _producers_agents.CREWAI_HIDDEN,
         _producers_agents.CREWAI_NO_INPUTS,
     ],
+    "pydantic_ai_v5": [PYDANTIC_AI_TOOL_RAISES],
+    "pydantic_ai_v6": [PYDANTIC_AI_TOOL_RAISES],
+    "smolagents_openinference": [SMOLAGENTS_STREAMED],
+    "llama_index_openinference": [_producers_agents.LLAMA_INDEX_STRUCTURED],
+    "strands": [_producers_agents.STRANDS_STRUCTURED],
+    "strands_latest": [_producers_agents.STRANDS_STRUCTURED],
+    "strands_span_attributes": [_producers_agents.STRANDS_STRUCTURED],
     "agent_framework": [
         SCENARIOS[0],
         _producers_agents.AGENT_FRAMEWORK_AGENT_TOOL,

@@ -20,8 +20,31 @@ from opentelemetry.sdk.trace import TracerProvider
 # --- LlamaIndex -----------------------------------------------------------------------------------------------------
 
 
+LLAMA_INDEX_STRUCTURED = Scenario(
+    "structured_output",
+    [
+        Turn(
+            "What's the weather in Paris?",
+            [
+                [("get_weather", {"city": "Paris"})],
+                "Paris is cloudy at 18 °C.",
+                '{"city": "Paris", "temperature_c": 18}',
+            ],
+        )
+    ],
+)
+"""A ``FunctionAgent`` with an ``output_cls``: after its answer, one more model call (under LlamaIndex's
+``StructuredLLM.achat`` and ``astructured_predict`` LLM spans) turns it into the model's JSON."""
+
+
 def llama_index(scenario: Scenario, script: Script, provider: TracerProvider) -> Any:
     from llama_index.core.agent.workflow import AgentOutput, FunctionAgent, ToolCallResult
+    from pydantic import BaseModel
+
+    class Weather(BaseModel):
+        city: str
+        temperature_c: int
+
     from llama_index.core.tools import FunctionTool
     from llama_index.core.workflow import Context
     from llama_index.llms.openai import OpenAI
@@ -38,6 +61,7 @@ def llama_index(scenario: Scenario, script: Script, provider: TracerProvider) ->
             llm=llm,
             system_prompt=INSTRUCTIONS,
             streaming=False,  # the scripted server answers whole responses
+            output_cls=Weather if scenario.name == LLAMA_INDEX_STRUCTURED.name else None,
         )
         context = Context(agent)
 
@@ -58,7 +82,14 @@ def llama_index(scenario: Scenario, script: Script, provider: TracerProvider) ->
                             }
                         )
                 result: AgentOutput = await handler
-                record.append({"user_msg": turn.user, "tool_calls": events, "response": result.response.content})
+                record.append(
+                    {
+                        "user_msg": turn.user,
+                        "tool_calls": events,
+                        "response": result.response.content,
+                        "structured_response": result.structured_response,
+                    }
+                )
 
         asyncio.run(turns())
     LlamaIndexInstrumentor().uninstrument()
@@ -68,9 +99,29 @@ def llama_index(scenario: Scenario, script: Script, provider: TracerProvider) ->
 # --- Strands Agents -------------------------------------------------------------------------------------------------
 
 
+STRANDS_STRUCTURED = Scenario(
+    "structured_output",
+    [
+        Turn(
+            "What's the weather in Paris?",
+            [[("get_weather", {"city": "Paris"})], [("Weather", {"city": "Paris", "temperature_c": 18})]],
+        )
+    ],
+)
+"""A Strands run with ``structured_output_model=Weather``: the model answers by calling the ``Weather`` tool Strands
+adds, and the agent's text is the validated model as JSON."""
+
+
 def strands(scenario: Scenario, script: Script, provider: TracerProvider) -> Any:
+    from pydantic import BaseModel
     from strands import Agent, tool
     from strands.models.openai import OpenAIModel
+
+    class Weather(BaseModel):
+        city: str
+        temperature_c: int
+
+    output = Weather if scenario.name == STRANDS_STRUCTURED.name else None
 
     record = []
     with ChatCompletionsServer(script) as server:
@@ -85,7 +136,7 @@ def strands(scenario: Scenario, script: Script, provider: TracerProvider) -> Any
         )
         for turn in scenario.turns:
             before = len(agent.messages)
-            result = agent(turn.user)
+            result = agent(turn.user, structured_output_model=output)
             record.append({"messages": agent.messages[before:], "final": str(result)})  # the text the agent returns
     return record
 
