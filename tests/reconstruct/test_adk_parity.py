@@ -102,7 +102,7 @@ async def test_scenarios_exercise_what_they_claim(schema: int) -> None:
     """Guards the parity test against vacuous scenarios: the ADK side really has these shapes."""
     shapes = {}
     names = ("parallel_tools", "transfer", "agent_tool", "tool_error", "tool_error_handled", "sequential_tools")
-    names += ("parallel_tool_error",)
+    names += ("parallel_tool_error", "nested_workflow", "transfer_back", "before_tool", "agent_tool_workflow")
     for name in (*names, "skip_summarization"):
         run = await _run(name, schema)
         [expected] = EvaluationGenerator.convert_events_to_eval_invocations(run.session_events)
@@ -131,6 +131,15 @@ async def test_scenarios_exercise_what_they_claim(schema: int) -> None:
         ("get_weather", {"city": "Paris", "sky": "sunny", "temperature_c": 21})
     ]
     assert shapes["parallel_tool_error"]["final_response"] is None
+    assert [c[0] for c in shapes["nested_workflow"]["tool_calls"]] == ["exit_loop", "get_weather", "get_time"]
+    assert ("critic", "Needs work.") in shapes["nested_workflow"]["intermediate_texts"]
+    assert [c[0] for c in shapes["transfer_back"]["tool_calls"]] == [
+        "transfer_to_agent",
+        "get_weather",
+        "transfer_to_agent",
+    ]
+    assert ("get_weather", {"city": "Paris", "sky": "cached"}) in shapes["before_tool"]["tool_responses"]
+    assert [c[0] for c in shapes["agent_tool_workflow"]["tool_calls"]] == ["research_pipeline"]
 
 
 @pytest.mark.parametrize("schema", sorted(SCHEMAS))
