@@ -106,3 +106,33 @@ async def test_a_turn_a_guardrail_answered_without_the_model_is_scored(
         (scores["tool_call_count_v1"], scores["inference_call_count_v1"]) for scores in by_invocation.values()
     )
     assert calls == [(0.0, None), (1.0, 2.0)]  # no model call is not read as a count of 0: spans may be missing
+
+
+async def test_adks_own_eval_set_object_is_the_golden(global_provider: TracerProvider) -> None:
+    """An ``EvalSet`` of ADK's own (google.adk.evaluation), as an ADK team holds it in code, pairs and scores as the
+    same eval set read from its JSON file."""
+    from google.adk.evaluation.eval_case import EvalCase
+    from google.adk.evaluation.eval_set import EvalSet as AdkEvalSet
+    from google.adk.evaluation.evaluation_generator import EvaluationGenerator
+
+    with adk_telemetry(schema=2):
+        recorded = await run_turns(SCENARIOS["single_tool"]())
+    golden = EvaluationGenerator.convert_events_to_eval_invocations(recorded.session_events)
+    eval_set = AdkEvalSet(eval_set_id="weather", eval_cases=[EvalCase(eval_id="paris", conversation=golden)])
+    records: list[EvaluationRecord] = []
+    processor = EvaluationSpanProcessor.from_env(
+        {},
+        eval_set=eval_set,
+        criteria={"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8},
+        sinks=[records.extend],
+    )
+    global_provider.add_span_processor(processor)
+    try:
+        with adk_telemetry(schema=2):
+            await run_turns(SCENARIOS["single_tool"]())
+        assert processor.force_flush(30_000)
+    finally:
+        processor.shutdown()
+    scored = {r.metric_name: (r.score, r.eval_id) for r in records}
+    assert scored["tool_trajectory_avg_score"] == (1.0, "paris")
+    assert scored["response_match_score"] == (1.0, "paris")
