@@ -3,8 +3,8 @@
 **The pairing rule.** User texts are compared after :func:`normalise_text` (case folded, surrounding space dropped,
 runs of whitespace collapsed to one space). A conversation's candidate case is the case chosen for it (``--eval-id``
 offline, the request's ``eval_case`` online), else the first case of the eval set with a turn whose user text equals
-the conversation's first user text, else the first case whose scenario's starting prompt equals it (a scenario case
-pairs without expected turns). The expected invocations are, for each invocation, the case's turn with its user
+the conversation's first user text (the first its invocations hold: a turn no model was called in may hold none),
+else the first case whose scenario's starting prompt equals it (a scenario case pairs without expected turns). The expected invocations are, for each invocation, the case's turn with its user
 text; else, when the case has exactly as many turns as the conversation has invocations, its turns by position;
 else there are none: a chosen case stays paired without a reference, any other case does not pair.
 """
@@ -135,7 +135,9 @@ def pair_invocations(
         return _NO_EVAL_SET
     if index is None or index.eval_set is not eval_set:
         index = GoldenIndex(eval_set)
-    first = content_text(invocations[0].invocation.user_content)
+    # The first user message the spans hold: a turn no model was called in may have none (ADK's v2 spans).
+    texts = (content_text(traced.invocation.user_content) for traced in invocations)
+    first = next((text for text in texts if text.strip()), "")
     found = index.golden_turn(first)
     if found is not None:
         expected = _expected_turns(found[0], invocations)

@@ -189,6 +189,24 @@ def eval_set_from(payload: Any, path: Path) -> EvalSet:
     return convert_legacy_eval_data(payload, eval_set_id=path.name.removesuffix(".json").removesuffix(".test"))
 
 
+def adk_eval_set(value: Any, setting: str) -> EvalSet | None:
+    """``value`` as our ``EvalSet`` when it is Google ADK's own (``google.adk.evaluation.eval_set.EvalSet``, the same
+    JSON), else None.
+
+    Raises:
+        ConfigurationError: ADK's eval set does not validate as ADK 2.13's, naming ``setting`` and the problem.
+    """
+    kind = type(value)
+    if kind.__name__ != "EvalSet" or not kind.__module__.startswith("google.adk.") or isinstance(value, EvalSet):
+        return None
+    try:
+        return EvalSet.model_validate(value.model_dump(mode="json", exclude_none=True))
+    except pydantic.ValidationError as exc:
+        raise ConfigurationError(
+            f"{setting}: ADK's EvalSet is not a valid eval set: {validation_problems(exc)[0]}"
+        ) from None
+
+
 def load_eval_config(path: str | Path) -> EvalConfig:
     """An ADK eval config file (``{"criteria": {...}}``). Raises InputError naming file, path and problem (an
     unknown top-level key too, see :func:`eval_config_problem`)."""

@@ -42,7 +42,7 @@ from otel_eval.evaluation.sessions import SessionLimits
 from otel_eval.judge import Judge
 from otel_eval.metrics import MetricRegistry
 from otel_eval.model import EvalConfig, EvalSet
-from otel_eval.model.loading import criteria_setting, eval_set_setting, setting_source
+from otel_eval.model.loading import adk_eval_set, criteria_setting, eval_set_setting, setting_source
 from otel_eval.processor._logs import EvaluationLogRecordProcessor
 from otel_eval.transport.base import InvocationExporter
 
@@ -62,8 +62,9 @@ class ProcessorSettings:
     exporter or the providers, are its arguments). Frozen: derive a variant with :func:`dataclasses.replace`.
 
     Attributes:
-        eval_set: Golden cases (an ``EvalSet``, or a path, loaded here): an invocation whose user text equals a case
-            turn's is also scored with the reference metrics (online reference metrics).
+        eval_set: Golden cases (an ``EvalSet``, ADK's own ``google.adk.evaluation.eval_set.EvalSet``, or a path,
+            loaded here): an invocation whose user text equals a case turn's is also scored with the reference
+            metrics (online reference metrics).
         sample_rate: Fraction of traces evaluated, decided from a 64-bit hash of the session id a trace's spans
             name (a session's turns all or none), else from the low 64 bits of the trace id as ``TraceIdRatioBased``
             does (the same trace gets the same decision in every process).
@@ -127,6 +128,9 @@ class ProcessorSettings:
     explanations: bool = env.DEFAULT_EXPLANATIONS  # last: the fields before it keep their positions
 
     def __post_init__(self) -> None:
+        converted = adk_eval_set(self.eval_set, "eval_set")
+        if converted is not None:  # frozen: set once, here
+            object.__setattr__(self, "eval_set", converted)
         check_field_types(self)
         if not 0 <= self.sample_rate <= 1:
             raise ValueError(f"sample_rate must be in [0, 1], got {self.sample_rate!r}")

@@ -28,6 +28,7 @@ from otel_eval.model import (
 from otel_eval.model import genai as genai_types
 from otel_eval.reconstruct._adk_replay import Event, is_kept, last_final_event, replay_events
 from otel_eval.reconstruct._adk_spans import (
+    TOOL_PREFIX,
     ModelCall,
     OwnedSpans,
     ToolRun,
@@ -44,6 +45,7 @@ from otel_eval.reconstruct._span_tree import SpanTree, covered_ns
 from otel_eval.reconstruct._token_usage import sum_token_counts
 from otel_eval.reconstruct.base import TraceInvocations
 from otel_eval.reconstruct.reads import Reads
+from otel_eval.reconstruct.sessions import session_id_of
 from otel_eval.reconstruct.signals import ended_in_error, feedback
 from otel_eval.traces.span import Span
 
@@ -96,7 +98,50 @@ def rebuild_invocations(
                 group, calls, tools, tree=tree, convention=convention, timing=timing, warnings=warnings, reads=reads
             )
         )
+    answered = _runs_without_model_call(tree, groups)
+    for run in answered:
+        result.invocations.append(
+            build_invocation(
+                run,
+                [],
+                [],
+                tree=tree,
+                convention=convention,
+                timing=timing,
+                warnings=[],
+                reads=reads,
+                without_calls=_ANSWERED_WITHOUT_MODEL,
+            )
+        )
+    if answered:
+        result.invocations.sort(key=lambda invocation: (invocation.start_time_ns, invocation.span_id))
     return result
+
+
+_ANSWERED_WITHOUT_MODEL = (
+    "an agent's callback answered without the model (before_agent_callback, before_model_callback), or the run "
+    "failed before it: ADK's spans hold neither the user's message nor the final response"
+)
+
+
+def _runs_without_model_call(tree: SpanTree, groups: Sequence[OwnedSpans]) -> list[OwnedSpans]:
+    """The runs of the trace in which no model was called: an outermost run root (none above it, nor a tool) with an
+    agent span below it that owns no model call, e.g. a turn a ``before_model_callback`` guardrail answered. ADK's
+    eval has an invocation for each; only its timing and session are on the spans."""
+    owned = {g.root.span_id for g in groups}
+    above = tree.nearest(_opens_run_or_tool)
+    return [
+        OwnedSpans(invocation_id="", root=span, session_id=session_id_of(tree.subtree(span)))
+        for span in tree.spans
+        if is_run_root(span)
+        and span.span_id not in owned
+        and span.span_id not in above
+        and any(is_agent_span(child) for child in tree.children(span))
+    ]
+
+
+def _opens_run_or_tool(span: Span) -> bool:
+    return is_run_root(span) or span.name.startswith(TOOL_PREFIX)
 
 
 def build_invocation(
@@ -109,6 +154,7 @@ def build_invocation(
     timing: _RunTiming,
     warnings: list[str],
     reads: Reads = Reads.ALL,
+    without_calls: str = "nothing to rebuild but tool names",
 ) -> TracedInvocation:
     """The ``TracedInvocation`` of one ADK invocation.
 
@@ -123,6 +169,7 @@ def build_invocation(
         reads: Whether the user message and the app details are read (:data:`Reads.USER_CONTENT`,
             :data:`Reads.APP_DETAILS`); the rest comes out of the one replay, which replays only the events that
             call tools when none of the final response, tool responses, texts and events is asked.
+        without_calls: What the warning of an invocation without model calls says is missing.
     """
     calls = sorted(calls, key=lambda c: (c.span.start_time_ns, c.span.span_id))
     tools = sorted(tools, key=lambda t: (t.span.start_time_ns, t.span.span_id))
@@ -135,7 +182,7 @@ def build_invocation(
             "(ADK content capture off); user text, responses and tool arguments are unknown"
         )
     if not calls:
-        warnings.append(f"{where}: no model call span; nothing to rebuild but tool names")
+        warnings.append(f"{where}: no model call span; {without_calls}")
     if any(c.span.span_id == owned.root.span_id for c in calls):
         warnings.append(f"{where}: no runner or agent span above the model calls; times are the first model call's")
     if not captured:

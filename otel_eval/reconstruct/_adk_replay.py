@@ -37,6 +37,8 @@ class Event:
     """For a function-response event: the tool runs it answers."""
     skip_summarization: bool = False
     """ADK ended the agent's turn on this function response (``Event.is_final_response()`` is True)."""
+    batch_failed: bool = False
+    """For a function-response event: a tool of the same model response failed (its exception ended the run)."""
 
 
 def replay_events(
@@ -84,7 +86,9 @@ def replay_events(
         if answers:
             end = max(run.span.end_time_ns for run in runs if run is not None)
             answered = [run for run in runs if run is not None and run.response is not None]
-            event = Event(author, genai_types.Content.trusted(role="user", parts=answers), runs=answered)
+            failed = any(run is not None and run.failed for run in runs)
+            returned = genai_types.Content.trusted(role="user", parts=answers)
+            event = Event(author, returned, runs=answered, batch_failed=failed)
             timeline.append((end, 2 * order + 1, event))
     unmatched = runs_left.leftovers()
     if unmatched and captured:
@@ -152,7 +156,8 @@ _TEXT_ECHO_TOOL_TYPES = ("AgentTool", "NodeTool")
 
 def _mark_skip_summarization(events: list[Event]) -> None:
     """Finds the function responses ADK ended an agent's turn on (``skip_summarization``, e.g. ``exit_loop`` or an
-    ``AgentTool(skip_summarization=True)``): no model call of the same agent follows them, and every tool succeeded.
+    ``AgentTool(skip_summarization=True)``): no model call of the same agent follows them, and every tool the model
+    response called succeeded (one that raised in parallel with them ended the run, on no final response).
 
     ADK makes such an event the final response, and appends the agent tool's result as text to it.
     """
@@ -165,7 +170,7 @@ def _mark_skip_summarization(events: list[Event]) -> None:
         elif event.author not in calling_later:
             answered_last.append(event)
     for event in reversed(answered_last):
-        if not event.runs or any(run.failed or run.name == _TRANSFER_TOOL for run in event.runs):
+        if not event.runs or event.batch_failed or any(run.name == _TRANSFER_TOOL for run in event.runs):
             continue
         event.skip_summarization = True
         for run in event.runs:

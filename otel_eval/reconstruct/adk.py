@@ -50,12 +50,14 @@ class AdkConvention(Convention):
     name = CONVENTION_NAME
 
     def detect(self, spans: Sequence[Span]) -> bool:
-        """ADK legacy: a ``call_llm`` span, or an ``agent_run [..]`` span of very old ADK."""
+        """ADK legacy: a ``call_llm`` span, an ``agent_run [..]`` span of very old ADK, or an ``invocation`` span of
+        ADK's instrumentation scope (a run no model call was made in has no other)."""
         for span in spans:  # is_call_llm inline: every trace of every convention is asked
             name = span.name
             if (
                 name == CALL_LLM
                 or name.startswith("agent_run [")
+                or (name == "invocation" and span.scope_name == semconv.ADK_SCOPE)
                 or (semconv.ADK_LLM_REQUEST in span.attributes and not name.startswith("execute_tool"))
             ):
                 return True
@@ -80,7 +82,7 @@ class AdkConvention(Convention):
             reads=reads,
             tool_result_key=semconv.ADK_TOOL_RESPONSE,
         )
-        if not model_spans and any(is_run_root(s) or is_agent_span(s) for s in spans):
+        if not result.invocations and any(is_run_root(s) or is_agent_span(s) for s in spans):
             result.warnings.append(f"trace {result.trace_id}: ADK agent spans but no model call span")
         return result
 

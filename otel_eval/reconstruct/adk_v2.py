@@ -83,7 +83,7 @@ class AdkV2Convention(Convention):
             reads=reads,
             tool_result_key=semconv.GEN_AI_TOOL_CALL_RESULT,
         )
-        if not model_spans:
+        if not result.invocations:
             result.warnings.append(f"trace {result.trace_id}: ADK workflow spans but no model call span")
         return result
 

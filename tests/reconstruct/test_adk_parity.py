@@ -22,8 +22,10 @@ from otel_eval.model import TracedInvocation
 from otel_eval.reconstruct import rebuild_traces
 from otel_eval.traces.log_records import attach_log_records, log_record_from_sdk
 from tests.reconstruct.adk_agents import SCENARIOS, AdkRun, ScriptedLlm, adk_telemetry, run_turns
+from tests.reconstruct.adk_workflows import WORKFLOW_SCENARIOS
 
 SCHEMAS = {1: "adk", 2: "adk_v2"}
+ALL_SCENARIOS = {**SCENARIOS, **WORKFLOW_SCENARIOS}
 
 
 # ADK logs the traceback of the tool_error scenario's (expected) exception at ERROR level.
@@ -77,11 +79,11 @@ def rebuilt(run: AdkRun, convention: str) -> list[TracedInvocation]:
 
 async def _run(name: str, schema: int) -> AdkRun:
     with adk_telemetry(schema=schema, capture_content=True):
-        return await run_turns(SCENARIOS[name]())
+        return await run_turns(ALL_SCENARIOS[name]())
 
 
 @pytest.mark.parametrize("schema", sorted(SCHEMAS))
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
+@pytest.mark.parametrize("name", sorted(ALL_SCENARIOS))
 async def test_rebuilt_invocations_equal_adks_own(name: str, schema: int) -> None:
     run = await _run(name, schema)
     expected = EvaluationGenerator.convert_events_to_eval_invocations(run.session_events)
@@ -100,6 +102,7 @@ async def test_scenarios_exercise_what_they_claim(schema: int) -> None:
     """Guards the parity test against vacuous scenarios: the ADK side really has these shapes."""
     shapes = {}
     names = ("parallel_tools", "transfer", "agent_tool", "tool_error", "tool_error_handled", "sequential_tools")
+    names += ("parallel_tool_error", "nested_workflow", "transfer_back", "before_tool", "agent_tool_workflow")
     for name in (*names, "skip_summarization"):
         run = await _run(name, schema)
         [expected] = EvaluationGenerator.convert_events_to_eval_invocations(run.session_events)
@@ -123,6 +126,20 @@ async def test_scenarios_exercise_what_they_claim(schema: int) -> None:
     assert final["parts"][1] == {"text": "It is 10:30 in Tokyo."}
     assert shapes["skip_summarization"]["unanswered_calls"] == ["clock_agent"]
     assert shapes["sequential_tools"]["intermediate_texts"] == [("weather_agent", "Let me check the weather first.")]
+    # A tool raising beside another: ADK keeps the other's response, and the run ends on no final response.
+    assert shapes["parallel_tool_error"]["tool_responses"] == [
+        ("get_weather", {"city": "Paris", "sky": "sunny", "temperature_c": 21})
+    ]
+    assert shapes["parallel_tool_error"]["final_response"] is None
+    assert [c[0] for c in shapes["nested_workflow"]["tool_calls"]] == ["exit_loop", "get_weather", "get_time"]
+    assert ("critic", "Needs work.") in shapes["nested_workflow"]["intermediate_texts"]
+    assert [c[0] for c in shapes["transfer_back"]["tool_calls"]] == [
+        "transfer_to_agent",
+        "get_weather",
+        "transfer_to_agent",
+    ]
+    assert ("get_weather", {"city": "Paris", "sky": "cached"}) in shapes["before_tool"]["tool_responses"]
+    assert [c[0] for c in shapes["agent_tool_workflow"]["tool_calls"]] == ["research_pipeline"]
 
 
 @pytest.mark.parametrize("schema", sorted(SCHEMAS))
@@ -218,14 +235,15 @@ async def test_turns_sharing_one_trace_are_separate_invocations(schema: int) -> 
     assert all(inv.session_id == run.session_id for inv in trace.invocations)
 
 
-EVENT_ONLY_UNREBUILT = {"skip_summarization"}
-"""Under EVENT_ONLY ADK records an AgentTool's skipped-summarization result nowhere (no later model call sees it)."""
+EVENT_ONLY_UNREBUILT = {"skip_summarization", "parallel_tool_error"}
+"""Under EVENT_ONLY ADK records a tool result no later model call sees nowhere: an AgentTool's skipped-summarization
+result, the result of a tool that ran beside one that raised."""
 
 
-@pytest.mark.parametrize("name", sorted(set(SCENARIOS) - EVENT_ONLY_UNREBUILT))
+@pytest.mark.parametrize("name", sorted(set(ALL_SCENARIOS) - EVENT_ONLY_UNREBUILT))
 async def test_event_only_content_joined_from_log_records_equals_adks_own(name: str) -> None:
     with adk_telemetry(schema=2, capture_mode="EVENT_ONLY"):
-        run = await run_turns(SCENARIOS[name]())
+        run = await run_turns(ALL_SCENARIOS[name]())
     spans = run.spans
     assert not any(s.attr("gen_ai.input.messages") for s in spans)  # nothing on the spans
     records = [r for r in map(log_record_from_sdk, run.log_records) if r is not None]
