@@ -129,14 +129,14 @@ def _runs_without_model_call(tree: SpanTree, groups: Sequence[OwnedSpans]) -> li
     agent span below it that owns no model call, e.g. a turn a ``before_model_callback`` guardrail answered. ADK's
     eval has an invocation for each; only its timing and session are on the spans."""
     owned = {g.root.span_id for g in groups}
+    unowned = [span for span in tree.spans if is_run_root(span) and span.span_id not in owned]
+    if not unowned:  # every run called a model: the common case, no walk of the tree
+        return []
     above = tree.nearest(_opens_run_or_tool)
     return [
         OwnedSpans(invocation_id="", root=span, session_id=session_id_of(tree.subtree(span)))
-        for span in tree.spans
-        if is_run_root(span)
-        and span.span_id not in owned
-        and span.span_id not in above
-        and any(is_agent_span(child) for child in tree.children(span))
+        for span in unowned
+        if span.span_id not in above and any(is_agent_span(child) for child in tree.children(span))
     ]
 
 
