@@ -53,7 +53,9 @@ class _Hint:
 
     def check(self, trace: TraceInvocations, spans: Sequence[Span]) -> None:
         views = trace.plain if trace.plain is not None else trace.invocations
-        if all(view.content_captured for view in views):
+        # An ADK run no model was called in (a callback answered it) holds no content whatever the setting.
+        adk = trace.convention in _ADK_CONVENTIONS
+        if all(view.content_captured or (adk and view.model_call_count == 0) for view in views):
             return
         with self._lock:
             if self.done:
@@ -70,6 +72,7 @@ class _Hint:
         )
 
 
+_ADK_CONVENTIONS = frozenset({"adk", "adk_v2"})
 _HINT = _Hint()
 
 

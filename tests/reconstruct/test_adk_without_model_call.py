@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from google.adk.evaluation.evaluation_generator import EvaluationGenerator
 
-from otel_eval.reconstruct import rebuild_traces
+from otel_eval.reconstruct import capture_hints, rebuild_traces
 from tests.reconstruct.adk_agents import adk_telemetry, run_turns
 from tests.reconstruct.adk_workflows import BLOCKED, guardrail_scenario
 from tests.reconstruct.test_adk_parity import SCHEMAS, as_adk, normalise, rebuilt
@@ -15,7 +15,10 @@ pytestmark = pytest.mark.usefixtures("quiet_adk")
 
 
 @pytest.mark.parametrize("schema", sorted(SCHEMAS))
-async def test_a_turn_a_guardrail_answered_is_an_invocation(schema: int) -> None:
+async def test_a_turn_a_guardrail_answered_is_an_invocation(
+    schema: int, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(capture_hints, "_HINT", capture_hints._Hint())  # as in a process that has rebuilt nothing
     with adk_telemetry(schema=schema):
         run = await run_turns(guardrail_scenario())
     expected = EvaluationGenerator.convert_events_to_eval_invocations(run.session_events)
@@ -38,6 +41,8 @@ async def test_a_turn_a_guardrail_answered_is_an_invocation(schema: int) -> None
         assert blocked.invocation.final_response is None and not blocked.invocation.user_content.parts
         [warning] = blocked.warnings
         assert "before_model_callback" in warning and "no model call span" in warning
+    # Content capture is on: the turn without a model call is no reason to say how to turn it on.
+    assert "carries no message content" not in caplog.text
 
 
 async def test_a_run_answered_by_before_agent_callback_is_read_as_adk() -> None:
