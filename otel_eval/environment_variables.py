@@ -93,19 +93,25 @@ OTEL_EVAL_MAX_BUFFER_BYTES: Final = "OTEL_EVAL_MAX_BUFFER_BYTES"
 """Approximate bytes of attribute data buffered over all traces. Default 64 MiB."""
 
 OTEL_EVAL_TRACE_IDLE_TIMEOUT: Final = "OTEL_EVAL_TRACE_IDLE_TIMEOUT"
-"""Seconds after a trace's last span before it is evaluated though its root never ended locally; also the longest a
-root that ended waits for spans still open under it (then it is evaluated without them, counted in
-``otel_eval.invocations.incomplete``). Default 30. ``otel-eval run --from mlflow`` leaves out a trace MLflow still has
+"""Seconds after a trace's last span before it is evaluated though its root never ended locally (the processor
+waits for an invocation under way, its root running with a span under it open, up to ``OTEL_EVAL_MAX_TRACE_AGE``
+however long no span ends: a slow model call, a tool awaiting approval); also the longest a root that ended waits for
+spans still open under it (then it is evaluated without them, counted in ``otel_eval.invocations.incomplete``: raise
+it when background tasks outlive their invocation by longer; it costs the memory of those invocations, held that
+long). Default 30. ``otel-eval run --from mlflow`` leaves out a trace MLflow still has
 as ``IN_PROGRESS`` (no root span yet) until its last span is this old."""
 DEFAULT_TRACE_IDLE_TIMEOUT: Final = 30.0
 
 OTEL_EVAL_MAX_TRACE_AGE: Final = "OTEL_EVAL_MAX_TRACE_AGE"
-"""Worker, Collector path: seconds from a trace's earliest span start to its latest span end (the spans' own
-timestamps) after which it is evaluated as it is, without waiting to go idle, and its later spans are dropped
-(``otel_eval.spans.dropped{otel_eval.drop.reason=max_trace_age}``), as at ``OTEL_EVAL_MAX_SPANS_PER_TRACE``. A trace
-whose spans keep coming (a long-running root with periodic children) holds its partition's committed offset at its
-first record until then. Default 600 (20 idle timeouts: an agent run of up to 10 minutes is evaluated whole). Not
-read by the processor, which hands a subtree on when its local root ends."""
+"""Seconds an agent run may last before it is evaluated as it is, without waiting for the rest, and its later spans
+are dropped (``otel_eval.spans.dropped{otel_eval.drop.reason=max_trace_age}``), as at
+``OTEL_EVAL_MAX_SPANS_PER_TRACE``. The processor: from the first span start of an invocation under way (its root
+running with a span under it open, waited for however long no span ends; counted in
+``otel_eval.invocations.incomplete``). The worker's Collector
+path: from a trace's earliest span start to its latest span end (the spans' own timestamps); a trace whose spans keep
+coming (a long-running root with periodic children) holds its partition's committed offset at its first record until
+then. Raise it for runs longer than 10 minutes (a human approval that may wait longer); it costs the memory of their
+spans, held that long. Default 600 (20 idle timeouts: an agent run of up to 10 minutes is evaluated whole)."""
 DEFAULT_MAX_TRACE_AGE: Final = 600.0
 
 OTEL_EVAL_SESSION_IDLE_TIMEOUT: Final = "OTEL_EVAL_SESSION_IDLE_TIMEOUT"

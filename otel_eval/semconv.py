@@ -127,7 +127,7 @@ DROP_MAX_OPEN_TRACES: Final = "max_open_traces"
 DROP_MAX_SPANS_PER_TRACE: Final = "max_spans_per_trace"
 DROP_MAX_BUFFER_BYTES: Final = "max_buffer_bytes"
 DROP_MAX_TRACE_AGE: Final = "max_trace_age"
-"""A Collector-path span (or log record) of a trace the worker handed on at ``OTEL_EVAL_MAX_TRACE_AGE``."""
+"""A span (or Collector-path log record) of a trace handed on at ``OTEL_EVAL_MAX_TRACE_AGE`` (its root still running)."""
 DROP_SHUTDOWN: Final = "shutdown"
 DROP_RECONSTRUCTION_ERROR: Final = "reconstruction_error"
 DROP_REBUILD_TIMEOUT: Final = "rebuild_timeout"  # rebuilding a trace's invocations took past its deadline

@@ -14,8 +14,11 @@ in this process, without timers: a local root's subtree is handed on as soon as 
 started under it here* have ended. A root that ends with descendants still open (an async tool, a background
 task) waits for them, at most ``trace_idle_timeout`` seconds after its end; then it is handed on without them,
 counted by ``otel_eval.invocations.incomplete``, and those spans are dropped when they end
-(``otel_eval.spans.dropped{incomplete}``). A trace whose root never ends here is handed on
-``trace_idle_timeout`` seconds after its last span.
+(``otel_eval.spans.dropped{incomplete}``). An invocation under way (its root running with a span under it open: a
+slow model call, a tool awaiting approval) is waited for however long no span ends, at most ``max_trace_age`` seconds
+from its start; then what ended is handed on as it is (``otel_eval.invocations.incomplete``) and its later spans are
+dropped (``max_trace_age``). Any other trace whose root has not ended here is handed on ``trace_idle_timeout``
+seconds after its last span.
 
 A complete subtree is converted, rebuilt into invocations (:func:`otel_eval.reconstruct.rebuild_traces`) and
 handed to the transport as evaluation requests. While the transport is full (e.g. the judge hangs), ``on_end``

@@ -2,7 +2,7 @@
 
 Used by the ``OtelEvalSpanProcessor`` thread only, so it needs no locking. One :meth:`SpanAssembler.step` takes the
 spans that started and ended since the last step, completes every subtree whose local root and descendants have all
-ended (:class:`~otel_eval.processor._buffers.OpenSpans`), hands roots that waited too long and traces that went idle on, and
+ended (:class:`~otel_eval.processor._open_spans.OpenSpans`), hands roots that waited too long and traces that went idle on, and
 exports the resulting requests under suppressed instrumentation. :class:`RequestBuilder` turns a finished subtree into
 requests (:mod:`otel_eval.processor._request_builder`).
 """
@@ -27,16 +27,11 @@ from otel_eval._runtime.deadline import DeadlineExecutor, RecordTimeoutError
 from otel_eval._runtime.log_filters import DuplicateLogFilter
 from otel_eval.emit.enrichment import RootSpanEnricher
 from otel_eval.emit.pipeline import PipelineMetrics
+from otel_eval.environment_variables import DEFAULT_MAX_TRACE_AGE
 from otel_eval.model.messages import EvaluationRequest
-from otel_eval.processor._buffers import (
-    UNDER_ABANDONED,
-    IncompleteCounter,
-    OpenSpans,
-    Rejection,
-    TraceBuffers,
-    top_span_names,
-)
+from otel_eval.processor._buffers import Rejection, TraceBuffers, top_span_names
 from otel_eval.processor._logs import LogJoin
+from otel_eval.processor._open_spans import UNDER_ABANDONED, IncompleteCounter, OpenSpans
 from otel_eval.processor._request_builder import RequestBuilder
 from otel_eval.processor._selection import (
     SamplePriority,
@@ -85,8 +80,8 @@ class SpanAssembler:
         builder: Rebuilds invocations and wraps them in requests.
         exporter: The transport.
         pipeline: Drop, sampled and idle counters.
-        idle_timeout: Seconds after a trace's last span before it is handed on without its root, and at most
-            seconds a local root waits for its open descendants.
+        idle_timeout: Seconds after a trace's last span before it is handed on without its root (one not seen
+            starting here, or no longer tracked), and at most seconds a local root waits for its open descendants.
         suppressed: Where the ids of spans started under suppressed instrumentation are kept (skipped when they end).
         enricher: Root-span enrichment, when the processor wraps the user's exporting processor.
         open_spans: Open-span bookkeeping (completion without guessing).
@@ -101,6 +96,9 @@ class SpanAssembler:
             is dropped (``rebuild_timeout``) and its thread abandoned to finish on its own (threads cannot be killed;
             see :mod:`otel_eval._runtime.deadline`), so the traces behind it are not delayed.
         logs: GenAI content log records joined onto the spans before the rebuild (:mod:`otel_eval.processor._logs`).
+        max_age: Seconds a trace whose local root started here is waited for while the root runs; then what is
+            buffered is handed on as it is (``otel_eval.invocations.incomplete``) and its later spans are dropped
+            (``max_trace_age``).
     """
 
     def __init__(
@@ -119,8 +117,10 @@ class SpanAssembler:
         priority: SamplePriority | None = None,
         rebuild_timeout: float | None = None,
         logs: LogJoin | None = None,
+        max_age: float = DEFAULT_MAX_TRACE_AGE,
     ) -> None:
         self.buffers = buffers
+        self._max_age = max_age
         self._builder = builder
         self._exporter = exporter
         self._pipeline = pipeline
@@ -188,9 +188,13 @@ class SpanAssembler:
         batches += [(root, self.buffers.take_subtree(*root)) for root in self._stop_waiting(now, final=final)]
         if now >= self._next_sweep or final:
             self._next_sweep = now + min(_SWEEP_SECONDS, self._idle_timeout / 4)
-            idle = [spans for spans in self.buffers.take_idle(now, self._idle_timeout) if self._in_sample(spans)]
+            running = self.open_spans.under_way
+            idle = [
+                spans for spans in self.buffers.take_idle(now, self._idle_timeout, running) if self._in_sample(spans)
+            ]
             self._pipeline.idle_flushed(len(idle))
             batches += [(None, trace_spans) for trace_spans in idle]
+            batches += self._overdue(now)
             self.open_spans.forget_idle(now, self._idle_timeout)
             if self.logs is not None and self.logs.buffered_traces:
                 live = set(self.buffers.open_trace_ids())
@@ -349,6 +353,19 @@ class SpanAssembler:
             self._wait((trace_id, span_id), now + self._idle_timeout)
         else:
             batches.append(((trace_id, span_id), self.buffers.take_subtree(trace_id, span_id)))
+
+    def _overdue(self, now: float) -> _Batches:
+        """Traces whose local root still runs ``max_age`` after it started: handed on as they are, their later spans
+        dropped (``max_trace_age``), as the Collector path does."""
+        overdue = self.open_spans.overdue(now, self._max_age)
+        batches: _Batches = []
+        for trace_id in overdue:
+            self.open_spans.forget(trace_id)
+            spans = self.buffers.hand_on_early(trace_id, semconv.DROP_MAX_TRACE_AGE)
+            if spans and self._in_sample(spans):
+                batches.append((None, spans))
+        self._incomplete.add(len(overdue))
+        return batches
 
     def _in_sample(self, spans: list[ReadableSpan]) -> bool:
         """Whether an idle trace's spans are evaluated (by session or trace id); a left-out trace's (priority sampling)

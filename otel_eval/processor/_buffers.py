@@ -1,39 +1,23 @@
-"""The per-trace state of the processor's background thread (no locking): bounded buffers of ended spans, and the
-spans still open under each local root (exact completion).
+"""The per-trace state of the processor's background thread (no locking): bounded buffers of ended spans (the spans
+still open under each local root: :mod:`otel_eval.processor._open_spans`).
 
 Buffers. Three limits bound memory: open traces, spans per trace and (approximate) bytes over all traces. A trace
 that hits a limit is *discarded whole* (a partial trace would rebuild into a wrong invocation, e.g. a missing tool
 call), and its later spans are dropped with the same reason until it completes or goes idle. The bytes are those of
 the spans buffered *between* steps (:meth:`TraceBuffers.settle`, at the end of each): a span whose subtree is handed
 on in the step it arrived in is never sized (the intake's queue, bounded in spans, held it until then anyway).
-
-Completion (:class:`OpenSpans`): the processor sees every span start (``on_start``) and end (``on_end``), so it needs no timer to decide that an
-invocation is over. The rule:
-
-* a local root's subtree is *complete* when the root and every span started under it in this process have ended;
-* a root that ends with descendants still open (an async tool, a background task) waits for them, at most
-  ``trace_idle_timeout`` seconds after its own end; then it is handed on without them, counted as
-  ``otel_eval.invocations.incomplete``, and each of those spans is dropped when it ends (within another
-  ``trace_idle_timeout``; ``otel_eval.spans.dropped{otel_eval.drop.reason=incomplete}``).
-
-Memory is bounded like the span buffers: at most ``max_traces`` traces and ``max_spans_per_trace`` spans per trace are tracked (beyond, a span is simply not tracked
-and its root completes when it ends, as without tracking), and a trace with no start or end for ``idle_timeout``
-seconds is forgotten.
 """
 
 from __future__ import annotations
 
-import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan
 
 from otel_eval import semconv
-from otel_eval.instruments import ObservedCounter
 
 _SPAN_OVERHEAD_BYTES = 400
 """Rough size of a ReadableSpan and its context objects before attributes."""
@@ -208,6 +192,18 @@ class TraceBuffers:
             return earlier
         return self._reject(trace_id, reason)
 
+    def hand_on_early(self, trace_id: int, reason: str) -> list[ReadableSpan]:
+        """Removes and returns the spans of ``trace_id`` buffered now; its later spans are dropped as ``reason``
+        until its local root ends (as after a rejection, but what was buffered is handed on, not discarded)."""
+        buffer = self._traces.pop(trace_id, None)
+        self._rejected[trace_id] = reason
+        if len(self._rejected) > _REJECTED_TRACES_REMEMBERED:
+            self._rejected.popitem(last=False)
+        if buffer is None:
+            return []
+        self._release(buffer)
+        return buffer.spans
+
     def forget_rejection(self, trace_id: int) -> bool:
         """Ends the drop-on-sight of a discarded trace (its local root ended). Whether it was discarded."""
         return self._rejected.pop(trace_id, None) is not None
@@ -263,9 +259,14 @@ class TraceBuffers:
         self.total_spans -= len(subtree)
         return subtree
 
-    def take_idle(self, now: float, idle_seconds: float) -> list[list[ReadableSpan]]:
-        """Removes and returns every trace whose last span arrived ``idle_seconds`` or more before ``now``."""
-        idle = [trace_id for trace_id, buffer in self._traces.items() if now - buffer.last_seen >= idle_seconds]
+    def take_idle(self, now: float, idle_seconds: float, under_way: Callable[[int], bool]) -> list[list[ReadableSpan]]:
+        """Removes and returns every trace whose last span arrived ``idle_seconds`` or more before ``now``, but those
+        ``under_way`` (:meth:`~otel_eval.processor._open_spans.OpenSpans.under_way`)."""
+        idle = [
+            trace_id
+            for trace_id, buffer in self._traces.items()
+            if now - buffer.last_seen >= idle_seconds and not under_way(trace_id)
+        ]
         return [self._take_all(trace_id) for trace_id in idle]
 
     def take_everything(self) -> list[list[ReadableSpan]]:
@@ -303,136 +304,3 @@ def top_span_names(spans: Iterable[ReadableSpan]) -> list[str]:
     spans = list(spans)
     ids = {span.context.span_id for span in spans if span.context is not None}
     return [span.name for span in spans if span.parent is None or span.parent.span_id not in ids]
-
-
-UNDER_ABANDONED: Final = -1
-"""Returned by :meth:`OpenSpans.ended` for a span whose root was already handed on incomplete."""
-
-
-_NONE_ABANDONED: frozenset[int] = frozenset()
-"""A trace's abandoned roots while it has none (most traces never have one): no set made per trace."""
-
-
-@dataclass(slots=True)
-class _Trace:
-    root_of: dict[int, int] = field(default_factory=dict)
-    """Span id -> id of the local root it started under, for every span started while the trace is tracked."""
-    open: dict[int, int] = field(default_factory=dict)
-    """Local root id -> spans under it (itself included) that started and have not ended."""
-    abandoned: set[int] | frozenset[int] = _NONE_ABANDONED
-    """Roots handed on while spans under them were still open."""
-    last_seen: float = 0.0
-
-
-class OpenSpans:
-    """Open spans per trace and local root.
-
-    Args:
-        max_traces: Traces tracked at once.
-        max_spans_per_trace: Spans tracked per trace.
-    """
-
-    def __init__(self, *, max_traces: int, max_spans_per_trace: int) -> None:
-        self._max_traces = max_traces
-        self._max_spans = max_spans_per_trace
-        self._traces: dict[int, _Trace] = {}
-
-    @property
-    def tracked_traces(self) -> int:
-        """Traces with open spans (or spans under an abandoned root) tracked now."""
-        return len(self._traces)
-
-    def started(self, trace_id: int, span_id: int, local_parent_id: int | None, now: float) -> None:
-        """A span started; ``local_parent_id`` is its parent's id when the parent is in this process."""
-        trace = self._traces.get(trace_id)
-        if trace is None:
-            if len(self._traces) >= self._max_traces:
-                return
-            trace = self._traces[trace_id] = _Trace()
-        if len(trace.root_of) >= self._max_spans:
-            return
-        # A parent that started before tracking began stands for its own root: if it is the root, that is exact.
-        root = span_id if local_parent_id is None else trace.root_of.get(local_parent_id, local_parent_id)
-        trace.root_of[span_id] = root
-        open_spans = trace.open
-        open_spans[root] = open_spans.get(root, 0) + 1
-        trace.last_seen = now
-
-    def ended(self, trace_id: int, span_id: int, now: float) -> int | None:
-        """A span ended. Returns the id of the local root it started under, :data:`UNDER_ABANDONED`, or None when
-        the span was not tracked."""
-        trace = self._traces.get(trace_id)
-        if trace is None:
-            return None
-        root = trace.root_of.get(span_id)
-        if root is None:
-            return None
-        trace.last_seen = now
-        remaining = trace.open[root] - 1
-        abandoned = root in trace.abandoned
-        if remaining > 0:
-            trace.open[root] = remaining
-        else:
-            del trace.open[root]
-            if abandoned:
-                trace.abandoned.remove(root)  # type: ignore[union-attr]  # a set once a root was abandoned
-            if not trace.open:
-                del self._traces[trace_id]  # nothing open: the trace's bookkeeping is done
-        return UNDER_ABANDONED if abandoned else root
-
-    def tracks(self, trace_id: int) -> bool:
-        """Whether spans of ``trace_id`` are open (or were handed on incomplete) and tracked."""
-        return trace_id in self._traces
-
-    def open_under(self, trace_id: int, root_id: int) -> int:
-        """Spans under ``root_id`` still open."""
-        trace = self._traces.get(trace_id)
-        return trace.open.get(root_id, 0) if trace is not None else 0
-
-    def abandon(self, trace_id: int, root_id: int, now: float) -> int:
-        """``root_id`` was handed on incomplete: its open spans are dropped when they end (if they end within
-        another idle timeout). Returns how many."""
-        trace = self._traces.get(trace_id)
-        if trace is None or root_id not in trace.open:
-            return 0
-        if not trace.abandoned:
-            trace.abandoned = set()
-        trace.abandoned.add(root_id)  # type: ignore[union-attr]
-        trace.last_seen = now
-        return trace.open[root_id]
-
-    def forget(self, trace_id: int) -> None:
-        """Stops tracking ``trace_id`` (dropped whole, or handed on at shutdown)."""
-        self._traces.pop(trace_id, None)
-
-    def forget_idle(self, now: float, idle_seconds: float) -> None:
-        """Forgets traces without a start or end for ``idle_seconds`` (spans that never end must not hold memory)."""
-        idle = [trace_id for trace_id, trace in self._traces.items() if now - trace.last_seen >= idle_seconds]
-        for trace_id in idle:
-            del self._traces[trace_id]
-
-
-class IncompleteCounter:
-    """``otel_eval.invocations.incomplete``: local roots handed on while spans under them were still open.
-
-    Args:
-        meter_provider: Where the counter goes (the global provider when None).
-    """
-
-    def __init__(self, meter_provider: MeterProvider | None = None) -> None:
-        self._counter = ObservedCounter(
-            meter_provider,
-            semconv.METRIC_INVOCATIONS_INCOMPLETE,
-            "{invocation}",
-            "Invocations handed on at the idle timeout with spans under their root still open.",
-        )
-        self._lock = threading.Lock()
-        self.total = 0
-        """In-process total (:meth:`EvaluationSpanProcessor.stats` reports it as ``invocations.incomplete``)."""
-
-    def add(self, count: int) -> None:
-        """``count`` more roots were handed on incomplete."""
-        if count:
-            self._counter.add(count)
-            with self._lock:
-                self.total += count

@@ -79,8 +79,9 @@ class ProcessorSettings:
         max_spans_per_trace: Spans buffered per trace.
         max_buffer_bytes: Approximate attribute bytes buffered over all traces.
         max_pending_spans: Ended spans waiting for the background thread.
-        trace_idle_timeout: Seconds after a trace's last span before it is handed on without its root; also the
-            longest a local root waits for its open descendants.
+        trace_idle_timeout: Seconds after a trace's last span before it is handed on without its root (not an
+            invocation under way, which ``max_trace_age`` bounds); also the longest a local root waits for its open
+            descendants after it ended.
         max_queue_size: Requests waiting for the embedded worker.
         concurrency: Requests the embedded worker evaluates at once.
         isolation: ``"thread"``: the embedded evaluation runs on background threads of this process. ``"process"``:
@@ -101,6 +102,10 @@ class ProcessorSettings:
         explanations: False: no result carries its explanation (the judge's rationale quotes the agent's text), on
             its event, its evaluation span, or to the sinks (``OTEL_EVAL_EXPLANATIONS``). Default true. With an
             ``exporter``, the evaluating side's setting applies.
+        max_trace_age: Seconds an invocation under way (its local root running here with a span under it open: a
+            slow model call, a tool awaiting approval) is waited for, however long no span ends; then what ended is
+            handed on as it is (``otel_eval.invocations.incomplete``) and its later spans are dropped
+            (``otel_eval.drop.reason=max_trace_age``). ``OTEL_EVAL_MAX_TRACE_AGE``.
 
     Raises:
         ValueError: a value of the wrong type (``sample_rate must be a number, got 'abc'``), a limit below 1,
@@ -125,7 +130,8 @@ class ProcessorSettings:
     emit: Collection[str] = env.DEFAULT_EMIT
     kafka_bootstrap_servers: str | None = None
     metrics: tuple[str, ...] = ()  # the fields before it keep their positions
-    explanations: bool = env.DEFAULT_EXPLANATIONS  # last: the fields before it keep their positions
+    explanations: bool = env.DEFAULT_EXPLANATIONS
+    max_trace_age: float = env.DEFAULT_MAX_TRACE_AGE  # last: the fields before it keep their positions
 
     def __post_init__(self) -> None:
         converted = adk_eval_set(self.eval_set, "eval_set")
@@ -157,6 +163,7 @@ class ProcessorSettings:
             self.max_buffer_bytes,
             self.max_pending_spans,
             self.trace_idle_timeout,
+            self.max_trace_age,
         )
 
     @property
@@ -202,6 +209,13 @@ class ProcessorSettings:
             kafka_bootstrap_servers=environ.get(env.OTEL_EVAL_KAFKA_BOOTSTRAP_SERVERS, "").strip() or None,
             metrics=metric_names_setting(environ.get(env.OTEL_EVAL_METRICS, "")),
             explanations=flag_setting(environ, env.OTEL_EVAL_EXPLANATIONS, env.DEFAULT_EXPLANATIONS),
+            max_trace_age=number_setting(
+                environ,
+                env.OTEL_EVAL_MAX_TRACE_AGE,
+                env.DEFAULT_MAX_TRACE_AGE,
+                valid=_positive,
+                expected="seconds (a number > 0)",
+            ),
         )
 
 
@@ -336,7 +350,7 @@ class Limits:
     """The bounds of the span intake and the per-trace buffers (see :mod:`otel_eval.processor`).
 
     Raises:
-        ValueError: a limit below 1, or a ``trace_idle_timeout`` that is not positive.
+        ValueError: a limit below 1, or a ``trace_idle_timeout`` or ``max_trace_age`` that is not positive.
     """
 
     max_open_traces: int
@@ -344,13 +358,14 @@ class Limits:
     max_buffer_bytes: int
     max_pending_spans: int
     trace_idle_timeout: float
+    max_trace_age: float = env.DEFAULT_MAX_TRACE_AGE
 
     def __post_init__(self) -> None:
         for limit in fields(self):
             value = getattr(self, limit.name)
-            if limit.name == "trace_idle_timeout":
+            if limit.name in ("trace_idle_timeout", "max_trace_age"):
                 if value <= 0:
-                    raise ValueError(f"trace_idle_timeout must be positive, got {value!r}")
+                    raise ValueError(f"{limit.name} must be positive, got {value!r}")
             elif value < 1:
                 raise ValueError(f"{limit.name} must be at least 1, got {value!r}")
 

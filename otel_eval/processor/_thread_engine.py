@@ -32,10 +32,11 @@ from otel_eval.evaluation import builtin_metric_names, criteria_from, custom_met
 from otel_eval.evaluation.embedded import embedded_worker
 from otel_eval.metrics import default_registry
 from otel_eval.processor._assembler import SpanAssembler
-from otel_eval.processor._buffers import IncompleteCounter, OpenSpans, TraceBuffers
+from otel_eval.processor._buffers import TraceBuffers
 from otel_eval.processor._embedded_start import plan_embedded
 from otel_eval.processor._intake import SpanIntake, WakeSchedule, drain, millis_until
 from otel_eval.processor._logs import EvaluationLogRecordProcessor, LogJoin
+from otel_eval.processor._open_spans import IncompleteCounter, OpenSpans
 from otel_eval.processor._request_builder import RequestBuilder, full_rebuild
 from otel_eval.processor._selection import InvocationFilters, Sampling
 from otel_eval.processor._settings import EngineOptions, Limits
@@ -139,6 +140,7 @@ class InThreadEngine:
             exporter=self.exporter,
             pipeline=self.pipeline,
             idle_timeout=limits.trace_idle_timeout,
+            max_age=limits.max_trace_age,
             suppressed={},
             enricher=self._enricher,
             open_spans=OpenSpans(max_traces=limits.max_open_traces, max_spans_per_trace=limits.max_spans_per_trace),

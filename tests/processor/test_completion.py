@@ -20,8 +20,8 @@ from otel_eval.model import content_text
 from otel_eval.model.eval_case import get_all_tool_calls
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor import EvaluationSpanProcessor, ProcessorSettings
-from otel_eval.processor._buffers import OpenSpans
 from otel_eval.processor._intake import Wake, WakeSchedule
+from otel_eval.processor._open_spans import OpenSpans
 from otel_eval.transport import InMemoryInvocationExporter
 from tests.processor.telemetry import attach
 from tests.waiting import wait_until
@@ -168,7 +168,13 @@ def test_the_open_span_bookkeeping_is_bounded() -> None:
     assert open_spans.open_under(1, 10) == 3  # the root and two children; the fourth span is over the bound
     assert open_spans.ended(1, 13, now=0.0) is None  # never tracked
     open_spans.forget_idle(now=10.0, idle_seconds=5.0)
-    assert open_spans.tracked_traces == 0  # spans that never end do not hold memory past the idle timeout
+    assert open_spans.tracks(1)  # under way (spans open under its running root): waited for, however long
+    assert not open_spans.tracks(2)  # a root open alone does not hold memory past the idle timeout
+    assert open_spans.overdue(now=10.0, max_age=20.0) == []
+    assert open_spans.overdue(now=10.0, max_age=8.0) == [1]  # the engine forgets it at the age limit
+    open_spans.ended(1, 10, now=10.0)
+    open_spans.forget_idle(now=20.0, idle_seconds=5.0)
+    assert open_spans.tracked_traces == 0  # spans that never end, under a root that did: forgotten when idle
 
 
 def test_the_periodic_step_runs_only_while_something_is_held(
@@ -294,4 +300,57 @@ def test_an_agent_whose_invocations_come_within_the_poll_window_does_not_wake_th
         time.sleep(0.008)
     assert wait_until(lambda: len(exporter.get_finished_requests()) == 40)
     assert processor.stats()["wakeups"] <= 10  # without the window: one per invocation
+    processor.shutdown()
+
+
+def test_an_invocation_whose_spans_pause_longer_than_the_idle_timeout_is_evaluated_whole(
+    provider: TracerProvider, exporter: InMemoryInvocationExporter
+) -> None:
+    # A reasoning model: each call ends no span for longer than the idle timeout while the root runs. The trace is
+    # waited for (its root started here and has not ended), not handed on in two halves.
+    processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=0.2))
+    agent = TravelAgent(provider, model_latency_seconds=0.8)
+    scenario = next(scenario for scenario in SCENARIOS if scenario.tool_steps)
+    agent.run(scenario)
+    assert processor.force_flush(10_000)
+    (request,) = exporter.get_finished_requests()
+    invocation = request.invocations[0].invocation
+    assert content_text(invocation.user_content) == scenario.user_text
+    assert invocation.final_response is not None and content_text(invocation.final_response) == scenario.answer
+    assert _tool_names(request) == [step.name for step in scenario.tool_steps]
+    stats = processor.stats()
+    assert stats.get("traces.idle_flushed", 0) == 0
+    assert stats["invocations.incomplete"] == 0
+    processor.shutdown()
+
+
+def test_a_root_running_past_the_max_trace_age_is_handed_on_as_it_is_and_its_later_spans_counted(
+    provider: TracerProvider, exporter: InMemoryInvocationExporter
+) -> None:
+    processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=0.1, max_trace_age=0.5))
+    tracer = provider.get_tracer("travel.agent")
+    root = _started_root(tracer, "Sunny.")
+    with trace.use_span(root, end_on_exit=False):
+        chat = tracer.start_span(
+            "chat gemini-2.5-flash",
+            attributes={
+                semconv.GEN_AI_OPERATION_NAME: "chat",
+                semconv.GEN_AI_INPUT_MESSAGES: _message("user", USER_TEXT),
+                semconv.GEN_AI_OUTPUT_MESSAGES: _message("assistant", "Let me ask for approval."),
+            },
+        )
+        chat.end()
+        approval = tracer.start_span("execute_tool ask_approval", attributes={semconv.GEN_AI_TOOL_NAME: "ask_approval"})
+    time.sleep(0.3)  # past the idle timeout, before the age limit: still waited for
+    assert processor.force_flush(10_000)
+    assert exporter.get_finished_requests() == []
+    assert wait_until(lambda: len(exporter.get_finished_requests()) == 1)  # what was buffered, as it is
+    assert processor.stats()["invocations.incomplete"] == 1
+
+    approval.end()
+    root.end()
+    assert processor.force_flush(10_000)
+    assert len(exporter.get_finished_requests()) == 1  # never a second, partial invocation
+    assert processor.stats().get(f"spans.dropped.{semconv.DROP_MAX_TRACE_AGE}") == 2
+    assert processor.stats()["open_traces"] == 0
     processor.shutdown()

@@ -12,7 +12,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from otel_eval.demo import SCENARIOS, TravelAgent
-from otel_eval.processor._buffers import OpenSpans, TraceBuffers, _attributes_size, approximate_size
+from otel_eval.processor._buffers import TraceBuffers, _attributes_size, approximate_size
+from otel_eval.processor._open_spans import OpenSpans
 
 
 def _reference_size(attributes: Mapping[str, object]) -> int:
