@@ -69,6 +69,10 @@ def incomplete_context(traced: TracedInvocation, *, tool_results: bool) -> Conte
         return ContextProblem("the invocation's content was truncated while rebuilding it", INCOMPLETE_CONTEXT)
     invocation = traced.invocation
     if not content_text(invocation.final_response):
+        if traced.ended_in_error:
+            return ContextProblem(
+                "the invocation ended in error (cancelled, or it raised) without a final response", INCOMPLETE_CONTEXT
+            )
         return ContextProblem("the invocation has no final response text", INCOMPLETE_CONTEXT)
     if tool_results:
         unanswered = unanswered_tool_calls(invocation.intermediate_data)

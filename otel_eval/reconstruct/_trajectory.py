@@ -11,7 +11,8 @@ to :func:`build_invocation` (or :func:`plain_invocation`), which apply the ADK r
 * ``tool_responses`` follow the order of their calls: the matching tool run's result (matched by call id, else by
   name in order), else the function response sent back to a later model call with the same call id.
 * ``final_response`` is the agent-level output of the root when it has text, else the text of the last model output
-  without function calls (ADK's ``is_final_response``).
+  without function calls (ADK's ``is_final_response``), unless the root ended in error (cancelled, or it raised): the
+  application got an exception, not that text (a stream cut off, say), which is then an intermediate response.
 * ``intermediate_responses`` are the texts (and reasoning, as thought parts) of every other model output, as
   ``(author, parts)``.
 """
@@ -211,7 +212,7 @@ def _steps_by_id(
 
 
 def _final_and_intermediate(
-    draft: InvocationDraft,
+    draft: InvocationDraft, *, errored: bool
 ) -> tuple[genai_types.Content | None, list[tuple[str, list[genai_types.Part]]]]:
     last_final_index: int | None = None
     for index, model_call in enumerate(draft.model_calls):
@@ -221,13 +222,13 @@ def _final_and_intermediate(
     root_texts = texts_of(draft.root_output)
     if root_texts:
         final = genai_types.Content(role="model", parts=[genai_types.Part.trusted(text=t) for t in root_texts])
-    elif last_final_index is not None:
+    elif last_final_index is not None and not errored:
         texts = [t for c in draft.model_calls[last_final_index].outputs for t in texts_of(c)]
         final = genai_types.Content(role="model", parts=[genai_types.Part.trusted(text=t) for t in texts])
     final_text = "\n".join(texts_of(final))
     intermediate: list[tuple[str, list[genai_types.Part]]] = []
     for index, model_call in enumerate(draft.model_calls):
-        if index == last_final_index:
+        if index == last_final_index and final is not None:
             own_text = "\n".join(t for c in model_call.outputs for t in texts_of(c))
             if not root_texts or own_text.strip() == final_text.strip():
                 continue
@@ -280,8 +281,9 @@ def plain_invocation(draft: InvocationDraft) -> PlainInvocation:
     steps = _steps(draft, responses=bool(reads & _RESPONSES)) if reads & _STEP_READS else []
     final: genai_types.Content | None = None
     intermediate: list[tuple[str, list[genai_types.Part]]] = []
+    errored = root.status_code == "ERROR"
     if reads & _TEXT_READS:
-        final, intermediate = _final_and_intermediate(draft)
+        final, intermediate = _final_and_intermediate(draft, errored=errored)
         if draft.guardrail_tripped is not None:
             final = None  # the run raised: whatever the model said never reached the user
     # Copied after the reads above: inputs read on first use record their problems in draft.warnings.
@@ -290,6 +292,11 @@ def plain_invocation(draft: InvocationDraft) -> PlainInvocation:
         warnings.append(
             f"trace {root.trace_id} span {root.span_id}: a guardrail stopped the run ({draft.guardrail_tripped}); "
             "it has no final response"
+        )
+    elif errored and reads & _TEXT_READS and final is None and draft.content_captured:
+        warnings.append(
+            f"trace {root.trace_id} span {root.span_id}: the run ended in error ({root.status_message or 'ERROR'}): "
+            "cancelled or raised before its answer; it has no final response"
         )
     elif not draft.content_captured:
         warnings.append(
@@ -328,7 +335,7 @@ def plain_invocation(draft: InvocationDraft) -> PlainInvocation:
         "end_time_ns": draft.end_time_ns if draft.end_time_ns is not None else root.end_time_ns,
         "content_captured": draft.content_captured,
         "warnings": warnings,
-        "ended_in_error": root.status_code == "ERROR" or draft.guardrail_tripped is not None,
+        "ended_in_error": errored or draft.guardrail_tripped is not None,
         "feedback": feedback(root),
     }
     if reads & _USAGE:
