@@ -123,13 +123,15 @@ per-invocation results with a verdict."""
 DROP_QUEUE_FULL: Final = "queue_full"
 """The processor's span intake queue was full (a span dropped there drops its trace whole: its other spans and its
 invocations are counted with this reason, never rebuilt without it)."""
-DROP_MAX_OPEN_TRACES: Final = "max_open_traces"
-DROP_MAX_SPANS_PER_TRACE: Final = "max_spans_per_trace"
-DROP_MAX_BUFFER_BYTES: Final = "max_buffer_bytes"
+DROP_MAX_OPEN_TRACES: Final = "max_open_traces"  # a new trace while OTEL_EVAL_MAX_OPEN_TRACES traces were buffered
+DROP_MAX_SPANS_PER_TRACE: Final = "max_spans_per_trace"  # a trace past OTEL_EVAL_MAX_SPANS_PER_TRACE spans
+DROP_MAX_BUFFER_BYTES: Final = "max_buffer_bytes"  # a trace whose span passed OTEL_EVAL_MAX_BUFFER_BYTES in all
 DROP_MAX_TRACE_AGE: Final = "max_trace_age"
 """A span (or Collector-path log record) of a trace handed on at ``OTEL_EVAL_MAX_TRACE_AGE`` (its root still running)."""
 DROP_SHUTDOWN: Final = "shutdown"
-DROP_RECONSTRUCTION_ERROR: Final = "reconstruction_error"
+"""Held at shutdown and not evaluated: a trace whose root had not ended (a process restarted mid-invocation), a
+request (or session turn) not yet delivered or scored within the shutdown's timeout."""
+DROP_RECONSTRUCTION_ERROR: Final = "reconstruction_error"  # rebuilding a trace's invocations raised (logged)
 DROP_REBUILD_TIMEOUT: Final = "rebuild_timeout"  # rebuilding a trace's invocations took past its deadline
 DROP_RECORD_TIMEOUT: Final = "record_timeout"  # the worker gave up decoding or rebuilding a record (dead-lettered)
 DROP_UNREADABLE: Final = "unreadable"  # the worker could not parse a record (dead-lettered)
