@@ -18,7 +18,7 @@ from otel_eval import semconv
 from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.model import content_text
 from otel_eval.model.eval_case import get_all_tool_calls
-from otel_eval.model.messages import EvaluationRequest
+from otel_eval.model.messages import EvaluationRecord, EvaluationRequest
 from otel_eval.processor import EvaluationSpanProcessor, ProcessorSettings
 from otel_eval.processor._intake import Wake, WakeSchedule
 from otel_eval.processor._open_spans import OpenSpans
@@ -354,3 +354,39 @@ def test_a_root_running_past_the_max_trace_age_is_handed_on_as_it_is_and_its_lat
     assert processor.stats().get(f"spans.dropped.{semconv.DROP_MAX_TRACE_AGE}") == 2
     assert processor.stats()["open_traces"] == 0
     processor.shutdown()
+
+
+def test_in_the_evaluation_process_an_invocation_whose_spans_pause_is_evaluated_whole() -> None:
+    # The evaluation process steps when spans come: another agent's spans keep it stepping past the idle timeout while
+    # the slow invocation's model call runs.
+    records: list[EvaluationRecord] = []
+    settings = ProcessorSettings(trace_idle_timeout=0.3, isolation="process", metrics=("inference_call_count_v1",))
+    processor = EvaluationSpanProcessor(settings=settings, sinks=[records.extend])
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    greeting = next(scenario for scenario in SCENARIOS if not scenario.tool_steps)
+    two_tools = next(scenario for scenario in SCENARIOS if len(scenario.tool_steps) == 2)
+    TravelAgent(provider).run(greeting)
+    assert processor.force_flush(30_000)  # the evaluation process is up
+    stop = threading.Event()
+
+    def other_agent() -> None:
+        agent = TravelAgent(provider)
+        while not stop.is_set():
+            agent.run(greeting)
+            time.sleep(0.05)
+
+    other = threading.Thread(target=other_agent)
+    other.start()
+    try:
+        TravelAgent(provider, model_latency_seconds=1.0).run(two_tools)
+    finally:
+        stop.set()
+        other.join()
+    try:
+        assert processor.force_flush(30_000)
+        calls = sorted(record.score for record in records if record.score != 1)
+        assert calls == [2]  # one invocation with both model calls, not two halves of one each
+        assert processor.stats().get("evaluation_process.traces.idle_flushed", 0) == 0
+    finally:
+        provider.shutdown()
