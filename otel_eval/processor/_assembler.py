@@ -31,7 +31,7 @@ from otel_eval.environment_variables import DEFAULT_MAX_TRACE_AGE
 from otel_eval.model.messages import EvaluationRequest
 from otel_eval.processor._buffers import Rejection, TraceBuffers, top_span_names
 from otel_eval.processor._logs import LogJoin
-from otel_eval.processor._open_spans import UNDER_ABANDONED, IncompleteCounter, OpenSpans
+from otel_eval.processor._open_spans import UNDER_ABANDONED, IncompleteCounter, OpenSpans, say_incomplete
 from otel_eval.processor._request_builder import RequestBuilder
 from otel_eval.processor._selection import (
     SamplePriority,
@@ -365,6 +365,8 @@ class SpanAssembler:
             if spans and self._in_sample(spans):
                 batches.append((None, spans))
         self._incomplete.add(len(overdue))
+        if overdue:
+            say_incomplete(len(overdue), self._max_age, running=True)
         return batches
 
     def _in_sample(self, spans: list[ReadableSpan]) -> bool:
@@ -408,6 +410,8 @@ class SpanAssembler:
             self._unwait(root)
             self.open_spans.abandon(*root, now)
         self._incomplete.add(len(expired))
+        if expired and not final:
+            say_incomplete(len(expired), self._idle_timeout, running=False)
         return expired
 
     @staticmethod

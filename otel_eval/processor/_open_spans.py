@@ -21,6 +21,7 @@ seconds (``max_trace_age`` while its root runs) is forgotten.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, field
 from typing import Final
@@ -28,7 +29,12 @@ from typing import Final
 from opentelemetry.metrics import MeterProvider
 
 from otel_eval import semconv
+from otel_eval._runtime.log_filters import DuplicateLogFilter
+from otel_eval.environment_variables import OTEL_EVAL_MAX_TRACE_AGE, OTEL_EVAL_TRACE_IDLE_TIMEOUT
 from otel_eval.instruments import ObservedCounter
+
+logger = logging.getLogger(__name__)
+logger.addFilter(DuplicateLogFilter())
 
 UNDER_ABANDONED: Final = -1
 """Returned by :meth:`OpenSpans.ended` for a span whose root was already handed on incomplete."""
@@ -190,3 +196,21 @@ class IncompleteCounter:
             self._counter.add(count)
             with self._lock:
                 self.total += count
+
+
+def say_incomplete(count: int, seconds: float, *, running: bool) -> None:
+    """Logs ``count`` invocations handed on incomplete: still ``running`` ``seconds`` after they started
+    (``max_trace_age``), or with spans open under their root ``seconds`` after it ended (``trace_idle_timeout``)."""
+    if running:
+        logger.warning(
+            "evaluated %d invocation(s) still running %s s after they started, as they were "
+            "(otel_eval.invocations.incomplete; their later spans are dropped as %r): raise %s for longer runs",
+            count, f"{seconds:g}", semconv.DROP_MAX_TRACE_AGE, OTEL_EVAL_MAX_TRACE_AGE,
+        )  # fmt: skip
+    else:
+        logger.warning(
+            "evaluated %d invocation(s) without the spans still open under their root %s s after it ended "
+            "(otel_eval.invocations.incomplete; those spans are dropped as %r when they end): raise %s if "
+            "background tasks outlive their invocation longer",
+            count, f"{seconds:g}", semconv.DROP_INCOMPLETE, OTEL_EVAL_TRACE_IDLE_TIMEOUT,
+        )  # fmt: skip

@@ -93,7 +93,7 @@ def test_a_child_ending_after_its_root_is_in_the_evaluated_invocation(
 
 
 def test_a_child_that_never_ends_is_handed_on_at_the_idle_timeout_and_counted(
-    provider: TracerProvider, exporter: InMemoryInvocationExporter
+    provider: TracerProvider, exporter: InMemoryInvocationExporter, caplog: pytest.LogCaptureFixture
 ) -> None:
     processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=1.0))
     _root, tool = _invocation_with_background_tool(provider)
@@ -102,6 +102,7 @@ def test_a_child_that_never_ends_is_handed_on_at_the_idle_timeout_and_counted(
     (request,) = exporter.get_finished_requests()
     assert content_text(request.invocations[0].invocation.user_content) == USER_TEXT
     assert _tool_names(request) == []  # handed on without the span that was still open
+    assert wait_until(lambda: "raise OTEL_EVAL_TRACE_IDLE_TIMEOUT" in caplog.text)  # said, with what to change
     stats = processor.stats()
     assert stats["invocations.incomplete"] == 1
     assert stats["waiting_roots"] == 0
@@ -325,7 +326,7 @@ def test_an_invocation_whose_spans_pause_longer_than_the_idle_timeout_is_evaluat
 
 
 def test_a_root_running_past_the_max_trace_age_is_handed_on_as_it_is_and_its_later_spans_counted(
-    provider: TracerProvider, exporter: InMemoryInvocationExporter
+    provider: TracerProvider, exporter: InMemoryInvocationExporter, caplog: pytest.LogCaptureFixture
 ) -> None:
     processor = attach(provider, exporter, settings=ProcessorSettings(trace_idle_timeout=0.1, max_trace_age=0.5))
     tracer = provider.get_tracer("travel.agent")
@@ -346,6 +347,7 @@ def test_a_root_running_past_the_max_trace_age_is_handed_on_as_it_is_and_its_lat
     assert exporter.get_finished_requests() == []
     assert wait_until(lambda: len(exporter.get_finished_requests()) == 1)  # what was buffered, as it is
     assert processor.stats()["invocations.incomplete"] == 1
+    assert "raise OTEL_EVAL_MAX_TRACE_AGE for longer runs" in caplog.text
 
     approval.end()
     root.end()
