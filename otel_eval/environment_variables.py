@@ -121,7 +121,9 @@ OTEL_EVAL_SESSION_IDLE_TIMEOUT: Final = "OTEL_EVAL_SESSION_IDLE_TIMEOUT"
 """Seconds without a new turn after which a session's conversation-level metrics run (embedded worker). Default 300:
 long enough for a person to read an answer and type the next question (chat turns are usually seconds to a minute or
 two apart), short enough that a conversation's scores arrive within minutes and open sessions stay few (between
-Datadog's 3 idle minutes and AWS AgentCore's 15). A turn after that opens a new window, judged on its own."""
+Datadog's 3 idle minutes and AWS AgentCore's 15). A turn after that opens a new window, judged on its own. The idle
+time runs from one turn's end to the next turn's end, so it includes the next invocation's whole run: an agent whose
+turns take minutes needs it above the longest pause between questions plus its longest invocation."""
 DEFAULT_SESSION_IDLE_TIMEOUT: Final = 300.0
 
 OTEL_EVAL_SESSION_MAX_TURNS: Final = "OTEL_EVAL_SESSION_MAX_TURNS"
