@@ -96,8 +96,8 @@ class SpanAssembler:
             is dropped (``rebuild_timeout``) and its thread abandoned to finish on its own (threads cannot be killed;
             see :mod:`otel_eval._runtime.deadline`), so the traces behind it are not delayed.
         logs: GenAI content log records joined onto the spans before the rebuild (:mod:`otel_eval.processor._logs`).
-        max_age: Seconds a trace whose local root started here is waited for while the root runs; then what is
-            buffered is handed on as it is (``otel_eval.invocations.incomplete``) and its later spans are dropped
+        max_age: Seconds from its first span start that a trace under way (its local root running here with a span
+            under it open) is waited for, however long no span ends; then what is buffered is handed on as it is (``otel_eval.invocations.incomplete``) and its later spans are dropped
             (``max_trace_age``).
     """
 
@@ -188,9 +188,9 @@ class SpanAssembler:
         batches += [(root, self.buffers.take_subtree(*root)) for root in self._stop_waiting(now, final=final)]
         if now >= self._next_sweep or final:
             self._next_sweep = now + min(_SWEEP_SECONDS, self._idle_timeout / 4)
-            running = self.open_spans.under_way
+            under_way = self.open_spans.under_way
             idle = [
-                spans for spans in self.buffers.take_idle(now, self._idle_timeout, running) if self._in_sample(spans)
+                spans for spans in self.buffers.take_idle(now, self._idle_timeout, under_way) if self._in_sample(spans)
             ]
             self._pipeline.idle_flushed(len(idle))
             batches += [(None, trace_spans) for trace_spans in idle]
@@ -355,7 +355,7 @@ class SpanAssembler:
             batches.append(((trace_id, span_id), self.buffers.take_subtree(trace_id, span_id)))
 
     def _overdue(self, now: float) -> _Batches:
-        """Traces whose local root still runs ``max_age`` after it started: handed on as they are, their later spans
+        """Traces still under way ``max_age`` after their first span started: handed on as they are, their later spans
         dropped (``max_trace_age``), as the Collector path does."""
         overdue = self.open_spans.overdue(now, self._max_age)
         batches: _Batches = []
