@@ -293,10 +293,10 @@ def plain_invocation(draft: InvocationDraft) -> PlainInvocation:
             f"trace {root.trace_id} span {root.span_id}: a guardrail stopped the run ({draft.guardrail_tripped}); "
             "it has no final response"
         )
-    elif errored and reads & _TEXT_READS and final is None and draft.content_captured:
+    elif errored and reads & _TEXT_READS and final is None and any(_is_final(c.outputs) for c in draft.model_calls):
         warnings.append(
             f"trace {root.trace_id} span {root.span_id}: the run ended in error ({root.status_message or 'ERROR'}): "
-            "cancelled or raised before its answer; it has no final response"
+            "its last model output never reached the user as an answer; it has no final response"
         )
     elif not draft.content_captured:
         warnings.append(
