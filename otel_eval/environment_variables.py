@@ -98,8 +98,7 @@ waits for an invocation under way, its root running with a span under it open, u
 however long no span ends: a slow model call, a tool awaiting approval); also the longest a root that ended waits for
 spans still open under it (then it is evaluated without them, counted in ``otel_eval.invocations.incomplete``: raise
 it when background tasks outlive their invocation by longer; it costs the memory of those invocations, held that
-long). The worker's Collector path, which sees no span start, likewise holds an idle trace up to
-``OTEL_EVAL_MAX_TRACE_AGE`` while a span's parent in the same process has not come (it is still open). Default 30. ``otel-eval run --from mlflow`` leaves out a trace MLflow still has
+long). Default 30. ``otel-eval run --from mlflow`` leaves out a trace MLflow still has
 as ``IN_PROGRESS`` (no root span yet) until its last span is this old."""
 DEFAULT_TRACE_IDLE_TIMEOUT: Final = 30.0
 
@@ -109,11 +108,8 @@ are dropped (``otel_eval.spans.dropped{otel_eval.drop.reason=max_trace_age}``), 
 ``OTEL_EVAL_MAX_SPANS_PER_TRACE``. The processor: from the first span start of an invocation under way (its root
 running with a span under it open, waited for however long no span ends; counted in
 ``otel_eval.invocations.incomplete``). The worker's Collector path: from a trace's earliest span start to its latest
-span end (the spans' own timestamps); a trace whose spans keep coming (a long-running root with periodic children)
-holds its partition's committed offset at its first record until then; and from its first span read, for an idle
-trace held because a span's parent in the same process has not come (OTLP's flags say a parent is remote, which may
-never come: a span without them, from an older SDK, holds its trace this long when its parent is another
-service's). Raise it for runs longer than 10 minutes (a human approval that may wait longer); it costs the memory of their
+span end (the spans' own timestamps); a trace whose spans keep coming (a long-running root with periodic children) holds its partition's committed offset at its first record until
+then. Raise it for runs longer than 10 minutes (a human approval that may wait longer); it costs the memory of their
 spans, held that long. Default 600 (20 idle timeouts: an agent run of up to 10 minutes is evaluated whole)."""
 DEFAULT_MAX_TRACE_AGE: Final = 600.0
 

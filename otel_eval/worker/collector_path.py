@@ -164,11 +164,6 @@ class AssembledTrace:
     first_start_ns: int = 0
     last_end_ns: int = 0
     """The earliest span start and latest span end gathered (Unix ns; a start of 0 is not taken): its age."""
-    first_seen: float = 0.0
-    """When the worker read its first span or record (its clock)."""
-    open_parent: bool | None = None
-    """Whether a span's parent in the same process has not come (is still open), as of its last span; None: not
-    checked since."""
     read_to: dict[Any, int] | None = None
     """Once idle (until seen again): the end offset of each partition it was read from, as the broker gave it then (see
     :mod:`otel_eval.worker._read_barrier`); ``{}`` when the broker could not say."""
@@ -210,8 +205,7 @@ class TraceAssembler:
         max_open_traces_per_tenant: traces one tenant may have open at once (None: only ``max_open_traces``).
         max_trace_age: seconds from a trace's earliest span start to its latest span end (the spans' timestamps, not
             when the worker read them: a backlog or a slow batch ages no trace) after which it is handed on as at
-            ``max_spans_per_trace``, its later spans dropped (counted ``max_trace_age``); also the longest an idle trace
-            under way (:meth:`ready`) is held from its first span read.
+            ``max_spans_per_trace``, its later spans dropped (counted ``max_trace_age``).
         clock: monotonic seconds (tests may pass their own).
     """
 
@@ -282,7 +276,7 @@ class TraceAssembler:
             oldest = next(iter(self._open.values()))
             self._say_early(oldest.trace_id)
             self._forced.append(self._pop(oldest.key))
-        trace = self._open[key] = AssembledTrace(trace_id=key[1], tenant=tenant, last_seen=now, first_seen=now)
+        trace = self._open[key] = AssembledTrace(trace_id=key[1], tenant=tenant, last_seen=now)
         self._per_tenant[tenant] += 1
         return trace
 
@@ -370,7 +364,6 @@ class TraceAssembler:
                 trace.messages.setdefault((partition, offset), message)
             trace.spans.append(span)
             trace.span_ids.add(span.span_id)
-            trace.open_parent = None
             if span.start_time_ns and (not trace.first_start_ns or span.start_time_ns < trace.first_start_ns):
                 trace.first_start_ns = span.start_time_ns
             trace.last_end_ns = max(trace.last_end_ns, span.end_time_ns)
@@ -397,19 +390,11 @@ class TraceAssembler:
     ) -> list[AssembledTrace]:
         """Removes and returns the traces handed on early (``max_open_traces``, ``max_spans_per_trace``,
         ``max_trace_age``) and those idle for ``idle_timeout`` that ``held`` does not hold back (all of them with
-        ``everything``). An idle trace under way (a span's parent in the same process has not come: a model call or
-        a tool still running) is held ``max_trace_age`` seconds from its first span read, then handed on as it is
-        (its later spans counted ``max_trace_age``)."""
+        ``everything``)."""
         done, self._forced = self._forced, []
-        now = self.clock()
         for trace in list(self._open.values()) if everything else self.idle():
-            if everything:
+            if everything or held is None or not held(trace):
                 done.append(self._pop(trace.key))
-            elif held is None or not held(trace):
-                if not _under_way(trace):
-                    done.append(self._pop(trace.key))
-                elif now - trace.first_seen >= self._max_age_ns / 1e9:
-                    done.append(self._pop(trace.key, semconv.DROP_MAX_TRACE_AGE))
         return done
 
     def committable(self, partition: int, next_offset: int, *, logs: bool = False) -> int:
@@ -433,17 +418,6 @@ class TraceAssembler:
         for key in [k for k, c in self._closed.items() if gone & (c.log_partitions if logs else c.partitions)]:
             del self._closed[key]
         return len(lost)
-
-
-def _under_way(trace: AssembledTrace) -> bool:
-    """Whether a span of ``trace`` has a parent in its own process that has not come (an open span's child ends
-    first); a parent the span marks remote (OTLP's flags) may never come, and does not count."""
-    if trace.open_parent is None:
-        ids = trace.span_ids
-        trace.open_parent = any(
-            s.parent_span_id and not s.parent_is_remote and s.parent_span_id not in ids for s in trace.spans
-        )
-    return trace.open_parent
 
 
 def requests_from_trace(trace: AssembledTrace, reads: Reads = Reads.ALL) -> list[EvaluationRequest]:

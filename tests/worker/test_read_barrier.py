@@ -52,8 +52,7 @@ class _Reader:
     clock: FakeClock = field(default_factory=FakeClock)
 
     def __post_init__(self) -> None:
-        # The first trace's spans wait for their root (under way): held by the barrier alone here, not its age.
-        self.assembler = TraceAssembler(IDLE, clock=self.clock, max_trace_age=IDLE)
+        self.assembler = TraceAssembler(IDLE, clock=self.clock)
         self.barrier = ReadBarrier(
             self.consumer, spans_topic=self.tp.topic, logs_topic=None, idle_timeout=IDLE, clock=self.clock
         )

@@ -5,19 +5,14 @@ to where it ended once the trace went idle)."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from typing import Any
 
 import pytest
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_eval import semconv
-from otel_eval.demo import SCENARIOS, TravelAgent
 from otel_eval.demo.gemini_server import Reply
 from otel_eval.evaluation.core import EvaluationCore
 from otel_eval.judge import JudgeClient, JudgeSettings
@@ -26,7 +21,7 @@ from tests._kafka import create_topics, producer, random_topic
 from tests.judge.fake_gemini import FakeGemini, error_reply
 from tests.transport._requests import request
 from tests.waiting import wait_until_async
-from tests.worker._collector import agent_spans, collector_worker
+from tests.worker._collector import agent_spans
 from tests.worker._harness import MemoryTelemetry, running_worker, worker_settings
 
 IDLE_TIMEOUT = 5.0
@@ -107,50 +102,4 @@ async def test_a_batch_slower_than_the_idle_timeout_does_not_split_the_trace_beh
             }
     finally:
         server.stop()
-        telemetry.shutdown()
-
-
-TOOL_SCENARIO = next(scenario for scenario in SCENARIOS if scenario.tool_steps)
-
-
-def _slow_invocation() -> list[ReadableSpan]:
-    """The ended spans of one tool-calling invocation, in end order: a model call, a tool, then the final model call
-    and the root, which a slow model ends long after."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    TravelAgent(provider).run(TOOL_SCENARIO)
-    return list(exporter.get_finished_spans())
-
-
-@pytest.mark.kafka
-@pytest.mark.integration
-async def test_an_invocation_whose_next_span_ends_after_the_idle_timeout_is_evaluated_whole(
-    kafka_bootstrap: str,
-) -> None:
-    # A reasoning model: no span of the trace ends for longer than the idle timeout, while its root still runs. The
-    # spans that came have a parent in their process that has not (it is open): the trace is held, not split.
-    spans_topic = random_topic("otlp_spans")
-    await create_topics(kafka_bootstrap, [spans_topic], partitions=1)
-    telemetry = MemoryTelemetry()
-    core = EvaluationCore(emitters=telemetry.emitters(), judge_configured=False)
-    worker = collector_worker(kafka_bootstrap, core, telemetry, spans_topic)
-    spans = _slow_invocation()
-    trace_id = format(spans[0].context.trace_id, "032x")
-    root = next(s for s in spans if s.parent is None)
-    first_call, tool = spans[:2]
-    try:
-        async with running_worker(worker), producer(kafka_bootstrap) as prod:
-            await prod.send_and_wait(spans_topic, encode_spans([first_call, tool]).SerializeToString())
-            await wait_until_async(lambda: len(worker.assembler) == 1, timeout=30, what="the first spans read")
-            await asyncio.sleep(worker.assembler.idle_timeout * 3)  # the next model call takes its time
-            assert telemetry.events() == []
-            await prod.send_and_wait(spans_topic, encode_spans(spans[2:]).SerializeToString())
-            await wait_until_async(lambda: telemetry.events(), timeout=30, what="the invocation scored")
-            await asyncio.sleep(worker.assembler.idle_timeout * 1.5)
-        scores = {e.metric: e.score for e in telemetry.events() if e.trace_id == trace_id}
-        assert {e.span_id for e in telemetry.events()} == {format(root.context.span_id, "016x")}
-        assert scores["tool_call_count_v1"] == 1 and scores["inference_call_count_v1"] == 2
-        assert worker.metrics.snapshot().get(f"spans.dropped.{semconv.DROP_LATE}", 0) == 0
-    finally:
         telemetry.shutdown()
