@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import weakref
 from collections.abc import Mapping
@@ -14,6 +15,8 @@ from opentelemetry._logs._internal import ProxyLoggerProvider
 from opentelemetry.sdk._logs import LoggerProvider as SdkLoggerProvider
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 
+from otel_eval import environment_variables as env
+from otel_eval.environment_variables import names_setting
 from otel_eval.processor._settings import ProcessorSettings
 from otel_eval.processor.processor import EvaluationSpanProcessor
 
@@ -78,7 +81,15 @@ def attach_to_global_providers(environ: Mapping[str, str] | None = None, **overr
 
 
 def _selection(environ: Mapping[str, str] | None, overrides: Mapping[str, Any]) -> _Selection:
-    settings = overrides.get("settings") or ProcessorSettings.from_env(environ)
+    """The agents a call asks for, as ``from_env`` would read them (only those two settings: the eval set a whole
+    ``from_env`` loads is read once, by the processor itself)."""
+    settings = overrides.get("settings")
+    if settings is None:
+        environ = os.environ if environ is None else environ
+        settings = ProcessorSettings(
+            agent_names=names_setting(environ.get(env.OTEL_EVAL_AGENT_NAMES, "")),
+            root_span_names=names_setting(environ.get(env.OTEL_EVAL_ROOT_SPAN_NAMES, "")),
+        )
     chosen = {name: overrides[name] for name in ("agent_names", "root_span_names") if name in overrides}
     settings = replace(settings, **chosen)
     return tuple(sorted(settings.agent_names)), tuple(sorted(settings.root_span_names))
