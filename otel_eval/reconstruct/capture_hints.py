@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 from otel_eval import environment_variables as env
 from otel_eval import semconv
+from otel_eval.reconstruct.adk import CONVENTION_NAME as ADK
+from otel_eval.reconstruct.adk_v2 import CONVENTION_NAME as ADK_V2
 from otel_eval.reconstruct.base import TraceInvocations
 from otel_eval.traces.span import Span
 
@@ -25,8 +27,8 @@ _GENAI_SWITCH = (
     "Collector path the otlp_logs source, offline the OTLP log files beside the trace files)"
 )
 _SETTINGS: dict[str, tuple[str, str]] = {
-    "adk": ("Google ADK (legacy spans)", "leave ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS unset or true"),
-    "adk_v2": ("Google ADK", _GENAI_SWITCH),
+    ADK: ("Google ADK (legacy spans)", "leave ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS unset or true"),
+    ADK_V2: ("Google ADK", _GENAI_SWITCH),
     "openinference": (
         "an OpenInference instrumentation",
         "unset OPENINFERENCE_HIDE_INPUTS, OPENINFERENCE_HIDE_OUTPUTS, OPENINFERENCE_HIDE_INPUT_MESSAGES and "
@@ -72,7 +74,7 @@ class _Hint:
         )
 
 
-_ADK_CONVENTIONS = frozenset({"adk", "adk_v2"})
+_ADK_CONVENTIONS = frozenset({ADK, ADK_V2})
 _HINT = _Hint()
 
 
